@@ -1,0 +1,58 @@
+// Package bundle reads and writes evidence bundles: a directory with bundle.yaml,
+// access/, metrics/, changes/ and logs/ (design.md, "Evidence bundle"). A bundle is
+// what `aftermath fetch` and `aftermath simulate` write and `analyze --bundle` reads.
+package bundle
+
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// ManifestFile is the name of the manifest inside a bundle directory.
+const ManifestFile = "bundle.yaml"
+
+// Window is a half-open time range [From, To).
+type Window struct {
+	From time.Time `yaml:"from" json:"from"`
+	To   time.Time `yaml:"to" json:"to"`
+}
+
+// Query records one query a source ran to fill the bundle, and what it returned.
+type Query struct {
+	// Source is "loki", "prometheus", "cloudwatch" or "simulate".
+	Source string `yaml:"source"`
+	// Query is the exact query text (LogQL, PromQL, a CloudWatch metric spec).
+	Query string    `yaml:"query"`
+	From  time.Time `yaml:"from"`
+	To    time.Time `yaml:"to"`
+	// File is where the result went, relative to the bundle.
+	File string `yaml:"file,omitempty"`
+	// Lines, Series and Bytes count what the query returned.
+	Lines  int64 `yaml:"lines,omitempty"`
+	Series int   `yaml:"series,omitempty"`
+	Bytes  int64 `yaml:"bytes,omitempty"`
+	// Complete is false when the source truncated or a sub-range failed.
+	Complete bool   `yaml:"complete"`
+	Note     string `yaml:"note,omitempty"`
+}
+
+// Manifest is bundle.yaml.
+type Manifest struct {
+	// Window is the incident window the bundle was made for.
+	Window Window `yaml:"window"`
+	// Baseline, when set, is the period to compare against (defaults to the data
+	// before Window.From).
+	Baseline *Window `yaml:"baseline,omitempty"`
+	// Timezone is an IANA zone name for rendering local times, e.g. "Asia/Seoul".
+	Timezone string `yaml:"timezone,omitempty"`
+	// Site holds what is known of the site's configuration.
+	Site sources.Site `yaml:"site,omitempty"`
+	// ConfigRepo is a path (relative to the bundle or absolute) of a git repository
+	// of configuration, when it is not under changes/.
+	ConfigRepo string `yaml:"config_repo,omitempty"`
+	// Queries lists what each source ran and returned.
+	Queries []Query `yaml:"queries,omitempty"`
+	// Generator says what wrote the bundle (e.g. "aftermath simulate crawler-backlog seed=1").
+	Generator string `yaml:"generator,omitempty"`
+}

@@ -1,0 +1,108 @@
+package sources
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Severity of a data-quality note, as written into report.json.
+const (
+	SeverityInfo    = "info"
+	SeverityWarning = "warning"
+	SeverityError   = "error"
+)
+
+// QualityNote is one entry of report.json's data_quality: something the reader
+// or a detector could not use, or a caveat on the numbers.
+type QualityNote struct {
+	Source   string `json:"source" yaml:"source"`
+	Severity string `json:"severity" yaml:"severity"`
+	Message  string `json:"message" yaml:"message"`
+}
+
+// maxExamples is how many file:line examples are kept per skip reason.
+const maxExamples = 3
+
+// Skips counts input that a reader could not use, by reason, keeping the first
+// few locations of each so a human can look. Safe for concurrent use.
+type Skips struct {
+	mu       sync.Mutex
+	counts   map[string]int
+	examples map[string][]string
+}
+
+// Add records one skipped unit (usually a line) at location (e.g. "access.log:17").
+func (s *Skips) Add(reason, location string) {
+	s.AddN(reason, location, 1)
+}
+
+// AddN records n skipped units for one reason at one location.
+func (s *Skips) AddN(reason, location string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counts == nil {
+		s.counts = map[string]int{}
+		s.examples = map[string][]string{}
+	}
+	s.counts[reason] += n
+	if len(s.examples[reason]) < maxExamples && location != "" {
+		s.examples[reason] = append(s.examples[reason], location)
+	}
+}
+
+// Merge adds every count and example of other into s.
+func (s *Skips) Merge(other *Skips) {
+	other.mu.Lock()
+	counts, examples := other.counts, other.examples
+	other.mu.Unlock()
+	for reason, n := range counts {
+		s.mu.Lock()
+		if s.counts == nil {
+			s.counts = map[string]int{}
+			s.examples = map[string][]string{}
+		}
+		s.counts[reason] += n
+		for _, ex := range examples[reason] {
+			if len(s.examples[reason]) < maxExamples {
+				s.examples[reason] = append(s.examples[reason], ex)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Count returns how many units were skipped for reason ("" for all reasons).
+func (s *Skips) Count(reason string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if reason != "" {
+		return s.counts[reason]
+	}
+	total := 0
+	for _, n := range s.counts {
+		total += n
+	}
+	return total
+}
+
+// Notes renders one data-quality note per reason, sorted by reason.
+func (s *Skips) Notes(source, unit string) []QualityNote {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reasons := make([]string, 0, len(s.counts))
+	for r := range s.counts {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	notes := make([]QualityNote, 0, len(reasons))
+	for _, r := range reasons {
+		msg := fmt.Sprintf("%d %s skipped: %s", s.counts[r], unit, r)
+		if ex := s.examples[r]; len(ex) > 0 {
+			msg += " (first at " + strings.Join(ex, ", ") + ")"
+		}
+		notes = append(notes, QualityNote{Source: source, Severity: SeverityWarning, Message: msg})
+	}
+	return notes
+}

@@ -1,0 +1,36 @@
+package sources
+
+// Site holds the facts about the site that logs cannot tell: pool size, backlog,
+// health check, cookie pattern and the clients' patience. Zero means unknown; a
+// detector that needs an unknown fact says so in data_quality instead of guessing.
+type Site struct {
+	// Workers is php-fpm's pm.max_children (static pool size).
+	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
+	// Backlog is php-fpm's listen.backlog in force (the metric phpfpm_listen_queue_length wins when present).
+	Backlog int `yaml:"backlog,omitempty" json:"backlog,omitempty"`
+	// HealthURI is the path of the proxy's active health check, e.g. "/healthz.php".
+	HealthURI string `yaml:"health_uri,omitempty" json:"health_uri,omitempty"`
+	// HealthIntervalS is the active health check interval, in seconds.
+	HealthIntervalS float64 `yaml:"health_interval_s,omitempty" json:"health_interval_s,omitempty"`
+	// HealthTimeoutS is Caddy's health_timeout, in seconds.
+	HealthTimeoutS float64 `yaml:"health_timeout_s,omitempty" json:"health_timeout_s,omitempty"`
+	// HealthFails is Caddy's health_fails: consecutive failures before marking down.
+	HealthFails int `yaml:"health_fails,omitempty" json:"health_fails,omitempty"`
+	// ReadTimeoutS is the FastCGI transport's read_timeout, in seconds; 0 means none
+	// (then a queued health check cannot fail: see design.md).
+	ReadTimeoutS float64 `yaml:"read_timeout_s,omitempty" json:"read_timeout_s,omitempty"`
+	// LoggedInCookie is a substring of the Cookie header that marks a logged-in user,
+	// e.g. "wikiUserID=" or "_session=".
+	LoggedInCookie string `yaml:"logged_in_cookie,omitempty" json:"logged_in_cookie,omitempty"`
+	// ClientTimeoutS is how long a reader waits before giving up, in seconds: a 200
+	// logged after it reached nobody.
+	ClientTimeoutS float64 `yaml:"client_timeout_s,omitempty" json:"client_timeout_s,omitempty"`
+}
+
+// EffectiveHealthTimeoutS is the timeout that can really fail a queued health
+// check behind php_fastcgi: the transport's read_timeout (design.md: Caddy's
+// FastCGI transport ignores health_timeout once connected). It returns 0 when no
+// timeout applies, i.e. a queued check waits and passes.
+func (s Site) EffectiveHealthTimeoutS() float64 {
+	return s.ReadTimeoutS
+}
