@@ -1,0 +1,74 @@
+package detect
+
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Finding kinds: the contract of report.json (design.md, "Detectors").
+const (
+	KindCrawlerBurst        = "crawler_burst"
+	KindWorkerSaturation    = "worker_saturation"
+	KindListenQueueOverflow = "listen_queue_overflow"
+	KindHealthcheckStarved  = "healthcheck_starved"
+	KindUpstreamErrors      = "upstream_errors"
+	KindClientAbandonedWork = "client_abandoned_work"
+	KindSelfAmplification   = "self_amplification"
+	KindIdlePinning         = "idle_pinning"
+	KindConfigChange        = "config_change"
+)
+
+// Role classifies a finding in the causal story.
+const (
+	RoleTrigger   = "trigger"
+	RoleEnabler   = "enabler"
+	RoleMechanism = "mechanism"
+	RoleSymptom   = "symptom"
+)
+
+// Fingerprint describes a client cluster (crawler_burst's "fingerprint" field).
+type Fingerprint struct {
+	UserAgent      string   `json:"user_agent"`
+	AcceptLanguage string   `json:"accept_language"`
+	LoggedIn       string   `json:"logged_in"`
+	SecChUa        string   `json:"sec_ch_ua,omitempty"`
+	Paths          []string `json:"paths"`
+}
+
+// Finding is one thing the detectors found, as serialised in report.json.
+type Finding struct {
+	ID         string             `json:"id"`
+	Kind       string             `json:"kind"`
+	Role       string             `json:"role,omitempty"`
+	Start      time.Time          `json:"start"`
+	End        time.Time          `json:"end"`
+	Confidence float64            `json:"confidence"`
+	Summary    string             `json:"summary"`
+	Facts      map[string]float64 `json:"facts"`
+
+	Fingerprint *Fingerprint    `json:"fingerprint,omitempty"`
+	Change      *sources.Change `json:"change,omitempty"`
+	TopPaths    []PathCount     `json:"top_paths,omitempty"`
+}
+
+// PathCount is a path (or path class) with how often it was requested.
+type PathCount struct {
+	Path     string `json:"path"`
+	Requests int    `json:"requests"`
+}
+
+// Outcome values of a Check.
+const (
+	OutcomeFound          = "found"
+	OutcomeNotInteresting = "not_interesting"
+	OutcomeCouldNotRun    = "could_not_run"
+)
+
+// Check is the outcome of one detector, listed in the report whatever it found.
+type Check struct {
+	Name     string   `json:"name"`
+	Outcome  string   `json:"outcome"`
+	Reason   string   `json:"reason,omitempty"`
+	Findings []string `json:"findings,omitempty"`
+}

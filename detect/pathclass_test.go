@@ -1,0 +1,34 @@
+package detect
+
+import "testing"
+
+func TestClassifyPath(t *testing.T) {
+	tests := []struct {
+		path, query string
+		want        PathClass
+	}{
+		{"/healthz.php", "", ClassHealth},
+		{"/static/skin.css", "", ClassAsset},
+		{"/favicon.ico", "", ClassAsset},
+		{"/w/%EB%8C%80%EB%AC%B8", "", ClassArticle},
+		{"/wiki/Main_Page", "", ClassArticle},
+		{"/", "", ClassArticle},
+		{"/w/index.php", "title=Foo&action=edit", ClassTool},
+		{"/w/index.php", "title=Foo&action=history", ClassTool},
+		{"/w/index.php", "title=Foo&diff=12&oldid=11", ClassTool},
+		{"/w/index.php", "title=Foo&action=view", ClassArticle},
+		{"/w/Special:RecentChangesLinked/Foo", "", ClassSpecial},
+		{"/w/Special%3AWhatLinksHere/Foo", "", ClassSpecial},
+		{"/w/index.php", "title=Special:WhatLinksHere/Foo", ClassSpecial},
+		{"/w/index.php", "title=Special%3ANewItem", ClassSpecial},
+		{"/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC%EB%B0%94%EB%80%9C", "", ClassSpecial}, // 특수:최근바뀜
+		{"/w/api.php", "action=query", ClassAPI},
+		{"/w/load.php", "modules=site", ClassOther},
+		{"/w/%zz", "", ClassArticle}, // broken escape still classifies
+	}
+	for _, tt := range tests {
+		if got := ClassifyPath(tt.path, tt.query, "/healthz.php"); got != tt.want {
+			t.Errorf("ClassifyPath(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package detect
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+func TestTrafficMinutesAndClusters(t *testing.T) {
+	from := time.Date(2026, 10, 2, 17, 0, 0, 0, time.UTC)
+	site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php"}
+	tr := NewTraffic(site, from, from.Add(time.Hour))
+	crawlerUA := "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	add := func(sec int, ip string, status int, origin sources.Origin, dur float64, ua, lang string, path string) {
+		tr.Observe(&sources.Request{
+			Time: from.Add(time.Duration(sec) * time.Second), ClientIP: netip.MustParseAddr(ip), Status: status,
+			Origin: origin, Duration: dur, UserAgent: ua, Lang: lang, LoggedIn: sources.LoggedInNo, Path: path,
+		})
+	}
+	add(-30, "10.0.0.1", 200, sources.OriginUpstream, 0.2, crawlerUA, "zh-cn", "/w/Special:NewItem") // before the window
+	add(5, "10.0.1.1", 200, sources.OriginUpstream, 0.3, crawlerUA, "zh-cn", "/w/Special:NewItem")
+	add(6, "10.0.2.1", 503, sources.OriginProxy, 0.0002, crawlerUA, "zh-cn", "/w/Special:NewItem")
+	add(7, "10.0.2.2", 200, sources.OriginUpstream, 14, crawlerUA, "zh-cn", "/w/index.php")
+	add(65, "2001:db8::1", 200, sources.OriginStatic, 0.001, "Mozilla/5.0 Firefox/128.0", "ko-kr", "/static/a.css")
+
+	mins := tr.Minutes()
+	if len(mins) != 3 {
+		t.Fatalf("got %d minutes, want 3", len(mins))
+	}
+	m := mins[1]
+	if m.Requests != 3 || m.Status[200] != 2 || m.Status[503] != 1 || m.ProxyStatus[503] != 1 {
+		t.Errorf("minute 1 = %+v", m)
+	}
+	if m.Goodput != 1 || m.Late != 1 {
+		t.Errorf("goodput %d late %d, want 1 and 1 (a 200 after the client timeout reached nobody)", m.Goodput, m.Late)
+	}
+	cs := tr.Clusters()
+	if len(cs) != 2 {
+		t.Fatalf("got %d clusters, want 2", len(cs))
+	}
+	c := cs[0]
+	if c.Key.UA != "Chrome 121" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 {
+		t.Errorf("top cluster = %+v", c.Key)
+	}
+	if len(c.IPs) != 3 || len(c.Prefixes) != 2 {
+		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), len(c.Prefixes))
+	}
+	if got := Prefix(netip.MustParseAddr("2001:db8::1")).String(); got != "2001:db8::/64" {
+		t.Errorf("IPv6 prefix = %s", got)
+	}
+}

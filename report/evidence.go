@@ -1,0 +1,124 @@
+package report
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// Evidence summarises what was read, before any detector speaks: enough for a
+// human to see the incident's shape (design.md: the demo's evidence summary).
+type Evidence struct {
+	AccessFiles   int          `json:"access_files"`
+	Lines         int64        `json:"lines"`
+	Requests      int64        `json:"requests"`
+	Bytes         int64        `json:"bytes"`
+	SkippedLines  int          `json:"skipped_lines"`
+	MetricFiles   int          `json:"metric_files"`
+	MetricSamples int64        `json:"metric_samples"`
+	Minutes       []MinuteRow  `json:"minutes"`
+	Clusters      []ClusterRow `json:"clusters"`
+	Series        []SeriesRow  `json:"series"`
+}
+
+// MinuteRow is one minute of the window's access log.
+type MinuteRow struct {
+	Time     time.Time      `json:"time"`
+	Requests int            `json:"requests"`
+	Status   map[string]int `json:"status"`
+	// ProxyMade counts 5xx Caddy answered itself, without PHP.
+	ProxyMade int `json:"proxy_made"`
+	Goodput   int `json:"goodput"`
+	Late      int `json:"late"`
+}
+
+// ClusterRow is one client fingerprint in the window.
+type ClusterRow struct {
+	Fingerprint         string         `json:"fingerprint"`
+	Requests            int            `json:"requests"`
+	DistinctIPs         int            `json:"distinct_ips"`
+	DistinctPrefixes    int            `json:"distinct_prefixes"`
+	RequestsPerIPMedian float64        `json:"requests_per_ip_median"`
+	Classes             map[string]int `json:"classes"`
+	PHPSeconds          float64        `json:"php_seconds"`
+}
+
+// SeriesRow is one metric over the window at one-minute resolution.
+type SeriesRow struct {
+	Name   string    `json:"name"`
+	Query  string    `json:"query"`
+	Points []Point   `json:"points"`
+	Max    float64   `json:"max"`
+	MaxAt  time.Time `json:"max_at"`
+}
+
+// Point is a time and value.
+type Point struct {
+	T time.Time `json:"t"`
+	V float64   `json:"v"`
+}
+
+// maxClusters bounds the fingerprint table: the long tail is one reader each.
+const maxClusters = 10
+
+// SummarizeTraffic fills the access-log part of the evidence for [from, to).
+func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
+	for _, m := range t.Minutes() {
+		if m.Start.Before(from.Truncate(time.Minute)) || !m.Start.Before(to) {
+			continue
+		}
+		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: map[string]int{}, Goodput: m.Goodput, Late: m.Late}
+		for s, n := range m.Status {
+			row.Status[strconv.Itoa(s)] = n
+		}
+		for s, n := range m.ProxyStatus {
+			if s >= 500 {
+				row.ProxyMade += n
+			}
+		}
+		e.Minutes = append(e.Minutes, row)
+	}
+	for i, c := range t.Clusters() {
+		if i == maxClusters {
+			break
+		}
+		row := ClusterRow{
+			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs),
+			DistinctPrefixes: len(c.Prefixes), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
+		}
+		perIP := make([]int, 0, len(c.IPs))
+		for _, n := range c.IPs {
+			perIP = append(perIP, n)
+		}
+		row.RequestsPerIPMedian = median(perIP)
+		for cl, n := range c.Classes {
+			row.Classes[string(cl)] = n
+		}
+		e.Clusters = append(e.Clusters, row)
+	}
+}
+
+func median(xs []int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Ints(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return float64(xs[n/2])
+	}
+	return float64(xs[n/2-1]+xs[n/2]) / 2
+}
+
+// StatusTotals sums the per-minute rows by status.
+func (e *Evidence) StatusTotals() map[string]int {
+	out := map[string]int{}
+	for _, m := range e.Minutes {
+		for s, n := range m.Status {
+			out[s] += n
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+// Package changes reads and writes changes.yaml, the explicit log of
+// configuration changes and deploys that a team keeps (or a bundle carries).
+package changes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// FileName is the conventional name of the change log inside a bundle's changes/.
+const FileName = "changes.yaml"
+
+// document is the on-disk shape: a top-level list under "changes" so the file can
+// grow other sections without breaking readers.
+type document struct {
+	Changes []sources.Change `yaml:"changes"`
+}
+
+// Read parses a changes.yaml file. Every entry needs a time; entries are returned
+// sorted by time. Errors name the file and, for YAML errors, the line.
+func Read(path string) ([]sources.Change, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	defer f.Close()
+	return Decode(path, f)
+}
+
+// Decode parses a changes.yaml document from r; name is used in errors.
+func Decode(name string, r io.Reader) ([]sources.Change, error) {
+	var doc document
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("changes %s: %w", name, err)
+	}
+	for i, c := range doc.Changes {
+		if c.Time.IsZero() {
+			return nil, fmt.Errorf("changes %s: entry %d (%s %s): no time", name, i+1, c.File, c.Key)
+		}
+		if doc.Changes[i].Source == "" {
+			doc.Changes[i].Source = "changes.yaml"
+		}
+	}
+	sort.SliceStable(doc.Changes, func(i, j int) bool { return doc.Changes[i].Time.Before(doc.Changes[j].Time) })
+	return doc.Changes, nil
+}
+
+// Write stores changes as a changes.yaml file.
+func Write(path string, cs []sources.Change) error {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(document{Changes: cs}); err != nil {
+		return fmt.Errorf("changes %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("changes: %w", err)
+	}
+	return nil
+}
