@@ -47,9 +47,12 @@ type Finding struct {
 	Summary    string             `json:"summary"`
 	Facts      map[string]float64 `json:"facts"`
 
-	Fingerprint *Fingerprint    `json:"fingerprint,omitempty"`
-	Change      *sources.Change `json:"change,omitempty"`
-	TopPaths    []PathCount     `json:"top_paths,omitempty"`
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Cluster is the fingerprint as detect.Key computes it, so in-process
+	// consumers (the rules backtest) can tell the crawler's requests apart.
+	Cluster  *ClusterKey     `json:"-"`
+	Change   *sources.Change `json:"change,omitempty"`
+	TopPaths []PathCount     `json:"top_paths,omitempty"`
 }
 
 // PathCount is a path (or path class) with how often it was requested.

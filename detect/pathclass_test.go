@@ -32,3 +32,21 @@ func TestClassifyPath(t *testing.T) {
 		}
 	}
 }
+
+func TestToolLabel(t *testing.T) {
+	tests := []struct{ path, query, want string }{
+		{"/w/Special:WhatLinksHere/Foo", "", "Special:WhatLinksHere (path)"},
+		{"/w/index.php", "title=Special:WhatLinksHere/Foo", "Special:WhatLinksHere (title=)"},
+		{"/w/Special%3ARecentChangesLinked/%EB%8C%80", "", "Special:RecentChangesLinked (path)"},
+		{"/w/index.php", "title=Foo&action=EDIT", "action=edit"},
+		{"/w/index.php", "title=Foo&diff=3", "diff"},
+		{"/w/Foo", "", "article"},
+		{"/static/a.css", "", "asset"},
+	}
+	for _, tt := range tests {
+		class := ClassifyPath(tt.path, tt.query, "")
+		if got := ToolLabel(tt.path, tt.query, class); got != tt.want {
+			t.Errorf("ToolLabel(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}

@@ -16,58 +16,99 @@ type Minute struct {
 	Status map[int]int
 	// ProxyStatus counts responses Caddy made itself (no PHP behind them).
 	ProxyStatus map[int]int
-	// Goodput counts 2xx answered by PHP (upstream) within the clients' timeout.
+	// Goodput counts 2xx answered by PHP within the clients' timeout.
 	Goodput int
+	// Cached counts 2xx answered without PHP (static files, cache hits).
+	Cached int
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
 	Late int
+	// PHPDone counts responses PHP produced (any status); PHPSeconds sums their durations.
+	PHPDone    int
+	PHPSeconds float64
+	// Abandoned counts requests still in PHP's hands when their client gave up:
+	// PHP responses logged after the clients' timeout, and the proxy's 504s at
+	// its read timeout (the request stays queued in php-fpm and runs later).
+	Abandoned int
+	// Latency holds durations of PHP successes only (overload-lessons.md: a
+	// percentile over timeouts describes the client, not the server).
+	Latency Histogram
+	// PHPDurations holds durations of every PHP response, whatever its status:
+	// a stall shows as durations piling up at one fixed timeout.
+	PHPDurations Histogram
+	// SelfCalls counts requests the site made to its own API.
+	SelfCalls int
 }
 
 // ClusterKey is a client fingerprint without the path: what a rate limit or a
 // human would use to say "these requests come from the same kind of client".
 type ClusterKey struct {
-	UA       string // family and major version, e.g. "Chrome 121"
+	// UA is the user-agent family ("Chrome"). Major versions are kept per
+	// cluster, not in the key: crawlers rotate versions (the lab's walked with
+	// Chrome 119, 120 and 121) and are still one client.
+	UA       string
 	Lang     string // primary Accept-Language, "" if none
 	LoggedIn sources.LoggedIn
-	// NoClientHints is true for a Chromium UA without Sec-Ch-Ua: a forged agent.
+	// NoClientHints is true for a Chromium UA that sent no Sec-Ch-Ua over HTTPS:
+	// a forged agent. Over plain HTTP browsers send no hints, so it stays false.
 	NoClientHints bool
 }
 
-// Cluster accumulates what one fingerprint did.
+// maxLabels bounds the per-cluster label table: labels come from URLs, which an
+// attacker can vary without limit.
+const maxLabels = 500
+
+// Cluster accumulates what one fingerprint did: per-minute counts over all the
+// data (for its baseline), and the detail of its requests inside the window.
 type Cluster struct {
-	Key      ClusterKey
+	Key ClusterKey
+	// PerMinute counts requests by minute (unix seconds / 60) over all data.
+	PerMinute map[int64]int
+	// The rest is for the window only.
 	Requests int
 	IPs      map[netip.Addr]int
 	Prefixes map[netip.Prefix]struct{}
 	Classes  map[PathClass]int
-	// PHPSeconds sums durations of requests PHP answered: the worker time used.
+	Labels   map[string]int
+	// Versions counts requests by user-agent major version ("121").
+	Versions   map[string]int
 	PHPSeconds float64
+	// Cookies counts requests that carried a Cookie header at all.
+	Cookies int
 }
 
-// Traffic aggregates requests per minute and per fingerprint. Memory grows with
-// minutes and distinct clients, not with requests.
+// Traffic aggregates requests per minute and per fingerprint in one pass. Memory
+// grows with minutes, fingerprints and distinct clients, not with requests.
 type Traffic struct {
 	site     sources.Site
 	from, to time.Time
 	minutes  map[int64]*Minute
 	clusters map[ClusterKey]*Cluster
 	total    int
+	first    time.Time
+	last     time.Time
 }
 
-// NewTraffic aggregates requests whose log time falls in [from, to) into
-// fingerprints; minutes are kept for all requests.
+// NewTraffic aggregates requests; the window [from, to) bounds the per-client
+// detail kept for fingerprints.
 func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
 	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{}}
 }
 
 // Key computes the fingerprint of a request.
 func Key(r *sources.Request) ClusterKey {
-	ua := UAFamily(r.UserAgent)
-	return ClusterKey{UA: ua, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: chromium(ua) && !r.SecChUa}
+	family, _ := splitFamily(UAFamily(r.UserAgent))
+	return ClusterKey{UA: family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && chromium(family) && !r.SecChUa}
 }
 
 // Observe adds one request.
 func (t *Traffic) Observe(r *sources.Request) {
 	t.total++
+	if t.first.IsZero() || r.Time.Before(t.first) {
+		t.first = r.Time
+	}
+	if r.Time.After(t.last) {
+		t.last = r.Time
+	}
 	m := r.Time.Unix() / 60
 	mm := t.minutes[m]
 	if mm == nil {
@@ -76,29 +117,68 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	mm.Requests++
 	mm.Status[r.Status]++
-	if r.Origin == sources.OriginProxy {
+	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
+	switch r.Origin {
+	case sources.OriginProxy:
 		mm.ProxyStatus[r.Status]++
-	}
-	if r.Status >= 200 && r.Status < 400 {
-		if t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS {
-			mm.Late++
-		} else if r.Status < 300 && r.Origin == sources.OriginUpstream {
-			mm.Goodput++
+		if late && r.Status == 504 {
+			mm.Abandoned++
+		}
+	case sources.OriginUpstream:
+		mm.PHPDone++
+		mm.PHPSeconds += r.Duration
+		mm.PHPDurations.Add(r.Duration)
+		if late {
+			mm.Abandoned++
 		}
 	}
-	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
+	if r.Status >= 200 && r.Status < 400 {
+		switch {
+		case late:
+			mm.Late++
+		case r.Status >= 300:
+		case r.Origin == sources.OriginUpstream:
+			mm.Goodput++
+			mm.Latency.Add(r.Duration)
+		default:
+			mm.Cached++
+		}
+	}
+	class := ClassifyPath(r.Path, r.Query, t.site.HealthURI)
+	if class == ClassHealth {
+		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
+	}
+	if class == ClassAPI && selfCall(r) {
+		mm.SelfCalls++
 	}
 	k := Key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{}, Classes: map[PathClass]int{}}
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}}
 		t.clusters[k] = c
+	}
+	c.PerMinute[m]++
+	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
+		return
 	}
 	c.Requests++
 	c.IPs[r.ClientIP]++
 	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
-	c.Classes[ClassifyPath(r.Path, r.Query, t.site.HealthURI)]++
+	c.Classes[class]++
+	label := ToolLabel(r.Path, r.Query, class)
+	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
+		c.Labels[label]++
+	} else {
+		c.Labels["(other)"]++
+	}
+	if r.HasCookie {
+		c.Cookies++
+	}
+	if _, v := splitFamily(UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
+		c.Versions[v]++
+	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
 	}
@@ -119,6 +199,9 @@ func Prefix(a netip.Addr) netip.Prefix {
 // Total is the number of requests observed.
 func (t *Traffic) Total() int { return t.total }
 
+// Span is the time of the first and last request observed.
+func (t *Traffic) Span() (first, last time.Time) { return t.first, t.last }
+
 // Minutes returns the per-minute counts in time order.
 func (t *Traffic) Minutes() []Minute {
 	out := make([]Minute, 0, len(t.minutes))
@@ -129,11 +212,18 @@ func (t *Traffic) Minutes() []Minute {
 	return out
 }
 
+// Minute returns the counts of the minute starting at start (nil if none).
+func (t *Traffic) Minute(start time.Time) *Minute {
+	return t.minutes[start.Unix()/60]
+}
+
 // Clusters returns the fingerprints seen in the window, most requests first.
 func (t *Traffic) Clusters() []*Cluster {
 	out := make([]*Cluster, 0, len(t.clusters))
 	for _, c := range t.clusters {
-		out = append(out, c)
+		if c.Requests > 0 {
+			out = append(out, c)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Requests != out[j].Requests {

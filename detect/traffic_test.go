@@ -15,7 +15,7 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 	crawlerUA := "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
 	add := func(sec int, ip string, status int, origin sources.Origin, dur float64, ua, lang string, path string) {
 		tr.Observe(&sources.Request{
-			Time: from.Add(time.Duration(sec) * time.Second), ClientIP: netip.MustParseAddr(ip), Status: status,
+			Time: from.Add(time.Duration(sec) * time.Second), ClientIP: netip.MustParseAddr(ip), Status: status, TLS: true,
 			Origin: origin, Duration: dur, UserAgent: ua, Lang: lang, LoggedIn: sources.LoggedInNo, Path: path,
 		})
 	}
@@ -33,16 +33,16 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 	if m.Requests != 3 || m.Status[200] != 2 || m.Status[503] != 1 || m.ProxyStatus[503] != 1 {
 		t.Errorf("minute 1 = %+v", m)
 	}
-	if m.Goodput != 1 || m.Late != 1 {
-		t.Errorf("goodput %d late %d, want 1 and 1 (a 200 after the client timeout reached nobody)", m.Goodput, m.Late)
+	if m.Goodput != 1 || m.Late != 1 || m.Abandoned != 1 {
+		t.Errorf("goodput %d late %d abandoned %d, want 1 each (a 200 after the client timeout reached nobody)", m.Goodput, m.Late, m.Abandoned)
 	}
 	cs := tr.Clusters()
 	if len(cs) != 2 {
 		t.Fatalf("got %d clusters, want 2", len(cs))
 	}
 	c := cs[0]
-	if c.Key.UA != "Chrome 121" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 {
-		t.Errorf("top cluster = %+v", c.Key)
+	if c.Key.UA != "Chrome" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 || c.Versions["121"] != 3 {
+		t.Errorf("top cluster = %+v, versions %v", c.Key, c.Versions)
 	}
 	if len(c.IPs) != 3 || len(c.Prefixes) != 2 {
 		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), len(c.Prefixes))

@@ -63,12 +63,20 @@ func UAFamily(ua string) string {
 	return "other"
 }
 
+// splitFamily splits "Chrome 121" into "Chrome" and "121".
+func splitFamily(fv string) (family, version string) {
+	if i := strings.LastIndexByte(fv, ' '); i > 0 && fv[i+1] >= '0' && fv[i+1] <= '9' {
+		return fv[:i], fv[i+1:]
+	}
+	return fv, ""
+}
+
 // chromium reports whether a family claims to be Chromium-based: such browsers
 // (from version 89 on) send the Sec-Ch-Ua client hint on HTTPS requests, so its
 // absence marks a forged or headless agent.
 func chromium(family string) bool {
-	for _, p := range []string{"Chrome ", "Edge ", "Opera ", "Whale ", "SamsungBrowser "} {
-		if strings.HasPrefix(family, p) {
+	for _, p := range []string{"Chrome", "Edge", "Opera", "Whale", "SamsungBrowser"} {
+		if family == p || strings.HasPrefix(family, p+" ") {
 			return true
 		}
 	}

@@ -75,9 +75,12 @@ type Request struct {
 	LoggedIn LoggedIn
 	// HasCookie is true when a Cookie header was present at all.
 	HasCookie bool
-	// SecChUa is true when the client sent the Sec-Ch-Ua client hint (Chromium does).
+	// SecChUa is true when the client sent the Sec-Ch-Ua client hint (Chromium
+	// does, but only over HTTPS: browsers send client hints to secure origins).
 	SecChUa bool
-	Origin  Origin
+	// TLS is true when the request came over HTTPS (Caddy logs a "tls" object).
+	TLS    bool
+	Origin Origin
 }
 
 // Start is when the request arrived: the log time minus its duration.

@@ -32,6 +32,9 @@ type Bundle struct {
 	ChangeLogs []string
 	// ConfigRepos lists git repositories of configuration (directories with .git).
 	ConfigRepos []string
+	// ConfigArchives lists tar archives under changes/ (*.tar, *.tar.gz, *.tgz)
+	// holding configuration repositories; UnpackConfigArchives extracts them.
+	ConfigArchives []string
 	// Logs lists other logs (Caddy's own log, php-fpm's log).
 	Logs []string
 }
@@ -51,6 +54,9 @@ func Open(dir string) (*Bundle, error) {
 		return nil, err
 	}
 	if b.ChangeLogs, err = list(dir, ChangesDir, ".yaml", ".yml"); err != nil {
+		return nil, err
+	}
+	if b.ConfigArchives, err = list(dir, ChangesDir, ".tar", ".tgz"); err != nil {
 		return nil, err
 	}
 	if b.Logs, err = list(dir, LogsDir, ".log"); err != nil {

@@ -1,5 +1,11 @@
 // Package changes reads and writes changes.yaml, the explicit log of
 // configuration changes and deploys that a team keeps (or a bundle carries).
+// It also finds changes by itself: FromGit walks a configuration repository's
+// history and diffs each known file format setting by setting (php-fpm pools,
+// php.ini, Caddyfiles through Caddy's own parser, Dockerfiles, env files,
+// Terraform variables); FromMetrics infers changes from php-fpm's metrics (a
+// backlog or pool-size step, a restart); Merge joins the records of one change
+// from several sources into one change with all of them as evidence.
 package changes
 
 import (

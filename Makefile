@@ -1,0 +1,37 @@
+# aftermath: the two commands a newcomer needs are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/aftermath
+OUT     ?= aftermath-demo
+PKGS    := ./...
+
+.PHONY: all build run test bench fmt clean sample
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/aftermath
+
+# Analyze the sample incident embedded in the binary and write the postmortem.
+run: build
+	./$(BIN) demo --out $(OUT)
+
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+
+# Benchmarks: ingest throughput (MB/s, lines/s) and allocations per line.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Regenerate the sample incident that `aftermath demo` embeds. The tar keeps the
+# bundle's files as written (already gzip-compressed) plus the ground truth.
+sample:
+	rm -rf /tmp/aftermath-sample && $(GO) run ./cmd/aftermath simulate --scenario crawler-backlog --seed 1 --out /tmp/aftermath-sample
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=2026-10-03T00:00:00Z \
+	  -C /tmp/aftermath-sample -cf cmd/aftermath/sample/crawler-backlog.tar .
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf bin $(OUT)

@@ -1,0 +1,75 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// abandonedDetector counts work PHP did for clients that had already left:
+// Caddy 2.11 logs no 499, so it shows as PHP responses whose duration exceeds
+// the clients' timeout (design.md).
+type abandonedDetector struct{}
+
+func (abandonedDetector) Name() string { return KindClientAbandonedWork }
+
+func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
+	}
+	if ev.Site.ClientTimeoutS <= 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the clients' timeout is unknown (site.client_timeout_s): cannot tell when a client gave up"}, nil
+	}
+	bFrom, bTo, _ := ev.baselineRange()
+	var base []int
+	n := 0
+	var start, end time.Time
+	windowMinutes := 0
+	for _, m := range ev.Traffic.Minutes() {
+		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
+			base = append(base, m.Abandoned)
+		}
+		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
+			continue
+		}
+		windowMinutes++
+		if m.Abandoned > 0 {
+			n += m.Abandoned
+			if start.IsZero() {
+				start = m.Start
+			}
+			end = m.Start.Add(time.Minute)
+		}
+	}
+	expected := medianInts(base) * float64(windowMinutes)
+	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
+		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
+			fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), fmtNum(expected))}, nil
+	}
+	facts := map[string]float64{
+		"requests":         float64(n),
+		"client_timeout_s": ev.Site.ClientTimeoutS,
+	}
+	cost := ""
+	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
+	// is the service time per request, not the logged duration.
+	if s := serviceTime(ev, prior); s > 0 {
+		php := float64(n) * s
+		facts["worker_seconds"] = round(php, 1)
+		cost = fmt.Sprintf(": about %s of worker time at %s each", fmtSec(php), fmtSec(s))
+	}
+	summary := fmt.Sprintf("%s requests were still queued for PHP when their clients gave up after %s (PHP answers logged late, and the proxy's 504s whose requests stay in php-fpm's queue)%s, spent on answers nobody read.",
+		fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), cost)
+	return []Finding{{Kind: KindClientAbandonedWork, Role: RoleSymptom, Start: start, End: end, Confidence: 0.85,
+		Summary: summary, Facts: facts}}, Check{}, nil
+}
+
+// serviceTime is PHP's time per request during the incident: from the
+// saturation finding (workers / completion rate) when there is one, else the
+// baseline's median.
+func serviceTime(ev *Evidence, prior []Finding) float64 {
+	if f := first(prior, KindWorkerSaturation); f != nil && f.Facts["service_time_s"] > 0 {
+		return f.Facts["service_time_s"]
+	}
+	return normalServiceTime(ev)
+}

@@ -1,0 +1,85 @@
+package detect
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// minBaseline is the shortest stretch of data before the window that is trusted
+// as a baseline on its own; shorter, the whole data span stands in for it (and
+// the incident then inflates it, which makes detectors more conservative).
+const minBaseline = time.Hour
+
+// baselineRange returns the period thresholds are relative to, and whether it
+// had to fall back to the whole data span because too little came before.
+func (ev *Evidence) baselineRange() (from, to time.Time, fallback bool) {
+	if !ev.BaselineFrom.IsZero() && ev.BaselineTo.After(ev.BaselineFrom) {
+		return ev.BaselineFrom, ev.BaselineTo, false
+	}
+	if ev.Traffic == nil {
+		return ev.From.Add(-24 * time.Hour), ev.From, false
+	}
+	first, last := ev.Traffic.Span()
+	if ev.From.Sub(first) >= minBaseline {
+		return first, ev.From, false
+	}
+	return first, last.Add(time.Minute), true
+}
+
+// countsPerBucket sums per-minute counts into consecutive buckets of size
+// minutes over [from, to), including empty buckets (a quiet stretch is data too).
+func countsPerBucket(perMinute map[int64]int, from, to time.Time, size int) []int {
+	start := from.Unix() / 60
+	end := (to.Unix() + 59) / 60
+	var out []int
+	for b := start; b+int64(size) <= end; b += int64(size) {
+		n := 0
+		for m := b; m < b+int64(size); m++ {
+			n += perMinute[m]
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// medianInts returns the median of xs (0 for none). xs is reordered.
+func medianInts(xs []int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Ints(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return float64(xs[n/2])
+	}
+	return float64(xs[n/2-1]+xs[n/2]) / 2
+}
+
+// rollingMax returns the largest sum of size consecutive minutes within
+// [from, to) and the minute where that stretch starts.
+func rollingMax(perMinute map[int64]int, from, to time.Time, size int) (int, time.Time) {
+	start := from.Unix() / 60
+	end := to.Unix() / 60
+	best, bestAt, sum := 0, start, 0
+	for m := start; m < end; m++ {
+		sum += perMinute[m]
+		if m-start >= int64(size) {
+			sum -= perMinute[m-int64(size)]
+		}
+		if sum > best {
+			best, bestAt = sum, m-int64(size)+1
+			if bestAt < start {
+				bestAt = start
+			}
+		}
+	}
+	return best, time.Unix(bestAt*60, 0).UTC()
+}
+
+// poissonExcess reports whether observed is significantly above an expected
+// count: at least ratio times it and more than z Poisson standard deviations
+// (+1 so that an expected 0 still needs a handful of events).
+func poissonExcess(observed, expected, ratio, z float64) bool {
+	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
+}

@@ -1,0 +1,117 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// ChangeLookback is how far before the window configuration changes are
+// reviewed (issue #4: a backlog raised the evening before is the classic case).
+const ChangeLookback = 72 * time.Hour
+
+// configChangeDetector reviews every change before the onset (git, changes.yaml,
+// metric steps) and links those whose mechanism explains the findings present.
+type configChangeDetector struct{}
+
+func (configChangeDetector) Name() string { return KindConfigChange }
+
+func (configChangeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	inferred, err := metricChanges(ctx, ev)
+	if err != nil {
+		return nil, Check{}, err
+	}
+	all := changes.Merge(ev.Changes, inferred)
+	if len(all) == 0 && len(ev.Changes) == 0 && ev.Metrics == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no configuration repository, changes.yaml or php-fpm metrics to find changes in"}, nil
+	}
+	fs, check := RankChanges(all, prior, queueFacts(ev, prior))
+	check.Name, check.Findings = "", nil // Run names the check and numbers the findings
+	if check.Outcome == OutcomeFound {
+		check.Outcome = ""
+	}
+	return fs, check, nil
+}
+
+// metricChanges infers changes from php-fpm's own series over the lookback.
+func metricChanges(ctx context.Context, ev *Evidence) ([]sources.Change, error) {
+	if ev.Metrics == nil {
+		return nil, nil
+	}
+	from, to := ev.From.Add(-ChangeLookback), ev.To
+	var sets [3][]changes.Series
+	for i, name := range []string{changes.MetricListenQueueLength, changes.MetricTotalProcesses, changes.MetricStartSince} {
+		ss, err := ev.Metrics.QueryRange(ctx, name, from, to, time.Minute)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range ss {
+			sets[i] = append(sets[i], changes.Series{Labels: labelText(s.Labels), Points: changePoints(s.Points)})
+		}
+	}
+	return changes.FromMetrics(sets[0], sets[1], sets[2]), nil
+}
+
+func changePoints(ps []metrics.Point) []changes.Point {
+	out := make([]changes.Point, len(ps))
+	for i, p := range ps {
+		out[i] = changes.Point{T: p.T, V: p.V}
+	}
+	return out
+}
+
+func labelText(ls map[string]string) string {
+	keys := make([]string, 0, len(ls))
+	for k := range ls {
+		if k != "__name__" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%q", k, ls[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// queueFacts gathers the queueing numbers of the incident for the before/after
+// arithmetic: W, S, the effective health timeout, the queue and the onset.
+func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
+	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
+		Backlog: ev.Site.Backlog, Loc: ev.Loc}
+	q.HealthTimeoutS = ev.Site.EffectiveHealthTimeoutS()
+	if hc := first(prior, KindHealthcheckStarved); hc != nil && hc.Facts["health_timeout_s"] > 0 {
+		q.HealthTimeoutS = hc.Facts["health_timeout_s"]
+	}
+	if p := ev.Pool; p != nil {
+		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
+			q.Backlog = int(b.V)
+		}
+		q.QueuePeak = p.queuePeak(ev.From, ev.To).V
+		for _, pt := range between(p.Queue, ev.From, ev.To) {
+			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
+		}
+	}
+	// The onset is the earliest trigger or mechanism: a change after it cannot
+	// have made the incident possible.
+	for _, f := range prior {
+		if f.Role == RoleSymptom || f.Start.IsZero() {
+			continue
+		}
+		if q.Onset.IsZero() || f.Start.Before(q.Onset) {
+			q.Onset = f.Start
+		}
+	}
+	if math.IsNaN(q.ServiceTimeS) {
+		q.ServiceTimeS = 0
+	}
+	return q
+}

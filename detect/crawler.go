@@ -1,0 +1,260 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// crawlerDetector finds client fingerprints that rose far above their baseline
+// and behave like automation (design.md, crawler_burst). A rise that behaves
+// like people (assets after pages, cacheable articles) is a surge, never a crawler.
+type crawlerDetector struct{}
+
+func (crawlerDetector) Name() string { return KindCrawlerBurst }
+
+// Thresholds, all relative: a burst must be riseRatio times its own baseline and
+// riseZ Poisson deviations above it, and carry minShare of the window's requests
+// so a few strays do not count.
+const (
+	riseRatio = 3.0
+	riseZ     = 5.0
+	minShare  = 0.02
+	// Automation signs: browsers fetch assets after pages; a cluster whose
+	// requests are under maxAssetShare assets is not rendering pages.
+	maxAssetShare = 0.05
+	// At least minToolShare of its page requests go to uncacheable tools.
+	minToolShare = 0.5
+)
+
+// burst is one fingerprint's rise, before it is judged automated or not.
+type burst struct {
+	c                  *Cluster
+	baseline10, peak10 float64
+	peakAt             time.Time
+	onset, end         time.Time
+	requests           int
+	assetShare         float64
+	toolShare          float64
+}
+
+func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: client fingerprints are unknown"}, nil
+	}
+	bFrom, bTo, fallback := ev.baselineRange()
+	windowTotal := 0
+	for _, c := range ev.Traffic.Clusters() {
+		windowTotal += c.Requests
+	}
+	var found []Finding
+	var surges []string
+	for _, c := range ev.Traffic.Clusters() {
+		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal)
+		if !ok {
+			continue
+		}
+		if reason, automated := automation(b); !automated {
+			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
+			continue
+		}
+		found = append(found, crawlerFinding(b, ev))
+	}
+	check := Check{}
+	switch {
+	case len(found) == 0 && len(surges) == 0:
+		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests", riseRatio, minShare*100)
+	case len(surges) > 0:
+		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	}
+	if fallback {
+		check.Reason = strings.TrimPrefix(check.Reason+"; baseline taken from the whole data span (less than an hour before the window)", "; ")
+	}
+	return found, check, nil
+}
+
+// riseOf measures a cluster against its baseline and reports whether it burst.
+func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (burst, bool) {
+	b := burst{c: c}
+	if float64(c.Requests) < minShare*float64(windowTotal) {
+		return b, false
+	}
+	b.baseline10 = baselinePer10(c.PerMinute, bFrom, bTo)
+	peak, peakAt := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	b.peak10, b.peakAt = float64(peak), peakAt
+	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
+		return b, false
+	}
+	// Onset and fade: the first and last minutes a quarter of the way from the
+	// baseline to the peak minute: early enough for a ramp, above the noise.
+	perMin := b.baseline10 / 10
+	peakMin := 0
+	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
+		peakMin = max(peakMin, c.PerMinute[m])
+	}
+	level := perMin + 0.25*(float64(peakMin)-perMin)
+	level = math.Max(level, perMin+3*math.Sqrt(perMin+1))
+	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
+		if float64(c.PerMinute[m]) >= level {
+			t := time.Unix(m*60, 0).UTC()
+			if b.onset.IsZero() {
+				b.onset = t
+			}
+			b.end = t.Add(time.Minute)
+		}
+	}
+	b.requests = c.Requests
+	pages := c.Requests - c.Classes[ClassAsset]
+	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	if pages > 0 {
+		b.toolShare = float64(c.Classes[ClassTool]+c.Classes[ClassSpecial]+c.Classes[ClassAPI]) / float64(pages)
+	}
+	return b, true
+}
+
+// baselinePer10 is a cluster's usual count per 10 minutes: the median of
+// 10-minute buckets when the baseline holds enough of them, else ten times the
+// median minute (a short baseline has too few buckets for a median to mean much).
+func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
+	if buckets := countsPerBucket(perMinute, from, to, 10); len(buckets) >= 6 {
+		return medianInts(buckets)
+	}
+	return 10 * medianInts(countsPerBucket(perMinute, from, to, 1))
+}
+
+// automation decides whether a burst is automated, or says why it looks human.
+func automation(b burst) (string, bool) {
+	k := b.c.Key
+	declaredBot := !isBrowser(k.UA)
+	if b.assetShare >= maxAssetShare && !declaredBot {
+		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", b.assetShare*100), false
+	}
+	if b.toolShare < minToolShare && !k.NoClientHints && !declaredBot {
+		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", b.toolShare*100), false
+	}
+	return "", true
+}
+
+func crawlerFinding(b burst, ev *Evidence) Finding {
+	c := b.c
+	perIP := make([]int, 0, len(c.IPs))
+	maxPerIP := 0
+	v6 := 0
+	for ip, n := range c.IPs {
+		perIP = append(perIP, n)
+		maxPerIP = max(maxPerIP, n)
+		if ip.Is6() && !ip.Is4In6() {
+			v6++
+		}
+	}
+	medianPerIP := medianInts(perIP)
+	var totalPHP float64
+	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
+		if mm := ev.Traffic.minutes[m]; mm != nil {
+			totalPHP += mm.PHPSeconds
+		}
+	}
+	facts := map[string]float64{
+		"distinct_ips":           float64(len(c.IPs)),
+		"requests":               float64(c.Requests),
+		"requests_per_ip_median": medianPerIP,
+		"requests_per_ip_max":    float64(maxPerIP),
+		"baseline_per_10m":       b.baseline10,
+		"peak_per_10m":           b.peak10,
+		"asset_share":            round(b.assetShare, 3),
+		"uncacheable_share":      round(b.toolShare, 3),
+	}
+	if totalPHP > 0 {
+		facts["php_time_share"] = round(c.PHPSeconds/totalPHP, 3)
+	}
+	v4Prefixes, v6Prefixes := 0, 0
+	for p := range c.Prefixes {
+		if p.Addr().Is4() {
+			v4Prefixes++
+		} else {
+			v6Prefixes++
+		}
+	}
+	if v6 < len(c.IPs) {
+		facts["distinct_prefixes_24"] = float64(v4Prefixes)
+	}
+	if v6 > 0 {
+		facts["distinct_prefixes_64"] = float64(v6Prefixes)
+	}
+	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
+	spread := maxPerIP*10 < c.Requests && medianPerIP <= 3
+	if spread {
+		facts["spread"] = 1
+	} else {
+		facts["spread"] = 0
+	}
+	loggedIn := c.Key.LoggedIn.String()
+	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(c.Labels, 8)}
+	if c.Key.NoClientHints {
+		fp.SecChUa = "absent"
+	}
+	who := strings.Replace(c.Key.String(), c.Key.UA, fp.UserAgent, 1)
+	var how string
+	if spread {
+		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
+			fmtInt(len(c.IPs)), fmtInt(len(c.Prefixes)), fmtNum(medianPerIP))
+	} else {
+		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
+	}
+	summary := fmt.Sprintf("%s requests rose from %s to %s per 10 minutes from %s, %s; they walked %s and fetched %s assets.",
+		who, fmtNum(b.baseline10), fmtNum(b.peak10), b.onset.In(ev.Loc).Format("15:04"), how,
+		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
+	conf := 0.6
+	if b.assetShare < 0.01 {
+		conf += 0.15
+	}
+	if b.toolShare >= 0.8 {
+		conf += 0.1
+	}
+	if c.Key.NoClientHints {
+		conf += 0.1
+	}
+	return Finding{
+		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
+		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(c.Labels, 10),
+	}
+}
+
+func topLabels(labels map[string]int, n int) []string {
+	pcs := topPathCounts(labels, n)
+	out := make([]string, len(pcs))
+	for i, p := range pcs {
+		out[i] = p.Path
+	}
+	return out
+}
+
+func topPathCounts(labels map[string]int, n int) []PathCount {
+	out := make([]PathCount, 0, len(labels))
+	for l, c := range labels {
+		out = append(out, PathCount{Path: l, Requests: c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Requests != out[j].Requests {
+			return out[i].Requests > out[j].Requests
+		}
+		return out[i].Path < out[j].Path
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// uaWithVersions names the family with its major versions, most used first
+// ("Chrome 121/120/119").
+func uaWithVersions(c *Cluster) string {
+	vs := topLabels(c.Versions, 4)
+	if len(vs) == 0 {
+		return c.Key.UA
+	}
+	return c.Key.UA + " " + strings.Join(vs, "/")
+}

@@ -1,0 +1,137 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errorsDetector builds the per-minute failure taxonomy (design.md,
+// upstream_errors): never one "errors" number, but who answered what.
+type errorsDetector struct{}
+
+func (errorsDetector) Name() string { return KindUpstreamErrors }
+
+// failedIn counts what reached no one in a minute: 5xx, 429, and successes
+// logged after the clients had given up.
+func failedIn(m *Minute) int {
+	n := m.Late + m.Status[429]
+	for s, c := range m.Status {
+		if s >= 500 {
+			n += c
+		}
+	}
+	return n
+}
+
+func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: response statuses are unknown"}, nil
+	}
+	bFrom, bTo, _ := ev.baselineRange()
+	var baseFailed, baseGood []int
+	var window []Minute
+	for _, m := range ev.Traffic.Minutes() {
+		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
+			baseFailed = append(baseFailed, failedIn(&m))
+			baseGood = append(baseGood, m.Goodput)
+		}
+		if !m.Start.Before(ev.From.Truncate(time.Minute)) && m.Start.Before(ev.To) {
+			window = append(window, m)
+		}
+	}
+	usualFailed := medianInts(baseFailed)
+	usualGood := medianInts(baseGood)
+	total := 0
+	for i := range window {
+		total += failedIn(&window[i])
+	}
+	expected := usualFailed * float64(len(window))
+	if !poissonExcess(float64(total), expected, riseRatio, riseZ) {
+		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
+	}
+	// The failing stretch: minutes clearly above the usual failure rate.
+	level := usualFailed + 3*math.Sqrt(usualFailed+1)
+	var start, end time.Time
+	peakN, peakAt := 0, time.Time{}
+	minGood := math.MaxInt
+	for i := range window {
+		m := &window[i]
+		n := failedIn(m)
+		if float64(n) > level {
+			if start.IsZero() {
+				start = m.Start
+			}
+			end = m.Start.Add(time.Minute)
+		}
+		if n > peakN {
+			peakN, peakAt = n, m.Start
+		}
+	}
+	facts := map[string]float64{
+		"failed_total":            float64(total),
+		"peak_failed_per_min":     float64(peakN),
+		"usual_failed_per_min":    usualFailed,
+		"goodput_usual_per_min":   usualGood,
+		"late_success":            0,
+		"failed_expected_in_base": round(expected, 1),
+	}
+	status := map[int]int{}
+	proxy := map[int]int{}
+	var lat Histogram
+	for i := range window {
+		m := &window[i]
+		if !m.Start.Before(start) && m.Start.Before(end) {
+			minGood = min(minGood, m.Goodput)
+		}
+		for s, c := range m.Status {
+			status[s] += c
+		}
+		for s, c := range m.ProxyStatus {
+			proxy[s] += c
+		}
+		facts["late_success"] += float64(m.Late)
+		if !m.Start.Before(start) && m.Start.Before(end) {
+			lat.Merge(&m.Latency)
+		}
+	}
+	if minGood != math.MaxInt {
+		facts["goodput_min_per_min"] = float64(minGood)
+	}
+	var parts []string
+	codes := make([]int, 0, len(status))
+	for s := range status {
+		codes = append(codes, s)
+	}
+	sort.Ints(codes)
+	for _, s := range codes {
+		facts["status_"+strconv.Itoa(s)] = float64(status[s])
+		if s >= 500 || s == 429 {
+			facts["proxy_"+strconv.Itoa(s)] = float64(proxy[s])
+			who := "PHP"
+			switch {
+			case proxy[s] == status[s]:
+				who = "all made by Caddy"
+			case proxy[s] > 0:
+				who = fmt.Sprintf("%s made by Caddy", fmtInt(proxy[s]))
+			}
+			parts = append(parts, fmt.Sprintf("%s × %d (%s)", fmtInt(status[s]), s, who))
+		}
+	}
+	if late := facts["late_success"]; late > 0 {
+		parts = append(parts, fmt.Sprintf("%s successes logged after the clients' %s timeout", fmtNum(late), fmtSec(ev.Site.ClientTimeoutS)))
+	}
+	if lat.N > 0 {
+		facts["success_p50_s"] = round(lat.Quantile(0.5), 3)
+		facts["success_p99_s"] = round(lat.Quantile(0.99), 3)
+	}
+	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s; PHP goodput was %s a minute at its lowest (usually %s).",
+		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),
+		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"), fmtNum(facts["goodput_min_per_min"]), fmtNum(usualGood))
+	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
+		Summary: summary, Facts: facts}}, Check{}, nil
+}

@@ -1,0 +1,132 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// Evidence is everything the detectors read. Any part may be missing; a detector
+// that needs a missing part reports "could not run" instead of guessing.
+type Evidence struct {
+	// From and To bound the incident window.
+	From, To time.Time
+	// BaselineFrom and BaselineTo bound the period thresholds are relative to;
+	// zero means "the data before From".
+	BaselineFrom, BaselineTo time.Time
+	Site                     sources.Site
+	// Traffic is the access log, aggregated (nil when no log was given).
+	Traffic *Traffic
+	// Metrics answers PromQL over php-fpm, Caddy and CPU series (nil when none).
+	Metrics metrics.Querier
+	// Health lists the proxy's own health-checker events, if its log was given.
+	Health []sources.HealthEvent
+	// HealthLogGiven is true when a proxy log was read (even if it had no event).
+	HealthLogGiven bool
+	// FPM lists php-fpm's own overload warnings, if its log was given.
+	FPM         []fpmlog.Event
+	FPMLogGiven bool
+	Changes     []sources.Change
+	// Loc renders local times in summaries.
+	Loc *time.Location
+	// Pool holds the metric series; Run loads it from Metrics when nil.
+	Pool *Pool
+}
+
+// Detector is one named check of design.md's table.
+type Detector interface {
+	// Name is the finding kind the detector produces.
+	Name() string
+	// Detect examines the evidence and the findings of the detectors that ran
+	// before it. It always returns a Check saying what it concluded.
+	Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error)
+}
+
+// Detectors lists every detector in the order they run: later ones read earlier
+// findings (healthcheck_starved reads the queue, config_change reads all).
+func Detectors() []Detector {
+	return []Detector{
+		crawlerDetector{},
+		saturationDetector{},
+		queueDetector{},
+		healthcheckDetector{},
+		errorsDetector{},
+		abandonedDetector{},
+		selfAmplificationDetector{},
+		pinningDetector{},
+		configChangeDetector{},
+	}
+}
+
+// Result is the outcome of all detectors.
+type Result struct {
+	Findings    []Finding
+	Checks      []Check
+	DataQuality []sources.QualityNote
+	Pool        *Pool
+}
+
+// Run runs every detector over ev.
+func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, error) {
+	if ev.Loc == nil {
+		ev.Loc = time.UTC
+	}
+	res := &Result{}
+	if ev.Pool == nil && ev.Metrics != nil {
+		from, _, _ := ev.baselineRange()
+		pool, err := LoadPool(ctx, ev.Metrics, from, ev.To)
+		if err != nil {
+			return nil, err
+		}
+		ev.Pool = pool
+	}
+	res.Pool = ev.Pool
+	for _, d := range detectors {
+		fs, check, err := d.Detect(ctx, ev, res.Findings)
+		if err != nil {
+			return nil, fmt.Errorf("detector %s: %w", d.Name(), err)
+		}
+		check.Name = d.Name()
+		for i := range fs {
+			fs[i].ID = fmt.Sprintf("%s-%d", fs[i].Kind, countKind(res.Findings, fs[i].Kind)+1)
+			res.Findings = append(res.Findings, fs[i])
+			check.Findings = append(check.Findings, fs[i].ID)
+		}
+		if check.Outcome == "" {
+			check.Outcome = OutcomeFound
+			if len(fs) == 0 {
+				check.Outcome = OutcomeNotInteresting
+			}
+		}
+		if check.Outcome == OutcomeCouldNotRun {
+			res.DataQuality = append(res.DataQuality, sources.QualityNote{Source: d.Name(), Severity: sources.SeverityInfo,
+				Message: "could not run: " + check.Reason})
+		}
+		res.Checks = append(res.Checks, check)
+	}
+	return res, nil
+}
+
+func countKind(fs []Finding, kind string) int {
+	n := 0
+	for _, f := range fs {
+		if f.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// first returns the first finding of kind, or nil.
+func first(fs []Finding, kind string) *Finding {
+	for i := range fs {
+		if fs[i].Kind == kind {
+			return &fs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// healthcheckDetector finds a health check starved behind the php-fpm queue:
+// the check waited longer than the timeout that really applies to it, the proxy
+// marked PHP down and answered 503 itself (design.md, healthcheck_starved).
+type healthcheckDetector struct{}
+
+func (healthcheckDetector) Name() string { return KindHealthcheckStarved }
+
+func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil && ev.Pool == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "neither access log nor metrics"}, nil
+	}
+	facts := map[string]float64{}
+	var evidence []string
+
+	// 1. 503s the proxy made itself, against the baseline's.
+	proxy503, first503, last503 := 0, time.Time{}, time.Time{}
+	if ev.Traffic != nil {
+		for _, m := range ev.Traffic.Minutes() {
+			if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
+				continue
+			}
+			if n := m.ProxyStatus[503]; n > 0 {
+				proxy503 += n
+				if first503.IsZero() {
+					first503 = m.Start
+				}
+				last503 = m.Start.Add(time.Minute)
+			}
+		}
+		facts["proxy_503"] = float64(proxy503)
+		if proxy503 > 0 {
+			evidence = append(evidence, fmt.Sprintf("Caddy answered %s requests with 503 itself (no PHP headers)", fmtInt(proxy503)))
+		}
+	}
+
+	// 2. The health checker's own log.
+	failures, timeouts, ups := 0, 0, 0
+	for _, h := range ev.Health {
+		if h.Time.Before(ev.From) || !h.Time.Before(ev.To) {
+			continue
+		}
+		switch h.Kind {
+		case sources.HealthFailed:
+			failures++
+			if strings.Contains(h.Error, "timeout") {
+				timeouts++
+			}
+		case sources.HealthUp:
+			ups++
+		}
+	}
+	if ev.HealthLogGiven {
+		facts["health_check_failures"] = float64(failures)
+		facts["health_recoveries"] = float64(ups)
+		if failures > 0 {
+			evidence = append(evidence, fmt.Sprintf("the health checker logged %d failed checks (%d timeouts) and %d recoveries", failures, timeouts, ups))
+		}
+	}
+
+	// 3. Caddy's upstream gauge.
+	var unhealthy time.Duration
+	if ev.Pool != nil && len(ev.Pool.Healthy) > 0 {
+		for _, r := range runs(ev.Pool.Healthy, ev.From, ev.To, ev.Pool.Step, func(p metrics.Point) bool { return p.V < 1 }) {
+			unhealthy += r.End.Sub(r.Start) + ev.Pool.Step
+		}
+		facts["unhealthy_seconds"] = unhealthy.Seconds()
+		if unhealthy > 0 {
+			evidence = append(evidence, fmt.Sprintf("caddy_reverse_proxy_upstreams_healthy read 0 for %s", unhealthy.Round(time.Second)))
+		}
+	}
+
+	// 4. Little's law: how long the check waited in the queue.
+	wait, queuePeak, backlog := littleWait(ev)
+	if wait > 0 {
+		facts["est_queue_wait_s"] = round(wait, 1)
+		facts["queue_peak"] = queuePeak
+	}
+	if backlog > 0 {
+		facts["backlog"] = backlog
+	}
+	timeout, timeoutWhy := effectiveTimeout(ev.Site, timeouts > 0, proxy503 > 0)
+	facts["health_timeout_s"] = timeout
+
+	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
+		reason := "the proxy never marked PHP down: no proxy-made 503, no failed check"
+		if timeout == 0 && wait > 0 {
+			reason += fmt.Sprintf("; the queue held about %s of waiting but no timeout applies to the health check (%s), so it waited and passed: a silent outage where clients time out and no 5xx is logged", fmtSec(wait), timeoutWhy)
+		}
+		return nil, Check{Reason: reason}, nil
+	}
+	starved := timeout > 0 && wait > timeout
+	if !starved && timeouts == 0 {
+		return nil, Check{Reason: fmt.Sprintf("the proxy marked PHP down (%s) but the queue wait (%s) does not exceed the health timeout (%s) and no check timed out: something else failed the checks",
+			strings.Join(evidence, "; "), fmtSec(wait), fmtSec(timeout))}, nil
+	}
+	start, end := first503, last503
+	if start.IsZero() {
+		start, end = ev.From, ev.To
+	}
+	cmp := "no queue depth to estimate the wait"
+	if wait > 0 {
+		cmp = fmt.Sprintf("the queue peaked at %s, about %s of waiting against a %s health timeout (%s)", fmtNum(queuePeak), fmtSec(wait), fmtSec(timeout), timeoutWhy)
+	}
+	summary := fmt.Sprintf("The health check waited in php-fpm's queue behind everyone else: %s; so %s.", cmp, strings.Join(evidence, ", "))
+	conf := 0.5 + 0.1*float64(len(evidence))
+	if starved {
+		conf += 0.15
+	}
+	return []Finding{{Kind: KindHealthcheckStarved, Role: RoleMechanism, Start: start, End: end, Confidence: round(math.Min(conf, 0.95), 2),
+		Summary: summary, Facts: facts}}, Check{}, nil
+}
+
+// effectiveTimeout is the timeout that can fail a queued check (design.md): the
+// FastCGI read_timeout when known; else, if checks were seen timing out or the
+// proxy did mark PHP down, the configured health_timeout evidently applied.
+func effectiveTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, string) {
+	switch {
+	case site.ReadTimeoutS > 0:
+		return site.ReadTimeoutS, "the FastCGI read_timeout"
+	case site.HealthTimeoutS > 0 && (sawTimeouts || sawDown):
+		return site.HealthTimeoutS, "health_timeout; checks did time out"
+	case site.HealthTimeoutS > 0:
+		return 0, fmt.Sprintf("health_timeout %s is configured, but Caddy's FastCGI transport ignores it once connected and no read_timeout is set", fmtSec(site.HealthTimeoutS))
+	}
+	return 0, "no timeout is known"
+}
+
+// littleWait estimates the longest queue wait in the window by Little's law:
+// depth / completion rate, at the point where that ratio peaks.
+func littleWait(ev *Evidence) (wait, depth, backlog float64) {
+	p := ev.Pool
+	if p == nil || len(p.Queue) == 0 {
+		return 0, 0, float64(ev.Site.Backlog)
+	}
+	backlog = float64(ev.Site.Backlog)
+	if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
+		backlog = b.V
+	}
+	for _, q := range between(p.Queue, ev.From, ev.To) {
+		rate := completionRate(ev, q.T)
+		if rate <= 0 || q.V <= 0 {
+			continue
+		}
+		if w := q.V / rate; w > wait {
+			wait, depth = w, q.V
+		}
+	}
+	if depth == 0 {
+		depth = peak(between(p.Queue, ev.From, ev.To)).V
+	}
+	return wait, depth, backlog
+}
+
+// completionRate is how fast php-fpm finished requests around t: from
+// phpfpm_accepted_connections when present, else from PHP's responses in the
+// access log, over the minute around t.
+func completionRate(ev *Evidence, t time.Time) float64 {
+	if ev.Pool != nil && len(ev.Pool.Accepted) > 0 {
+		if v := valueAt(ev.Pool.Accepted, t); !math.IsNaN(v) {
+			return v
+		}
+	}
+	if ev.Traffic != nil {
+		if m := ev.Traffic.Minute(t.Truncate(time.Minute)); m != nil {
+			return float64(m.PHPDone) / 60
+		}
+	}
+	return 0
+}

@@ -1,0 +1,191 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/caddylog"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
+	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// Inputs names the evidence files of one analysis, from a bundle or the command line.
+type Inputs struct {
+	Manifest bundle.Manifest
+	Access   []string
+	Metrics  []string
+	Changes  []string
+	Logs     []string
+	// ConfigRepos are git repositories of configuration to review for changes.
+	ConfigRepos []string
+	// ConfigArchives are tar archives of such repositories (changes/*.tar.gz).
+	ConfigArchives []string
+}
+
+// InputsFromBundle lists a bundle's evidence.
+func InputsFromBundle(b *bundle.Bundle) Inputs {
+	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
+		ConfigArchives: b.ConfigArchives}
+}
+
+// Loaded is evidence read into memory (aggregated) and what reading it cost.
+type Loaded struct {
+	Evidence      *Evidence
+	Access        accesslog.Stats
+	SkippedLines  int
+	MetricFiles   int
+	MetricSamples int64
+	// DataQuality lists what was skipped or missing while reading.
+	DataQuality []sources.QualityNote
+	store       *metrics.Store
+	tempDir     string
+}
+
+// Close releases the metric store and unpacked archives.
+func (l *Loaded) Close() error {
+	if l.tempDir != "" {
+		os.RemoveAll(l.tempDir)
+	}
+	if l.store != nil {
+		return l.store.Close()
+	}
+	return nil
+}
+
+// Load reads every input in one pass each: access logs stream into Traffic,
+// metrics into Prometheus' storage, Caddy's own log into health events.
+func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
+	m := in.Manifest
+	ev := &Evidence{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc}
+	if m.Baseline != nil {
+		ev.BaselineFrom, ev.BaselineTo = m.Baseline.From, m.Baseline.To
+	}
+	l := &Loaded{Evidence: ev}
+
+	var skips sources.Skips
+	traffic := NewTraffic(m.Site, m.Window.From, m.Window.To)
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie}, &skips,
+		func(batch []sources.Request) error {
+			for i := range batch {
+				traffic.Observe(&batch[i])
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	l.Access = stats
+	l.SkippedLines = skips.Count("")
+	l.MetricFiles = len(in.Metrics)
+	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
+	switch {
+	case len(in.Access) == 0:
+		l.note("access", "no access log given: requests, statuses and client fingerprints are unknown")
+	case traffic.Total() == 0:
+		l.note("access", "the access logs held no request")
+	default:
+		ev.Traffic = traffic
+		if first, last := traffic.Span(); last.Before(ev.From) || !first.Before(ev.To) {
+			l.note("access", fmt.Sprintf("no request in the window %s to %s (the log spans %s to %s)",
+				ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), first.Format(time.RFC3339), last.Format(time.RFC3339)))
+		}
+	}
+
+	if len(in.Metrics) == 0 {
+		l.note("metrics", "no metrics given: php-fpm workers, listen queue and CPU are unknown")
+	} else {
+		store, err := metrics.Open()
+		if err != nil {
+			return nil, err
+		}
+		l.store = store
+		var metricSkips sources.Skips
+		for _, f := range in.Metrics {
+			ls, err := store.LoadFile(f, &metricSkips)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			l.MetricSamples += ls.Samples
+		}
+		l.DataQuality = append(l.DataQuality, metricSkips.Notes("metrics", "samples")...)
+		ev.Metrics = store
+	}
+
+	for _, f := range in.Changes {
+		cs, err := changes.Read(f)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		ev.Changes = append(ev.Changes, cs...)
+	}
+	repos := in.ConfigRepos
+	if len(in.ConfigArchives) > 0 {
+		if l.tempDir, err = os.MkdirTemp("", "aftermath-config-"); err != nil {
+			l.Close()
+			return nil, err
+		}
+		unpacked, err := bundle.UnpackConfigArchives(in.ConfigArchives, l.tempDir)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		repos = append(repos, unpacked...)
+	}
+	for _, repo := range repos {
+		cs, notes, err := changes.FromGit(ctx, repo, ev.From.Add(-ChangeLookback), ev.To)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		ev.Changes = append(ev.Changes, cs...)
+		l.DataQuality = append(l.DataQuality, notes...)
+	}
+	if err := l.readLogs(in.Logs, loc); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Loaded) note(source, msg string) {
+	l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: source, Severity: sources.SeverityWarning, Message: msg})
+}
+
+// readLogs reads the other logs of a bundle, each by the shape it turns out to
+// have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not guessed at.
+func (l *Loaded) readLogs(paths []string, loc *time.Location) error {
+	ev := l.Evidence
+	for _, f := range paths {
+		var skips sources.Skips
+		events, isCaddy, err := caddylog.ReadFile(f, &skips)
+		if err != nil {
+			return err
+		}
+		if isCaddy {
+			ev.HealthLogGiven = true
+			ev.Health = append(ev.Health, events...)
+			l.DataQuality = append(l.DataQuality, skips.Notes("caddy log", "lines")...)
+			continue
+		}
+		fpm, isFPM, err := fpmlog.ReadFile(f, loc)
+		if err != nil {
+			return err
+		}
+		if isFPM {
+			ev.FPMLogGiven = true
+			ev.FPM = append(ev.FPM, fpm...)
+			continue
+		}
+		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
+			Message: fmt.Sprintf("%s is neither Caddy's JSON log nor php-fpm's log: not read", f)})
+	}
+	return nil
+}

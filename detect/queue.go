@@ -1,0 +1,84 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
+type queueDetector struct{}
+
+func (queueDetector) Name() string { return KindListenQueueOverflow }
+
+// A queue is deep when more requests wait than there are workers (each waits at
+// least one full service time) and when it is far above its usual level.
+const queueOverBaseline = 10.0
+
+func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	p := ev.Pool
+	if p == nil || len(p.Queue) == 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no phpfpm_listen_queue series: the accept queue is unknown"}, nil
+	}
+	workers := poolSize(ev)
+	bFrom, bTo, _ := ev.baselineRange()
+	usual := medianPoints(between(p.Queue, bFrom, bTo))
+	threshold := math.Max(float64(max(workers, 1)), queueOverBaseline*(usual+1))
+	pk := p.queuePeak(ev.From, ev.To)
+	backlog := valueAt(p.Backlog, pk.T)
+	if math.IsNaN(backlog) {
+		backlog = float64(ev.Site.Backlog)
+	}
+	if pk.V < threshold {
+		return nil, Check{Reason: fmt.Sprintf("the listen queue peaked at %s (deep means over %s: the workers, or %gx its usual %s)",
+			fmtNum(pk.V), fmtNum(threshold), queueOverBaseline, fmtNum(usual))}, nil
+	}
+	rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= threshold })
+	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
+	facts := map[string]float64{"queue_peak": pk.V, "queue_usual": usual, "workers": float64(workers)}
+	capText := ""
+	if backlog > 0 {
+		facts["backlog"] = backlog
+		// php-fpm reports the queue as the kernel sees it; at the cap it reads
+		// the backlog itself (or one more).
+		if pk.V >= backlog*0.98 {
+			facts["reached_cap"] = 1
+			at, _ := firstAtLeast(p.Queue, backlog*0.98, ev.From, ev.To)
+			capText = fmt.Sprintf(", reaching its cap of %s at %s (connections beyond it are dropped)", fmtNum(backlog), at.In(ev.Loc).Format("15:04"))
+		} else {
+			facts["reached_cap"] = 0
+			capText = fmt.Sprintf(" of a %s cap", fmtNum(backlog))
+		}
+	}
+	waitText := ""
+	if rate := valueAt(p.Accepted, pk.T); rate > 0 {
+		facts["est_wait_at_peak_s"] = round(pk.V/rate, 1)
+		waitText = fmt.Sprintf("; at %.1f completions/s that is %s of waiting", rate, fmtSec(pk.V/rate))
+	}
+	summary := fmt.Sprintf("php-fpm's listen queue grew from a usual %s to %s at %s%s%s.",
+		fmtNum(usual), fmtNum(pk.V), pk.T.In(ev.Loc).Format("15:04"), capText, waitText)
+	conf := 0.9
+	if backlog == 0 {
+		conf = 0.75
+	}
+	return []Finding{{Kind: KindListenQueueOverflow, Role: RoleMechanism, Start: start, End: end, Confidence: conf,
+		Summary: summary, Facts: facts}}, Check{}, nil
+}
+
+func medianPoints(ps []metrics.Point) float64 {
+	if len(ps) == 0 {
+		return 0
+	}
+	vs := make([]float64, len(ps))
+	for i, p := range ps {
+		vs[i] = p.V
+	}
+	sort.Float64s(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}

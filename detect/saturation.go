@@ -1,0 +1,145 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// saturationDetector finds stretches where every php-fpm worker was busy.
+type saturationDetector struct{}
+
+func (saturationDetector) Name() string { return KindWorkerSaturation }
+
+// Saturation must last minSaturated to matter: a pool touching its maximum for
+// one scrape is ordinary at peak hour.
+const minSaturated = time.Minute
+
+// cpuBoundPct is where busy workers are taken to be computing rather than
+// waiting: above it the host had no headroom to give more workers.
+const cpuBoundPct = 80.0
+
+func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	p := ev.Pool
+	if p == nil || len(p.Active) == 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no phpfpm_active_processes series: worker occupancy is unknown"}, nil
+	}
+	workers := poolSize(ev)
+	if workers == 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "pool size unknown: neither phpfpm_total_processes nor site.workers"}, nil
+	}
+	rs := runs(p.Active, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= float64(workers) })
+	var longest run
+	var busy time.Duration
+	for _, r := range rs {
+		d := r.End.Sub(r.Start) + p.Step
+		busy += d
+		if d > longest.End.Sub(longest.Start)+p.Step || longest.Points == 0 {
+			longest = r
+		}
+	}
+	if busy < minSaturated {
+		return nil, Check{Reason: fmt.Sprintf("all %d workers were busy for %s in the window (under %s)", workers, busy.Round(time.Second), minSaturated)}, nil
+	}
+	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
+	facts := map[string]float64{
+		"workers":           float64(workers),
+		"saturated_seconds": busy.Seconds(),
+	}
+	cpu := meanBetween(p.CPU, start, end)
+	bound := "of unknown kind (no CPU series)"
+	if !math.IsNaN(cpu) {
+		facts["cpu_avg_pct"] = round(cpu, 1)
+		if cpu >= cpuBoundPct {
+			facts["cpu_bound"] = 1
+			bound = fmt.Sprintf("CPU-bound (CPU %.0f%%)", cpu)
+		} else {
+			facts["cpu_bound"] = 0
+			bound = fmt.Sprintf("waiting-bound (CPU only %.0f%%: workers were waiting on something, not computing)", cpu)
+		}
+	}
+	rate := meanBetween(p.Accepted, start, end)
+	capacity := ""
+	if !math.IsNaN(rate) && rate > 0 {
+		facts["completion_rate_per_s"] = round(rate, 2)
+		// Little's law with every worker busy: throughput = workers / service time.
+		facts["service_time_s"] = round(float64(workers)/rate, 3)
+		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(float64(workers)/rate))
+	}
+	if normal := normalServiceTime(ev); normal > 0 {
+		facts["normal_service_time_s"] = round(normal, 3)
+		facts["normal_capacity_per_s"] = round(float64(workers)/normal, 1)
+		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", float64(workers)/normal, fmtSec(normal))
+	}
+	if inc := increase(p.MaxChildrenReached, start, end); inc > 0 {
+		facts["max_children_reached_increase"] = inc
+	}
+	if ev.FPMLogGiven {
+		n := 0
+		for _, e := range ev.FPM {
+			if e.Kind == fpmlog.MaxChildren && !e.Time.Before(ev.From) && e.Time.Before(ev.To) {
+				n++
+			}
+		}
+		facts["max_children_warnings"] = float64(n)
+	}
+	summary := fmt.Sprintf("All %d php-fpm workers were busy for %s between %s and %s, %s%s.",
+		workers, busy.Round(time.Second), start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), bound, capacity)
+	conf := 0.7 + 0.25*math.Min(1, busy.Minutes()/10)
+	return []Finding{{Kind: KindWorkerSaturation, Role: RoleMechanism, Start: start, End: end, Confidence: round(conf, 2),
+		Summary: summary, Facts: facts}}, Check{}, nil
+}
+
+// poolSize is the pool's maximum: the largest phpfpm_total_processes seen, else
+// the site facts.
+func poolSize(ev *Evidence) int {
+	if ev.Pool != nil {
+		if pk := peak(ev.Pool.Total); pk.V > 0 {
+			return int(pk.V)
+		}
+	}
+	return ev.Site.Workers
+}
+
+// normalServiceTime is the median PHP duration of successes over the baseline:
+// with no queue, a request's duration is its service time.
+func normalServiceTime(ev *Evidence) float64 {
+	if ev.Traffic == nil {
+		return 0
+	}
+	from, to, _ := ev.baselineRange()
+	if to.After(ev.From) {
+		to = ev.From
+	}
+	var h Histogram
+	for _, m := range ev.Traffic.minutes {
+		if !m.Start.Before(from) && m.Start.Before(to) {
+			h.Merge(&m.Latency)
+		}
+	}
+	if h.N < 20 {
+		return 0
+	}
+	return h.Quantile(0.5)
+}
+
+// increase of a counter over [from, to], tolerating resets.
+func increase(ps []metrics.Point, from, to time.Time) float64 {
+	inc := 0.0
+	prev := math.NaN()
+	for _, p := range between(ps, from, to.Add(time.Nanosecond)) {
+		if !math.IsNaN(prev) {
+			if p.V >= prev {
+				inc += p.V - prev
+			} else {
+				inc += p.V
+			}
+		}
+		prev = p.V
+	}
+	return inc
+}

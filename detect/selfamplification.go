@@ -1,0 +1,50 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// selfAmplificationDetector finds pages that call the site's own API: each such
+// request holds two workers, and when workers are short the inner call waits.
+type selfAmplificationDetector struct{}
+
+func (selfAmplificationDetector) Name() string { return KindSelfAmplification }
+
+func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
+	}
+	bFrom, bTo, _ := ev.baselineRange()
+	var base []int
+	n, minutes := 0, 0
+	var start, end time.Time
+	for _, m := range ev.Traffic.Minutes() {
+		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
+			base = append(base, m.SelfCalls)
+		}
+		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
+			continue
+		}
+		minutes++
+		if m.SelfCalls > 0 {
+			n += m.SelfCalls
+			if start.IsZero() {
+				start = m.Start
+			}
+			end = m.Start.Add(time.Minute)
+		}
+	}
+	if n == 0 {
+		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
+	}
+	expected := medianInts(base) * float64(minutes)
+	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
+		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected)", fmtInt(n), fmtNum(expected))}, nil
+	}
+	summary := fmt.Sprintf("The site called its own API %s times from %s (usually %s in as long): each such request holds a second worker while the first waits for it.",
+		fmtInt(n), start.In(ev.Loc).Format("15:04"), fmtNum(expected))
+	return []Finding{{Kind: KindSelfAmplification, Role: RoleMechanism, Start: start, End: end, Confidence: 0.7,
+		Summary: summary, Facts: map[string]float64{"self_calls": float64(n), "expected": round(expected, 1)}}}, Check{}, nil
+}

@@ -1,0 +1,198 @@
+// Package accesslog reads Caddy v2 JSON access logs, exactly as Caddy writes
+// them (one JSON object per line, plain or gzip) or as Loki returns them (Loki
+// keeps the line text), and turns each line into a compact sources.Request.
+//
+// Reading is streaming and parallel: one goroutine reads (and gunzips) 1 MiB
+// blocks cut at newlines, several goroutines parse them with fastjson, and the
+// results are put back in file order before the caller's sink sees them. Memory
+// is bounded by a few blocks per worker, whatever the input size.
+//
+// Nothing in the input is dropped silently. Blank lines are ignored (they carry
+// no data); every other line either becomes a Request or is counted in a
+// sources.Skips under one of the Reason* constants, with the first few
+// "file:line" locations, so that the report can say what it could not read.
+//
+// How a line becomes a Request:
+//   - Time is ts: float Unix seconds by default; milli-, micro- or nanoseconds
+//     and RFC 3339 / ISO 8601 strings (other time_format settings) are accepted
+//     too. It is kept to the microsecond, in UTC. Duration is float seconds, or
+//     a Go duration string (duration_format "string").
+//   - ClientIP is request.client_ip (the address after trusted_proxies), or
+//     request.remote_ip when client_ip is absent or empty; zones are dropped and
+//     IPv4-mapped IPv6 addresses unmapped, so one client has one key.
+//   - Path and Query are request.uri split at the first '?', still escaped.
+//   - Lang is the first Accept-Language entry, lower-cased ("zh-CN,zh;q=0.9"
+//     gives "zh-cn"): browsers list their preference first, so q values are not
+//     sorted; "*" and anything not shaped like a language tag give "".
+//   - LoggedIn: with no Options.LoggedInCookie, a Cookie header makes it
+//     unknown and its absence no; with one, yes if any Cookie value contains it,
+//     unknown if a value is exactly "REDACTED" (Caddy without log_credentials),
+//     otherwise no.
+//   - Origin: upstream if resp_headers has Via or X-Powered-By (PHP answered),
+//     else proxy for a status >= 500 (Caddy's own error page), else static; and
+//     unknown when the line has no resp_headers at all.
+//   - TLS is true when the line has a request.tls object (HTTPS); SecChUa when
+//     the Sec-Ch-Ua header is present; UserAgent is the first User-Agent value.
+//   - Header names are matched case-insensitively: Caddy writes canonical keys
+//     ("Sec-Ch-Ua") but other writers do not ("Sec-CH-UA").
+package accesslog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Skip reasons, as they appear in sources.Skips and in report.json's
+// data_quality. They are counted per line unless noted.
+const (
+	// ReasonMalformedJSON: the line is not valid JSON.
+	ReasonMalformedJSON = "malformed JSON"
+	// ReasonInvalidUTF8: the line holds bytes that are not UTF-8. Caddy escapes
+	// everything it logs, so raw invalid bytes mean the line was corrupted (a torn
+	// write, a bad disk, a broken shipper); no field of it is trusted.
+	ReasonInvalidUTF8 = "invalid UTF-8"
+	// ReasonLineTooLong: the line is longer than MaxLineBytes. It is discarded
+	// while streaming, never held in memory whole.
+	ReasonLineTooLong = "line too long"
+	// ReasonTruncatedLine: the last line of a stream has no newline and does
+	// not parse: the file (or the gzip stream) was cut mid-line.
+	ReasonTruncatedLine = "truncated line"
+	// ReasonTruncatedGzip: a gzip stream ended early. Counted once per stream, at
+	// the last line read; the lines before it are kept.
+	ReasonTruncatedGzip = "truncated gzip"
+	// ReasonCorruptGzip: a gzip stream failed its checksum or format. Counted
+	// once per stream; the lines before it are kept.
+	ReasonCorruptGzip = "corrupt gzip"
+	// ReasonNotAccessLog: valid JSON from another Caddy logger (e.g. the health
+	// checker's lines in Caddy's own log).
+	ReasonNotAccessLog = "not an access log line"
+	// ReasonUnknownShape: JSON that is neither an object with a "logger" nor one
+	// with a "request" object.
+	ReasonUnknownShape = "unknown log shape"
+	// ReasonMissingTS, ReasonMissingStatus, ReasonMissingURI,
+	// ReasonMissingClientIP: a required field is absent (or has the wrong type,
+	// for request.uri).
+	ReasonMissingTS       = "missing ts"
+	ReasonMissingStatus   = "missing status"
+	ReasonMissingURI      = "missing request.uri"
+	ReasonMissingClientIP = "missing client ip"
+	// ReasonBadTS, ReasonBadStatus, ReasonBadDuration, ReasonBadSize,
+	// ReasonBadClientIP: a field is present but its value is unusable (wrong
+	// type, not finite, negative, out of range, not an IP address).
+	ReasonBadTS       = "bad ts"
+	ReasonBadStatus   = "bad status"
+	ReasonBadDuration = "bad duration"
+	ReasonBadSize     = "bad size"
+	ReasonBadClientIP = "bad client ip"
+)
+
+// MaxLineBytes is the longest line accepted, its '\n' excluded (a '\r' before
+// it counts). Caddy's lines are 0.5-3 KB; anything near this size is abuse or
+// corruption, and a bound is what keeps memory flat.
+const MaxLineBytes = defaultBlock - 1
+
+// defaultBlock is the read block size: large enough to amortise channel and
+// scheduling costs over ~800 lines, small enough that a few per worker are cheap.
+const defaultBlock = 1 << 20
+
+// Options tunes a read.
+type Options struct {
+	// LoggedInCookie is a substring of the Cookie header that marks a logged-in
+	// user (e.g. "wikiUserID="); "" means the site's pattern is unknown.
+	LoggedInCookie string
+	// Workers is the number of parser goroutines; 0 (or less) means
+	// runtime.GOMAXPROCS(0), and more than 64 means 64. A read holds at most
+	// 2*Workers+2 blocks of 1 MiB.
+	Workers int
+}
+
+// Stats describes what a read saw.
+type Stats struct {
+	Files    int64 // streams opened
+	Lines    int64 // lines seen, blank and skipped ones included
+	Requests int64 // lines turned into a Request
+	Bytes    int64 // uncompressed bytes read
+	// OutOfOrder counts requests whose time is before the latest time already
+	// seen (across all files of one Read). Caddy stamps a line when the response
+	// ends, so a slow request logs after faster ones that started later: some
+	// disorder is normal, and a large count says the files are in the wrong order.
+	OutOfOrder int64
+	// First and Last are the earliest and latest request times (not the times
+	// of the first and last lines, which need not be the extremes).
+	First, Last time.Time
+}
+
+func (s *Stats) add(o Stats) {
+	s.Files += o.Files
+	s.Lines += o.Lines
+	s.Requests += o.Requests
+	s.Bytes += o.Bytes
+	s.OutOfOrder += o.OutOfOrder
+	if !o.First.IsZero() && (s.First.IsZero() || o.First.Before(s.First)) {
+		s.First = o.First
+	}
+	if o.Last.After(s.Last) {
+		s.Last = o.Last
+	}
+}
+
+// Read streams every file in paths, in order, plain or gzip (detected by its
+// magic bytes, not its name), and calls sink with batches of requests in file
+// order. sink is called from one goroutine, sequentially; the batch's backing
+// array is reused after sink returns, so sink must copy what it keeps (the
+// strings inside may be kept: they are never reused).
+//
+// Unusable input is counted in skips and is not an error; skips and sink may be
+// nil when only the Stats are wanted. A
+// truncated or corrupt gzip file is counted there too and reading goes on with
+// the next file. Read returns an error when a file cannot be opened or read,
+// when sink returns one (returned wrapped), or when ctx is done; Stats then
+// covers what was delivered before it.
+func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skips, sink func([]sources.Request) error) (Stats, error) {
+	rd := newReader(opts, skips, sink, defaultBlock)
+	var total Stats
+	for _, path := range paths {
+		st, err := rd.readFile(ctx, path)
+		total.add(st)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// ReadReader is Read for one stream; name stands for it in skip locations
+// ("name:line") and errors. Cancelling ctx is noticed between blocks: a Read
+// on r that blocks delays it.
+func ReadReader(ctx context.Context, name string, r io.Reader, opts Options, skips *sources.Skips, sink func([]sources.Request) error) (Stats, error) {
+	return newReader(opts, skips, sink, defaultBlock).readStream(ctx, name, r)
+}
+
+func (rd *reader) readFile(ctx context.Context, path string) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, fmt.Errorf("access log %s: %w", path, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		// *os.PathError already names the file.
+		return Stats{}, fmt.Errorf("access log: %w", err)
+	}
+	defer f.Close()
+	return rd.readStream(ctx, path, f)
+}
+
+// maxWorkers bounds Options.Workers, and with it the memory of a read.
+const maxWorkers = 64
+
+func workers(n int) int {
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return min(n, maxWorkers)
+}

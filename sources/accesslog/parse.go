@@ -1,0 +1,540 @@
+package accesslog
+
+import (
+	"bytes"
+	"math"
+	"net/netip"
+	"strings"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Bounds of a parser's intern table. Methods, hosts, languages and user agents
+// repeat across millions of lines; interning them saves an allocation per field.
+// The table is cleared when full, so a flood of distinct values (a bot rotating
+// user agents) costs allocations, never memory.
+const (
+	maxInterned  = 4096
+	maxInternLen = 512
+)
+
+// lineParser turns lines into Requests. It is owned by one goroutine at a time.
+type lineParser struct {
+	p      fastjson.Parser
+	intern map[string]string
+	cookie string // Options.LoggedInCookie
+	num    []byte // scratch for a number's text
+}
+
+func newLineParser() *lineParser {
+	return &lineParser{intern: make(map[string]string, 256)}
+}
+
+// parseChunk parses every line of c.data into c.reqs and c.skips.
+func (lp *lineParser) parseChunk(c *chunk) {
+	c.reqs, c.skips = c.reqs[:0], c.skips[:0]
+	data := c.data
+	n := 0
+	for len(data) > 0 {
+		var line []byte
+		terminated := true
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data, terminated = data, nil, false
+		}
+		n++
+		if isBlank(line) {
+			continue
+		}
+		k := len(c.reqs)
+		if k == cap(c.reqs) {
+			c.reqs = append(c.reqs, sources.Request{})
+		}
+		c.reqs = c.reqs[:k+1]
+		r := &c.reqs[k]
+		*r = sources.Request{}
+		if reason := lp.parse(line, r); reason != "" {
+			if !terminated && (reason == ReasonMalformedJSON || reason == ReasonInvalidUTF8) {
+				// A cut in the middle of a line (or of a multi-byte character).
+				reason = ReasonTruncatedLine
+			}
+			c.reqs = c.reqs[:k]
+			c.skip(reason, n)
+		}
+	}
+	c.lines = n
+}
+
+// isBlank reports whether line holds only JSON whitespace (CR included, so
+// CRLF blank lines are blank too).
+func isBlank(line []byte) bool {
+	for _, b := range line {
+		if b != ' ' && b != '\t' && b != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// parse fills r from one line and returns "" or the reason the line is skipped.
+func (lp *lineParser) parse(line []byte, r *sources.Request) string {
+	// A byte-order mark at the start of a file edited on Windows is not corruption.
+	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(line) {
+		return ReasonInvalidUTF8
+	}
+	v, err := lp.p.ParseBytes(line) // fastjson skips the trailing '\r' of CRLF as whitespace
+	if err != nil {
+		return ReasonMalformedJSON
+	}
+	top, err := v.Object()
+	if err != nil {
+		return ReasonUnknownShape
+	}
+	var ts, logger, request, status, duration, size, respHeaders *fastjson.Value
+	top.Visit(func(k []byte, v *fastjson.Value) {
+		switch string(k) {
+		case "ts":
+			ts = v
+		case "logger":
+			logger = v
+		case "request":
+			request = v
+		case "status":
+			status = v
+		case "duration":
+			duration = v
+		case "size":
+			size = v
+		case "resp_headers":
+			respHeaders = v
+		}
+	})
+	if logger != nil {
+		name, err := logger.StringBytes()
+		if err != nil || !isAccessLogger(name) {
+			return ReasonNotAccessLog
+		}
+	} else if request == nil {
+		return ReasonUnknownShape
+	}
+
+	if ts == nil {
+		return ReasonMissingTS
+	}
+	t, ok := lp.parseTime(ts)
+	if !ok {
+		return ReasonBadTS
+	}
+	r.Time = t
+
+	if status == nil {
+		return ReasonMissingStatus
+	}
+	code, err := status.Int()
+	if err != nil || code < 0 || code > 999 {
+		return ReasonBadStatus
+	}
+	r.Status = code
+
+	reqObj := objectOf(request)
+	if reqObj == nil {
+		return ReasonMissingURI
+	}
+	var uri, clientIP, remoteIP, method, host, headers, tls *fastjson.Value
+	reqObj.Visit(func(k []byte, v *fastjson.Value) {
+		switch string(k) {
+		case "uri":
+			uri = v
+		case "client_ip":
+			clientIP = v
+		case "remote_ip":
+			remoteIP = v
+		case "method":
+			method = v
+		case "host":
+			host = v
+		case "headers":
+			headers = v
+		case "tls":
+			tls = v
+		}
+	})
+	uriB := stringOf(uri)
+	if len(uriB) == 0 {
+		return ReasonMissingURI
+	}
+
+	// client_ip is the address after Caddy's trusted_proxies; remote_ip is the
+	// TCP peer. Fall back only when client_ip is absent or empty (older Caddy):
+	// an unparsable one is corruption, not a reason to trust the peer instead.
+	src := clientIP
+	if isEmptyString(src) {
+		src = remoteIP
+	}
+	if isEmptyString(src) {
+		return ReasonMissingClientIP
+	}
+	ip, err := netip.ParseAddr(unsafeString(stringOf(src)))
+	if err != nil {
+		return ReasonBadClientIP
+	}
+	// One client, one key: drop zones and unmap ::ffff:a.b.c.d to IPv4.
+	r.ClientIP = ip.WithZone("").Unmap()
+
+	if duration != nil {
+		d, ok := parseDuration(duration)
+		if !ok {
+			return ReasonBadDuration
+		}
+		r.Duration = d
+	}
+	if size != nil {
+		n, err := size.Int64()
+		if err != nil || n < 0 {
+			return ReasonBadSize
+		}
+		r.Size = n
+	}
+
+	// One allocation for both halves of the URI.
+	r.Path, r.Query, _ = strings.Cut(string(uriB), "?")
+	// Caddy logs a "tls" object only for HTTPS requests.
+	r.TLS = objectOf(tls) != nil
+	r.Method = lp.str(stringOf(method))
+	r.Host = lp.str(stringOf(host))
+	lp.headers(headers, r)
+	r.Origin = origin(respHeaders, r.Status)
+	return ""
+}
+
+// isAccessLogger accepts "http.log.access" and its named children
+// ("http.log.access.log0"): Caddy appends the server's log name.
+func isAccessLogger(name []byte) bool {
+	const prefix = "http.log.access"
+	return bytes.HasPrefix(name, []byte(prefix)) && (len(name) == len(prefix) || name[len(prefix)] == '.')
+}
+
+// headers reads the request headers the detectors need. Caddy writes
+// canonical MIME keys ("Sec-Ch-Ua"), but other writers and hand-made fixtures
+// spell them otherwise ("Sec-CH-UA"), so names compare case-insensitively.
+func (lp *lineParser) headers(hv *fastjson.Value, r *sources.Request) {
+	h := objectOf(hv)
+	if h == nil {
+		return
+	}
+	var ua, lang []byte
+	var cookies *fastjson.Value
+	h.Visit(func(k []byte, v *fastjson.Value) {
+		switch len(k) {
+		case len("User-Agent"):
+			if bytes.EqualFold(k, []byte("User-Agent")) {
+				ua = firstValue(v)
+			}
+		case len("Accept-Language"):
+			if bytes.EqualFold(k, []byte("Accept-Language")) {
+				lang = firstValue(v)
+			}
+		case len("Cookie"):
+			if bytes.EqualFold(k, []byte("Cookie")) {
+				cookies = v
+			}
+		case len("Sec-Ch-Ua"):
+			if bytes.EqualFold(k, []byte("Sec-Ch-Ua")) {
+				r.SecChUa = true
+			}
+		}
+	})
+	r.UserAgent = lp.str(ua)
+	var buf [maxLangLen]byte
+	r.Lang = lp.str(primaryLang(lang, &buf))
+	r.HasCookie = cookies != nil
+	r.LoggedIn = loggedIn(cookies, lp.cookie)
+}
+
+// loggedIn decides from the Cookie header's values. Without log_credentials
+// Caddy writes the value as "REDACTED": present, but unreadable.
+func loggedIn(cookies *fastjson.Value, pattern string) sources.LoggedIn {
+	if cookies == nil {
+		return sources.LoggedInNo
+	}
+	if pattern == "" {
+		return sources.LoggedInUnknown
+	}
+	redacted := false
+	for _, v := range valuesOf(cookies) {
+		b := stringOf(v)
+		if bytes.Contains(b, []byte(pattern)) {
+			return sources.LoggedInYes
+		}
+		if string(b) == "REDACTED" {
+			redacted = true
+		}
+	}
+	if redacted {
+		return sources.LoggedInUnknown
+	}
+	return sources.LoggedInNo
+}
+
+// origin tells who answered from the response headers: PHP's answers carry
+// X-Powered-By and Caddy's proxy adds Via; a 5xx without them is Caddy's own
+// error page ("no healthy upstream", a FastCGI timeout).
+func origin(rh *fastjson.Value, status int) sources.Origin {
+	h := objectOf(rh)
+	if h == nil {
+		return sources.OriginUnknown
+	}
+	upstream := false
+	h.Visit(func(k []byte, _ *fastjson.Value) {
+		if bytes.EqualFold(k, []byte("Via")) || bytes.EqualFold(k, []byte("X-Powered-By")) {
+			upstream = true
+		}
+	})
+	switch {
+	case upstream:
+		return sources.OriginUpstream
+	case status >= 500:
+		return sources.OriginProxy
+	}
+	return sources.OriginStatic
+}
+
+// maxLangLen bounds Lang: the longest registered language tags are about 35
+// bytes; anything longer is junk that would only add distinct keys downstream.
+const maxLangLen = 35
+
+// primaryLang returns the first language range of an Accept-Language value,
+// lower-cased: "zh-CN,zh;q=0.9" gives "zh-cn". It takes the first entry rather
+// than the highest q, because browsers list their preference first and bots
+// that send one tag send it first too. "*", empty and malformed give nil.
+func primaryLang(v []byte, buf *[maxLangLen]byte) []byte {
+	if i := bytes.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	if i := bytes.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	v = bytes.Trim(v, " \t")
+	if len(v) == 0 || len(v) > maxLangLen {
+		return nil
+	}
+	for i, c := range v {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+		default:
+			return nil // includes "*"
+		}
+		buf[i] = c
+	}
+	return buf[:len(v)]
+}
+
+// parseTime reads Caddy's ts. The default is float Unix seconds; Caddy's
+// time_format can make it milli-, micro- or nanoseconds (told apart by
+// magnitude: seconds stay below 1e11 until the year 5138) or an RFC 3339 / ISO
+// 8601 string. Times are kept to the microsecond, in UTC: a float64 of today's
+// Unix seconds holds no more, and UTC keeps output independent of the machine.
+// The digits are converted exactly from the text, because going through float64
+// moves some milli- and microsecond stamps by one.
+func (lp *lineParser) parseTime(v *fastjson.Value) (time.Time, bool) {
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		f, err := v.Float64()
+		if err != nil || math.IsNaN(f) || f <= 0 || f >= 9e18 {
+			return time.Time{}, false
+		}
+		shift := -3 // nanoseconds
+		switch {
+		case f < 1e11:
+			shift = 6
+		case f < 1e14:
+			shift = 3
+		case f < 1e17:
+			shift = 0
+		}
+		lp.num = v.MarshalTo(lp.num[:0]) // the number's text, as written
+		if us, ok := scaleDecimal(lp.num, shift); ok {
+			return time.UnixMicro(us).UTC(), true
+		}
+		// Exponent notation: not what zap writes, so float precision will do.
+		return time.UnixMicro(int64(math.Round(f * math.Pow10(shift)))).UTC(), true
+	case fastjson.TypeString:
+		s := string(stringOf(v)) // a rare path; time.Parse may keep parts of s
+		for _, layout := range timeLayouts {
+			if t, err := time.Parse(layout, s); err == nil {
+				return t.Round(time.Microsecond).UTC(), true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// scaleDecimal returns the plain decimal number b (digits, optionally a point
+// and more digits) times 10^shift, rounded half up to an integer. It reports
+// false for anything else (sign, exponent) or on overflow.
+func scaleDecimal(b []byte, shift int) (int64, bool) {
+	const maxBefore = (math.MaxInt64 - 9) / 10
+	var n int64
+	i := 0
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		if n > maxBefore {
+			return 0, false
+		}
+		n = n*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	frac := b[i:]
+	if len(frac) > 0 {
+		if frac[0] != '.' || len(frac) == 1 {
+			return 0, false
+		}
+		frac = frac[1:]
+		for _, c := range frac {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+	}
+	if shift < 0 {
+		p := int64(math.Pow10(-shift))
+		q, r := n/p, n%p
+		if 2*r >= p {
+			q++
+		}
+		return q, true
+	}
+	for k := range shift {
+		if n > maxBefore {
+			return 0, false
+		}
+		n *= 10
+		if k < len(frac) {
+			n += int64(frac[k] - '0')
+		}
+	}
+	if shift < len(frac) && frac[shift] >= '5' {
+		n++
+	}
+	return n, true
+}
+
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z0700"}
+
+// parseDuration reads Caddy's duration: float seconds by default, or a Go
+// duration string with duration_format "string".
+func parseDuration(v *fastjson.Value) (float64, bool) {
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		f, err := v.Float64()
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return 0, false
+		}
+		return f, true
+	case fastjson.TypeString:
+		d, err := time.ParseDuration(string(stringOf(v)))
+		if err != nil || d < 0 {
+			return 0, false
+		}
+		return d.Seconds(), true
+	}
+	return 0, false
+}
+
+// objectOf returns v's object, or nil if v is absent or not an object.
+func objectOf(v *fastjson.Value) *fastjson.Object {
+	if v == nil || v.Type() != fastjson.TypeObject {
+		return nil
+	}
+	o, _ := v.Object()
+	return o
+}
+
+// isEmptyString reports whether v is absent, null or "": what older Caddy
+// versions and some shippers write for a field they do not have.
+func isEmptyString(v *fastjson.Value) bool {
+	if v == nil {
+		return true
+	}
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return true
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return len(b) == 0
+	}
+	return false
+}
+
+// stringOf returns v's string bytes (pointing into the parser's buffer), or
+// nil if v is absent or not a string.
+func stringOf(v *fastjson.Value) []byte {
+	if v == nil || v.Type() != fastjson.TypeString {
+		return nil
+	}
+	b, _ := v.StringBytes()
+	return b
+}
+
+// valuesOf returns a header's values. Caddy logs headers as arrays of strings;
+// a bare string is accepted too.
+func valuesOf(v *fastjson.Value) []*fastjson.Value {
+	switch v.Type() {
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		return a
+	case fastjson.TypeString:
+		return []*fastjson.Value{v}
+	}
+	return nil
+}
+
+func firstValue(v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		if len(a) > 0 {
+			return stringOf(a[0])
+		}
+	case fastjson.TypeString:
+		return stringOf(v)
+	}
+	return nil
+}
+
+// str copies b into a string, sharing the copy among equal values.
+func (lp *lineParser) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > maxInternLen {
+		return string(b)
+	}
+	if s, ok := lp.intern[string(b)]; ok {
+		return s
+	}
+	if len(lp.intern) >= maxInterned {
+		clear(lp.intern)
+	}
+	s := string(b)
+	lp.intern[s] = s
+	return s
+}
+
+// unsafeString views b as a string without copying, for netip.ParseAddr on the
+// hot path: it keeps nothing of its input but a zone (interned as a copy, and
+// dropped anyway) and its error values (discarded).
+func unsafeString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

@@ -1,0 +1,478 @@
+package accesslog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	stdgzip "compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// chunk is one block of whole lines on its way through the pipeline. The
+// chunker fills buf and data, a worker fills lines, reqs and skips, and the
+// consumer hands reqs to the sink and recycles the chunk.
+type chunk struct {
+	seq  int64
+	buf  []byte // len == block size
+	data []byte // whole lines, except that the stream's last line may lack '\n'
+	// tooLong counts discarded over-long lines that come before data: the
+	// chunker only notices one when a whole block holds no newline, which is
+	// always right after the previous chunk's last newline.
+	tooLong int
+
+	lines int // lines in data
+	reqs  []sources.Request
+	skips []tally
+}
+
+// tally counts one skip reason within a chunk, keeping only the first few line
+// numbers: the report shows no more, and a block of a million bad lines must not
+// cost a million entries.
+type tally struct {
+	reason string
+	n      int
+	lines  [maxExamples]int // 1-based, within data
+}
+
+// maxExamples matches the locations sources.Skips keeps per reason.
+const maxExamples = 3
+
+func (c *chunk) skip(reason string, line int) {
+	for i := range c.skips {
+		if t := &c.skips[i]; t.reason == reason {
+			if t.n < maxExamples {
+				t.lines[t.n] = line
+			}
+			t.n++
+			return
+		}
+	}
+	c.skips = append(c.skips, tally{reason: reason, n: 1, lines: [maxExamples]int{line}})
+}
+
+// chunkPool recycles default-size chunks across calls, so reading many small
+// files (or Loki pages) does not allocate a megabyte each time.
+var chunkPool = sync.Pool{New: func() any { return &chunk{buf: make([]byte, defaultBlock)} }}
+
+// parserPool recycles fastjson parsers and their intern tables across calls.
+var parserPool sync.Pool
+
+// reader carries the state of one Read across its files: options, the
+// caller's skips and sink, and the running maximum time for OutOfOrder.
+type reader struct {
+	opts  Options
+	skips *sources.Skips
+	sink  func([]sources.Request) error
+	block int
+
+	maxTime  int64 // unix nanoseconds; 0 before the first request
+	examples map[string]int
+	extra    map[string]int
+}
+
+func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) error, block int) *reader {
+	if skips == nil {
+		skips = &sources.Skips{}
+	}
+	if sink == nil {
+		sink = func([]sources.Request) error { return nil }
+	}
+	return &reader{opts: opts, skips: skips, sink: sink, block: block,
+		examples: map[string]int{}, extra: map[string]int{}}
+}
+
+func (rd *reader) newChunk() *chunk {
+	if rd.block == defaultBlock {
+		return chunkPool.Get().(*chunk)
+	}
+	return &chunk{buf: make([]byte, rd.block)}
+}
+
+func (rd *reader) recycle(c *chunk) {
+	if rd.block != defaultBlock {
+		return
+	}
+	// Drop the strings so a pooled chunk does not pin the last batch's memory.
+	clear(c.reqs[:cap(c.reqs)])
+	c.reqs, c.skips, c.data = c.reqs[:0], c.skips[:0], nil
+	chunkPool.Put(c)
+}
+
+func (rd *reader) getParser() *lineParser {
+	lp, _ := parserPool.Get().(*lineParser)
+	if lp == nil {
+		lp = newLineParser()
+	}
+	lp.cookie = rd.opts.LoggedInCookie
+	return lp
+}
+
+// pipeline is one stream being read.
+type pipeline struct {
+	rd   *reader
+	ctx  context.Context
+	name string
+
+	work chan *chunk // chunker -> workers
+	done chan *chunk // workers -> consumer, in any order
+	free chan *chunk // consumer -> chunker
+	stop chan struct{}
+
+	// Owned by the chunker; read by the consumer only after done is closed.
+	allocated, maxChunks int
+	bytes                int64
+	endErr               error
+
+	// Owned by the consumer.
+	stats     Stats
+	fileLines int64
+}
+
+// readStream reads one stream through the pipeline.
+func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, fmt.Errorf("access log %s: %w", name, err)
+	}
+	stats := Stats{Files: 1}
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		return stats, fmt.Errorf("read access log %s: %w", name, err)
+	}
+	var src io.Reader = br
+	gzipped := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if gzipped {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			if reason := gzipReason(err); reason != "" {
+				rd.skips.Add(reason, name)
+				return stats, nil
+			}
+			return stats, fmt.Errorf("read access log %s: %w", name, err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+
+	n := workers(rd.opts.Workers)
+	p := &pipeline{
+		rd: rd, ctx: ctx, name: name,
+		work:      make(chan *chunk, n),
+		done:      make(chan *chunk, n),
+		maxChunks: 2*n + 2,
+		stop:      make(chan struct{}),
+		stats:     stats,
+	}
+	p.free = make(chan *chunk, p.maxChunks)
+	go p.chunker(src)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(p.worker)
+	}
+	go func() {
+		wg.Wait()
+		close(p.done)
+	}()
+	err = p.consume()
+	p.stats.Bytes = p.bytes
+	if err == nil && isContextErr(p.endErr) {
+		// The chunker saw the cancellation first and the consumer finished
+		// without it: the stream was not read to its end.
+		err = p.endErr
+	}
+	if isContextErr(err) {
+		return p.stats, fmt.Errorf("access log %s: stopped at line %d: %w", name, p.fileLines, err)
+	}
+	if err != nil {
+		return p.stats, err
+	}
+	if p.endErr != nil {
+		if reason := gzipReason(p.endErr); gzipped && reason != "" {
+			rd.skips.Add(reason, p.location(p.fileLines))
+			return p.stats, nil
+		}
+		return p.stats, fmt.Errorf("read access log %s at line %d: %w", name, p.fileLines, p.endErr)
+	}
+	return p.stats, nil
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// gzipReason names a gzip failure that is the data's fault, or returns "" for
+// an I/O error that the caller must see.
+func gzipReason(err error) string {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return ReasonTruncatedGzip
+	case errors.Is(err, stdgzip.ErrChecksum), errors.Is(err, stdgzip.ErrHeader), errors.As(err, &corrupt):
+		return ReasonCorruptGzip
+	}
+	return ""
+}
+
+func (p *pipeline) location(line int64) string {
+	if line <= 0 {
+		return p.name
+	}
+	return p.name + ":" + strconv.FormatInt(line, 10)
+}
+
+// get returns a chunk to fill, or nil once the pipeline is stopping. Chunks are
+// allocated lazily so that a small file costs one block, not maxChunks.
+func (p *pipeline) get() *chunk {
+	var c *chunk
+	select {
+	case c = <-p.free:
+	default:
+		if p.allocated < p.maxChunks {
+			p.allocated++
+			c = p.rd.newChunk()
+			break
+		}
+		select {
+		case c = <-p.free:
+		case <-p.stop:
+			return nil
+		}
+	}
+	c.tooLong = 0
+	return c
+}
+
+func (p *pipeline) send(c *chunk, seq *int64) bool {
+	c.seq = *seq
+	*seq++
+	select {
+	case p.work <- c:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+// chunker reads blocks, cuts them after their last newline and carries the
+// partial line over into the next block.
+func (p *pipeline) chunker(r io.Reader) {
+	defer close(p.work)
+	var seq int64
+	c := p.get()
+	if c == nil {
+		return
+	}
+	filled := 0
+	for {
+		if err := p.ctx.Err(); err != nil {
+			p.endErr = err
+			return
+		}
+		n, err := readFull(r, c.buf[filled:])
+		p.bytes += int64(n)
+		filled += n
+		if err != nil {
+			// The rest of the stream, terminated or not, is the last chunk.
+			if err != io.EOF {
+				p.endErr = err
+			}
+			if filled > 0 || c.tooLong > 0 {
+				c.data = c.buf[:filled]
+				p.send(c, &seq)
+			} else {
+				p.free <- c // never blocks: free holds every chunk there is
+			}
+			return
+		}
+		i := bytes.LastIndexByte(c.buf[:filled], '\n')
+		if i < 0 {
+			// A whole block without a newline: the line is too long. Skip to its end
+			// through the same buffer, so its size never costs memory.
+			c.tooLong++
+			rest, err := p.discard(r, c.buf)
+			filled = rest
+			if err != nil {
+				if err != io.EOF {
+					p.endErr = err
+				}
+				c.data = nil
+				p.send(c, &seq)
+				return
+			}
+			continue
+		}
+		next := p.get()
+		if next == nil {
+			return
+		}
+		// Copy the carry before sending c: once sent, c may come back through free.
+		carry := copy(next.buf, c.buf[i+1:filled])
+		c.data = c.buf[:i+1]
+		if !p.send(c, &seq) {
+			return
+		}
+		c, filled = next, carry
+	}
+}
+
+// discard reads and drops bytes up to and including the next newline, then
+// moves what follows it to the start of buf and returns its length.
+func (p *pipeline) discard(r io.Reader, buf []byte) (int, error) {
+	for {
+		if err := p.ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, err := r.Read(buf)
+		p.bytes += int64(n)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return copy(buf, buf[i+1:n]), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// readFull is io.ReadFull without its ErrUnexpectedEOF, which would hide
+// whether a gzip stream was itself truncated.
+func readFull(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (p *pipeline) worker() {
+	lp := p.rd.getParser()
+	defer parserPool.Put(lp)
+	for c := range p.work {
+		select {
+		case <-p.stop:
+			continue // drain so the chunker can finish
+		default:
+		}
+		lp.parseChunk(c)
+		select {
+		case p.done <- c:
+		case <-p.stop:
+		}
+	}
+}
+
+// consume puts chunks back in order and delivers them. It returns once every
+// goroutine of the pipeline has exited, so nothing touches r or the sink after.
+func (p *pipeline) consume() error {
+	pending := map[int64]*chunk{}
+	var next int64
+	var err error
+	ctxDone := p.ctx.Done()
+	fail := func(e error) {
+		if err == nil {
+			err = e
+			close(p.stop)
+		}
+	}
+	for {
+		select {
+		case c, ok := <-p.done:
+			if !ok {
+				for range len(p.free) {
+					p.rd.recycle(<-p.free)
+				}
+				return err
+			}
+			pending[c.seq] = c
+			for {
+				c, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if err == nil {
+					if e := p.deliver(c); e != nil {
+						fail(e)
+					}
+				}
+				p.free <- c
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			fail(p.ctx.Err())
+		}
+	}
+}
+
+func (p *pipeline) deliver(c *chunk) error {
+	rd := p.rd
+	base := p.fileLines
+	for k := range c.tooLong {
+		rd.skip(ReasonLineTooLong, p, base+int64(k)+1)
+	}
+	base += int64(c.tooLong)
+	for _, t := range c.skips {
+		for _, line := range t.lines[:min(t.n, maxExamples)] {
+			rd.skip(t.reason, p, base+int64(line))
+		}
+		rd.extra[t.reason] += t.n - min(t.n, maxExamples)
+	}
+	for reason, n := range rd.extra {
+		rd.skips.AddN(reason, "", n)
+	}
+	clear(rd.extra)
+	p.fileLines = base + int64(c.lines)
+	p.stats.Lines += int64(c.tooLong + c.lines)
+	if len(c.reqs) == 0 {
+		return nil
+	}
+	// Stats count what the sink was given, so a cancelled batch is not counted.
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	st := &p.stats
+	for i := range c.reqs {
+		t := c.reqs[i].Time
+		ns := t.UnixNano()
+		if ns < rd.maxTime {
+			st.OutOfOrder++
+		} else {
+			rd.maxTime = ns
+		}
+		if st.First.IsZero() || t.Before(st.First) {
+			st.First = t
+		}
+		if t.After(st.Last) {
+			st.Last = t
+		}
+	}
+	st.Requests += int64(len(c.reqs))
+	if err := rd.sink(c.reqs); err != nil {
+		return fmt.Errorf("access log %s: sink: %w", p.name, err)
+	}
+	return nil
+}
+
+// skip records one skipped line. Only the first few of each reason need a
+// location, so the rest are added per chunk instead of formatted one by one.
+func (rd *reader) skip(reason string, p *pipeline, line int64) {
+	if rd.examples[reason] < maxExamples {
+		rd.examples[reason]++
+		rd.skips.Add(reason, p.location(line))
+		return
+	}
+	rd.extra[reason]++
+}

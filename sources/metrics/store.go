@@ -1,0 +1,292 @@
+// Package metrics loads time-stamped OpenMetrics and Prometheus text
+// exposition (plain or gzip) into Prometheus' own TSDB and answers PromQL with
+// Prometheus' own engine, so the queries a detector runs against a live
+// Prometheus run unchanged against an evidence bundle.
+//
+// A Store is an empty TSDB in a temporary directory (no WAL, no compaction,
+// removed by Close). Load files into it with LoadFile or LoadReader, then query
+// it with Query and QueryRange. Writer writes bundles the loader reads back.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/tsdb"
+)
+
+// Querier runs PromQL. Store implements it over loaded files; a client of a
+// live Prometheus implements it over the HTTP API, so detectors need not know
+// which one they talk to. Results are sorted by their label string; the
+// engine's warnings and info annotations (e.g. "metric might not be a
+// counter") are not returned.
+type Querier interface {
+	// QueryRange evaluates q at every step from start to end (inclusive), like
+	// Prometheus' /api/v1/query_range.
+	QueryRange(ctx context.Context, q string, start, end time.Time, step time.Duration) ([]Series, error)
+	// Query evaluates q at one instant, like /api/v1/query. Each element of an
+	// instant vector becomes a Series of one Point; a scalar becomes one
+	// Series with no labels.
+	Query(ctx context.Context, q string, at time.Time) ([]Series, error)
+}
+
+// Point is one value of a series at one time.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Series is one labelled series of a query result. Labels include __name__
+// when the result keeps the metric name (a plain selector does, rate() does
+// not).
+type Series struct {
+	Labels map[string]string
+	Points []Point
+}
+
+// Engine limits. They match a stock Prometheus, except the timeout.
+const (
+	// MaxSamples is the most samples one query may hold in memory at once
+	// (Prometheus' --query.max-samples default): a day at a 15 s step is
+	// 5,760 points a series, so this allows thousands of series.
+	MaxSamples = 50_000_000
+	// QueryTimeout bounds one query's evaluation.
+	QueryTimeout = 2 * time.Minute
+	// LookbackDelta is how far back an instant selector looks for a sample
+	// (Prometheus' default).
+	LookbackDelta = 5 * time.Minute
+	// subqueryStep is the step of a subquery written without one
+	// (Prometheus' default global evaluation_interval).
+	subqueryStep = time.Minute
+)
+
+// maxSpan is how far apart in time two samples of a Store may be. The head of
+// Prometheus' TSDB only accepts samples newer than (newest - chunk range / 2),
+// and a file grouped by metric family goes back to the beginning of its window
+// at every family: the chunk range is set to twice maxSpan so that any order
+// of samples within maxSpan loads, and the out-of-order window to maxSpan so a
+// series split over several files loads too.
+const maxSpan = 100 * 365 * 24 * time.Hour
+
+// Store holds loaded series and queries them. Load* calls are serialized;
+// queries may run concurrently with each other and with loads (a query sees
+// the files, or segments of a file, committed before it started).
+type Store struct {
+	dir    string
+	db     *tsdb.DB
+	engine *promql.Engine
+
+	// loadMu serializes loads and guards the series caches.
+	loadMu sync.Mutex
+	// byText maps a series as written in a file (name and labels, exactly as
+	// the bytes appear) to its state; byLabels maps the canonical label
+	// string, so that differently written forms of a series share one state.
+	byText   map[string]*seriesState
+	byLabels map[string]*seriesState
+	gen      uint64 // incremented per load, to count the series of one load
+
+	mu       sync.RWMutex // guards the fields below
+	closed   bool
+	min, max int64 // span of stored samples, ms; valid when hasData
+	hasData  bool
+}
+
+// seriesState is what the loader remembers of one series between samples.
+type seriesState struct {
+	lset  labels.Labels
+	ref   uint64 // storage.SeriesRef, 0 until the first append
+	has   bool   // a sample was stored
+	lastT int64  // newest stored sample
+	lastV float64
+	gen   uint64 // last load that stored a sample of it
+}
+
+var errClosed = errors.New("metrics: store is closed")
+
+// Open returns an empty Store backed by a TSDB in a new temporary directory.
+// Close removes the directory.
+func Open() (*Store, error) {
+	dir, err := os.MkdirTemp("", "aftermath-metrics-")
+	if err != nil {
+		return nil, fmt.Errorf("metrics: temporary TSDB directory: %w", err)
+	}
+	opts := tsdb.DefaultOptions()
+	opts.WALSegmentSize = -1 // no WAL: the store is rebuilt from files every run
+	opts.NoLockfile = true
+	opts.RetentionDuration = 0
+	chunkRange := 2 * maxSpan.Milliseconds()
+	opts.MinBlockDuration = chunkRange
+	opts.MaxBlockDuration = chunkRange
+	opts.OutOfOrderTimeWindow = maxSpan.Milliseconds()
+	opts.EnableOverlappingCompaction = false
+	db, err := tsdb.Open(dir, nil, nil, opts, nil)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("metrics: open TSDB in %s: %w", dir, err)
+	}
+	// Nothing is ever compacted into blocks: all data stays in the head
+	// (chunks memory-mapped from the temporary directory).
+	db.DisableCompactions()
+	engine := promql.NewEngine(promql.EngineOpts{
+		MaxSamples:               MaxSamples,
+		Timeout:                  QueryTimeout,
+		LookbackDelta:            LookbackDelta,
+		EnableAtModifier:         true,
+		EnableNegativeOffset:     true,
+		NoStepSubqueryIntervalFn: func(int64) int64 { return subqueryStep.Milliseconds() },
+	})
+	return &Store{
+		dir:      dir,
+		db:       db,
+		engine:   engine,
+		byText:   map[string]*seriesState{},
+		byLabels: map[string]*seriesState{},
+	}, nil
+}
+
+// Close releases the TSDB and removes its temporary directory. It waits for
+// running loads and queries. Calling Close twice is harmless.
+func (s *Store) Close() error {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.db.Close()
+	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
+		err = errors.Join(err, rmErr)
+	}
+	if err != nil {
+		return fmt.Errorf("metrics: close: %w", err)
+	}
+	return nil
+}
+
+// Range returns the time span of the stored samples (zero times if none).
+func (s *Store) Range() (min, max time.Time) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.hasData {
+		return time.Time{}, time.Time{}
+	}
+	return msTime(s.min), msTime(s.max)
+}
+
+// extend widens the stored span by a load's span.
+func (s *Store) extend(min, max int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hasData || min < s.min {
+		s.min = min
+	}
+	if !s.hasData || max > s.max {
+		s.max = max
+	}
+	s.hasData = true
+}
+
+// QueryRange evaluates q from start to end every step. Errors name the query.
+func (s *Store) QueryRange(ctx context.Context, q string, start, end time.Time, step time.Duration) ([]Series, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("promql %q: step %v must be positive", q, step)
+	}
+	if end.Before(start) {
+		return nil, fmt.Errorf("promql %q: end %s before start %s", q, end.Format(time.RFC3339), start.Format(time.RFC3339))
+	}
+	return s.exec(ctx, q, func() (promql.Query, error) {
+		return s.engine.NewRangeQuery(ctx, s.db, queryOpts(), q, start, end, step)
+	})
+}
+
+// Query evaluates q at one instant. Errors name the query.
+func (s *Store) Query(ctx context.Context, q string, at time.Time) ([]Series, error) {
+	return s.exec(ctx, q, func() (promql.Query, error) {
+		return s.engine.NewInstantQuery(ctx, s.db, queryOpts(), q, at)
+	})
+}
+
+func queryOpts() promql.QueryOpts {
+	return promql.NewPrometheusQueryOpts(false, LookbackDelta, nil)
+}
+
+func (s *Store) exec(ctx context.Context, q string, newQuery func() (promql.Query, error)) ([]Series, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("promql %q: %w", q, errClosed)
+	}
+	qry, err := newQuery()
+	if err != nil {
+		return nil, fmt.Errorf("promql %q: %w", q, err)
+	}
+	// The result's memory goes back to the engine's pools on Close: convert
+	// it first.
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		return nil, fmt.Errorf("promql %q: %w", q, res.Err)
+	}
+	out, err := convert(res.Value)
+	if err != nil {
+		return nil, fmt.Errorf("promql %q: %w", q, err)
+	}
+	return out, nil
+}
+
+// convert turns a promql value into Series sorted by their label string.
+// Native histogram points cannot come from text exposition and are dropped.
+func convert(v parser.Value) ([]Series, error) {
+	type keyed struct {
+		key string
+		s   Series
+	}
+	var all []keyed
+	add := func(lset labels.Labels, pts []Point) {
+		all = append(all, keyed{key: lset.String(), s: Series{Labels: lset.Map(), Points: pts}})
+	}
+	switch v := v.(type) {
+	case promql.Matrix:
+		for _, ser := range v {
+			pts := make([]Point, len(ser.Floats))
+			for i, p := range ser.Floats {
+				pts[i] = Point{T: msTime(p.T), V: p.F}
+			}
+			add(ser.Metric, pts)
+		}
+	case promql.Vector:
+		for _, smp := range v {
+			if smp.H != nil {
+				continue
+			}
+			add(smp.Metric, []Point{{T: msTime(smp.T), V: smp.F}})
+		}
+	case promql.Scalar:
+		add(labels.EmptyLabels(), []Point{{T: msTime(v.T), V: v.V}})
+	default:
+		return nil, fmt.Errorf("result of type %s is not supported", v.Type())
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].key < all[j].key })
+	out := make([]Series, len(all))
+	for i := range all {
+		out[i] = all[i].s
+	}
+	return out, nil
+}
+
+// msTime converts Prometheus milliseconds to a UTC time.
+func msTime(ms int64) time.Time {
+	return time.UnixMilli(ms).UTC()
+}
+
+var _ Querier = (*Store)(nil)
