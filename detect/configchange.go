@@ -400,9 +400,10 @@ func groupChanges(cs []sources.Change) [][]sources.Change {
 		g := ""
 		ck := canonicalKey(c.Key)
 		switch {
-		case strings.HasPrefix(ck, "rate_limit.zone."):
-			zone, _, _ := strings.Cut(strings.TrimPrefix(ck, "rate_limit.zone."), ".")
-			g = "rate_limit.zone." + zone
+		case ck == "rate_limit" || strings.HasPrefix(ck, "rate_limit."):
+			// A commit's rate-limit edits are one decision: the directive,
+			// its zones and their fields.
+			g = "rate_limit"
 		case ck == "php_version" || ck == "base_image":
 			g = "runtime"
 		}
@@ -410,7 +411,11 @@ func groupChanges(cs []sources.Change) [][]sources.Change {
 			out = append(out, []sources.Change{c})
 			continue
 		}
-		id := c.Ref + "\x00" + c.Source + "\x00" + g
+		// The same commit seen through git and changes.yaml is one change.
+		id := c.Ref + "\x00" + g
+		if c.Ref == "" {
+			id = c.Time.UTC().Format(time.RFC3339) + "\x00" + g
+		}
 		if i, ok := index[id]; ok {
 			out[i] = append(out[i], c)
 			continue
@@ -433,8 +438,10 @@ func groupRank(key string) int {
 		return 0
 	case strings.HasPrefix(ck, "rate_limit.zone.") && !strings.Contains(strings.TrimPrefix(ck, "rate_limit.zone."), "."):
 		return 0
+	case ck == "rate_limit":
+		return 1
 	}
-	return 1
+	return 2
 }
 
 // supersededBy returns a later change of the same setting, still before the
@@ -563,7 +570,7 @@ func riskOf(c sources.Change, k *knob) int {
 // may do either.
 func rateLimitRisk(ck string, c sources.Change) int {
 	rest := strings.TrimPrefix(ck, "rate_limit.zone.")
-	if rest != ck && !strings.Contains(rest, ".") { // the zone itself
+	if ck == "rate_limit" || rest != ck && !strings.Contains(rest, ".") { // the directive or a zone itself
 		switch {
 		case c.New == "" && c.Old != "":
 			return +1
@@ -803,7 +810,7 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 	case a.quantText != "" && a.k.test != nil:
 		b.WriteString(" " + a.quantText)
 	default:
-		fmt.Fprintf(&b, " it works against %s.", a.k.effect)
+		fmt.Fprintf(&b, " it works against the failure mode where %s.", a.k.effect)
 	}
 	if a.k.name == "listen.backlog" {
 		if wa, ok := a.facts["wait_after_s"]; ok && (q.HealthTimeoutS <= 0 || wa <= q.HealthTimeoutS) {

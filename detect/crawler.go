@@ -88,23 +88,25 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
 		return b, false
 	}
-	// Onset and fade: the first and last minutes a quarter of the way from the
-	// baseline to the peak minute: early enough for a ramp, above the noise.
+	// Onset and fade: the first minute of a sustained rise (three minutes in a
+	// row) clearly above the baseline rate, and the last minute above it.
 	perMin := b.baseline10 / 10
-	peakMin := 0
+	level := perMin + riseZ*math.Sqrt(perMin+1)
+	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
 	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
-		peakMin = max(peakMin, c.PerMinute[m])
-	}
-	level := perMin + 0.25*(float64(peakMin)-perMin)
-	level = math.Max(level, perMin+3*math.Sqrt(perMin+1))
-	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
-		if float64(c.PerMinute[m]) >= level {
-			t := time.Unix(m*60, 0).UTC()
-			if b.onset.IsZero() {
-				b.onset = t
-			}
+		if !above(m) {
+			continue
+		}
+		t := time.Unix(m*60, 0).UTC()
+		if b.onset.IsZero() && above(m+1) && above(m+2) {
+			b.onset = t
+		}
+		if !b.onset.IsZero() {
 			b.end = t.Add(time.Minute)
 		}
+	}
+	if b.onset.IsZero() {
+		return b, false
 	}
 	b.requests = c.Requests
 	pages := c.Requests - c.Classes[ClassAsset]
@@ -115,10 +117,19 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 	return b, true
 }
 
-// baselinePer10 is a cluster's usual count per 10 minutes: the median of
-// 10-minute buckets when the baseline holds enough of them, else ten times the
-// median minute (a short baseline has too few buckets for a median to mean much).
+// recentBaseline is how much of the baseline speaks for "usual" right before
+// the window: the hours just before, as the reference postmortem compares (a
+// crawler that has walked the site at a low rate all evening is its usual).
+const recentBaseline = 3 * time.Hour
+
+// baselinePer10 is a cluster's usual count per 10 minutes: the median of the
+// 10-minute buckets of the recent baseline when it holds enough of them, else
+// ten times the median minute (a short baseline has too few buckets for a
+// median to mean much).
 func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
+	if to.Sub(from) > recentBaseline {
+		from = to.Add(-recentBaseline)
+	}
 	if buckets := countsPerBucket(perMinute, from, to, 10); len(buckets) >= 6 {
 		return medianInts(buckets)
 	}

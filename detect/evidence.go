@@ -92,6 +92,7 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 		}
 		check.Name = d.Name()
 		for i := range fs {
+			fs[i].Start, fs[i].End = fs[i].Start.UTC(), fs[i].End.UTC()
 			fs[i].ID = fmt.Sprintf("%s-%d", fs[i].Kind, countKind(res.Findings, fs[i].Kind)+1)
 			res.Findings = append(res.Findings, fs[i])
 			check.Findings = append(check.Findings, fs[i].ID)

@@ -150,7 +150,10 @@ func (t *Traffic) Observe(r *sources.Request) {
 		return
 	}
 	if class == ClassAPI && selfCall(r) {
+		// The site calling itself is not a client either; it is counted here
+		// and judged by self_amplification.
 		mm.SelfCalls++
+		return
 	}
 	k := Key(r)
 	c := t.clusters[k]

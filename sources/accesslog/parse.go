@@ -147,7 +147,7 @@ func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 	if reqObj == nil {
 		return ReasonMissingURI
 	}
-	var uri, clientIP, remoteIP, method, host, headers, tls *fastjson.Value
+	var uri, clientIP, remoteIP, method, host, headers, tls, proto *fastjson.Value
 	reqObj.Visit(func(k []byte, v *fastjson.Value) {
 		switch string(k) {
 		case "uri":
@@ -164,6 +164,8 @@ func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 			headers = v
 		case "tls":
 			tls = v
+		case "proto":
+			proto = v
 		}
 	})
 	uriB := stringOf(uri)
@@ -205,8 +207,10 @@ func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 
 	// One allocation for both halves of the URI.
 	r.Path, r.Query, _ = strings.Cut(string(uriB), "?")
-	// Caddy logs a "tls" object only for HTTPS requests.
-	r.TLS = objectOf(tls) != nil
+	// Caddy logs a "tls" object only for HTTPS requests; a log configured
+	// without it still shows HTTP/2 and HTTP/3, which browsers speak only
+	// over TLS.
+	r.TLS = objectOf(tls) != nil || isTLSProto(stringOf(proto))
 	r.Method = lp.str(stringOf(method))
 	r.Host = lp.str(stringOf(host))
 	lp.headers(headers, r)
@@ -537,4 +541,8 @@ func (lp *lineParser) str(b []byte) string {
 // dropped anyway) and its error values (discarded).
 func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func isTLSProto(p []byte) bool {
+	return bytes.HasPrefix(p, []byte("HTTP/2")) || bytes.HasPrefix(p, []byte("HTTP/3"))
 }

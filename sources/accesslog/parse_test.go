@@ -189,6 +189,11 @@ func TestParseLine(t *testing.T) {
 				t.Errorf("TLS = false for a line with a tls object")
 			}
 		}},
+		{name: "HTTP/3 without a tls object", mod: set("request.proto", "HTTP/3.0"), check: func(t *testing.T, r sources.Request) {
+			if !r.TLS {
+				t.Errorf("TLS = false for HTTP/3, which browsers speak only over TLS")
+			}
+		}},
 		{name: "tls null", mod: set("request.tls", null), check: func(t *testing.T, r sources.Request) {
 			if r.TLS {
 				t.Errorf("TLS = true for tls:null")

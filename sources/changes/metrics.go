@@ -177,9 +177,9 @@ func poolSteps(s Series, restarts []time.Time) []sources.Change {
 		return nil
 	}
 	type segment struct {
-		start time.Time
-		max   float64
-		n     int
+		start    time.Time
+		min, max float64
+		n        int
 	}
 	var segs []segment
 	ri := 0
@@ -196,10 +196,11 @@ func poolSteps(s Series, restarts []time.Time) []sources.Change {
 			if ri > 0 && len(segs) > 0 {
 				start = restarts[ri-1]
 			}
-			segs = append(segs, segment{start: start, max: p.V})
+			segs = append(segs, segment{start: start, min: p.V, max: p.V})
 		}
 		sg := &segs[len(segs)-1]
 		sg.max = math.Max(sg.max, p.V)
+		sg.min = math.Min(sg.min, p.V)
 		sg.n++
 	}
 	var out []sources.Change
@@ -208,10 +209,16 @@ func poolSteps(s Series, restarts []time.Time) []sources.Change {
 		if a.max == b.max || a.n < minHold || b.n < minHold {
 			continue
 		}
+		// Only a static pool's process count is its pm.max_children; a dynamic
+		// pool's largest count is whatever load it happened to see, so a
+		// different maximum after a restart says nothing about the setting.
+		if a.min != a.max || b.min != b.max {
+			continue
+		}
 		out = append(out, sources.Change{
 			Time: b.start, Source: SourceMetrics, Ref: MetricTotalProcesses + s.Labels, Key: "pm.max_children",
 			Old: num(a.max), New: num(b.max),
-			Note: fmt.Sprintf("the largest %s%s was %s before the restart at %s and %s after: pm.max_children for a static pool, a lower bound for a dynamic one",
+			Note: fmt.Sprintf("the largest %s%s was %s before the restart at %s and %s after: pm.max_children of a static pool",
 				MetricTotalProcesses, s.Labels, num(a.max), b.start.UTC().Format(time.RFC3339), num(b.max)),
 		})
 	}
