@@ -94,15 +94,15 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		Summary: summary, Facts: facts}}, Check{}, nil
 }
 
-// poolSize is the pool's maximum: the largest phpfpm_total_processes seen, else
-// the site facts.
+// poolSize is the pool's maximum: the larger of the site facts and the most
+// processes seen (a dynamic pool that never needed all its children shows fewer
+// than pm.max_children; a stale site fact shows fewer than were running).
 func poolSize(ev *Evidence) int {
+	n := ev.Site.Workers
 	if ev.Pool != nil {
-		if pk := peak(ev.Pool.Total); pk.V > 0 {
-			return int(pk.V)
-		}
+		n = max(n, int(peak(ev.Pool.Total).V))
 	}
-	return ev.Site.Workers
+	return n
 }
 
 // normalServiceTime is the median PHP duration of successes over the baseline:

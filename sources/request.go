@@ -14,7 +14,8 @@ const (
 	OriginUnknown Origin = iota
 	// OriginUpstream is a response proxied from php-fpm (Caddy adds Via; PHP adds X-Powered-By).
 	OriginUpstream
-	// OriginProxy is a response Caddy made itself: 502/503/504 without upstream headers.
+	// OriginProxy is a response Caddy made itself: 5xx, or a rate limit's 429,
+	// without upstream headers.
 	OriginProxy
 	// OriginStatic is a response served by Caddy from disk or cache without PHP.
 	OriginStatic

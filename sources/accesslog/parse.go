@@ -304,7 +304,9 @@ func origin(rh *fastjson.Value, status int) sources.Origin {
 	switch {
 	case upstream:
 		return sources.OriginUpstream
-	case status >= 500:
+	case status >= 500 || status == 429:
+		// Caddy's own refusals: no healthy upstream, a dial or read timeout,
+		// or a rate_limit zone saying no.
 		return sources.OriginProxy
 	}
 	return sources.OriginStatic

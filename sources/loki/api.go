@@ -1,0 +1,280 @@
+package loki
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Stats is the part of Loki's data.stats block this package keeps: what the
+// server scanned to answer (as opposed to what it sent).
+type Stats struct {
+	Summary struct {
+		TotalBytesProcessed int64   `json:"totalBytesProcessed"`
+		TotalLinesProcessed int64   `json:"totalLinesProcessed"`
+		ExecTime            float64 `json:"execTime"`
+	} `json:"summary"`
+}
+
+// queryData is data of a query or query_range answer; Result is decoded by type.
+type queryData struct {
+	ResultType string          `json:"resultType"`
+	Result     json.RawMessage `json:"result"`
+	Stats      *Stats          `json:"stats"`
+}
+
+// streamResult is one <stream value>: {"stream": {labels}, "values": [[ts, line], ...]}.
+// A value may carry a third element (structured metadata, newer Loki): decoding
+// into a two-element array discards it.
+type streamResult struct {
+	Stream map[string]string `json:"stream"`
+	Values [][2]string       `json:"values"`
+}
+
+// streamValue is one decoded log line of a page.
+type streamValue struct {
+	ts   int64
+	line string
+}
+
+// MatrixSeries is one series of a metric query: its labels and its points,
+// oldest first.
+type MatrixSeries struct {
+	Metric map[string]string
+	Labels string // Metric rendered as {a="x", b="y"}
+	Points []Point
+}
+
+// Point is one sample. Loki reports sample times in (millisecond-precision)
+// seconds; T is that time.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Sample is one element of an instant vector.
+type Sample struct {
+	Metric map[string]string
+	Labels string
+	Point
+}
+
+// samplePair decodes [<number: second unix epoch>, "<string value>"].
+type samplePair Point
+
+func (p *samplePair) UnmarshalJSON(b []byte) error {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	if len(parts) != 2 {
+		return fmt.Errorf("sample %s: want [time, value]", truncate(b))
+	}
+	ts := string(bytes.Trim(parts[0], `"`))
+	secs, err := strconv.ParseFloat(ts, 64)
+	if err != nil {
+		return fmt.Errorf("sample time %q: %w", ts, err)
+	}
+	var vs string
+	if err := json.Unmarshal(parts[1], &vs); err != nil {
+		return fmt.Errorf("sample value %s: %w", truncate(parts[1]), err)
+	}
+	v, err := strconv.ParseFloat(vs, 64)
+	if err != nil {
+		return fmt.Errorf("sample value %q: %w", vs, err)
+	}
+	p.T = time.UnixMilli(int64(math.Round(secs * 1000))).UTC()
+	p.V = v
+	return nil
+}
+
+type matrixResult struct {
+	Metric map[string]string `json:"metric"`
+	Values []samplePair      `json:"values"`
+}
+
+type vectorResult struct {
+	Metric map[string]string `json:"metric"`
+	Value  samplePair        `json:"value"`
+}
+
+func truncate(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}
+
+// Labels lists the label names Loki knows in [from, to), optionally only those
+// of streams matching selector.
+func (c *Client) Labels(ctx context.Context, from, to time.Time, selector string) ([]string, error) {
+	p := url.Values{"start": {nanos(from)}, "end": {nanos(to)}}
+	if selector != "" {
+		p.Set("query", selector)
+	}
+	var out []string
+	if err := c.get(ctx, pathLabels, p, &out, nil); err != nil {
+		return nil, c.scrub(fmt.Errorf("loki labels %q: %w", selector, err))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// LabelValues lists the values of label name in [from, to), optionally only
+// those of streams matching selector.
+func (c *Client) LabelValues(ctx context.Context, name string, from, to time.Time, selector string) ([]string, error) {
+	p := url.Values{"start": {nanos(from)}, "end": {nanos(to)}}
+	if selector != "" {
+		p.Set("query", selector)
+	}
+	var out []string
+	if err := c.get(ctx, "/loki/api/v1/label/"+url.PathEscape(name)+"/values", p, &out, nil); err != nil {
+		return nil, c.scrub(fmt.Errorf("loki label values %q %q: %w", name, selector, err))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Series lists the streams (label sets) matching any of selectors in [from, to),
+// sorted by their label string.
+func (c *Client) Series(ctx context.Context, from, to time.Time, selectors ...string) ([]map[string]string, error) {
+	out, err := c.series(ctx, from, to, selectors, nil)
+	if err != nil {
+		return nil, c.scrub(fmt.Errorf("loki series %q: %w", selectors, err))
+	}
+	return out, nil
+}
+
+func (c *Client) series(ctx context.Context, from, to time.Time, selectors []string, m *meter) ([]map[string]string, error) {
+	if len(selectors) == 0 {
+		return nil, errors.New("series needs at least one selector")
+	}
+	p := url.Values{"start": {nanos(from)}, "end": {nanos(to)}, "match[]": selectors}
+	var out []map[string]string
+	if err := c.get(ctx, pathSeries, p, &out, m); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return labelsKey(out[i]) < labelsKey(out[j]) })
+	return out, nil
+}
+
+// QueryMatrix runs a metric query (count_over_time, rate, sum by, ...) over
+// [from, to] at step and returns its matrix. Windows with more steps than Loki
+// accepts per call (11,000 points per series) are fetched in several calls.
+func (c *Client) QueryMatrix(ctx context.Context, query string, from, to time.Time, step time.Duration) ([]MatrixSeries, error) {
+	out, err := c.matrix(ctx, query, from, to, step, nil)
+	return out, c.queryErr(query, err)
+}
+
+// maxPoints is below Loki's "exceeded maximum resolution of 11,000 points per
+// timeseries".
+const maxPoints = 10000
+
+func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, step time.Duration, m *meter) ([]MatrixSeries, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("step %v is not positive", step)
+	}
+	if to.Before(from) {
+		return nil, fmt.Errorf("end %s is before start %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
+	}
+	bySeries := map[string]*MatrixSeries{}
+	for start := from; !start.After(to); {
+		end := start.Add(step * (maxPoints - 1))
+		if end.After(to) {
+			end = to
+		}
+		p := url.Values{
+			"query": {query},
+			"start": {nanos(start)},
+			"end":   {nanos(end)},
+			"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+		}
+		var d queryData
+		if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+			return nil, err
+		}
+		if d.ResultType != "matrix" {
+			return nil, fmt.Errorf("want a matrix, Loki answered resultType %q (is this a log query?)", d.ResultType)
+		}
+		var res []matrixResult
+		if err := json.Unmarshal(d.Result, &res); err != nil {
+			return nil, fmt.Errorf("decoding matrix: %w", err)
+		}
+		for _, r := range res {
+			k := labelsKey(r.Metric)
+			s := bySeries[k]
+			if s == nil {
+				s = &MatrixSeries{Metric: r.Metric, Labels: k}
+				bySeries[k] = s
+			}
+			for _, v := range r.Values {
+				s.Points = append(s.Points, Point(v))
+			}
+		}
+		start = end.Add(step)
+	}
+	out := make([]MatrixSeries, 0, len(bySeries))
+	for _, s := range bySeries {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Labels < out[j].Labels })
+	return out, nil
+}
+
+// QueryVector runs an instant metric query at t (Loki refuses log queries here).
+func (c *Client) QueryVector(ctx context.Context, query string, t time.Time) ([]Sample, error) {
+	out, err := c.vector(ctx, query, t, nil)
+	return out, c.queryErr(query, err)
+}
+
+func (c *Client) vector(ctx context.Context, query string, t time.Time, m *meter) ([]Sample, error) {
+	p := url.Values{"query": {query}, "time": {nanos(t)}}
+	var d queryData
+	if err := c.get(ctx, pathQuery, p, &d, m); err != nil {
+		return nil, err
+	}
+	if d.ResultType != "vector" {
+		return nil, fmt.Errorf("want a vector, Loki answered resultType %q", d.ResultType)
+	}
+	var res []vectorResult
+	if err := json.Unmarshal(d.Result, &res); err != nil {
+		return nil, fmt.Errorf("decoding vector: %w", err)
+	}
+	out := make([]Sample, 0, len(res))
+	for _, r := range res {
+		out = append(out, Sample{Metric: r.Metric, Labels: labelsKey(r.Metric), Point: Point(r.Value)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Labels < out[j].Labels })
+	return out, nil
+}
+
+// logPage fetches one page of a log query: at most limit lines in [from, to),
+// oldest first.
+func (c *Client) logPage(ctx context.Context, query string, from, to time.Time, limit int, m *meter) ([]streamResult, *Stats, error) {
+	p := url.Values{
+		"query":     {query},
+		"start":     {nanos(from)},
+		"end":       {nanos(to)},
+		"limit":     {strconv.Itoa(limit)},
+		"direction": {"forward"},
+	}
+	var d queryData
+	if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+		return nil, nil, err
+	}
+	if d.ResultType != "streams" {
+		return nil, nil, fmt.Errorf("want streams, Loki answered resultType %q (is this a metric query?)", d.ResultType)
+	}
+	var res []streamResult
+	if err := json.Unmarshal(d.Result, &res); err != nil {
+		return nil, nil, fmt.Errorf("decoding streams: %w", err)
+	}
+	return res, d.Stats, nil
+}

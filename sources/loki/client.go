@@ -1,0 +1,439 @@
+package loki
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Loki's HTTP API paths (docs: "Loki HTTP API", query endpoints).
+const (
+	pathQuery      = "/loki/api/v1/query"
+	pathQueryRange = "/loki/api/v1/query_range"
+	pathLabels     = "/loki/api/v1/labels"
+	pathSeries     = "/loki/api/v1/series"
+)
+
+// Backoff bounds. Full jitter around an exponential curve keeps parallel workers
+// that were throttled together from retrying together.
+const (
+	backoffBase   = 500 * time.Millisecond
+	backoffMax    = 30 * time.Second
+	retryAfterMax = 5 * time.Minute
+	errBodyMax    = 4 << 10
+)
+
+// Client talks to one Loki (one tenant). It is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	base    *url.URL
+	hc      *http.Client
+	secrets []string
+
+	// limit is the per-call line limit in force; lowered when the server says its
+	// max_entries_limit_per_query is smaller.
+	limit atomic.Int64
+
+	// sleep waits d or until ctx ends; tests replace it to run without a clock.
+	sleep func(ctx context.Context, d time.Duration) error
+	// jitter draws a duration in [0, d); tests make it deterministic.
+	jitter func(d time.Duration) time.Duration
+}
+
+// New validates cfg and returns a client. It fails on a missing or malformed
+// address, conflicting credentials or unreadable TLS files.
+func New(cfg Config) (*Client, error) {
+	cfg, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	base, err := url.Parse(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("loki: address: %w", err)
+	}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	tr.MaxIdleConnsPerHost = cfg.Parallel * 2
+	c := &Client{
+		cfg:  cfg,
+		base: base,
+		hc:   &http.Client{Transport: tr},
+		sleep: func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		jitter: func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return 0
+			}
+			return rand.N(d)
+		},
+	}
+	// What must never be printed: the password, the token, and the encoded
+	// basic-auth credential (a proxy could echo the Authorization header).
+	for _, s := range []string{cfg.Password, cfg.BearerToken} {
+		if s != "" {
+			c.secrets = append(c.secrets, s)
+		}
+	}
+	if cfg.Password != "" {
+		c.secrets = append(c.secrets, base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password)))
+	}
+	c.limit.Store(int64(cfg.Limit))
+	return c, nil
+}
+
+// Limit is the per-call line limit in force (lowered if the server refused more).
+func (c *Client) Limit() int { return int(c.limit.Load()) }
+
+// APIError is a non-2xx answer from Loki. Message is Loki's own error text
+// (its error bodies are plain text; a JSON {"error": ...} body is unwrapped).
+type APIError struct {
+	StatusCode int
+	Message    string
+	// Attempts is how many requests were made (more than one when retried).
+	Attempts int
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.StatusCode)
+	}
+	s := fmt.Sprintf("loki answered %d: %s", e.StatusCode, msg)
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
+	}
+	return s
+}
+
+// Retryable reports whether the status is worth retrying: 429 and 5xx.
+func (e *APIError) Retryable() bool {
+	return e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
+}
+
+// limitError is Loki's 400 for a limit above max_entries_limit_per_query.
+type limitError struct {
+	requested, max int
+	api            *APIError
+}
+
+func (e *limitError) Error() string { return e.api.Error() }
+func (e *limitError) Unwrap() error { return e.api }
+
+// Loki has written both "max_entries_limit" and "max_entries_limit_per_query".
+var limitRE = regexp.MustCompile(`max entries limit per query exceeded, limit > max_entries_limit(?:_per_query)? \((\d+) > (\d+)\)`)
+
+func asLimitError(e *APIError) error {
+	if e.StatusCode != http.StatusBadRequest {
+		return e
+	}
+	if m := limitRE.FindStringSubmatch(e.Message); m != nil {
+		req, _ := strconv.Atoi(m[1])
+		mx, _ := strconv.Atoi(m[2])
+		return &limitError{requested: req, max: mx, api: e}
+	}
+	if strings.Contains(e.Message, "max entries limit per query exceeded") {
+		return &limitError{api: e}
+	}
+	return e
+}
+
+// meter counts requests and response bytes for one piece of work, and adds them
+// to the run's totals (read concurrently by progress reporting).
+type meter struct {
+	requests int
+	wire     int64
+	run      *runTotals
+}
+
+type runTotals struct {
+	requests atomic.Int64
+	wire     atomic.Int64
+}
+
+func (m *meter) add(requests int, wire int64) {
+	if m == nil {
+		return
+	}
+	m.requests += requests
+	m.wire += wire
+	if m.run != nil {
+		m.run.requests.Add(int64(requests))
+		m.run.wire.Add(wire)
+	}
+}
+
+// envelope is the shape of every Loki query answer: {"status": ..., "data": ...}.
+// Data holds the caller's pointer, so data is decoded in the same pass.
+type envelope struct {
+	Status    string `json:"status"`
+	Data      any    `json:"data"`
+	ErrorType string `json:"errorType,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// get calls path with params and decodes the envelope's data into out, retrying
+// 429, 5xx, timeouts and broken connections with backoff (honouring Retry-After).
+// Other errors (400 above all: a bad query stays bad) return at once.
+func (c *Client) get(ctx context.Context, path string, params url.Values, out any, m *meter) error {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = params.Encode()
+	var err error
+	for attempt := 1; ; attempt++ {
+		var retry bool
+		var wait time.Duration
+		retry, wait, err = c.try(ctx, u.String(), out, m)
+		if err == nil {
+			return nil
+		}
+		var ae *APIError
+		if errors.As(err, &ae) {
+			ae.Attempts = attempt
+		}
+		if !retry || attempt > c.cfg.Retries {
+			if retry && ae == nil && attempt > 1 {
+				err = fmt.Errorf("%w (after %d attempts)", err, attempt)
+			}
+			return err
+		}
+		if wait <= 0 {
+			wait = c.backoff(attempt)
+		}
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return serr
+		}
+	}
+}
+
+// backoff is exponential with full jitter: a random wait in [d/2, d) where d
+// doubles per attempt up to backoffMax.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := backoffBase << min(attempt-1, 16)
+	if d > backoffMax || d <= 0 {
+		d = backoffMax
+	}
+	return d/2 + c.jitter(d/2)
+}
+
+// try makes one request. It reports whether a failure is worth retrying and how
+// long the server asked to wait.
+func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bool, wait time.Duration, err error) {
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, 0, err
+	}
+	c.authorize(req)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		m.add(1, 0)
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		return transient(err), 0, fmt.Errorf("request failed: %w", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body := &countingReader{r: resp.Body}
+	defer func() { m.add(1, body.n) }()
+
+	// Read what is left (bounded) so the connection can be reused.
+	defer func() { _, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10)) }()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(body, errBodyMax))
+		ae := &APIError{StatusCode: resp.StatusCode, Message: errorText(b)}
+		if ae.Retryable() {
+			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
+		}
+		return false, 0, asLimitError(ae)
+	}
+	if out == nil {
+		out = new(json.RawMessage)
+	}
+	env := envelope{Data: out}
+	if err := json.NewDecoder(body).Decode(&env); err != nil {
+		if ctx.Err() != nil {
+			return false, 0, ctx.Err()
+		}
+		// A body cut short (connection reset, per-request timeout) is transient;
+		// a body that is not JSON, or not Loki's shape, is not.
+		cut := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || transient(err)
+		return cut, 0, fmt.Errorf("reading response: %w", err)
+	}
+	if env.Status != "success" {
+		return false, 0, fmt.Errorf("loki answered status %q: %s", env.Status, env.Error)
+	}
+	return false, 0, nil
+}
+
+func (c *Client) authorize(req *http.Request) {
+	switch {
+	case c.cfg.BearerToken != "":
+		req.Header.Set("Authorization", "Bearer "+c.cfg.BearerToken)
+	case c.cfg.Username != "" || c.cfg.Password != "":
+		req.SetBasicAuth(c.cfg.Username, c.cfg.Password)
+	}
+	if c.cfg.OrgID != "" {
+		req.Header.Set("X-Scope-OrgID", c.cfg.OrgID)
+	}
+}
+
+// errorText extracts Loki's message from an error body: plain text as Loki
+// writes it, or the "error"/"message" field of a JSON body from a proxy.
+func errorText(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, "{") {
+		var j struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(b, &j) == nil {
+			if j.Error != "" {
+				return j.Error
+			}
+			if j.Message != "" {
+				return j.Message
+			}
+		}
+	}
+	return s
+}
+
+// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(h); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(h); err == nil {
+		d = t.Sub(now)
+	}
+	if d < 0 {
+		return 0
+	}
+	return min(d, retryAfterMax)
+}
+
+// transient reports whether a transport error may go away on retry: timeouts,
+// refused or reset connections, and connections closed mid-answer.
+func transient(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// unwrapURLError drops the *url.Error wrapper: its text repeats the whole URL,
+// and the query is already named by the caller.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// scrub makes sure no secret appears in an error's text. Secrets only travel in
+// headers, which Go never prints, so this is a second line of defence (a proxy
+// could echo a header into its error body).
+func (c *Client) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	for _, s := range c.secrets {
+		clean = strings.ReplaceAll(clean, s, redacted)
+	}
+	if clean == msg {
+		return err
+	}
+	return &scrubbedError{msg: clean, inner: err}
+}
+
+// scrubbedError keeps errors.Is working (context.Canceled, ...) without exposing
+// the unredacted text through Unwrap.
+type scrubbedError struct {
+	msg   string
+	inner error
+}
+
+func (e *scrubbedError) Error() string        { return e.msg }
+func (e *scrubbedError) Is(target error) bool { return errors.Is(e.inner, target) }
+func (e *scrubbedError) As(target any) bool   { return false }
+
+// queryErr names the query that failed, as callers expect:
+// loki query "{job=\"caddy\"}": loki answered 400: parse error ...
+func (c *Client) queryErr(q string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return c.scrub(fmt.Errorf("loki query %q: %w", q, err))
+}
+
+// lowerLimit caps the per-call limit after the server refused `requested`
+// lines: at the server's maximum when its message names it, else at half. It
+// returns the limit now in force (0 if it cannot go lower) and, when this call
+// lowered it, a sentence for the data-quality notes.
+func (c *Client) lowerLimit(le *limitError, requested int) (int, string) {
+	target := le.max
+	if target <= 0 || target >= requested {
+		target = requested / 2
+	}
+	if target <= 0 {
+		return 0, ""
+	}
+	for {
+		cur := c.limit.Load()
+		if cur <= int64(target) {
+			return int(cur), ""
+		}
+		if c.limit.CompareAndSwap(cur, int64(target)) {
+			return target, fmt.Sprintf("per-call line limit lowered from %d to %d: Loki said %q", cur, target, le.api.Message)
+		}
+	}
+}

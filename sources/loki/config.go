@@ -1,0 +1,248 @@
+package loki
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultLimit    = 5000 // Loki's default max_entries_limit_per_query
+	DefaultParallel = 4
+	DefaultSplitBy  = time.Hour
+	DefaultRetries  = 5
+	DefaultTimeout  = time.Minute
+)
+
+// Environment variables read by ConfigFromEnv: the ones logcli reads.
+const (
+	EnvAddr            = "LOKI_ADDR"
+	EnvUsername        = "LOKI_USERNAME"
+	EnvPassword        = "LOKI_PASSWORD"
+	EnvBearerToken     = "LOKI_BEARER_TOKEN"
+	EnvBearerTokenFile = "LOKI_BEARER_TOKEN_FILE"
+	EnvOrgID           = "LOKI_ORG_ID"
+	EnvCACertPath      = "LOKI_CA_CERT_PATH"
+	EnvClientCertPath  = "LOKI_CLIENT_CERT_PATH"
+	EnvClientKeyPath   = "LOKI_CLIENT_KEY_PATH"
+	EnvTLSSkipVerify   = "LOKI_TLS_SKIP_VERIFY"
+)
+
+// Config says where Loki is, how to authenticate and how hard to pull.
+//
+// Password and BearerToken are secrets: they never leave the process except in
+// the Authorization header. String, GoString and LogValue redact them (and the
+// user name), and they are excluded from YAML and JSON so a config never lands
+// in a bundle with them.
+type Config struct {
+	// Addr is Loki's base URL, e.g. "https://logs.example.com" (a path prefix is
+	// kept). User info in the URL is moved to Username/Password.
+	Addr            string `yaml:"addr" json:"addr"`
+	Username        string `yaml:"-" json:"-"`
+	Password        string `yaml:"-" json:"-"`
+	BearerToken     string `yaml:"-" json:"-"`
+	BearerTokenFile string `yaml:"bearer_token_file,omitempty" json:"bearer_token_file,omitempty"`
+	// OrgID is sent as X-Scope-OrgID (tenant; "a|b" queries several).
+	OrgID              string `yaml:"org_id,omitempty" json:"org_id,omitempty"`
+	CAFile             string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+	CertFile           string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
+	KeyFile            string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
+
+	// Limit is the number of lines asked for per query_range call (default 5000).
+	// It must not exceed the server's max_entries_limit_per_query; when Loki
+	// refuses it with "max entries limit per query exceeded" the client lowers it
+	// to the server's maximum, retries, and reports that in the result.
+	Limit int `yaml:"limit,omitempty" json:"limit,omitempty"`
+	// Parallel is the number of sub-ranges fetched at once (default 4).
+	Parallel int `yaml:"parallel,omitempty" json:"parallel,omitempty"`
+	// SplitBy is the length of the sub-ranges a window is cut into (default 1h,
+	// at least 1m, whole seconds).
+	SplitBy time.Duration `yaml:"split_by,omitempty" json:"split_by,omitempty"`
+	// Retries is how many times a request is retried after a 429, a 5xx or a
+	// timeout (default 5; negative disables retries).
+	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// Timeout bounds one HTTP request (default 1m); a request that times out is retried.
+	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+
+	// Progress, when set, is called with running totals while lines are pulled.
+	// Calls are serialized; keep it fast (it runs on the delivering goroutine).
+	Progress func(Progress) `yaml:"-" json:"-"`
+}
+
+// ConfigFromEnv reads the environment variables logcli uses (LOKI_ADDR,
+// LOKI_USERNAME, LOKI_PASSWORD, LOKI_BEARER_TOKEN, LOKI_BEARER_TOKEN_FILE,
+// LOKI_ORG_ID, LOKI_CA_CERT_PATH, LOKI_CLIENT_CERT_PATH, LOKI_CLIENT_KEY_PATH,
+// LOKI_TLS_SKIP_VERIFY). Unset variables leave fields empty; an unparsable
+// LOKI_TLS_SKIP_VERIFY leaves verification on.
+func ConfigFromEnv() Config {
+	skip, _ := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvTLSSkipVerify)))
+	return Config{
+		Addr:               os.Getenv(EnvAddr),
+		Username:           os.Getenv(EnvUsername),
+		Password:           os.Getenv(EnvPassword),
+		BearerToken:        os.Getenv(EnvBearerToken),
+		BearerTokenFile:    os.Getenv(EnvBearerTokenFile),
+		OrgID:              os.Getenv(EnvOrgID),
+		CAFile:             os.Getenv(EnvCACertPath),
+		CertFile:           os.Getenv(EnvClientCertPath),
+		KeyFile:            os.Getenv(EnvClientKeyPath),
+		InsecureSkipVerify: skip,
+	}
+}
+
+const redacted = "REDACTED"
+
+func redact(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// redactAddr removes user info from a URL for display.
+func redactAddr(addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil || u.User == nil {
+		if strings.Contains(addr, "@") {
+			return redacted // unparsable and may hold a password: show nothing
+		}
+		return addr
+	}
+	u.User = url.User(redacted)
+	return u.String()
+}
+
+// String renders the configuration with every credential redacted.
+func (c Config) String() string {
+	return fmt.Sprintf("loki.Config{Addr:%q, Username:%q, Password:%q, BearerToken:%q, BearerTokenFile:%q, OrgID:%q, CAFile:%q, CertFile:%q, KeyFile:%q, InsecureSkipVerify:%t, Limit:%d, Parallel:%d, SplitBy:%s, Retries:%d, Timeout:%s}",
+		redactAddr(c.Addr), redact(c.Username), redact(c.Password), redact(c.BearerToken), c.BearerTokenFile,
+		c.OrgID, c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify, c.Limit, c.Parallel, c.SplitBy, c.Retries, c.Timeout)
+}
+
+// GoString makes %#v redact as well.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue makes log/slog redact as well.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON writes the configuration without credentials (they are already
+// excluded field by field; this also strips user info from Addr).
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	p := plain(c)
+	p.Addr = stripUserinfo(p.Addr)
+	return json.Marshal(p)
+}
+
+// MarshalYAML is MarshalJSON's counterpart for bundle.yaml and config files.
+func (c Config) MarshalYAML() (any, error) {
+	type plain Config
+	p := plain(c)
+	p.Addr = stripUserinfo(p.Addr)
+	return p, nil
+}
+
+func stripUserinfo(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.User != nil {
+		u.User = nil
+		return u.String()
+	}
+	if strings.Contains(addr, "@") {
+		return ""
+	}
+	return addr
+}
+
+// normalized returns c with defaults filled in and user info moved out of Addr.
+func (c Config) normalized() (Config, error) {
+	if strings.TrimSpace(c.Addr) == "" {
+		return c, fmt.Errorf("loki: no address (set %s or the config's loki addr)", EnvAddr)
+	}
+	u, err := url.Parse(strings.TrimSpace(c.Addr))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		// Never echo the address: it may carry a password.
+		return c, fmt.Errorf("loki: address %s is not an http(s) URL", redactAddr(c.Addr))
+	}
+	if u.User != nil {
+		if c.Username == "" {
+			c.Username = u.User.Username()
+		}
+		if p, ok := u.User.Password(); ok && c.Password == "" {
+			c.Password = p
+		}
+		u.User = nil
+	}
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	c.Addr = u.String()
+	if c.BearerToken == "" && c.BearerTokenFile != "" {
+		b, err := os.ReadFile(c.BearerTokenFile)
+		if err != nil {
+			return c, fmt.Errorf("loki: reading bearer token file: %w", err)
+		}
+		c.BearerToken = strings.TrimSpace(string(b))
+	}
+	if c.BearerToken != "" && (c.Username != "" || c.Password != "") {
+		return c, errors.New("loki: basic auth (username/password) and a bearer token are mutually exclusive")
+	}
+	if c.Limit <= 0 {
+		c.Limit = DefaultLimit
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = DefaultParallel
+	}
+	if c.SplitBy <= 0 {
+		c.SplitBy = DefaultSplitBy
+	}
+	if c.SplitBy < time.Minute || c.SplitBy%time.Second != 0 {
+		return c, fmt.Errorf("loki: split_by %s must be at least 1m and whole seconds", c.SplitBy)
+	}
+	switch {
+	case c.Retries == 0:
+		c.Retries = DefaultRetries
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	return c, nil
+}
+
+// tlsConfig builds the TLS settings: the system roots plus CAFile, an optional
+// client certificate, and InsecureSkipVerify.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // opt-in, as logcli's --tls-skip-verify
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("loki: reading CA file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("loki: CA file %s holds no PEM certificate", c.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.CertFile != "" || c.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("loki: loading client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}

@@ -1,0 +1,357 @@
+package loki
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+// Source is the data-quality source name of everything this package reports.
+const Source = "loki"
+
+// maxNotes caps the per-sub-range notes of one pull; the rest are summarised.
+const maxNotes = 10
+
+// Pull fetches the raw lines of selector+pipeline in [from, to) like QueryRange,
+// and checks them: for every sub-range, before paging, it asks Loki for
+//
+//	sum by (<the streams' label names>) (count_over_time(<selector><pipeline> [<sub-range>]))
+//
+// evaluated at the sub-range's end minus 1 ns (a LogQL range is (t-r, t], a
+// query_range is [start, end): the shift makes both cover the same
+// nanoseconds). Only streams with lines are paged, and the lines delivered per
+// stream must equal the count. A failed or truncated sub-range, a count that
+// disagrees, or a count that could not be obtained makes the sub-range
+// incomplete, with a note in Result.Notes; callers must treat !Result.Complete()
+// as partial evidence (exit code 1).
+//
+// The window is widened to whole milliseconds (LogQL ranges cannot express
+// less). A parser stage in the pipeline that extracts a field named like one of
+// the streams' labels would confuse the per-stream grouping of the count: that
+// shows up as a mismatch, never as a false "complete".
+func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to time.Time, sink func(Entry) error) (Result, error) {
+	query := strings.TrimSpace(selector)
+	if p := strings.TrimSpace(pipeline); p != "" {
+		query += " " + p
+	}
+	from, to = alignMillis(from, to)
+	if !from.Before(to) {
+		return Result{Query: query, From: from, To: to}, c.queryErr(query, fmt.Errorf("empty window [%s, %s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
+	}
+	return c.pull(ctx, query, from, to, []span{{from, to}}, sink)
+}
+
+// PullMinutes fetches raw lines only for the given minutes (each [m, m+1m),
+// truncated to the minute; duplicates ignored), merging adjacent minutes into
+// one range, with the same per-range completeness check as Pull. It is the raw
+// half of pushdown: MinuteCounts finds the minutes worth reading, PullMinutes
+// reads them, and Result.Bytes() says how many raw bytes that cost. selector may
+// carry a pipeline.
+func (c *Client) PullMinutes(ctx context.Context, selector string, minutes []time.Time, sink func(Entry) error) (Result, error) {
+	spans := mergeMinutes(minutes)
+	if len(spans) == 0 {
+		return Result{Query: selector}, nil
+	}
+	return c.pull(ctx, selector, spans[0].from, spans[len(spans)-1].to, spans, sink)
+}
+
+func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spans []span, sink func(Entry) error) (Result, error) {
+	res := Result{Query: query, From: from, To: to}
+	sel, pipe, err := splitQuery(query)
+	if err != nil {
+		return res, c.queryErr(query, err)
+	}
+	rs := &runState{query: query, sel: sel, inner: selectorInner(sel), pipe: pipe}
+
+	// One /series call over the whole window gives the label names the count
+	// query groups by and the exact per-stream selectors need.
+	m := &meter{run: &rs.totals}
+	streams, err := c.series(ctx, from, to, []string{sel}, m)
+	res.SeriesRequests, res.SeriesWireBytes = m.requests, m.wire
+	if err != nil {
+		return res, c.queryErr(query, fmt.Errorf("listing streams: %w", err))
+	}
+	names := labelNames(streams)
+	all := rs.plan(streams, names)
+
+	plan := func(ctx context.Context, j *job, _ *meter) ([]plannedStream, error) {
+		cm := &meter{run: &rs.totals}
+		counts, err := c.counts(ctx, query, names, j.sr.From, j.sr.To, cm)
+		j.sr.CountRequests += cm.requests
+		j.sr.CountWireBytes += cm.wire
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// Still pull the lines; they just cannot be verified.
+			j.sr.Problems = append(j.sr.Problems, "count_over_time cross-check failed, lines unverified: "+c.scrub(err).Error())
+			return all, nil
+		}
+		j.sr.Expected = map[string]int64{}
+		var withLines []map[string]string
+		for _, s := range counts {
+			n := int64(math.Round(s.V))
+			j.sr.Expected[s.Labels] = n
+			if n > 0 {
+				withLines = append(withLines, s.Metric)
+			}
+		}
+		return rs.plan(withLines, names), nil
+	}
+	// Lines ingested between the count and the pull (a window ending near now)
+	// make the two disagree although nothing is missing: count once more and
+	// keep the newer figure. A line really lost stays a mismatch.
+	rs.recheck = func(ctx context.Context, j *job) {
+		if j.sr.Expected == nil || sameCounts(j.sr.Expected, j.fetched) {
+			return
+		}
+		cm := &meter{run: &rs.totals}
+		counts, err := c.counts(ctx, query, names, j.sr.From, j.sr.To, cm)
+		j.sr.CountRequests += cm.requests
+		j.sr.CountWireBytes += cm.wire
+		if err != nil {
+			return // the first count stands
+		}
+		j.sr.Expected = map[string]int64{}
+		for _, s := range counts {
+			j.sr.Expected[s.Labels] = int64(math.Round(s.V))
+		}
+	}
+	err = c.run(ctx, rs, &res, split(spans, c.cfg.SplitBy), plan, checkCounts, sink)
+	return res, c.queryErr(query, err)
+}
+
+// counts runs the count cross-check for [from, to).
+func (c *Client) counts(ctx context.Context, query string, names []string, from, to time.Time, m *meter) ([]Sample, error) {
+	q, err := countQuery(query, names, to.Sub(from))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.vector(ctx, q, to.Add(-time.Nanosecond), m)
+	if err != nil {
+		return nil, fmt.Errorf("loki query %q: %w", q, err)
+	}
+	return out, nil
+}
+
+// sameCounts compares per-stream counts, ignoring zero entries.
+func sameCounts(a, b map[string]int64) bool {
+	for k, n := range a {
+		if b[k] != n {
+			return false
+		}
+	}
+	for k, n := range b {
+		if a[k] != n {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCounts compares delivered lines with count_over_time per stream.
+func checkCounts(sr *SubRange) {
+	if sr.Expected == nil {
+		return // unverified; the problem is already recorded
+	}
+	keys := map[string]bool{}
+	for k := range sr.Expected {
+		keys[k] = true
+	}
+	for k := range sr.Got {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		want, got := sr.Expected[k], sr.Got[k]
+		switch {
+		case got < want:
+			sr.missing += want - got
+			sr.Problems = append(sr.Problems, fmt.Sprintf("stream %s: count_over_time says %d lines, %d fetched (%d missing)", k, want, got, want-got))
+		case got > want:
+			sr.surplus += got - want
+			sr.Problems = append(sr.Problems, fmt.Sprintf("stream %s: count_over_time says %d lines, %d fetched (%d more; still being ingested?)", k, want, got, got-want))
+		}
+	}
+	sr.checked = sr.missing == 0 && sr.surplus == 0
+}
+
+// notes renders the data-quality notes of a result.
+func (c *Client) notes(r Result) []sources.QualityNote {
+	var out []sources.QualityNote
+	for _, lc := range r.LimitChanges {
+		out = append(out, sources.QualityNote{Source: Source, Severity: sources.SeverityInfo, Message: lc})
+	}
+	bad := 0
+	for _, s := range r.SubRanges {
+		if s.Complete {
+			continue
+		}
+		bad++
+		if bad > maxNotes {
+			continue
+		}
+		sev := sources.SeverityError
+		if s.Err == nil && !s.truncated && s.missing == 0 {
+			sev = sources.SeverityWarning // lines present but unverified or surplus
+		}
+		var why []string
+		if s.Err != nil {
+			why = append(why, fmt.Sprintf("failed after %d lines: %v", s.Lines, c.scrub(s.Err)))
+		}
+		why = append(why, s.Problems...)
+		if len(why) == 0 {
+			why = append(why, "incomplete")
+		}
+		out = append(out, sources.QualityNote{
+			Source:   Source,
+			Severity: sev,
+			Message: fmt.Sprintf("%s [%s, %s): %s", r.Query, s.From.Format(time.RFC3339), s.To.Format(time.RFC3339),
+				strings.Join(why, "; ")),
+		})
+	}
+	if bad > maxNotes {
+		out = append(out, sources.QualityNote{Source: Source, Severity: sources.SeverityError,
+			Message: fmt.Sprintf("%s: %d more incomplete sub-ranges not listed (%d of %d incomplete)", r.Query, bad-maxNotes, bad, len(r.SubRanges))})
+	}
+	return out
+}
+
+// Record is the bundle.yaml entry for a pull written to file.
+func (r Result) Record(file string) bundle.Query {
+	bad := 0
+	for _, s := range r.SubRanges {
+		if !s.Complete {
+			bad++
+		}
+	}
+	note := fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
+		len(r.SubRanges), bad, r.Requests(), r.WireBytes(), r.Limit)
+	for _, lc := range r.LimitChanges {
+		note += "; " + lc
+	}
+	return bundle.Query{
+		Source:   Source,
+		Query:    r.Query,
+		From:     r.From,
+		To:       r.To,
+		File:     file,
+		Lines:    r.Lines(),
+		Series:   r.Streams(),
+		Bytes:    r.Bytes(),
+		Complete: r.Complete(),
+		Note:     note,
+	}
+}
+
+// MinuteCounts is lines per minute per stream, computed inside Loki.
+type MinuteCounts struct {
+	Query    string // the count query sent
+	From, To time.Time
+	Streams  []StreamMinutes
+	// Requests and WireBytes are the cost of computing it (series + matrix).
+	Requests  int
+	WireBytes int64
+}
+
+// StreamMinutes is one stream's per-minute line counts; Counts[i] is the
+// minute From + i minutes.
+type StreamMinutes struct {
+	Stream map[string]string
+	Labels string
+	Counts []int64
+}
+
+// Minutes is the number of minutes covered.
+func (mc MinuteCounts) Minutes() int { return int(mc.To.Sub(mc.From) / time.Minute) }
+
+// Minute returns the start of minute i.
+func (mc MinuteCounts) Minute(i int) time.Time { return mc.From.Add(time.Duration(i) * time.Minute) }
+
+// Totals sums all streams per minute.
+func (mc MinuteCounts) Totals() []int64 {
+	out := make([]int64, mc.Minutes())
+	for _, s := range mc.Streams {
+		for i, n := range s.Counts {
+			out[i] += n
+		}
+	}
+	return out
+}
+
+// Record is the bundle.yaml entry for the counts.
+func (mc MinuteCounts) Record(file string) bundle.Query {
+	var lines int64
+	for _, n := range mc.Totals() {
+		lines += n
+	}
+	return bundle.Query{
+		Source: Source, Query: mc.Query, From: mc.From, To: mc.To, File: file,
+		Series: len(mc.Streams), Complete: true,
+		Note: fmt.Sprintf("per-minute line counts computed in Loki (%d lines counted), %d requests, %d response bytes", lines, mc.Requests, mc.WireBytes),
+	}
+}
+
+// MinuteCounts returns per-minute line counts per stream of selector (which may
+// carry a pipeline) over [from, to) widened to whole minutes, computed inside
+// Loki with count_over_time([1m]) at a 1m step: the cost does not grow with the
+// number of lines. Minute m counts lines in [m, m+1m): steps sit 1 ns before
+// each minute's end because a LogQL range is (t-1m, t].
+func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to time.Time) (MinuteCounts, error) {
+	from = from.UTC().Truncate(time.Minute)
+	if t := to.UTC().Truncate(time.Minute); t.Before(to) {
+		to = t.Add(time.Minute)
+	} else {
+		to = t
+	}
+	mc := MinuteCounts{From: from, To: to}
+	if !from.Before(to) {
+		return mc, nil
+	}
+	sel, _, err := splitQuery(selector)
+	if err != nil {
+		return mc, c.queryErr(selector, err)
+	}
+	m := &meter{}
+	streams, err := c.series(ctx, from, to, []string{sel}, m)
+	if err != nil {
+		mc.Requests, mc.WireBytes = m.requests, m.wire
+		return mc, c.queryErr(selector, fmt.Errorf("listing streams: %w", err))
+	}
+	q, err := countQuery(selector, labelNames(streams), time.Minute)
+	if err != nil {
+		mc.Requests, mc.WireBytes = m.requests, m.wire
+		return mc, c.queryErr(selector, err)
+	}
+	mc.Query = q
+	start := from.Add(time.Minute - time.Nanosecond)
+	series, err := c.matrix(ctx, q, start, to.Add(-time.Nanosecond), time.Minute, m)
+	if err != nil {
+		mc.Requests, mc.WireBytes = m.requests, m.wire
+		return mc, c.queryErr(q, err)
+	}
+	n := mc.Minutes()
+	for _, s := range series {
+		sm := StreamMinutes{Stream: s.Metric, Labels: s.Labels, Counts: make([]int64, n)}
+		for _, p := range s.Points {
+			// Loki reports step times in milliseconds: round back to the step.
+			i := int(math.Round(float64(p.T.Sub(start)) / float64(time.Minute)))
+			if i >= 0 && i < n {
+				sm.Counts[i] += int64(math.Round(p.V))
+			}
+		}
+		mc.Streams = append(mc.Streams, sm)
+	}
+	mc.Requests, mc.WireBytes = m.requests, m.wire
+	return mc, nil
+}
