@@ -38,7 +38,7 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 	}
 	rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= threshold })
 	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
-	facts := map[string]float64{"queue_peak": pk.V, "queue_usual": usual, "workers": float64(workers)}
+	facts := map[string]float64{"queue_peak": pk.V, "queue_peak_at": float64(pk.T.Unix()), "queue_usual": usual, "workers": float64(workers)}
 	capText := ""
 	if backlog > 0 {
 		facts["backlog"] = backlog

@@ -21,6 +21,20 @@ type Evidence struct {
 	Minutes       []MinuteRow  `json:"minutes"`
 	Clusters      []ClusterRow `json:"clusters"`
 	Series        []SeriesRow  `json:"series"`
+	// Crawlers holds, for each crawler_burst finding, its cluster's requests per
+	// minute in the window: the crawler chart.
+	Crawlers []CrawlerRow `json:"crawlers"`
+}
+
+// CrawlerRow is one crawler cluster's volume per minute against its baseline.
+type CrawlerRow struct {
+	// Finding is the crawler_burst finding's id.
+	Finding string `json:"finding"`
+	// Fingerprint names the cluster (attacker-controlled text).
+	Fingerprint string `json:"fingerprint"`
+	// BaselinePerMin is the cluster's usual requests per minute.
+	BaselinePerMin float64 `json:"baseline_per_min"`
+	Points         []Point `json:"points"`
 }
 
 // MinuteRow is one minute of the window's access log.
@@ -30,8 +44,12 @@ type MinuteRow struct {
 	Status   map[string]int `json:"status"`
 	// ProxyMade counts 5xx Caddy answered itself, without PHP.
 	ProxyMade int `json:"proxy_made"`
-	Goodput   int `json:"goodput"`
-	Late      int `json:"late"`
+	// PHP counts responses PHP produced, whatever their status.
+	PHP int `json:"php"`
+	// Goodput counts 2xx PHP answered within the clients' timeout.
+	Goodput int `json:"goodput"`
+	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
+	Late int `json:"late"`
 }
 
 // ClusterRow is one client fingerprint in the window.
@@ -45,10 +63,24 @@ type ClusterRow struct {
 	PHPSeconds          float64        `json:"php_seconds"`
 }
 
+// Series ids: what the charts and the timeline look for.
+const (
+	SeriesActive  = "active"
+	SeriesTotal   = "total"
+	SeriesQueue   = "queue"
+	SeriesBacklog = "backlog"
+	SeriesHealthy = "healthy"
+	SeriesCPU     = "cpu"
+)
+
 // SeriesRow is one metric over the window at one-minute resolution.
 type SeriesRow struct {
-	Name   string    `json:"name"`
-	Query  string    `json:"query"`
+	// ID is a stable name: active, total, queue, backlog, healthy, cpu.
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Query string `json:"query"`
+	// Agg says how the minute's samples were reduced: max, min, mean or last.
+	Agg    string    `json:"agg"`
 	Points []Point   `json:"points"`
 	Max    float64   `json:"max"`
 	MaxAt  time.Time `json:"max_at"`
@@ -69,7 +101,7 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 		if m.Start.Before(from.Truncate(time.Minute)) || !m.Start.Before(to) {
 			continue
 		}
-		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: map[string]int{}, Goodput: m.Goodput, Late: m.Late}
+		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: map[string]int{}, PHP: m.PHPDone, Goodput: m.Goodput, Late: m.Late}
 		for s, n := range m.Status {
 			row.Status[strconv.Itoa(s)] = n
 		}
@@ -121,4 +153,57 @@ func (e *Evidence) StatusTotals() map[string]int {
 		}
 	}
 	return out
+}
+
+func (e *Evidence) normalize() {
+	if e.Minutes == nil {
+		e.Minutes = []MinuteRow{}
+	}
+	if e.Clusters == nil {
+		e.Clusters = []ClusterRow{}
+	}
+	if e.Series == nil {
+		e.Series = []SeriesRow{}
+	}
+	if e.Crawlers == nil {
+		e.Crawlers = []CrawlerRow{}
+	}
+	for i := range e.Series {
+		if e.Series[i].Points == nil {
+			e.Series[i].Points = []Point{}
+		}
+	}
+	for i := range e.Crawlers {
+		if e.Crawlers[i].Points == nil {
+			e.Crawlers[i].Points = []Point{}
+		}
+	}
+}
+
+// series returns the row with id, or nil.
+func (e *Evidence) series(id string) *SeriesRow {
+	for i := range e.Series {
+		if e.Series[i].ID == id {
+			return &e.Series[i]
+		}
+	}
+	return nil
+}
+
+// failed counts what reached no one in a minute: 5xx, 429, late successes
+// (the same taxonomy as detect's upstream_errors).
+func (m *MinuteRow) failed() int {
+	n := m.Late
+	for s, c := range m.Status {
+		if failedStatus(s) {
+			n += c
+		}
+	}
+	return n
+}
+
+// failedStatus is true for 429 and 5xx.
+func failedStatus(s string) bool {
+	code, err := strconv.Atoi(s)
+	return err == nil && (code == 429 || code >= 500 && code < 600)
 }

@@ -10,50 +10,50 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/templates"
 )
 
 // mdEscaper neutralises everything that could make text from a log line into
-// Markdown structure: table cells, code spans, emphasis, links, HTML and headings.
+// Markdown structure: table cells, code spans, emphasis, strikethrough, links
+// (inline, reference and GFM's bare-URL and e-mail autolinks), HTML, entities
+// and headings. Line breaks become spaces, so no text can start a line of its
+// own (a heading, a list, a fence or a setext underline).
 var mdEscaper = strings.NewReplacer(
-	`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "#", `\#`, "{", `\{`, "}", `\}`, "!", `\!`,
-	"\r\n", " ", "\n", " ", "\r", " ",
+	`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "~", `\~`, "[", `\[`, "]", `\]`,
+	"<", "&lt;", ">", "&gt;", "&", "&amp;", "#", `\#`, "{", `\{`, "}", `\}`, "!", `\!`,
+	// GFM links bare URLs and addresses; an escaped character breaks the match.
+	"://", `\://`, "www.", `www\.`, "WWW.", `WWW\.`, "@", `\@`,
+	"\r\n", " ", "\n", " ", "\r", " ", "\t", " ",
 )
 
-// MarkdownCell escapes attacker-controlled text for a Markdown table cell or line.
+// MarkdownCell escapes attacker-controlled text for a Markdown table cell or a
+// line of prose. The result renders as the same characters, but as text only.
+// Never put its result inside a code span: backslash escapes do not work there.
 func MarkdownCell(s string) string {
-	return mdEscaper.Replace(s)
+	return strings.Map(func(r rune) rune {
+		// Other control characters (NUL, VT, FF, bidi overrides) have no
+		// business in a report and some renderers treat them as breaks.
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, mdEscaper.Replace(s))
 }
 
-// formatInt groups thousands with commas ("8,001"), as the reference postmortem does.
+// formatInt renders a count for humans, whatever numeric type the template has.
 func formatInt(v any) string {
-	var n int64
 	switch x := v.(type) {
 	case int:
-		n = int64(x)
+		return detect.FormatInt(int64(x))
 	case int64:
-		n = x
+		return detect.FormatInt(x)
 	case float64:
-		n = int64(math.Round(x))
-	default:
-		return fmt.Sprint(v)
+		return detect.FormatInt(int64(math.Round(x)))
 	}
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return fmt.Sprint(v)
 }
 
 // seriesRow is one minute across all summarised series (for a wide table).
@@ -128,7 +128,32 @@ func funcs(loc *time.Location) template.FuncMap {
 	}
 }
 
-// RenderMarkdown renders the report with the named template of package templates.
+// postmortemTemplate names the Markdown template of a language.
+func postmortemTemplate(lang string) string { return "postmortem." + lang + ".md.tmpl" }
+
+// renderPostmortem renders postmortem.md in lang.
+func renderPostmortem(r *Report, lang string) ([]byte, error) {
+	v, err := newView(r, lang)
+	if err != nil {
+		return nil, err
+	}
+	name := postmortemTemplate(lang)
+	t, err := template.New(name).Funcs(template.FuncMap{"md": MarkdownCell}).ParseFS(templates.FS, name)
+	if err != nil {
+		return nil, fmt.Errorf("report: template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("report: template %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// RenderMarkdown renders the report with the named template of package
+// templates, giving the template the Report itself (the evidence summary,
+// evidence.md.tmpl, is such a template).
+//
+// Deprecated: for the postmortem use WriteAll or Render.
 func RenderMarkdown(r *Report, name string) ([]byte, error) {
 	loc, err := time.LoadLocation(r.Window.TZ)
 	if err != nil {
@@ -146,6 +171,8 @@ func RenderMarkdown(r *Report, name string) ([]byte, error) {
 }
 
 // WriteMarkdown renders r with template name into path.
+//
+// Deprecated: use WriteAll.
 func WriteMarkdown(path, name string, r *Report) error {
 	data, err := RenderMarkdown(r, name)
 	if err != nil {

@@ -1,101 +1,187 @@
-// Package report assembles findings and evidence into the postmortem: the
-// report.json contract (schema aftermath.report/v1), the timeline and the
-// renderings (Markdown, HTML, terminal).
+// Package report turns findings and evidence into the postmortem an on-call
+// engineer takes away: it assembles the timeline, ranks the causes, measures the
+// impact, and renders them as Markdown (English or Korean), one self-contained
+// HTML page with inline SVG charts, report.json (schema aftermath.report/v1) and a
+// terminal summary.
+//
+// Build assembles a Report from what detect produced; WriteAll renders it. Every
+// renderer treats text that came from a log line (paths, user agents, languages,
+// header values) as attacker-controlled: Markdown escapes it (MarkdownCell), HTML
+// goes through html/template, the SVG charts carry no log text at all, JSON is
+// encoded by encoding/json and the terminal strips control characters.
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Schema identifies the report.json format; outside tests read it.
 const Schema = "aftermath.report/v1"
 
-// Report is report.json. Field names are a contract (design.md, "Report").
+// Report is report.json. Field names are a contract (design.md, "Report"); the
+// human texts in it (timeline, causes, caveats) are English, whatever language
+// the Markdown and HTML were rendered in.
 type Report struct {
-	Schema          string                `json:"schema"`
-	Window          Window                `json:"window"`
-	Impact          Impact                `json:"impact"`
-	Findings        []detect.Finding      `json:"findings"`
-	Checks          []detect.Check        `json:"checks"`
-	Timeline        []Moment              `json:"timeline"`
-	Causes          []Cause               `json:"causes"`
-	Rules           []Rule                `json:"rules"`
-	Recommendations []Recommendation      `json:"recommendations"`
-	DataQuality     []sources.QualityNote `json:"data_quality"`
-	// Evidence summarises the raw inputs (what was read, per-minute counts).
+	// Schema is always "aftermath.report/v1".
+	Schema string `json:"schema"`
+	// Window is the analysed period.
+	Window Window `json:"window"`
+	// Impact is what users saw.
+	Impact Impact `json:"impact"`
+	// Findings are the detectors' findings, as detect produced them.
+	Findings []detect.Finding `json:"findings"`
+	// Checks say what every detector concluded, found something or not.
+	Checks []detect.Check `json:"checks"`
+	// Timeline lists the key moments in time order, each tied to a finding.
+	Timeline []Moment `json:"timeline"`
+	// Causes ranks the findings that explain the outage: trigger, enabling
+	// change, mechanisms, then symptoms (never a root cause).
+	Causes []Cause `json:"causes"`
+	// Rules are the generated Caddy rate_limit rules with their backtests. The
+	// caller sets them after Build (rules are generated from the same findings).
+	Rules []rules.Rule `json:"rules"`
+	// Recommendations are configuration advice with its arithmetic; set by the
+	// caller like Rules.
+	Recommendations []rules.Recommendation `json:"recommendations"`
+	// DataQuality lists what could not be read or checked: caveats on every number.
+	DataQuality []sources.QualityNote `json:"data_quality"`
+	// Changes are the configuration changes that were read (git, changes.yaml,
+	// metrics), in time order: the timeline shows the one a config_change finding
+	// blames and those deployed after it.
+	Changes []sources.Change `json:"changes"`
+	// Evidence summarises the raw inputs (what was read, per-minute counts,
+	// metric series), enough to redraw the charts.
 	Evidence Evidence `json:"evidence"`
 }
 
 // Window is the analysed period and the zone its local times are shown in.
 type Window struct {
+	// From and To bound the window (RFC3339).
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
-	TZ   string    `json:"tz"`
+	// TZ is the IANA zone local times are shown in ("Asia/Seoul").
+	TZ string `json:"tz"`
 }
 
-// Impact is what users saw.
+// Impact is what users saw. Counts cover the whole window; the PHP share covers
+// [Start, End), the stretch the upstream_errors finding marks as failing.
 type Impact struct {
-	Start          time.Time      `json:"start"`
-	End            time.Time      `json:"end"`
-	StatusCounts   map[string]int `json:"status_counts"`
-	Requests       int            `json:"requests"`
-	FailedRequests int            `json:"failed_requests"`
+	// Start and End bound the failing stretch (the upstream_errors finding's),
+	// or the window when nothing failed beyond the usual.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// StatusCounts counts responses in the window by HTTP status ("503": 8001).
+	StatusCounts map[string]int `json:"status_counts"`
+	// Requests is the number of access-log lines in the window.
+	Requests int `json:"requests"`
+	// FailedRequests counts what reached no one: 5xx, 429, and 2xx/3xx logged
+	// after the clients' timeout (LateRequests).
+	FailedRequests int `json:"failed_requests"`
+	// LateRequests counts successes logged after the clients' timeout.
+	LateRequests int `json:"late_requests"`
+	// PHPRequests counts requests in [Start, End) that needed PHP: those PHP
+	// answered, the 5xx Caddy made in its place, and 429s (assumed to be the
+	// proxy's rate limit).
+	PHPRequests int `json:"php_requests"`
+	// PHPFailed counts the failed ones among PHPRequests.
+	PHPFailed int `json:"php_failed"`
+	// PHPFailedShare is PHPFailed / PHPRequests (0-1; 0 when nothing needed PHP).
+	PHPFailedShare float64 `json:"php_failed_share"`
+	// Caveats say what the counts leave out (English; rendered per language).
+	Caveats []string `json:"caveats"`
+
+	caveats []phrase
 }
 
 // Moment is one timeline row.
 type Moment struct {
-	Time    time.Time `json:"time"`
-	Text    string    `json:"text"`
-	Finding string    `json:"finding,omitempty"`
+	// Time is when it happened (RFC3339; rendered in the window's zone).
+	Time time.Time `json:"time"`
+	// Text says what happened, in English.
+	Text string `json:"text"`
+	// Finding is the id of the finding whose evidence shows the moment.
+	Finding string `json:"finding"`
+	// Event names the kind of moment for tools: burst_onset, saturation,
+	// self_call, queue_old_cap, queue_peak, queue_cap, queue_deep,
+	// health_starved, failures_start, failure_peak, last_failure, burst_end,
+	// pinning, config_change, deploy.
+	Event string `json:"event"`
+
+	texts phrase
 }
 
 // Cause is a ranked explanation that points at a finding.
 type Cause struct {
-	Finding     string `json:"finding"`
-	Rank        int    `json:"rank"`
-	Role        string `json:"role,omitempty"`
+	// Finding is the id of the finding explained.
+	Finding string `json:"finding"`
+	// Kind is that finding's kind.
+	Kind string `json:"kind"`
+	// Rank orders causes from 1 (the trigger when there is one).
+	Rank int `json:"rank"`
+	// Role is trigger, enabler, mechanism or symptom.
+	Role string `json:"role"`
+	// Explanation tells the finding's part in the story with its numbers (English).
 	Explanation string `json:"explanation"`
+
+	texts phrase
 }
 
-// Rule is a generated Caddy rule with its backtest.
-type Rule struct {
-	Name      string         `json:"name"`
-	Caddyfile string         `json:"caddyfile"`
-	Backtest  map[string]any `json:"backtest"`
+// text returns the moment's text in lang (English when not assembled in lang).
+func (m Moment) text(lang string) string {
+	if s := m.texts.in(lang); s != "" {
+		return s
+	}
+	return m.Text
 }
 
-// Recommendation is config advice with its arithmetic in Why.
-type Recommendation struct {
-	Target string `json:"target"`
-	Key    string `json:"key"`
-	Value  string `json:"value"`
-	Why    string `json:"why"`
+func (c Cause) text(lang string) string {
+	if s := c.texts.in(lang); s != "" {
+		return s
+	}
+	return c.Explanation
 }
 
-// WriteJSON writes r as indented JSON. Slices are never null so that consumers
-// can iterate without checks.
-func WriteJSON(path string, r *Report) error {
-	r.normalize()
-	data, err := json.MarshalIndent(r, "", "  ")
+// location loads the report's zone.
+func (r *Report) location() (*time.Location, error) {
+	if r.Window.TZ == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(r.Window.TZ)
 	if err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
+		return nil, fmt.Errorf("report: time zone %q: %w", r.Window.TZ, err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	return loc, nil
+}
+
+// Assemble derives the impact, the timeline and the ranked causes from the
+// findings and the evidence summary. Build calls it; call it again after
+// changing Findings or Evidence by hand.
+func (r *Report) Assemble() error {
+	loc, err := r.location()
+	if err != nil {
+		return err
 	}
+	r.Impact = assembleImpact(r, loc)
+	r.Timeline = assembleTimeline(r, loc)
+	r.Causes = assembleCauses(r, loc)
 	return nil
 }
 
+// normalize makes every list non-null so consumers can iterate without checks.
 func (r *Report) normalize() {
 	r.Schema = Schema
 	if r.Findings == nil {
 		r.Findings = []detect.Finding{}
+	}
+	for i := range r.Findings {
+		if r.Findings[i].Facts == nil {
+			r.Findings[i].Facts = map[string]float64{}
+		}
 	}
 	if r.Checks == nil {
 		r.Checks = []detect.Check{}
@@ -107,15 +193,22 @@ func (r *Report) normalize() {
 		r.Causes = []Cause{}
 	}
 	if r.Rules == nil {
-		r.Rules = []Rule{}
+		r.Rules = []rules.Rule{}
 	}
 	if r.Recommendations == nil {
-		r.Recommendations = []Recommendation{}
+		r.Recommendations = []rules.Recommendation{}
 	}
 	if r.DataQuality == nil {
 		r.DataQuality = []sources.QualityNote{}
 	}
+	if r.Changes == nil {
+		r.Changes = []sources.Change{}
+	}
 	if r.Impact.StatusCounts == nil {
 		r.Impact.StatusCounts = map[string]int{}
 	}
+	if r.Impact.Caveats == nil {
+		r.Impact.Caveats = []string{}
+	}
+	r.Evidence.normalize()
 }

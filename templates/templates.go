@@ -1,5 +1,11 @@
-// Package templates embeds the text/template and html/template files that the
-// report package renders, so the binary carries them and users can read them.
+// Package templates embeds the template files that package report renders, so
+// the binary carries them and users can read (and translate) them:
+//
+//   - postmortem.en.md.tmpl, postmortem.ko.md.tmpl: postmortem.md (text/template;
+//     every value goes through report.MarkdownCell);
+//   - report.html.tmpl: report.html (html/template, which escapes every value;
+//     the charts' SVG is drawn by report/chart.go);
+//   - evidence.md.tmpl: the evidence summary (what was read, per minute).
 package templates
 
 import "embed"

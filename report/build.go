@@ -1,0 +1,185 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// poolSeries are the php-fpm, proxy and host series the report shows per
+// minute, with the PromQL detect.LoadPool runs for each (named in "Where the
+// numbers come from") and how a minute's samples are reduced: the maximum for
+// depths and counts, so a short spike is not averaged away; the minimum for the
+// health gauge, so a minute with any unhealthy sample shows it; the mean for CPU.
+var poolSeries = []struct {
+	id, name, query, agg string
+	get                  func(*detect.Pool) []metrics.Point
+}{
+	{SeriesActive, "php-fpm active", "sum(phpfpm_active_processes)", "max", func(p *detect.Pool) []metrics.Point { return p.Active }},
+	{SeriesTotal, "php-fpm total", "sum(phpfpm_total_processes)", "max", func(p *detect.Pool) []metrics.Point { return p.Total }},
+	{SeriesQueue, "listen queue", "sum(phpfpm_listen_queue)", "max", func(p *detect.Pool) []metrics.Point { return p.Queue }},
+	{SeriesBacklog, "backlog", "max(phpfpm_listen_queue_length)", "max", func(p *detect.Pool) []metrics.Point { return p.Backlog }},
+	{SeriesHealthy, "upstreams healthy", "min(caddy_reverse_proxy_upstreams_healthy)", "min", func(p *detect.Pool) []metrics.Point { return p.Healthy }},
+	{SeriesCPU, "CPU %", "", "mean", func(p *detect.Pool) []metrics.Point { return p.CPU }},
+}
+
+// querySeries is the fallback when detect loaded no Pool but metrics exist:
+// one instant value a minute.
+var querySeries = []struct{ id, name, query string }{
+	{SeriesActive, "php-fpm active", "sum(phpfpm_active_processes)"},
+	{SeriesTotal, "php-fpm total", "sum(phpfpm_total_processes)"},
+	{SeriesQueue, "listen queue", "sum(phpfpm_listen_queue)"},
+	{SeriesBacklog, "backlog", "max(phpfpm_listen_queue_length)"},
+	{SeriesHealthy, "upstreams healthy", "min(caddy_reverse_proxy_upstreams_healthy)"},
+	{SeriesCPU, "CPU %", "avg(aws_ec2_cpuutilization_average)"},
+}
+
+// Build assembles the report from loaded evidence and the detectors' result:
+// the evidence summary, then (Assemble) impact, timeline and causes. Rules and
+// Recommendations are left for the caller to set. tz names the zone local times
+// are shown in.
+func Build(ctx context.Context, l *detect.Loaded, res *detect.Result, tz string) (*Report, error) {
+	ev := l.Evidence
+	r := &Report{Schema: Schema, Window: Window{From: ev.From, To: ev.To, TZ: tz}}
+	r.Evidence.AccessFiles = int(l.Access.Files)
+	r.Evidence.Lines = l.Access.Lines
+	r.Evidence.Requests = l.Access.Requests
+	r.Evidence.Bytes = l.Access.Bytes
+	r.Evidence.MetricSamples = l.MetricSamples
+	r.DataQuality = append(r.DataQuality, l.DataQuality...)
+	r.Evidence.SkippedLines = l.SkippedLines
+	r.Evidence.MetricFiles = l.MetricFiles
+	if ev.Traffic != nil {
+		r.Evidence.SummarizeTraffic(ev.Traffic, ev.From, ev.To)
+	}
+	switch {
+	case res != nil && res.Pool != nil:
+		r.Evidence.Series = seriesFromPool(res.Pool, ev.From, ev.To)
+	case ev.Metrics != nil:
+		for _, s := range querySeries {
+			series, err := ev.Metrics.QueryRange(ctx, s.query, ev.From, ev.To, time.Minute)
+			if err != nil {
+				return nil, fmt.Errorf("report: query %s: %w", s.query, err)
+			}
+			if len(series) == 0 {
+				continue
+			}
+			row := SeriesRow{ID: s.id, Name: s.name, Query: s.query, Agg: "last"}
+			for _, p := range series[0].Points {
+				row.add(p.T, p.V)
+			}
+			r.Evidence.Series = append(r.Evidence.Series, row)
+		}
+	}
+	if res != nil {
+		r.Findings = res.Findings
+		r.Checks = res.Checks
+		r.DataQuality = append(r.DataQuality, res.DataQuality...)
+		if ev.Traffic != nil {
+			r.Evidence.Crawlers = crawlerRows(res.Findings, ev.Traffic, ev.From, ev.To)
+		}
+	}
+	r.Changes = append([]sources.Change(nil), ev.Changes...)
+	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Time.Before(r.Changes[j].Time) })
+	if err := r.Assemble(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s *SeriesRow) add(t time.Time, v float64) {
+	s.Points = append(s.Points, Point{T: t, V: v})
+	if len(s.Points) == 1 || v > s.Max {
+		s.Max, s.MaxAt = v, t
+	}
+}
+
+// seriesFromPool reduces the Pool's grid to one point a minute over the window.
+func seriesFromPool(p *detect.Pool, from, to time.Time) []SeriesRow {
+	var out []SeriesRow
+	for _, ps := range poolSeries {
+		pts := ps.get(p)
+		if len(pts) == 0 {
+			continue
+		}
+		row := SeriesRow{ID: ps.id, Name: ps.name, Query: ps.query, Agg: ps.agg}
+		if ps.id == SeriesCPU {
+			row.Query = p.CPUSource
+		}
+		for _, pt := range perMinute(pts, from, to, ps.agg) {
+			row.add(pt.T, pt.V)
+		}
+		if len(row.Points) > 0 {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// perMinute reduces points in [from truncated to the minute, to) to one a minute.
+func perMinute(pts []metrics.Point, from, to time.Time, agg string) []Point {
+	start := from.Truncate(time.Minute)
+	var out []Point
+	var sum float64
+	var n int
+	flush := func() {
+		if n == 0 {
+			return
+		}
+		if agg == "mean" {
+			out[len(out)-1].V = sum / float64(n)
+		}
+		sum, n = 0, 0
+	}
+	for _, pt := range pts {
+		if pt.T.Before(start) || !pt.T.Before(to) || math.IsNaN(pt.V) {
+			continue
+		}
+		m := pt.T.Truncate(time.Minute)
+		if len(out) == 0 || !out[len(out)-1].T.Equal(m) {
+			flush()
+			out = append(out, Point{T: m.UTC(), V: pt.V})
+		}
+		last := &out[len(out)-1]
+		switch agg {
+		case "max":
+			last.V = math.Max(last.V, pt.V)
+		case "min":
+			last.V = math.Min(last.V, pt.V)
+		case "last":
+			last.V = pt.V
+		}
+		sum += pt.V
+		n++
+	}
+	flush()
+	return out
+}
+
+// crawlerRows extracts each crawler cluster's requests per minute in the window.
+func crawlerRows(fs []detect.Finding, t *detect.Traffic, from, to time.Time) []CrawlerRow {
+	var out []CrawlerRow
+	for _, f := range fs {
+		if f.Kind != detect.KindCrawlerBurst || f.Cluster == nil {
+			continue
+		}
+		for _, c := range t.Clusters() {
+			if c.Key != *f.Cluster {
+				continue
+			}
+			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: f.Facts["baseline_per_10m"] / 10}
+			for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+				row.Points = append(row.Points, Point{T: m.UTC(), V: float64(c.PerMinute[m.Unix()/60])})
+			}
+			out = append(out, row)
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,511 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// kindRole is each kind's part in the causal story. Symptoms are fixed: what
+// users saw is never the root cause, whatever a finding's Role says.
+var kindRole = map[string]string{
+	detect.KindCrawlerBurst:        detect.RoleTrigger,
+	detect.KindConfigChange:        detect.RoleEnabler,
+	detect.KindWorkerSaturation:    detect.RoleMechanism,
+	detect.KindSelfAmplification:   detect.RoleMechanism,
+	detect.KindIdlePinning:         detect.RoleMechanism,
+	detect.KindListenQueueOverflow: detect.RoleMechanism,
+	detect.KindHealthcheckStarved:  detect.RoleMechanism,
+	detect.KindUpstreamErrors:      detect.RoleSymptom,
+	detect.KindClientAbandonedWork: detect.RoleSymptom,
+}
+
+var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleSymptom: 3}
+
+// notCause is true for the roles of findings reported so that nobody blames
+// them: a change that lowered the risk, or one the arithmetic clears.
+func notCause(role string) bool {
+	return role == detect.RoleMitigation || role == detect.RoleRuledOut
+}
+
+// chainOrder orders mechanisms along the causal chain, so that reading the
+// causes in rank order tells the story: workers fill, the queue grows, the
+// health check starves.
+var chainOrder = map[string]int{
+	detect.KindWorkerSaturation: 0, detect.KindSelfAmplification: 1, detect.KindIdlePinning: 2,
+	detect.KindListenQueueOverflow: 3, detect.KindHealthcheckStarved: 4,
+	detect.KindUpstreamErrors: 5, detect.KindClientAbandonedWork: 6,
+}
+
+// roleOf is the finding's role: fixed for symptom kinds, else its own, else
+// its kind's. A config_change may also be a mitigation (it lowered the risk) or
+// ruled out (the numbers clear it): neither is a cause.
+func roleOf(f *detect.Finding) string {
+	if kindRole[f.Kind] == detect.RoleSymptom {
+		return detect.RoleSymptom
+	}
+	if _, ok := roleRank[f.Role]; ok || notCause(f.Role) {
+		return f.Role
+	}
+	if r, ok := kindRole[f.Kind]; ok {
+		return r
+	}
+	return detect.RoleMechanism
+}
+
+// assembleCauses ranks every finding: trigger, enabling change, mechanisms
+// (in causal order), then symptoms. Each explanation carries its numbers.
+func assembleCauses(r *Report, loc *time.Location) []Cause {
+	day := r.Impact.Start
+	if day.IsZero() {
+		day = r.Window.From
+	}
+	var idx []int
+	for i := range r.Findings {
+		if !notCause(roleOf(&r.Findings[i])) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		fa, fb := &r.Findings[idx[a]], &r.Findings[idx[b]]
+		ra, rb := roleRank[roleOf(fa)], roleRank[roleOf(fb)]
+		if ra != rb {
+			return ra < rb
+		}
+		ca, oka := chainOrder[fa.Kind]
+		cb, okb := chainOrder[fb.Kind]
+		if oka != okb {
+			return oka
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		return fa.Confidence > fb.Confidence
+	})
+	out := make([]Cause, 0, len(idx))
+	for rank, i := range idx {
+		f := &r.Findings[i]
+		ph := say(loc, day, func(p printer) string { return explain(p, r, f) })
+		out = append(out, Cause{Finding: f.ID, Kind: f.Kind, Rank: rank + 1, Role: roleOf(f), Explanation: ph.in(LangEN), texts: ph})
+	}
+	return out
+}
+
+// explain tells one finding's part with its numbers.
+func explain(p printer, r *Report, f *detect.Finding) string {
+	switch f.Kind {
+	case detect.KindCrawlerBurst:
+		return explainCrawler(p, f)
+	case detect.KindConfigChange:
+		return explainChange(p, r, f)
+	case detect.KindWorkerSaturation:
+		return explainSaturation(p, f)
+	case detect.KindListenQueueOverflow:
+		return explainQueue(p, r, f)
+	case detect.KindHealthcheckStarved:
+		return explainHealth(p, f)
+	case detect.KindSelfAmplification:
+		n, e := p.n(f.Facts["self_calls"]), p.n(f.Facts["expected"])
+		if p.ko {
+			return "사이트가 " + p.at(f.Start) + "부터 자신의 API를 " + n + "번 불렀습니다 (평소라면 " + e + "번쯤). 이런 요청은 첫 워커가 답을 기다리는 동안 두 번째 워커를 차지하므로, 워커가 모자랄 때 비용이 두 배가 됩니다."
+		}
+		return "The site called its own API " + n + " times from " + p.at(f.Start) + " (about " + e + " would be usual in as long): each such request holds a second worker while the first waits for it, so it costs double when workers are short."
+	case detect.KindIdlePinning:
+		q, cpu, share, t := p.n(f.Facts["queue_peak"]), p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
+		if p.ko {
+			return "워커가 일하지 않고 붙잡혀 있었습니다. 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했고, PHP 응답의 " + josa(share, "이/가") + " " + t + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
+		}
+		return "Workers were held without working: requests queued (up to " + q + ") while CPU idled at " + cpu + "%, and " + share + " of PHP's responses ended together near " + t + ", the mark of a fixed timeout freeing pinned workers."
+	case detect.KindUpstreamErrors:
+		return explainErrors(p, f)
+	case detect.KindClientAbandonedWork:
+		n, t, ws := p.n(f.Facts["requests"]), p.secs(f.Facts["client_timeout_s"]), f.Facts["worker_seconds"]
+		if p.ko {
+			s := n + "건은 이용자가 " + t + " 만에 떠난 뒤에도 PHP 대기열에 남아 있다가 처리됐습니다."
+			if ws > 0 {
+				s += " 아무도 받지 않을 응답에 워커 시간 약 " + josa(p.secs(ws), "을/를") + " 썼습니다."
+			}
+			return s
+		}
+		s := n + " requests were still queued for PHP when their clients gave up after " + t
+		if ws > 0 {
+			s += ": about " + p.secs(ws) + " of worker time went to answers nobody read"
+		}
+		return s + "."
+	}
+	return f.Summary
+}
+
+func explainCrawler(p printer, f *detect.Finding) string {
+	b, pk := f.Facts["baseline_per_10m"], f.Facts["peak_per_10m"]
+	ips, med, maxIP := f.Facts["distinct_ips"], f.Facts["requests_per_ip_median"], f.Facts["requests_per_ip_max"]
+	pfx, pfxBits := f.Facts["distinct_prefixes_24"], "/24"
+	if v, ok := f.Facts["distinct_prefixes_64"]; ok && pfx == 0 {
+		pfx, pfxBits = v, "/64"
+	}
+	spread := f.Facts["spread"] == 1
+	var paths []string
+	if f.Fingerprint != nil {
+		paths = f.Fingerprint.Paths
+	}
+	if len(paths) > 6 {
+		paths = paths[:6]
+	}
+	ratio := ""
+	if b > 0 {
+		ratio = strconv.FormatFloat(math.Round(pk/b*10)/10, 'f', -1, 64)
+	}
+	var s []string
+	if p.ko {
+		first := josa(crowd(p, f), "이/가") + " " + p.at(f.Start) + " 무렵부터 10분에 " + p.n(b) + "건쯤에서 " + p.n(pk) + "건으로"
+		if ratio != "" {
+			first += " " + ratio + "배가 됐습니다."
+		} else {
+			first += " 늘었습니다."
+		}
+		s = append(s, first)
+		if spread {
+			s = append(s, "이 요청은 "+p.n(ips)+"개 주소, "+p.n(pfx)+"개 "+pfxBits+" 대역에서 왔고 주소 하나가 중앙값 "+p.n(med)+"번만 요청했으므로 주소별, "+pfxBits+"별 제한에는 걸리지 않았습니다.")
+		} else {
+			s = append(s, "이 요청은 몇 안 되는 주소에 몰렸습니다. 한 주소가 "+p.n(maxIP)+"번 요청했으므로 주소별 제한으로 막을 수 있습니다.")
+		}
+		if len(paths) > 0 {
+			assets := "정적 파일은 " + p.pct(f.Facts["asset_share"]) + "뿐이었습니다."
+			if f.Facts["asset_share"] == 0 {
+				assets = "정적 파일은 하나도 요청하지 않았습니다."
+			}
+			s = append(s, "요청한 것은 "+strings.Join(paths, ", ")+" 등이었고, 페이지 요청의 "+josa(p.pct(f.Facts["uncacheable_share"]), "이/가")+" 캐시되지 않는 도구였으며 "+assets)
+		}
+		if v, ok := f.Facts["php_time_share"]; ok {
+			s = append(s, "이 요청이 구간 안 PHP 시간의 "+josa(p.pct(v), "을/를")+" 썼습니다.")
+		}
+		return strings.Join(s, " ")
+	}
+	first := capitalize(crowd(p, f)) + " rose from " + p.n(b) + " to " + p.n(pk) + " per 10 minutes"
+	if ratio != "" {
+		first += " (" + ratio + "×)"
+	}
+	s = append(s, first+" from "+p.at(f.Start)+".")
+	if spread {
+		s = append(s, "They came from "+p.n(ips)+" addresses in "+p.n(pfx)+" "+pfxBits+" networks, a median of "+p.n(med)+" request per address, so per-address and per-"+pfxBits+" limits could not catch them.")
+	} else {
+		s = append(s, "They came from few addresses: one sent "+p.n(maxIP)+" requests, so a per-client limit would catch them.")
+	}
+	if len(paths) > 0 {
+		assets := "only " + p.pct(f.Facts["asset_share"]) + " of their requests were assets"
+		if f.Facts["asset_share"] == 0 {
+			assets = "they fetched no assets at all"
+		}
+		s = append(s, "They walked "+p.list(paths)+": "+p.pct(f.Facts["uncacheable_share"])+" of their page requests went to tools no cache holds, and "+assets+".")
+	}
+	if v, ok := f.Facts["php_time_share"]; ok {
+		s = append(s, "They used "+p.pct(v)+" of PHP's time in the window.")
+	}
+	return strings.Join(s, " ")
+}
+
+// queueingWait is the longest wait a full queue means: B * S / W (design.md,
+// config_change), with S and W from the saturation finding.
+func queueingWait(r *Report, backlog float64) (float64, float64, float64, bool) {
+	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
+	if sat == nil || sat.Facts["workers"] <= 0 || sat.Facts["service_time_s"] <= 0 || backlog <= 0 {
+		return 0, 0, 0, false
+	}
+	w, s := sat.Facts["workers"], sat.Facts["service_time_s"]
+	return backlog * s / w, w, s, true
+}
+
+func explainChange(p printer, r *Report, f *detect.Finding) string {
+	if f.Change == nil {
+		return f.Summary
+	}
+	c := *f.Change
+	var s []string
+	switch {
+	case p.ko && c.Key != "":
+		s = append(s, p.at(c.Time)+"에 "+josa(c.Key, "을/를")+" "+value(c.Old)+"에서 "+josa(value(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
+	case p.ko:
+		s = append(s, p.at(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
+	default:
+		s = append(s, "At "+p.at(c.Time)+", "+changeText(p, c)+".")
+	}
+	before, after := f.Facts["wait_before_s"], f.Facts["wait_after_s"]
+	timeout := f.Facts["health_timeout_s"]
+	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && timeout == 0 {
+		timeout = hc.Facts["health_timeout_s"]
+	}
+	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
+	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
+	w, svc := f.Facts["workers"], f.Facts["service_time_s"]
+	computed := w > 0 && svc > 0
+	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
+		var ok1, ok2 bool
+		before, w, svc, ok1 = queueingWait(r, old)
+		after, _, _, ok2 = queueingWait(r, nw)
+		computed = ok1 && ok2
+	}
+	if before > 0 && after > 0 {
+		if p.ko {
+			t := ""
+			if computed {
+				t = "워커 " + p.n(w) + "개가 요청 하나에 " + josa(p.secs(svc), "을/를") + " 쓰면 "
+			}
+			s = append(s, t+"대기열이 가득 찼을 때 기다리는 시간은 바뀌기 전 약 "+p.secs(before)+", 바뀐 뒤 약 "+josa(p.secs(after), "이/가")+" 됩니다.")
+			if timeout > 0 && before <= timeout && after > timeout {
+				s = append(s, "상태 확인 제한 시간 "+josa(p.secs(timeout), "을/를")+" 넘길 수 있게 된 것은 이 변경 때문입니다.")
+			}
+		} else {
+			t := "A full queue"
+			if computed {
+				t = "With " + p.n(w) + " workers at " + p.secs(svc) + " a request, a full queue"
+			}
+			s = append(s, t+" means about "+p.secs(before)+" of waiting before the change and about "+p.secs(after)+" after it.")
+			if timeout > 0 && before <= timeout && after > timeout {
+				s = append(s, "Only after it could the health check wait past its "+p.secs(timeout)+" timeout.")
+			}
+		}
+	} else if !p.ko && f.Summary != "" {
+		s = append(s, f.Summary)
+	}
+	return strings.Join(s, " ")
+}
+
+func explainSaturation(p printer, f *detect.Finding) string {
+	w := p.n(f.Facts["workers"])
+	d := p.dur(time.Duration(f.Facts["saturated_seconds"] * float64(time.Second)))
+	cpu, hasCPU := f.Facts["cpu_avg_pct"]
+	rate, svc := f.Facts["completion_rate_per_s"], f.Facts["service_time_s"]
+	var s []string
+	if p.ko {
+		s = append(s, p.at(f.Start)+"부터 "+d+" 동안 php-fpm 워커 "+w+"개가 모두 점유됐습니다.")
+		if hasCPU && f.Facts["cpu_bound"] == 1 {
+			s = append(s, "CPU는 평균 "+p.n(cpu)+"%로, 워커가 계산에 묶여 있었습니다.")
+		} else if hasCPU {
+			s = append(s, "CPU는 평균 "+p.n(cpu)+"%뿐이어서, 워커는 계산보다 무언가를 기다리는 데 시간을 썼습니다.")
+		}
+		if rate > 0 {
+			s = append(s, "워커들은 초당 "+p.n(rate)+"건, 건당 "+p.secs(svc)+"씩 처리했습니다.")
+		}
+		return strings.Join(s, " ")
+	}
+	first := "All " + w + " php-fpm workers were busy for " + d + " from " + p.at(f.Start)
+	switch {
+	case hasCPU && f.Facts["cpu_bound"] == 1:
+		first += ", CPU-bound at " + p.n(cpu) + "% on average"
+	case hasCPU:
+		first += ", waiting rather than computing (CPU " + p.n(cpu) + "% on average)"
+	}
+	s = append(s, first+".")
+	if rate > 0 {
+		s = append(s, "They completed "+p.n(rate)+" requests a second, "+p.secs(svc)+" each.")
+	}
+	return strings.Join(s, " ")
+}
+
+func explainQueue(p printer, r *Report, f *detect.Finding) string {
+	u, peak, backlog, wait := f.Facts["queue_usual"], f.Facts["queue_peak"], f.Facts["backlog"], f.Facts["est_wait_at_peak_s"]
+	reached := f.Facts["reached_cap"] == 1
+	at := ""
+	if pt, ok := peakPoint(r.Evidence.series(SeriesQueue), peak); ok {
+		at = p.at(pt.T)
+	}
+	if p.ko {
+		s := "php-fpm 대기열이 평소 " + p.n(u) + "에서 "
+		if at != "" {
+			s += at + "에 "
+		}
+		s += p.n(peak) + "까지 늘었습니다"
+		switch {
+		case reached:
+			s += " (상한 " + p.n(backlog) + "에 닿음)"
+		case backlog > 0:
+			s += " (상한 " + p.n(backlog) + ")"
+		}
+		s += "."
+		if wait > 0 {
+			s += " 가장 길 때 새 요청은 약 " + josa(p.secs(wait), "을/를") + " 기다려야 했습니다."
+		}
+		return s
+	}
+	s := "php-fpm's listen queue grew from a usual " + p.n(u) + " to " + p.n(peak)
+	if at != "" {
+		s += " at " + at
+	}
+	switch {
+	case reached:
+		s += ", reaching its cap of " + p.n(backlog)
+	case backlog > 0:
+		s += " of a " + p.n(backlog) + " cap"
+	}
+	if wait > 0 {
+		s += "; at the peak a newcomer waited about " + p.secs(wait)
+	}
+	return s + "."
+}
+
+func explainHealth(p printer, f *detect.Finding) string {
+	wait, timeout, peak := f.Facts["est_queue_wait_s"], f.Facts["health_timeout_s"], f.Facts["queue_peak"]
+	n503, fails, ups, down := f.Facts["proxy_503"], f.Facts["health_check_failures"], f.Facts["health_recoveries"], f.Facts["unhealthy_seconds"]
+	var s []string
+	if p.ko {
+		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
+		if wait > 0 && timeout > 0 {
+			first += " 대기열(" + p.n(peak) + "건)을 지나는 데 약 " + josa(p.secs(wait), "이/가") + " 걸려 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘겼습니다."
+		}
+		s = append(s, first)
+		if n503 > 0 {
+			s = append(s, "그래서 Caddy는 PHP를 빼고 "+p.n(n503)+"건에 직접 503을 돌려주었습니다.")
+		}
+		if fails > 0 {
+			s = append(s, "Caddy 로그에는 상태 확인 실패가 "+p.n(fails)+"번, 회복이 "+p.n(ups)+"번 남았습니다.")
+		}
+		if down > 0 {
+			s = append(s, "건강한 업스트림이 하나도 없던 시간은 모두 "+p.dur(time.Duration(down*float64(time.Second)))+"입니다.")
+		}
+		return strings.Join(s, " ")
+	}
+	first := "The health check waited in php-fpm's queue behind everyone else"
+	if wait > 0 && timeout > 0 {
+		first += ": about " + p.secs(wait) + " (queue " + p.n(peak) + " deep) against a " + p.secs(timeout) + " timeout"
+	}
+	s = append(s, first+".")
+	if n503 > 0 {
+		s = append(s, "Caddy then took PHP out and answered "+p.n(n503)+" requests with 503 itself.")
+	}
+	if fails > 0 {
+		s = append(s, "Its health checker logged "+p.n(fails)+" failed checks and "+p.n(ups)+" recoveries.")
+	}
+	if down > 0 {
+		s = append(s, "No upstream was healthy for "+p.dur(time.Duration(down*float64(time.Second)))+" in all.")
+	}
+	return strings.Join(s, " ")
+}
+
+func explainErrors(p printer, f *detect.Finding) string {
+	type sc struct {
+		code   string
+		n, prx float64
+	}
+	var all []sc
+	for k, v := range f.Facts {
+		code, ok := strings.CutPrefix(k, "status_")
+		if !ok || !failedStatus(code) || v <= 0 {
+			continue
+		}
+		all = append(all, sc{code, v, f.Facts["proxy_"+code]})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].code < all[j].code
+	})
+	late := f.Facts["late_success"]
+	peak, gMin, gUsual := f.Facts["peak_failed_per_min"], f.Facts["goodput_min_per_min"], f.Facts["goodput_usual_per_min"]
+	var parts []string
+	if p.ko {
+		for _, x := range all {
+			part := josa(x.code, "이/가") + " " + p.n(x.n) + "건"
+			switch {
+			case x.prx == x.n:
+				part += "(모두 Caddy가 만듦)"
+			case x.prx > 0:
+				part += "(" + p.n(x.prx) + "건은 Caddy가 만듦)"
+			}
+			parts = append(parts, part)
+		}
+		if late > 0 {
+			parts = append(parts, "이용자가 떠난 뒤의 성공 응답이 "+p.n(late)+"건")
+		}
+		s := p.at(f.Start) + "부터 " + p.at(f.End) + "까지 " + strings.Join(parts, ", ") + " 나갔습니다."
+		if len(parts) == 0 {
+			s = p.at(f.Start) + "부터 " + p.at(f.End) + "까지 실패가 평소보다 많았습니다."
+		}
+		if peak > 0 {
+			s += " 실패는 분당 " + p.n(peak) + "건이 가장 많았습니다."
+		}
+		switch {
+		case gUsual > 0 && gMin < gUsual:
+			s += " PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.n(gUsual) + "건에서 가장 적을 때 " + josa(p.n(gMin)+"건", "으로/로") + " 줄었습니다."
+		case gUsual > 0:
+			s += " PHP가 제때 돌려준 성공 응답은 분당 " + p.n(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.n(gUsual) + "건)."
+		}
+		return s
+	}
+	for _, x := range all {
+		part := p.n(x.n) + " × " + x.code
+		switch {
+		case x.prx == x.n:
+			part += " (all made by Caddy)"
+		case x.prx > 0:
+			part += " (" + p.n(x.prx) + " made by Caddy)"
+		}
+		parts = append(parts, part)
+	}
+	if late > 0 {
+		parts = append(parts, p.n(late)+" successes after the clients had left")
+	}
+	s := "From " + p.at(f.Start) + " to " + p.at(f.End) + ": " + p.list(parts) + "."
+	if len(parts) == 0 {
+		s = "From " + p.at(f.Start) + " to " + p.at(f.End) + " more requests failed than usual."
+	}
+	if peak > 0 {
+		s += " Failures peaked at " + p.n(peak) + " a minute."
+	}
+	switch {
+	case gUsual > 0 && gMin < gUsual:
+		s += " PHP's goodput fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."
+	case gUsual > 0:
+		s += " PHP's goodput did not fall below " + p.n(gMin) + " a minute (usually " + p.n(gUsual) + ")."
+	}
+	return s
+}
+
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// explainNotCause says why a change is no cause: ruled out by the numbers, or
+// a mitigation. The detector's own summary carries the arithmetic in English;
+// Korean gets the same numbers from the facts.
+func explainNotCause(p printer, f *detect.Finding) string {
+	if f.Change == nil {
+		return f.Summary
+	}
+	c := *f.Change
+	what := changeText(p, c)
+	peak, old := f.Facts["queue_peak"], f.Facts["old_value"]
+	before, after, timeout := f.Facts["wait_before_s"], f.Facts["wait_after_s"], f.Facts["health_timeout_s"]
+	if !p.ko {
+		if f.Summary != "" {
+			return f.Summary
+		}
+		return capitalize(what) + "."
+	}
+	s := p.at(c.Time) + "에 바뀐 " + what + ": "
+	if f.Role == detect.RoleMitigation {
+		s += "위험을 낮추는 변경입니다."
+		if after > 0 && (timeout == 0 || after <= timeout) {
+			s += " 대기열이 가득 차도 기다리는 시간은 약 " + p.secs(after) + "이므로 상태 확인이 대기열 뒤에서 굶지 않습니다."
+		}
+		return s
+	}
+	s += "이번 장애의 원인이 아닙니다."
+	if v, ok := f.Facts["queue_passed_old_cap"]; ok && v == 0 && old > 0 {
+		s += " 대기열은 가장 길 때 " + p.n(peak) + "로 예전 상한 " + josa(p.n(old), "을/를") + " 넘지 않았으므로, 예전 값이었어도 달라진 것이 없습니다."
+	}
+	if before > 0 && timeout > 0 && before > timeout {
+		s += " 예전 값도 이미 안전하지 않았습니다. 예전 상한까지 찬 대기열은 약 " + josa(p.secs(before), "을/를") + " 기다리게 해 상태 확인 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘기고, 지금 값으로는 약 " + josa(p.secs(after), "이/가") + " 됩니다."
+	}
+	return s
+}

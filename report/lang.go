@@ -1,0 +1,248 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// Languages the postmortem is written in.
+const (
+	LangEN = "en"
+	LangKO = "ko"
+)
+
+// Langs lists the supported languages.
+var Langs = []string{LangEN, LangKO}
+
+func validLang(lang string) bool {
+	for _, l := range Langs {
+		if l == lang {
+			return true
+		}
+	}
+	return false
+}
+
+// phrase is one text in every supported language. Texts are generated in all
+// languages at once, from the same numbers, so the English report.json and the
+// Korean postmortem can never disagree.
+type phrase map[string]string
+
+func (p phrase) in(lang string) string {
+	if s, ok := p[lang]; ok {
+		return s
+	}
+	return p[LangEN]
+}
+
+// printer formats numbers, times and durations for one language. Its texts are
+// plain (not Markdown, not HTML): renderers escape them.
+type printer struct {
+	lang string
+	ko   bool
+	loc  *time.Location
+	// day is the incident's local date: times on another day carry their date.
+	day time.Time
+}
+
+func newPrinter(lang string, loc *time.Location, day time.Time) printer {
+	if loc == nil {
+		loc = time.UTC
+	}
+	d := day.In(loc)
+	return printer{lang: lang, ko: lang == LangKO, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)}
+}
+
+// say runs f once per language.
+func say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
+	out := phrase{}
+	for _, l := range Langs {
+		out[l] = f(newPrinter(l, loc, day))
+	}
+	return out
+}
+
+// n prints a count with thousands separators ("8,001"); fractional values
+// under 100 keep one decimal ("1.5").
+func (p printer) n(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "?"
+	}
+	if v == math.Trunc(v) || math.Abs(v) >= 100 {
+		return detect.FormatInt(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+func (p printer) i(v int) string { return detect.FormatInt(int64(v)) }
+
+// pct prints a share (0-1) as a percentage: "53%", "0.4%".
+func (p printer) pct(share float64) string {
+	v := share * 100
+	if v > 0 && v < 1 {
+		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "%"
+	}
+	return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "%"
+}
+
+// secs prints seconds with a precision that suits their size.
+func (p printer) secs(v float64) string {
+	var s string
+	switch {
+	case v >= 10:
+		s = detect.FormatInt(int64(math.Round(v)))
+	default:
+		s = strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	if p.ko {
+		return s + "초"
+	}
+	return s + " s"
+}
+
+// dur prints a duration in minutes and seconds ("5 min 5 s", "5분 5초").
+func (p printer) dur(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	var parts []string
+	units := [3]string{" h", " min", " s"}
+	if p.ko {
+		units = [3]string{"시간", "분", "초"}
+	}
+	if h > 0 {
+		parts = append(parts, strconv.Itoa(h)+units[0])
+	}
+	if m > 0 {
+		parts = append(parts, strconv.Itoa(m)+units[1])
+	}
+	if s > 0 && h == 0 && m < 10 {
+		parts = append(parts, strconv.Itoa(s)+units[2])
+	}
+	if len(parts) == 0 {
+		return "0" + units[2]
+	}
+	return strings.Join(parts, " ")
+}
+
+// hm is the table form of a local time: "02:26".
+func (p printer) hm(t time.Time) string { return t.In(p.loc).Format("15:04") }
+
+// clock is the prose form of a local time: "02:26", "2시 26분".
+func (p printer) clock(t time.Time) string {
+	t = t.In(p.loc)
+	if !p.ko {
+		return t.Format("15:04")
+	}
+	if t.Minute() == 0 {
+		return fmt.Sprintf("%d시", t.Hour())
+	}
+	return fmt.Sprintf("%d시 %d분", t.Hour(), t.Minute())
+}
+
+// date is the prose form of a local date: "3 October", "10월 3일".
+func (p printer) date(t time.Time) string {
+	t = t.In(p.loc)
+	if p.ko {
+		return fmt.Sprintf("%d월 %d일", int(t.Month()), t.Day())
+	}
+	return fmt.Sprintf("%d %s", t.Day(), t.Month())
+}
+
+// sameDay reports whether t falls on the incident's local date.
+func (p printer) sameDay(t time.Time) bool {
+	t = t.In(p.loc)
+	return t.Year() == p.day.Year() && t.YearDay() == p.day.YearDay()
+}
+
+// at is a local time in prose, with its date when it is not the incident's day:
+// "02:26", "23:48 on 2 October", "10월 2일 23시 48분".
+func (p printer) at(t time.Time) string {
+	if p.sameDay(t) {
+		return p.clock(t)
+	}
+	if p.ko {
+		return p.date(t) + " " + p.clock(t)
+	}
+	return p.clock(t) + " on " + p.date(t)
+}
+
+// stamp is a local time for a table cell: "02:26", or "10-02 23:48" on another day.
+func (p printer) stamp(t time.Time) string {
+	if p.sameDay(t) {
+		return p.hm(t)
+	}
+	return t.In(p.loc).Format("01-02 15:04")
+}
+
+// list joins items as prose: "a, b and c" / "a, b, c".
+func (p printer) list(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	if p.ko {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// josa appends the Korean particle that fits the end of word: pair is the
+// form after a final consonant and the form after a vowel, e.g. "이/가",
+// "을/를", "과/와", "으로/로" (ㄹ takes 로). Numbers are read as Sino-Korean
+// ("503" ends in 삼, so 503이; "502" ends in 이, so 502가).
+func josa(word, pair string) string {
+	withC, withV, _ := strings.Cut(pair, "/")
+	has, rieul := finalConsonant(word)
+	if withC == "으로" && rieul {
+		return word + withV
+	}
+	if has {
+		return word + withC
+	}
+	return word + withV
+}
+
+// finalConsonant reports whether word, read aloud in Korean, ends in a
+// consonant (batchim), and whether that consonant is ㄹ.
+func finalConsonant(word string) (has, rieul bool) {
+	rs := []rune(strings.TrimRight(word, " )"))
+	if len(rs) == 0 {
+		return false, false
+	}
+	r := rs[len(rs)-1]
+	switch {
+	case r == '%': // 퍼센트
+		return false, false
+	case r >= 0xAC00 && r <= 0xD7A3:
+		f := (r - 0xAC00) % 28
+		return f != 0, f == 8
+	case r >= '0' && r <= '9':
+		if r == '0' {
+			// 영, or 십/백/천/만: all end in a consonant, none in ㄹ.
+			return true, false
+		}
+		switch r {
+		case '1', '7', '8': // 일, 칠, 팔
+			return true, true
+		case '3', '6': // 삼, 육
+			return true, false
+		}
+		return false, false // 이, 사, 오, 구
+	case unicode.IsLetter(r):
+		switch unicode.ToLower(r) {
+		case 'l', 'r': // 엘, 알
+			return true, true
+		case 'm', 'n': // 엠, 엔
+			return true, false
+		}
+	}
+	return false, false
+}

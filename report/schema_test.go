@@ -1,0 +1,97 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaURL is the schema's $id: the compiler is given the document under it,
+// so nothing is ever fetched.
+const schemaURL = "https://github.com/aftermath-forensics/aftermath/report/schema/report.v1.schema.json"
+
+// validate checks data against report/schema/report.v1.schema.json, with
+// formats (date-time) asserted.
+func validate(t *testing.T, data []byte) {
+	t.Helper()
+	if err := schemaErr(t, data); err != nil {
+		t.Errorf("report.json does not match its schema: %v", err)
+	}
+}
+
+func TestReportJSONMatchesSchema(t *testing.T) {
+	tests := map[string]func(testing.TB) *Report{
+		"reference": referenceReport,
+		"hostile":   injectionReport,
+		"quiet":     quietReport,
+		"empty": func(testing.TB) *Report {
+			return &Report{Window: Window{From: at("02:00"), To: at("03:00"), TZ: "UTC"}}
+		},
+	}
+	for name, build := range tests {
+		t.Run(name, func(t *testing.T) {
+			data, err := Render(build(t), FormatJSON, LangEN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			validate(t, data)
+		})
+	}
+}
+
+// The schema must reject what the contract forbids, or it checks nothing.
+func TestSchemaRejects(t *testing.T) {
+	good, err := Render(referenceReport(t), FormatJSON, LangEN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]func(m map[string]any){
+		"wrong schema id":  func(m map[string]any) { m["schema"] = "aftermath.report/v2" },
+		"missing timeline": func(m map[string]any) { delete(m, "timeline") },
+		"moment without link": func(m map[string]any) {
+			m["timeline"].([]any)[0].(map[string]any)["finding"] = ""
+		},
+		"unknown kind":       func(m map[string]any) { m["findings"].([]any)[0].(map[string]any)["kind"] = "gremlins" },
+		"time not RFC 3339":  func(m map[string]any) { m["window"].(map[string]any)["from"] = "yesterday" },
+		"negative count":     func(m map[string]any) { m["impact"].(map[string]any)["requests"] = -1 },
+		"symptom as a cause": func(m map[string]any) { m["causes"].([]any)[0].(map[string]any)["role"] = "culprit" },
+	}
+	for name, edit := range tests {
+		t.Run(name, func(t *testing.T) {
+			var m map[string]any
+			if err := json.Unmarshal(good, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			data, _ := json.Marshal(m)
+			if schemaErr(t, data) == nil {
+				t.Errorf("the schema accepted a report with %s", name)
+			}
+		})
+	}
+}
+
+// schemaErr validates data and returns the validation error, if any.
+func schemaErr(t *testing.T, data []byte) error {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(SchemaJSON))
+	if err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	return sch.Validate(inst)
+}

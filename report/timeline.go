@@ -1,0 +1,566 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Timeline events (Moment.Event).
+const (
+	EventBurstOnset    = "burst_onset"
+	EventBurstEnd      = "burst_end"
+	EventSaturation    = "saturation"
+	EventSelfCall      = "self_call"
+	EventQueueOldCap   = "queue_old_cap"
+	EventQueuePeak     = "queue_peak"
+	EventQueueCap      = "queue_cap"
+	EventQueueDeep     = "queue_deep"
+	EventHealthStarved = "health_starved"
+	EventFailuresStart = "failures_start"
+	EventFailurePeak   = "failure_peak"
+	EventLastFailure   = "last_failure"
+	EventPinning       = "pinning"
+	EventConfigChange  = "config_change"
+	EventDeploy        = "deploy"
+)
+
+// eventOrder breaks ties between moments at the same instant: cause before effect.
+var eventOrder = map[string]int{
+	EventConfigChange: 0, EventBurstOnset: 1, EventSaturation: 2, EventSelfCall: 3, EventPinning: 4,
+	EventQueueDeep: 5, EventQueueOldCap: 6, EventHealthStarved: 7, EventFailuresStart: 8, EventQueuePeak: 9,
+	EventQueueCap: 10, EventFailurePeak: 11, EventLastFailure: 12, EventBurstEnd: 13, EventDeploy: 14,
+}
+
+// maxDeploys bounds the changes shown after the enabling one: a busy
+// configuration repository must not drown the timeline.
+const maxDeploys = 5
+
+// deployHorizon is how long after the window a change still counts as the
+// response to the incident (the reference's fix came four hours later).
+const deployHorizon = 24 * time.Hour
+
+// candidate is a moment before de-duplication: two candidates in the same
+// minute with the same topic say the same thing, and the lower prio wins.
+type candidate struct {
+	m     Moment
+	topic string
+	prio  int
+}
+
+// assembleTimeline collects the key moments from the findings and the
+// per-minute evidence. Every moment comes from a finding (Moment.Finding) and
+// from numbers that finding or the evidence holds; nothing is added by hand.
+func assembleTimeline(r *Report, loc *time.Location) []Moment {
+	day := r.Window.From
+	if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() {
+		day = f.Start
+	}
+	var cs []candidate
+	add := func(f *detect.Finding, t time.Time, event, topic string, prio int, text func(p printer) string) {
+		if t.IsZero() {
+			return
+		}
+		ph := say(loc, day, text)
+		cs = append(cs, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		switch f.Kind {
+		case detect.KindCrawlerBurst:
+			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
+				b, pk, ips := p.n(f.Facts["baseline_per_10m"]), p.n(f.Facts["peak_per_10m"]), p.n(f.Facts["distinct_ips"])
+				if p.ko {
+					return josa(crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
+				}
+				return crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
+			})
+			if f.End.After(f.Start) && f.End.Before(r.Window.To) {
+				add(f, f.End, EventBurstEnd, "burst_end", 0, func(p printer) string {
+					if p.ko {
+						return "크롤링이 잦아듦"
+					}
+					return "the crawl dies down"
+				})
+			}
+		case detect.KindWorkerSaturation:
+			add(f, f.Start, EventSaturation, "workers", 0, func(p printer) string { return saturationMoment(p, f) })
+		case detect.KindSelfAmplification:
+			add(f, f.Start, EventSelfCall, "self", 0, func(p printer) string {
+				n := p.n(f.Facts["self_calls"])
+				if p.ko {
+					return "사이트가 자신의 API를 부른 첫 기록. 이런 요청 하나가 워커 두 개를 차지함 (모두 " + n + "건)"
+				}
+				return "first request from the site to its own API: each holds a second worker (" + n + " in all)"
+			})
+		case detect.KindIdlePinning:
+			add(f, f.Start, EventPinning, "pinning", 0, func(p printer) string {
+				cpu, share, t := p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
+				if p.ko {
+					return "워커가 일하지 않고 붙잡힘. CPU " + cpu + "%, PHP 응답의 " + share + "가 " + t + " 근처에서 끝남"
+				}
+				return "workers held without working: CPU " + cpu + "%, " + share + " of PHP responses end near " + t
+			})
+		case detect.KindListenQueueOverflow:
+			cs = append(cs, queueMoments(r, f, loc, day)...)
+		case detect.KindHealthcheckStarved:
+			add(f, f.Start, EventHealthStarved, "failures_begin", 0, func(p printer) string { return healthMoment(p, f) })
+		case detect.KindUpstreamErrors:
+			cs = append(cs, errorMoments(r, f, loc, day)...)
+		case detect.KindConfigChange:
+			if f.Change == nil {
+				continue
+			}
+			c := *f.Change
+			switch f.Role {
+			case detect.RoleMitigation:
+				add(f, c.Time, EventDeploy, "change:"+c.Key, 1, func(p printer) string {
+					if p.ko {
+						return changeText(p, c) + ". 위험을 낮춤"
+					}
+					return changeText(p, c) + "; it lowers the risk"
+				})
+				continue
+			case detect.RoleRuledOut:
+				add(f, c.Time, EventConfigChange, "change:"+c.Key, 2, func(p printer) string {
+					if p.ko {
+						return changeText(p, c) + ". 수치로 보아 원인이 아님"
+					}
+					return changeText(p, c) + "; the numbers rule it out as a cause"
+				})
+				continue
+			}
+			add(f, c.Time, EventConfigChange, "change:"+c.Key, 0, func(p printer) string { return changeText(p, c) })
+			n := 0
+			for _, d := range r.Changes {
+				if n == maxDeploys || d.Time.After(r.Window.To.Add(deployHorizon)) {
+					break
+				}
+				if !d.Time.After(c.Time) || sameChange(d, c) {
+					continue
+				}
+				n++
+				add(f, d.Time, EventDeploy, "change:"+d.Key, 0, func(p printer) string { return changeText(p, d) })
+			}
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		mi, mj := cs[i].m.Time.Truncate(time.Minute), cs[j].m.Time.Truncate(time.Minute)
+		if !mi.Equal(mj) {
+			return mi.Before(mj)
+		}
+		if cs[i].topic != cs[j].topic {
+			return cs[i].topic < cs[j].topic
+		}
+		return cs[i].prio < cs[j].prio
+	})
+	var out []Moment
+	for i, c := range cs {
+		if i > 0 && c.topic == cs[i-1].topic && c.m.Time.Truncate(time.Minute).Equal(cs[i-1].m.Time.Truncate(time.Minute)) {
+			continue
+		}
+		out = append(out, c.m)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		mi, mj := out[i].Time.Truncate(time.Minute), out[j].Time.Truncate(time.Minute)
+		if !mi.Equal(mj) {
+			return mi.Before(mj)
+		}
+		return eventOrder[out[i].Event] < eventOrder[out[j].Event]
+	})
+	return out
+}
+
+func sameChange(a, b sources.Change) bool {
+	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
+}
+
+// crowd names a crawler cluster in prose from its fingerprint:
+// "logged-out Chrome 121 requests with Accept-Language zh-cn".
+func crowd(p printer, f *detect.Finding) string {
+	fp := f.Fingerprint
+	if fp == nil {
+		if p.ko {
+			return "크롤러 요청"
+		}
+		return "the crawler's requests"
+	}
+	ua := fp.UserAgent
+	if ua == "" {
+		ua = "?"
+	}
+	if p.ko {
+		var pre []string
+		switch fp.LoggedIn {
+		case "no":
+			pre = append(pre, "로그인하지 않았고")
+		case "yes":
+			pre = append(pre, "로그인했고")
+		}
+		if fp.SecChUa == "absent" {
+			pre = append(pre, "Sec-Ch-Ua를 보내지 않았고")
+		}
+		if fp.AcceptLanguage != "" {
+			pre = append(pre, "Accept-Language가 "+fp.AcceptLanguage+"인")
+		} else {
+			pre = append(pre, "Accept-Language가 없는")
+		}
+		return strings.Join(pre, " ") + " " + ua + " 요청"
+	}
+	s := ua + " requests"
+	switch fp.LoggedIn {
+	case "no":
+		s = "logged-out " + s
+	case "yes":
+		s = "logged-in " + s
+	}
+	if fp.AcceptLanguage != "" {
+		s += " with Accept-Language " + fp.AcceptLanguage
+	} else {
+		s += " without Accept-Language"
+	}
+	if fp.SecChUa == "absent" {
+		s += " and no Sec-Ch-Ua"
+	}
+	return s
+}
+
+func saturationMoment(p printer, f *detect.Finding) string {
+	w := p.n(f.Facts["workers"])
+	cpu, hasCPU := f.Facts["cpu_avg_pct"]
+	if p.ko {
+		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
+		if hasCPU {
+			s += ". 그동안 CPU는 평균 " + p.n(cpu) + "%"
+		}
+		return s
+	}
+	s := "all " + w + " php-fpm workers busy"
+	if hasCPU {
+		s += "; CPU averages " + p.n(cpu) + "% while they are"
+	}
+	return s
+}
+
+func healthMoment(p printer, f *detect.Finding) string {
+	timeout, wait := f.Facts["health_timeout_s"], f.Facts["est_queue_wait_s"]
+	made503 := f.Facts["proxy_503"] > 0
+	if p.ko {
+		s := "상태 확인이 "
+		if timeout > 0 {
+			s += p.secs(timeout) + " 안에 "
+		} else {
+			s += "시간 안에 "
+		}
+		s += "답을 받지 못함"
+		if wait > 0 {
+			s += " (앞에 약 " + p.secs(wait) + "어치 대기열)"
+		}
+		if made503 {
+			s += ". Caddy가 PHP를 빼고 직접 503을 돌려주기 시작함"
+		}
+		return s
+	}
+	s := "the health check gets no answer within "
+	if timeout > 0 {
+		s += p.secs(timeout)
+	} else {
+		s += "its timeout"
+	}
+	if wait > 0 {
+		s += ", behind about " + p.secs(wait) + " of queue"
+	}
+	if made503 {
+		s += "; Caddy marks PHP down and answers 503 itself"
+	}
+	return s
+}
+
+// queueMoments are the listen queue's milestones, read from the per-minute
+// queue series: past the cap in force before a config change, the peak, the
+// cap. Without the series only the finding's start is known.
+func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
+	var out []candidate
+	add := func(t time.Time, event string, prio int, text func(p printer) string) {
+		ph := say(loc, day, text)
+		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: "queue", prio: prio})
+	}
+	peak, backlog := f.Facts["queue_peak"], f.Facts["backlog"]
+	q := r.Evidence.series(SeriesQueue)
+	if q == nil || len(q.Points) == 0 {
+		add(f.Start, EventQueueDeep, 3, func(p printer) string {
+			if p.ko {
+				return "워커 대기열이 쌓이기 시작함 (가장 길 때 " + p.n(peak) + ")"
+			}
+			return "the php-fpm queue grows deep (it peaks at " + p.n(peak) + ")"
+		})
+		return out
+	}
+	firstAtLeast := func(v float64) (Point, bool) {
+		for _, pt := range q.Points {
+			if !pt.T.Before(r.Window.From.Truncate(time.Minute)) && pt.V >= v {
+				return pt, true
+			}
+		}
+		return Point{}, false
+	}
+	if old, ok := oldBacklog(r.Findings); ok && (backlog == 0 || old < backlog) {
+		if pt, ok := firstAtLeast(old + 1); ok {
+			add(pt.T, EventQueueOldCap, 2, func(p printer) string {
+				if p.ko {
+					return "워커 대기열이 " + p.n(pt.V) + "에 이름. 예전 상한 " + p.n(old) + "보다 많음"
+				}
+				return "the php-fpm queue reaches " + p.n(pt.V) + ", past the old cap of " + p.n(old)
+			})
+		}
+	}
+	reached := f.Facts["reached_cap"] == 1 && backlog > 0
+	if reached {
+		if pt, ok := firstAtLeast(backlog * 0.98); ok {
+			add(pt.T, EventQueueCap, 0, func(p printer) string {
+				if p.ko {
+					return "대기열이 상한인 " + p.n(backlog) + "에 닿음. 넘치는 연결은 버려짐"
+				}
+				return "the queue reaches its cap of " + p.n(backlog) + ": connections beyond it are dropped"
+			})
+		}
+	}
+	if peak > 0 && (!reached || peak > backlog*1.02) {
+		if pt, ok := peakPoint(q, peak); ok {
+			wait := f.Facts["est_wait_at_peak_s"]
+			peak := math.Min(peak, pt.V)
+			add(pt.T, EventQueuePeak, 1, func(p printer) string {
+				if p.ko {
+					s := "워커 대기열이 " + josa(p.n(peak), "으로/로") + " 가장 길어짐"
+					if wait > 0 {
+						s += ". 줄 끝에서 약 " + josa(p.secs(wait), "을/를") + " 기다려야 함"
+					}
+					return s
+				}
+				s := "the php-fpm queue peaks at " + p.n(peak)
+				if wait > 0 {
+					s += ": about " + p.secs(wait) + " of waiting"
+				}
+				return s
+			})
+		}
+	}
+	return out
+}
+
+// peakPoint finds when a series reached a finding's peak: the first point at
+// or above it, else (the finding may read a finer grid than the per-minute
+// series) the series' highest point when that is within 10% of the peak.
+func peakPoint(s *SeriesRow, peak float64) (Point, bool) {
+	if s == nil || len(s.Points) == 0 || peak <= 0 {
+		return Point{}, false
+	}
+	best := s.Points[0]
+	for _, pt := range s.Points {
+		if pt.V >= peak {
+			return pt, true
+		}
+		if pt.V > best.V {
+			best = pt
+		}
+	}
+	return best, best.V >= 0.9*peak
+}
+
+// oldBacklog is listen.backlog before the change a config_change finding blames.
+func oldBacklog(fs []detect.Finding) (float64, bool) {
+	for _, f := range fs {
+		if f.Kind != detect.KindConfigChange || f.Change == nil || !strings.Contains(f.Change.Key, "backlog") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.ReplaceAll(f.Change.Old, ",", ""), 64); err == nil && v > 0 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// errorMoments are the failing stretch's milestones, read from the per-minute
+// counts: the first failing minute, the worst one with its rate, the last one.
+func errorMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
+	var out []candidate
+	add := func(t time.Time, event, topic string, prio int, text func(p printer) string) {
+		ph := say(loc, day, text)
+		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
+	}
+	var in []*MinuteRow
+	for i := range r.Evidence.Minutes {
+		m := &r.Evidence.Minutes[i]
+		if !m.Time.Before(f.Start.Truncate(time.Minute)) && m.Time.Before(f.End) {
+			in = append(in, m)
+		}
+	}
+	if len(in) == 0 {
+		// No per-minute counts: the finding's own bounds and peak are all there is.
+		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p printer) string {
+			if p.ko {
+				return "실패가 시작됨"
+			}
+			return "failures begin"
+		})
+		return out
+	}
+	first := in[0]
+	for _, m := range in {
+		if m.failed() > 0 {
+			first = m
+			break
+		}
+	}
+	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p printer) string {
+		if p.ko {
+			return "실패가 시작됨. 첫 1분에 " + p.i(first.failed()) + "건 (" + codes(p, first) + ")"
+		}
+		return "failures begin: " + p.i(first.failed()) + " in the first minute (" + codes(p, first) + ")"
+	})
+	worst := in[0]
+	for _, m := range in {
+		if m.failed() > worst.failed() {
+			worst = m
+		}
+	}
+	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p printer) string {
+		if p.ko {
+			return "실패가 분당 " + josa(p.i(worst.failed())+"건", "으로/로") + " 가장 많음 (" + codes(p, worst) + ")"
+		}
+		return "failures peak at " + p.i(worst.failed()) + " a minute (" + codes(p, worst) + ")"
+	})
+	last := in[len(in)-1]
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i].failed() > 0 {
+			last = in[i]
+			break
+		}
+	}
+	if last != worst {
+		add(last.Time, EventLastFailure, "failure_end", 0, func(p printer) string {
+			if p.ko {
+				return "실패가 평소보다 많았던 마지막 1분: " + p.i(last.failed()) + "건 (" + codes(p, last) + "). 이후 회복함"
+			}
+			return "last minute of failures above the usual rate: " + p.i(last.failed()) + " (" + codes(p, last) + "); then the site recovers"
+		})
+	}
+	return out
+}
+
+// codes lists a minute's failures by status, most first: "1,210 × 503, 90 × 502".
+func codes(p printer, m *MinuteRow) string {
+	type sc struct {
+		s string
+		n int
+	}
+	var all []sc
+	for s, n := range m.Status {
+		if failedStatus(s) && n > 0 {
+			all = append(all, sc{s, n})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].s < all[j].s
+	})
+	var parts []string
+	for _, x := range all {
+		if p.ko {
+			parts = append(parts, x.s+" "+p.i(x.n)+"건")
+		} else {
+			parts = append(parts, p.i(x.n)+" × "+x.s)
+		}
+	}
+	if m.Late > 0 {
+		if p.ko {
+			parts = append(parts, "늦은 성공 "+p.i(m.Late)+"건")
+		} else {
+			parts = append(parts, p.i(m.Late)+" late successes")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// changeText describes a configuration change: "listen.backlog changed from
+// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)".
+func changeText(p printer, c sources.Change) string {
+	var s string
+	switch {
+	case c.Key != "" && p.ko:
+		s = c.Key + " 변경: " + value(c.Old) + " → " + value(c.New)
+	case c.Key != "":
+		s = c.Key + " changed from " + value(c.Old) + " to " + value(c.New)
+	case p.ko:
+		s = "설정 변경"
+	default:
+		s = "configuration changed"
+	}
+	return s + changeDetail(c)
+}
+
+// changeDetail is " (file, ref: first line of the note)", or "".
+func changeDetail(c sources.Change) string {
+	var detail []string
+	if c.File != "" {
+		detail = append(detail, c.File)
+	}
+	if c.Ref != "" {
+		detail = append(detail, shortRef(c.Ref))
+	}
+	d := strings.Join(detail, ", ")
+	if note := firstLine(c.Note, 80); note != "" {
+		if d != "" {
+			d += ": "
+		}
+		d += note
+	}
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
+}
+
+// value prints a setting's value: whole numbers grouped like every other
+// number of the report ("4,096"), anything else as it is; "-" when empty.
+func value(s string) string {
+	if s == "" {
+		return "-"
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
+		return detect.FormatInt(n)
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortRef abbreviates a commit hash as git does; other references stay whole.
+func shortRef(ref string) string {
+	if len(ref) == 40 && strings.Trim(ref, "0123456789abcdef") == "" {
+		return ref[:7]
+	}
+	return ref
+}
+
+// firstLine returns the first line of s, cut to at most n runes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if rs := []rune(s); len(rs) > n {
+		s = string(rs[:n-1]) + "…"
+	}
+	return s
+}
