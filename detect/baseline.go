@@ -11,20 +11,33 @@ import (
 // the incident then inflates it, which makes detectors more conservative).
 const minBaseline = time.Hour
 
-// baselineRange returns the period thresholds are relative to, and whether it
-// had to fall back to the whole data span because too little came before.
+// recentBaseline is how much of the baseline speaks for "usual" right before
+// the window: the hours just before, as the reference postmortem compares (a
+// crawler that has walked the site at a low rate all evening is its usual, and
+// 2 a.m. traffic is not the day's median).
+const recentBaseline = 3 * time.Hour
+
+// baselineRange returns the period thresholds are relative to (the last
+// recentBaseline of the given baseline, or of the data before the window), and
+// whether it had to fall back to the whole data span because too little came
+// before.
 func (ev *Evidence) baselineRange() (from, to time.Time, fallback bool) {
-	if !ev.BaselineFrom.IsZero() && ev.BaselineTo.After(ev.BaselineFrom) {
-		return ev.BaselineFrom, ev.BaselineTo, false
+	switch {
+	case !ev.BaselineFrom.IsZero() && ev.BaselineTo.After(ev.BaselineFrom):
+		from, to = ev.BaselineFrom, ev.BaselineTo
+	case ev.Traffic == nil:
+		from, to = ev.From.Add(-recentBaseline), ev.From
+	default:
+		first, last := ev.Traffic.Span()
+		if ev.From.Sub(first) < minBaseline {
+			return first, last.Add(time.Minute), true
+		}
+		from, to = first, ev.From
 	}
-	if ev.Traffic == nil {
-		return ev.From.Add(-24 * time.Hour), ev.From, false
+	if to.Sub(from) > recentBaseline {
+		from = to.Add(-recentBaseline)
 	}
-	first, last := ev.Traffic.Span()
-	if ev.From.Sub(first) >= minBaseline {
-		return first, ev.From, false
-	}
-	return first, last.Add(time.Minute), true
+	return from, to, false
 }
 
 // countsPerBucket sums per-minute counts into consecutive buckets of size

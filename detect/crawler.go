@@ -117,19 +117,11 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 	return b, true
 }
 
-// recentBaseline is how much of the baseline speaks for "usual" right before
-// the window: the hours just before, as the reference postmortem compares (a
-// crawler that has walked the site at a low rate all evening is its usual).
-const recentBaseline = 3 * time.Hour
-
 // baselinePer10 is a cluster's usual count per 10 minutes: the median of the
-// 10-minute buckets of the recent baseline when it holds enough of them, else
-// ten times the median minute (a short baseline has too few buckets for a
-// median to mean much).
+// 10-minute buckets of the baseline when it holds enough of them, else ten
+// times the median minute (a short baseline has too few buckets for a median
+// to mean much).
 func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
-	if to.Sub(from) > recentBaseline {
-		from = to.Add(-recentBaseline)
-	}
 	if buckets := countsPerBucket(perMinute, from, to, 10); len(buckets) >= 6 {
 		return medianInts(buckets)
 	}
