@@ -21,6 +21,10 @@ const (
 	// shows, but which the numbers clear (the queue never passed the old cap):
 	// reported so that nobody blames it, with the arithmetic that clears it.
 	RoleRuledOut = "ruled_out"
+	// RoleCandidate marks a change whose failure mechanism matches the findings
+	// but whose effect the values cannot tell (a new PHP version): worth a
+	// look, not an explanation.
+	RoleCandidate = "candidate"
 )
 
 // QueueFacts are the incident's queueing numbers that RankChanges tests each
@@ -772,7 +776,10 @@ func timeoutTest(a *assessment, q QueueFacts) {
 func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	a.facts["linked"] = 1
 	role := RoleEnabler
-	if !math.IsNaN(a.hours) && a.hours <= 1 && !present[KindCrawlerBurst] {
+	switch {
+	case a.risk == 0:
+		role = RoleCandidate
+	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[KindCrawlerBurst]:
 		role = RoleTrigger
 	}
 	var b strings.Builder

@@ -103,7 +103,7 @@ func TestRankChanges(t *testing.T) {
 			changes:  []sources.Change{ccPassword, ccReadme, ccCSS, ccBacklogUp, ccZoneMatch},
 			findings: ccFindings(ccIncidentKinds...),
 			facts:    ccFacts(ccRefQueue),
-			want:     []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query enabler"},
+			want:     []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
 			outcome:  OutcomeFound,
 			reasonHas: []string{"linked: listen.backlog 511 -> 4096 (commit 9d78ccb", "skins/site.css (commit 0c55aa1): a file change",
 				"env.DB_PASSWORD REDACTED -> REDACTED (commit 7e57c0d): no known failure mechanism", "README.md"},

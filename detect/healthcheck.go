@@ -55,7 +55,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		switch h.Kind {
 		case sources.HealthFailed:
 			failures++
-			if strings.Contains(h.Error, "timeout") {
+			if e := strings.ToLower(h.Error); strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded") {
 				timeouts++
 			}
 		case sources.HealthUp:

@@ -26,7 +26,7 @@ var kindRole = map[string]string{
 	detect.KindClientAbandonedWork: detect.RoleSymptom,
 }
 
-var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleSymptom: 3}
+var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
 
 // notCause is true for the roles of findings reported so that nobody blames
 // them: a change that lowered the risk, or one the arithmetic clears.

@@ -1,0 +1,280 @@
+package simulate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
+)
+
+// Paths of the configuration repository's files.
+const (
+	poolFile   = "php-fpm.d/www.conf"
+	caddyFile  = "Caddyfile"
+	dockerFile = "Dockerfile"
+)
+
+func renderPool(sc *Scenario, c SiteConfig) string {
+	return fmt.Sprintf(`; php-fpm pool for MediaWiki (wiki.example.org). Deployed by CI on merge.
+[www]
+user = www-data
+group = www-data
+
+listen = 127.0.0.1:9000
+listen.backlog = %d
+
+; dynamic with max_children as a fixed ceiling: php-fpm only counts
+; max_children_reached (and logs it) for dynamic pools
+pm = dynamic
+pm.max_children = %d
+pm.start_servers = %d
+pm.min_spare_servers = %d
+pm.max_spare_servers = %d
+pm.max_requests = 1000
+
+; status for the exporter on its own listener: answered even when every worker is busy
+pm.status_path = /fpm-status
+pm.status_listen = 127.0.0.1:9001
+ping.path = /fpm-ping
+
+request_slowlog_timeout = %ds
+slowlog = /proc/self/fd/2
+catch_workers_output = yes
+`, c.Backlog, sc.Workers, sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
+}
+
+func renderCaddyfile(sc *Scenario, c SiteConfig) string {
+	var b strings.Builder
+	b.WriteString(`{
+	order rate_limit before php_fastcgi
+	metrics
+	log {
+		output file /var/log/caddy/caddy.log
+		format json
+	}
+}
+
+wiki.example.org {
+	root * /var/www/mediawiki
+	encode zstd gzip
+
+	log {
+		output file /var/log/caddy/access.log
+		format json
+	}
+`)
+	if len(c.Zones) > 0 {
+		b.WriteString("\n\trate_limit {\n")
+		for _, z := range c.Zones {
+			switch z.Name {
+			case "link_walk":
+				b.WriteString(`		# logged-out red links and Special:WhatLinksHere (title= form), one site-wide bucket
+		zone link_walk {
+			match {
+				not header Cookie *wikiUserID=*
+				query title=Special:WhatLinksHere
+			}
+			match {
+				not header Cookie *wikiUserID=*
+				query redlink=1
+			}
+`)
+			case "page_tools":
+				b.WriteString(`		# logged-out page tools, one site-wide bucket (after the 3 October outage)
+		zone page_tools {
+			match {
+				not header Cookie *wikiUserID=*
+				query action=edit action=watch title=Special:CiteThisPage
+			}
+			match {
+				not header Cookie *wikiUserID=*
+				path /w/Special:Contributions/* /w/Special:RecentChangesLinked/* /w/Special:WhatLinksHere/* /w/Special:NewItem*
+			}
+`)
+			}
+			fmt.Fprintf(&b, "\t\t\tkey    static\n\t\t\tevents %d\n\t\t\twindow %s\n\t\t}\n", z.Events, dur(z.WindowS))
+		}
+		b.WriteString("\t}\n")
+	}
+	b.WriteString(`
+	# logged-out article views come from MediaWiki's HTML file cache when present
+	@filecache {
+		path /w/*
+		not path /w/Special:*
+		not header Cookie *wikiUserID=*
+		file {
+			root /var/www/cache/html
+			try_files {path}.html
+		}
+	}
+	handle @filecache {
+		root * /var/www/cache/html
+		rewrite * {file_match.relative}
+		file_server
+	}
+
+	handle /static/* {
+		file_server {
+			precompressed gzip
+		}
+	}
+
+	php_fastcgi 127.0.0.1:9000 {
+		health_uri /healthz.php
+`)
+	fmt.Fprintf(&b, "\t\thealth_interval %s\n\t\thealth_timeout %s\n\t\thealth_fails %d\n\t\tdial_timeout %s\n",
+		dur(sc.HealthIntervalS), dur(sc.HealthTimeoutS), sc.HealthFails, dur(sc.DialTimeoutS))
+	if c.ReadTimeoutS > 0 {
+		fmt.Fprintf(&b, "\t\tread_timeout %s\n", dur(c.ReadTimeoutS))
+	}
+	b.WriteString("\t}\n\tfile_server\n}\n")
+	return b.String()
+}
+
+func dur(s float64) string {
+	switch {
+	case s >= 60 && s == float64(int(s/60))*60:
+		return strconv.Itoa(int(s/60)) + "m"
+	case s == float64(int(s)):
+		return strconv.Itoa(int(s)) + "s"
+	}
+	return strconv.FormatFloat(s*1000, 'f', 0, 64) + "ms"
+}
+
+func renderDockerfile(c SiteConfig) string {
+	return "FROM " + c.Image + `
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libicu-dev libzip-dev \
+ && docker-php-ext-install intl mysqli opcache calendar \
+ && rm -rf /var/lib/apt/lists/*
+COPY php-fpm.d/www.conf /usr/local/etc/php-fpm.d/www.conf
+`
+}
+
+// repoCommit is a commit as written: its hash and what it changed.
+type repoCommit struct {
+	commit
+	hash    string
+	before  SiteConfig
+	after   SiteConfig
+	changes []sources.Change
+}
+
+// writeRepo creates dir as a git repository holding the scenario's
+// configuration history. Identities, dates (with their zone) and contents are
+// fixed, so the hashes are the same on every run.
+func writeRepo(ctx context.Context, sc *Scenario, dir string) ([]repoCommit, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("simulate: config repo: %w", err)
+	}
+	git := func(env []string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.autocrlf=false",
+			"-c", "init.defaultBranch=main", "-c", "user.useConfigOnly=false"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=ops", "GIT_AUTHOR_EMAIL=ops@example.org",
+			"GIT_COMMITTER_NAME=ops", "GIT_COMMITTER_EMAIL=ops@example.org", "TZ=UTC")
+		cmd.Env = append(cmd.Env, env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("simulate: git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		}
+		return strings.TrimSpace(out.String()), nil
+	}
+	if _, err := git(nil, "init", "-q"); err != nil {
+		return nil, err
+	}
+	var cfg SiteConfig
+	var x repoExtras
+	var out []repoCommit
+	for _, cm := range sc.commits {
+		before := cfg
+		cm.apply(&cfg, &x)
+		files := map[string]string{
+			poolFile:          renderPool(sc, cfg),
+			caddyFile:         renderCaddyfile(sc, cfg),
+			dockerFile:        renderDockerfile(cfg),
+			"README.md":       "# wiki.example.org configuration\n\n" + strings.Join(x.readme, "\n") + "\n",
+			"static/skin.css": strings.Join(x.css, "\n") + "\n",
+		}
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return nil, fmt.Errorf("simulate: config repo: %w", err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				return nil, fmt.Errorf("simulate: config repo: %w", err)
+			}
+		}
+		date := cm.at.Format(time.RFC3339)
+		env := []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
+		if _, err := git(env, "add", "-A"); err != nil {
+			return nil, err
+		}
+		if _, err := git(env, "commit", "-q", "--no-verify", "-m", cm.message); err != nil {
+			return nil, err
+		}
+		hash, err := git(nil, "rev-parse", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		rc := repoCommit{commit: cm, hash: hash, before: before, after: cfg}
+		rc.changes = diffConfig(rc)
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// diffConfig lists what a commit changed that a change log would record.
+func diffConfig(rc repoCommit) []sources.Change {
+	if rc.before.Image == "" { // the initial commit creates everything
+		return nil
+	}
+	mk := func(file, key, old, new string) sources.Change {
+		return sources.Change{Time: rc.at.UTC(), Source: "changes.yaml", Ref: rc.hash, File: file, Key: key,
+			Old: old, New: new, Note: rc.message, Author: "ops <ops@example.org>"}
+	}
+	var cs []sources.Change
+	a, b := rc.before, rc.after
+	if a.Backlog != b.Backlog {
+		cs = append(cs, mk(poolFile, "listen.backlog", strconv.Itoa(a.Backlog), strconv.Itoa(b.Backlog)))
+	}
+	if a.Image != b.Image {
+		cs = append(cs, mk(dockerFile, "FROM", a.Image, b.Image))
+	}
+	if a.ReadTimeoutS != b.ReadTimeoutS {
+		cs = append(cs, mk(caddyFile, "php_fastcgi.read_timeout", dur(a.ReadTimeoutS), dur(b.ReadTimeoutS)))
+	}
+	for _, z := range b.Zones {
+		found := false
+		for _, y := range a.Zones {
+			found = found || y.Name == z.Name
+		}
+		if !found {
+			cs = append(cs, mk(caddyFile, "rate_limit.zone."+z.Name, "",
+				fmt.Sprintf("events %d window %s key static", z.Events, dur(z.WindowS))))
+		}
+	}
+	return cs
+}
+
+// writeChanges writes changes/changes.yaml: the deploy log the team keeps.
+func writeChanges(path string, commits []repoCommit) (int, error) {
+	var cs []sources.Change
+	for _, rc := range commits {
+		cs = append(cs, rc.changes...)
+	}
+	if err := changes.Write(path, cs); err != nil {
+		return 0, fmt.Errorf("simulate: %w", err)
+	}
+	return len(cs), nil
+}

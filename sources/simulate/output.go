@@ -1,0 +1,617 @@
+package simulate
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// gzPipe compresses what is written to it in its own goroutine, so that the
+// simulation and gzip use both cores. Chunks are handed over whole: the output
+// bytes do not depend on scheduling.
+type gzPipe struct {
+	path  string
+	f     *os.File
+	zw    *gzip.Writer
+	buf   []byte
+	ch    chan []byte
+	free  chan []byte
+	done  chan error
+	raw   int64
+	lines int64
+}
+
+const chunk = 256 << 10
+
+func newGzPipe(path string) (*gzPipe, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	p := &gzPipe{path: path, f: f, zw: mustGzip(f), buf: make([]byte, 0, chunk+4096),
+		ch: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan error, 1)}
+	go p.loop()
+	return p, nil
+}
+
+func (p *gzPipe) loop() {
+	var err error
+	for b := range p.ch {
+		if err == nil {
+			_, err = p.zw.Write(b)
+		}
+		select {
+		case p.free <- b[:0]:
+		default:
+		}
+	}
+	if cerr := p.zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		err = fmt.Errorf("simulate: writing %s: %w", p.path, err)
+	}
+	p.done <- err
+}
+
+// line appends one line (b without its newline).
+func (p *gzPipe) line(b []byte) {
+	p.buf = append(p.buf, b...)
+	p.buf = append(p.buf, '\n')
+	p.raw += int64(len(b)) + 1
+	p.lines++
+	if len(p.buf) >= chunk {
+		p.flush()
+	}
+}
+
+func (p *gzPipe) flush() {
+	if len(p.buf) == 0 {
+		return
+	}
+	p.ch <- p.buf
+	select {
+	case b := <-p.free:
+		p.buf = b
+	default:
+		p.buf = make([]byte, 0, chunk+4096)
+	}
+}
+
+func (p *gzPipe) close() error {
+	p.flush()
+	close(p.ch)
+	return <-p.done
+}
+
+// mustGzip: best compression; it runs beside the simulation, and the bundle
+// should stay small enough to keep around.
+func mustGzip(w io.Writer) *gzip.Writer {
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression) // the level is valid
+	return zw
+}
+
+// outputs are the files the simulation streams while it runs.
+type outputs struct {
+	acc   *gzPipe
+	caddy *gzPipe
+	truth *gzPipe
+	fpm   *bufio.Writer
+	fpmF  *os.File
+	fpmN  int64
+
+	line    []byte // scratch for one line
+	reqObj  []byte // scratch: the "request" object of the current request
+	lastCad int64  // last ts written to caddy.log (keeps it ordered)
+	errID   []byte
+}
+
+func openOutputs(dir string) (*outputs, error) {
+	o := &outputs{}
+	var err error
+	if o.acc, err = newGzPipe(dir + "/access/access.log.gz"); err != nil {
+		return nil, err
+	}
+	if o.caddy, err = newGzPipe(dir + "/logs/caddy.log.gz"); err != nil {
+		return nil, err
+	}
+	if o.truth, err = newGzPipe(dir + "/truth-requests.csv.gz"); err != nil {
+		return nil, err
+	}
+	if o.fpmF, err = os.Create(dir + "/logs/php-fpm.log"); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	o.fpm = bufio.NewWriterSize(o.fpmF, 64<<10)
+	o.truth.line([]byte(truthHeader))
+	return o, nil
+}
+
+func (o *outputs) close() error {
+	errs := []error{o.acc.close(), o.caddy.close(), o.truth.close(), o.fpm.Flush(), o.fpmF.Close()}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- JSON ---------------------------------------------------------------------------------
+
+// appendStr appends s as a JSON string the way zap does: quotes, backslashes
+// and control characters escaped, UTF-8 as is.
+func appendStr(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// appendTS appends a time as zap's epoch float seconds.
+func appendTS(b []byte, ns int64) []byte {
+	return strconv.AppendFloat(b, float64(ns)/1e9, 'f', -1, 64)
+}
+
+func appendDur(b []byte, ns int64) []byte {
+	return strconv.AppendFloat(b, float64(ns)/1e9, 'f', -1, 64)
+}
+
+// hdr appends "Name":["value"], with a leading comma unless first.
+func hdr(b []byte, first *bool, name, value string) []byte {
+	if !*first {
+		b = append(b, ',')
+	}
+	*first = false
+	b = appendStr(b, name)
+	b = append(b, ':', '[')
+	b = appendStr(b, value)
+	return append(b, ']')
+}
+
+const host = "wiki.example.org"
+
+// requestObject builds Caddy's "request" object for r into o.reqObj.
+func (o *outputs) requestObject(s *sim, r *request) []byte {
+	b := o.reqObj[:0]
+	b = append(b, `{"remote_ip":`...)
+	b = appendStr(b, r.ip)
+	b = append(b, `,"remote_port":"`...)
+	b = strconv.AppendUint(b, uint64(r.port), 10)
+	b = append(b, `","client_ip":`...)
+	b = appendStr(b, r.ip)
+	b = append(b, `,"proto":`...)
+	p := r.prof
+	b = appendStr(b, p.proto)
+	b = append(b, `,"method":`...)
+	b = appendStr(b, r.method)
+	b = append(b, `,"host":"`+host+`","uri":`...)
+	b = appendStr(b, r.uri)
+	b = append(b, `,"headers":{`...)
+	first := true
+	switch {
+	case r.cls == clsSelfAPI:
+		b = hdr(b, &first, "Accept-Encoding", "deflate, gzip, br, zstd")
+		b = hdr(b, &first, "User-Agent", p.ua)
+	case r.cls == clsBot:
+		b = hdr(b, &first, "Accept", p.accept)
+		b = hdr(b, &first, "Accept-Encoding", p.encoding)
+		if p.from != "" {
+			b = hdr(b, &first, "From", p.from)
+		}
+		b = hdr(b, &first, "User-Agent", p.ua)
+	default:
+		accept, mode := p.accept, "navigate"
+		switch r.kind {
+		case kindAsset:
+			mode = "no-cors"
+			switch {
+			case strings.HasSuffix(r.uri, ".jpg") || r.uri == "/static/logo.png" || r.uri == "/favicon.ico":
+				accept = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+			case strings.HasPrefix(r.uri, "/static/skin"):
+				accept = "text/css,*/*;q=0.1"
+			default:
+				accept = "*/*"
+			}
+		case kindSearch:
+			accept, mode = "application/json, text/javascript, */*; q=0.01", "cors"
+		}
+		b = hdr(b, &first, "Accept", accept)
+		b = hdr(b, &first, "Accept-Encoding", p.encoding)
+		if p.lang != "" {
+			b = hdr(b, &first, "Accept-Language", p.lang)
+		}
+		if r.kind == kindSubmit {
+			b = hdr(b, &first, "Content-Type", "application/x-www-form-urlencoded")
+		}
+		if p.cookie != "" {
+			b = hdr(b, &first, "Cookie", p.cookie)
+		}
+		if r.notMod {
+			b = hdr(b, &first, "If-None-Match", etag(r.uri))
+		}
+		if r.referer != "" {
+			b = hdr(b, &first, "Referer", r.referer)
+		}
+		if p.chua != "" {
+			b = hdr(b, &first, "Sec-Ch-Ua", p.chua)
+			if p.mobile {
+				b = hdr(b, &first, "Sec-Ch-Ua-Mobile", "?1")
+			} else {
+				b = hdr(b, &first, "Sec-Ch-Ua-Mobile", "?0")
+			}
+		}
+		// Chromium also sends Sec-Ch-Ua-Platform, Sec-Fetch-Dest/-Site/-User and
+		// Upgrade-Insecure-Requests; they are left out to keep lines compact.
+		b = hdr(b, &first, "Sec-Fetch-Mode", mode)
+		b = hdr(b, &first, "User-Agent", p.ua)
+		if r.kind == kindSearch {
+			b = hdr(b, &first, "X-Requested-With", "XMLHttpRequest")
+		}
+	}
+	// Caddy adds a "tls" object on HTTPS connections; it is left out to keep
+	// lines compact (the lab recording's plain-HTTP lines have none either).
+	b = append(b, `}}`...)
+	o.reqObj = b
+	return b
+}
+
+func etag(uri string) string {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(uri); i++ {
+		h = (h ^ uint64(uri[i])) * 1099511628211
+	}
+	return `"` + strconv.FormatUint(h%(1<<40), 36) + "-" + strconv.FormatUint(h>>44%4000, 36) + `"`
+}
+
+var lastModified = "Thu, 01 Oct 2026 07:40:12 GMT"
+
+// access writes r's access-log line.
+func (o *outputs) access(s *sim, r *request) {
+	b := o.line[:0]
+	level := "info"
+	if r.status >= 500 {
+		level = "error"
+	}
+	b = append(b, `{"level":"`...)
+	b = append(b, level...)
+	b = append(b, `","ts":`...)
+	b = appendTS(b, s.now)
+	b = append(b, `,"logger":"http.log.access.log0","msg":"handled request","request":`...)
+	b = append(b, o.requestObject(s, r)...)
+	b = append(b, `,"bytes_read":`...)
+	b = strconv.AppendInt(b, int64(r.bytesIn), 10)
+	b = append(b, `,"user_id":"","duration":`...)
+	b = appendDur(b, s.now-r.start)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(r.size), 10)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(r.status), 10)
+	b = append(b, `,"resp_headers":{`...)
+	b = o.respHeaders(s, b, r)
+	b = append(b, `}}`...)
+	o.line = b
+	o.acc.line(b)
+}
+
+func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
+	first := true
+	switch r.origin {
+	case "static", "cache":
+		if r.status == 304 {
+			b = hdr(b, &first, "Etag", etag(r.uri))
+			b = hdr(b, &first, "Last-Modified", lastModified)
+			b = hdr(b, &first, "Server", "Caddy")
+			b = hdr(b, &first, "Vary", "Accept-Encoding")
+			break
+		}
+		ctype, gz := "text/html; charset=utf-8", true
+		if r.origin == "static" {
+			ctype, gz = "image/jpeg", false
+			for i := range siteAssets {
+				if siteAssets[i].uri == r.uri {
+					ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
+				}
+			}
+			if r.uri == "/robots.txt" {
+				ctype = "text/plain; charset=utf-8"
+			}
+		}
+		if !gz {
+			b = hdr(b, &first, "Accept-Ranges", "bytes")
+		}
+		if gz {
+			b = hdr(b, &first, "Content-Encoding", "gzip")
+		} else {
+			b = hdr(b, &first, "Content-Length", strconv.Itoa(r.size))
+		}
+		b = hdr(b, &first, "Content-Type", ctype)
+		b = hdr(b, &first, "Etag", etag(r.uri))
+		b = hdr(b, &first, "Last-Modified", lastModified)
+		b = hdr(b, &first, "Server", "Caddy")
+		b = hdr(b, &first, "Vary", "Accept-Encoding")
+	case "php":
+		cc := "s-maxage=300, must-revalidate, max-age=0"
+		if r.prof.loggedIn || r.kind != kindPage {
+			cc = "private, must-revalidate, max-age=0"
+		}
+		b = hdr(b, &first, "Cache-Control", cc)
+		switch {
+		case r.kind == kindSearch || r.kind == kindAPI:
+			b = hdr(b, &first, "Content-Type", "application/json; charset=utf-8")
+		case r.status == 302:
+			b = hdr(b, &first, "Content-Type", "text/html; charset=UTF-8")
+			loc := "https://wiki.example.org/w/"
+			if r.kind == kindSubmit {
+				loc += r.uri[len("/index.php?title=") : len(r.uri)-len("&action=submit")]
+			} else {
+				t, _ := s.w.titles.pick(s.rng)
+				loc += t
+			}
+			b = hdr(b, &first, "Location", loc)
+		default:
+			b = hdr(b, &first, "Content-Encoding", "gzip")
+			b = hdr(b, &first, "Content-Type", "text/html; charset=UTF-8")
+		}
+		if r.status == 404 {
+			b = hdr(b, &first, "Status", "404 Not Found")
+		}
+		b = hdr(b, &first, "Vary", "Accept-Encoding, Cookie")
+		b = hdr(b, &first, "Via", "0.0 Caddy")
+		b = hdr(b, &first, "X-Powered-By", "PHP/"+s.cfg.PHPVersion)
+	case "ratelimit":
+		b = hdr(b, &first, "Retry-After", strconv.Itoa(r.retryAfter))
+		b = hdr(b, &first, "Server", "Caddy")
+	default: // proxy errors
+		b = hdr(b, &first, "Server", "Caddy")
+	}
+	return b
+}
+
+// ---- Caddy's own log ---------------------------------------------------------------------
+
+func (o *outputs) caddyTS(now int64) int64 {
+	if now < o.lastCad {
+		now = o.lastCad
+	}
+	o.lastCad = now
+	return now
+}
+
+// caddyError writes the error log line Caddy writes before the access line of
+// a 5xx it made (http.log.error.log0).
+func (o *outputs) caddyError(s *sim, r *request, status int, msg string) {
+	b := o.line[:0]
+	b = append(b, `{"level":"error","ts":`...)
+	b = appendTS(b, o.caddyTS(s.now-25*micro))
+	b = append(b, `,"logger":"http.log.error.log0","msg":`...)
+	b = appendStr(b, msg)
+	b = append(b, `,"request":`...)
+	b = append(b, o.requestObject(s, r)...)
+	b = append(b, `,"duration":`...)
+	b = appendDur(b, max(s.now-25*micro-r.start, 1000))
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"err_id":"`...)
+	for range 9 {
+		b = append(b, "abcdefghijklmnopqrstuvwxyz0123456789"[s.rng.IntN(36)])
+	}
+	trace := "reverseproxy.statusError (reverseproxy.go:1776)"
+	if status == 503 {
+		trace = "reverseproxy.(*Handler).proxyLoopIteration (reverseproxy.go:666)"
+	}
+	b = append(b, `","err_trace":`...)
+	b = appendStr(b, trace)
+	b = append(b, '}')
+	o.line = b
+	o.caddy.line(b)
+}
+
+func (o *outputs) healthFailed(s *sim, errText string) {
+	b := o.line[:0]
+	b = append(b, `{"level":"info","ts":`...)
+	b = appendTS(b, o.caddyTS(s.now))
+	b = append(b, `,"logger":"http.handlers.reverse_proxy.health_checker.active","msg":"HTTP request failed","host":"127.0.0.1:9000","error":`...)
+	b = appendStr(b, errText)
+	b = append(b, '}')
+	o.line = b
+	o.caddy.line(b)
+}
+
+func (o *outputs) healthUp(s *sim) {
+	b := o.line[:0]
+	b = append(b, `{"level":"info","ts":`...)
+	b = appendTS(b, o.caddyTS(s.now))
+	b = append(b, `,"logger":"http.handlers.reverse_proxy.health_checker.active","msg":"host is up","host":"127.0.0.1:9000"}`...)
+	o.line = b
+	o.caddy.line(b)
+}
+
+// ---- php-fpm's log (UTC, as in its container) ------------------------------------------------
+
+func (o *outputs) fpmLog(s *sim, msg string) {
+	t := time.Unix(0, s.now).UTC()
+	fmt.Fprintf(o.fpm, "[%s] %s\n", t.Format("02-Jan-2006 15:04:05"), msg)
+	o.fpmN++
+}
+
+// slowLog is what request_slowlog_timeout writes to the error log.
+func (o *outputs) slowLog(s *sim, pid int, r *request) {
+	script, q := "/var/www/mediawiki/index.php", ""
+	uri := r.uri
+	if strings.HasPrefix(uri, "/api.php") {
+		script = "/var/www/mediawiki/api.php"
+	}
+	for i := 0; i < len(uri); i++ {
+		if uri[i] == '?' {
+			q = uri[i:]
+			break
+		}
+	}
+	name := "/index.php"
+	if script[len(script)-7:] == "api.php" {
+		name = "/api.php"
+	}
+	el := float64(s.now-r.phpStart) / 1e9
+	o.fpmLog(s, fmt.Sprintf("WARNING: [pool www] child %d, script '%s' (request: \"%s %s%s\") executing too slow (%.6f sec), logging",
+		pid, script, r.method, name, q, el))
+	o.fpmLog(s, fmt.Sprintf("NOTICE: child %d stopped for tracing", pid))
+	o.fpmLog(s, fmt.Sprintf("NOTICE: about to trace %d", pid))
+	o.fpmLog(s, fmt.Sprintf("NOTICE: finished trace of %d", pid))
+}
+
+// ---- ground truth, one row per client request -------------------------------------------------
+
+// truthHeader: times after start_unix are milliseconds from it (empty when it
+// did not happen): latency_ms (when the client saw the end: a response or its
+// own timeout), caddy_ms (Caddy's log line), php_start_ms and php_end_ms (when
+// PHP ran it, possibly long after the client left), queue_wait_ms (in php-fpm's
+// listen queue).
+const truthHeader = "seq,class,kind,tool,start_unix,latency_ms,src_ip,src_port,method,url,logged_in," +
+	"accept_language,user_agent,status,outcome,origin,caddy_ms,php_start_ms,php_end_ms,queue_wait_ms," +
+	"abandoned,retry_of,bytes"
+
+func appendUnix(b []byte, ns int64) []byte {
+	if ns == 0 {
+		return b
+	}
+	return strconv.AppendFloat(b, float64(ns)/1e9, 'f', 3, 64)
+}
+
+func appendRel(b []byte, ns, start int64) []byte {
+	if ns == 0 {
+		return b
+	}
+	return strconv.AppendInt(b, (ns-start)/milli, 10)
+}
+
+func appendCSV(b []byte, s string) []byte {
+	needs := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\n' {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+func (o *outputs) truthRow(s *sim, r *request) {
+	if r.cls == clsHealth {
+		return
+	}
+	b := o.line[:0]
+	b = strconv.AppendInt(b, r.seq, 10)
+	b = append(b, ',')
+	b = append(b, r.cls.String()...)
+	b = append(b, ',')
+	b = append(b, r.kind.String()...)
+	b = append(b, ',')
+	b = append(b, r.tool...)
+	b = append(b, ',')
+	b = appendUnix(b, r.start)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, (r.clientEnd-r.start)/milli, 10)
+	b = append(b, ',')
+	b = append(b, r.ip...)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(r.port), 10)
+	b = append(b, ',')
+	b = append(b, r.method...)
+	b = append(b, ',')
+	b = appendCSV(b, r.uri)
+	b = append(b, ',')
+	if r.prof.loggedIn {
+		b = append(b, '1')
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, ',')
+	b = appendCSV(b, r.prof.lang)
+	b = append(b, ',')
+	b = appendCSV(b, r.prof.ua)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.status), 10)
+	b = append(b, ',')
+	b = append(b, outcome(r)...)
+	b = append(b, ',')
+	b = append(b, r.origin...)
+	b = append(b, ',')
+	b = appendRel(b, r.caddyEnd, r.start)
+	b = append(b, ',')
+	b = appendRel(b, r.phpStart, r.start)
+	b = append(b, ',')
+	b = appendRel(b, r.phpEnd, r.start)
+	b = append(b, ',')
+	if r.phpStart > 0 {
+		b = strconv.AppendInt(b, (r.phpStart-r.connectAt)/milli, 10)
+	}
+	b = append(b, ',')
+	if abandoned(r) {
+		b = append(b, '1')
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, ',')
+	if r.retryOf != 0 {
+		b = strconv.AppendInt(b, r.retryOf, 10)
+	}
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.size), 10)
+	o.line = b
+	o.truth.line(b)
+}
+
+// outcome is what the client saw.
+func outcome(r *request) string {
+	switch {
+	case r.gaveUp:
+		return "timeout"
+	case r.status >= 400:
+		return "error"
+	}
+	return "ok"
+}
+
+// abandoned: PHP finished the request after its client had stopped waiting for
+// it (the client timed out, or Caddy had already answered 504 or 502).
+func abandoned(r *request) bool {
+	return r.phpEnd > 0 && (r.phpEnd > r.clientEnd || r.phpEnd > r.caddyEnd)
+}
+
+var _ io.Writer = (*bufio.Writer)(nil)

@@ -1,0 +1,501 @@
+package simulate
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// kst is the site's local time (Asia/Seoul has had no DST since 1988, so a fixed
+// zone avoids depending on the host's tzdata).
+var kst = time.FixedZone("KST", 9*3600)
+
+func at(y int, mo time.Month, d, h, mi, s int) time.Time {
+	return time.Date(y, mo, d, h, mi, s, 0, kst)
+}
+
+// Options select and parameterise one run.
+type Options struct {
+	// Scenario is one of Scenarios().
+	Scenario string
+	// Out is the bundle directory to write (created; must be empty or absent).
+	Out string
+	// Seed makes the run reproducible: the same seed writes a byte-identical bundle.
+	Seed int64
+	// Scale multiplies every traffic rate (default 1). Capacity does not scale, so
+	// a large Scale overloads the site; benchmarks use it to stream many lines.
+	Scale float64
+	// BaselineHours of ordinary traffic simulated before the incident window
+	// (default 24).
+	BaselineHours float64
+	// Crawler, when set, replaces the scenario's crawler (or adds one to a
+	// scenario that has none). Start from DefaultCrawler() and change fields.
+	Crawler *CrawlerSpec
+}
+
+// Tool is a MediaWiki page tool (an uncacheable page linked from every page's
+// sidebar) that a crawler can walk.
+type Tool string
+
+// Page tools. Costs are in toolCost (traffic.go).
+const (
+	ToolEdit                Tool = "edit"                // /index.php?title=T&action=edit
+	ToolHistory             Tool = "history"             // /index.php?title=T&action=history
+	ToolWatch               Tool = "watch"               // /index.php?title=T&action=watch
+	ToolContributions       Tool = "contributions"       // /w/Special:Contributions/User
+	ToolRecentChangesLinked Tool = "recentchangeslinked" // /w/Special:RecentChangesLinked/T
+	ToolCiteThisPage        Tool = "citethispage"        // /index.php?title=Special:CiteThisPage&page=T
+	ToolWhatLinksHere       Tool = "whatlinkshere"       // /w/Special:WhatLinksHere/T (the "/w/ form")
+	ToolWhatLinksHereTitle  Tool = "whatlinkshere-title" // /index.php?title=Special:WhatLinksHere&target=T
+	ToolNewItem             Tool = "newitem"             // /w/Special:NewItem?site=kowiki&page=T (calls api.php)
+)
+
+// Tools lists every tool a crawler can be given.
+func Tools() []Tool {
+	return []Tool{ToolEdit, ToolHistory, ToolWatch, ToolContributions, ToolRecentChangesLinked,
+		ToolCiteThisPage, ToolWhatLinksHere, ToolWhatLinksHereTitle, ToolNewItem}
+}
+
+// CrawlerSpec is the crawler of a scenario: its fingerprint, what it walks, where
+// it comes from and how hard it pushes. Rates are requests per second at Scale 1,
+// before retries; the crawler is open-loop (it does not wait for answers before
+// sending more), and re-fetches a URL from a fresh address soon after a 5xx, so
+// fast 503s make it faster: that is how a few requests per second of crawl turn
+// into a 503 peak of a thousand a minute.
+type CrawlerSpec struct {
+	// UserAgent is sent on every request.
+	UserAgent string
+	// AcceptLanguage is the Accept-Language header ("" sends none).
+	AcceptLanguage string
+	// SecChUa sends Chromium's client hints (Sec-Ch-Ua*) as a real Chrome does; a
+	// script that only copies Chrome's User-Agent does not.
+	SecChUa bool
+	// LoggedIn sends a logged-in session cookie (wikiUserID=...).
+	LoggedIn bool
+	// Tools are the page tools walked, uniformly.
+	Tools []Tool
+	// IPv6 draws addresses from distinct /64s instead of IPv4 /24s.
+	IPv6 bool
+	// RequestsPerIP is the mean number of consecutive requests sent from one
+	// address before moving to a fresh one (>= 1).
+	RequestsPerIP float64
+	// SharedPrefixShare is the share of fresh addresses that reuse the previous
+	// address's /24 (or /64); the rest come from prefixes never seen before.
+	SharedPrefixShare float64
+
+	// BaselineFrom is when the crawler starts at BaselineRate (zero: with the burst).
+	BaselineFrom time.Time
+	// BaselineRate is the low rate before the burst, requests/s.
+	BaselineRate float64
+	// Onset starts the burst: the rate ramps linearly to PeakRate over RampMinutes,
+	// holds HoldMinutes, and fades to zero over FadeMinutes.
+	Onset       time.Time
+	RampMinutes float64
+	PeakRate    float64
+	HoldMinutes float64
+	FadeMinutes float64
+	// Shape, when set, replaces ramp, hold and fade: the burst's rate at minutes
+	// after Onset, linear between knots; the last knot ends the crawl (give it
+	// rate 0). PeakRate is then ignored.
+	Shape []RateKnot
+
+	// Retries is how many times a request answered with a 5xx is sent again (each
+	// from a fresh address), after RetryMinS..RetryMaxS seconds.
+	Retries   int
+	RetryMinS float64
+	RetryMaxS float64
+	// TimeoutS is the crawler's own client timeout; 0 uses the site's client timeout.
+	TimeoutS float64
+}
+
+// RateKnot is the crawler's rate (requests/s, before retries) at Minute
+// minutes after its onset.
+type RateKnot struct {
+	Minute float64
+	Rate   float64
+}
+
+// End is when the crawl has faded out.
+func (c *CrawlerSpec) End() time.Time {
+	if n := len(c.Shape); n > 0 {
+		return c.Onset.Add(minutes(c.Shape[n-1].Minute))
+	}
+	return c.Onset.Add(minutes(c.RampMinutes + c.HoldMinutes + c.FadeMinutes))
+}
+
+func minutes(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
+
+// DefaultCrawler is the crawler of the reference postmortem: a logged-out
+// "Chrome 121" without client hints, Accept-Language zh-CN, spread over thousands
+// of IPv4 addresses in distinct /24s with a little over one request each,
+// walking the sidebar tools. It is present at a low rate (about 840 requests per
+// 10 minutes) from 20:00 the evening before. From 02:15 KST on 3 October 2026 it
+// climbs within three minutes to 4.5 requests/s, just under what 16 workers on 4
+// cores serve of these tools (about 5/s), pushes past it from 02:25:30, sends
+// 10.5/s from 02:28 to 02:31, stays just above capacity (5.2/s) until 03:09 and
+// stops by 03:12. Every fast 5xx is retried twice from fresh addresses, so the
+// 503s feed themselves.
+func DefaultCrawler() CrawlerSpec {
+	return CrawlerSpec{
+		UserAgent:      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36",
+		AcceptLanguage: "zh-CN,zh;q=0.9",
+		Tools: []Tool{ToolEdit, ToolWatch, ToolContributions, ToolRecentChangesLinked,
+			ToolCiteThisPage, ToolNewItem, ToolWhatLinksHere},
+		RequestsPerIP:     1.03,
+		SharedPrefixShare: 0.03,
+		BaselineFrom:      at(2026, 10, 2, 20, 0, 0),
+		BaselineRate:      1.4,
+		Onset:             at(2026, 10, 3, 2, 15, 0),
+		Shape: []RateKnot{{3, 4.5}, {10.5, 4.5}, {13, 10.5}, {16, 10.5}, {18, 5.2},
+			{54, 5.15}, {57, 0}},
+		Retries:   2,
+		RetryMinS: 0.5,
+		RetryMaxS: 4,
+	}
+}
+
+func (c *CrawlerSpec) validate() error {
+	if c.UserAgent == "" {
+		return fmt.Errorf("crawler: empty user agent")
+	}
+	if len(c.Tools) == 0 {
+		return fmt.Errorf("crawler: no tools")
+	}
+	for _, t := range c.Tools {
+		if !slices.Contains(Tools(), t) {
+			return fmt.Errorf("crawler: unknown tool %q", t)
+		}
+	}
+	if c.RequestsPerIP < 1 {
+		return fmt.Errorf("crawler: requests per IP %.2f < 1", c.RequestsPerIP)
+	}
+	if c.PeakRate < 0 || c.BaselineRate < 0 || c.Retries < 0 || c.RetryMaxS < c.RetryMinS {
+		return fmt.Errorf("crawler: negative rate, retries or retry delay range")
+	}
+	if c.Onset.IsZero() {
+		return fmt.Errorf("crawler: no onset time")
+	}
+	for i, k := range c.Shape {
+		if k.Rate < 0 || k.Minute < 0 || (i > 0 && k.Minute <= c.Shape[i-1].Minute) {
+			return fmt.Errorf("crawler: shape knot %d (%v min, %v/s): negative or out of order", i, k.Minute, k.Rate)
+		}
+	}
+	return nil
+}
+
+// CrowdSpec is a legitimate flash crowd: many readers following one link.
+type CrowdSpec struct {
+	// Start, RampMinutes, PeakSessions (new reader sessions per second) and
+	// DecayMinutes (exponential decay after the peak) shape the surge.
+	Start        time.Time
+	RampMinutes  float64
+	PeakSessions float64
+	DecayMinutes float64
+	// EndMinutes after Start the crowd is gone.
+	EndMinutes float64
+	// Titles are the popular (cacheable) articles the link points at.
+	Titles []string
+	// Referers are where the crowd comes from.
+	Referers []string
+}
+
+// SlowDBSpec makes the database slow for a period: every PHP request's database
+// wait is multiplied by WaitFactor and gains a lock wait of ExtraWaitS on average.
+// CPU stays low because workers wait.
+type SlowDBSpec struct {
+	From, To   time.Time
+	WaitFactor float64
+	ExtraWaitS float64
+}
+
+// RateLimit is a caddy-ratelimit zone with a static key (one site-wide bucket).
+type RateLimit struct {
+	Name    string
+	Events  int
+	WindowS float64
+}
+
+// SiteConfig is what the site's configuration says at a point in time. The git
+// history of a scenario is a sequence of these.
+type SiteConfig struct {
+	// Image is the PHP base image (Dockerfile FROM).
+	Image string
+	// PHPVersion is what X-Powered-By says.
+	PHPVersion string
+	// Backlog is php-fpm's listen.backlog.
+	Backlog int
+	// ReadTimeoutS is php_fastcgi's read_timeout (0: none, the silent wedge).
+	ReadTimeoutS float64
+	// Zones are the rate_limit zones in the Caddyfile.
+	Zones []RateLimit
+}
+
+// commit is one commit of the configuration repository.
+type commit struct {
+	at      time.Time
+	message string
+	apply   func(*SiteConfig, *repoExtras)
+	// cause marks the commit a correct analysis should blame.
+	cause bool
+}
+
+// repoExtras are repository contents that the simulation does not model.
+type repoExtras struct {
+	readme []string
+	css    []string
+}
+
+// Scenario is a named incident: site, traffic, crawler and configuration history.
+type Scenario struct {
+	Name        string
+	Description string
+	// From and To are the incident window (bundle.yaml window).
+	From, To time.Time
+
+	// Pool and proxy facts that do not change with the configuration history.
+	Workers, StartServers, MinSpare, MaxSpare int
+	Cores                                     int
+	HealthIntervalS, HealthTimeoutS           float64
+	HealthFails                               int
+	// HealthTimeoutQueued: the proxy cuts its active health check at
+	// health_timeout even while the check waits, connected, in php-fpm's listen
+	// queue. Caddy 2.11's FastCGI transport does not (only read_timeout can fail
+	// a connected check, design.md); the reference incident's proxy did.
+	HealthTimeoutQueued bool
+	DialTimeoutS        float64
+	ClientTimeoutS      float64
+	SlowlogTimeoutS     float64
+
+	// ReaderSessions is the mean rate of new reader sessions per second over a day
+	// (shaped by the diurnal curve); EditorSessions and BotRate likewise.
+	ReaderSessions float64
+	EditorSessions float64
+	BotRate        float64
+
+	Crawler *CrawlerSpec
+	Crowd   *CrowdSpec
+	SlowDB  *SlowDBSpec
+
+	commits []commit
+}
+
+// configAt is the configuration in force at t: every commit up to t applied.
+// php-fpm and Caddy pick changes up when the deploy runs (deployDelay later).
+func (sc *Scenario) configAt(t time.Time) (SiteConfig, repoExtras) {
+	var c SiteConfig
+	var x repoExtras
+	for _, cm := range sc.commits {
+		if cm.at.Add(deployDelay).After(t) {
+			break
+		}
+		cm.apply(&c, &x)
+	}
+	return c, x
+}
+
+// deployDelay is how long after a commit its deploy restarts php-fpm or reloads
+// Caddy (a CI pipeline).
+const deployDelay = 41 * time.Second
+
+var registry = map[string]func() Scenario{
+	"crawler-backlog":             crawlerBacklog,
+	"crawler-backlog-readtimeout": crawlerBacklogReadTimeout,
+	"crawler-backlog-fixed":       crawlerBacklogFixed,
+	"crawler-backlog-wedge":       crawlerBacklogWedge,
+	"crawler-backlog-cap64":       crawlerBacklogCap64,
+	"flash-crowd":                 flashCrowd,
+	"slow-database":               slowDatabase,
+}
+
+// Scenarios lists the scenario names, sorted.
+func Scenarios() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Describe returns a one-line description of a scenario ("" if unknown).
+func Describe(name string) string {
+	f, ok := registry[name]
+	if !ok {
+		return ""
+	}
+	return f().Description
+}
+
+// Lookup returns a fresh copy of a scenario's definition.
+func Lookup(name string) (Scenario, error) {
+	f, ok := registry[name]
+	if !ok {
+		return Scenario{}, fmt.Errorf("simulate: unknown scenario %q (have %v)", name, Scenarios())
+	}
+	return f(), nil
+}
+
+// Configuration commits shared by the scenarios. Dates are KST.
+var (
+	cmInitial = commit{at: at(2026, 9, 1, 10, 12, 0), message: "Initial configuration: MediaWiki on php-fpm behind Caddy",
+		apply: func(c *SiteConfig, x *repoExtras) {
+			*c = SiteConfig{Image: "php:8.2-fpm-bookworm", PHPVersion: "8.2.24", Backlog: 511, ReadTimeoutS: 10}
+			x.readme = []string{"Configuration of wiki.example.org: Caddy in front of php-fpm (MediaWiki)."}
+			x.css = []string{"a { color: #0645ad; }", "a.new { color: #ba0000; }"}
+		}}
+	cmLinkWalk = commit{at: at(2026, 9, 30, 11, 5, 0), message: "Add link_walk rate limit after the 30 September crawl",
+		apply: func(c *SiteConfig, _ *repoExtras) {
+			c.Zones = append(c.Zones, RateLimit{Name: "link_walk", Events: 60, WindowS: 600})
+		}}
+	cmReadme = commit{at: at(2026, 10, 1, 16, 40, 0), message: "README: on-call notes",
+		apply: func(_ *SiteConfig, x *repoExtras) {
+			x.readme = append(x.readme, "", "On call: see the runbook in the ops wiki. Deploys go through CI on merge.")
+		}}
+	cmCSS = commit{at: at(2026, 10, 2, 10, 15, 0), message: "skin: darker colour for visited red links",
+		apply: func(_ *SiteConfig, x *repoExtras) {
+			x.css = append(x.css, "a.new:visited { color: #a55858; }")
+		}}
+	cmBump = commit{at: at(2026, 10, 2, 23, 48, 0), message: "Bump PHP to 8.3",
+		apply: func(c *SiteConfig, _ *repoExtras) {
+			c.Image, c.PHPVersion, c.Backlog = "php:8.3-fpm-bookworm", "8.3.12", 4096
+		}}
+	cmFix = commit{at: at(2026, 10, 3, 7, 7, 0), message: "Cap php-fpm queue at 64; limit page tools for logged-out clients",
+		apply: func(c *SiteConfig, _ *repoExtras) {
+			c.Backlog = 64
+			c.Zones = append(c.Zones, RateLimit{Name: "page_tools", Events: 150, WindowS: 600})
+		}}
+	cmLaterReadme = commit{at: at(2026, 10, 10, 14, 2, 0), message: "README: rate-limit runbook",
+		apply: func(_ *SiteConfig, x *repoExtras) {
+			x.readme = append(x.readme, "", "Rate limits: page_tools (logged-out tools, 150/10m site-wide), link_walk.")
+		}}
+	cmLaterCSS = commit{at: at(2026, 10, 13, 18, 30, 0), message: "skin: print styles",
+		apply: func(_ *SiteConfig, x *repoExtras) {
+			x.css = append(x.css, "@media print { #sidebar { display: none; } }")
+		}}
+)
+
+func siteDefaults(sc *Scenario) {
+	sc.Workers, sc.StartServers, sc.MinSpare, sc.MaxSpare = 16, 8, 4, 8
+	sc.Cores = 4
+	sc.HealthIntervalS, sc.HealthTimeoutS, sc.HealthFails = 1, 10, 3
+	sc.DialTimeoutS = 3
+	sc.ClientTimeoutS = 10
+	sc.SlowlogTimeoutS = 10
+	sc.ReaderSessions = 0.1
+	sc.EditorSessions = 0.004
+	sc.BotRate = 0.18
+}
+
+// crawlerBacklog is the reference incident with a proxy that honours
+// health_timeout while its check waits in php-fpm's queue, and no read_timeout:
+// requests wait as long as it takes and PHP answers them after their clients
+// left. A check cut at 10 s fails as soon as the queue holds 10 s of work, so
+// the upstream flaps and Caddy answers 503 while the queue stays at tens of
+// seconds of work: it never nears the old backlog of 511, let alone 4,096, and
+// no dial is dropped (truth.json notes that the backlog change played no part).
+func crawlerBacklog() Scenario {
+	sc := crawlerBacklogReadTimeout()
+	sc.Name = "crawler-backlog"
+	sc.Description = "the reference crawl: a zh-CN Chrome crawler over thousands of IPs saturates 16 workers; " +
+		"the proxy cuts queued health checks at health_timeout 10s (no read_timeout): 503 flapping, abandoned PHP " +
+		"work, the queue stays near 10s of work (the 511 -> 4096 backlog change plays no part)"
+	sc.HealthTimeoutQueued = true
+	initial := cmInitial
+	initial.apply = func(c *SiteConfig, x *repoExtras) {
+		cmInitial.apply(c, x)
+		c.ReadTimeoutS = 0
+	}
+	sc.commits[0] = initial
+	return sc
+}
+
+func crawlerBacklogReadTimeout() Scenario {
+	sc := Scenario{
+		Name: "crawler-backlog-readtimeout",
+		Description: "the reference crawl against the lab's configuration: queued health checks fail at the FastCGI " +
+			"read_timeout (10s), requests waiting longer are logged as 504, 503 flapping",
+		From: at(2026, 10, 3, 2, 0, 0), To: at(2026, 10, 3, 3, 30, 0),
+	}
+	siteDefaults(&sc)
+	c := DefaultCrawler()
+	sc.Crawler = &c
+	bump := cmBump
+	bump.cause = true
+	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, bump, cmFix}
+	return sc
+}
+
+func crawlerBacklogFixed() Scenario {
+	sc := crawlerBacklogReadTimeout()
+	sc.Name = "crawler-backlog-fixed"
+	sc.Description = "the same crawl with the fix already in force: listen.backlog 64 and a page_tools rate limit " +
+		"(429 from Caddy); no 503 storm"
+	early := cmFix
+	early.at = at(2026, 10, 1, 9, 30, 0)
+	bump := cmBump
+	bump.apply = func(c *SiteConfig, _ *repoExtras) { c.Image, c.PHPVersion = "php:8.3-fpm-bookworm", "8.3.12" }
+	sc.commits = []commit{cmInitial, cmLinkWalk, early, cmReadme, cmCSS, bump}
+	return sc
+}
+
+func crawlerBacklogWedge() Scenario {
+	sc := crawlerBacklogReadTimeout()
+	sc.Name = "crawler-backlog-wedge"
+	sc.Description = "the same crawl on stock Caddy without a FastCGI read_timeout: queued health checks wait and " +
+		"pass, no 5xx while the queue grows (clients time out, Caddy logs 200s lasting minutes: a silent wedge) " +
+		"until the 4096 backlog fills and dials and checks time out at connect (502, 503)"
+	initial := cmInitial
+	initial.apply = func(c *SiteConfig, x *repoExtras) {
+		cmInitial.apply(c, x)
+		c.ReadTimeoutS = 0
+	}
+	sc.commits[0] = initial
+	return sc
+}
+
+func crawlerBacklogCap64() Scenario {
+	sc := crawlerBacklogReadTimeout()
+	sc.Name = "crawler-backlog-cap64"
+	sc.Description = "the same crawl with listen.backlog 64 but no rate limit: overflow makes Caddy's dials and " +
+		"health checks time out at connect (502s), the upstream still flaps (503s), abandoned PHP work falls"
+	bump := cmBump
+	bump.apply = func(c *SiteConfig, _ *repoExtras) {
+		c.Image, c.PHPVersion, c.Backlog = "php:8.3-fpm-bookworm", "8.3.12", 64
+	}
+	bump.message = "Bump PHP to 8.3; cap php-fpm queue at 64"
+	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, bump}
+	return sc
+}
+
+func flashCrowd() Scenario {
+	sc := Scenario{
+		Name: "flash-crowd",
+		Description: "a legitimate surge: a news link sends thousands of readers (many IPs, sessions, varied " +
+			"languages, assets after pages) to one cached article; no crawler, no outage",
+		From: at(2026, 10, 14, 19, 30, 0), To: at(2026, 10, 14, 21, 30, 0),
+	}
+	siteDefaults(&sc)
+	sc.Crowd = &CrowdSpec{
+		Start: at(2026, 10, 14, 20, 5, 0), RampMinutes: 4, PeakSessions: 2.5, DecayMinutes: 22, EndMinutes: 80,
+		Titles: []string{"한글날", "훈민정음", "세종대왕"},
+		Referers: []string{"https://n.news.naver.com/article/023/0003881234", "https://v.daum.net/v/20261014200112345",
+			"https://t.co/x1Kq9ZpL3w", "https://www.google.com/"},
+	}
+	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	return sc
+}
+
+func slowDatabase() Scenario {
+	sc := Scenario{
+		Name: "slow-database",
+		Description: "slow queries on the database server hold every worker while CPU stays low; the queue " +
+			"(backlog 64) overflows; no crawler",
+		From: at(2026, 10, 20, 13, 30, 0), To: at(2026, 10, 20, 15, 0, 0),
+	}
+	siteDefaults(&sc)
+	sc.SlowDB = &SlowDBSpec{From: at(2026, 10, 20, 14, 5, 0), To: at(2026, 10, 20, 14, 35, 0), WaitFactor: 10, ExtraWaitS: 40}
+	sc.ReaderSessions = 0.2 // a weekday afternoon
+	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	return sc
+}

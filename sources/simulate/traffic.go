@@ -1,0 +1,692 @@
+package simulate
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+type kind uint8
+
+const (
+	kindPage    kind = iota // an article view
+	kindAsset               // css, js, images, favicon
+	kindTool                // a page tool (edit, history, ... see Tool)
+	kindSearch              // api.php?action=opensearch while typing
+	kindSpecial             // Special:RecentChanges, Special:Random
+	kindSubmit              // POST action=submit
+	kindRedLink             // action=edit&redlink=1
+	kindAPI                 // the site calling its own api.php
+	kindHealth
+)
+
+var kindNames = [...]string{"page", "asset", "tool", "search", "special", "submit", "redlink", "api", "health"}
+
+func (k kind) String() string { return kindNames[k] }
+
+// ---- rates ------------------------------------------------------------------------
+
+// plf is a piecewise-linear rate (per second) over time, constant outside its knots.
+type plf struct {
+	t []int64
+	v []float64
+}
+
+func (p *plf) add(t int64, v float64) { p.t = append(p.t, t); p.v = append(p.v, v) }
+
+func (p *plf) at(x int64) float64 {
+	n := len(p.t)
+	if n == 0 {
+		return 0
+	}
+	if x <= p.t[0] {
+		return p.v[0]
+	}
+	if x >= p.t[n-1] {
+		return p.v[n-1]
+	}
+	lo, hi := 0, n-1
+	for hi-lo > 1 {
+		m := (lo + hi) / 2
+		if p.t[m] <= x {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	if p.t[hi] == p.t[lo] {
+		return p.v[hi]
+	}
+	f := float64(x-p.t[lo]) / float64(p.t[hi]-p.t[lo])
+	return p.v[lo] + f*(p.v[hi]-p.v[lo])
+}
+
+// bound returns an upper bound of the rate over [a, b) and the end of the
+// stretch it holds for (the next knot after a, at most b).
+func (p *plf) bound(a, b int64) (float64, int64) {
+	end := b
+	for _, t := range p.t {
+		if t > a {
+			end = min(end, t)
+			break
+		}
+	}
+	return math.Max(p.at(a), p.at(end)), end
+}
+
+// diurnal is the relative traffic of a Korean site by hour (KST), mean about 1.
+var diurnal = [24]float64{1.05, 0.8, 0.58, 0.42, 0.32, 0.28, 0.33, 0.5, 0.7, 0.85, 0.95, 1.0,
+	1.05, 1.05, 1.0, 1.0, 1.0, 1.02, 1.08, 1.22, 1.38, 1.52, 1.5, 1.32}
+
+func diurnalRate(begin, end int64, mean float64) *plf {
+	p := &plf{}
+	t0 := time.Unix(0, begin).In(kst).Truncate(time.Hour)
+	for t := t0; t.UnixNano() <= end+int64(time.Hour); t = t.Add(time.Hour) {
+		p.add(t.UnixNano(), mean*diurnal[t.Hour()])
+	}
+	return p
+}
+
+// poisson fires at the arrivals of a non-homogeneous Poisson process (thinning
+// against the local bound of a piecewise-linear rate).
+type poisson struct {
+	rate  *plf
+	scale float64
+	rng   *rand.Rand
+	fire  func(s *sim)
+}
+
+func (g *poisson) start(s *sim) {
+	if t, ok := g.next(s.now, s.end); ok {
+		s.push(t, evWake, nil, g, 0, 0)
+	}
+}
+
+func (g *poisson) wake(s *sim, _ int32) {
+	g.fire(s)
+	g.start(s)
+}
+
+func (g *poisson) next(from, end int64) (int64, bool) {
+	t := from
+	for t < end {
+		m, stretchEnd := g.rate.bound(t, end)
+		m *= g.scale
+		if m <= 0 {
+			t = stretchEnd
+			continue
+		}
+		t += int64(g.rng.ExpFloat64() / m * float64(second))
+		if t >= stretchEnd {
+			t = stretchEnd
+			continue
+		}
+		if g.rng.Float64()*m < g.rate.at(t)*g.scale {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// ---- the world the clients share --------------------------------------------------
+
+type world struct {
+	titles *titleSet
+	names  *nameList
+	bots   []*profile
+	rng    *rand.Rand // readers, editors, bots, crowds
+}
+
+func (w *world) title() string {
+	t, _ := w.titles.pick(w.rng)
+	return t
+}
+
+// newReq makes a request of a client; route and PHP cost follow from its kind.
+func (s *sim) newReq(cls class, k kind, p *profile, ip string, port uint16, method, uri, ref string) *request {
+	r := &request{cls: cls, kind: k, prof: p, ip: ip, port: port, method: method, uri: uri, referer: ref,
+		timeout: secs(s.sc.ClientTimeoutS)}
+	return r
+}
+
+func randPort(rng *rand.Rand) uint16 { return uint16(32768 + rng.IntN(28232)) }
+
+// ---- readers -------------------------------------------------------------------------
+
+// session is one reader (or crowd member, or editor) browsing a few pages. Its
+// browser keeps one HTTP/2 connection, so remote_port stays the same.
+type session struct {
+	cls     class
+	prof    *profile
+	ip      string
+	port    uint16
+	pages   int
+	assets  bool // site assets already in the browser cache
+	revisit bool // returning visitor: assets revalidate to 304
+	last    string
+	tries   int
+	pending *request // the page to retry
+	hot     []string
+	ref     string
+	editing int // editor: 0 view, 1 edit form, 2 submit, 3 done
+}
+
+const (
+	tagPage int32 = iota
+	tagAssets
+	tagRetry
+)
+
+func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string) {
+	w := s.w
+	loggedIn := w.rng.Float64() < 0.07
+	p := newBrowser(w.rng, langs, loggedIn, w.names)
+	ss := &session{cls: cls, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
+	ss.wake(s, tagPage)
+}
+
+func (ss *session) wake(s *sim, tag int32) {
+	switch tag {
+	case tagPage:
+		ss.nextPage(s)
+	case tagRetry:
+		if r := ss.pending; r != nil {
+			ss.pending = nil
+			c := *r
+			c.retryOf = r.seq
+			c.clearRuntime()
+			s.send(&c)
+		}
+	case tagAssets:
+		ss.fetchAssets(s)
+	}
+}
+
+func (ss *session) nextPage(s *sim) {
+	w := s.w
+	if ss.cls == clsEditor {
+		ss.editorStep(s)
+		return
+	}
+	ref := "https://wiki.example.org/w/" + ss.last
+	if ss.last == "" {
+		ref = ss.ref
+	}
+	var r *request
+	if len(ss.hot) > 0 && ss.last == "" {
+		t := ss.hot[w.rng.IntN(len(ss.hot))]
+		r = s.articleReq(ss, t, ref, 0.97)
+	} else {
+		r = s.readerAction(ss, ref)
+	}
+	ss.tries = 0
+	s.send(r)
+}
+
+// readerAction picks what a reader opens next: mostly articles, a little of
+// everything else, including now and then the tools a crawler walks.
+func (s *sim) readerAction(ss *session, ref string) *request {
+	w := s.w
+	t := w.title()
+	p := ss.prof
+	x := w.rng.Float64()
+	mk := func(k kind, tool Tool, uri string) *request {
+		r := s.newReq(ss.cls, k, p, ss.ip, ss.port, "GET", uri, ref)
+		r.tool = tool
+		s.cost(r)
+		r.owner = ss
+		return r
+	}
+	switch {
+	case x < 0.84:
+		hit := 0.72
+		return s.articleReq(ss, t, ref, hit)
+	case x < 0.88:
+		q := t
+		if len(q) > 9 {
+			q = q[:9] // the first syllables typed
+		}
+		return mk(kindSearch, "", "/api.php?action=opensearch&format=json&formatversion=2&search="+q+"&namespace=0&limit=10")
+	case x < 0.91:
+		return mk(kindTool, ToolHistory, "/index.php?title="+t+"&action=history")
+	case x < 0.925:
+		return mk(kindSpecial, "", "/w/Special:RecentChanges")
+	case x < 0.935:
+		r := mk(kindSpecial, "", "/w/Special:Random")
+		r.phpStatus, r.phpSize = 302, 0
+		return r
+	case x < 0.941:
+		return mk(kindTool, ToolWhatLinksHereTitle, "/index.php?title=Special:WhatLinksHere&target="+t)
+	case x < 0.945:
+		return mk(kindTool, ToolWhatLinksHere, "/w/Special:WhatLinksHere/"+t)
+	case x < 0.950:
+		return mk(kindTool, ToolContributions, "/w/Special:Contributions/"+w.names.pick(w.rng))
+	case x < 0.953:
+		return mk(kindTool, ToolRecentChangesLinked, "/w/Special:RecentChangesLinked/"+t)
+	case x < 0.955:
+		return mk(kindTool, ToolCiteThisPage, "/index.php?title=Special:CiteThisPage&page="+t)
+	case x < 0.960:
+		return mk(kindRedLink, "", "/index.php?title="+t+"&action=edit&redlink=1")
+	case x < 0.965:
+		return mk(kindTool, ToolEdit, "/index.php?title="+t+"&action=edit")
+	case x < 0.968:
+		return mk(kindTool, ToolWatch, "/index.php?title="+t+"&action=watch")
+	}
+	return s.articleReq(ss, t, ref, 0.72)
+}
+
+// articleReq: logged-out views are served from the HTML file cache when the
+// page is in it (popular pages nearly always are), logged-in views never.
+func (s *sim) articleReq(ss *session, t, ref string, hit float64) *request {
+	r := s.newReq(ss.cls, kindPage, ss.prof, ss.ip, ss.port, "GET", "/w/"+t, ref)
+	r.owner = ss
+	ss.last = t
+	if !ss.prof.loggedIn && s.w.rng.Float64() < hit {
+		r.route = routeCache
+		r.size = 14000 + s.w.rng.IntN(40000)
+		return r
+	}
+	s.cost(r)
+	return r
+}
+
+func (ss *session) done(s *sim, r *request) {
+	if r.kind == kindAsset {
+		return
+	}
+	w := s.w
+	if r.gaveUp || r.status >= 500 {
+		// reload once or twice, or leave
+		if ss.tries < 2 && w.rng.Float64() < 0.45 {
+			ss.tries++
+			ss.pending = r
+			s.after(secs(2+w.rng.Float64()*6), ss, tagRetry)
+			return
+		}
+		if w.rng.Float64() < 0.6 {
+			return
+		}
+	} else if ss.prof.browser && r.kind != kindSearch && r.status < 400 {
+		s.after(20*milli+int64(w.rng.Float64()*float64(150*milli)), ss, tagAssets)
+	}
+	if r.kind == kindSearch {
+		// the reader picks a suggestion
+		s.after(secs(1+w.rng.Float64()*3), ss, tagPage)
+		return
+	}
+	ss.pages--
+	if ss.pages > 0 {
+		s.after(secs(4+w.rng.ExpFloat64()*25), ss, tagPage)
+	}
+}
+
+// assets a browser fetches after a page: the site's css, js and logo the first
+// time (revalidated to 304 for returning visitors), then images of the page.
+var siteAssets = []struct {
+	uri, ctype string
+	size       int
+	gz         bool
+}{
+	{"/static/skin.css?v=20261002", "text/css; charset=utf-8", 5468, true},
+	{"/static/wiki.js?v=20261002", "text/javascript; charset=utf-8", 31877, true},
+	{"/static/logo.png", "image/png", 12840, false},
+	{"/favicon.ico", "image/vnd.microsoft.icon", 5430, false},
+}
+
+func (ss *session) fetchAssets(s *sim) {
+	w := s.w
+	ref := "https://wiki.example.org/w/" + ss.last
+	if !ss.assets {
+		ss.assets = true
+		for i := range siteAssets {
+			r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET", siteAssets[i].uri, ref)
+			r.route, r.notMod = routeStatic, ss.revisit
+			s.send(r)
+		}
+	}
+	for range w.rng.IntN(3) {
+		img := w.rng.IntN(600)
+		r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET",
+			"/images/thumb/"+strconv.Itoa(img%16)+"/"+strconv.Itoa(img)+".jpg", ref)
+		r.route = routeStatic
+		s.send(r)
+	}
+}
+
+// ---- editors ---------------------------------------------------------------------------
+
+func (s *sim) startEditor() {
+	w := s.w
+	p := newBrowser(w.rng, readerLangs[:2], true, w.names)
+	ss := &session{cls: clsEditor, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+		pages: 1 + w.rng.IntN(3)}
+	ss.wake(s, tagPage)
+}
+
+// editorStep: view a page, open the edit form, submit (302 back to the page).
+func (ss *session) editorStep(s *sim) {
+	w := s.w
+	var r *request
+	switch ss.editing {
+	case 0:
+		ss.last = w.title()
+		r = s.newReq(clsEditor, kindPage, ss.prof, ss.ip, ss.port, "GET", "/w/"+ss.last, "https://wiki.example.org/w/Special:RecentChanges")
+	case 1:
+		r = s.newReq(clsEditor, kindTool, ss.prof, ss.ip, ss.port, "GET", "/index.php?title="+ss.last+"&action=edit",
+			"https://wiki.example.org/w/"+ss.last)
+		r.tool = ToolEdit
+	case 2:
+		r = s.newReq(clsEditor, kindSubmit, ss.prof, ss.ip, ss.port, "POST", "/index.php?title="+ss.last+"&action=submit",
+			"https://wiki.example.org/index.php?title="+ss.last+"&action=edit")
+		r.bytesIn = 2000 + w.rng.IntN(30000)
+	default:
+		return
+	}
+	s.cost(r)
+	r.owner = editorOwner{ss}
+	s.send(r)
+}
+
+type editorOwner struct{ ss *session }
+
+func (e editorOwner) done(s *sim, r *request) {
+	ss, w := e.ss, s.w
+	if r.status >= 500 || r.gaveUp {
+		if ss.tries < 2 {
+			ss.tries++
+			s.after(secs(3+w.rng.Float64()*5), ss, tagPage)
+		}
+		return
+	}
+	ss.tries = 0
+	switch ss.editing {
+	case 0:
+		ss.editing = 1
+		s.after(secs(5+w.rng.ExpFloat64()*30), ss, tagPage)
+	case 1:
+		ss.editing = 2
+		s.after(secs(40+w.rng.ExpFloat64()*200), ss, tagPage)
+	case 2:
+		ss.pages--
+		ss.editing = 0
+		if ss.pages > 0 {
+			s.after(secs(20+w.rng.ExpFloat64()*120), ss, tagPage)
+		}
+	}
+}
+
+// ---- search bots ------------------------------------------------------------------------
+
+func (s *sim) botRequest() {
+	w := s.w
+	x := w.rng.Float64()
+	i := 0
+	for ; i < len(bots)-1; i++ {
+		if x -= bots[i].w; x < 0 {
+			break
+		}
+	}
+	b := &bots[i]
+	ip := b.ranges[w.rng.IntN(len(b.ranges))] + "." + strconv.Itoa(1+w.rng.IntN(254))
+	t := w.title()
+	var r *request
+	switch y := w.rng.Float64(); {
+	case y < 0.02:
+		r = s.newReq(clsBot, kindAsset, w.bots[i], ip, randPort(w.rng), "GET", "/robots.txt", "")
+		r.route = routeStatic
+	case y < 0.05:
+		r = s.newReq(clsBot, kindTool, w.bots[i], ip, randPort(w.rng), "GET", "/index.php?title="+t+"&action=history", "")
+		r.tool = ToolHistory
+		s.cost(r)
+	default:
+		r = s.newReq(clsBot, kindPage, w.bots[i], ip, randPort(w.rng), "GET", "/w/"+t, "")
+		if w.rng.Float64() < 0.4 {
+			r.route, r.size = routeCache, 14000+w.rng.IntN(40000)
+		} else {
+			s.cost(r)
+		}
+	}
+	s.send(r)
+}
+
+// ---- the crawler ----------------------------------------------------------------------------
+
+// crawler is an open-loop fleet: requests are dispatched at its rate whatever
+// the answers, each from the current address (kept for RequestsPerIP requests
+// on average), and a request answered with a 5xx is sent again from a fresh
+// address a few seconds later.
+type crawler struct {
+	spec  *CrawlerSpec
+	prof  *profile
+	addrs *addrGen
+	rng   *rand.Rand
+	ip    string
+	used  int
+}
+
+func newCrawlerRate(c *CrawlerSpec, begin, end int64) *plf {
+	p := &plf{}
+	onset := c.Onset.UnixNano()
+	if !c.BaselineFrom.IsZero() && c.BaselineRate > 0 && c.BaselineFrom.Before(c.Onset) {
+		bf := c.BaselineFrom.UnixNano()
+		p.add(bf-1, 0)
+		p.add(bf, c.BaselineRate)
+	} else {
+		p.add(onset-1, 0)
+	}
+	base := c.BaselineRate
+	if c.BaselineFrom.IsZero() || !c.BaselineFrom.Before(c.Onset) {
+		base = 0
+	}
+	p.add(onset, base)
+	if len(c.Shape) > 0 {
+		for _, k := range c.Shape {
+			if k.Minute > 0 {
+				p.add(onset+int64(minutes(k.Minute)), k.Rate)
+			}
+		}
+		if last := c.Shape[len(c.Shape)-1]; last.Rate != 0 {
+			p.add(onset+int64(minutes(last.Minute))+1, 0)
+		}
+		return p
+	}
+	t := onset + int64(minutes(c.RampMinutes))
+	p.add(t, c.PeakRate)
+	t += int64(minutes(c.HoldMinutes))
+	p.add(t, c.PeakRate)
+	t += int64(minutes(c.FadeMinutes))
+	p.add(t, 0)
+	_ = begin
+	_ = end
+	return p
+}
+
+func (c *crawler) dispatch(s *sim) {
+	tool := c.spec.Tools[c.rng.IntN(len(c.spec.Tools))]
+	t, _ := s.w.titles.pick(c.rng)
+	r := s.toolReq(clsCrawler, tool, c.prof, t, c.rng)
+	c.send(s, r)
+}
+
+func (c *crawler) send(s *sim, r *request) {
+	// keep the address with probability 1-1/RequestsPerIP: a geometric number
+	// of consecutive requests per address, mean RequestsPerIP
+	if c.ip == "" || r.retryOf != 0 || c.rng.Float64() < 1/c.spec.RequestsPerIP {
+		c.ip = c.addrs.fresh()
+		c.used = 0
+		s.st.lastIPFresh, s.st.lastPfxFresh = true, c.addrs.chain == 0
+	}
+	c.used++
+	r.ip, r.port = c.ip, randPort(c.rng)
+	r.owner = c
+	if c.spec.TimeoutS > 0 {
+		r.timeout = secs(c.spec.TimeoutS)
+	}
+	s.send(r)
+}
+
+func (c *crawler) done(s *sim, r *request) {
+	if r.status >= 500 && !r.gaveUp && int(r.tries) < c.spec.Retries {
+		d := c.spec.RetryMinS + c.rng.Float64()*(c.spec.RetryMaxS-c.spec.RetryMinS)
+		s.after(secs(d), &retryTimer{c, r}, 0)
+	}
+}
+
+// retryTimer resends one request of the crawler when its delay is over.
+type retryTimer struct {
+	c *crawler
+	r *request
+}
+
+func (rt *retryTimer) wake(s *sim, _ int32) {
+	c, r := rt.c, rt.r
+	n := *r
+	n.clearRuntime()
+	n.retryOf = r.seq
+	if r.retryOf != 0 {
+		n.retryOf = r.retryOf
+	}
+	n.tries = r.tries + 1
+	c.send(s, &n)
+}
+
+// toolReq builds a request for a page tool on title t.
+func (s *sim) toolReq(cls class, tool Tool, p *profile, t string, rng *rand.Rand) *request {
+	var uri string
+	switch tool {
+	case ToolEdit:
+		uri = "/index.php?title=" + t + "&action=edit"
+	case ToolHistory:
+		uri = "/index.php?title=" + t + "&action=history"
+	case ToolWatch:
+		uri = "/index.php?title=" + t + "&action=watch"
+	case ToolContributions:
+		uri = "/w/Special:Contributions/" + s.w.names.list[rng.IntN(len(s.w.names.list))]
+	case ToolRecentChangesLinked:
+		uri = "/w/Special:RecentChangesLinked/" + t
+	case ToolCiteThisPage:
+		uri = "/index.php?title=Special:CiteThisPage&page=" + t
+	case ToolWhatLinksHere:
+		uri = "/w/Special:WhatLinksHere/" + t
+	case ToolWhatLinksHereTitle:
+		uri = "/index.php?title=Special:WhatLinksHere&target=" + t
+	case ToolNewItem:
+		uri = "/w/Special:NewItem?site=kowiki&page=" + t
+	}
+	r := s.newReq(cls, kindTool, p, "", 0, "GET", uri, "")
+	r.tool = tool
+	s.cost(r)
+	return r
+}
+
+// clearRuntime resets what a run of the request filled in, for a resend.
+func (r *request) clearRuntime() {
+	c := request{cls: r.cls, kind: r.kind, tool: r.tool, prof: r.prof, ip: r.ip, port: r.port, method: r.method,
+		uri: r.uri, referer: r.referer, bytesIn: r.bytesIn, retryOf: r.retryOf, tries: r.tries, owner: r.owner,
+		timeout: r.timeout, route: r.route, notMod: r.notMod, cpu1: r.cpu1, wait: r.wait, cpu2: r.cpu2,
+		phpStatus: r.phpStatus, phpSize: r.phpSize}
+	if r.route != routePHP {
+		c.size = r.size
+	}
+	*r = c
+}
+
+// ---- the site calling itself ----------------------------------------------------------------
+
+// selfAPI: Special:NewItem has Wikibase check the page name through the site's
+// own api.php, over HTTP through Caddy: a second request in the same queue
+// while the first holds its worker, waiting up to MediaWiki's HTTP timeout (25 s).
+func (s *sim) selfAPI(parent *request) {
+	i := len("/w/Special:NewItem?site=kowiki&page=")
+	title := ""
+	if len(parent.uri) > i {
+		title = parent.uri[i:]
+	}
+	r := s.newReq(clsSelfAPI, kindAPI, s.selfProf, "10.0.0.5", randPort(s.rng), "GET",
+		"/api.php?action=wbgetentities&sites=kowiki&titles="+title+"&props=info&format=json", "")
+	r.timeout = 25 * second
+	r.parent = parent
+	r.owner = apiOwner{}
+	s.cost(r)
+	s.send(r)
+}
+
+type apiOwner struct{}
+
+func (apiOwner) done(s *sim, r *request) {
+	if p := r.parent; p != nil && p.phase == phAPI && p.phpEnd == 0 {
+		if r.gaveUp || r.status != 200 {
+			p.phpSize = 6800 // the form with "could not check the title"
+		}
+		s.step(p)
+	}
+}
+
+// ---- costs --------------------------------------------------------------------------------------
+
+type cost struct {
+	cpu, wait float64 // medians, seconds
+	size      int     // median bytes (gzip)
+	status    int
+}
+
+var toolCosts = map[Tool]cost{
+	ToolEdit:                {0.32, 0.05, 24000, 200},
+	ToolHistory:             {0.36, 0.12, 16000, 200},
+	ToolWatch:               {0.10, 0.02, 5200, 200},
+	ToolContributions:       {0.85, 0.25, 14000, 200},
+	ToolRecentChangesLinked: {1.70, 0.30, 11000, 200},
+	ToolCiteThisPage:        {0.26, 0.04, 5400, 200},
+	ToolWhatLinksHere:       {1.35, 0.30, 8200, 200},
+	ToolWhatLinksHereTitle:  {1.35, 0.30, 8200, 200},
+	ToolNewItem:             {0.22, 0.02, 7400, 200},
+}
+
+var kindCosts = [...]cost{
+	kindPage:    {0.07, 0.025, 26000, 200},
+	kindSearch:  {0.02, 0.012, 420, 200},
+	kindSpecial: {0.25, 0.08, 12000, 200},
+	kindSubmit:  {0.45, 0.20, 0, 302},
+	kindRedLink: {0.12, 0.03, 9000, 200},
+	kindAPI:     {0.10, 0.02, 380, 200},
+}
+
+// cost draws r's PHP work: lognormal around the medians above. Waits are for
+// the database on another host, so they hold a worker without using CPU.
+func (s *sim) cost(r *request) {
+	var c cost
+	if r.kind == kindTool {
+		c = toolCosts[r.tool]
+	} else {
+		c = kindCosts[r.kind]
+	}
+	ln := func(m float64) float64 { return m * math.Exp(0.5*s.rng.NormFloat64()) }
+	cpu := ln(c.cpu)
+	r.cpu1, r.cpu2 = cpu*0.8, cpu*0.2
+	r.wait = ln(c.wait)
+	if r.phpStatus == 0 {
+		r.phpStatus = c.status
+		if r.kind == kindPage && s.rng.Float64() < 0.01 {
+			r.phpStatus = 404
+		}
+	}
+	if c.size > 0 && r.phpSize == 0 {
+		r.phpSize = int(float64(c.size) * math.Exp(0.4*s.rng.NormFloat64()))
+	}
+	if r.tool == ToolNewItem {
+		r.cpu2 = 0.06
+	}
+}
+
+// dbWait applies a slow database to a wait phase starting now.
+func (s *sim) dbWait(w float64) float64 {
+	if w <= 0 {
+		return 0
+	}
+	if d := s.sc.SlowDB; d != nil && s.now >= d.From.UnixNano() && s.now < d.To.UnixNano() {
+		return w*d.WaitFactor + s.rng.ExpFloat64()*d.ExtraWaitS
+	}
+	return w
+}

@@ -1,0 +1,359 @@
+package simulate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Truth is truth.json: what happened in the run, and what a correct analysis
+// of the bundle finds. Detectors never read it; tests compare them with it.
+type Truth struct {
+	Source             string           `json:"source"`
+	Scenario           string           `json:"scenario"`
+	Generator          string           `json:"generator"`
+	Window             TruthWindow      `json:"window"`
+	Baseline           TruthWindow      `json:"baseline"`
+	Phases             TruthPhases      `json:"phases"`
+	StatusCounts       map[string]int64 `json:"status_counts"`
+	WindowStatusCounts map[string]int64 `json:"window_status_counts"`
+	Peak503PerMinute   int              `json:"peak_503_per_minute"`
+	Peak503At          string           `json:"peak_503_at,omitempty"`
+	Crawler            *TruthCrawler    `json:"crawler,omitempty"`
+	Pool               TruthPool        `json:"pool"`
+	Health             TruthHealth      `json:"health"`
+	Requests           TruthRequests    `json:"requests"`
+	ExpectedFindings   []Expected       `json:"expected_findings"`
+	ForbiddenFindings  []string         `json:"forbidden_findings"`
+	ConfigChange       *TruthChange     `json:"config_change,omitempty"`
+	// Notes explain what the truth leaves out and why (e.g. a change that
+	// looks like a cause but played no part).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// TruthWindow is a time range, RFC 3339 UTC.
+type TruthWindow struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// TruthPhases are the moments of the incident (empty when they did not happen).
+type TruthPhases struct {
+	// Onset is when the cause began (crawl burst, crowd, slow database).
+	Onset string `json:"onset,omitempty"`
+	// Saturation is the first scrape (from an hour before the window) with every worker busy.
+	Saturation string `json:"saturation,omitempty"`
+	// First503 is the first 503 inside the window.
+	First503 string `json:"first_503,omitempty"`
+	// QueueFull is the first scrape with the listen queue at listen.backlog.
+	QueueFull string `json:"queue_full,omitempty"`
+	// Peak is the start of the minute with the most 5xx inside the window.
+	Peak string `json:"peak,omitempty"`
+	// End is when the cause ended (the crawl faded out, the database recovered).
+	End string `json:"end,omitempty"`
+	// LastError is the last 5xx inside the window.
+	LastError string `json:"last_5xx,omitempty"`
+}
+
+// TruthCrawler is what the crawler did.
+type TruthCrawler struct {
+	Requests           int64        `json:"requests"`
+	RequestsInWindow   int64        `json:"requests_in_window"`
+	Retries            int64        `json:"retries"`
+	DistinctIPs        int64        `json:"distinct_ips"`
+	DistinctPrefixes24 *int64       `json:"distinct_prefixes_24,omitempty"`
+	DistinctPrefixes64 *int64       `json:"distinct_prefixes_64,omitempty"`
+	Burst10m           TruthSpan    `json:"burst_10m"`
+	Window             TruthSpan    `json:"window"`
+	BaselinePer10m     int64        `json:"baseline_per_10m"`
+	PeakPer10m         int64        `json:"peak_per_10m"`
+	Per10m             []TruthCount `json:"per_10m"`
+	// PHPPer10m counts the crawler's requests that PHP answered (what got past
+	// the proxy), by the 10 minutes their access-log line falls in.
+	PHPPer10m     []TruthCount      `json:"php_per_10m"`
+	PeakPHPPer10m int64             `json:"peak_php_per_10m"`
+	Fingerprint   map[string]string `json:"fingerprint"`
+	Tools         []Tool            `json:"tools"`
+}
+
+// TruthSpan counts the crawler's requests and addresses in a time range.
+type TruthSpan struct {
+	From               string `json:"from"`
+	To                 string `json:"to"`
+	Requests           int64  `json:"requests"`
+	DistinctIPs        int64  `json:"distinct_ips"`
+	DistinctPrefixes24 *int64 `json:"distinct_prefixes_24,omitempty"`
+	DistinctPrefixes64 *int64 `json:"distinct_prefixes_64,omitempty"`
+}
+
+// TruthCount is a count in a 10-minute bucket starting at From.
+type TruthCount struct {
+	From  string `json:"from"`
+	Count int64  `json:"count"`
+}
+
+// TruthPool is php-fpm's side.
+type TruthPool struct {
+	Workers         int     `json:"workers"`
+	Backlog         int     `json:"backlog"`
+	QueuePeak       int     `json:"queue_peak"`
+	QueuePeakAt     string  `json:"queue_peak_at,omitempty"`
+	ListenOverflows int64   `json:"listen_overflows"`
+	CPUPeakPct      float64 `json:"cpu_peak_pct"`
+	CPUPeakAt       string  `json:"cpu_peak_at,omitempty"`
+	// QueueByMinute is phpfpm_listen_queue at each whole-minute scrape of the window.
+	QueueByMinute []TruthCount `json:"queue_by_minute"`
+}
+
+// TruthHealth is Caddy's active health check.
+type TruthHealth struct {
+	Failures        int64   `json:"failures"`
+	DownTransitions int64   `json:"down_transitions"`
+	DownSeconds     float64 `json:"down_seconds"`
+	FirstDown       string  `json:"first_down,omitempty"`
+	// FirstFailure is the first failed check from an hour before the window.
+	FirstFailure string `json:"first_failure,omitempty"`
+}
+
+// TruthRequests counts client requests by class.
+type TruthRequests struct {
+	Sent            map[string]int64 `json:"sent"`
+	Abandoned       map[string]int64 `json:"abandoned_php"`
+	ClientTimeouts  int64            `json:"client_timeouts"`
+	SelfAPICalls    int64            `json:"self_api_calls"`
+	NewItemLong     int64            `json:"newitem_waits_over_20s"`
+	FirstNewItemAt  string           `json:"first_newitem_long_at,omitempty"`
+	InFlightAtEnd   int              `json:"in_flight_at_end"`
+	AccessLogLines  int64            `json:"access_log_lines"`
+	AccessLogBytes  int64            `json:"access_log_bytes"`
+	TruthCSVRows    int64            `json:"truth_csv_rows"`
+	TruthCSVColumns string           `json:"truth_csv_columns"`
+}
+
+// Expected is a finding a correct analysis must (Must) or may report.
+type Expected struct {
+	Kind string `json:"kind"`
+	Must bool   `json:"must"`
+}
+
+// TruthChange is the configuration change a correct analysis blames.
+type TruthChange struct {
+	Commit  string `json:"commit"`
+	Time    string `json:"time"`
+	File    string `json:"file"`
+	Key     string `json:"key"`
+	Old     string `json:"old"`
+	New     string `json:"new"`
+	Message string `json:"message"`
+}
+
+func rfc(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}
+
+func codes(m map[int]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		out[strconv.Itoa(k)] = v
+	}
+	return out
+}
+
+func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
+	st := s.st
+	t := Truth{
+		Source: "aftermath simulate (discrete-event model of Caddy 2.11 + php-fpm)", Scenario: sc.Name,
+		Generator:          generator(o),
+		Window:             TruthWindow{rfc(sc.From.UnixNano()), rfc(sc.To.UnixNano())},
+		Baseline:           TruthWindow{rfc(s.begin), rfc(sc.From.UnixNano())},
+		StatusCounts:       codes(st.status),
+		WindowStatusCounts: codes(st.winStatus),
+	}
+	// phases
+	ph := &t.Phases
+	var end int64
+	switch {
+	case sc.Crawler != nil:
+		ph.Onset, end = rfc(sc.Crawler.Onset.UnixNano()), sc.Crawler.End().UnixNano()
+	case sc.Crowd != nil:
+		ph.Onset, end = rfc(sc.Crowd.Start.UnixNano()), sc.Crowd.Start.Add(minutes(sc.Crowd.EndMinutes)).UnixNano()
+	case sc.SlowDB != nil:
+		ph.Onset, end = rfc(sc.SlowDB.From.UnixNano()), sc.SlowDB.To.UnixNano()
+	}
+	ph.End = rfc(end)
+	ph.Saturation, ph.First503, ph.QueueFull, ph.LastError = rfc(st.satAt), rfc(st.first503), rfc(st.queueFullAt), rfc(st.last5xx)
+	from := int((sc.From.UnixNano() - s.begin) / (60 * second))
+	peak5xx, peakAt, peak503, peak503At := int32(0), -1, int32(0), -1
+	for i := max(from, 0); i < len(st.minutes); i++ {
+		m := st.minutes[i]
+		if n := m.s502 + m.s503 + m.s504; n > peak5xx {
+			peak5xx, peakAt = n, i
+		}
+		if m.s503 > peak503 {
+			peak503, peak503At = m.s503, i
+		}
+	}
+	minute := func(i int) int64 { return s.begin + int64(i)*60*second }
+	if peakAt >= 0 {
+		ph.Peak = rfc(minute(peakAt))
+	}
+	t.Peak503PerMinute = int(peak503)
+	if peak503At >= 0 {
+		t.Peak503At = rfc(minute(peak503At))
+	}
+
+	// crawler
+	if c := sc.Crawler; c != nil && s.crawlerQ != nil {
+		a := s.crawlerQ.addrs
+		tc := &TruthCrawler{Requests: st.crawler, RequestsInWindow: st.window.reqs, Retries: st.crawlerRetries,
+			DistinctIPs: a.addrs, Tools: c.Tools,
+			Fingerprint: map[string]string{"user_agent": c.UserAgent, "accept_language": c.AcceptLanguage,
+				"logged_in": strconv.FormatBool(c.LoggedIn), "sec_ch_ua": strconv.FormatBool(c.SecChUa),
+				"ip_family": map[bool]string{false: "ipv4", true: "ipv6"}[c.IPv6]}}
+		span := func(d distinct) TruthSpan {
+			sp := TruthSpan{From: rfc(d.from), To: rfc(d.to), Requests: d.reqs, DistinctIPs: d.ips}
+			p := d.pfx
+			if c.IPv6 {
+				sp.DistinctPrefixes64 = &p
+			} else {
+				sp.DistinctPrefixes24 = &p
+			}
+			return sp
+		}
+		all := a.prefixes
+		if c.IPv6 {
+			tc.DistinctPrefixes64 = &all
+		} else {
+			tc.DistinctPrefixes24 = &all
+		}
+		tc.Burst10m, tc.Window = span(st.burst), span(st.window)
+		onsetBucket := int((c.Onset.UnixNano() - s.begin) / (600 * second))
+		for i, n := range st.crawler10 {
+			if n > tc.PeakPer10m {
+				tc.PeakPer10m = n
+			}
+			if i == onsetBucket-1 {
+				tc.BaselinePer10m = n
+			}
+			if b := s.begin + int64(i)*600*second; b >= sc.From.UnixNano() && b < sc.To.UnixNano() {
+				tc.Per10m = append(tc.Per10m, TruthCount{From: rfc(b), Count: n})
+				tc.PHPPer10m = append(tc.PHPPer10m, TruthCount{From: rfc(b), Count: st.crawlerPHP10[i]})
+				tc.PeakPHPPer10m = max(tc.PeakPHPPer10m, st.crawlerPHP10[i])
+			}
+		}
+		t.Crawler = tc
+	}
+
+	cfg, _ := sc.configAt(sc.From)
+	t.Pool = TruthPool{Workers: sc.Workers, Backlog: cfg.Backlog, QueuePeak: st.queuePeak, QueuePeakAt: rfc(st.queuePeakAt),
+		ListenOverflows: s.fpm.overflows, CPUPeakPct: s.metrics.cpuPeak, CPUPeakAt: rfc(s.metrics.cpuPeakAt),
+		QueueByMinute: st.winQueue}
+	if st.downSince != 0 {
+		st.downNS += s.end - st.downSince
+	}
+	t.Health = TruthHealth{Failures: st.hcFails, DownTransitions: st.downs,
+		DownSeconds: float64(st.downNS) / 1e9, FirstDown: rfc(st.firstDown), FirstFailure: rfc(st.firstFail)}
+	rq := TruthRequests{Sent: map[string]int64{}, Abandoned: map[string]int64{}, ClientTimeouts: st.gaveUp,
+		SelfAPICalls: st.selfAPI, NewItemLong: st.newItemLong, FirstNewItemAt: rfc(st.firstNewItem),
+		InFlightAtEnd:  s.fpm.queueLen() + s.fpm.active,
+		AccessLogLines: s.out.acc.lines, AccessLogBytes: s.out.acc.raw,
+		TruthCSVRows: s.out.truth.lines - 1, TruthCSVColumns: truthHeader}
+	for c, n := range st.classSent {
+		if n > 0 && class(c) != clsHealth {
+			rq.Sent[class(c).String()] = n
+		}
+	}
+	for c, n := range st.abandoned {
+		if n > 0 {
+			rq.Abandoned[class(c).String()] = n
+		}
+	}
+	t.Requests = rq
+
+	// findings a correct analysis must or may report, from what happened
+	win5xx := st.winStatus[502] + st.winStatus[503] + st.winStatus[504]
+	var abandonedAll int64
+	for _, n := range st.abandoned {
+		abandonedAll += n
+	}
+	var cause *repoCommit
+	for i := range commits {
+		if commits[i].cause {
+			cause = &commits[i]
+		}
+	}
+	// A backlog increase can only be the cause when the queue went past the old
+	// backlog: when a health check cut at its timeout keeps the queue near ten
+	// seconds of work, the old backlog would have done the same.
+	if cause != nil {
+		for _, ch := range cause.changes {
+			old, err := strconv.Atoi(ch.Old)
+			if ch.Key == "listen.backlog" && err == nil && st.queuePeak <= old {
+				t.Notes = append(t.Notes, fmt.Sprintf("%s %s -> %s (%s, commit %.12s) played no part: the listen queue "+
+					"peaked at %d, never past the old backlog of %d", ch.Key, ch.Old, ch.New, cause.message, cause.hash, st.queuePeak, old))
+				cause = nil
+				break
+			}
+		}
+	}
+	add := func(kind string, must bool) { t.ExpectedFindings = append(t.ExpectedFindings, Expected{kind, must}) }
+	forbid := func(kind string) { t.ForbiddenFindings = append(t.ForbiddenFindings, kind) }
+	if sc.Crawler != nil {
+		add("crawler_burst", true)
+	} else {
+		forbid("crawler_burst")
+	}
+	if st.satAt != 0 {
+		add("worker_saturation", true)
+	}
+	if st.queuePeak >= 50 || st.queueFullAt != 0 {
+		add("listen_queue_overflow", true)
+	}
+	switch {
+	case st.firstDown != 0:
+		add("healthcheck_starved", true)
+	case st.satAt != 0 && cfg.ReadTimeoutS == 0:
+		add("healthcheck_starved", false) // the silent case: no timeout applies, say so
+	default:
+		forbid("healthcheck_starved")
+	}
+	if win5xx+st.winStatus[429] >= 100 {
+		add("upstream_errors", true)
+	}
+	if abandonedAll >= 50 {
+		add("client_abandoned_work", true)
+	}
+	if st.selfAPI >= 20 && st.satAt != 0 {
+		add("self_amplification", true)
+	}
+	if len(t.Notes) > 0 && cause == nil {
+		forbid("config_change")
+	}
+	if cause != nil && (win5xx > 0 || st.satAt != 0) {
+		add("config_change", true)
+		ch := cause.changes[0]
+		t.ConfigChange = &TruthChange{Commit: cause.hash, Time: rfc(cause.at.UnixNano()), File: ch.File, Key: ch.Key,
+			Old: ch.Old, New: ch.New, Message: cause.message}
+	}
+	add("idle_pinning", false)
+	if t.ForbiddenFindings == nil {
+		t.ForbiddenFindings = []string{}
+	}
+	return t
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return fmt.Errorf("simulate: %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	return nil
+}
