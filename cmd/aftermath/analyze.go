@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+type analyzeFlags struct {
+	config  string
+	since   time.Duration
+	from    string
+	to      string
+	bundle  string
+	access  []string
+	metrics []string
+	changes []string
+	out     string
+	format  []string
+	lang    string
+	tz      string
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var f analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze",
+		Short: "Analyze an incident window and write the postmortem",
+		Long: `Analyze reads the evidence of an incident window (a bundle written by fetch or
+simulate, or access logs and metrics named with --access and --metrics) and writes
+postmortem.md and report.json into --out.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := f.inputs()
+			if err != nil {
+				return err
+			}
+			return analyzeAndWrite(cmd, in, f.out, f.format, f.lang)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "aftermath.yaml (live sources; not available yet: issue #3)")
+	fl.DurationVar(&f.since, "since", 0, "analyze the last DURATION (live sources; not available yet: issue #3)")
+	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
+	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
+	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
+	fl.StringSliceVar(&f.access, "access", nil, "Caddy JSON access log (plain or .gz); repeatable")
+	fl.StringSliceVar(&f.metrics, "metrics", nil, "OpenMetrics file with timestamps (plain or .gz); repeatable")
+	fl.StringSliceVar(&f.changes, "changes", nil, "changes.yaml; repeatable")
+	fl.StringVar(&f.out, "out", "aftermath-report", "output directory")
+	fl.StringSliceVar(&f.format, "format", report.Formats, "outputs to write: md, html, json")
+	fl.StringVar(&f.lang, "lang", "en", "language of the postmortem and the HTML report: en or ko")
+	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
+	return cmd
+}
+
+func (f *analyzeFlags) inputs() (*detect.Inputs, error) {
+	if f.config != "" || f.since != 0 {
+		return nil, usageErrorf("live sources (--config, --since) are not available yet: issue #3; use --bundle or --access/--metrics with --from/--to")
+	}
+	if !slices.Contains(report.Langs, f.lang) {
+		return nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
+	}
+	for _, format := range f.format {
+		if !slices.Contains(report.Formats, format) {
+			return nil, usageErrorf("--format %q: one of %s", format, strings.Join(report.Formats, ", "))
+		}
+	}
+	in := &detect.Inputs{}
+	if f.bundle != "" {
+		b, err := bundle.Open(f.bundle)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		*in = detect.InputsFromBundle(b)
+	} else {
+		if len(f.access) == 0 && len(f.metrics) == 0 {
+			return nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
+		}
+		if f.from == "" || f.to == "" {
+			return nil, usageErrorf("--from and --to are required with --access/--metrics (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
+		}
+	}
+	in.Access = append(in.Access, f.access...)
+	in.Metrics = append(in.Metrics, f.metrics...)
+	in.Changes = append(in.Changes, f.changes...)
+	for _, p := range append(append(append([]string{}, f.access...), f.metrics...), f.changes...) {
+		if _, err := os.Stat(p); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
+	if f.from != "" || f.to != "" {
+		from, err := time.Parse(time.RFC3339, f.from)
+		if err != nil {
+			return nil, usageErrorf("--from: %v", err)
+		}
+		to, err := time.Parse(time.RFC3339, f.to)
+		if err != nil {
+			return nil, usageErrorf("--to: %v", err)
+		}
+		if !to.After(from) {
+			return nil, usageErrorf("--to %s is not after --from %s", f.to, f.from)
+		}
+		in.Manifest.Window = bundle.Window{From: from, To: to}
+	}
+	if f.tz != "" {
+		if _, err := time.LoadLocation(f.tz); err != nil {
+			return nil, usageErrorf("--tz: %v", err)
+		}
+		in.Manifest.Timezone = f.tz
+	}
+	return in, nil
+}
+
+// analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
+// summary. The error carries exit code 1 when the evidence was incomplete.
+func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats []string, lang string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	rep, err := analyzeInputs(cmd.Context(), *in)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	paths, err := report.WriteAll(out, rep, formats, lang)
+	if err != nil {
+		return err
+	}
+	report.PrintSummary(cmd.OutOrStdout(), rep, paths...)
+	if incomplete(rep.DataQuality) {
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", paths[len(paths)-1])}
+	}
+	return nil
+}
+
+func incomplete(notes []sources.QualityNote) bool {
+	for _, n := range notes {
+		if n.Severity != sources.SeverityInfo {
+			return true
+		}
+	}
+	return false
+}

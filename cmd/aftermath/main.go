@@ -1,0 +1,96 @@
+// Command aftermath analyzes an outage of a PHP site behind Caddy: it reads access
+// logs, php-fpm metrics, CPU series and configuration changes (live or from an
+// evidence bundle), and writes a postmortem and rate-limit rules.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	_ "time/tzdata" // report times in the incident's zone even on machines without zoneinfo
+)
+
+// Exit codes of the CLI contract (design.md).
+const (
+	exitOK         = 0
+	exitIncomplete = 1 // done, but evidence incomplete (or, for scan, something is anomalous)
+	exitUsage      = 2 // usage or input error
+)
+
+// version is set by the linker (-X main.version=...) in release builds.
+var version = "dev"
+
+// exitError carries an exit code through cobra's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "aftermath",
+		Short:         "Postmortems and rate-limit rules for PHP sites behind Caddy, from logs and metrics",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newSimulateCmd(), newVersionCmd(),
+		notYet("fetch", "Pull live evidence from Loki, Prometheus and CloudWatch into a bundle", 3),
+		notYet("rules", "Generate and backtest Caddy rate-limit rules", 6),
+		notYet("scan", "Scheduled anomaly report over a recent window", 7))
+	return root
+}
+
+// notYet registers a command of the CLI contract whose issue has not landed: it
+// says so and exits 2 rather than pretending.
+func notYet(name, short string, issue int) *cobra.Command {
+	return &cobra.Command{
+		Use:                name,
+		Short:              short + " (not available yet)",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErrorf("%s is not available yet: it is tracked as issue #%d", name, issue)
+		},
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "aftermath", version)
+			return nil
+		},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "aftermath:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// cobra's own flag and argument errors are usage errors too.
+	return exitUsage
+}
