@@ -1,0 +1,116 @@
+package detect
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// simulateBundle writes a scenario with a short baseline and analyzes it.
+func simulateBundle(t *testing.T, o simulate.Options) (*Result, simulate.Truth) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulation in -short mode")
+	}
+	o.Out = filepath.Join(t.TempDir(), "bundle")
+	if o.BaselineHours == 0 {
+		o.BaselineHours = 4
+	}
+	sum, err := simulate.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runBundle(t, o.Out), sum.Truth
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("truth time %q: %v", s, err)
+	}
+	return v
+}
+
+// TestScenarios checks the detectors against the simulator's ground truth: the
+// crawler's addresses and onset, and which findings must and must not appear.
+func TestScenarios(t *testing.T) {
+	firefoxRu := simulate.DefaultCrawler()
+	firefoxRu.UserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+	firefoxRu.AcceptLanguage = "ru-RU,ru;q=0.9"
+	firefoxRu.Tools = []simulate.Tool{simulate.ToolHistory, simulate.ToolContributions, simulate.ToolCiteThisPage}
+	v6 := simulate.DefaultCrawler()
+	v6.IPv6 = true
+	v6.AcceptLanguage = "en-US,en;q=0.9"
+	v6.Tools = []simulate.Tool{simulate.ToolEdit, simulate.ToolWatch, simulate.ToolRecentChangesLinked}
+
+	tests := []struct {
+		name    string
+		opts    simulate.Options
+		must    []string
+		mustNot []string
+		lang    string // the crawler's primary language, if one is expected
+	}{
+		{"reference crawl", simulate.Options{Scenario: "crawler-backlog", Seed: 1},
+			[]string{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved, KindUpstreamErrors},
+			[]string{KindIdlePinning}, "zh-cn"},
+		{"reference crawl, another seed", simulate.Options{Scenario: "crawler-backlog", Seed: 7},
+			[]string{KindCrawlerBurst, KindHealthcheckStarved}, nil, "zh-cn"},
+		{"Firefox crawler in Russian on other tools", simulate.Options{Scenario: "crawler-backlog", Seed: 2, Crawler: &firefoxRu},
+			[]string{KindCrawlerBurst}, nil, "ru-ru"},
+		{"IPv6 crawler in English", simulate.Options{Scenario: "crawler-backlog", Seed: 3, Crawler: &v6},
+			[]string{KindCrawlerBurst}, nil, "en-us"},
+		{"fixed: backlog 64 and a page-tools limit", simulate.Options{Scenario: "crawler-backlog-fixed", Seed: 1},
+			[]string{KindCrawlerBurst}, []string{KindHealthcheckStarved}, "zh-cn"},
+		{"flash crowd", simulate.Options{Scenario: "flash-crowd", Seed: 1},
+			nil, []string{KindCrawlerBurst}, ""},
+		{"slow database", simulate.Options{Scenario: "slow-database", Seed: 1},
+			[]string{KindWorkerSaturation}, []string{KindCrawlerBurst, KindIdlePinning}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, truth := simulateBundle(t, tt.opts)
+			for _, k := range tt.must {
+				if first(res.Findings, k) == nil {
+					t.Errorf("no %s finding; checks: %+v", k, res.Checks)
+				}
+			}
+			for _, k := range tt.mustNot {
+				if f := first(res.Findings, k); f != nil {
+					t.Errorf("unexpected %s: %s", k, f.Summary)
+				}
+			}
+			c := first(res.Findings, KindCrawlerBurst)
+			if c == nil || truth.Crawler == nil || tt.lang == "" {
+				return
+			}
+			if c.Fingerprint.AcceptLanguage != tt.lang || c.Fingerprint.LoggedIn != "no" {
+				t.Errorf("fingerprint %+v, want language %s, logged out", c.Fingerprint, tt.lang)
+			}
+			want := float64(truth.Crawler.Window.DistinctIPs)
+			if got := c.Facts["distinct_ips"]; math.Abs(got-want) > 0.05*want {
+				t.Errorf("distinct_ips = %v, truth %v: more than 5%% apart", got, want)
+			}
+			if d := c.Start.Sub(mustTime(t, truth.Phases.Onset)); d < -2*time.Minute || d > 2*time.Minute {
+				t.Errorf("onset %v, truth %s: more than 2 minutes apart", c.Start, truth.Phases.Onset)
+			}
+			if tt.opts.Crawler != nil && tt.opts.Crawler.IPv6 && c.Facts["distinct_prefixes_64"] == 0 {
+				t.Errorf("an IPv6 crawler needs distinct_prefixes_64: %v", c.Facts)
+			}
+			if e := first(res.Findings, KindUpstreamErrors); e != nil {
+				for status, n := range truth.WindowStatusCounts {
+					if status[0] == '5' && e.Facts["status_"+status] != float64(n) {
+						t.Errorf("status %s: finding says %v, the log has %d", status, e.Facts["status_"+status], n)
+					}
+				}
+			}
+			if hc := first(res.Findings, KindHealthcheckStarved); hc != nil && hc.Facts["est_queue_wait_s"] <= hc.Facts["health_timeout_s"] {
+				t.Errorf("healthcheck_starved with est wait %v <= timeout %v", hc.Facts["est_queue_wait_s"], hc.Facts["health_timeout_s"])
+			}
+		})
+	}
+}
