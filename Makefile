@@ -18,6 +18,9 @@ run: build
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
+	# A short, bounded fuzz of the rule generator: hostile log values must never
+	# add a directive, handler or site (its corpus is in rules/testdata/fuzz).
+	$(GO) test -run '^$$' -fuzz FuzzGenerate -fuzztime 10s ./rules/
 
 # Benchmarks: ingest throughput (MB/s, lines/s) and allocations per line.
 bench:

@@ -204,15 +204,18 @@ func listenProxy() (*recordingProxy, error) {
 				defer c.Close()
 				_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
 				line, _ := bufio.NewReader(c).ReadString('\n')
-				host := "?"
-				if f := strings.Fields(line); len(f) >= 2 {
-					host = f[1]
-					if u, err := url.Parse(f[1]); err == nil && u.Host != "" {
-						host = u.Host
-					}
-					if h, _, err := net.SplitHostPort(host); err == nil {
-						host = h
-					}
+				f := strings.Fields(line)
+				if len(f) < 2 {
+					// A socket Chromium opened ahead of need (a preconnect) and
+					// closed without asking for anything is no request.
+					return
+				}
+				host := f[1]
+				if u, err := url.Parse(f[1]); err == nil && u.Host != "" {
+					host = u.Host
+				}
+				if h, _, err := net.SplitHostPort(host); err == nil {
+					host = h
 				}
 				p.mu.Lock()
 				p.hosts = append(p.hosts, host)

@@ -127,14 +127,20 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	rep, err := analyzeInputs(cmd.Context(), *in)
+	a, err := analyzeInputs(cmd.Context(), *in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	rep := a.report
 	paths, err := report.WriteAll(out, rep, formats, lang)
 	if err != nil {
 		return err
 	}
+	rulesPath, err := writeRules(out, a)
+	if err != nil {
+		return err
+	}
+	paths = append(paths, rulesPath)
 	report.PrintSummary(cmd.OutOrStdout(), rep, paths...)
 	if incomplete(rep.DataQuality) {
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", paths[len(paths)-1])}

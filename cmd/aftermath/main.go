@@ -43,9 +43,8 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newSimulateCmd(), newVersionCmd(),
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newRulesCmd(), newSimulateCmd(), newVersionCmd(),
 		notYet("fetch", "Pull live evidence from Loki, Prometheus and CloudWatch into a bundle", 3),
-		notYet("rules", "Generate and backtest Caddy rate-limit rules", 6),
 		notYet("scan", "Scheduled anomaly report over a recent window", 7))
 	return root
 }

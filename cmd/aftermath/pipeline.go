@@ -3,14 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/rules"
 )
 
-// analyzeInputs runs the pipeline sources -> detect -> report on in.
-func analyzeInputs(ctx context.Context, in detect.Inputs) (*report.Report, error) {
+// analysis is what analyze produces: the report and the rules file's text.
+type analysis struct {
+	report *report.Report
+	// caddyfile is every proposed zone in one rate_limit block ("" if none).
+	caddyfile string
+}
+
+// analyzeInputs runs the pipeline sources -> detect -> (rules, report) on in.
+func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 	tz := in.Manifest.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -24,9 +34,38 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*report.Report, error
 		return nil, err
 	}
 	defer loaded.Close()
-	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+	ev := loaded.Evidence
+	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		return nil, err
 	}
-	return report.Build(ctx, loaded, res, tz)
+	rep, err := report.Build(ctx, loaded, res, tz)
+	if err != nil {
+		return nil, err
+	}
+	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Site: ev.Site,
+		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
+	if err != nil {
+		return nil, err
+	}
+	rep.Rules = prop.Rules
+	rep.Recommendations = prop.Recommendations
+	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
+	return &analysis{report: rep, caddyfile: prop.Caddyfile}, nil
+}
+
+// rulesFile is where analyze writes the proposed rate_limit block.
+const rulesFile = "rules.caddy"
+
+// writeRules writes the Caddyfile snippet, or a comment saying why there is none.
+func writeRules(dir string, a *analysis) (string, error) {
+	text := a.caddyfile
+	if text == "" {
+		text = "# aftermath proposed no rate_limit zone for this incident: no crawler_burst finding\n# justified one (see report.json: rules, checks and data_quality).\n"
+	}
+	p := filepath.Join(dir, rulesFile)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("rules: %w", err)
+	}
+	return p, nil
 }

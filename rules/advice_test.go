@@ -1,0 +1,153 @@
+package rules
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+func saturation(workers, s, cpu float64, cpuBound bool) detect.Finding {
+	f := detect.Finding{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation,
+		Facts: map[string]float64{"workers": workers, "service_time_s": s, "cpu_avg_pct": cpu, "cpu_bound": 0}}
+	if cpuBound {
+		f.Facts["cpu_bound"] = 1
+	}
+	return f
+}
+
+func starved(timeout, backlog float64) detect.Finding {
+	return detect.Finding{ID: "healthcheck_starved-1", Kind: detect.KindHealthcheckStarved,
+		Facts: map[string]float64{"health_timeout_s": timeout, "backlog": backlog, "est_queue_wait_s": 77}}
+}
+
+func TestAdviseBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		findings []detect.Finding
+		site     sources.Site
+		want     string
+		whys     []string
+	}{{
+		// The reference postmortem: 16 workers, 0.3 s, a 10 s check: the human chose 64.
+		name:     "reference incident",
+		findings: []detect.Finding{saturation(16, 0.3, 99, true), starved(10, 4096)},
+		want:     "64",
+		whys: []string{"16 x 10 / 0.3 = 533.3", "T / 8 = 1.25 s", "533.3 / 8 = 66.7", "power of two: 64",
+			"64 x 0.3 / 16 = 1.2 s", "4,096 x 0.3 / 16 = 76.8 s"},
+	}, {
+		name:     "lab recording: 4 workers, 0.199 s",
+		findings: []detect.Finding{saturation(4, 0.199, 19.7, false), starved(10, 4096)},
+		want:     "16",
+		whys:     []string{"4 x 10 / 0.199 = 201", "201 / 8 = 25.1", "power of two: 16"},
+	}, {
+		name:     "timeout from the site's read_timeout, workers from site facts",
+		findings: []detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: map[string]float64{"service_time_s": 0.25}}},
+		site:     sources.Site{Workers: 32, ReadTimeoutS: 5, Backlog: 511},
+		want:     "64", // 32 x 5 / 0.25 = 640; / 8 = 80 -> 64
+		whys:     []string{"32 x 5 / 0.25 = 640", "read_timeout (site facts)", "The 511 in force (site facts)"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, _ := Advise(tc.findings, tc.site, "")
+			r := find(recs, "listen.backlog")
+			if r == nil {
+				t.Fatalf("no backlog advice in %+v", recs)
+			}
+			if r.Value != tc.want {
+				t.Errorf("backlog %s, want %s: %s", r.Value, tc.want, r.Why)
+			}
+			for _, w := range tc.whys {
+				if !strings.Contains(r.Why, w) {
+					t.Errorf("Why lacks %q: %s", w, r.Why)
+				}
+			}
+		})
+	}
+}
+
+func TestAdviseMaxChildren(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    detect.Finding
+		want string
+		why  string
+	}{
+		{"CPU-bound: keep", saturation(16, 0.3, 99, true), "16", "more children would only queue on the CPU"},
+		{"waiting-bound: raise to the CPU target", saturation(4, 0.2, 19.7, false), "14", "4 x 70 / 19.7 = 14.2"},
+		{"waiting-bound, capped at 4x", saturation(4, 0.2, 2, false), "16", "capped at 4x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, _ := Advise([]detect.Finding{tc.f}, sources.Site{}, "")
+			r := find(recs, "pm.max_children")
+			if r == nil || r.Value != tc.want || !strings.Contains(r.Why, tc.why) {
+				t.Errorf("got %+v, want %s with %q", r, tc.want, tc.why)
+			}
+		})
+	}
+	recs, notes := Advise([]detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: map[string]float64{"workers": 4}}}, sources.Site{}, "")
+	if find(recs, "pm.max_children") != nil || find(recs, "listen.backlog") != nil {
+		t.Errorf("advice without CPU or service time: %+v", recs)
+	}
+	if !hasNote(notes, "has no CPU measurement") || !hasNote(notes, "missing: S, T") {
+		t.Errorf("notes %v", notes)
+	}
+}
+
+func TestAdviseTimeouts(t *testing.T) {
+	// The silent wedge: no read_timeout, no check ever timed out.
+	wedge := sources.Site{HealthTimeoutS: 10, HealthFails: 1, HealthIntervalS: 1, ClientTimeoutS: 10}
+	recs, _ := advise([]detect.Finding{saturation(16, 0.3, 40, false)}, wedge, "", 3.2)
+	rt := find(recs, "php_fastcgi read_timeout")
+	if rt == nil || rt.Value != "10s" || !strings.Contains(rt.Why, "silent wedge") || !strings.Contains(rt.Why, "3.2 s (p99)") {
+		t.Errorf("read_timeout advice %+v", rt)
+	}
+	hf := find(recs, "health_fails")
+	if hf == nil || hf.Value != "3" || !strings.Contains(hf.Why, "3 x 1 + 10 = 13 s") {
+		t.Errorf("health_fails advice %+v", hf)
+	}
+	ht := find(recs, "health_timeout")
+	if ht == nil || ht.Value != "10s" || !strings.Contains(ht.Why, "only the transport's read_timeout") {
+		t.Errorf("health_timeout advice %+v", ht)
+	}
+
+	// Slow ordinary requests raise the read_timeout above the clients' patience.
+	recs, _ = advise(nil, wedge, "", 8)
+	if rt := find(recs, "php_fastcgi read_timeout"); rt == nil || rt.Value != "16s" {
+		t.Errorf("read_timeout with slow requests %+v", rt)
+	}
+
+	// Checks did time out: a read_timeout is in force; keep it.
+	recs, _ = advise([]detect.Finding{starved(10, 4096)}, sources.Site{HealthFails: 3}, "", math.NaN())
+	if rt := find(recs, "php_fastcgi read_timeout"); rt == nil || !strings.HasPrefix(rt.Why, "Keep it") {
+		t.Errorf("read_timeout when checks timed out %+v", rt)
+	}
+	if hf := find(recs, "health_fails"); hf == nil || !strings.Contains(hf.Why, "the 3 in force is enough") {
+		t.Errorf("health_fails %+v", hf)
+	}
+}
+
+func TestAdviseListen(t *testing.T) {
+	for _, tc := range []struct {
+		listen, value, why string
+	}{
+		{"", "a Unix socket, e.g. /run/php/php-fpm-www.sock", "could not tell"},
+		{"/run/php/php8.3-fpm.sock", "/run/php/php8.3-fpm.sock", "Keep the Unix socket"},
+		{"127.0.0.1:9000", "a Unix socket instead of 127.0.0.1:9000", "drops the SYNs"},
+	} {
+		recs, _ := Advise([]detect.Finding{saturation(16, 0.3, 99, true), starved(10, 4096)}, sources.Site{}, tc.listen)
+		r := find(recs, "listen")
+		if r == nil || r.Value != tc.value || !strings.Contains(r.Why, tc.why) {
+			t.Errorf("listen %q: %+v", tc.listen, r)
+		}
+	}
+}
+
+func TestPowerOfTwoBelow(t *testing.T) {
+	for x, want := range map[float64]int{0.5: 1, 1: 1, 63.9: 32, 64: 64, 66.7: 64, 133: 128, 25.1: 16} {
+		if got := powerOfTwoBelow(x); got != want {
+			t.Errorf("powerOfTwoBelow(%v) = %d, want %d", x, got, want)
+		}
+	}
+}

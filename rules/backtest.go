@@ -1,0 +1,649 @@
+package rules
+
+import (
+	"container/heap"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+)
+
+// The replay follows caddy-ratelimit v0.1.0 as its source reads (handler.go,
+// ratelimit.go, ringbuffer.go):
+//
+//   - an event is a request that reaches the rate_limit handler and matches any
+//     of a zone's matcher sets; it is judged when it arrives, before any later
+//     handler runs, so the replay orders requests by arrival (log time minus
+//     duration), not by the log's order (the end of the response);
+//   - each key has a ring buffer of Events timestamps and a cursor on the
+//     oldest; an event is allowed when now - ring[cursor] > window (strictly),
+//     and only then is a reservation made (the slot takes now, the cursor
+//     moves on). A refused event reserves nothing, so a crawler that keeps
+//     knocking does not extend its own ban;
+//   - zones are tried in the handler's order, most permissive first (sorted by
+//     events/window descending, the opposite of what its comment says; ties
+//     are in map order, which the replay breaks by name). Each matching zone
+//     reserves in turn; the first that refuses answers 429 and later zones are
+//     not consulted;
+//   - a static key is one ring buffer for every client; {client_ip} is one per
+//     client address, and the module sweeps idle ones (as the replay does).
+//
+// What cannot be replayed: a refused client's reaction (retries, giving up),
+// and the load a refusal would have taken off PHP, which would have changed
+// later durations and statuses. The counts are of the recorded requests.
+
+// zoneMatchers holds, per zone, the matcher sets Caddy itself provisioned from
+// the adapted config: the replay matches requests with Caddy's own code.
+type zoneMatchers struct {
+	sets   []caddyhttp.MatcherSets
+	cookie string
+	cancel context.CancelFunc
+	// pathTokens and queryTargets make a prefilter that skips building a
+	// request for Caddy when no zone can match it: a request without a query
+	// string can only match a path target, and a path target only a path that
+	// holds its last segment (Caddy lower-cases and cleans the path, which
+	// never changes a segment's characters).
+	pathTokens   []string
+	queryTargets bool
+}
+
+// matchHolder lets caddy.Context load a zone's raw matcher sets the way v0.1.0 does.
+type matchHolder struct {
+	MatcherSetsRaw caddyhttp.RawMatcherSets `json:"match,omitempty" caddy:"namespace=http.matchers"`
+}
+
+// loadMatchers provisions each zone's adapted matcher sets.
+func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookie string) (*zoneMatchers, error) {
+	if len(zones) > 64 {
+		return nil, fmt.Errorf("backtest: %d zones, at most 64", len(zones))
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	m := &zoneMatchers{cookie: cookie, cancel: cancel}
+	for _, z := range zones {
+		az, ok := adapted[z.Name]
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("backtest: zone %s not adapted", z.Name)
+		}
+		h := &matchHolder{}
+		for _, set := range az.Match {
+			h.MatcherSetsRaw = append(h.MatcherSetsRaw, caddy.ModuleMap(set))
+		}
+		val, err := ctx.LoadModule(h, "MatcherSetsRaw")
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("backtest: zone %s: loading matchers: %w", z.Name, err)
+		}
+		var ms caddyhttp.MatcherSets
+		if err := ms.FromInterface(val); err != nil {
+			cancel()
+			return nil, fmt.Errorf("backtest: zone %s: %w", z.Name, err)
+		}
+		m.sets = append(m.sets, ms)
+		for _, t := range z.Targets {
+			if len(t.Paths) == 0 {
+				m.queryTargets = true
+			}
+			for _, p := range t.Paths {
+				last := strings.TrimSuffix(strings.TrimSuffix(p, "*"), "/")
+				last = last[strings.LastIndexByte(last, '/')+1:]
+				m.pathTokens = append(m.pathTokens, strings.ToLower(last))
+			}
+		}
+	}
+	return m, nil
+}
+
+// mayMatch is the prefilter: false only when no zone can match r.
+func (m *zoneMatchers) mayMatch(r *sources.Request) bool {
+	if r.Query != "" && m.queryTargets {
+		return true
+	}
+	p := strings.ToLower(decodedPath(r.Path))
+	for _, t := range m.pathTokens {
+		if strings.Contains(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *zoneMatchers) close() { m.cancel() }
+
+// match returns the zones whose matchers match r, as a bit set.
+func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
+	if !m.mayMatch(r) {
+		return 0, nil
+	}
+	req := httpRequest(r, m.cookie)
+	var mask uint64
+	for i, s := range m.sets {
+		ok, err := s.AnyMatchWithError(req)
+		if err != nil {
+			return 0, fmt.Errorf("backtest: matching %s: %w", clip(r.Path, 80), err)
+		}
+		if ok {
+			mask |= 1 << i
+		}
+	}
+	return mask, nil
+}
+
+// httpRequest rebuilds the request Caddy would have seen from the log's
+// record. The log keeps less than the request had, so headers are rebuilt
+// from what was parsed: Accept-Language is its first entry (all the zone's
+// regular expression reads), the Cookie header carries the logged-in pattern
+// exactly when the reader found it, and an unreadable (REDACTED) cookie stays
+// unreadable, which the backtest reports as login unknown.
+func httpRequest(r *sources.Request, cookie string) *http.Request {
+	u := &url.URL{Path: decodedPath(r.Path), RawQuery: r.Query}
+	if u.Path != r.Path {
+		u.RawPath = r.Path
+	}
+	h := http.Header{}
+	if r.UserAgent != "" {
+		h["User-Agent"] = []string{r.UserAgent}
+	}
+	if r.Lang != "" {
+		h["Accept-Language"] = []string{r.Lang}
+	}
+	if r.SecChUa {
+		h["Sec-Ch-Ua"] = []string{`"Chromium"`}
+	}
+	switch {
+	case r.LoggedIn == sources.LoggedInYes && cookie != "":
+		h["Cookie"] = []string{cookie + "1"}
+	case r.LoggedIn == sources.LoggedInUnknown && r.HasCookie:
+		h["Cookie"] = []string{"REDACTED"}
+	case r.HasCookie:
+		h["Cookie"] = []string{"aftermath_replay=1"}
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req := &http.Request{Method: method, URL: u, Header: h, Host: r.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		RemoteAddr: netip.AddrPortFrom(r.ClientIP, 0).String(), RequestURI: u.RequestURI()}
+	if r.TLS {
+		req.TLS = &tls.ConnectionState{}
+	}
+	vars := map[string]any{caddyhttp.ClientIPVarKey: r.ClientIP.String()}
+	req = req.WithContext(context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars))
+	caddyhttp.NewTestReplacer(req)
+	return req
+}
+
+// arrival is what the replay keeps of a request: small, so the reorder buffer
+// stays cheap.
+type arrival struct {
+	at      int64  // arrival, unix nanoseconds
+	match   uint64 // zones whose matchers matched
+	crawler int    // index of the crawler fingerprint, -1 for none
+	login   sources.LoggedIn
+	php     bool    // reached PHP (answered by it, or a 504 still queued in php-fpm)
+	cost    float64 // estimated PHP worker seconds
+	ip      netip.Addr
+}
+
+type arrivalHeap []arrival
+
+func (h arrivalHeap) Len() int           { return len(h) }
+func (h arrivalHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h arrivalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *arrivalHeap) Push(x any)        { *h = append(*h, x.(arrival)) }
+func (h *arrivalHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// reorderMargin is added to the longest duration seen to form the reorder
+// horizon. It covers the disorder of lines across Caddy's writers and, above
+// all, a request slower than any before it (the first of a wedge's minutes-long
+// waits): only one that outlasts the longest so far by more than the margin is
+// replayed late. Five minutes of small records is a few megabytes even at a
+// thousand requests a second.
+const reorderMargin = 5 * time.Minute
+
+// stream reads the access logs and hands fn, in arrival order, the requests
+// whose arrival passes keep. The log is in response-end order: a request that
+// took d seconds appears up to d seconds after later arrivals. A bounded
+// reorder buffer (a min-heap on arrival) holds each request until the log has
+// moved past its arrival by the longest duration seen so far plus
+// reorderMargin;
+// then no later line can arrive before it. The buffer holds that horizon's
+// worth of small records, never the whole log. A line whose arrival is already
+// behind the released ones (a duration longer than any before it) is replayed
+// at the last released time and counted in late.
+func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (late int, err error) {
+	var h arrivalHeap
+	var maxTime, maxDur, released int64
+	var convErr error
+	_, err = accesslog.Read(ctx, e.in.Access, accesslog.Options{LoggedInCookie: e.in.Site.LoggedInCookie}, nil,
+		func(batch []sources.Request) error {
+			for i := range batch {
+				r := &batch[i]
+				if detect.ClassifyPath(r.Path, r.Query, e.in.Site.HealthURI) == detect.ClassHealth {
+					continue
+				}
+				maxTime = max(maxTime, r.Time.UnixNano())
+				maxDur = max(maxDur, int64(r.Duration*float64(time.Second)))
+				at := r.Start().UnixNano()
+				if keep(at) {
+					a, err := e.arrival(r, at)
+					if err != nil {
+						convErr = err
+						return err
+					}
+					if at < released {
+						late++
+						a.at = released
+					}
+					heap.Push(&h, a)
+				}
+				horizon := maxTime - maxDur - int64(reorderMargin)
+				for h.Len() > 0 && h[0].at < horizon {
+					a := heap.Pop(&h).(arrival)
+					released = a.at
+					fn(&a)
+				}
+			}
+			return nil
+		})
+	if convErr != nil {
+		return late, convErr
+	}
+	if err != nil {
+		return late, fmt.Errorf("backtest: %w", err)
+	}
+	for h.Len() > 0 {
+		a := heap.Pop(&h).(arrival)
+		fn(&a)
+	}
+	return late, nil
+}
+
+// engine holds what every pass over the logs shares.
+type engine struct {
+	in       *Input
+	refs     []crawlerRef
+	matchers *zoneMatchers
+	// serviceS is php-fpm's mean service time (worker_saturation), 0 if unknown.
+	serviceS float64
+}
+
+func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
+	a := arrival{at: at, crawler: -1, login: r.LoggedIn, ip: r.ClientIP}
+	k := detect.Key(r)
+	for i, ref := range e.refs {
+		if ref.key == k {
+			a.crawler = i
+			break
+		}
+	}
+	switch {
+	case r.Origin == sources.OriginUpstream:
+		a.php = true
+		a.cost = r.Duration
+		if e.serviceS > 0 {
+			a.cost = math.Min(r.Duration, e.serviceS)
+		}
+	case r.Origin == sources.OriginProxy && r.Status == http.StatusGatewayTimeout:
+		// Still queued in php-fpm when the proxy gave up: it ran later.
+		a.php = true
+		a.cost = e.serviceS
+	}
+	if e.matchers != nil {
+		m, err := e.matchers.match(r)
+		if err != nil {
+			return a, err
+		}
+		a.match = m
+	}
+	return a, nil
+}
+
+// costBasis says how a refused request's worker time was estimated.
+func (e *engine) costBasis() string {
+	if e.serviceS > 0 {
+		return fmt.Sprintf("per refused request that reached PHP: its logged duration, capped at php-fpm's mean service time %.3g s (worker_saturation), since a logged duration also counts the time queued", e.serviceS)
+	}
+	return "per refused request answered by PHP: its logged duration (no service time was measured, so time queued in php-fpm is counted too: an overestimate under overload)"
+}
+
+// timeFIFO holds the arrival times within the last window of one bucket.
+type timeFIFO struct {
+	ts   []int64
+	head int
+}
+
+// push adds t, drops times before t-window and returns how many remain: the
+// count the module compares with events (a closed window: an event exactly
+// one window old still counts, as ring[cursor] must be more than a window old).
+func (f *timeFIFO) push(t, window int64) int {
+	f.ts = append(f.ts, t)
+	for f.head < len(f.ts) && f.ts[f.head] < t-window {
+		f.head++
+	}
+	if f.head > 1024 && f.head*2 > len(f.ts) {
+		f.ts = append(f.ts[:0], f.ts[f.head:]...)
+		f.head = 0
+	}
+	return len(f.ts) - f.head
+}
+
+func (f *timeFIFO) newest() int64 { return f.ts[len(f.ts)-1] }
+
+// candidateWindows are the windows sizing chooses from, longest first.
+var candidateWindows = []time.Duration{10 * time.Minute, 5 * time.Minute, time.Minute}
+
+// size measures, for each zone and candidate window, the highest number of
+// ordinary requests (no crawler fingerprint) the zone matched in any window of
+// that length over the baseline: in total for a site-wide zone, for the
+// busiest single client for a per-client zone.
+func (e *engine) size(ctx context.Context, zones []Zone, from, to time.Time) ([][]int, int, error) {
+	lo, hi := from.UnixNano(), to.UnixNano()
+	peak := make([][]int, len(zones))
+	shared := make([][]*timeFIFO, len(zones))
+	clients := make([][]map[netip.Addr]*timeFIFO, len(zones))
+	for i := range zones {
+		peak[i] = make([]int, len(candidateWindows))
+		shared[i] = make([]*timeFIFO, len(candidateWindows))
+		clients[i] = make([]map[netip.Addr]*timeFIFO, len(candidateWindows))
+		for w := range candidateWindows {
+			shared[i][w] = &timeFIFO{}
+			clients[i][w] = map[netip.Addr]*timeFIFO{}
+		}
+	}
+	var lastSweep int64
+	late, err := e.stream(ctx, func(at int64) bool { return at >= lo && at < hi }, func(a *arrival) {
+		if a.crawler >= 0 || a.match == 0 {
+			return
+		}
+		for i := range zones {
+			if a.match&(1<<i) == 0 {
+				continue
+			}
+			for w, win := range candidateWindows {
+				f := shared[i][w]
+				if zones[i].PerClient {
+					f = clients[i][w][a.ip]
+					if f == nil {
+						f = &timeFIFO{}
+						clients[i][w][a.ip] = f
+					}
+				}
+				peak[i][w] = max(peak[i][w], f.push(a.at, int64(win)))
+			}
+		}
+		if a.at-lastSweep > int64(time.Minute) {
+			lastSweep = a.at
+			for i := range clients {
+				for w, win := range candidateWindows {
+					for ip, f := range clients[i][w] {
+						if f.newest() < a.at-int64(win) {
+							delete(clients[i][w], ip)
+						}
+					}
+				}
+			}
+		}
+	})
+	return peak, late, err
+}
+
+// limiter is v0.1.0's ring buffer (ringbuffer.go) on replay time.
+type limiter struct {
+	ring   []int64
+	cursor int
+	window int64
+}
+
+func newLimiter(events int, window time.Duration) *limiter {
+	// Zero slots read as the Unix epoch: more than a window before any log.
+	return &limiter{ring: make([]int64, events), window: int64(window)}
+}
+
+// allow is ringBufferRateLimiter.allowed: reserve and admit, or refuse without reserving.
+func (l *limiter) allow(now int64) bool {
+	if len(l.ring) == 0 {
+		return false
+	}
+	if now-l.ring[l.cursor] > l.window {
+		l.ring[l.cursor] = now
+		l.cursor = (l.cursor + 1) % len(l.ring)
+		return true
+	}
+	return false
+}
+
+func (l *limiter) newest() int64 {
+	return l.ring[(l.cursor+len(l.ring)-1)%len(l.ring)]
+}
+
+// handlerOrder is the order v0.1.0 tries zones in: most permissive first.
+func handlerOrder(zones []Zone) []int {
+	order := make([]int, len(zones))
+	for i := range order {
+		order[i] = i
+	}
+	perm := func(z *Zone) float64 { return float64(z.Events) / float64(z.Window) }
+	sort.SliceStable(order, func(a, b int) bool {
+		za, zb := &zones[order[a]], &zones[order[b]]
+		if pa, pb := perm(za), perm(zb); pa != pb {
+			return pa > pb
+		}
+		return za.Name < zb.Name
+	})
+	return order
+}
+
+// replay is one run of the handler over a stretch of time.
+type replay struct {
+	zones   []Zone
+	order   []int
+	shared  []*limiter
+	clients []map[netip.Addr]*limiter
+	// from and to bound the arrivals counted; earlier ones only warm the buffers.
+	from, to  int64
+	lastSweep int64
+	zone      []*tally // per zone
+	all       *tally   // the handler as a whole
+}
+
+func newReplay(zones []Zone, from, to int64) *replay {
+	r := &replay{zones: zones, order: handlerOrder(zones), from: from, to: to, all: newTally()}
+	for _, z := range zones {
+		if z.PerClient {
+			r.shared = append(r.shared, nil)
+		} else {
+			r.shared = append(r.shared, newLimiter(z.Events, z.Window))
+		}
+		r.clients = append(r.clients, map[netip.Addr]*limiter{})
+		r.zone = append(r.zone, newTally())
+	}
+	return r
+}
+
+// feed runs one arrival through the handler and counts it.
+func (r *replay) feed(a *arrival) {
+	refusedBy := -1
+	for _, i := range r.order {
+		if a.match&(1<<i) == 0 {
+			continue
+		}
+		l := r.shared[i]
+		if l == nil {
+			l = r.clients[i][a.ip]
+			if l == nil {
+				l = newLimiter(r.zones[i].Events, r.zones[i].Window)
+				r.clients[i][a.ip] = l
+			}
+		}
+		if !l.allow(a.at) {
+			refusedBy = i
+			break
+		}
+	}
+	if a.at-r.lastSweep > int64(time.Minute) {
+		r.sweep(a.at)
+	}
+	if a.at < r.from || a.at >= r.to {
+		return
+	}
+	r.all.add(a, a.crawler >= 0, refusedBy >= 0)
+	for i, t := range r.zone {
+		t.add(a, a.crawler == r.zones[i].crawler, refusedBy == i)
+	}
+}
+
+// sweep drops per-client buffers whose newest event is a window old, as the
+// module's sweeper does.
+func (r *replay) sweep(now int64) {
+	r.lastSweep = now
+	for i, m := range r.clients {
+		for ip, l := range m {
+			if l.newest() < now-int64(r.zones[i].Window) {
+				delete(m, ip)
+			}
+		}
+	}
+}
+
+// tally accumulates a Backtest.
+type tally struct {
+	bt    Backtest
+	legit map[netip.Addr]struct{}
+	first int64
+}
+
+func newTally() *tally { return &tally{legit: map[netip.Addr]struct{}{}} }
+
+// add counts one arrival: crawler says whether it is the tallied crawler's
+// fingerprint, refused whether the tallied zone (or handler) refused it.
+// Another crawler's fingerprint refused by this zone is neither crawler nor
+// collateral here.
+func (t *tally) add(a *arrival, crawler, refused bool) {
+	b := &t.bt
+	if refused {
+		b.PHPSecondsSaved += a.cost
+		if t.first == 0 || a.at < t.first {
+			t.first = a.at
+		}
+	}
+	switch {
+	case crawler:
+		b.CrawlerRequests++
+		if a.php {
+			b.CrawlerPHPRequests++
+		}
+		if refused {
+			b.CrawlerRefused++
+			b.CrawlerPHPSecondsSaved += a.cost
+			if a.php {
+				b.CrawlerPHPRefused++
+			}
+		}
+	case a.crawler >= 0:
+	case a.login == sources.LoggedInYes:
+		b.LoggedInRequests++
+		if refused {
+			b.LoggedInRefused++
+			t.legit[a.ip] = struct{}{}
+		}
+	default:
+		b.OtherLoggedOutRequests++
+		if a.login == sources.LoggedInUnknown {
+			b.LoginUnknownRequests++
+		}
+		if refused {
+			b.OtherLoggedOutRefused++
+			if a.login == sources.LoggedInUnknown {
+				b.LoginUnknownRefused++
+			}
+			t.legit[a.ip] = struct{}{}
+		}
+	}
+}
+
+// window returns the tally as the window's Backtest.
+func (t *tally) window() Backtest {
+	b := t.bt
+	b.LegitimateClientsRefused = len(t.legit)
+	b.CrawlerRefusedShare = share(b.CrawlerRefused, b.CrawlerRequests)
+	b.OtherLoggedOutRefusedShare = share(b.OtherLoggedOutRefused, b.OtherLoggedOutRequests)
+	b.CrawlerPHPSecondsSaved = round3(b.CrawlerPHPSecondsSaved)
+	b.PHPSecondsSaved = round3(b.PHPSecondsSaved)
+	if t.first != 0 {
+		b.FirstRefusal = time.Unix(0, t.first).UTC()
+	}
+	return b
+}
+
+// baselineInto copies the tally, run over the baseline, into b's baseline fields.
+func (t *tally) baselineInto(b *Backtest) {
+	ordinary := t.bt.LoggedInRequests + t.bt.OtherLoggedOutRequests
+	b.BaselineRequests = ordinary
+	b.BaselineRefused = t.bt.LoggedInRefused + t.bt.OtherLoggedOutRefused
+	b.BaselineCrawlerRequests = t.bt.CrawlerRequests
+	b.BaselineCrawlerRefused = t.bt.CrawlerRefused
+}
+
+func share(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return math.Round(float64(n)/float64(of)*10000) / 10000
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// backtest replays the window (warming the buffers for the longest window
+// before it) and, separately, the baseline, in one pass over the logs.
+func (e *engine) backtest(ctx context.Context, zones []Zone, bFrom, bTo time.Time) (win, base *replay, late int, err error) {
+	if len(zones) == 0 {
+		return nil, nil, 0, errors.New("backtest: no zone")
+	}
+	var warm time.Duration
+	for _, z := range zones {
+		warm = max(warm, z.Window)
+	}
+	wFrom, wTo := e.in.From.UnixNano(), e.in.To.UnixNano()
+	bLo, bHi := bFrom.UnixNano(), bTo.UnixNano()
+	win = newReplay(zones, wFrom, wTo)
+	base = newReplay(zones, bLo, bHi)
+	late, err = e.stream(ctx, func(at int64) bool {
+		return at >= wFrom-int64(warm) && at < wTo || at >= bLo && at < bHi
+	}, func(a *arrival) {
+		if a.at >= wFrom-int64(warm) && a.at < wTo {
+			win.feed(a)
+		}
+		if a.at >= bLo && a.at < bHi {
+			base.feed(a)
+		}
+	})
+	return win, base, late, err
+}
+
+// baselineOnly replays the baseline alone (for resizing).
+func (e *engine) baselineOnly(ctx context.Context, zones []Zone, bFrom, bTo time.Time) (*replay, error) {
+	bLo, bHi := bFrom.UnixNano(), bTo.UnixNano()
+	base := newReplay(zones, bLo, bHi)
+	_, err := e.stream(ctx, func(at int64) bool { return at >= bLo && at < bHi }, base.feed)
+	return base, err
+}

@@ -1,0 +1,239 @@
+package rules
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// TestLimiter pins the ring buffer to caddy-ratelimit v0.1.0's semantics
+// (ringbuffer.go): allowed when now - ring[cursor] > window, strictly; a
+// reservation only when allowed.
+func TestLimiter(t *testing.T) {
+	s := func(x float64) int64 { return int64(x * float64(time.Second)) }
+	t0 := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC).UnixNano()
+	for _, tc := range []struct {
+		name   string
+		events int
+		window time.Duration
+		at     []float64 // seconds after t0
+		want   []bool
+	}{
+		{"events within the window", 3, 10 * time.Second, []float64{0, 1, 2, 3}, []bool{true, true, true, false}},
+		{"exactly one window later is still inside it", 3, 10 * time.Second, []float64{0, 1, 2, 10}, []bool{true, true, true, false}},
+		{"just over one window later the oldest slot frees", 3, 10 * time.Second, []float64{0, 1, 2, 10.001, 10.5, 11.001}, []bool{true, true, true, true, false, true}},
+		{"refusals reserve nothing", 2, 10 * time.Second, []float64{0, 5, 6, 7, 8, 9, 10.5, 15.5}, []bool{true, true, false, false, false, false, true, true}},
+		{"zero events refuse everything", 0, time.Minute, []float64{0, 100}, []bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLimiter(tc.events, tc.window)
+			var got []bool
+			for _, a := range tc.at {
+				got = append(got, l.allow(t0+s(a)))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHandlerOrder: v0.1.0 sorts zones most permissive first (its code, not
+// its comment); ties by name in the replay.
+func TestHandlerOrder(t *testing.T) {
+	zones := []Zone{
+		{Name: "tight", Events: 10, Window: 10 * time.Minute},
+		{Name: "loose", Events: 100, Window: time.Minute},
+		{Name: "b_same", Events: 60, Window: time.Minute},
+		{Name: "a_same", Events: 600, Window: 10 * time.Minute},
+	}
+	var got []string
+	for _, i := range handlerOrder(zones) {
+		got = append(got, zones[i].Name)
+	}
+	if want := []string{"loose", "a_same", "b_same", "tight"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+// TestReplayZoneInteraction: a request refused by the first zone is not seen
+// by the second; a request admitted by the first reserves there even if the
+// second refuses it.
+func TestReplayZoneInteraction(t *testing.T) {
+	zones := []Zone{
+		{Name: "loose", Events: 3, Window: time.Minute, crawler: 0},
+		{Name: "tight", Events: 1, Window: time.Minute, crawler: 0},
+	}
+	r := newReplay(zones, 0, 1<<62)
+	t0 := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC).UnixNano()
+	for i := range 5 {
+		r.feed(&arrival{at: t0 + int64(i)*int64(time.Second), match: 0b11, crawler: 0})
+	}
+	// loose admits 1, 2, 3; tight admits 1 and refuses 2, 3; loose refuses 4, 5.
+	if got := r.zone[0].bt.CrawlerRefused; got != 2 {
+		t.Errorf("loose refused %d, want 2", got)
+	}
+	if got := r.zone[1].bt.CrawlerRefused; got != 2 {
+		t.Errorf("tight refused %d, want 2", got)
+	}
+	if got := r.all.bt.CrawlerRefused; got != 4 {
+		t.Errorf("handler refused %d, want 4", got)
+	}
+}
+
+func TestTimeFIFO(t *testing.T) {
+	var f timeFIFO
+	w := int64(10)
+	var got []int
+	for _, at := range []int64{0, 5, 10, 11, 20, 21, 100} {
+		got = append(got, f.push(at, w))
+	}
+	// A closed window: 0 and 10 are both within [0, 10].
+	if want := []int{1, 2, 3, 3, 3, 3, 1}; !slices.Equal(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+}
+
+// TestStreamArrivalOrder: the log is in response-end order; the replay must
+// see requests in arrival order, even when a slow request ends minutes after
+// later ones began.
+func TestStreamArrivalOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	var hits []hit
+	for i := range 5000 {
+		d := 0.05 + rng.Float64()*0.3
+		if i%50 == 25 {
+			d = 30 + rng.Float64()*150 // queued behind a crawl for minutes
+		}
+		hits = append(hits, hit{at: from.Add(time.Duration(i) * 37 * time.Millisecond), dur: d, ip: "192.0.2.1", uri: "/wiki/A", ua: uaChrome, upstream: true})
+	}
+	path := writeLog(t, t.TempDir(), hits)
+	e := &engine{in: &Input{Access: []string{path}}}
+	var ats []int64
+	late, err := e.stream(context.Background(), func(int64) bool { return true }, func(a *arrival) { ats = append(ats, a.at) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ats) != len(hits) {
+		t.Fatalf("streamed %d of %d", len(ats), len(hits))
+	}
+	if !slices.IsSorted(ats) {
+		t.Error("arrivals out of order")
+	}
+	// The first 30-180 s request comes before any longer one was seen: only
+	// requests that outlast every earlier duration can be late.
+	if late > 10 {
+		t.Errorf("%d late arrivals", late)
+	}
+	if first := time.Unix(0, ats[0]); first.Sub(from).Abs() > time.Millisecond {
+		t.Errorf("first arrival %v, want %v", first, from)
+	}
+}
+
+// TestMatchersOnRecords runs Caddy's own matchers, built from a printed and
+// adapted zone, on request records as the access log reader makes them.
+func TestMatchersOnRecords(t *testing.T) {
+	z := Zone{Name: "z", Window: time.Minute, Events: 10, Targets: []Target{
+		{Paths: []string{"/w/Special:WhatLinksHere", "/w/Special:WhatLinksHere/*", "/wiki/특수:기여/*"}},
+		{TitleNames: []string{"Special:CiteThisPage"}},
+		{QueryKey: "action", QueryValues: []string{"edit"}},
+	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/"}}
+	snippet, err := Caddyfile([]Zone{z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := validateZones(snippet, []Zone{z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadMatchers(adapted, []Zone{z}, "wikiUserID=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", UserAgent: uaChrome, Lang: "zh-cn", LoggedIn: sources.LoggedInNo,
+		TLS: true, ClientIP: netip.MustParseAddr("198.51.100.7")}
+	for _, tc := range []struct {
+		name string
+		mod  func(r *sources.Request)
+		want bool
+	}{
+		{"path form", func(r *sources.Request) { r.Path = "/w/Special:WhatLinksHere/Foo" }, true},
+		{"path form, other case", func(r *sources.Request) { r.Path = "/w/special:whatlinkshere/Foo" }, true},
+		{"path form without subpage", func(r *sources.Request) { r.Path = "/w/Special:WhatLinksHere" }, true},
+		{"a longer special page name is another page", func(r *sources.Request) { r.Path = "/w/Special:WhatLinksHereX" }, false},
+		{"percent-encoded Korean special page", func(r *sources.Request) { r.Path = "/wiki/%ED%8A%B9%EC%88%98:%EA%B8%B0%EC%97%AC/X" }, true},
+		{"doubled slashes are cleaned", func(r *sources.Request) { r.Path = "/w//Special:WhatLinksHere/Foo" }, true},
+		{"dot segments are cleaned", func(r *sources.Request) { r.Path = "/w/./x/../Special:WhatLinksHere/Foo" }, true},
+		{"upper case", func(r *sources.Request) { r.Path = "/W/SPECIAL:WHATLINKSHERE" }, true},
+		{"an asset under the special page is still its path", func(r *sources.Request) { r.Path = "/w/Special:WhatLinksHere/x.png" }, true},
+		{"encoded letters in the name", func(r *sources.Request) { r.Path = "/w/Special:%57hatLinksHere/Foo" }, true},
+		{"title= form", func(r *sources.Request) { r.Path, r.Query = "/index.php", "title=Special:CiteThisPage&page=X" }, true},
+		{"title= form, encoded, with a subpage", func(r *sources.Request) { r.Path, r.Query = "/index.php", "title=special%3Acitethispage%2FX" }, true},
+		{"title= of an article", func(r *sources.Request) { r.Path, r.Query = "/index.php", "title=Special:CiteThisPageX" }, false},
+		{"action=edit", func(r *sources.Request) { r.Path, r.Query = "/index.php", "title=A&action=edit" }, true},
+		{"action=history is not walked", func(r *sources.Request) { r.Path, r.Query = "/index.php", "title=A&action=history" }, false},
+		{"logged in", func(r *sources.Request) {
+			r.Path, r.Query, r.LoggedIn, r.HasCookie = "/index.php", "action=edit", sources.LoggedInYes, true
+		}, false},
+		{"an anonymous session cookie", func(r *sources.Request) { r.Path, r.Query, r.HasCookie = "/index.php", "action=edit", true }, true},
+		{"another language", func(r *sources.Request) { r.Path, r.Query, r.Lang = "/index.php", "action=edit", "zh-tw" }, false},
+		{"client hints sent", func(r *sources.Request) { r.Path, r.Query, r.SecChUa = "/index.php", "action=edit", true }, false},
+		{"Safari", func(r *sources.Request) { r.Path, r.Query, r.UserAgent = "/index.php", "action=edit", uaSafari }, false},
+		{"an article", func(r *sources.Request) { r.Path = "/w/Main_Page" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := crawler
+			tc.mod(&r)
+			got, err := m.match(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The prefilter never hides a match Caddy would make.
+			if direct := m.sets[0].AnyMatch(httpRequest(&r, m.cookie)); direct != (got == 1) {
+				t.Errorf("prefiltered %v, Caddy alone %v", got == 1, direct)
+			}
+			if (got == 1) != tc.want {
+				t.Errorf("match = %v, want %v", got == 1, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkPropose measures the whole chain (profile, sizing, backtest: three
+// streaming passes, Caddy's matchers on every request of the replayed ranges)
+// on a hand-built day: 3 h of ordinary traffic and a 30-minute crawl.
+func BenchmarkPropose(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+	crawler := reader{ua: uaFirefox, lang: "de-DE"}
+	tools := []string{"/index.php?title=%s&action=info", "/wiki/Special:Log/%s"}
+	hits := append(ordinaryTraffic(rng, base, to, 200, siteTools),
+		crawlerTraffic(rng, from.Add(10*time.Minute), from.Add(40*time.Minute), 300, crawler, tools, false)...)
+	path := writeLog(b, b.TempDir(), hits)
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Findings: []detect.Finding{crawlerFinding(b, crawler, from.Add(10*time.Minute), from.Add(40*time.Minute))},
+		Access: []string{path}, Site: siteFacts, From: from, To: to}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p, err := Propose(context.Background(), in)
+		if err != nil || len(p.Rules) != 1 {
+			b.Fatalf("%v %+v", err, p)
+		}
+	}
+	b.ReportMetric(float64(len(hits)), "lines/op")
+}

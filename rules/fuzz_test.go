@@ -1,0 +1,70 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// FuzzGenerate feeds hostile strings, as they could come from log lines (a
+// special-page name, a path prefix, an action, an API path, a language, a
+// user-agent family) or from site facts (the cookie pattern), through
+// generation, printing and Caddy's adapter. Whatever survives generation must
+// print, and the config Caddy adapts from the print must hold exactly the
+// model's zones and matchers: one site, the rate_limit handler and the
+// validation sentinel, no other handler, route matcher, directive or site.
+//
+// go test runs the seeds (f.Add and testdata/fuzz/FuzzGenerate); fuzz with
+//
+//	go test -run '^$' -fuzz FuzzGenerate -fuzztime 30s ./rules/
+func FuzzGenerate(f *testing.F) {
+	f.Add("Special:WhatLinksHere", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "wikiUserID=")
+	f.Add("특수:가리키는문서", "/wiki/", "history", "/api.php", "ko-kr", "Firefox", "_session=")
+	f.Add("Special:X\n}\nhttp://evil.example {\n\trespond pwned\n}\n", "/w/\n}\nimport /etc/passwd\n", "edit\nrespond x", "/w/api.php\n}", "zh-cn\n}", "Chrome\n}", "wikiUserID=*\n}\n{")
+	f.Add("Special:{$HOME}", "/{env.SECRET}/", "{http.request.header.X}", "/w/{$PATH}", "{$LANG}", "{env.UA}", "{$COOKIE}")
+	f.Add("Special:`x`", "/w`/", "ed\"it", "/w/a pi.php", "zh`cn", "Chr\"ome", "wiki\"User`ID=")
+	f.Add("Special:X*", "/w/*/", "*", "/w/[a]?.php", "*", "Chrome*", "**")
+	f.Add("#Special:X", "<<EOF\n", "#edit", "/%2e%2e/api.php", "zh-cn;q=1", "other bot", "a b")
+	f.Add("Special:X\u202e", "/w\u0085/", "edit\u2028", "/w/\u200bapi.php", "zh\x00cn", "Chrome\x1b[2J", "wiki\xffUserID=")
+	f.Fuzz(func(t *testing.T, name, prefix, action, apiPath, lang, family, cookie string) {
+		c := &crawlerEvidence{
+			Finding: "crawler_burst-1",
+			Key:     detect.ClusterKey{UA: family, Lang: lang, LoggedIn: sources.LoggedInNo, NoClientHints: true},
+			Spread:  true, Requests: 100, ToolRequests: 100, UATokenRequests: 100,
+			Labels: map[string]*labelEvidence{
+				name + " (path)":   {N: 30, Prefixes: map[string]int{prefix: 30}},
+				name + " (title=)": {N: 20},
+				"action=" + action: {N: 30},
+				"api":              {N: 10, Paths: map[string]int{apiPath: 10}},
+				"diff":             {N: 5},
+			},
+			Ordinary: map[string]*[8]int{"action=" + action: {1, 2, 3, 4, 5, 6, 7, 8}},
+		}
+		site := siteEvidence{SpecialPath: 5, SpecialTitle: 5, Prefixes: map[string]int{prefix: 5}, Cookie: cookie}
+		perClient := *c
+		perClient.Spread = false
+		perClient.Key.Lang += "x"
+		zones, _ := generate([]*crawlerEvidence{c, &perClient}, site)
+		if len(zones) != 2 {
+			t.Fatalf("got %d zones: the diff tool alone makes one per crawler", len(zones))
+		}
+		for i := range zones {
+			zones[i].Window, zones[i].Events = 10*time.Minute, 150
+		}
+		snippet, err := Caddyfile(zones)
+		if err != nil {
+			t.Fatalf("generation let an unprintable value through: %v", err)
+		}
+		if _, err := validateZones(snippet, zones); err != nil {
+			t.Fatalf("%v\n%s", err, snippet)
+		}
+		// Nothing outside the rate_limit block: every line of the print is
+		// inside it, and the block has exactly the model's zones.
+		if !strings.HasPrefix(snippet, "rate_limit {\n") || !strings.HasSuffix(snippet, "\n}\n") || strings.Count(snippet, "\nrate_limit") > 0 {
+			t.Fatalf("the print is not one rate_limit block:\n%s", snippet)
+		}
+	})
+}

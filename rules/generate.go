@@ -1,0 +1,763 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Zone is one caddy-ratelimit v0.1.0 zone, before it is printed: what it
+// matches, how it is keyed and how many events it admits per window. It holds
+// no Caddyfile syntax; caddyfile.go prints it and validate.go renders the JSON
+// Caddy must produce from that print.
+type Zone struct {
+	// Name is the zone's name, [a-z0-9_] only. v0.1.0 keeps a zone's state
+	// across config reloads by name, so names are unique within a proposal.
+	Name string
+	// PerClient keys the zone by {client_ip}: one bucket per client. Otherwise
+	// the key is the zone's name, a static string: one bucket for all clients.
+	PerClient bool
+	// Window is the sliding window; Events the requests admitted within it.
+	Window time.Duration
+	Events int
+	// Targets are the zone's match blocks: v0.1.0 appends one matcher set per
+	// `match` block and a request is in the zone when any set matches. Every set
+	// carries the same Conditions.
+	Targets []Target
+	Cond    Conditions
+
+	// What the zone answers, for Why and the backtest (not printed).
+	finding  string
+	crawler  int      // index of the crawler the zone answers
+	tools    []string // tool labels matched, most requested first
+	covered  int      // crawler requests in the window that the targets cover
+	requests int      // crawler requests in the window
+	condWhy  []string // why each condition was (or was not) added
+	sizing   string   // the sizing arithmetic
+}
+
+// Key is the zone's key as written in the Caddyfile.
+func (z *Zone) Key() string {
+	if z.PerClient {
+		return "{client_ip}"
+	}
+	return z.Name
+}
+
+// Target is what one match block selects besides the shared Conditions. Exactly
+// one of its parts is set.
+type Target struct {
+	// Paths are path matcher patterns (Caddy matches them case-insensitively
+	// on the cleaned, unescaped path; a trailing * is a prefix match).
+	Paths []string
+	// QueryKey and QueryValues make a query matcher: the key must be present
+	// with one of the values ("*" accepts any value).
+	QueryKey    string
+	QueryValues []string
+	// TitleNames match the title= query parameter against special pages by
+	// name, case-insensitively, with or without a subpage ("Special:X/Page").
+	TitleNames []string
+}
+
+// Conditions restrict every match block of a zone to the crawler's kind of client.
+type Conditions struct {
+	// NotCookie excludes requests whose Cookie contains it (the site's
+	// logged-in cookie pattern): `not header Cookie *NotCookie*`.
+	NotCookie string
+	// NoCookie requires no Cookie header at all: used when the site's
+	// logged-in pattern is unknown and the crawler sent no cookie.
+	NoCookie bool
+	// Lang requires the first Accept-Language entry to be this tag
+	// (case-insensitive), as detect's fingerprint reads it.
+	Lang string
+	// NoClientHints requires the Sec-Ch-Ua header to be absent.
+	NoClientHints bool
+	// UserAgent requires the User-Agent to contain this token (e.g. "Chrome/").
+	UserAgent string
+	// UserAgentVersions, when set, narrows UserAgent to these major versions
+	// ("121", "120"): header_regexp User-Agent Chrome/(?:121|120)(?:\D|$).
+	// Crawlers tend to keep one stale browser version; readers update.
+	UserAgentVersions []string
+}
+
+// uaVersionRegexp is the header_regexp pattern of Conditions.UserAgentVersions.
+func uaVersionRegexp(token string, versions []string) string {
+	return regexp.QuoteMeta(token) + `(?:` + strings.Join(versions, "|") + `)(?:\D|$)`
+}
+
+// versionAfter returns the major version that follows token in a user agent
+// ("121" for "Chrome/" in "... Chrome/121.0.0.0 ..."), "" if none.
+func versionAfter(ua, token string) string {
+	if token == "" {
+		return ""
+	}
+	i := strings.Index(ua, token)
+	if i < 0 {
+		return ""
+	}
+	rest := ua[i+len(token):]
+	n := 0
+	for n < len(rest) && n < 8 && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	return rest[:n]
+}
+
+// titleVar is the placeholder the title= target matches: the first title
+// parameter, percent-decoded (MediaWiki itself reads the last one if a request
+// repeats it; a crawler that did so would evade the title= block).
+const titleVar = "{http.request.uri.query.title}"
+
+// titleRegexp is the vars_regexp pattern of a TitleNames target.
+func titleRegexp(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	return `(?i)^(?:` + strings.Join(q, "|") + `)(?:/|$)`
+}
+
+// langRegexp is the header_regexp pattern of Conditions.Lang: the first entry
+// of Accept-Language, blanks trimmed, equal to tag. It mirrors how the access
+// log reader derives sources.Request.Lang, so the zone and the fingerprint agree.
+func langRegexp(tag string) string {
+	return `(?i)^[ \t]*` + regexp.QuoteMeta(tag) + `[ \t]*(?:[,;]|$)`
+}
+
+// crawlerEvidence is what the profile pass learnt about one crawler_burst
+// finding's fingerprint in the incident window, and about ordinary clients.
+type crawlerEvidence struct {
+	Finding  string
+	Key      detect.ClusterKey
+	Spread   bool
+	Requests int
+	// Labels counts the crawler's requests by detect.ToolLabel.
+	Labels map[string]*labelEvidence
+	// ToolRequests counts its requests for tools (classes tool, special, api):
+	// what a zone matches. Of those, CookieRequests carried any Cookie
+	// header, HintRequests sent Sec-Ch-Ua and UATokenRequests had the family
+	// token (uaToken) in their User-Agent; Versions counts them by the major
+	// version after that token. Counting the walk alone keeps out the ordinary
+	// readers who happen to share the crawler's fingerprint and read articles.
+	ToolRequests    int
+	CookieRequests  int
+	HintRequests    int
+	UATokenRequests int
+	// Ordinary counts ordinary logged-out requests (other fingerprints) by tool
+	// label and by which of this crawler's conditions they meet (condLang,
+	// condHints, condUA bits), over all the data; OrdinaryAll counts every
+	// ordinary logged-out page request (assets excluded) the same way.
+	Ordinary    map[string]*[8]int
+	OrdinaryAll [8]int
+	// Versions: see ToolRequests ("121" in "Chrome/121.0.0.0"). OrdinaryVer
+	// and OrdinaryAllVer split the ordinary counts above by that version (""
+	// when the token or a version is absent).
+	Versions       map[string]int
+	OrdinaryVer    map[string]map[string]*[8]int
+	OrdinaryAllVer map[string]*[8]int
+}
+
+// labelEvidence is one tool label of a crawler: how often, under which path
+// prefixes (path-form special pages) and at which paths (API endpoints).
+type labelEvidence struct {
+	N        int
+	Prefixes map[string]int
+	Paths    map[string]int
+}
+
+// siteEvidence is what the whole site's traffic says about URL forms.
+type siteEvidence struct {
+	// SpecialPath and SpecialTitle count requests for special pages in their
+	// path form (/w/Special:X) and title= form, by any client.
+	SpecialPath, SpecialTitle int
+	// Prefixes counts the path prefixes of path-form special pages ("/w/").
+	Prefixes map[string]int
+	// Cookie is the site's logged-in cookie pattern ("" unknown).
+	Cookie string
+}
+
+// Condition bits of crawlerEvidence.Ordinary.
+const (
+	condLang  = 1 << iota // primary Accept-Language equals the crawler's
+	condHints             // no Sec-Ch-Ua header
+	condUA                // User-Agent holds the crawler's family token
+)
+
+// Generation thresholds.
+const (
+	// minLabelShare: a tool is matched when it carried at least this share of
+	// the crawler's requests (and minLabelRequests of them): the rest is noise
+	// from other clients that happen to share the fingerprint.
+	minLabelShare    = 0.01
+	minLabelRequests = 3
+	// maxMisses: a header condition is used when at most this share of the
+	// requests under the crawler's fingerprint fail it. A fingerprint (detect's
+	// cluster key) can hold a few ordinary clients besides the crawler; they
+	// must not veto a condition that describes the crawler itself.
+	maxMisses = 0.01
+	// maxLabels bounds the tools one zone names, to keep the rule readable.
+	maxLabels = 40
+	// minPrefixShare: a site-wide special-page prefix is used for a tool the
+	// crawler walked only in the title= form when it carries this share.
+	minPrefixShare = 0.1
+)
+
+// uaToken returns the User-Agent substring that names a fingerprint's family
+// ("Chrome/"), or "" when the family has no such token.
+func uaToken(family string) string {
+	if !safeToken(family) {
+		return ""
+	}
+	return family + "/"
+}
+
+// generate builds one zone per crawler from the profile, without sizing
+// (Window and Events are set by the sizing pass). Values from the logs that are
+// not provably inert in a Caddyfile token, a path pattern and a regular
+// expression are dropped and reported in the notes.
+func generate(crawlers []*crawlerEvidence, site siteEvidence) ([]Zone, []sources.QualityNote) {
+	var zones []Zone
+	var notes []sources.QualityNote
+	used := map[string]bool{}
+	for i, c := range crawlers {
+		z, zn := zoneFor(c, site)
+		notes = append(notes, zn...)
+		if z == nil {
+			continue
+		}
+		z.crawler = i
+		z.Name = uniqueName(z.Name, used)
+		zones = append(zones, *z)
+	}
+	return zones, notes
+}
+
+// zoneFor builds the zone answering one crawler, or nil with the reason.
+func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNote) {
+	var notes []sources.QualityNote
+	note := func(sev, format string, args ...any) {
+		notes = append(notes, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	}
+	z := &Zone{finding: c.Finding, requests: c.Requests, PerClient: !c.Spread}
+
+	labels := selectLabels(c)
+	type special struct{ path, title bool }
+	specials := map[string]*special{}
+	var specialOrder []string
+	var actions, paths, dropped []string
+	droppedN := 0
+	var diff, oldid bool
+	for _, l := range labels {
+		ev := c.Labels[l]
+		switch {
+		case strings.HasSuffix(l, " (path)"), strings.HasSuffix(l, " (title=)"):
+			cut := strings.LastIndex(l, " (")
+			name, form := l[:cut], l[cut+2:]
+			if !safeName(name) {
+				dropped, droppedN = append(dropped, l), droppedN+ev.N
+				continue
+			}
+			s := specials[name]
+			if s == nil {
+				s = &special{}
+				specials[name] = s
+				specialOrder = append(specialOrder, name)
+			}
+			if form == "path)" {
+				s.path = true
+			} else {
+				s.title = true
+			}
+		case strings.HasPrefix(l, "action="):
+			a := strings.TrimPrefix(l, "action=")
+			if !safeAction(a) {
+				dropped, droppedN = append(dropped, l), droppedN+ev.N
+				continue
+			}
+			actions = append(actions, a)
+		case l == "diff":
+			diff = true
+		case l == "oldid":
+			oldid = true
+		case l == string(detect.ClassAPI):
+			ok := false
+			for _, p := range topKeys(ev.Paths, 0) {
+				if float64(ev.Paths[p]) >= minPrefixShare*float64(ev.N) && safePath(p) {
+					paths = append(paths, p)
+					ok = true
+				}
+			}
+			if !ok {
+				dropped, droppedN = append(dropped, l), droppedN+ev.N
+				continue
+			}
+		default:
+			continue
+		}
+		z.tools = append(z.tools, l)
+		z.covered += ev.N
+	}
+	if len(dropped) > 0 {
+		quoted := make([]string, len(dropped))
+		for i, d := range dropped {
+			quoted[i] = strconv.QuoteToASCII(clip(d, 60))
+		}
+		note(sources.SeverityWarning, "%s: %d requests for tools whose names are not safe to put in a Caddyfile were left out of the rule (%s)",
+			c.Finding, droppedN, clip(strings.Join(quoted, ", "), 300))
+	}
+
+	// Special pages: both URL forms wherever the site uses both, so that a
+	// crawler (or the next one) cannot walk around the rule by switching form.
+	var pathPatterns, titleNames []string
+	sitePrefixes := topKeys(site.Prefixes, 3)
+	for _, name := range specialOrder {
+		s := specials[name]
+		if s.path || site.SpecialPath > 0 {
+			var prefixes []string
+			if ev := c.Labels[name+" (path)"]; ev != nil {
+				prefixes = topKeys(ev.Prefixes, 3)
+			}
+			if len(prefixes) == 0 {
+				for _, p := range sitePrefixes {
+					if float64(site.Prefixes[p]) >= minPrefixShare*float64(site.SpecialPath) {
+						prefixes = append(prefixes, p)
+					}
+				}
+			}
+			for _, p := range prefixes {
+				if safePrefix(p) {
+					pathPatterns = append(pathPatterns, p+name, p+name+"/*")
+				}
+			}
+		}
+		if s.title || site.SpecialTitle > 0 {
+			titleNames = append(titleNames, name)
+		}
+	}
+	pathPatterns = append(pathPatterns, paths...)
+	if len(pathPatterns) > 0 {
+		z.Targets = append(z.Targets, Target{Paths: dedup(pathPatterns)})
+	}
+	if len(titleNames) > 0 {
+		z.Targets = append(z.Targets, Target{TitleNames: dedup(titleNames)})
+	}
+	if len(actions) > 0 {
+		z.Targets = append(z.Targets, Target{QueryKey: "action", QueryValues: dedup(actions)})
+	}
+	if diff {
+		z.Targets = append(z.Targets, Target{QueryKey: "diff", QueryValues: []string{"*"}})
+	}
+	if oldid {
+		z.Targets = append(z.Targets, Target{QueryKey: "oldid", QueryValues: []string{"*"}})
+	}
+	if len(z.Targets) == 0 {
+		note(sources.SeverityInfo, "%s: no rule proposed: the crawler walked nothing a rate limit can name safely (its requests were articles, assets or unnamed pages)", c.Finding)
+		return nil, notes
+	}
+
+	// Logged in or not.
+	if site.Cookie != "" && !safeCookie(site.Cookie) {
+		note(sources.SeverityWarning, "%s: the site's logged-in cookie pattern %q cannot be used in a header matcher (blanks, quotes, braces or '*')",
+			c.Finding, clip(site.Cookie, 60))
+		site.Cookie = ""
+	}
+	switch {
+	case c.Key.LoggedIn == sources.LoggedInYes:
+		z.condWhy = append(z.condWhy, "the crawler carried the logged-in cookie, so the zone cannot spare logged-in users")
+		note(sources.SeverityWarning, "%s: the crawler was logged in: its zone also matches logged-in users", c.Finding)
+	case site.Cookie != "":
+		z.Cond.NotCookie = site.Cookie
+		z.condWhy = append(z.condWhy, fmt.Sprintf("requests whose Cookie holds %q (logged in) are never limited", site.Cookie))
+	case float64(c.CookieRequests) <= maxMisses*float64(c.ToolRequests):
+		z.Cond.NoCookie = true
+		z.condWhy = append(z.condWhy, "the site's logged-in cookie is unknown, so only requests without any Cookie are limited (the crawler sent none, or next to none)")
+		note(sources.SeverityInfo, "%s: logged-in cookie pattern unknown (site facts): the zone limits only requests without a Cookie header", c.Finding)
+	default:
+		z.condWhy = append(z.condWhy, "the site's logged-in cookie is unknown and the crawler sent cookies, so the zone cannot tell logged-in users apart")
+		note(sources.SeverityWarning, "%s: logged-in cookie pattern unknown (site facts) and the crawler sent cookies: the zone may limit logged-in users", c.Finding)
+	}
+
+	if !z.PerClient {
+		addConditions(z, c, labels)
+	}
+	z.Name = zoneName(c.Key, z.PerClient)
+	return z, notes
+}
+
+// addConditions narrows a site-wide zone to the crawler's fingerprint, one
+// condition at a time, as long as each one spares ordinary clients the zone
+// would otherwise hold: the crawler meets them all by construction (they are
+// parts of its cluster key), so they cost nothing against it and only cut
+// collateral. This matters most when the crawler was already present before
+// the burst: every ordinary request left in its bucket can be refused on an
+// ordinary day. The ordinary clients counted are the logged-out users of the
+// same tools; when there are none, all ordinary logged-out page requests stand
+// in for them (a header that sets the crawler apart from every reader also
+// keeps future readers of these tools out).
+func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
+	population := "ordinary logged-out requests for these tools"
+	// byVer holds the ordinary counts by browser version and condition mask.
+	byVer := map[string]*[8]int{}
+	for _, l := range labels {
+		for v, cs := range c.OrdinaryVer[l] {
+			if byVer[v] == nil {
+				byVer[v] = new([8]int)
+			}
+			for m, k := range cs {
+				byVer[v][m] += k
+			}
+		}
+	}
+	counts := func(mask int) int {
+		n := 0
+		for _, l := range labels {
+			if cs := c.Ordinary[l]; cs != nil {
+				n += sumMask(cs, mask)
+			}
+		}
+		return n
+	}
+	if counts(0) == 0 {
+		population = "ordinary logged-out page requests (nobody else used these tools)"
+		counts = func(mask int) int { return sumMask(&c.OrdinaryAll, mask) }
+		byVer = c.OrdinaryAllVer
+	}
+	token := uaToken(c.Key.UA)
+	uaOK := token != "" && float64(c.ToolRequests-c.UATokenRequests) <= maxMisses*float64(c.ToolRequests)
+	cands := []struct {
+		bit  int
+		ok   bool
+		what string
+		set  func()
+	}{
+		{condLang, c.Key.Lang != "" && safeLang(c.Key.Lang), "Accept-Language " + c.Key.Lang,
+			func() { z.Cond.Lang = c.Key.Lang }},
+		// Evidence, not the key: the key marks missing hints only over HTTPS,
+		// but a crawler that never sent them is told apart by it either way
+		// (ordinary readers who share its key, e.g. real Chrome over HTTP/2,
+		// send them and are rightly left out).
+		{condHints, float64(c.HintRequests) <= maxMisses*float64(c.ToolRequests), "no Sec-Ch-Ua client hint (the crawler sent none)",
+			func() { z.Cond.NoClientHints = true }},
+		{condUA, uaOK, "User-Agent containing " + token, func() { z.Cond.UserAgent = token }},
+	}
+	mask := 0
+	total := counts(0)
+	for _, cd := range cands {
+		if !cd.ok {
+			continue
+		}
+		cur, next := counts(mask), counts(mask|cd.bit)
+		if cur == 0 {
+			break
+		}
+		if next < cur {
+			cd.set()
+			mask |= cd.bit
+			z.condWhy = append(z.condWhy, fmt.Sprintf("%s: leaves %s of %s %s in the zone",
+				cd.what, fmtInt(next), fmtInt(cur), population))
+		}
+	}
+	// Last, the browser's major versions, when a few of them carry the whole
+	// crawl and ordinary clients of the same family run others: crawlers tend
+	// to keep one stale version while readers update.
+	if vs := crawlerVersions(c); uaOK && len(vs) > 0 {
+		cur, next := counts(mask), 0
+		for _, v := range vs {
+			if cs := byVer[v]; cs != nil {
+				next += sumMask(cs, mask|condUA) // a version implies the token
+			}
+		}
+		if cur > 0 && next < cur {
+			z.Cond.UserAgent = token
+			z.Cond.UserAgentVersions = vs
+			mask |= condUA
+			z.condWhy = append(z.condWhy, fmt.Sprintf("User-Agent %s%s (the versions the crawler sent): leaves %s of %s %s in the zone",
+				token, strings.Join(vs, "|"), fmtInt(next), fmtInt(cur), population))
+		}
+	}
+	if mask == 0 && total > 0 {
+		z.condWhy = append(z.condWhy, fmt.Sprintf("no header of the fingerprint sets the crawler apart from the %s %s: they share the budget",
+			fmtInt(total), population))
+	}
+}
+
+func sumMask(counts *[8]int, mask int) int {
+	n := 0
+	for m, k := range counts {
+		if m&mask == mask {
+			n += k
+		}
+	}
+	return n
+}
+
+// maxVersions bounds the browser versions a zone names.
+const maxVersions = 8
+
+// crawlerVersions returns the fewest major versions (at most maxVersions)
+// that carry all but maxMisses of the crawler's requests, most used first; nil
+// if there are none such.
+func crawlerVersions(c *crawlerEvidence) []string {
+	if len(c.Versions) == 0 || c.ToolRequests == 0 {
+		return nil
+	}
+	var out []string
+	covered := 0
+	for _, v := range topKeys(c.Versions, 0) {
+		if v == "" || len(out) == maxVersions {
+			break
+		}
+		out = append(out, v)
+		covered += c.Versions[v]
+		if float64(c.ToolRequests-covered) <= maxMisses*float64(c.ToolRequests) {
+			return out
+		}
+	}
+	return nil
+}
+
+// selectLabels returns the crawler's tool labels worth naming, most requested first.
+func selectLabels(c *crawlerEvidence) []string {
+	var out []string
+	for _, l := range topKeysFn(len(c.Labels), func(yield func(string, int)) {
+		for l, ev := range c.Labels {
+			yield(l, ev.N)
+		}
+	}) {
+		n := c.Labels[l].N
+		if n < minLabelRequests || float64(n) < minLabelShare*float64(c.Requests) {
+			break
+		}
+		out = append(out, l)
+		if len(out) == maxLabels {
+			break
+		}
+	}
+	return out
+}
+
+// zoneName names a zone after the fingerprint: "tools_chrome_zh_cn".
+func zoneName(k detect.ClusterKey, perClient bool) string {
+	name := "tools_"
+	if perClient {
+		name += "per_client_"
+	}
+	name += slug(k.UA)
+	if k.Lang != "" {
+		name += "_" + slug(k.Lang)
+	}
+	if len(name) > 48 {
+		name = strings.TrimRight(name[:48], "_")
+	}
+	return name
+}
+
+func uniqueName(name string, used map[string]bool) string {
+	out := name
+	for i := 2; used[out]; i++ {
+		out = fmt.Sprintf("%s_%d", name, i)
+	}
+	used[out] = true
+	return out
+}
+
+// slug keeps [a-z0-9] and turns runs of anything else into one '_'.
+func slug(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			under = false
+		} else if !under && b.Len() > 0 {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	out := strings.TrimRight(b.String(), "_")
+	if out == "" {
+		return "x"
+	}
+	return out
+}
+
+// Safety of log-derived values. Each check is an allowlist: a value passes only
+// if every rune is one that means nothing to the Caddyfile lexer (quotes,
+// braces for placeholders and {$ENV}, '#', '<<', whitespace), to Caddy's path
+// matcher (glob * ? [ ] \, and % which switches to escaped matching), to the
+// header matcher (leading or trailing *) and to regular expressions (which get
+// regexp.QuoteMeta anyway). Invalid UTF-8 and control characters never pass.
+
+// nameRune reports whether r may appear in a special-page name.
+func nameRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || strings.ContainsRune("_-.:", r)
+}
+
+// safeName accepts a special-page name such as "Special:WhatLinksHere" or "특수:가리키는문서".
+func safeName(s string) bool {
+	if s == "" || len(s) > 200 || !utf8.ValidString(s) || s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for _, r := range s {
+		if !nameRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// safePrefix accepts a path prefix that ends in '/' ("/w/", "/index.php/").
+func safePrefix(p string) bool {
+	return p == "/" || strings.HasSuffix(p, "/") && safePath(strings.TrimSuffix(p, "/"))
+}
+
+// safePath accepts an absolute path of safe segments ("/w/api.php"), none of
+// them "." or ".." (Caddy cleans request paths, so such a pattern never matches).
+func safePath(p string) bool {
+	if len(p) < 2 || len(p) > 200 || p[0] != '/' {
+		return false
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || !safeName(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// safeAction accepts a MediaWiki action name.
+func safeAction(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// safeLang accepts a language tag as sources.Request.Lang holds it ("zh-cn").
+func safeLang(s string) bool {
+	if s == "" || len(s) > 35 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// safeToken accepts a user-agent product name ("Chrome", "python-requests").
+func safeToken(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// safeCookie accepts a logged-in cookie pattern ("wikiUserID="): printable
+// ASCII without blanks, quotes, braces, backslashes or '*' (which would turn
+// the header matcher's substring match into something else).
+func safeCookie(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("{}*\"'`\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// topKeys returns the keys of m by count, highest first (ties by key), at most
+// n of them (0: all).
+func topKeys(m map[string]int, n int) []string {
+	return topKeysFn(n, func(yield func(string, int)) {
+		for k, v := range m {
+			yield(k, v)
+		}
+	})
+}
+
+func topKeysFn(n int, each func(yield func(string, int))) []string {
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	each(func(k string, v int) { all = append(all, kv{k, v}) })
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].v != all[j].v {
+			return all[i].v > all[j].v
+		}
+		return all[i].k < all[j].k
+	})
+	if n > 0 && len(all) > n {
+		all = all[:n]
+	}
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = e.k
+	}
+	return out
+}
+
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// clip shortens s to n bytes at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// fmtInt renders 12345 as "12,345".
+func fmtInt(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

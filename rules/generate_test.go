@@ -1,0 +1,289 @@
+package rules
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+func labels(kv ...any) map[string]*labelEvidence {
+	out := map[string]*labelEvidence{}
+	for i := 0; i < len(kv); i += 2 {
+		switch v := kv[i+1].(type) {
+		case int:
+			out[kv[i].(string)] = &labelEvidence{N: v}
+		case *labelEvidence:
+			out[kv[i].(string)] = v
+		}
+	}
+	return out
+}
+
+func TestGenerateURLForms(t *testing.T) {
+	key := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	for _, tc := range []struct {
+		name  string
+		c     *crawlerEvidence
+		site  siteEvidence
+		paths []string
+		title []string
+		query map[string][]string
+	}{{
+		name: "the site uses both forms: both for every special page walked",
+		c: &crawlerEvidence{Key: key, Requests: 100, Labels: labels(
+			"Special:WhatLinksHere (path)", &labelEvidence{N: 50, Prefixes: map[string]int{"/w/": 50}},
+			"Special:CiteThisPage (title=)", 30,
+			"action=edit", 15, "asset", 5)},
+		site:  siteEvidence{SpecialPath: 10, SpecialTitle: 3, Prefixes: map[string]int{"/w/": 10}},
+		paths: []string{"/w/Special:WhatLinksHere", "/w/Special:WhatLinksHere/*", "/w/Special:CiteThisPage", "/w/Special:CiteThisPage/*"},
+		title: []string{"Special:WhatLinksHere", "Special:CiteThisPage"},
+		query: map[string][]string{"action": {"edit"}},
+	}, {
+		name: "the site never uses title=: path form only",
+		c: &crawlerEvidence{Key: key, Requests: 100, Labels: labels(
+			"Special:Log (path)", &labelEvidence{N: 100, Prefixes: map[string]int{"/wiki/": 100}})},
+		site:  siteEvidence{SpecialPath: 100, Prefixes: map[string]int{"/wiki/": 100}},
+		paths: []string{"/wiki/Special:Log", "/wiki/Special:Log/*"},
+	}, {
+		name: "title= only by the crawler: the path form takes the site's prefixes",
+		c: &crawlerEvidence{Key: key, Requests: 100, Labels: labels(
+			"특수:기여 (title=)", 90, "diff", 5, "oldid", 5)},
+		site:  siteEvidence{SpecialPath: 40, SpecialTitle: 90, Prefixes: map[string]int{"/wiki/": 36, "/index.php/": 4, "/x/": 1}},
+		paths: []string{"/wiki/특수:기여", "/wiki/특수:기여/*", "/index.php/특수:기여", "/index.php/특수:기여/*"},
+		title: []string{"특수:기여"},
+		query: map[string][]string{"diff": {"*"}, "oldid": {"*"}},
+	}, {
+		name: "an API endpoint and rare labels below the threshold",
+		c: &crawlerEvidence{Key: key, Requests: 1000, Labels: labels(
+			"api", &labelEvidence{N: 900, Paths: map[string]int{"/w/api.php": 880, "/api.php": 20}},
+			"action=edit", 5, "action=purge", 95)},
+		paths: []string{"/w/api.php"},
+		query: map[string][]string{"action": {"purge"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.c.Finding, tc.c.Spread = "crawler_burst-1", true
+			tc.site.Cookie = "wikiUserID="
+			zones, notes := generate([]*crawlerEvidence{tc.c}, tc.site)
+			if len(zones) != 1 {
+				t.Fatalf("got %d zones, notes %v", len(zones), notes)
+			}
+			var paths, title []string
+			query := map[string][]string{}
+			for _, tg := range zones[0].Targets {
+				paths = append(paths, tg.Paths...)
+				title = append(title, tg.TitleNames...)
+				if tg.QueryKey != "" {
+					query[tg.QueryKey] = tg.QueryValues
+				}
+			}
+			slices.Sort(paths)
+			slices.Sort(tc.paths)
+			if !slices.Equal(paths, tc.paths) {
+				t.Errorf("paths %q, want %q", paths, tc.paths)
+			}
+			if !slices.Equal(title, tc.title) {
+				t.Errorf("title= names %q, want %q", title, tc.title)
+			}
+			if len(query) != len(tc.query) {
+				t.Errorf("query %v, want %v", query, tc.query)
+			}
+			for k, v := range tc.query {
+				if !slices.Equal(query[k], v) {
+					t.Errorf("query %s=%v, want %v", k, query[k], v)
+				}
+			}
+			if zones[0].Cond.NotCookie != "wikiUserID=" {
+				t.Errorf("logged-in condition %+v", zones[0].Cond)
+			}
+		})
+	}
+}
+
+// TestGenerateConditions: header conditions are added while they keep
+// ordinary clients out of the crawler's bucket, and only then.
+func TestGenerateConditions(t *testing.T) {
+	chrome := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
+	for _, tc := range []struct {
+		name     string
+		key      detect.ClusterKey
+		ordinary [8]int // ordinary tool requests by condition mask (lang, hints, UA bits)
+		all      [8]int
+		versions map[string]int    // the crawler's tool requests by browser version
+		byVer    map[string][8]int // the ordinary ones by version and mask
+		hints    int               // the crawler's requests with client hints
+		want     Conditions
+	}{{
+		// zh-CN readers exist: Chrome ones send client hints, Safari ones do not.
+		name:     "language, client hints and browser together separate the crawler",
+		key:      chrome,
+		ordinary: [8]int{0: 500, condLang | condUA: 6, condLang | condHints: 4, condHints: 200},
+		want:     Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/"},
+	}, {
+		name:     "the language alone is enough: no further condition",
+		key:      chrome,
+		ordinary: [8]int{0: 500, condHints: 200, condUA: 40},
+		want:     Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn"},
+	}, {
+		name: "nobody else used the tools: distinctiveness judged on all pages",
+		key:  detect.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo},
+		all:  [8]int{0: 5000, condHints: 3000, condHints | condUA: 400, condLang | condHints: 2, condLang | condHints | condUA: 3},
+		want: Conditions{NotCookie: "wikiUserID=", Lang: "de-de", UserAgent: "Firefox/"},
+	}, {
+		// Same language, hints and browser as many readers; only its stale
+		// browser version sets it apart.
+		name:     "the browser's major versions",
+		key:      detect.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo},
+		ordinary: [8]int{condLang | condUA: 300, condUA: 100},
+		versions: map[string]int{"121": 95, "120": 5},
+		byVer:    map[string][8]int{"129": {condLang | condUA: 290, condUA: 100}, "121": {condLang | condUA: 10}},
+		hints:    100,
+		want:     Conditions{NotCookie: "wikiUserID=", Lang: "ko-kr", UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120"}},
+	}, {
+		name:     "nothing sets it apart: no header condition",
+		key:      detect.ClusterKey{UA: "other bot", LoggedIn: sources.LoggedInNo},
+		ordinary: [8]int{condHints: 100},
+		want:     Conditions{NotCookie: "wikiUserID="},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ord := tc.ordinary
+			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: tc.key, Spread: true, Requests: 100, ToolRequests: 100, UATokenRequests: 100,
+				HintRequests: tc.hints, Labels: labels("action=edit", 100), Ordinary: map[string]*[8]int{"action=edit": &ord}, OrdinaryAll: tc.all,
+				Versions: tc.versions, OrdinaryVer: map[string]map[string]*[8]int{"action=edit": {}}}
+			for v, cs := range tc.byVer {
+				c.OrdinaryVer["action=edit"][v] = &cs
+			}
+			zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wikiUserID="})
+			if len(zones) != 1 {
+				t.Fatal("no zone")
+			}
+			if !reflect.DeepEqual(zones[0].Cond, tc.want) {
+				t.Errorf("conditions %+v, want %+v (why: %v)", zones[0].Cond, tc.want, zones[0].condWhy)
+			}
+		})
+	}
+}
+
+// TestGenerateRefusesHostileValues: values from log lines that could mean
+// something to the Caddyfile lexer, the path matcher or a regexp are dropped
+// and reported; the safe part of the crawl still gets its zone.
+func TestGenerateRefusesHostileValues(t *testing.T) {
+	hostile := []string{
+		"Special:X\n}\nhttp://evil.example {\nrespond pwned\n}",
+		"Special:X{$HOME}", "Special:{env.SECRET}", "Special:X`y", `Special:X"y`, "Special:X y",
+		"Special:X*", "Special:X?", "Special:[X]", `Special:X\`, "Special:X%2F", "#Special:X", "<<EOF",
+		"Special:X\x00", "Special:X\u202e", "Special:X\u0085", "Special:\xff", "Special:Log (title=)",
+	}
+	lbls := map[string]*labelEvidence{"action=edit": {N: 100}}
+	for _, h := range hostile {
+		lbls[h+" (path)"] = &labelEvidence{N: 50, Prefixes: map[string]int{"/w/": 50}}
+		lbls["action="+h] = &labelEvidence{N: 50}
+	}
+	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true,
+		Requests: 1000, Labels: lbls}
+	zones, notes := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wikiUserID="})
+	if len(zones) != 1 {
+		t.Fatalf("got %d zones", len(zones))
+	}
+	z := zones[0]
+	if len(z.Targets) != 1 || z.Targets[0].QueryKey != "action" || !slices.Equal(z.Targets[0].QueryValues, []string{"edit"}) {
+		t.Errorf("targets %+v, want only action=edit", z.Targets)
+	}
+	if !hasNote(notes, "not safe to put in a Caddyfile") {
+		t.Errorf("no note on the dropped values: %v", notes)
+	}
+
+	// Only hostile values: no zone at all, and a note saying why.
+	c.Labels = map[string]*labelEvidence{hostile[0] + " (path)": {N: 100}}
+	zones, notes = generate([]*crawlerEvidence{c}, siteEvidence{})
+	if len(zones) != 0 || !hasNote(notes, "no rule proposed") {
+		t.Errorf("zones %+v, notes %v", zones, notes)
+	}
+}
+
+func TestGenerateCookieConditions(t *testing.T) {
+	base := func() *crawlerEvidence {
+		return &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
+			Spread: true, Requests: 10, ToolRequests: 10, Labels: labels("action=edit", 10)}
+	}
+	for _, tc := range []struct {
+		name    string
+		mod     func(c *crawlerEvidence, s *siteEvidence)
+		want    Conditions
+		warning string
+	}{
+		{"site pattern", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "_session=" }, Conditions{NotCookie: "_session="}, ""},
+		{"unsafe site pattern, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "*{env.X}" }, Conditions{NoCookie: true}, "cannot be used in a header matcher"},
+		{"unknown pattern, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) {}, Conditions{NoCookie: true}, "pattern unknown"},
+		{"unknown pattern, crawler sent cookies", func(c *crawlerEvidence, s *siteEvidence) { c.CookieRequests = 3 }, Conditions{}, "may limit logged-in users"},
+		{"logged-in crawler", func(c *crawlerEvidence, s *siteEvidence) {
+			c.Key.LoggedIn = sources.LoggedInYes
+			s.Cookie = "wikiUserID="
+		}, Conditions{}, "crawler was logged in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, s := base(), siteEvidence{}
+			tc.mod(c, &s)
+			zones, notes := generate([]*crawlerEvidence{c}, s)
+			if len(zones) != 1 || !reflect.DeepEqual(zones[0].Cond, tc.want) {
+				t.Fatalf("zones %+v, want conditions %+v", zones, tc.want)
+			}
+			if tc.warning != "" && !hasNote(notes, tc.warning) {
+				t.Errorf("no note %q in %v", tc.warning, notes)
+			}
+		})
+	}
+}
+
+func TestZoneNames(t *testing.T) {
+	a := &crawlerEvidence{Finding: "a", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
+	b := &crawlerEvidence{Finding: "b", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", NoClientHints: true}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
+	c := &crawlerEvidence{Finding: "c", Key: detect.ClusterKey{UA: "other bot"}, Requests: 10, Labels: labels("action=edit", 10)}
+	zones, _ := generate([]*crawlerEvidence{a, b, c}, siteEvidence{})
+	var names []string
+	for _, z := range zones {
+		names = append(names, z.Name)
+	}
+	want := []string{"tools_chrome_zh_cn", "tools_chrome_zh_cn_2", "tools_per_client_other_bot"}
+	if !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+	if !zones[2].PerClient || zones[2].Key() != "{client_ip}" || zones[0].Key() != zones[0].Name {
+		t.Errorf("keys %q %q", zones[0].Key(), zones[2].Key())
+	}
+}
+
+func TestSafeValues(t *testing.T) {
+	for _, tc := range []struct {
+		f    func(string) bool
+		name string
+		ok   []string
+		bad  []string
+	}{
+		{safeName, "name", []string{"Special:WhatLinksHere", "특수:가리키는문서", "Spécial:Pages_liées", "Special:Foo-Bar.1"},
+			[]string{"", "-x", ".x", "a b", "a/b", "a*", "a?", "a{b}", "a%20", "a\tb", "a\xffb", "a`b", `a"b`, "a#b", "a\u200bb"}},
+		{safePath, "path", []string{"/w/api.php", "/api.php", "/rest.php/v1"},
+			[]string{"", "/", "w/api.php", "//x", "/w/../x", "/w/./x", "/w/x y", "/w/*"}},
+		{safePrefix, "prefix", []string{"/", "/w/", "/index.php/"}, []string{"", "/w", "w/", "/../", "/w x/"}},
+		{safeCookie, "cookie", []string{"wikiUserID=", "_session=", "sid"}, []string{"", "a b", "*x", "x*", "{x}", `a"b`, "a\x01"}},
+		{safeLang, "lang", []string{"zh-cn", "en", "x-klingon"}, []string{"", "zh-CN", "zh cn", "zh;q=1"}},
+		{safeToken, "token", []string{"Chrome", "python-requests", "Go-http-client"}, []string{"", "other bot", "a/b", "a*"}},
+	} {
+		for _, s := range tc.ok {
+			if !tc.f(s) {
+				t.Errorf("%s %q refused", tc.name, s)
+			}
+		}
+		for _, s := range tc.bad {
+			if tc.f(s) {
+				t.Errorf("%s %q accepted", tc.name, s)
+			}
+		}
+	}
+	if !strings.Contains(langRegexp("zh-cn"), `zh-cn`) || titleRegexp([]string{"Special:A.B"}) != `(?i)^(?:Special:A\.B)(?:/|$)` {
+		t.Errorf("regexps: %s %s", langRegexp("zh-cn"), titleRegexp([]string{"Special:A.B"}))
+	}
+}

@@ -1,0 +1,83 @@
+package rules
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+// labBundle is the real recording of a crawler burst on Caddy 2.11.9 +
+// caddy-ratelimit v0.1.0 + php8.2-fpm (shared/data/README.md).
+const labBundle = "../../shared/data/lab-incident"
+
+// TestLabRecording runs the whole chain on the real recording: the detectors'
+// crawler_burst finding becomes a zone, Caddy adapts it, and the replay of the
+// recorded requests refuses most of the crawler and no logged-in request.
+func TestLabRecording(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(labBundle, bundle.ManifestFile)); err != nil {
+		t.Skip("lab recording not present:", err)
+	}
+	ctx := context.Background()
+	b, err := bundle.Open(labBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := detect.InputsFromBundle(b)
+	loaded, err := detect.Load(ctx, in, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.Manifest
+	p, err := Propose(ctx, Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 1 {
+		t.Fatalf("got %d rules; notes %v", len(p.Rules), p.DataQuality)
+	}
+	r := p.Rules[0]
+	bt := r.Backtest
+	t.Logf("%s\n%s\nbacktest %+v", r.Caddyfile, r.Why, bt)
+	if err := Validate(p.Caddyfile); err != nil {
+		t.Fatal(err)
+	}
+	if bt.CrawlerRefusedShare < 0.9 {
+		t.Errorf("refused %d of %d crawler requests (%.1f%%), want >= 90%%", bt.CrawlerRefused, bt.CrawlerRequests, 100*bt.CrawlerRefusedShare)
+	}
+	if bt.LoggedInRequests == 0 || bt.LoggedInRefused != 0 {
+		t.Errorf("refused %d of %d logged-in requests, want 0 of some", bt.LoggedInRefused, bt.LoggedInRequests)
+	}
+	if bt.OtherLoggedOutRefusedShare > 0.02 {
+		t.Errorf("refused %.2f%% of other logged-out requests", 100*bt.OtherLoggedOutRefusedShare)
+	}
+	if bt.BaselineRefused != 0 {
+		t.Errorf("refused %d ordinary requests before the crawl", bt.BaselineRefused)
+	}
+	// The crawler's tools in both URL forms (the site uses both), logged out,
+	// and its language, which nobody else used for these tools.
+	for _, want := range []string{"/w/Special:WhatLinksHere/*", "Special:WhatLinksHere|", "action=edit", "action=history",
+		"action=watch", "not header Cookie *wikiUserID=*", "zh-cn"} {
+		if !strings.Contains(r.Caddyfile, want) {
+			t.Errorf("the zone lacks %q", want)
+		}
+	}
+	// The recording has no data before the window: the notes must say the
+	// baseline was taken before the onset, and that it is short.
+	if !hasNote(p.DataQuality, "before the crawler's onset") {
+		t.Errorf("notes %v", p.DataQuality)
+	}
+	if rec := find(p.Recommendations, "listen.backlog"); rec == nil || rec.Value != "16" {
+		t.Errorf("backlog advice %+v", rec)
+	}
+}

@@ -1,0 +1,234 @@
+package rules
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+)
+
+// Bounds of the profile's tables: labels and paths come from URLs, which an
+// attacker can vary without limit.
+const (
+	maxProfileLabels = 500
+	maxPrefixes      = 20
+	maxVersionKeys   = 200
+)
+
+// crawlerRef is one crawler_burst finding the rules answer.
+type crawlerRef struct {
+	finding string
+	key     detect.ClusterKey
+	spread  bool
+	onset   time.Time
+	end     time.Time
+}
+
+// profile is what the first pass over the access logs learns.
+type profile struct {
+	crawlers []*crawlerEvidence
+	site     siteEvidence
+	// first and last are the earliest and latest arrivals (health checks excluded).
+	first, last time.Time
+	// durations holds PHP durations before the earliest crawler onset: how long
+	// ordinary requests take, for the read_timeout advice.
+	durations detect.Histogram
+}
+
+// readProfile streams the access logs once: what each crawler walked in the
+// window (tool labels, path prefixes, API paths), how the site writes URLs to
+// special pages, and what ordinary logged-out clients do with the same tools.
+// Memory grows with distinct labels and prefixes (bounded), never with lines.
+func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sources.Skips) (*profile, error) {
+	p := &profile{site: siteEvidence{Prefixes: map[string]int{}, Cookie: in.Site.LoggedInCookie}}
+	var earliest time.Time
+	for _, ref := range refs {
+		p.crawlers = append(p.crawlers, &crawlerEvidence{Finding: ref.finding, Key: ref.key, Spread: ref.spread,
+			Labels: map[string]*labelEvidence{}, Ordinary: map[string]*[8]int{}, Versions: map[string]int{},
+			OrdinaryVer: map[string]map[string]*[8]int{}, OrdinaryAllVer: map[string]*[8]int{}})
+		if earliest.IsZero() || ref.onset.Before(earliest) {
+			earliest = ref.onset
+		}
+	}
+	tokens := make([]string, len(refs))
+	for i, ref := range refs {
+		tokens[i] = uaToken(ref.key.UA)
+	}
+	health := in.Site.HealthURI
+	_, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, skips,
+		func(batch []sources.Request) error {
+			for i := range batch {
+				r := &batch[i]
+				class := detect.ClassifyPath(r.Path, r.Query, health)
+				if class == detect.ClassHealth {
+					continue
+				}
+				start := r.Start()
+				if p.first.IsZero() || start.Before(p.first) {
+					p.first = start
+				}
+				if start.After(p.last) {
+					p.last = start
+				}
+				if r.Origin == sources.OriginUpstream && (earliest.IsZero() || start.Before(earliest)) {
+					p.durations.Add(r.Duration)
+				}
+				toolish := class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI
+				k := detect.Key(r)
+				ci := -1
+				for j, ref := range refs {
+					if ref.key == k {
+						ci = j
+						break
+					}
+				}
+				var label string
+				if toolish || ci >= 0 {
+					label = detect.ToolLabel(r.Path, r.Query, class)
+				}
+				if class == detect.ClassSpecial {
+					p.site.observe(r, label)
+				}
+				// The window as detect counts it: by log time.
+				if ci >= 0 && !r.Time.Before(in.From) && r.Time.Before(in.To) {
+					p.crawlers[ci].observe(r, label, toolish, tokens[ci])
+				}
+				if ci < 0 && class != detect.ClassAsset && r.LoggedIn != sources.LoggedInYes {
+					for j, c := range p.crawlers {
+						c.observeOrdinary(r, label, toolish, tokens[j])
+					}
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// observe counts one request of the crawler's fingerprint in the window.
+func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, token string) {
+	c.Requests++
+	if tool {
+		c.ToolRequests++
+		if r.HasCookie {
+			c.CookieRequests++
+		}
+		if r.SecChUa {
+			c.HintRequests++
+		}
+		if token != "" && strings.Contains(r.UserAgent, token) {
+			c.UATokenRequests++
+			bump(c.Versions, versionAfter(r.UserAgent, token), maxVersionKeys)
+		}
+	}
+	ev := c.Labels[label]
+	if ev == nil {
+		if len(c.Labels) >= maxProfileLabels {
+			return
+		}
+		ev = &labelEvidence{Prefixes: map[string]int{}, Paths: map[string]int{}}
+		c.Labels[label] = ev
+	}
+	ev.N++
+	switch {
+	case strings.HasSuffix(label, " (path)"):
+		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
+			bump(ev.Prefixes, prefix, maxPrefixes)
+		}
+	case label == string(detect.ClassAPI):
+		bump(ev.Paths, decodedPath(r.Path), maxPrefixes)
+	}
+}
+
+// observeOrdinary counts an ordinary logged-out page request, and by tool
+// label if it is a tool, by which of the crawler's fingerprint conditions it meets.
+func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool bool, token string) {
+	mask := 0
+	if c.Key.Lang != "" && r.Lang == c.Key.Lang {
+		mask |= condLang
+	}
+	if !r.SecChUa {
+		mask |= condHints
+	}
+	if token != "" && strings.Contains(r.UserAgent, token) {
+		mask |= condUA
+	}
+	ver := versionAfter(r.UserAgent, token)
+	c.OrdinaryAll[mask]++
+	versionCounts(c.OrdinaryAllVer, ver)[mask]++
+	if !tool {
+		return
+	}
+	counts := c.Ordinary[label]
+	if counts == nil {
+		if len(c.Ordinary) >= maxProfileLabels {
+			return
+		}
+		counts = new([8]int)
+		c.Ordinary[label] = counts
+		c.OrdinaryVer[label] = map[string]*[8]int{}
+	}
+	counts[mask]++
+	versionCounts(c.OrdinaryVer[label], ver)[mask]++
+}
+
+// versionCounts returns m's counts for version v. Past maxVersionKeys
+// versions, new ones share the "" entry, which no condition names: the
+// overlap with the crawler's versions may then look smaller than it is, which
+// can only add a needless condition (the backtest runs Caddy's matchers and is
+// exact either way).
+func versionCounts(m map[string]*[8]int, v string) *[8]int {
+	if m[v] == nil {
+		if len(m) >= maxVersionKeys {
+			v = ""
+		}
+		if m[v] == nil {
+			m[v] = new([8]int)
+		}
+	}
+	return m[v]
+}
+
+// observe notes the URL form of a request for a special page.
+func (s *siteEvidence) observe(r *sources.Request, label string) {
+	switch {
+	case strings.HasSuffix(label, " (path)"):
+		s.SpecialPath++
+		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
+			bump(s.Prefixes, prefix, maxPrefixes)
+		}
+	case strings.HasSuffix(label, " (title=)"):
+		s.SpecialTitle++
+	}
+}
+
+// specialPrefix returns what comes before a special page's name in a path:
+// "/w/" for "/w/Special:WhatLinksHere/Foo".
+func specialPrefix(rawPath, name string) (string, bool) {
+	p := decodedPath(rawPath)
+	i := strings.Index(p, name)
+	if i < 0 {
+		return "", false
+	}
+	return p[:i], true
+}
+
+func decodedPath(raw string) string {
+	if p, err := url.PathUnescape(raw); err == nil {
+		return p
+	}
+	return raw
+}
+
+// bump counts key in m, adding new keys only while m holds fewer than limit.
+func bump(m map[string]int, key string, limit int) {
+	if _, ok := m[key]; ok || len(m) < limit {
+		m[key]++
+	}
+}

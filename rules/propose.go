@@ -1,0 +1,563 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Input is what Propose works from.
+type Input struct {
+	// Findings are the detectors' findings: crawler_burst ones become zones,
+	// worker_saturation and healthcheck_starved feed the config advice.
+	Findings []detect.Finding
+	// Access lists the Caddy JSON access logs (plain or gzip), streamed again
+	// for each pass; they must be the files the findings came from.
+	Access []string
+	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
+	Site sources.Site
+	// From and To bound the incident window.
+	From, To time.Time
+	// BaselineFrom and BaselineTo bound the period the zones are sized on and
+	// must not refuse ordinary traffic in; zero means the data before From, or,
+	// when there is none, the data before the crawler's onset.
+	BaselineFrom, BaselineTo time.Time
+	// Listen is php-fpm's listen address when known: a path ("/run/php/www.sock")
+	// is a Unix socket, host:port is TCP. "" means unknown; the advice then
+	// covers both cases.
+	Listen string
+}
+
+// Proposal is what Propose found worth proposing.
+type Proposal struct {
+	// Rules holds one rule per zone, each with its own backtest.
+	Rules []Rule `json:"rules"`
+	// Recommendations holds the config advice.
+	Recommendations []Recommendation `json:"recommendations"`
+	// DataQuality says what limited the rules (short baseline, values dropped as
+	// unsafe, zones rejected and why).
+	DataQuality []sources.QualityNote `json:"data_quality"`
+	// Caddyfile is every rule's zone in one rate_limit block: what rules.caddy holds.
+	Caddyfile string `json:"caddyfile,omitempty"`
+	// Backtest is the replay of that block as a whole (crawler = any crawler's fingerprint).
+	Backtest *Backtest `json:"backtest,omitempty"`
+}
+
+// Sizing and acceptance.
+const (
+	// headroomFactor and minSlack: events = max(2 x peak, peak + 10). The peak is
+	// one baseline's worst window; a busier ordinary day must still fit, and a
+	// class that was never seen still admits a handful of readers.
+	headroomFactor = 2
+	minSlack       = 10
+	// windowsInBaseline: a window is only used when the baseline holds this many
+	// of it, so that its peak is a maximum over several windows, not one sample.
+	windowsInBaseline = 6
+	// minBaselineSpan is the shortest baseline a zone is sized on.
+	minBaselineSpan = time.Minute
+	// minCrawlerRefused: a zone that refuses less of its crawler is not worth
+	// the collateral and the operator's attention.
+	minCrawlerRefused = 0.5
+	// maxResizes bounds the doubling of events when a zone refused ordinary
+	// traffic in the baseline.
+	maxResizes = 6
+)
+
+// Propose generates caddy-ratelimit v0.1.0 zones for the crawler_burst
+// findings, sizes them on the baseline, validates them with Caddy, backtests
+// them on the recorded requests, and adds the config advice. It reads the
+// access logs three times (profile, sizing, backtest), more only when a zone
+// has to be resized; each pass streams.
+func Propose(ctx context.Context, in Input) (*Proposal, error) {
+	if !in.To.After(in.From) {
+		return nil, fmt.Errorf("rules: window %s to %s is empty", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
+	}
+	p := &Proposal{}
+	note := func(sev, format string, args ...any) {
+		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	}
+	var saturation *detect.Finding
+	for i := range in.Findings {
+		if in.Findings[i].Kind == detect.KindWorkerSaturation && saturation == nil {
+			saturation = &in.Findings[i]
+		}
+	}
+	refs, refNotes := crawlerRefs(in.Findings)
+	p.DataQuality = append(p.DataQuality, refNotes...)
+
+	var prof *profile
+	switch {
+	case len(refs) == 0:
+		note(sources.SeverityInfo, "no crawler_burst finding: no rate limit proposed")
+	case len(in.Access) == 0:
+		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
+	default:
+		var skips sources.Skips
+		var err error
+		prof, err = readProfile(ctx, &in, refs, &skips)
+		if err != nil {
+			return nil, fmt.Errorf("rules: profile: %w", err)
+		}
+		if err := p.propose(ctx, &in, refs, prof, saturation); err != nil {
+			return nil, err
+		}
+	}
+	p99 := math.NaN()
+	if prof != nil && prof.durations.N > 0 {
+		p99 = prof.durations.Quantile(0.99)
+	}
+	recs, notes := advise(in.Findings, in.Site, in.Listen, p99)
+	p.Recommendations = recs
+	p.DataQuality = append(p.DataQuality, notes...)
+	return p, nil
+}
+
+// crawlerRefs lists the crawler_burst findings with their fingerprints.
+func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
+	var refs []crawlerRef
+	var notes []sources.QualityNote
+	for _, f := range fs {
+		if f.Kind != detect.KindCrawlerBurst {
+			continue
+		}
+		key, ok := clusterOf(f)
+		if !ok {
+			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityWarning,
+				Message: f.ID + ": the finding carries no fingerprint: no rule for it"})
+			continue
+		}
+		dup := false
+		for _, r := range refs {
+			dup = dup || r.key == key
+		}
+		if dup {
+			continue
+		}
+		if len(refs) == 64 {
+			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityWarning,
+				Message: "more than 64 crawler fingerprints: only the first 64 get a zone"})
+			break
+		}
+		refs = append(refs, crawlerRef{finding: f.ID, key: key, spread: f.Facts["spread"] != 0, onset: f.Start, end: f.End})
+	}
+	return refs, notes
+}
+
+// clusterOf returns a finding's cluster key: the in-process one, or one
+// rebuilt from the fingerprint of a finding read back from report.json.
+func clusterOf(f detect.Finding) (detect.ClusterKey, bool) {
+	if f.Cluster != nil {
+		return *f.Cluster, true
+	}
+	fp := f.Fingerprint
+	if fp == nil || fp.UserAgent == "" {
+		return detect.ClusterKey{}, false
+	}
+	ua := fp.UserAgent
+	// "Chrome 121/120/119" names the family followed by its major versions.
+	if i := strings.LastIndexByte(ua, ' '); i > 0 && ua[i+1] >= '0' && ua[i+1] <= '9' {
+		ua = ua[:i]
+	}
+	k := detect.ClusterKey{UA: ua, Lang: fp.AcceptLanguage, NoClientHints: fp.SecChUa == "absent"}
+	switch fp.LoggedIn {
+	case "no":
+		k.LoggedIn = sources.LoggedInNo
+	case "yes":
+		k.LoggedIn = sources.LoggedInYes
+	default:
+		k.LoggedIn = sources.LoggedInUnknown
+	}
+	return k, true
+}
+
+// propose does the rules part of Propose.
+func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) error {
+	note := func(sev, format string, args ...any) {
+		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	}
+	bFrom, bTo, how, ok := baselineRange(in, prof, refs, note)
+	if !ok {
+		return nil
+	}
+	zones, notes := generate(prof.crawlers, prof.site)
+	p.DataQuality = append(p.DataQuality, notes...)
+	if len(zones) == 0 {
+		return nil
+	}
+	for i := range zones {
+		zones[i].Window, zones[i].Events = time.Minute, 1 // placeholders: matchers do not depend on them
+	}
+	snippet, err := Caddyfile(zones)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	adapted, err := validateZones(snippet, zones)
+	if err != nil {
+		return fmt.Errorf("rules: generated zones failed validation: %w", err)
+	}
+	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	e := &engine{in: in, refs: refs, matchers: m}
+	defer func() { e.matchers.close() }() // reload may replace them
+	if sat != nil {
+		e.serviceS = sat.Facts["service_time_s"]
+	}
+
+	peaks, _, err := e.size(ctx, zones, bFrom, bTo)
+	if err != nil {
+		return fmt.Errorf("rules: sizing: %w", err)
+	}
+	span := bTo.Sub(bFrom)
+	w := len(candidateWindows) - 1
+	for i, win := range candidateWindows {
+		if span >= windowsInBaseline*win {
+			w = i
+			break
+		}
+	}
+	win := candidateWindows[w]
+	if span < windowsInBaseline*win {
+		note(sources.SeverityWarning, "the baseline (%s) holds fewer than %d windows of %s: the zones' sizes rest on few samples",
+			span.Round(time.Second), windowsInBaseline, caddyDuration(win))
+	}
+	for i := range zones {
+		z := &zones[i]
+		peak := peaks[i][w]
+		z.Window = win
+		z.Events = max(headroomFactor*peak, peak+minSlack)
+		who := "ordinary clients (every fingerprint but the crawlers') together"
+		if z.PerClient {
+			who = "the busiest ordinary client"
+		}
+		z.sizing = fmt.Sprintf("Over the baseline, %s (%s), %s sent at most %s requests matching this zone in any %s; events = max(%d x %s, %s + %d) = %s per %s.",
+			how, spanText(bFrom, bTo), who, fmtInt(peak), caddyDuration(win), headroomFactor, fmtInt(peak), fmtInt(peak), minSlack, fmtInt(z.Events), caddyDuration(win))
+	}
+
+	// Backtest; resize zones that refuse ordinary traffic in the baseline;
+	// drop zones that do not stop their crawler.
+	wr, br, late, err := e.backtest(ctx, zones, bFrom, bTo)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	if resized, rejected, err := e.resize(ctx, zones, br, bFrom, bTo); err != nil {
+		return err
+	} else if resized {
+		var kept []Zone
+		for i := range zones {
+			if rejected[i] > 0 {
+				note(sources.SeverityWarning, "%s: zone %s rejected: even at %s events per %s it refused %s ordinary requests in the baseline (the crawler's own traffic there shares its bucket)",
+					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(rejected[i]))
+				continue
+			}
+			kept = append(kept, zones[i])
+		}
+		if len(kept) == 0 {
+			return nil
+		}
+		if len(kept) < len(zones) {
+			zones = kept
+			if err := e.reload(zones); err != nil {
+				return err
+			}
+		}
+		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+		for i := range zones {
+			if n := ordinaryRefused(br.zone[i]); n > 0 {
+				note(sources.SeverityWarning, "%s: zone %s still refuses %s ordinary baseline requests together with the other zones",
+					zones[i].finding, zones[i].Name, fmtInt(n))
+			}
+		}
+	}
+	var kept []Zone
+	for i := range zones {
+		bt := wr.zone[i].window()
+		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
+			note(sources.SeverityWarning, "%s: zone %s rejected: sized to %s per %s so that ordinary clients stay under it, it would have refused only %s of the crawler's %s requests in the window",
+				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests))
+			continue
+		}
+		kept = append(kept, zones[i])
+	}
+	if len(kept) < len(zones) {
+		zones = kept
+		if len(zones) == 0 {
+			return nil
+		}
+		if err := e.reload(zones); err != nil {
+			return err
+		}
+		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+	}
+	if late > 0 {
+		note(sources.SeverityInfo, "%s requests arrived (log time minus duration) earlier than the replay's reorder horizon allowed and were replayed late", fmtInt(late))
+	}
+
+	// The final snippets, each validated by Caddy.
+	p.Caddyfile, err = Caddyfile(zones)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	if _, err := validateZones(p.Caddyfile, zones); err != nil {
+		return fmt.Errorf("rules: the proposed block failed validation: %w", err)
+	}
+	all := wr.all.window()
+	br.all.baselineInto(&all)
+	all.BaselineFrom, all.BaselineTo = bFrom, bTo
+	all.PHPSecondsBasis = e.costBasis()
+	p.Backtest = &all
+	for i := range zones {
+		z := &zones[i]
+		one, err := Caddyfile(zones[i : i+1])
+		if err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+		if _, err := validateZones(one, zones[i:i+1]); err != nil {
+			return fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
+		}
+		bt := wr.zone[i].window()
+		br.zone[i].baselineInto(&bt)
+		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
+		bt.PHPSecondsBasis = e.costBasis()
+		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: why(z, refs, in.Findings), Finding: z.finding,
+			Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events, Backtest: bt})
+	}
+	return nil
+}
+
+// bisections is how many times resize halves the gap between a failing and a
+// passing size, after doubling found one that passes (to within 1/8).
+const bisections = 3
+
+// resize grows the events of each zone that refused ordinary requests in the
+// baseline (base) until it refuses none there: doubling, then bisecting back
+// between the last failing and the first passing size, so the zone stays as
+// tight as the baseline allows. Each step replays the baseline alone. It
+// reports whether anything changed, and, per zone, how many ordinary requests
+// a zone still refused at its largest size (to be rejected).
+func (e *engine) resize(ctx context.Context, zones []Zone, base *replay, bFrom, bTo time.Time) (bool, []int, error) {
+	rejected := make([]int, len(zones))
+	lo := make([]int, len(zones)) // largest size known to refuse ordinary requests
+	hi := make([]int, len(zones)) // smallest size known to refuse none (0: none yet)
+	refused := make([]int, len(zones))
+	needed := false
+	for i := range zones {
+		if n := ordinaryRefused(base.zone[i]); n > 0 {
+			lo[i], refused[i], needed = zones[i].Events, n, true
+		}
+	}
+	if !needed {
+		return false, rejected, nil
+	}
+	first := append([]int(nil), refused...)
+	start := make([]int, len(zones))
+	for i := range zones {
+		start[i] = zones[i].Events
+	}
+	check := func() error {
+		r, err := e.baselineOnly(ctx, zones, bFrom, bTo)
+		if err != nil {
+			return fmt.Errorf("rules: resizing: %w", err)
+		}
+		for i := range zones {
+			if lo[i] == 0 || hi[i] == zones[i].Events {
+				continue
+			}
+			if n := ordinaryRefused(r.zone[i]); n > 0 {
+				lo[i], refused[i] = zones[i].Events, n
+			} else {
+				hi[i] = zones[i].Events
+			}
+		}
+		return nil
+	}
+	for step := 0; step < maxResizes; step++ {
+		growing := false
+		for i := range zones {
+			if lo[i] > 0 && hi[i] == 0 {
+				zones[i].Events = lo[i] * 2
+				growing = true
+			}
+		}
+		if !growing {
+			break
+		}
+		if err := check(); err != nil {
+			return true, nil, err
+		}
+	}
+	for i := range zones {
+		if lo[i] > 0 && hi[i] == 0 {
+			rejected[i] = refused[i]
+		}
+	}
+	for step := 0; step < bisections; step++ {
+		narrowing := false
+		for i := range zones {
+			if lo[i] > 0 && hi[i] > 0 && hi[i]-lo[i] > 1 {
+				zones[i].Events = (lo[i] + hi[i]) / 2
+				narrowing = true
+			} else if hi[i] > 0 {
+				zones[i].Events = hi[i]
+			}
+		}
+		if !narrowing {
+			break
+		}
+		if err := check(); err != nil {
+			return true, nil, err
+		}
+	}
+	for i := range zones {
+		if lo[i] == 0 || hi[i] == 0 {
+			continue
+		}
+		zones[i].Events = hi[i]
+		zones[i].sizing += fmt.Sprintf(" Replayed over the baseline, %s events refused %s ordinary requests (the crawler's own traffic there shares the bucket), so the zone was resized to %s, the smallest size found (doubling, then bisecting) that refuses none.",
+			fmtInt(start[i]), fmtInt(first[i]), fmtInt(hi[i]))
+	}
+	return true, rejected, nil
+}
+
+// reload re-validates a changed zone set and loads its matchers.
+func (e *engine) reload(zones []Zone) error {
+	snippet, err := Caddyfile(zones)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	adapted, err := validateZones(snippet, zones)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	m, err := loadMatchers(adapted, zones, e.in.Site.LoggedInCookie)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	// Match bits follow the zones' new indexes; crawler indexes do not change.
+	e.matchers.close()
+	e.matchers = m
+	return nil
+}
+
+// baselineRange picks the period zones are sized on: the given baseline, else
+// the data before the window, else the data before the earliest crawler onset.
+func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev, format string, args ...any)) (from, to time.Time, how string, ok bool) {
+	if prof.first.IsZero() {
+		note(sources.SeverityWarning, "the access logs held no request: no rate limit proposed")
+		return from, to, "", false
+	}
+	end := prof.last.Add(time.Nanosecond)
+	clipTo := func(a, b time.Time) (time.Time, time.Time) {
+		if a.Before(prof.first) {
+			a = prof.first
+		}
+		if b.After(end) {
+			b = end
+		}
+		return a, b
+	}
+	if !in.BaselineFrom.IsZero() && in.BaselineTo.After(in.BaselineFrom) {
+		a, b := clipTo(in.BaselineFrom, in.BaselineTo)
+		if b.Sub(a) >= minBaselineSpan {
+			return a, b, "the given baseline", true
+		}
+		note(sources.SeverityWarning, "the given baseline %s to %s holds (almost) no logged request: falling back",
+			in.BaselineFrom.Format(time.RFC3339), in.BaselineTo.Format(time.RFC3339))
+	}
+	if a, b := clipTo(prof.first, in.From); b.Sub(a) >= minBaselineSpan {
+		return a, b, "the data before the window", true
+	}
+	var onset time.Time
+	for _, r := range refs {
+		if onset.IsZero() || r.onset.Before(onset) {
+			onset = r.onset
+		}
+	}
+	if a, b := clipTo(prof.first, onset); b.Sub(a) >= minBaselineSpan {
+		note(sources.SeverityWarning, "no data before the window: the zones are sized on the %s before the crawler's onset, inside the window",
+			b.Sub(a).Round(time.Second))
+		return a, b, "the data before the crawler's onset", true
+	}
+	note(sources.SeverityWarning, "no baseline (no data before the window or the crawler's onset): no rate limit can be sized")
+	return from, to, "", false
+}
+
+func spanText(a, b time.Time) string {
+	return a.UTC().Format("2006-01-02 15:04:05Z") + " to " + b.UTC().Format("2006-01-02 15:04:05Z") + ", " + b.Sub(a).Round(time.Second).String()
+}
+
+// why explains a zone: what it matches and why, how it is keyed, how it is sized.
+func why(z *Zone, refs []crawlerRef, fs []detect.Finding) string {
+	var b strings.Builder
+	ref := refs[z.crawler]
+	var f *detect.Finding
+	for i := range fs {
+		if fs[i].ID == ref.finding {
+			f = &fs[i]
+		}
+	}
+	fmt.Fprintf(&b, "Answers %s (%s). Matches requests for the tools it walked: %s.", ref.finding, ref.key, describeTargets(z))
+	if len(z.condWhy) > 0 {
+		b.WriteString(" Conditions: " + strings.Join(z.condWhy, "; ") + ".")
+	}
+	if z.requests > 0 {
+		fmt.Fprintf(&b, " These tools carried %s of its %s requests in the window (%.1f%%); the rest (articles, assets, unnamed pages) is cheap or cached and left alone.",
+			fmtInt(z.covered), fmtInt(z.requests), 100*float64(z.covered)/float64(z.requests))
+	}
+	if z.PerClient {
+		b.WriteString(" Key {client_ip} (the address Caddy logs as client_ip, which follows trusted_proxies; v0.1.0's docs use {remote_host}, the same address without a trusted proxy): one bucket per client, because the crawler was concentrated")
+		if f != nil {
+			fmt.Fprintf(&b, " (one address sent %s requests)", fmtInt(int(f.Facts["requests_per_ip_max"])))
+		}
+		b.WriteString(".")
+	} else {
+		fmt.Fprintf(&b, " Key %q, a static string: one bucket shared by every client, because the crawler was spread out", z.Name)
+		if f != nil {
+			fmt.Fprintf(&b, " (%s addresses, median %s request per address): per-address limits cannot catch it",
+				fmtInt(int(f.Facts["distinct_ips"])), trimFloat(f.Facts["requests_per_ip_median"]))
+		}
+		b.WriteString(".")
+	}
+	b.WriteString(" " + z.sizing)
+	return b.String()
+}
+
+// describeTargets renders a zone's targets for humans.
+func describeTargets(z *Zone) string {
+	var parts []string
+	for _, t := range z.Targets {
+		switch {
+		case len(t.Paths) > 0:
+			parts = append(parts, "paths "+strings.Join(t.Paths, " "))
+		case len(t.TitleNames) > 0:
+			parts = append(parts, "title= "+strings.Join(t.TitleNames, ", "))
+		case t.QueryKey != "":
+			var vs []string
+			for _, v := range t.QueryValues {
+				vs = append(vs, t.QueryKey+"="+v)
+			}
+			parts = append(parts, strings.Join(vs, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func trimFloat(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
+
+// ordinaryRefused counts the requests other than a crawler's fingerprint that a
+// zone refused.
+func ordinaryRefused(t *tally) int {
+	return t.bt.LoggedInRefused + t.bt.OtherLoggedOutRefused
+}
