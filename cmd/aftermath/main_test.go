@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // TestSimulateThenAnalyze is the foundation's acceptance path: a simulated
@@ -71,18 +79,83 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestDemo runs the embedded sample incident end to end.
+// TestDemo runs the embedded sample incident end to end and checks the
+// postmortem's sections and its headline numbers against a count made here,
+// independently of aftermath's reader, from the embedded bundle itself.
 func TestDemo(t *testing.T) {
 	out := t.TempDir()
 	code := run([]string{"demo", "--out", out})
 	if code != exitOK && code != exitIncomplete {
 		t.Fatalf("demo exit %d", code)
 	}
-	md, err := os.ReadFile(filepath.Join(out, "postmortem.md"))
+	mdBytes, err := os.ReadFile(filepath.Join(out, "postmortem.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "crawler") {
-		t.Errorf("the demo's postmortem does not mention the crawler:\n%s", md[:min(len(md), 2000)])
+	md := string(mdBytes)
+	for _, section := range []string{"## Summary", "## Impact", "## Timeline", "## Cause", "## What to fix", "## What remains", "## Where the numbers come from"} {
+		if !strings.Contains(md, section) {
+			t.Errorf("postmortem.md lacks %q (a section of the reference postmortem)", section)
+		}
 	}
+	for _, f := range []string{"report.html", "report.json", "rules.caddy"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+
+	dir := t.TempDir()
+	if err := bundle.Untar(bytes.NewReader(sampleBundle), dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := countStatuses(t, b.Access[0], b.Manifest.Window.From, b.Manifest.Window.To)
+	for _, status := range []int{502, 503, 504} {
+		if counts[status] == 0 {
+			continue
+		}
+		want := fmt.Sprintf("| %d | %s |", status, detect.FormatInt(int64(counts[status])))
+		if !strings.Contains(md, want) {
+			t.Errorf("postmortem.md lacks the row %q counted from the bundle", want)
+		}
+	}
+	if counts[503] == 0 {
+		t.Errorf("the sample incident has no 503: %v", counts)
+	}
+}
+
+// countStatuses counts access-log lines by status in [from, to) with
+// encoding/json, not with aftermath's own reader.
+func countStatuses(t *testing.T, path string, from, to time.Time) map[int]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[int]int{}
+	dec := json.NewDecoder(zr)
+	for {
+		var l struct {
+			TS     float64 `json:"ts"`
+			Status int     `json:"status"`
+		}
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Unix(0, int64(l.TS*1e9))
+		if !at.Before(from) && at.Before(to) {
+			counts[l.Status]++
+		}
+	}
+	return counts
 }
