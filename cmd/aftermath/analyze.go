@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -40,16 +42,17 @@ simulate, or access logs and metrics named with --access and --metrics) and writ
 postmortem.md and report.json into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := f.inputs()
+			in, cleanup, err := f.inputs(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			defer cleanup()
 			return analyzeAndWrite(cmd, in, f.out, f.format, f.lang)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "aftermath.yaml (live sources; not available yet: issue #3)")
-	fl.DurationVar(&f.since, "since", 0, "analyze the last DURATION (live sources; not available yet: issue #3)")
+	fl.StringVar(&f.config, "config", "", "aftermath.yaml: live sources (Loki, Prometheus, CloudWatch) and site facts")
+	fl.DurationVar(&f.since, "since", 0, "fetch and analyze the last DURATION from the live sources")
 	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
 	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
@@ -63,18 +66,43 @@ postmortem.md and report.json into --out.`,
 	return cmd
 }
 
-func (f *analyzeFlags) inputs() (*detect.Inputs, error) {
-	if f.config != "" || f.since != 0 {
-		return nil, usageErrorf("live sources (--config, --since) are not available yet: issue #3; use --bundle or --access/--metrics with --from/--to")
-	}
+// inputs resolves the flags into evidence: a bundle, files, or a live fetch into
+// a temporary bundle (cleanup removes it).
+func (f *analyzeFlags) inputs(ctx context.Context, stderr io.Writer) (*detect.Inputs, func(), error) {
 	if !slices.Contains(report.Langs, f.lang) {
-		return nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
+		return nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
 	for _, format := range f.format {
 		if !slices.Contains(report.Formats, format) {
-			return nil, usageErrorf("--format %q: one of %s", format, strings.Join(report.Formats, ", "))
+			return nil, nil, usageErrorf("--format %q: one of %s", format, strings.Join(report.Formats, ", "))
 		}
 	}
+	if f.tz != "" {
+		if _, err := time.LoadLocation(f.tz); err != nil {
+			return nil, nil, usageErrorf("--tz: %v", err)
+		}
+	}
+	offline := f.bundle != "" || len(f.access) > 0 || len(f.metrics) > 0
+	if f.config != "" || f.since != 0 || (!offline && f.from != "") {
+		if offline {
+			return nil, nil, usageErrorf("--config/--since fetch live evidence: not with --bundle, --access or --metrics")
+		}
+		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		in.Changes = append(in.Changes, f.changes...)
+		if f.tz != "" {
+			in.Manifest.Timezone = f.tz
+		}
+		return in, cleanup, nil
+	}
+	in, err := f.offlineInputs()
+	return in, func() {}, err
+}
+
+// offlineInputs reads a bundle or the files named on the command line.
+func (f *analyzeFlags) offlineInputs() (*detect.Inputs, error) {
 	in := &detect.Inputs{}
 	if f.bundle != "" {
 		b, err := bundle.Open(f.bundle)
@@ -113,9 +141,6 @@ func (f *analyzeFlags) inputs() (*detect.Inputs, error) {
 		in.Manifest.Window = bundle.Window{From: from, To: to}
 	}
 	if f.tz != "" {
-		if _, err := time.LoadLocation(f.tz); err != nil {
-			return nil, usageErrorf("--tz: %v", err)
-		}
 		in.Manifest.Timezone = f.tz
 	}
 	return in, nil

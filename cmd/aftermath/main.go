@@ -43,8 +43,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newRulesCmd(), newSimulateCmd(), newVersionCmd(),
-		notYet("fetch", "Pull live evidence from Loki, Prometheus and CloudWatch into a bundle", 3),
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newSimulateCmd(), newVersionCmd(),
 		notYet("scan", "Scheduled anomaly report over a recent window", 7))
 	return root
 }

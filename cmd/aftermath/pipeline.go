@@ -10,6 +10,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
 // analysis is what analyze produces: the report and the rules file's text.
@@ -34,6 +35,8 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 		return nil, err
 	}
 	defer loaded.Close()
+	// A bundle fetched live says in its manifest which queries were partial.
+	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
 	ev := loaded.Evidence
 	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {

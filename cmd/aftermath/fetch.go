@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live"
+)
+
+// defaultConfig is read when --config is not given and it exists.
+const defaultConfig = "aftermath.yaml"
+
+type fetchFlags struct {
+	config string
+	since  time.Duration
+	from   string
+	to     string
+	out    string
+	quiet  bool
+}
+
+func newFetchCmd() *cobra.Command {
+	var f fetchFlags
+	cmd := &cobra.Command{
+		Use:   "fetch [--config F] (--since D | --from T --to T) --out BUNDLE",
+		Short: "Pull live evidence from Loki, Prometheus and CloudWatch into a bundle",
+		Long: `Fetch reads the sources of aftermath.yaml (Loki, Prometheus, CloudWatch) for
+the window and the baseline before it, and writes an evidence bundle that
+analyze --bundle reads. A window longer than pushdown_after is counted per
+minute inside Loki and only the minutes that stand out are pulled raw.
+
+Progress goes to stderr when it is a terminal (not with --quiet). Exit status:
+0 when everything was fetched, 1 when the bundle is incomplete (a source
+failed, was cut short or was interrupted: what was fetched is kept and
+bundle.yaml says what is missing), 2 on a usage or configuration error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.out == "" {
+				return usageErrorf("--out BUNDLE is required")
+			}
+			cfg, err := loadLiveConfig(f.config)
+			if err != nil {
+				return err
+			}
+			from, to, err := liveWindow(f.since, f.from, f.to, time.Now())
+			if err != nil {
+				return err
+			}
+			if entries, err := os.ReadDir(f.out); err == nil && len(entries) > 0 {
+				return usageErrorf("--out %s is not empty: a bundle is written into a new directory", f.out)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			stderr := cmd.ErrOrStderr()
+			prog := newProgressPrinter(stderr, !f.quiet)
+			m, notes, err := live.Fetch(ctx, cfg, from, to, f.out, prog.report)
+			prog.close()
+			printNotes(stderr, notes, f.quiet)
+			switch {
+			case err != nil && errors.Is(err, context.Canceled):
+				return &exitError{code: exitIncomplete, err: fmt.Errorf("%w; partial bundle in %s", err, f.out)}
+			case err != nil:
+				return &exitError{code: exitUsage, err: err}
+			}
+			printFetchSummary(cmd.OutOrStdout(), f.out, m)
+			if incomplete(notes) {
+				return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see the notes above and %s", filepath.Join(f.out, bundle.ManifestFile))}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "aftermath.yaml (default: ./"+defaultConfig+")")
+	fl.DurationVar(&f.since, "since", 0, "fetch the last DURATION, e.g. 2h")
+	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
+	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
+	fl.StringVar(&f.out, "out", "", "bundle directory to write (new or empty)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress and no informational notes on stderr")
+	return cmd
+}
+
+// liveInputs fetches the window from the live sources of configPath into a
+// temporary bundle and returns its inputs, exactly as `analyze --bundle`
+// would read them. cleanup removes the bundle; call it when the analysis is
+// done. Progress and the fetch's warnings go to stderr (progress only when it
+// is a terminal). A partial fetch is not an error: bundle.yaml marks what is
+// incomplete and the analysis reports it.
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to string, stderr io.Writer) (in *detect.Inputs, cleanup func(), err error) {
+	cfg, err := loadLiveConfig(configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	fromT, toT, err := liveWindow(since, from, to, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "aftermath-live-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgressPrinter(stderr, true)
+	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, filepath.Join(dir, "bundle"), prog.report)
+	prog.close()
+	printNotes(stderr, notes, true)
+	if err != nil {
+		cleanup()
+		if errors.Is(err, context.Canceled) {
+			return nil, nil, &exitError{code: exitIncomplete, err: err}
+		}
+		return nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	b, err := bundle.Open(filepath.Join(dir, "bundle"))
+	if err != nil {
+		cleanup()
+		return nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	inputs := detect.InputsFromBundle(b)
+	return &inputs, cleanup, nil
+}
+
+// loadLiveConfig reads --config, or ./aftermath.yaml when it is not given.
+// Every failure is a usage error (exit 2).
+func loadLiveConfig(path string) (*live.Config, error) {
+	if path == "" {
+		if _, err := os.Stat(defaultConfig); err != nil {
+			return nil, usageErrorf("no configuration: give --config FILE (aftermath.example.yaml documents every key)")
+		}
+		path = defaultConfig
+	}
+	cfg, err := live.Load(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return cfg, nil
+}
+
+// liveWindow reads --since or --from/--to. --since ends the window now
+// (to the second).
+func liveWindow(since time.Duration, from, to string, now time.Time) (time.Time, time.Time, error) {
+	switch {
+	case since != 0 && (from != "" || to != ""):
+		return time.Time{}, time.Time{}, usageErrorf("give --since, or --from and --to, not both")
+	case since < 0:
+		return time.Time{}, time.Time{}, usageErrorf("--since %s: must be positive", since)
+	case since > 0:
+		end := now.UTC().Truncate(time.Second)
+		return end.Add(-since), end, nil
+	case from == "" || to == "":
+		return time.Time{}, time.Time{}, usageErrorf("give the window: --since 2h, or --from and --to (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
+	}
+	f, err := time.Parse(time.RFC3339, from)
+	if err != nil {
+		return time.Time{}, time.Time{}, usageErrorf("--from: %v", err)
+	}
+	t, err := time.Parse(time.RFC3339, to)
+	if err != nil {
+		return time.Time{}, time.Time{}, usageErrorf("--to: %v", err)
+	}
+	if !t.After(f) {
+		return time.Time{}, time.Time{}, usageErrorf("--to %s is not after --from %s", to, from)
+	}
+	return f.UTC(), t.UTC(), nil
+}
+
+// printNotes writes the fetch's notes: warnings and errors always, the
+// informational ones unless quiet.
+func printNotes(w io.Writer, notes []sources.QualityNote, quiet bool) {
+	for _, n := range notes {
+		if quiet && n.Severity == sources.SeverityInfo {
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", n.Source, n.Severity, n.Message)
+	}
+}
+
+func printFetchSummary(w io.Writer, dir string, m *bundle.Manifest) {
+	var lines, bytes int64
+	var series, incompleteQueries int
+	for _, q := range m.Queries {
+		if q.File == live.AccessFile {
+			lines += q.Lines
+			bytes += q.Bytes
+		}
+		if strings.HasPrefix(q.File, bundle.MetricsDir+"/") {
+			series += q.Series
+		}
+		if !q.Complete {
+			incompleteQueries++
+		}
+	}
+	fmt.Fprintf(w, "window %s to %s", m.Window.From.Format(time.RFC3339), m.Window.To.Format(time.RFC3339))
+	if m.Baseline != nil {
+		fmt.Fprintf(w, " (baseline from %s)", m.Baseline.From.Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, ": %s access-log lines (%s), %s metric series, %d queries (%d incomplete)\n",
+		detect.FormatInt(lines), formatBytes(bytes), detect.FormatInt(int64(series)), len(m.Queries), incompleteQueries)
+	fmt.Fprintf(w, "wrote %s (analyze it with: aftermath analyze --bundle %s)\n", dir, dir)
+}
+
+// progressPrinter draws one status line per phase on a terminal, redrawn in
+// place at most ten times a second; it prints nothing elsewhere.
+type progressPrinter struct {
+	w       io.Writer
+	enabled bool
+	mu      sync.Mutex
+	last    time.Time
+	open    bool // a status line is on screen without its newline
+}
+
+func newProgressPrinter(w io.Writer, enabled bool) *progressPrinter {
+	return &progressPrinter{w: w, enabled: enabled && isTerminal(w)}
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (p *progressPrinter) report(pr live.Progress) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if !pr.Finished && p.open && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "\r\033[K%s", formatProgress(pr, now))
+	p.open = !pr.Finished
+	if pr.Finished {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func (p *progressPrinter) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
+	}
+}
+
+// formatProgress renders a progress report:
+// "loki access log: 12,345 lines, 3.1 MB, 40 requests, sub-ranges 3/27, ETA 1m20s".
+func formatProgress(p live.Progress, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(p.Source)
+	if p.Phase != "" {
+		b.WriteString(" " + p.Phase)
+	}
+	b.WriteString(": " + detect.FormatInt(p.Count) + " " + p.Unit)
+	if p.Bytes > 0 {
+		b.WriteString(", " + formatBytes(p.Bytes))
+	}
+	if p.Requests > 0 {
+		fmt.Fprintf(&b, ", %s requests", detect.FormatInt(p.Requests))
+	}
+	if p.Total > 0 {
+		unit := "queries"
+		switch p.Source {
+		case "loki":
+			unit = "sub-ranges"
+		case "cloudwatch":
+			unit = "calls"
+		}
+		fmt.Fprintf(&b, ", %s %d/%d", unit, p.Done, p.Total)
+	}
+	switch {
+	case p.Finished:
+		if !p.Started.IsZero() {
+			fmt.Fprintf(&b, ", done in %s", now.Sub(p.Started).Round(100*time.Millisecond))
+		}
+	default:
+		if eta, ok := p.ETA(now); ok {
+			fmt.Fprintf(&b, ", ETA %s", eta.Round(time.Second))
+		}
+	}
+	return b.String()
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

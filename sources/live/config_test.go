@@ -1,0 +1,308 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/prometheus"
+)
+
+// clearEnv unsets every variable the configuration reads, for the test.
+func clearEnv(t *testing.T) {
+	t.Helper()
+	for _, k := range []string{loki.EnvAddr, loki.EnvUsername, loki.EnvPassword, loki.EnvBearerToken, loki.EnvBearerTokenFile,
+		loki.EnvOrgID, loki.EnvCACertPath, loki.EnvClientCertPath, loki.EnvClientKeyPath, loki.EnvTLSSkipVerify,
+		EnvPrometheusUsername, EnvPrometheusPassword, EnvPrometheusBearerToken} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+}
+
+func writeConfig(t *testing.T, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "aftermath.yaml")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	clearEnv(t)
+	c, err := Load(filepath.Join("..", "..", "aftermath.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Timezone != "Asia/Seoul" || c.Site.Workers != 16 || c.Site.ClientTimeoutS != 10 || c.Site.LoggedInCookie != "wikiUserID=" {
+		t.Errorf("top level: %+v", c)
+	}
+	if c.BaselineDuration() != 3*time.Hour || c.PushdownAfterDuration() != 3*time.Hour || c.Pushdown.factor() != 3 || c.Pushdown.margin() != 10*time.Minute {
+		t.Errorf("durations: baseline %v pushdown_after %v", c.BaselineDuration(), c.PushdownAfterDuration())
+	}
+	if c.Loki == nil || c.Loki.Selector != `{job="caddy", host="wiki"}` || len(c.Loki.Logs) != 2 || c.Loki.SplitBy.or(0) != time.Hour {
+		t.Errorf("loki: %+v", c.Loki)
+	}
+	if c.Prometheus == nil || len(c.Prometheus.SelectorList()) != 4 || c.CloudWatch == nil || len(c.CloudWatch.InstanceIDs) != 1 {
+		t.Errorf("prometheus %+v cloudwatch %+v", c.Prometheus, c.CloudWatch)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	clearEnv(t)
+	const secret = "hunter2-not-for-bundles"
+	tests := []struct {
+		name string
+		doc  string
+		want []string // substrings of the error
+	}{
+		{
+			name: "unknown key names file and line",
+			doc:  "timezone: UTC\nsite:\n  workers: 4\n  wrokers: 4\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:4: ", `unknown key "wrokers" (in site)`},
+		},
+		{
+			name: "unknown top-level key",
+			doc:  "prometheus:\n  url: http://p:9090\npushdown_afer: 3h\n",
+			want: []string{"aftermath.yaml:3: ", `unknown key "pushdown_afer" (in the top level)`},
+		},
+		{
+			name: "inline loki password",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  username: u\n  password: " + secret + "\n",
+			want: []string{"aftermath.yaml:5: loki.password: secrets are not read", "password_file", "LOKI_PASSWORD"},
+		},
+		{
+			name: "inline prometheus bearer token",
+			doc:  "prometheus:\n  url: http://p:9090\n  bearer_token: " + secret + "\n",
+			want: []string{"aftermath.yaml:3: prometheus.bearer_token", "bearer_token_file", "PROMETHEUS_BEARER_TOKEN"},
+		},
+		{
+			name: "inline AWS secret key",
+			doc:  "cloudwatch:\n  instance_ids: [i-1]\n  secret_access_key: " + secret + "\n",
+			want: []string{"aftermath.yaml:3: cloudwatch.secret_access_key", "AWS credential chain"},
+		},
+		{
+			name: "authorization header",
+			doc:  "prometheus:\n  url: http://p:9090\n  headers:\n    Authorization: Bearer " + secret + "\n",
+			want: []string{"aftermath.yaml:4: prometheus.headers.Authorization", "bearer_token_file"},
+		},
+		{
+			name: "API key header",
+			doc:  "prometheus:\n  url: http://p:9090\n  headers:\n    X-Scope-OrgID: wiki\n    X-Api-Key: " + secret + "\n",
+			want: []string{"aftermath.yaml:5: prometheus.headers.X-Api-Key", "credentials are not read"},
+		},
+		{
+			name: "password in a URL",
+			doc:  "loki:\n  addr: https://u:" + secret + "@loki.example.com\n  selector: '{job=\"caddy\"}'\n",
+			want: []string{"aftermath.yaml:2: loki.addr: the URL carries a password"},
+		},
+		{
+			name: "duration without unit",
+			doc:  "baseline: 3\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:1: ", `duration "3" has no unit`},
+		},
+		{
+			name: "missing selector",
+			doc:  "loki:\n  addr: http://loki:3100\n",
+			want: []string{"aftermath.yaml:1: loki.selector: required"},
+		},
+		{
+			name: "missing address",
+			doc:  "timezone: UTC\nloki:\n  selector: '{job=\"caddy\"}'\n",
+			want: []string{"aftermath.yaml:2: loki.addr: required (or set LOKI_ADDR)"},
+		},
+		{
+			name: "pipeline that rewrites lines",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  pipeline: '| line_format \"{{.msg}}\"'\n",
+			want: []string{"aftermath.yaml:4: loki.pipeline", "rewrites lines"},
+		},
+		{
+			name: "bad timezone",
+			doc:  "timezone: Mars/Olympus\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:1: timezone: "},
+		},
+		{
+			name: "bad prometheus selector",
+			doc:  "prometheus:\n  url: http://p:9090\n  selectors:\n    - 'rate(x[5m])'\n",
+			want: []string{"aftermath.yaml:4: prometheus.selectors.0", "not a series selector"},
+		},
+		{
+			name: "cloudwatch without metrics",
+			doc:  "cloudwatch:\n  region: eu-west-1\n",
+			want: []string{"aftermath.yaml:1: cloudwatch: set instance_ids or metrics"},
+		},
+		{
+			name: "missing password file",
+			doc:  "prometheus:\n  url: http://p:9090\n  username: u\n  password_file: nope.txt\n",
+			want: []string{"aftermath.yaml:4: prometheus.password_file", "nope.txt"},
+		},
+		{
+			name: "no source",
+			doc:  "timezone: UTC\n",
+			want: []string{"aftermath.yaml: no source configured"},
+		},
+		{
+			name: "negative site fact",
+			doc:  "site:\n  workers: -1\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:2: site.workers: must not be negative"},
+		},
+		{
+			name: "syntax error",
+			doc:  "loki:\n  addr: [\n",
+			want: []string{"aftermath.yaml:"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, tt.doc))
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q echoes the secret", err)
+			}
+		})
+	}
+}
+
+func TestCredentialsFromEnvAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "loki-password")
+	tokFile := filepath.Join(dir, "prom-token")
+	os.WriteFile(pwFile, []byte("from-file\n"), 0o600)
+	os.WriteFile(tokFile, []byte("tok-from-file\n"), 0o600)
+	const lokiDoc = "loki:\n  selector: '{job=\"caddy\"}'\n"
+	tests := []struct {
+		name  string
+		env   map[string]string
+		doc   string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name: "logcli variables",
+			env:  map[string]string{loki.EnvAddr: "http://loki-from-env:3100", loki.EnvUsername: "u", loki.EnvPassword: "pw-env", loki.EnvOrgID: "tenant"},
+			doc:  lokiDoc,
+			check: func(t *testing.T, c *Config) {
+				lc, err := c.Loki.clientConfig()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lc.Addr != "http://loki-from-env:3100" || lc.Username != "u" || lc.Password != "pw-env" || lc.OrgID != "tenant" || lc.BearerToken != "" {
+					t.Errorf("%s", lc) // String redacts
+				}
+			},
+		},
+		{
+			name: "the file wins over the environment",
+			env:  map[string]string{loki.EnvAddr: "http://loki:3100", loki.EnvUsername: "u", loki.EnvPassword: "pw-env"},
+			doc:  lokiDoc + "  addr: http://loki-from-config:3100\n  password_file: " + filepath.Base(pwFile) + "\n",
+			check: func(t *testing.T, c *Config) {
+				lc, _ := c.Loki.clientConfig()
+				if lc.Addr != "http://loki-from-config:3100" || lc.Password != "from-file" || lc.Username != "u" {
+					t.Errorf("addr %q password from file %v", lc.Addr, lc.Password == "from-file")
+				}
+			},
+		},
+		{
+			name: "bearer token from the environment",
+			env:  map[string]string{loki.EnvAddr: "http://loki:3100", loki.EnvBearerToken: "tok-env"},
+			doc:  lokiDoc,
+			check: func(t *testing.T, c *Config) {
+				lc, _ := c.Loki.clientConfig()
+				if lc.BearerToken != "tok-env" || lc.Password != "" {
+					t.Errorf("bearer %v", lc.BearerToken == "tok-env")
+				}
+			},
+		},
+		{
+			name: "a configured token file ignores basic auth in the environment",
+			env:  map[string]string{loki.EnvAddr: "http://loki:3100", loki.EnvUsername: "u", loki.EnvPassword: "pw-env"},
+			doc:  lokiDoc + "  bearer_token_file: " + tokFile + "\n",
+			check: func(t *testing.T, c *Config) {
+				lc, _ := c.Loki.clientConfig()
+				if lc.BearerTokenFile != tokFile || lc.Password != "" || lc.Username != "" {
+					t.Errorf("token file %q, basic auth kept", lc.BearerTokenFile)
+				}
+			},
+		},
+		{
+			name: "prometheus basic auth from the environment",
+			env:  map[string]string{EnvPrometheusUsername: "pu", EnvPrometheusPassword: "ppw"},
+			doc:  "prometheus:\n  url: http://p:9090\n",
+			check: func(t *testing.T, c *Config) {
+				pc := c.Prometheus.clientConfig()
+				if pc.Username != "pu" || pc.Password != "ppw" || pc.BearerToken != "" {
+					t.Errorf("%s", pc)
+				}
+				if got := c.Prometheus.SelectorList(); len(got) != len(prometheus.DefaultSelectors) {
+					t.Errorf("default selectors: %v", got)
+				}
+			},
+		},
+		{
+			name: "prometheus token file, relative to the configuration",
+			env:  map[string]string{EnvPrometheusBearerToken: "tok-env"},
+			doc:  "prometheus:\n  url: http://p:9090\n  bearer_token_file: " + filepath.Base(tokFile) + "\n",
+			check: func(t *testing.T, c *Config) {
+				pc := c.Prometheus.clientConfig()
+				if pc.BearerTokenFile != tokFile || pc.BearerToken != "" {
+					t.Errorf("%s", pc)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			p := filepath.Join(dir, "aftermath.yaml")
+			if err := os.WriteFile(p, []byte(tt.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestDurationSyntax(t *testing.T) {
+	clearEnv(t)
+	for _, tt := range []struct {
+		doc  string
+		want time.Duration
+		err  string
+	}{
+		{"baseline: 90m\n", 90 * time.Minute, ""},
+		{"baseline: 0\n", 0, ""},
+		{"baseline: 0s\n", 0, ""},
+		{"baseline: 1.5h\n", 90 * time.Minute, ""},
+		{"baseline: 2d\n", 0, `unknown unit "d"`},
+		{"baseline: -1h\n", 0, "must not be negative"},
+		{"baseline: [1h]\n", 0, "want a duration"},
+	} {
+		c, err := Parse("a.yaml", []byte(tt.doc+"prometheus: {url: 'http://p:9090'}\n"))
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: err %v, want %q", tt.doc, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tt.doc, err)
+		case c.BaselineDuration() != tt.want:
+			t.Errorf("%q: %v, want %v", tt.doc, c.BaselineDuration(), tt.want)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+// Package live reads aftermath.yaml and turns live sources (Loki, Prometheus,
+// CloudWatch) into an evidence bundle, the same directory `analyze --bundle`
+// reads: `aftermath fetch` writes one on disk, `analyze --config --since` writes
+// one in a temporary directory and analyzes it exactly as it would a bundle.
+//
+// # What a fetch writes
+//
+//	bundle.yaml                window, baseline, time zone, site facts, and one
+//	                           record per query: its range, what it returned,
+//	                           whether it was complete, its requests and bytes
+//	access/loki.log.gz         the access-log lines exactly as Loki returns them
+//	access/minute-counts.csv   (pushdown only) lines and failed lines per minute,
+//	                           counted inside Loki, and which minutes were pulled
+//	logs/<name>.log            other logs from Loki (loki.logs), e.g. Caddy's own
+//	metrics/prometheus.om.gz   Prometheus series as scraped (raw samples)
+//	metrics/cloudwatch.om.gz   CloudWatch series in OpenMetrics form
+//	changes/*.yaml             copies of the configured change logs
+//
+// Data is fetched for the window and, before it, the baseline (Config.Baseline,
+// 3h by default): the detectors compare the window with the hours just before it.
+//
+// # Pushdown
+//
+// A window longer than Config.PushdownAfter (3h by default) is not pulled raw.
+// Loki counts lines per minute over the whole range (and the lines that failed:
+// 5xx, or slower than the clients' timeout when the site says what it is), the
+// minutes that stand out are flagged, and raw lines are pulled for the baseline
+// and the flagged minutes (plus a margin) only. A minute stands out when its
+// count exceeds Factor times the median of the unflagged minutes in the three
+// hours before it, plus three times that median's square root (Poisson noise,
+// so a quiet site does not flag a minute for two lines). The per-minute counts
+// and what was pulled go to access/minute-counts.csv so the analysis can say
+// what it did not read; bundle.yaml records the cost of each phase.
+//
+// # Completeness
+//
+// Nothing incomplete passes as complete: a failed, truncated or interrupted
+// query keeps what it fetched, is recorded in bundle.yaml with complete:
+// false and a note, and gives a "warning" or "error" data-quality note
+// (Fetch returns them; ManifestNotes derives them again from bundle.yaml, so
+// an analysis of the bundle alone reports them too).
+//
+// # Secrets
+//
+// aftermath.yaml never holds a secret: a password, token or key written in it
+// is refused with an error naming the line. Secrets come from the environment
+// (the LOKI_* variables logcli reads; PROMETHEUS_USERNAME, PROMETHEUS_PASSWORD,
+// PROMETHEUS_BEARER_TOKEN; the AWS credential chain) or from files named by
+// *_file keys. They travel only in request headers: bundle.yaml, notes, errors
+// and progress never contain them.
+package live

@@ -1,0 +1,777 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/prometheus"
+)
+
+// Files a fetch writes, relative to the bundle.
+const (
+	AccessFile     = "access/loki.log.gz"
+	PrometheusFile = "metrics/prometheus.om.gz"
+	CloudWatchFile = "metrics/cloudwatch.om.gz"
+)
+
+// Source names of the notes this package adds itself.
+const (
+	SourceChanges = "changes"
+	SourceFetch   = "fetch"
+)
+
+// Progress is a running total of one phase of a fetch, passed to the
+// progress callback (never concurrently).
+type Progress struct {
+	// Source is "loki", "prometheus" or "cloudwatch".
+	Source string
+	// Phase says what is being fetched: "minute counts", "access log",
+	// "log caddy", "series", "metrics".
+	Phase string
+	// Unit names what Count counts: "lines", "series", "datapoints".
+	Unit  string
+	Count int64
+	// Bytes is raw line bytes pulled (Loki); WireBytes response bytes read.
+	Bytes, WireBytes int64
+	// Requests is HTTP requests made so far, retries included (0 if unknown).
+	Requests int64
+	// Done and Total count units of work: Loki sub-ranges, Prometheus
+	// queries, CloudWatch calls (Total 0 when unknown).
+	Done, Total int
+	// Started is when the phase began; Finished is set on its last report.
+	Started  time.Time
+	Finished bool
+}
+
+// ETA estimates the time left from the pace so far (false when it cannot).
+func (p Progress) ETA(now time.Time) (time.Duration, bool) {
+	if p.Done <= 0 || p.Total <= p.Done || p.Started.IsZero() {
+		return 0, false
+	}
+	el := now.Sub(p.Started)
+	return time.Duration(float64(el) / float64(p.Done) * float64(p.Total-p.Done)), true
+}
+
+// Fetch writes the evidence of the window [from, to) (and of the baseline
+// before it) from the configured sources into a new bundle at outDir, which
+// must not exist or be empty. It returns the manifest written and the data
+// quality notes: "info" for what was skipped or pushed down by design,
+// "warning" or "error" for what is missing. A source that fails or returns
+// less than everything leaves what it did fetch in the bundle, an incomplete
+// record in bundle.yaml and a note; the caller exits 1 when any note is not
+// "info".
+//
+// The error is non-nil when no bundle could be written (outDir, a full disk),
+// or when ctx ended: then the bundle holds what was fetched until then, and
+// bundle.yaml is written all the same.
+//
+// progress (may be nil) is called with running totals.
+func Fetch(ctx context.Context, cfg *Config, from, to time.Time, outDir string, progress func(Progress)) (*bundle.Manifest, []sources.QualityNote, error) {
+	from, to = from.UTC(), to.UTC()
+	if !to.After(from) {
+		return nil, nil, fmt.Errorf("fetch: window end %s is not after its start %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	if err := prepareDir(outDir); err != nil {
+		return nil, nil, err
+	}
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	f := &fetcher{cfg: cfg, from: from, to: to, start: from.Add(-cfg.BaselineDuration()), dir: outDir, progress: progress}
+	m := &bundle.Manifest{
+		Window:    bundle.Window{From: from, To: to},
+		Timezone:  cfg.Timezone,
+		Site:      cfg.Site,
+		Generator: "aftermath fetch",
+	}
+	if cfg.Path != "" {
+		m.Generator += " --config " + filepath.Base(cfg.Path)
+	}
+	if f.start.Before(from) {
+		m.Baseline = &bundle.Window{From: f.start, To: from}
+	}
+	f.manifest = m
+
+	var errs []error
+	for _, step := range []struct {
+		name       string
+		configured bool
+		run        func(context.Context) error
+	}{
+		{loki.Source, cfg.Loki != nil, f.loki},
+		{prometheus.Source, cfg.Prometheus != nil, f.prometheus},
+		{cloudwatch.Source, cfg.CloudWatch != nil, f.cloudwatch},
+	} {
+		switch {
+		case !step.configured:
+			f.note(step.name, sources.SeverityInfo, "not configured: nothing fetched from "+step.name)
+		case ctx.Err() != nil:
+			f.note(step.name, sources.SeverityError, "not fetched: "+ctx.Err().Error())
+			f.record(bundle.Query{Source: step.name, From: f.start, To: to, Note: "not fetched: " + ctx.Err().Error()})
+		default:
+			if err := step.run(ctx); err != nil {
+				errs = append(errs, err) // a local failure (writing the bundle)
+			}
+		}
+	}
+	if err := f.changes(); err != nil {
+		errs = append(errs, err)
+	}
+	// A server or proxy may echo a credential into an error: scrub what
+	// goes into bundle.yaml and the notes (the clients scrub too; this is the
+	// last line of defence at the bundle's edge).
+	secrets := cfg.secrets()
+	for i := range m.Queries {
+		m.Queries[i].Query = scrub(m.Queries[i].Query, secrets)
+		m.Queries[i].Note = scrub(m.Queries[i].Note, secrets)
+	}
+	for i := range f.notes {
+		f.notes[i].Message = scrub(f.notes[i].Message, secrets)
+	}
+	if err := bundle.WriteManifest(outDir, m); err != nil {
+		errs = append(errs, err)
+	}
+	if ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("fetch interrupted, the bundle holds what was fetched before: %w", ctx.Err()))
+	}
+	return m, f.notes, scrubErr(errors.Join(errs...), secrets)
+}
+
+// redacted replaces a credential in text.
+const redacted = "REDACTED"
+
+// secrets lists the credentials the configuration resolves to (from the
+// environment and files), with their basic-auth encodings, longest first.
+func (c *Config) secrets() []string {
+	var out []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); len(s) >= 4 {
+			out = append(out, s)
+		}
+	}
+	file := func(path string) {
+		if path != "" {
+			if b, err := os.ReadFile(path); err == nil {
+				add(string(b))
+			}
+		}
+	}
+	basic := func(user, pw string) {
+		if pw != "" {
+			add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pw)))
+		}
+	}
+	if c.Loki != nil {
+		if lc, err := c.Loki.clientConfig(); err == nil {
+			add(lc.Password)
+			add(lc.BearerToken)
+			file(lc.BearerTokenFile)
+			basic(lc.Username, lc.Password)
+		}
+	}
+	if c.Prometheus != nil {
+		pc := c.Prometheus.clientConfig()
+		pw := pc.Password
+		if pc.PasswordFile != "" {
+			if b, err := os.ReadFile(pc.PasswordFile); err == nil {
+				pw = strings.TrimSpace(string(b))
+			}
+		}
+		add(pw)
+		add(pc.BearerToken)
+		file(pc.BearerTokenFile)
+		basic(pc.Username, pw)
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+func scrub(s string, secrets []string) string {
+	for _, x := range secrets {
+		s = strings.ReplaceAll(s, x, redacted)
+	}
+	return s
+}
+
+// scrubErr scrubs an error's text, keeping errors.Is working.
+func scrubErr(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	if msg := scrub(err.Error(), secrets); msg != err.Error() {
+		return &scrubbedError{msg: msg, inner: err}
+	}
+	return err
+}
+
+type scrubbedError struct {
+	msg   string
+	inner error
+}
+
+func (e *scrubbedError) Error() string        { return e.msg }
+func (e *scrubbedError) Is(target error) bool { return errors.Is(e.inner, target) }
+
+// prepareDir creates dir, refusing to mix a new bundle into a non-empty one.
+func prepareDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		return fmt.Errorf("fetch: %s is not empty", dir)
+	case err != nil && !os.IsNotExist(err):
+		return fmt.Errorf("fetch: %w", err)
+	}
+	for _, sub := range []string{bundle.AccessDir, bundle.MetricsDir, bundle.ChangesDir, bundle.LogsDir} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+	}
+	return nil
+}
+
+// fetcher is the state of one Fetch.
+type fetcher struct {
+	cfg *Config
+	// from, to: the window; start: the baseline's start (from without one).
+	from, to, start time.Time
+	dir             string
+	progress        func(Progress)
+	manifest        *bundle.Manifest
+	notes           []sources.QualityNote
+}
+
+func (f *fetcher) note(source, severity, msg string) {
+	f.notes = append(f.notes, sources.QualityNote{Source: source, Severity: severity, Message: msg})
+}
+
+func (f *fetcher) record(q bundle.Query) { f.manifest.Queries = append(f.manifest.Queries, q) }
+
+// gzFile is a gzip file being written.
+type gzFile struct {
+	f  *os.File
+	gz *gzip.Writer
+	bw *bufio.Writer
+}
+
+func createGz(path string) (*gzFile, error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	gz := gzip.NewWriter(fh)
+	return &gzFile{f: fh, gz: gz, bw: bufio.NewWriterSize(gz, 256<<10)}, nil
+}
+
+// createOut creates a gzip file for a .gz path, a plain one otherwise.
+func createOut(path string) (*gzFile, error) {
+	if strings.HasSuffix(path, ".gz") {
+		return createGz(path)
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	return &gzFile{f: fh, bw: bufio.NewWriterSize(fh, 256<<10)}, nil
+}
+
+func (g *gzFile) Write(p []byte) (int, error) { return g.bw.Write(p) }
+
+func (g *gzFile) Close() error {
+	err := g.bw.Flush()
+	if g.gz != nil {
+		if e := g.gz.Close(); err == nil {
+			err = e
+		}
+	}
+	if e := g.f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("fetch: writing %s: %w", g.f.Name(), err)
+	}
+	return nil
+}
+
+// lineSink writes Loki entries one per line, as Loki returns them.
+func lineSink(w io.Writer) func(loki.Entry) error {
+	return func(e loki.Entry) error {
+		line := strings.TrimRight(e.Line, "\r\n")
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
+		_, err := w.Write([]byte{'\n'})
+		return err
+	}
+}
+
+// ---- Loki ----
+
+func (f *fetcher) loki(ctx context.Context) error {
+	lcfg := f.cfg.Loki
+	lc, err := lcfg.clientConfig()
+	if err != nil {
+		f.failed(loki.Source, "client", err)
+		return nil
+	}
+	cur := Progress{Source: loki.Source, Unit: "lines"}
+	lc.Progress = func(p loki.Progress) {
+		cur.Count, cur.Bytes, cur.Requests, cur.WireBytes = p.Lines, p.Bytes, p.Requests, p.WireBytes
+		cur.Done, cur.Total = p.SubRangesDone, p.SubRangesTotal
+		f.progress(cur)
+	}
+	c, err := loki.New(lc)
+	if err != nil {
+		f.failed(loki.Source, "client", err)
+		return nil
+	}
+	phase := func(name string) {
+		cur = Progress{Source: loki.Source, Phase: name, Unit: "lines", Started: time.Now()}
+		f.progress(cur)
+	}
+	finish := func() {
+		cur.Finished = true
+		f.progress(cur)
+	}
+	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
+
+	// Which minutes to pull raw: all of them, or (pushdown) the baseline and
+	// the minutes that stand out.
+	var minutes []time.Time
+	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
+	if pushdown {
+		phase("minute counts")
+		var ok bool
+		minutes, ok = f.pushdown(ctx, c, query, &cur)
+		finish()
+		if !ok {
+			return nil
+		}
+	}
+
+	pull := func(name, selector, pipeline, file string) error {
+		query := joinQuery(selector, pipeline)
+		phase(name)
+		defer finish()
+		out, err := createOut(filepath.Join(f.dir, file))
+		if err != nil {
+			return err
+		}
+		var res loki.Result
+		var perr error
+		if pushdown {
+			res, perr = c.PullMinutes(ctx, query, minutes, lineSink(out))
+		} else {
+			res, perr = c.Pull(ctx, selector, pipeline, f.start, f.to, lineSink(out))
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+		rec := res.Record(file)
+		if rec.Query == "" {
+			rec.Query = query
+		}
+		if rec.From.IsZero() {
+			rec.From, rec.To = f.start, f.to
+		}
+		if pushdown {
+			rec.Note += fmt.Sprintf("; pushdown: raw lines of %d minutes (baseline and flagged minutes, see %s)", len(minutes), MinuteCountsFile)
+		}
+		f.notes = append(f.notes, res.Notes...)
+		if perr != nil {
+			rec.Complete = false
+			rec.Note += "; failed: " + perr.Error()
+			if !hasProblem(res.Notes) {
+				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: %v", file, perr))
+			}
+		}
+		f.record(rec)
+		return nil
+	}
+	if err := pull("access log", lcfg.Selector, lcfg.Pipeline, AccessFile); err != nil {
+		return err
+	}
+	for _, lg := range lcfg.Logs {
+		// Plain text: php-fpm's log reader does not read .gz.
+		file := filepath.Join(bundle.LogsDir, lg.Name+".log")
+		if ctx.Err() != nil {
+			f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s not fetched: %v", file, ctx.Err()))
+			f.record(bundle.Query{Source: loki.Source, Query: joinQuery(lg.Selector, lg.Pipeline), From: f.start, To: f.to, File: file,
+				Note: "not fetched: " + ctx.Err().Error()})
+			continue
+		}
+		if err := pull("log "+lg.Name, lg.Selector, lg.Pipeline, file); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasProblem reports whether notes hold a warning or an error.
+func hasProblem(notes []sources.QualityNote) bool {
+	for _, n := range notes {
+		if n.Severity != sources.SeverityInfo {
+			return true
+		}
+	}
+	return false
+}
+
+// failed records a source that could not run at all.
+func (f *fetcher) failed(source, what string, err error) {
+	f.note(source, sources.SeverityError, fmt.Sprintf("%s: %v; nothing fetched", what, err))
+	f.record(bundle.Query{Source: source, From: f.start, To: f.to, Note: "failed: " + err.Error()})
+}
+
+func joinQuery(selector, pipeline string) string {
+	q := strings.TrimSpace(selector)
+	if p := strings.TrimSpace(pipeline); p != "" {
+		q += " " + p
+	}
+	return q
+}
+
+// failedFilter selects the lines that failed: 5xx, or (when the clients'
+// timeout is known) slower than it. Lines that are not JSON, or whose fields
+// do not parse, are dropped rather than failing the whole metric query.
+func failedFilter(site sources.Site) string {
+	cond := "status >= 500"
+	if t := site.ClientTimeoutS; t > 0 {
+		cond += " or duration >= " + strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return `| json status="status", duration="duration" | __error__="" | ` + cond + ` | __error__=""`
+}
+
+// pushdown counts lines per minute inside Loki, flags minutes, writes
+// access/minute-counts.csv and returns the minutes to pull (false when the
+// counts failed: then nothing is pulled, which a note says).
+func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, bool) {
+	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2
+	for _, n := range mc.Totals() {
+		cost.Count += n
+	}
+	rec := mc.Record(MinuteCountsFile)
+	if rec.Query == "" {
+		rec.Query = query
+		rec.From, rec.To = f.start, f.to
+	}
+	if err != nil {
+		rec.Complete = false
+		rec.Note += "; failed: " + err.Error()
+		f.record(rec)
+		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
+			"per-minute counts failed, so no access-log line was pulled (a window up to pushdown_after %s is pulled in full instead): %v",
+			f.cfg.PushdownAfterDuration(), err))
+		return nil, false
+	}
+	lines := mc.Totals()
+
+	fq := joinQuery(query, failedFilter(f.cfg.Site))
+	fc, ferr := c.MinuteCounts(ctx, fq, f.start, f.to)
+	cost.Requests += int64(fc.Requests)
+	cost.WireBytes += fc.WireBytes
+	cost.Done = 2
+	frec := fc.Record(MinuteCountsFile)
+	if frec.Query == "" {
+		frec.Query, frec.From, frec.To = fq, f.start, f.to
+	}
+	var failed []int64
+	if ferr == nil && fc.Minutes() != mc.Minutes() {
+		ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
+	}
+	if ferr != nil {
+		frec.Complete = false
+		frec.Note += "; failed: " + ferr.Error()
+		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
+	} else {
+		failed = fc.Totals()
+	}
+
+	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
+	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
+	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
+	rows := make([]Minute, len(lines))
+	var pull []time.Time
+	for i := range lines {
+		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
+		if failed != nil {
+			rows[i].Failed = failed[i]
+		}
+		if rows[i].Pulled {
+			pull = append(pull, rows[i].T)
+		}
+	}
+	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
+		f.note(SourceFetch, sources.SeverityError, err.Error())
+	}
+	pm, am, pl, al := PulledShare(rows, f.from, f.to)
+	share := 0.0
+	if al > 0 {
+		share = 100 * float64(pl) / float64(al)
+	}
+	summary := fmt.Sprintf("raw lines were pulled for %d of the window's %d minutes (%d of its %d lines, %.1f%%)", pm, am, pl, al, share)
+	if windowStart > 0 {
+		summary += " and for the whole baseline"
+	}
+	rec.Note += "; " + pushdownMark + summary
+	f.record(rec)
+	f.record(frec)
+	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
+		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
+		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
+	return pull, true
+}
+
+func writeFileWith(path string, write func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("fetch: writing %s: %w", path, err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("fetch: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// pushdownMark starts the sentence that says what a pushdown pulled, in the
+// minute counts' record of bundle.yaml and in the notes.
+const pushdownMark = "pushdown: "
+
+// ManifestNotes turns what bundle.yaml says into data-quality notes, so an
+// analysis of a fetched bundle reports what its fetch could not get: an
+// "error" for each record that failed or was not fetched, a "warning" for
+// each other incomplete record, and an "info" note for what a pushdown did
+// not pull. Bundles written by other means (simulate, by hand) give none.
+func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
+	var out []sources.QualityNote
+	for _, q := range m.Queries {
+		if !q.Complete {
+			sev := sources.SeverityWarning
+			if strings.Contains(q.Note, "failed: ") || strings.Contains(q.Note, "not fetched: ") || strings.Contains(q.Note, "failed after") {
+				sev = sources.SeverityError
+			}
+			what := q.Query
+			if what == "" {
+				what = q.Source
+			}
+			msg := fmt.Sprintf("%s [%s, %s) is incomplete", what, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+			if q.File != "" {
+				msg += " in " + q.File
+			}
+			if q.Note != "" {
+				msg += ": " + q.Note
+			}
+			out = append(out, sources.QualityNote{Source: q.Source, Severity: sev, Message: msg})
+			continue
+		}
+		if q.File == MinuteCountsFile {
+			if i := strings.Index(q.Note, pushdownMark); i >= 0 {
+				out = append(out, sources.QualityNote{Source: q.Source, Severity: sources.SeverityInfo,
+					Message: strings.TrimPrefix(q.Note[i:], pushdownMark) + "; every minute's count is in " + MinuteCountsFile})
+			}
+		}
+	}
+	return out
+}
+
+// ---- Prometheus ----
+
+func (f *fetcher) prometheus(ctx context.Context) error {
+	p := f.cfg.Prometheus
+	c, err := prometheus.New(p.clientConfig())
+	if err != nil {
+		f.failed(prometheus.Source, "client", err)
+		return nil
+	}
+	sels := p.SelectorList()
+	chunks := int((f.to.Sub(f.start) + prometheus.RawChunk - 1) / prometheus.RawChunk)
+	mq := &meteredQuerier{c: c, f: f, p: Progress{Source: prometheus.Source, Phase: "series", Unit: "series",
+		Total: len(sels) * max(chunks, 1), Started: time.Now()}}
+	f.progress(mq.p)
+	out, err := createGz(filepath.Join(f.dir, PrometheusFile))
+	if err != nil {
+		return err
+	}
+	w := metrics.NewWriter(out)
+	recs, xerr := prometheus.Export(ctx, mq, sels, f.start, f.to, 0, w)
+	werr := w.Close()
+	if err := out.Close(); werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return werr
+	}
+	var series int
+	for _, r := range recs {
+		r.File = PrometheusFile
+		series += r.Series
+		if !r.Complete {
+			sev := sources.SeverityWarning
+			if strings.Contains(r.Note, "failed: ") || strings.Contains(r.Note, "not fetched: ") {
+				sev = sources.SeverityError
+			}
+			f.note(prometheus.Source, sev, fmt.Sprintf("%s [%s, %s) incomplete: %s", r.Query, r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Note))
+		}
+		f.record(r)
+	}
+	if xerr != nil && len(recs) == 0 {
+		f.failed(prometheus.Source, "export", xerr)
+	}
+	if series == 0 && xerr == nil {
+		f.note(prometheus.Source, sources.SeverityWarning, "no series matched the selectors in the window: php-fpm, Caddy and node metrics are unknown")
+	}
+	mq.p.Count, mq.p.Finished = int64(series), true
+	f.progress(mq.p)
+	return nil
+}
+
+// meteredQuerier counts the queries of an export for progress reports. It
+// has the methods prometheus.Export looks for, so the export keeps the
+// server's warnings.
+type meteredQuerier struct {
+	c      *prometheus.Client
+	f      *fetcher
+	p      Progress
+	series map[string]bool
+}
+
+func (m *meteredQuerier) done(r prometheus.Result) {
+	if m.series == nil {
+		m.series = map[string]bool{}
+	}
+	for _, s := range r.Series {
+		m.series[fmt.Sprint(s.Labels)] = true
+	}
+	m.p.Done++
+	m.p.Requests++
+	m.p.Count = int64(len(m.series))
+	m.f.progress(m.p)
+}
+
+func (m *meteredQuerier) RangeQuery(ctx context.Context, q string, start, end time.Time, step time.Duration) (prometheus.Result, error) {
+	r, err := m.c.RangeQuery(ctx, q, start, end, step)
+	m.done(r)
+	return r, err
+}
+
+func (m *meteredQuerier) InstantQuery(ctx context.Context, q string, at time.Time) (prometheus.Result, error) {
+	r, err := m.c.InstantQuery(ctx, q, at)
+	m.done(r)
+	return r, err
+}
+
+func (m *meteredQuerier) QueryRange(ctx context.Context, q string, start, end time.Time, step time.Duration) ([]metrics.Series, error) {
+	r, err := m.RangeQuery(ctx, q, start, end, step)
+	return r.Series, err
+}
+
+func (m *meteredQuerier) Query(ctx context.Context, q string, at time.Time) ([]metrics.Series, error) {
+	r, err := m.InstantQuery(ctx, q, at)
+	return r.Series, err
+}
+
+// ---- CloudWatch ----
+
+func (f *fetcher) cloudwatch(ctx context.Context) error {
+	p := Progress{Source: cloudwatch.Source, Phase: "metrics", Unit: "datapoints", Started: time.Now()}
+	f.progress(p)
+	c, err := cloudwatch.New(ctx, f.cfg.CloudWatch.clientConfig())
+	if err != nil {
+		f.failed(cloudwatch.Source, "client", err)
+		return nil
+	}
+	out, err := createGz(filepath.Join(f.dir, CloudWatchFile))
+	if err != nil {
+		return err
+	}
+	w := metrics.NewWriter(out)
+	results, ferr := c.Fetch(ctx, f.start, f.to, w)
+	werr := w.Close()
+	if err := out.Close(); werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return werr
+	}
+	for _, r := range results {
+		rec := r.Record()
+		rec.File = CloudWatchFile
+		f.record(rec)
+		p.Count += int64(r.Datapoints)
+	}
+	notes := cloudwatch.Notes(results)
+	for i := range notes {
+		if ferr != nil { // a call failed, not only a partial answer
+			notes[i].Severity = sources.SeverityError
+		}
+	}
+	f.notes = append(f.notes, notes...)
+	if ferr != nil && len(results) == 0 {
+		f.failed(cloudwatch.Source, "GetMetricData", ferr)
+	}
+	p.Finished = true
+	f.progress(p)
+	return nil
+}
+
+// ---- changes ----
+
+// changes copies the change logs into changes/ and records the
+// configuration repository's path.
+func (f *fetcher) changes() error {
+	ch := f.cfg.Changes
+	if ch.ConfigRepo != "" {
+		abs, err := filepath.Abs(ch.ConfigRepo)
+		if err != nil {
+			abs = ch.ConfigRepo
+		}
+		f.manifest.ConfigRepo = abs
+		f.record(bundle.Query{Source: SourceChanges, Query: "git repository " + abs, From: f.start, To: f.to, Complete: true,
+			Note: "read in place by analyze (not copied into the bundle)"})
+	}
+	used := map[string]bool{}
+	for i, src := range ch.Files {
+		name := filepath.Base(src)
+		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+			name += ".yaml"
+		}
+		if used[name] {
+			name = strconv.Itoa(i) + "-" + name
+		}
+		used[name] = true
+		rel := filepath.Join(bundle.ChangesDir, name)
+		data, err := os.ReadFile(src)
+		if err != nil {
+			f.note(SourceChanges, sources.SeverityError, fmt.Sprintf("change log %s: %v", src, err))
+			f.record(bundle.Query{Source: SourceChanges, Query: "copy of " + src, From: f.start, To: f.to, File: rel, Note: "failed: " + err.Error()})
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(f.dir, rel), data, 0o644); err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		f.record(bundle.Query{Source: SourceChanges, Query: "copy of " + src, From: f.start, To: f.to, File: rel,
+			Bytes: int64(len(data)), Complete: true})
+	}
+	return nil
+}

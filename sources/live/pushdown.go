@@ -1,0 +1,227 @@
+package live
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// MinuteCountsFile is where a pushed-down fetch writes its per-minute counts,
+// relative to the bundle. It is CSV, not JSON: access/*.json is read as an
+// access log.
+const MinuteCountsFile = "access/minute-counts.csv"
+
+// Reasons a minute's raw lines were pulled (Minute.Reason).
+const (
+	ReasonBaseline = "baseline" // the minute is in the baseline, pulled in full
+	ReasonVolume   = "volume"   // its line count stood out
+	ReasonFailed   = "failed"   // its count of failed lines stood out
+	ReasonBoth     = "volume+failed"
+	ReasonMargin   = "margin" // within the margin of a flagged minute
+)
+
+// referenceSpan is how far back a minute's reference reaches: the detectors'
+// own baseline is the three hours before the window.
+const referenceSpan = 3 * time.Hour
+
+// minReference is the fewest unflagged minutes a rolling reference needs;
+// with fewer (the first minutes of a range), the median of the whole range
+// stands in.
+const minReference = 30
+
+// Minute is one row of access/minute-counts.csv: what Loki counted in one
+// minute and whether its raw lines are in the bundle.
+type Minute struct {
+	// T is the minute's start (UTC); the minute is [T, T+1m).
+	T time.Time
+	// Lines is the number of access-log lines Loki counted.
+	Lines int64
+	// Failed is the number of those lines that failed: status 5xx, or a
+	// duration at least the clients' timeout (site.client_timeout_s) when it
+	// is known. -1 when it could not be counted.
+	Failed int64
+	// Pulled is true when the minute's raw lines were pulled.
+	Pulled bool
+	// Reason says why they were (Reason*), "" when they were not.
+	Reason string
+}
+
+// flagMinutes decides which minutes to pull. lines and failed (nil when
+// unknown) are per-minute counts; minutes before windowStart are the
+// baseline, pulled whole. A minute stands out when its count exceeds factor
+// times the median of the unflagged minutes in the referenceSpan before it,
+// plus 3 times that median's square root; flagged minutes of the window bring
+// margin minutes on each side with them.
+func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin int) []string {
+	n := len(lines)
+	reasons := make([]string, n)
+	flagged := make([]bool, n)
+	globalLines := median(lines)
+	var globalFailed float64
+	if failed != nil {
+		globalFailed = median(failed)
+	}
+	span := int(referenceSpan / time.Minute)
+	refL := make([]int64, 0, span)
+	refF := make([]int64, 0, span)
+	for i := 0; i < n; i++ {
+		refL, refF = refL[:0], refF[:0]
+		for j := max(0, i-span); j < i; j++ {
+			if !flagged[j] {
+				refL = append(refL, lines[j])
+				if failed != nil {
+					refF = append(refF, failed[j])
+				}
+			}
+		}
+		ml, mf := globalLines, globalFailed
+		if len(refL) >= minReference {
+			ml = median(refL)
+			if failed != nil {
+				mf = median(refF)
+			}
+		}
+		vol := standsOut(lines[i], ml, factor)
+		fail := failed != nil && standsOut(failed[i], mf, factor)
+		flagged[i] = vol || fail
+		if i < windowStart {
+			reasons[i] = ReasonBaseline
+			continue
+		}
+		switch {
+		case vol && fail:
+			reasons[i] = ReasonBoth
+		case vol:
+			reasons[i] = ReasonVolume
+		case fail:
+			reasons[i] = ReasonFailed
+		}
+	}
+	for i := windowStart; i < n; i++ {
+		if !flagged[i] {
+			continue
+		}
+		for j := max(windowStart, i-margin); j <= min(n-1, i+margin); j++ {
+			if reasons[j] == "" {
+				reasons[j] = ReasonMargin
+			}
+		}
+	}
+	return reasons
+}
+
+// standsOut: x > factor*m + 3*sqrt(m), with m at least 1 under the root so
+// that a quiet reference does not flag a minute for a handful of lines.
+func standsOut(x int64, m, factor float64) bool {
+	return float64(x) > factor*m+3*math.Sqrt(math.Max(m, 1))
+}
+
+func median(xs []int64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]int64(nil), xs...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	k := len(s) / 2
+	if len(s)%2 == 1 {
+		return float64(s[k])
+	}
+	return float64(s[k-1]+s[k]) / 2
+}
+
+var csvHeader = []string{"minute", "lines", "failed", "pulled", "reason"}
+
+// WriteMinuteCounts writes minutes as CSV: minute (RFC 3339, UTC), lines,
+// failed (empty when unknown), pulled (1 or 0), reason.
+func WriteMinuteCounts(w io.Writer, minutes []Minute) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, m := range minutes {
+		failed := ""
+		if m.Failed >= 0 {
+			failed = strconv.FormatInt(m.Failed, 10)
+		}
+		pulled := "0"
+		if m.Pulled {
+			pulled = "1"
+		}
+		if err := cw.Write([]string{m.T.UTC().Format(time.RFC3339), strconv.FormatInt(m.Lines, 10), failed, pulled, m.Reason}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// ReadMinuteCounts reads access/minute-counts.csv. Errors name file and line.
+func ReadMinuteCounts(path string) ([]Minute, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = len(csvHeader)
+	var out []Minute
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if line == 1 {
+			if rec[0] != csvHeader[0] {
+				return nil, fmt.Errorf("%s:1: want the header %v", path, csvHeader)
+			}
+			continue
+		}
+		bad := func(what string, err error) error { return fmt.Errorf("%s:%d: %s: %v", path, line, what, err) }
+		var m Minute
+		if m.T, err = time.Parse(time.RFC3339, rec[0]); err != nil {
+			return nil, bad("minute", err)
+		}
+		if m.Lines, err = strconv.ParseInt(rec[1], 10, 64); err != nil {
+			return nil, bad("lines", err)
+		}
+		m.Failed = -1
+		if rec[2] != "" {
+			if m.Failed, err = strconv.ParseInt(rec[2], 10, 64); err != nil {
+				return nil, bad("failed", err)
+			}
+		}
+		m.Pulled = rec[3] == "1"
+		m.Reason = rec[4]
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// PulledShare summarises minutes of [from, to): how many minutes and lines
+// there are, and how many of them were pulled raw.
+func PulledShare(minutes []Minute, from, to time.Time) (pulledMinutes, allMinutes int, pulledLines, allLines int64) {
+	for _, m := range minutes {
+		if m.T.Add(time.Minute).After(from) && m.T.Before(to) {
+			allMinutes++
+			allLines += m.Lines
+			if m.Pulled {
+				pulledMinutes++
+				pulledLines += m.Lines
+			}
+		}
+	}
+	return
+}
