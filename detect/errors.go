@@ -16,6 +16,12 @@ type errorsDetector struct{}
 
 func (errorsDetector) Name() string { return KindUpstreamErrors }
 
+// failureRiseRatio is lower than a crawler's rise ratio: failures are what users
+// feel, and twice the usual failures, far beyond noise, is already an incident
+// (a rate limit refusing a crawler that was already refused at a low rate
+// before, for one).
+const failureRiseRatio = 2.0
+
 // failedIn counts what reached no one in a minute: 5xx, 429, and successes
 // logged after the clients had given up.
 func failedIn(m *Minute) int {
@@ -51,7 +57,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		total += failedIn(&window[i])
 	}
 	expected := usualFailed * float64(len(window))
-	if !poissonExcess(float64(total), expected, riseRatio, riseZ) {
+	if !poissonExcess(float64(total), expected, failureRiseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
 	}
 	// The failing stretch: minutes clearly above the usual failure rate.

@@ -2,7 +2,6 @@ package loki
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
 // Loki's HTTP API paths (docs: "Loki HTTP API", query endpoints).
@@ -91,16 +92,7 @@ func New(cfg Config) (*Client, error) {
 			return rand.N(d)
 		},
 	}
-	// What must never be printed: the password, the token, and the encoded
-	// basic-auth credential (a proxy could echo the Authorization header).
-	for _, s := range []string{cfg.Password, cfg.BearerToken} {
-		if s != "" {
-			c.secrets = append(c.secrets, s)
-		}
-	}
-	if cfg.Password != "" {
-		c.secrets = append(c.secrets, base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password)))
-	}
+	c.secrets = redact.Secrets(cfg.Username, cfg.Password, cfg.BearerToken)
 	c.limit.Store(int64(cfg.Limit))
 	return c, nil
 }
@@ -377,34 +369,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scrub makes sure no secret appears in an error's text. Secrets only travel in
-// headers, which Go never prints, so this is a second line of defence (a proxy
-// could echo a header into its error body).
-func (c *Client) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := msg
-	for _, s := range c.secrets {
-		clean = strings.ReplaceAll(clean, s, redacted)
-	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbedError{msg: clean, inner: err}
-}
-
-// scrubbedError keeps errors.Is working (context.Canceled, ...) without exposing
-// the unredacted text through Unwrap.
-type scrubbedError struct {
-	msg   string
-	inner error
-}
-
-func (e *scrubbedError) Error() string        { return e.msg }
-func (e *scrubbedError) Is(target error) bool { return errors.Is(e.inner, target) }
-func (e *scrubbedError) As(target any) bool   { return false }
+// scrub makes sure no secret appears in an error's text.
+func (c *Client) scrub(err error) error { return redact.Error(err, c.secrets) }
 
 // queryErr names the query that failed, as callers expect:
 // loki query "{job=\"caddy\"}": loki answered 400: parse error ...

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
 // Defaults for the zero values of Config.
@@ -100,32 +102,12 @@ func ConfigFromEnv() Config {
 	}
 }
 
-const redacted = "REDACTED"
-
-func redact(s string) string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// redactAddr removes user info from a URL for display.
-func redactAddr(addr string) string {
-	u, err := url.Parse(addr)
-	if err != nil || u.User == nil {
-		if strings.Contains(addr, "@") {
-			return redacted // unparsable and may hold a password: show nothing
-		}
-		return addr
-	}
-	u.User = url.User(redacted)
-	return u.String()
-}
+const redacted = redact.Mark
 
 // String renders the configuration with every credential redacted.
 func (c Config) String() string {
 	return fmt.Sprintf("loki.Config{Addr:%q, Username:%q, Password:%q, BearerToken:%q, BearerTokenFile:%q, OrgID:%q, CAFile:%q, CertFile:%q, KeyFile:%q, InsecureSkipVerify:%t, Limit:%d, Parallel:%d, SplitBy:%s, Retries:%d, Timeout:%s}",
-		redactAddr(c.Addr), redact(c.Username), redact(c.Password), redact(c.BearerToken), c.BearerTokenFile,
+		redact.URL(c.Addr), redact.Value(c.Username), redact.Value(c.Password), redact.Value(c.BearerToken), c.BearerTokenFile,
 		c.OrgID, c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify, c.Limit, c.Parallel, c.SplitBy, c.Retries, c.Timeout)
 }
 
@@ -171,7 +153,7 @@ func (c Config) normalized() (Config, error) {
 	u, err := url.Parse(strings.TrimSpace(c.Addr))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		// Never echo the address: it may carry a password.
-		return c, fmt.Errorf("loki: address %s is not an http(s) URL", redactAddr(c.Addr))
+		return c, fmt.Errorf("loki: address %s is not an http(s) URL", redact.URL(c.Addr))
 	}
 	if u.User != nil {
 		if c.Username == "" {

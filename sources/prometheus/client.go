@@ -18,6 +18,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
 // Source is the name this package gives its data-quality notes and bundle
@@ -86,6 +87,9 @@ type Result struct {
 type Client struct {
 	cfg Config
 	api v1.API
+	// secrets are scrubbed from every error: a server or proxy may echo a
+	// credential header back in its answer.
+	secrets []string
 
 	mu      sync.Mutex
 	notes   []sources.QualityNote
@@ -108,7 +112,12 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
 	}
-	return &Client{cfg: cfg, api: v1.NewAPI(c), seen: map[string]bool{}}, nil
+	headerValues := make([]string, 0, len(cfg.Headers))
+	for _, v := range cfg.Headers {
+		headerValues = append(headerValues, v)
+	}
+	return &Client{cfg: cfg, api: v1.NewAPI(c), seen: map[string]bool{},
+		secrets: redact.Secrets(cfg.Username, cfg.Password, cfg.BearerToken, headerValues...)}, nil
 }
 
 // String describes the client without credentials.
@@ -172,11 +181,11 @@ func (c *Client) RangeQuery(ctx context.Context, q string, start, end time.Time,
 		})
 		out.Warnings, out.Infos = append(out.Warnings, warn...), append(out.Infos, info...)
 		if err != nil {
-			return out, fmt.Errorf("prometheus query %q: %w", q, err)
+			return out, redact.Error(fmt.Errorf("prometheus query %q: %w", q, err), c.secrets)
 		}
 		part, err := convert(v)
 		if err != nil {
-			return out, fmt.Errorf("prometheus query %q: %w", q, err)
+			return out, redact.Error(fmt.Errorf("prometheus query %q: %w", q, err), c.secrets)
 		}
 		for _, p := range part {
 			if s := byKey[p.key]; s != nil {
@@ -211,11 +220,11 @@ func (c *Client) InstantQuery(ctx context.Context, q string, at time.Time) (Resu
 	})
 	out := Result{Warnings: warn, Infos: info}
 	if err != nil {
-		return out, fmt.Errorf("prometheus query %q: %w", q, err)
+		return out, redact.Error(fmt.Errorf("prometheus query %q: %w", q, err), c.secrets)
 	}
 	part, err := convert(v)
 	if err != nil {
-		return out, fmt.Errorf("prometheus query %q: %w", q, err)
+		return out, redact.Error(fmt.Errorf("prometheus query %q: %w", q, err), c.secrets)
 	}
 	out.Series = make([]metrics.Series, len(part))
 	for i, p := range part {

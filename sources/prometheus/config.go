@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
 // Defaults for the zero values of Config.
@@ -62,29 +64,7 @@ type Config struct {
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
 
-const redacted = "REDACTED"
-
-func redact(s string) string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// redactURL removes user info from a URL for display.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if strings.Contains(raw, "@") {
-			return redacted // unparsable and may hold a password: show nothing
-		}
-		return raw
-	}
-	if u.User != nil {
-		u.User = url.User(redacted)
-	}
-	return u.String()
-}
+const redacted = redact.Mark
 
 // stripUserinfo removes user info from a URL for marshalling.
 func stripUserinfo(raw string) string {
@@ -119,7 +99,7 @@ func (c Config) String() string {
 	}
 	sort.Strings(names)
 	return fmt.Sprintf("prometheus.Config{URL:%q, Username:%q, Password:%q, PasswordFile:%q, BearerToken:%q, BearerTokenFile:%q, CAFile:%q, InsecureSkipVerify:%t, Timeout:%s, Retries:%d, Headers:[%s]}",
-		redactURL(c.URL), redact(c.Username), redact(c.Password), c.PasswordFile, redact(c.BearerToken),
+		redact.URL(c.URL), redact.Value(c.Username), redact.Value(c.Password), c.PasswordFile, redact.Value(c.BearerToken),
 		c.BearerTokenFile, c.CAFile, c.InsecureSkipVerify, c.Timeout, c.Retries, strings.Join(names, " "))
 }
 
@@ -156,7 +136,7 @@ func (c Config) normalized() (Config, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		// Never echo the address: it may carry a password.
-		return c, fmt.Errorf("prometheus: URL %s is not an http(s) URL", redactURL(raw))
+		return c, fmt.Errorf("prometheus: URL %s is not an http(s) URL", redact.URL(raw))
 	}
 	if u.User != nil {
 		if c.Username == "" {

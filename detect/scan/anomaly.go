@@ -1,0 +1,91 @@
+package scan
+
+import (
+	"github.com/aftermath-forensics/aftermath/detect"
+
+	"time"
+)
+
+// Anomaly kinds beyond the finding kinds of package detect.
+const (
+	// KindSurge is a rise of requests that behaves like people (assets after
+	// pages, cacheable articles, sessions): a flash crowd. Severity info.
+	KindSurge = "surge"
+	// KindErrorRate is a rise of failed responses (5xx, 429, late successes);
+	// upstream_errors findings join it.
+	KindErrorRate = "error_rate"
+	// KindLatency is a rise of PHP's response time over successes.
+	KindLatency = "latency"
+	// KindSaturation is a rise of busy-worker minutes, listen-queue depth or
+	// CPU; worker_saturation and listen_queue_overflow findings join it.
+	KindSaturation = "saturation"
+	// KindRequestRate is a rise of uncacheable requests (tools, special
+	// pages, API) that no single fingerprint explains.
+	KindRequestRate = "request_rate"
+)
+
+// Severities, in increasing order.
+const (
+	SeverityInfo     = "info"
+	SeverityWarning  = "warning"
+	SeverityCritical = "critical"
+)
+
+// SeverityRank orders severities (info 0, warning 1, critical 2; -1 unknown).
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityInfo:
+		return 0
+	case SeverityWarning:
+		return 1
+	case SeverityCritical:
+		return 2
+	}
+	return -1
+}
+
+// Anomaly is one thing a scan found unusual, as serialised in scan.json.
+type Anomaly struct {
+	// Kind is a finding kind of package detect (crawler_burst,
+	// healthcheck_starved, ...) or surge, error_rate, latency, saturation,
+	// request_rate.
+	Kind string `json:"kind"`
+	// Severity is info, warning or critical. Only warning and critical make a
+	// scan anomalous (exit 1) and are announced.
+	Severity string `json:"severity"`
+	// Key tells anomalies of one kind apart: the fingerprint of a
+	// crawler_burst, the path class of a request_rate; "" for site-wide ones.
+	// Kind and Key identify an anomaly from one scan to the next.
+	Key string `json:"key"`
+	// Start is when it began inside the window (or before it, for a
+	// detector's finding).
+	Start time.Time `json:"start"`
+	// Metric names what Observed and Baseline measure, with its unit.
+	Metric string `json:"metric"`
+	// Observed is the window's value; Baseline the baseline's (the median of
+	// the same hours on previous days, or the detector's own baseline).
+	Observed float64 `json:"observed"`
+	Baseline float64 `json:"baseline"`
+	// Score is the excess of Observed over Baseline in units of the
+	// baseline's spread (robust z-score; see the package doc).
+	Score float64 `json:"score"`
+	// Summary says what happened in one or two sentences (English).
+	Summary string `json:"summary"`
+	// Findings are the ids of the detectors' findings that joined it.
+	Findings []string `json:"findings,omitempty"`
+	// Fingerprint is the client fingerprint of a crawler_burst.
+	Fingerprint *detect.Fingerprint `json:"fingerprint,omitempty"`
+	// Facts are named numbers behind the summary.
+	Facts map[string]float64 `json:"facts,omitempty"`
+}
+
+// ID identifies an anomaly across scans: kind and key.
+func (a *Anomaly) ID() string {
+	if a.Key == "" {
+		return a.Kind
+	}
+	return a.Kind + " " + a.Key
+}
+
+// Alarming reports whether a's severity makes a scan anomalous.
+func (a *Anomaly) Alarming() bool { return SeverityRank(a.Severity) >= SeverityRank(SeverityWarning) }

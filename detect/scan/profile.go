@@ -1,0 +1,356 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// Profile is one time range aggregated: the unit a seasonal baseline compares.
+// The recent window and every baseline slot are Profiles built the same way,
+// so an observation and its baseline never differ by how they were counted.
+type Profile struct {
+	Range
+	// Covered is true when the access log spans the whole range: a slot
+	// before the log begins is missing data, not a quiet hour.
+	Covered bool `json:"covered"`
+	// Lines counts every access-log line in the range.
+	Lines int `json:"lines"`
+	// Requests counts client requests: the proxy's health checks and the
+	// site's calls to its own API are not clients.
+	Requests int `json:"requests"`
+	// Failed counts what reached no one: 5xx, 429 and successes logged after
+	// the clients' timeout (detect's definition).
+	Failed int `json:"failed"`
+	// Server5xx, Status429: responses with those statuses.
+	Server5xx int `json:"status_5xx"`
+	Status429 int `json:"status_429"`
+	// Proxy503 counts 503s Caddy made itself (no PHP behind them): the
+	// upstream was marked down.
+	Proxy503 int `json:"proxy_503"`
+	// Late counts 2xx/3xx logged after the clients' timeout.
+	Late int `json:"late"`
+	// Latency holds the durations of PHP successes (within the clients'
+	// timeout): a percentile over timeouts describes the client, not PHP.
+	Latency detect.Histogram `json:"-"`
+	// Classes counts client requests by path class.
+	Classes map[detect.PathClass]int `json:"classes"`
+	// Clusters are the client fingerprints seen in the range.
+	Clusters map[detect.ClusterKey]*ClusterProfile `json:"-"`
+	// Pool is php-fpm and the host over the range; nil without metrics.
+	Pool *PoolProfile `json:"pool,omitempty"`
+}
+
+// ClusterProfile is what one fingerprint did in a range.
+type ClusterProfile struct {
+	Requests int `json:"requests"`
+	// IPs and Prefixes count distinct client addresses and networks (/24 for
+	// IPv4, /64 for IPv6).
+	IPs      int `json:"distinct_ips"`
+	Prefixes int `json:"distinct_prefixes"`
+	// Assets and Uncacheable count requests for static files and for
+	// uncacheable pages (tools, special pages, API): people fetch assets after
+	// pages, crawlers walk tools.
+	Assets      int `json:"assets"`
+	Uncacheable int `json:"uncacheable"`
+	// Cookies counts requests that carried a Cookie header (sessions).
+	Cookies int `json:"cookies"`
+
+	ips      map[netip.Addr]struct{}
+	prefixes map[netip.Prefix]struct{}
+}
+
+// PoolProfile is php-fpm and the host over a range, from metrics.
+type PoolProfile struct {
+	// Workers is the pool's size: pm.max_children from the site facts, or
+	// the most processes seen when more.
+	Workers float64 `json:"workers"`
+	// SaturatedMinutes is how long every worker was busy.
+	SaturatedMinutes float64 `json:"saturated_minutes"`
+	// FirstSaturated is the first scrape with every worker busy (zero if none).
+	FirstSaturated time.Time `json:"first_saturated,omitzero"`
+	// QueuePeak is the deepest listen queue scraped; Backlog its cap.
+	QueuePeak float64 `json:"queue_peak"`
+	Backlog   float64 `json:"backlog,omitempty"`
+	// HasCPU is false when no CPU series exists; CPUMean and CPUPeak are
+	// host CPU utilisation in percent.
+	HasCPU  bool    `json:"has_cpu"`
+	CPUMean float64 `json:"cpu_mean_pct,omitempty"`
+	CPUPeak float64 `json:"cpu_peak_pct,omitempty"`
+}
+
+func newProfile(r Range) *Profile {
+	return &Profile{Range: r, Classes: map[detect.PathClass]int{}, Clusters: map[detect.ClusterKey]*ClusterProfile{}}
+}
+
+// observe adds one request; class and key are computed once by the caller.
+func (p *Profile) observe(r *sources.Request, class detect.PathClass, site sources.Site) {
+	p.Lines++
+	late := site.ClientTimeoutS > 0 && r.Duration > site.ClientTimeoutS
+	switch {
+	case r.Status >= 500:
+		p.Server5xx++
+		p.Failed++
+		if r.Status == 503 && r.Origin == sources.OriginProxy {
+			p.Proxy503++
+		}
+	case r.Status == 429:
+		p.Status429++
+		p.Failed++
+	case r.Status >= 200 && r.Status < 400 && late:
+		p.Late++
+		p.Failed++
+	case r.Status >= 200 && r.Status < 300 && r.Origin == sources.OriginUpstream:
+		p.Latency.Add(r.Duration)
+	}
+	if class == detect.ClassHealth || class == detect.ClassAPI && selfCall(r) {
+		return
+	}
+	p.Requests++
+	p.Classes[class]++
+	k := detect.Key(r)
+	c := p.Clusters[k]
+	if c == nil {
+		c = &ClusterProfile{ips: map[netip.Addr]struct{}{}, prefixes: map[netip.Prefix]struct{}{}}
+		p.Clusters[k] = c
+	}
+	c.Requests++
+	c.ips[r.ClientIP] = struct{}{}
+	c.prefixes[detect.Prefix(r.ClientIP)] = struct{}{}
+	switch class {
+	case detect.ClassAsset:
+		c.Assets++
+	case detect.ClassTool, detect.ClassSpecial, detect.ClassAPI:
+		c.Uncacheable++
+	}
+	if r.HasCookie {
+		c.Cookies++
+	}
+}
+
+// finish turns address sets into counts and frees them.
+func (p *Profile) finish() {
+	for _, c := range p.Clusters {
+		c.IPs, c.Prefixes = len(c.ips), len(c.prefixes)
+		c.ips, c.prefixes = nil, nil
+	}
+}
+
+// selfCall mirrors detect's rule for the site calling its own API (PHP's HTTP
+// clients announce themselves in the User-Agent): such requests are not
+// clients, and detect.Traffic leaves them out of every fingerprint too.
+func selfCall(r *sources.Request) bool {
+	ua := r.UserAgent
+	return strings.HasPrefix(ua, "MediaWiki/") || strings.Contains(ua, "GuzzleHttp/") ||
+		strings.HasPrefix(ua, "PHP/") || strings.HasPrefix(ua, "Wikibase")
+}
+
+// Collector reads requests once for a set of scans: every request lands in
+// the profiles of the slots that hold it and in the detect.Traffic of the scans
+// whose window or lookback holds it. One scan (the CLI) or a whole schedule
+// (a replay) costs one pass over the log.
+type Collector struct {
+	cfg  Config
+	site sources.Site
+	// slots are every profile any scan needs, each Since long, by From.
+	slots  []*Profile
+	byFrom map[int64]*Profile
+	// scans are the pending scans, by now.
+	scans []*pending
+
+	first, last time.Time
+	requests    int64
+	used        int64
+	finished    bool
+}
+
+// pending is one scan's share of the reading.
+type pending struct {
+	now     time.Time
+	traffic *detect.Traffic
+}
+
+// NewCollector prepares the profiles and traffic of scans at nows. cfg must
+// have its defaults set.
+func NewCollector(cfg Config, site sources.Site, nows []time.Time) *Collector {
+	c := &Collector{cfg: cfg, site: site, byFrom: map[int64]*Profile{}}
+	add := func(r Range) {
+		if _, ok := c.byFrom[r.From.UnixNano()]; !ok {
+			p := newProfile(r)
+			c.byFrom[r.From.UnixNano()] = p
+			c.slots = append(c.slots, p)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, now := range nows {
+		now = now.UTC()
+		if seen[now.UnixNano()] {
+			continue
+		}
+		seen[now.UnixNano()] = true
+		w := cfg.Window(now)
+		add(w)
+		for _, s := range cfg.Slots(now) {
+			add(s)
+		}
+		c.scans = append(c.scans, &pending{now: now, traffic: detect.NewTraffic(site, w.From, w.To)})
+	}
+	sort.Slice(c.slots, func(i, j int) bool { return c.slots[i].From.Before(c.slots[j].From) })
+	sort.Slice(c.scans, func(i, j int) bool { return c.scans[i].now.Before(c.scans[j].now) })
+	return c
+}
+
+// Observe adds one request to every slot and scan that holds it.
+func (c *Collector) Observe(r *sources.Request) {
+	t := r.Time
+	c.requests++
+	if c.first.IsZero() || t.Before(c.first) {
+		c.first = t
+	}
+	if t.After(c.last) {
+		c.last = t
+	}
+	used := false
+	// Every slot is Since long: it holds t when t-Since < From <= t.
+	lo := t.Add(-c.cfg.Since)
+	i := sort.Search(len(c.slots), func(i int) bool { return c.slots[i].From.After(lo) })
+	if i < len(c.slots) && !c.slots[i].From.After(t) {
+		class := detect.ClassifyPath(r.Path, r.Query, c.site.HealthURI)
+		for ; i < len(c.slots) && !c.slots[i].From.After(t); i++ {
+			c.slots[i].observe(r, class, c.site)
+		}
+		used = true
+	}
+	// A scan observes [now-Since-Lookback, now): t < now <= t+Since+Lookback.
+	hi := t.Add(c.cfg.Since + c.cfg.Lookback)
+	j := sort.Search(len(c.scans), func(j int) bool { return c.scans[j].now.After(t) })
+	for ; j < len(c.scans) && !c.scans[j].now.After(hi); j++ {
+		c.scans[j].traffic.Observe(r)
+		used = true
+	}
+	if used {
+		c.used++
+	}
+}
+
+// finish closes the reading: address sets become counts, and each slot learns
+// whether the log covered it.
+func (c *Collector) finish() {
+	if c.finished {
+		return
+	}
+	c.finished = true
+	for _, p := range c.slots {
+		p.finish()
+		// A slot is covered when the log began before it and went on past
+		// it (a log that ends early is missing data, not silence).
+		p.Covered = c.requests > 0 && !c.first.After(p.From) && !c.last.Before(p.To.Add(-coverageSlack))
+	}
+}
+
+// coverageSlack tolerates a quiet end of a slot: a log whose last request is
+// this close to a slot's end still covers it.
+const coverageSlack = 5 * time.Minute
+
+// profile returns the profile of range r (nil when no scan asked for it).
+func (c *Collector) profile(r Range) *Profile { return c.byFrom[r.From.UnixNano()] }
+
+func (c *Collector) scan(now time.Time) *pending {
+	for _, s := range c.scans {
+		if s.now.Equal(now) {
+			return s
+		}
+	}
+	return nil
+}
+
+// metricsStep is the grid metric slots are read on: Prometheus' default
+// scrape interval, so no scrape is skipped.
+const metricsStep = 15 * time.Second
+
+// cpuQueries are tried in order, as detect does: CloudWatch's EC2 metric,
+// else node exporter's.
+var cpuQueries = []string{
+	"avg(aws_ec2_cpuutilization_average)",
+	`100 * (1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m])))`,
+}
+
+// poolProfile aggregates the metrics of one range. It returns nil when no
+// php-fpm series covers the range.
+func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact int) (*PoolProfile, error) {
+	end := r.To.Add(-time.Second)
+	get := func(query string) ([]metrics.Point, error) {
+		s, err := q.QueryRange(ctx, query, r.From, end, metricsStep)
+		if err != nil {
+			return nil, fmt.Errorf("scan: metrics %s over %s: %w", query, r, err)
+		}
+		if len(s) == 0 {
+			return nil, nil
+		}
+		return s[0].Points, nil
+	}
+	active, err := get("sum(phpfpm_active_processes)")
+	if err != nil || len(active) == 0 {
+		return nil, err
+	}
+	total, err := get("sum(phpfpm_total_processes)")
+	if err != nil {
+		return nil, err
+	}
+	queue, err := get("sum(phpfpm_listen_queue)")
+	if err != nil {
+		return nil, err
+	}
+	backlog, err := get("max(phpfpm_listen_queue_length)")
+	if err != nil {
+		return nil, err
+	}
+	p := &PoolProfile{Workers: math.Max(float64(workersFact), maxOf(total)), QueuePeak: maxOf(queue), Backlog: maxOf(backlog)}
+	n := 0
+	for _, pt := range active {
+		if p.Workers > 0 && pt.V >= p.Workers {
+			n++
+			if p.FirstSaturated.IsZero() {
+				p.FirstSaturated = pt.T.UTC()
+			}
+		}
+	}
+	p.SaturatedMinutes = float64(n) * metricsStep.Minutes()
+	for _, cq := range cpuQueries {
+		cpu, err := get(cq)
+		if err != nil {
+			return nil, err
+		}
+		if len(cpu) == 0 {
+			continue
+		}
+		sum := 0.0
+		for _, pt := range cpu {
+			sum += pt.V
+		}
+		p.HasCPU, p.CPUMean, p.CPUPeak = true, sum/float64(len(cpu)), maxOf(cpu)
+		break
+	}
+	return p, nil
+}
+
+func maxOf(ps []metrics.Point) float64 {
+	m := 0.0
+	for _, p := range ps {
+		m = math.Max(m, p.V)
+	}
+	return m
+}
+
+// String renders a range in UTC for errors.
+func (r Range) String() string {
+	return r.From.UTC().Format(time.RFC3339) + "/" + r.To.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,228 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+)
+
+// Result is the outcome of one scan.
+type Result struct {
+	// Now is when the scan ran (or replays); Window is [Now-Since, Now).
+	Now    time.Time
+	Window Range
+	// Baseline describes the slots compared with.
+	Baseline BaselineInfo
+	// Recent is the window's profile.
+	Recent *Profile
+	// Anomalies, most severe first.
+	Anomalies []Anomaly
+	// Measures are the site-wide measures against their baseline.
+	Measures []Measure
+	// Findings and Checks are what the detectors concluded on the window.
+	Findings []detect.Finding
+	Checks   []detect.Check
+	// DataQuality lists what could not be read or compared.
+	DataQuality []sources.QualityNote
+	// Read is what the scan read.
+	Read Read
+}
+
+// BaselineInfo says what the window was compared with.
+type BaselineInfo struct {
+	// Method is "same hours on each previous day" or "same hours on the same
+	// weekday".
+	Method string `json:"method"`
+	// Days is how far back the baseline reaches.
+	Days int `json:"days"`
+	// Slots are the baseline slots, most recent first, covered or not.
+	Slots []Slot `json:"slots"`
+	// Used counts the covered slots the comparison used; Seasonal is false
+	// when they were too few and only the detectors judged the window.
+	Used     int  `json:"used"`
+	Seasonal bool `json:"seasonal"`
+}
+
+// Slot is one baseline slot.
+type Slot struct {
+	Range
+	Covered  bool `json:"covered"`
+	Requests int  `json:"requests"`
+}
+
+// Read is what a scan read, to answer "how much does an hourly scan pull".
+type Read struct {
+	// AccessFiles, AccessLines and AccessBytes are what the pass over the
+	// access logs read (shared by every scan of a Set).
+	AccessFiles int64 `json:"access_files"`
+	AccessLines int64 `json:"access_lines"`
+	AccessBytes int64 `json:"access_bytes"`
+	// RawRange is the range whose raw lines the detectors needed (window and
+	// lookback), RawLines how many lines fell in it.
+	RawRange Range `json:"raw_range"`
+	RawLines int   `json:"raw_lines"`
+	// SlotLines counts the lines of the baseline slots: a live scan needs
+	// only their aggregates (counts by fingerprint, status, latency buckets).
+	SlotLines int `json:"slot_lines"`
+	// MetricSamples is what the metric files held.
+	MetricFiles   int   `json:"metric_files"`
+	MetricSamples int64 `json:"metric_samples"`
+}
+
+// Anomalous reports whether any anomaly is warning or critical.
+func (r *Result) Anomalous() bool {
+	for i := range r.Anomalies {
+		if r.Anomalies[i].Alarming() {
+			return true
+		}
+	}
+	return false
+}
+
+// Set is evidence read once for one or more scans: the CLI scans one now, a
+// replay a whole schedule.
+type Set struct {
+	cfg    Config
+	loaded *detect.Loaded
+	col    *Collector
+	stats  accesslog.Stats
+	notes  []sources.QualityNote
+}
+
+// Load reads the evidence of in for scans at nows: metrics, logs and changes
+// through detect.Load, the access logs in one pass into a Collector.
+func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) (*Set, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(nows) == 0 {
+		return nil, fmt.Errorf("scan: no time to scan at")
+	}
+	sorted := append([]time.Time(nil), nows...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
+	// detect.Load reads everything but the access logs: the Collector reads
+	// those, once, into the slots and windows the scans need.
+	rest := in
+	rest.Access = nil
+	rest.Manifest.Window.From = sorted[0].Add(-cfg.Since).UTC()
+	rest.Manifest.Window.To = sorted[len(sorted)-1].UTC()
+	rest.Manifest.Baseline = nil
+	loaded, err := detect.Load(ctx, rest, cfg.Loc)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	s := &Set{cfg: cfg, loaded: loaded, col: NewCollector(cfg, in.Manifest.Site, sorted)}
+	for _, n := range loaded.DataQuality {
+		if n.Source != "access" { // about the access logs it was not given
+			s.notes = append(s.notes, n)
+		}
+	}
+	if len(in.Access) == 0 {
+		s.notes = append(s.notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
+			Message: "no access log given: requests, statuses and client fingerprints are unknown"})
+	}
+	var skips sources.Skips
+	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie}, &skips,
+		func(batch []sources.Request) error {
+			for i := range batch {
+				s.col.Observe(&batch[i])
+			}
+			return nil
+		})
+	if err != nil {
+		loaded.Close()
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	s.notes = append(s.notes, skips.Notes("access", "lines")...)
+	s.col.finish()
+	if q := loaded.Evidence.Metrics; q != nil {
+		for _, p := range s.col.slots {
+			if p.Pool, err = poolProfile(ctx, q, p.Range, in.Manifest.Site.Workers); err != nil {
+				loaded.Close()
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+// Close releases the metric store.
+func (s *Set) Close() error { return s.loaded.Close() }
+
+// Config is the configuration the Set scans with (defaults filled in).
+func (s *Set) Config() Config { return s.cfg }
+
+// Scan judges the window ending at now, one of the times the Set was loaded for.
+func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
+	now = now.UTC()
+	pend := s.col.scan(now)
+	if pend == nil {
+		return nil, fmt.Errorf("scan: %s was not among the times loaded", now.Format(time.RFC3339))
+	}
+	cfg := s.cfg
+	w := cfg.Window(now)
+	ev := *s.loaded.Evidence
+	ev.From, ev.To = w.From, w.To
+	ev.BaselineFrom, ev.BaselineTo = w.From.Add(-cfg.Lookback), w.From
+	ev.Pool = nil
+	ev.Traffic = nil
+	notes := append([]sources.QualityNote(nil), s.notes...)
+	if pend.traffic.Total() > 0 {
+		ev.Traffic = pend.traffic
+	} else if s.stats.Requests > 0 {
+		notes = append(notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
+			Message: fmt.Sprintf("no request between %s and %s (the logs span %s to %s)", cfg.observed(now).From.Format(time.RFC3339),
+				now.Format(time.RFC3339), s.stats.First.Format(time.RFC3339), s.stats.Last.Format(time.RFC3339))})
+	}
+	res, err := detect.Run(ctx, &ev, detect.Detectors())
+	if err != nil {
+		return nil, fmt.Errorf("scan at %s: %w", now.Format(time.RFC3339), err)
+	}
+	notes = append(notes, res.DataQuality...)
+
+	out := &Result{Now: now, Window: w, Recent: s.col.profile(w), Findings: res.Findings, Checks: res.Checks}
+	out.Baseline.Days = int(cfg.Baseline / day)
+	out.Baseline.Method = "the same hours on each previous day"
+	if cfg.SameWeekday() {
+		out.Baseline.Method = "the same hours on the same weekday"
+	}
+	var covered []*Profile
+	slotLines := 0
+	for _, r := range cfg.Slots(now) {
+		p := s.col.profile(r)
+		out.Baseline.Slots = append(out.Baseline.Slots, Slot{Range: r, Covered: p.Covered, Requests: p.Requests})
+		if p.Covered {
+			covered = append(covered, p)
+			slotLines += p.Lines
+		}
+	}
+	out.Baseline.Used = len(covered)
+	out.Baseline.Seasonal = len(covered) >= cfg.MinBaselineDays
+	if !out.Baseline.Seasonal {
+		notes = append(notes, sources.QualityNote{Source: "scan", Severity: sources.SeverityWarning,
+			Message: fmt.Sprintf("the evidence covers %d of the %d baseline slots (at least %d are needed): the window was not compared with previous days, only the detectors judged it",
+				len(covered), len(out.Baseline.Slots), cfg.MinBaselineDays)})
+	}
+	if s.stats.Requests > 0 && s.stats.First.After(w.From) {
+		notes = append(notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
+			Message: fmt.Sprintf("the access logs begin at %s, inside the window", s.stats.First.Format(time.RFC3339))})
+	}
+
+	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, seasonal: out.Baseline.Seasonal}
+	j.run()
+	for _, a := range j.anomalies {
+		out.Anomalies = append(out.Anomalies, *a)
+	}
+	out.Measures = j.measures
+	out.DataQuality = append(notes, j.notes...)
+	out.Read = Read{AccessFiles: s.stats.Files, AccessLines: s.stats.Lines, AccessBytes: s.stats.Bytes,
+		RawRange: cfg.observed(now), RawLines: pend.traffic.Total(), SlotLines: slotLines,
+		MetricFiles: s.loaded.MetricFiles, MetricSamples: s.loaded.MetricSamples}
+	return out, nil
+}
