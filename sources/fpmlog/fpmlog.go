@@ -5,9 +5,12 @@ package fpmlog
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Event kinds.
@@ -31,7 +34,7 @@ var (
 	slowRe        = regexp.MustCompile(`executing too slow`)
 )
 
-// ReadFile parses a php-fpm log. php-fpm writes local time without a zone, so
+// ReadFile parses a php-fpm log, plain or gzip-compressed. php-fpm writes local time without a zone, so
 // the caller passes the zone the server logs in. found reports whether any line
 // had php-fpm's shape (a file that has none is some other log).
 func ReadFile(path string, loc *time.Location) (events []Event, found bool, err error) {
@@ -40,7 +43,17 @@ func ReadFile(path string, loc *time.Location) (events []Event, found bool, err 
 		return nil, false, fmt.Errorf("php-fpm log: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, false, fmt.Errorf("php-fpm log %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		m := lineRe.FindStringSubmatch(sc.Text())

@@ -1,6 +1,8 @@
 package fpmlog
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +29,16 @@ func TestReadFile(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "php-fpm.log")
 			os.WriteFile(p, []byte(tt.log), 0o644)
 			evs, found, err := ReadFile(p, seoul)
+			// The same log compressed reads the same.
+			var zbuf bytes.Buffer
+			zw := gzip.NewWriter(&zbuf)
+			zw.Write([]byte(tt.log))
+			zw.Close()
+			pz := p + ".gz"
+			os.WriteFile(pz, zbuf.Bytes(), 0o644)
+			if zevs, zfound, zerr := ReadFile(pz, seoul); zerr != nil || zfound != found || len(zevs) != len(evs) {
+				t.Errorf("gzip: found %v events %d err %v; plain: found %v events %d", zfound, len(zevs), zerr, found, len(evs))
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
