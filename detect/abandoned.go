@@ -41,7 +41,7 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			end = m.Start.Add(time.Minute)
 		}
 	}
-	expected := medianInts(base) * float64(windowMinutes)
+	expected := Median(base) * float64(windowMinutes)
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
 			fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), fmtNum(expected))}, nil

@@ -2,7 +2,7 @@ package detect
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -56,17 +56,18 @@ func countsPerBucket(perMinute map[int64]int, from, to time.Time, size int) []in
 	return out
 }
 
-// medianInts returns the median of xs (0 for none). xs is reordered.
-func medianInts(xs []int) float64 {
+// Median returns the median of xs (0 for none); xs is reordered. Baselines use
+// medians because an incident inside them moves a mean, not a median.
+func Median[T int | int64 | float64](xs []T) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	sort.Ints(xs)
+	slices.Sort(xs)
 	n := len(xs)
 	if n%2 == 1 {
 		return float64(xs[n/2])
 	}
-	return float64(xs[n/2-1]+xs[n/2]) / 2
+	return (float64(xs[n/2-1]) + float64(xs[n/2])) / 2
 }
 
 // rollingMax returns the largest sum of size consecutive minutes within

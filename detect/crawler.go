@@ -123,9 +123,9 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 // to mean much).
 func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 	if buckets := countsPerBucket(perMinute, from, to, 10); len(buckets) >= 6 {
-		return medianInts(buckets)
+		return Median(buckets)
 	}
-	return 10 * medianInts(countsPerBucket(perMinute, from, to, 1))
+	return 10 * Median(countsPerBucket(perMinute, from, to, 1))
 }
 
 // automation decides whether a burst is automated, or says why it looks human.
@@ -153,7 +153,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 			v6++
 		}
 	}
-	medianPerIP := medianInts(perIP)
+	medianPerIP := Median(perIP)
 	var totalPHP float64
 	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
 		if mm := ev.Traffic.minutes[m]; mm != nil {

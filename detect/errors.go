@@ -50,8 +50,8 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 			window = append(window, m)
 		}
 	}
-	usualFailed := medianInts(baseFailed)
-	usualGood := medianInts(baseGood)
+	usualFailed := Median(baseFailed)
+	usualGood := Median(baseGood)
 	total := 0
 	for i := range window {
 		total += failedIn(&window[i])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
@@ -69,16 +68,9 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 }
 
 func medianPoints(ps []metrics.Point) float64 {
-	if len(ps) == 0 {
-		return 0
-	}
 	vs := make([]float64, len(ps))
 	for i, p := range ps {
 		vs[i] = p.V
 	}
-	sort.Float64s(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2]
-	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	return Median(vs)
 }

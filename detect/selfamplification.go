@@ -39,7 +39,7 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	if n == 0 {
 		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
 	}
-	expected := medianInts(base) * float64(minutes)
+	expected := Median(base) * float64(minutes)
 	facts := map[string]float64{"self_calls": float64(n), "expected": round(expected, 1)}
 	// Self-calls are harmless while workers are free; they amplify when every
 	// worker is busy, because the outer request holds one worker while its

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"sort"
 	"strconv"
 	"time"
 
@@ -124,24 +123,12 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 		for _, n := range c.IPs {
 			perIP = append(perIP, n)
 		}
-		row.RequestsPerIPMedian = median(perIP)
+		row.RequestsPerIPMedian = detect.Median(perIP)
 		for cl, n := range c.Classes {
 			row.Classes[string(cl)] = n
 		}
 		e.Clusters = append(e.Clusters, row)
 	}
-}
-
-func median(xs []int) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Ints(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return float64(xs[n/2])
-	}
-	return float64(xs[n/2-1]+xs[n/2]) / 2
 }
 
 // StatusTotals sums the per-minute rows by status.

@@ -8,13 +8,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -34,21 +30,11 @@ type line struct {
 // that are not JSON are counted in skips; other loggers are ignored, as they are
 // not health evidence. found reports whether the file looked like Caddy's log.
 func ReadFile(path string, skips *sources.Skips) (events []sources.HealthEvent, found bool, err error) {
-	f, err := os.Open(path)
+	r, err := sources.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("caddy log: %w", err)
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, false, fmt.Errorf("caddy log %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
+	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxLine)
 	n := 0

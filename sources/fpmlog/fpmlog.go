@@ -5,12 +5,10 @@ package fpmlog
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Event kinds.
@@ -38,21 +36,11 @@ var (
 // the caller passes the zone the server logs in. found reports whether any line
 // had php-fpm's shape (a file that has none is some other log).
 func ReadFile(path string, loc *time.Location) (events []Event, found bool, err error) {
-	f, err := os.Open(path)
+	r, err := sources.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("php-fpm log: %w", err)
 	}
-	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, false, fmt.Errorf("php-fpm log %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
+	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
