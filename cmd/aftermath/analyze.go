@@ -103,14 +103,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stderr io.Writer) (*detect.In
 
 // offlineInputs reads a bundle or the files named on the command line.
 func (f *analyzeFlags) offlineInputs() (*detect.Inputs, error) {
-	in := &detect.Inputs{}
-	if f.bundle != "" {
-		b, err := bundle.Open(f.bundle)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
-		}
-		*in = detect.InputsFromBundle(b)
-	} else {
+	if f.bundle == "" {
 		if len(f.access) == 0 && len(f.metrics) == 0 {
 			return nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
 		}
@@ -118,32 +111,61 @@ func (f *analyzeFlags) offlineInputs() (*detect.Inputs, error) {
 			return nil, usageErrorf("--from and --to are required with --access/--metrics (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 		}
 	}
-	in.Access = append(in.Access, f.access...)
-	in.Metrics = append(in.Metrics, f.metrics...)
-	in.Changes = append(in.Changes, f.changes...)
-	for _, p := range append(append(append([]string{}, f.access...), f.metrics...), f.changes...) {
-		if _, err := os.Stat(p); err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-	}
-	if f.from != "" || f.to != "" {
-		from, err := time.Parse(time.RFC3339, f.from)
-		if err != nil {
-			return nil, usageErrorf("--from: %v", err)
-		}
-		to, err := time.Parse(time.RFC3339, f.to)
-		if err != nil {
-			return nil, usageErrorf("--to: %v", err)
-		}
-		if !to.After(from) {
-			return nil, usageErrorf("--to %s is not after --from %s", f.to, f.from)
-		}
-		in.Manifest.Window = bundle.Window{From: from, To: to}
+	in, err := openEvidence(f.bundle, f.access, f.metrics, f.changes, f.from, f.to)
+	if err != nil {
+		return nil, err
 	}
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}
 	return in, nil
+}
+
+// openEvidence reads the evidence named on the command line: the bundle in dir
+// (when given) plus the access logs, metrics and changes files (each must
+// exist), with the window --from/--to when either is given.
+func openEvidence(dir string, access, metrics, changes []string, from, to string) (*detect.Inputs, error) {
+	in := &detect.Inputs{}
+	if dir != "" {
+		b, err := bundle.Open(dir)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		*in = detect.InputsFromBundle(b)
+	}
+	in.Access = append(in.Access, access...)
+	in.Metrics = append(in.Metrics, metrics...)
+	in.Changes = append(in.Changes, changes...)
+	for _, p := range slices.Concat(access, metrics, changes) {
+		if _, err := os.Stat(p); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
+	if from != "" || to != "" {
+		f, t, err := parseWindow(from, to)
+		if err != nil {
+			return nil, err
+		}
+		in.Manifest.Window = bundle.Window{From: f, To: t}
+	}
+	return in, nil
+}
+
+// parseWindow reads --from and --to (RFC3339); --to must be after --from.
+// Errors are usage errors.
+func parseWindow(from, to string) (time.Time, time.Time, error) {
+	f, err := time.Parse(time.RFC3339, from)
+	if err != nil {
+		return time.Time{}, time.Time{}, usageErrorf("--from: %v", err)
+	}
+	t, err := time.Parse(time.RFC3339, to)
+	if err != nil {
+		return time.Time{}, time.Time{}, usageErrorf("--to: %v", err)
+	}
+	if !t.After(f) {
+		return time.Time{}, time.Time{}, usageErrorf("--to %s is not after --from %s", to, from)
+	}
+	return f, t, nil
 }
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a

@@ -166,16 +166,9 @@ func liveWindow(since time.Duration, from, to string, now time.Time) (time.Time,
 	case from == "" || to == "":
 		return time.Time{}, time.Time{}, usageErrorf("give the window: --since 2h, or --from and --to (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 	}
-	f, err := time.Parse(time.RFC3339, from)
+	f, t, err := parseWindow(from, to)
 	if err != nil {
-		return time.Time{}, time.Time{}, usageErrorf("--from: %v", err)
-	}
-	t, err := time.Parse(time.RFC3339, to)
-	if err != nil {
-		return time.Time{}, time.Time{}, usageErrorf("--to: %v", err)
-	}
-	if !t.After(f) {
-		return time.Time{}, time.Time{}, usageErrorf("--to %s is not after --from %s", to, from)
+		return time.Time{}, time.Time{}, err
 	}
 	return f.UTC(), t.UTC(), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -44,14 +45,14 @@ func exitCode(err error) int {
 
 // liveFakes serves two hours of access log from a fake Loki and php-fpm
 // gauges from a fake Prometheus, and writes a configuration reading both.
-func liveFakes(t *testing.T) (config string, lk *livetest.Loki, pr *livetest.Prometheus, from, to time.Time) {
+func liveFakes(t *testing.T) (config string, lk *lokitest.Loki, pr *livetest.Prometheus, from, to time.Time) {
 	t.Helper()
 	for _, k := range []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE", "PROMETHEUS_BEARER_TOKEN", "PROMETHEUS_PASSWORD", "PROMETHEUS_USERNAME"} {
 		t.Setenv(k, "")
 	}
 	from = time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
 	to = from.Add(time.Hour)
-	lk = livetest.NewLoki(t)
+	lk = lokitest.New(t)
 	stream := map[string]string{"job": "caddy", "host": "wiki"}
 	for m := from.Add(-time.Hour); m.Before(to); m = m.Add(time.Minute) {
 		for k := range 20 {
@@ -85,7 +86,7 @@ func TestFetchCommand(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  func(config, out string, from, to time.Time) []string
-		setup func(t *testing.T, lk *livetest.Loki, pr *livetest.Prometheus)
+		setup func(t *testing.T, lk *lokitest.Loki, pr *livetest.Prometheus)
 		want  int
 		// inStderr must appear on stderr; a bundle must exist for exit 0 and 1.
 		inStderr string
@@ -110,7 +111,7 @@ func TestFetchCommand(t *testing.T) {
 			args: func(c, o string, f, to time.Time) []string {
 				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
 			},
-			setup: func(t *testing.T, lk *livetest.Loki, pr *livetest.Prometheus) {
+			setup: func(t *testing.T, lk *lokitest.Loki, pr *livetest.Prometheus) {
 				pr.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					r.ParseForm()
 					if strings.HasPrefix(r.Form.Get("query"), "phpfpm_total_processes") {
@@ -128,7 +129,7 @@ func TestFetchCommand(t *testing.T) {
 			args: func(c, o string, f, to time.Time) []string {
 				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
 			},
-			setup: func(t *testing.T, lk *livetest.Loki, pr *livetest.Prometheus) {
+			setup: func(t *testing.T, lk *lokitest.Loki, pr *livetest.Prometheus) {
 				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					http.Error(w, "ingester unavailable", http.StatusServiceUnavailable)
 					return true

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -64,39 +63,16 @@ window, or else the data before the window (or before the crawler's onset).`,
 }
 
 func (f *rulesFlags) inputs() (*detect.Inputs, error) {
-	in := &detect.Inputs{}
 	switch {
-	case f.bundle != "":
-		b, err := bundle.Open(f.bundle)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
-		}
-		*in = detect.InputsFromBundle(b)
+	case f.bundle != "": // the bundle holds the window
 	case len(f.access) == 0:
 		return nil, usageErrorf("nothing to read: give --bundle DIR, or --access FILE with --from and --to")
 	case f.from == "" || f.to == "":
 		return nil, usageErrorf("--from and --to are required with --access (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 	}
-	in.Access = append(in.Access, f.access...)
-	in.Metrics = append(in.Metrics, f.metrics...)
-	for _, p := range append(append([]string{}, f.access...), f.metrics...) {
-		if _, err := os.Stat(p); err != nil {
-			return nil, usageErrorf("%v", err)
-		}
-	}
-	if f.from != "" || f.to != "" {
-		from, err := time.Parse(time.RFC3339, f.from)
-		if err != nil {
-			return nil, usageErrorf("--from: %v", err)
-		}
-		to, err := time.Parse(time.RFC3339, f.to)
-		if err != nil {
-			return nil, usageErrorf("--to: %v", err)
-		}
-		if !to.After(from) {
-			return nil, usageErrorf("--to %s is not after --from %s", f.to, f.from)
-		}
-		in.Manifest.Window = bundle.Window{From: from, To: to}
+	in, err := openEvidence(f.bundle, f.access, f.metrics, nil, f.from, f.to)
+	if err != nil {
+		return nil, err
 	}
 	if f.baselineDays < 0 {
 		return nil, usageErrorf("--baseline-days %v: must be positive", f.baselineDays)

@@ -25,6 +25,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
@@ -72,11 +73,11 @@ var (
 
 // servedIncident starts a fake Loki and a fake Prometheus holding the
 // simulated incident and returns a configuration that reads both.
-func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *livetest.Loki, *livetest.Prometheus) {
+func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki, *livetest.Prometheus) {
 	t.Helper()
 	clearEnv(t)
 	dir, b := simulated(t)
-	lk := livetest.NewLoki(t)
+	lk := lokitest.New(t)
 	lk.PushFile(t, accessStream, filepath.Join(dir, "access", "access.log.gz"), livetest.CaddyTime)
 	lk.PushFile(t, caddyStream, filepath.Join(dir, "logs", "caddy.log.gz"), livetest.CaddyTime)
 	lk.PushFile(t, fpmStream, filepath.Join(dir, "logs", "php-fpm.log"), livetest.FPMTime)
@@ -325,7 +326,7 @@ var day = time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
 // and a crawler at 600 a minute (40% answered 503) in [burstFrom, burstTo).
 // It also writes php-fpm gauges every 15 s as OpenMetrics and returns the
 // file.
-func synthetic(t *testing.T, lk *livetest.Loki, from, to, burstFrom, burstTo time.Time) string {
+func synthetic(t *testing.T, lk *lokitest.Loki, from, to, burstFrom, burstTo time.Time) string {
 	t.Helper()
 	seed := uint64(7)
 	rnd := func(n int64) int64 {
@@ -383,7 +384,7 @@ func synthetic(t *testing.T, lk *livetest.Loki, from, to, burstFrom, burstTo tim
 // The closing log lines are the per-phase costs of a 1 h and a 24 h window.
 func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 	clearEnv(t)
-	lk := livetest.NewLoki(t)
+	lk := lokitest.New(t)
 	burstFrom, burstTo := day.Add(14*time.Hour), day.Add(14*time.Hour+20*time.Minute)
 	om := synthetic(t, lk, day.Add(-DefaultBaseline), day.Add(24*time.Hour), burstFrom, burstTo)
 	pr := livetest.NewPrometheus(t, om)
@@ -470,10 +471,10 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 }
 
 // smallIncident serves 2 hours (1h window, 1h baseline) of synthetic traffic.
-func smallIncident(t *testing.T) (*Config, *livetest.Loki, *livetest.Prometheus, time.Time, time.Time) {
+func smallIncident(t *testing.T) (*Config, *lokitest.Loki, *livetest.Prometheus, time.Time, time.Time) {
 	t.Helper()
 	clearEnv(t)
-	lk := livetest.NewLoki(t)
+	lk := lokitest.New(t)
 	from, to := day.Add(13*time.Hour+30*time.Minute), day.Add(14*time.Hour+30*time.Minute)
 	om := synthetic(t, lk, from.Add(-time.Hour), to, day.Add(14*time.Hour), day.Add(14*time.Hour+10*time.Minute))
 	pr := livetest.NewPrometheus(t, om)
@@ -492,7 +493,7 @@ func TestFetchIncomplete(t *testing.T) {
 	errorAfter := day.Add(14 * time.Hour)
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) (cancelOn func(Progress) bool)
+		setup func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) (cancelOn func(Progress) bool)
 		// want: source -> the severity a note of it must have.
 		want       map[string]string
 		incomplete []string // sources with an incomplete record
@@ -501,7 +502,7 @@ func TestFetchIncomplete(t *testing.T) {
 	}{
 		{
 			name: "a Loki sub-range fails",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					q := r.URL.Query()
 					start, _ := strconv.ParseInt(q.Get("start"), 10, 64)
@@ -519,7 +520,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "Loki unreachable",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				cfg.Loki.Addr = closedURL(t)
 				return nil
 			},
@@ -528,7 +529,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "Loki per-minute counts fail under pushdown",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				cfg.PushdownAfter = D(0)
 				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					if strings.Contains(r.URL.Query().Get("query"), "[1m]") {
@@ -544,7 +545,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "a Prometheus selector fails",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				pr.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					r.ParseForm()
 					if strings.HasPrefix(r.Form.Get("query"), "phpfpm_listen_queue") {
@@ -561,7 +562,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "Prometheus answers with warnings",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				pr.SetWarnings("partial response: store eu-1 unreachable")
 				return nil
 			},
@@ -571,7 +572,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "CloudWatch unreachable",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 				t.Setenv("AWS_SECRET_ACCESS_KEY", "not-a-real-secret")
 				t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -586,7 +587,7 @@ func TestFetchIncomplete(t *testing.T) {
 		},
 		{
 			name: "interrupted (Ctrl-C) during the access log",
-			setup: func(t *testing.T, cfg *Config, lk *livetest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				cfg.Loki.Parallel = 1
 				return func(p Progress) bool { return p.Source == "loki" && p.Done >= 1 }
 			},

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
 )
 
 // Stats is the part of Loki's data.stats block this package keeps: what the
@@ -161,7 +163,7 @@ func (c *Client) series(ctx context.Context, from, to time.Time, selectors []str
 	if err := c.get(ctx, pathSeries, p, &out, m); err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return labelsKey(out[i]) < labelsKey(out[j]) })
+	sort.Slice(out, func(i, j int) bool { return logql.LabelsKey(out[i]) < logql.LabelsKey(out[j]) })
 	return out, nil
 }
 
@@ -208,7 +210,7 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			return nil, fmt.Errorf("decoding matrix: %w", err)
 		}
 		for _, r := range res {
-			k := labelsKey(r.Metric)
+			k := logql.LabelsKey(r.Metric)
 			s := bySeries[k]
 			if s == nil {
 				s = &MatrixSeries{Metric: r.Metric, Labels: k}
@@ -249,7 +251,7 @@ func (c *Client) vector(ctx context.Context, query string, t time.Time, m *meter
 	}
 	out := make([]Sample, 0, len(res))
 	for _, r := range res {
-		out = append(out, Sample{Metric: r.Metric, Labels: labelsKey(r.Metric), Point: Point(r.Value)})
+		out = append(out, Sample{Metric: r.Metric, Labels: logql.LabelsKey(r.Metric), Point: Point(r.Value)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Labels < out[j].Labels })
 	return out, nil

@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 // BenchmarkQueryRange measures the client's decode-and-deliver throughput
 // against the in-process fake (which dominates: read it as an upper bound).
 func BenchmarkQueryRange(b *testing.B) {
-	f := newFakeLoki(b)
+	f := lokitest.New(b)
 	var size int64
 	for i := 0; i < 20000; i++ {
 		ts := t0.Add(time.Duration(i) * 100 * time.Millisecond)
 		line := caddyLine(ts, "10.0.0.1", fmt.Sprintf("/w/%d", i), 200, i)
-		f.push(streamA, ts, line)
+		f.Push(streamA, ts, line)
 		size += int64(len(line))
 	}
-	c, _ := newTestClient(b, f.srv.URL, nil)
+	c, _ := newTestClient(b, f.URL(), nil)
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {

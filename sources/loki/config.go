@@ -2,9 +2,7 @@ package loki
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
@@ -150,32 +149,19 @@ func (c Config) normalized() (Config, error) {
 	if strings.TrimSpace(c.Addr) == "" {
 		return c, fmt.Errorf("loki: no address (set %s or the config's loki addr)", EnvAddr)
 	}
-	u, err := url.Parse(strings.TrimSpace(c.Addr))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	addr, user, pass, ok := httpauth.BaseURL(c.Addr, c.Username, c.Password)
+	if !ok {
 		// Never echo the address: it may carry a password.
 		return c, fmt.Errorf("loki: address %s is not an http(s) URL", redact.URL(c.Addr))
 	}
-	if u.User != nil {
-		if c.Username == "" {
-			c.Username = u.User.Username()
-		}
-		if p, ok := u.User.Password(); ok && c.Password == "" {
-			c.Password = p
-		}
-		u.User = nil
+	c.Addr, c.Username, c.Password = addr, user, pass
+	tok, err := httpauth.Secret(c.BearerToken, c.BearerTokenFile, "bearer token")
+	if err != nil {
+		return c, fmt.Errorf("loki: %w", err)
 	}
-	u.RawQuery, u.Fragment = "", ""
-	u.Path = strings.TrimRight(u.Path, "/")
-	c.Addr = u.String()
-	if c.BearerToken == "" && c.BearerTokenFile != "" {
-		b, err := os.ReadFile(c.BearerTokenFile)
-		if err != nil {
-			return c, fmt.Errorf("loki: reading bearer token file: %w", err)
-		}
-		c.BearerToken = strings.TrimSpace(string(b))
-	}
+	c.BearerToken = tok
 	if c.BearerToken != "" && (c.Username != "" || c.Password != "") {
-		return c, errors.New("loki: basic auth (username/password) and a bearer token are mutually exclusive")
+		return c, fmt.Errorf("loki: %w", httpauth.ErrBasicAndBearer)
 	}
 	if c.Limit <= 0 {
 		c.Limit = DefaultLimit
@@ -204,27 +190,9 @@ func (c Config) normalized() (Config, error) {
 // tlsConfig builds the TLS settings: the system roots plus CAFile, an optional
 // client certificate, and InsecureSkipVerify.
 func (c Config) tlsConfig() (*tls.Config, error) {
-	tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // opt-in, as logcli's --tls-skip-verify
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("loki: reading CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("loki: CA file %s holds no PEM certificate", c.CAFile)
-		}
-		tc.RootCAs = pool
-	}
-	if c.CertFile != "" || c.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("loki: loading client certificate: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
+	tc, err := httpauth.TLSConfig(c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify)
+	if err != nil {
+		return nil, fmt.Errorf("loki: %w", err)
 	}
 	return tc, nil
 }

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 const (
@@ -124,13 +126,13 @@ func TestAuthHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
-			f.push(streamA, t0, "x")
+			f := lokitest.New(t)
+			f.Push(streamA, t0, "x")
 			cfg := tt.cfg
 			if cfg.Addr == "user-in-url" {
-				cfg.Addr = strings.Replace(f.srv.URL, "://", "://"+testUser+":"+testPass+"@", 1)
+				cfg.Addr = strings.Replace(f.URL(), "://", "://"+testUser+":"+testPass+"@", 1)
 			} else {
-				cfg.Addr = f.srv.URL
+				cfg.Addr = f.URL()
 			}
 			c, err := New(cfg)
 			if err != nil {
@@ -139,12 +141,11 @@ func TestAuthHeaders(t *testing.T) {
 			if _, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), func(Entry) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if len(f.headers) < 2 {
-				t.Fatalf("%d requests", len(f.headers))
+			headers := f.Headers()
+			if len(headers) < 2 {
+				t.Fatalf("%d requests", len(headers))
 			}
-			for _, h := range f.headers {
+			for _, h := range headers {
 				if h.Get("Authorization") != tt.wantAuth || h.Get("X-Scope-OrgID") != tt.wantOrgID {
 					t.Errorf("Authorization %q X-Scope-OrgID %q, want %q %q", h.Get("Authorization"), h.Get("X-Scope-OrgID"), tt.wantAuth, tt.wantOrgID)
 				}
@@ -216,9 +217,9 @@ func TestCredentialsNeverInErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
-			f.before = tt.before
-			c, err := New(tt.cfg(f.srv.URL))
+			f := lokitest.New(t)
+			f.SetBefore(tt.before)
+			c, err := New(tt.cfg(f.URL()))
 			if err != nil {
 				t.Fatal(err)
 			}

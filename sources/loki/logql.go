@@ -42,30 +42,6 @@ func selectorInner(sel string) string {
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(sel), "{"), "}"))
 }
 
-// labelsKey renders a label set the way Loki and Prometheus print one:
-// {a="x", b="y"}, names sorted. It is the identity of a stream in this package.
-func labelsKey(ls map[string]string) string {
-	names := make([]string, 0, len(ls))
-	for n, v := range ls {
-		if v != "" { // an empty value is the same as an absent label
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, n := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n)
-		b.WriteByte('=')
-		b.WriteString(strconv.Quote(ls[n]))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
 // exactSelector builds a selector that matches one stream and no other among
 // those the caller's selector can see: the caller's own matchers, an equality
 // matcher for each of the stream's labels, and name="" for every other label name

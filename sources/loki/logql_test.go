@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 func TestSplitQuery(t *testing.T) {
@@ -37,13 +39,13 @@ func TestExactSelectorMatchesOneStream(t *testing.T) {
 	names := labelNames(streams)
 	for i, s := range streams {
 		sel := exactSelector(`job="caddy"`, s, names)
-		expr, err := parseLogQL(sel)
+		expr, err := lokitest.ParseQuery(sel)
 		if err != nil {
 			t.Fatalf("%s: %v", sel, err)
 		}
 		for j, other := range streams {
-			if expr.matches(other) != (i == j) {
-				t.Errorf("%s matches %v: %v", sel, other, expr.matches(other))
+			if expr.Matches(other) != (i == j) {
+				t.Errorf("%s matches %v: %v", sel, other, expr.Matches(other))
 			}
 		}
 	}
@@ -96,7 +98,7 @@ func TestFormatRangeAndCountQuery(t *testing.T) {
 	if q != `sum by (host, job) (count_over_time({job="caddy"} |= "GET" [1h]))` {
 		t.Errorf("countQuery = %s", q)
 	}
-	if _, err := parseLogQL(q); err != nil {
+	if _, err := lokitest.ParseQuery(q); err != nil {
 		t.Errorf("count query does not parse: %v", err)
 	}
 }

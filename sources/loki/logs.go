@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
 )
 
 // Entry is one log line.
@@ -215,7 +216,7 @@ func (rs *runState) plan(streams []map[string]string, names []string) []plannedS
 	for _, s := range streams {
 		out = append(out, plannedStream{
 			labels: s,
-			key:    labelsKey(s),
+			key:    logql.LabelsKey(s),
 			query:  exactSelector(rs.inner, s, names) + rs.pipe,
 		})
 	}

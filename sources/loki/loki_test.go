@@ -9,6 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 var t0 = time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
@@ -82,7 +85,7 @@ func (c *collector) sink(e Entry) error {
 		c.t.Errorf("stream %s out of order: %s after %s", e.Labels, e.T, time.Unix(0, last).UTC())
 	}
 	c.last[e.Labels] = ts
-	if e.Labels != labelsKey(e.Stream) {
+	if e.Labels != logql.LabelsKey(e.Stream) {
 		c.t.Errorf("Labels %s does not render Stream %v", e.Labels, e.Stream)
 	}
 	c.got[triple{e.Labels, ts, e.Line}]++
@@ -92,6 +95,26 @@ func (c *collector) sink(e Entry) error {
 		c.onEntry(c.lines)
 	}
 	return nil
+}
+
+// triple is one line as a client receives it; maps of them count lines (multisets).
+type triple struct {
+	stream string
+	ts     int64
+	line   string
+}
+
+// expected is what a client that loses nothing receives for sel in [from, to).
+func expected(f *lokitest.Loki, sel string, from, to time.Time) map[triple]int {
+	out := map[triple]int{}
+	f.Each(sel, from, to, func(stream string, e lokitest.Entry) { out[triple{stream, e.TS, e.Line}]++ })
+	return out
+}
+
+// caddyLine is a Caddy-like JSON access log line of about 250 bytes.
+func caddyLine(ts time.Time, ip, uri string, status int, seq int) string {
+	return fmt.Sprintf(`{"level":"info","ts":%.6f,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":%q,"method":"GET","host":"wiki.example.org","uri":%q,"headers":{"User-Agent":["Mozilla/5.0"]}},"status":%d,"duration":0.%03d,"size":%d}`,
+		float64(ts.UnixNano())/1e9, ip, uri, status, seq%1000, 1000+seq%5000)
 }
 
 // diffMultiset reports lost and duplicated triples.
@@ -123,40 +146,40 @@ func diffMultiset(t testing.TB, want, got map[triple]int) {
 // loadRuns fills two streams over 3h with runs of lines sharing one nanosecond,
 // interleaved across the streams, identical lines in both streams at the same
 // instant, and lines exactly on the sub-range boundaries.
-func loadRuns(f *fakeLoki, window time.Duration) int {
+func loadRuns(f *lokitest.Loki, window time.Duration) int {
 	n := 0
 	i := 0
 	for off := time.Duration(0); off < window; off += 13*time.Second + 7*time.Millisecond {
 		ts := t0.Add(off)
 		runA, runB := 1+i%5, 1+(i*3)%5 // up to 6 lines per stream per instant
 		for k := 0; k < runA; k++ {
-			f.push(streamA, ts, fmt.Sprintf("GET /a/%d/%d", i, k))
+			f.Push(streamA, ts, fmt.Sprintf("GET /a/%d/%d", i, k))
 			n++
 		}
 		for k := 0; k < runB; k++ {
-			f.push(streamB, ts, fmt.Sprintf("GET /b/%d/%d", i, k))
+			f.Push(streamB, ts, fmt.Sprintf("GET /b/%d/%d", i, k))
 			n++
 		}
 		// The same text in both streams at the same instant: two lines, not one.
-		f.push(streamA, ts, "GET / 200")
-		f.push(streamB, ts, "GET / 200")
+		f.Push(streamA, ts, "GET / 200")
+		f.Push(streamB, ts, "GET / 200")
 		n += 2
 		i++
 	}
 	for h := time.Duration(0); h <= window; h += time.Hour {
-		f.push(streamA, t0.Add(h), "boundary line")
-		f.push(streamB, t0.Add(h).Add(-time.Nanosecond), "just before the boundary")
+		f.Push(streamA, t0.Add(h), "boundary line")
+		f.Push(streamB, t0.Add(h).Add(-time.Nanosecond), "just before the boundary")
 		n += 2
 	}
 	return n
 }
 
 func TestQueryRangePageBoundaries(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	loadRuns(f, 3*time.Hour)
 	sel := `{job="caddy"}`
 	from, to := t0, t0.Add(3*time.Hour)
-	want := f.expected(sel, from, to)
+	want := expected(f, sel, from, to)
 	tests := []struct {
 		name     string
 		limit    int
@@ -173,7 +196,7 @@ func TestQueryRangePageBoundaries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) {
+			c, _ := newTestClient(t, f.URL(), func(cfg *Config) {
 				cfg.Limit, cfg.Parallel, cfg.SplitBy = tt.limit, tt.parallel, tt.splitBy
 			})
 			col := newCollector(t)
@@ -208,13 +231,13 @@ func TestQueryRangeRunLongerThanLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
-			f.maxEntries = tt.serverMax
+			f := lokitest.New(t)
+			f.SetMaxEntries(tt.serverMax)
 			for k := 0; k < 6; k++ {
-				f.push(streamA, t0.Add(time.Second), fmt.Sprintf("same instant %d", k))
+				f.Push(streamA, t0.Add(time.Second), fmt.Sprintf("same instant %d", k))
 			}
-			f.push(streamA, t0.Add(2*time.Second), "later")
-			c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 4 })
+			f.Push(streamA, t0.Add(2*time.Second), "later")
+			c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 4 })
 			col := newCollector(t)
 			res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), col.sink)
 			if err != nil {
@@ -232,34 +255,34 @@ func TestQueryRangeRunLongerThanLimit(t *testing.T) {
 }
 
 func TestQueryRangeJSONPipeline(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	for i := 0; i < 300; i++ {
 		ts := t0.Add(time.Duration(i/3) * time.Second) // three lines per instant
-		f.push(streamA, ts, caddyLine(ts, fmt.Sprintf("10.0.0.%d", i%7), fmt.Sprintf("/p/%d", i), 200+i%3, i))
-		f.push(streamB, ts, caddyLine(ts, fmt.Sprintf("10.0.1.%d", i%5), fmt.Sprintf("/q/%d", i), 503, i))
+		f.Push(streamA, ts, caddyLine(ts, fmt.Sprintf("10.0.0.%d", i%7), fmt.Sprintf("/p/%d", i), 200+i%3, i))
+		f.Push(streamB, ts, caddyLine(ts, fmt.Sprintf("10.0.1.%d", i%5), fmt.Sprintf("/q/%d", i), 503, i))
 	}
-	f.push(streamA, t0, "not json at all")
+	f.Push(streamA, t0, "not json at all")
 	q := `{job="caddy"} | json |= "GET"`
-	c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 10 })
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 10 })
 	col := newCollector(t)
 	res, err := c.QueryRange(context.Background(), q, t0, t0.Add(10*time.Minute), col.sink)
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffMultiset(t, f.expected(q, t0, t0.Add(10*time.Minute)), col.got)
+	diffMultiset(t, expected(f, q, t0, t0.Add(10*time.Minute)), col.got)
 	if !res.Complete() || res.Streams() != 2 {
 		t.Errorf("complete=%v streams=%d (parsed labels must not split index streams)", res.Complete(), res.Streams())
 	}
 }
 
 func TestQueryRangeStreamsResponse(t *testing.T) {
-	f := newFakeLoki(t)
-	f.push(streamA, t0.Add(time.Second), "one")
-	f.push(streamB, t0.Add(2*time.Second), "two")
-	f.push(map[string]string{"job": "other"}, t0.Add(time.Second), "not selected")
-	f.push(streamA, t0.Add(time.Hour), "at end: excluded (end is exclusive)")
-	f.push(streamA, t0, "at start: included")
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	f := lokitest.New(t)
+	f.Push(streamA, t0.Add(time.Second), "one")
+	f.Push(streamB, t0.Add(2*time.Second), "two")
+	f.Push(map[string]string{"job": "other"}, t0.Add(time.Second), "not selected")
+	f.Push(streamA, t0.Add(time.Hour), "at end: excluded (end is exclusive)")
+	f.Push(streamA, t0, "at start: included")
+	c, _ := newTestClient(t, f.URL(), nil)
 	var got []Entry
 	res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Hour), func(e Entry) error {
 		got = append(got, e)
@@ -291,15 +314,15 @@ func TestQueryRangeStreamsResponse(t *testing.T) {
 }
 
 func TestQueryMatrix(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	for i := 0; i < 600; i++ {
 		ts := t0.Add(time.Duration(i) * 500 * time.Millisecond) // 120 per minute per stream
-		f.push(streamA, ts, fmt.Sprintf("a %d", i))
+		f.Push(streamA, ts, fmt.Sprintf("a %d", i))
 		if i%2 == 0 {
-			f.push(streamB, ts, fmt.Sprintf("b %d", i))
+			f.Push(streamB, ts, fmt.Sprintf("b %d", i))
 		}
 	}
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	c, _ := newTestClient(t, f.URL(), nil)
 	ctx := context.Background()
 	tests := []struct {
 		name  string
@@ -349,25 +372,25 @@ func TestQueryMatrix(t *testing.T) {
 }
 
 func TestLabelsAndSeries(t *testing.T) {
-	f := newFakeLoki(t)
-	f.push(streamA, t0, "x")
-	f.push(streamB, t0, "y")
-	f.push(map[string]string{"job": "php", "pool": "www"}, t0, "z")
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	f := lokitest.New(t)
+	f.Push(streamA, t0, "x")
+	f.Push(streamB, t0, "y")
+	f.Push(map[string]string{"job": "php", "pool": "www"}, t0, "z")
+	c, _ := newTestClient(t, f.URL(), nil)
 	ctx := context.Background()
 	names, err := c.Labels(ctx, t0, t0.Add(time.Hour), "")
 	if err != nil || strings.Join(names, ",") != "host,job,pool" {
 		t.Errorf("Labels = %v, %v", names, err)
 	}
 	series, err := c.Series(ctx, t0, t0.Add(time.Hour), `{job="caddy"}`)
-	if err != nil || len(series) != 2 || labelsKey(series[0]) != `{host="a", job="caddy"}` {
+	if err != nil || len(series) != 2 || logql.LabelsKey(series[0]) != `{host="a", job="caddy"}` {
 		t.Errorf("Series = %v, %v", series, err)
 	}
 }
 
 func TestBadQueryIsNotRetried(t *testing.T) {
-	f := newFakeLoki(t)
-	f.push(streamA, t0, "x")
+	f := lokitest.New(t)
+	f.Push(streamA, t0, "x")
 	tests := []struct {
 		name, query, lokiText string
 	}{
@@ -377,8 +400,8 @@ func TestBadQueryIsNotRetried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, s := newTestClient(t, f.srv.URL, nil)
-			f.resetStats()
+			c, s := newTestClient(t, f.URL(), nil)
+			f.ResetStats()
 			_, err := c.QueryMatrix(context.Background(), "count_over_time("+tt.query+"[1m])", t0, t0.Add(time.Minute), time.Minute)
 			if err == nil {
 				t.Fatal("no error")
@@ -391,7 +414,7 @@ func TestBadQueryIsNotRetried(t *testing.T) {
 				!strings.Contains(err.Error(), fmt.Sprintf("%q", "count_over_time("+tt.query+"[1m])")) {
 				t.Errorf("error %q lacks Loki's text or the query", err)
 			}
-			if calls, _ := f.stats(); calls["error"] != 1 || len(s.get()) != 0 {
+			if calls, _ := f.Stats(); calls["error"] != 1 || len(s.get()) != 0 {
 				t.Errorf("400 retried: %v calls, waits %v", calls, s.get())
 			}
 		})
@@ -410,19 +433,19 @@ func TestRetryAfter429(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
-			f.push(streamA, t0, "x")
-			f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+			f := lokitest.New(t)
+			f.Push(streamA, t0, "x")
+			f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if n == 1 {
 					if h := tt.header(); h != "" {
 						w.Header().Set("Retry-After", h)
 					}
-					f.fail(w, http.StatusTooManyRequests, "too many outstanding requests")
+					f.Fail(w, http.StatusTooManyRequests, "too many outstanding requests")
 					return true
 				}
 				return false
-			}
-			c, s := newTestClient(t, f.srv.URL, nil)
+			})
+			c, s := newTestClient(t, f.URL(), nil)
 			col := newCollector(t)
 			res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), col.sink)
 			if err != nil || !res.Complete() || col.lines != 1 {
@@ -437,22 +460,22 @@ func TestRetryAfter429(t *testing.T) {
 }
 
 func TestRetry5xxUntilExhausted(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	for h := 0; h < 3; h++ {
 		for i := 0; i < 10; i++ {
-			f.push(streamA, t0.Add(time.Duration(h)*time.Hour+time.Duration(i)*time.Minute), fmt.Sprintf("h%d line %d", h, i))
+			f.Push(streamA, t0.Add(time.Duration(h)*time.Hour+time.Duration(i)*time.Minute), fmt.Sprintf("h%d line %d", h, i))
 		}
 	}
 	second := t0.Add(time.Hour).UnixNano()
-	f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		// Every request about the second hour fails.
 		if r.URL.Query().Get("start") == fmt.Sprint(second) {
-			f.fail(w, http.StatusBadGateway, "upstream connect error")
+			f.Fail(w, http.StatusBadGateway, "upstream connect error")
 			return true
 		}
 		return false
-	}
-	c, s := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Retries = 3 })
+	})
+	c, s := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Retries = 3 })
 	col := newCollector(t)
 	res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(3*time.Hour), col.sink)
 	if err == nil {
@@ -478,18 +501,18 @@ func TestRetry5xxUntilExhausted(t *testing.T) {
 }
 
 func TestTimeoutIsRetried(t *testing.T) {
-	f := newFakeLoki(t)
-	f.push(streamA, t0, "x")
+	f := lokitest.New(t)
+	f.Push(streamA, t0, "x")
 	var hung bool
-	f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if strings.HasSuffix(r.URL.Path, "query_range") && !hung {
 			hung = true
 			<-r.Context().Done() // hang until the client's per-request timeout
 			return true
 		}
 		return false
-	}
-	c, s := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Timeout = 100 * time.Millisecond })
+	})
+	c, s := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Timeout = 100 * time.Millisecond })
 	col := newCollector(t)
 	res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), col.sink)
 	if err != nil || !res.Complete() || col.lines != 1 || len(s.get()) != 1 {
@@ -498,12 +521,12 @@ func TestTimeoutIsRetried(t *testing.T) {
 }
 
 func TestMaxEntriesLimitLowered(t *testing.T) {
-	f := newFakeLoki(t)
-	f.maxEntries = 1000
+	f := lokitest.New(t)
+	f.SetMaxEntries(1000)
 	for i := 0; i < 3500; i++ {
-		f.push(streamA, t0.Add(time.Duration(i)*time.Millisecond), fmt.Sprintf("line %d", i))
+		f.Push(streamA, t0.Add(time.Duration(i)*time.Millisecond), fmt.Sprintf("line %d", i))
 	}
-	c, s := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 5000 })
+	c, s := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 5000 })
 	col := newCollector(t)
 	res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), col.sink)
 	if err != nil || !res.Complete() || col.lines != 3500 {
@@ -522,9 +545,9 @@ func TestMaxEntriesLimitLowered(t *testing.T) {
 }
 
 func TestSinkErrorStops(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	loadRuns(f, time.Hour)
-	c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 10; cfg.SplitBy = time.Minute })
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 10; cfg.SplitBy = time.Minute })
 	boom := errors.New("disk full")
 	n := 0
 	res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Hour), func(Entry) error {
@@ -545,10 +568,10 @@ func TestSinkErrorStops(t *testing.T) {
 // whatever their stream. Identical lines of two streams at one instant are then
 // taken for duplicates when a page edge falls between them.
 func TestNaivePagingLosesLines(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	loadRuns(f, time.Hour)
-	c, _ := newTestClient(t, f.srv.URL, nil)
-	want := f.expected(`{job="caddy"}`, t0, t0.Add(time.Hour))
+	c, _ := newTestClient(t, f.URL(), nil)
+	want := expected(f, `{job="caddy"}`, t0, t0.Add(time.Hour))
 	got := map[triple]int{}
 	start, end := t0, t0.Add(time.Hour)
 	type tl struct {
@@ -575,7 +598,7 @@ func TestNaivePagingLosesLines(t *testing.T) {
 				if lastPage[tl{v.ts, v.line}] {
 					continue
 				}
-				got[triple{labelsKey(s.Stream), v.ts, v.line}]++
+				got[triple{logql.LabelsKey(s.Stream), v.ts, v.line}]++
 			}
 		}
 		if n < 20 {
@@ -625,10 +648,10 @@ func TestBrokenAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
-			f.push(streamA, t0, "x")
+			f := lokitest.New(t)
+			f.Push(streamA, t0, "x")
 			calls := 0
-			f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+			f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				if !strings.HasSuffix(r.URL.Path, "query_range") {
 					return false
 				}
@@ -637,8 +660,8 @@ func TestBrokenAnswers(t *testing.T) {
 					return true
 				}
 				return false
-			}
-			c, _ := newTestClient(t, f.srv.URL, nil)
+			})
+			c, _ := newTestClient(t, f.URL(), nil)
 			col := newCollector(t)
 			_, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), col.sink)
 			if tt.wantErr == "" && (err != nil || col.lines != 1) || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {

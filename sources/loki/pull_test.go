@@ -8,17 +8,21 @@ import (
 	"net/http"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 func TestPullComplete(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	loadRuns(f, 3*time.Hour)
 	var progress []Progress
-	c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) {
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) {
 		cfg.Limit = 50
 		cfg.Progress = func(p Progress) { progress = append(progress, p) }
 	})
@@ -27,7 +31,7 @@ func TestPullComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffMultiset(t, f.expected(`{job="caddy"}`, t0, t0.Add(3*time.Hour)), col.got)
+	diffMultiset(t, expected(f, `{job="caddy"}`, t0, t0.Add(3*time.Hour)), col.got)
 	if !res.Complete() || len(res.Notes) != 0 || len(res.SubRanges) != 3 {
 		t.Fatalf("complete=%v notes=%v sub-ranges=%d", res.Complete(), res.Notes, len(res.SubRanges))
 	}
@@ -46,70 +50,70 @@ func TestPullDetectsMismatch(t *testing.T) {
 	second := t0.Add(time.Hour)
 	tests := []struct {
 		name     string
-		setup    func(f *fakeLoki)
+		setup    func(f *lokitest.Loki)
 		severity string
 		inNote   string
 		subRange int
 	}{
 		{
 			name: "a page silently drops a line",
-			setup: func(f *fakeLoki) {
+			setup: func(f *lokitest.Loki) {
 				var dropped atomic.Bool
-				f.alter = func(r *http.Request, out []fakeOut) []fakeOut {
-					start, _ := parseTime(r.URL.Query().Get("start"), time.Time{})
+				f.SetAlter(func(r *http.Request, out []lokitest.Stream) []lokitest.Stream {
+					start, _ := strconv.ParseInt(r.URL.Query().Get("start"), 10, 64) // the client sends nanoseconds
 					if start < second.UnixNano() || start >= second.Add(time.Hour).UnixNano() || dropped.Load() {
 						return out
 					}
 					for i := range out {
-						if out[i].labels["host"] == "b" && len(out[i].entries) > 1 {
+						if out[i].Labels["host"] == "b" && len(out[i].Entries) > 1 {
 							dropped.Store(true)
-							out[i].entries = append(out[i].entries[:1:1], out[i].entries[2:]...)
+							out[i].Entries = append(out[i].Entries[:1:1], out[i].Entries[2:]...)
 							break
 						}
 					}
 					return out
-				}
+				})
 			},
 			severity: "error", inNote: "missing", subRange: 1,
 		},
 		{
 			name: "lines ingested between count and pull, recount fails",
-			setup: func(f *fakeLoki) {
+			setup: func(f *lokitest.Loki) {
 				var pushed atomic.Bool
 				var counts atomic.Int32
-				f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+				f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					if strings.HasSuffix(r.URL.Path, "query_range") && r.URL.Query().Get("start") == fmt.Sprint(second.UnixNano()) && !pushed.Swap(true) {
-						f.push(streamA, second.Add(time.Minute), "late arrival")
+						f.Push(streamA, second.Add(time.Minute), "late arrival")
 					}
 					if r.URL.Path == "/loki/api/v1/query" && r.URL.Query().Get("time") == fmt.Sprint(second.Add(time.Hour).UnixNano()-1) && counts.Add(1) > 1 {
-						f.fail(w, 503, "ingester unavailable")
+						f.Fail(w, 503, "ingester unavailable")
 						return true
 					}
 					return false
-				}
+				})
 			},
 			severity: "warning", inNote: "still being ingested", subRange: 1,
 		},
 		{
 			name: "count query fails",
-			setup: func(f *fakeLoki) {
-				f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+			setup: func(f *lokitest.Loki) {
+				f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					if r.URL.Path == "/loki/api/v1/query" && r.URL.Query().Get("time") == fmt.Sprint(second.Add(time.Hour).UnixNano()-1) {
-						f.fail(w, 500, "internal error")
+						f.Fail(w, 500, "internal error")
 						return true
 					}
 					return false
-				}
+				})
 			},
 			severity: "warning", inNote: "unverified", subRange: 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeLoki(t)
+			f := lokitest.New(t)
 			loadRuns(f, 3*time.Hour)
 			tt.setup(f)
-			c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 40 })
+			c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 40 })
 			col := newCollector(t)
 			res, err := c.Pull(context.Background(), `{job="caddy"}`, "", t0, t0.Add(3*time.Hour), col.sink)
 			if err != nil {
@@ -135,34 +139,34 @@ func TestPullDetectsMismatch(t *testing.T) {
 }
 
 func TestPullRecountsLateLines(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	loadRuns(f, time.Hour)
 	var pushed atomic.Bool
-	f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if strings.HasSuffix(r.URL.Path, "query_range") && !pushed.Swap(true) {
-			f.push(streamA, t0.Add(time.Minute), "late arrival") // after the count, before the pull
+			f.Push(streamA, t0.Add(time.Minute), "late arrival") // after the count, before the pull
 		}
 		return false
-	}
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	})
+	c, _ := newTestClient(t, f.URL(), nil)
 	col := newCollector(t)
 	res, err := c.Pull(context.Background(), `{job="caddy"}`, "", t0, t0.Add(time.Hour), col.sink)
 	if err != nil || !res.Complete() {
 		t.Fatalf("err=%v notes=%v", err, res.Notes)
 	}
-	diffMultiset(t, f.expected(`{job="caddy"}`, t0, t0.Add(time.Hour)), col.got)
+	diffMultiset(t, expected(f, `{job="caddy"}`, t0, t0.Add(time.Hour)), col.got)
 	if res.SubRanges[0].CountRequests != 2 {
 		t.Errorf("%d count requests, want a recount", res.SubRanges[0].CountRequests)
 	}
 }
 
 func TestMinuteCounts(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	want := map[string][]int64{`{host="a", job="caddy"}`: make([]int64, 10), `{host="b", job="caddy"}`: make([]int64, 10)}
 	add := func(s map[string]string, ts time.Time, line string) {
-		f.push(s, ts, line)
+		f.Push(s, ts, line)
 		if m := int(ts.Sub(t0) / time.Minute); m >= 0 && m < 10 {
-			want[labelsKey(s)][m]++
+			want[logql.LabelsKey(s)][m]++
 		}
 	}
 	for m := 0; m < 10; m++ {
@@ -174,8 +178,8 @@ func TestMinuteCounts(t *testing.T) {
 			add(streamA, base.Add(time.Duration(k)*time.Second), fmt.Sprintf("a %d %d", m, k))
 		}
 	}
-	f.push(streamA, t0.Add(10*time.Minute), "first line after the window")
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	f.Push(streamA, t0.Add(10*time.Minute), "first line after the window")
+	c, _ := newTestClient(t, f.URL(), nil)
 	mc, err := c.MinuteCounts(context.Background(), `{job="caddy"}`, t0, t0.Add(10*time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +199,7 @@ func TestMinuteCounts(t *testing.T) {
 
 // load24h fills 24 hours of two Caddy-like streams: about 10 lines a minute each,
 // and a 20-minute crawler burst at 400 a minute each from 14:00.
-func load24h(f *fakeLoki, day time.Time) (burstFrom, burstTo time.Time) {
+func load24h(f *lokitest.Loki, day time.Time) (burstFrom, burstTo time.Time) {
 	burstFrom, burstTo = day.Add(14*time.Hour), day.Add(14*time.Hour+20*time.Minute)
 	seed := uint64(42)
 	rnd := func(n int64) int64 {
@@ -216,7 +220,7 @@ func load24h(f *fakeLoki, day time.Time) (burstFrom, burstTo time.Time) {
 					ts = base // one line exactly on each minute
 				}
 				seq++
-				f.push(s, ts, caddyLine(ts, fmt.Sprintf("10.%d.%d.%d", rnd(256), rnd(256), rnd(256)), fmt.Sprintf("/w/index.php?title=Special:Search&search=%d", seq), 200, seq))
+				f.Push(s, ts, caddyLine(ts, fmt.Sprintf("10.%d.%d.%d", rnd(256), rnd(256), rnd(256)), fmt.Sprintf("/w/index.php?title=Special:Search&search=%d", seq), 200, seq))
 			}
 		}
 	}
@@ -268,10 +272,10 @@ func pushdown(t *testing.T, c *Client, from, to time.Time) (flagged []time.Time,
 }
 
 func TestPullMinutesPullsOnlyFlaggedMinutes(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	day := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
 	burstFrom, burstTo := load24h(f, day)
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	c, _ := newTestClient(t, f.URL(), nil)
 	ctx := context.Background()
 
 	for _, w := range []struct {
@@ -286,7 +290,7 @@ func TestPullMinutesPullsOnlyFlaggedMinutes(t *testing.T) {
 			if len(flagged) != 20 || !flagged[0].Equal(burstFrom) || !flagged[19].Equal(burstTo.Add(-time.Minute)) {
 				t.Fatalf("flagged %d minutes from %v", len(flagged), flagged)
 			}
-			want := f.expected(`{job="caddy"}`, burstFrom, burstTo)
+			want := expected(f, `{job="caddy"}`, burstFrom, burstTo)
 			diffMultiset(t, want, got)
 			var wantBytes int64
 			for k, n := range want {
@@ -302,7 +306,7 @@ func TestPullMinutesPullsOnlyFlaggedMinutes(t *testing.T) {
 			if err != nil || !full.Complete() {
 				t.Fatalf("full pull: %v %v", err, full.Notes)
 			}
-			diffMultiset(t, f.expected(`{job="caddy"}`, w.from, w.to), col.got)
+			diffMultiset(t, expected(f, `{job="caddy"}`, w.from, w.to), col.got)
 			fullCost := phaseCost{"raw lines, whole window (Pull)", full.Requests(), full.WireBytes(), full.Bytes(), full.Lines()}
 			if w.name == "24h" && raw.lineBytes*2 > full.Bytes() {
 				t.Errorf("pushdown pulled %d raw bytes, a full pull %d: not much of a saving", raw.lineBytes, full.Bytes())
@@ -316,11 +320,11 @@ func TestPullMinutesPullsOnlyFlaggedMinutes(t *testing.T) {
 }
 
 func TestPullMinutesMergesAdjacentMinutes(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	for m := 0; m < 30; m++ {
-		f.push(streamA, t0.Add(time.Duration(m)*time.Minute+time.Second), fmt.Sprintf("m%d", m))
+		f.Push(streamA, t0.Add(time.Duration(m)*time.Minute+time.Second), fmt.Sprintf("m%d", m))
 	}
-	c, _ := newTestClient(t, f.srv.URL, nil)
+	c, _ := newTestClient(t, f.URL(), nil)
 	minutes := []time.Time{t0.Add(3 * time.Minute), t0.Add(4*time.Minute + 30*time.Second), t0.Add(5 * time.Minute), t0.Add(20 * time.Minute), t0.Add(4 * time.Minute)}
 	col := newCollector(t)
 	res, err := c.PullMinutes(context.Background(), `{job="caddy"}`, minutes, col.sink)
@@ -333,18 +337,18 @@ func TestPullMinutesMergesAdjacentMinutes(t *testing.T) {
 }
 
 func TestHundredThousandLines(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	pad := strings.Repeat("x", 200)
 	var wantSum uint64
 	for i := 0; i < 50000; i++ {
 		ts := t0.Add(time.Duration(i) * 144 * time.Millisecond)
 		for _, s := range []map[string]string{streamA, streamB} {
 			line := fmt.Sprintf("%s %s line %06d %s", s["host"], ts.Format(time.RFC3339Nano), i, pad)
-			f.push(s, ts, line)
+			f.Push(s, ts, line)
 			wantSum += hashLine(s["host"], ts, line)
 		}
 	}
-	c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 1000; cfg.SplitBy = 30 * time.Minute })
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 1000; cfg.SplitBy = 30 * time.Minute })
 	var (
 		n         int
 		sum       uint64
@@ -392,13 +396,13 @@ func hashLine(host string, ts time.Time, line string) uint64 {
 }
 
 func TestCancelSlowServer(t *testing.T) {
-	f := newFakeLoki(t)
+	f := lokitest.New(t)
 	for i := 0; i < 2000; i++ {
-		f.push(streamA, t0.Add(time.Duration(i)*300*time.Millisecond), fmt.Sprintf("line %d", i))
+		f.Push(streamA, t0.Add(time.Duration(i)*300*time.Millisecond), fmt.Sprintf("line %d", i))
 	}
 	var pages atomic.Int32
 	blocked := make(chan struct{}, 64)
-	f.before = func(w http.ResponseWriter, r *http.Request, n int) bool {
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		if strings.HasSuffix(r.URL.Path, "query_range") && pages.Add(1) > 3 {
 			blocked <- struct{}{}
 			select { // a server that stops answering
@@ -408,8 +412,8 @@ func TestCancelSlowServer(t *testing.T) {
 			return true
 		}
 		return false
-	}
-	c, _ := newTestClient(t, f.srv.URL, func(cfg *Config) { cfg.Limit = 50; cfg.Parallel = 1; cfg.SplitBy = time.Minute })
+	})
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Limit = 50; cfg.Parallel = 1; cfg.SplitBy = time.Minute })
 	ctx, cancel := context.WithCancel(context.Background())
 	var cancelled time.Time
 	go func() {

@@ -1,8 +1,6 @@
 package prometheus
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,11 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
@@ -133,27 +131,16 @@ func (c Config) normalized() (Config, error) {
 	if raw == "" {
 		return c, errors.New("prometheus: no URL")
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	base, user, pass, ok := httpauth.BaseURL(raw, c.Username, c.Password)
+	if !ok {
 		// Never echo the address: it may carry a password.
 		return c, fmt.Errorf("prometheus: URL %s is not an http(s) URL", redact.URL(raw))
 	}
-	if u.User != nil {
-		if c.Username == "" {
-			c.Username = u.User.Username()
-		}
-		if p, ok := u.User.Password(); ok && c.Password == "" {
-			c.Password = p
-		}
-		u.User = nil
-	}
-	u.RawQuery, u.Fragment = "", ""
-	u.Path = strings.TrimRight(u.Path, "/")
-	c.URL = u.String()
+	c.URL, c.Username, c.Password = base, user, pass
 	basic := c.Username != "" || c.Password != "" || c.PasswordFile != ""
 	bearer := c.BearerToken != "" || c.BearerTokenFile != ""
 	if basic && bearer {
-		return c, errors.New("prometheus: basic auth (username/password) and a bearer token are mutually exclusive")
+		return c, fmt.Errorf("prometheus: %w", httpauth.ErrBasicAndBearer)
 	}
 	if c.Password != "" && c.PasswordFile != "" {
 		return c, errors.New("prometheus: password and password_file are mutually exclusive")
@@ -182,20 +169,9 @@ func (c Config) normalized() (Config, error) {
 // headers added to every request.
 func (c Config) transport() (http.RoundTripper, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	tc := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // opt-in, as Prometheus' own insecure_skip_verify
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("prometheus: reading CA file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("prometheus: CA file %s holds no PEM certificate", c.CAFile)
-		}
-		tc.RootCAs = pool
+	tc, err := httpauth.TLSConfig(c.CAFile, "", "", c.InsecureSkipVerify)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus: %w", err)
 	}
 	base.TLSClientConfig = tc
 	return &authTransport{base: base, cfg: c}, nil
@@ -231,15 +207,11 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
-// secret returns value, or the trimmed content of file when value is empty.
-// Errors name the file, never its content.
+// secret is httpauth.Secret with the source in its error.
 func secret(value, file, what string) (string, error) {
-	if value != "" || file == "" {
-		return value, nil
-	}
-	b, err := os.ReadFile(file)
+	v, err := httpauth.Secret(value, file, what)
 	if err != nil {
-		return "", fmt.Errorf("prometheus: reading %s file: %w", what, err)
+		return "", fmt.Errorf("prometheus: %w", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	return v, nil
 }

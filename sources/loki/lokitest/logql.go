@@ -1,0 +1,621 @@
+package lokitest
+
+// The LogQL subset the fake understands.
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type fakeMatcher struct {
+	name, op, value string
+	re              *regexp.Regexp
+}
+
+func (m fakeMatcher) match(v string) bool {
+	switch m.op {
+	case "=":
+		return v == m.value
+	case "!=":
+		return v != m.value
+	case "=~":
+		return m.re.MatchString(v)
+	default:
+		return !m.re.MatchString(v)
+	}
+}
+
+type fakeStage struct {
+	op     string // |=, !=, |~, !~, json, label
+	value  string
+	re     *regexp.Regexp
+	params map[string]string // json: label -> field
+	filter []labelCmp        // label: comparisons joined by or/and
+}
+
+// labelCmp is one comparison of a label filter; join is "or" or "and" with
+// the comparison before it (evaluated left to right, as the fake needs).
+type labelCmp struct {
+	join, name, op string
+	str            string
+	num            float64
+	isNum          bool
+	re             *regexp.Regexp
+}
+
+// evalFilter applies a label filter: false drops the line; a value that is not a
+// number sets __error__ (as Loki's LabelFilterErr) and keeps it.
+func evalFilter(cmps []labelCmp, ls map[string]string) (keep bool, errLabel bool) {
+	var result bool
+	for i, c := range cmps {
+		v, has := ls[c.name]
+		var ok bool
+		if c.isNum {
+			if !has {
+				ok = false
+			} else if x, err := strconv.ParseFloat(v, 64); err != nil {
+				errLabel, ok = true, true
+			} else {
+				switch c.op {
+				case ">":
+					ok = x > c.num
+				case ">=":
+					ok = x >= c.num
+				case "<":
+					ok = x < c.num
+				case "<=":
+					ok = x <= c.num
+				case "==", "=":
+					ok = x == c.num
+				case "!=":
+					ok = x != c.num
+				}
+			}
+		} else {
+			switch c.op {
+			case "=", "==":
+				ok = v == c.str
+			case "!=":
+				ok = v != c.str
+			case "=~":
+				ok = c.re.MatchString(v)
+			case "!~":
+				ok = !c.re.MatchString(v)
+			}
+		}
+		switch {
+		case i == 0:
+			result = ok
+		case c.join == "or":
+			result = result || ok
+		default:
+			result = result && ok
+		}
+	}
+	return result, errLabel
+}
+
+// Query is a parsed query.
+type Query struct {
+	matchers []fakeMatcher
+	stages   []fakeStage
+	fn       string // "", count_over_time, rate
+	rng      time.Duration
+	sum      bool
+	by       []string
+}
+
+// Matches reports whether the query's stream selector selects a stream with
+// labels ls.
+func (e *Query) Matches(ls map[string]string) bool {
+	for _, m := range e.matchers {
+		if !m.match(ls[m.name]) {
+			return false
+		}
+	}
+	return true
+}
+
+// apply runs the pipeline on one line: false if filtered out; the labels of the
+// result (stream labels plus what | json extracted).
+func (e *Query) apply(ls map[string]string, line string) (map[string]string, bool) {
+	out := ls
+	for _, s := range e.stages {
+		switch s.op {
+		case "|=":
+			if !strings.Contains(line, s.value) {
+				return nil, false
+			}
+		case "!=":
+			if strings.Contains(line, s.value) {
+				return nil, false
+			}
+		case "|~":
+			if !s.re.MatchString(line) {
+				return nil, false
+			}
+		case "!~":
+			if s.re.MatchString(line) {
+				return nil, false
+			}
+		case "json":
+			out = jsonLabels(out, line, s.params)
+		case "label":
+			keep, errLabel := evalFilter(s.filter, out)
+			if !keep {
+				return nil, false
+			}
+			if errLabel {
+				cp := make(map[string]string, len(out)+1)
+				for k, v := range out {
+					cp[k] = v
+				}
+				cp["__error__"] = "LabelFilterErr"
+				out = cp
+			}
+		}
+	}
+	return out, true
+}
+
+var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
+
+// jsonLabels extracts JSON fields as Loki's | json does: nested objects
+// flattened with "_", arrays skipped, names sanitized, a name taken by a stream
+// label suffixed "_extracted", and __error__ on a line that is not JSON.
+//
+// With params (| json a="field"), only the named top-level fields are
+// extracted, under the given label names.
+func jsonLabels(ls map[string]string, line string, params map[string]string) map[string]string {
+	out := make(map[string]string, len(ls)+8)
+	for k, v := range ls {
+		out[k] = v
+	}
+	var obj map[string]any
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	if err := d.Decode(&obj); err != nil {
+		out["__error__"] = "JSONParserErr"
+		return out
+	}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			name := nonLabel.ReplaceAllString(prefix+k, "_")
+			switch x := v.(type) {
+			case map[string]any:
+				walk(name+"_", x)
+				continue
+			case []any:
+				continue
+			case string:
+				v = x
+			case json.Number:
+				v = x.String()
+			case bool:
+				v = strconv.FormatBool(x)
+			case nil:
+				v = ""
+			}
+			if _, taken := ls[name]; taken {
+				name += "_extracted"
+			}
+			out[name] = fmt.Sprint(v)
+		}
+	}
+	if params != nil {
+		for label, field := range params {
+			if v, ok := obj[field]; ok {
+				switch x := v.(type) {
+				case map[string]any, []any:
+					continue
+				case nil:
+					out[label] = ""
+				default:
+					out[label] = fmt.Sprint(x)
+				}
+			}
+		}
+		return out
+	}
+	walk("", obj)
+	return out
+}
+
+var promDurationRE = regexp.MustCompile(`^(?:[0-9]+(?:ms|s|m|h|d|w|y))+$`)
+var promUnitRE = regexp.MustCompile(`([0-9]+)(ms|s|m|h|d|w|y)`)
+
+// promDuration parses a duration as Loki parses LogQL ranges (Prometheus'
+// syntax: units ms, s, m, h, d, w, y; nothing below a millisecond).
+func promDuration(s string) (time.Duration, error) {
+	if !promDurationRE.MatchString(s) {
+		return 0, fmt.Errorf("not a valid duration string: %q", s)
+	}
+	units := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour,
+		"d": 24 * time.Hour, "w": 7 * 24 * time.Hour, "y": 365 * 24 * time.Hour}
+	var d time.Duration
+	for _, m := range promUnitRE.FindAllStringSubmatch(s, -1) {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		d += time.Duration(n) * units[m[2]]
+	}
+	return d, nil
+}
+
+type lexer struct {
+	s   string
+	pos int
+}
+
+type token struct {
+	kind string // ident, string, punct, range, eof
+	text string
+	pos  int
+}
+
+func (l *lexer) next() (token, error) {
+	for l.pos < len(l.s) && (l.s[l.pos] == ' ' || l.s[l.pos] == '\t' || l.s[l.pos] == '\n') {
+		l.pos++
+	}
+	if l.pos >= len(l.s) {
+		return token{kind: "eof", pos: l.pos}, nil
+	}
+	start := l.pos
+	c := l.s[l.pos]
+	switch {
+	case c == '"':
+		i := l.pos + 1
+		for i < len(l.s) && l.s[i] != '"' {
+			if l.s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(l.s) {
+			return token{}, parseErr(start, "literal not terminated")
+		}
+		v, err := strconv.Unquote(l.s[l.pos : i+1])
+		if err != nil {
+			return token{}, parseErr(start, err.Error())
+		}
+		l.pos = i + 1
+		return token{"string", v, start}, nil
+	case c == '`':
+		i := strings.IndexByte(l.s[l.pos+1:], '`')
+		if i < 0 {
+			return token{}, parseErr(start, "literal not terminated")
+		}
+		v := l.s[l.pos+1 : l.pos+1+i]
+		l.pos += i + 2
+		return token{"string", v, start}, nil
+	case c == '[':
+		i := strings.IndexByte(l.s[l.pos:], ']')
+		if i < 0 {
+			return token{}, parseErr(start, "missing closing ']' in duration")
+		}
+		d, err := promDuration(strings.TrimSpace(l.s[l.pos+1 : l.pos+i]))
+		if err != nil {
+			return token{}, parseErr(start, err.Error())
+		}
+		l.pos += i + 1
+		return token{"range", d.String(), start}, nil
+	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		i := l.pos
+		for i < len(l.s) && (l.s[i] == '_' || l.s[i] >= 'a' && l.s[i] <= 'z' || l.s[i] >= 'A' && l.s[i] <= 'Z' || l.s[i] >= '0' && l.s[i] <= '9') {
+			i++
+		}
+		l.pos = i
+		return token{"ident", l.s[start:i], start}, nil
+	}
+	if c >= '0' && c <= '9' {
+		i := l.pos
+		for i < len(l.s) && (l.s[i] >= '0' && l.s[i] <= '9' || l.s[i] == '.') {
+			i++
+		}
+		l.pos = i
+		return token{"number", l.s[start:i], start}, nil
+	}
+	for _, p := range []string{"|=", "!=", "|~", "!~", "=~", ">=", "<=", "==", ">", "<", "{", "}", "(", ")", ",", "|", "="} {
+		if strings.HasPrefix(l.s[l.pos:], p) {
+			l.pos += len(p)
+			return token{"punct", p, start}, nil
+		}
+	}
+	return token{}, parseErr(start, fmt.Sprintf("syntax error: unexpected %q", string(c)))
+}
+
+func parseErr(pos int, msg string) error {
+	return fmt.Errorf("parse error at line 1, col %d: %s", pos+1, msg)
+}
+
+type parser struct {
+	lx  lexer
+	tok token
+}
+
+func (p *parser) advance() error {
+	t, err := p.lx.next()
+	p.tok = t
+	return err
+}
+
+func (p *parser) expect(kind, text string) error {
+	if p.tok.kind != kind || (text != "" && p.tok.text != text) {
+		what := p.tok.text
+		if p.tok.kind == "eof" {
+			what = "end of input"
+		}
+		want := text
+		if want == "" {
+			want = strings.ToUpper(kind)
+		}
+		return parseErr(p.tok.pos, fmt.Sprintf("syntax error: unexpected %s, expecting %s", what, want))
+	}
+	return p.advance()
+}
+
+// ParseQuery parses a query of the subset the fake understands, with Loki's
+// error texts for the mistakes it detects.
+func ParseQuery(q string) (*Query, error) {
+	p := &parser{lx: lexer{s: q}}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	e, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != "eof" {
+		return nil, parseErr(p.tok.pos, fmt.Sprintf("syntax error: unexpected %s", p.tok.text))
+	}
+	return e, nil
+}
+
+func (p *parser) expr() (*Query, error) {
+	if p.tok.kind == "ident" && p.tok.text == "sum" {
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		var by []string
+		var err error
+		if p.tok.kind == "ident" && p.tok.text == "by" {
+			if by, err = p.byClause(); err != nil {
+				return nil, err
+			}
+		}
+		if err := p.expect("punct", "("); err != nil {
+			return nil, err
+		}
+		inner, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if inner.fn == "" || inner.sum {
+			return nil, parseErr(p.tok.pos, "syntax error: sum needs a range aggregation")
+		}
+		if err := p.expect("punct", ")"); err != nil {
+			return nil, err
+		}
+		if by == nil && p.tok.kind == "ident" && p.tok.text == "by" {
+			if by, err = p.byClause(); err != nil {
+				return nil, err
+			}
+		}
+		inner.sum, inner.by = true, by
+		return inner, nil
+	}
+	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate") {
+		fn := p.tok.text
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if err := p.expect("punct", "("); err != nil {
+			return nil, err
+		}
+		e, err := p.logExpr()
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != "range" {
+			return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting RANGE")
+		}
+		d, _ := time.ParseDuration(p.tok.text)
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if err := p.expect("punct", ")"); err != nil {
+			return nil, err
+		}
+		e.fn, e.rng = fn, d
+		return e, nil
+	}
+	return p.logExpr()
+}
+
+func (p *parser) byClause() ([]string, error) {
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if err := p.expect("punct", "("); err != nil {
+		return nil, err
+	}
+	by := []string{}
+	for p.tok.kind == "ident" {
+		by = append(by, p.tok.text)
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if p.tok.kind == "punct" && p.tok.text == "," {
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return by, p.expect("punct", ")")
+}
+
+func (p *parser) logExpr() (*Query, error) {
+	e := &Query{}
+	if err := p.expect("punct", "{"); err != nil {
+		return nil, err
+	}
+	for {
+		name := p.tok
+		if err := p.expect("ident", ""); err != nil {
+			return nil, err
+		}
+		op := p.tok
+		if op.kind != "punct" || (op.text != "=" && op.text != "!=" && op.text != "=~" && op.text != "!~") {
+			return nil, parseErr(op.pos, fmt.Sprintf("syntax error: unexpected %s, expecting = or != or =~ or !~", op.text))
+		}
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		val := p.tok
+		if err := p.expect("string", ""); err != nil {
+			return nil, err
+		}
+		m := fakeMatcher{name: name.text, op: op.text, value: val.text}
+		if op.text == "=~" || op.text == "!~" {
+			re, err := regexp.Compile("^(?:" + val.text + ")$")
+			if err != nil {
+				return nil, parseErr(val.pos, err.Error())
+			}
+			m.re = re
+		}
+		e.matchers = append(e.matchers, m)
+		if p.tok.kind == "punct" && p.tok.text == "," {
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := p.expect("punct", "}"); err != nil {
+			return nil, err
+		}
+		break
+	}
+	nonEmpty := false
+	for _, m := range e.matchers {
+		if (m.op == "=" && m.value != "") || (m.op == "=~" && !m.re.MatchString("")) {
+			nonEmpty = true
+		}
+	}
+	if !nonEmpty {
+		return nil, fmt.Errorf(`parse error : queries require at least one regexp or equality matcher that does not have an empty-compatible value. For instance, app=~".*" does not meet this requirement, but app=~".+" will`)
+	}
+	for p.tok.kind == "punct" {
+		switch p.tok.text {
+		case "|=", "!=", "|~", "!~":
+			op := p.tok.text
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			val := p.tok
+			if err := p.expect("string", ""); err != nil {
+				return nil, err
+			}
+			st := fakeStage{op: op, value: val.text}
+			if op == "|~" || op == "!~" {
+				re, err := regexp.Compile(val.text)
+				if err != nil {
+					return nil, parseErr(val.pos, err.Error())
+				}
+				st.re = re
+			}
+			e.stages = append(e.stages, st)
+		case "|":
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			if p.tok.kind != "ident" {
+				return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting json or a label filter (fake subset)")
+			}
+			if p.tok.text == "json" {
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				st := fakeStage{op: "json"}
+				for p.tok.kind == "ident" {
+					name := p.tok.text
+					if err := p.advance(); err != nil {
+						return nil, err
+					}
+					if err := p.expect("punct", "="); err != nil {
+						return nil, err
+					}
+					field := p.tok
+					if err := p.expect("string", ""); err != nil {
+						return nil, err
+					}
+					if st.params == nil {
+						st.params = map[string]string{}
+					}
+					st.params[name] = field.text
+					if p.tok.kind == "punct" && p.tok.text == "," {
+						if err := p.advance(); err != nil {
+							return nil, err
+						}
+					}
+				}
+				e.stages = append(e.stages, st)
+				continue
+			}
+			st := fakeStage{op: "label"}
+			join := ""
+			for {
+				name := p.tok
+				if err := p.expect("ident", ""); err != nil {
+					return nil, err
+				}
+				op := p.tok
+				if op.kind != "punct" {
+					return nil, parseErr(op.pos, "syntax error: unexpected "+op.text+", expecting a comparison")
+				}
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				cmp := labelCmp{join: join, name: name.text, op: op.text}
+				switch p.tok.kind {
+				case "number":
+					x, err := strconv.ParseFloat(p.tok.text, 64)
+					if err != nil {
+						return nil, parseErr(p.tok.pos, err.Error())
+					}
+					cmp.num, cmp.isNum = x, true
+				case "string":
+					cmp.str = p.tok.text
+					if op.text == "=~" || op.text == "!~" {
+						re, err := regexp.Compile("^(?:" + p.tok.text + ")$")
+						if err != nil {
+							return nil, parseErr(p.tok.pos, err.Error())
+						}
+						cmp.re = re
+					}
+				default:
+					return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting a number or a string")
+				}
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				st.filter = append(st.filter, cmp)
+				if p.tok.kind == "ident" && (p.tok.text == "or" || p.tok.text == "and") {
+					join = p.tok.text
+					if err := p.advance(); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				break
+			}
+			e.stages = append(e.stages, st)
+			continue
+		default:
+			return e, nil
+		}
+	}
+	return e, nil
+}

@@ -1,0 +1,660 @@
+// Package lokitest provides a fake Loki for tests, as net/http/httptest
+// provides a server: an HTTP server on loopback that answers as Loki's HTTP
+// API documentation says (docs/sources/reference/loki-http-api.md), so the real
+// client (sources/loki) talks to it over HTTP.
+//
+// It serves query_range for log queries (streams, start inclusive, end
+// exclusive, limit default 100, direction default backward, the oldest/newest
+// `limit` entries across all matching streams) and for metric queries (matrix,
+// steps start, start+step, ... <= end, each range aggregation over
+// (t-range, t], no sample for an empty window), instant queries (vector),
+// /series, /labels, the stats block, plain-text error bodies, and the
+// max_entries_limit_per_query 400. It implements the LogQL subset the client
+// and the pushdown queries use: a stream selector (=, !=, =~, !~), line filters
+// (|=, !=, |~, !~), | json with or without parameters (| json status="status"),
+// label filters (| status >= 500 or duration >= 10, | __error__=""),
+// count_over_time / rate over a range, and one sum [by (...)]. Hooks inject
+// faults (status codes, slowness, dropped lines).
+//
+// It does not import sources/loki, whose own tests use it.
+package lokitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
+)
+
+// Entry is one stored line.
+type Entry struct {
+	TS   int64 // Unix nanoseconds
+	Line string
+}
+
+type fakeStream struct {
+	labels  map[string]string
+	key     string
+	entries []Entry
+	seen    map[Entry]bool
+	sorted  bool
+}
+
+// Stream is one result stream of a log query, as a SetAlter hook sees it.
+type Stream struct {
+	Labels  map[string]string
+	Entries []Entry
+}
+
+// Loki is a fake Loki server. Its methods may be called concurrently.
+type Loki struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	streams map[string]*fakeStream
+
+	// maxEntries is max_entries_limit_per_query (0: no limit).
+	maxEntries int
+	// before runs first for every request (n counts requests from 1); if it
+	// returns true it has answered.
+	before func(w http.ResponseWriter, r *http.Request, n int) bool
+	// alter may change the answer of a log query after limit is applied.
+	alter func(r *http.Request, out []Stream) []Stream
+
+	n       int
+	calls   map[string]int   // by kind: series, labels, logs, matrix, vector, error
+	written map[string]int64 // response bytes by kind
+	headers []http.Header
+}
+
+// New starts a fake Loki, closed when t's test ends.
+func New(t testing.TB) *Loki {
+	f := &Loki{t: t, streams: map[string]*fakeStream{}, calls: map[string]int{}, written: map[string]int64{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/loki/api/v1/query_range", f.queryRange)
+	mux.HandleFunc("/loki/api/v1/query", f.query)
+	mux.HandleFunc("/loki/api/v1/series", f.series)
+	mux.HandleFunc("/loki/api/v1/labels", f.labels)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.n++
+		n := f.n
+		f.headers = append(f.headers, r.Header.Clone())
+		before := f.before
+		f.mu.Unlock()
+		if before != nil && before(w, r, n) {
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// URL is the fake's base URL.
+func (f *Loki) URL() string { return f.srv.URL }
+
+// Push stores a line; like Loki it keeps one copy of an identical
+// (stream, timestamp, line).
+func (f *Loki) Push(labels map[string]string, ts time.Time, line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := logql.LabelsKey(labels)
+	s := f.streams[k]
+	if s == nil {
+		s = &fakeStream{labels: labels, key: k, seen: map[Entry]bool{}}
+		f.streams[k] = s
+	}
+	e := Entry{ts.UnixNano(), line}
+	if s.seen[e] {
+		return
+	}
+	s.seen[e] = true
+	s.entries = append(s.entries, e)
+	s.sorted = false
+}
+
+func (f *Loki) sortLocked() {
+	for _, s := range f.streams {
+		if !s.sorted {
+			sort.SliceStable(s.entries, func(i, j int) bool { return s.entries[i].TS < s.entries[j].TS })
+			s.sorted = true
+		}
+	}
+}
+
+func (f *Loki) count(kind string, bytes int) {
+	f.mu.Lock()
+	f.calls[kind]++
+	f.written[kind] += int64(bytes)
+	f.mu.Unlock()
+}
+
+// Stats returns the requests answered and the response bytes written so far,
+// by kind: series, labels, logs, matrix, vector, error.
+func (f *Loki) Stats() (map[string]int, map[string]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, w := map[string]int{}, map[string]int64{}
+	for k, v := range f.calls {
+		c[k] = v
+	}
+	for k, v := range f.written {
+		w[k] = v
+	}
+	return c, w
+}
+
+// ResetStats zeroes what Stats counts.
+func (f *Loki) ResetStats() {
+	f.mu.Lock()
+	f.calls, f.written = map[string]int{}, map[string]int64{}
+	f.mu.Unlock()
+}
+
+// SetBefore installs a hook that runs first for every request (n counts
+// requests from 1); if it returns true it has answered.
+func (f *Loki) SetBefore(h func(w http.ResponseWriter, r *http.Request, n int) bool) {
+	f.mu.Lock()
+	f.before = h
+	f.mu.Unlock()
+}
+
+// SetAlter installs a hook that may change the answer of a log query after
+// its limit is applied (e.g. drop a line).
+func (f *Loki) SetAlter(h func(r *http.Request, out []Stream) []Stream) {
+	f.mu.Lock()
+	f.alter = h
+	f.mu.Unlock()
+}
+
+// SetMaxEntries sets max_entries_limit_per_query (0: no limit).
+func (f *Loki) SetMaxEntries(n int) {
+	f.mu.Lock()
+	f.maxEntries = n
+	f.mu.Unlock()
+}
+
+// Headers returns the headers of every request so far.
+func (f *Loki) Headers() []http.Header {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]http.Header(nil), f.headers...)
+}
+
+// Each calls fn for every stored line that the log query selects in
+// [from, to), with its stream's labels rendered as Loki does ({a="x", b="y"}):
+// what a client that lost nothing would receive. A query the fake cannot
+// parse fails the test. fn must not call f.
+func (f *Loki) Each(query string, from, to time.Time, fn func(stream string, e Entry)) {
+	expr, err := ParseQuery(query)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sortLocked()
+	for _, s := range f.streams {
+		if !expr.Matches(s.labels) {
+			continue
+		}
+		for _, e := range s.window(from.UnixNano(), to.UnixNano()) {
+			if _, ok := expr.apply(s.labels, e.Line); ok {
+				fn(s.key, e)
+			}
+		}
+	}
+}
+
+// Bytes counts the lines the log query selects in [from, to) and the sum of
+// their lengths.
+func (f *Loki) Bytes(query string, from, to time.Time) (lines, bytes int64) {
+	f.Each(query, from, to, func(_ string, e Entry) {
+		lines++
+		bytes += int64(len(e.Line))
+	})
+	return lines, bytes
+}
+
+// Fail answers as Loki's WriteError does: plain text with the status. Hooks
+// use it to inject errors.
+func (f *Loki) Fail(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	n, _ := fmt.Fprint(w, msg)
+	f.count("error", n)
+}
+
+func (f *Loki) ok(w http.ResponseWriter, kind string, data any) {
+	b, err := json.Marshal(map[string]any{"status": "success", "data": data})
+	if err != nil {
+		f.t.Errorf("fake loki: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	n, _ := w.Write(b)
+	f.count(kind, n)
+}
+
+// parseTime reads a Loki timestamp: integer nanoseconds, float seconds or RFC3339Nano.
+func parseTime(s string, def time.Time) (int64, error) {
+	if s == "" {
+		return def.UnixNano(), nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		return int64(x * 1e9), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q to a valid timestamp", s)
+	}
+	return t.UnixNano(), nil
+}
+
+func parseStep(s string) (time.Duration, error) {
+	if d, err := promDuration(s); err == nil {
+		return d, nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q to a valid duration", s)
+	}
+	return time.Duration(x * float64(time.Second)), nil
+}
+
+func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	now := time.Now()
+	start, err := parseTime(q.Get("start"), now.Add(-time.Hour))
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
+	end, err := parseTime(q.Get("end"), now)
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
+	if end < start {
+		f.Fail(w, 400, "end timestamp must not be before or equal to start time")
+		return
+	}
+	expr, err := ParseQuery(q.Get("query"))
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
+	if expr.fn == "" { // log query
+		limit := 100
+		if s := q.Get("limit"); s != "" {
+			if limit, err = strconv.Atoi(s); err != nil {
+				f.Fail(w, 400, err.Error())
+				return
+			}
+		}
+		f.mu.Lock()
+		maxEntries, alter := f.maxEntries, f.alter
+		f.mu.Unlock()
+		if maxEntries > 0 && limit > maxEntries {
+			f.Fail(w, 400, fmt.Sprintf("max entries limit per query exceeded, limit > max_entries_limit_per_query (%d > %d)", limit, maxEntries))
+			return
+		}
+		forward := false
+		switch strings.ToLower(q.Get("direction")) {
+		case "forward":
+			forward = true
+		case "", "backward":
+		default:
+			f.Fail(w, 400, "invalid direction")
+			return
+		}
+		out, scanned, scannedBytes := f.evalLogs(expr, start, end, limit, forward)
+		if alter != nil {
+			out = alter(r, out)
+		}
+		res := make([]map[string]any, 0, len(out))
+		for _, o := range out {
+			vals := make([][2]string, 0, len(o.Entries))
+			for _, e := range o.Entries {
+				vals = append(vals, [2]string{strconv.FormatInt(e.TS, 10), e.Line})
+			}
+			res = append(res, map[string]any{"stream": o.Labels, "values": vals})
+		}
+		f.ok(w, "logs", map[string]any{"resultType": "streams", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+		return
+	}
+	step := time.Duration(0)
+	if s := q.Get("step"); s != "" {
+		if step, err = parseStep(s); err != nil {
+			f.Fail(w, 400, err.Error())
+			return
+		}
+	} else {
+		step = time.Duration(max((end-start)/250, int64(time.Second)))
+	}
+	if step <= 0 {
+		f.Fail(w, 400, "zero or negative query resolution step widths are not accepted. Try a positive integer")
+		return
+	}
+	if (end-start)/int64(step) > 11000 {
+		f.Fail(w, 400, "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
+		return
+	}
+	series, scanned, scannedBytes := f.evalMetric(expr, start, end, int64(step))
+	res := make([]map[string]any, 0, len(series))
+	for _, s := range series {
+		vals := make([][2]any, 0, len(s.points))
+		for _, p := range s.points {
+			vals = append(vals, [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)})
+		}
+		res = append(res, map[string]any{"metric": s.labels, "values": vals})
+	}
+	f.ok(w, "matrix", map[string]any{"resultType": "matrix", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+}
+
+func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	t, err := parseTime(q.Get("time"), time.Now())
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
+	expr, err := ParseQuery(q.Get("query"))
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
+	if expr.fn == "" {
+		f.Fail(w, 400, "log queries are not supported as an instant query type, please change your query to a range query type")
+		return
+	}
+	series, scanned, scannedBytes := f.evalMetric(expr, t, t, 1)
+	res := make([]map[string]any, 0, len(series))
+	for _, s := range series {
+		p := s.points[0]
+		res = append(res, map[string]any{"metric": s.labels, "value": [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)}})
+	}
+	f.ok(w, "vector", map[string]any{"resultType": "vector", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+}
+
+func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	start, err1 := parseTime(q.Get("start"), time.Now().Add(-time.Hour))
+	end, err2 := parseTime(q.Get("end"), time.Now())
+	if err1 != nil || err2 != nil {
+		f.Fail(w, 400, "bad start/end")
+		return
+	}
+	if len(q["match[]"]) == 0 {
+		f.Fail(w, 400, "0 matchers provided")
+		return
+	}
+	set := map[string]map[string]string{}
+	for _, m := range q["match[]"] {
+		expr, err := ParseQuery(m)
+		if err != nil || expr.fn != "" || len(expr.stages) > 0 {
+			f.Fail(w, 400, fmt.Sprintf("invalid match[] %q", m))
+			return
+		}
+		f.mu.Lock()
+		f.sortLocked()
+		for _, s := range f.streams {
+			if expr.Matches(s.labels) && len(s.window(start, end)) > 0 {
+				set[s.key] = s.labels
+			}
+		}
+		f.mu.Unlock()
+	}
+	out := make([]map[string]string, 0, len(set))
+	for _, l := range set {
+		out = append(out, l)
+	}
+	f.ok(w, "series", out)
+}
+
+func (f *Loki) labels(w http.ResponseWriter, r *http.Request) {
+	var expr *Query
+	if s := r.URL.Query().Get("query"); s != "" {
+		var err error
+		if expr, err = ParseQuery(s); err != nil {
+			f.Fail(w, 400, err.Error())
+			return
+		}
+	}
+	set := map[string]bool{}
+	f.mu.Lock()
+	for _, s := range f.streams {
+		if expr == nil || expr.Matches(s.labels) {
+			for n := range s.labels {
+				set[n] = true
+			}
+		}
+	}
+	f.mu.Unlock()
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	f.ok(w, "labels", out)
+}
+
+// promTime renders a step time as Loki does: seconds with millisecond precision.
+func promTime(ns int64) string {
+	ms := ns / 1e6
+	if ns < 0 && ns%1e6 != 0 {
+		ms--
+	}
+	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
+}
+
+func fakeStats(lines, bytes int64) map[string]any {
+	zero := map[string]any{"compressedBytes": 0, "decompressedBytes": 0, "decompressedLines": 0, "headChunkBytes": bytes,
+		"headChunkLines": lines, "totalBatches": 1, "totalChunksMatched": 1, "totalDuplicates": 0, "totalLinesSent": lines, "totalReached": 1}
+	return map[string]any{
+		"ingester": zero,
+		"store": map[string]any{"compressedBytes": 0, "decompressedBytes": 0, "decompressedLines": 0, "chunksDownloadTime": 0,
+			"totalChunksRef": 0, "totalChunksDownloaded": 0, "totalDuplicates": 0},
+		"summary": map[string]any{"bytesProcessedPerSecond": bytes * 1000, "execTime": 0.001, "linesProcessedPerSecond": lines * 1000,
+			"queueTime": 0, "totalBytesProcessed": bytes, "totalLinesProcessed": lines},
+	}
+}
+
+// window returns the entries with start <= ts < end (store must be sorted).
+func (s *fakeStream) window(start, end int64) []Entry {
+	i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].TS >= start })
+	j := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].TS >= end })
+	return s.entries[i:j]
+}
+
+type tagged struct {
+	key    string
+	labels map[string]string
+	e      Entry
+	seq    int
+}
+
+// evalLogs answers a log query: matching lines in [start, end), the first
+// `limit` in the requested direction across all result streams. Each stream
+// contributes at most `limit` candidates, so a page costs O(limit), not O(window).
+func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) ([]Stream, int64, int64) {
+	f.mu.Lock()
+	f.sortLocked()
+	var all []tagged
+	var scanned, scannedBytes int64
+	seq := 0
+	for _, s := range f.streams {
+		if !expr.Matches(s.labels) {
+			continue
+		}
+		w := s.window(start, end)
+		taken := 0
+		for i := range w {
+			e := w[i]
+			if !forward {
+				e = w[len(w)-1-i]
+			}
+			scanned++
+			scannedBytes += int64(len(e.Line))
+			ls, ok := expr.apply(s.labels, e.Line)
+			if !ok {
+				continue
+			}
+			seq++
+			all = append(all, tagged{logql.LabelsKey(ls), ls, e, seq})
+			if taken++; taken >= limit {
+				// Lines at the same instant as the last one taken may still be
+				// needed to break ties the way the merge below does.
+				last := e.TS
+				for k := i + 1; k < len(w); k++ {
+					e2 := w[k]
+					if !forward {
+						e2 = w[len(w)-1-k]
+					}
+					if e2.TS != last {
+						break
+					}
+					if ls2, ok := expr.apply(s.labels, e2.Line); ok {
+						seq++
+						all = append(all, tagged{logql.LabelsKey(ls2), ls2, e2, seq})
+					}
+				}
+				break
+			}
+		}
+	}
+	f.mu.Unlock()
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.e.TS != b.e.TS {
+			return (a.e.TS < b.e.TS) == forward
+		}
+		if a.key != b.key {
+			return a.key < b.key
+		}
+		return a.seq < b.seq
+	})
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	byKey := map[string]*Stream{}
+	var keys []string
+	for _, t := range all {
+		o := byKey[t.key]
+		if o == nil {
+			o = &Stream{Labels: t.labels}
+			byKey[t.key] = o
+			keys = append(keys, t.key)
+		}
+		o.Entries = append(o.Entries, t.e)
+	}
+	sort.Strings(keys)
+	out := make([]Stream, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *byKey[k])
+	}
+	return out, scanned, scannedBytes
+}
+
+type fakePoint struct {
+	t int64
+	v float64
+}
+
+type fakeSeries struct {
+	labels map[string]string
+	points []fakePoint
+}
+
+// evalMetric evaluates a metric query at start, start+step, ... <= end.
+func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64) {
+	rng := int64(expr.rng)
+	// Timestamps per output series of the range aggregation, sorted.
+	f.mu.Lock()
+	f.sortLocked()
+	perSeries := map[string][]int64{}
+	seriesLabels := map[string]map[string]string{}
+	var scanned, scannedBytes int64
+	for _, s := range f.streams {
+		if !expr.Matches(s.labels) {
+			continue
+		}
+		for _, e := range s.window(start-rng, end+1) {
+			scanned++
+			scannedBytes += int64(len(e.Line))
+			ls, ok := expr.apply(s.labels, e.Line)
+			if !ok {
+				continue
+			}
+			k := logql.LabelsKey(ls)
+			perSeries[k] = append(perSeries[k], e.TS)
+			seriesLabels[k] = ls
+		}
+	}
+	f.mu.Unlock()
+	type acc struct {
+		labels map[string]string
+		vals   map[int64]float64
+	}
+	groups := map[string]*acc{}
+	for k, tss := range perSeries {
+		sort.Slice(tss, func(i, j int) bool { return tss[i] < tss[j] })
+		ls := seriesLabels[k]
+		if expr.sum {
+			g := map[string]string{}
+			for _, n := range expr.by {
+				if v := ls[n]; v != "" {
+					g[n] = v
+				}
+			}
+			ls = g
+		}
+		gk := logql.LabelsKey(ls)
+		a := groups[gk]
+		if a == nil {
+			a = &acc{labels: ls, vals: map[int64]float64{}}
+			groups[gk] = a
+		}
+		for t := start; t <= end; t += step {
+			// (t-rng, t]
+			lo := sort.Search(len(tss), func(i int) bool { return tss[i] > t-rng })
+			hi := sort.Search(len(tss), func(i int) bool { return tss[i] > t })
+			n := hi - lo
+			if n == 0 {
+				continue
+			}
+			v := float64(n)
+			if expr.fn == "rate" {
+				v /= time.Duration(rng).Seconds()
+			}
+			a.vals[t] += v
+		}
+	}
+	out := make([]fakeSeries, 0, len(groups))
+	for _, a := range groups {
+		if len(a.vals) == 0 {
+			continue
+		}
+		s := fakeSeries{labels: a.labels}
+		for t, v := range a.vals {
+			s.points = append(s.points, fakePoint{t, v})
+		}
+		sort.Slice(s.points, func(i, j int) bool { return s.points[i].t < s.points[j].t })
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return logql.LabelsKey(out[i].labels) < logql.LabelsKey(out[j].labels) })
+	return out, scanned, scannedBytes
+}
