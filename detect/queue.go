@@ -35,8 +35,12 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 		return nil, Check{Reason: fmt.Sprintf("the listen queue peaked at %s (deep means over %s: the workers, or %gx its usual %s)",
 			fmtNum(pk.V), fmtNum(threshold), queueOverBaseline, fmtNum(usual))}, nil
 	}
-	rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= threshold })
-	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
+	// The peak may come from php-fpm's high-water mark, between two scrapes
+	// that both stayed under the threshold: then the peak alone is the stretch.
+	start, end := pk.T, pk.T.Add(p.Step)
+	if rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= threshold }); len(rs) > 0 {
+		start, end = rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
+	}
 	facts := map[string]float64{"queue_peak": pk.V, "queue_peak_at": float64(pk.T.Unix()), "queue_usual": usual, "workers": float64(workers)}
 	capText := ""
 	if backlog > 0 {

@@ -149,7 +149,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
 	}
-	if class == ClassAPI && selfCall(r) {
+	if class == ClassAPI && SelfCall(r) {
 		// The site calling itself is not a client either; it is counted here
 		// and judged by self_amplification.
 		mm.SelfCalls++

@@ -43,22 +43,8 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newSimulateCmd(), newVersionCmd(),
-		notYet("scan", "Scheduled anomaly report over a recent window", 7))
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
 	return root
-}
-
-// notYet registers a command of the CLI contract whose issue has not landed: it
-// says so and exits 2 rather than pretending.
-func notYet(name, short string, issue int) *cobra.Command {
-	return &cobra.Command{
-		Use:                name,
-		Short:              short + " (not available yet)",
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErrorf("%s is not available yet: it is tracked as issue #%d", name, issue)
-		},
-	}
 }
 
 func newVersionCmd() *cobra.Command {

@@ -16,7 +16,8 @@ type Config struct {
 	// Default 7 days. From 14 days on, only the same weekday is compared.
 	Baseline time.Duration
 	// Lookback is the stretch before the window that the detectors of
-	// package detect compare with (their "hours before"). Default 3h.
+	// package detect compare with (their "hours before"). Default 3h; at
+	// least 1h.
 	Lookback time.Duration
 	// MinBaselineDays is the fewest covered baseline slots for a seasonal
 	// comparison. Default 3.
@@ -72,8 +73,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("scan: window %s: want whole minutes", c.Since)
 	case c.Baseline < day:
 		return fmt.Errorf("scan: baseline %s: want at least one day (24h)", c.Baseline)
-	case c.Lookback < 0:
-		return fmt.Errorf("scan: lookback %s is negative", c.Lookback)
+	case c.Lookback < time.Hour:
+		// detect trusts at least an hour before the window as its baseline;
+		// with less it falls back to the whole data span.
+		return fmt.Errorf("scan: lookback %s: want at least 1h", c.Lookback)
 	case c.MinBaselineDays < 1 || c.Z <= 0:
 		return fmt.Errorf("scan: minimum baseline days %d and score %g must be positive", c.MinBaselineDays, c.Z)
 	}

@@ -14,8 +14,10 @@
 // change keeps the clock hour). When the baseline spans two weeks or more only
 // the same weekday is used (k = 7, 14, ...), so Saturdays are compared with
 // Saturdays. Slots the evidence does not cover (before the logs begin) are
-// left out; with fewer than Config.MinBaselineDays covered slots the seasonal
-// comparison is skipped and data_quality says so (the detectors still run).
+// left out (when bundle.yaml records which ranges a fetch pulled in full, a
+// slot outside them is left out too); with fewer than Config.MinBaselineDays
+// covered slots the seasonal comparison is skipped and data_quality says so
+// (the detectors still run).
 //
 // # Robust statistics
 //
@@ -31,7 +33,10 @@
 // An anomaly needs all three: a score of at least Config.Z, a ratio of at least
 // the measure's rise ratio, and an excess above the measure's minimum volume
 // (60 requests an hour, 10 failed responses an hour, 3 busy minutes...), so
-// tiny numbers never alarm however large their ratio.
+// tiny numbers never alarm however large their ratio. Latency percentiles of
+// the window are judged on the low end of their confidence interval (order
+// statistics: a quiet hour's p95 rests on a dozen requests), so a few slow
+// edits do not pass for PHP slowing down.
 //
 // # Kinds and severities
 //

@@ -102,6 +102,7 @@ func (j *judge) run() {
 	}
 	j.findings()
 	j.escalate()
+	j.dropIdleChanges()
 	sort.SliceStable(j.anomalies, func(a, b int) bool {
 		x, y := j.anomalies[a], j.anomalies[b]
 		if SeverityRank(x.Severity) != SeverityRank(y.Severity) {
@@ -124,9 +125,23 @@ func (j *judge) baselineOf(f func(*Profile) (float64, bool)) Baseline {
 
 // measureSite records a site-wide measure and reports whether it rose.
 func (j *judge) measureSite(name string, o float64, b Baseline, m measure) bool {
-	up := m.rises(o, b, j.cfg.Z)
-	j.measures = append(j.measures, Measure{Name: name, Observed: round(o, 3), Baseline: b, Score: round(m.score(o, b), 1), Anomalous: up})
+	return j.measureSiteAt(name, o, o, b, m)
+}
+
+// measureSiteAt records a measure shown as o but judged on g (a conservative
+// estimate of it).
+func (j *judge) measureSiteAt(name string, o, g float64, b Baseline, m measure) bool {
+	up := m.rises(g, b, j.cfg.Z)
+	j.measures = append(j.measures, Measure{Name: name, Observed: round(o, 3), Baseline: b, Score: round(m.score(g, b), 1), Anomalous: up})
 	return up
+}
+
+// lowerQuantile is the low end of a quantile's 3-sigma confidence interval
+// from its sample size (order statistics: the rank q*n varies by
+// sqrt(n*q*(1-q))).
+func lowerQuantile(h *detect.Histogram, q float64) float64 {
+	lo := q - 3*math.Sqrt(q*(1-q)/float64(max(h.N, 1)))
+	return h.Quantile(math.Max(lo, 0.01))
 }
 
 // rise is one fingerprint's rise.
@@ -139,6 +154,9 @@ type rise struct {
 	score   float64
 	reason  string
 	minutes *detect.Cluster
+	// requests and ips are the baselines of the fingerprint's requests and
+	// addresses, whichever measure rose.
+	requests, ips Baseline
 }
 
 // clusters finds the fingerprints that rose and sorts them into automated
@@ -194,6 +212,16 @@ func (j *judge) clusters() (auto, humans []rise) {
 		if best == nil {
 			continue
 		}
+		of := func(get func(*ClusterProfile) int) Baseline {
+			return j.baselineOf(func(p *Profile) (float64, bool) {
+				if bc := p.Clusters[k]; bc != nil {
+					return float64(get(bc)), true
+				}
+				return 0, true
+			})
+		}
+		best.requests = of(func(c *ClusterProfile) int { return c.Requests })
+		best.ips = of(func(c *ClusterProfile) int { return c.IPs })
 		best.minutes = window[k]
 		var isAuto bool
 		best.reason, isAuto = automated(k, c, flagged[k])
@@ -234,37 +262,63 @@ func browser(family string) bool {
 	return false
 }
 
+// crawlerAnomaly reports an automated fingerprint's rise. Its observed value
+// is the busiest 10 minutes of the window against the usual 10 minutes at this
+// hour: a burst shows there first, while the hour's total still lags.
 func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 	c := r.c
 	fp := &detect.Fingerprint{UserAgent: r.key.UA, AcceptLanguage: r.key.Lang, LoggedIn: r.key.LoggedIn.String()}
 	if r.key.NoClientHints {
 		fp.SecChUa = "absent"
 	}
+	w := j.cfg.Window(j.recent.To)
+	usual10 := r.requests.Median * 10 / j.cfg.Since.Minutes()
+	peak10, peakAt := float64(c.Requests), w.From
 	if r.minutes != nil {
 		fp.Paths = topLabels(r.minutes.Labels, 5)
+		peak10, peakAt = peakPer10(r.minutes.PerMinute, w)
 	}
 	a := &Anomaly{
 		Kind: detect.KindCrawlerBurst, Severity: SeverityWarning, Key: r.key.String(),
-		Start:  j.onset(r.minutes, r.b, r.metric),
-		Metric: r.metric + " in the window", Observed: r.o, Baseline: r.b.Median, Score: round(r.score, 1),
+		Start:  j.onset(r.minutes, r.requests),
+		Metric: "requests per 10 minutes at the peak", Observed: peak10, Baseline: round(usual10, 1), Score: round(r.score, 1),
 		Fingerprint: fp,
 		Facts: map[string]float64{
-			"requests": float64(c.Requests), "distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
+			"requests": float64(c.Requests), "requests_usual": r.requests.Median,
+			"distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
+			"peak_per_10m": peak10, "peak_at": float64(peakAt.Unix()), "usual_per_10m": round(usual10, 1),
 			"asset_share": round(share(c.Assets, c.Requests), 3), "uncacheable_share": round(share(c.Uncacheable, c.Requests-c.Assets), 3),
 			"baseline_slots": float64(r.b.N),
 		},
 	}
-	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s; its %s usually number %s at this hour (median of %d days). It looks automated: %s.",
-		r.key, count(c.Requests), count(c.IPs), count(c.Prefixes), j.span(), r.metric, num(r.b.Median), r.b.N, r.reason)
+	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s, up to %s in 10 minutes; at this hour it usually sends %s requests from %s addresses (median of %d days). It looks automated: %s.",
+		r.key, count(c.Requests), count(c.IPs), count(c.Prefixes), j.span(), num(peak10), num(r.requests.Median), num(r.ips.Median), r.b.N, r.reason)
+	a.Facts["distinct_ips_usual"] = r.ips.Median
 	return a
+}
+
+// peakPer10 is the busiest 10 consecutive minutes of w and where they start.
+func peakPer10(perMinute map[int64]int, w Range) (float64, time.Time) {
+	start, end := w.From.Unix()/60, w.To.Unix()/60
+	best, bestAt, sum := 0, start, 0
+	for m := start; m < end; m++ {
+		sum += perMinute[m]
+		if m-start >= 10 {
+			sum -= perMinute[m-10]
+		}
+		if sum > best {
+			best, bestAt = sum, max(start, m-9)
+		}
+	}
+	return float64(best), time.Unix(bestAt*60, 0).UTC()
 }
 
 // onset is the first minute of the window from which a fingerprint stayed
 // clearly above its usual rate for three minutes; the window's start when the
 // rise was there from the beginning or is not in the per-minute counts.
-func (j *judge) onset(c *detect.Cluster, b Baseline, metric string) time.Time {
+func (j *judge) onset(c *detect.Cluster, b Baseline) time.Time {
 	w := j.cfg.Window(j.recent.To)
-	if c == nil || metric != "requests" {
+	if c == nil {
 		return w.From
 	}
 	perMin := b.Median / j.cfg.Since.Minutes()
@@ -357,7 +411,7 @@ func (j *judge) classes() {
 		j.anomalies = append(j.anomalies, &Anomaly{
 			Kind: KindRequestRate, Severity: SeverityWarning, Key: string(class), Start: j.cfg.Window(j.recent.To).From,
 			Metric: string(class) + " requests in the window", Observed: o, Baseline: b.Median, Score: round(m.score(o, b), 1),
-			Facts:  map[string]float64{"baseline_slots": float64(b.N)},
+			Facts: map[string]float64{"baseline_slots": float64(b.N)},
 			Summary: fmt.Sprintf("Uncacheable %s requests rose to %s %s against a usual %s at this hour (median of %d days), spread over fingerprints none of which stands out on its own.",
 				class, num(o), j.span(), num(b.Median), b.N),
 		})
@@ -418,13 +472,17 @@ func (j *judge) latency() {
 	}
 	o95, _ := q(r, 0.95)
 	o50, _ := q(r, 0.5)
+	// The window is judged on the low end of its quantiles' confidence
+	// interval: a quiet hour's p95 rests on a dozen requests, and a few slow
+	// edits must not pass for PHP slowing down.
+	g95, g50 := lowerQuantile(&r.Latency, 0.95), lowerQuantile(&r.Latency, 0.5)
 	b95 := j.baselineOf(func(p *Profile) (float64, bool) { return q(p, 0.95) })
 	b50 := j.baselineOf(func(p *Profile) (float64, bool) { return q(p, 0.5) })
 	if b95.N < j.cfg.MinBaselineDays {
 		return
 	}
-	up95 := j.measureSite("PHP success latency p95 (s)", o95, b95, latencyMeasure)
-	up50 := j.measureSite("PHP success latency p50 (s)", o50, b50, latencyMeasure)
+	up95 := j.measureSiteAt("PHP success latency p95 (s)", o95, g95, b95, latencyMeasure)
+	up50 := j.measureSiteAt("PHP success latency p50 (s)", o50, g50, b50, latencyMeasure)
 	if !up95 && !up50 {
 		return
 	}
@@ -432,9 +490,9 @@ func (j *judge) latency() {
 	if j.site.ClientTimeoutS > 0 && o95 >= j.site.ClientTimeoutS {
 		sev = SeverityCritical
 	}
-	metric, o, b := "PHP success latency p95 (s)", o95, b95
-	if !up95 || latencyMeasure.score(o50, b50) > latencyMeasure.score(o95, b95) {
-		metric, o, b = "PHP success latency p50 (s)", o50, b50
+	metric, o, g, b := "PHP success latency p95 (s)", o95, g95, b95
+	if !up95 || latencyMeasure.score(g50, b50) > latencyMeasure.score(g95, b95) {
+		metric, o, g, b = "PHP success latency p50 (s)", o50, g50, b50
 	}
 	start := j.cfg.Window(r.To).From
 	if j.traffic != nil {
@@ -445,7 +503,7 @@ func (j *judge) latency() {
 	}
 	j.anomalies = append(j.anomalies, &Anomaly{
 		Kind: KindLatency, Severity: sev, Start: start,
-		Metric: metric, Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(o, b), 1),
+		Metric: metric, Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(g, b), 1),
 		Facts: map[string]float64{"p95_s": round(o95, 3), "p50_s": round(o50, 3), "p95_usual_s": round(b95.Median, 3), "p50_usual_s": round(b50.Median, 3),
 			"successes": float64(r.Latency.N), "baseline_slots": float64(b.N)},
 		Summary: fmt.Sprintf("PHP answered its successes slower %s: 95th percentile %s (usually %s), median %s (usually %s), over %s successes.",
@@ -640,6 +698,23 @@ func (j *judge) escalate() {
 			a.Severity = SeverityCritical
 		}
 	}
+}
+
+// dropIdleChanges removes config_change anomalies when nothing alarming
+// remains: a change explains a problem, and with none it is not news.
+func (j *judge) dropIdleChanges() {
+	for _, a := range j.anomalies {
+		if a.Kind != detect.KindConfigChange && a.Alarming() {
+			return
+		}
+	}
+	kept := j.anomalies[:0]
+	for _, a := range j.anomalies {
+		if a.Kind != detect.KindConfigChange {
+			kept = append(kept, a)
+		}
+	}
+	j.anomalies = kept
 }
 
 func (j *judge) note(severity, msg string) {

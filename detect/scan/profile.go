@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/netip"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -111,7 +110,7 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, site sourc
 	case r.Status >= 200 && r.Status < 300 && r.Origin == sources.OriginUpstream:
 		p.Latency.Add(r.Duration)
 	}
-	if class == detect.ClassHealth || class == detect.ClassAPI && selfCall(r) {
+	if class == detect.ClassHealth || class == detect.ClassAPI && detect.SelfCall(r) {
 		return
 	}
 	p.Requests++
@@ -144,15 +143,6 @@ func (p *Profile) finish() {
 	}
 }
 
-// selfCall mirrors detect's rule for the site calling its own API (PHP's HTTP
-// clients announce themselves in the User-Agent): such requests are not
-// clients, and detect.Traffic leaves them out of every fingerprint too.
-func selfCall(r *sources.Request) bool {
-	ua := r.UserAgent
-	return strings.HasPrefix(ua, "MediaWiki/") || strings.Contains(ua, "GuzzleHttp/") ||
-		strings.HasPrefix(ua, "PHP/") || strings.HasPrefix(ua, "Wikibase")
-}
-
 // Collector reads requests once for a set of scans: every request lands in
 // the profiles of the slots that hold it and in the detect.Traffic of the scans
 // whose window or lookback holds it. One scan (the CLI) or a whole schedule
@@ -170,6 +160,10 @@ type Collector struct {
 	requests    int64
 	used        int64
 	finished    bool
+	// fetched, when set, are the ranges the evidence claims to hold in full
+	// (bundle.yaml's complete access-log queries): a slot outside them is
+	// missing data even when requests before and after it were read.
+	fetched []Range
 }
 
 // pending is one scan's share of the reading.
@@ -252,8 +246,35 @@ func (c *Collector) finish() {
 		p.finish()
 		// A slot is covered when the log began before it and went on past
 		// it (a log that ends early is missing data, not silence).
-		p.Covered = c.requests > 0 && !c.first.After(p.From) && !c.last.Before(p.To.Add(-coverageSlack))
+		p.Covered = c.requests > 0 && !c.first.After(p.From) && !c.last.Before(p.To.Add(-coverageSlack)) &&
+			(c.fetched == nil || within(p.Range, c.fetched))
 	}
+}
+
+// within reports whether r lies inside one of rs.
+func within(r Range, rs []Range) bool {
+	for _, x := range rs {
+		if !r.From.Before(x.From) && !r.To.After(x.To) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeRanges sorts rs and joins those that overlap or touch.
+func mergeRanges(rs []Range) []Range {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].From.Before(rs[j].From) })
+	var out []Range
+	for _, r := range rs {
+		if n := len(out); n > 0 && !r.From.After(out[n-1].To) {
+			if r.To.After(out[n-1].To) {
+				out[n-1].To = r.To
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // coverageSlack tolerates a quiet end of a slot: a log whose last request is

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // Result is the outcome of one scan.
@@ -118,6 +120,17 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 		return nil, fmt.Errorf("scan: %w", err)
 	}
 	s := &Set{cfg: cfg, loaded: loaded, col: NewCollector(cfg, in.Manifest.Site, sorted)}
+	// bundle.yaml says which ranges of access log a fetch pulled in full (a
+	// live scan fetches its window and its slots, not the days between).
+	var fetched []Range
+	for _, q := range in.Manifest.Queries {
+		if strings.HasPrefix(q.File, bundle.AccessDir+"/") && q.Complete && q.To.After(q.From) {
+			fetched = append(fetched, Range{From: q.From, To: q.To})
+		}
+	}
+	if len(fetched) > 0 {
+		s.col.fetched = mergeRanges(fetched)
+	}
 	for _, n := range loaded.DataQuality {
 		if n.Source != "access" { // about the access logs it was not given
 			s.notes = append(s.notes, n)
@@ -180,11 +193,12 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 			Message: fmt.Sprintf("no request between %s and %s (the logs span %s to %s)", cfg.observed(now).From.Format(time.RFC3339),
 				now.Format(time.RFC3339), s.stats.First.Format(time.RFC3339), s.stats.Last.Format(time.RFC3339))})
 	}
-	res, err := detect.Run(ctx, &ev, detect.Detectors())
+	var failed []sources.QualityNote
+	res, err := detect.Run(ctx, &ev, detectors(&failed))
 	if err != nil {
 		return nil, fmt.Errorf("scan at %s: %w", now.Format(time.RFC3339), err)
 	}
-	notes = append(notes, res.DataQuality...)
+	notes = append(append(notes, failed...), res.DataQuality...)
 
 	out := &Result{Now: now, Window: w, Recent: s.col.profile(w), Findings: res.Findings, Checks: res.Checks}
 	out.Baseline.Days = int(cfg.Baseline / day)
@@ -225,4 +239,34 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 		RawRange: cfg.observed(now), RawLines: pend.traffic.Total(), SlotLines: slotLines,
 		MetricFiles: s.loaded.MetricFiles, MetricSamples: s.loaded.MetricSamples}
 	return out, nil
+}
+
+// guarded runs a detector so that a panic in it costs its own finding, not the
+// scan: a scheduled scan that dies on one window stops announcing everything
+// else. The failure is a could-not-run check and an error in data_quality.
+type guarded struct {
+	detect.Detector
+	failed *[]sources.QualityNote
+}
+
+func (g guarded) Detect(ctx context.Context, ev *detect.Evidence, prior []detect.Finding) (fs []detect.Finding, c detect.Check, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fs, err = nil, nil
+			c = detect.Check{Outcome: detect.OutcomeCouldNotRun, Reason: fmt.Sprintf("the detector failed on this window (%v)", p)}
+			*g.failed = append(*g.failed, sources.QualityNote{Source: g.Name(), Severity: sources.SeverityError,
+				Message: fmt.Sprintf("the %s detector failed on the window %s to %s (%v): a bug; the scan went on without it",
+					g.Name(), ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), p)})
+		}
+	}()
+	return g.Detector.Detect(ctx, ev, prior)
+}
+
+// detectors are detect's, each guarded.
+func detectors(failed *[]sources.QualityNote) []detect.Detector {
+	var out []detect.Detector
+	for _, d := range detect.Detectors() {
+		out = append(out, guarded{Detector: d, failed: failed})
+	}
+	return out
 }

@@ -2,7 +2,8 @@ package scan
 
 import (
 	"math"
-	"sort"
+
+	"github.com/aftermath-forensics/aftermath/detect"
 )
 
 // madScale turns a median absolute deviation into the standard deviation it
@@ -32,17 +33,7 @@ func robust(xs []float64) Baseline {
 	return Baseline{Median: m, MAD: median(dev), N: len(xs)}
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
+func median(xs []float64) float64 { return detect.Median(xs) }
 
 // measure says how one quantity is judged.
 type measure struct {

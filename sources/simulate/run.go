@@ -304,10 +304,10 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	// Traffic.
 	w := s.w
 	gens := []*poisson{
-		{rate: diurnalRate(begin, end, sc.ReaderSessions), fire: func(s *sim) {
+		{rate: seasonalRate(begin, end, sc.ReaderSessions, sc.Weekly), fire: func(s *sim) {
 			s.startReader(clsReader, readerLangs, nil, pickW(w.rng, readerRefs))
 		}},
-		{rate: diurnalRate(begin, end, sc.EditorSessions), fire: func(s *sim) { s.startEditor() }},
+		{rate: seasonalRate(begin, end, sc.EditorSessions, sc.Weekly), fire: func(s *sim) { s.startEditor() }},
 		{rate: flat(begin, sc.BotRate), fire: func(s *sim) { s.botRequest() }},
 	}
 	for i, g := range gens {

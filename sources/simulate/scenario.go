@@ -272,6 +272,9 @@ type Scenario struct {
 	ReaderSessions float64
 	EditorSessions float64
 	BotRate        float64
+	// Weekly, when set, holds seven factors (Sunday first) that scale reader
+	// and editor sessions by the weekday (KST); nil keeps every day alike.
+	Weekly []float64
 
 	Crawler *CrawlerSpec
 	Crowd   *CrowdSpec

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/report/notify"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+// webhookEnv names the environment variable --webhook falls back to: a
+// webhook URL is a secret, and the environment keeps it out of crontabs,
+// unit files and the process list.
+const webhookEnv = "AFTERMATH_WEBHOOK_URL"
+
+// webhookBackoff is the wait after a failed delivery, doubled at each retry.
+var webhookBackoff = 2 * time.Second
+
+type scanFlags struct {
+	config    string
+	bundle    string
+	now       string
+	since     dayDuration
+	baseline  dayDuration
+	out       string
+	webhook   string
+	state     string
+	reportURL string
+	tz        string
+	attempts  int
+	timeout   time.Duration
+}
+
+func newScanCmd() *cobra.Command {
+	f := scanFlags{since: dayDuration(scan.DefaultSince), baseline: dayDuration(scan.DefaultBaseline)}
+	cmd := &cobra.Command{
+		Use:   "scan (--bundle DIR [--now T] | --config F) [--since 1h] [--baseline 7d]",
+		Short: "Scheduled anomaly report over a recent window",
+		Long: `Scan judges the last --since (1h) against the same hours of the previous days
+(--baseline 7d; the same weekday from 14d on) with robust statistics, runs the
+detectors of analyze over the window, and writes scan.md and scan.json into --out.
+It exits 0 when nothing is anomalous (observations of severity info do not count),
+1 when something is, 2 on error (a webhook that could not be reached included).
+
+With --webhook (or $` + webhookEnv + `) it posts a Slack-compatible message when an
+anomaly starts, worsens or ends; --state FILE remembers what was announced between
+runs, so that an ongoing anomaly is announced once. --bundle with --now replays a
+schedule over recorded evidence (--now defaults to the end of the bundle's window).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runScan(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "aftermath.yaml (live sources)")
+	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
+	fl.StringVar(&f.now, "now", "", "end of the window, RFC3339 (with --bundle; default: the end of the bundle's window)")
+	fl.Var(&f.since, "since", "length of the window judged: 1h, 30m, ... (at most 24h)")
+	fl.Var(&f.baseline, "baseline", "how far back the baseline reaches, in days: 7d, 14d, 28d")
+	fl.StringVar(&f.out, "out", "aftermath-scan", "output directory for scan.md and scan.json")
+	fl.StringVar(&f.webhook, "webhook", "", "Slack-compatible incoming webhook URL (default $"+webhookEnv+")")
+	fl.StringVar(&f.state, "state", "", "state file (JSON) remembering what was announced")
+	fl.StringVar(&f.reportURL, "report-url", "", "URL the message links to (default: the path of scan.md)")
+	fl.StringVar(&f.tz, "tz", "", "time zone of the site's clock (default: the bundle's, else UTC)")
+	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
+	fl.DurationVar(&f.timeout, "webhook-timeout", 10*time.Second, "timeout of one webhook request")
+	return cmd
+}
+
+func runScan(cmd *cobra.Command, f *scanFlags) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	in, now, tz, err := f.inputs()
+	if err != nil {
+		return err
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return usageErrorf("--tz %q: %v", tz, err)
+	}
+	cfg := scan.Config{Since: time.Duration(f.since), Baseline: time.Duration(f.baseline), Loc: loc}.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	webhook := f.webhook
+	if webhook == "" {
+		webhook = os.Getenv(webhookEnv)
+	}
+
+	set, err := scan.Load(ctx, *in, cfg, now)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer set.Close()
+	res, err := set.Scan(ctx, now)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	doc := report.BuildScan(res, tz)
+	// The report goes to disk first: whatever happens to the delivery, the
+	// scan is not lost.
+	paths, err := report.WriteScan(f.out, doc)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	var deliveryErr error
+	if webhook != "" || f.state != "" {
+		deliveryErr = f.announce(ctx, cmd.OutOrStdout(), webhook, res, doc, loc, paths)
+		if deliveryErr != nil {
+			doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "notify", Severity: sources.SeverityError,
+				Message: deliveryErr.Error() + "; the report is on disk and the next scan announces these changes again"})
+		}
+		if doc.Delivery != nil || deliveryErr != nil {
+			if paths, err = report.WriteScan(f.out, doc); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+		}
+	}
+	report.PrintScanSummary(cmd.OutOrStdout(), doc, paths...)
+	switch {
+	case deliveryErr != nil:
+		return &exitError{code: exitUsage, err: deliveryErr}
+	case doc.Anomalous:
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("anomalous: see %s", paths[len(paths)-1])}
+	}
+	return nil
+}
+
+// inputs resolves the evidence, the scan's now and the site's zone.
+func (f *scanFlags) inputs() (*detect.Inputs, time.Time, string, error) {
+	switch {
+	case f.config != "" && f.bundle != "":
+		return nil, time.Time{}, "", usageErrorf("give --bundle DIR or --config FILE, not both")
+	case f.config != "":
+		// Live sources go through the same path once fetched into a bundle;
+		// the fetch of a scan's ranges (raw window and lookback, aggregated
+		// baseline slots) is wired separately.
+		return nil, time.Time{}, "", usageErrorf("scan --config: live sources are not wired into scan yet; fetch a bundle (aftermath fetch) and use --bundle DIR --now T")
+	case f.bundle == "":
+		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] (or --config FILE)")
+	}
+	b, err := bundle.Open(f.bundle)
+	if err != nil {
+		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
+	}
+	in := detect.InputsFromBundle(b)
+	now := b.Manifest.Window.To
+	if f.now != "" {
+		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
+			return nil, time.Time{}, "", usageErrorf("--now: %v", err)
+		}
+	}
+	tz := f.tz
+	if tz == "" {
+		tz = b.Manifest.Timezone
+	}
+	if tz == "" {
+		tz = "UTC"
+	}
+	return &in, now.UTC(), tz, nil
+}
+
+// announce compares the scan with the state, posts what changed to the
+// webhook (when one is given) and saves the state once delivered. A failed
+// delivery leaves the state as it was.
+func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook string, res *scan.Result, doc *report.Scan,
+	loc *time.Location, paths []string) error {
+	st := notify.NewState()
+	if f.state != "" {
+		var err error
+		if st, err = notify.LoadState(f.state); err != nil {
+			return err
+		}
+		if st.Updated.After(res.Now) {
+			fmt.Fprintf(stdout, "state %s was saved by a scan at %s, after this one: replaying out of order\n",
+				f.state, st.Updated.Format(time.RFC3339))
+		}
+	}
+	events, next := notify.Diff(st, res.Anomalies, res.Now, notify.Policy{UpdateAfter: res.Window.To.Sub(res.Window.From), CloseAfter: res.Window.To.Sub(res.Window.From)})
+	names := make([]string, len(events))
+	for i, e := range events {
+		names[i] = e.String()
+	}
+	save := func() error {
+		if f.state == "" {
+			return nil
+		}
+		return next.Save(f.state)
+	}
+	if webhook == "" {
+		for _, n := range names {
+			fmt.Fprintln(stdout, "state:", n)
+		}
+		return save()
+	}
+	wh := &notify.Webhook{URL: webhook, Attempts: f.attempts, Timeout: f.timeout, Backoff: webhookBackoff}
+	doc.Delivery = &report.Delivery{Target: wh.Target(), Events: names}
+	if len(events) == 0 {
+		return save()
+	}
+	ref := f.reportURL
+	if ref == "" {
+		ref = paths[len(paths)-1] // scan.md
+		if abs, err := filepath.Abs(ref); err == nil {
+			ref = abs
+		}
+	}
+	attempts, err := wh.Send(ctx, notify.Compose(events, res.Window, loc, ref))
+	doc.Delivery.Attempts = attempts
+	if err != nil {
+		doc.Delivery.Error = err.Error()
+		return err
+	}
+	doc.Delivery.Sent = true
+	return save()
+}
+
+// dayDuration is a duration flag that also takes days ("7d"), as baselines
+// are counted.
+type dayDuration time.Duration
+
+func (d *dayDuration) String() string {
+	v := time.Duration(*d)
+	if v > 0 && v%(24*time.Hour) == 0 {
+		return strconv.Itoa(int(v/(24*time.Hour))) + "d"
+	}
+	return v.String()
+}
+
+func (d *dayDuration) Set(s string) error {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days <= 0 {
+			return fmt.Errorf("%q: want a whole number of days (7d) or a duration (36h)", s)
+		}
+		*d = dayDuration(time.Duration(days) * 24 * time.Hour)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q: want a duration (1h, 30m) or days (7d)", s)
+	}
+	*d = dayDuration(v)
+	return nil
+}
+
+func (d *dayDuration) Type() string { return "duration" }

@@ -1,0 +1,248 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+const scanSchemaURL = "https://github.com/aftermath-forensics/aftermath/report/schema/scan.v1.schema.json"
+
+// scanSchemaErr validates data against scan.v1.schema.json (which refers to
+// report.v1.schema.json for findings, checks and notes).
+func scanSchemaErr(t *testing.T, data []byte) error {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for url, raw := range map[string][]byte{scanSchemaURL: ScanSchemaJSON, schemaURL: SchemaJSON} {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("schema %s: %v", url, err)
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			t.Fatalf("schema %s: %v", url, err)
+		}
+	}
+	sch, err := c.Compile(scanSchemaURL)
+	if err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("scan.json: %v", err)
+	}
+	return sch.Validate(inst)
+}
+
+var scanNow = time.Date(2026, 10, 21, 18, 0, 0, 0, time.UTC) // 03:00 KST
+
+// crawlerScan is the scan of the crawler's hour, as detect/scan reports it.
+func crawlerScan() *scan.Result {
+	w := scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}
+	return &scan.Result{
+		Now: scanNow, Window: w,
+		Baseline: scan.BaselineInfo{Method: "the same hours on each previous day", Days: 7, Used: 6, Seasonal: true,
+			Slots: []scan.Slot{{Range: scan.Range{From: w.From.AddDate(0, 0, -1), To: w.To.AddDate(0, 0, -1)}, Covered: true, Requests: 358}}},
+		Anomalies: []scan.Anomaly{
+			{Kind: detect.KindCrawlerBurst, Severity: scan.SeverityCritical, Key: "Chrome / zh-cn / logged out", Start: w.From,
+				Metric: "requests per 10 minutes at the peak", Observed: 8895, Baseline: 0.4, Score: 16998.2,
+				Summary:  "Chrome / zh-cn / logged out sent 21,279 requests from 20,819 addresses.",
+				Findings: []string{"crawler_burst-1"},
+				Fingerprint: &detect.Fingerprint{UserAgent: "Chrome 121", AcceptLanguage: "zh-cn", LoggedIn: "no", SecChUa: "absent",
+					Paths: []string{"Special:Contributions (path)"}},
+				Facts: map[string]float64{"distinct_ips": 20819}},
+			{Kind: scan.KindErrorRate, Severity: scan.SeverityCritical, Start: w.From.Add(18 * time.Minute), Metric: "failed responses in the window",
+				Observed: 11312, Score: 11312, Summary: "11,312 responses failed."},
+			{Kind: scan.KindSurge, Severity: scan.SeverityInfo, Start: w.From, Metric: "client requests in the window",
+				Observed: 27818, Baseline: 742, Score: 172.3, Summary: "Requests rose; a surge, not an attack."},
+			{Kind: detect.KindConfigChange, Severity: scan.SeverityInfo, Start: w.From.AddDate(0, 0, -20), Summary: "listen.backlog 511 -> 4096."},
+		},
+		Measures: []scan.Measure{{Name: "failed responses (5xx, 429, late)", Observed: 11312, Baseline: scan.Baseline{N: 6}, Score: 11312, Anomalous: true}},
+		Findings: []detect.Finding{{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Start: w.From, End: w.To, Confidence: 0.9,
+			Summary: "a crawler", Facts: map[string]float64{"peak_per_10m": 8895}}},
+		Checks:      []detect.Check{{Name: "crawler_burst", Outcome: detect.OutcomeFound, Findings: []string{"crawler_burst-1"}}},
+		DataQuality: []sources.QualityNote{{Source: "scan", Severity: sources.SeverityInfo, Message: "a note"}},
+		Read:        scan.Read{AccessFiles: 1, AccessLines: 213804, RawRange: scan.Range{From: w.From.Add(-3 * time.Hour), To: w.To}, RawLines: 42818, SlotLines: 2058},
+	}
+}
+
+// hostileScan puts attacker-controlled text wherever a log line can reach.
+func hostileScan() *scan.Result {
+	r := crawlerScan()
+	for i := range r.Anomalies {
+		a := &r.Anomalies[i]
+		a.Summary += " " + hostile
+		a.Key += hostile
+		if a.Fingerprint != nil {
+			a.Fingerprint.UserAgent += hostile
+			a.Fingerprint.AcceptLanguage += hostile
+			a.Fingerprint.Paths = []string{"/w/" + hostile, hostile + "|path"}
+		}
+	}
+	r.Findings[0].Summary = hostile
+	r.Checks[0].Reason = hostile
+	r.DataQuality = append(r.DataQuality, sources.QualityNote{Source: "access" + hostile, Severity: sources.SeverityWarning, Message: hostile})
+	return r
+}
+
+func TestScanJSONMatchesSchema(t *testing.T) {
+	quiet := &scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow},
+		Baseline: scan.BaselineInfo{Method: "the same hours on each previous day", Days: 7}}
+	failed := BuildScan(crawlerScan(), "Asia/Seoul")
+	failed.Delivery = &Delivery{Target: "https://hooks.slack.com", Events: []string{"opened crawler_burst: critical"}, Attempts: 4, Error: "HTTP 500"}
+	tests := map[string]*Scan{
+		"crawler":          BuildScan(crawlerScan(), "Asia/Seoul"),
+		"hostile":          BuildScan(hostileScan(), "Asia/Seoul"),
+		"quiet":            BuildScan(quiet, ""),
+		"delivery failure": failed,
+	}
+	for name, s := range tests {
+		t.Run(name, func(t *testing.T) {
+			data, err := RenderScanJSON(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := scanSchemaErr(t, data); err != nil {
+				t.Errorf("scan.json does not match its schema: %v", err)
+			}
+			for _, key := range []string{`"anomalies": [`, `"data_quality": [`, `"schema": "aftermath.scan/v1"`} {
+				if !bytes.Contains(data, []byte(key)) {
+					t.Errorf("scan.json lacks %s", key)
+				}
+			}
+		})
+	}
+}
+
+func TestScanSchemaRejects(t *testing.T) {
+	good, err := RenderScanJSON(BuildScan(crawlerScan(), "Asia/Seoul"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]func(m map[string]any){
+		"wrong schema id":    func(m map[string]any) { m["schema"] = "aftermath.report/v1" },
+		"unknown kind":       func(m map[string]any) { anomaly(m)["kind"] = "gremlins" },
+		"unknown severity":   func(m map[string]any) { anomaly(m)["severity"] = "meh" },
+		"anomaly no score":   func(m map[string]any) { delete(anomaly(m), "score") },
+		"no anomalies":       func(m map[string]any) { delete(m, "anomalies") },
+		"time not RFC 3339":  func(m map[string]any) { anomaly(m)["start"] = "02:00" },
+		"negative read":      func(m map[string]any) { m["read"].(map[string]any)["raw_lines"] = -1 },
+		"no baseline method": func(m map[string]any) { delete(m["baseline"].(map[string]any), "method") },
+	}
+	for name, edit := range tests {
+		t.Run(name, func(t *testing.T) {
+			var m map[string]any
+			if err := json.Unmarshal(good, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			data, _ := json.Marshal(m)
+			if scanSchemaErr(t, data) == nil {
+				t.Errorf("the schema accepted a scan with %s", name)
+			}
+		})
+	}
+}
+
+func anomaly(m map[string]any) map[string]any { return m["anomalies"].([]any)[0].(map[string]any) }
+
+// TestScanMarkdownInert: log text cannot add a heading, a link, HTML or a
+// table cell to scan.md.
+func TestScanMarkdownInert(t *testing.T) {
+	md, err := RenderScanMarkdown(BuildScan(hostileScan(), "Asia/Seoul"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(md)
+	unescaped := func(ch string) *regexp.Regexp { return regexp.MustCompile(`(^|[^\\])(\\\\)*` + regexp.QuoteMeta(ch)) }
+	for _, bad := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{
+		{"raw HTML", regexp.MustCompile(`<`)},
+		{"link or image", unescaped("](")},
+		{"code span", unescaped("`")},
+		{"template action", regexp.MustCompile(`\{\{`)},
+		{"bare URL autolink", regexp.MustCompile(`[a-z]://`)},
+		{"control or bidi character", regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u202e]")},
+		{"injected heading", regexp.MustCompile(`(?m)^\\?#+ heading`)},
+		{"injected list item", regexp.MustCompile(`(?m)^- item`)},
+	} {
+		if loc := bad.re.FindStringIndex(text); loc != nil {
+			t.Errorf("%s in scan.md: …%s…", bad.name, text[max(0, loc[0]-60):min(len(text), loc[1]+60)])
+		}
+	}
+	// Every table row keeps its columns: an escaped | is not a cell.
+	cells := regexp.MustCompile(`(^|[^\\])\|`)
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "| critical | crawler") || strings.HasPrefix(line, "| info | surge") {
+			if n := len(cells.FindAllString(line, -1)); n != 9 {
+				t.Errorf("anomaly row has %d cell borders, want 9: %s", n, line)
+			}
+		}
+	}
+}
+
+func TestScanMarkdownReads(t *testing.T) {
+	md, err := RenderScanMarkdown(BuildScan(crawlerScan(), "Asia/Seoul"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# Scan Thu 2026-10-22 02:00 – 03:00 (Asia/Seoul)",
+		"**2 anomalies** in the window.",
+		"| critical | crawler\\_burst | Chrome / zh-cn / logged out | 02:00 | requests per 10 minutes at the peak | 8,895 | 0.40 | 16998.2 |",
+		"| info | config\\_change |  | Oct 2 02:00 |",
+		"| lines in the baseline slots (aggregated) | 2,058 |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("scan.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestWriteScanAndSummary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	s := BuildScan(crawlerScan(), "Asia/Seoul")
+	s.Delivery = &Delivery{Target: "https://hooks.example", Events: []string{"opened x"}, Attempts: 4, Error: "HTTP 500: \x1b[31mred"}
+	paths, err := WriteScan(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 || filepath.Base(paths[0]) != ScanJSONFile || filepath.Base(paths[1]) != ScanMarkdownFile {
+		t.Fatalf("paths %v", paths)
+	}
+	for _, p := range paths {
+		if info, err := os.Stat(p); err != nil || info.Size() == 0 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	var out bytes.Buffer
+	PrintScanSummary(&out, s, paths...)
+	got := out.String()
+	for _, want := range []string{"2 anomalies", "crawler_burst", "NOT delivered after 4 attempt(s)", "wrote " + paths[1]} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("summary passes an escape sequence to the terminal:\n%q", got)
+	}
+	quiet := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}}, "UTC")
+	out.Reset()
+	PrintScanSummary(&out, quiet)
+	if !strings.Contains(out.String(), "nothing anomalous") {
+		t.Errorf("quiet summary: %s", out.String())
+	}
+}
