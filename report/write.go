@@ -89,18 +89,6 @@ func renderJSON(r *Report) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// WriteJSON writes r as indented JSON. Slices are never null so that consumers
-// can iterate without checks.
-//
-// Deprecated: use WriteAll.
-func WriteJSON(path string, r *Report) error {
-	data, err := renderJSON(r)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, data)
-}
-
 // writeFile replaces path with data atomically.
 func writeFile(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")

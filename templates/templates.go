@@ -5,7 +5,7 @@
 //     every value goes through report.MarkdownCell);
 //   - report.html.tmpl: report.html (html/template, which escapes every value;
 //     the charts' SVG is drawn by report/chart.go);
-//   - evidence.md.tmpl: the evidence summary (what was read, per minute).
+//   - scan.md.tmpl: scan.md, the scheduled scan's report (text/template).
 package templates
 
 import "embed"
