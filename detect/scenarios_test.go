@@ -114,3 +114,56 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioChanges checks change correlation against each scenario's truth:
+// where the queue outgrew the old backlog (the wedge), the 511 -> 4096 commit
+// ranks first as the enabler; where it never did (the health check was cut at
+// 10 s, so the queue stayed near 10 s of work), the same commit is ruled out by
+// the numbers; and the fix (backlog 64) is recognised as lowering the risk.
+func TestScenarioChanges(t *testing.T) {
+	tests := []struct {
+		scenario string
+		wantRole string
+		wantNew  string
+	}{
+		{"crawler-backlog-wedge", RoleEnabler, "4096"},
+		{"crawler-backlog", RoleRuledOut, "4096"},
+		{"crawler-backlog-fixed", RoleMitigation, "64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			res, truth := simulateBundle(t, simulate.Options{Scenario: tt.scenario, Seed: 1})
+			var backlog *Finding
+			firstLinked := -1
+			for i := range res.Findings {
+				f := &res.Findings[i]
+				if f.Kind != KindConfigChange {
+					continue
+				}
+				if firstLinked < 0 && (f.Role == RoleEnabler || f.Role == RoleTrigger) {
+					firstLinked = i
+				}
+				if f.Change.Key == "listen.backlog" && f.Change.New == tt.wantNew && backlog == nil {
+					backlog = f
+				}
+			}
+			if backlog == nil {
+				t.Fatalf("no config_change for listen.backlog -> %s; checks %+v", tt.wantNew, res.Checks)
+			}
+			if backlog.Role != tt.wantRole {
+				t.Errorf("listen.backlog -> %s is %s, want %s: %s", tt.wantNew, backlog.Role, tt.wantRole, backlog.Summary)
+			}
+			if tt.wantRole == RoleEnabler {
+				if &res.Findings[firstLinked] != backlog {
+					t.Errorf("the backlog change does not rank first among linked changes: %s", res.Findings[firstLinked].Summary)
+				}
+				if truth.ConfigChange == nil || backlog.Change.Ref != truth.ConfigChange.Commit {
+					t.Errorf("commit %s, truth %+v", backlog.Change.Ref, truth.ConfigChange)
+				}
+				if backlog.Facts["wait_after_s"] <= backlog.Facts["health_timeout_s"] || backlog.Facts["queue_passed_old_cap"] != 1 {
+					t.Errorf("arithmetic facts %v", backlog.Facts)
+				}
+			}
+		})
+	}
+}
