@@ -4,7 +4,7 @@ BIN     := bin/aftermath
 OUT     ?= aftermath-demo
 PKGS    := ./...
 
-.PHONY: all build run test bench fmt clean sample
+.PHONY: all build run test bench bench-go fmt clean sample
 
 all: build
 
@@ -22,8 +22,14 @@ test:
 	# add a directive, handler or site (its corpus is in rules/testdata/fuzz).
 	$(GO) test -run '^$$' -fuzz FuzzGenerate -fuzztime 10s ./rules/
 
-# Benchmarks: ingest throughput (MB/s, lines/s) and allocations per line.
+# Ingest benchmark (issue 9): aftermath's ingest against the bare reference loop,
+# zcat and GoAccess on a generated 1 GiB Caddy log (and 4 GiB for the flat-memory
+# check), cached in /tmp/aftermath-bench; prints medians, ratios and verdicts.
 bench:
+	.ci/bench.sh
+
+# go test's micro-benchmarks (reader, aggregation, reference loop; MB/s via b.SetBytes).
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Regenerate the sample incident that `aftermath demo` embeds. The tar keeps the

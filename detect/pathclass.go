@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // PathClass groups request targets by cost and cacheability, the way the site's
@@ -37,21 +39,27 @@ var viewActions = map[string]bool{"": true, "view": true, "render": true}
 
 // ClassifyPath returns the class of a request given its raw path and query.
 func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
+	return classifyPath(rawPath, rawQuery, healthURI, nil)
+}
+
+// classifyPath is ClassifyPath with a scratch buffer for the unescaped path,
+// which Traffic keeps from one request to the next (nil: allocate one).
+func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClass {
 	if healthURI != "" && rawPath == healthURI {
 		return ClassHealth
 	}
-	p, err := url.PathUnescape(rawPath)
-	if err != nil {
-		p = rawPath
-	}
+	p := pathUnescape(rawPath, scratch) // p may view *scratch: it must not outlive this call
 	if assetExt[strings.ToLower(path.Ext(p))] {
 		return ClassAsset
 	}
-	lp := strings.ToLower(p)
+	lp := lower(p)
 	if strings.HasSuffix(lp, "/api.php") || strings.HasSuffix(lp, "/rest.php") || strings.Contains(lp, "/api/") {
 		return ClassAPI
 	}
-	q, _ := url.ParseQuery(rawQuery)
+	var q url.Values // no query (most page views and assets): nothing to parse
+	if rawQuery != "" {
+		q, _ = url.ParseQuery(rawQuery)
+	}
 	title := strings.ToLower(q.Get("title"))
 	if hasSpecialNamespace(lp) || hasSpecialNamespace(title) {
 		return ClassSpecial
@@ -72,10 +80,79 @@ func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
 }
 
 func hasSpecialNamespace(s string) bool {
+	if strings.IndexByte(s, ':') < 0 {
+		return false // every namespace ends with ':'
+	}
 	for _, ns := range specialNamespaces {
 		if strings.Contains(s, ns) {
 			return true
 		}
 	}
 	return false
+}
+
+// lower is strings.ToLower(s). It skips ToLower's per-rune case lookups for
+// the scripts most wiki titles are written in (Hangul syllables, kana, CJK
+// ideographs), which have no case; anything else goes to strings.ToLower.
+func lower(s string) string {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				return strings.ToLower(s)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !(0xAC00 <= r && r <= 0xD7A3 || 0x3040 <= r && r <= 0x30FF || 0x4E00 <= r && r <= 0x9FFF) {
+			return strings.ToLower(s) // invalid UTF-8 (RuneError) included
+		}
+		i += n
+	}
+	return s
+}
+
+// pathUnescape is url.PathUnescape(s), or s itself where that fails. With
+// scratch, it decodes into *scratch and the result views it.
+func pathUnescape(s string, scratch *[]byte) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	if scratch == nil {
+		if p, err := url.PathUnescape(s); err == nil {
+			return p
+		}
+		return s
+	}
+	b, rest := (*scratch)[:0], s
+	for {
+		b = append(b, rest[:i]...)
+		if i+2 >= len(rest) || !isHex(rest[i+1]) || !isHex(rest[i+2]) {
+			return s // url.EscapeError
+		}
+		b = append(b, unhex(rest[i+1])<<4|unhex(rest[i+2]))
+		rest = rest[i+3:]
+		if i = strings.IndexByte(rest, '%'); i < 0 {
+			b = append(b, rest...)
+			break
+		}
+	}
+	*scratch = b
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }

@@ -86,18 +86,54 @@ type Traffic struct {
 	total    int
 	first    time.Time
 	last     time.Time
+
+	// Caches of the hot path; they change no result. A user agent repeats
+	// across millions of requests: its family is computed once per distinct
+	// agent (a bounded table, cleared when full, so a bot rotating agents costs
+	// time, not memory). Requests come in time order, so most fall in the
+	// minute of the one before.
+	lastMinute int64
+	lastMM     *Minute
+	agents     map[string]agent
+	scratch    []byte // classifyPath's unescaped path
 }
+
+// agent is what Observe needs of a user agent.
+type agent struct {
+	family, version string
+	chromium        bool
+}
+
+// maxAgents bounds Traffic's cache of user agents (a variable for tests).
+var maxAgents = 4096
 
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client
 // detail kept for fingerprints.
 func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
-	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{}}
+	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{},
+		agents: map[string]agent{}}
 }
 
 // Key computes the fingerprint of a request.
 func Key(r *sources.Request) ClusterKey {
 	family, _ := splitFamily(UAFamily(r.UserAgent))
 	return ClusterKey{UA: family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && chromium(family) && !r.SecChUa}
+}
+
+// agent returns the family, version and Chromium-ness of ua, as Key computes them.
+func (t *Traffic) agent(ua string) agent {
+	if a, ok := t.agents[ua]; ok {
+		return a
+	}
+	family, version := splitFamily(UAFamily(ua))
+	a := agent{family: family, version: version, chromium: chromium(family)}
+	if t.agents == nil {
+		t.agents = map[string]agent{}
+	} else if len(t.agents) >= maxAgents {
+		clear(t.agents)
+	}
+	t.agents[ua] = a
+	return a
 }
 
 // Observe adds one request.
@@ -110,10 +146,14 @@ func (t *Traffic) Observe(r *sources.Request) {
 		t.last = r.Time
 	}
 	m := r.Time.Unix() / 60
-	mm := t.minutes[m]
-	if mm == nil {
-		mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
-		t.minutes[m] = mm
+	mm := t.lastMM
+	if mm == nil || m != t.lastMinute {
+		mm = t.minutes[m]
+		if mm == nil {
+			mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
+			t.minutes[m] = mm
+		}
+		t.lastMinute, t.lastMM = m, mm
 	}
 	mm.Requests++
 	mm.Status[r.Status]++
@@ -144,7 +184,8 @@ func (t *Traffic) Observe(r *sources.Request) {
 			mm.Cached++
 		}
 	}
-	class := ClassifyPath(r.Path, r.Query, t.site.HealthURI)
+	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
+	class := classifyPath(r.Path, r.Query, t.site.HealthURI, &t.scratch)
 	if class == ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
@@ -155,7 +196,8 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm.SelfCalls++
 		return
 	}
-	k := Key(r)
+	a := t.agent(r.UserAgent)
+	k := ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
@@ -163,7 +205,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		t.clusters[k] = c
 	}
 	c.PerMinute[m]++
-	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
+	if !inWindow {
 		return
 	}
 	c.Requests++
@@ -179,7 +221,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if r.HasCookie {
 		c.Cookies++
 	}
-	if _, v := splitFamily(UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
+	if v := a.version; v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
 		c.Versions[v]++
 	}
 	if r.Origin == sources.OriginUpstream {

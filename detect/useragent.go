@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math/bits"
 	"strings"
 )
 
@@ -39,15 +40,26 @@ func UAFamily(ua string) string {
 	if ua == "" {
 		return "none"
 	}
-	for _, f := range uaFamilies {
-		i := strings.Index(ua, f.token)
-		if i < 0 {
+	// The first family of uaFamilies whose token occurs anywhere in ua wins, at
+	// the token's first occurrence. One pass over ua finds every token's first
+	// occurrence, instead of one strings.Index per family.
+	var first [32]int32 // by family: 1 + index of the token's first occurrence, 0 if none
+	for i := 0; i < len(ua); i++ {
+		for m := uaTokenStarts[ua[i]]; m != 0; m &= m - 1 {
+			f := bits.TrailingZeros32(m)
+			if first[f] == 0 && strings.HasPrefix(ua[i:], uaFamilies[f].token) {
+				first[f] = int32(i) + 1
+			}
+		}
+	}
+	for fi, f := range uaFamilies {
+		if first[fi] == 0 {
 			continue
 		}
 		if !strings.HasSuffix(f.token, "/") {
 			return f.family
 		}
-		rest := ua[i+len(f.token):]
+		rest := ua[int(first[fi])-1+len(f.token):]
 		end := 0
 		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
 			end++
@@ -62,6 +74,18 @@ func UAFamily(ua string) string {
 	}
 	return "other"
 }
+
+// uaTokenStarts maps a byte to the families (bits, by index in uaFamilies)
+// whose token starts with it.
+var uaTokenStarts = func() (t [256]uint32) {
+	if len(uaFamilies) > 32 {
+		panic("detect: more than 32 user-agent families; widen uaTokenStarts")
+	}
+	for i, f := range uaFamilies {
+		t[f.token[0]] |= 1 << i
+	}
+	return t
+}()
 
 // splitFamily splits "Chrome 121" into "Chrome" and "121".
 func splitFamily(fv string) (family, version string) {

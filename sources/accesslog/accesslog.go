@@ -3,9 +3,11 @@
 // keeps the line text), and turns each line into a compact sources.Request.
 //
 // Reading is streaming and parallel: one goroutine reads (and gunzips) 1 MiB
-// blocks cut at newlines, several goroutines parse them with fastjson, and the
-// results are put back in file order before the caller's sink sees them. Memory
-// is bounded by a few blocks per worker, whatever the input size.
+// blocks cut at newlines, several goroutines parse them, and the results are
+// put back in file order before the caller's sink sees them. Memory is bounded
+// by a few blocks per worker, whatever the input size. A line is parsed by a
+// one-pass field extractor (fast.go) that hands anything unusual to fastjson,
+// with the same result either way.
 //
 // Nothing in the input is dropped silently. Blank lines are ignored (they carry
 // no data); every other line either becomes a Request or is counted in a

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -29,6 +30,11 @@ type lineParser struct {
 	intern map[string]string
 	cookie string // Options.LoggedInCookie
 	num    []byte // scratch for a number's text
+
+	// The last string of each field, a cache in front of intern: a chunk's
+	// lines mostly share a method and a host, and a client's requests come in
+	// runs.
+	lastMethod, lastHost, lastUA, lastLang string
 }
 
 func newLineParser() *lineParser {
@@ -82,13 +88,23 @@ func isBlank(line []byte) bool {
 	return true
 }
 
-// parse fills r from one line and returns "" or the reason the line is skipped.
+// parse fills r (zero on entry) from one line and returns "" or the reason the
+// line is skipped.
 func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 	// A byte-order mark at the start of a file edited on Windows is not corruption.
 	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(line) {
 		return ReasonInvalidUTF8
 	}
+	if lp.parseFast(line, r) {
+		return ""
+	}
+	*r = sources.Request{}
+	return lp.parseSlow(line, r)
+}
+
+// parseSlow is parse with fastjson, for the lines the fast path gives up on.
+func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	v, err := lp.p.ParseBytes(line) // fastjson skips the trailing '\r' of CRLF as whitespace
 	if err != nil {
 		return ReasonMalformedJSON
@@ -205,8 +221,7 @@ func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 		r.Size = n
 	}
 
-	// One allocation for both halves of the URI.
-	r.Path, r.Query, _ = strings.Cut(string(uriB), "?")
+	r.Path, r.Query = lp.uri(uriB)
 	// Caddy logs a "tls" object only for HTTPS requests; a log configured
 	// without it still shows HTTP/2 and HTTP/3, which browsers speak only
 	// over TLS.
@@ -354,25 +369,8 @@ func primaryLang(v []byte, buf *[maxLangLen]byte) []byte {
 func (lp *lineParser) parseTime(v *fastjson.Value) (time.Time, bool) {
 	switch v.Type() {
 	case fastjson.TypeNumber:
-		f, err := v.Float64()
-		if err != nil || math.IsNaN(f) || f <= 0 || f >= 9e18 {
-			return time.Time{}, false
-		}
-		shift := -3 // nanoseconds
-		switch {
-		case f < 1e11:
-			shift = 6
-		case f < 1e14:
-			shift = 3
-		case f < 1e17:
-			shift = 0
-		}
 		lp.num = v.MarshalTo(lp.num[:0]) // the number's text, as written
-		if us, ok := scaleDecimal(lp.num, shift); ok {
-			return time.UnixMicro(us).UTC(), true
-		}
-		// Exponent notation: not what zap writes, so float precision will do.
-		return time.UnixMicro(int64(math.Round(f * math.Pow10(shift)))).UTC(), true
+		return lp.timeOfNumber(lp.num)
 	case fastjson.TypeString:
 		s := string(stringOf(v)) // a rare path; time.Parse may keep parts of s
 		for _, layout := range timeLayouts {
@@ -382,6 +380,51 @@ func (lp *lineParser) parseTime(v *fastjson.Value) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// timeOfNumber is parseTime for a number, given its text as written.
+func (lp *lineParser) timeOfNumber(num []byte) (time.Time, bool) {
+	if n := intDigits(num); n >= 2 && n <= 10 && num[0] != '0' {
+		// Seconds (what Caddy writes by default): at least 10 and below 1e10,
+		// which no rounding of the float below takes to 1e11 or 0.
+		if us, ok := scaleDecimal(num, 6); ok {
+			return time.UnixMicro(us).UTC(), true
+		}
+	}
+	f, err := fastfloat.Parse(unsafeString(num)) // what fastjson's Value.Float64 does
+	if err != nil || math.IsNaN(f) || f <= 0 || f >= 9e18 {
+		return time.Time{}, false
+	}
+	shift := -3 // nanoseconds
+	switch {
+	case f < 1e11:
+		shift = 6
+	case f < 1e14:
+		shift = 3
+	case f < 1e17:
+		shift = 0
+	}
+	if us, ok := scaleDecimal(num, shift); ok {
+		return time.UnixMicro(us).UTC(), true
+	}
+	// Exponent notation: not what zap writes, so float precision will do.
+	return time.UnixMicro(int64(math.Round(f * math.Pow10(shift)))).UTC(), true
+}
+
+// intDigits counts the digits that num starts with.
+func intDigits(num []byte) int {
+	for i, c := range num {
+		if c < '0' || c > '9' {
+			return i
+		}
+	}
+	return len(num)
+}
+
+// uri splits a request URI into its path and query, one allocation for both.
+func (lp *lineParser) uri(b []byte) (path, query string) {
+	path, query, _ = strings.Cut(string(b), "?")
+	return path, query
 }
 
 // scaleDecimal returns the plain decimal number b (digits, optionally a point
@@ -535,6 +578,16 @@ func (lp *lineParser) str(b []byte) string {
 	}
 	s := string(b)
 	lp.intern[s] = s
+	return s
+}
+
+// strLast is str behind a one-string cache.
+func (lp *lineParser) strLast(last *string, b []byte) string {
+	if string(b) == *last {
+		return *last
+	}
+	s := lp.str(b)
+	*last = s
 	return s
 }
 

@@ -1,0 +1,312 @@
+package detect
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"net/url"
+	"path"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+)
+
+// The hot path of ingest (issue 9) was made faster without changing a result:
+// these tests hold the new code to the old, kept here as the reference.
+
+// observeOriginal is Observe as it was before its caches (issue 9), the
+// reference the cached one must match.
+func (t *Traffic) observeOriginal(r *sources.Request) {
+	t.total++
+	if t.first.IsZero() || r.Time.Before(t.first) {
+		t.first = r.Time
+	}
+	if r.Time.After(t.last) {
+		t.last = r.Time
+	}
+	m := r.Time.Unix() / 60
+	mm := t.minutes[m]
+	if mm == nil {
+		mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
+		t.minutes[m] = mm
+	}
+	mm.Requests++
+	mm.Status[r.Status]++
+	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
+	switch r.Origin {
+	case sources.OriginProxy:
+		mm.ProxyStatus[r.Status]++
+		if late && r.Status == 504 {
+			mm.Abandoned++
+		}
+	case sources.OriginUpstream:
+		mm.PHPDone++
+		mm.PHPSeconds += r.Duration
+		mm.PHPDurations.Add(r.Duration)
+		if late {
+			mm.Abandoned++
+		}
+	}
+	if r.Status >= 200 && r.Status < 400 {
+		switch {
+		case late:
+			mm.Late++
+		case r.Status >= 300:
+		case r.Origin == sources.OriginUpstream:
+			mm.Goodput++
+			mm.Latency.Add(r.Duration)
+		default:
+			mm.Cached++
+		}
+	}
+	class := ClassifyPath(r.Path, r.Query, t.site.HealthURI)
+	if class == ClassHealth {
+		// The proxy's own probe is not a client: it would blur every fingerprint.
+		return
+	}
+	if class == ClassAPI && SelfCall(r) {
+		// The site calling itself is not a client either; it is counted here
+		// and judged by self_amplification.
+		mm.SelfCalls++
+		return
+	}
+	k := Key(r)
+	c := t.clusters[k]
+	if c == nil {
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}}
+		t.clusters[k] = c
+	}
+	c.PerMinute[m]++
+	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
+		return
+	}
+	c.Requests++
+	c.IPs[r.ClientIP]++
+	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
+	c.Classes[class]++
+	label := ToolLabel(r.Path, r.Query, class)
+	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
+		c.Labels[label]++
+	} else {
+		c.Labels["(other)"]++
+	}
+	if r.HasCookie {
+		c.Cookies++
+	}
+	if _, v := splitFamily(UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
+		c.Versions[v]++
+	}
+	if r.Origin == sources.OriginUpstream {
+		c.PHPSeconds += r.Duration
+	}
+}
+
+// classifyPathOriginal is ClassifyPath before issue 9.
+func classifyPathOriginal(rawPath, rawQuery, healthURI string) PathClass {
+	if healthURI != "" && rawPath == healthURI {
+		return ClassHealth
+	}
+	p, err := url.PathUnescape(rawPath)
+	if err != nil {
+		p = rawPath
+	}
+	if assetExt[strings.ToLower(path.Ext(p))] {
+		return ClassAsset
+	}
+	lp := strings.ToLower(p)
+	if strings.HasSuffix(lp, "/api.php") || strings.HasSuffix(lp, "/rest.php") || strings.Contains(lp, "/api/") {
+		return ClassAPI
+	}
+	q, _ := url.ParseQuery(rawQuery)
+	title := strings.ToLower(q.Get("title"))
+	if hasSpecialNamespaceOriginal(lp) || hasSpecialNamespaceOriginal(title) {
+		return ClassSpecial
+	}
+	if !viewActions[strings.ToLower(q.Get("action"))] || q.Has("diff") || q.Has("oldid") || q.Has("curid") && q.Has("action") {
+		return ClassTool
+	}
+	if strings.HasSuffix(lp, ".php") && !strings.HasSuffix(lp, "/index.php") {
+		return ClassOther
+	}
+	if title != "" || strings.Count(lp, "/") >= 1 && lp != "/" {
+		return ClassArticle
+	}
+	if lp == "/" {
+		return ClassArticle
+	}
+	return ClassOther
+}
+
+func hasSpecialNamespaceOriginal(s string) bool {
+	for _, ns := range specialNamespaces {
+		if strings.Contains(s, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// generatedRequests reads a generated log (the benchmark's traffic, small).
+func generatedRequests(t testing.TB, size int64) []sources.Request {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := benchref.Generate(&buf, benchref.GenOptions{Size: size, Clients: 3000, Span: 3 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []sources.Request
+	_, err := accesslog.ReadReader(context.Background(), "gen.log", &buf, accesslog.Options{LoggedInCookie: "wikiUserID="}, nil,
+		func(batch []sources.Request) error {
+			reqs = append(reqs, batch...)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reqs
+}
+
+func TestObserveMatchesOriginal(t *testing.T) {
+	reqs := generatedRequests(t, 8<<20)
+	odd := []sources.Request{
+		{Time: reqs[0].Time, ClientIP: netip.MustParseAddr("::ffff:10.1.2.3"), Path: "/healthz.php", Status: 200, Origin: sources.OriginUpstream},
+		{Time: reqs[1].Time, ClientIP: netip.MustParseAddr("10.1.2.3"), Path: "/api.php", Query: "action=query", UserAgent: "MediaWiki/1.42", Status: 200},
+		{Time: reqs[2].Time.Add(-time.Hour), ClientIP: netip.MustParseAddr("2001:db8::7"), Path: "/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC", Status: 504, Origin: sources.OriginProxy, Duration: 30},
+		{Time: reqs[3].Time, ClientIP: netip.MustParseAddr("10.9.9.9"), Path: "/W/İSTANBUL", Query: "title=Special%3ANewItem&action=EDIT", UserAgent: "Mozilla/5.0 Chrome/", Status: 302, TLS: true},
+	}
+	reqs = append(odd, reqs...)
+	site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php"}
+	defer func(n int) { maxAgents = n }(maxAgents)
+	for _, bound := range []int{maxAgents, 3} {
+		maxAgents = bound // 3: the agent cache is cleared again and again
+		from := reqs[len(reqs)/3].Time
+		to := reqs[2*len(reqs)/3].Time
+		got, want := NewTraffic(site, from, to), NewTraffic(site, from, to)
+		for i := range reqs {
+			got.Observe(&reqs[i])
+			want.observeOriginal(&reqs[i])
+		}
+		if got.Total() != want.Total() || !reflect.DeepEqual(got.Minutes(), want.Minutes()) {
+			t.Fatalf("agent cache %d: minutes differ", bound)
+		}
+		gc, wc := got.Clusters(), want.Clusters()
+		if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
+			t.Fatalf("agent cache %d: clusters differ (%d and %d)", bound, len(gc), len(wc))
+		}
+		if len(got.agents) > bound {
+			t.Errorf("agent cache holds %d, bound %d", len(got.agents), bound)
+		}
+	}
+}
+
+func classifySeeds() [][2]string {
+	return [][2]string{
+		{"/healthz.php", ""}, {"/static/skin.css", ""}, {"/favicon.ICO", ""}, {"/w/%EB%8C%80%EB%AC%B8", ""},
+		{"/", ""}, {"", ""}, {"/w/index.php", "title=Foo&action=edit"}, {"/w/index.php", "title=Foo;action=edit"},
+		{"/w/index.php", "title=Foo&diff=12&oldid=11"}, {"/w/index.php", "title=Foo&action=view"},
+		{"/w/Special%3AWhatLinksHere/Foo", ""}, {"/w/index.php", "title=Special%3ANewItem"},
+		{"/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC%EB%B0%94%EB%80%9C", ""}, {"/w/%E7%89%B9%E6%AE%8A:X", ""},
+		{"/W/API.PHP", "x=%zz"}, {"/w/load.php", "modules=site"}, {"/w/%zz", ""}, {"/w/%C4%B0", ""},
+		{"/w/\xff%FF", "title=%ff"}, {"/w/SP%C3%89CIAL:x", ""}, {"/x.PNG", ""}, {"/index.php", "curid=3&action="},
+		{"/w/%E3%81%82%E4%B8%80%ED%9E%A3", "title=+&&=&action=Render"},
+	}
+}
+
+func TestClassifyPathMatchesOriginal(t *testing.T) {
+	for _, s := range classifySeeds() {
+		for _, health := range []string{"", "/healthz.php"} {
+			want := classifyPathOriginal(s[0], s[1], health)
+			if got := ClassifyPath(s[0], s[1], health); got != want {
+				t.Errorf("ClassifyPath(%q, %q, %q) = %q, the original %q", s[0], s[1], health, got, want)
+			}
+			scratch := []byte("x")
+			if got := classifyPath(s[0], s[1], health, &scratch); got != want {
+				t.Errorf("classifyPath(%q, %q, %q) with a scratch buffer = %q, the original %q", s[0], s[1], health, got, want)
+			}
+		}
+	}
+}
+
+func FuzzClassifyPath(f *testing.F) {
+	for _, s := range classifySeeds() {
+		f.Add(s[0], s[1])
+	}
+	scratch := []byte("left over from another path")
+	f.Fuzz(func(t *testing.T, p, q string) {
+		want := classifyPathOriginal(p, q, "/healthz.php")
+		if got := ClassifyPath(p, q, "/healthz.php"); got != want {
+			t.Errorf("ClassifyPath(%q, %q) = %q, the original %q", p, q, got, want)
+		}
+		if got := classifyPath(p, q, "/healthz.php", &scratch); got != want {
+			t.Errorf("classifyPath(%q, %q) with a scratch buffer = %q, the original %q", p, q, got, want)
+		}
+		if got, want := lower(p), strings.ToLower(p); got != want {
+			t.Errorf("lower(%q) = %q, want %q", p, got, want)
+		}
+	})
+}
+
+// uaFamilyOriginal is UAFamily before issue 9: one strings.Index per family.
+func uaFamilyOriginal(ua string) string {
+	if ua == "" {
+		return "none"
+	}
+	for _, f := range uaFamilies {
+		i := strings.Index(ua, f.token)
+		if i < 0 {
+			continue
+		}
+		if !strings.HasSuffix(f.token, "/") {
+			return f.family
+		}
+		rest := ua[i+len(f.token):]
+		end := 0
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		if end == 0 {
+			return f.family
+		}
+		return f.family + " " + rest[:end]
+	}
+	if strings.Contains(strings.ToLower(ua), "bot") {
+		return "other bot"
+	}
+	return "other"
+}
+
+func uaSeeds() []string {
+	return []string{
+		"", "curl/7.88.1", "SomethingBot", "<script>", "Chrome/", "Chrome/x", "HeadlessChrome/120 Chrome/120",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36 Edg/121.0",
+		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/129.0.6668.89 Safari/537.36",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1",
+		"Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)", "SemrushBotCriOS/3", "Version/Version/9",
+		"OPR/1 OPR/2 Edg/", "python-requests/2.31 Go-http-client/1.1", "facebookexternalhit/1.1", "Wget/1.21 curl/8",
+		"Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S921N) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
+	}
+}
+
+func TestUAFamilyMatchesOriginal(t *testing.T) {
+	for _, ua := range uaSeeds() {
+		if got, want := UAFamily(ua), uaFamilyOriginal(ua); got != want {
+			t.Errorf("UAFamily(%q) = %q, the original %q", ua, got, want)
+		}
+	}
+}
+
+func FuzzUAFamily(f *testing.F) {
+	for _, ua := range uaSeeds() {
+		f.Add(ua)
+	}
+	f.Fuzz(func(t *testing.T, ua string) {
+		if got, want := UAFamily(ua), uaFamilyOriginal(ua); got != want {
+			t.Errorf("UAFamily(%q) = %q, the original %q", ua, got, want)
+		}
+	})
+}

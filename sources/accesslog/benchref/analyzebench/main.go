@@ -1,0 +1,135 @@
+// Command analyzebench times what aftermath analyze --access does on one log
+// (cmd/aftermath's analyzeInputs, then rendering every format), split into
+// ingest (detect.Load) and what follows it, and prints the result as JSON for
+// ingestbench's table. It is its own program because report and rules make a
+// much bigger binary than ingest needs, which would add to ingestbench's RSS.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+// result is ingestbench's result.
+type result struct {
+	What    string  `json:"what"`
+	Procs   int     `json:"procs"`
+	Bytes   int64   `json:"bytes"`
+	Lines   int64   `json:"lines"`
+	WallS   float64 `json:"wall_s"`
+	CPUS    float64 `json:"cpu_s"`
+	RSSKiB  int64   `json:"maxrss_kib"`
+	Check   string  `json:"check"`
+	IngestS float64 `json:"ingest_s"`
+	AfterS  float64 `json:"after_s"`
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: analyzebench ACCESS_LOG")
+		os.Exit(2)
+	}
+	t0 := time.Now()
+	res := result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
+	if err := analyze(os.Args[1], &res); err != nil {
+		fmt.Fprintln(os.Stderr, "analyzebench:", err)
+		os.Exit(1)
+	}
+	res.WallS = time.Since(t0).Seconds()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		res.CPUS = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+		res.RSSKiB = ru.Maxrss
+	}
+	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
+		res.RSSKiB = hwm
+	}
+	json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// analyze runs what aftermath analyze --access does (cmd/aftermath's
+// analyzeInputs, then rendering every format), with the incident window on the
+// log's busiest stretch: the hour starting 11 hours into it.
+func analyze(path string, res *result) error {
+	ctx := context.Background()
+	first, err := firstTime(path)
+	if err != nil {
+		return err
+	}
+	from := first.Add(11 * time.Hour).Truncate(time.Hour)
+	m := bundle.Manifest{Timezone: "UTC"}
+	m.Window.From, m.Window.To = from, from.Add(time.Hour)
+	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
+	in := detect.Inputs{Manifest: m, Access: []string{path}}
+	t0 := time.Now()
+	loaded, err := detect.Load(ctx, in, time.UTC)
+	if err != nil {
+		return err
+	}
+	defer loaded.Close()
+	t1 := time.Now()
+	ev := loaded.Evidence
+	out, err := detect.Run(ctx, ev, detect.Detectors())
+	if err != nil {
+		return err
+	}
+	rep, err := report.Build(ctx, loaded, out, "UTC")
+	if err != nil {
+		return err
+	}
+	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Site: ev.Site,
+		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
+	if err != nil {
+		return err
+	}
+	rep.Rules = prop.Rules
+	rendered := 0
+	for _, format := range report.Formats {
+		b, err := report.Render(rep, format, "en")
+		if err != nil {
+			return err
+		}
+		rendered += len(b)
+	}
+	t2 := time.Now()
+	res.Bytes, res.Lines = loaded.Access.Bytes, loaded.Access.Lines
+	res.IngestS, res.AfterS = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
+	res.Check = fmt.Sprintf("%d findings, %d rules, %d bytes rendered; ingest %.2fs, after ingest %.2fs",
+		len(out.Findings), len(prop.Rules), rendered, res.IngestS, res.AfterS)
+	return nil
+}
+
+// firstTime reads the time of a log's first line.
+func firstTime(path string) (time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	var first time.Time
+	errStop := errors.New("stop")
+	_, err = accesslog.ReadReader(context.Background(), path, io.LimitReader(f, 64<<10), accesslog.Options{Workers: 1}, nil,
+		func(b []sources.Request) error {
+			first = b[0].Time
+			return errStop
+		})
+	if first.IsZero() {
+		return first, fmt.Errorf("%s: no request in its first 64 KiB (%v)", path, err)
+	}
+	return first, nil
+}

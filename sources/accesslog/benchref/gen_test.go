@@ -1,0 +1,62 @@
+package benchref
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGenerateIsCaddy: the generated lines are Caddy's access-log lines
+// (valid JSON of its shape), about 1,400 bytes on average, mostly HTTPS with a
+// tls object, with redacted cookies; the same seed gives the same bytes, and a
+// bigger size the same traffic over the same span.
+func TestGenerateIsCaddy(t *testing.T) {
+	var a, b bytes.Buffer
+	st, err := Generate(&a, GenOptions{Size: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(&b, GenOptions{Size: 4 << 20}); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("two runs of one seed differ (%v)", err)
+	}
+	if avg := st.Bytes / st.Lines; avg < 1250 || avg > 1550 {
+		t.Errorf("average line %d bytes", avg)
+	}
+	if share := float64(st.HTTPS) / float64(st.Lines); share < 0.85 || share > 0.99 {
+		t.Errorf("HTTPS share %.2f", share)
+	}
+	if span := st.Last.Sub(st.First); span < 23*time.Hour || span > 25*time.Hour {
+		t.Errorf("span %s, want about 24h", span)
+	}
+	redacted := 0
+	for _, line := range strings.Split(strings.TrimSuffix(a.String(), "\n"), "\n") {
+		var l struct {
+			Logger  string  `json:"logger"`
+			TS      float64 `json:"ts"`
+			Status  int     `json:"status"`
+			Request struct {
+				ClientIP string              `json:"client_ip"`
+				URI      string              `json:"uri"`
+				Headers  map[string][]string `json:"headers"`
+				TLS      *struct {
+					Proto string `json:"proto"`
+				} `json:"tls"`
+			} `json:"request"`
+			RespHeaders map[string][]string `json:"resp_headers"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if l.Logger != "http.log.access.log0" || l.TS == 0 || l.Status == 0 || l.Request.ClientIP == "" || l.Request.URI == "" {
+			t.Fatalf("not a Caddy access line: %s", line)
+		}
+		if c := l.Request.Headers["Cookie"]; len(c) == 1 && c[0] == "REDACTED" {
+			redacted++
+		}
+	}
+	if redacted == 0 {
+		t.Error("no REDACTED cookie")
+	}
+}

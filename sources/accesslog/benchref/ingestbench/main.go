@@ -1,0 +1,569 @@
+// Command ingestbench measures aftermath's ingest against its yardsticks on one
+// large generated Caddy log (issue 9); .ci/bench.sh (make bench) drives it.
+//
+//	ingestbench gen   -size 1GiB -out FILE [-gzip FILE.gz]   write the log (streaming)
+//	ingestbench run   -what ingest|ref FILE                    one measured read (in this process)
+//	ingestbench table -plain FILE -gzip FILE.gz [-reps N]      alternate and repeat every reader
+//	                                                         in child processes; print the table
+//
+// Each measured read runs in its own process, so that its peak RSS (getrusage's
+// maxrss) and CPU time (user+sys) are its own. The table gives medians: on a
+// shared machine, CPU time says what the work costs, wall time what the user
+// waits.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "gen":
+		err = genCmd(os.Args[2:])
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "table":
+		err = tableCmd(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ingestbench:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: ingestbench gen|run|table [flags]; see the package documentation")
+	os.Exit(2)
+}
+
+// ---- gen --------------------------------------------------------------------------
+
+func genCmd(args []string) error {
+	fs := flag.NewFlagSet("gen", flag.ExitOnError)
+	size := fs.String("size", "1GiB", "bytes to write (suffixes KiB, MiB, GiB)")
+	out := fs.String("out", "", "plain log to write")
+	gz := fs.String("gzip", "", "also write a gzip copy here (default level, as Caddy's log roller)")
+	seed := fs.Uint64("seed", 1, "traffic seed")
+	span := fs.Duration("span", 24*time.Hour, "time the log covers")
+	fs.Parse(args)
+	n, err := parseSize(*size)
+	if err != nil || *out == "" {
+		return fmt.Errorf("gen: -size %q and -out are required (%v)", *size, err)
+	}
+	tmp := *out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := io.Writer(f)
+	var zf *os.File
+	var zw *gzip.Writer
+	if *gz != "" {
+		if zf, err = os.Create(*gz + ".tmp"); err != nil {
+			return err
+		}
+		zw = gzip.NewWriter(zf)
+		w = io.MultiWriter(f, zw)
+	}
+	t0 := time.Now()
+	st, err := benchref.Generate(w, benchref.GenOptions{Size: n, Seed: *seed, Span: *span})
+	if err == nil && zw != nil {
+		err = zw.Close()
+	}
+	for _, c := range []*os.File{f, zf} {
+		if c != nil {
+			if cerr := c.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("gen %s: %w", *out, err)
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		return err
+	}
+	if *gz != "" {
+		if err := os.Rename(*gz+".tmp", *gz); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s: %d lines, %.0f MB (%.0f bytes a line, %.0f%% HTTPS), %s to %s, in %s\n",
+		*out, st.Lines, float64(st.Bytes)/1e6, float64(st.Bytes)/float64(st.Lines), 100*float64(st.HTTPS)/float64(st.Lines),
+		st.First.Format(time.RFC3339), st.Last.Format(time.RFC3339), time.Since(t0).Round(time.Second))
+	return nil
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// ---- run --------------------------------------------------------------------------
+
+// result is one measured read, as a child process reports it.
+type result struct {
+	What   string  `json:"what"`
+	Procs  int     `json:"procs"`
+	Bytes  int64   `json:"bytes"` // uncompressed
+	Lines  int64   `json:"lines"`
+	WallS  float64 `json:"wall_s"`
+	CPUS   float64 `json:"cpu_s"`
+	RSSKiB int64   `json:"maxrss_kib"`
+	Check  string  `json:"check"` // what was computed, to see that it ran
+	// From analyzebench: the wall time of ingest (detect.Load) and of what
+	// follows it (detectors, report, rules with their backtest, rendering).
+	IngestS float64 `json:"ingest_s,omitempty"`
+	AfterS  float64 `json:"after_s,omitempty"`
+}
+
+func runCmd(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe, as detect.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here")
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		return errors.New("run: one file")
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	path := fs.Arg(0)
+	t0 := time.Now()
+	res := result{What: *what, Procs: runtime.GOMAXPROCS(0)}
+	switch *what {
+	case "ingest":
+		// What detect.Load does with access logs, with the window over the whole
+		// log: every request's client detail is kept (the most work and memory).
+		site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
+		traffic := detect.NewTraffic(site, time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
+		var skips sources.Skips
+		st, err := accesslog.Read(context.Background(), []string{path}, accesslog.Options{LoggedInCookie: site.LoggedInCookie}, &skips,
+			func(batch []sources.Request) error {
+				for i := range batch {
+					traffic.Observe(&batch[i])
+				}
+				return nil
+			})
+		if err != nil {
+			return err
+		}
+		res.Bytes, res.Lines = st.Bytes, st.Lines
+		ips := 0
+		for _, c := range traffic.Clusters() {
+			ips += len(c.IPs)
+		}
+		res.Check = fmt.Sprintf("%d requests, %d skipped, %d minutes, %d fingerprints, %d address entries",
+			traffic.Total(), skips.Count(""), len(traffic.Minutes()), len(traffic.Clusters()), ips)
+	case "ref", "ref-fastjson":
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ex := benchref.JSONParser
+		if *what == "ref-fastjson" {
+			ex = benchref.FastJSON
+		}
+		c, err := benchref.Count(f, runtime.GOMAXPROCS(0), ex)
+		if err != nil {
+			return err
+		}
+		fi, _ := f.Stat()
+		res.Bytes, res.Lines = fi.Size(), c.Lines
+		res.Check = fmt.Sprintf("%d requests, %d bad, %d statuses, %d addresses, %d minutes",
+			c.Requests, c.Bad, len(c.ByStatus), len(c.ByIP), len(c.ByMinute))
+	default:
+		return fmt.Errorf("run: -what %q: ingest, ref or ref-fastjson", *what)
+	}
+	res.WallS = time.Since(t0).Seconds()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		res.CPUS = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+		res.RSSKiB = ru.Maxrss
+	}
+	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
+		// maxrss is kept across execve, so a child started by a bigger parent
+		// inherits the parent's; the kernel's high-water mark of this address
+		// space is this process's own.
+		res.RSSKiB = hwm
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+// ---- table ------------------------------------------------------------------------
+
+// caddyNoTLS is GoAccess 1.7's predefined CADDY format with its "tls" object
+// left out (GoAccess's JSON parser is much slower on lines whose tls it must match).
+const caddyNoTLS = `{ "ts": "%x.%^", "request": { "remote_ip": "%h", "proto":"%H", "method": "%m", "host": "%v", "uri": "%U", "headers": {"User-Agent": ["%u"], "Referer": ["%R"] } }, "duration": "%T", "size": "%b","status": "%s", "resp_headers": { "Content-Type": ["%M"] } }`
+
+type reader struct {
+	name string
+	reps int
+	cmd  func() *exec.Cmd
+	self bool // a child ingestbench that reports its own result
+	gzip bool
+}
+
+func tableCmd(args []string) error {
+	fs := flag.NewFlagSet("table", flag.ExitOnError)
+	plain := fs.String("plain", "", "the generated log")
+	gz := fs.String("gzip", "", "its gzip copy (optional)")
+	reps := fs.Int("reps", 3, "runs of each reader (medians are printed)")
+	gaReps := fs.Int("goaccess-reps", 1, "runs of each GoAccess mode (they are slow)")
+	big := fs.String("big", "", "a larger log of the same traffic (e.g. 4 GiB) for the flat-memory check (optional)")
+	analyzeBin := fs.String("analyze", "", "the analyzebench binary (default: beside this one)")
+	fs.Parse(args)
+	if *plain == "" {
+		return errors.New("table: -plain is required")
+	}
+	size := fileSize(*plain)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if *analyzeBin == "" {
+		*analyzeBin = filepath.Join(filepath.Dir(self), "analyzebench")
+	}
+	child := func(what string, procs int, file string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			c := exec.Command(self, "run", "-what", what, file)
+			c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+			return c
+		}
+	}
+	readers := []reader{
+		{name: "aftermath ingest, 1 core", reps: *reps, self: true, cmd: child("ingest", 1, *plain)},
+		{name: "reference loop, 1 core", reps: *reps, self: true, cmd: child("ref", 1, *plain)},
+		{name: "reference loop (fastjson), 1 core", reps: *reps, self: true, cmd: child("ref-fastjson", 1, *plain)},
+		{name: "aftermath ingest, 2 cores", reps: *reps, self: true, cmd: child("ingest", 2, *plain)},
+		{name: "reference loop, 2 cores", reps: *reps, self: true, cmd: child("ref", 2, *plain)},
+	}
+	if *gz != "" {
+		readers = append(readers,
+			reader{name: "aftermath ingest, gzip, 2 cores", reps: *reps, self: true, gzip: true, cmd: child("ingest", 2, *gz)},
+			reader{name: "zcat > /dev/null", reps: *reps, gzip: true, cmd: func() *exec.Cmd { return exec.Command("zcat", *gz) }})
+	}
+	readers = append(readers, reader{name: "cat > /dev/null", reps: *reps, cmd: func() *exec.Cmd { return exec.Command("cat", *plain) }})
+	if _, err := os.Stat(*analyzeBin); err != nil {
+		fmt.Fprintf(os.Stderr, "no %s: the analyze row is skipped (go build ./sources/accesslog/benchref/analyzebench)\n", *analyzeBin)
+	} else {
+		readers = append(readers, reader{name: "aftermath analyze (all of it), 2 cores", reps: *reps, self: true, cmd: func() *exec.Cmd {
+			c := exec.Command(*analyzeBin, *plain)
+			c.Env = append(os.Environ(), "GOMAXPROCS=2")
+			return c
+		}})
+	}
+	tmp, err := os.MkdirTemp("", "ingestbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := exec.LookPath("goaccess"); err != nil {
+		fmt.Fprintln(os.Stderr, "GoAccess is not installed: its rows are skipped (apt-get install goaccess)")
+	} else {
+		ga := func(format string) func() *exec.Cmd {
+			return func() *exec.Cmd {
+				// Output to an HTML file: GoAccess needs a report to write, and
+				// writing it is a small part of its time.
+				return exec.Command("goaccess", *plain, "--log-format="+format, "--date-format=%s", "--time-format=%s",
+					"--no-progress", "--no-global-config", "-o", filepath.Join(tmp, "goaccess.html"))
+			}
+		}
+		readers = append(readers,
+			reader{name: "GoAccess --log-format=CADDY", reps: *gaReps, cmd: ga("CADDY")},
+			reader{name: "GoAccess, Caddy format without tls", reps: *gaReps, cmd: ga(caddyNoTLS)})
+	}
+	results := make([][]result, len(readers))
+	maxReps := 0
+	for _, r := range readers {
+		maxReps = max(maxReps, r.reps)
+	}
+	// Alternate: one run of each reader per round, so that a change in the
+	// machine's load falls on all of them.
+	for round := range maxReps {
+		for i, r := range readers {
+			if round >= r.reps {
+				continue
+			}
+			res, err := measure(r, size)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.name, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d  %-38s %7.2fs wall %7.2fs cpu %6.0f MiB  %s\n",
+				round+1, r.name, res.WallS, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
+			results[i] = append(results[i], res)
+		}
+	}
+	var bigRes []result
+	if *big != "" {
+		for range 2 {
+			for _, f := range []string{*plain, *big} {
+				res, err := measure(reader{name: "ingest " + f, self: true, cmd: child("ingest", 2, f)}, fileSize(f))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "flat memory  %-40s %7.2fs wall %6.0f MiB  %s\n", f, res.WallS, float64(res.RSSKiB)/1024, res.Check)
+				bigRes = append(bigRes, res)
+			}
+		}
+	}
+	printTable(os.Stdout, readers, results, bigRes, size)
+	return nil
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// measure runs one reader to completion and returns its wall and CPU time and
+// peak RSS (from the kernel's accounting of the child).
+func measure(r reader, size int64) (result, error) {
+	cmd := r.cmd()
+	// Another program's peak RSS comes from GNU time, whose own small maxrss
+	// is what its child inherits (see vmHWM); ours would mask the child's.
+	var rssFile string
+	if gnuTime != "" && !r.self {
+		f, err := os.CreateTemp("", "ingestbench-rss-")
+		if err != nil {
+			return result{}, err
+		}
+		f.Close()
+		rssFile = f.Name()
+		defer os.Remove(rssFile)
+		cmd = exec.Command(gnuTime, append([]string{"-f", "%M", "-o", rssFile}, cmd.Args...)...)
+	}
+	var stdout, stderr bytes.Buffer
+	if r.self {
+		cmd.Stdout = &stdout
+	} else {
+		cmd.Stdout = io.Discard
+	}
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	wall := time.Since(t0).Seconds()
+	var res result
+	if r.self {
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+			return result{}, fmt.Errorf("child output %q: %w", stdout.String(), err)
+		}
+	} else {
+		res.Bytes = size
+		if r.gzip {
+			res.Bytes = 0 // filled from the plain file's size by the caller's table
+		}
+	}
+	res.WallS = wall // the parent's clock: process start-up included, for every reader alike
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.CPUS = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+		if !r.self {
+			res.RSSKiB = ru.Maxrss
+		}
+	}
+	if rssFile != "" {
+		if b, err := os.ReadFile(rssFile); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				res.RSSKiB = n
+			}
+		}
+	}
+	return res, nil
+}
+
+// gnuTime is GNU time's path, if installed.
+var gnuTime = func() string {
+	if p, err := exec.LookPath("/usr/bin/time"); err == nil {
+		return p
+	}
+	return ""
+}()
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+type row struct {
+	name                     string
+	n                        int
+	mbps, cpuMBps, lps, rssM float64
+	wall, cpu                float64
+}
+
+func printTable(w io.Writer, readers []reader, results [][]result, big []result, plainSize int64) {
+	var lines int64
+	for i, r := range readers {
+		if r.self && !r.gzip && len(results[i]) > 0 {
+			lines = results[i][0].Lines
+		}
+	}
+	rows := map[string]row{}
+	var order []string
+	for i, r := range readers {
+		rs := results[i]
+		if len(rs) == 0 {
+			continue
+		}
+		var walls, cpus, rss []float64
+		for _, x := range rs {
+			walls = append(walls, x.WallS)
+			cpus = append(cpus, x.CPUS)
+			rss = append(rss, float64(x.RSSKiB)/1024)
+		}
+		wall, cpu := median(walls), median(cpus)
+		bytes := float64(plainSize) // every reader reads (or decompresses to) the plain log's bytes
+		rw := row{name: r.name, n: len(rs), wall: wall, cpu: cpu, mbps: bytes / wall / 1e6, cpuMBps: bytes / cpu / 1e6,
+			lps: float64(lines) / wall, rssM: slices.Max(rss)}
+		rows[r.name] = rw
+		order = append(order, r.name)
+	}
+	ga := rows["GoAccess --log-format=CADDY"]
+	fmt.Fprintf(w, "\n%s, %.0f MB, %d lines (%.0f bytes a line); %d CPUs, load average %s\n",
+		"generated Caddy log", float64(plainSize)/1e6, lines, float64(plainSize)/float64(max(lines, 1)), runtime.NumCPU(), loadavg())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "reader\truns\tMB/s (wall)\tMB/s (CPU)\tlines/s\tpeak RSS MiB\tx GoAccess\t")
+	for _, name := range order {
+		r := rows[name]
+		xga := "-"
+		if ga.mbps > 0 {
+			xga = fmt.Sprintf("%.1f", r.mbps/ga.mbps)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", r.name, r.n, r.mbps, r.cpuMBps, r.lps, r.rssM, xga)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\ntargets (issue 9)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	check := func(name string, got float64, want string, ok bool, note string) {
+		verdict := "holds"
+		if !ok {
+			verdict = "DOES NOT HOLD"
+		}
+		if math.IsNaN(got) || math.IsInf(got, 0) {
+			verdict, note = "not measured", ""
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\n", name, got, want, verdict, note)
+	}
+	i1, r1 := rows["aftermath ingest, 1 core"], rows["reference loop, 1 core"]
+	i2 := rows["aftermath ingest, 2 cores"]
+	gzr, zc := rows["aftermath ingest, gzip, 2 cores"], rows["zcat > /dev/null"]
+	x := i1.mbps / r1.mbps
+	check("1 core: ingest / reference loop (wall)", x, ">= 0.5", x >= 0.5, fmt.Sprintf("CPU-time ratio %.2f", i1.cpuMBps/r1.cpuMBps))
+	x = i2.mbps / i1.mbps
+	check("2 cores / 1 core (ingest, wall)", x, ">= 1.6", x >= 1.6, fmt.Sprintf("the reference loop: %.2f", rows["reference loop, 2 cores"].mbps/r1.mbps))
+	if zc.n > 0 {
+		x = gzr.wall / zc.wall
+		check("gzip: ingest time / zcat time", x, "<= 1.3", x <= 1.3, "")
+	}
+	if ga.n > 0 {
+		x = i2.mbps / ga.mbps
+		check("ingest (2 cores) / GoAccess CADDY", x, ">= 40", x >= 40, "")
+	}
+	var ingS, afterS []float64
+	for i, r := range readers {
+		if r.name == "aftermath analyze (all of it), 2 cores" {
+			for _, x := range results[i] {
+				ingS, afterS = append(ingS, x.IngestS), append(afterS, x.AfterS)
+			}
+		}
+	}
+	if len(ingS) > 0 {
+		x = median(afterS) / median(ingS)
+		check("analyze: after ingest / ingest (time)", x, "< 1", x < 1, fmt.Sprintf("%.2fs after, %.2fs ingest (detectors, report, rules backtest, rendering)", median(afterS), median(ingS)))
+	}
+	peak := max(i1.rssM, i2.rssM, gzr.rssM)
+	check("ingest peak RSS, MiB (1 GiB log)", peak, "<= 80", peak <= 80, "")
+	if len(big) >= 2 {
+		var small, large []float64
+		for i, b := range big {
+			if i%2 == 0 {
+				small = append(small, float64(b.RSSKiB)/1024)
+			} else {
+				large = append(large, float64(b.RSSKiB)/1024)
+			}
+		}
+		x = slices.Max(large) / slices.Max(small)
+		check(fmt.Sprintf("peak RSS %.0f MB log / %.0f MB log", float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6), x, "flat (<= 1.15)", x <= 1.15,
+			fmt.Sprintf("%.0f MiB vs %.0f MiB", slices.Max(large), slices.Max(small)))
+	}
+	tw.Flush()
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

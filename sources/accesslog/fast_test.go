@@ -1,0 +1,208 @@
+package accesslog
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson/fastfloat"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+)
+
+// fastSeeds are lines that probe where the fast path must give up or agree:
+// escapes, repeated keys, unusual types, fastjson's lenient numbers.
+func fastSeeds() []string {
+	r := func(old, new string) string { return strings.Replace(baseLine, old, new, 1) }
+	return []string{
+		baseLine,
+		"  " + baseLine + " \r",
+		r(`"uri":"/w/`, `"uri":"/w/\"`),
+		r(`"uri":"/w/`, `"uri":"/w/\\`),
+		r(`"uri":"/w/`, `"uri":"/w/\\\"x`),
+		r(`"User-Agent":["Mozilla`, `"User-Agent":["\u004dozilla`),
+		r(`"User-Agent":[`, `"User-Agent":[1,`),
+		r(`"User-Agent":[`, `"User-Agent":[],"X":[`),
+		r(`"User-Agent":["Mozilla/5.0 (Linux; Android 14; SM-S918N) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.6422.113 Mobile Safari/537.36"]`, `"User-Agent":"curl/8"`),
+		r(`"User-Agent"`, `"user-agent":["a"],"USER-AGENT"`),
+		r(`"User-Agent"`, `"User\u002dAgent"`),
+		r(`"Accept-Language":[`, `"Accept-Language":["*"],"accept-language":[`),
+		r(`"Connection":["close"]`, `"Cookie":["wikiUserID=3; x=y"]`),
+		r(`"Connection":["close"]`, `"Cookie":["REDACTED"]`),
+		r(`"Connection":["close"]`, `"Cookie":["a","REDACTED","b"]`),
+		r(`"Connection":["close"]`, `"Cookie":[]`),
+		r(`"Connection":["close"]`, `"Cookie":"wikiUserID=3"`),
+		r(`"Connection":["close"]`, `"Cookie":[null]`),
+		r(`"Connection":["close"]`, `"Cookie":["\u0077ikiUserID=1"]`),
+		r(`"Connection":["close"]`, `"Sec-CH-UA":null`),
+		r(`"headers":{`, `"headers":{},"h":{`),
+		r(`"headers":{`, `"tls":{"proto":"h2"},"headers":{`),
+		r(`"headers":{`, `"tls":null,"headers":{`),
+		r(`"headers":{`, `"tls":[],"headers":{`),
+		r(`"proto":"HTTP/1.1"`, `"proto":"HTTP/2.0"`),
+		r(`"proto":"HTTP/1.1"`, `"proto":2`),
+		r(`"proto":"HTTP/1.1"`, `"proto":"HTTP\/3"`),
+		r(`"method":"GET"`, `"method":null`),
+		r(`"method":"GET"`, `"method":"G\tET"`),
+		r(`"host":"wiki.lab.test"`, `"host":["x"]`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":null`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":""`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":5`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":"::ffff:1.2.3.4"`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":"fe80::1%eth0"`),
+		r(`"client_ip":"127.170.105.56"`, `"client_ip":"1.2.3.4","client_ip":"5.6.7.8"`),
+		r(`"remote_ip":"127.170.105.56"`, `"remote_ip":nan`),
+		r(`"ts":1795966450.4057534`, `"ts":1795966450`),
+		r(`"ts":1795966450.4057534`, `"ts":1.7959664504057534e9`),
+		r(`"ts":1795966450.4057534`, `"ts":1795966450405.7534`),
+		r(`"ts":1795966450.4057534`, `"ts":1795966450405753400`),
+		r(`"ts":1795966450.4057534`, `"ts":-1795966450`),
+		r(`"ts":1795966450.4057534`, `"ts":1795966450.4.0`),
+		r(`"ts":1795966450.4057534`, `"ts":NaN`),
+		r(`"ts":1795966450.4057534`, `"ts":inf`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10Z"`),
+		r(`"ts":1795966450.4057534`, `"ts":1,"ts":2`),
+		r(`"status":200`, `"status":200.0`),
+		r(`"status":200`, `"status":1e2`),
+		r(`"status":200`, `"status":-0`),
+		r(`"status":200`, `"status":"200"`),
+		r(`"status":200`, `"status":+200`),
+		r(`"duration":0.035747075`, `"duration":3e-2`),
+		r(`"duration":0.035747075`, `"duration":-0.0`),
+		r(`"duration":0.035747075`, `"duration":Infinity`),
+		r(`"duration":0.035747075`, `"duration":"35ms"`),
+		r(`"size":1026`, `"size":1026.5`),
+		r(`"size":1026`, `"size":-1`),
+		r(`"size":1026`, `"size":99999999999999999999`),
+		r(`"resp_headers":{`, `"resp_headers":{"via":1,`),
+		r(`"Via":["0.0 Caddy"],`, ``),
+		r(`"Via":["0.0 Caddy"],`, `"X-Powered-By":{"a":[[[[]]]]},`),
+		r(`"status":200,"resp_headers":{`, `"status":503,"resp_headers":{"X":[],`),
+		r(`"resp_headers":{`, `"resp_headers":null,"r":{`),
+		r(`"logger":"http.log.access.log0"`, `"logger":"http.log.access"`),
+		r(`"logger":"http.log.access.log0"`, `"logger":"http.log.accessx"`),
+		r(`"logger":"http.log.access.log0"`, `"logger":"http.log.access\u002elog0"`),
+		r(`"logger":"http.log.access.log0",`, ``),
+		r(`"bytes_read":0`, `"bytes_read":[1,{"a":true,"b":false,"c":null,"d":-1.5e+3}]`),
+		r(`"bytes_read":0`, `"bytes_read":tru`),
+		r(`"bytes_read":0`, `"bytes_read":[1,]`),
+		r(`"bytes_read":0`, `"bytes_read":{,}`),
+		r(`"bytes_read":0`, `"bytes_read":"\\\\"`),
+		r(`"bytes_read":0`, `"bytes_read" : 0 ,"x":-nan, "y":+Inf`),
+		r(`"bytes_read":0`, `"bytes_read":`+strings.Repeat("[", 40)+strings.Repeat("]", 40)),
+		r(`"request":{`, `"request":{"request":{},`),
+		baseLine + "x",
+		baseLine + "}",
+		baseLine[:len(baseLine)-1],
+		`{"request":{"uri":"/","client_ip":"1.1.1.1"},"ts":1,"status":0}`,
+		`{"request":{"uri":"/","remote_ip":"1.1.1.1","headers":{"Cookie":["REDACTED"]}},"ts":1,"status":1}`,
+		`{"request":{"uri":"?","client_ip":"::1"},"ts":1e10,"status":999,"resp_headers":{}}`,
+		`{"request":[],"ts":1,"status":200}`,
+		`{"ts":1,"status":200}`,
+		`[1]`, `{}`, `{"a":1}x`, `"x"`,
+	}
+}
+
+// TestFastPathTakesCaddyLines: real and generated Caddy lines go the fast way
+// (the speed of ingest depends on it); the rare ones that do not are still read.
+func TestFastPathTakesCaddyLines(t *testing.T) {
+	var gen bytes.Buffer
+	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"lab sample": readFile(t, sampleLog), "genLog": genLog(500, 3), "benchref": gen.Bytes()} {
+		lp := newLineParser()
+		lp.cookie = "wikiUserID="
+		n, fast := 0, 0
+		for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			n++
+			var r sources.Request
+			if lp.parseFast(line, &r) {
+				fast++
+			}
+		}
+		if fast < n*99/100 {
+			t.Errorf("%s: %d of %d lines took the fast path", name, fast, n)
+		}
+	}
+}
+
+// TestFastPathAgrees runs the probe lines through both paths.
+func TestFastPathAgrees(t *testing.T) {
+	for _, cookie := range []string{"", "wikiUserID="} {
+		for _, line := range fastSeeds() {
+			checkFastAgrees(t, []byte(line), cookie)
+		}
+	}
+}
+
+// FuzzFastPath: for every line, parse (fast path first) gives exactly what the
+// slow path alone gives: the same reason, or the same Request.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	for _, s := range fastSeeds() {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkFastAgrees(t, line, "wikiUserID=")
+	})
+}
+
+func checkFastAgrees(t *testing.T, line []byte, cookie string) {
+	t.Helper()
+	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(line) {
+		return
+	}
+	slow, both := newLineParser(), newLineParser()
+	slow.cookie, both.cookie = cookie, cookie
+	var want, got sources.Request
+	wantReason := slow.parseSlow(line, &want)
+	gotReason := both.parse(line, &got)
+	if gotReason != wantReason || got != want {
+		t.Errorf("line %q, cookie %q:\nfast path: %q %+v\nslow path: %q %+v", line, cookie, gotReason, got, wantReason, want)
+	}
+}
+
+// timeOfNumberOriginal is parseTime's number branch before issue 9 (without
+// its shortcut for plain seconds), the reference for timeOfNumber.
+func timeOfNumberOriginal(num []byte) (time.Time, bool) {
+	f, err := fastfloat.Parse(string(num))
+	if err != nil || math.IsNaN(f) || f <= 0 || f >= 9e18 {
+		return time.Time{}, false
+	}
+	shift := -3
+	switch {
+	case f < 1e11:
+		shift = 6
+	case f < 1e14:
+		shift = 3
+	case f < 1e17:
+		shift = 0
+	}
+	if us, ok := scaleDecimal(num, shift); ok {
+		return time.UnixMicro(us).UTC(), true
+	}
+	return time.UnixMicro(int64(math.Round(f * math.Pow10(shift)))).UTC(), true
+}
+
+func FuzzTimeOfNumber(f *testing.F) {
+	for _, s := range []string{"1795966450.4057534", "9999999999.9999999", "99999999999.99999999", "10", "10.", "9.5",
+		"1795966450", "0179596645.1", "1795966450.1.2", "1795966450e3", "1795966450405.7534", "1e9", "-1", "nan", "1795966450.99999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, num string) {
+		lp := newLineParser()
+		got, gotOK := lp.timeOfNumber([]byte(num))
+		want, wantOK := timeOfNumberOriginal([]byte(num))
+		if gotOK != wantOK || !got.Equal(want) {
+			t.Errorf("timeOfNumber(%q) = %v %v, the original %v %v", num, got, gotOK, want, wantOK)
+		}
+	})
+}
