@@ -23,26 +23,7 @@ func TestLabRecording(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(labBundle, bundle.ManifestFile)); err != nil {
 		t.Skip("lab recording not present:", err)
 	}
-	ctx := context.Background()
-	b, err := bundle.Open(labBundle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := detect.InputsFromBundle(b)
-	loaded, err := detect.Load(ctx, in, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := b.Manifest
-	p, err := Propose(ctx, Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := proposeForBundle(t, labBundle)
 	if len(p.Rules) != 1 {
 		t.Fatalf("got %d rules; notes %v", len(p.Rules), p.DataQuality)
 	}
@@ -80,4 +61,31 @@ func TestLabRecording(t *testing.T) {
 	if rec := find(p.Recommendations, "listen.backlog"); rec == nil || rec.Value != "16" {
 		t.Errorf("backlog advice %+v", rec)
 	}
+}
+
+// proposeForBundle runs the detectors over a bundle and proposes rules for it,
+// as analyze does.
+func proposeForBundle(t *testing.T, dir string) *Proposal {
+	t.Helper()
+	ctx := context.Background()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := detect.InputsFromBundle(b)
+	loaded, err := detect.Load(ctx, in, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.Manifest
+	p, err := Propose(ctx, Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -5,10 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -41,25 +38,7 @@ func TestScenarioAcceptance(t *testing.T) {
 			if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Seed: tt.seed, BaselineHours: 24, Crawler: tt.crawler, Out: dir}); err != nil {
 				t.Fatal(err)
 			}
-			b, err := bundle.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := detect.InputsFromBundle(b)
-			loaded, err := detect.Load(ctx, in, time.UTC)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer loaded.Close()
-			res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
-			if err != nil {
-				t.Fatal(err)
-			}
-			m := b.Manifest
-			p, err := Propose(ctx, Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := proposeForBundle(t, dir)
 			if len(p.Rules) == 0 {
 				t.Fatalf("no rule; notes %v", p.DataQuality)
 			}
