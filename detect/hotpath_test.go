@@ -198,8 +198,8 @@ func TestObserveMatchesOriginal(t *testing.T) {
 		if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
 			t.Fatalf("agent cache %d: clusters differ (%d and %d)", bound, len(gc), len(wc))
 		}
-		if len(got.agents) > bound {
-			t.Errorf("agent cache holds %d, bound %d", len(got.agents), bound)
+		if len(got.keys.agents) > bound {
+			t.Errorf("agent cache holds %d, bound %d", len(got.keys.agents), bound)
 		}
 	}
 }

@@ -94,7 +94,7 @@ type Traffic struct {
 	// minute of the one before.
 	lastMinute int64
 	lastMM     *Minute
-	agents     map[string]agent
+	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
 }
 
@@ -104,14 +104,13 @@ type agent struct {
 	chromium        bool
 }
 
-// maxAgents bounds Traffic's cache of user agents (a variable for tests).
+// maxAgents bounds a Keyer's cache of user agents (a variable for tests).
 var maxAgents = 4096
 
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client
 // detail kept for fingerprints.
 func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
-	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{},
-		agents: map[string]agent{}}
+	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{}}
 }
 
 // Key computes the fingerprint of a request.
@@ -120,19 +119,32 @@ func Key(r *sources.Request) ClusterKey {
 	return ClusterKey{UA: family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && chromium(family) && !r.SecChUa}
 }
 
+// Keyer computes Key with a bounded cache of user agents: a pass over millions
+// of requests computes each distinct agent's family once. The zero value is
+// ready; it is not safe for concurrent use.
+type Keyer struct {
+	agents map[string]agent
+}
+
+// Key returns the same fingerprint as the function Key.
+func (k *Keyer) Key(r *sources.Request) ClusterKey {
+	a := k.agent(r.UserAgent)
+	return ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
+}
+
 // agent returns the family, version and Chromium-ness of ua, as Key computes them.
-func (t *Traffic) agent(ua string) agent {
-	if a, ok := t.agents[ua]; ok {
+func (k *Keyer) agent(ua string) agent {
+	if a, ok := k.agents[ua]; ok {
 		return a
 	}
 	family, version := splitFamily(UAFamily(ua))
 	a := agent{family: family, version: version, chromium: chromium(family)}
-	if t.agents == nil {
-		t.agents = map[string]agent{}
-	} else if len(t.agents) >= maxAgents {
-		clear(t.agents)
+	if k.agents == nil {
+		k.agents = map[string]agent{}
+	} else if len(k.agents) >= maxAgents {
+		clear(k.agents)
 	}
-	t.agents[ua] = a
+	k.agents[ua] = a
 	return a
 }
 
@@ -196,7 +208,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm.SelfCalls++
 		return
 	}
-	a := t.agent(r.UserAgent)
+	a := t.keys.agent(r.UserAgent)
 	k := ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
 	c := t.clusters[k]
 	if c == nil {

@@ -285,11 +285,13 @@ type engine struct {
 	matchers *zoneMatchers
 	// serviceS is php-fpm's mean service time (worker_saturation), 0 if unknown.
 	serviceS float64
+	// keys fingerprints requests with a cache of user agents.
+	keys detect.Keyer
 }
 
 func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
 	a := arrival{at: at, crawler: -1, login: r.LoggedIn, ip: r.ClientIP}
-	k := detect.Key(r)
+	k := e.keys.Key(r)
 	for i, ref := range e.refs {
 		if ref.key == k {
 			a.crawler = i

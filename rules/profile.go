@@ -58,6 +58,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 	for i, ref := range refs {
 		tokens[i] = uaToken(ref.key.UA)
 	}
+	var keys detect.Keyer
 	health := in.Site.HealthURI
 	_, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, skips,
 		func(batch []sources.Request) error {
@@ -78,7 +79,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 					p.durations.Add(r.Duration)
 				}
 				toolish := class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI
-				k := detect.Key(r)
+				k := keys.Key(r)
 				ci := -1
 				for j, ref := range refs {
 					if ref.key == k {
