@@ -3,7 +3,6 @@ package detect
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // abandonedDetector counts work PHP did for clients that had already left:
@@ -20,28 +19,8 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	if ev.Site.ClientTimeoutS <= 0 {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the clients' timeout is unknown (site.client_timeout_s): cannot tell when a client gave up"}, nil
 	}
-	bFrom, bTo, _ := ev.baselineRange()
-	var base []int
-	n := 0
-	var start, end time.Time
-	windowMinutes := 0
-	for _, m := range ev.Traffic.Minutes() {
-		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
-			base = append(base, m.Abandoned)
-		}
-		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
-			continue
-		}
-		windowMinutes++
-		if m.Abandoned > 0 {
-			n += m.Abandoned
-			if start.IsZero() {
-				start = m.Start
-			}
-			end = m.Start.Add(time.Minute)
-		}
-	}
-	expected := Median(base) * float64(windowMinutes)
+	c := ev.countMinutes(func(m *Minute) int { return m.Abandoned })
+	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
 			fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), fmtNum(expected))}, nil

@@ -97,3 +97,43 @@ func rollingMax(perMinute map[int64]int, from, to time.Time, size int) (int, tim
 func poissonExcess(observed, expected, ratio, z float64) bool {
 	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
 }
+
+// minuteCount is one per-minute count of the access log over the window, with
+// its baseline: what the window saw and what was usual.
+type minuteCount struct {
+	// Base holds the count of every baseline minute.
+	Base []int
+	// Total sums the window's minutes; Minutes counts them.
+	Total, Minutes int
+	// Start and End bound the window's minutes with a nonzero count.
+	Start, End time.Time
+}
+
+// Expected is the usual total for a window as long as this one: the median
+// baseline minute times the window's minutes.
+func (c minuteCount) Expected() float64 { return Median(c.Base) * float64(c.Minutes) }
+
+// countMinutes sums count over the window's minutes and collects it for each
+// baseline minute. Traffic must not be nil.
+func (ev *Evidence) countMinutes(count func(*Minute) int) minuteCount {
+	bFrom, bTo, _ := ev.baselineRange()
+	var c minuteCount
+	for _, m := range ev.Traffic.Minutes() {
+		n := count(&m)
+		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
+			c.Base = append(c.Base, n)
+		}
+		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
+			continue
+		}
+		c.Minutes++
+		if n > 0 {
+			c.Total += n
+			if c.Start.IsZero() {
+				c.Start = m.Start
+			}
+			c.End = m.Start.Add(time.Minute)
+		}
+	}
+	return c
+}

@@ -25,21 +25,11 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	facts := map[string]float64{}
 	var evidence []string
 
-	// 1. 503s the proxy made itself, against the baseline's.
+	// 1. 503s the proxy made itself.
 	proxy503, first503, last503 := 0, time.Time{}, time.Time{}
 	if ev.Traffic != nil {
-		for _, m := range ev.Traffic.Minutes() {
-			if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
-				continue
-			}
-			if n := m.ProxyStatus[503]; n > 0 {
-				proxy503 += n
-				if first503.IsZero() {
-					first503 = m.Start
-				}
-				last503 = m.Start.Add(time.Minute)
-			}
-		}
+		c := ev.countMinutes(func(m *Minute) int { return m.ProxyStatus[503] })
+		proxy503, first503, last503 = c.Total, c.Start, c.End
 		facts["proxy_503"] = float64(proxy503)
 		if proxy503 > 0 {
 			evidence = append(evidence, fmt.Sprintf("Caddy answered %s requests with 503 itself (no PHP headers)", fmtInt(proxy503)))

@@ -16,30 +16,12 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
 	}
-	bFrom, bTo, _ := ev.baselineRange()
-	var base []int
-	n, minutes := 0, 0
-	var start, end time.Time
-	for _, m := range ev.Traffic.Minutes() {
-		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
-			base = append(base, m.SelfCalls)
-		}
-		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
-			continue
-		}
-		minutes++
-		if m.SelfCalls > 0 {
-			n += m.SelfCalls
-			if start.IsZero() {
-				start = m.Start
-			}
-			end = m.Start.Add(time.Minute)
-		}
-	}
+	c := ev.countMinutes(func(m *Minute) int { return m.SelfCalls })
+	n, start, end := c.Total, c.Start, c.End
 	if n == 0 {
 		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
 	}
-	expected := Median(base) * float64(minutes)
+	expected := c.Expected()
 	facts := map[string]float64{"self_calls": float64(n), "expected": round(expected, 1)}
 	// Self-calls are harmless while workers are free; they amplify when every
 	// worker is busy, because the outer request holds one worker while its
