@@ -26,12 +26,15 @@ type Inputs struct {
 	ConfigRepos []string
 	// ConfigArchives are tar archives of such repositories (changes/*.tar.gz).
 	ConfigArchives []string
+	// MinuteStatus is a bundle's per-minute counts of the minutes whose lines
+	// were not pulled (bundle.MinuteStatusFile), "" when there is none.
+	MinuteStatus string
 }
 
 // InputsFromBundle lists a bundle's evidence.
 func InputsFromBundle(b *bundle.Bundle) Inputs {
 	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
-		ConfigArchives: b.ConfigArchives}
+		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus}
 }
 
 // Loaded is evidence read into memory (aggregated) and what reading it cost.
@@ -82,6 +85,22 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 	}
 	l.Access = stats
 	l.SkippedLines = skips.Count("")
+	if in.MinuteStatus != "" {
+		rows, err := bundle.ReadMinuteStatus(in.MinuteStatus)
+		if err != nil {
+			return nil, err
+		}
+		added, overlapping := traffic.AddMinuteStatus(rows)
+		if added > 0 {
+			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
+				"requests, statuses and PHP time of the minutes whose lines were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the pulled minutes",
+				bundle.MinuteStatusFile, added)})
+		}
+		if overlapping > 0 {
+			l.note("access", fmt.Sprintf("%s: %d rows are for minutes whose lines were read as well and were left out so as not to count them twice",
+				in.MinuteStatus, overlapping))
+		}
+	}
 	l.MetricFiles = len(in.Metrics)
 	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
 	switch {

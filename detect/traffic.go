@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // Minute holds the requests logged in one minute, by status and by who answered.
@@ -113,6 +114,72 @@ func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
 	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{}}
 }
 
+// minute returns minute m (Unix minutes), created empty if new.
+func (t *Traffic) minute(m int64) *Minute {
+	mm := t.minutes[m]
+	if mm == nil {
+		mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
+		t.minutes[m] = mm
+	}
+	return mm
+}
+
+// count adds n responses of one status, origin and lateness whose PHP
+// durations sum to phpSeconds. It reports whether they were goodput, whose
+// latencies the caller adds when it has them.
+func (mm *Minute) count(status int, origin sources.Origin, late bool, n int, phpSeconds float64) (goodput bool) {
+	mm.Requests += n
+	mm.Status[status] += n
+	switch origin {
+	case sources.OriginProxy:
+		mm.ProxyStatus[status] += n
+		if late && status == 504 {
+			mm.Abandoned += n
+		}
+	case sources.OriginUpstream:
+		mm.PHPDone += n
+		mm.PHPSeconds += phpSeconds
+		if late {
+			mm.Abandoned += n
+		}
+	}
+	if status >= 200 && status < 400 {
+		switch {
+		case late:
+			mm.Late += n
+		case status >= 300:
+		case origin == sources.OriginUpstream:
+			mm.Goodput += n
+			return true
+		default:
+			mm.Cached += n
+		}
+	}
+	return false
+}
+
+// AddMinuteStatus adds per-minute counts computed elsewhere (Loki, under
+// pushdown) for minutes whose lines were not read: requests, statuses,
+// origins and PHP time, but no fingerprint, address or latency. Rows for a
+// minute that already holds read lines are not added (they would count its
+// requests twice); their number is returned.
+func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlapping int) {
+	read := map[int64]bool{}
+	for m := range t.minutes {
+		read[m] = true
+	}
+	for _, r := range rows {
+		m := r.Minute.Unix() / 60
+		if read[m] {
+			overlapping++
+			continue
+		}
+		t.minute(m).count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
+		added++
+	}
+	return added, overlapping
+}
+
 // Key computes the fingerprint of a request.
 func Key(r *sources.Request) ClusterKey {
 	family, _ := splitFamily(UAFamily(r.UserAgent))
@@ -160,41 +227,15 @@ func (t *Traffic) Observe(r *sources.Request) {
 	m := r.Time.Unix() / 60
 	mm := t.lastMM
 	if mm == nil || m != t.lastMinute {
-		mm = t.minutes[m]
-		if mm == nil {
-			mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
-			t.minutes[m] = mm
-		}
+		mm = t.minute(m)
 		t.lastMinute, t.lastMM = m, mm
 	}
-	mm.Requests++
-	mm.Status[r.Status]++
 	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
-	switch r.Origin {
-	case sources.OriginProxy:
-		mm.ProxyStatus[r.Status]++
-		if late && r.Status == 504 {
-			mm.Abandoned++
-		}
-	case sources.OriginUpstream:
-		mm.PHPDone++
-		mm.PHPSeconds += r.Duration
-		mm.PHPDurations.Add(r.Duration)
-		if late {
-			mm.Abandoned++
-		}
+	if mm.count(r.Status, r.Origin, late, 1, r.Duration) {
+		mm.Latency.Add(r.Duration)
 	}
-	if r.Status >= 200 && r.Status < 400 {
-		switch {
-		case late:
-			mm.Late++
-		case r.Status >= 300:
-		case r.Origin == sources.OriginUpstream:
-			mm.Goodput++
-			mm.Latency.Add(r.Duration)
-		default:
-			mm.Cached++
-		}
+	if r.Origin == sources.OriginUpstream {
+		mm.PHPDurations.Add(r.Duration)
 	}
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	class := classifyPath(r.Path, r.Query, t.site.HealthURI, &t.scratch)

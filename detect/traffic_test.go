@@ -2,10 +2,12 @@ package detect
 
 import (
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 func TestTrafficMinutesAndClusters(t *testing.T) {
@@ -49,5 +51,57 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 	}
 	if got := Prefix(netip.MustParseAddr("2001:db8::1")).String(); got != "2001:db8::/64" {
 		t.Errorf("IPv6 prefix = %s", got)
+	}
+}
+
+// TestAddMinuteStatusCountsLikeObserve: per-minute counts of lines that were
+// not read give a minute the same requests, statuses, origins and PHP time as
+// reading those lines would; rows for a minute already read are left out.
+func TestAddMinuteStatusCountsLikeObserve(t *testing.T) {
+	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	site := sources.Site{ClientTimeoutS: 10}
+	lines := []sources.Request{
+		{Status: 200, Origin: sources.OriginUpstream, Duration: 0.25},
+		{Status: 200, Origin: sources.OriginUpstream, Duration: 0.5},
+		{Status: 200, Origin: sources.OriginUpstream, Duration: 12},
+		{Status: 504, Origin: sources.OriginProxy, Duration: 30},
+		{Status: 503, Origin: sources.OriginProxy, Duration: 0.0002},
+		{Status: 200, Origin: sources.OriginStatic, Duration: 0.001},
+		{Status: 302, Origin: sources.OriginUpstream, Duration: 0.1},
+	}
+	read := NewTraffic(site, from, from.Add(time.Hour))
+	for i := range lines {
+		r := lines[i]
+		r.Time = from.Add(time.Duration(i) * time.Second)
+		read.Observe(&r)
+	}
+	counted := NewTraffic(site, from, from.Add(time.Hour))
+	counted.Observe(&sources.Request{Time: from.Add(time.Minute), Status: 200, Origin: sources.OriginStatic})
+	added, overlapping := counted.AddMinuteStatus([]bundle.MinuteStatus{
+		{Minute: from, Status: 200, Origin: sources.OriginUpstream, Requests: 2, PHPSeconds: 0.75},
+		{Minute: from, Status: 200, Origin: sources.OriginUpstream, Late: true, Requests: 1, PHPSeconds: 12},
+		{Minute: from, Status: 504, Origin: sources.OriginProxy, Late: true, Requests: 1},
+		{Minute: from, Status: 503, Origin: sources.OriginProxy, Requests: 1},
+		{Minute: from, Status: 200, Origin: sources.OriginStatic, Requests: 1},
+		{Minute: from, Status: 302, Origin: sources.OriginUpstream, Requests: 1, PHPSeconds: 0.1},
+		{Minute: from.Add(time.Minute), Status: 200, Origin: sources.OriginStatic, Requests: 40}, // read already
+	})
+	if added != 6 || overlapping != 1 {
+		t.Errorf("added %d, overlapping %d; want 6 and 1", added, overlapping)
+	}
+	want, got := read.Minute(from), counted.Minute(from)
+	if got == nil {
+		t.Fatal("no minute from the counts")
+	}
+	// Latencies exist only for lines read.
+	want.Latency, want.PHPDurations = Histogram{}, Histogram{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("from counts %+v\nfrom lines  %+v", got, want)
+	}
+	if m := counted.Minute(from.Add(time.Minute)); m.Requests != 1 {
+		t.Errorf("the minute read got %d requests, want its 1 line only", m.Requests)
+	}
+	if counted.Total() != 1 {
+		t.Errorf("Total %d counts lines read, want 1", counted.Total())
 	}
 }

@@ -37,6 +37,9 @@ type Bundle struct {
 	ConfigArchives []string
 	// Logs lists other logs (Caddy's own log, php-fpm's log).
 	Logs []string
+	// MinuteStatus is MinuteStatusFile when the bundle has one (a pushed-down
+	// fetch): per-minute counts of the minutes whose lines are not in Access.
+	MinuteStatus string
 }
 
 // Open reads dir/bundle.yaml and lists the evidence files. A missing bundle.yaml
@@ -62,6 +65,9 @@ func Open(dir string) (*Bundle, error) {
 	if b.Logs, err = list(dir, LogsDir, ".log"); err != nil {
 		return nil, err
 	}
+	if p := filepath.Join(dir, MinuteStatusFile); isRegular(p) {
+		b.MinuteStatus = p
+	}
 	entries, err := os.ReadDir(filepath.Join(dir, ChangesDir))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("bundle %s: %w", dir, err)
@@ -79,6 +85,11 @@ func Open(dir string) (*Bundle, error) {
 		b.ConfigRepos = append(b.ConfigRepos, r)
 	}
 	return b, nil
+}
+
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func isGitRepo(dir string) bool {

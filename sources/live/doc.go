@@ -11,6 +11,9 @@
 //	access/loki.log.gz         the access-log lines exactly as Loki returns them
 //	access/minute-counts.csv   (pushdown only) lines and failed lines per minute,
 //	                           counted inside Loki, and which minutes were pulled
+//	access/minute-status.csv   (pushdown only) for the minutes not pulled, lines
+//	                           per status, origin (PHP, proxy, static) and
+//	                           lateness with PHP's seconds, counted inside Loki
 //	logs/<name>.log            other logs from Loki (loki.logs), e.g. Caddy's own
 //	metrics/prometheus.om.gz   Prometheus series as scraped (raw samples)
 //	metrics/cloudwatch.om.gz   CloudWatch series in OpenMetrics form
@@ -30,7 +33,12 @@
 // hours before it, plus three times that median's square root (Poisson noise,
 // so a quiet site does not flag a minute for two lines). The per-minute counts
 // and what was pulled go to access/minute-counts.csv so the analysis can say
-// what it did not read; bundle.yaml records the cost of each phase.
+// what it did not read; bundle.yaml records the cost of each phase. For the
+// minutes not pulled, six more metric queries count lines per status, by
+// origin and lateness, and sum PHP's durations (access/minute-status.csv):
+// the analysis adds them to its per-minute counts, so the impact, the
+// per-minute series and PHP's time cover the whole window as a full pull
+// would; fingerprints, addresses and latencies come from the lines pulled.
 //
 // # Completeness
 //

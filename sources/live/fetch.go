@@ -463,7 +463,7 @@ func failedFilter(site sources.Site) string {
 // counts failed: then nothing is pulled, which a note says).
 func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, bool) {
 	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
-	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2+len(minuteStatusParts)
 	for _, n := range mc.Totals() {
 		cost.Count += n
 	}
@@ -521,6 +521,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
+	f.minuteStatus(ctx, c, query, rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {

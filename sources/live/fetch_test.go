@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
@@ -100,6 +103,8 @@ type analysis struct {
 	findings []detect.Finding
 	quality  []sources.QualityNote
 	requests int64
+	// report is report.json, decoded.
+	report map[string]any
 }
 
 func analyze(t *testing.T, dir string) analysis {
@@ -122,7 +127,59 @@ func analyze(t *testing.T, dir string) analysis {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests}
+	rep, err := report.Build(ctx, l, res, b.Manifest.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := report.Render(rep, "json", "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(js, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded}
+}
+
+// differences lists the paths where two decoded JSON documents differ.
+func differences(path string, a, b any) []string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return []string{path}
+		}
+		var out []string
+		for k := range x {
+			if _, ok := y[k]; !ok {
+				out = append(out, path+"."+k+" (only in the first)")
+			}
+		}
+		for k, v := range y {
+			if w, ok := x[k]; ok {
+				out = append(out, differences(path+"."+k, w, v)...)
+			} else {
+				out = append(out, path+"."+k+" (only in the second)")
+			}
+		}
+		sort.Strings(out)
+		return out
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return []string{fmt.Sprintf("%s (length %d and %v)", path, len(x), len(y))}
+		}
+		var out []string
+		for i := range x {
+			out = append(out, differences(fmt.Sprintf("%s[%d]", path, i), x[i], y[i])...)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(a, b) {
+		return []string{fmt.Sprintf("%s: %v and %v", path, a, b)}
+	}
+	return nil
 }
 
 // findingKey is what must agree between two analyses of the same incident.
@@ -380,8 +437,9 @@ func synthetic(t *testing.T, lk *lokitest.Loki, from, to, burstFrom, burstTo tim
 }
 
 // TestFetch24hPullsOnlyFlaggedMinutes: a 24-hour window is pushed down; the
-// crawl's minutes are flagged and pulled, the rest of the day only counted.
-// The closing log lines are the per-phase costs of a 1 h and a 24 h window.
+// crawl's minutes are flagged and pulled, the rest of the day only counted,
+// and the report equals the one from a full raw pull of the same day. The
+// closing log lines are the per-phase costs of a 1 h and a 24 h window.
 func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 	clearEnv(t)
 	lk := lokitest.New(t)
@@ -394,6 +452,7 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
 		Prometheus: &Prometheus{URL: pr.URL(), Retries: -1},
 	}
+	reports := map[bool]analysis{} // 24h, by pushdown
 	for _, w := range []struct {
 		name     string
 		from, to time.Time
@@ -463,10 +522,42 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 				}
 			}
 			a := analyze(t, out)
+			if w.to.Sub(w.from) == 24*time.Hour {
+				reports[w.pushdown] = a
+			}
 			t.Logf("findings: %v", keys(a))
 			ph.log(t, fmt.Sprintf("window %s (baseline 3h; pushed down: %v); full raw pull would be %d lines, %d bytes", w.name, w.pushdown, fullLines, fullBytes))
 			t.Logf("  %-24s %5s          %11d response bytes (fake's count)", "prometheus", "", pr.Written()-promBefore)
 		})
+	}
+
+	// The report of the pushed-down day equals the full pull's, but for what
+	// says how much was read (the evidence block's counters, the clusters
+	// seen in the lines read) and the note that says so.
+	pushed, full := reports[true], reports[false]
+	if pushed.report == nil || full.report == nil {
+		t.Fatal("a 24h subtest failed")
+	}
+	var said bool
+	for _, n := range pushed.quality {
+		said = said || strings.Contains(n.Message, bundle.MinuteStatusFile)
+	}
+	if !said {
+		t.Errorf("no data_quality note names %s: %v", bundle.MinuteStatusFile, pushed.quality)
+	}
+	for _, r := range []map[string]any{pushed.report, full.report} {
+		delete(r, "data_quality")
+		ev := r["evidence"].(map[string]any)
+		for _, k := range []string{"lines", "requests", "bytes", "clusters"} {
+			delete(ev, k)
+		}
+	}
+	if diff := differences("report", full.report, pushed.report); len(diff) > 0 {
+		t.Errorf("the pushed-down report differs from the full pull's (full, pushed down):\n%s", strings.Join(diff, "\n"))
+	}
+	impact := full.report["impact"].(map[string]any)
+	if impact["requests"].(float64) < 50000 || len(full.report["findings"].([]any)) == 0 {
+		t.Errorf("the full pull's report is not the day's: impact %v", impact)
 	}
 }
 
@@ -542,6 +633,23 @@ func TestFetchIncomplete(t *testing.T) {
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
+		},
+		{
+			name: "Loki per-minute status counts fail under pushdown",
+			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
+				cfg.PushdownAfter = D(0)
+				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+					if strings.Contains(r.URL.Query().Get("query"), "unwrap") {
+						http.Error(w, "max concurrent tail requests limit exceeded", http.StatusTooManyRequests)
+						return true
+					}
+					return false
+				})
+				return nil
+			},
+			want:       map[string]string{"loki": sources.SeverityError},
+			incomplete: []string{"loki"},
+			lines:      true,
 		},
 		{
 			name: "a Prometheus selector fails",

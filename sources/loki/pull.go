@@ -305,16 +305,10 @@ func (mc MinuteCounts) Record(file string) bundle.Query {
 // MinuteCounts returns per-minute line counts per stream of selector (which may
 // carry a pipeline) over [from, to) widened to whole minutes, computed inside
 // Loki with count_over_time([1m]) at a 1m step: the cost does not grow with the
-// number of lines. Minute m counts lines in [m, m+1m): steps sit 1 ns before
-// each minute's end because a LogQL range is (t-1m, t].
-func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to time.Time) (MinuteCounts, error) {
-	from = from.UTC().Truncate(time.Minute)
-	if t := to.UTC().Truncate(time.Minute); t.Before(to) {
-		to = t.Add(time.Minute)
-	} else {
-		to = t
-	}
-	mc := MinuteCounts{From: from, To: to}
+// number of lines.
+func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to time.Time) (mc MinuteCounts, err error) {
+	from, to = wholeMinutes(from, to)
+	mc = MinuteCounts{From: from, To: to}
 	if !from.Before(to) {
 		return mc, nil
 	}
@@ -323,35 +317,96 @@ func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to tim
 		return mc, c.queryErr(selector, err)
 	}
 	m := &meter{}
+	defer func() { mc.Requests, mc.WireBytes = m.requests, m.wire }()
 	streams, err := c.series(ctx, from, to, []string{sel}, m)
 	if err != nil {
-		mc.Requests, mc.WireBytes = m.requests, m.wire
 		return mc, c.queryErr(selector, fmt.Errorf("listing streams: %w", err))
 	}
 	q, err := countQuery(selector, labelNames(streams), time.Minute)
 	if err != nil {
-		mc.Requests, mc.WireBytes = m.requests, m.wire
 		return mc, c.queryErr(selector, err)
 	}
 	mc.Query = q
+	series, err := c.minuteMatrix(ctx, q, from, to, m)
+	if err != nil {
+		return mc, c.queryErr(q, err)
+	}
+	for _, s := range series {
+		sm := StreamMinutes{Stream: s.Metric, Labels: s.Labels, Counts: make([]int64, len(s.Values))}
+		for i, v := range s.Values {
+			sm.Counts[i] = int64(math.Round(v))
+		}
+		mc.Streams = append(mc.Streams, sm)
+	}
+	return mc, nil
+}
+
+// MinuteValues is a metric query's values per minute and series.
+type MinuteValues struct {
+	Query    string
+	From, To time.Time
+	Series   []MinuteSeries
+	// Requests and WireBytes are the cost of computing it.
+	Requests  int
+	WireBytes int64
+}
+
+// MinuteSeries is one series of MinuteValues; Values[i] is the minute From +
+// i minutes (0 where Loki returned no sample).
+type MinuteSeries struct {
+	Metric map[string]string
+	Labels string
+	Values []float64
+}
+
+// MinuteValues evaluates query, a metric query whose range aggregations span
+// [1m] (sum by (status) (count_over_time({job="caddy"} | json [1m]))), once per
+// minute of [from, to) widened to whole minutes: what Loki computes for minute
+// m covers log lines in [m, m+1m).
+func (c *Client) MinuteValues(ctx context.Context, query string, from, to time.Time) (MinuteValues, error) {
+	from, to = wholeMinutes(from, to)
+	mv := MinuteValues{Query: query, From: from, To: to}
+	if !from.Before(to) {
+		return mv, nil
+	}
+	m := &meter{}
+	series, err := c.minuteMatrix(ctx, query, from, to, m)
+	mv.Series, mv.Requests, mv.WireBytes = series, m.requests, m.wire
+	return mv, c.queryErr(query, err)
+}
+
+// wholeMinutes widens [from, to) to whole minutes (UTC).
+func wholeMinutes(from, to time.Time) (time.Time, time.Time) {
+	from = from.UTC().Truncate(time.Minute)
+	if t := to.UTC().Truncate(time.Minute); t.Before(to) {
+		to = t.Add(time.Minute)
+	} else {
+		to = t
+	}
+	return from, to
+}
+
+// minuteMatrix runs a [1m] metric query at a 1m step over the whole minutes
+// [from, to). Steps sit 1 ns before each minute's end because a LogQL range
+// is (t-1m, t].
+func (c *Client) minuteMatrix(ctx context.Context, q string, from, to time.Time, m *meter) ([]MinuteSeries, error) {
 	start := from.Add(time.Minute - time.Nanosecond)
 	series, err := c.matrix(ctx, q, start, to.Add(-time.Nanosecond), time.Minute, m)
 	if err != nil {
-		mc.Requests, mc.WireBytes = m.requests, m.wire
-		return mc, c.queryErr(q, err)
+		return nil, err
 	}
-	n := mc.Minutes()
+	n := int(to.Sub(from) / time.Minute)
+	out := make([]MinuteSeries, 0, len(series))
 	for _, s := range series {
-		sm := StreamMinutes{Stream: s.Metric, Labels: s.Labels, Counts: make([]int64, n)}
+		ms := MinuteSeries{Metric: s.Metric, Labels: s.Labels, Values: make([]float64, n)}
 		for _, p := range s.Points {
 			// Loki reports step times in milliseconds: round back to the step.
 			i := int(math.Round(float64(p.T.Sub(start)) / float64(time.Minute)))
 			if i >= 0 && i < n {
-				sm.Counts[i] += int64(math.Round(p.V))
+				ms.Values[i] += p.V
 			}
 		}
-		mc.Streams = append(mc.Streams, sm)
+		out = append(out, ms)
 	}
-	mc.Requests, mc.WireBytes = m.requests, m.wire
-	return mc, nil
+	return out, nil
 }

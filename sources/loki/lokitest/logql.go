@@ -30,8 +30,8 @@ func (m fakeMatcher) match(v string) bool {
 }
 
 type fakeStage struct {
-	op     string // |=, !=, |~, !~, json, label
-	value  string
+	op     string // |=, !=, |~, !~, json, label, unwrap
+	value  string // the line filter's text, or the label unwrap takes
 	re     *regexp.Regexp
 	params map[string]string // json: label -> field
 	filter []labelCmp        // label: comparisons joined by or/and
@@ -103,7 +103,7 @@ func evalFilter(cmps []labelCmp, ls map[string]string) (keep bool, errLabel bool
 type Query struct {
 	matchers []fakeMatcher
 	stages   []fakeStage
-	fn       string // "", count_over_time, rate
+	fn       string // "", count_over_time, rate, sum_over_time
 	rng      time.Duration
 	sum      bool
 	by       []string
@@ -121,33 +121,35 @@ func (e *Query) Matches(ls map[string]string) bool {
 }
 
 // apply runs the pipeline on one line: false if filtered out; the labels of the
-// result (stream labels plus what | json extracted).
-func (e *Query) apply(ls map[string]string, line string) (map[string]string, bool) {
+// result (stream labels plus what | json extracted) and, after | unwrap, the
+// sample's value.
+func (e *Query) apply(ls map[string]string, line string) (map[string]string, float64, bool) {
 	out := ls
+	var value float64
 	for _, s := range e.stages {
 		switch s.op {
 		case "|=":
 			if !strings.Contains(line, s.value) {
-				return nil, false
+				return nil, 0, false
 			}
 		case "!=":
 			if strings.Contains(line, s.value) {
-				return nil, false
+				return nil, 0, false
 			}
 		case "|~":
 			if !s.re.MatchString(line) {
-				return nil, false
+				return nil, 0, false
 			}
 		case "!~":
 			if s.re.MatchString(line) {
-				return nil, false
+				return nil, 0, false
 			}
 		case "json":
 			out = jsonLabels(out, line, s.params)
 		case "label":
 			keep, errLabel := evalFilter(s.filter, out)
 			if !keep {
-				return nil, false
+				return nil, 0, false
 			}
 			if errLabel {
 				cp := make(map[string]string, len(out)+1)
@@ -157,9 +159,23 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, boo
 				cp["__error__"] = "LabelFilterErr"
 				out = cp
 			}
+		case "unwrap":
+			// Loki drops the unwrapped label from the series and marks a value
+			// that is not a number with __error__ (SampleExtractionErr).
+			v, err := strconv.ParseFloat(out[s.value], 64)
+			cp := make(map[string]string, len(out))
+			for k, lv := range out {
+				if k != s.value {
+					cp[k] = lv
+				}
+			}
+			if err != nil {
+				cp["__error__"] = "SampleExtractionErr"
+			}
+			out, value = cp, v
 		}
 	}
-	return out, true
+	return out, value, true
 }
 
 var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
@@ -407,7 +423,7 @@ func (p *parser) expr() (*Query, error) {
 		inner.sum, inner.by = true, by
 		return inner, nil
 	}
-	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate") {
+	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate" || p.tok.text == "sum_over_time") {
 		fn := p.tok.text
 		if err := p.advance(); err != nil {
 			return nil, err
@@ -428,6 +444,19 @@ func (p *parser) expr() (*Query, error) {
 		}
 		if err := p.expect("punct", ")"); err != nil {
 			return nil, err
+		}
+		unwrapped := false
+		for _, st := range e.stages {
+			unwrapped = unwrapped || st.op == "unwrap"
+		}
+		// Loki's syntax check (ast.go): only the *_over_time aggregations of
+		// values take an unwrap, and they need one.
+		if unwrapped != (fn == "sum_over_time") {
+			with := "without"
+			if unwrapped {
+				with = "with"
+			}
+			return nil, fmt.Errorf("parse error : invalid aggregation %s %s unwrap", fn, with)
 		}
 		e.fn, e.rng = fn, d
 		return e, nil
@@ -533,6 +562,17 @@ func (p *parser) logExpr() (*Query, error) {
 			}
 			if p.tok.kind != "ident" {
 				return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting json or a label filter (fake subset)")
+			}
+			if p.tok.text == "unwrap" {
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				name := p.tok
+				if err := p.expect("ident", ""); err != nil {
+					return nil, err
+				}
+				e.stages = append(e.stages, fakeStage{op: "unwrap", value: name.text})
+				continue
 			}
 			if p.tok.text == "json" {
 				if err := p.advance(); err != nil {

@@ -13,7 +13,8 @@
 // and the pushdown queries use: a stream selector (=, !=, =~, !~), line filters
 // (|=, !=, |~, !~), | json with or without parameters (| json status="status"),
 // label filters (| status >= 500 or duration >= 10, | __error__=""),
-// count_over_time / rate over a range, and one sum [by (...)]. Hooks inject
+// count_over_time / rate over a range, sum_over_time of an | unwrap label,
+// and one sum [by (...)]. Hooks inject
 // faults (status codes, slowness, dropped lines).
 //
 // It does not import sources/loki, whose own tests use it.
@@ -208,7 +209,7 @@ func (f *Loki) Each(query string, from, to time.Time, fn func(stream string, e E
 			continue
 		}
 		for _, e := range s.window(from.UnixNano(), to.UnixNano()) {
-			if _, ok := expr.apply(s.labels, e.Line); ok {
+			if _, _, ok := expr.apply(s.labels, e.Line); ok {
 				fn(s.key, e)
 			}
 		}
@@ -353,7 +354,11 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 		return
 	}
-	series, scanned, scannedBytes := f.evalMetric(expr, start, end, int64(step))
+	series, scanned, scannedBytes, err := f.evalMetric(expr, start, end, int64(step))
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
 	res := make([]map[string]any, 0, len(series))
 	for _, s := range series {
 		vals := make([][2]any, 0, len(s.points))
@@ -381,7 +386,11 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "log queries are not supported as an instant query type, please change your query to a range query type")
 		return
 	}
-	series, scanned, scannedBytes := f.evalMetric(expr, t, t, 1)
+	series, scanned, scannedBytes, err := f.evalMetric(expr, t, t, 1)
+	if err != nil {
+		f.Fail(w, 400, err.Error())
+		return
+	}
 	res := make([]map[string]any, 0, len(series))
 	for _, s := range series {
 		p := s.points[0]
@@ -509,7 +518,7 @@ func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) 
 			}
 			scanned++
 			scannedBytes += int64(len(e.Line))
-			ls, ok := expr.apply(s.labels, e.Line)
+			ls, _, ok := expr.apply(s.labels, e.Line)
 			if !ok {
 				continue
 			}
@@ -527,7 +536,7 @@ func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) 
 					if e2.TS != last {
 						break
 					}
-					if ls2, ok := expr.apply(s.labels, e2.Line); ok {
+					if ls2, _, ok := expr.apply(s.labels, e2.Line); ok {
 						seq++
 						all = append(all, tagged{logql.LabelsKey(ls2), ls2, e2, seq})
 					}
@@ -579,13 +588,19 @@ type fakeSeries struct {
 	points []fakePoint
 }
 
-// evalMetric evaluates a metric query at start, start+step, ... <= end.
-func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64) {
+// evalMetric evaluates a metric query at start, start+step, ... <= end. A
+// sample | unwrap could not read fails the query, as in Loki, unless a label
+// filter after the unwrap dropped it.
+func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64, error) {
 	rng := int64(expr.rng)
-	// Timestamps per output series of the range aggregation, sorted.
+	type sample struct {
+		ts int64
+		v  float64
+	}
+	// Samples per output series of the range aggregation, sorted by time.
 	f.mu.Lock()
 	f.sortLocked()
-	perSeries := map[string][]int64{}
+	perSeries := map[string][]sample{}
 	seriesLabels := map[string]map[string]string{}
 	var scanned, scannedBytes int64
 	for _, s := range f.streams {
@@ -595,12 +610,19 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		for _, e := range s.window(start-rng, end+1) {
 			scanned++
 			scannedBytes += int64(len(e.Line))
-			ls, ok := expr.apply(s.labels, e.Line)
+			ls, v, ok := expr.apply(s.labels, e.Line)
 			if !ok {
 				continue
 			}
 			k := logql.LabelsKey(ls)
-			perSeries[k] = append(perSeries[k], e.TS)
+			if ls["__error__"] == "SampleExtractionErr" {
+				f.mu.Unlock()
+				return nil, scanned, scannedBytes, fmt.Errorf("pipeline error: 'SampleExtractionErr' for series: '%s'.\n"+
+					"Use a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\n"+
+					"To skip all potential errors you can match empty errors.(e.g __error__=\"\")\n"+
+					"The label filter can also be specified after unwrap. (e.g | unwrap latency | __error__=\"\" )", k)
+			}
+			perSeries[k] = append(perSeries[k], sample{e.TS, v})
 			seriesLabels[k] = ls
 		}
 	}
@@ -610,8 +632,8 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		vals   map[int64]float64
 	}
 	groups := map[string]*acc{}
-	for k, tss := range perSeries {
-		sort.Slice(tss, func(i, j int) bool { return tss[i] < tss[j] })
+	for k, ss := range perSeries {
+		sort.SliceStable(ss, func(i, j int) bool { return ss[i].ts < ss[j].ts })
 		ls := seriesLabels[k]
 		if expr.sum {
 			g := map[string]string{}
@@ -630,15 +652,20 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		}
 		for t := start; t <= end; t += step {
 			// (t-rng, t]
-			lo := sort.Search(len(tss), func(i int) bool { return tss[i] > t-rng })
-			hi := sort.Search(len(tss), func(i int) bool { return tss[i] > t })
-			n := hi - lo
-			if n == 0 {
+			lo := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-rng })
+			hi := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t })
+			if hi == lo {
 				continue
 			}
-			v := float64(n)
-			if expr.fn == "rate" {
+			v := float64(hi - lo)
+			switch expr.fn {
+			case "rate":
 				v /= time.Duration(rng).Seconds()
+			case "sum_over_time":
+				v = 0
+				for _, x := range ss[lo:hi] {
+					v += x.v
+				}
 			}
 			a.vals[t] += v
 		}
@@ -656,5 +683,5 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return logql.LabelsKey(out[i].labels) < logql.LabelsKey(out[j].labels) })
-	return out, scanned, scannedBytes
+	return out, scanned, scannedBytes, nil
 }
