@@ -18,6 +18,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report/notify"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
 // webhookEnv names the environment variable --webhook falls back to: a
@@ -57,14 +58,18 @@ It exits 0 when nothing is anomalous (observations of severity info do not count
 With --webhook (or $` + webhookEnv + `) it posts a Slack-compatible message when an
 anomaly starts, worsens or ends; --state FILE remembers what was announced between
 runs, so that an ongoing anomaly is announced once. --bundle with --now replays a
-schedule over recorded evidence (--now defaults to the end of the bundle's window).`,
+schedule over recorded evidence (--now defaults to the end of the bundle's window).
+--config reads the live sources of aftermath.yaml instead: the window with the
+detectors' 3h of lookback and each baseline slot are fetched raw, never the hours
+between them; a source that fails leaves the scan judging what was fetched, with
+exit 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runScan(cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "aftermath.yaml (live sources)")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
-	fl.StringVar(&f.now, "now", "", "end of the window, RFC3339 (with --bundle; default: the end of the bundle's window)")
+	fl.StringVar(&f.now, "now", "", "end of the window, RFC3339 (default: the end of the bundle's window, or the current minute with --config)")
 	fl.Var(&f.since, "since", "length of the window judged: 1h, 30m, ... (at most 24h)")
 	fl.Var(&f.baseline, "baseline", "how far back the baseline reaches, in days: 7d, 14d, 28d")
 	fl.StringVar(&f.out, "out", "aftermath-scan", "output directory for scan.md and scan.json")
@@ -82,7 +87,17 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	in, now, tz, err := f.inputs()
+	var liveCfg *live.Config
+	if f.config != "" {
+		if f.bundle != "" {
+			return usageErrorf("give --bundle DIR or --config FILE, not both")
+		}
+		var err error
+		if liveCfg, err = loadLiveConfig(f.config); err != nil {
+			return err
+		}
+	}
+	in, now, tz, err := f.inputs(liveCfg)
 	if err != nil {
 		return err
 	}
@@ -93,6 +108,16 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	cfg := scan.Config{Since: time.Duration(f.since), Baseline: time.Duration(f.baseline), Loc: loc}.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
+	}
+	var fetchNotes []sources.QualityNote
+	if liveCfg != nil {
+		ls, err := fetchScan(ctx, liveCfg, cfg, now, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer ls.cleanup()
+		in, fetchNotes = &ls.inputs, ls.notes
+		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
 	}
 	webhook := f.webhook
 	if webhook == "" {
@@ -108,6 +133,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	res.DataQuality = append(res.DataQuality, problems(fetchNotes)...)
 	doc := report.BuildScan(res, tz)
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.
@@ -134,22 +160,47 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: deliveryErr}
 	case doc.Anomalous:
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("anomalous: see %s", paths[len(paths)-1])}
+	case incomplete(fetchNotes):
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: the scan judged what was fetched, see %s", paths[len(paths)-1])}
 	}
 	return nil
 }
 
-// inputs resolves the evidence, the scan's now and the site's zone.
-func (f *scanFlags) inputs() (*detect.Inputs, time.Time, string, error) {
-	switch {
-	case f.config != "" && f.bundle != "":
-		return nil, time.Time{}, "", usageErrorf("give --bundle DIR or --config FILE, not both")
-	case f.config != "":
-		// Live sources go through the same path once fetched into a bundle;
-		// the fetch of a scan's ranges (raw window and lookback, aggregated
-		// baseline slots) is wired separately.
-		return nil, time.Time{}, "", usageErrorf("scan --config: live sources are not wired into scan yet; fetch a bundle (aftermath fetch) and use --bundle DIR --now T")
-	case f.bundle == "":
-		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] (or --config FILE)")
+// problems keeps the notes that say something is missing.
+func problems(notes []sources.QualityNote) []sources.QualityNote {
+	var out []sources.QualityNote
+	for _, n := range notes {
+		if n.Severity != sources.SeverityInfo {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inputs resolves the evidence, the scan's now and the site's zone. With
+// live sources (cfg) the evidence is fetched later, once the scan's ranges are
+// known: inputs returns nil for it.
+func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string, error) {
+	if cfg != nil {
+		now := time.Now().UTC().Truncate(time.Minute)
+		if f.now != "" {
+			t, err := time.Parse(time.RFC3339, f.now)
+			if err != nil {
+				return nil, time.Time{}, "", usageErrorf("--now: %v", err)
+			}
+			now = t
+		}
+		tz := f.tz
+		if tz == "" {
+			tz = cfg.Timezone
+		}
+		if tz == "" {
+			tz = "UTC"
+		}
+		return nil, now.UTC(), tz, nil
+	}
+	if f.bundle == "" {
+		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] or --config FILE")
 	}
 	b, err := bundle.Open(f.bundle)
 	if err != nil {

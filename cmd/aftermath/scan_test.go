@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +23,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 // runScanCLI runs the scan command as main's run does and returns its exit code.
@@ -306,7 +311,7 @@ func TestScanUsageErrors(t *testing.T) {
 	}{
 		{"no evidence", nil, "nothing to scan"},
 		{"both sources", []string{"--bundle", b, "--config", "x.yaml"}, "not both"},
-		{"live not wired", []string{"--config", "x.yaml"}, "not wired"},
+		{"missing config", []string{"--config", filepath.Join(dir, "x.yaml")}, "x.yaml"},
 		{"window too long", []string{"--bundle", b, "--since", "25h"}, "at most 24h"},
 		{"baseline in bad units", []string{"--bundle", b, "--baseline", "a week"}, "days"},
 		{"baseline too short", []string{"--bundle", b, "--baseline", "12h"}, "at least one day"},
@@ -356,5 +361,106 @@ func TestDeployExamplesUseRealFlags(t *testing.T) {
 	}
 	if seen < 3 {
 		t.Errorf("found %d scan command lines in the deploy examples, want one per example", seen)
+	}
+}
+
+// serveScanBundle pushes the small bundle's access log into a fake Loki and
+// writes a configuration reading it.
+func serveScanBundle(t *testing.T, b string) (config string, lk *lokitest.Loki) {
+	t.Helper()
+	for _, k := range []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE"} {
+		t.Setenv(k, "")
+	}
+	lk = lokitest.New(t)
+	f, err := os.Open(filepath.Join(b, bundle.AccessDir, "access.log.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := map[string]string{"job": "caddy"}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		lk.Push(stream, time.UnixMicro(int64(math.Round(l.TS*1e6))), sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	config = filepath.Join(t.TempDir(), "aftermath.yaml")
+	doc := fmt.Sprintf("timezone: Asia/Seoul\nsite:\n  workers: 16\n  health_uri: /healthz.php\n  logged_in_cookie: wikiUserID=\n  client_timeout_s: 10\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", lk.URL())
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config, lk
+}
+
+// TestScanLiveMatchesBundle: `scan --config` fetches the window with its
+// lookback and each baseline slot from Loki, never the days between, and
+// judges them as the scan of the whole recorded bundle does.
+func TestScanLiveMatchesBundle(t *testing.T) {
+	dir := t.TempDir()
+	b := filepath.Join(dir, "bundle")
+	writeScanBundle(t, b)
+	config, lk := serveScanBundle(t, b)
+	kinds := func(doc map[string]any) []string {
+		var out []string
+		for _, a := range doc["anomalies"].([]any) {
+			am := a.(map[string]any)
+			out = append(out, fmt.Sprintf("%s %s %v", am["kind"], am["severity"], am["observed"]))
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, tt := range []struct {
+		name, now string
+		wantCode  int
+	}{
+		{"a quiet evening", scanDay.AddDate(0, 0, 2).Add(21 * time.Hour).Format(time.RFC3339), exitOK},
+		{"the crawler bursts", scanDay.AddDate(0, 0, 3).Add(23 * time.Hour).Format(time.RFC3339), exitIncomplete},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			offline, live := filepath.Join(dir, "offline-"+tt.name), filepath.Join(dir, "live-"+tt.name)
+			code, stdout := runScanCLI(t, "--bundle", b, "--now", tt.now, "--since", "1h", "--baseline", "3d", "--out", offline)
+			if code != tt.wantCode {
+				t.Fatalf("bundle scan: exit %d, want %d\n%s", code, tt.wantCode, stdout)
+			}
+			lk.ResetStats()
+			code, stdout = runScanCLI(t, "--config", config, "--now", tt.now, "--since", "1h", "--baseline", "3d", "--out", live)
+			if code != tt.wantCode {
+				t.Fatalf("live scan: exit %d, want %d\n%s", code, tt.wantCode, stdout)
+			}
+			want, got := readScanJSON(t, offline), readScanJSON(t, live)
+			if w, g := kinds(want), kinds(got); !reflect.DeepEqual(w, g) {
+				t.Errorf("anomalies live %v, from the bundle %v", g, w)
+			}
+			if w, g := fmt.Sprint(want["baseline"]), fmt.Sprint(got["baseline"]); w != g {
+				t.Errorf("baseline live %s\nfrom the bundle %s", g, w)
+			}
+			// The window with 3 h of lookback, and three 1 h slots: 7 h of
+			// the 75 h the bundle holds.
+			read := got["read"].(map[string]any)
+			now, _ := time.Parse(time.RFC3339, tt.now)
+			wantLines, wantBytes := 0, int64(0)
+			for _, r := range [][2]time.Time{{now.Add(-4 * time.Hour), now}, {now.AddDate(0, 0, -1).Add(-time.Hour), now.AddDate(0, 0, -1)},
+				{now.AddDate(0, 0, -2).Add(-time.Hour), now.AddDate(0, 0, -2)}, {now.AddDate(0, 0, -3).Add(-time.Hour), now.AddDate(0, 0, -3)}} {
+				n, by := lk.Bytes(`{job="caddy"}`, r[0], r[1])
+				wantLines += int(n)
+				wantBytes += by
+			}
+			if int(read["access_lines"].(float64)) != wantLines {
+				t.Errorf("the live scan read %v lines, want the window's, its lookback's and the slots' %d", read["access_lines"], wantLines)
+			}
+			t.Logf("%s: pulled %d lines, %d bytes (the bundle holds %v lines)", tt.name, wantLines, wantBytes, want["read"].(map[string]any)["access_lines"])
+		})
 	}
 }

@@ -244,10 +244,17 @@ func (c *Collector) finish() {
 	c.finished = true
 	for _, p := range c.slots {
 		p.finish()
-		// A slot is covered when the log began before it and went on past
-		// it (a log that ends early is missing data, not silence).
-		p.Covered = c.requests > 0 && !c.first.After(p.From) && !c.last.Before(p.To.Add(-coverageSlack)) &&
-			(c.fetched == nil || within(p.Range, c.fetched))
+		if c.fetched != nil {
+			// The evidence says which ranges it holds in full (a live
+			// scan's fetches). A complete query that returned nothing is
+			// more likely past Loki's retention than an hour without a
+			// single request: it covers nothing.
+			p.Covered = within(p.Range, c.fetched) && p.Lines > 0
+			continue
+		}
+		// Otherwise a slot is covered when the log began before it and went
+		// on past it (a log that ends early is missing data, not silence).
+		p.Covered = c.requests > 0 && !c.first.After(p.From) && !c.last.Before(p.To.Add(-coverageSlack))
 	}
 }
 

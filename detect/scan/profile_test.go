@@ -16,14 +16,15 @@ func req(t time.Time, ip, ua, path string, status int, origin sources.Origin) *s
 
 // TestCollector: one pass fills the window, the baseline slots and the
 // detectors' traffic; the proxy's health checks and the site's calls to itself
-// are no client; a slot outside what the evidence holds is not covered.
+// are no client; a slot outside what the evidence holds, or fetched but
+// empty (past Loki's retention), is not covered.
 func TestCollector(t *testing.T) {
 	cfg := Config{}.Defaults()
 	now := time.Date(2026, 10, 22, 3, 0, 0, 0, time.UTC)
 	site := sources.Site{HealthURI: "/healthz.php", ClientTimeoutS: 10}
 	c := NewCollector(cfg, site, []time.Time{now})
 	ff := "Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0"
-	for d := 0; d <= 7; d++ {
+	for d := 0; d <= 6; d++ { // nothing 7 days back
 		at := now.AddDate(0, 0, -d).Add(-30 * time.Minute)
 		c.Observe(req(at, "192.0.2.1", ff, "/w/Seoul", 200, sources.OriginUpstream))
 		c.Observe(req(at, "192.0.2.2", ff, "/w/Busan", 200, sources.OriginUpstream))
@@ -53,12 +54,12 @@ func TestCollector(t *testing.T) {
 	for i, s := range cfg.Slots(now) {
 		p := c.profile(s)
 		covered[i+1] = p.Covered
-		if p.Requests != 3 {
-			t.Errorf("slot %d days back: %d requests, want 3", i+1, p.Requests)
+		if want := 3 * min(1, 7-(i+1)); p.Requests != want {
+			t.Errorf("slot %d days back: %d requests, want %d", i+1, p.Requests, want)
 		}
 	}
-	// The fetched ranges hold every slot; the log itself begins inside the
-	// oldest one (7 days back), which is therefore not covered.
+	// The fetched ranges hold every slot; the oldest one (7 days back)
+	// returned nothing and is therefore not covered.
 	for day, want := range map[int]bool{1: true, 2: true, 3: true, 6: true, 7: false} {
 		if covered[day] != want {
 			t.Errorf("slot %d days back covered = %v, want %v", day, covered[day], want)
@@ -67,7 +68,7 @@ func TestCollector(t *testing.T) {
 	if tr := c.scan(now).traffic; tr.Total() != 7 {
 		t.Errorf("detect traffic saw %d requests, want 7 (the window's 6 and one in the lookback)", tr.Total())
 	}
-	if c.used != 8*5+2 {
+	if c.used != 7*5+2 {
 		t.Errorf("used %d requests, want every one but the one 5 hours back", c.used)
 	}
 
