@@ -38,6 +38,7 @@ type scanFlags struct {
 	out       string
 	webhook   string
 	state     string
+	profiles  string
 	reportURL string
 	tz        string
 	attempts  int
@@ -62,7 +63,10 @@ schedule over recorded evidence (--now defaults to the end of the bundle's windo
 --config reads the live sources of aftermath.yaml instead: the window with the
 detectors' 3h of lookback and each baseline slot are fetched raw, never the hours
 between them; a source that fails leaves the scan judging what was fetched, with
-exit 1.`,
+exit 1. With --profiles DIR each scan keeps its window's profile (counts per
+fingerprint, status, latency bucket), which is a baseline slot of the scans at the
+same time on the following days: once the cache is warm, a scan fetches its
+window and lookback only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runScan(cmd, &f) },
 	}
@@ -75,6 +79,7 @@ exit 1.`,
 	fl.StringVar(&f.out, "out", "aftermath-scan", "output directory for scan.md and scan.json")
 	fl.StringVar(&f.webhook, "webhook", "", "Slack-compatible incoming webhook URL (default $"+webhookEnv+")")
 	fl.StringVar(&f.state, "state", "", "state file (JSON) remembering what was announced")
+	fl.StringVar(&f.profiles, "profiles", "", "with --config: directory keeping each scanned hour's profile, so later scans read their baseline from it instead of fetching it")
 	fl.StringVar(&f.reportURL, "report-url", "", "URL the message links to (default: the path of scan.md)")
 	fl.StringVar(&f.tz, "tz", "", "time zone of the site's clock (default: the bundle's, else UTC)")
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
@@ -110,14 +115,18 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return usageErrorf("%v", err)
 	}
 	var fetchNotes []sources.QualityNote
+	var ls *liveScan
+	var cache *profileCache
 	if liveCfg != nil {
-		ls, err := fetchScan(ctx, liveCfg, cfg, now, cmd.ErrOrStderr())
-		if err != nil {
+		cache = openProfileCache(f.profiles, cfg.Slots(now))
+		if ls, err = fetchScan(ctx, liveCfg, cfg, now, cache.holds, cmd.ErrOrStderr()); err != nil {
 			return err
 		}
 		defer ls.cleanup()
 		in, fetchNotes = &ls.inputs, ls.notes
 		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
+	} else if f.profiles != "" {
+		return usageErrorf("--profiles keeps the profiles of live scans: it needs --config")
 	}
 	webhook := f.webhook
 	if webhook == "" {
@@ -129,11 +138,18 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	defer set.Close()
+	if cache != nil {
+		cache.use(set)
+	}
 	res, err := set.Scan(ctx, now)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	res.DataQuality = append(res.DataQuality, problems(fetchNotes)...)
+	if cache != nil {
+		cache.store(set, ls, cfg, now)
+		res.DataQuality = append(res.DataQuality, cache.notes...)
+	}
 	doc := report.BuildScan(res, tz)
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -463,4 +464,66 @@ func TestScanLiveMatchesBundle(t *testing.T) {
 			t.Logf("%s: pulled %d lines, %d bytes (the bundle holds %v lines)", tt.name, wantLines, wantBytes, want["read"].(map[string]any)["access_lines"])
 		})
 	}
+}
+
+// TestScanLiveProfileCache: with --profiles, each scan keeps its window's
+// profile; the scan at the same time the next day finds its slots there and
+// fetches only its window and lookback, judging as the bundle scan does.
+func TestScanLiveProfileCache(t *testing.T) {
+	dir := t.TempDir()
+	b := filepath.Join(dir, "bundle")
+	writeScanBundle(t, b)
+	config, lk := serveScanBundle(t, b)
+	profiles := filepath.Join(dir, "profiles")
+	at := func(d int) string { return scanDay.AddDate(0, 0, d).Add(23 * time.Hour).Format(time.RFC3339) }
+	linesOf := func(from, to time.Time) int {
+		n, _ := lk.Bytes(`{job="caddy"}`, from, to)
+		return int(n)
+	}
+	for _, st := range []struct {
+		name string
+		day  int
+		// slotsFetched: the baseline slots pulled raw (not in the cache), in
+		// days back.
+		slotsFetched []int
+		wantCode     int
+	}{
+		{"cold: every slot is fetched", 1, []int{1, 2, 3}, exitOK},
+		{"a day later: the last scan's window and slot are cached, the day before the logs is fetched again", 2, []int{3}, exitOK},
+		{"the crawler: every slot is cached", 3, nil, exitIncomplete},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			out := filepath.Join(dir, "live", strconv.Itoa(st.day))
+			code, stdout := runScanCLI(t, "--config", config, "--now", at(st.day), "--since", "1h", "--baseline", "3d",
+				"--profiles", profiles, "--out", out)
+			if code != st.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, st.wantCode, stdout)
+			}
+			now, _ := time.Parse(time.RFC3339, at(st.day))
+			want := linesOf(now.Add(-4*time.Hour), now)
+			for _, k := range st.slotsFetched {
+				want += linesOf(now.AddDate(0, 0, -k).Add(-time.Hour), now.AddDate(0, 0, -k))
+			}
+			got := readScanJSON(t, out)
+			if read := int(got["read"].(map[string]any)["access_lines"].(float64)); read != want {
+				t.Errorf("read %d lines, want %d (the window with its lookback%s)", read, want, map[bool]string{true: " and the slots", false: " only"}[len(st.slotsFetched) > 0])
+			}
+			offline := filepath.Join(dir, "offline", strconv.Itoa(st.day))
+			if code, stdout := runScanCLI(t, "--bundle", b, "--now", at(st.day), "--since", "1h", "--baseline", "3d", "--out", offline); code != st.wantCode {
+				t.Fatalf("bundle scan: exit %d\n%s", code, stdout)
+			}
+			w := readScanJSON(t, offline)
+			if a, b := fmt.Sprint(w["anomalies"]), fmt.Sprint(got["anomalies"]); a != b {
+				t.Errorf("anomalies live %s\nfrom the bundle %s", b, a)
+			}
+			if a, b := fmt.Sprint(w["baseline"]), fmt.Sprint(got["baseline"]); a != b {
+				t.Errorf("baseline live %s\nfrom the bundle %s", b, a)
+			}
+		})
+	}
+	entries, err := os.ReadDir(profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d profiles cached", len(entries))
 }

@@ -22,17 +22,22 @@ import (
 type liveScan struct {
 	inputs detect.Inputs
 	// notes are the fetches' data-quality notes.
-	notes   []sources.QualityNote
-	cleanup func()
+	notes []sources.QualityNote
+	// windowComplete is true when every source answered in full for the window.
+	windowComplete bool
+	// fetchedSlots are the baseline slots fetched raw (not from the cache).
+	fetchedSlots []scan.Range
+	cleanup      func()
 }
 
 // fetchScan fetches what a scan at now reads from the live sources of cfg:
-// the window with the detectors' lookback before it, and each baseline slot,
-// each into its own bundle in a temporary directory; never the days between
-// them. Each range is pulled raw (pushdown is for one long window, and a
-// slot is as long as the window); bundle.yaml's records of every range tell
-// the scan which stretches of access log are complete.
-func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.Time, stderr io.Writer) (*liveScan, error) {
+// the window with the detectors' lookback before it, and each baseline slot
+// the profile cache does not hold (cached), each into its own bundle in a
+// temporary directory; never the days between them. Each range is pulled raw
+// (pushdown is for one long window, and a slot is as long as the window);
+// bundle.yaml's records of every range tell the scan which stretches of
+// access log are complete.
+func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.Time, cached func(scan.Range) bool, stderr io.Writer) (*liveScan, error) {
 	dir, err := os.MkdirTemp("", "aftermath-scan-")
 	if err != nil {
 		return nil, err
@@ -49,7 +54,10 @@ func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.T
 	w := sc.Window(now)
 	ranges := []fetchRange{{name: "window", from: w.From, to: w.To, before: sc.Lookback}}
 	for i, s := range sc.Slots(now) {
-		ranges = append(ranges, fetchRange{name: fmt.Sprintf("slot-%d", i+1), from: s.From, to: s.To})
+		if !cached(s) {
+			ranges = append(ranges, fetchRange{name: fmt.Sprintf("slot-%d", i+1), from: s.From, to: s.To})
+			ls.fetchedSlots = append(ls.fetchedSlots, s)
+		}
 	}
 	prog := newProgressPrinter(stderr, true)
 	defer prog.close()
@@ -85,6 +93,7 @@ func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.T
 		in := detect.InputsFromBundle(b)
 		if i == 0 {
 			ls.inputs = in
+			ls.windowComplete = !incomplete(notes)
 			continue
 		}
 		ls.inputs.Manifest.Queries = append(ls.inputs.Manifest.Queries, m.Queries...)
@@ -93,4 +102,73 @@ func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.T
 		ls.inputs.Logs = append(ls.inputs.Logs, in.Logs...)
 	}
 	return ls, nil
+}
+
+// profileCache is a live scan's use of a scan.ProfileCache: the baseline slots
+// it holds, and what could not be read or stored.
+type profileCache struct {
+	cache  scan.ProfileCache
+	held   map[int64]*scan.Profile // by From
+	notes  []sources.QualityNote
+	active bool
+}
+
+// openProfileCache looks up the slots of a scan in dir ("" for no cache). A
+// damaged entry is noted and its slot fetched raw.
+func openProfileCache(dir string, slots []scan.Range) *profileCache {
+	pc := &profileCache{cache: scan.ProfileCache{Dir: dir}, held: map[int64]*scan.Profile{}, active: dir != ""}
+	if !pc.active {
+		return pc
+	}
+	for _, r := range slots {
+		p, ok, err := pc.cache.Load(r)
+		if err != nil {
+			pc.note(err.Error() + ": the slot is fetched instead")
+			continue
+		}
+		if ok {
+			pc.held[r.From.UnixNano()] = p
+		}
+	}
+	return pc
+}
+
+func (pc *profileCache) note(msg string) {
+	pc.notes = append(pc.notes, sources.QualityNote{Source: "scan", Severity: sources.SeverityWarning, Message: msg})
+}
+
+func (pc *profileCache) holds(r scan.Range) bool {
+	p := pc.held[r.From.UnixNano()]
+	return p != nil && p.To.Equal(r.To)
+}
+
+// use puts the cached slots in the set.
+func (pc *profileCache) use(set *scan.Set) {
+	for _, p := range pc.held {
+		set.UseProfile(p)
+	}
+}
+
+// store saves the profiles this scan built from lines (the window when it was
+// fetched in full, the slots it fetched), and drops the entries no later scan
+// reaches back to.
+func (pc *profileCache) store(set *scan.Set, ls *liveScan, sc scan.Config, now time.Time) {
+	if !pc.active {
+		return
+	}
+	ranges := ls.fetchedSlots
+	if ls.windowComplete {
+		ranges = append([]scan.Range{sc.Window(now)}, ranges...)
+	}
+	for _, r := range ranges {
+		if p := set.Profile(r); p != nil && p.Covered {
+			if err := pc.cache.Save(p); err != nil {
+				pc.note(err.Error())
+			}
+		}
+	}
+	// A day of margin for the shifts of daylight saving time.
+	if err := pc.cache.Prune(now.Add(-sc.Baseline - sc.Since - 24*time.Hour)); err != nil {
+		pc.note(err.Error())
+	}
 }

@@ -165,6 +165,32 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 	return s, nil
 }
 
+// UseProfile puts p, the profile of an earlier scan's window or slot
+// (ProfileCache), in place of the slot of the same range when the evidence
+// read does not cover that slot. It reports whether p was used.
+func (s *Set) UseProfile(p *Profile) bool {
+	cur := s.col.profile(p.Range)
+	if cur == nil || !cur.To.Equal(p.To) || cur.Covered || !p.Covered {
+		return false
+	}
+	s.col.byFrom[p.From.UnixNano()] = p
+	for i := range s.col.slots {
+		if s.col.slots[i] == cur {
+			s.col.slots[i] = p
+		}
+	}
+	return true
+}
+
+// Profile returns the profile of r, a window or slot of the scans loaded
+// (nil for any other range).
+func (s *Set) Profile(r Range) *Profile {
+	if p := s.col.profile(r); p != nil && p.To.Equal(r.To) {
+		return p
+	}
+	return nil
+}
+
 // Close releases the metric store.
 func (s *Set) Close() error { return s.loaded.Close() }
 
