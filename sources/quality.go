@@ -22,6 +22,18 @@ type QualityNote struct {
 	Message  string `json:"message" yaml:"message"`
 }
 
+// Problems keeps the notes that say something is missing or wrong: every
+// severity but info, which notes what was left out by design.
+func Problems(notes []QualityNote) []QualityNote {
+	var out []QualityNote
+	for _, n := range notes {
+		if n.Severity != SeverityInfo {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // maxExamples is how many file:line examples are kept per skip reason.
 const maxExamples = 3
 

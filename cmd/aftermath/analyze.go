@@ -195,11 +195,4 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	return nil
 }
 
-func incomplete(notes []sources.QualityNote) bool {
-	for _, n := range notes {
-		if n.Severity != sources.SeverityInfo {
-			return true
-		}
-	}
-	return false
-}
+func incomplete(notes []sources.QualityNote) bool { return len(sources.Problems(notes)) > 0 }

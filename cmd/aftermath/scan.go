@@ -145,7 +145,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	res.DataQuality = append(res.DataQuality, problems(fetchNotes)...)
+	res.DataQuality = append(res.DataQuality, sources.Problems(fetchNotes)...)
 	if cache != nil {
 		cache.store(set, ls, cfg, now)
 		res.DataQuality = append(res.DataQuality, cache.notes...)
@@ -180,17 +180,6 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: the scan judged what was fetched, see %s", paths[len(paths)-1])}
 	}
 	return nil
-}
-
-// problems keeps the notes that say something is missing.
-func problems(notes []sources.QualityNote) []sources.QualityNote {
-	var out []sources.QualityNote
-	for _, n := range notes {
-		if n.Severity != sources.SeverityInfo {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // inputs resolves the evidence, the scan's now and the site's zone. With

@@ -1,12 +1,9 @@
 package bundle
 
 import (
-	"bufio"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -42,62 +39,36 @@ var minuteStatusHeader = []string{"minute", "status", "origin", "late", "request
 
 // WriteMinuteStatus writes rows as CSV.
 func WriteMinuteStatus(w io.Writer, rows []MinuteStatus) error {
-	bw := bufio.NewWriter(w)
-	cw := csv.NewWriter(bw)
-	if err := cw.Write(minuteStatusHeader); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		late := "0"
-		if r.Late {
-			late = "1"
+	return WriteCSV(w, minuteStatusHeader, func(write func([]string) error) error {
+		for _, r := range rows {
+			late := "0"
+			if r.Late {
+				late = "1"
+			}
+			if err := write([]string{r.Minute.UTC().Format(time.RFC3339), strconv.Itoa(r.Status), r.Origin.String(), late,
+				strconv.FormatInt(r.Requests, 10), strconv.FormatFloat(r.PHPSeconds, 'f', -1, 64)}); err != nil {
+				return err
+			}
 		}
-		if err := cw.Write([]string{r.Minute.UTC().Format(time.RFC3339), strconv.Itoa(r.Status), r.Origin.String(), late,
-			strconv.FormatInt(r.Requests, 10), strconv.FormatFloat(r.PHPSeconds, 'f', -1, 64)}); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
+		return nil
+	})
 }
 
 // ReadMinuteStatus reads a MinuteStatusFile. Errors name the file and line.
 func ReadMinuteStatus(path string) ([]MinuteStatus, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(bufio.NewReader(f))
-	r.FieldsPerRecord = len(minuteStatusHeader)
 	var out []MinuteStatus
-	for line := 1; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if line == 1 {
-			if rec[0] != minuteStatusHeader[0] {
-				return nil, fmt.Errorf("%s:1: want the header %v", path, minuteStatusHeader)
-			}
-			continue
-		}
-		bad := func(field string, err error) error { return fmt.Errorf("%s:%d: %s: %v", path, line, field, err) }
+	err := ReadCSV(path, minuteStatusHeader, func(_ int, rec []string) error {
+		bad := func(field string, err error) error { return fmt.Errorf("%s: %v", field, err) }
 		var m MinuteStatus
+		var err error
 		if m.Minute, err = time.Parse(time.RFC3339, rec[0]); err != nil {
-			return nil, bad("minute", err)
+			return bad("minute", err)
 		}
 		if m.Minute.Truncate(time.Minute) != m.Minute {
-			return nil, bad("minute", fmt.Errorf("%s is not the start of a minute", rec[0]))
+			return bad("minute", fmt.Errorf("%s is not the start of a minute", rec[0]))
 		}
 		if m.Status, err = strconv.Atoi(rec[1]); err != nil || m.Status < 100 || m.Status > 999 {
-			return nil, bad("status", fmt.Errorf("%q is not an HTTP status", rec[1]))
+			return bad("status", fmt.Errorf("%q is not an HTTP status", rec[1]))
 		}
 		switch rec[2] {
 		case sources.OriginUpstream.String():
@@ -107,21 +78,26 @@ func ReadMinuteStatus(path string) ([]MinuteStatus, error) {
 		case sources.OriginStatic.String():
 			m.Origin = sources.OriginStatic
 		default:
-			return nil, bad("origin", fmt.Errorf("%q is none of upstream, proxy, static", rec[2]))
+			return bad("origin", fmt.Errorf("%q is none of upstream, proxy, static", rec[2]))
 		}
 		switch rec[3] {
 		case "0":
 		case "1":
 			m.Late = true
 		default:
-			return nil, bad("late", fmt.Errorf("%q is neither 0 nor 1", rec[3]))
+			return bad("late", fmt.Errorf("%q is neither 0 nor 1", rec[3]))
 		}
 		if m.Requests, err = strconv.ParseInt(rec[4], 10, 64); err != nil || m.Requests < 0 {
-			return nil, bad("requests", fmt.Errorf("%q is not a count", rec[4]))
+			return bad("requests", fmt.Errorf("%q is not a count", rec[4]))
 		}
 		if m.PHPSeconds, err = strconv.ParseFloat(rec[5], 64); err != nil || !(m.PHPSeconds >= 0) || math.IsInf(m.PHPSeconds, 1) {
-			return nil, bad("php_seconds", fmt.Errorf("%q is not a number of seconds", rec[5]))
+			return bad("php_seconds", fmt.Errorf("%q is not a number of seconds", rec[5]))
 		}
 		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }

@@ -397,7 +397,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		if perr != nil {
 			rec.Complete = false
 			rec.Note += "; failed: " + perr.Error()
-			if !hasProblem(res.Notes) {
+			if len(sources.Problems(res.Notes)) == 0 {
 				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: %v", file, perr))
 			}
 		}
@@ -421,16 +421,6 @@ func (f *fetcher) loki(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// hasProblem reports whether notes hold a warning or an error.
-func hasProblem(notes []sources.QualityNote) bool {
-	for _, n := range notes {
-		if n.Severity != sources.SeverityInfo {
-			return true
-		}
-	}
-	return false
 }
 
 // failed records a source that could not run at all.

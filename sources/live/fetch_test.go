@@ -196,16 +196,6 @@ func keys(a analysis) []string {
 	return out
 }
 
-func problems(notes []sources.QualityNote) []sources.QualityNote {
-	var out []sources.QualityNote
-	for _, n := range notes {
-		if n.Severity != sources.SeverityInfo {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // phases collects the last progress report of each phase.
 type phases struct {
 	mu    sync.Mutex
@@ -248,7 +238,7 @@ func TestFetchMatchesOfflineBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := problems(notes); len(p) > 0 {
+	if p := sources.Problems(notes); len(p) > 0 {
 		t.Fatalf("notes: %v", p)
 	}
 	if m.Baseline == nil || !m.Baseline.From.Equal(sim.Manifest.Baseline.From) {
@@ -303,7 +293,7 @@ func TestFetchPushdownFindsTheIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := problems(notes); len(p) > 0 {
+	if p := sources.Problems(notes); len(p) > 0 {
 		t.Fatalf("notes: %v", p)
 	}
 	var pushNote string
@@ -475,7 +465,7 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p := problems(notes); len(p) > 0 {
+			if p := sources.Problems(notes); len(p) > 0 {
 				t.Fatalf("notes: %v", p)
 			}
 			b, err := bundle.Open(out)
@@ -769,7 +759,7 @@ func TestFetchIncomplete(t *testing.T) {
 				t.Errorf("access log lines kept: %d", lines)
 			}
 			analyze(t, out)
-			for _, n := range problems(notes) {
+			for _, n := range sources.Problems(notes) {
 				t.Logf("%s %s: %s", n.Source, n.Severity, n.Message)
 			}
 		})
@@ -822,7 +812,7 @@ func TestFetchKeepsCredentialsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems(notes)) == 0 {
+	if len(sources.Problems(notes)) == 0 {
 		t.Fatal("the echoing proxy caused no note: the test does not test anything")
 	}
 	if h := lk.Headers(); len(h) == 0 || h[0].Get("Authorization") != "Basic "+basic {

@@ -1,15 +1,14 @@
 package live
 
 import (
-	"bufio"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // MinuteCountsFile is where a pushed-down fetch writes its per-minute counts,
@@ -140,72 +139,50 @@ var csvHeader = []string{"minute", "lines", "failed", "pulled", "reason"}
 // WriteMinuteCounts writes minutes as CSV: minute (RFC 3339, UTC), lines,
 // failed (empty when unknown), pulled (1 or 0), reason.
 func WriteMinuteCounts(w io.Writer, minutes []Minute) error {
-	bw := bufio.NewWriter(w)
-	cw := csv.NewWriter(bw)
-	if err := cw.Write(csvHeader); err != nil {
-		return err
-	}
-	for _, m := range minutes {
-		failed := ""
-		if m.Failed >= 0 {
-			failed = strconv.FormatInt(m.Failed, 10)
+	return bundle.WriteCSV(w, csvHeader, func(write func([]string) error) error {
+		for _, m := range minutes {
+			failed := ""
+			if m.Failed >= 0 {
+				failed = strconv.FormatInt(m.Failed, 10)
+			}
+			pulled := "0"
+			if m.Pulled {
+				pulled = "1"
+			}
+			if err := write([]string{m.T.UTC().Format(time.RFC3339), strconv.FormatInt(m.Lines, 10), failed, pulled, m.Reason}); err != nil {
+				return err
+			}
 		}
-		pulled := "0"
-		if m.Pulled {
-			pulled = "1"
-		}
-		if err := cw.Write([]string{m.T.UTC().Format(time.RFC3339), strconv.FormatInt(m.Lines, 10), failed, pulled, m.Reason}); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
+		return nil
+	})
 }
 
 // ReadMinuteCounts reads access/minute-counts.csv. Errors name file and line.
 func ReadMinuteCounts(path string) ([]Minute, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = len(csvHeader)
 	var out []Minute
-	for line := 1; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if line == 1 {
-			if rec[0] != csvHeader[0] {
-				return nil, fmt.Errorf("%s:1: want the header %v", path, csvHeader)
-			}
-			continue
-		}
-		bad := func(what string, err error) error { return fmt.Errorf("%s:%d: %s: %v", path, line, what, err) }
+	err := bundle.ReadCSV(path, csvHeader, func(_ int, rec []string) error {
+		bad := func(what string, err error) error { return fmt.Errorf("%s: %v", what, err) }
 		var m Minute
+		var err error
 		if m.T, err = time.Parse(time.RFC3339, rec[0]); err != nil {
-			return nil, bad("minute", err)
+			return bad("minute", err)
 		}
 		if m.Lines, err = strconv.ParseInt(rec[1], 10, 64); err != nil {
-			return nil, bad("lines", err)
+			return bad("lines", err)
 		}
 		m.Failed = -1
 		if rec[2] != "" {
 			if m.Failed, err = strconv.ParseInt(rec[2], 10, 64); err != nil {
-				return nil, bad("failed", err)
+				return bad("failed", err)
 			}
 		}
 		m.Pulled = rec[3] == "1"
 		m.Reason = rec[4]
 		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
