@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
@@ -373,30 +372,7 @@ func serveScanBundle(t *testing.T, b string) (config string, lk *lokitest.Loki) 
 		t.Setenv(k, "")
 	}
 	lk = lokitest.New(t)
-	f, err := os.Open(filepath.Join(b, bundle.AccessDir, "access.log.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream := map[string]string{"job": "caddy"}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var l struct {
-			TS float64 `json:"ts"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		lk.Push(stream, time.UnixMicro(int64(math.Round(l.TS*1e6))), sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	lk.PushFile(t, map[string]string{"job": "caddy"}, filepath.Join(b, bundle.AccessDir, "access.log.gz"), livetest.CaddyTime)
 	config = filepath.Join(t.TempDir(), "aftermath.yaml")
 	doc := fmt.Sprintf("timezone: Asia/Seoul\nsite:\n  workers: 16\n  health_uri: /healthz.php\n  logged_in_cookie: wikiUserID=\n  client_timeout_s: 10\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", lk.URL())
 	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
