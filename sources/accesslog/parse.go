@@ -31,6 +31,9 @@ type lineParser struct {
 	cookie string // Options.LoggedInCookie
 	num    []byte // scratch for a number's text
 
+	// prefilter is Options.Prefilter (nil: parse every line).
+	prefilter func(line []byte) bool
+
 	// The last string of each field, a cache in front of intern: a chunk's
 	// lines mostly share a method and a host, and a client's requests come in
 	// runs.
@@ -56,6 +59,9 @@ func (lp *lineParser) parseChunk(c *chunk) {
 		}
 		n++
 		if isBlank(line) {
+			continue
+		}
+		if lp.prefilter != nil && !lp.prefilter(line) {
 			continue
 		}
 		k := len(c.reqs)

@@ -113,6 +113,7 @@ func (rd *reader) getParser() *lineParser {
 		lp = newLineParser()
 	}
 	lp.cookie = rd.opts.LoggedInCookie
+	lp.prefilter = rd.opts.Prefilter
 	return lp
 }
 
@@ -358,7 +359,10 @@ func readFull(r io.Reader, buf []byte) (int, error) {
 
 func (p *pipeline) worker() {
 	lp := p.rd.getParser()
-	defer parserPool.Put(lp)
+	defer func() {
+		lp.prefilter = nil // a pooled parser must not keep the caller's state alive
+		parserPool.Put(lp)
+	}()
 	for c := range p.work {
 		select {
 		case <-p.stop:

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -505,5 +506,52 @@ func TestKeptStringsSurvive(t *testing.T) {
 	}
 	if len(kept) < 2 {
 		t.Fatalf("want several batches, got %d", len(kept))
+	}
+}
+
+// TestPrefilter: a line the prefilter rejects is not parsed, not delivered and
+// not counted as skipped, but still counts as a line and keeps the line
+// numbers of later skips right; blank lines never reach it.
+func TestPrefilter(t *testing.T) {
+	data := readFile(t, sampleLog)
+	all := readWith("s", bytes.NewReader(data), Options{LoggedInCookie: "wikiUserID="}, defaultBlock)
+	var want []sources.Request
+	for _, r := range all.reqs {
+		if strings.Contains(r.Path, "Special") {
+			want = append(want, r)
+		}
+	}
+	if len(want) == 0 || len(want) == len(all.reqs) {
+		t.Fatalf("the sample should hold some Special: requests and others, has %d of %d", len(want), len(all.reqs))
+	}
+	keepSpecial := func(line []byte) bool { return bytes.Contains(line, []byte(`"uri":"/w/Special`)) }
+	for _, workers := range []int{1, 3} {
+		got := readWith("s", bytes.NewReader(data), Options{LoggedInCookie: "wikiUserID=", Workers: workers, Prefilter: keepSpecial}, 4096)
+		if got.err != nil || !sameRequests(got.reqs, want) {
+			t.Fatalf("workers %d: err %v, %d requests, want %d", workers, got.err, len(got.reqs), len(want))
+		}
+		if got.stats.Lines != all.stats.Lines || got.stats.Requests != int64(len(want)) || got.stats.Bytes != all.stats.Bytes {
+			t.Errorf("workers %d: stats %+v, want the lines and bytes of %+v with %d requests", workers, got.stats, all.stats, len(want))
+		}
+	}
+
+	good := caddyLine(t, nil)
+	input := "\n  \n" + "{\"ts\":\n" + good + "\n" + "{\"ts\":\n"
+	var seen []string
+	var mu sync.Mutex
+	got := readString(input, Options{Workers: 1, Prefilter: func(line []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, string(line))
+		return len(seen) != 1 // reject the first malformed line only
+	}})
+	if len(seen) != 3 || seen[0] != `{"ts":` {
+		t.Errorf("the prefilter saw %q, want the three non-blank lines", seen)
+	}
+	if got.err != nil || len(got.reqs) != 1 || got.stats.Lines != 5 {
+		t.Errorf("err %v, %d requests, stats %+v", got.err, len(got.reqs), got.stats)
+	}
+	if n := notes(got.skips); len(n) != 1 || !strings.Contains(n[ReasonMalformedJSON], "1 lines skipped: malformed JSON (first at t.log:5)") {
+		t.Errorf("skips %v: only the accepted malformed line, at its own line number", n)
 	}
 }
