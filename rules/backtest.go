@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"container/heap"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -99,9 +98,7 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookie string) (
 				m.queryTargets = true
 			}
 			for _, p := range t.Paths {
-				last := strings.TrimSuffix(strings.TrimSuffix(p, "*"), "/")
-				last = last[strings.LastIndexByte(last, '/')+1:]
-				m.pathTokens = append(m.pathTokens, strings.ToLower(last))
+				m.pathTokens = append(m.pathTokens, pathToken(p))
 			}
 		}
 	}
@@ -199,50 +196,25 @@ type arrival struct {
 	ip      netip.Addr
 }
 
-type arrivalHeap []arrival
-
-func (h arrivalHeap) Len() int           { return len(h) }
-func (h arrivalHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h arrivalHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *arrivalHeap) Push(x any)        { *h = append(*h, x.(arrival)) }
-func (h *arrivalHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// reorderMargin is added to the longest duration seen to form the reorder
-// horizon. It covers the disorder of lines across Caddy's writers and, above
-// all, a request slower than any before it (the first of a wedge's minutes-long
-// waits): only one that outlasts the longest so far by more than the margin is
-// replayed late. Five minutes of small records is a few megabytes even at a
-// thousand requests a second.
-const reorderMargin = 5 * time.Minute
-
-// stream reads the access logs and hands fn, in arrival order, the requests
-// whose arrival passes keep. The log is in response-end order: a request that
-// took d seconds appears up to d seconds after later arrivals. A bounded
-// reorder buffer (a min-heap on arrival) holds each request until the log has
-// moved past its arrival by the longest duration seen so far plus
-// reorderMargin;
-// then no later line can arrive before it. The buffer holds that horizon's
-// worth of small records, never the whole log. A line whose arrival is already
-// behind the released ones (a duration longer than any before it) is replayed
-// at the last released time and counted in late.
+// stream reads the access logs and hands fn, in arrival order (a
+// reorderBuffer), the requests whose arrival passes keep. A line whose arrival
+// is already behind the released ones is replayed at the last released time
+// and counted in late.
 func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (late int, err error) {
-	var h arrivalHeap
-	var maxTime, maxDur, released int64
+	var order reorderBuffer[arrival]
+	release := func(at int64, a *arrival) {
+		a.at = at
+		fn(a)
+	}
 	var convErr error
 	_, err = accesslog.Read(ctx, e.in.Access, accesslog.Options{LoggedInCookie: e.in.Site.LoggedInCookie}, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
-				if detect.ClassifyPath(r.Path, r.Query, e.in.Site.HealthURI) == detect.ClassHealth {
+				if isHealthCheck(r, e.in.Site.HealthURI) {
 					continue
 				}
-				maxTime = max(maxTime, r.Time.UnixNano())
-				maxDur = max(maxDur, int64(r.Duration*float64(time.Second)))
+				order.observe(r.Time.UnixNano(), int64(r.Duration*float64(time.Second)))
 				at := r.Start().UnixNano()
 				if keep(at) {
 					a, err := e.arrival(r, at)
@@ -250,32 +222,29 @@ func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a
 						convErr = err
 						return err
 					}
-					if at < released {
-						late++
-						a.at = released
-					}
-					heap.Push(&h, a)
+					order.push(at, a)
 				}
-				horizon := maxTime - maxDur - int64(reorderMargin)
-				for h.Len() > 0 && h[0].at < horizon {
-					a := heap.Pop(&h).(arrival)
-					released = a.at
-					fn(&a)
-				}
+				order.release(release)
 			}
 			return nil
 		})
 	if convErr != nil {
-		return late, convErr
+		return order.late, convErr
 	}
 	if err != nil {
-		return late, fmt.Errorf("backtest: %w", err)
+		return order.late, fmt.Errorf("backtest: %w", err)
 	}
-	for h.Len() > 0 {
-		a := heap.Pop(&h).(arrival)
-		fn(&a)
-	}
-	return late, nil
+	order.drain(release)
+	return order.late, nil
+}
+
+// isHealthCheck is detect.ClassifyPath(r.Path, r.Query, healthURI) ==
+// detect.ClassHealth without classifying the rest, which costs an unescape
+// and a query parse per line (it is ClassifyPath's first test;
+// TestIsHealthCheck holds it to it): the replays leave the proxy's health
+// checks out, as the profile does.
+func isHealthCheck(r *sources.Request, healthURI string) bool {
+	return healthURI != "" && r.Path == healthURI
 }
 
 // engine holds what every pass over the logs shares.
@@ -287,9 +256,34 @@ type engine struct {
 	serviceS float64
 	// keys fingerprints requests with a cache of user agents.
 	keys detect.Keyer
+	// arrivals hands the replays their arrivals: a recording, or nil to
+	// stream the logs for each replay.
+	arrivals arrivalSource
 }
 
+// source returns where the replays take their arrivals from.
+func (e *engine) source() arrivalSource {
+	if e.arrivals == nil {
+		return streamedArrivals{e}
+	}
+	return e.arrivals
+}
+
+// arrival is what the replay keeps of r, arrived at at.
 func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
+	a := e.describe(r, at)
+	if e.matchers != nil {
+		m, err := e.matchers.match(r)
+		if err != nil {
+			return a, err
+		}
+		a.match = m
+	}
+	return a, nil
+}
+
+// describe is arrival without the zones' matchers.
+func (e *engine) describe(r *sources.Request, at int64) arrival {
 	a := arrival{at: at, crawler: -1, login: r.LoggedIn, ip: r.ClientIP}
 	k := e.keys.Key(r)
 	for i, ref := range e.refs {
@@ -310,14 +304,7 @@ func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
 		a.php = true
 		a.cost = e.serviceS
 	}
-	if e.matchers != nil {
-		m, err := e.matchers.match(r)
-		if err != nil {
-			return a, err
-		}
-		a.match = m
-	}
-	return a, nil
+	return a
 }
 
 // costBasis says how a refused request's worker time was estimated.
@@ -373,7 +360,7 @@ func (e *engine) size(ctx context.Context, zones []Zone, from, to time.Time) ([]
 		}
 	}
 	var lastSweep int64
-	late, err := e.stream(ctx, func(at int64) bool { return at >= lo && at < hi }, func(a *arrival) {
+	late, err := e.source().each(ctx, func(at int64) bool { return at >= lo && at < hi }, func(a *arrival) {
 		if a.crawler >= 0 || a.match == 0 {
 			return
 		}
@@ -541,44 +528,53 @@ func newTally() *tally { return &tally{legit: map[netip.Addr]struct{}{}} }
 // Another crawler's fingerprint refused by this zone is neither crawler nor
 // collateral here.
 func (t *tally) add(a *arrival, crawler, refused bool) {
+	t.count(a.crawler, a.login, a.php, crawler, 1)
+	if !refused {
+		return
+	}
 	b := &t.bt
-	if refused {
-		b.PHPSecondsSaved += a.cost
-		if t.first == 0 || a.at < t.first {
-			t.first = a.at
-		}
+	b.PHPSecondsSaved += a.cost
+	if t.first == 0 || a.at < t.first {
+		t.first = a.at
 	}
 	switch {
 	case crawler:
-		b.CrawlerRequests++
+		b.CrawlerRefused++
+		b.CrawlerPHPSecondsSaved += a.cost
 		if a.php {
-			b.CrawlerPHPRequests++
-		}
-		if refused {
-			b.CrawlerRefused++
-			b.CrawlerPHPSecondsSaved += a.cost
-			if a.php {
-				b.CrawlerPHPRefused++
-			}
+			b.CrawlerPHPRefused++
 		}
 	case a.crawler >= 0:
 	case a.login == sources.LoggedInYes:
-		b.LoggedInRequests++
-		if refused {
-			b.LoggedInRefused++
-			t.legit[a.ip] = struct{}{}
-		}
+		b.LoggedInRefused++
+		t.legit[a.ip] = struct{}{}
 	default:
-		b.OtherLoggedOutRequests++
+		b.OtherLoggedOutRefused++
 		if a.login == sources.LoggedInUnknown {
-			b.LoginUnknownRequests++
+			b.LoginUnknownRefused++
 		}
-		if refused {
-			b.OtherLoggedOutRefused++
-			if a.login == sources.LoggedInUnknown {
-				b.LoginUnknownRefused++
-			}
-			t.legit[a.ip] = struct{}{}
+		t.legit[a.ip] = struct{}{}
+	}
+}
+
+// count adds n requests of one kind, refused or not (add counts the
+// refusals): crawlerIndex is their fingerprint's (-1 for none), crawler
+// whether that is the tallied crawler.
+func (t *tally) count(crawlerIndex int, login sources.LoggedIn, php, crawler bool, n int) {
+	b := &t.bt
+	switch {
+	case crawler:
+		b.CrawlerRequests += n
+		if php {
+			b.CrawlerPHPRequests += n
+		}
+	case crawlerIndex >= 0:
+	case login == sources.LoggedInYes:
+		b.LoggedInRequests += n
+	default:
+		b.OtherLoggedOutRequests += n
+		if login == sources.LoggedInUnknown {
+			b.LoginUnknownRequests += n
 		}
 	}
 }
@@ -629,7 +625,8 @@ func (e *engine) backtest(ctx context.Context, zones []Zone, bFrom, bTo time.Tim
 	bLo, bHi := bFrom.UnixNano(), bTo.UnixNano()
 	win = newReplay(zones, wFrom, wTo)
 	base = newReplay(zones, bLo, bHi)
-	late, err = e.stream(ctx, func(at int64) bool {
+	src := e.source()
+	late, err = src.each(ctx, func(at int64) bool {
 		return at >= wFrom-int64(warm) && at < wTo || at >= bLo && at < bHi
 	}, func(a *arrival) {
 		if a.at >= wFrom-int64(warm) && a.at < wTo {
@@ -639,13 +636,28 @@ func (e *engine) backtest(ctx context.Context, zones []Zone, bFrom, bTo time.Tim
 			base.feed(a)
 		}
 	})
-	return win, base, late, err
+	if err != nil {
+		return nil, nil, late, err
+	}
+	if err := src.settle(win); err != nil {
+		return nil, nil, late, err
+	}
+	if err := src.settle(base); err != nil {
+		return nil, nil, late, err
+	}
+	return win, base, late, nil
 }
 
 // baselineOnly replays the baseline alone (for resizing).
 func (e *engine) baselineOnly(ctx context.Context, zones []Zone, bFrom, bTo time.Time) (*replay, error) {
 	bLo, bHi := bFrom.UnixNano(), bTo.UnixNano()
 	base := newReplay(zones, bLo, bHi)
-	_, err := e.stream(ctx, func(at int64) bool { return at >= bLo && at < bHi }, base.feed)
-	return base, err
+	src := e.source()
+	if _, err := src.each(ctx, func(at int64) bool { return at >= bLo && at < bHi }, base.feed); err != nil {
+		return nil, err
+	}
+	if err := src.settle(base); err != nil {
+		return nil, err
+	}
+	return base, nil
 }

@@ -237,3 +237,16 @@ func BenchmarkPropose(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(hits)), "lines/op")
 }
+
+// TestIsHealthCheck: the replays' health check test is detect's.
+func TestIsHealthCheck(t *testing.T) {
+	for _, health := range []string{"", "/healthz.php", "/w/index.php"} {
+		for _, target := range [][2]string{{"/healthz.php", ""}, {"/healthz.php", "x=1"}, {"/HEALTHZ.php", ""}, {"/w/index.php", "title=A"},
+			{"/w/index.php", ""}, {"/static/a.css", ""}, {"/wiki/Special:X", ""}, {"", ""}} {
+			r := sources.Request{Path: target[0], Query: target[1]}
+			if got, want := isHealthCheck(&r, health), detect.ClassifyPath(r.Path, r.Query, health) == detect.ClassHealth; got != want {
+				t.Errorf("health %q, %q?%q: %v, detect says %v", health, r.Path, r.Query, got, want)
+			}
+		}
+	}
+}

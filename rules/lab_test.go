@@ -67,6 +67,17 @@ func TestLabRecording(t *testing.T) {
 // as analyze does.
 func proposeForBundle(t *testing.T, dir string) *Proposal {
 	t.Helper()
+	p, err := Propose(context.Background(), inputForBundle(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// inputForBundle runs the detectors over a bundle and returns what analyze
+// gives Propose.
+func inputForBundle(t *testing.T, dir string) Input {
+	t.Helper()
 	ctx := context.Background()
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -83,9 +94,5 @@ func proposeForBundle(t *testing.T, dir string) *Proposal {
 		t.Fatal(err)
 	}
 	m := b.Manifest
-	p, err := Propose(ctx, Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To}
 }

@@ -37,6 +37,17 @@ type profile struct {
 	// durations holds PHP durations before the earliest crawler onset: how long
 	// ordinary requests take, for the read_timeout advice.
 	durations detect.Histogram
+	// arrivals counts every arrival by class and stretch of time, and
+	// possiblyLate the arrivals a replay's reorder buffer might replay late
+	// (lateCheck): with no such arrival and these counts, a replay from a
+	// recording of the arrivals that matched a zone is the streaming
+	// replay's equal (recording.go).
+	arrivals     *arrivalCounts
+	possiblyLate int
+	// maxDuration is the longest duration (nanoseconds) of an arrival counted.
+	maxDuration int64
+	// stats is what the pass read, to tell whether a later pass read the same.
+	stats accesslog.Stats
 }
 
 // readProfile streams the access logs once: what each crawler walked in the
@@ -60,7 +71,10 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 	}
 	var keys detect.Keyer
 	health := in.Site.HealthURI
-	_, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, skips,
+	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
+	var lateness lateCheck
+	var err error
+	p.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -69,6 +83,8 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 					continue
 				}
 				start := r.Start()
+				at := start.UnixNano()
+				lateness.observe(r.Time.UnixNano(), int64(r.Duration*float64(time.Second)), at)
 				if p.first.IsZero() || start.Before(p.first) {
 					p.first = start
 				}
@@ -87,6 +103,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 						break
 					}
 				}
+				p.arrivals.add(at, classOf(ci, r.LoggedIn, reachedPHP(r)))
 				var label string
 				if toolish || ci >= 0 {
 					label = detect.ToolLabel(r.Path, r.Query, class)
@@ -109,6 +126,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 	if err != nil {
 		return nil, err
 	}
+	p.possiblyLate, p.maxDuration = lateness.possiblyLate, lateness.maxDur
 	return p, nil
 }
 

@@ -16,8 +16,10 @@ type Input struct {
 	// Findings are the detectors' findings: crawler_burst ones become zones,
 	// worker_saturation and healthcheck_starved feed the config advice.
 	Findings []detect.Finding
-	// Access lists the Caddy JSON access logs (plain or gzip), streamed again
-	// for each pass; they must be the files the findings came from.
+	// Access lists the Caddy JSON access logs (plain or gzip), read once for
+	// the profile and once for the recording of the requests to replay (again
+	// for each replay when that recording would be too large); they must be
+	// the files the findings came from.
 	Access []string
 	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
 	Site sources.Site
@@ -71,8 +73,10 @@ const (
 // Propose generates caddy-ratelimit v0.1.0 zones for the crawler_burst
 // findings, sizes them on the baseline, validates them with Caddy, backtests
 // them on the recorded requests, and adds the config advice. It reads the
-// access logs three times (profile, sizing, backtest), more only when a zone
-// has to be resized; each pass streams.
+// access logs twice: the profile pass parses every line, the recording pass
+// only the lines a zone may match, and sizing, backtest and resizing replay
+// that recording from memory (recording.go). Past a bound on the recording
+// each replay streams the logs again instead.
 func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	if !in.To.After(in.From) {
 		return nil, fmt.Errorf("rules: window %s to %s is empty", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
@@ -210,19 +214,27 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		e.serviceS = sat.Facts["service_time_s"]
 	}
 
+	// Every zone gets the one window the baseline's span allows (below), so
+	// the ranges the replays need are known now: the baseline, and the
+	// window from one zone window before it (to warm the limiters).
+	span := bTo.Sub(bFrom)
+	w := sizingWindow(span)
+	win := candidateWindows[w]
+	rec, recNote, err := e.record(ctx, prof, zones, win, bFrom, bTo, maxRecordedArrivals)
+	if err != nil {
+		return fmt.Errorf("rules: recording the requests to replay: %w", err)
+	}
+	if recNote != nil {
+		p.DataQuality = append(p.DataQuality, *recNote)
+	}
+	if rec != nil {
+		e.arrivals = rec
+	}
+
 	peaks, _, err := e.size(ctx, zones, bFrom, bTo)
 	if err != nil {
 		return fmt.Errorf("rules: sizing: %w", err)
 	}
-	span := bTo.Sub(bFrom)
-	w := len(candidateWindows) - 1
-	for i, win := range candidateWindows {
-		if span >= windowsInBaseline*win {
-			w = i
-			break
-		}
-	}
-	win := candidateWindows[w]
 	if span < windowsInBaseline*win {
 		note(sources.SeverityWarning, "the baseline (%s) holds fewer than %d windows of %s: the zones' sizes rest on few samples",
 			span.Round(time.Second), windowsInBaseline, caddyDuration(win))
@@ -250,20 +262,21 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		return err
 	} else if resized {
 		var kept []Zone
+		var keptIndex []int
 		for i := range zones {
 			if rejected[i] > 0 {
 				note(sources.SeverityWarning, "%s: zone %s rejected: even at %s events per %s it refused %s ordinary requests in the baseline (the crawler's own traffic there shares its bucket)",
 					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(rejected[i]))
 				continue
 			}
-			kept = append(kept, zones[i])
+			kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
 		}
 		if len(kept) == 0 {
 			return nil
 		}
 		if len(kept) < len(zones) {
 			zones = kept
-			if err := e.reload(zones); err != nil {
+			if err := e.reload(zones, keptIndex); err != nil {
 				return err
 			}
 		}
@@ -278,6 +291,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		}
 	}
 	var kept []Zone
+	var keptIndex []int
 	for i := range zones {
 		bt := wr.zone[i].window()
 		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
@@ -285,14 +299,14 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests))
 			continue
 		}
-		kept = append(kept, zones[i])
+		kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
 	}
 	if len(kept) < len(zones) {
 		zones = kept
 		if len(zones) == 0 {
 			return nil
 		}
-		if err := e.reload(zones); err != nil {
+		if err := e.reload(zones, keptIndex); err != nil {
 			return err
 		}
 		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
@@ -333,6 +347,18 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
 	return nil
+}
+
+// sizingWindow returns the index in candidateWindows of the window the zones
+// get: the longest the baseline's span holds windowsInBaseline times, else
+// the shortest.
+func sizingWindow(span time.Duration) int {
+	for i, win := range candidateWindows {
+		if span >= windowsInBaseline*win {
+			return i
+		}
+	}
+	return len(candidateWindows) - 1
 }
 
 // bisections is how many times resize halves the gap between a failing and a
@@ -429,8 +455,9 @@ func (e *engine) resize(ctx context.Context, zones []Zone, base *replay, bFrom, 
 	return true, rejected, nil
 }
 
-// reload re-validates a changed zone set and loads its matchers.
-func (e *engine) reload(zones []Zone) error {
+// reload re-validates a zone set from which zones were dropped and loads its
+// matchers; newToOld[j] is the index zone j had before.
+func (e *engine) reload(zones []Zone, newToOld []int) error {
 	snippet, err := Caddyfile(zones)
 	if err != nil {
 		return fmt.Errorf("rules: %w", err)
@@ -444,8 +471,11 @@ func (e *engine) reload(zones []Zone) error {
 		return fmt.Errorf("rules: %w", err)
 	}
 	// Match bits follow the zones' new indexes; crawler indexes do not change.
+	// A recording keeps its bits, moved to the new indexes: a zone's matchers
+	// depend on its targets and conditions alone, which a reload keeps.
 	e.matchers.close()
 	e.matchers = m
+	e.source().remap(newToOld)
 	return nil
 }
 

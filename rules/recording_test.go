@@ -1,0 +1,247 @@
+package rules
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// recordingCase is an input for Propose, and whether a recording can replace
+// the streaming replays for it.
+type recordingCase struct {
+	name       string
+	in         Input
+	recordable bool
+	// shows is a text the proposal must hold: the case does what it is for.
+	shows string
+}
+
+func scenarioInput(t *testing.T, sc scenario) Input {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, uint64(len(sc.name))))
+	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
+	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
+	hits = append(hits, crawlerTraffic(rng, onset, end, sc.perMin, sc.crawler, sc.tools, sc.ipv6)...)
+	if sc.baselinePerMin > 0 {
+		hits = append(hits, crawlerTraffic(rng, base, from, sc.baselinePerMin, sc.crawler, sc.tools, sc.ipv6)...)
+	}
+	f := crawlerFinding(t, sc.crawler, onset, end)
+	if !sc.spread {
+		for i := range hits {
+			if hits[i].ua == sc.crawler.ua && !strings.HasPrefix(hits[i].ip, "211.36.") {
+				hits[i].ip = "203.0.113.9"
+			}
+		}
+		f.Facts["spread"] = 0
+	}
+	return Input{Findings: []detect.Finding{f}, Access: []string{writeLog(t, t.TempDir(), hits)}, Site: siteFacts, From: from, To: to}
+}
+
+// twoCrawlersInput has two crawlers: the first cannot be limited without
+// refusing ordinary readers (its zone is resized, then dropped), the second
+// can. Dropping the first zone moves the second to index 0: the recording's
+// match bits must follow.
+func twoCrawlersInput(t *testing.T) Input {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
+	crawly := reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
+	firefox := reader{ua: uaFirefox, lang: "de-DE"}
+	tools := []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
+	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
+	hits = append(hits, crawlerTraffic(rng, onset, end, 40, crawly, tools, false)...)
+	hits = append(hits, crawlerTraffic(rng, base, from, 30, crawly, tools, false)...)
+	hits = append(hits, crawlerTraffic(rng, onset, end, 300, firefox, []string{"/index.php?title=%s&action=info", "/wiki/Special:Log/%s"}, true)...)
+	first := crawlerFinding(t, crawly, onset, end)
+	second := crawlerFinding(t, firefox, onset, end)
+	second.ID = "crawler_burst-2"
+	return Input{Findings: []detect.Finding{first, second}, Access: []string{writeLog(t, t.TempDir(), hits)}, Site: siteFacts, From: from, To: to}
+}
+
+// lateInput is a log whose lines are far out of arrival order (two files
+// concatenated the wrong way round): the streaming replays replay the
+// crawler late, and a recording must not be used.
+func lateInput(t *testing.T) Input {
+	t.Helper()
+	in := scenarioInput(t, scenario{name: "late", crawler: reader{ua: uaFirefox, lang: "de-DE"}, perMin: 100, spread: true,
+		tools: []string{"/index.php?title=%s&action=history"}})
+	data, err := os.ReadFile(in.Access[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	half := len(lines) / 2
+	swapped := strings.Join(append(lines[half:], lines[:half]...), "")
+	path := filepath.Join(t.TempDir(), "swapped.log")
+	if err := os.WriteFile(path, []byte(swapped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.Access = []string{path}
+	return in
+}
+
+// recordFor runs Propose's steps up to the recording pass, as propose does.
+func recordFor(t *testing.T, in Input) (*recordedArrivals, *sources.QualityNote, *profile) {
+	t.Helper()
+	ctx := context.Background()
+	refs, _ := crawlerRefs(in.Findings)
+	var skips sources.Skips
+	prof, err := readProfile(ctx, &in, refs, &skips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(string, string, ...any) {})
+	if !ok {
+		t.Fatal("no baseline")
+	}
+	zones, _ := generate(prof.crawlers, prof.site)
+	for i := range zones {
+		zones[i].Window, zones[i].Events = time.Minute, 1
+	}
+	snippet, err := Caddyfile(zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := validateZones(snippet, zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	e := &engine{in: &in, refs: refs, matchers: m}
+	rec, note, err := e.record(ctx, prof, zones, candidateWindows[sizingWindow(bTo.Sub(bFrom))], bFrom, bTo, maxRecordedArrivals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, note, prof
+}
+
+// TestRecordedReplayEqualsStreaming: the replays from a recording and the
+// streaming replays (forced by a recording cap of zero) propose the same
+// rules, backtests and notes, but the note on the cap; resizing, a dropped
+// zone and a per-client zone included.
+func TestRecordedReplayEqualsStreaming(t *testing.T) {
+	cases := []recordingCase{
+		{"resized: the crawler in the baseline", scenarioInput(t, scenario{name: "resized", crawler: reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"},
+			perMin: 200, spread: true, baselinePerMin: 3, tools: []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}}),
+			true, "so the zone was resized to"},
+		{"per client", scenarioInput(t, scenario{name: "per client", crawler: reader{ua: uaChrome, lang: "zh-CN"}, perMin: 120,
+			tools: []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=Special:CiteThisPage/%s"}}), true, "key {client_ip}"},
+		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_other rejected"},
+		{"lines far out of order", lateInput(t), false, "replayed late"},
+	}
+	if !testing.Short() {
+		dir := filepath.Join(t.TempDir(), "b")
+		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 2, BaselineHours: 2, Out: dir}); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, recordingCase{"simulated crawler-backlog", inputForBundle(t, dir), true, "window 10m"})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, note, prof := recordFor(t, tc.in)
+			if tc.recordable && (rec == nil || note != nil || rec.n == 0) {
+				t.Fatalf("no recording (note %v, %d arrivals possibly late)", note, prof.possiblyLate)
+			}
+			if !tc.recordable && (rec != nil || note != nil) {
+				t.Fatalf("a recording (note %v) of a log streaming replays would replay late", note)
+			}
+
+			recorded, err := Propose(context.Background(), tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := maxRecordedArrivals
+			maxRecordedArrivals = 0
+			streamed, err := Propose(context.Background(), tc.in)
+			maxRecordedArrivals = saved
+			if err != nil {
+				t.Fatal(err)
+			}
+			capNote := slices.IndexFunc(streamed.DataQuality, func(n sources.QualityNote) bool {
+				return strings.Contains(n.Message, "too many to hold in memory")
+			})
+			if tc.recordable != (capNote >= 0) {
+				t.Errorf("cap note at %d, want one exactly when a recording was made: %v", capNote, streamed.DataQuality)
+			}
+			if capNote >= 0 {
+				streamed.DataQuality = slices.Delete(streamed.DataQuality, capNote, capNote+1)
+				if len(streamed.DataQuality) == 0 {
+					streamed.DataQuality = nil
+				}
+			}
+			if len(recorded.Rules) == 0 {
+				t.Fatalf("no rule: %v", recorded.DataQuality)
+			}
+			got, _ := json.MarshalIndent(recorded, "", " ")
+			want, _ := json.MarshalIndent(streamed, "", " ")
+			if string(got) != string(want) {
+				t.Errorf("the replay from the recording differs from the streaming one:\n%s\nstreamed:\n%s", got, want)
+			}
+			if !strings.Contains(string(got), tc.shows) {
+				t.Errorf("the proposal does not show %q:\n%s", tc.shows, got)
+			}
+		})
+	}
+}
+
+// TestRecordNoticesChangedLogs: a log that grows between the profile pass and
+// the recording pass is not recorded, and the notes say why.
+func TestRecordNoticesChangedLogs(t *testing.T) {
+	in := scenarioInput(t, scenario{name: "changed", crawler: reader{ua: uaFirefox, lang: "de-DE"}, perMin: 100, spread: true,
+		tools: []string{"/index.php?title=%s&action=history"}})
+	refs, _ := crawlerRefs(in.Findings)
+	var skips sources.Skips
+	prof, err := readProfile(context.Background(), &in, refs, &skips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(in.Access[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The log is read again with a copy of its first lines at its end.
+	if err := os.WriteFile(in.Access[0], append(data, data[:len(data)/10+strings.IndexByte(string(data[len(data)/10:]), '\n')+1]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bFrom, bTo, _, _ := baselineRange(&in, prof, refs, func(string, string, ...any) {})
+	zones, _ := generate(prof.crawlers, prof.site)
+	for i := range zones {
+		zones[i].Window, zones[i].Events = time.Minute, 1
+	}
+	snippet, _ := Caddyfile(zones)
+	adapted, err := validateZones(snippet, zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	e := &engine{in: &in, refs: refs, matchers: m}
+	rec, note, err := e.record(context.Background(), prof, zones, 10*time.Minute, bFrom, bTo, maxRecordedArrivals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec != nil || note == nil || !strings.Contains(note.Message, "changed between the profile pass and the recording pass") {
+		t.Errorf("recording %v, note %v", rec != nil, note)
+	}
+}
