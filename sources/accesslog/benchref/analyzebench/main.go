@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -83,6 +84,17 @@ func analyze(path string, res *result) error {
 	}
 	defer loaded.Close()
 	t1 := time.Now()
+	if p := os.Getenv("ANALYZEBENCH_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ev := loaded.Evidence
 	out, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
