@@ -42,6 +42,19 @@ type scenario struct {
 
 func (sc scenario) run(t *testing.T) (*Proposal, []hit) {
 	t.Helper()
+	in, hits := sc.input(t)
+	p, err := Propose(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, hits
+}
+
+// input writes the scenario's log: ordinary readers for three hours, the
+// crawler in the last one (and in the two before when it has a baseline
+// rate), from one address when it is not spread.
+func (sc scenario) input(t *testing.T) (Input, []hit) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(7, uint64(len(sc.name))))
 	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
 	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
@@ -69,11 +82,7 @@ func (sc scenario) run(t *testing.T) (*Proposal, []hit) {
 	if site == (sources.Site{}) {
 		site = siteFacts
 	}
-	p, err := Propose(context.Background(), Input{Findings: []detect.Finding{f}, Access: []string{path}, Site: site, From: from, To: to})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, hits
+	return Input{Findings: []detect.Finding{f}, Access: []string{path}, Site: site, From: from, To: to}, hits
 }
 
 // TestProposeOtherCrawlers runs crawlers unlike the reference incident's:

@@ -26,27 +26,11 @@ type recordingCase struct {
 	shows string
 }
 
+// scenarioInput is the input of a Propose test's scenario.
 func scenarioInput(t *testing.T, sc scenario) Input {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(7, uint64(len(sc.name))))
-	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
-	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
-	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
-	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
-	hits = append(hits, crawlerTraffic(rng, onset, end, sc.perMin, sc.crawler, sc.tools, sc.ipv6)...)
-	if sc.baselinePerMin > 0 {
-		hits = append(hits, crawlerTraffic(rng, base, from, sc.baselinePerMin, sc.crawler, sc.tools, sc.ipv6)...)
-	}
-	f := crawlerFinding(t, sc.crawler, onset, end)
-	if !sc.spread {
-		for i := range hits {
-			if hits[i].ua == sc.crawler.ua && !strings.HasPrefix(hits[i].ip, "211.36.") {
-				hits[i].ip = "203.0.113.9"
-			}
-		}
-		f.Facts["spread"] = 0
-	}
-	return Input{Findings: []detect.Finding{f}, Access: []string{writeLog(t, t.TempDir(), hits)}, Site: siteFacts, From: from, To: to}
+	in, _ := sc.input(t)
+	return in
 }
 
 // twoCrawlersInput has two crawlers: the first cannot be limited without
@@ -94,8 +78,9 @@ func lateInput(t *testing.T) Input {
 	return in
 }
 
-// recordFor runs Propose's steps up to the recording pass, as propose does.
-func recordFor(t *testing.T, in Input) (*recordedArrivals, *sources.QualityNote, *profile) {
+// recordFor runs Propose's steps up to the recording pass, as propose does;
+// between (nil for nothing) runs after the profile pass.
+func recordFor(t *testing.T, in Input, between func()) (*recordedArrivals, *sources.QualityNote, *profile) {
 	t.Helper()
 	ctx := context.Background()
 	refs, _ := crawlerRefs(in.Findings)
@@ -103,6 +88,9 @@ func recordFor(t *testing.T, in Input) (*recordedArrivals, *sources.QualityNote,
 	prof, err := readProfile(ctx, &in, refs, &skips)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if between != nil {
+		between()
 	}
 	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(string, string, ...any) {})
 	if !ok {
@@ -156,7 +144,7 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, note, prof := recordFor(t, tc.in)
+			rec, note, prof := recordFor(t, tc.in, nil)
 			if tc.recordable && (rec == nil || note != nil || rec.n == 0) {
 				t.Fatalf("no recording (note %v, %d arrivals possibly late)", note, prof.possiblyLate)
 			}
@@ -207,40 +195,16 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 func TestRecordNoticesChangedLogs(t *testing.T) {
 	in := scenarioInput(t, scenario{name: "changed", crawler: reader{ua: uaFirefox, lang: "de-DE"}, perMin: 100, spread: true,
 		tools: []string{"/index.php?title=%s&action=history"}})
-	refs, _ := crawlerRefs(in.Findings)
-	var skips sources.Skips
-	prof, err := readProfile(context.Background(), &in, refs, &skips)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(in.Access[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The log is read again with a copy of its first lines at its end.
-	if err := os.WriteFile(in.Access[0], append(data, data[:len(data)/10+strings.IndexByte(string(data[len(data)/10:]), '\n')+1]...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bFrom, bTo, _, _ := baselineRange(&in, prof, refs, func(string, string, ...any) {})
-	zones, _ := generate(prof.crawlers, prof.site)
-	for i := range zones {
-		zones[i].Window, zones[i].Events = time.Minute, 1
-	}
-	snippet, _ := Caddyfile(zones)
-	adapted, err := validateZones(snippet, zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
-	e := &engine{in: &in, refs: refs, matchers: m}
-	rec, note, err := e.record(context.Background(), prof, zones, 10*time.Minute, bFrom, bTo, maxRecordedArrivals)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, note, _ := recordFor(t, in, func() {
+		data, err := os.ReadFile(in.Access[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in.Access[0], append(data, data[:len(data)/10+strings.IndexByte(string(data[len(data)/10:]), '\n')+1]...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if rec != nil || note == nil || !strings.Contains(note.Message, "changed between the profile pass and the recording pass") {
 		t.Errorf("recording %v, note %v", rec != nil, note)
 	}
