@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/cloudwatch v1.76.0
 	github.com/buger/jsonparser v1.6.1
 	github.com/caddyserver/caddy/v2 v2.11.9
+	github.com/google/renameio/v2 v2.0.2
 	github.com/klauspost/compress v1.20.4
 	github.com/mholt/caddy-ratelimit v0.1.0
 	github.com/olekukonko/tablewriter v1.1.5

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2/maybe"
+
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
@@ -102,23 +104,10 @@ func (c ProfileCache) Save(p *Profile) error {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return fmt.Errorf("profile cache: %w", err)
 	}
-	// Write and rename, so that a scan killed halfway leaves no torn entry.
+	// Written to a temporary file, synced and renamed into place: a scan
+	// killed halfway leaves no torn entry.
 	path := c.path(p.Range)
-	tmp, err := os.CreateTemp(c.Dir, ".profile-*")
-	if err != nil {
-		return fmt.Errorf("profile cache: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("profile cache %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("profile cache %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := maybe.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("profile cache %s: %w", path, err)
 	}
 	return nil

@@ -21,6 +21,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/renameio/v2/maybe"
+
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 )
 
@@ -100,19 +102,8 @@ func (s *State) Save(path string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("notify: state: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("notify: state: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("notify: state %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("notify: state %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// renameio writes a temporary file, syncs it and renames it into place.
+	if err := maybe.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("notify: state %s: %w", path, err)
 	}
 	return nil
