@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/renameio/v2/maybe"
 )
 
 // Output formats and the file each is written to.
@@ -89,25 +91,10 @@ func renderJSON(r *Report) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// writeFile replaces path with data atomically.
+// writeFile replaces path with data atomically (renameio: a synced
+// temporary file renamed into place; a plain write on Windows).
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := maybe.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
 	return nil
