@@ -1,0 +1,107 @@
+package accesslog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+)
+
+// TestSpillGivesBackEveryRequest: what a spill hands back is what was read,
+// every field, in order; on real lab lines, generated ones and odd values.
+func TestSpillGivesBackEveryRequest(t *testing.T) {
+	var gen bytes.Buffer
+	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
+		t.Fatal(err)
+	}
+	odd := []sources.Request{
+		{Time: time.Unix(0, 5).UTC(), Path: "/w/\x00\xff", Query: strings.Repeat("q", 70000), Status: 999, Duration: -0.5, Size: -1,
+			UserAgent: "", Lang: "zh-cn", LoggedIn: sources.LoggedInYes, HasCookie: true, SecChUa: true, TLS: true, Origin: sources.OriginStatic},
+		{Time: time.Unix(0, 3).UTC(), ClientIP: netip.MustParseAddr("fe80::1%eth0"), Method: "PROPFIND", Host: "a\nb"}, // time going back
+		{Time: time.Unix(1<<33, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Origin: sources.OriginProxy},
+	}
+	for name, want := range map[string][]sources.Request{
+		"lab sample": readWith("s", bytes.NewReader(readFile(t, sampleLog)), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
+		"benchref":   readWith("g", bytes.NewReader(gen.Bytes()), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
+		"odd values": odd,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := NewSpill(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for i := 0; i < len(want); i += 700 {
+				if err := s.Write(want[i:min(i+700, len(want))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []sources.Request
+			for range 2 { // a spill is read as often as needed
+				got = got[:0]
+				if err := s.Read(context.Background(), func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					for i := range min(len(got), len(want)) {
+						if !reflect.DeepEqual(got[i], want[i]) {
+							t.Fatalf("request %d of %d:\n got %+v\nwant %+v", i, len(want), got[i], want[i])
+						}
+					}
+					t.Fatalf("%d requests back, want %d", len(got), len(want))
+				}
+			}
+			if s.Requests() != int64(len(want)) {
+				t.Errorf("Requests %d, want %d", s.Requests(), len(want))
+			}
+		})
+	}
+}
+
+// TestSpillBoundsItsDictionaries: agents past the dictionary's bound are
+// written literally and still come back.
+func TestSpillBoundsItsDictionaries(t *testing.T) {
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := s.path
+	reqs := make([]sources.Request, maxSpillDict+100)
+	for i := range reqs {
+		reqs[i] = sources.Request{Time: time.Unix(int64(i), 0).UTC(), UserAgent: "agent/" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()}
+	}
+	reqs = append(reqs, reqs[:10]...)
+	if err := s.Write(reqs); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.dict[spillAgent]); n != maxSpillDict {
+		t.Errorf("agent dictionary holds %d, want the bound %d", n, maxSpillDict)
+	}
+	n := 0
+	err = s.Read(context.Background(), func(b []sources.Request) error {
+		for i := range b {
+			if b[i].UserAgent != reqs[n].UserAgent {
+				return errors.New("agent " + b[i].UserAgent + " != " + reqs[n].UserAgent)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil || n != len(reqs) {
+		t.Fatalf("read %d of %d: %v", n, len(reqs), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("Close left %s: %v", path, err)
+	}
+}
