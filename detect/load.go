@@ -29,6 +29,10 @@ type Inputs struct {
 	// MinuteStatus is a bundle's per-minute counts of the minutes whose lines
 	// were not pulled (bundle.MinuteStatusFile), "" when there is none.
 	MinuteStatus string
+	// KeepRequests has Load keep the requests it reads in a spill on disk
+	// (Loaded.Requests), for a later stage that reads them again (the rules'
+	// passes) without parsing the logs a second time.
+	KeepRequests bool
 }
 
 // InputsFromBundle lists a bundle's evidence.
@@ -46,12 +50,17 @@ type Loaded struct {
 	MetricSamples int64
 	// DataQuality lists what was skipped or missing while reading.
 	DataQuality []sources.QualityNote
-	store       *metrics.Store
-	tempDir     string
+	// Requests holds the requests read, when Inputs.KeepRequests asked for them.
+	Requests *accesslog.Spill
+	store    *metrics.Store
+	tempDir  string
 }
 
 // Close releases the metric store and unpacked archives.
 func (l *Loaded) Close() error {
+	if l.Requests != nil {
+		l.Requests.Close()
+	}
 	if l.tempDir != "" {
 		os.RemoveAll(l.tempDir)
 	}
@@ -73,15 +82,43 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 
 	var skips sources.Skips
 	traffic := NewTraffic(m.Site, m.Window.From, m.Window.To)
+	// Keeping the requests only spares a later parse: when the spill cannot
+	// be written (a full temporary directory), the analysis goes on without it.
+	dropSpill := func(err error) {
+		if l.Requests != nil {
+			l.Requests.Close()
+			l.Requests = nil
+		}
+		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo,
+			Message: fmt.Sprintf("the requests could not be kept for the rules, which parse the logs again instead: %v", err)})
+	}
+	if in.KeepRequests && len(in.Access) > 0 {
+		if spill, err := accesslog.NewSpill(""); err != nil {
+			dropSpill(err)
+		} else {
+			l.Requests = spill
+		}
+	}
 	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
 			}
+			if l.Requests != nil {
+				if err := l.Requests.Write(batch); err != nil {
+					dropSpill(err)
+				}
+			}
 			return nil
 		})
 	if err != nil {
+		l.Close()
 		return nil, err
+	}
+	if l.Requests != nil {
+		if err := l.Requests.Flush(); err != nil {
+			dropSpill(err)
+		}
 	}
 	l.Access = stats
 	l.SkippedLines = skips.Count("")

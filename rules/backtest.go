@@ -18,7 +18,6 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // The replay follows caddy-ratelimit v0.1.0 as its source reads (handler.go,
@@ -207,7 +206,7 @@ func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a
 		fn(a)
 	}
 	var convErr error
-	_, err = accesslog.Read(ctx, e.in.Access, accesslog.Options{LoggedInCookie: e.in.Site.LoggedInCookie}, nil,
+	_, err = e.in.readRequests(ctx, nil, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]

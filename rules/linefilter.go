@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // lineFilter is the recording pass's accesslog prefilter: from a log line's
@@ -136,6 +138,16 @@ func (f *lineFilter) keep(line []byte) bool {
 func (f *lineFilter) uriMayMatch(uri []byte) bool {
 	path, query, _ := bytes.Cut(uri, []byte("?"))
 	return f.queryMayMatch(query) || f.pathMayMatch(path)
+}
+
+// requestMayMatch is uriMayMatch on a request already parsed (read from a
+// spill): its Path and Query are the logged URI split at its first '?'.
+func (f *lineFilter) requestMayMatch(r *sources.Request) bool {
+	var buf [512]byte
+	if f.queryMayMatch(append(buf[:0], r.Query...)) {
+		return true
+	}
+	return f.pathMayMatch(append(buf[:0], r.Path...))
 }
 
 // queryTarget is a query target: the key must be present with one of the

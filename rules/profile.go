@@ -74,7 +74,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
 	var lateness lateCheck
 	var err error
-	p.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, skips,
+	p.stats, err = in.readRequests(ctx, nil, skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // Input is what Propose works from.
@@ -21,6 +22,10 @@ type Input struct {
 	// for each replay when that recording would be too large); they must be
 	// the files the findings came from.
 	Access []string
+	// Requests, when set, holds the requests of Access as the analysis read
+	// them (detect.Loaded.Requests): the passes read them from it instead of
+	// parsing the logs again.
+	Requests *accesslog.Spill
 	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
 	Site sources.Site
 	// From and To bound the incident window.
@@ -73,10 +78,12 @@ const (
 // Propose generates caddy-ratelimit v0.1.0 zones for the crawler_burst
 // findings, sizes them on the baseline, validates them with Caddy, backtests
 // them on the recorded requests, and adds the config advice. It reads the
-// access logs twice: the profile pass parses every line, the recording pass
-// only the lines a zone may match, and sizing, backtest and resizing replay
-// that recording from memory (recording.go). Past a bound on the recording
-// each replay streams the logs again instead.
+// requests twice: the profile pass all of them, the recording pass those a
+// zone may match, and sizing, backtest and resizing replay that recording
+// from memory (recording.go); past a bound on the recording each replay
+// streams the requests again instead. The requests come from in.Requests
+// when the analysis kept them (no JSON parse at all), else from the logs,
+// where the recording pass parses only the lines a zone may match.
 func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	if !in.To.After(in.From) {
 		return nil, fmt.Errorf("rules: window %s to %s is empty", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
@@ -590,4 +597,15 @@ func trimFloat(v float64) string {
 // zone refused.
 func ordinaryRefused(t *tally) int {
 	return t.bt.LoggedInRefused + t.bt.OtherLoggedOutRefused
+}
+
+// readRequests hands sink the requests of the access logs, in log order: from
+// Requests when the input has them (every request: prefilter is only a way to
+// skip parsing), else by reading Access with prefilter (nil for none).
+func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, skips *sources.Skips, sink func([]sources.Request) error) (accesslog.Stats, error) {
+	if in.Requests != nil {
+		err := in.Requests.Read(ctx, sink)
+		return accesslog.Stats{Requests: in.Requests.Requests()}, err
+	}
+	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter}, skips, sink)
 }

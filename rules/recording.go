@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // The replays (sizing, backtest, each resizing step, the backtest after zones
@@ -206,7 +205,7 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 	}
 	filter := newLineFilter(zones)
 	var failure error
-	stats, err := accesslog.Read(ctx, e.in.Access, accesslog.Options{LoggedInCookie: e.in.Site.LoggedInCookie, Prefilter: filter.keep}, nil,
+	stats, err := e.in.readRequests(ctx, filter.keep, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -215,7 +214,9 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 				}
 				order.observe(r.Time.UnixNano(), prof.maxDuration)
 				at := r.Start().UnixNano()
-				if keep(at) {
+				// Lines read from the logs passed filter.keep already; requests
+				// read from a spill did not.
+				if keep(at) && filter.requestMayMatch(r) {
 					m, err := e.matchers.match(r)
 					if err != nil {
 						failure = err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -163,6 +164,24 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The same, reading the requests from a spill as analyze does.
+			spill := spilled(t, tc.in)
+			for _, c := range []struct {
+				limit int
+				want  *Proposal
+			}{{saved, recorded}, {0, streamed}} {
+				maxRecordedArrivals = c.limit
+				p, err := Propose(context.Background(), spill)
+				maxRecordedArrivals = saved
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := json.MarshalIndent(p, "", " ")
+				want, _ := json.MarshalIndent(c.want, "", " ")
+				if string(got) != string(want) {
+					t.Errorf("recording cap %d: the proposal from the spill differs from the one from the logs:\n%s\nfrom the logs:\n%s", c.limit, got, want)
+				}
+			}
 			capNote := slices.IndexFunc(streamed.DataQuality, func(n sources.QualityNote) bool {
 				return strings.Contains(n.Message, "too many to hold in memory")
 			})
@@ -188,6 +207,21 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spilled is in with its requests kept in a spill, as analyze keeps them.
+func spilled(t *testing.T, in Input) Input {
+	t.Helper()
+	s, err := accesslog.NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := accesslog.Read(context.Background(), in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie}, nil, s.Write); err != nil {
+		t.Fatal(err)
+	}
+	in.Requests = s
+	return in
 }
 
 // TestRecordNoticesChangedLogs: a log that grows between the profile pass and

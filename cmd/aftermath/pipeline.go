@@ -30,6 +30,8 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", tz, err)
 	}
+	// The rules read the requests again: kept in a spill, they are not parsed twice.
+	in.KeepRequests = true
 	loaded, err := detect.Load(ctx, in, loc)
 	if err != nil {
 		return nil, err
@@ -46,7 +48,7 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Site: ev.Site,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site,
 		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
 	if err != nil {
 		return nil, err

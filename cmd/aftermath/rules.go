@@ -100,6 +100,7 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 	if err != nil {
 		return usageErrorf("time zone %q: %v", tz, err)
 	}
+	in.KeepRequests = true
 	loaded, err := detect.Load(ctx, *in, loc)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -110,7 +111,7 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	m := in.Manifest
-	rin := rules.Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To}
+	rin := rules.Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}
 	if m.Baseline != nil {
 		rin.BaselineFrom, rin.BaselineTo = m.Baseline.From, m.Baseline.To
 	}

@@ -76,7 +76,7 @@ func analyze(path string, res *result) error {
 	m := bundle.Manifest{Timezone: "UTC"}
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
-	in := detect.Inputs{Manifest: m, Access: []string{path}}
+	in := detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}
 	t0 := time.Now()
 	loaded, err := detect.Load(ctx, in, time.UTC)
 	if err != nil {
@@ -104,7 +104,7 @@ func analyze(path string, res *result) error {
 	if err != nil {
 		return err
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Site: ev.Site,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site,
 		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
 	if err != nil {
 		return err
