@@ -163,7 +163,7 @@ type result struct {
 
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe, as detect.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
+	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's detect.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
@@ -189,13 +189,22 @@ func runCmd(args []string) error {
 		site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
 		traffic := detect.NewTraffic(site, time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
 		var skips sources.Skips
+		// analyze keeps the requests for the rules (detect.Inputs.KeepRequests).
+		spill, err := accesslog.NewSpill("")
+		if err != nil {
+			return err
+		}
+		defer spill.Close()
 		st, err := accesslog.Read(context.Background(), []string{path}, accesslog.Options{LoggedInCookie: site.LoggedInCookie}, &skips,
 			func(batch []sources.Request) error {
 				for i := range batch {
 					traffic.Observe(&batch[i])
 				}
-				return nil
+				return spill.Write(batch)
 			})
+		if err == nil {
+			err = spill.Flush()
+		}
 		if err != nil {
 			return err
 		}
