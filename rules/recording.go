@@ -11,16 +11,17 @@ import (
 
 // The replays (sizing, backtest, each resizing step, the backtest after zones
 // are dropped) take their arrivals from an arrivalSource: a recording made in
-// one pass over the logs, or the logs themselves, streamed again for each.
+// one pass over the requests, or the requests themselves (Input.Requests, else
+// the logs), streamed again for each.
 //
 // The recording keeps only the arrivals that matched a zone. An arrival that
 // matched none never reaches a limiter and is never refused: all it does in a
 // replay is count in the tallies' requests by its class (arrivalClass), which
 // the profile pass has already counted for every arrival (arrivalCounts). So
 // the recording pass only needs the lines a zone may match, which a byte-level
-// prefilter (lineFilter) picks out before the JSON parse; the rest are never
-// parsed. It stops reading once no later line can arrive in the replayed
-// ranges.
+// prefilter (lineFilter) picks out before the JSON parse when it reads the
+// logs; the rest are never parsed. It stops reading once no later line can
+// arrive in the replayed ranges.
 //
 // A replay from the recording equals the streaming replay when the profile
 // pass found no arrival that a streaming replay's reorder buffer could replay
