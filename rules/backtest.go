@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"net/url"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -50,13 +49,8 @@ type zoneMatchers struct {
 	sets   []caddyhttp.MatcherSets
 	cookie string
 	cancel context.CancelFunc
-	// pathTokens and queryTargets make a prefilter that skips building a
-	// request for Caddy when no zone can match it: a request without a query
-	// string can only match a path target, and a path target only a path that
-	// holds its last segment (Caddy lower-cases and cleans the path, which
-	// never changes a segment's characters).
-	pathTokens   []string
-	queryTargets bool
+	// filter skips building a request for Caddy when no zone can match it.
+	filter *lineFilter
 }
 
 // matchHolder lets caddy.Context load a zone's raw matcher sets the way v0.1.0 does.
@@ -70,7 +64,7 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookie string) (
 		return nil, fmt.Errorf("backtest: %d zones, at most 64", len(zones))
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	m := &zoneMatchers{cookie: cookie, cancel: cancel}
+	m := &zoneMatchers{cookie: cookie, cancel: cancel, filter: newLineFilter(zones)}
 	for _, z := range zones {
 		az, ok := adapted[z.Name]
 		if !ok {
@@ -92,37 +86,15 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookie string) (
 			return nil, fmt.Errorf("backtest: zone %s: %w", z.Name, err)
 		}
 		m.sets = append(m.sets, ms)
-		for _, t := range z.Targets {
-			if len(t.Paths) == 0 {
-				m.queryTargets = true
-			}
-			for _, p := range t.Paths {
-				m.pathTokens = append(m.pathTokens, pathToken(p))
-			}
-		}
 	}
 	return m, nil
-}
-
-// mayMatch is the prefilter: false only when no zone can match r.
-func (m *zoneMatchers) mayMatch(r *sources.Request) bool {
-	if r.Query != "" && m.queryTargets {
-		return true
-	}
-	p := strings.ToLower(decodedPath(r.Path))
-	for _, t := range m.pathTokens {
-		if strings.Contains(p, t) {
-			return true
-		}
-	}
-	return false
 }
 
 func (m *zoneMatchers) close() { m.cancel() }
 
 // match returns the zones whose matchers match r, as a bit set.
 func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
-	if !m.mayMatch(r) {
+	if !m.filter.requestMayMatch(r) {
 		return 0, nil
 	}
 	req := httpRequest(r, m.cookie)
@@ -206,7 +178,7 @@ func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a
 		fn(a)
 	}
 	var convErr error
-	_, err = e.in.readRequests(ctx, nil, nil,
+	_, err = e.in.readRequests(ctx, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -283,24 +255,17 @@ func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
 
 // describe is arrival without the zones' matchers.
 func (e *engine) describe(r *sources.Request, at int64) arrival {
-	a := arrival{at: at, crawler: -1, login: r.LoggedIn, ip: r.ClientIP}
-	k := e.keys.Key(r)
-	for i, ref := range e.refs {
-		if ref.key == k {
-			a.crawler = i
-			break
-		}
-	}
+	// The profile counted the arrivals no zone matched with the same class
+	// (crawlerIndex, login, reachedPHP): a recording's counts subtract from its.
+	a := arrival{at: at, crawler: crawlerIndex(e.refs, e.keys.Key(r)), login: r.LoggedIn, ip: r.ClientIP, php: reachedPHP(r)}
 	switch {
 	case r.Origin == sources.OriginUpstream:
-		a.php = true
 		a.cost = r.Duration
 		if e.serviceS > 0 {
 			a.cost = math.Min(r.Duration, e.serviceS)
 		}
-	case r.Origin == sources.OriginProxy && r.Status == http.StatusGatewayTimeout:
-		// Still queued in php-fpm when the proxy gave up: it ran later.
-		a.php = true
+	case a.php:
+		// A 504 still queued in php-fpm when the proxy gave up: it ran later.
 		a.cost = e.serviceS
 	}
 	return a

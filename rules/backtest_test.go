@@ -208,9 +208,10 @@ func TestMatchersOnRecords(t *testing.T) {
 	}
 }
 
-// BenchmarkPropose measures the whole chain (profile, sizing, backtest: three
-// streaming passes, Caddy's matchers on every request of the replayed ranges)
-// on a hand-built day: 3 h of ordinary traffic and a 30-minute crawl.
+// BenchmarkPropose measures the whole chain (the profile pass, the recording
+// pass with Caddy's matchers on the requests a zone may match, sizing and
+// backtest replayed from the recording) on a hand-built day: 3 h of ordinary
+// traffic and a 30-minute crawl, read from the log.
 func BenchmarkPropose(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)

@@ -40,17 +40,18 @@ func BenchmarkProposeRealistic(b *testing.B) {
 	m := bundle.Manifest{Timezone: "UTC"}
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
-	loaded, err := detect.Load(ctx, detect.Inputs{Manifest: m, Access: []string{path}}, time.UTC)
+	// As analyze does: the rules read the requests ingest kept.
+	loaded, err := detect.Load(ctx, detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer loaded.Close()
 	ev := loaded.Evidence
 	out, err := detect.Run(ctx, ev, detect.Detectors())
-	loaded.Close()
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := Input{Findings: out.Findings, Access: []string{path}, Site: ev.Site, From: ev.From, To: ev.To,
+	in := Input{Findings: out.Findings, Access: []string{path}, Requests: loaded.Requests, Site: ev.Site, From: ev.From, To: ev.To,
 		BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo}
 	b.SetBytes(st.Bytes)
 	b.ReportAllocs()

@@ -743,21 +743,4 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-
-// fmtInt renders 12345 as "12,345".
-func fmtInt(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func fmtInt(n int) string { return detect.FormatInt(int64(n)) }

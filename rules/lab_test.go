@@ -84,15 +84,16 @@ func inputForBundle(t *testing.T, dir string) Input {
 		t.Fatal(err)
 	}
 	in := detect.InputsFromBundle(b)
+	in.KeepRequests = true
 	loaded, err := detect.Load(ctx, in, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer loaded.Close()
+	t.Cleanup(func() { loaded.Close() }) // after Propose has read the requests
 	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := b.Manifest
-	return Input{Findings: res.Findings, Access: in.Access, Site: m.Site, From: m.Window.From, To: m.Window.To}
+	return Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}
 }

@@ -9,12 +9,14 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
-// lineFilter is the recording pass's accesslog prefilter: from a log line's
-// raw bytes, before the JSON parse that costs far more, it rejects the
-// requests no zone can match. It accepts a superset of what the zones'
-// matchers match, reasoning from the targets alone (every matcher set of a
-// zone holds exactly one target, printTarget, ANDed with the conditions): a
-// path target needs mayMatch's token in the path; a query target one of its
+// lineFilter rejects the requests no zone can match, before the work of
+// matching them with Caddy's matchers: from a log line's raw bytes (keep, the
+// recording pass's accesslog prefilter, before the JSON parse that costs far
+// more) or from a parsed request (requestMayMatch, in front of every match).
+// It accepts a superset of what the zones' matchers match, reasoning from the
+// targets alone (every matcher set of a zone holds exactly one target,
+// printTarget, ANDed with the conditions): a path target needs its
+// pathToken in the path; a query target one of its
 // key=value pairs, a title= target a title its regular expression accepts,
 // both as url.ParseQuery reads the query string (Caddy's query matcher and
 // the {http.request.uri.query.title} placeholder do). Whatever it cannot read
@@ -22,7 +24,7 @@ import (
 // attacker-controlled text. TestLineFilter and FuzzLineFilter hold it to
 // Caddy's matchers.
 type lineFilter struct {
-	// pathTokens are mayMatch's, split by whether they are ASCII.
+	// The path targets' pathTokens, split by whether they are ASCII.
 	asciiTokens, otherTokens []string
 	// queryTargets are the key=value pairs a query target needs, and
 	// titleNames the names a title= target's regular expression accepts.
@@ -133,16 +135,19 @@ func (f *lineFilter) keep(line []byte) bool {
 	}
 }
 
-// uriMayMatch is mayMatch on a raw request URI, narrowed for query targets.
-// The parser splits the URI at its first '?' (sources.Request Path and Query).
+// uriMayMatch judges a raw request URI. The parser splits it at its first '?'
+// (sources.Request Path and Query).
 func (f *lineFilter) uriMayMatch(uri []byte) bool {
 	path, query, _ := bytes.Cut(uri, []byte("?"))
 	return f.queryMayMatch(query) || f.pathMayMatch(path)
 }
 
-// requestMayMatch is uriMayMatch on a request already parsed (read from a
-// spill): its Path and Query are the logged URI split at its first '?'.
+// requestMayMatch is keep for a request already parsed: its Path and Query
+// are the logged URI split at its first '?'.
 func (f *lineFilter) requestMayMatch(r *sources.Request) bool {
+	if f.acceptAll {
+		return true
+	}
 	var buf [512]byte
 	if f.queryMayMatch(append(buf[:0], r.Query...)) {
 		return true
@@ -266,8 +271,8 @@ func sameFold(a, b rune) bool {
 	return false
 }
 
-// pathMayMatch is mayMatch's path test, strings.Contains(strings.ToLower(
-// decodedPath(path)), token), without its allocations for ASCII tokens.
+// pathMayMatch tests strings.Contains(strings.ToLower(decodedPath(path)),
+// token) for each path token, without its allocations for ASCII tokens.
 func (f *lineFilter) pathMayMatch(raw []byte) bool {
 	var buf [512]byte
 	decoded := percentDecode(buf[:0], raw)

@@ -67,7 +67,8 @@ func filterLine(t testing.TB, uri string) []byte {
 }
 
 // checkFilter holds the filter to its promise on one line: whatever Caddy's
-// matchers match (after the parser), the filter keeps. It returns whether the
+// matchers match (after the parser), the filter keeps, as a raw line and as a
+// parsed request (requestMayMatch, in front of match). It returns whether the
 // filter kept the line and whether a zone matched.
 func checkFilter(t *testing.T, m *zoneMatchers, f *lineFilter, line []byte) (kept, matched bool) {
 	t.Helper()
@@ -91,6 +92,9 @@ func checkFilter(t *testing.T, m *zoneMatchers, f *lineFilter, line []byte) (kep
 		}
 		if mask != 0 || direct {
 			matched = true
+		}
+		if direct && (mask == 0 || !f.requestMayMatch(&reqs[i])) {
+			t.Errorf("the request filter rejects a request Caddy matches: %s", line)
 		}
 	}
 	if matched && !kept {

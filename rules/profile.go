@@ -19,6 +19,16 @@ const (
 	maxVersionKeys   = 200
 )
 
+// crawlerIndex is the index of the crawler whose fingerprint k is, -1 for none.
+func crawlerIndex(refs []crawlerRef, k detect.ClusterKey) int {
+	for i, ref := range refs {
+		if ref.key == k {
+			return i
+		}
+	}
+	return -1
+}
+
 // crawlerRef is one crawler_burst finding the rules answer.
 type crawlerRef struct {
 	finding string
@@ -54,7 +64,7 @@ type profile struct {
 // window (tool labels, path prefixes, API paths), how the site writes URLs to
 // special pages, and what ordinary logged-out clients do with the same tools.
 // Memory grows with distinct labels and prefixes (bounded), never with lines.
-func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sources.Skips) (*profile, error) {
+func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, error) {
 	p := &profile{site: siteEvidence{Prefixes: map[string]int{}, Cookie: in.Site.LoggedInCookie}}
 	var earliest time.Time
 	for _, ref := range refs {
@@ -74,7 +84,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
 	var lateness lateCheck
 	var err error
-	p.stats, err = in.readRequests(ctx, nil, skips,
+	p.stats, err = in.readRequests(ctx, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -96,13 +106,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef, skips *sourc
 				}
 				toolish := class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI
 				k := keys.Key(r)
-				ci := -1
-				for j, ref := range refs {
-					if ref.key == k {
-						ci = j
-						break
-					}
-				}
+				ci := crawlerIndex(refs, k)
 				p.arrivals.add(at, classOf(ci, r.LoggedIn, reachedPHP(r)))
 				var label string
 				if toolish || ci >= 0 {

@@ -108,9 +108,8 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	case len(in.Access) == 0:
 		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
 	default:
-		var skips sources.Skips
 		var err error
-		prof, err = readProfile(ctx, &in, refs, &skips)
+		prof, err = readProfile(ctx, &in, refs)
 		if err != nil {
 			return nil, fmt.Errorf("rules: profile: %w", err)
 		}
@@ -601,11 +600,11 @@ func ordinaryRefused(t *tally) int {
 
 // readRequests hands sink the requests of the access logs, in log order: from
 // Requests when the input has them (every request: prefilter is only a way to
-// skip parsing), else by reading Access with prefilter (nil for none).
-func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, skips *sources.Skips, sink func([]sources.Request) error) (accesslog.Stats, error) {
+// skip parsing; the Stats are then zero), else by reading Access with
+// prefilter (nil for none). Skipped lines were counted by the analysis.
+func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, sink func([]sources.Request) error) (accesslog.Stats, error) {
 	if in.Requests != nil {
-		err := in.Requests.Read(ctx, sink)
-		return accesslog.Stats{Requests: in.Requests.Requests()}, err
+		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}
-	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter}, skips, sink)
+	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter}, nil, sink)
 }

@@ -204,9 +204,8 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		a.at = at
 		rec.append(a)
 	}
-	filter := newLineFilter(zones)
 	var failure error
-	stats, err := e.in.readRequests(ctx, filter.keep, nil,
+	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -215,9 +214,7 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 				}
 				order.observe(r.Time.UnixNano(), prof.maxDuration)
 				at := r.Start().UnixNano()
-				// Lines read from the logs passed filter.keep already; requests
-				// read from a spill did not.
-				if keep(at) && filter.requestMayMatch(r) {
+				if keep(at) {
 					m, err := e.matchers.match(r)
 					if err != nil {
 						failure = err
@@ -255,8 +252,9 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		return nil, nil, fmt.Errorf("backtest: %w", err)
 	}
 	order.drain(release)
-	// The profile's counts and the recording must describe the same lines.
-	changed := order.late > 0 || readAll && (stats.Files != prof.stats.Files || stats.Bytes != prof.stats.Bytes || stats.Lines != prof.stats.Lines)
+	// The profile's counts and the recording must describe the same lines
+	// (a spill cannot change between the passes; the logs can).
+	changed := order.late > 0 || e.in.Requests == nil && readAll && (stats.Files != prof.stats.Files || stats.Bytes != prof.stats.Bytes || stats.Lines != prof.stats.Lines)
 	for _, r := range [][2]int64{{wFrom, wTo}, {bLo, bHi}} {
 		if _, err := rec.unmatched(r[0], r[1]); err != nil {
 			changed = true

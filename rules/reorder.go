@@ -48,8 +48,8 @@ func (b *reorderBuffer[T]) observe(logTime, duration int64) {
 }
 
 // push queues v at arrival at, or at the last released time when at is behind
-// it, and returns the time it was queued at.
-func (b *reorderBuffer[T]) push(at int64, v T) int64 {
+// it (counted in late).
+func (b *reorderBuffer[T]) push(at int64, v T) {
 	if at < b.released {
 		b.late++
 		at = b.released
@@ -65,7 +65,6 @@ func (b *reorderBuffer[T]) push(at int64, v T) int64 {
 		h[i], h[parent] = h[parent], h[i]
 		i = parent
 	}
-	return at
 }
 
 // release hands fn, in order, the items that no later line can precede.

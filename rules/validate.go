@@ -73,19 +73,25 @@ func plainText(s string) error {
 // and the sentinel response: nothing in the snippet may add a handler, a
 // directive or a site.
 func Validate(snippet string) error {
+	_, err := validate(snippet)
+	return err
+}
+
+// validate is Validate, returning the handler Caddy adapted.
+func validate(snippet string) (*adaptedHandler, error) {
 	want, err := readSnippet(snippet)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	js, err := adapt(snippet)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h, err := rateLimitHandler(js)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return want.survives(h)
+	return h, want.survives(h)
 }
 
 // snippetShape is what a rate_limit block says, read from its tokens the way
@@ -418,14 +424,7 @@ func keys[V any](m map[string]V) []string {
 // the adapter agree, and nothing from the logs changed the config's shape. It
 // returns the adapted handler's zones for the backtest.
 func validateZones(snippet string, zones []Zone) (map[string]adaptedZone, error) {
-	if err := Validate(snippet); err != nil {
-		return nil, err
-	}
-	js, err := adapt(snippet)
-	if err != nil {
-		return nil, err
-	}
-	h, err := rateLimitHandler(js)
+	h, err := validate(snippet)
 	if err != nil {
 		return nil, err
 	}
