@@ -398,18 +398,12 @@ func siteDefaults(sc *Scenario) {
 // seconds of work: it never nears the old backlog of 511, let alone 4,096, and
 // no dial is dropped (truth.json notes that the backlog change played no part).
 func crawlerBacklog() Scenario {
-	sc := crawlerBacklogReadTimeout()
+	sc := crawlerBacklogWedge() // no read_timeout either
 	sc.Name = "crawler-backlog"
 	sc.Description = "the reference crawl: a zh-CN Chrome crawler over thousands of IPs saturates 16 workers; " +
 		"the proxy cuts queued health checks at health_timeout 10s (no read_timeout): 503 flapping, abandoned PHP " +
 		"work, the queue stays near 10s of work (the 511 -> 4096 backlog change plays no part)"
 	sc.HealthTimeoutQueued = true
-	initial := cmInitial
-	initial.apply = func(c *SiteConfig, x *repoExtras) {
-		cmInitial.apply(c, x)
-		c.ReadTimeoutS = 0
-	}
-	sc.commits[0] = initial
 	return sc
 }
 
