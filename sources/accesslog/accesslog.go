@@ -33,7 +33,8 @@
 //     unknown if a value is exactly "REDACTED" (Caddy without log_credentials),
 //     otherwise no.
 //   - Origin: upstream if resp_headers has Via or X-Powered-By (PHP answered),
-//     else proxy for a status >= 500 (Caddy's own error page), else static; and
+//     else proxy for a status >= 500 or 429 (Caddy's own error page, or a
+//     rate_limit zone's refusal), else static; and
 //     unknown when the line has no resp_headers at all.
 //   - TLS is true when the line has a request.tls object (HTTPS); SecChUa when
 //     the Sec-Ch-Ua header is present; UserAgent is the first User-Agent value.

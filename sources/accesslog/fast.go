@@ -693,15 +693,9 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 		r.LoggedIn = loggedIn
 		r.SecChUa = f.secChUa
 	}
-	switch {
-	case !f.hasResp:
-		r.Origin = sources.OriginUnknown
-	case f.upstream:
-		r.Origin = sources.OriginUpstream
-	case r.Status >= 500 || r.Status == 429:
-		r.Origin = sources.OriginProxy
-	default:
-		r.Origin = sources.OriginStatic
+	r.Origin = sources.OriginUnknown
+	if f.hasResp {
+		r.Origin = originOf(f.upstream, r.Status)
 	}
 	return true
 }

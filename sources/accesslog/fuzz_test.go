@@ -75,7 +75,7 @@ func FuzzParseLine(f *testing.F) {
 		if len(r.Lang) > maxLangLen || strings.Trim(r.Lang, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 			t.Errorf("Lang = %q", r.Lang)
 		}
-		if r.Origin == sources.OriginProxy && r.Status < 500 {
+		if r.Origin == sources.OriginProxy && r.Status < 500 && r.Status != 429 {
 			t.Errorf("proxy origin with status %d", r.Status)
 		}
 		if r.LoggedIn == sources.LoggedInYes && !r.HasCookie {

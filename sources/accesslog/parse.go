@@ -322,6 +322,12 @@ func origin(rh *fastjson.Value, status int) sources.Origin {
 			upstream = true
 		}
 	})
+	return originOf(upstream, status)
+}
+
+// originOf tells who answered a line with response headers, by whether they
+// carry PHP's marks (upstream) and by status. Both parsers decide with it.
+func originOf(upstream bool, status int) sources.Origin {
 	switch {
 	case upstream:
 		return sources.OriginUpstream

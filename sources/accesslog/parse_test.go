@@ -377,6 +377,7 @@ func TestOrigin(t *testing.T) {
 		{"no healthy upstream", 503, caddyErr, sources.OriginProxy},
 		{"Caddy's own 500", 500, caddyErr, sources.OriginProxy},
 		{"FastCGI timeout", 504, caddyErr, sources.OriginProxy},
+		{"rate_limit refusal", 429, caddyErr, sources.OriginProxy},
 		{"dial failure", 502, map[string]any{}, sources.OriginProxy},
 		{"static file", 200, map[string]any{"Content-Type": []string{"image/png"}, "Etag": []string{`"x"`}}, sources.OriginStatic},
 		{"static 404", 404, caddyErr, sources.OriginStatic},

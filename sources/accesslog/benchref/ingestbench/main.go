@@ -37,8 +37,8 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 func main() {
@@ -184,37 +184,27 @@ func runCmd(args []string) error {
 	res := result{What: *what, Procs: runtime.GOMAXPROCS(0)}
 	switch *what {
 	case "ingest":
-		// What detect.Load does with access logs, with the window over the whole
-		// log: every request's client detail is kept (the most work and memory).
-		site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
-		traffic := detect.NewTraffic(site, time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
-		var skips sources.Skips
-		// analyze keeps the requests for the rules (detect.Inputs.KeepRequests).
-		spill, err := accesslog.NewSpill("")
+		// analyze's detect.Load on the access log, keeping the requests for the
+		// rules, with the window over the whole log: every request's client
+		// detail is kept (the most work and memory).
+		m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
+		m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+		loaded, err := detect.Load(context.Background(), detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
 		if err != nil {
 			return err
 		}
-		defer spill.Close()
-		st, err := accesslog.Read(context.Background(), []string{path}, accesslog.Options{LoggedInCookie: site.LoggedInCookie}, &skips,
-			func(batch []sources.Request) error {
-				for i := range batch {
-					traffic.Observe(&batch[i])
-				}
-				return spill.Write(batch)
-			})
-		if err == nil {
-			err = spill.Flush()
+		defer loaded.Close()
+		traffic := loaded.Evidence.Traffic
+		if traffic == nil {
+			return fmt.Errorf("%s: no request read", path)
 		}
-		if err != nil {
-			return err
-		}
-		res.Bytes, res.Lines = st.Bytes, st.Lines
+		res.Bytes, res.Lines = loaded.Access.Bytes, loaded.Access.Lines
 		ips := 0
 		for _, c := range traffic.Clusters() {
 			ips += len(c.IPs)
 		}
 		res.Check = fmt.Sprintf("%d requests, %d skipped, %d minutes, %d fingerprints, %d address entries",
-			traffic.Total(), skips.Count(""), len(traffic.Minutes()), len(traffic.Clusters()), ips)
+			traffic.Total(), loaded.SkippedLines, len(traffic.Minutes()), len(traffic.Clusters()), ips)
 	case "ref", "ref-fastjson":
 		f, err := os.Open(path)
 		if err != nil {
@@ -447,18 +437,6 @@ var gnuTime = func() string {
 	return ""
 }()
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 type row struct {
 	name                     string
 	n                        int
@@ -486,7 +464,7 @@ func printTable(w io.Writer, readers []reader, results [][]result, big []result,
 			cpus = append(cpus, x.CPUS)
 			rss = append(rss, float64(x.RSSKiB)/1024)
 		}
-		wall, cpu := median(walls), median(cpus)
+		wall, cpu := detect.Median(walls), detect.Median(cpus)
 		bytes := float64(plainSize) // every reader reads (or decompresses to) the plain log's bytes
 		rw := row{name: r.name, n: len(rs), wall: wall, cpu: cpu, mbps: bytes / wall / 1e6, cpuMBps: bytes / cpu / 1e6,
 			lps: float64(lines) / wall, rssM: slices.Max(rss)}
@@ -544,11 +522,11 @@ func printTable(w io.Writer, readers []reader, results [][]result, big []result,
 		}
 	}
 	if len(ingS) > 0 {
-		x = median(afterS) / median(ingS)
-		check("analyze: after ingest / ingest (time)", x, "< 1", x < 1, fmt.Sprintf("%.2fs after, %.2fs ingest (detectors, report, rules backtest, rendering)", median(afterS), median(ingS)))
+		x = detect.Median(afterS) / detect.Median(ingS)
+		check("analyze: after ingest / ingest (time)", x, "< 1", x < 1, fmt.Sprintf("%.2fs after, %.2fs ingest (detectors, report, rules backtest, rendering)", detect.Median(afterS), detect.Median(ingS)))
 	}
 	peak := max(i1.rssM, i2.rssM, gzr.rssM)
-	check("ingest peak RSS, MiB (1 GiB log)", peak, "<= 80", peak <= 80, "")
+	check(fmt.Sprintf("ingest peak RSS, MiB (%.0f MB log)", float64(plainSize)/1e6), peak, "<= 80", peak <= 80, "")
 	if len(big) >= 2 {
 		var small, large []float64
 		for i, b := range big {
