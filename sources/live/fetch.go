@@ -3,13 +3,11 @@ package live
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
+	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
 // Files a fetch writes, relative to the bundle.
@@ -139,11 +138,11 @@ func Fetch(ctx context.Context, cfg *Config, from, to time.Time, outDir string, 
 	// last line of defence at the bundle's edge).
 	secrets := cfg.secrets()
 	for i := range m.Queries {
-		m.Queries[i].Query = scrub(m.Queries[i].Query, secrets)
-		m.Queries[i].Note = scrub(m.Queries[i].Note, secrets)
+		m.Queries[i].Query = redact.String(m.Queries[i].Query, secrets)
+		m.Queries[i].Note = redact.String(m.Queries[i].Note, secrets)
 	}
 	for i := range f.notes {
-		f.notes[i].Message = scrub(f.notes[i].Message, secrets)
+		f.notes[i].Message = redact.String(f.notes[i].Message, secrets)
 	}
 	if err := bundle.WriteManifest(outDir, m); err != nil {
 		errs = append(errs, err)
@@ -151,83 +150,42 @@ func Fetch(ctx context.Context, cfg *Config, from, to time.Time, outDir string, 
 	if ctx.Err() != nil {
 		errs = append(errs, fmt.Errorf("fetch interrupted, the bundle holds what was fetched before: %w", ctx.Err()))
 	}
-	return m, f.notes, scrubErr(errors.Join(errs...), secrets)
+	return m, f.notes, redact.Error(errors.Join(errs...), secrets)
 }
-
-// redacted replaces a credential in text.
-const redacted = "REDACTED"
 
 // secrets lists the credentials the configuration resolves to (from the
 // environment and files), with their basic-auth encodings, longest first.
 func (c *Config) secrets() []string {
 	var out []string
-	add := func(s string) {
-		if s = strings.TrimSpace(s); len(s) >= 4 {
-			out = append(out, s)
-		}
-	}
-	file := func(path string) {
-		if path != "" {
-			if b, err := os.ReadFile(path); err == nil {
-				add(string(b))
-			}
-		}
-	}
-	basic := func(user, pw string) {
-		if pw != "" {
-			add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pw)))
-		}
-	}
 	if c.Loki != nil {
 		if lc, err := c.Loki.clientConfig(); err == nil {
-			add(lc.Password)
-			add(lc.BearerToken)
-			file(lc.BearerTokenFile)
-			basic(lc.Username, lc.Password)
+			out = redact.Secrets(lc.Username, lc.Password, lc.BearerToken, fileSecret(lc.BearerTokenFile))
 		}
 	}
 	if c.Prometheus != nil {
 		pc := c.Prometheus.clientConfig()
 		pw := pc.Password
-		if pc.PasswordFile != "" {
-			if b, err := os.ReadFile(pc.PasswordFile); err == nil {
-				pw = strings.TrimSpace(string(b))
-			}
+		if s := fileSecret(pc.PasswordFile); s != "" {
+			pw = s
 		}
-		add(pw)
-		add(pc.BearerToken)
-		file(pc.BearerTokenFile)
-		basic(pc.Username, pw)
+		// Loki's secrets go in as extras: the merged list is sorted as one.
+		out = redact.Secrets(pc.Username, pw, pc.BearerToken, append(out, fileSecret(pc.BearerTokenFile))...)
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
 
-func scrub(s string, secrets []string) string {
-	for _, x := range secrets {
-		s = strings.ReplaceAll(s, x, redacted)
+// fileSecret is the trimmed content of a credential file ("" when path is
+// empty or unreadable).
+func fileSecret(path string) string {
+	if path == "" {
+		return ""
 	}
-	return s
-}
-
-// scrubErr scrubs an error's text, keeping errors.Is working.
-func scrubErr(err error, secrets []string) error {
-	if err == nil {
-		return nil
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
 	}
-	if msg := scrub(err.Error(), secrets); msg != err.Error() {
-		return &scrubbedError{msg: msg, inner: err}
-	}
-	return err
+	return strings.TrimSpace(string(b))
 }
-
-type scrubbedError struct {
-	msg   string
-	inner error
-}
-
-func (e *scrubbedError) Error() string        { return e.msg }
-func (e *scrubbedError) Is(target error) bool { return errors.Is(e.inner, target) }
 
 // prepareDir creates dir, refusing to mix a new bundle into a non-empty one.
 func prepareDir(dir string) error {
@@ -445,7 +403,7 @@ func failedFilter(site sources.Site) string {
 	if t := site.ClientTimeoutS; t > 0 {
 		cond += " or duration >= " + strconv.FormatFloat(t, 'f', -1, 64)
 	}
-	return `| json status="status", duration="duration" | __error__="" | ` + cond + ` | __error__=""`
+	return statusFields + ` | ` + cond + ` | __error__=""`
 }
 
 // pushdown counts lines per minute inside Loki, flags minutes, writes
@@ -453,7 +411,9 @@ func failedFilter(site sources.Site) string {
 // counts failed: then nothing is pulled, which a note says).
 func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, bool) {
 	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
-	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2+len(minuteStatusParts)
+	// Two count queries, then minuteStatus's (added once the minutes to pull
+	// are known).
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2
 	for _, n := range mc.Totals() {
 		cost.Count += n
 	}
@@ -511,6 +471,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
+	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
 	f.minuteStatus(ctx, c, query, rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -38,6 +39,25 @@ type minuteStatusPart struct {
 var minuteStatusParts = []minuteStatusPart{
 	{}, {late: true}, {upstream: true}, {upstream: true, late: true},
 	{upstream: true, seconds: true}, {upstream: true, late: true, seconds: true},
+}
+
+// runs reports whether the part's query is made: without the clients'
+// timeout nothing is late.
+func (p minuteStatusPart) runs(timeoutS float64) bool { return !p.late || timeoutS > 0 }
+
+// minuteStatusQueries is how many queries minuteStatus makes for minutes:
+// none when every minute was pulled.
+func minuteStatusQueries(minutes []Minute, timeoutS float64) int {
+	if !slices.ContainsFunc(minutes, func(m Minute) bool { return !m.Pulled }) {
+		return 0
+	}
+	n := 0
+	for _, p := range minuteStatusParts {
+		if p.runs(timeoutS) {
+			n++
+		}
+	}
+	return n
 }
 
 func (p minuteStatusPart) query(logQuery string, timeoutS float64) string {
@@ -77,7 +97,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	// results[p][status][minute]
 	results := make([]map[int][]float64, len(minuteStatusParts))
 	for pi, part := range minuteStatusParts {
-		if part.late && timeoutS <= 0 {
+		if !part.runs(timeoutS) {
 			continue
 		}
 		q := part.query(query, timeoutS)

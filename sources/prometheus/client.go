@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
@@ -116,8 +117,13 @@ func New(cfg Config) (*Client, error) {
 	for _, v := range cfg.Headers {
 		headerValues = append(headerValues, v)
 	}
+	// The transport reads credential files per request; read them once here
+	// too, so that an error echoing them is scrubbed. A file that cannot be
+	// read fails the request instead, with nothing to scrub.
+	password, _ := httpauth.Secret(cfg.Password, cfg.PasswordFile, "password")
+	token, _ := httpauth.Secret(cfg.BearerToken, cfg.BearerTokenFile, "bearer token")
 	return &Client{cfg: cfg, api: v1.NewAPI(c), seen: map[string]bool{},
-		secrets: redact.Secrets(cfg.Username, cfg.Password, cfg.BearerToken, headerValues...)}, nil
+		secrets: redact.Secrets(cfg.Username, password, token, headerValues...)}, nil
 }
 
 // String describes the client without credentials.

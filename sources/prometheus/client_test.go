@@ -367,3 +367,40 @@ func TestCredentialsNeverShown(t *testing.T) {
 		t.Errorf("New with a bad URL: %v", err)
 	}
 }
+
+func TestFileCredentialsScrubbedFromErrors(t *testing.T) {
+	const secret = "file-secret-LEAK-4"
+	file := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  Config
+		auth string
+	}{
+		{"bearer token file", Config{BearerTokenFile: file}, "Bearer " + secret},
+		{"password file", Config{Username: "oncall", PasswordFile: file}, "Basic " + b64("oncall:"+secret)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c := newFakeAPI(t, tt.cfg)
+			c.cfg.Retries = 0
+			// A proxy that echoes the request's Authorization header in its
+			// 5xx body.
+			f.status = http.StatusServiceUnavailable
+			f.body = `{"status":"error","errorType":"internal","error":"upstream refused Authorization: ` + tt.auth + `"}`
+			_, err := c.Query(context.Background(), "up", time.Now())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := f.requests[0].Header.Get("Authorization"); got != tt.auth {
+				t.Fatalf("Authorization = %q, want %q: the file was not used", got, tt.auth)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), b64("oncall:"+secret)) ||
+				!strings.Contains(err.Error(), "upstream refused") {
+				t.Errorf("error = %q: want the body without the credential", err)
+			}
+		})
+	}
+}

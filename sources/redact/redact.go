@@ -7,26 +7,47 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/url"
+	"sort"
 	"strings"
 )
 
 // Mark replaces a secret in text.
 const Mark = "REDACTED"
 
+// minSecret is the length under which a value is not treated as a secret:
+// replacing it would mangle ordinary text, and it hides nothing anyway.
+const minSecret = 4
+
 // Secrets lists what must never be printed for one set of credentials: the
 // password, the token, the encoded basic-auth credential and any extra values
-// (e.g. custom header values). Empty strings are left out.
+// (e.g. custom header values, or another set's secrets). Values are trimmed of
+// surrounding space; empty ones and ones shorter than 4 characters are left
+// out. The list is longest first, so that a secret containing another is
+// replaced whole.
 func Secrets(username, password, token string, extra ...string) []string {
 	var out []string
-	for _, s := range append([]string{password, token}, extra...) {
-		if s != "" {
+	add := func(s string) {
+		if s = strings.TrimSpace(s); len(s) >= minSecret {
 			out = append(out, s)
 		}
 	}
-	if password != "" {
-		out = append(out, base64.StdEncoding.EncodeToString([]byte(username+":"+password)))
+	for _, s := range append([]string{password, token}, extra...) {
+		add(s)
 	}
+	if password != "" {
+		add(base64.StdEncoding.EncodeToString([]byte(username + ":" + password)))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// String returns s with every secret replaced by Mark, in the order given
+// (Secrets lists them longest first).
+func String(s string, secrets []string) string {
+	for _, x := range secrets {
+		s = strings.ReplaceAll(s, x, Mark)
+	}
+	return s
 }
 
 // Error returns err with every secret replaced by Mark. errors.Is still sees
@@ -37,10 +58,7 @@ func Error(err error, secrets []string) error {
 		return nil
 	}
 	msg := err.Error()
-	clean := msg
-	for _, s := range secrets {
-		clean = strings.ReplaceAll(clean, s, Mark)
-	}
+	clean := String(msg, secrets)
 	if clean == msg {
 		return err
 	}

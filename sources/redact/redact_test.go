@@ -36,3 +36,19 @@ func TestError(t *testing.T) {
 		t.Error("nil error became non-nil")
 	}
 }
+
+func TestSecrets(t *testing.T) {
+	got := Secrets("ops", "pw", " tok-123\n", "abc", "", "header-value")
+	want := []string{"header-value", "b3BzOnB3", "tok-123"} // "pw" and "abc" are too short
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Secrets = %q, want %q", got, want)
+	}
+	// Longest first: a secret holding another is replaced whole.
+	secrets := Secrets("", "", "", "abcd", "abcdefgh")
+	if got := String("key abcdefgh and abcd", secrets); got != "key REDACTED and REDACTED" {
+		t.Errorf("String = %q", got)
+	}
+	if got := String("nothing here", secrets); got != "nothing here" {
+		t.Errorf("String changed clean text: %q", got)
+	}
+}

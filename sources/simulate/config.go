@@ -240,7 +240,7 @@ func diffConfig(rc repoCommit) []sources.Change {
 		return nil
 	}
 	mk := func(file, key, old, new string) sources.Change {
-		return sources.Change{Time: rc.at.UTC(), Source: "changes.yaml", Ref: rc.hash, File: file, Key: key,
+		return sources.Change{Time: rc.at.UTC(), Source: changes.SourceChangesYAML, Ref: rc.hash, File: file, Key: key,
 			Old: old, New: new, Note: rc.message, Author: "ops <ops@example.org>"}
 	}
 	var cs []sources.Change

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -212,8 +212,7 @@ func sizes(dir string) (map[string]int64, error) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		key := rel
-		if r, ok := cutPrefix(rel, filepath.Join(bundle.ChangesDir, "config")+string(filepath.Separator)); ok {
-			_ = r
+		if strings.HasPrefix(rel, filepath.Join(bundle.ChangesDir, "config")+string(filepath.Separator)) {
 			key = filepath.Join(bundle.ChangesDir, "config") + "/"
 		}
 		info, err := d.Info()
@@ -227,13 +226,6 @@ func sizes(dir string) (map[string]int64, error) {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	return out, nil
-}
-
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return s, false
 }
 
 // newSim sets up the site as it stands when the simulation begins and starts
@@ -356,14 +348,4 @@ func crowdRate(c *CrowdSpec) *plf {
 	}
 	p.add(end, 0)
 	return p
-}
-
-// sortedCodes returns the status codes of m in order (for reports).
-func sortedCodes(m map[int]int64) []int {
-	codes := make([]int, 0, len(m))
-	for c := range m {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	return codes
 }

@@ -34,20 +34,17 @@ type stats struct {
 	downSince int64
 	downNS    int64
 
-	selfAPI       int64
-	newItemLong   int64
-	firstNewItem  int64
-	first503      int64
-	last5xx       int64
-	onset         int64
-	crawlStarted  bool
-	lastIPFresh   bool
-	lastPfxFresh  bool
-	slowDBPhpTime float64
+	selfAPI      int64
+	newItemLong  int64
+	firstNewItem int64
+	first503     int64
+	last5xx      int64
+	lastIPFresh  bool
+	lastPfxFresh bool
 }
 
 type minuteStat struct {
-	total, ok, s429, s502, s503, s504, crawler int32
+	s502, s503, s504 int32
 }
 
 // distinct counts the crawler's distinct addresses and prefixes in a time
@@ -121,24 +118,16 @@ func (st *stats) responded(s *sim, r *request) {
 	}
 	if i := int((s.now - st.begin) / (60 * second)); i >= 0 && i < len(st.minutes) {
 		m := &st.minutes[i]
-		m.total++
-		switch {
-		case r.status < 400:
-			m.ok++
-		case r.status == 429:
-			m.s429++
-		case r.status == 502:
+		switch r.status {
+		case 502:
 			m.s502++
-		case r.status == 503:
+		case 503:
 			m.s503++
-		case r.status == 504:
+		case 504:
 			m.s504++
 		}
-		if r.cls == clsCrawler {
-			m.crawler++
-			if r.origin == "php" {
-				st.crawlerPHP10[i/10]++
-			}
+		if r.cls == clsCrawler && r.origin == "php" {
+			st.crawlerPHP10[i/10]++
 		}
 	}
 	if r.status >= 500 && in {
