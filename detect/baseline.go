@@ -123,7 +123,7 @@ func (ev *Evidence) countMinutes(count func(*Minute) int) minuteCount {
 		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
 			c.Base = append(c.Base, n)
 		}
-		if m.Start.Before(ev.From.Truncate(time.Minute)) || !m.Start.Before(ev.To) {
+		if !ev.inWindow(&m) {
 			continue
 		}
 		c.Minutes++
@@ -136,4 +136,10 @@ func (ev *Evidence) countMinutes(count func(*Minute) int) minuteCount {
 		}
 	}
 	return c
+}
+
+// inWindow reports whether minute m belongs to the window: it starts within
+// [From, To), From rounded down to its minute.
+func (ev *Evidence) inWindow(m *Minute) bool {
+	return !m.Start.Before(ev.From.Truncate(time.Minute)) && m.Start.Before(ev.To)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // Roles of config_change findings besides RoleTrigger and RoleEnabler.
@@ -262,9 +263,9 @@ type assessment struct {
 //
 // Finding IDs are config_change-1, -2, ... in rank order (detect.Run renumbers
 // them when it runs the detector with others).
-func RankChanges(changes []sources.Change, findings []Finding, q QueueFacts) ([]Finding, Check) {
+func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Finding, Check) {
 	check := Check{Name: KindConfigChange}
-	if len(changes) == 0 {
+	if len(cs) == 0 {
 		check.Outcome = OutcomeNotInteresting
 		check.Reason = "no change to review: no repository, change log or metric step in the lookback window"
 		return nil, check
@@ -282,10 +283,10 @@ func RankChanges(changes []sources.Change, findings []Finding, q QueueFacts) ([]
 	review := func(c sources.Change, why string) {
 		reviewed = append(reviewed, fmt.Sprintf("%s (%s): %s", reviewedLabel(c), refText(c), why))
 	}
-	for _, g := range groupChanges(changes) {
+	for _, g := range groupChanges(cs) {
 		c := g[0]
 		switch {
-		case c.Key == changesKeyRestart:
+		case c.Key == changes.KeyRestart:
 			review(c, "a php-fpm restart, the moment settings took effect")
 			continue
 		case c.Key == "":
@@ -297,7 +298,7 @@ func RankChanges(changes []sources.Change, findings []Finding, q QueueFacts) ([]
 			review(c, "no known failure mechanism")
 			continue
 		}
-		if later := supersededBy(c, changes, q.Onset); later != nil {
+		if later := supersededBy(c, cs, q.Onset); later != nil {
 			review(c, fmt.Sprintf("superseded by %s -> %s before the onset (%s)", valueOrNone(later.Old), valueOrNone(later.New), refText(*later)))
 			continue
 		}
@@ -389,10 +390,6 @@ func RankChanges(changes []sources.Change, findings []Finding, q QueueFacts) ([]
 	}
 	return out, check
 }
-
-// changesKeyRestart is sources/changes.KeyRestart (detect does not import the
-// readers).
-const changesKeyRestart = "restart"
 
 // groupChanges keeps together the changes one edit made to one thing, so
 // that it is judged (and reported) once: the keys of one rate-limit zone, or
@@ -800,7 +797,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	}
 	if a.evidence < 1 {
 		b.WriteString(" Seen only in metrics (no commit or change-log entry): weaker evidence.")
-	} else if strings.Contains(a.c.Source, sourceMetrics) {
+	} else if strings.Contains(a.c.Source, changes.SourceMetrics) {
 		b.WriteString(" The metric confirms when it took effect.")
 	}
 	return Finding{
@@ -867,13 +864,9 @@ func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
 	}
 }
 
-// sourceMetrics is sources/changes.SourceMetrics (detect does not import the
-// readers).
-const sourceMetrics = "metrics"
-
 func metricsOnly(c sources.Change) bool {
 	for _, s := range strings.Split(c.Source, "+") {
-		if s != sourceMetrics {
+		if s != changes.SourceMetrics {
 			return false
 		}
 	}
@@ -896,7 +889,7 @@ func alsoText(cs []sources.Change) string {
 
 func reviewedLabel(c sources.Change) string {
 	switch {
-	case c.Key == changesKeyRestart:
+	case c.Key == changes.KeyRestart:
 		return "restart"
 	case c.Key != "":
 		return changeText(c)

@@ -235,3 +235,54 @@ func TestIdlePinning(t *testing.T) {
 		t.Errorf("timeout_s = %v, want about 300", got)
 	}
 }
+
+func TestUpstreamErrors(t *testing.T) {
+	good := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.1, paths: []string{"/w/A"}}
+	bad := good
+	bad.status = 502
+	tests := []struct {
+		name        string
+		failures    int           // 502s over the failing stretch
+		at, d       time.Duration // the failing stretch, from the window's start
+		start, end  time.Duration // the finding's stretch, from the window's start
+		goodputMin  float64
+		summaryHave string
+	}{
+		{"sharp burst", 600, 20 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, 20, "PHP goodput was 20 a minute at its lowest"},
+		// 2 a minute never passes the per-minute level (3 above a usual 0), but
+		// 120 over the hour against 0 expected does: the stretch is then the
+		// minutes with failures, and goodput is what they saw.
+		{"excess spread thin", 120, 0, time.Hour, 0, time.Hour, 20, "PHP goodput was 20 a minute at its lowest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := NewTraffic(sources.Site{}, t0, t0.Add(time.Hour))
+			feed(tr, good, t0.Add(-time.Hour), 2*time.Hour, 2400) // 20 a minute
+			feed(tr, bad, t0.Add(tt.at), tt.d, tt.failures)
+			ev := &Evidence{From: t0, To: t0.Add(time.Hour), BaselineFrom: t0.Add(-time.Hour), BaselineTo: t0, Traffic: tr, Loc: time.UTC}
+			fs, check, err := errorsDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != 1 {
+				t.Fatalf("no upstream_errors: %+v", check)
+			}
+			f := fs[0]
+			if !f.Start.Equal(t0.Add(tt.start)) || !f.End.Equal(t0.Add(tt.end)) {
+				t.Errorf("stretch [%v, %v), want [%v, %v)", f.Start, f.End, t0.Add(tt.start), t0.Add(tt.end))
+			}
+			if f.Start.Before(ev.From) || f.End.After(ev.To) || !f.End.After(f.Start) {
+				t.Errorf("stretch [%v, %v) outside the window [%v, %v)", f.Start, f.End, ev.From, ev.To)
+			}
+			if got := f.Facts["goodput_min_per_min"]; got != tt.goodputMin {
+				t.Errorf("goodput_min_per_min = %v, want %v", got, tt.goodputMin)
+			}
+			if f.Facts["failed_total"] != float64(tt.failures) {
+				t.Errorf("failed_total = %v, want %d", f.Facts["failed_total"], tt.failures)
+			}
+			if !strings.Contains(f.Summary, tt.summaryHave) || strings.Contains(f.Summary, "00:00") || strings.Contains(f.Summary, "goodput was 0 ") {
+				t.Errorf("summary %q", f.Summary)
+			}
+		})
+	}
+}

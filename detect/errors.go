@@ -38,29 +38,22 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: response statuses are unknown"}, nil
 	}
-	bFrom, bTo, _ := ev.baselineRange()
-	var baseFailed, baseGood []int
-	var window []Minute
-	for _, m := range ev.Traffic.Minutes() {
-		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
-			baseFailed = append(baseFailed, failedIn(&m))
-			baseGood = append(baseGood, m.Goodput)
-		}
-		if !m.Start.Before(ev.From.Truncate(time.Minute)) && m.Start.Before(ev.To) {
-			window = append(window, m)
-		}
-	}
-	usualFailed := Median(baseFailed)
-	usualGood := Median(baseGood)
-	total := 0
-	for i := range window {
-		total += failedIn(&window[i])
-	}
-	expected := usualFailed * float64(len(window))
+	c := ev.countMinutes(failedIn)
+	total, expected := c.Total, c.Expected()
 	if !poissonExcess(float64(total), expected, failureRiseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
 	}
-	// The failing stretch: minutes clearly above the usual failure rate.
+	usualFailed := Median(c.Base)
+	usualGood := Median(ev.countMinutes(func(m *Minute) int { return m.Goodput }).Base)
+	var window []Minute
+	for _, m := range ev.Traffic.Minutes() {
+		if ev.inWindow(&m) {
+			window = append(window, m)
+		}
+	}
+	// The failing stretch: minutes clearly above the usual failure rate. When
+	// the excess is spread thin, no single minute stands out although the window
+	// as a whole does: the stretch is then every minute with a failure.
 	level := usualFailed + 3*math.Sqrt(usualFailed+1)
 	var start, end time.Time
 	peakN, peakAt := 0, time.Time{}
@@ -77,6 +70,9 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		if n > peakN {
 			peakN, peakAt = n, m.Start
 		}
+	}
+	if start.IsZero() {
+		start, end = c.Start, c.End
 	}
 	facts := map[string]float64{
 		"failed_total":            float64(total),
@@ -135,9 +131,13 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		facts["success_p50_s"] = round(lat.Quantile(0.5), 3)
 		facts["success_p99_s"] = round(lat.Quantile(0.99), 3)
 	}
-	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s; PHP goodput was %s a minute at its lowest (usually %s).",
+	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s",
 		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),
-		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"), fmtNum(facts["goodput_min_per_min"]), fmtNum(usualGood))
+		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"))
+	if minGood != math.MaxInt {
+		summary += fmt.Sprintf("; PHP goodput was %s a minute at its lowest (usually %s)", fmtNum(float64(minGood)), fmtNum(usualGood))
+	}
+	summary += "."
 	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
 		Summary: summary, Facts: facts}}, Check{}, nil
 }

@@ -183,7 +183,12 @@ func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlappin
 // Key computes the fingerprint of a request.
 func Key(r *sources.Request) ClusterKey {
 	family, _ := splitFamily(UAFamily(r.UserAgent))
-	return ClusterKey{UA: family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && chromium(family) && !r.SecChUa}
+	return agent{family: family, chromium: chromium(family)}.key(r)
+}
+
+// key is the fingerprint of request r sent by user agent a.
+func (a agent) key(r *sources.Request) ClusterKey {
+	return ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
 }
 
 // Keyer computes Key with a bounded cache of user agents: a pass over millions
@@ -195,8 +200,7 @@ type Keyer struct {
 
 // Key returns the same fingerprint as the function Key.
 func (k *Keyer) Key(r *sources.Request) ClusterKey {
-	a := k.agent(r.UserAgent)
-	return ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
+	return k.agent(r.UserAgent).key(r)
 }
 
 // agent returns the family, version and Chromium-ness of ua, as Key computes them.
@@ -250,7 +254,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		return
 	}
 	a := t.keys.agent(r.UserAgent)
-	k := ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
+	k := a.key(r)
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},

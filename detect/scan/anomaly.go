@@ -69,6 +69,12 @@ type Anomaly struct {
 	// Score is the excess of Observed over Baseline in units of the
 	// baseline's spread (robust z-score; see the package doc).
 	Score float64 `json:"score"`
+	// NoBaseline is true when nothing was measured against a baseline: an
+	// anomaly made from a detector's finding that names no baseline fact
+	// (worker_saturation, client_abandoned_work, idle_pinning, config_change).
+	// Baseline and Score are then 0 and mean nothing: show them as absent,
+	// not as a usual 0.
+	NoBaseline bool `json:"no_baseline,omitempty"`
 	// Summary says what happened in one or two sentences (English).
 	Summary string `json:"summary"`
 	// Findings are the ids of the detectors' findings that joined it.

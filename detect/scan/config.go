@@ -89,9 +89,6 @@ type Range struct {
 	To   time.Time `json:"to"`
 }
 
-// Contains reports whether t is in [From, To).
-func (r Range) Contains(t time.Time) bool { return !t.Before(r.From) && t.Before(r.To) }
-
 // Window is the recent window a scan at now judges.
 func (c Config) Window(now time.Time) Range {
 	return Range{From: now.Add(-c.Since), To: now}

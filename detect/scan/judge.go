@@ -625,12 +625,17 @@ func (j *judge) findings() {
 			}
 			continue
 		}
-		o, b := f.Facts[fk.observed], f.Facts[fk.baseline]
-		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.metric, Observed: o, Baseline: b,
-			Score: round(measure{count: true}.score(o, Baseline{Median: b, N: 1}), 1), Summary: f.Summary + why,
-			Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: copyFacts(f.Facts)}
-		if fk.observed == "" {
-			a.Score = 0
+		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.metric, Observed: f.Facts[fk.observed],
+			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: copyFacts(f.Facts)}
+		if fk.baseline == "" {
+			// The detector measured against no baseline: claim none, and no
+			// score computed from a made-up usual 0.
+			a.NoBaseline = true
+		} else {
+			a.Baseline = f.Facts[fk.baseline]
+			if fk.observed != "" {
+				a.Score = round(measure{count: true}.score(a.Observed, Baseline{Median: a.Baseline, N: 1}), 1)
+			}
 		}
 		j.anomalies = append(j.anomalies, a)
 	}

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,48 @@ func TestJudge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A detector's finding with no baseline fact claims no usual value and no
+// score; one with a baseline fact keeps both.
+func TestFindingWithoutBaseline(t *testing.T) {
+	now := time.Date(2026, 10, 22, 3, 0, 0, 0, time.UTC)
+	findings := []detect.Finding{
+		{ID: "client_abandoned_work-1", Kind: detect.KindClientAbandonedWork, Start: now.Add(-30 * time.Minute), End: now,
+			Summary: "abandoned", Facts: map[string]float64{"requests": 500}},
+		{ID: "healthcheck_starved-1", Kind: detect.KindHealthcheckStarved, Start: now.Add(-20 * time.Minute), End: now,
+			Summary: "starved", Facts: map[string]float64{"est_queue_wait_s": 24, "health_timeout_s": 10}},
+	}
+	j := &judge{cfg: Config{}.Defaults(), site: sources.Site{ClientTimeoutS: 10}, recent: hourProfile(now, 1000, nil),
+		res: &detect.Result{Findings: findings}}
+	j.run()
+	byKind := map[string]*Anomaly{}
+	for _, a := range j.anomalies {
+		byKind[a.Kind] = a
+	}
+	a, h := byKind[detect.KindClientAbandonedWork], byKind[detect.KindHealthcheckStarved]
+	if a == nil || h == nil {
+		t.Fatalf("anomalies %v", j.anomalies)
+	}
+	if !a.NoBaseline || a.Baseline != 0 || a.Score != 0 || a.Observed != 500 {
+		t.Errorf("client_abandoned_work: observed %v, baseline %v (none: %v), score %v; want 500, no baseline, no score",
+			a.Observed, a.Baseline, a.NoBaseline, a.Score)
+	}
+	if h.NoBaseline || h.Baseline != 10 || h.Score == 0 {
+		t.Errorf("healthcheck_starved: baseline %v (none: %v), score %v; want 10 and a score", h.Baseline, h.NoBaseline, h.Score)
+	}
+	for _, x := range []struct {
+		a    *Anomaly
+		want bool
+	}{{a, true}, {h, false}} {
+		b, err := json.Marshal(x.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"no_baseline":true`); got != x.want {
+			t.Errorf("%s: no_baseline in JSON %v, want %v: %s", x.a.Kind, got, x.want, b)
+		}
 	}
 }
 

@@ -91,7 +91,9 @@ func newProfile(r Range) *Profile {
 }
 
 // observe adds one request; class and key are computed once by the caller.
-func (p *Profile) observe(r *sources.Request, class detect.PathClass, site sources.Site) {
+// key is nil for a request that is not a client's (the proxy's health check,
+// the site's call to its own API).
+func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detect.ClusterKey, site sources.Site) {
 	p.Lines++
 	late := site.ClientTimeoutS > 0 && r.Duration > site.ClientTimeoutS
 	switch {
@@ -110,16 +112,15 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, site sourc
 	case r.Status >= 200 && r.Status < 300 && r.Origin == sources.OriginUpstream:
 		p.Latency.Add(r.Duration)
 	}
-	if class == detect.ClassHealth || class == detect.ClassAPI && detect.SelfCall(r) {
+	if key == nil {
 		return
 	}
 	p.Requests++
 	p.Classes[class]++
-	k := detect.Key(r)
-	c := p.Clusters[k]
+	c := p.Clusters[*key]
 	if c == nil {
 		c = &ClusterProfile{ips: map[netip.Addr]struct{}{}, prefixes: map[netip.Prefix]struct{}{}}
-		p.Clusters[k] = c
+		p.Clusters[*key] = c
 	}
 	c.Requests++
 	c.ips[r.ClientIP] = struct{}{}
@@ -164,6 +165,8 @@ type Collector struct {
 	// (bundle.yaml's complete access-log queries): a slot outside them is
 	// missing data even when requests before and after it were read.
 	fetched []Range
+	// keys computes each request's fingerprint once for all its slots.
+	keys detect.Keyer
 }
 
 // pending is one scan's share of the reading.
@@ -218,8 +221,13 @@ func (c *Collector) Observe(r *sources.Request) {
 	i := sort.Search(len(c.slots), func(i int) bool { return c.slots[i].From.After(lo) })
 	if i < len(c.slots) && !c.slots[i].From.After(t) {
 		class := detect.ClassifyPath(r.Path, r.Query, c.site.HealthURI)
+		var key *detect.ClusterKey
+		if class != detect.ClassHealth && !(class == detect.ClassAPI && detect.SelfCall(r)) {
+			k := c.keys.Key(r)
+			key = &k
+		}
 		for ; i < len(c.slots) && !c.slots[i].From.After(t); i++ {
-			c.slots[i].observe(r, class, c.site)
+			c.slots[i].observe(r, class, key, c.site)
 		}
 		used = true
 	}
