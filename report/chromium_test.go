@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -114,7 +115,7 @@ func TestHTMLInChromium(t *testing.T) {
 		if len(c.pageRequests) == 0 {
 			t.Errorf("control: the net log did not attribute the image request to the page")
 		}
-		if !contains(c.proxied, "leak.invalid") {
+		if !slices.Contains(c.proxied, "leak.invalid") {
 			t.Errorf("control: the proxy did not see the page's request (saw %q)", c.proxied)
 		}
 	})

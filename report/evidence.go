@@ -131,17 +131,6 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 	}
 }
 
-// StatusTotals sums the per-minute rows by status.
-func (e *Evidence) StatusTotals() map[string]int {
-	out := map[string]int{}
-	for _, m := range e.Minutes {
-		for s, n := range m.Status {
-			out[s] += n
-		}
-	}
-	return out
-}
-
 func (e *Evidence) normalize() {
 	if e.Minutes == nil {
 		e.Minutes = []MinuteRow{}

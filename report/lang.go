@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,14 +21,7 @@ const (
 // Langs lists the supported languages.
 var Langs = []string{LangEN, LangKO}
 
-func validLang(lang string) bool {
-	for _, l := range Langs {
-		if l == lang {
-			return true
-		}
-	}
-	return false
-}
+func validLang(lang string) bool { return slices.Contains(Langs, lang) }
 
 // phrase is one text in every supported language. Texts are generated in all
 // languages at once, from the same numbers, so the English report.json and the

@@ -55,10 +55,9 @@ func formatInt(v any) string {
 
 func funcs(loc *time.Location) template.FuncMap {
 	return template.FuncMap{
-		"local": func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04") },
-		"hm":    func(t time.Time) string { return t.In(loc).Format("15:04") },
-		"num":   formatInt,
-		"cell":  MarkdownCell,
+		"hm":   func(t time.Time) string { return t.In(loc).Format("15:04") },
+		"num":  formatInt,
+		"cell": MarkdownCell,
 	}
 }
 

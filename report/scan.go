@@ -158,12 +158,7 @@ func RenderScanMarkdown(s *Scan) ([]byte, error) {
 		return nil, fmt.Errorf("report: time zone %q: %w", s.Window.TZ, err)
 	}
 	fm := funcs(loc)
-	fm["float"] = func(v float64) string {
-		if v == float64(int64(v)) || v >= 100 || v <= -100 {
-			return formatInt(v)
-		}
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
+	fm["float"] = num
 	fm["date"] = func(t time.Time) string { return t.In(loc).Format("Mon 2006-01-02 15:04") }
 	// since shows a start on the window's day as a clock time, others with their date.
 	fm["since"] = func(t time.Time) string { return since(t, s.Window.To, loc) }
@@ -242,8 +237,12 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 		t := tablewriter.NewWriter(w)
 		t.Header("severity", "kind", "key", "since", "observed", "usual", "score")
 		for _, a := range s.Anomalies {
+			usual, score := num(a.Baseline), strconv.FormatFloat(a.Score, 'f', 1, 64)
+			if a.NoBaseline {
+				usual, score = "-", "-"
+			}
 			_ = t.Append(cell(a.Severity), cell(a.Kind), cell(a.Key), since(a.Start, s.Window.To, loc),
-				num(a.Observed), num(a.Baseline), strconv.FormatFloat(a.Score, 'f', 1, 64))
+				num(a.Observed), usual, score)
 		}
 		_ = t.Render()
 	}
@@ -254,16 +253,16 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 		case d.Sent:
 			fmt.Fprintf(w, "webhook %s: announced %d change(s) in %d attempt(s)\n", cell(d.Target), len(d.Events), d.Attempts)
 		default:
-			fmt.Fprintf(w, "webhook %s: NOT delivered after %d attempt(s): %s\n", cell(d.Target), d.Attempts, terminalSafe(d.Error))
+			fmt.Fprintf(w, "webhook %s: NOT delivered after %d attempt(s): %s\n", cell(d.Target), d.Attempts, TerminalSafe(d.Error))
 		}
 	}
 	for _, n := range s.DataQuality {
 		if n.Severity != sources.SeverityInfo {
-			fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), terminalSafe(n.Message))
+			fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(n.Message))
 		}
 	}
 	for _, p := range paths {
-		fmt.Fprintln(w, "wrote", terminalSafe(p))
+		fmt.Fprintln(w, "wrote", TerminalSafe(p))
 	}
 }
 

@@ -12,10 +12,10 @@ import (
 	"github.com/olekukonko/tablewriter"
 )
 
-// terminalSafe drops control and format characters so that a log value cannot
+// TerminalSafe drops control and format characters so that a log value cannot
 // move the cursor, change colours, rewrite the terminal title (ESC sequences)
 // or reorder what is shown (bidi overrides).
-func terminalSafe(s string) string {
+func TerminalSafe(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return -1
@@ -28,7 +28,7 @@ func terminalSafe(s string) string {
 const maxCell = 90
 
 func cell(s string) string {
-	s = terminalSafe(s)
+	s = TerminalSafe(s)
 	if rs := []rune(s); len(rs) > maxCell {
 		s = string(rs[:maxCell-1]) + "…"
 	}
@@ -113,12 +113,12 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 		_ = t.Render()
 	}
 	for _, n := range r.DataQuality {
-		fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), terminalSafe(n.Message))
+		fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(n.Message))
 	}
 	if len(paths) > 0 {
 		fmt.Fprintln(w)
 		for _, path := range paths {
-			fmt.Fprintln(w, "wrote", terminalSafe(path))
+			fmt.Fprintln(w, "wrote", TerminalSafe(path))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,8 +96,8 @@ var labels = map[string]map[string]string{
 		"by_caddy": "made by Caddy itself", "window": "window", "period": "failing", "requests": "requests logged",
 		"failed": "requests failed (5xx, 429, late)", "late": "successes after the clients' timeout",
 		"php_requests": "requests that needed PHP, while failing", "php_failed": "of them failed",
-		"rules": "Rate-limit rules", "rule": "Rule", "backtest": "Backtest on the recorded traffic",
-		"recommendations": "Configuration advice", "queries": "Metric queries", "series": "series", "query": "query",
+		"rule": "Rule", "backtest": "Backtest on the recorded traffic",
+		"recommendations": "Configuration advice", "series": "series",
 		"agg": "per minute", "leaves": "What they leave out", "checks": "What each detector concluded",
 		"detector": "detector", "outcome": "outcome", "reason": "reason", "findings": "Findings",
 		"id": "id", "kind": "kind", "when": "when", "confidence": "confidence", "finding_summary": "summary",
@@ -105,7 +106,7 @@ var labels = map[string]map[string]string{
 		"found": "found", "not_interesting": "nothing unusual", "could_not_run": "could not run",
 		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused",
 		"bt_logged_in": "logged-in requests refused", "bt_baseline": "refusals over the baseline", "bt_first": "first refusal",
-		"bt_why": "Why", "of": "of", "ruled_out": "Ruled out", "mitigations": "Already changed", "legend_window": "failing stretch", "legend_moments": "numbers mark the timeline rows",
+		"ruled_out": "Ruled out", "mitigations": "Already changed", "legend_window": "failing stretch", "legend_moments": "numbers mark the timeline rows",
 	},
 	LangKO: {
 		"summary": "요약", "impact": "영향", "charts": "그래프", "timeline": "경과", "cause": "원인",
@@ -114,8 +115,8 @@ var labels = map[string]map[string]string{
 		"by_caddy": "Caddy가 직접 만듦", "window": "분석 구간", "period": "실패 구간", "requests": "기록된 요청",
 		"failed": "실패한 요청 (5xx, 429, 늦은 응답)", "late": "이용자가 떠난 뒤의 성공 응답",
 		"php_requests": "실패 구간에 PHP가 필요했던 요청", "php_failed": "그중 실패",
-		"rules": "속도 제한 규칙", "rule": "규칙", "backtest": "기록된 요청으로 돌려 본 결과",
-		"recommendations": "설정 권고", "queries": "지표 쿼리", "series": "지표", "query": "쿼리",
+		"rule": "규칙", "backtest": "기록된 요청으로 돌려 본 결과",
+		"recommendations": "설정 권고", "series": "지표",
 		"agg": "1분마다", "leaves": "빠진 것", "checks": "탐지기별 결과",
 		"detector": "탐지기", "outcome": "결과", "reason": "이유", "findings": "탐지 결과 (탐지기 원문, 영어)",
 		"id": "id", "kind": "종류", "when": "시각", "confidence": "신뢰도", "finding_summary": "요약",
@@ -124,7 +125,7 @@ var labels = map[string]map[string]string{
 		"found": "찾음", "not_interesting": "특이점 없음", "could_not_run": "실행 못 함",
 		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청",
 		"bt_logged_in": "거절된 로그인 요청", "bt_baseline": "기준 기간에 거절했을 요청", "bt_first": "첫 거절",
-		"bt_why": "근거", "of": "/", "ruled_out": "원인이 아닌 것", "mitigations": "이미 바꾼 것", "legend_window": "실패 구간", "legend_moments": "숫자는 경과 표의 줄",
+		"ruled_out": "원인이 아닌 것", "mitigations": "이미 바꾼 것", "legend_window": "실패 구간", "legend_moments": "숫자는 경과 표의 줄",
 	},
 }
 
@@ -565,7 +566,7 @@ func rows(p printer, r *Report) []rowView {
 		stamp := p.stamp(m.Time)
 		if n := len(out); n > 0 && out[n-1].Time == stamp {
 			out[n-1].Text += sep + m.text(p.lang)
-			if !contains(out[n-1].IDs, m.Finding) {
+			if !slices.Contains(out[n-1].IDs, m.Finding) {
 				out[n-1].IDs = append(out[n-1].IDs, m.Finding)
 				out[n-1].Findings = strings.Join(out[n-1].IDs, ", ")
 			}
@@ -574,15 +575,6 @@ func rows(p printer, r *Report) []rowView {
 		out = append(out, rowView{Index: len(out) + 1, Time: stamp, Text: m.text(p.lang), Findings: m.Finding, IDs: []string{m.Finding}, at: m.Time})
 	}
 	return out
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {

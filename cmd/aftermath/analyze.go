@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -183,6 +184,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	if err != nil {
 		return err
 	}
+	dataQuality := dataQualityPath(out, paths)
 	rulesPath, err := writeRules(out, a)
 	if err != nil {
 		return err
@@ -190,9 +192,28 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	paths = append(paths, rulesPath)
 	report.PrintSummary(cmd.OutOrStdout(), rep, paths...)
 	if incomplete(rep.DataQuality) {
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", paths[len(paths)-1])}
+		if dataQuality == "" {
+			dataQuality = rulesPath
+		}
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", dataQuality)}
 	}
 	return nil
+}
+
+// dataQualityPath is the report file to read data_quality in: report.json
+// when it is among the written paths, else the last report written ("" when
+// none was).
+func dataQualityPath(out string, written []string) string {
+	jsonPath := filepath.Join(out, report.Files[report.FormatJSON])
+	for _, p := range written {
+		if p == jsonPath {
+			return p
+		}
+	}
+	if len(written) == 0 {
+		return ""
+	}
+	return written[len(written)-1]
 }
 
 func incomplete(notes []sources.QualityNote) bool { return len(sources.Problems(notes)) > 0 }

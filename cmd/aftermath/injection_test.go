@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	htmlparse "golang.org/x/net/html"
+
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // hostile is what an attacker puts in the fields aftermath prints: markup,
@@ -20,7 +24,10 @@ import (
 const hostile = "</svg><script>alert(1)</script>|`x`{{.Secret}}](javascript:alert(1))\n# Injected heading"
 
 // writeHostileBundle writes two hours of readers and a distributed crawl whose
-// user agent and paths carry hostile text.
+// user agent and paths carry hostile text, and a change log whose entry carries
+// it in every field: the crawl's text is reduced to labels on the way, but the
+// change is reviewed by the config_change check, whose reason every output
+// prints.
 func writeHostileBundle(t *testing.T, dir string) {
 	t.Helper()
 	from := time.Date(2026, 10, 2, 17, 0, 0, 0, time.UTC)
@@ -58,8 +65,11 @@ func writeHostileBundle(t *testing.T, dir string) {
 	for i := 0; i < 6000; i++ {
 		at := from.Add(10 * time.Minute).Add(time.Duration(i) * 300 * time.Millisecond)
 		uri := "/w/Special:WhatLinksHere/" + hostile
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			uri = "/w/index.php?title=" + hostile + "&action=history"
+		case 2:
+			uri = "/w/Special:" + strings.ReplaceAll(hostile, "/", "")
 		}
 		line(at, fmt.Sprintf("10.%d.%d.9", i/250, i%250), uri, crawler, "zh-CN,zh;q=0.9", 200)
 	}
@@ -69,11 +79,16 @@ func writeHostileBundle(t *testing.T, dir string) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	change := sources.Change{Time: from.Add(-30 * time.Minute), Ref: hostile, File: hostile, Key: hostile, Old: hostile, New: hostile, Note: hostile, Author: hostile}
+	if err := changes.Write(filepath.Join(dir, bundle.ChangesDir, changes.FileName), []sources.Change{change}); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// TestHostileLogValuesRenderInert runs analyze on a bundle whose user agents and
-// URIs carry markup, Markdown, template syntax and line breaks, and checks every
-// output: nothing becomes structure, a script, a link or a Caddy directive.
+// TestHostileLogValuesRenderInert runs analyze on a bundle whose user agents,
+// URIs, a Special page name and a change log entry carry markup, Markdown,
+// template syntax and line breaks, checks that the text reaches every report,
+// and that nothing becomes structure, a script, a link or a Caddy directive.
 func TestHostileLogValuesRenderInert(t *testing.T) {
 	dir := t.TempDir()
 	b, out := filepath.Join(dir, "bundle"), filepath.Join(dir, "out")
@@ -93,14 +108,47 @@ func TestHostileLogValuesRenderInert(t *testing.T) {
 	if !strings.Contains(js, "crawler_burst") {
 		t.Fatalf("the hostile crawl was not detected, so this test proves nothing:\n%s", js[:min(len(js), 3000)])
 	}
-	for _, bad := range []string{"<script", "</svg><", "](javascript:", "\n# Injected", "{{.Secret}}"} {
+	// The hostile text must reach every report, escaped: a check that it is
+	// absent proves nothing if it never arrived.
+	for _, reached := range []struct{ name, text, want string }{
+		{"postmortem.md", md, "&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;"},
+		{"postmortem.md", md, "Special:&lt;svg&gt;&lt;script&gt;"},
+		{"report.html", html, "&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;"},
+		{"report.html", html, "Special:&lt;svg&gt;&lt;script&gt;"},
+		{"report.json", js, `\u003c/svg\u003e\u003cscript\u003ealert(1)\u003c/script\u003e`},
+		{"report.json", js, `Special:\u003csvg\u003e\u003cscript\u003e`},
+		// rules.caddy must not carry the hostile page name: the rule generator
+		// has to see it and leave it out, saying so.
+		{"report.json", js, "not safe to put in a Caddyfile"},
+	} {
+		if !strings.Contains(reached.text, reached.want) {
+			t.Errorf("the hostile text never reached %s (no %q), so the checks below prove nothing", reached.name, reached.want)
+		}
+	}
+
+	for _, bad := range []string{"<script", "</svg><", "\n# Injected", "{{.Secret}}"} {
 		if strings.Contains(md, bad) {
 			t.Errorf("postmortem.md contains %q", bad)
 		}
 	}
-	for _, bad := range []string{"<script", "javascript:alert(1)\"", "href=\"javascript", "{{.Secret}}"} {
+	// "](javascript:" counts only unescaped: "\](javascript:" is a literal bracket.
+	if loc := regexp.MustCompile(`(^|[^\\])(\\\\)*\]\(javascript:`).FindStringIndex(md); loc != nil {
+		t.Errorf("postmortem.md contains an unescaped \"](javascript:\": …%s…", md[max(0, loc[0]-60):min(len(md), loc[1]+20)])
+	}
+	for _, bad := range []string{"<script", "javascript:alert(1)\"", "href=\"javascript"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("report.html contains %q", bad)
+		}
+	}
+	// HTML has no template syntax: "{{.Secret}}" is inert as text, but must
+	// never land in a tag or attribute.
+	for z := htmlparse.NewTokenizer(strings.NewReader(html)); ; {
+		tt := z.Next()
+		if tt == htmlparse.ErrorToken {
+			break
+		}
+		if (tt == htmlparse.StartTagToken || tt == htmlparse.SelfClosingTagToken || tt == htmlparse.EndTagToken) && strings.Contains(string(z.Raw()), "{{") {
+			t.Errorf("report.html has a template action in a tag: %s", z.Raw())
 		}
 	}
 	var decoded map[string]any

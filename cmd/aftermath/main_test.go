@@ -159,3 +159,68 @@ func countStatuses(t *testing.T, path string, from, to time.Time) map[int]int {
 	}
 	return counts
 }
+
+// TestIncompleteNamesDataQualityFile: the exit-1 message of analyze names the
+// report whose data_quality says what is missing: report.json when it was
+// written, else the last report written, never rules.caddy.
+func TestIncompleteNamesDataQualityFile(t *testing.T) {
+	dir := t.TempDir()
+	b := filepath.Join(dir, "bundle")
+	writeHostileBundle(t, b) // no metrics: the evidence is incomplete
+	for _, tt := range []struct{ format, want string }{
+		{"md,json,html", "report.json"},
+		{"html,md", "postmortem.md"},
+	} {
+		out := filepath.Join(dir, "out-"+strings.ReplaceAll(tt.format, ",", "-"))
+		cmd := newAnalyzeCmd()
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetArgs([]string{"--bundle", b, "--out", out, "--format", tt.format})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if code := exitCode(err); code != exitIncomplete {
+			t.Fatalf("--format %s: exit %d (%v), want %d", tt.format, code, err, exitIncomplete)
+		}
+		if want := "see data_quality in " + filepath.Join(out, tt.want); !strings.Contains(err.Error(), want) {
+			t.Errorf("--format %s: %q does not say %q", tt.format, err, want)
+		}
+	}
+}
+
+// TestRulesPartialLiveBundle: a bundle whose manifest says a live query
+// failed makes rules exit 1 and print the note, as analyze does.
+func TestRulesPartialLiveBundle(t *testing.T) {
+	b := filepath.Join(t.TempDir(), "bundle")
+	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
+		t.Fatalf("simulate exit %d", code)
+	}
+	rulesOn := func() (int, string) {
+		var out bytes.Buffer
+		cmd := newRulesCmd()
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetArgs([]string{"--bundle", b})
+		cmd.SetOut(&out)
+		cmd.SetErr(io.Discard)
+		return exitCode(cmd.Execute()), out.String()
+	}
+	if code, out := rulesOn(); code != exitOK {
+		t.Fatalf("rules on the complete bundle: exit %d, want %d, so this test proves nothing:\n%s", code, exitOK, out)
+	}
+	mpath := filepath.Join(b, bundle.ManifestFile)
+	m, err := bundle.ReadManifest(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Queries = append(m.Queries, bundle.Query{Source: "loki", Query: `{job="caddy"}`, From: m.Window.From, To: m.Window.To,
+		File: "access/access.log.gz", Complete: false, Note: "failed: 2 sub-ranges"})
+	if err := bundle.WriteManifest(b, m); err != nil {
+		t.Fatal(err)
+	}
+	code, out := rulesOn()
+	if code != exitIncomplete {
+		t.Errorf("rules on a partial live bundle: exit %d, want %d", code, exitIncomplete)
+	}
+	if !strings.Contains(out, "error (loki): {job=\"caddy\"}") || !strings.Contains(out, "is incomplete") {
+		t.Errorf("rules does not print the manifest's note:\n%s", out)
+	}
+}

@@ -22,6 +22,38 @@ type analysis struct {
 
 // analyzeInputs runs the pipeline sources -> detect -> (rules, report) on in.
 func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
+	d, err := loadAndDetect(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	defer d.loaded.Close()
+	rep, err := report.Build(ctx, d.loaded, d.res, d.tz)
+	if err != nil {
+		return nil, err
+	}
+	prop, err := d.propose(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rep.Rules = prop.Rules
+	rep.Recommendations = prop.Recommendations
+	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
+	return &analysis{report: rep, caddyfile: prop.Caddyfile}, nil
+}
+
+// detected is the half of the pipeline analyze and rules share: the evidence
+// loaded and the detectors run on it.
+type detected struct {
+	tz     string // the time zone's name: in.Manifest.Timezone, else "UTC"
+	loc    *time.Location
+	loaded *detect.Loaded // the caller closes it
+	res    *detect.Result
+}
+
+// loadAndDetect loads in (keeping the requests for the rules, which read them
+// again) in the bundle's time zone, adds the notes a live bundle's manifest
+// carries, and runs every detector. The caller closes d.loaded.
+func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
 	tz := in.Manifest.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -36,27 +68,21 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer loaded.Close()
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
-	ev := loaded.Evidence
-	res, err := detect.Run(ctx, ev, detect.Detectors())
+	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
 	if err != nil {
+		loaded.Close()
 		return nil, err
 	}
-	rep, err := report.Build(ctx, loaded, res, tz)
-	if err != nil {
-		return nil, err
-	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site,
+	return &detected{tz: tz, loc: loc, loaded: loaded, res: res}, nil
+}
+
+// propose generates and backtests the rate-limit rules for the findings.
+func (d *detected) propose(ctx context.Context, in detect.Inputs) (*rules.Proposal, error) {
+	ev := d.loaded.Evidence
+	return rules.Propose(ctx, rules.Input{Findings: d.res.Findings, Access: in.Access, Requests: d.loaded.Requests, Site: ev.Site,
 		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
-	if err != nil {
-		return nil, err
-	}
-	rep.Rules = prop.Rules
-	rep.Recommendations = prop.Recommendations
-	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
-	return &analysis{report: rep, caddyfile: prop.Caddyfile}, nil
 }
 
 // rulesFile is where analyze writes the proposed rate_limit block.

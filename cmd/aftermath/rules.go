@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -92,30 +91,13 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 
 func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 	ctx := cmd.Context()
-	tz := in.Manifest.Timezone
-	if tz == "" {
-		tz = "UTC"
-	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return usageErrorf("time zone %q: %v", tz, err)
-	}
-	in.KeepRequests = true
-	loaded, err := detect.Load(ctx, *in, loc)
+	d, err := loadAndDetect(ctx, *in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	defer loaded.Close()
-	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	m := in.Manifest
-	rin := rules.Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}
-	if m.Baseline != nil {
-		rin.BaselineFrom, rin.BaselineTo = m.Baseline.From, m.Baseline.To
-	}
-	prop, err := rules.Propose(ctx, rin)
+	defer d.loaded.Close()
+	loaded, res, loc := d.loaded, d.res, d.loc
+	prop, err := d.propose(ctx, *in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -133,7 +115,7 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 		fmt.Fprintln(w)
 		printBacktest(w, prop, loc)
 		for _, r := range prop.Rules {
-			fmt.Fprintf(w, "\n%s: %s\n", r.Name, terminalText(r.Why))
+			fmt.Fprintf(w, "\n%s: %s\n", r.Name, report.TerminalSafe(r.Why))
 		}
 	} else {
 		fmt.Fprintln(w, "no rate limit proposed")
@@ -143,11 +125,11 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 		t := tablewriter.NewWriter(w)
 		t.Header("target", "key", "value")
 		for _, r := range prop.Recommendations {
-			_ = t.Append(r.Target, r.Key, terminalText(r.Value))
+			_ = t.Append(r.Target, r.Key, report.TerminalSafe(r.Value))
 		}
 		_ = t.Render()
 		for _, r := range prop.Recommendations {
-			fmt.Fprintf(w, "\n%s %s = %s: %s\n", r.Target, r.Key, terminalText(r.Value), terminalText(r.Why))
+			fmt.Fprintf(w, "\n%s %s = %s: %s\n", r.Target, r.Key, report.TerminalSafe(r.Value), report.TerminalSafe(r.Why))
 		}
 	}
 	notes := append(append(append([]sources.QualityNote{}, loaded.DataQuality...), res.DataQuality...), prop.DataQuality...)
@@ -155,7 +137,7 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range notes {
-		fmt.Fprintf(w, "%s (%s): %s\n", n.Severity, n.Source, terminalText(n.Message))
+		fmt.Fprintf(w, "%s (%s): %s\n", n.Severity, n.Source, report.TerminalSafe(n.Message))
 	}
 	if incomplete(notes) {
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("done, but with caveats: see the notes above")}
@@ -188,15 +170,4 @@ func printBacktest(w io.Writer, prop *rules.Proposal, loc *time.Location) {
 		row("(all zones)", "", "", *prop.Backtest)
 	}
 	_ = t.Render()
-}
-
-// terminalText drops control characters so that a log value cannot move the
-// cursor or rewrite the terminal.
-func terminalText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ func newSimulateCmd() *cobra.Command {
 			if o.Scenario == "" || o.Out == "" {
 				return usageErrorf("--scenario and --out are required; scenarios:\n%s", scenarioList())
 			}
-			if !known(o.Scenario) {
+			if !slices.Contains(simulate.Scenarios(), o.Scenario) {
 				return usageErrorf("unknown scenario %q; scenarios:\n%s", o.Scenario, scenarioList())
 			}
 			if o.Scale <= 0 {
@@ -46,15 +47,6 @@ func newSimulateCmd() *cobra.Command {
 	fl.Float64Var(&o.Scale, "scale", 1, "traffic multiplier (for benchmarks)")
 	fl.Float64Var(&o.BaselineHours, "baseline-hours", 24, "hours of ordinary traffic before the incident")
 	return cmd
-}
-
-func known(name string) bool {
-	for _, s := range simulate.Scenarios() {
-		if s == name {
-			return true
-		}
-	}
-	return false
 }
 
 func scenarioList() string {

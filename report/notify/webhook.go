@@ -53,11 +53,18 @@ func Compose(events []Event, window scan.Range, loc *time.Location, report strin
 			fmt.Fprintf(&b, "ENDED %s (open since %s)", slack(a.ID()), a.Start.In(loc).Format("Jan 2 15:04"))
 			continue
 		}
-		fmt.Fprintf(&b, " since %s: %s %s (usually %s", a.Start.In(loc).Format("15:04"), slack(a.Metric), value(a.Observed), value(a.Baseline))
-		if e.Type == Worsened {
-			fmt.Fprintf(&b, "; announced at %s", value(e.Previous.Observed))
+		fmt.Fprintf(&b, " since %s: %s %s", a.Start.In(loc).Format("15:04"), slack(a.Metric), value(a.Observed))
+		var notes []string
+		if !a.NoBaseline {
+			notes = append(notes, "usually "+value(a.Baseline))
 		}
-		fmt.Fprintf(&b, "). %s", slack(truncate(a.Summary, maxSummary)))
+		if e.Type == Worsened {
+			notes = append(notes, "announced at "+value(e.Previous.Observed))
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(notes, "; "))
+		}
+		fmt.Fprintf(&b, ". %s", slack(truncate(a.Summary, maxSummary)))
 	}
 	switch {
 	case strings.HasPrefix(report, "https://") || strings.HasPrefix(report, "http://"):
