@@ -305,26 +305,21 @@ func (f *timeFIFO) newest() int64 { return f.ts[len(f.ts)-1] }
 // candidateWindows are the windows sizing chooses from, longest first.
 var candidateWindows = []time.Duration{10 * time.Minute, 5 * time.Minute, time.Minute}
 
-// size measures, for each zone and candidate window, the highest number of
-// ordinary requests (no crawler fingerprint) the zone matched in any window of
-// that length over the baseline: in total for a site-wide zone, for the
-// busiest single client for a per-client zone.
-func (e *engine) size(ctx context.Context, zones []Zone, from, to time.Time) ([][]int, int, error) {
-	lo, hi := from.UnixNano(), to.UnixNano()
-	peak := make([][]int, len(zones))
-	shared := make([][]*timeFIFO, len(zones))
-	clients := make([][]map[netip.Addr]*timeFIFO, len(zones))
+// size measures, for each zone, the highest number of ordinary requests (no
+// crawler fingerprint) the zone matched in any window of length win over the
+// baseline: in total for a site-wide zone, for the busiest single client for
+// a per-client zone.
+func (e *engine) size(ctx context.Context, zones []Zone, win time.Duration, from, to time.Time) ([]int, error) {
+	lo, hi, w := from.UnixNano(), to.UnixNano(), int64(win)
+	peak := make([]int, len(zones))
+	shared := make([]*timeFIFO, len(zones))
+	clients := make([]map[netip.Addr]*timeFIFO, len(zones))
 	for i := range zones {
-		peak[i] = make([]int, len(candidateWindows))
-		shared[i] = make([]*timeFIFO, len(candidateWindows))
-		clients[i] = make([]map[netip.Addr]*timeFIFO, len(candidateWindows))
-		for w := range candidateWindows {
-			shared[i][w] = &timeFIFO{}
-			clients[i][w] = map[netip.Addr]*timeFIFO{}
-		}
+		shared[i] = &timeFIFO{}
+		clients[i] = map[netip.Addr]*timeFIFO{}
 	}
 	var lastSweep int64
-	late, err := e.source().each(ctx, func(at int64) bool { return at >= lo && at < hi }, func(a *arrival) {
+	_, err := e.source().each(ctx, func(at int64) bool { return at >= lo && at < hi }, func(a *arrival) {
 		if a.crawler >= 0 || a.match == 0 {
 			return
 		}
@@ -332,32 +327,28 @@ func (e *engine) size(ctx context.Context, zones []Zone, from, to time.Time) ([]
 			if a.match&(1<<i) == 0 {
 				continue
 			}
-			for w, win := range candidateWindows {
-				f := shared[i][w]
-				if zones[i].PerClient {
-					f = clients[i][w][a.ip]
-					if f == nil {
-						f = &timeFIFO{}
-						clients[i][w][a.ip] = f
-					}
+			f := shared[i]
+			if zones[i].PerClient {
+				f = clients[i][a.ip]
+				if f == nil {
+					f = &timeFIFO{}
+					clients[i][a.ip] = f
 				}
-				peak[i][w] = max(peak[i][w], f.push(a.at, int64(win)))
 			}
+			peak[i] = max(peak[i], f.push(a.at, w))
 		}
 		if a.at-lastSweep > int64(time.Minute) {
 			lastSweep = a.at
 			for i := range clients {
-				for w, win := range candidateWindows {
-					for ip, f := range clients[i][w] {
-						if f.newest() < a.at-int64(win) {
-							delete(clients[i][w], ip)
-						}
+				for ip, f := range clients[i] {
+					if f.newest() < a.at-w {
+						delete(clients[i], ip)
 					}
 				}
 			}
 		}
 	})
-	return peak, late, err
+	return peak, err
 }
 
 // limiter is v0.1.0's ring buffer (ringbuffer.go) on replay time.

@@ -224,8 +224,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	// the ranges the replays need are known now: the baseline, and the
 	// window from one zone window before it (to warm the limiters).
 	span := bTo.Sub(bFrom)
-	w := sizingWindow(span)
-	win := candidateWindows[w]
+	win := candidateWindows[sizingWindow(span)]
 	rec, recNote, err := e.record(ctx, prof, zones, win, bFrom, bTo, maxRecordedArrivals)
 	if err != nil {
 		return fmt.Errorf("rules: recording the requests to replay: %w", err)
@@ -237,7 +236,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		e.arrivals = rec
 	}
 
-	peaks, _, err := e.size(ctx, zones, bFrom, bTo)
+	peaks, err := e.size(ctx, zones, win, bFrom, bTo)
 	if err != nil {
 		return fmt.Errorf("rules: sizing: %w", err)
 	}
@@ -247,7 +246,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	}
 	for i := range zones {
 		z := &zones[i]
-		peak := peaks[i][w]
+		peak := peaks[i]
 		z.Window = win
 		z.Events = max(headroomFactor*peak, peak+minSlack)
 		who := "ordinary clients (every fingerprint but the crawlers') together"

@@ -74,6 +74,10 @@ type recordedArrivals struct {
 	chunks [][]arrival // recordingChunk each but the last: no copying as it grows
 	n      int
 	all    *arrivalCounts
+	// unmatchedIn keeps unmatched's answers by range: every resize step
+	// settles the same baseline, and the counts do not change (a reload
+	// changes match bits, not classes, and keeps every recorded arrival).
+	unmatchedIn map[[2]int64]classCounts
 }
 
 // recordingChunk is the arrivals per chunk of a recording: 4 MiB.
@@ -116,6 +120,9 @@ func (rec *recordedArrivals) settle(r *replay) error {
 // unmatched counts by class the arrivals in [from, to) that matched no zone:
 // all the profile counted there, less those recorded.
 func (rec *recordedArrivals) unmatched(from, to int64) (classCounts, error) {
+	if counts, ok := rec.unmatchedIn[[2]int64{from, to}]; ok {
+		return counts, nil
+	}
 	counts, ok := rec.all.in(from, to)
 	if !ok {
 		return nil, errors.New("backtest: the profile did not count the arrivals of a replayed range")
@@ -132,6 +139,10 @@ func (rec *recordedArrivals) unmatched(from, to int64) (classCounts, error) {
 			return nil, errors.New("backtest: the recording holds arrivals the profile did not count")
 		}
 	}
+	if rec.unmatchedIn == nil {
+		rec.unmatchedIn = map[[2]int64]classCounts{}
+	}
+	rec.unmatchedIn[[2]int64{from, to}] = counts
 	return counts, nil
 }
 
