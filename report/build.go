@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -29,22 +28,12 @@ var poolSeries = []struct {
 	{SeriesCPU, "CPU %", "", "mean", func(p *detect.Pool) []metrics.Point { return p.CPU }},
 }
 
-// querySeries is the fallback when detect loaded no Pool but metrics exist:
-// one instant value a minute.
-var querySeries = []struct{ id, name, query string }{
-	{SeriesActive, "php-fpm active", "sum(phpfpm_active_processes)"},
-	{SeriesTotal, "php-fpm total", "sum(phpfpm_total_processes)"},
-	{SeriesQueue, "listen queue", "sum(phpfpm_listen_queue)"},
-	{SeriesBacklog, "backlog", "max(phpfpm_listen_queue_length)"},
-	{SeriesHealthy, "upstreams healthy", "min(caddy_reverse_proxy_upstreams_healthy)"},
-	{SeriesCPU, "CPU %", "avg(aws_ec2_cpuutilization_average)"},
-}
-
 // Build assembles the report from loaded evidence and the detectors' result:
 // the evidence summary, then (Assemble) impact, timeline and causes. Rules and
 // Recommendations are left for the caller to set. tz names the zone local times
-// are shown in.
-func Build(ctx context.Context, l *detect.Loaded, res *detect.Result, tz string) (*Report, error) {
+// are shown in. The metric series come from res.Pool, which detect.Run loads
+// whenever the evidence has metrics; Build queries nothing itself.
+func Build(_ context.Context, l *detect.Loaded, res *detect.Result, tz string) (*Report, error) {
 	ev := l.Evidence
 	r := &Report{Schema: Schema, Window: Window{From: ev.From, To: ev.To, TZ: tz}}
 	r.Evidence.AccessFiles = int(l.Access.Files)
@@ -58,26 +47,10 @@ func Build(ctx context.Context, l *detect.Loaded, res *detect.Result, tz string)
 	if ev.Traffic != nil {
 		r.Evidence.SummarizeTraffic(ev.Traffic, ev.From, ev.To)
 	}
-	switch {
-	case res != nil && res.Pool != nil:
-		r.Evidence.Series = seriesFromPool(res.Pool, ev.From, ev.To)
-	case ev.Metrics != nil:
-		for _, s := range querySeries {
-			series, err := ev.Metrics.QueryRange(ctx, s.query, ev.From, ev.To, time.Minute)
-			if err != nil {
-				return nil, fmt.Errorf("report: query %s: %w", s.query, err)
-			}
-			if len(series) == 0 {
-				continue
-			}
-			row := SeriesRow{ID: s.id, Name: s.name, Query: s.query, Agg: "last"}
-			for _, p := range series[0].Points {
-				row.add(p.T, p.V)
-			}
-			r.Evidence.Series = append(r.Evidence.Series, row)
-		}
-	}
 	if res != nil {
+		if res.Pool != nil {
+			r.Evidence.Series = seriesFromPool(res.Pool, ev.From, ev.To)
+		}
 		r.Findings = res.Findings
 		r.Checks = res.Checks
 		r.DataQuality = append(r.DataQuality, res.DataQuality...)
@@ -152,8 +125,6 @@ func perMinute(pts []metrics.Point, from, to time.Time, agg string) []Point {
 			last.V = math.Max(last.V, pt.V)
 		case "min":
 			last.V = math.Min(last.V, pt.V)
-		case "last":
-			last.V = pt.V
 		}
 		sum += pt.V
 		n++

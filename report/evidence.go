@@ -78,7 +78,7 @@ type SeriesRow struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Query string `json:"query"`
-	// Agg says how the minute's samples were reduced: max, min, mean or last.
+	// Agg says how the minute's samples were reduced: max, min or mean.
 	Agg    string    `json:"agg"`
 	Points []Point   `json:"points"`
 	Max    float64   `json:"max"`
