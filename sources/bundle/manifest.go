@@ -4,6 +4,7 @@
 package bundle
 
 import (
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -33,8 +34,41 @@ type Query struct {
 	Series int   `yaml:"series,omitempty"`
 	Bytes  int64 `yaml:"bytes,omitempty"`
 	// Complete is false when the source truncated or a sub-range failed.
-	Complete bool   `yaml:"complete"`
-	Note     string `yaml:"note,omitempty"`
+	Complete bool `yaml:"complete"`
+	// Failed is true when the query, or a part of it, failed with an error or
+	// was not run at all (cancelled, a client that could not be made), as
+	// opposed to a query that was answered but incomplete (truncated, server
+	// warnings, an unverified count). A failed record is never Complete. Read
+	// it through HasFailed, which also understands bundles written before the
+	// field existed.
+	Failed bool   `yaml:"failed,omitempty"`
+	Note   string `yaml:"note,omitempty"`
+}
+
+// legacyFailurePhrases are what the fetchers wrote into Note for a failed or
+// unfetched query before the Failed field existed.
+var legacyFailurePhrases = []string{"failed: ", "not fetched: ", "failed after"}
+
+// HasFailed reports whether q failed or was not run: an error, where an
+// incomplete record that is not failed is a warning. It reads Failed. A
+// bundle written before that field (or by hand without it) said so only in
+// the free text of Note, so for an incomplete record without Failed the
+// phrases the fetchers used to write there ("failed: ", "not fetched: ",
+// "failed after") are looked for as well; that fallback is for such bundles
+// only, and nothing new should rely on it.
+func (q Query) HasFailed() bool {
+	if q.Failed {
+		return true
+	}
+	if q.Complete {
+		return false
+	}
+	for _, p := range legacyFailurePhrases {
+		if strings.Contains(q.Note, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Manifest is bundle.yaml.

@@ -181,12 +181,13 @@ type Result struct {
 	// incomplete when it is.
 	Messages []string
 
-	lost bool // datapoints were received but could not be written
+	lost   bool // datapoints were received but could not be written
+	failed bool // a GetMetricData request for it failed
 }
 
 // Record is the result as bundle.yaml lists it (the caller sets File).
 func (r Result) Record() bundle.Query {
-	q := bundle.Query{Source: Source, Query: r.Spec.String(), From: r.From, To: r.To, Complete: r.Complete}
+	q := bundle.Query{Source: Source, Query: r.Spec.String(), From: r.From, To: r.To, Complete: r.Complete, Failed: r.failed}
 	if r.Datapoints > 0 {
 		q.Series = 1
 	}
@@ -327,7 +328,7 @@ func (c *Client) call(ctx context.Context, results []Result, idx []int, w *metri
 	failed := func(err error) error {
 		for _, i := range idx {
 			r := &results[i]
-			r.Complete = false
+			r.Complete, r.failed = false, true
 			r.Messages = append(r.Messages, "request failed: "+err.Error())
 		}
 		return fmt.Errorf("cloudwatch: GetMetricData for %d metrics (%s...): %w", len(idx), first.Spec, err)

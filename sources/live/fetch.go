@@ -123,7 +123,7 @@ func Fetch(ctx context.Context, cfg *Config, from, to time.Time, outDir string, 
 			f.note(step.name, sources.SeverityInfo, "not configured: nothing fetched from "+step.name)
 		case ctx.Err() != nil:
 			f.note(step.name, sources.SeverityError, "not fetched: "+ctx.Err().Error())
-			f.record(bundle.Query{Source: step.name, From: f.start, To: to, Note: "not fetched: " + ctx.Err().Error()})
+			f.record(bundle.Query{Source: step.name, From: f.start, To: to, Failed: true, Note: "not fetched: " + ctx.Err().Error()})
 		default:
 			if err := step.run(ctx); err != nil {
 				errs = append(errs, err) // a local failure (writing the bundle)
@@ -353,7 +353,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		}
 		f.notes = append(f.notes, res.Notes...)
 		if perr != nil {
-			rec.Complete = false
+			rec.Complete, rec.Failed = false, true
 			rec.Note += "; failed: " + perr.Error()
 			if len(sources.Problems(res.Notes)) == 0 {
 				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: %v", file, perr))
@@ -371,7 +371,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		if ctx.Err() != nil {
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s not fetched: %v", file, ctx.Err()))
 			f.record(bundle.Query{Source: loki.Source, Query: joinQuery(lg.Selector, lg.Pipeline), From: f.start, To: f.to, File: file,
-				Note: "not fetched: " + ctx.Err().Error()})
+				Failed: true, Note: "not fetched: " + ctx.Err().Error()})
 			continue
 		}
 		if err := pull("log "+lg.Name, lg.Selector, lg.Pipeline, file); err != nil {
@@ -384,7 +384,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 // failed records a source that could not run at all.
 func (f *fetcher) failed(source, what string, err error) {
 	f.note(source, sources.SeverityError, fmt.Sprintf("%s: %v; nothing fetched", what, err))
-	f.record(bundle.Query{Source: source, From: f.start, To: f.to, Note: "failed: " + err.Error()})
+	f.record(bundle.Query{Source: source, From: f.start, To: f.to, Failed: true, Note: "failed: " + err.Error()})
 }
 
 func joinQuery(selector, pipeline string) string {
@@ -423,7 +423,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		rec.From, rec.To = f.start, f.to
 	}
 	if err != nil {
-		rec.Complete = false
+		rec.Complete, rec.Failed = false, true
 		rec.Note += "; failed: " + err.Error()
 		f.record(rec)
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
@@ -447,7 +447,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
 	}
 	if ferr != nil {
-		frec.Complete = false
+		frec.Complete, frec.Failed = false, true
 		frec.Note += "; failed: " + ferr.Error()
 		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
 	} else {
@@ -512,15 +512,15 @@ const pushdownMark = "pushdown: "
 
 // ManifestNotes turns what bundle.yaml says into data-quality notes, so an
 // analysis of a fetched bundle reports what its fetch could not get: an
-// "error" for each record that failed or was not fetched, a "warning" for
-// each other incomplete record, and an "info" note for what a pushdown did
-// not pull. Bundles written by other means (simulate, by hand) give none.
+// "error" for each record that failed or was not fetched (decided by
+// bundle.Query.HasFailed), a "warning" for each other incomplete record, and
+// an "info" note for what a pushdown did not pull. Bundles written by other means (simulate, by hand) give none.
 func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 	var out []sources.QualityNote
 	for _, q := range m.Queries {
 		if !q.Complete {
 			sev := sources.SeverityWarning
-			if strings.Contains(q.Note, "failed: ") || strings.Contains(q.Note, "not fetched: ") || strings.Contains(q.Note, "failed after") {
+			if q.HasFailed() {
 				sev = sources.SeverityError
 			}
 			what := q.Query
@@ -580,7 +580,7 @@ func (f *fetcher) prometheus(ctx context.Context) error {
 		series += r.Series
 		if !r.Complete {
 			sev := sources.SeverityWarning
-			if strings.Contains(r.Note, "failed: ") || strings.Contains(r.Note, "not fetched: ") {
+			if r.HasFailed() {
 				sev = sources.SeverityError
 			}
 			f.note(prometheus.Source, sev, fmt.Sprintf("%s [%s, %s) incomplete: %s", r.Query, r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Note))
@@ -716,7 +716,7 @@ func (f *fetcher) changes() error {
 		data, err := os.ReadFile(src)
 		if err != nil {
 			f.note(SourceChanges, sources.SeverityError, fmt.Sprintf("change log %s: %v", src, err))
-			f.record(bundle.Query{Source: SourceChanges, Query: "copy of " + src, From: f.start, To: f.to, File: rel, Note: "failed: " + err.Error()})
+			f.record(bundle.Query{Source: SourceChanges, Query: "copy of " + src, From: f.start, To: f.to, File: rel, Failed: true, Note: "failed: " + err.Error()})
 			continue
 		}
 		if err := os.WriteFile(filepath.Join(f.dir, rel), data, 0o644); err != nil {

@@ -108,6 +108,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 		rec := bundle.Query{Source: loki.Source, Query: q, From: from, To: to, File: bundle.MinuteStatusFile, Series: len(mv.Series), Complete: err == nil,
 			Note: fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled, %d requests, %d response bytes", len(notPulled), mv.Requests, mv.WireBytes)}
 		if err != nil {
+			rec.Failed = true
 			rec.Note += "; failed: " + err.Error()
 			f.record(rec)
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(

@@ -227,12 +227,16 @@ func (c *Client) notes(r Result) []sources.QualityNote {
 	return out
 }
 
-// Record is the bundle.yaml entry for a pull written to file.
+// Record is the bundle.yaml entry for a pull written to file. It is Failed
+// when a sub-range failed with an error (not only truncated or unverified).
 func (r Result) Record(file string) bundle.Query {
-	bad := 0
+	bad, failed := 0, false
 	for _, s := range r.SubRanges {
 		if !s.Complete {
 			bad++
+		}
+		if s.Err != nil {
+			failed = true
 		}
 	}
 	note := fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
@@ -250,6 +254,7 @@ func (r Result) Record(file string) bundle.Query {
 		Series:   r.Streams(),
 		Bytes:    r.Bytes(),
 		Complete: r.Complete(),
+		Failed:   failed,
 		Note:     note,
 	}
 }

@@ -79,6 +79,7 @@ func Export(ctx context.Context, q metrics.Querier, selectors []string, from, to
 	for _, sel := range selectors {
 		rec := bundle.Query{Source: Source, Query: sel, From: from, To: to}
 		if ctx.Err() != nil {
+			rec.Failed = true
 			rec.Note = "not fetched: " + ctx.Err().Error()
 			recs = append(recs, rec)
 			continue
@@ -86,6 +87,7 @@ func Export(ctx context.Context, q metrics.Querier, selectors []string, from, to
 		st, err := e.selector(ctx, sel, step)
 		rec.Series = st.series
 		rec.Complete = err == nil && len(st.warnings) == 0 && st.invalid == 0
+		rec.Failed = err != nil
 		rec.Note = st.note(step, err)
 		recs = append(recs, rec)
 		if err != nil {
