@@ -259,11 +259,9 @@ func (rd *reader) setDurationFormat() error {
 	if rd.opts.DurationFormat == "" {
 		return nil
 	}
-	div, ok := durationUnits[rd.opts.DurationFormat]
-	if !ok {
+	if _, ok := durationUnits[rd.opts.DurationFormat]; !ok {
 		return fmt.Errorf("access log: duration format %q: want s, ms or ns (Caddy's duration_format)", rd.opts.DurationFormat)
 	}
-	rd.durUnit = div
 	return nil
 }
 

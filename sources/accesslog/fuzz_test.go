@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ var knownReasons = map[string]bool{
 	ReasonTruncatedGzip: true, ReasonCorruptGzip: true, ReasonNotAccessLog: true, ReasonUnknownShape: true,
 	ReasonMissingTS: true, ReasonMissingStatus: true, ReasonMissingURI: true, ReasonMissingClientIP: true,
 	ReasonBadTS: true, ReasonBadStatus: true, ReasonBadDuration: true, ReasonBadSize: true, ReasonBadClientIP: true,
+	ReasonDockerPartial: true, ReasonConsoleNoFields: true,
 }
 
 func fuzzSeeds(f *testing.F) [][]byte {
@@ -106,12 +108,16 @@ func FuzzRead(f *testing.F) {
 		}
 		block := 1024 + int(blockSel)%4096
 		res := readWith("f.log", bytes.NewReader(input), Options{LoggedInCookie: "wikiUserID=", Workers: int(workers % 5)}, block)
-		if res.err != nil {
+		var unusable *UnusableError
+		if res.err != nil && !errors.As(res.err, &unusable) {
 			t.Fatal(res.err)
 		}
 
 		lp := newLineParser()
 		lp.cookie = "wikiUserID="
+		// Whole-number durations are read in the unit the first lines show.
+		head := input[:min(len(input), sniffSize)]
+		lp.durUnit, _ = sniff(head, len(input) <= sniffSize, Options{}).durationUnit()
 		var want []sources.Request
 		var lines, skipped int64
 		rest := input
@@ -145,6 +151,10 @@ func FuzzRead(f *testing.F) {
 		}
 		if !sameRequests(res.reqs, want) || res.stats.Requests != int64(len(want)) {
 			t.Errorf("got %d requests (stats %d), want %d", len(res.reqs), res.stats.Requests, len(want))
+		}
+		// Nothing usable is an error exactly when lines were skipped and none read.
+		if wantUnusable := len(want) == 0 && skipped > 0; (unusable != nil) != wantUnusable {
+			t.Errorf("err %v, want an UnusableError: %v", res.err, wantUnusable)
 		}
 	})
 }

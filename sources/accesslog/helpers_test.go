@@ -59,6 +59,9 @@ func readWith(name string, r io.Reader, opts Options, block int) result {
 		return nil
 	}, block)
 	res.stats, res.err = rd.readStream(context.Background(), name, r)
+	if res.err == nil {
+		res.err = rd.unusable(res.stats)
+	}
 	return res
 }
 

@@ -38,8 +38,9 @@ type Input struct {
 	// format; aftermath reads Caddy's JSON access log (log { format json })".
 	Diagnosis string
 
-	counts shapeCounts
-	sniff  sniffResult
+	counts      shapeCounts
+	sniff       sniffResult
+	firstReason string // the skip reason of line FirstSkipped
 }
 
 // UnusableError is what Read and ReadReader return when their inputs held
@@ -147,7 +148,7 @@ func sniff(head []byte, eof bool, opts Options) sniffResult {
 // fraction means seconds; integers are milliseconds when some are below 1,000
 // (a static file or a refusal takes under a millisecond: 0 or 1 in ms, never
 // under a microsecond in ns) and nanoseconds otherwise.
-func (s *sniffResult) durationUnit() (div float64, detected bool) {
+func (s sniffResult) durationUnit() (div float64, detected bool) {
 	if s.fracs > 0 || len(s.ints) == 0 {
 		return 1, false
 	}
@@ -212,9 +213,9 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		add(sources.SeverityInfo, "durations are Go duration strings (Caddy's duration_format string), read as such")
 	}
 	if in.Duplicates > 0 {
-		what := fmt.Sprintf("%d of its lines", in.Duplicates)
+		what := fmt.Sprintf("%d of its requests", in.Duplicates)
 		if in.Requests == 0 {
-			what = "all of its lines"
+			what = fmt.Sprintf("all %d of its requests", in.Duplicates)
 		}
 		add(sources.SeverityInfo, "%s were also in %s (same time, client address and port, URI, status and duration): counted once",
 			what, strings.Join(in.DuplicateOf, ", "))
@@ -227,7 +228,8 @@ var unitWords = map[string]string{"s": "seconds", "ms": "milliseconds", "ns": "n
 // usable reports whether enough of an input could be read: at least one line
 // in twenty of those not blank.
 func (in *Input) usable() bool {
-	return in.Skipped == 0 || in.Requests*20 >= in.Requests+in.Skipped
+	read := in.Requests + in.Duplicates
+	return in.Skipped == 0 || read*20 >= read+in.Skipped
 }
 
 // diagnose sets in.Diagnosis from the first unusable line seen.
@@ -236,14 +238,14 @@ func (in *Input) diagnose() {
 		return
 	}
 	line := in.FirstSkipped
-	looks := "its lines are not Caddy access-log lines"
-	if s := in.sniff; s.badLine > 0 {
+	looks := "skipped as " + in.firstReason
+	if s := in.sniff; s.badLine > 0 && int64(s.badLine) <= line {
 		line = int64(s.badLine)
 		looks = describe(s.bad, s.badReason)
 	}
 	some := "no line could be read"
-	if in.Requests > 0 {
-		some = fmt.Sprintf("only %d of %d lines could be read", in.Requests, in.Requests+in.Skipped)
+	if read := in.Requests + in.Duplicates; read > 0 {
+		some = fmt.Sprintf("only %d of %d lines could be read", read, read+in.Skipped)
 	}
 	in.Diagnosis = fmt.Sprintf("%s: %s (first unusable line %d): %s", in.Name, some, line, looks)
 }
@@ -313,8 +315,8 @@ func describe(line []byte, reason string) string {
 // attacker-controlled: callers print it quoted).
 func clip(b []byte) string {
 	s := string(b)
-	if len(s) > 40 {
-		s = s[:40] + "..."
+	if len(s) > 64 {
+		s = s[:64] + "..."
 	}
 	return strings.ToValidUTF8(s, "?")
 }

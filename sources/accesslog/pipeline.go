@@ -93,7 +93,8 @@ func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) 
 		sink = func([]sources.Request) error { return nil }
 	}
 	return &reader{opts: opts, skips: skips, sink: sink, block: block,
-		examples: map[string]int{}, extra: map[string]int{}}
+		examples: map[string]int{}, extra: map[string]int{},
+		durUnit: durationUnits[opts.DurationFormat]} // Read and ReadReader refuse an unknown format
 }
 
 func (rd *reader) newChunk() *chunk {
@@ -489,14 +490,14 @@ func (p *pipeline) deliver(c *chunk) error {
 	}
 	base += int64(c.tooLong)
 	if c.tooLong > 0 {
-		p.skipped(int64(c.tooLong), p.fileLines+1)
+		p.skipped(int64(c.tooLong), p.fileLines+1, ReasonLineTooLong)
 	}
 	for _, t := range c.skips {
 		for _, line := range t.lines[:min(t.n, maxExamples)] {
 			rd.skip(t.reason, p, base+int64(line))
 		}
 		rd.extra[t.reason] += t.n - min(t.n, maxExamples)
-		p.skipped(int64(t.n), base+int64(t.lines[0]))
+		p.skipped(int64(t.n), base+int64(t.lines[0]), t.reason)
 	}
 	for reason, n := range rd.extra {
 		rd.skips.AddN(reason, "", n)
@@ -543,9 +544,9 @@ func (p *pipeline) deliver(c *chunk) error {
 }
 
 // skipped counts n skipped lines of the input, the first at line.
-func (p *pipeline) skipped(n, line int64) {
+func (p *pipeline) skipped(n, line int64, reason string) {
 	if p.input.Skipped == 0 || line < p.input.FirstSkipped {
-		p.input.FirstSkipped = line
+		p.input.FirstSkipped, p.input.firstReason = line, reason
 	}
 	p.input.Skipped += n
 }
