@@ -34,8 +34,21 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(baseLine, `"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10Z"`, 1),
 		strings.Replace(baseLine, `"duration":0.035747075`, `"duration":"35ms"`, 1),
 		strings.Replace(baseLine, `"uri":"/w/`, `"uri":"\ud800\u00e9?\\u0000`, 1),
+		// the other shapes Caddy and its hosts write (corpus_test.go)
+		`{"log":"{\"ts\":1,\"request\":{\"uri\":\"/\",\"client_ip\":\"1.1.1.1\"},\"status\":200}","stream":"stdout"}`,
+		`{"MESSAGE":[123,125],"__REALTIME_TIMESTAMP":"1"}`,
+		"2026/11/29 15:33:55.061\tINFO\thttp.log.access\thandled request",
+		"2026/11/29 15:33:55.061 INFO http.log.access handled request {}",
+		"1795966450.4057534\tinfo\thttp.log.access.log0\thandled request\t{\"request\":{\"uri\":\"/\",\"client_ip\":\"::1\"},\"status\":1}",
+		`127.0.0.1 - - [29/Nov/2026:15:33:55 +0000] "GET / HTTP/1.1" 200 3 "-" "curl/7.88.1"`,
 	} {
 		seeds = append(seeds, []byte(s))
+	}
+	lines := sampleLines(f)
+	for _, c := range corpusCases() {
+		for _, i := range []int{0, 7, 20} {
+			seeds = append(seeds, []byte(c.encode(lines[i])))
+		}
 	}
 	return seeds
 }
