@@ -1,6 +1,9 @@
 // Package accesslog reads Caddy v2 JSON access logs, exactly as Caddy writes
 // them (one JSON object per line, plain or gzip) or as Loki returns them (Loki
 // keeps the line text), and turns each line into a compact sources.Request.
+// It also reads them as Caddy's hosts keep them: wrapped by Docker's
+// json-file driver or exported from journald (the line inside is read), and
+// written by Caddy's console encoder (read from its JSON fields).
 //
 // Reading is streaming and parallel: one goroutine reads (and gunzips) 1 MiB
 // blocks cut at newlines, several goroutines parse them, and the results are
@@ -16,14 +19,29 @@
 // The one exception is a line the caller's Options.Prefilter rejects: the
 // caller asked not to hear of it.
 //
+// Each input is sniffed once (its first 256 KiB) before its lines go to the
+// parsers: whole-number durations are read in the unit the values show, and
+// an input that yields nothing usable is described (Input.Diagnosis). The
+// shapes that are not plain Caddy JSON are recognised line by line on the
+// slow path only, so plain lines cost what they did.
+//
+// With several inputs, a request an earlier input delivered (same time,
+// client address and port, URI, status, duration) is counted once (overlap.go).
+//
 // How a line becomes a Request:
-//   - Time is ts: float Unix seconds by default; milli-, micro- or nanoseconds
-//     and RFC 3339 / ISO 8601 strings (other time_format settings) are accepted
-//     too. It is kept to the microsecond, in UTC. Duration is float seconds, or
-//     a Go duration string (duration_format "string").
+//   - Time is ts: float Unix seconds by default; every other time_format
+//     Caddy has is accepted too (unix_milli_float, unix_nano by magnitude;
+//     iso8601, rfc3339, rfc3339_nano, common_log with their zone; wall,
+//     wall_milli, wall_nano in Options.Zone, UTC by default). It is kept to the
+//     microsecond, in UTC.
+//   - Duration is float seconds; a whole number is seconds, milliseconds or
+//     nanoseconds as Options.DurationFormat says or the input's first lines
+//     show (duration_format s, ms, ns); a Go duration string ("1.5s",
+//     duration_format string) is read as such.
 //   - ClientIP is request.client_ip (the address after trusted_proxies), or
-//     request.remote_ip when client_ip is absent or empty; zones are dropped and
-//     IPv4-mapped IPv6 addresses unmapped, so one client has one key.
+//     request.remote_ip when client_ip is absent or empty, or the address of
+//     request.remote_addr ("ip:port", the oldest Caddy lines); zones are
+//     dropped and IPv4-mapped IPv6 addresses unmapped, so one client has one key.
 //   - Path and Query are request.uri split at the first '?', still escaped.
 //   - Lang is the first Accept-Language entry, lower-cased ("zh-CN,zh;q=0.9"
 //     gives "zh-cn"): browsers list their preference first, so q values are not
