@@ -78,8 +78,9 @@ func dockerAt(line string, t time.Time) string {
 	return string(b)
 }
 
-func journald(line string) string {
-	t := sampleTime(line)
+func journald(line string) string { return journaldAt(line, sampleTime(line)) }
+
+func journaldAt(line string, t time.Time) string {
 	b, _ := json.Marshal(map[string]string{
 		"__CURSOR": "s=2f1c;i=" + strconv.FormatInt(t.UnixMicro()%99991, 16), "__REALTIME_TIMESTAMP": strconv.FormatInt(t.UnixMicro(), 10),
 		"_SYSTEMD_UNIT": "caddy.service", "SYSLOG_IDENTIFIER": "caddy", "PRIORITY": "6", "MESSAGE": line})
@@ -175,6 +176,15 @@ func corpusCases() []corpusCase {
 		{name: "docker-json-file-duration-ns", encode: func(l string) string {
 			return docker(withDur(func(d time.Duration) string { return strconv.FormatInt(int64(d), 10) })(l))
 		}, timePrec: us, durPrec: time.Nanosecond, notes: []string{"27 Docker json-file lines", "read as nanoseconds"}},
+		// The obvious answer is wrong again, but Docker's own clock shows it.
+		{name: "docker-time-wall-time_local-no-zone-given", encode: func(l string) string {
+			return dockerAt(withTS(quoted("2006/01/02 15:04:05.000", seoul))(l), sampleTime(l))
+		}, timePrec: ms, durPrec: time.Nanosecond, timeShift: 9 * time.Hour, notes: []string{
+			"27 Docker json-file lines", "27 times have no zone", "27 of those times are -9h0m0s off the times Docker or journald recorded"}},
+		{name: "journald-wall-time_local", encode: func(l string) string {
+			return journaldAt(withTS(quoted("2006/01/02 15:04:05.000", seoul))(l), sampleTime(l))
+		}, opts: Options{Zone: seoul}, timePrec: ms, durPrec: time.Nanosecond, notes: []string{
+			"27 journald export entries", "27 times have no zone (Caddy's time_format wall, wall_milli or wall_nano): read as Asia/Seoul"}},
 		{name: "journald", encode: journald, timePrec: us, durPrec: time.Nanosecond,
 			notes: []string{"27 journald export entries"}},
 		{name: "console", encode: console(true), timePrec: ms, durPrec: time.Nanosecond,

@@ -189,6 +189,10 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		}
 		add(sources.SeverityInfo, "%d times have no zone (Caddy's time_format wall, wall_milli or wall_nano): read as %s", c.zoneless, zone)
 	}
+	if c.zoneOff > 0 {
+		add(sources.SeverityWarning, "%d of those times are %s off the times Docker or journald recorded for the same lines: Caddy wrote them in another zone (time_local), and the times here are off by that much; give the zone Caddy's host uses",
+			c.zoneOff, signed(c.offBy))
+	}
 	if c.remoteAddr > 0 {
 		add(sources.SeverityInfo, "%d lines name the client only by remote_addr (ip:port, older Caddy): that address is the client", c.remoteAddr)
 	}
@@ -221,6 +225,14 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 			what, strings.Join(in.DuplicateOf, ", "))
 	}
 	return out
+}
+
+// signed writes an offset as "+9h0m0s" or "-2h30m0s".
+func signed(d time.Duration) string {
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
 }
 
 var unitWords = map[string]string{"s": "seconds", "ms": "milliseconds", "ns": "nanoseconds"}

@@ -59,7 +59,8 @@ type lineParser struct {
 	// unwrapped is set while the line inside a Docker or journald wrapper,
 	// or rebuilt from a console line, is parsed: wrappers do not nest.
 	unwrapped bool
-	inner     []byte // the unwrapped or rebuilt line (reused)
+	inner     []byte    // the unwrapped or rebuilt line (reused)
+	hostTime  time.Time // when Docker or journald recorded the unwrapped line
 
 	counts shapeCounts // what this parser saw, added to its input's at the end
 }
@@ -479,6 +480,13 @@ func (lp *lineParser) timeOfString(s string) (time.Time, bool) {
 	// show, so one layout reads wall, wall_milli and wall_nano.
 	if t, err := time.ParseInLocation(wallLayout, s, zone); err == nil {
 		lp.counts.zoneless++
+		if !lp.hostTime.IsZero() {
+			// The wrapper's own clock says whether the zone was right.
+			if off := lp.hostTime.Sub(t); off > zoneTolerance || off < -zoneTolerance {
+				lp.counts.zoneOff++
+				lp.counts.offBy = off.Round(15 * time.Minute)
+			}
+		}
 		return t.Round(time.Microsecond).UTC(), true
 	}
 	return time.Time{}, false

@@ -42,7 +42,17 @@ type shapeCounts struct {
 	docker, journald, console int64
 	zoneless                  int64 // times written without a zone (wall)
 	remoteAddr                int64 // client address from remote_addr (ip:port) only
+	// zoneOff counts zone-less times that disagree with the time Docker or
+	// journald recorded for the line by more than zoneTolerance; offBy is how
+	// far (the host's time minus the line's, to 15 minutes).
+	zoneOff int64
+	offBy   time.Duration
 }
+
+// zoneTolerance is how far a line's time may be from the time its host
+// recorded: Docker and journald stamp a line when they receive it, moments
+// after Caddy wrote it; zones differ by a quarter of an hour or more.
+const zoneTolerance = 10 * time.Minute
 
 func (c *shapeCounts) add(o shapeCounts) {
 	c.docker += o.docker
@@ -50,6 +60,10 @@ func (c *shapeCounts) add(o shapeCounts) {
 	c.console += o.console
 	c.zoneless += o.zoneless
 	c.remoteAddr += o.remoteAddr
+	c.zoneOff += o.zoneOff
+	if o.offBy != 0 {
+		c.offBy = o.offBy
+	}
 }
 
 // unwrap recognises a Docker json-file or journald entry in a top-level object
@@ -66,6 +80,9 @@ func (lp *lineParser) unwrap(top *fastjson.Object) (inner []byte, reason string,
 			return nil, ReasonDockerPartial, true
 		}
 		lp.counts.docker++
+		if t, err := time.Parse(time.RFC3339Nano, string(stringOf(top.Get("time")))); err == nil {
+			lp.hostTime = t
+		}
 		lp.inner = append(lp.inner[:0], bytes.TrimRight(b, "\r\n")...)
 		return lp.inner, "", true
 	}
@@ -74,6 +91,9 @@ func (lp *lineParser) unwrap(top *fastjson.Object) (inner []byte, reason string,
 		return nil, "", false
 	}
 	lp.counts.journald++
+	if us, err := strconv.ParseInt(string(stringOf(top.Get("__REALTIME_TIMESTAMP"))), 10, 64); err == nil {
+		lp.hostTime = time.UnixMicro(us)
+	}
 	lp.inner = lp.inner[:0]
 	switch msg.Type() {
 	case fastjson.TypeString:
@@ -99,7 +119,7 @@ func (lp *lineParser) unwrap(top *fastjson.Object) (inner []byte, reason string,
 // reuse): a JSON line or a console line.
 func (lp *lineParser) parseInner(inner []byte, r *sources.Request) string {
 	lp.unwrapped = true
-	defer func() { lp.unwrapped = false }()
+	defer func() { lp.unwrapped, lp.hostTime = false, time.Time{} }()
 	// The inner line is copied: the parse below reuses the parser's buffers.
 	line := append([]byte(nil), inner...)
 	*r = sources.Request{}
