@@ -213,6 +213,12 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		add(sev, "durations are whole numbers (%d to %d in the first %d requests): read as %s, Caddy's duration_format %s, because %s%s; give the duration format if that is wrong",
 			lo, hi, len(s.ints), unitWords[in.DurationUnit], in.DurationUnit, why, guess)
 	}
+	if in.DurationUnit == "s" && opts.DurationFormat == "" && c.wholeSeconds > 0 && in.sniff.fracs > 0 {
+		// Caddy writes seconds as fractions: whole numbers after fractions
+		// mean the log's duration_format changed to ms or ns on the way.
+		add(sources.SeverityWarning, "%d durations are whole numbers though the first lines' are fractions of a second: read as seconds, they are 1,000 (ms) or 10^9 (ns) times too long if Caddy's duration_format changed in this file; give the duration format or split the file",
+			c.wholeSeconds)
+	}
 	if in.sniff.strings > 0 {
 		add(sources.SeverityInfo, "durations are Go duration strings (Caddy's duration_format string), read as such")
 	}

@@ -629,6 +629,7 @@ func (lp *lineParser) durationOfNumber(num []byte) (float64, bool) {
 		if lp.durUnit > 1 {
 			return f / lp.durUnit, true
 		}
+		lp.counts.wholeSeconds++
 		return f, true
 	}
 	lp.durKind = 'f'

@@ -47,6 +47,8 @@ type shapeCounts struct {
 	// far (the host's time minus the line's, to 15 minutes).
 	zoneOff int64
 	offBy   time.Duration
+	// wholeSeconds counts whole-number durations read as seconds.
+	wholeSeconds int64
 }
 
 // zoneTolerance is how far a line's time may be from the time its host
@@ -61,6 +63,7 @@ func (c *shapeCounts) add(o shapeCounts) {
 	c.zoneless += o.zoneless
 	c.remoteAddr += o.remoteAddr
 	c.zoneOff += o.zoneOff
+	c.wholeSeconds += o.wholeSeconds
 	if o.offBy != 0 {
 		c.offBy = o.offBy
 	}
