@@ -369,3 +369,28 @@ func TestUnusableAmongUsable(t *testing.T) {
 		}
 	}
 }
+
+// TestDockerPartialLines: Docker splits a line longer than 16 KiB into entries
+// whose "log" lacks the final newline; the parts are not joined, and each is
+// counted under its own reason.
+func TestDockerPartialLines(t *testing.T) {
+	lines := sampleLines(t)
+	long := strings.Replace(lines[4], `"msg":"handled request"`, `"msg":"`+strings.Repeat("p", 17000)+`"`, 1)
+	cut := 16 << 10
+	part := func(s string, last bool) string {
+		if last {
+			s += "\n"
+		}
+		b, _ := json.Marshal(map[string]string{"log": s, "stream": "stderr", "time": "2026-11-29T15:34:10.1Z"})
+		return string(b)
+	}
+	input := docker(lines[0]) + "\n" + part(long[:cut], false) + "\n" + part(long[cut:], true) + "\n" + docker(lines[1]) + "\n"
+	res := readString(input, Options{})
+	if res.err != nil || len(res.reqs) != 2 {
+		t.Fatalf("err %v, %d requests", res.err, len(res.reqs))
+	}
+	got := notes(res.skips)
+	if !strings.Contains(got[ReasonDockerPartial], "(first at t.log:2)") || !strings.Contains(got[ReasonMalformedJSON], "(first at t.log:3)") || len(got) != 2 {
+		t.Errorf("skips %v", got)
+	}
+}
