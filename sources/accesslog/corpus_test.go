@@ -213,6 +213,10 @@ func corpusCases() []corpusCase {
 		{name: "caddy-own-log", encode: func(l string) string {
 			return strings.Replace(strings.Replace(l, "http.log.access.log0", "http.handlers.reverse_proxy.health_checker.active", 1), "handled request", "host is down", 1)
 		}, unusable: `lines of Caddy's own log (logger "http.handlers.reverse_proxy.health_checker.active"), not its access log`},
+		// Access-log lines, but every one without a time: said as such, not
+		// taken for another log.
+		{name: "access-lines-without-ts", encode: func(l string) string { return tsRE.ReplaceAllLiteralString(l, `"time":1`) },
+			unusable: "t.log: no line could be read (first unusable line 1): Caddy access-log lines that cannot be used (missing ts)"},
 	}
 }
 

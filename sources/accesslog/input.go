@@ -314,9 +314,9 @@ func describe(line []byte, reason string) string {
 		return "Docker json-file lines whose lines inside are not usable (" + reason + ")"
 	case o.Get("MESSAGE") != nil:
 		return "a journald export whose messages are not Caddy access-log lines (" + reason + ")"
-	case o.Get("logger") != nil:
+	case o.Get("logger") != nil && !isAccessLogger(stringOf(o.Get("logger"))):
 		return fmt.Sprintf("lines of Caddy's own log (logger %q), not its access log; the access log is the file the site's log directive writes", clip(stringOf(o.Get("logger"))))
-	case o.Get("request") != nil:
+	case o.Get("request") != nil || o.Get("logger") != nil:
 		return "Caddy access-log lines that cannot be used (" + reason + ")"
 	}
 	keys := []string{}
