@@ -99,7 +99,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			l.Requests = spill
 		}
 	}
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie}, &skips,
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
@@ -139,6 +139,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		}
 	}
 	l.MetricFiles = len(in.Metrics)
+	l.DataQuality = append(l.DataQuality, stats.Notes...)
 	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
 	switch {
 	case len(in.Access) == 0:

@@ -141,7 +141,7 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 			Message: "no access log given: requests, statuses and client fingerprints are unknown"})
 	}
 	var skips sources.Skips
-	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie}, &skips,
+	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: cfg.Loc}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				s.col.Observe(&batch[i])
@@ -152,6 +152,7 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 		loaded.Close()
 		return nil, fmt.Errorf("scan: %w", err)
 	}
+	s.notes = append(s.notes, s.stats.Notes...)
 	s.notes = append(s.notes, skips.Notes("access", "lines")...)
 	s.col.finish()
 	if q := loaded.Evidence.Metrics; q != nil {

@@ -1,6 +1,9 @@
 // Package accesslog reads Caddy v2 JSON access logs, exactly as Caddy writes
 // them (one JSON object per line, plain or gzip) or as Loki returns them (Loki
 // keeps the line text), and turns each line into a compact sources.Request.
+// It also reads them as Caddy's hosts keep them: wrapped by Docker's
+// json-file driver or exported from journald (the line inside is read), and
+// written by Caddy's console encoder (read from its JSON fields).
 //
 // Reading is streaming and parallel: one goroutine reads (and gunzips) 1 MiB
 // blocks cut at newlines, several goroutines parse them, and the results are
@@ -16,14 +19,29 @@
 // The one exception is a line the caller's Options.Prefilter rejects: the
 // caller asked not to hear of it.
 //
+// Each input is sniffed once (its first 256 KiB) before its lines go to the
+// parsers: whole-number durations are read in the unit the values show, and
+// an input that yields nothing usable is described (Input.Diagnosis). The
+// shapes that are not plain Caddy JSON are recognised line by line on the
+// slow path only, so plain lines cost what they did.
+//
+// With several inputs, a request an earlier input delivered (same time,
+// client address and port, URI, status, duration) is counted once (overlap.go).
+//
 // How a line becomes a Request:
-//   - Time is ts: float Unix seconds by default; milli-, micro- or nanoseconds
-//     and RFC 3339 / ISO 8601 strings (other time_format settings) are accepted
-//     too. It is kept to the microsecond, in UTC. Duration is float seconds, or
-//     a Go duration string (duration_format "string").
+//   - Time is ts: float Unix seconds by default; every other time_format
+//     Caddy has is accepted too (unix_milli_float, unix_nano by magnitude;
+//     iso8601, rfc3339, rfc3339_nano, common_log with their zone; wall,
+//     wall_milli, wall_nano in Options.Zone, UTC by default). It is kept to the
+//     microsecond, in UTC.
+//   - Duration is float seconds; a whole number is seconds, milliseconds or
+//     nanoseconds as Options.DurationFormat says or the input's first lines
+//     show (duration_format s, ms, ns); a Go duration string ("1.5s",
+//     duration_format string) is read as such.
 //   - ClientIP is request.client_ip (the address after trusted_proxies), or
-//     request.remote_ip when client_ip is absent or empty; zones are dropped and
-//     IPv4-mapped IPv6 addresses unmapped, so one client has one key.
+//     request.remote_ip when client_ip is absent or empty, or the address of
+//     request.remote_addr ("ip:port", the oldest Caddy lines); zones are
+//     dropped and IPv4-mapped IPv6 addresses unmapped, so one client has one key.
 //   - Path and Query are request.uri split at the first '?', still escaped.
 //   - Lang is the first Accept-Language entry, lower-cased ("zh-CN,zh;q=0.9"
 //     gives "zh-cn"): browsers list their preference first, so q values are not
@@ -126,6 +144,17 @@ type Options struct {
 	// is attacker-controlled: a prefilter must accept every line it cannot
 	// rule out. It is called from the parser goroutines concurrently.
 	Prefilter func(line []byte) bool
+	// Zone is where times written without a zone are read (Caddy's
+	// time_format wall, wall_milli, wall_nano, and the console encoder's
+	// default): the bundle's time zone or --tz. nil means UTC, which is what
+	// Caddy writes unless the log sets time_local.
+	Zone *time.Location
+	// DurationFormat is Caddy's duration_format for durations written as
+	// whole numbers: "s", "ms" or "ns" (or Caddy's other spellings of them).
+	// "" detects it per input from the first lines' values (stated in the
+	// input's notes). A fraction is always read as seconds and a Go duration
+	// string ("1.5s", duration_format string) as what it says.
+	DurationFormat string
 }
 
 // Stats describes what a read saw.
@@ -142,6 +171,16 @@ type Stats struct {
 	// First and Last are the earliest and latest request times (not the times
 	// of the first and last lines, which need not be the extremes).
 	First, Last time.Time
+	// Duplicates counts requests left out because an earlier input of the
+	// same Read held the same line (see Input.Duplicates).
+	Duplicates int64
+	// Inputs describes each stream, in the order read.
+	Inputs []Input
+	// Notes are data-quality notes for report.json: how inputs were read
+	// (unwrapped, a detected duration unit, a zone applied), what was counted
+	// once, and what an unusable input looks like. The skip counts are not
+	// among them: they are in the caller's sources.Skips.
+	Notes []sources.QualityNote
 }
 
 func (s *Stats) add(o Stats) {
@@ -150,6 +189,9 @@ func (s *Stats) add(o Stats) {
 	s.Requests += o.Requests
 	s.Bytes += o.Bytes
 	s.OutOfOrder += o.OutOfOrder
+	s.Duplicates += o.Duplicates
+	s.Inputs = append(s.Inputs, o.Inputs...)
+	s.Notes = append(s.Notes, o.Notes...)
 	if !o.First.IsZero() && (s.First.IsZero() || o.First.Before(s.First)) {
 		s.First = o.First
 	}
@@ -170,24 +212,94 @@ func (s *Stats) add(o Stats) {
 // the next file. Read returns an error when a file cannot be opened or read,
 // when sink returns one (returned wrapped), or when ctx is done; Stats then
 // covers what was delivered before it.
+//
+// Each input is read as its first lines show it was written (see Input and
+// Stats.Notes): Docker json-file and journald wrappers are unwrapped, console
+// encoder lines are read from their JSON fields, whole-number durations are
+// read in the unit detected or given. With several paths, a request that an
+// earlier path already delivered (same time, client address and port, URI,
+// status and duration) is counted once, in Stats.Duplicates.
+//
+// When the inputs held lines but not one usable request, Read returns a
+// *UnusableError (with complete Stats) saying what each input looks like;
+// an input that is unusable among usable ones only gets a note.
 func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skips, sink func([]sources.Request) error) (Stats, error) {
 	rd := newReader(opts, skips, sink, defaultBlock)
+	if err := rd.setDurationFormat(); err != nil {
+		return Stats{}, err
+	}
 	var total Stats
-	for _, path := range paths {
+	if len(paths) > 1 {
+		o, err := newOverlap(len(paths))
+		if err != nil {
+			// The read goes on; it only cannot tell repeated lines.
+			total.Notes = append(total.Notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
+				Message: fmt.Sprintf("lines repeated across the %d access logs cannot be told apart, and would count twice: %v", len(paths), err)})
+		} else {
+			rd.overlap = o
+			defer o.close()
+		}
+	}
+	for i, path := range paths {
+		if rd.overlap != nil {
+			rd.overlap.startInput(i)
+		}
 		st, err := rd.readFile(ctx, path)
 		total.add(st)
 		if err != nil {
 			return total, err
 		}
+		if rd.overlap != nil {
+			if err := rd.overlap.endInput(); err != nil {
+				return total, err
+			}
+		}
 	}
-	return total, nil
+	return total, rd.unusable(total)
 }
 
 // ReadReader is Read for one stream; name stands for it in skip locations
 // ("name:line") and errors. Cancelling ctx is noticed between blocks: a Read
 // on r that blocks delays it.
 func ReadReader(ctx context.Context, name string, r io.Reader, opts Options, skips *sources.Skips, sink func([]sources.Request) error) (Stats, error) {
-	return newReader(opts, skips, sink, defaultBlock).readStream(ctx, name, r)
+	rd := newReader(opts, skips, sink, defaultBlock)
+	if err := rd.setDurationFormat(); err != nil {
+		return Stats{}, err
+	}
+	st, err := rd.readStream(ctx, name, r)
+	if err != nil {
+		return st, err
+	}
+	return st, rd.unusable(st)
+}
+
+func (rd *reader) setDurationFormat() error {
+	if rd.opts.DurationFormat == "" {
+		return nil
+	}
+	if _, ok := durationUnits[rd.opts.DurationFormat]; !ok {
+		return fmt.Errorf("access log: duration format %q: want s, ms or ns (Caddy's duration_format)", rd.opts.DurationFormat)
+	}
+	return nil
+}
+
+// unusable returns an *UnusableError when no input gave a request although
+// some lines were skipped. With a Prefilter the caller asked for a few lines
+// only, and finding none is an answer.
+func (rd *reader) unusable(st Stats) error {
+	if st.Requests > 0 || st.Duplicates > 0 || rd.opts.Prefilter != nil {
+		return nil
+	}
+	e := &UnusableError{}
+	for _, in := range st.Inputs {
+		if in.Diagnosis != "" {
+			e.Inputs = append(e.Inputs, in)
+		}
+	}
+	if len(e.Inputs) == 0 {
+		return nil
+	}
+	return e
 }
 
 func (rd *reader) readFile(ctx context.Context, path string) (Stats, error) {

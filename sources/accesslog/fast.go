@@ -3,7 +3,6 @@ package accesslog
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"net/netip"
 	"strings"
@@ -337,10 +336,12 @@ type fastLine struct {
 	seen                          uint32
 	logger, ts, status, dur, size []byte
 	uri, clientIP, remoteIP       []byte
+	remoteAddr, remotePort        []byte
 	method, host, proto           []byte
 	ua, lang                      []byte
 	cookie                        span // the Cookie header's value (an array)
 	clientNull, remoteNull        bool
+	addrNull                      bool
 	tls, secChUa                  bool
 	hasRequest, hasResp, upstream bool
 }
@@ -366,6 +367,8 @@ const (
 	fUA
 	fLang
 	fCookie
+	fRemoteAddr
+	fRemotePort
 )
 
 func (f *fastLine) once(bit uint32) bool {
@@ -476,6 +479,16 @@ func (lp *lineParser) fastRequestObject(sc *scan, f *fastLine) bool {
 				return false
 			}
 			f.remoteIP, f.remoteNull, ok = sc.ipVal()
+		case "remote_addr":
+			if !f.once(fRemoteAddr) {
+				return false
+			}
+			f.remoteAddr, f.addrNull, ok = sc.ipVal()
+		case "remote_port":
+			if !f.once(fRemotePort) {
+				return false
+			}
+			f.remotePort, ok = sc.optStr(2)
 		case "method":
 			if !f.once(fMethod) {
 				return false
@@ -641,20 +654,34 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 		// absent, null or "": fall back to the TCP peer
 		src = f.remoteIP
 	}
+	var ip netip.Addr
+	viaAddr := false
 	if len(src) == 0 {
-		return false
+		// The oldest Caddy lines have only remote_addr, "ip:port".
+		ap, ok := splitRemoteAddr(f.remoteAddr)
+		if !ok {
+			return false
+		}
+		ip, lp.port = ap.Addr(), ap.Port()
+		viaAddr = true
+	} else {
+		if ip, err = netip.ParseAddr(unsafeString(src)); err != nil {
+			return false
+		}
+		if len(f.remoteAddr) > 0 {
+			if ap, ok := splitRemoteAddr(f.remoteAddr); ok {
+				lp.port = ap.Port()
+			}
+		}
 	}
-	ip, err := netip.ParseAddr(unsafeString(src))
-	if err != nil {
-		return false
+	if len(f.remotePort) > 0 {
+		lp.port = parsePort(f.remotePort)
 	}
 	var dur float64
 	if f.dur != nil {
-		d, err := fastfloat.Parse(unsafeString(f.dur))
-		if err != nil || math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
+		if dur, ok = lp.durationOfNumber(f.dur); !ok {
 			return false
 		}
-		dur = d
 	}
 	var size int64
 	if f.size != nil {
@@ -696,6 +723,9 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 	r.Origin = sources.OriginUnknown
 	if f.hasResp {
 		r.Origin = originOf(f.upstream, r.Status)
+	}
+	if viaAddr {
+		lp.counts.remoteAddr++
 	}
 	return true
 }

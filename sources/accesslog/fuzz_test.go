@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ var knownReasons = map[string]bool{
 	ReasonTruncatedGzip: true, ReasonCorruptGzip: true, ReasonNotAccessLog: true, ReasonUnknownShape: true,
 	ReasonMissingTS: true, ReasonMissingStatus: true, ReasonMissingURI: true, ReasonMissingClientIP: true,
 	ReasonBadTS: true, ReasonBadStatus: true, ReasonBadDuration: true, ReasonBadSize: true, ReasonBadClientIP: true,
+	ReasonDockerPartial: true, ReasonConsoleNoFields: true,
 }
 
 func fuzzSeeds(f *testing.F) [][]byte {
@@ -32,8 +34,21 @@ func fuzzSeeds(f *testing.F) [][]byte {
 		strings.Replace(baseLine, `"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10Z"`, 1),
 		strings.Replace(baseLine, `"duration":0.035747075`, `"duration":"35ms"`, 1),
 		strings.Replace(baseLine, `"uri":"/w/`, `"uri":"\ud800\u00e9?\\u0000`, 1),
+		// the other shapes Caddy and its hosts write (corpus_test.go)
+		`{"log":"{\"ts\":1,\"request\":{\"uri\":\"/\",\"client_ip\":\"1.1.1.1\"},\"status\":200}","stream":"stdout"}`,
+		`{"MESSAGE":[123,125],"__REALTIME_TIMESTAMP":"1"}`,
+		"2026/11/29 15:33:55.061\tINFO\thttp.log.access\thandled request",
+		"2026/11/29 15:33:55.061 INFO http.log.access handled request {}",
+		"1795966450.4057534\tinfo\thttp.log.access.log0\thandled request\t{\"request\":{\"uri\":\"/\",\"client_ip\":\"::1\"},\"status\":1}",
+		`127.0.0.1 - - [29/Nov/2026:15:33:55 +0000] "GET / HTTP/1.1" 200 3 "-" "curl/7.88.1"`,
 	} {
 		seeds = append(seeds, []byte(s))
+	}
+	lines := sampleLines(f)
+	for _, c := range corpusCases() {
+		for _, i := range []int{0, 7, 20} {
+			seeds = append(seeds, []byte(c.encode(lines[i])))
+		}
 	}
 	return seeds
 }
@@ -106,12 +121,16 @@ func FuzzRead(f *testing.F) {
 		}
 		block := 1024 + int(blockSel)%4096
 		res := readWith("f.log", bytes.NewReader(input), Options{LoggedInCookie: "wikiUserID=", Workers: int(workers % 5)}, block)
-		if res.err != nil {
+		var unusable *UnusableError
+		if res.err != nil && !errors.As(res.err, &unusable) {
 			t.Fatal(res.err)
 		}
 
 		lp := newLineParser()
 		lp.cookie = "wikiUserID="
+		// Whole-number durations are read in the unit the first lines show.
+		head := input[:min(len(input), sniffSize)]
+		lp.durUnit, _ = sniff(head, len(input) <= sniffSize, Options{}).durationUnit()
 		var want []sources.Request
 		var lines, skipped int64
 		rest := input
@@ -145,6 +164,10 @@ func FuzzRead(f *testing.F) {
 		}
 		if !sameRequests(res.reqs, want) || res.stats.Requests != int64(len(want)) {
 			t.Errorf("got %d requests (stats %d), want %d", len(res.reqs), res.stats.Requests, len(want))
+		}
+		// Nothing usable is an error exactly when lines were skipped and none read.
+		if wantUnusable := len(want) == 0 && skipped > 0; (unusable != nil) != wantUnusable {
+			t.Errorf("err %v, want an UnusableError: %v", res.err, wantUnusable)
 		}
 	})
 }

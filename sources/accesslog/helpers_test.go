@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -58,6 +59,9 @@ func readWith(name string, r io.Reader, opts Options, block int) result {
 		return nil
 	}, block)
 	res.stats, res.err = rd.readStream(context.Background(), name, r)
+	if res.err == nil {
+		res.err = rd.unusable(res.stats)
+	}
 	return res
 }
 
@@ -86,3 +90,25 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 func jsonNumber(s string) json.Number { return json.Number(s) }
+
+// statCounts is Stats without its slices, so that they compare with ==.
+type statCounts struct {
+	Files, Lines, Requests, Bytes, OutOfOrder, Duplicates int64
+	First, Last                                           time.Time
+}
+
+func plainStats(s Stats) statCounts {
+	return statCounts{s.Files, s.Lines, s.Requests, s.Bytes, s.OutOfOrder, s.Duplicates, s.First, s.Last}
+}
+
+// needLab skips a test when the lab recording is absent, except under CI=true,
+// where the recording must be there and its absence fails the test.
+func needLab(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(labLog); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the lab recording is missing: %v", err)
+		}
+		t.Skipf("lab recording not present: %v", err)
+	}
+}

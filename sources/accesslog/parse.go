@@ -38,15 +38,40 @@ type lineParser struct {
 	// lines mostly share a method and a host, and a client's requests come in
 	// runs.
 	lastMethod, lastHost, lastUA, lastLang string
+
+	// Per input (set from the input's shape before its lines are parsed):
+	// zone is where times written without a zone are read (nil: UTC, what
+	// Caddy writes unless time_local is set); durUnit divides a duration
+	// written as a whole number (1 for seconds, 1e3 for Caddy's
+	// duration_format ms, 1e9 for ns); wantFP has parseChunk fingerprint
+	// every request for the overlap check across inputs.
+	zone    *time.Location
+	durUnit float64
+	wantFP  bool
+
+	// Per line: the client's port (0 when not logged), for the fingerprint,
+	// and the duration as written (durKind: 0 absent, 'f' a fraction, 'i' a
+	// whole number durInt, 's' a Go duration string), for the sniff.
+	port    uint16
+	durKind byte
+	durInt  int64
+
+	// unwrapped is set while the line inside a Docker or journald wrapper,
+	// or rebuilt from a console line, is parsed: wrappers do not nest.
+	unwrapped bool
+	inner     []byte    // the unwrapped or rebuilt line (reused)
+	hostTime  time.Time // when Docker or journald recorded the unwrapped line
+
+	counts shapeCounts // what this parser saw, added to its input's at the end
 }
 
 func newLineParser() *lineParser {
-	return &lineParser{intern: make(map[string]string, 256)}
+	return &lineParser{intern: make(map[string]string, 256), durUnit: 1}
 }
 
 // parseChunk parses every line of c.data into c.reqs and c.skips.
 func (lp *lineParser) parseChunk(c *chunk) {
-	c.reqs, c.skips = c.reqs[:0], c.skips[:0]
+	c.reqs, c.skips, c.fps = c.reqs[:0], c.skips[:0], c.fps[:0]
 	data := c.data
 	n := 0
 	for len(data) > 0 {
@@ -78,6 +103,8 @@ func (lp *lineParser) parseChunk(c *chunk) {
 			}
 			c.reqs = c.reqs[:k]
 			c.skip(reason, n)
+		} else if lp.wantFP {
+			c.fps = append(c.fps, lp.fingerprint(r))
 		}
 	}
 	c.lines = n
@@ -102,11 +129,29 @@ func (lp *lineParser) parse(line []byte, r *sources.Request) string {
 	if !utf8.Valid(line) {
 		return ReasonInvalidUTF8
 	}
+	lp.port, lp.durKind = 0, 0
 	if lp.parseFast(line, r) {
 		return ""
 	}
 	*r = sources.Request{}
-	return lp.parseSlow(line, r)
+	lp.port, lp.durKind = 0, 0
+	reason := lp.parseSlow(line, r)
+	if reason == ReasonMalformedJSON {
+		if i := firstNonSpace(line); i < len(line) && line[i] != '{' && line[i] != '[' {
+			// Not JSON at all: perhaps Caddy's console encoder.
+			*r = sources.Request{}
+			return lp.parseConsole(line[i:], r)
+		}
+	}
+	return reason
+}
+
+func firstNonSpace(line []byte) int {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // parseSlow is parse with fastjson, for the lines the fast path gives up on.
@@ -144,6 +189,12 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 			return ReasonNotAccessLog
 		}
 	} else if request == nil {
+		if inner, reason, ok := lp.unwrap(top); ok {
+			if reason != "" {
+				return reason
+			}
+			return lp.parseInner(inner, r)
+		}
 		return ReasonUnknownShape
 	}
 
@@ -169,7 +220,7 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	if reqObj == nil {
 		return ReasonMissingURI
 	}
-	var uri, clientIP, remoteIP, method, host, headers, tls, proto *fastjson.Value
+	var uri, clientIP, remoteIP, remoteAddr, remotePort, method, host, headers, tls, proto *fastjson.Value
 	reqObj.Visit(func(k []byte, v *fastjson.Value) {
 		switch string(k) {
 		case "uri":
@@ -178,6 +229,10 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 			clientIP = v
 		case "remote_ip":
 			remoteIP = v
+		case "remote_addr":
+			remoteAddr = v
+		case "remote_port":
+			remotePort = v
 		case "method":
 			method = v
 		case "host":
@@ -202,18 +257,37 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	if isEmptyString(src) {
 		src = remoteIP
 	}
+	var ip netip.Addr
 	if isEmptyString(src) {
-		return ReasonMissingClientIP
+		// The oldest Caddy lines have only remote_addr, "ip:port".
+		if isEmptyString(remoteAddr) {
+			return ReasonMissingClientIP
+		}
+		ap, ok := splitRemoteAddr(stringOf(remoteAddr))
+		if !ok {
+			return ReasonBadClientIP
+		}
+		ip, lp.port = ap.Addr(), ap.Port()
+		lp.counts.remoteAddr++
+	} else {
+		var err error
+		if ip, err = netip.ParseAddr(unsafeString(stringOf(src))); err != nil {
+			return ReasonBadClientIP
+		}
+		if !isEmptyString(remoteAddr) {
+			if ap, ok := splitRemoteAddr(stringOf(remoteAddr)); ok {
+				lp.port = ap.Port()
+			}
+		}
 	}
-	ip, err := netip.ParseAddr(unsafeString(stringOf(src)))
-	if err != nil {
-		return ReasonBadClientIP
+	if p := stringOf(remotePort); len(p) > 0 {
+		lp.port = parsePort(p)
 	}
 	// One client, one key: drop zones and unmap ::ffff:a.b.c.d to IPv4.
 	r.ClientIP = ip.WithZone("").Unmap()
 
 	if duration != nil {
-		d, ok := parseDuration(duration)
+		d, ok := lp.parseDuration(duration)
 		if !ok {
 			return ReasonBadDuration
 		}
@@ -384,12 +458,36 @@ func (lp *lineParser) parseTime(v *fastjson.Value) (time.Time, bool) {
 		lp.num = v.MarshalTo(lp.num[:0]) // the number's text, as written
 		return lp.timeOfNumber(lp.num)
 	case fastjson.TypeString:
-		s := string(stringOf(v)) // a rare path; time.Parse may keep parts of s
-		for _, layout := range timeLayouts {
-			if t, err := time.Parse(layout, s); err == nil {
-				return t.Round(time.Microsecond).UTC(), true
+		return lp.timeOfString(string(stringOf(v))) // a rare path; time.Parse may keep parts of s
+	}
+	return time.Time{}, false
+}
+
+// timeOfString reads the string forms of Caddy's time_format: iso8601,
+// rfc3339, rfc3339_nano and common_log carry their zone; wall, wall_milli
+// and wall_nano do not, and are read in lp.zone.
+func (lp *lineParser) timeOfString(s string) (time.Time, bool) {
+	for _, layout := range zonedLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.Round(time.Microsecond).UTC(), true
+		}
+	}
+	zone := lp.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	// Parsing accepts a fraction after the seconds that the layout does not
+	// show, so one layout reads wall, wall_milli and wall_nano.
+	if t, err := time.ParseInLocation(wallLayout, s, zone); err == nil {
+		lp.counts.zoneless++
+		if !lp.hostTime.IsZero() {
+			// The wrapper's own clock says whether the zone was right.
+			if off := lp.hostTime.Sub(t); off > zoneTolerance || off < -zoneTolerance {
+				lp.counts.zoneOff++
+				lp.counts.offBy = off.Round(15 * time.Minute)
 			}
 		}
+		return t.Round(time.Microsecond).UTC(), true
 	}
 	return time.Time{}, false
 }
@@ -491,19 +589,26 @@ func scaleDecimal(b []byte, shift int) (int64, bool) {
 	return n, true
 }
 
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z0700"}
+// The layouts of Caddy's time_format values written as strings (Caddy's
+// modules/logging/encoders.go): rfc3339 and rfc3339_nano, iso8601 (zap's
+// ISO8601TimeEncoder) and common_log carry a zone.
+var zonedLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z0700", "02/Jan/2006:15:04:05 -0700"}
 
-// parseDuration reads Caddy's duration: float seconds by default, or a Go
-// duration string with duration_format "string".
-func parseDuration(v *fastjson.Value) (float64, bool) {
+// wallLayout is time_format wall (wall_milli and wall_nano add a fraction):
+// no zone. Caddy writes it in UTC unless time_local is set.
+const wallLayout = "2006/01/02 15:04:05"
+
+// parseDuration reads Caddy's duration: by default float seconds, with
+// duration_format ms or ns a whole number of those (lp.durUnit says which),
+// with "string" a Go duration string. A fraction is always seconds: Caddy
+// writes milli- and nanoseconds as integers.
+func (lp *lineParser) parseDuration(v *fastjson.Value) (float64, bool) {
 	switch v.Type() {
 	case fastjson.TypeNumber:
-		f, err := v.Float64()
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-			return 0, false
-		}
-		return f, true
+		lp.num = v.MarshalTo(lp.num[:0])
+		return lp.durationOfNumber(lp.num)
 	case fastjson.TypeString:
+		lp.durKind = 's'
 		d, err := time.ParseDuration(string(stringOf(v)))
 		if err != nil || d < 0 {
 			return 0, false
@@ -511,6 +616,53 @@ func parseDuration(v *fastjson.Value) (float64, bool) {
 		return d.Seconds(), true
 	}
 	return 0, false
+}
+
+// durationOfNumber is parseDuration for a number, given its text as written.
+func (lp *lineParser) durationOfNumber(num []byte) (float64, bool) {
+	f, err := fastfloat.Parse(unsafeString(num))
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, false
+	}
+	if n := intDigits(num); n == len(num) {
+		lp.durKind, lp.durInt = 'i', int64(f)
+		if lp.durUnit > 1 {
+			return f / lp.durUnit, true
+		}
+		lp.counts.wholeSeconds++
+		return f, true
+	}
+	lp.durKind = 'f'
+	return f, true
+}
+
+// splitRemoteAddr reads remote_addr, "ip:port" ("[v6]:port"), or a bare address.
+func splitRemoteAddr(b []byte) (netip.AddrPort, bool) {
+	if ap, err := netip.ParseAddrPort(unsafeString(b)); err == nil {
+		return ap, true
+	}
+	if ip, err := netip.ParseAddr(unsafeString(b)); err == nil {
+		return netip.AddrPortFrom(ip, 0), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// parsePort reads remote_port ("43211"); anything else is 0 (unknown).
+func parsePort(b []byte) uint16 {
+	if len(b) == 0 || len(b) > 5 {
+		return 0
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > 65535 {
+		return 0
+	}
+	return uint16(n)
 }
 
 // objectOf returns v's object, or nil if v is absent or not an object.

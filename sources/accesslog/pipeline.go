@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"sync"
 
@@ -31,6 +32,7 @@ type chunk struct {
 
 	lines int // lines in data
 	reqs  []sources.Request
+	fps   []uint64 // fingerprints of reqs, when the read checks for overlaps
 	skips []tally
 }
 
@@ -77,6 +79,10 @@ type reader struct {
 	maxTime  int64 // unix nanoseconds; 0 before the first request
 	examples map[string]int
 	extra    map[string]int
+
+	durUnit float64  // from Options.DurationFormat; 0 detects per input
+	overlap *overlap // nil with one input
+	names   []string // the inputs read so far
 }
 
 func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) error, block int) *reader {
@@ -87,7 +93,8 @@ func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) 
 		sink = func([]sources.Request) error { return nil }
 	}
 	return &reader{opts: opts, skips: skips, sink: sink, block: block,
-		examples: map[string]int{}, extra: map[string]int{}}
+		examples: map[string]int{}, extra: map[string]int{},
+		durUnit: durationUnits[opts.DurationFormat]} // Read and ReadReader refuse an unknown format
 }
 
 func (rd *reader) newChunk() *chunk {
@@ -114,6 +121,8 @@ func (rd *reader) getParser() *lineParser {
 	}
 	lp.cookie = rd.opts.LoggedInCookie
 	lp.prefilter = rd.opts.Prefilter
+	lp.zone = rd.opts.Zone
+	lp.wantFP = rd.overlap != nil
 	return lp
 }
 
@@ -136,6 +145,11 @@ type pipeline struct {
 	// Owned by the consumer.
 	stats     Stats
 	fileLines int64
+	input     Input
+
+	durUnit float64 // for whole-number durations, decided before the workers start
+	mu      sync.Mutex
+	counts  shapeCounts // the workers', added as they finish
 }
 
 // readStream reads one stream through the pipeline.
@@ -156,6 +170,8 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		if err != nil {
 			if reason := gzipReason(err); reason != "" {
 				rd.skips.Add(reason, name)
+				rd.names = append(rd.names, name)
+				stats.Inputs = []Input{{Name: name}}
 				return stats, nil
 			}
 			return stats, fmt.Errorf("read access log %s: %w", name, err)
@@ -163,6 +179,18 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		defer zr.Close()
 		src = zr
 	}
+
+	// Look at the first lines once, to decide how this input is read.
+	sr := sniffPool.Get().(*bufio.Reader)
+	sr.Reset(src)
+	defer func() { sr.Reset(nil); sniffPool.Put(sr) }()
+	head, perr := sr.Peek(sniffSize)
+	in := Input{Name: name, sniff: sniff(head, perr != nil, rd.opts)}
+	durUnit, detected := rd.durUnit, false
+	if durUnit == 0 {
+		durUnit, detected = in.sniff.durationUnit()
+	}
+	in.DurationUnit, in.DurationDetected = unitName(durUnit), detected
 
 	n := workers(rd.opts.Workers)
 	p := &pipeline{
@@ -172,9 +200,11 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		maxChunks: 2*n + 2,
 		stop:      make(chan struct{}),
 		stats:     stats,
+		input:     in,
+		durUnit:   durUnit,
 	}
 	p.free = make(chan *chunk, p.maxChunks)
-	go p.chunker(src)
+	go p.chunker(sr)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(p.worker)
@@ -185,6 +215,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 	}()
 	err = p.consume()
 	p.stats.Bytes = p.bytes
+	p.finish()
 	if err == nil && isContextErr(p.endErr) {
 		// The chunker saw the cancellation first and the consumer finished
 		// without it: the stream was not read to its end.
@@ -204,6 +235,30 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		return p.stats, fmt.Errorf("read access log %s at line %d: %w", name, p.fileLines, p.endErr)
 	}
 	return p.stats, nil
+}
+
+// sniffPool recycles the readers that hold an input's first lines.
+var sniffPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sniffSize) }}
+
+// finish completes the input's description and its notes, whatever ended the
+// read (the lines delivered until then are described).
+func (p *pipeline) finish() {
+	rd, in := p.rd, &p.input
+	in.Lines, in.Requests = p.stats.Lines, p.stats.Requests
+	in.First, in.Last = p.stats.First, p.stats.Last
+	in.counts = p.counts
+	if rd.overlap != nil {
+		for i, n := range rd.overlap.dups {
+			in.Duplicates += n
+			in.DuplicateOf = append(in.DuplicateOf, rd.names[i])
+		}
+		sort.Strings(in.DuplicateOf)
+		p.stats.Duplicates = in.Duplicates
+	}
+	in.diagnose()
+	rd.names = append(rd.names, in.Name)
+	p.stats.Notes = in.notes(rd.opts)
+	p.stats.Inputs = []Input{*in}
 }
 
 func isContextErr(err error) bool {
@@ -359,8 +414,14 @@ func readFull(r io.Reader, buf []byte) (int, error) {
 
 func (p *pipeline) worker() {
 	lp := p.rd.getParser()
+	lp.durUnit = p.durUnit
 	defer func() {
+		p.mu.Lock()
+		p.counts.add(lp.counts)
+		p.mu.Unlock()
+		lp.counts = shapeCounts{}
 		lp.prefilter = nil // a pooled parser must not keep the caller's state alive
+		lp.zone = nil
 		parserPool.Put(lp)
 	}()
 	for c := range p.work {
@@ -428,11 +489,15 @@ func (p *pipeline) deliver(c *chunk) error {
 		rd.skip(ReasonLineTooLong, p, base+int64(k)+1)
 	}
 	base += int64(c.tooLong)
+	if c.tooLong > 0 {
+		p.skipped(int64(c.tooLong), p.fileLines+1, ReasonLineTooLong)
+	}
 	for _, t := range c.skips {
 		for _, line := range t.lines[:min(t.n, maxExamples)] {
 			rd.skip(t.reason, p, base+int64(line))
 		}
 		rd.extra[t.reason] += t.n - min(t.n, maxExamples)
+		p.skipped(int64(t.n), base+int64(t.lines[0]), t.reason)
 	}
 	for reason, n := range rd.extra {
 		rd.skips.AddN(reason, "", n)
@@ -446,6 +511,14 @@ func (p *pipeline) deliver(c *chunk) error {
 	// Stats count what the sink was given, so a cancelled batch is not counted.
 	if err := p.ctx.Err(); err != nil {
 		return err
+	}
+	if rd.overlap != nil {
+		if err := rd.overlap.filter(c); err != nil {
+			return fmt.Errorf("access log %s: %w", p.name, err)
+		}
+		if len(c.reqs) == 0 {
+			return nil
+		}
 	}
 	st := &p.stats
 	for i := range c.reqs {
@@ -468,6 +541,14 @@ func (p *pipeline) deliver(c *chunk) error {
 		return fmt.Errorf("access log %s: sink: %w", p.name, err)
 	}
 	return nil
+}
+
+// skipped counts n skipped lines of the input, the first at line.
+func (p *pipeline) skipped(n, line int64, reason string) {
+	if p.input.Skipped == 0 || line < p.input.FirstSkipped {
+		p.input.FirstSkipped, p.input.firstReason = line, reason
+	}
+	p.input.Skipped += n
 }
 
 // skip records one skipped line. Only the first few of each reason need a

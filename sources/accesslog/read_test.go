@@ -54,7 +54,7 @@ func TestReadSample(t *testing.T) {
 			if got.err != nil || got.skips.Count("") != 0 {
 				t.Fatalf("block %d: err %v, skips %v", block, got.err, got.skips.Notes("a", "lines"))
 			}
-			if !sameRequests(got.reqs, want.reqs) || got.stats != want.stats {
+			if !sameRequests(got.reqs, want.reqs) || plainStats(got.stats) != plainStats(want.stats) {
 				t.Errorf("block %d, workers %d: %d requests, stats %+v; want %d, %+v",
 					block, workers, len(got.reqs), got.stats, len(want.reqs), want.stats)
 			}
@@ -219,7 +219,8 @@ func TestLineLengthLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := readWith("t.log", iotest.OneByteReader(strings.NewReader(tt.input)), Options{Workers: 2}, block)
-			if res.err != nil {
+			var ue *UnusableError
+			if res.err != nil && !(tt.requests == 0 && errors.As(res.err, &ue)) {
 				t.Fatal(res.err)
 			}
 			if len(res.reqs) != tt.requests || res.stats.Lines != tt.lines || res.skips.Count(ReasonLineTooLong) != tt.tooLong {
@@ -304,8 +305,11 @@ func TestTruncatedGzip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a truncated file must not be an error: %v", err)
 			}
-			if n != wantLines+27 || st.Files != 2 {
-				t.Errorf("%d requests from %d files; want %d (the whole lines before the cut) + 27", n, st.Files, wantLines)
+			// The good file holds the same lines again: those before the cut
+			// count once.
+			if n != 27 || st.Files != 2 || st.Duplicates != int64(wantLines) {
+				t.Errorf("%d requests from %d files, %d duplicates; want 27, of which the %d whole lines before the cut were read twice",
+					n, st.Files, st.Duplicates, wantLines)
 			}
 			if skips.Count(ReasonTruncatedGzip) != 1 {
 				t.Errorf("skips %v, want one %q", notes(&skips), ReasonTruncatedGzip)

@@ -1,0 +1,225 @@
+package accesslog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// overlap drops the requests of an input that an earlier input of the same
+// Read already delivered: rotated files that overlap, the same log plain and
+// gzipped, a bundle's log given again with --access. A request is the same
+// when its fingerprint (time to the microsecond, client address and port, URI,
+// status, duration) is.
+//
+// Memory stays bounded by the traffic of a few minutes, not by the inputs'
+// size: every input but the last writes (time, fingerprint) records to a
+// temporary file, in file order; while a later input is read, each earlier
+// stretch of records overlapping the time of the current chunk is streamed
+// from that file into a small window, records leave the window once the
+// reading is past them by more than overlapSlack. Caddy stamps a line when it
+// writes it, so a file is in time order but for a few lines; a file whose
+// time goes back further (two rotations concatenated) is cut into runs, each
+// streamed on its own.
+type overlap struct {
+	f     *os.File
+	w     *bufio.Writer
+	size  int64
+	runs  []*fpRun // earlier inputs' runs
+	cur   *fpRun   // the run the current input is writing
+	input int      // the input being read
+	last  int      // the last input's index: it writes nothing
+	err   error
+
+	active []*fpRun
+	dups   map[int]int64 // the current input's duplicates, by earlier input
+}
+
+// overlapSlack is how far back in time a line may come after a later one and
+// still be matched: far more than Caddy's disorder (the lab recording's two
+// out-of-order lines are milliseconds apart).
+const overlapSlack = int64(time.Minute / time.Microsecond)
+
+// fpRecordSize is one record on disk: time in microseconds, fingerprint.
+const fpRecordSize = 16
+
+type fpRec struct {
+	us int64
+	fp uint64
+}
+
+// fpRun is a stretch of an input's records whose times never go back by more
+// than overlapSlack, and its reading state.
+type fpRun struct {
+	input    int
+	off, n   int64 // first record's byte offset, records
+	min, max int64 // µs
+
+	rd      *bufio.Reader
+	read    int64
+	next    fpRec
+	hasNext bool
+	queue   []fpRec
+	head    int
+	set     map[uint64]int32
+}
+
+func newOverlap(inputs int) (*overlap, error) {
+	f, err := os.CreateTemp("", "aftermath-overlap-*")
+	if err != nil {
+		return nil, fmt.Errorf("overlap check: %w", err)
+	}
+	return &overlap{f: f, w: bufio.NewWriterSize(f, 64<<10), last: inputs - 1, dups: map[int]int64{}}, nil
+}
+
+func (o *overlap) close() {
+	o.f.Close()
+	os.Remove(o.f.Name())
+}
+
+// startInput begins input i.
+func (o *overlap) startInput(i int) {
+	o.input, o.cur = i, nil
+	clear(o.dups)
+}
+
+// endInput makes the records input i wrote readable by the inputs after it.
+func (o *overlap) endInput() error {
+	if o.cur != nil {
+		o.runs = append(o.runs, o.cur)
+		o.cur = nil
+	}
+	if err := o.w.Flush(); err != nil && o.err == nil {
+		o.err = fmt.Errorf("overlap check: %w", err)
+	}
+	return o.err
+}
+
+// filter drops the requests of c that an earlier input holds, counting them in
+// o.dups, and records the others for the inputs after this one.
+func (o *overlap) filter(c *chunk) error {
+	if len(c.reqs) == 0 || o.err != nil {
+		return o.err
+	}
+	tmin, tmax := int64(1<<63-1), int64(-1<<63)
+	for i := range c.reqs {
+		us := c.reqs[i].Time.UnixMicro()
+		tmin, tmax = min(tmin, us), max(tmax, us)
+	}
+	lo, hi := tmin-overlapSlack, tmax+overlapSlack
+	o.active = o.active[:0]
+	for _, run := range o.runs {
+		if run.max < lo || run.min > hi {
+			if run.max < lo {
+				run.release()
+			}
+			continue
+		}
+		if err := run.advance(o.f, hi); err != nil {
+			o.err = fmt.Errorf("overlap check: %w", err)
+			return o.err
+		}
+		run.evict(lo)
+		o.active = append(o.active, run)
+	}
+	keep := 0
+	for i := range c.reqs {
+		fp := c.fps[i]
+		dup := -1
+		for _, run := range o.active {
+			if run.set[fp] > 0 {
+				dup = run.input
+				break
+			}
+		}
+		if dup >= 0 {
+			o.dups[dup]++
+			continue
+		}
+		if o.input < o.last {
+			o.write(c.reqs[i].Time.UnixMicro(), fp)
+		}
+		c.reqs[keep], c.fps[keep] = c.reqs[i], fp
+		keep++
+	}
+	clear(c.reqs[keep:])
+	c.reqs, c.fps = c.reqs[:keep], c.fps[:keep]
+	return o.err
+}
+
+func (o *overlap) write(us int64, fp uint64) {
+	if o.cur == nil || us < o.cur.max-overlapSlack {
+		if o.cur != nil {
+			o.runs = append(o.runs, o.cur)
+		}
+		o.cur = &fpRun{input: o.input, off: o.size, min: us, max: us}
+	}
+	var b [fpRecordSize]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(us))
+	binary.LittleEndian.PutUint64(b[8:], fp)
+	if _, err := o.w.Write(b[:]); err != nil && o.err == nil {
+		o.err = fmt.Errorf("overlap check: %w", err)
+	}
+	o.size += fpRecordSize
+	o.cur.n++
+	o.cur.min, o.cur.max = min(o.cur.min, us), max(o.cur.max, us)
+}
+
+// advance loads the run's records up to time hi. A run's later records are
+// after hi - overlapSlack >= every time of the chunk, so none it needs is left.
+func (r *fpRun) advance(f *os.File, hi int64) error {
+	if r.rd == nil {
+		if r.read == r.n {
+			return nil
+		}
+		r.rd = bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.n*fpRecordSize), 16<<10)
+		r.set = map[uint64]int32{}
+	}
+	var b [fpRecordSize]byte
+	for {
+		if !r.hasNext {
+			if r.read == r.n {
+				return nil
+			}
+			if _, err := io.ReadFull(r.rd, b[:]); err != nil {
+				return err
+			}
+			r.read++
+			r.next = fpRec{us: int64(binary.LittleEndian.Uint64(b[:])), fp: binary.LittleEndian.Uint64(b[8:])}
+			r.hasNext = true
+		}
+		if r.next.us > hi {
+			return nil
+		}
+		r.queue = append(r.queue, r.next)
+		r.set[r.next.fp]++
+		r.hasNext = false
+	}
+}
+
+// evict drops the records before lo from the window.
+func (r *fpRun) evict(lo int64) {
+	for r.head < len(r.queue) && r.queue[r.head].us < lo {
+		fp := r.queue[r.head].fp
+		if r.set[fp]--; r.set[fp] <= 0 {
+			delete(r.set, fp)
+		}
+		r.head++
+	}
+	if r.head > 4096 && r.head > len(r.queue)/2 {
+		n := copy(r.queue, r.queue[r.head:])
+		r.queue, r.head = r.queue[:n], 0
+	}
+}
+
+// release frees a run that the reading has passed; it is loaded again from
+// the file should an input go back to its time.
+func (r *fpRun) release() {
+	if r.rd == nil && r.set == nil {
+		return
+	}
+	r.rd, r.set, r.queue, r.head, r.read, r.hasNext = nil, nil, nil, 0, 0, false
+}

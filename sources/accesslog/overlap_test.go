@@ -1,0 +1,160 @@
+package accesslog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// TestOverlap reads the sample split and repeated the ways people give logs
+// twice, and checks that every request counts once and the overlap is named.
+func TestOverlap(t *testing.T) {
+	lines := sampleLines(t)
+	join := func(ls []string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
+	otherPort := strings.Replace(lines[3], `"remote_port":"`, `"remote_port":"1`, 1)
+	later := tsRE.ReplaceAllLiteralString(lines[3], `"ts":1795966999.5`)
+	tests := []struct {
+		name     string
+		files    map[string][]byte // written in the temporary directory
+		order    []string
+		requests int64
+		dups     []int64 // per input
+		notes    []string
+	}{
+		{name: "same file twice", files: map[string][]byte{"access.log": join(lines)}, order: []string{"access.log", "access.log"},
+			requests: 27, dups: []int64{0, 27}, notes: []string{"access.log: all 27 of its requests were also in DIR/access.log (same time, client address and port, URI, status and duration): counted once"}},
+		{name: "plain and gzipped", files: map[string][]byte{"access.log": join(lines), "access.log.gz": gzipped(t, join(lines))},
+			order: []string{"access.log.gz", "access.log"}, requests: 27, dups: []int64{0, 27},
+			notes: []string{"access.log: all 27 of its requests were also in DIR/access.log.gz"}},
+		{name: "overlapping rotations, oldest first", files: map[string][]byte{"access.log.1": join(lines[:18]), "access.log": join(lines[10:])},
+			order: []string{"access.log.1", "access.log"}, requests: 27, dups: []int64{0, 8},
+			notes: []string{"access.log: 8 of its requests were also in DIR/access.log.1"}},
+		{name: "overlapping rotations, newest first", files: map[string][]byte{"access.log.1": join(lines[:18]), "access.log": join(lines[10:])},
+			order: []string{"access.log", "access.log.1"}, requests: 27, dups: []int64{0, 8},
+			notes: []string{"access.log.1: 8 of its requests were also in DIR/access.log"}},
+		{name: "rotations without overlap", files: map[string][]byte{"access.log.1": join(lines[:10]), "access.log": join(lines[10:])},
+			order: []string{"access.log.1", "access.log"}, requests: 27, dups: []int64{0, 0}},
+		{name: "the same log as Docker wrote it", files: map[string][]byte{"access.log": join(lines[:20]), "docker.json": join(mapLines(lines[5:], docker))},
+			order: []string{"access.log", "docker.json"}, requests: 27, dups: []int64{0, 15},
+			notes: []string{"docker.json: 15 of its requests were also in DIR/access.log", "22 Docker json-file lines"}},
+		{name: "three copies", files: map[string][]byte{"a.log": join(lines), "b.log": join(lines[:9])},
+			order: []string{"a.log", "b.log", "a.log"}, requests: 27, dups: []int64{0, 9, 27},
+			notes: []string{"b.log: all 9 of its requests were also in DIR/a.log", "a.log: all 27 of its requests were also in DIR/a.log"}},
+		// The obvious answer is wrong: the same request from another port, or
+		// the same request later, is another request.
+		{name: "near duplicates are distinct", files: map[string][]byte{"a.log": join(lines[:5]), "b.log": join([]string{otherPort, later, lines[3]})},
+			order: []string{"a.log", "b.log"}, requests: 7, dups: []int64{0, 1},
+			notes: []string{"b.log: 1 of its requests were also in DIR/a.log"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, b := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var paths []string
+			for _, name := range tt.order {
+				paths = append(paths, filepath.Join(dir, name))
+			}
+			for _, workers := range []int{1, 3} {
+				var got []sources.Request
+				st, err := Read(context.Background(), paths, Options{Workers: workers}, nil, func(b []sources.Request) error {
+					got = append(got, b...)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen := map[string]int{}
+				for _, r := range got {
+					seen[fmt.Sprint(r.Time.UnixMicro(), r.ClientIP, r.Path, r.Query, r.Status, r.Duration)]++
+				}
+				if st.Requests != tt.requests || int64(len(got)) != tt.requests {
+					t.Errorf("workers %d: %d requests delivered (stats %d), want %d", workers, len(got), st.Requests, tt.requests)
+				}
+				var dups []int64
+				total := int64(0)
+				for _, in := range st.Inputs {
+					dups = append(dups, in.Duplicates)
+					total += in.Duplicates
+				}
+				if fmt.Sprint(dups) != fmt.Sprint(tt.dups) || st.Duplicates != total {
+					t.Errorf("workers %d: duplicates %v (total %d), want %v", workers, dups, st.Duplicates, tt.dups)
+				}
+				var want []string
+				for _, n := range tt.notes {
+					want = append(want, strings.ReplaceAll(n, "DIR", dir))
+				}
+				checkNotes(t, st.Notes, want)
+			}
+		})
+	}
+}
+
+func mapLines(ls []string, f func(string) string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = f(l)
+	}
+	return out
+}
+
+// TestOverlapLab reads the real recording twice, the second time split into
+// overlapping pieces: every request counts once.
+func TestOverlapLab(t *testing.T) {
+	needLab(t)
+	st, err := Read(context.Background(), []string{labLog, labLog}, Options{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Requests != 16955 || st.Duplicates != 16955 {
+		t.Errorf("%d requests, %d duplicates; want 16955 of each", st.Requests, st.Duplicates)
+	}
+}
+
+// BenchmarkOverlap reads a generated log once, and twice (the second copy all
+// duplicates), and reports the peak heap seen during the read: the overlap
+// check must add about the same few MiB however long the log, since only a
+// few minutes of fingerprints are in memory at a time (the rest wait on disk,
+// 16 bytes a line).
+func BenchmarkOverlap(b *testing.B) {
+	for _, n := range []int{20000, 80000} {
+		dir := b.TempDir()
+		path := filepath.Join(dir, "access.log")
+		if err := os.WriteFile(path, genLog(n, 5), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, copies := range []int{1, 2} {
+			b.Run(fmt.Sprintf("lines=%d/copies=%d", n, copies), func(b *testing.B) {
+				paths := []string{path, path}[:copies]
+				var peak uint64
+				batches := 0
+				var ms runtime.MemStats
+				b.ReportAllocs()
+				for b.Loop() {
+					runtime.GC()
+					st, err := Read(context.Background(), paths, Options{Workers: 1}, nil, func([]sources.Request) error {
+						if batches++; batches%4 == 0 {
+							runtime.ReadMemStats(&ms)
+							peak = max(peak, ms.HeapInuse)
+						}
+						return nil
+					})
+					if err != nil || st.Requests != int64(n) || st.Duplicates != int64(n*(copies-1)) {
+						b.Fatalf("err %v, %d requests, %d duplicates", err, st.Requests, st.Duplicates)
+					}
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(copies*n), "ns/line")
+			})
+		}
+	}
+}
