@@ -188,7 +188,7 @@ type Prometheus struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
 	// Timeout bounds one query. Default 2m.
 	Timeout *Duration `yaml:"timeout"`
-	// Retries is how many times a query is retried after a 5xx or a broken
+	// Retries is how many times a query is retried after a 429, a 5xx or a broken
 	// connection. Default 2; -1 for none.
 	Retries int `yaml:"retries"`
 }
