@@ -4,14 +4,15 @@ BIN     := bin/aftermath
 OUT     ?= aftermath-demo
 PKGS    := ./...
 
-.PHONY: all build run test bench bench-go fmt clean sample
+.PHONY: all build run test bench bench-go fmt clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/aftermath
 
-# Analyze the sample incident embedded in the binary and write the postmortem.
+# Simulate the sample incident (crawler-backlog, seed 1: the same every time)
+# and write its postmortem.
 run: build
 	./$(BIN) demo --out $(OUT)
 
@@ -25,19 +26,14 @@ test:
 # Ingest benchmark (issue 9): aftermath's ingest against the bare reference loop,
 # zcat and GoAccess on a generated 1 GiB Caddy log (and 4 GiB for the flat-memory
 # check), cached in /tmp/aftermath-bench; prints medians, ratios and verdicts.
+# Its programs, cmd/ingestbench and cmd/analyzebench, are built here only: `make
+# build` ships cmd/aftermath alone.
 bench:
 	.ci/bench.sh
 
 # go test's micro-benchmarks (reader, aggregation, reference loop; MB/s via b.SetBytes).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
-
-# Regenerate the sample incident that `aftermath demo` embeds. The tar keeps the
-# bundle's files as written (already gzip-compressed) plus the ground truth.
-sample:
-	rm -rf /tmp/aftermath-sample && $(GO) run ./cmd/aftermath simulate --scenario crawler-backlog --seed 1 --out /tmp/aftermath-sample
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=2026-10-03T00:00:00Z \
-	  -C /tmp/aftermath-sample -cf cmd/aftermath/sample/crawler-backlog.tar .
 
 fmt:
 	gofmt -w .

@@ -29,8 +29,8 @@ gareps=${BENCH_GOACCESS_REPS:-1}
 mkdir -p "$dir"
 
 bin="$dir/ingestbench"
-go build -o "$bin" ./sources/accesslog/benchref/ingestbench
-go build -o "$dir/analyzebench" ./sources/accesslog/benchref/analyzebench
+go build -o "$bin" ./cmd/ingestbench
+go build -o "$dir/analyzebench" ./cmd/analyzebench
 
 stamp=$(sha256sum < sources/accesslog/benchref/gen.go | cut -c1-10)
 log="$dir/caddy-$size-$stamp.log"

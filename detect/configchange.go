@@ -11,6 +11,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
+	"github.com/aftermath-forensics/aftermath/sources/duration"
 )
 
 // Roles of config_change findings besides RoleTrigger and RoleEnabler.
@@ -960,15 +961,8 @@ func parseDurationS(v string) (float64, bool) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		return f, true
 	}
-	if strings.HasSuffix(v, "d") {
-		if f, err := strconv.ParseFloat(strings.TrimSuffix(v, "d"), 64); err == nil {
-			return f * 86400, true
-		}
-	}
-	if d, err := time.ParseDuration(v); err == nil {
-		return d.Seconds(), true
-	}
-	return 0, false
+	d, err := duration.Parse(v)
+	return d.Seconds(), err == nil
 }
 
 // queueStats: the deepest queue, when it first passed old, when it first

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 var updateConfigChange = flag.Bool("update-configchange", false, "rewrite detect/testdata/configchange golden files")
@@ -357,9 +358,7 @@ type ccGitRepo struct {
 
 func newCCGitRepo(t *testing.T) *ccGitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Program(t, "git", "apt-get install git")
 	home := t.TempDir()
 	r := &ccGitRepo{t: t, dir: t.TempDir(), env: append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL="+filepath.Join(home, "gitconfig"), "GIT_AUTHOR_NAME=Ops", "GIT_AUTHOR_EMAIL=ops@wiki.test",
@@ -457,7 +456,7 @@ func TestRankChangesFromRepositories(t *testing.T) {
 // The commit must be found and named, and cleared by the numbers rather than
 // blamed.
 func TestRankChangesLab(t *testing.T) {
-	base := filepath.Join("..", "..", "shared", "data", "lab-incident")
+	base := testenv.LabIncident(t, "")
 	repo := ccExtractTarGz(t, filepath.Join(base, "changes", "config.tar.gz"))
 	onset := time.Date(2026, 11, 29, 15, 37, 10, 0, time.UTC) // truth.json phases.onset
 	cs, notes, err := changes.FromGit(context.Background(), filepath.Join(repo, "config"), onset.Add(-72*time.Hour), onset)
@@ -513,7 +512,7 @@ func ccExtractTarGz(t *testing.T, tarball string) string {
 	t.Helper()
 	f, err := os.Open(tarball)
 	if err != nil {
-		t.Skipf("lab recording not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -557,7 +556,7 @@ func ccReadOpenMetrics(t *testing.T, path string, names ...string) map[string][]
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("lab metrics not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)

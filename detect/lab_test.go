@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
-
-// labDir is the real recording (real Caddy, php-fpm and Prometheus) beside the repository.
-var labDir = filepath.Join("..", "..", "shared", "data", "lab-incident")
 
 type labTruth struct {
 	Phases struct {
@@ -54,9 +52,7 @@ func runBundle(t *testing.T, dir string) *Result {
 // TestLabRecording checks every expected finding of the real recording against
 // its ground truth, and the crawler's numbers against the true request classes.
 func TestLabRecording(t *testing.T) {
-	if _, err := os.Stat(labDir); err != nil {
-		t.Skipf("lab recording not present: %v", err)
-	}
+	labDir := testenv.LabIncident(t, "") // the real recording (real Caddy, php-fpm and Prometheus)
 	var truth labTruth
 	data, err := os.ReadFile(filepath.Join(labDir, "truth.json"))
 	if err != nil {
@@ -118,7 +114,7 @@ func TestLabRecording(t *testing.T) {
 
 func crawlerIPsFromTruth(t *testing.T) map[netip.Addr]bool {
 	t.Helper()
-	f, err := os.Open(filepath.Join(labDir, "truth-requests.csv.gz"))
+	f, err := os.Open(testenv.LabIncident(t, "truth-requests.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // chromiumPath is Debian's chromium package, which .ci/run installs.
@@ -42,10 +44,7 @@ const chromiumPath = "/usr/bin/chromium"
 // leak.invalid proves both detectors see a leak.
 func TestHTMLInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %s is missing: .ci/run installs Debian's chromium: %v", chromiumPath, err)
-		}
-		t.Skipf("%s not installed (the test runs in CI)", chromiumPath)
+		testenv.Missing(t, "%s is missing (.ci/run installs Debian's chromium): %v", chromiumPath, err)
 	}
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {

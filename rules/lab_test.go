@@ -2,7 +2,6 @@ package rules
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,19 +9,16 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
-
-// labBundle is the real recording of a crawler burst on Caddy 2.11.9 +
-// caddy-ratelimit v0.1.0 + php8.2-fpm (shared/data/README.md).
-const labBundle = "../../shared/data/lab-incident"
 
 // TestLabRecording runs the whole chain on the real recording: the detectors'
 // crawler_burst finding becomes a zone, Caddy adapts it, and the replay of the
 // recorded requests refuses most of the crawler and no logged-in request.
 func TestLabRecording(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(labBundle, bundle.ManifestFile)); err != nil {
-		t.Skip("lab recording not present:", err)
-	}
+	// The real recording of a crawler burst on Caddy 2.11.9 +
+	// caddy-ratelimit v0.1.0 + php8.2-fpm (shared/data/README.md).
+	labBundle := filepath.Dir(testenv.LabIncident(t, bundle.ManifestFile))
 	p := proposeForBundle(t, labBundle)
 	if len(p.Rules) != 1 {
 		t.Fatalf("got %d rules; notes %v", len(p.Rules), p.DataQuality)

@@ -16,6 +16,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/duration"
 )
 
 type analyzeFlags struct {
@@ -53,7 +54,7 @@ postmortem.md and report.json into --out.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "aftermath.yaml: live sources (Loki, Prometheus, CloudWatch) and site facts")
-	fl.DurationVar(&f.since, "since", 0, "fetch and analyze the last DURATION from the live sources")
+	fl.Var((*duration.Value)(&f.since), "since", "fetch and analyze the last DURATION from the live sources")
 	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
 	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")

@@ -19,6 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/duration"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -86,7 +87,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "aftermath.yaml (default: ./"+defaultConfig+")")
-	fl.DurationVar(&f.since, "since", 0, "fetch the last DURATION, e.g. 2h")
+	fl.Var((*duration.Value)(&f.since), "since", "fetch the last DURATION, e.g. 2h or 7d")
 	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
 	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
 	fl.StringVar(&f.out, "out", "", "bundle directory to write (new or empty)")

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +16,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report/notify"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/duration"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -33,8 +32,8 @@ type scanFlags struct {
 	config    string
 	bundle    string
 	now       string
-	since     dayDuration
-	baseline  dayDuration
+	since     duration.Value
+	baseline  duration.Value
 	out       string
 	webhook   string
 	state     string
@@ -46,7 +45,7 @@ type scanFlags struct {
 }
 
 func newScanCmd() *cobra.Command {
-	f := scanFlags{since: dayDuration(scan.DefaultSince), baseline: dayDuration(scan.DefaultBaseline)}
+	f := scanFlags{since: duration.Value(scan.DefaultSince), baseline: duration.Value(scan.DefaultBaseline)}
 	cmd := &cobra.Command{
 		Use:   "scan (--bundle DIR [--now T] | --config F) [--since 1h] [--baseline 7d]",
 		Short: "Scheduled anomaly report over a recent window",
@@ -83,7 +82,8 @@ window and lookback only.`,
 	fl.StringVar(&f.reportURL, "report-url", "", "URL the message links to (default: the path of scan.md)")
 	fl.StringVar(&f.tz, "tz", "", "time zone of the site's clock (default: the bundle's, else UTC)")
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
-	fl.DurationVar(&f.timeout, "webhook-timeout", 10*time.Second, "timeout of one webhook request")
+	f.timeout = 10 * time.Second
+	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
 	return cmd
 }
 
@@ -282,34 +282,3 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 	doc.Delivery.Sent = true
 	return save()
 }
-
-// dayDuration is a duration flag that also takes days ("7d"), as baselines
-// are counted.
-type dayDuration time.Duration
-
-func (d *dayDuration) String() string {
-	v := time.Duration(*d)
-	if v > 0 && v%(24*time.Hour) == 0 {
-		return strconv.Itoa(int(v/(24*time.Hour))) + "d"
-	}
-	return v.String()
-}
-
-func (d *dayDuration) Set(s string) error {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil || days <= 0 {
-			return fmt.Errorf("%q: want a whole number of days (7d) or a duration (36h)", s)
-		}
-		*d = dayDuration(time.Duration(days) * 24 * time.Hour)
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q: want a duration (1h, 30m) or days (7d)", s)
-	}
-	*d = dayDuration(v)
-	return nil
-}
-
-func (d *dayDuration) Type() string { return "duration" }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/sources/httpretry"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
@@ -112,11 +113,16 @@ type Webhook struct {
 	Timeout time.Duration
 	// Attempts is how many times to try (default 4).
 	Attempts int
-	// Backoff is the wait after the first failure, doubled after each
-	// further one up to MaxBackoff (defaults 2 s and 30 s). A Retry-After
-	// header (429, 503) is honoured up to MaxBackoff.
+	// Backoff caps the wait after the first failure, doubled after each
+	// further one up to MaxBackoff (defaults 2 s and 30 s); each wait is
+	// drawn below its cap (full jitter). A Retry-After header (429, 503),
+	// seconds or HTTP date, is honoured instead.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// Budget bounds the time all attempts and waits take (default 2 min: a
+	// scheduled scan should not hang on its notification); a Retry-After
+	// beyond it ends the retries.
+	Budget time.Duration
 }
 
 // Target is the webhook's scheme and host, for reports and errors.
@@ -128,11 +134,8 @@ func (w *Webhook) Target() string {
 	return u.Scheme + "://" + u.Host
 }
 
-// errPermanent marks a response that retrying cannot fix (a 4xx other than 429).
-var errPermanent = errors.New("refused")
-
 // Send posts msg and returns how many attempts it made. It retries network
-// errors, timeouts, 429 and 5xx with exponential backoff; it gives up at once
+// errors, timeouts, 429 and 5xx under httpretry's policy; it gives up at once
 // on other 4xx (a revoked or mistyped webhook) and when ctx ends.
 func (w *Webhook) Send(ctx context.Context, msg Message) (int, error) {
 	body, err := json.Marshal(msg)
@@ -142,15 +145,18 @@ func (w *Webhook) Send(ctx context.Context, msg Message) (int, error) {
 	if _, err := url.ParseRequestURI(w.URL); err != nil {
 		return 0, fmt.Errorf("notify: webhook %s: not a URL", w.Target())
 	}
-	attempts, backoff, maxBackoff := w.Attempts, w.Backoff, w.MaxBackoff
-	if attempts <= 0 {
-		attempts = 4
+	policy := httpretry.Policy{Attempts: w.Attempts, Base: w.Backoff, Max: w.MaxBackoff, Budget: w.Budget}
+	if policy.Attempts <= 0 {
+		policy.Attempts = 4
 	}
-	if backoff <= 0 {
-		backoff = 2 * time.Second
+	if policy.Base <= 0 {
+		policy.Base = 2 * time.Second
 	}
-	if maxBackoff <= 0 {
-		maxBackoff = 30 * time.Second
+	if policy.Max <= 0 {
+		policy.Max = 30 * time.Second
+	}
+	if policy.Budget <= 0 {
+		policy.Budget = 2 * time.Minute
 	}
 	client := w.Client
 	if client == nil {
@@ -160,36 +166,19 @@ func (w *Webhook) Send(ctx context.Context, msg Message) (int, error) {
 		}
 		client = &http.Client{Timeout: timeout}
 	}
-	var last error
-	for i := 1; i <= attempts; i++ {
-		wait, err := w.post(ctx, client, body)
-		if err == nil {
-			return i, nil
-		}
-		last = err
-		if errors.Is(err, errPermanent) || ctx.Err() != nil || i == attempts {
-			return i, w.scrub(fmt.Errorf("notify: webhook %s: attempt %d of %d: %w", w.Target(), i, attempts, last))
-		}
-		if wait <= 0 || wait > maxBackoff {
-			wait = min(backoff, maxBackoff)
-		}
-		backoff *= 2
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return i, w.scrub(fmt.Errorf("notify: webhook %s: %w (after: %v)", w.Target(), ctx.Err(), last))
-		case <-t.C:
-		}
+	n, err := policy.Do(ctx, func(ctx context.Context) error { return w.post(ctx, client, body) })
+	if err != nil {
+		return n, w.scrub(fmt.Errorf("notify: webhook %s: attempt %d of %d: %w", w.Target(), n, policy.Attempts, err))
 	}
-	return attempts, w.scrub(last)
+	return n, nil
 }
 
-// post makes one attempt; wait is the server's Retry-After, if it gave one.
-func (w *Webhook) post(ctx context.Context, client *http.Client, body []byte) (time.Duration, error) {
+// post makes one attempt. A failure worth retrying (a network error, 429,
+// 5xx) is marked so, with the server's Retry-After.
+func (w *Webhook) post(ctx context.Context, client *http.Client, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errPermanent, err)
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "aftermath-scan")
@@ -199,22 +188,14 @@ func (w *Webhook) post(ctx context.Context, client *http.Client, body []byte) (t
 		if errors.As(err, &ue) {
 			err = ue.Err // *url.Error prints the URL, secret path included
 		}
-		return 0, err
+		return httpretry.Retryable(err, 0)
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 == 2 {
-		return 0, nil
+		return nil
 	}
-	err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(text)))
-	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
-		return 0, fmt.Errorf("%w: %w", errPermanent, err)
-	}
-	var wait time.Duration
-	if s, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && s >= 0 {
-		wait = time.Duration(s) * time.Second
-	}
-	return wait, err
+	return httpretry.Response(resp, fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(text))))
 }
 
 // scrub keeps the webhook's path and query out of an error, wherever a

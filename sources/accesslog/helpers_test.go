@@ -100,15 +100,3 @@ type statCounts struct {
 func plainStats(s Stats) statCounts {
 	return statCounts{s.Files, s.Lines, s.Requests, s.Bytes, s.OutOfOrder, s.Duplicates, s.First, s.Last}
 }
-
-// needLab skips a test when the lab recording is absent, except under CI=true,
-// where the recording must be there and its absence fails the test.
-func needLab(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(labLog); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the lab recording is missing: %v", err)
-		}
-		t.Skipf("lab recording not present: %v", err)
-	}
-}

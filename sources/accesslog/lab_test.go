@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
-
-// labLog is the real Caddy 2.11.9 recording (see /work/shared/data/README.md).
-const labLog = "../../../shared/data/lab-incident/access/access.log.gz"
 
 // labOrderDigest is sha256 over "<ts in µs> <uri>\n" for every line in file
 // order, with ts converted from its decimal text and rounded half up (Python:
@@ -28,7 +26,8 @@ const labOrderDigest = "4d91a17b1b22e23ab492fb4d02ce1b38d370960c82866664ae6eb985
 // The expected numbers below were counted independently of this package, with
 // Python's json module over the same file.
 func TestReadLabIncident(t *testing.T) {
-	needLab(t)
+	// The real Caddy 2.11.9 recording (shared/data/README.md).
+	labLog := testenv.LabIncident(t, "access/access.log.gz")
 	for _, workers := range []int{1, 2, 7} {
 		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
 			var skips sources.Skips
@@ -124,7 +123,7 @@ func checkCounts[K comparable](t *testing.T, what string, got, want map[K]int) {
 // unit is detected rather than taken for seconds (which would make every
 // request a thousand times slower).
 func TestLabIncidentReencoded(t *testing.T) {
-	needLab(t)
+	labLog := testenv.LabIncident(t, "access/access.log.gz")
 	zr, err := gzip.NewReader(bytes.NewReader(readFile(t, labLog)))
 	if err != nil {
 		t.Fatal(err)

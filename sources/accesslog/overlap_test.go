@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // TestOverlap reads the sample split and repeated the ways people give logs
@@ -110,7 +111,7 @@ func mapLines(ls []string, f func(string) string) []string {
 // TestOverlapLab reads the real recording twice, the second time split into
 // overlapping pieces: every request counts once.
 func TestOverlapLab(t *testing.T) {
-	needLab(t)
+	labLog := testenv.LabIncident(t, "access/access.log.gz")
 	st, err := Read(context.Background(), []string{labLog, labLog}, Options{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,13 +8,11 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 func TestOpenLabRecording(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "data", "lab-incident")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("lab recording not present: %v", err)
-	}
+	dir := testenv.LabIncident(t, "")
 	b, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 func TestReadFile(t *testing.T) {
@@ -43,10 +44,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestReadLabLog(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "data", "lab-incident", "logs", "caddy.log.gz")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("lab recording not present: %v", err)
-	}
+	p := testenv.LabIncident(t, "logs/caddy.log.gz")
 	var skips sources.Skips
 	events, found, err := ReadFile(p, &skips)
 	if err != nil || !found {

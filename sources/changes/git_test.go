@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 var kst = time.FixedZone("KST", 9*3600)
@@ -324,13 +325,12 @@ func TestFromGitLab(t *testing.T) {
 }
 
 // extractLabRepo unpacks the lab recording's config.tar.gz into a temporary
-// directory (skipping the test when the shared data is absent).
+// directory (the test ends as testenv.Missing says when the shared data is absent).
 func extractLabRepo(t *testing.T) string {
 	t.Helper()
-	tarball := filepath.Join("..", "..", "..", "shared", "data", "lab-incident", "changes", "config.tar.gz")
-	f, err := os.Open(tarball)
+	f, err := os.Open(testenv.LabIncident(t, "changes/config.tar.gz"))
 	if err != nil {
-		t.Skipf("lab recording not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)

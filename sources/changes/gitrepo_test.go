@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // testRepo is a real git repository built by a test with the git CLI, with
@@ -19,9 +21,7 @@ type testRepo struct {
 
 func newTestRepo(t testing.TB) *testRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Program(t, "git", "apt-get install git")
 	dir := t.TempDir()
 	home := t.TempDir()
 	r := &testRepo{t: t, dir: dir, env: append(os.Environ(),

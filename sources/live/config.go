@@ -17,6 +17,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/duration"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
@@ -188,7 +189,7 @@ type Prometheus struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
 	// Timeout bounds one query. Default 2m.
 	Timeout *Duration `yaml:"timeout"`
-	// Retries is how many times a query is retried after a 5xx or a broken
+	// Retries is how many times a query is retried after a 429, a 5xx or a broken
 	// connection. Default 2; -1 for none.
 	Retries int `yaml:"retries"`
 }
@@ -225,29 +226,23 @@ type Changes struct {
 	Files []string `yaml:"files"`
 }
 
-// Duration is a length of time written in Go's syntax: "90s", "10m", "3h".
-// A bare number is refused (except 0): its unit would be a guess.
+// Duration is a length of time in the duration package's grammar: "90s",
+// "10m", "3h", "7d", "2w". A bare number is refused (except 0): its unit
+// would be a guess.
 type Duration time.Duration
 
 // D returns d as a *Duration, for building a Config in code.
 func D(d time.Duration) *Duration { x := Duration(d); return &x }
 
-// UnmarshalYAML parses "3h", "90m", "0".
+// UnmarshalYAML parses "3h", "90m", "7d", "0".
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	s := strings.TrimSpace(n.Value)
 	if n.Kind != yaml.ScalarNode || s == "" {
 		return fmt.Errorf("line %d: want a duration such as 3h or 90m", n.Line)
 	}
-	if s == "0" {
-		*d = 0
-		return nil
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return fmt.Errorf("line %d: duration %q has no unit: write e.g. %ss or %sm", n.Line, s, s, s)
-	}
-	v, err := time.ParseDuration(s)
+	v, err := duration.Parse(s)
 	if err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil

@@ -289,7 +289,11 @@ func TestDurationSyntax(t *testing.T) {
 		{"baseline: 0\n", 0, ""},
 		{"baseline: 0s\n", 0, ""},
 		{"baseline: 1.5h\n", 90 * time.Minute, ""},
-		{"baseline: 2d\n", 0, `unknown unit "d"`},
+		// Days and weeks as the flags take them (--baseline 7d).
+		{"baseline: 2d\n", 48 * time.Hour, ""},
+		{"baseline: 1w\n", 7 * 24 * time.Hour, ""},
+		{"baseline: 1d12h\n", 36 * time.Hour, ""},
+		{"baseline: 3y\n", 0, `duration "3y": unknown unit "y"`},
 		{"baseline: -1h\n", 0, "must not be negative"},
 		{"baseline: [1h]\n", 0, "want a duration"},
 	} {

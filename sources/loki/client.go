@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources/httpretry"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
 
@@ -27,13 +27,14 @@ const (
 	pathSeries     = "/loki/api/v1/series"
 )
 
-// Backoff bounds. Full jitter around an exponential curve keeps parallel workers
-// that were throttled together from retrying together.
+// Retry bounds: the first backoff wait is at most retryBase, later ones at most
+// retryMax; a request and its retries, Retry-After waits included, end within
+// retryBudget, so one sub-range cannot hold a worker for long.
 const (
-	backoffBase   = 500 * time.Millisecond
-	backoffMax    = 30 * time.Second
-	retryAfterMax = 5 * time.Minute
-	errBodyMax    = 4 << 10
+	retryBase   = 500 * time.Millisecond
+	retryMax    = 30 * time.Second
+	retryBudget = 10 * time.Minute
+	errBodyMax  = 4 << 10
 )
 
 // Client talks to one Loki (one tenant). It is safe for concurrent use.
@@ -47,10 +48,9 @@ type Client struct {
 	// max_entries_limit_per_query is smaller.
 	limit atomic.Int64
 
-	// sleep waits d or until ctx ends; tests replace it to run without a clock.
-	sleep func(ctx context.Context, d time.Duration) error
-	// jitter draws a duration in [0, d); tests make it deterministic.
-	jitter func(d time.Duration) time.Duration
+	// retry is the policy of every request (tests give it a Sleep that
+	// records the waits instead of waiting).
+	retry httpretry.Policy
 }
 
 // New validates cfg and returns a client. It fails on a missing or malformed
@@ -75,21 +75,11 @@ func New(cfg Config) (*Client, error) {
 		cfg:  cfg,
 		base: base,
 		hc:   &http.Client{Transport: tr},
-		sleep: func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
-		jitter: func(d time.Duration) time.Duration {
-			if d <= 0 {
-				return 0
-			}
-			return rand.N(d)
+		retry: httpretry.Policy{
+			Attempts: cfg.Retries + 1,
+			Base:     retryBase,
+			Max:      retryMax,
+			Budget:   retryBudget,
 		},
 	}
 	c.secrets = redact.Secrets(cfg.Username, cfg.Password, cfg.BearerToken)
@@ -123,7 +113,7 @@ func (e *APIError) Error() string {
 
 // Retryable reports whether the status is worth retrying: 429 and 5xx.
 func (e *APIError) Retryable() bool {
-	return e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500
+	return httpretry.RetryableStatus(e.StatusCode)
 }
 
 // limitError is Loki's 400 for a limit above max_entries_limit_per_query.
@@ -188,47 +178,32 @@ type envelope struct {
 }
 
 // get calls path with params and decodes the envelope's data into out, retrying
-// 429, 5xx, timeouts and broken connections with backoff (honouring Retry-After).
-// Other errors (400 above all: a bad query stays bad) return at once.
+// 429, 5xx, timeouts and broken connections under the client's retry policy
+// (full jitter, honouring Retry-After). Other errors (400 above all: a bad
+// query stays bad) return at once.
 func (c *Client) get(ctx context.Context, path string, params url.Values, out any, m *meter) error {
 	u := *c.base
 	u.Path += path
 	u.RawQuery = params.Encode()
-	var err error
-	for attempt := 1; ; attempt++ {
-		var retry bool
-		var wait time.Duration
-		retry, wait, err = c.try(ctx, u.String(), out, m)
-		if err == nil {
-			return nil
+	var retried bool
+	attempts, err := c.retry.Do(ctx, func(ctx context.Context) error {
+		retry, wait, err := c.try(ctx, u.String(), out, m)
+		retried = retry
+		if retry {
+			return httpretry.Retryable(err, wait)
 		}
-		var ae *APIError
-		if errors.As(err, &ae) {
-			ae.Attempts = attempt
-		}
-		if !retry || attempt > c.cfg.Retries {
-			if retry && ae == nil && attempt > 1 {
-				err = fmt.Errorf("%w (after %d attempts)", err, attempt)
-			}
-			return err
-		}
-		if wait <= 0 {
-			wait = c.backoff(attempt)
-		}
-		if serr := c.sleep(ctx, wait); serr != nil {
-			return serr
-		}
+		return err
+	})
+	if err == nil {
+		return nil
 	}
-}
-
-// backoff is exponential with full jitter: a random wait in [d/2, d) where d
-// doubles per attempt up to backoffMax.
-func (c *Client) backoff(attempt int) time.Duration {
-	d := backoffBase << min(attempt-1, 16)
-	if d > backoffMax || d <= 0 {
-		d = backoffMax
+	var ae *APIError
+	if errors.As(err, &ae) {
+		ae.Attempts = attempts
+	} else if retried && attempts > 1 {
+		err = fmt.Errorf("%w (after %d attempts)", err, attempts)
 	}
-	return d/2 + c.jitter(d/2)
+	return err
 }
 
 // try makes one request. It reports whether a failure is worth retrying and how
@@ -260,7 +235,7 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 		b, _ := io.ReadAll(io.LimitReader(body, errBodyMax))
 		ae := &APIError{StatusCode: resp.StatusCode, Message: errorText(b)}
 		if ae.Retryable() {
-			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
+			return true, httpretry.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
 		}
 		return false, 0, asLimitError(ae)
 	}
@@ -314,24 +289,6 @@ func errorText(b []byte) string {
 		}
 	}
 	return s
-}
-
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.Atoi(h); err == nil {
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(h); err == nil {
-		d = t.Sub(now)
-	}
-	if d < 0 {
-		return 0
-	}
-	return min(d, retryAfterMax)
 }
 
 // transient reports whether a transport error may go away on retry: timeouts,

@@ -223,7 +223,7 @@ func TestCredentialsNeverInErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.sleep = (&sleeper{}).sleep
+			c.retry.Sleep = (&sleeper{}).sleep
 			res, err := c.QueryRange(context.Background(), `{job="caddy"}`, t0, t0.Add(time.Minute), func(Entry) error { return nil })
 			if err == nil {
 				t.Fatal("no error")

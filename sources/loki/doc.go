@@ -48,8 +48,9 @@
 //
 // # Errors and retries
 //
-// 429, 5xx, timeouts and broken connections are retried with exponential
-// backoff and full jitter, honouring Retry-After (seconds or HTTP date). A 400
+// 429, 5xx, timeouts and broken connections are retried under httpretry's
+// policy: exponential backoff with full jitter, honouring Retry-After (seconds
+// or HTTP date), within a time budget per request. A 400
 // is not retried: errors carry Loki's own text and the query. A 400 "max
 // entries limit per query exceeded" lowers the per-call limit to the server's
 // max_entries_limit_per_query and the page is asked again; the change is

@@ -2,7 +2,6 @@ package loki
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -100,24 +99,6 @@ func TestFormatRangeAndCountQuery(t *testing.T) {
 	}
 	if _, err := lokitest.ParseQuery(q); err != nil {
 		t.Errorf("count query does not parse: %v", err)
-	}
-}
-
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
-	tests := []struct {
-		h    string
-		want time.Duration
-	}{
-		{"", 0}, {"0", 0}, {"12", 12 * time.Second}, {"-3", 0}, {"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"86400", retryAfterMax},
-	}
-	for _, tt := range tests {
-		if got := retryAfter(tt.h, now); got != tt.want {
-			t.Errorf("retryAfter(%q) = %v, want %v", tt.h, got, tt.want)
-		}
 	}
 }
 

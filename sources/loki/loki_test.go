@@ -40,8 +40,8 @@ func (s *sleeper) get() []time.Duration {
 	return append([]time.Duration(nil), s.waits...)
 }
 
-// newTestClient builds a client for the fake with clock-free backoff (no real
-// sleeping, no jitter).
+// newTestClient builds a client for the fake with clock-free backoff: the waits
+// are recorded, not slept (they stay randomly jittered: tests check bounds).
 func newTestClient(t testing.TB, addr string, mod func(*Config)) (*Client, *sleeper) {
 	t.Helper()
 	cfg := Config{Addr: addr, Retries: 3}
@@ -53,8 +53,7 @@ func newTestClient(t testing.TB, addr string, mod func(*Config)) (*Client, *slee
 		t.Fatalf("New: %v", err)
 	}
 	s := &sleeper{}
-	c.sleep = s.sleep
-	c.jitter = func(time.Duration) time.Duration { return 0 }
+	c.retry.Sleep = s.sleep
 	return c, s
 }
 
@@ -429,7 +428,8 @@ func TestRetryAfter429(t *testing.T) {
 	}{
 		{"seconds", func() string { return "7" }, 7 * time.Second},
 		{"http date", func() string { return time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat) }, 30 * time.Second},
-		{"absent: backoff", func() string { return "" }, 250 * time.Millisecond},
+		// Without the header the first backoff wait is drawn from [0, 500ms].
+		{"absent: backoff", func() string { return "" }, 500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -495,8 +495,15 @@ func TestRetry5xxUntilExhausted(t *testing.T) {
 	if len(res.Notes) != 1 || res.Notes[0].Severity != "error" || res.Notes[0].Source != "loki" {
 		t.Errorf("notes = %+v", res.Notes)
 	}
-	if got := fmt.Sprint(s.get()); got != "[250ms 500ms 1s]" {
-		t.Errorf("backoff waits %s, want [250ms 500ms 1s]", got)
+	// Full jitter: each wait is drawn below a cap that doubles from 500ms.
+	waits := s.get()
+	if len(waits) != 3 {
+		t.Fatalf("backoff waits %v, want 3", waits)
+	}
+	for i, w := range waits {
+		if limit := retryBase << i; w < 0 || w > limit {
+			t.Errorf("wait %d = %s, outside [0, %s]", i+1, w, limit)
+		}
 	}
 }
 

@@ -15,9 +15,12 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
-const labFile = "../../../shared/data/lab-incident/metrics/prometheus.om.gz"
+// labFile is the lab recording's Prometheus series (testenv ends the test
+// when the shared data is absent).
+func labFile(t *testing.T) string { return testenv.LabIncident(t, "metrics/prometheus.om.gz") }
 
 func labelString(m map[string]string) string {
 	return labels.FromMap(m).String()
@@ -34,10 +37,7 @@ type labScan struct {
 
 func scanLab(t *testing.T) labScan {
 	t.Helper()
-	f, err := os.Open(labFile)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s absent", labFile)
-	}
+	f, err := os.Open(labFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestLab(t *testing.T) {
 	scan := scanLab(t)
 	s := openStore(t)
 	var skips sources.Skips
-	st, err := s.LoadFile(labFile, &skips)
+	st, err := s.LoadFile(labFile(t), &skips)
 	if err != nil {
 		t.Fatal(err)
 	}

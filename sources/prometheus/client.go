@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/httpauth"
+	"github.com/aftermath-forensics/aftermath/sources/httpretry"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
@@ -92,6 +93,10 @@ type Client struct {
 	// credential header back in its answer.
 	secrets []string
 
+	// retry is the policy of every call; its Attempts come from cfg.Retries
+	// (tests give it a Sleep that records the waits instead of waiting).
+	retry httpretry.Policy
+
 	mu      sync.Mutex
 	notes   []sources.QualityNote
 	seen    map[string]bool
@@ -122,7 +127,8 @@ func New(cfg Config) (*Client, error) {
 	// read fails the request instead, with nothing to scrub.
 	password, _ := httpauth.Secret(cfg.Password, cfg.PasswordFile, "password")
 	token, _ := httpauth.Secret(cfg.BearerToken, cfg.BearerTokenFile, "bearer token")
-	return &Client{cfg: cfg, api: v1.NewAPI(c), seen: map[string]bool{},
+	return &Client{cfg: cfg, api: v1.NewAPI(answerRecorder{c}), seen: map[string]bool{},
+		retry:   httpretry.Policy{Base: retryBase, Max: retryMax, Budget: retryBudget},
 		secrets: redact.Secrets(cfg.Username, password, token, headerValues...)}, nil
 }
 
@@ -239,24 +245,52 @@ func (c *Client) InstantQuery(ctx context.Context, q string, at time.Time) (Resu
 	return out, nil
 }
 
-// do runs one API call under the configured timeout, retrying server errors,
-// 429s and broken connections with a doubling pause.
+// Retry bounds: backoff waits start below retryBase and grow to at most
+// retryMax; a query and its retries, Retry-After waits included, end within
+// retryBudget (a query may itself take DefaultTimeout).
+const (
+	retryBase   = 500 * time.Millisecond
+	retryMax    = 30 * time.Second
+	retryBudget = 5 * time.Minute
+)
+
+// do runs one API call under the configured timeout, retrying 429s, server
+// errors and broken connections under the client's retry policy.
 func (c *Client) do(ctx context.Context, call func(context.Context) error) error {
-	pause := 500 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	p := c.retry
+	p.Attempts = c.cfg.Retries + 1
+	_, err := p.Do(ctx, func(ctx context.Context) error {
+		var a answer
+		cctx, cancel := context.WithTimeout(context.WithValue(ctx, answerKey{}, &a), c.cfg.Timeout)
+		defer cancel()
 		err := explain(call(cctx))
-		cancel()
-		if err == nil || attempt >= c.cfg.Retries || !retryable(ctx, err) {
-			return err
+		if err != nil && retryable(ctx, err, a) {
+			return httpretry.Retryable(err, httpretry.RetryAfter(a.retryAfter, time.Now()))
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(pause):
-		}
-		pause *= 2
+		return err
+	})
+	return err
+}
+
+// answer is what the last HTTP response of one call said beside its body:
+// client_golang's errors keep the status only as text ("client error: 429").
+type answer struct {
+	status     int
+	retryAfter string
+}
+
+type answerKey struct{}
+
+// answerRecorder is the api.Client under v1.API: it notes each response's
+// status and Retry-After in the call's answer, when the context carries one.
+type answerRecorder struct{ api.Client }
+
+func (r answerRecorder) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	resp, body, err := r.Client.Do(ctx, req)
+	if a, ok := ctx.Value(answerKey{}).(*answer); ok && resp != nil {
+		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 	}
+	return resp, body, err
 }
 
 // explain replaces client_golang's "server error: 503" by the server's own
@@ -282,17 +316,21 @@ func explain(err error) error {
 	return &v1.Error{Type: typ, Msg: body.Error + " (" + apiErr.Msg + ")", Detail: apiErr.Detail}
 }
 
-// retryable reports whether err may pass on a second try: a 5xx without an
-// error type of Prometheus' own (its timeouts and evaluation errors would fail
-// again), a 429 (a rate-limiting proxy or Mimir), or a network error that is
-// not the caller's deadline. Bad queries (400, 422) are never retried.
-func retryable(ctx context.Context, err error) bool {
+// retryable reports whether err may pass on a second try: a 429 or 5xx by its
+// status code (httpretry's set), except a 5xx that carries an error type of
+// Prometheus' own (its timeouts and evaluation errors would fail again); or,
+// with no error status, a network error that is not the caller's deadline.
+// Bad queries (400, 422) are never retried.
+func retryable(ctx context.Context, err error, a answer) bool {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	var apiErr *v1.Error
-	if errors.As(err, &apiErr) {
-		return apiErr.Type == v1.ErrServer || strings.Contains(apiErr.Msg, "client error: 429")
+	if a.status >= 400 {
+		if !httpretry.RetryableStatus(a.status) {
+			return false
+		}
+		var apiErr *v1.Error
+		return a.status == http.StatusTooManyRequests || !errors.As(err, &apiErr) || apiErr.Type == v1.ErrServer
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr) || errors.Is(err, net.ErrClosed)

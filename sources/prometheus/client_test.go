@@ -72,9 +72,11 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	requests []*http.Request
 	forms    []string
-	// status, when set, is answered instead of a result, with body.
-	status int
-	body   string
+	// status, when set, is answered instead of a result, with body and,
+	// when set, a Retry-After header.
+	status     int
+	body       string
+	retryAfter string
 	// warnings and infos are added to every successful answer.
 	warnings, infos []string
 }
@@ -90,6 +92,9 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status, body, warnings, infos := f.status, f.body, f.warnings, f.infos
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if f.retryAfter != "" {
+		w.Header().Set("Retry-After", f.retryAfter)
+	}
 	if status != 0 {
 		w.WriteHeader(status)
 		fmt.Fprint(w, body)
@@ -214,28 +219,44 @@ func TestWarningsAndInfos(t *testing.T) {
 func TestErrorsAndRetries(t *testing.T) {
 	at := time.Date(2026, 10, 3, 5, 0, 0, 0, time.UTC)
 	tests := []struct {
-		name     string
-		status   int
-		body     string
-		calls    int
-		contains []string
+		name       string
+		status     int
+		body       string
+		retryAfter string
+		calls      int
+		contains   []string
+		// waitCaps bounds each wait: full jitter below a doubling cap, or
+		// exactly the server's Retry-After.
+		waitCaps []time.Duration
+		exact    bool
 	}{
 		{"bad query", http.StatusBadRequest,
-			`{"status":"error","errorType":"bad_data","error":"1:8: parse error: unclosed left parenthesis"}`,
-			1, []string{`prometheus query "sum(up"`, "bad_data", "unclosed left parenthesis"}},
+			`{"status":"error","errorType":"bad_data","error":"1:8: parse error: unclosed left parenthesis"}`, "",
+			1, []string{`prometheus query "sum(up"`, "bad_data", "unclosed left parenthesis"}, nil, false},
+		// A 503 that is Prometheus' own query timeout would time out again.
 		{"query timeout", http.StatusServiceUnavailable,
-			`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`,
-			1, []string{`prometheus query "sum(up"`, "timeout", "query timed out"}},
-		{"proxy error", http.StatusBadGateway, `<html>bad gateway</html>`,
-			3, []string{`prometheus query "sum(up"`, "server error: 502"}},
-		{"rate limited", http.StatusTooManyRequests, `{"status":"error","errorType":"too_many_requests","error":"slow down"}`,
-			3, []string{"slow down", "429"}},
+			`{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "",
+			1, []string{`prometheus query "sum(up"`, "timeout", "query timed out"}, nil, false},
+		{"proxy error", http.StatusBadGateway, `<html>bad gateway</html>`, "",
+			3, []string{`prometheus query "sum(up"`, "server error: 502"}, []time.Duration{retryBase, 2 * retryBase}, false},
+		// A 429 whose body carries an error type and message of its own: the
+		// status code decides, not the text.
+		{"rate limited", http.StatusTooManyRequests, `{"status":"error","errorType":"too_many_requests","error":"slow down"}`, "",
+			3, []string{"slow down"}, []time.Duration{retryBase, 2 * retryBase}, false},
+		{"rate limited with Retry-After", http.StatusTooManyRequests, `{"status":"error","errorType":"too_many_requests","error":"slow down"}`, "7",
+			3, []string{"slow down"}, []time.Duration{7 * time.Second, 7 * time.Second}, true},
+		{"unauthorized", http.StatusUnauthorized, `unauthorized`, "",
+			1, []string{"401"}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, c := newFakeAPI(t, Config{})
-			f.status, f.body = tt.status, tt.body
-			start := time.Now()
+			f.status, f.body, f.retryAfter = tt.status, tt.body, tt.retryAfter
+			var waits []time.Duration
+			c.retry.Sleep = func(ctx context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return ctx.Err()
+			}
 			_, err := c.Query(context.Background(), "sum(up", at)
 			if err == nil {
 				t.Fatal("no error")
@@ -248,8 +269,13 @@ func TestErrorsAndRetries(t *testing.T) {
 			if len(f.requests) != tt.calls {
 				t.Errorf("%d calls, want %d", len(f.requests), tt.calls)
 			}
-			if tt.calls > 1 && time.Since(start) < 1500*time.Millisecond {
-				t.Errorf("retried without backing off (%v)", time.Since(start))
+			if len(waits) != len(tt.waitCaps) {
+				t.Fatalf("waits %v, want %d", waits, len(tt.waitCaps))
+			}
+			for i, w := range waits {
+				if w < 0 || w > tt.waitCaps[i] || tt.exact && w != tt.waitCaps[i] {
+					t.Errorf("wait %d = %s, want at most %s (exactly: %v)", i+1, w, tt.waitCaps[i], tt.exact)
+				}
 			}
 		})
 	}

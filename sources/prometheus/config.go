@@ -21,8 +21,8 @@ const (
 	// DefaultTimeout bounds one query (the HTTP request, and the server's own
 	// evaluation through the API's timeout parameter).
 	DefaultTimeout = 2 * time.Minute
-	// DefaultRetries is how many times a query is retried after a 5xx answer
-	// or a broken connection.
+	// DefaultRetries is how many times a query is retried after a 429 or 5xx
+	// answer or a broken connection.
 	DefaultRetries = 2
 )
 
@@ -53,8 +53,8 @@ type Config struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
 	// Timeout bounds one query; default DefaultTimeout (2m).
 	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
-	// Retries is how many times a query is retried after a 5xx answer or a
-	// broken connection; default DefaultRetries (2), negative for none. Bad
+	// Retries is how many times a query is retried after a 429 or 5xx answer
+	// or a broken connection; default DefaultRetries (2), negative for none. Bad
 	// queries, timeouts and cancellations are never retried.
 	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
 	// Headers are added to every request, e.g. {"X-Scope-OrgID": "tenant"}

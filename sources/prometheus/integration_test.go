@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // The live path against a real Prometheus (Debian's package; .ci/run installs
@@ -25,23 +25,11 @@ import (
 // the blocks on a loopback port, and every query the detectors run must give
 // the same series live as offline.
 
-// labIncident is the recording of the real Caddy + php-fpm stack, when the
-// shared data is present (it is not part of the repository).
-const labIncident = "/work/shared/data/lab-incident/metrics/prometheus.om.gz"
-
-// needPrometheus returns the paths of prometheus and promtool, or skips the
-// test when they are missing outside CI. In CI (CI=true) they must be there.
+// needPrometheus returns the paths of prometheus and promtool (Debian's
+// prometheus package); testenv ends the test when they are missing.
 func needPrometheus(t *testing.T) (server, tool string) {
 	t.Helper()
-	server, err1 := exec.LookPath("prometheus")
-	tool, err2 := exec.LookPath("promtool")
-	if err := errors.Join(err1, err2); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("prometheus and promtool are required in CI (apt-get install prometheus): %v", err)
-		}
-		t.Skipf("prometheus/promtool not installed: %v", err)
-	}
-	return server, tool
+	return testenv.Program(t, "prometheus", "apt-get install prometheus"), testenv.Program(t, "promtool", "apt-get install prometheus")
 }
 
 // backfill writes text to a file and turns it into TSDB blocks in a new
@@ -295,9 +283,9 @@ func TestLivePrometheusMatchesOffline(t *testing.T) {
 // TestLivePrometheusLabIncident does the same on the recording of the real
 // stack, when the shared data is there.
 func TestLivePrometheusLabIncident(t *testing.T) {
-	f, err := os.Open(labIncident)
+	f, err := os.Open(testenv.LabIncident(t, "metrics/prometheus.om.gz"))
 	if err != nil {
-		t.Skipf("lab recording not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)

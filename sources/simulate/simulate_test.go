@@ -19,6 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 func run(t *testing.T, o Options) Summary {
@@ -429,10 +430,7 @@ func TestCrawlerOverride(t *testing.T) {
 // TestShapeLikeLab: a simulated line has the keys of a real Caddy 2.11 line
 // from the lab recording (when the shared data is there).
 func TestShapeLikeLab(t *testing.T) {
-	lab := "../../../shared/data/lab-incident/access/access.log.gz"
-	if _, err := os.Stat(lab); err != nil {
-		t.Skip("lab recording not present")
-	}
+	lab := testenv.LabIncident(t, "access/access.log.gz")
 	keys := func(raw []byte) []string {
 		var m map[string]json.RawMessage
 		json.Unmarshal(raw, &m)

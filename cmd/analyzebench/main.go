@@ -3,6 +3,8 @@
 // ingest (detect.Load) and what follows it, and prints the result as JSON for
 // ingestbench's table. It is its own program because report and rules make a
 // much bigger binary than ingest needs, which would add to ingestbench's RSS.
+// Like ingestbench it lives under cmd/ because it imports detect, report and
+// rules, which nothing under sources/ may; it is not shipped.
 package main
 
 import (

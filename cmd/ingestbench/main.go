@@ -10,6 +10,11 @@
 // maxrss) and CPU time (user+sys) are its own. The table gives medians: on a
 // shared machine, CPU time says what the work costs, wall time what the user
 // waits.
+//
+// It lives under cmd/, not beside the generator in sources/accesslog/benchref,
+// because like the CLI it wires the pipeline together (detect's ingest): only
+// cmd may import every layer. It is not shipped; make build builds
+// cmd/aftermath alone.
 package main
 
 import (
@@ -298,7 +303,7 @@ func tableCmd(args []string) error {
 	}
 	readers = append(readers, reader{name: "cat > /dev/null", reps: *reps, cmd: func() *exec.Cmd { return exec.Command("cat", *plain) }})
 	if _, err := os.Stat(*analyzeBin); err != nil {
-		fmt.Fprintf(os.Stderr, "no %s: the analyze row is skipped (go build ./sources/accesslog/benchref/analyzebench)\n", *analyzeBin)
+		fmt.Fprintf(os.Stderr, "no %s: the analyze row is skipped (go build -o %[1]s ./cmd/analyzebench)\n", *analyzeBin)
 	} else {
 		readers = append(readers, reader{name: "aftermath analyze (all of it), 2 cores", reps: *reps, self: true, cmd: func() *exec.Cmd {
 			c := exec.Command(*analyzeBin, *plain)
