@@ -139,7 +139,7 @@ func heavyScraperAmongBots() Scenario {
 			Requests: []ClientRequest{{Weight: 1, Method: "GET", URI: "/w/%s", CPUS: 0.07, WaitS: 0.025}}},
 		{Name: "feed-bot", UserAgent: "FeedFetcher-Example/1.0 (+https://feeds.example.net/about)", Accept: "application/atom+xml",
 			IPs:      []string{"52.79.10.44"},
-			Rate:     []RateAt{{day.Add(13*time.Hour + 35*time.Minute), 0.0005}, {day.Add(13*time.Hour + 37*time.Minute), 0.004}},
+			Rate:     []RateAt{{day.Add(13*time.Hour + 35*time.Minute), 0.0008}, {day.Add(13*time.Hour + 37*time.Minute), 0.006}},
 			Requests: []ClientRequest{{Weight: 1, Method: "GET", URI: "/index.php?title=Special:RecentChanges&feed=atom", CPUS: 0.05, WaitS: 0.02}},
 		},
 	}
