@@ -4,7 +4,7 @@ BIN     := bin/aftermath
 OUT     ?= aftermath-demo
 PKGS    := ./...
 
-.PHONY: all build run test bench bench-go fmt clean
+.PHONY: all build run test bench bench-go fmt clean accuracy
 
 all: build
 
@@ -34,6 +34,12 @@ bench:
 # go test's micro-benchmarks (reader, aggregation, reference loop; MB/s via b.SetBytes).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Diagnosis accuracy (issue 13): every simulate scenario over 5 seeds, each
+# analyzed as `aftermath analyze` does and scored against its truth.json; prints
+# one table and a summary line per scenario. A measurement, not part of `test`.
+accuracy:
+	$(GO) test -tags accuracy -run '^TestAccuracy$$' -count=1 -timeout 60m -v ./cmd/aftermath/
 
 fmt:
 	gofmt -w .

@@ -48,7 +48,7 @@ ping.path = /fpm-ping
 request_slowlog_timeout = %ds
 slowlog = /proc/self/fd/2
 catch_workers_output = yes
-`, c.Backlog, sc.Workers, sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
+`, c.Backlog, sc.maxChildren(c), sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
 }
 
 func renderCaddyfile(sc *Scenario, c SiteConfig) string {
@@ -206,6 +206,15 @@ func writeRepo(ctx context.Context, sc *Scenario, dir string) ([]repoCommit, err
 			"README.md":       "# wiki.example.org configuration\n\n" + strings.Join(x.readme, "\n") + "\n",
 			"static/skin.css": strings.Join(x.css, "\n") + "\n",
 		}
+		if sc.App == AppWordPress {
+			files = map[string]string{
+				poolFile:                            renderWPPool(sc, cfg),
+				caddyFile:                           renderWPCaddyfile(sc, cfg),
+				dockerFile:                          renderWPDockerfile(cfg),
+				"README.md":                         "# " + wpHost + " configuration\n\n" + strings.Join(x.readme, "\n") + "\n",
+				"wp-content/themes/child/style.css": strings.Join(x.css, "\n") + "\n",
+			}
+		}
 		for name, content := range files {
 			p := filepath.Join(dir, name)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -250,6 +259,9 @@ func diffConfig(rc repoCommit) []sources.Change {
 	}
 	if a.Image != b.Image {
 		cs = append(cs, mk(dockerFile, "FROM", a.Image, b.Image))
+	}
+	if a.MaxChildren != b.MaxChildren {
+		cs = append(cs, mk(poolFile, "pm.max_children", strconv.Itoa(a.MaxChildren), strconv.Itoa(b.MaxChildren)))
 	}
 	if a.ReadTimeoutS != b.ReadTimeoutS {
 		cs = append(cs, mk(caddyFile, "php_fastcgi.read_timeout", dur(a.ReadTimeoutS), dur(b.ReadTimeoutS)))

@@ -27,6 +27,15 @@
 //   - Special:NewItem calls the site's own api.php through Caddy, holding its
 //     worker while the call waits in the same queue (up to MediaWiki's 25 s).
 //
+// Beyond the reference crawl, a scenario can run WordPress instead of
+// MediaWiki (paths, cookies, page cache, configuration), add clients with
+// schedules of their own (API and sync clients, feed bots, a heavy scraper),
+// pin php-fpm workers with idle connections that never reach Caddy, change
+// pm.max_children by a graceful reload, and start its evidence at the window
+// (no baseline). truth.json then names the trigger, the failing stretches
+// (by arrival, as an analysis sees them in the access log) and the clients
+// that are only context.
+//
 // Nothing is held per request beyond the requests in flight: arrivals are
 // generated incrementally from an event heap and every line is written when the
 // response completes, so memory stays flat however many lines Scale asks for.

@@ -119,9 +119,11 @@ const (
 	clsCrowd
 	clsSelfAPI
 	clsHealth
+	clsClient // a scenario's ClientSpec
+	clsPinner // an idle connection straight to php-fpm (PinSpec): never in Caddy's log
 )
 
-var classNames = [...]string{"reader", "editor", "searchbot", "crawler", "crowd", "self_api", "health"}
+var classNames = [...]string{"reader", "editor", "searchbot", "crawler", "crowd", "self_api", "health", "client", "pinner"}
 
 func (c class) String() string { return classNames[c] }
 
@@ -157,6 +159,7 @@ type request struct {
 	bytesIn int
 	retryOf int64
 	tries   int8
+	client  int8 // index of its ClientSpec (clsClient)
 	owner   owner
 	timeout int64 // the client's patience, ns
 	route   route
@@ -356,6 +359,15 @@ func (s *sim) staticAnswer(r *request) int {
 	if r.route == routeCache {
 		return 200
 	}
+	for i := range wpAssets {
+		if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
+			r.size = wpAssets[i].size
+			if wpAssets[i].gz {
+				r.size /= 3
+			}
+			return 200
+		}
+	}
 	for i := range siteAssets {
 		if siteAssets[i].uri == r.uri {
 			r.size = siteAssets[i].size
@@ -489,7 +501,7 @@ func (s *sim) respond(r *request, status, size int) {
 }
 
 func (s *sim) retire(r *request) {
-	if r.cls != clsHealth && r.finished() {
+	if r.cls != clsHealth && r.cls != clsPinner && r.finished() {
 		s.st.finished(s, r)
 		s.out.truthRow(s, r)
 	}
@@ -503,15 +515,16 @@ type child struct {
 }
 
 type fpmState struct {
-	backlog int
-	queue   []*request
-	head    int
-	kids    []*child // alive children
-	idle    []*child
-	active  int
-	down    bool
-	nextPid int
-	started int64
+	backlog     int
+	maxChildren int // pm.max_children in force
+	queue       []*request
+	head        int
+	kids        []*child // alive children
+	idle        []*child
+	active      int
+	down        bool
+	nextPid     int
+	started     int64
 
 	spawnRate  int
 	warnedMax  bool
@@ -589,7 +602,11 @@ func (s *sim) runPhase(r *request) {
 				return
 			}
 		case phWait:
-			if w := s.dbWait(r.wait); w > 0 {
+			w := r.wait
+			if r.cls != clsPinner { // an idle connection waits for a request, not the database
+				w = s.dbWait(w)
+			}
+			if w > 0 {
 				r.phaseGen++
 				s.push(s.now+secs(w), evPhase, r, nil, 0, r.phaseGen)
 				return
@@ -625,7 +642,9 @@ func (s *sim) finishJob(r *request) {
 	r.worker = nil
 	s.fpm.active--
 	s.st.phpDone(s, r)
-	if r.cls == clsHealth {
+	if r.cls == clsPinner {
+		// php-fpm's side gave up on the idle connection: nothing reaches Caddy
+	} else if r.cls == clsHealth {
 		if !r.caddyDone {
 			s.healthResult(r, true, "")
 		}
@@ -635,11 +654,25 @@ func (s *sim) finishJob(r *request) {
 	} else {
 		s.retire(r)
 	}
+	if len(s.fpm.kids) > s.fpm.maxChildren {
+		// a graceful reload lowered pm.max_children: this child exits
+		s.fpm.removeKid(c)
+		return
+	}
 	if next := s.fpm.dequeue(); next != nil {
 		s.startJob(c, next)
 		return
 	}
 	s.fpm.idle = append(s.fpm.idle, c)
+}
+
+func (f *fpmState) removeKid(c *child) {
+	for i, k := range f.kids {
+		if k == c {
+			f.kids = append(f.kids[:i], f.kids[i+1:]...)
+			return
+		}
+	}
 }
 
 // fpmTick is php-fpm's master loop: the slow-request check of the heartbeat and
@@ -655,7 +688,7 @@ func (s *sim) fpmTick() {
 	}
 	slow := secs(s.sc.SlowlogTimeoutS)
 	for _, c := range f.kids {
-		if r := c.job; r != nil && !r.slow && s.now-r.phpStart >= slow {
+		if r := c.job; r != nil && !r.slow && r.cls != clsPinner && s.now-r.phpStart >= slow {
 			r.slow = true
 			f.slowReqs++
 			s.out.slowLog(s, c.pid, r)
@@ -676,12 +709,12 @@ func (s *sim) fpmTick() {
 		return
 	}
 	if idle < s.sc.MinSpare {
-		fork := min(f.spawnRate, s.sc.MinSpare-idle, s.sc.Workers-len(f.kids))
-		if len(f.kids) >= s.sc.Workers || fork <= 0 {
+		fork := min(f.spawnRate, s.sc.MinSpare-idle, f.maxChildren-len(f.kids))
+		if len(f.kids) >= f.maxChildren || fork <= 0 {
 			if !f.warnedMax {
 				f.maxReached++
 				f.warnedMax = true
-				s.out.fpmLog(s, "WARNING: [pool www] server reached pm.max_children setting ("+itoa(s.sc.Workers)+"), consider raising it")
+				s.out.fpmLog(s, "WARNING: [pool www] server reached pm.max_children setting ("+itoa(f.maxChildren)+"), consider raising it")
 			}
 			f.spawnRate = 1
 			return
@@ -900,6 +933,9 @@ func (s *sim) deploy(i int) {
 	s.setCaddyConfig(cfg)
 	if cfg.Backlog == old.Backlog && cfg.Image == old.Image {
 		s.cfg = cfg
+		if mc := s.sc.maxChildren(cfg); mc != s.fpm.maxChildren {
+			s.reloadPool(mc)
+		}
 		return
 	}
 	s.cfg.Backlog, s.cfg.Image = old.Backlog, old.Image // php-fpm keeps the old ones until it is back
@@ -914,6 +950,21 @@ func (s *sim) deploy(i int) {
 	s.out.fpmLog(s, "NOTICE: exiting, bye-bye!")
 	s.push(s.now+4*second+s.jitter(300*milli), evRestartDone, nil, nil, 0, 0)
 	_ = i
+}
+
+// reloadPool is php-fpm's graceful reload with a new pm.max_children: idle
+// children beyond it exit now, busy ones when their request ends (finishJob).
+func (s *sim) reloadPool(maxChildren int) {
+	f := &s.fpm
+	f.maxChildren = maxChildren
+	s.out.fpmLog(s, "NOTICE: Reloading in progress ...")
+	for len(f.kids) > f.maxChildren && len(f.idle) > 0 {
+		c := f.idle[0]
+		f.idle = f.idle[1:]
+		f.removeKid(c)
+	}
+	s.out.fpmLog(s, "NOTICE: using inherited socket fd=7, \"127.0.0.1:9000\"")
+	s.out.fpmLog(s, "NOTICE: ready to handle connections")
 }
 
 func (s *sim) setCaddyConfig(cfg SiteConfig) {
@@ -932,6 +983,7 @@ func (s *sim) restartDone() {
 	f := &s.fpm
 	f.down = false
 	f.backlog = cfg.Backlog
+	f.maxChildren = s.sc.maxChildren(cfg)
 	f.started = s.now
 	f.accepted, f.maxQueue, f.maxReached, f.slowReqs = 0, 0, 0, 0
 	f.maxActive = f.active

@@ -194,8 +194,6 @@ func hdr(b []byte, first *bool, name, value string) []byte {
 	return append(b, ']')
 }
 
-const host = "wiki.example.org"
-
 // requestObject builds Caddy's "request" object for r into o.reqObj.
 func (o *outputs) requestObject(s *sim, r *request) []byte {
 	b := o.reqObj[:0]
@@ -210,7 +208,9 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 	b = appendStr(b, p.proto)
 	b = append(b, `,"method":`...)
 	b = appendStr(b, r.method)
-	b = append(b, `,"host":"`+host+`","uri":`...)
+	b = append(b, `,"host":"`...)
+	b = append(b, s.sc.host()...)
+	b = append(b, `","uri":`...)
 	b = appendStr(b, r.uri)
 	b = append(b, `,"headers":{`...)
 	first := true
@@ -218,7 +218,7 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 	case r.cls == clsSelfAPI:
 		b = hdr(b, &first, "Accept-Encoding", "deflate, gzip, br, zstd")
 		b = hdr(b, &first, "User-Agent", p.ua)
-	case r.cls == clsBot:
+	case r.cls == clsBot || r.cls == clsClient:
 		b = hdr(b, &first, "Accept", p.accept)
 		b = hdr(b, &first, "Accept-Encoding", p.encoding)
 		if p.from != "" {
@@ -231,6 +231,8 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 		case kindAsset:
 			mode = "no-cors"
 			switch {
+			case s.sc.App == AppWordPress:
+				accept = wpAssetAccept(r.uri)
 			case strings.HasSuffix(r.uri, ".jpg") || r.uri == "/static/logo.png" || r.uri == "/favicon.ico":
 				accept = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 			case strings.HasPrefix(r.uri, "/static/skin"):
@@ -338,6 +340,11 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 					ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
 				}
 			}
+			for i := range wpAssets {
+				if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
+					ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
+				}
+			}
 			if r.uri == "/robots.txt" {
 				ctype = "text/plain; charset=utf-8"
 			}
@@ -362,7 +369,7 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 		}
 		b = hdr(b, &first, "Cache-Control", cc)
 		switch {
-		case r.kind == kindSearch || r.kind == kindAPI:
+		case r.kind == kindSearch || r.kind == kindAPI || r.tool == ToolWPRestSearch:
 			b = hdr(b, &first, "Content-Type", "application/json; charset=utf-8")
 		case r.status == 302:
 			b = hdr(b, &first, "Content-Type", "text/html; charset=UTF-8")
@@ -467,6 +474,15 @@ func (o *outputs) slowLog(s *sim, pid int, r *request) {
 	if strings.HasPrefix(uri, "/api.php") {
 		script = "/var/www/mediawiki/api.php"
 	}
+	if s.sc.App == AppWordPress {
+		script = "/var/www/wordpress/index.php"
+		if strings.HasPrefix(uri, "/wp-admin/") {
+			script = "/var/www/wordpress" + uri
+			if i := strings.IndexByte(script, '?'); i >= 0 {
+				script = script[:i]
+			}
+		}
+	}
 	for i := 0; i < len(uri); i++ {
 		if uri[i] == '?' {
 			q = uri[i:]
@@ -476,6 +492,9 @@ func (o *outputs) slowLog(s *sim, pid int, r *request) {
 	name := "/index.php"
 	if script[len(script)-7:] == "api.php" {
 		name = "/api.php"
+	}
+	if s.sc.App == AppWordPress {
+		name = strings.TrimPrefix(script, "/var/www/wordpress")
 	}
 	el := float64(s.now-r.phpStart) / 1e9
 	o.fpmLog(s, fmt.Sprintf("WARNING: [pool www] child %d, script '%s' (request: \"%s %s%s\") executing too slow (%.6f sec), logging",

@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 
 	queries := []bundle.Query{
-		s.query("access/access.log.gz", "Caddy access log (JSON), every request to wiki.example.org", s.out.acc.lines, s.out.acc.raw, 0),
+		s.query("access/access.log.gz", "Caddy access log (JSON), every request to "+sc.host(), s.out.acc.lines, s.out.acc.raw, 0),
 		s.query("logs/caddy.log.gz", "Caddy's own log: health checker and error log", s.out.caddy.lines, s.out.caddy.raw, 0),
 		s.query("logs/php-fpm.log", "php-fpm error log (pool www, UTC)", s.out.fpmN, 0, 0),
 	}
@@ -130,14 +130,21 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		s.query("truth-requests.csv.gz", gt+" (one row per client request)", s.out.truth.lines-1, s.out.truth.raw, 0))
 
 	winCfg, _ := sc.configAt(sc.From)
+	// pm.max_children as the incident found it (a change inside the window
+	// counts); for every scenario without such a change, Workers.
+	endCfg, _ := sc.configAt(sc.To)
+	var baseline *bundle.Window
+	if !sc.NoBaseline {
+		baseline = &bundle.Window{From: time.Unix(0, s.begin).UTC(), To: sc.From.UTC()}
+	}
 	m := &bundle.Manifest{
 		Window:   bundle.Window{From: sc.From.UTC(), To: sc.To.UTC()},
-		Baseline: &bundle.Window{From: time.Unix(0, s.begin).UTC(), To: sc.From.UTC()},
+		Baseline: baseline,
 		Timezone: "Asia/Seoul",
 		Site: sources.Site{
-			Workers: sc.Workers, Backlog: winCfg.Backlog, HealthURI: "/healthz.php",
+			Workers: sc.maxChildren(endCfg), Backlog: winCfg.Backlog, HealthURI: "/healthz.php",
 			HealthIntervalS: sc.HealthIntervalS, HealthTimeoutS: sc.HealthTimeoutS, HealthFails: sc.HealthFails,
-			ReadTimeoutS: winCfg.ReadTimeoutS, LoggedInCookie: "wikiUserID=", ClientTimeoutS: sc.ClientTimeoutS,
+			ReadTimeoutS: winCfg.ReadTimeoutS, LoggedInCookie: sc.loggedInCookie(), ClientTimeoutS: sc.ClientTimeoutS,
 		},
 		Queries:   queries,
 		Generator: generator(o),
@@ -233,11 +240,14 @@ func sizes(dir string) (map[string]int64, error) {
 func newSim(sc *Scenario, o Options) (*sim, error) {
 	from := sc.From.UnixNano()
 	begin := from - int64(o.BaselineHours*float64(time.Hour))
+	if sc.NoBaseline {
+		begin = from
+	}
 	begin -= begin % (60 * second)
 	end := sc.To.UnixNano()
 	s := &sim{sc: sc, begin: begin, end: end, now: begin, scale: o.Scale,
 		rng:     rand.New(rand.NewPCG(uint64(o.Seed), 1)),
-		st:      newStats(begin, end, from, end, sc.Workers),
+		st:      newStats(begin, end, from, end),
 		metrics: newMetricStore(sc.Cores),
 	}
 	s.w = &world{titles: newTitles(4000), names: newNames(), bots: botProfiles(),
@@ -273,6 +283,7 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	}
 	f := &s.fpm
 	f.backlog = cfg.Backlog
+	f.maxChildren = sc.maxChildren(cfg)
 	f.started = started.Add(deployDelay + 4*time.Second).UnixNano()
 	f.accepted = (begin - f.started) / second * 11 / 10
 	f.maxQueue, f.maxActive, f.spawnRate = 3, 12, 1
@@ -320,6 +331,24 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 		s.st.window = distinct{from: from, to: end}
 		gens = append(gens, &poisson{rate: newCrawlerRate(c, begin, end), scale: o.Scale,
 			rng: rand.New(rand.NewPCG(uint64(o.Seed), 32)), fire: cr.dispatch})
+	}
+	s.st.clientSent = make([]int64, len(sc.Clients))
+	s.st.clientPHPSeconds = make([]float64, len(sc.Clients))
+	for i := range sc.Clients {
+		c := &sc.Clients[i]
+		if err := c.validate(); err != nil {
+			return nil, fmt.Errorf("simulate %s: %w", sc.Name, err)
+		}
+		sc := &scheduledClient{spec: c, index: i, prof: clientProfile(c), rng: rand.New(rand.NewPCG(uint64(o.Seed), 40+uint64(i)))}
+		for _, r := range c.Requests {
+			sc.total += r.Weight
+		}
+		gens = append(gens, &poisson{rate: clientRate(c), scale: o.Scale, rng: rand.New(rand.NewPCG(uint64(o.Seed), 60+uint64(i))),
+			fire: sc.fire})
+	}
+	if p := sc.Pinning; p != nil {
+		pn := &pinner{spec: p}
+		gens = append(gens, &poisson{rate: pinRate(p), scale: 1, rng: rand.New(rand.NewPCG(uint64(o.Seed), 80)), fire: pn.open})
 	}
 	for _, g := range gens {
 		g.start(s)

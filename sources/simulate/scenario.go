@@ -49,12 +49,19 @@ const (
 	ToolWhatLinksHere       Tool = "whatlinkshere"       // /w/Special:WhatLinksHere/T (the "/w/ form")
 	ToolWhatLinksHereTitle  Tool = "whatlinkshere-title" // /index.php?title=Special:WhatLinksHere&target=T
 	ToolNewItem             Tool = "newitem"             // /w/Special:NewItem?site=kowiki&page=T (calls api.php)
+
+	// WordPress's uncached links (AppWordPress): a query string bypasses the
+	// page cache, so each one runs PHP and the database.
+	ToolWPSearch     Tool = "wp-search"      // /?s=TERM
+	ToolWPRestSearch Tool = "wp-rest-search" // /wp-json/wp/v2/search?search=TERM
+	ToolWPReplyToCom Tool = "wp-replytocom"  // /YYYY/MM/SLUG/?replytocom=N
 )
 
 // Tools lists every tool a crawler can be given.
 func Tools() []Tool {
 	return []Tool{ToolEdit, ToolHistory, ToolWatch, ToolContributions, ToolRecentChangesLinked,
-		ToolCiteThisPage, ToolWhatLinksHere, ToolWhatLinksHereTitle, ToolNewItem}
+		ToolCiteThisPage, ToolWhatLinksHere, ToolWhatLinksHereTitle, ToolNewItem,
+		ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom}
 }
 
 // CrawlerSpec is the crawler of a scenario: its fingerprint, what it walks, where
@@ -207,6 +214,9 @@ type SlowDBSpec struct {
 	From, To   time.Time
 	WaitFactor float64
 	ExtraWaitS float64
+	// CapS, when set, bounds each slowed wait (a lock wait timeout or
+	// max_execution_time): the database is slow, never hung.
+	CapS float64
 }
 
 // RateLimit is a caddy-ratelimit zone with a static key (one site-wide bucket).
@@ -229,6 +239,18 @@ type SiteConfig struct {
 	ReadTimeoutS float64
 	// Zones are the rate_limit zones in the Caddyfile.
 	Zones []RateLimit
+	// MaxChildren is pm.max_children when a commit sets it; 0 keeps the
+	// scenario's Workers. A change is a graceful reload: busy children finish
+	// their request, surplus ones exit.
+	MaxChildren int
+}
+
+// maxChildren is the pool's pm.max_children under c.
+func (sc *Scenario) maxChildren(c SiteConfig) int {
+	if c.MaxChildren > 0 {
+		return c.MaxChildren
+	}
+	return sc.Workers
 }
 
 // commit is one commit of the configuration repository.
@@ -280,7 +302,83 @@ type Scenario struct {
 	Crowd   *CrowdSpec
 	SlowDB  *SlowDBSpec
 
+	// App is the PHP application behind Caddy: AppMediaWiki (the default) or
+	// AppWordPress. It decides paths, headers, cookies and the configuration
+	// files, not the mechanism.
+	App App
+	// Clients are automated clients with their own schedules (API and sync
+	// clients, feed readers, a heavy scraper): context unless Trigger names them.
+	Clients []ClientSpec
+	// Pinning holds php-fpm workers with idle connections that never send a
+	// request (another proxy's connection pool), bypassing Caddy.
+	Pinning *PinSpec
+	// NoBaseline: the evidence starts at the window's start whatever
+	// Options.BaselineHours asks: there is no quiet time before it.
+	NoBaseline bool
+	// Trigger, when set, is the finding kind a correct analysis ranks as the
+	// trigger; empty derives it (the crawler, else a slow database, else
+	// pinning).
+	Trigger string
+
 	commits []commit
+}
+
+// App is the PHP application a scenario's site runs.
+type App uint8
+
+// Applications.
+const (
+	AppMediaWiki App = iota
+	AppWordPress
+)
+
+// ClientSpec is an automated client with a schedule of its own: it is open
+// loop (a scheduler, not a person) and sends from a few fixed addresses.
+type ClientSpec struct {
+	// Name labels the client in truth.json.
+	Name      string
+	UserAgent string
+	// Accept is the Accept header ("" sends the bots' default).
+	Accept string
+	// IPs it sends from, in turn at random.
+	IPs []string
+	// Rate is requests/s at times (linear between knots, constant outside).
+	Rate []RateAt
+	// Requests are what it asks for, by weight.
+	Requests []ClientRequest
+	// Scraper marks a client that behaves like a crawler (pages it has no use
+	// for, from one heavy address): an analysis may report it, never as the
+	// trigger unless Scenario.Trigger says so.
+	Scraper bool
+}
+
+// RateAt is a rate (requests/s) at a time.
+type RateAt struct {
+	At   time.Time
+	Rate float64
+}
+
+// ClientRequest is one kind of request of a client. URI may hold one %s,
+// replaced by a page title (or post slug), and one %d, replaced by a number.
+type ClientRequest struct {
+	Weight float64
+	Method string
+	URI    string
+	// CPUS and WaitS are the median PHP CPU and database wait, seconds.
+	CPUS, WaitS float64
+	// JSON answers are application/json.
+	JSON bool
+}
+
+// PinSpec is idle connections from another proxy's pool reaching php-fpm
+// directly: each takes a worker that then waits for a request that never
+// comes, until php-fpm's side times out (HoldS). They use no CPU and leave no
+// access-log line.
+type PinSpec struct {
+	From, To time.Time
+	// Rate is new idle connections per second between From and To.
+	Rate  float64
+	HoldS float64
 }
 
 // configAt is the configuration in force at t: every commit up to t applied.

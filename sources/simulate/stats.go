@@ -5,7 +5,6 @@ package simulate
 // list of requests.
 type stats struct {
 	begin, winFrom, winTo int64
-	workers               int
 
 	status    map[int]int64
 	winStatus map[int]int64
@@ -41,6 +40,16 @@ type stats struct {
 	last5xx      int64
 	lastIPFresh  bool
 	lastPfxFresh bool
+
+	// failedByArrival counts, by the minute a request arrived (log time minus
+	// duration), the access-log lines that failed their client: a 5xx, a 429,
+	// or an answer after the site's client timeout.
+	failedByArrival []int32
+	// phpSeconds is the PHP time (worker held) of requests that ended inside
+	// the window, in total and by ClientSpec.
+	phpSeconds       float64
+	clientPHPSeconds []float64
+	clientSent       []int64
 }
 
 type minuteStat struct {
@@ -79,9 +88,9 @@ func (d *distinct) add(t int64, fresh, freshPrefix bool) {
 	}
 }
 
-func newStats(begin, end, winFrom, winTo int64, workers int) *stats {
+func newStats(begin, end, winFrom, winTo int64) *stats {
 	n := int((end-begin)/(60*second)) + 2
-	return &stats{begin: begin, winFrom: winFrom, winTo: winTo, workers: workers,
+	return &stats{begin: begin, winFrom: winFrom, winTo: winTo, failedByArrival: make([]int32, n),
 		status: map[int]int64{}, winStatus: map[int]int64{},
 		minutes: make([]minuteStat, n), crawler10: make([]int64, n/10+1), crawlerPHP10: make([]int64, n/10+1)}
 }
@@ -107,6 +116,11 @@ func (st *stats) sent(s *sim, r *request) {
 
 func (st *stats) responded(s *sim, r *request) {
 	st.status[r.status]++
+	if r.status >= 500 || r.status == 429 || s.now-r.start > secs(s.sc.ClientTimeoutS) {
+		if i := int((r.start - st.begin) / (60 * second)); i >= 0 && i < len(st.failedByArrival) {
+			st.failedByArrival[i]++
+		}
+	}
 	in := s.now >= st.winFrom && s.now < st.winTo
 	if in {
 		st.winStatus[r.status]++
@@ -148,6 +162,13 @@ func (st *stats) finished(s *sim, r *request) {
 }
 
 func (st *stats) phpDone(s *sim, r *request) {
+	if s.now >= st.winFrom && s.now < st.winTo && r.cls != clsHealth && r.cls != clsPinner {
+		d := float64(s.now-r.phpStart) / 1e9
+		st.phpSeconds += d
+		if r.cls == clsClient {
+			st.clientPHPSeconds[r.client] += d
+		}
+	}
 	if r.tool == ToolNewItem && r.phpEnd-r.phpStart >= 20*second {
 		st.newItemLong++
 		if st.firstNewItem == 0 {
@@ -168,7 +189,7 @@ func (st *stats) sampled(s *sim) {
 	if q >= f.backlog && st.queueFullAt == 0 && s.now >= st.winFrom-3600*second {
 		st.queueFullAt = s.now
 	}
-	if f.active >= st.workers && st.satAt == 0 && s.now >= st.winFrom-3600*second {
+	if f.active >= f.maxChildren && st.satAt == 0 && s.now >= st.winFrom-3600*second {
 		st.satAt = s.now
 	}
 	if s.now%(60*second) == 0 && s.now >= st.winFrom && s.now < st.winTo {

@@ -182,6 +182,9 @@ func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string)
 	w := s.w
 	loggedIn := w.rng.Float64() < 0.07
 	p := newBrowser(w.rng, langs, loggedIn, w.names)
+	if s.sc.App == AppWordPress {
+		p.cookie = wpCookie(p, w.rng)
+	}
 	ss := &session{cls: cls, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
 	ss.wake(s, tagPage)
@@ -208,6 +211,10 @@ func (ss *session) nextPage(s *sim) {
 	w := s.w
 	if ss.cls == clsEditor {
 		ss.editorStep(s)
+		return
+	}
+	if s.sc.App == AppWordPress {
+		ss.wpNextPage(s)
 		return
 	}
 	ref := "https://wiki.example.org/w/" + ss.last
@@ -336,6 +343,10 @@ var siteAssets = []struct {
 }
 
 func (ss *session) fetchAssets(s *sim) {
+	if s.sc.App == AppWordPress {
+		ss.wpFetchAssets(s)
+		return
+	}
 	w := s.w
 	ref := "https://wiki.example.org/w/" + ss.last
 	if !ss.assets {
@@ -360,6 +371,9 @@ func (ss *session) fetchAssets(s *sim) {
 func (s *sim) startEditor() {
 	w := s.w
 	p := newBrowser(w.rng, readerLangs[:2], true, w.names)
+	if s.sc.App == AppWordPress {
+		p.cookie = wpCookie(p, w.rng)
+	}
 	ss := &session{cls: clsEditor, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + w.rng.IntN(3)}
 	ss.wake(s, tagPage)
@@ -367,6 +381,10 @@ func (s *sim) startEditor() {
 
 // editorStep: view a page, open the edit form, submit (302 back to the page).
 func (ss *session) editorStep(s *sim) {
+	if s.sc.App == AppWordPress {
+		ss.wpEditorStep(s)
+		return
+	}
 	w := s.w
 	var r *request
 	switch ss.editing {
@@ -420,6 +438,10 @@ func (e editorOwner) done(s *sim, r *request) {
 // ---- search bots ------------------------------------------------------------------------
 
 func (s *sim) botRequest() {
+	if s.sc.App == AppWordPress {
+		s.wpBotRequest()
+		return
+	}
 	w := s.w
 	x := w.rng.Float64()
 	i := 0
@@ -574,6 +596,8 @@ func (s *sim) toolReq(cls class, tool Tool, p *profile, t string, rng *rand.Rand
 		uri = "/index.php?title=Special:WhatLinksHere&target=" + t
 	case ToolNewItem:
 		uri = "/w/Special:NewItem?site=kowiki&page=" + t
+	case ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom:
+		uri = wpToolURI(tool, t, rng)
 	}
 	r := s.newReq(cls, kindTool, p, "", 0, "GET", uri, "")
 	r.tool = tool
@@ -642,6 +666,11 @@ var toolCosts = map[Tool]cost{
 	ToolWhatLinksHere:       {1.35, 0.30, 8200, 200},
 	ToolWhatLinksHereTitle:  {1.35, 0.30, 8200, 200},
 	ToolNewItem:             {0.22, 0.02, 7400, 200},
+	// WordPress: a search is a LIKE over posts, a replytocom page renders
+	// the post and its comment tree; neither is in the page cache.
+	ToolWPSearch:     {0.34, 0.30, 21000, 200},
+	ToolWPRestSearch: {0.24, 0.28, 2600, 200},
+	ToolWPReplyToCom: {0.22, 0.08, 28000, 200},
 }
 
 var kindCosts = [...]cost{
@@ -686,7 +715,11 @@ func (s *sim) dbWait(w float64) float64 {
 		return 0
 	}
 	if d := s.sc.SlowDB; d != nil && s.now >= d.From.UnixNano() && s.now < d.To.UnixNano() {
-		return w*d.WaitFactor + s.rng.ExpFloat64()*d.ExtraWaitS
+		v := w*d.WaitFactor + s.rng.ExpFloat64()*d.ExtraWaitS
+		if d.CapS > 0 {
+			v = min(v, d.CapS)
+		}
+		return v
 	}
 	return w
 }

@@ -3,6 +3,7 @@ package simulate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -28,9 +29,91 @@ type Truth struct {
 	ExpectedFindings   []Expected       `json:"expected_findings"`
 	ForbiddenFindings  []string         `json:"forbidden_findings"`
 	ConfigChange       *TruthChange     `json:"config_change,omitempty"`
+	// Trigger is what a correct analysis ranks first as the cause; absent
+	// when nothing needed a cause (a legitimate crowd).
+	Trigger *TruthTrigger `json:"trigger,omitempty"`
+	// FailingStretches are the stretches of the window where clients were
+	// failed, from the access log as an analysis sees it: requests placed by
+	// arrival (log time minus duration) that got a 5xx or a 429 or were
+	// answered after the site's client timeout. Failing minutes less than
+	// stretchGapMinutes apart are one stretch; a stretch of fewer than
+	// minStretchFailures failures is noise, not listed. Separate stretches
+	// are separate incidents.
+	FailingStretches []TruthStretch `json:"failing_stretches"`
+	// Clients are the scenario's scheduled clients (API, sync, feed readers,
+	// scrapers): context whose traffic an analysis must not mistake for the
+	// trigger.
+	Clients []TruthClient `json:"clients,omitempty"`
 	// Notes explain what the truth leaves out and why (e.g. a change that
 	// looks like a cause but played no part).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// TruthTrigger is the cause a correct analysis names first.
+type TruthTrigger struct {
+	// Kind is the finding kind (crawler_burst, service_time_regression,
+	// idle_pinning).
+	Kind string `json:"kind"`
+	// UserAgent is the triggering client's, for a client trigger.
+	UserAgent string `json:"user_agent,omitempty"`
+	// Onset is when the cause began (Phases.Onset).
+	Onset string `json:"onset"`
+}
+
+// TruthStretch is one stretch of failed clients (by arrival minute).
+type TruthStretch struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Failed int64  `json:"failed"`
+}
+
+// TruthClient is one scheduled client and its weight.
+type TruthClient struct {
+	Name      string `json:"name"`
+	UserAgent string `json:"user_agent"`
+	// Role is "context" (present, not a cause) or "trigger".
+	Role     string `json:"role"`
+	Requests int64  `json:"requests"`
+	// PHPTimeShare is its share of the PHP time of requests that ended in
+	// the window.
+	PHPTimeShare float64 `json:"php_time_share"`
+}
+
+// Failing stretches (Truth.FailingStretches): failing minutes closer than
+// stretchGapMinutes belong to one stretch, and a stretch needs at least
+// minStretchFailures failed requests (a lone slow answer is not an incident).
+const (
+	stretchGapMinutes  = 5
+	minStretchFailures = 3
+)
+
+// failingStretches groups per-minute failure counts (index i is minute
+// begin+i) over [from, to) minutes into stretches.
+func failingStretches(perMinute []int32, from, to int) [][3]int64 {
+	var out [][3]int64 // first minute, last minute + 1, failures
+	cur := [3]int64{-1, -1, 0}
+	flush := func() {
+		if cur[0] >= 0 && cur[2] >= minStretchFailures {
+			out = append(out, cur)
+		}
+		cur = [3]int64{-1, -1, 0}
+	}
+	for i := max(from, 0); i < to && i < len(perMinute); i++ {
+		n := perMinute[i]
+		if n == 0 {
+			continue
+		}
+		if cur[0] >= 0 && int64(i)-cur[1] >= stretchGapMinutes {
+			flush()
+		}
+		if cur[0] < 0 {
+			cur[0] = int64(i)
+		}
+		cur[1] = int64(i) + 1
+		cur[2] += int64(n)
+	}
+	flush()
+	return out
 }
 
 // TruthWindow is a time range, RFC 3339 UTC.
@@ -184,6 +267,8 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 		ph.Onset, end = rfc(sc.Crowd.Start.UnixNano()), sc.Crowd.Start.Add(minutes(sc.Crowd.EndMinutes)).UnixNano()
 	case sc.SlowDB != nil:
 		ph.Onset, end = rfc(sc.SlowDB.From.UnixNano()), sc.SlowDB.To.UnixNano()
+	case sc.Pinning != nil:
+		ph.Onset, end = rfc(sc.Pinning.From.UnixNano()), sc.Pinning.To.Add(time.Duration(sc.Pinning.HoldS*float64(time.Second))).UnixNano()
 	}
 	ph.End = rfc(end)
 	ph.Saturation, ph.First503, ph.QueueFull, ph.LastError = rfc(st.satAt), rfc(st.first503), rfc(st.queueFullAt), rfc(st.last5xx)
@@ -303,9 +388,14 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 	}
 	add := func(kind string, must bool) { t.ExpectedFindings = append(t.ExpectedFindings, Expected{kind, must}) }
 	forbid := func(kind string) { t.ForbiddenFindings = append(t.ForbiddenFindings, kind) }
-	if sc.Crawler != nil {
+	scraper := false
+	for _, c := range sc.Clients {
+		scraper = scraper || c.Scraper
+	}
+	switch {
+	case sc.Crawler != nil:
 		add("crawler_burst", true)
-	} else {
+	case !scraper:
 		forbid("crawler_burst")
 	}
 	if st.satAt != 0 {
@@ -340,11 +430,48 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 		t.ConfigChange = &TruthChange{Commit: cause.hash, Time: rfc(cause.at.UnixNano()), File: ch.File, Key: ch.Key,
 			Old: ch.Old, New: ch.New, Message: cause.message}
 	}
-	add("idle_pinning", false)
+	if sc.SlowDB != nil && (win5xx > 0 || st.satAt != 0) {
+		add("service_time_regression", true)
+	}
+	add("idle_pinning", sc.Pinning != nil)
+
+	t.Trigger = s.trigger(sc, ph.Onset)
+	fromMin := int((sc.From.UnixNano() - s.begin) / (60 * second))
+	toMin := int((sc.To.UnixNano() - s.begin) / (60 * second))
+	t.FailingStretches = []TruthStretch{}
+	for _, fs := range failingStretches(st.failedByArrival, fromMin, toMin) {
+		t.FailingStretches = append(t.FailingStretches, TruthStretch{From: rfc(minute(int(fs[0]))), To: rfc(minute(int(fs[1]))), Failed: fs[2]})
+	}
+	for i, c := range sc.Clients {
+		tc := TruthClient{Name: c.Name, UserAgent: c.UserAgent, Role: "context", Requests: st.clientSent[i]}
+		if t.Trigger != nil && t.Trigger.UserAgent == c.UserAgent {
+			tc.Role = "trigger"
+		}
+		if st.phpSeconds > 0 {
+			tc.PHPTimeShare = math.Round(st.clientPHPSeconds[i]/st.phpSeconds*1e5) / 1e5
+		}
+		t.Clients = append(t.Clients, tc)
+	}
 	if t.ForbiddenFindings == nil {
 		t.ForbiddenFindings = []string{}
 	}
 	return t
+}
+
+// trigger is the cause a correct analysis ranks first: the scenario's own
+// statement, else the crawler, else a slow database, else pinning.
+func (s *sim) trigger(sc *Scenario, onset string) *TruthTrigger {
+	switch {
+	case sc.Trigger != "":
+		return &TruthTrigger{Kind: sc.Trigger, Onset: onset}
+	case sc.Crawler != nil:
+		return &TruthTrigger{Kind: "crawler_burst", UserAgent: sc.Crawler.UserAgent, Onset: onset}
+	case sc.SlowDB != nil:
+		return &TruthTrigger{Kind: "service_time_regression", Onset: onset}
+	case sc.Pinning != nil:
+		return &TruthTrigger{Kind: "idle_pinning", Onset: onset}
+	}
+	return nil
 }
 
 func writeJSON(path string, v any) error {
