@@ -272,8 +272,8 @@ func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skip
 }
 
 // byFirstTime orders paths by the earliest request time in their first lines
-// (a stable sort; paths that show none, or cannot be read, go last, where
-// reading them reports why).
+// (a stable sort; paths that show none, cannot be read or are not regular
+// files go last, where reading them reports why).
 func byFirstTime(paths []string, opts Options) []string {
 	type keyed struct {
 		path  string
@@ -303,6 +303,10 @@ func firstTime(path string, opts Options) time.Time {
 		return time.Time{}
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		// A pipe (stdin, a process substitution) can be read only once.
+		return time.Time{}
+	}
 	var r io.Reader = f
 	br := bufio.NewReaderSize(f, 4096)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {

@@ -561,3 +561,32 @@ func TestPrefilter(t *testing.T) {
 		t.Errorf("skips %v: only the accepted malformed line, at its own line number", n)
 	}
 }
+
+// TestPipeAmongFiles: a pipe given with files is read once, whole (ordering
+// the inputs by time must not consume its first lines), after the files.
+func TestPipeAmongFiles(t *testing.T) {
+	lines := sampleLines(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.log")
+	os.WriteFile(file, []byte(strings.Join(lines[:10], "\n")+"\n"), 0o644)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		pw.Write([]byte(strings.Join(lines[10:], "\n") + "\n"))
+		pw.Close()
+	}()
+	defer pr.Close()
+	pipe := fmt.Sprintf("/proc/self/fd/%d", pr.Fd())
+	if _, err := os.Stat(pipe); err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	st, err := Read(context.Background(), []string{pipe, file}, Options{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Requests != 27 || len(st.Inputs) != 2 || st.Inputs[1].Name != pipe || st.Inputs[1].Requests != 17 {
+		t.Errorf("%d requests; inputs %v", st.Requests, st.Inputs)
+	}
+}
