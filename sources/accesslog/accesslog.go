@@ -61,12 +61,16 @@
 package accesslog
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"sort"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -220,6 +224,12 @@ func (s *Stats) add(o Stats) {
 // earlier path already delivered (same time, client address and port, URI,
 // status and duration) is counted once, in Stats.Duplicates.
 //
+// Several paths are read in the order of their first requests' times, not
+// in the order given: rotated files listed newest first (as a shell lists
+// access.log access.log.1) still deliver requests in time order, which the
+// rules' replay needs. A path whose first lines show no time keeps its place
+// after the others.
+//
 // When the inputs held lines but not one usable request, Read returns a
 // *UnusableError (with complete Stats) saying what each input looks like;
 // an input that is unusable among usable ones only gets a note.
@@ -240,6 +250,9 @@ func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skip
 			defer o.close()
 		}
 	}
+	if len(paths) > 1 {
+		paths = byFirstTime(paths, opts)
+	}
 	for i, path := range paths {
 		if rd.overlap != nil {
 			rd.overlap.startInput(i)
@@ -256,6 +269,59 @@ func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skip
 		}
 	}
 	return total, rd.unusable(total)
+}
+
+// byFirstTime orders paths by the earliest request time in their first lines
+// (a stable sort; paths that show none, cannot be read or are not regular
+// files go last, where reading them reports why).
+func byFirstTime(paths []string, opts Options) []string {
+	type keyed struct {
+		path  string
+		first time.Time
+	}
+	ks := make([]keyed, len(paths))
+	for i, p := range paths {
+		ks[i] = keyed{p, firstTime(p, opts)}
+	}
+	sort.SliceStable(ks, func(i, j int) bool {
+		a, b := ks[i].first, ks[j].first
+		return !a.IsZero() && (b.IsZero() || a.Before(b))
+	})
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.path
+	}
+	return out
+}
+
+// firstTimeSniff is how much of a file byFirstTime looks at: a few dozen lines.
+const firstTimeSniff = 64 << 10
+
+func firstTime(path string, opts Options) time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		// A pipe (stdin, a process substitution) can be read only once.
+		return time.Time{}
+	}
+	var r io.Reader = f
+	br := bufio.NewReaderSize(f, 4096)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return time.Time{}
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
+	head := make([]byte, firstTimeSniff)
+	n, err := io.ReadFull(r, head)
+	return sniff(head[:n], err != nil, opts).first
 }
 
 // ReadReader is Read for one stream; name stands for it in skip locations

@@ -86,6 +86,7 @@ const (
 // sniffResult is what the first lines of an input showed.
 type sniffResult struct {
 	lines, requests int
+	first           time.Time // the earliest request time seen
 	// whole-number and fractional durations among the requests
 	ints           []int64
 	fracs, strings int
@@ -130,6 +131,9 @@ func sniff(head []byte, eof bool, opts Options) sniffResult {
 			continue
 		}
 		s.requests++
+		if s.first.IsZero() || r.Time.Before(s.first) {
+			s.first = r.Time
+		}
 		switch lp.durKind {
 		case 'i':
 			s.ints = append(s.ints, lp.durInt)

@@ -27,6 +27,8 @@ func TestOverlap(t *testing.T) {
 		requests int64
 		dups     []int64 // per input
 		notes    []string
+		// readOrder is the order the inputs are read in, when not the given one
+		readOrder []string
 	}{
 		{name: "same file twice", files: map[string][]byte{"access.log": join(lines)}, order: []string{"access.log", "access.log"},
 			requests: 27, dups: []int64{0, 27}, notes: []string{"access.log: all 27 of its requests were also in DIR/access.log (same time, client address and port, URI, status and duration): counted once"}},
@@ -36,9 +38,13 @@ func TestOverlap(t *testing.T) {
 		{name: "overlapping rotations, oldest first", files: map[string][]byte{"access.log.1": join(lines[:18]), "access.log": join(lines[10:])},
 			order: []string{"access.log.1", "access.log"}, requests: 27, dups: []int64{0, 8},
 			notes: []string{"access.log: 8 of its requests were also in DIR/access.log.1"}},
+		// Given newest first (as a shell lists them), they are read oldest
+		// first, so that requests come in time order.
 		{name: "overlapping rotations, newest first", files: map[string][]byte{"access.log.1": join(lines[:18]), "access.log": join(lines[10:])},
-			order: []string{"access.log", "access.log.1"}, requests: 27, dups: []int64{0, 8},
-			notes: []string{"access.log.1: 8 of its requests were also in DIR/access.log"}},
+			order: []string{"access.log", "access.log.1"}, requests: 27, dups: []int64{0, 8}, readOrder: []string{"access.log.1", "access.log"},
+			notes: []string{"access.log: 8 of its requests were also in DIR/access.log.1"}},
+		{name: "three rotations, newest first", files: map[string][]byte{"a.log.2.gz": gzipped(t, join(lines[:9])), "a.log.1": join(lines[9:18]), "a.log": join(lines[18:])},
+			order: []string{"a.log", "a.log.1", "a.log.2.gz"}, requests: 27, dups: []int64{0, 0, 0}, readOrder: []string{"a.log.2.gz", "a.log.1", "a.log"}},
 		{name: "rotations without overlap", files: map[string][]byte{"access.log.1": join(lines[:10]), "access.log": join(lines[10:])},
 			order: []string{"access.log.1", "access.log"}, requests: 27, dups: []int64{0, 0}},
 		{name: "the same log as Docker wrote it", files: map[string][]byte{"access.log": join(lines[:20]), "docker.json": join(mapLines(lines[5:], docker))},
@@ -77,6 +83,21 @@ func TestOverlap(t *testing.T) {
 				seen := map[string]int{}
 				for _, r := range got {
 					seen[fmt.Sprint(r.Time.UnixMicro(), r.ClientIP, r.Path, r.Query, r.Status, r.Duration)]++
+				}
+				for i := 1; i < len(got) && tt.readOrder != nil; i++ {
+					if got[i].Time.Before(got[i-1].Time) {
+						t.Errorf("workers %d: request %d at %v comes after one at %v", workers, i, got[i].Time, got[i-1].Time)
+						break
+					}
+				}
+				if tt.readOrder != nil {
+					var names []string
+					for _, in := range st.Inputs {
+						names = append(names, filepath.Base(in.Name))
+					}
+					if fmt.Sprint(names) != fmt.Sprint(tt.readOrder) {
+						t.Errorf("read %v, want %v", names, tt.readOrder)
+					}
 				}
 				if st.Requests != tt.requests || int64(len(got)) != tt.requests {
 					t.Errorf("workers %d: %d requests delivered (stats %d), want %d", workers, len(got), st.Requests, tt.requests)

@@ -367,7 +367,9 @@ func TestOutOfOrder(t *testing.T) {
 	// one that started later (12).
 	// Equal times are not disorder.
 	os.WriteFile(a, []byte(at("1795966410")+"\n"+at("1795966412")+"\n"+at("1795966412.0")+"\n"+at("1795966411")+"\n"+at("1795966413")+"\n"), 0o644)
-	os.WriteFile(b, []byte(at("1795966409.5")+"\n"+at("1795966414")+"\n"), 0o644)
+	// b starts after a (files are read in the order of their first times),
+	// and its first line is before a's last.
+	os.WriteFile(b, []byte(at("1795966410.5")+"\n"+at("1795966414")+"\n"), 0o644)
 	st, err := Read(context.Background(), []string{a, b}, Options{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +377,7 @@ func TestOutOfOrder(t *testing.T) {
 	if st.OutOfOrder != 2 || st.Requests != 7 || st.Files != 2 {
 		t.Errorf("stats = %+v, want 2 out of order in 7 requests", st)
 	}
-	if !st.First.Equal(time.UnixMilli(1795966409500)) || !st.Last.Equal(time.Unix(1795966414, 0)) {
+	if !st.First.Equal(time.Unix(1795966410, 0)) || !st.Last.Equal(time.Unix(1795966414, 0)) {
 		t.Errorf("First, Last = %v, %v", st.First, st.Last)
 	}
 }
@@ -557,5 +559,34 @@ func TestPrefilter(t *testing.T) {
 	}
 	if n := notes(got.skips); len(n) != 1 || !strings.Contains(n[ReasonMalformedJSON], "1 lines skipped: malformed JSON (first at t.log:5)") {
 		t.Errorf("skips %v: only the accepted malformed line, at its own line number", n)
+	}
+}
+
+// TestPipeAmongFiles: a pipe given with files is read once, whole (ordering
+// the inputs by time must not consume its first lines), after the files.
+func TestPipeAmongFiles(t *testing.T) {
+	lines := sampleLines(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.log")
+	os.WriteFile(file, []byte(strings.Join(lines[:10], "\n")+"\n"), 0o644)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		pw.Write([]byte(strings.Join(lines[10:], "\n") + "\n"))
+		pw.Close()
+	}()
+	defer pr.Close()
+	pipe := fmt.Sprintf("/proc/self/fd/%d", pr.Fd())
+	if _, err := os.Stat(pipe); err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	st, err := Read(context.Background(), []string{pipe, file}, Options{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Requests != 27 || len(st.Inputs) != 2 || st.Inputs[1].Name != pipe || st.Inputs[1].Requests != 17 {
+		t.Errorf("%d requests; inputs %v", st.Requests, st.Inputs)
 	}
 }
