@@ -38,6 +38,10 @@ type Minute struct {
 	PHPDurations Histogram
 	// SelfCalls counts requests the site made to its own API.
 	SelfCalls int
+
+	// lateMoved counts the successes applyLateAfter moved from Goodput to
+	// Late: the share of goodput that was late after all.
+	lateMoved int
 }
 
 // ClusterKey is a client fingerprint without the path: what a rate limit or a
@@ -75,6 +79,9 @@ type Cluster struct {
 	PHPSeconds float64
 	// Cookies counts requests that carried a Cookie header at all.
 	Cookies int
+	// Good counts the cluster's goodput by minute (unix seconds / 60) over
+	// all data: PHP's 2xx within the clients' timeout as Observe judged it.
+	Good map[int64]int
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -97,6 +104,13 @@ type Traffic struct {
 	lastMM     *Minute
 	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
+
+	// arrivals counts requests by the minute they arrived (arrival.go).
+	arrivals map[int64]*arrivalMinute
+	// lateAfter is the estimated client timeout applied by applyLateAfter
+	// when the site gives none (0: none applied), lateSource how it was found.
+	lateAfter  float64
+	lateSource string
 }
 
 // agent is what Observe needs of a user agent.
@@ -175,6 +189,7 @@ func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlappin
 			continue
 		}
 		t.minute(m).count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
+		t.arrivalCounts(m, r.Status, r.Late, int(r.Requests))
 		added++
 	}
 	return added, overlapping
@@ -235,12 +250,14 @@ func (t *Traffic) Observe(r *sources.Request) {
 		t.lastMinute, t.lastMM = m, mm
 	}
 	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
-	if mm.count(r.Status, r.Origin, late, 1, r.Duration) {
+	good := mm.count(r.Status, r.Origin, late, 1, r.Duration)
+	if good {
 		mm.Latency.Add(r.Duration)
 	}
 	if r.Origin == sources.OriginUpstream {
 		mm.PHPDurations.Add(r.Duration)
 	}
+	t.observeArrival(r)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	class := classifyPath(r.Path, r.Query, t.site.HealthURI, &t.scratch)
 	if class == ClassHealth {
@@ -258,10 +275,13 @@ func (t *Traffic) Observe(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}}
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
 		t.clusters[k] = c
 	}
 	c.PerMinute[m]++
+	if good {
+		c.Good[m]++
+	}
 	if !inWindow {
 		return
 	}
