@@ -26,13 +26,18 @@ type arrivalMinute struct {
 	Answers Histogram
 }
 
-// observeArrival adds r to the minute it arrived in.
-func (t *Traffic) observeArrival(r *sources.Request) {
+// arrivedIn is the minute (unix seconds / 60) request r arrived in.
+func arrivedIn(r *sources.Request) int64 {
 	at := r.Time
 	if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
 		at = at.Add(-time.Duration(r.Duration * float64(time.Second)))
 	}
-	a := t.arrival(at.Unix() / 60)
+	return at.Unix() / 60
+}
+
+// observeArrival adds r to the minute it arrived in.
+func (t *Traffic) observeArrival(r *sources.Request) {
+	a := t.arrival(arrivedIn(r))
 	a.Requests++
 	switch {
 	case r.Status >= 500 || r.Status == 429:

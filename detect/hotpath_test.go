@@ -84,7 +84,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
 		t.clusters[k] = c
 	}
-	c.PerMinute[m]++
+	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++
 	}

@@ -52,6 +52,7 @@ const (
 	LateFromSite         = "site"
 	LateFromBaselineTail = "baseline_tail"
 	LateFromQuietMinutes = "quiet_minutes"
+	LateAssumed          = "assumed"
 	LateUnknown          = "unknown"
 )
 
@@ -139,7 +140,14 @@ func FindIncidents(ev *Evidence) *Incidents {
 		}
 		return in
 	}
+	// Before the incident is known, the usual failure rate and answer tail
+	// come from the given baseline's part before the window (it may reach
+	// into the incident), else from the data before the window.
 	provisional, provisionalOK := given, givenOK
+	if provisional.To.After(ev.From) {
+		provisional.To = ev.From
+		provisionalOK = provisionalOK && provisional.To.Sub(provisional.From) >= minUsableBaseline
+	}
 	if !provisionalOK {
 		provisional, provisionalOK = ev.beforeWindow()
 	}
@@ -299,7 +307,9 @@ func (ev *Evidence) saturatedRuns() []run {
 	var out []run
 	for _, r := range rs {
 		r.End = r.End.Add(p.Step)
-		if n := len(out); n > 0 && !r.Start.After(out[n-1].End.Add(2*p.Step)) {
+		// A dip below the maximum shorter than mergeGap does not end
+		// saturation, as a pause that short does not end an outage.
+		if n := len(out); n > 0 && !r.Start.After(out[n-1].End.Add(mergeGap)) {
 			if r.End.After(out[n-1].End) {
 				out[n-1].End = r.End
 			}
@@ -439,8 +449,15 @@ func (in *Incidents) lateThreshold(ev *Evidence, b Baseline, ok bool) float64 {
 		h, source = ev.Traffic.quietAnswers(), LateFromQuietMinutes
 	}
 	if h.N < minTailAnswers {
-		in.note(sources.SeverityWarning, "the clients' timeout is unknown (site.client_timeout_s) and too few answers were logged to estimate it: no answer was counted late, so a silent outage (slow 200s) would not show as failures")
-		return 0
+		// No quiet minutes at all (the data starts inside the incident):
+		// rather than let a silent outage vanish, answers slower than
+		// minLateS are counted late, and the note says it is an assumption.
+		after := minLateS
+		ev.Traffic.applyLateAfter(after, LateAssumed)
+		in.LateAfterS, in.LateSource = after, LateAssumed
+		in.note(sources.SeverityWarning, fmt.Sprintf("the clients' timeout is unknown (site.client_timeout_s) and no quiet minutes were logged to estimate it from: answers slower than %s are counted as late (an assumption: few readers wait longer); set client_timeout_s for exact counts",
+			fmtSec(after)))
+		return after
 	}
 	tail := h.Quantile(0.99)
 	after := math.Max(lateTailFactor*tail, minLateS)
@@ -460,8 +477,8 @@ const minTailAnswers = 200
 
 // quietAnswers merges the answer durations of the quietest minutes: those
 // whose median answer is no more than twice the lower quartile of all
-// minutes' medians. While the incident covers under three quarters of the
-// data, the quiet minutes are the usual ones.
+// minutes' medians, and under minLateS. While the incident covers under
+// three quarters of the data, the quiet minutes are the usual ones.
 func (t *Traffic) quietAnswers() Histogram {
 	type med struct {
 		m   int64
@@ -480,7 +497,9 @@ func (t *Traffic) quietAnswers() Histogram {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].p50 < ms[j].p50 })
 	q1 := ms[len(ms)/4].p50
 	for _, x := range ms {
-		if x.p50 <= 2*q1 {
+		// A minute whose typical reader waited minLateS or more is no
+		// quiet minute, however it ranks.
+		if x.p50 <= 2*q1 && x.p50 < minLateS {
 			h.Merge(&t.arrivals[x.m].Answers)
 		}
 	}

@@ -66,7 +66,8 @@ const maxLabels = 500
 // data (for its baseline), and the detail of its requests inside the window.
 type Cluster struct {
 	Key ClusterKey
-	// PerMinute counts requests by minute (unix seconds / 60) over all data.
+	// PerMinute counts requests by the minute they arrived (unix seconds /
+	// 60, log time minus duration) over all data.
 	PerMinute map[int64]int
 	// The rest is for the window only.
 	Requests int
@@ -278,7 +279,10 @@ func (t *Traffic) Observe(r *sources.Request) {
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
 		t.clusters[k] = c
 	}
-	c.PerMinute[m]++
+	// A client's rate is what it sent, so it is counted by arrival: a
+	// wedged server answers (and logs) at its own pace, which would cap
+	// the crawl's apparent rise at the server's throughput.
+	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++
 	}

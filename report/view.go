@@ -449,8 +449,15 @@ func summary(p printer, r *Report) string {
 			s = append(s, "At "+p.at(c.Time)+", "+orDash(c.Key)+" had changed from "+value(c.Old)+" to "+value(c.New)+".")
 		}
 	}
-	// How it ended.
-	if errs != nil {
+	// How it ended. A failing stretch that runs to the window's end did
+	// not end as far as the evidence shows.
+	if errs != nil && !errs.End.Before(r.Window.To.Truncate(time.Minute)) {
+		if p.ko {
+			s = append(s, "분석 구간이 끝날 때("+p.at(r.Window.To)+")까지도 실패가 이어졌습니다.")
+		} else {
+			s = append(s, "Failures were still going on when the window ended at "+p.at(r.Window.To)+".")
+		}
+	} else if errs != nil {
 		died := crawler != nil && crawler.End.Sub(errs.End).Abs() <= 5*time.Minute
 		switch {
 		case p.ko && died:
