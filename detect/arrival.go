@@ -64,6 +64,10 @@ func (t *Traffic) arrivalCounts(minute int64, status int, late bool, n int) {
 }
 
 func (t *Traffic) arrival(m int64) *arrivalMinute {
+	// Most requests arrive in the minute of the one before (hot path).
+	if t.lastArrival != nil && m == t.lastArrivalMinute {
+		return t.lastArrival
+	}
 	if t.arrivals == nil {
 		t.arrivals = map[int64]*arrivalMinute{}
 	}
@@ -72,6 +76,7 @@ func (t *Traffic) arrival(m int64) *arrivalMinute {
 		a = &arrivalMinute{}
 		t.arrivals[m] = a
 	}
+	t.lastArrival, t.lastArrivalMinute = a, m
 	return a
 }
 

@@ -106,8 +106,11 @@ type Traffic struct {
 	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
 
-	// arrivals counts requests by the minute they arrived (arrival.go).
-	arrivals map[int64]*arrivalMinute
+	// arrivals counts requests by the minute they arrived (arrival.go),
+	// with the last one used cached like lastMM.
+	arrivals          map[int64]*arrivalMinute
+	lastArrival       *arrivalMinute
+	lastArrivalMinute int64
 	// lateAfter is the estimated client timeout applied by applyLateAfter
 	// when the site gives none (0: none applied), lateSource how it was found.
 	lateAfter  float64
