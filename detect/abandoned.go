@@ -16,18 +16,26 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
 	}
-	if ev.Site.ClientTimeoutS <= 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the clients' timeout is unknown (site.client_timeout_s): cannot tell when a client gave up"}, nil
+	// The clients' timeout: the site's, else the estimate incident.go made
+	// (and counted late answers with).
+	incs := ev.incidents()
+	timeout := incs.LateAfterS
+	if timeout <= 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the clients' timeout is unknown (site.client_timeout_s) and could not be estimated: cannot tell when a client gave up"}, nil
+	}
+	timeoutText := fmtSec(timeout)
+	if incs.LateSource != LateFromSite {
+		timeoutText += " (estimated)"
 	}
 	c := ev.countMinutes(func(m *Minute) int { return m.Abandoned })
 	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
-			fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), fmtNum(expected))}, nil
+			fmtInt(n), timeoutText, fmtNum(expected))}, nil
 	}
 	facts := map[string]float64{
 		"requests":         float64(n),
-		"client_timeout_s": ev.Site.ClientTimeoutS,
+		"client_timeout_s": timeout,
 	}
 	cost := ""
 	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
@@ -38,7 +46,7 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		cost = fmt.Sprintf(": about %s of worker time at %s each", fmtSec(php), fmtSec(s))
 	}
 	summary := fmt.Sprintf("%s requests were still queued for PHP when their clients gave up after %s (PHP answers logged late, and the proxy's 504s whose requests stay in php-fpm's queue)%s, spent on answers nobody read.",
-		fmtInt(n), fmtSec(ev.Site.ClientTimeoutS), cost)
+		fmtInt(n), timeoutText, cost)
 	return []Finding{{Kind: KindClientAbandonedWork, Role: RoleSymptom, Start: start, End: end, Confidence: 0.85,
 		Summary: summary, Facts: facts}}, Check{}, nil
 }

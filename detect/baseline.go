@@ -6,38 +6,23 @@ import (
 	"time"
 )
 
-// minBaseline is the shortest stretch of data before the window that is trusted
-// as a baseline on its own; shorter, the whole data span stands in for it (and
-// the incident then inflates it, which makes detectors more conservative).
-const minBaseline = time.Hour
-
 // recentBaseline is how much of the baseline speaks for "usual" right before
-// the window: the hours just before, as the reference postmortem compares (a
+// the incident: the hours just before, as the reference postmortem compares (a
 // crawler that has walked the site at a low rate all evening is its usual, and
 // 2 a.m. traffic is not the day's median).
 const recentBaseline = 3 * time.Hour
 
-// baselineRange returns the period thresholds are relative to (the last
-// recentBaseline of the given baseline, or of the data before the window), and
-// whether it had to fall back to the whole data span because too little came
-// before.
-func (ev *Evidence) baselineRange() (from, to time.Time, fallback bool) {
-	switch {
-	case !ev.BaselineFrom.IsZero() && ev.BaselineTo.After(ev.BaselineFrom):
-		from, to = ev.BaselineFrom, ev.BaselineTo
-	case ev.Traffic == nil:
-		from, to = ev.From.Add(-recentBaseline), ev.From
-	default:
-		first, last := ev.Traffic.Span()
-		if ev.From.Sub(first) < minBaseline {
-			return first, last.Add(time.Minute), true
-		}
-		from, to = first, ev.From
+// baselineRange returns the period thresholds are relative to: the given
+// baseline, else the hours before the incident's onset, else (no incident)
+// the hours before the window; none reaches into an incident (incident.go).
+// none is true when no usable baseline exists: detectors then judge by
+// absolute criteria, never against the incident itself.
+func (ev *Evidence) baselineRange() (from, to time.Time, none bool) {
+	b := ev.incidents().Baseline
+	if !b.Usable() {
+		return time.Time{}, time.Time{}, true
 	}
-	if to.Sub(from) > recentBaseline {
-		from = to.Add(-recentBaseline)
-	}
-	return from, to, false
+	return b.From, b.To, false
 }
 
 // countsPerBucket sums per-minute counts into consecutive buckets of size

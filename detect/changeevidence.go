@@ -100,9 +100,17 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
 		}
 	}
-	// The onset is the earliest trigger or mechanism: a change after it cannot
-	// have made the incident possible.
+	// The onset is when clients started to be failed or the pool saturated
+	// (incident.go): a change after it cannot have made the incident
+	// possible, and an early minor rise does not move it. Without an
+	// incident, the earliest trigger or mechanism stands in.
+	if inc := ev.incidents().WorstIncident(); inc != nil {
+		q.Onset = inc.Onset
+	}
 	for _, f := range prior {
+		if !q.Onset.IsZero() {
+			break
+		}
 		if f.Role == RoleSymptom || f.Start.IsZero() {
 			continue
 		}

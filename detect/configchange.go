@@ -228,11 +228,14 @@ type assessment struct {
 	// says why the change is reviewed but not linked.
 	quantText string
 	notLinked string
-	prox      float64
-	hours     float64 // hours before the onset; NaN when unknown
-	evidence  float64
-	facts     map[string]float64
-	conf      float64
+	// cannotJudge says which series the verdict needs and the evidence
+	// lacks: the change is then a candidate, never a confident enabler.
+	cannotJudge string
+	prox        float64
+	hours       float64 // hours before the onset; NaN when unknown
+	evidence    float64
+	facts       map[string]float64
+	conf        float64
 }
 
 // RankChanges links configuration changes to the incident's findings and
@@ -535,10 +538,18 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	} else {
 		a.quantText = "No arithmetic test applies to this setting."
 	}
+	if a.cannotJudge != "" {
+		// The counterfactual (would the old value have held?) needs a
+		// series the evidence lacks: whatever else fits, it is not known.
+		a.quant = math.Min(a.quant, 0.3)
+	}
 	a.facts["mechanism_score"] = round(a.mech, 2)
 	a.facts["quantitative_score"] = round(a.quant, 2)
 	a.facts["proximity_score"] = round(a.prox, 2)
 	a.conf = round(clampUnit(a.evidence*(0.35*a.mech+0.40*a.quant+0.25*a.prox)), 2)
+	if a.cannotJudge != "" {
+		a.conf = math.Min(a.conf, 0.4)
+	}
 	return a
 }
 
@@ -684,8 +695,10 @@ func backlogTest(a *assessment, q QueueFacts) {
 			}
 			sent = append(sent, s)
 		}
-	} else if a.risk > 0 {
-		a.quant *= 0.8 // cannot confirm the queue ever needed the larger cap
+	} else if a.risk > 0 && len(q.Queue) == 0 {
+		// Whether the old cap would have held the same incident is the
+		// verdict; without the queue series it cannot be given.
+		a.cannotJudge = "could not judge: whether the old cap of " + fmtNum(old) + " would have held needs php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
 		sent = append(sent, "no queue depth was measured, so whether the queue passed the old cap is unknown")
 	}
 	a.quantText = sentences(sent)
@@ -749,6 +762,9 @@ func timeoutTest(a *assessment, q QueueFacts) {
 	peak := math.Max(q.QueuePeak, queueMax(q.Queue))
 	if q.Workers <= 0 || q.ServiceTimeS <= 0 || peak <= 0 {
 		a.quantText = "The queue wait in the incident is unknown: no arithmetic." + note
+		if peak <= 0 && a.risk > 0 {
+			a.cannotJudge = "could not judge: whether the check would have survived the old timeout needs the queue wait, from php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
+		}
 		return
 	}
 	w := peak * q.ServiceTimeS / float64(q.Workers)
@@ -775,7 +791,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	a.facts["linked"] = 1
 	role := RoleEnabler
 	switch {
-	case a.risk == 0:
+	case a.risk == 0 || a.cannotJudge != "":
 		role = RoleCandidate
 	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[KindCrawlerBurst]:
 		role = RoleTrigger
@@ -792,6 +808,10 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	b.WriteString(".")
 	if a.risk == 0 {
 		b.WriteString(" Which way this change moved the risk is not known from the values alone.")
+	}
+	if a.cannotJudge != "" {
+		b.WriteString(" Verdict: " + a.cannotJudge + ".")
+		a.facts["could_not_judge"] = 1
 	}
 	if len(a.also) > 0 {
 		b.WriteString(" Made together with: " + alsoText(a.also) + ".")

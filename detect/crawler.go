@@ -28,6 +28,9 @@ const (
 	maxAssetShare = 0.05
 	// At least minToolShare of its page requests go to uncacheable tools.
 	minToolShare = 0.5
+	// noBaselinePHPShare: with no baseline to rise above, a fingerprint must
+	// have carried at least this share of the window's PHP time.
+	noBaselinePHPShare = 0.25
 )
 
 // burst is one fingerprint's rise, before it is judged automated or not.
@@ -45,16 +48,22 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: client fingerprints are unknown"}, nil
 	}
-	bFrom, bTo, fallback := ev.baselineRange()
+	bFrom, bTo, noBaseline := ev.baselineRange()
 	windowTotal := 0
 	for _, c := range ev.Traffic.Clusters() {
 		windowTotal += c.Requests
 	}
+	windowPHP := ev.windowPHPSeconds()
 	var found []Finding
 	var surges []string
 	for _, c := range ev.Traffic.Clusters() {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal)
 		if !ok {
+			continue
+		}
+		// Without a baseline every fingerprint "rose" from nothing: only one
+		// that carried a material share of PHP's time is worth judging.
+		if noBaseline && (windowPHP <= 0 || c.PHPSeconds < noBaselinePHPShare*windowPHP) {
 			continue
 		}
 		if reason, automated := automation(b); !automated {
@@ -70,8 +79,8 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
 	}
-	if fallback {
-		check.Reason = strings.TrimPrefix(check.Reason+"; baseline taken from the whole data span (less than an hour before the window)", "; ")
+	if noBaseline {
+		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; no baseline before the incident: fingerprints were judged by their share of PHP time (at least %s), not by a rise", pct(noBaselinePHPShare)), "; ")
 	}
 	return found, check, nil
 }
@@ -154,12 +163,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		}
 	}
 	medianPerIP := Median(perIP)
-	var totalPHP float64
-	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
-		if mm := ev.Traffic.minutes[m]; mm != nil {
-			totalPHP += mm.PHPSeconds
-		}
-	}
+	totalPHP := ev.windowPHPSeconds()
 	facts := map[string]float64{
 		"distinct_ips":           float64(len(c.IPs)),
 		"requests":               float64(c.Requests),
@@ -172,6 +176,10 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	if totalPHP > 0 {
 		facts["php_time_share"] = round(c.PHPSeconds/totalPHP, 3)
+	}
+	if _, _, none := ev.baselineRange(); none {
+		// Nothing before the incident to compare with: no usual rate to state.
+		delete(facts, "baseline_per_10m")
 	}
 	v4Prefixes, v6Prefixes := 0, 0
 	for p := range c.Prefixes {
@@ -207,8 +215,12 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	} else {
 		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
 	}
-	summary := fmt.Sprintf("%s requests rose from %s to %s per 10 minutes from %s, %s; they walked %s and fetched %s assets.",
-		who, fmtNum(b.baseline10), fmtNum(b.peak10), b.onset.In(ev.Loc).Format("15:04"), how,
+	rose := fmt.Sprintf("rose from %s to %s per 10 minutes", fmtNum(b.baseline10), fmtNum(b.peak10))
+	if _, ok := facts["baseline_per_10m"]; !ok {
+		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts["php_time_share"]))
+	}
+	summary := fmt.Sprintf("%s requests %s from %s, %s; they walked %s and fetched %s assets.",
+		who, rose, b.onset.In(ev.Loc).Format("15:04"), how,
 		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
 	conf := 0.6
 	if b.assetShare < 0.01 {
@@ -260,4 +272,15 @@ func uaWithVersions(c *Cluster) string {
 		return c.Key.UA
 	}
 	return c.Key.UA + " " + strings.Join(vs, "/")
+}
+
+// windowPHPSeconds sums PHP's time over the window's minutes.
+func (ev *Evidence) windowPHPSeconds() float64 {
+	total := 0.0
+	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
+		if mm := ev.Traffic.minutes[m]; mm != nil {
+			total += mm.PHPSeconds
+		}
+	}
+	return total
 }

@@ -40,39 +40,35 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	}
 	c := ev.countMinutes(failedIn)
 	total, expected := c.Total, c.Expected()
-	if !poissonExcess(float64(total), expected, failureRiseRatio, riseZ) {
+	incs := ev.incidents()
+	inc := incs.WorstIncident()
+	_, _, noBaseline := ev.baselineRange()
+	if inc == nil {
+		if noBaseline {
+			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)",
+				fmtInt(total), pct(absFailedShare))}, nil
+		}
 		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
 	}
 	usualFailed := Median(c.Base)
-	usualGood := Median(ev.countMinutes(func(m *Minute) int { return m.Goodput }).Base)
+	crawlers := crawlerClusters(ev, prior)
+	usualGood := Median(ev.countMinutes(func(m *Minute) int { return ev.ordinaryGoodput(m, crawlers) }).Base)
 	var window []Minute
 	for _, m := range ev.Traffic.Minutes() {
 		if ev.inWindow(&m) {
 			window = append(window, m)
 		}
 	}
-	// The failing stretch: minutes clearly above the usual failure rate. When
-	// the excess is spread thin, no single minute stands out although the window
-	// as a whole does: the stretch is then every minute with a failure.
-	level := usualFailed + 3*math.Sqrt(usualFailed+1)
-	var start, end time.Time
+	// The failing stretch is the worst incident's (incident.go): the minutes
+	// whose arriving requests failed clearly beyond the usual.
+	start, end := inc.Start, inc.End
 	peakN, peakAt := 0, time.Time{}
 	minGood := math.MaxInt
 	for i := range window {
 		m := &window[i]
-		n := failedIn(m)
-		if float64(n) > level {
-			if start.IsZero() {
-				start = m.Start
-			}
-			end = m.Start.Add(time.Minute)
-		}
-		if n > peakN {
+		if n := failedIn(m); n > peakN {
 			peakN, peakAt = n, m.Start
 		}
-	}
-	if start.IsZero() {
-		start, end = c.Start, c.End
 	}
 	facts := map[string]float64{
 		"failed_total":            float64(total),
@@ -82,13 +78,19 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		"late_success":            0,
 		"failed_expected_in_base": round(expected, 1),
 	}
+	if noBaseline {
+		// Nothing usual was measured: no "usual" number is stated.
+		delete(facts, "usual_failed_per_min")
+		delete(facts, "goodput_usual_per_min")
+		delete(facts, "failed_expected_in_base")
+	}
 	status := map[int]int{}
 	proxy := map[int]int{}
 	var lat Histogram
 	for i := range window {
 		m := &window[i]
 		if !m.Start.Before(start) && m.Start.Before(end) {
-			minGood = min(minGood, m.Goodput)
+			minGood = min(minGood, ev.ordinaryGoodput(m, crawlers))
 		}
 		for s, c := range m.Status {
 			status[s] += c
@@ -125,7 +127,11 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		}
 	}
 	if late := facts["late_success"]; late > 0 {
-		parts = append(parts, fmt.Sprintf("%s successes logged after the clients' %s timeout", fmtNum(late), fmtSec(ev.Site.ClientTimeoutS)))
+		timeout := fmt.Sprintf("the clients' %s timeout", fmtSec(incs.LateAfterS))
+		if incs.LateSource != LateFromSite {
+			timeout = fmt.Sprintf("%s (an estimate of the clients' timeout)", fmtSec(incs.LateAfterS))
+		}
+		parts = append(parts, fmt.Sprintf("%s successes logged after %s", fmtNum(late), timeout))
 	}
 	if lat.N > 0 {
 		facts["success_p50_s"] = round(lat.Quantile(0.5), 3)
@@ -135,7 +141,10 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),
 		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"))
 	if minGood != math.MaxInt {
-		summary += fmt.Sprintf("; PHP goodput was %s a minute at its lowest (usually %s)", fmtNum(float64(minGood)), fmtNum(usualGood))
+		summary += fmt.Sprintf("; PHP goodput (ordinary clients' answers in time) was %s a minute at its lowest", fmtNum(float64(minGood)))
+		if !noBaseline {
+			summary += fmt.Sprintf(" (usually %s)", fmtNum(usualGood))
+		}
 	}
 	summary += "."
 	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,

@@ -35,6 +35,9 @@ type Evidence struct {
 	Loc *time.Location
 	// Pool holds the metric series; Run loads it from Metrics when nil.
 	Pool *Pool
+	// Incidents are the stretches of the window where clients were failed,
+	// and the baseline before them; Run finds them when nil.
+	Incidents *Incidents
 }
 
 // Detector is one named check of design.md's table.
@@ -68,6 +71,8 @@ type Result struct {
 	Checks      []Check
 	DataQuality []sources.QualityNote
 	Pool        *Pool
+	// Incidents are the failing stretches the detectors were scoped by.
+	Incidents *Incidents
 }
 
 // Run runs every detector over ev.
@@ -77,7 +82,14 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 	}
 	res := &Result{}
 	if ev.Pool == nil && ev.Metrics != nil {
-		from, _, _ := ev.baselineRange()
+		// The incident (and so the baseline) is not known yet: load from
+		// the earliest a baseline can start.
+		from := ev.From.Add(-recentBaseline)
+		if !ev.BaselineFrom.IsZero() && ev.BaselineTo.After(ev.BaselineFrom) {
+			if b := later(ev.BaselineFrom, ev.BaselineTo.Add(-recentBaseline)); b.Before(from) {
+				from = b
+			}
+		}
 		pool, err := LoadPool(ctx, ev.Metrics, from, ev.To)
 		if err != nil {
 			return nil, err
@@ -85,6 +97,8 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 		ev.Pool = pool
 	}
 	res.Pool = ev.Pool
+	res.Incidents = ev.incidents()
+	res.DataQuality = append(res.DataQuality, res.Incidents.Notes...)
 	for _, d := range detectors {
 		fs, check, err := d.Detect(ctx, ev, res.Findings)
 		if err != nil {

@@ -38,6 +38,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	mm.Requests++
 	mm.Status[r.Status]++
 	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
+	good := false
 	switch r.Origin {
 	case sources.OriginProxy:
 		mm.ProxyStatus[r.Status]++
@@ -60,6 +61,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		case r.Origin == sources.OriginUpstream:
 			mm.Goodput++
 			mm.Latency.Add(r.Duration)
+			good = true
 		default:
 			mm.Cached++
 		}
@@ -79,10 +81,13 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}}
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
 		t.clusters[k] = c
 	}
-	c.PerMinute[m]++
+	c.PerMinute[arrivedIn(r)]++
+	if good {
+		c.Good[m]++
+	}
 	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
 		return
 	}

@@ -35,7 +35,10 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 			}
 		}
 	}
-	rose := poissonExcess(float64(n), expected, riseRatio, riseZ)
+	// With no baseline there is no usual count to rise above: only the
+	// calls made while every worker was busy are judged.
+	_, _, noBaseline := ev.baselineRange()
+	rose := !noBaseline && poissonExcess(float64(n), expected, riseRatio, riseZ)
 	if !rose && saturated == 0 {
 		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected), and none while every worker was busy", fmtInt(n), fmtNum(expected))}, nil
 	}
@@ -45,8 +48,13 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 		if during > 0 {
 			facts["share_of_php_while_saturated"] = round(float64(saturated)/float64(during), 3)
 		}
-		summary = fmt.Sprintf("The site called its own API %s times while every php-fpm worker was busy (%s in the window, %s usual): each such request held a second worker, or waited in the queue for one while holding the first.",
-			fmtInt(saturated), fmtInt(n), fmtNum(expected))
+		usual := fmt.Sprintf("%s in the window, %s usual", fmtInt(n), fmtNum(expected))
+		if noBaseline {
+			usual = fmt.Sprintf("%s in the window; no baseline to say what is usual", fmtInt(n))
+			delete(facts, "expected")
+		}
+		summary = fmt.Sprintf("The site called its own API %s times while every php-fpm worker was busy (%s): each such request held a second worker, or waited in the queue for one while holding the first.",
+			fmtInt(saturated), usual)
 	} else {
 		summary = fmt.Sprintf("The site called its own API %s times from %s (usually %s in as long): each such request holds a second worker while the first waits for it.",
 			fmtInt(n), start.In(ev.Loc).Format("15:04"), fmtNum(expected))

@@ -38,6 +38,10 @@ type Minute struct {
 	PHPDurations Histogram
 	// SelfCalls counts requests the site made to its own API.
 	SelfCalls int
+
+	// lateMoved counts the successes applyLateAfter moved from Goodput to
+	// Late: the share of goodput that was late after all.
+	lateMoved int
 }
 
 // ClusterKey is a client fingerprint without the path: what a rate limit or a
@@ -62,7 +66,8 @@ const maxLabels = 500
 // data (for its baseline), and the detail of its requests inside the window.
 type Cluster struct {
 	Key ClusterKey
-	// PerMinute counts requests by minute (unix seconds / 60) over all data.
+	// PerMinute counts requests by the minute they arrived (unix seconds /
+	// 60, log time minus duration) over all data.
 	PerMinute map[int64]int
 	// The rest is for the window only.
 	Requests int
@@ -75,6 +80,9 @@ type Cluster struct {
 	PHPSeconds float64
 	// Cookies counts requests that carried a Cookie header at all.
 	Cookies int
+	// Good counts the cluster's goodput by minute (unix seconds / 60) over
+	// all data: PHP's 2xx within the clients' timeout as Observe judged it.
+	Good map[int64]int
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -97,6 +105,16 @@ type Traffic struct {
 	lastMM     *Minute
 	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
+
+	// arrivals counts requests by the minute they arrived (arrival.go),
+	// with the last one used cached like lastMM.
+	arrivals          map[int64]*arrivalMinute
+	lastArrival       *arrivalMinute
+	lastArrivalMinute int64
+	// lateAfter is the estimated client timeout applied by applyLateAfter
+	// when the site gives none (0: none applied), lateSource how it was found.
+	lateAfter  float64
+	lateSource string
 }
 
 // agent is what Observe needs of a user agent.
@@ -175,6 +193,7 @@ func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlappin
 			continue
 		}
 		t.minute(m).count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
+		t.arrivalCounts(m, r.Status, r.Late, int(r.Requests))
 		added++
 	}
 	return added, overlapping
@@ -235,12 +254,14 @@ func (t *Traffic) Observe(r *sources.Request) {
 		t.lastMinute, t.lastMM = m, mm
 	}
 	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
-	if mm.count(r.Status, r.Origin, late, 1, r.Duration) {
+	good := mm.count(r.Status, r.Origin, late, 1, r.Duration)
+	if good {
 		mm.Latency.Add(r.Duration)
 	}
 	if r.Origin == sources.OriginUpstream {
 		mm.PHPDurations.Add(r.Duration)
 	}
+	t.observeArrival(r)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	class := classifyPath(r.Path, r.Query, t.site.HealthURI, &t.scratch)
 	if class == ClassHealth {
@@ -258,10 +279,16 @@ func (t *Traffic) Observe(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}}
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
 		t.clusters[k] = c
 	}
-	c.PerMinute[m]++
+	// A client's rate is what it sent, so it is counted by arrival: a
+	// wedged server answers (and logs) at its own pace, which would cap
+	// the crawl's apparent rise at the server's throughput.
+	c.PerMinute[arrivedIn(r)]++
+	if good {
+		c.Good[m]++
+	}
 	if !inWindow {
 		return
 	}

@@ -53,6 +53,7 @@ func Build(_ context.Context, l *detect.Loaded, res *detect.Result, tz string) (
 		}
 		r.Findings = res.Findings
 		r.Checks = res.Checks
+		r.incidents = res.Incidents
 		r.DataQuality = append(r.DataQuality, res.DataQuality...)
 		if ev.Traffic != nil {
 			r.Evidence.Crawlers = crawlerRows(res.Findings, ev.Traffic, ev.From, ev.To)

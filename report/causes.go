@@ -115,7 +115,11 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		if p.ko {
 			return "사이트가 " + p.at(f.Start) + "부터 자신의 API를 " + n + "번 불렀습니다 (평소라면 " + e + "번쯤). 이런 요청은 첫 워커가 답을 기다리는 동안 두 번째 워커를 차지하므로, 워커가 모자랄 때 비용이 두 배가 됩니다."
 		}
-		return "The site called its own API " + n + " times from " + p.at(f.Start) + " (about " + e + " would be usual in as long): each such request holds a second worker while the first waits for it, so it costs double when workers are short."
+		usual := " (about " + e + " would be usual in as long)"
+		if _, ok := f.Facts["expected"]; !ok {
+			usual = " (no baseline says what is usual)"
+		}
+		return "The site called its own API " + n + " times from " + p.at(f.Start) + usual + ": each such request holds a second worker while the first waits for it, so it costs double when workers are short."
 	case detect.KindIdlePinning:
 		q, cpu, share, t := p.n(f.Facts["queue_peak"]), p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
 		if p.ko {
@@ -190,6 +194,9 @@ func explainCrawler(p printer, f *detect.Finding) string {
 	first := capitalize(crowd(p, f)) + " rose from " + p.n(b) + " to " + p.n(pk) + " per 10 minutes"
 	if ratio != "" {
 		first += " (" + ratio + "×)"
+	}
+	if _, ok := f.Facts["baseline_per_10m"]; !ok {
+		first = capitalize(crowd(p, f)) + " reached " + p.n(pk) + " per 10 minutes (no baseline before the incident to compare with)"
 	}
 	s = append(s, first+" from "+p.at(f.Start)+".")
 	if spread {
@@ -432,9 +439,9 @@ func explainErrors(p printer, f *detect.Finding) string {
 		}
 		switch {
 		case gUsual > 0 && gMin < gUsual:
-			s += " PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.n(gUsual) + "건에서 가장 적을 때 " + josa(p.n(gMin)+"건", "으로/로") + " 줄었습니다."
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.n(gUsual) + "건에서 가장 적을 때 " + josa(p.n(gMin)+"건", "으로/로") + " 줄었습니다."
 		case gUsual > 0:
-			s += " PHP가 제때 돌려준 성공 응답은 분당 " + p.n(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.n(gUsual) + "건)."
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.n(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.n(gUsual) + "건)."
 		}
 		return s
 	}
@@ -458,11 +465,16 @@ func explainErrors(p printer, f *detect.Finding) string {
 	if peak > 0 {
 		s += " Failures peaked at " + p.n(peak) + " a minute."
 	}
+	// Goodput is the ordinary clients' answers in time, never the crawler's.
+	_, hasMin := f.Facts["goodput_min_per_min"]
+	_, hasUsual := f.Facts["goodput_usual_per_min"]
 	switch {
 	case gUsual > 0 && gMin < gUsual:
-		s += " PHP's goodput fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."
 	case gUsual > 0:
-		s += " PHP's goodput did not fall below " + p.n(gMin) + " a minute (usually " + p.n(gUsual) + ")."
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) did not fall below " + p.n(gMin) + " a minute (usually " + p.n(gUsual) + ")."
+	case hasMin && !hasUsual:
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) was " + p.n(gMin) + " a minute at its lowest; no baseline says what is usual."
 	}
 	return s
 }

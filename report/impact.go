@@ -15,6 +15,18 @@ func assembleImpact(r *Report, loc *time.Location) Impact {
 	if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() && f.End.After(f.Start) {
 		im.Start, im.End = f.Start, f.End
 	}
+	if in := r.incidents; in != nil {
+		if w := in.WorstIncident(); w != nil {
+			im.Onset = w.Onset
+			for i, inc := range in.List {
+				if i != in.Worst {
+					im.OtherStretches = append(im.OtherStretches, inc)
+				}
+			}
+		}
+		b := in.Baseline
+		im.Baseline = &b
+	}
 	for i := range r.Evidence.Minutes {
 		m := &r.Evidence.Minutes[i]
 		im.Requests += m.Requests

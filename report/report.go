@@ -57,6 +57,10 @@ type Report struct {
 	// Evidence summarises the raw inputs (what was read, per-minute counts,
 	// metric series), enough to redraw the charts.
 	Evidence Evidence `json:"evidence"`
+
+	// incidents are the failing stretches detect found (nil when the report
+	// was assembled by hand): the impact leads with the worst.
+	incidents *detect.Incidents
 }
 
 // Window is the analysed period and the zone its local times are shown in.
@@ -71,10 +75,20 @@ type Window struct {
 // Impact is what users saw. Counts cover the whole window; the PHP share covers
 // [Start, End), the stretch the upstream_errors finding marks as failing.
 type Impact struct {
-	// Start and End bound the failing stretch (the upstream_errors finding's),
-	// or the window when nothing failed beyond the usual.
+	// Start and End bound the failing stretch (the worst incident's, placed
+	// by when requests arrived), or the window when nothing failed beyond
+	// the usual.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+	// Onset is when the worst incident began: its first failing minute, or
+	// the pool saturation that ran into it (zero when there is none).
+	Onset time.Time `json:"onset,omitzero"`
+	// OtherStretches lists the window's other incidents, in time order:
+	// separate stretches of failures, never merged into the worst.
+	OtherStretches []detect.Incident `json:"other_stretches,omitempty"`
+	// Baseline is what the counts were compared with: never a period that
+	// holds the incident; source "none" when no usable baseline existed.
+	Baseline *detect.Baseline `json:"baseline,omitempty"`
 	// StatusCounts counts responses in the window by HTTP status ("503": 8001).
 	StatusCounts map[string]int `json:"status_counts"`
 	// Requests is the number of access-log lines in the window.

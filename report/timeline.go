@@ -78,6 +78,9 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 				if p.ko {
 					return josa(crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
 				}
+				if _, ok := f.Facts["baseline_per_10m"]; !ok && !p.ko {
+					return crowd(p, f) + " start to climb: " + pk + " per 10 minutes at the peak (no baseline before it), from " + ips + " addresses"
+				}
 				return crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
 			})
 			if f.End.After(f.Start) && f.End.Before(r.Window.To) {

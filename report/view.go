@@ -305,10 +305,32 @@ func summary(p printer, r *Report) string {
 		s = append(s, p.date(im.Start)+" "+p.clock(im.Start)+"부터 "+p.at(im.End)+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
 	case errs != nil:
 		s = append(s, "From "+p.clock(im.Start)+" to "+p.at(im.End)+" on "+p.date(im.Start)+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
+	case im.Baseline != nil && !im.Baseline.Usable() && p.ko:
+		// Nothing usual was measured: "no more than usual" would compare
+		// the window with itself.
+		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
+	case im.Baseline != nil && !im.Baseline.Usable():
+		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
 	case p.ko:
 		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
 	default:
 		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
+	}
+	if errs != nil && len(im.OtherStretches) > 0 {
+		// Separate stretches stay separate: the worst leads, the others are named.
+		var parts []string
+		for _, o := range im.OtherStretches {
+			if p.ko {
+				parts = append(parts, p.at(o.Start)+"~"+p.at(o.End)+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
+			} else {
+				parts = append(parts, p.at(o.Start)+" to "+p.at(o.End)+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
+			}
+		}
+		if p.ko {
+			s = append(s, "따로 떨어진 실패 구간도 있었습니다: "+strings.Join(parts, ", ")+".")
+		} else {
+			s = append(s, "Separate stretches of failures: "+p.list(parts)+".")
+		}
 	}
 	if errs != nil {
 		if b := statusBreakdown(p, im.StatusCounts, im.LateRequests); b != "" {
@@ -427,8 +449,15 @@ func summary(p printer, r *Report) string {
 			s = append(s, "At "+p.at(c.Time)+", "+orDash(c.Key)+" had changed from "+value(c.Old)+" to "+value(c.New)+".")
 		}
 	}
-	// How it ended.
-	if errs != nil {
+	// How it ended. A failing stretch that runs to the window's end did
+	// not end as far as the evidence shows.
+	if errs != nil && !errs.End.Before(r.Window.To.Truncate(time.Minute)) {
+		if p.ko {
+			s = append(s, "분석 구간이 끝날 때("+p.at(r.Window.To)+")까지도 실패가 이어졌습니다.")
+		} else {
+			s = append(s, "Failures were still going on when the window ended at "+p.at(r.Window.To)+".")
+		}
+	} else if errs != nil {
 		died := crawler != nil && crawler.End.Sub(errs.End).Abs() <= 5*time.Minute
 		switch {
 		case p.ko && died:

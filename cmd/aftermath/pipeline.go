@@ -81,8 +81,14 @@ func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
 // propose generates and backtests the rate-limit rules for the findings.
 func (d *detected) propose(ctx context.Context, in detect.Inputs) (*rules.Proposal, error) {
 	ev := d.loaded.Evidence
+	// The zones are sized on the baseline the detectors compared with: the
+	// given one, or the data before the incident's onset, never the incident.
+	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
+	if inc := d.res.Incidents; inc != nil && inc.Baseline.Usable() {
+		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
+	}
 	return rules.Propose(ctx, rules.Input{Findings: d.res.Findings, Access: in.Access, Requests: d.loaded.Requests, Site: ev.Site,
-		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
+		From: ev.From, To: ev.To, BaselineFrom: bFrom, BaselineTo: bTo})
 }
 
 // rulesFile is where analyze writes the proposed rate_limit block.

@@ -1,0 +1,549 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// Incident is one stretch of the window where clients were failed: 5xx, 429,
+// and answers after the clients' timeout, placed by when the request arrived.
+// A window (or the data's span) can be a day; the incident is what in it went
+// wrong, and the hours before its onset are what was usual.
+type Incident struct {
+	// Onset is when it began: the first failing minute, or the start of the
+	// pool saturation (every worker busy, or a queue deeper than the workers)
+	// that ran without a break into it, whichever came first.
+	Onset time.Time `json:"onset"`
+	// Start and End bound the failing stretch [Start, End): the first and
+	// the last minute (by arrival) whose requests failed clearly beyond the
+	// usual, merged over short pauses.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// SaturatedFrom is when the saturation leading into it began (zero: none
+	// seen, or no metrics).
+	SaturatedFrom time.Time `json:"saturated_from,omitzero"`
+	// Requests counts the requests that arrived in [Start, End); Failed those
+	// of them that failed: Refused (5xx, 429) and Late (answered after the
+	// clients' timeout, or the estimate of it).
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	Refused  int `json:"refused"`
+	Late     int `json:"late"`
+	// PeakFailedPerMin is the most failures among one minute's arrivals, at PeakAt.
+	PeakFailedPerMin int       `json:"peak_failed_per_min"`
+	PeakAt           time.Time `json:"peak_at"`
+}
+
+// Baseline sources: where the period thresholds are relative to came from.
+const (
+	BaselineGiven        = "given"
+	BaselineBeforeOnset  = "before_onset"
+	BaselineBeforeWindow = "before_window"
+	BaselineNone         = "none"
+)
+
+// Late threshold sources: how an answer was judged too late for its reader.
+const (
+	LateFromSite         = "site"
+	LateFromBaselineTail = "baseline_tail"
+	LateFromQuietMinutes = "quiet_minutes"
+	LateAssumed          = "assumed"
+	LateUnknown          = "unknown"
+)
+
+// Baseline is the period thresholds are relative to. It never contains an
+// incident: it ends at the onset (or is the given one, cut at the onset).
+type Baseline struct {
+	From   time.Time `json:"from,omitzero"`
+	To     time.Time `json:"to,omitzero"`
+	Source string    `json:"source"`
+}
+
+// Usable reports whether there is a baseline at all.
+func (b Baseline) Usable() bool { return b.Source != BaselineNone && b.To.After(b.From) }
+
+// Incidents is what FindIncidents concluded about the window.
+type Incidents struct {
+	// List holds the incidents in time order.
+	List []Incident `json:"list"`
+	// Worst indexes List: the incident that failed the most requests (-1: none).
+	Worst int `json:"worst"`
+	// Baseline is the period detectors compare with.
+	Baseline Baseline `json:"baseline"`
+	// LateAfterS is the answer time beyond which a success reached nobody
+	// (0: unknown, nothing counted late), and LateSource where it came from.
+	LateAfterS float64 `json:"late_after_s"`
+	LateSource string  `json:"late_source"`
+	// Notes say what limited the judgement (no baseline, an estimated timeout).
+	Notes []sources.QualityNote `json:"notes"`
+}
+
+// Worst returns the worst incident, or nil when nothing failed beyond the usual.
+func (in *Incidents) WorstIncident() *Incident {
+	if in == nil || in.Worst < 0 || in.Worst >= len(in.List) {
+		return nil
+	}
+	return &in.List[in.Worst]
+}
+
+// Thresholds of the incident's edges.
+const (
+	// minUsableBaseline is the shortest baseline compared with: a few
+	// minutes of ordinary traffic still say what one minute usually holds
+	// (the lab recording has four before its onset). Shorter, detectors
+	// judge by absolute criteria and say so; under shortBaseline the
+	// report says the thresholds rest on few samples.
+	minUsableBaseline = 3 * time.Minute
+	shortBaseline     = time.Hour
+	// mergeGap joins failing stretches closer than this: a proxy flapping
+	// down and up is one outage. Farther apart they are separate incidents
+	// (a restart blip is not the outage hours later), unless the pool stayed
+	// saturated in between.
+	mergeGap = 5 * time.Minute
+	// absFailedShare: with no baseline, a minute fails when at least this
+	// share of its arrivals failed (and more than a handful did).
+	absFailedShare = 0.05
+	// lateTailFactor and minLateS estimate the clients' timeout when the
+	// site does not give it: an answer slower than lateTailFactor times the
+	// usual 99th percentile, and slower than minLateS, which few readers (or
+	// HTTP clients' defaults) wait out.
+	lateTailFactor = 3.0
+	minLateS       = 10.0
+)
+
+// incidents returns the incidents of the window, finding them on first use.
+func (ev *Evidence) incidents() *Incidents {
+	if ev.Incidents == nil {
+		ev.Incidents = FindIncidents(ev)
+	}
+	return ev.Incidents
+}
+
+// FindIncidents finds the stretches of the window where clients were failed,
+// the worst of them, and the baseline before its onset. Without a known
+// client timeout it estimates one and counts late answers with it (the
+// access log's per-minute counts are updated to match).
+func FindIncidents(ev *Evidence) *Incidents {
+	in := &Incidents{Worst: -1, LateSource: LateUnknown}
+	given, givenOK, givenWhy := ev.givenBaseline()
+	if ev.Traffic == nil {
+		// Without the access log no one is known to have failed: the
+		// baseline is the given one, else the hours before the window.
+		in.Baseline = Baseline{From: ev.From.Add(-recentBaseline), To: ev.From, Source: BaselineBeforeWindow}
+		if givenOK {
+			in.Baseline = given
+		}
+		return in
+	}
+	// Before the incident is known, the usual failure rate and answer tail
+	// come from the given baseline's part before the window (it may reach
+	// into the incident), else from the data before the window.
+	provisional, provisionalOK := given, givenOK
+	if provisional.To.After(ev.From) {
+		provisional.To = ev.From
+		provisionalOK = provisionalOK && provisional.To.Sub(provisional.From) >= minUsableBaseline
+	}
+	if !provisionalOK {
+		provisional, provisionalOK = ev.beforeWindow()
+	}
+	lateArg := in.lateThreshold(ev, provisional, provisionalOK)
+
+	// The usual failure rate per arriving minute, from the provisional
+	// baseline (before the incident is known): with none, absolute criteria.
+	usual, usualShare := -1.0, 0.0
+	if provisionalOK {
+		var base []int
+		failed, reqs := 0, 0
+		for m := provisional.From.Unix() / 60; m < provisional.To.Unix()/60; m++ {
+			n := 0
+			if a := ev.Traffic.arrivals[m]; a != nil {
+				n = a.failed(lateArg)
+				reqs += a.Requests
+			}
+			failed += n
+			base = append(base, n)
+		}
+		usual = Median(base)
+		if reqs > 0 {
+			usualShare = float64(failed) / float64(reqs)
+		}
+	}
+	failing := func(a *arrivalMinute) bool {
+		n := a.failed(lateArg)
+		if usual < 0 {
+			return n > 3 && float64(n) >= absFailedShare*float64(a.Requests)
+		}
+		return float64(n) > usual+3*math.Sqrt(usual+1) && float64(n) >= 2*usualShare*float64(a.Requests)
+	}
+
+	first, last := ev.From.Unix()/60, (ev.To.Unix()+59)/60
+	saturated := ev.saturatedRuns()
+	var list []Incident
+	for m := first; m < last; m++ {
+		a := ev.Traffic.arrivals[m]
+		if a == nil || !failing(a) {
+			continue
+		}
+		t := time.Unix(m*60, 0).UTC()
+		if n := len(list); n > 0 {
+			prev := &list[n-1]
+			if t.Sub(prev.End) <= mergeGap || coveredBy(saturated, prev.End, t) {
+				prev.End = t.Add(time.Minute)
+				continue
+			}
+		}
+		list = append(list, Incident{Start: t, End: t.Add(time.Minute)})
+	}
+	if len(list) == 0 {
+		// No minute stands out, but the window as a whole may: failures
+		// spread thin over it. The stretch is then every minute with one.
+		total, minutes := 0, 0
+		var from, to time.Time
+		for m := first; m < last; m++ {
+			minutes++
+			a := ev.Traffic.arrivals[m]
+			if a == nil || a.failed(lateArg) == 0 {
+				continue
+			}
+			total += a.failed(lateArg)
+			t := time.Unix(m*60, 0).UTC()
+			if from.IsZero() {
+				from = t
+			}
+			to = t.Add(time.Minute)
+		}
+		if usual >= 0 && poissonExcess(float64(total), usual*float64(minutes), failureRiseRatio, riseZ) {
+			list = append(list, Incident{Start: from, End: to})
+		}
+	}
+	for i := range list {
+		inc := &list[i]
+		ev.countIncident(inc, lateArg)
+		inc.Onset = inc.Start
+		for _, r := range saturated {
+			// A saturation that ran into the failing stretch began it.
+			if r.Start.Before(inc.Onset) && !r.End.Before(inc.Start.Add(-mergeGap)) && r.Start.Before(inc.End) {
+				inc.SaturatedFrom = r.Start
+				inc.Onset = r.Start
+				break
+			}
+		}
+	}
+	// A stretch must fail more than a handful beyond the usual to be an
+	// incident: a lone 500 is not an outage.
+	for _, inc := range list {
+		expected := 0.0
+		if usual > 0 {
+			expected = usual * inc.End.Sub(inc.Start).Minutes()
+		}
+		if poissonExcess(float64(inc.Failed), expected, failureRiseRatio, riseZ) {
+			in.List = append(in.List, inc)
+		}
+	}
+	for i := range in.List {
+		if in.Worst < 0 || in.List[i].Failed > in.List[in.Worst].Failed {
+			in.Worst = i
+		}
+	}
+	in.chooseBaseline(ev, given, givenOK, givenWhy)
+	if b := in.Baseline; b.Usable() && b.To.Sub(b.From) < shortBaseline {
+		in.note(sources.SeverityInfo, fmt.Sprintf("the baseline (%s, %s to %s) is short: what was usual rests on few minutes", baselineText(b.Source),
+			clockIn(b.From, ev.loc()), clockIn(b.To, ev.loc())))
+	}
+	if n := len(in.List); n > 1 {
+		w := in.List[in.Worst]
+		in.note(sources.SeverityInfo, fmt.Sprintf("%d separate stretches of failures in the window; the report leads with the worst (%s to %s, %s failed) and lists the others",
+			n, clockIn(w.Start, ev.loc()), clockIn(w.End, ev.loc()), fmtInt(w.Failed)))
+	}
+	return in
+}
+
+func (ev *Evidence) loc() *time.Location {
+	if ev.Loc == nil {
+		return time.UTC
+	}
+	return ev.Loc
+}
+
+func (in *Incidents) note(sev, msg string) {
+	in.Notes = append(in.Notes, sources.QualityNote{Source: "incident", Severity: sev, Message: msg})
+}
+
+// countIncident sums the arrivals of an incident's failing stretch.
+func (ev *Evidence) countIncident(inc *Incident, lateArg float64) {
+	for m := inc.Start.Unix() / 60; m < inc.End.Unix()/60; m++ {
+		a := ev.Traffic.arrivals[m]
+		if a == nil {
+			continue
+		}
+		n := a.failed(lateArg)
+		inc.Requests += a.Requests
+		inc.Failed += n
+		inc.Refused += a.Refused
+		inc.Late += a.late(lateArg)
+		if n > inc.PeakFailedPerMin {
+			inc.PeakFailedPerMin, inc.PeakAt = n, time.Unix(m*60, 0).UTC()
+		}
+	}
+}
+
+// saturatedRuns are the stretches in which every worker was busy or more
+// requests queued than there are workers (nil without metrics).
+func (ev *Evidence) saturatedRuns() []run {
+	p := ev.Pool
+	workers := poolSize(ev)
+	if p == nil || workers == 0 {
+		return nil
+	}
+	from, to := ev.From.Add(-recentBaseline), ev.To
+	full := func(pt metrics.Point) bool { return pt.V >= float64(workers) }
+	rs := append(runs(p.Active, from, to, 2*p.Step, full), runs(p.Queue, from, to, 2*p.Step, full)...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Start.Before(rs[j].Start) })
+	var out []run
+	for _, r := range rs {
+		r.End = r.End.Add(p.Step)
+		// A dip below the maximum shorter than mergeGap does not end
+		// saturation, as a pause that short does not end an outage.
+		if n := len(out); n > 0 && !r.Start.After(out[n-1].End.Add(mergeGap)) {
+			if r.End.After(out[n-1].End) {
+				out[n-1].End = r.End
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// coveredBy reports whether one run spans [a, b].
+func coveredBy(rs []run, a, b time.Time) bool {
+	for _, r := range rs {
+		if !r.Start.After(a) && !r.End.Before(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// givenBaseline is the baseline the user gave, cut to its last recentBaseline,
+// when it holds enough data to compare with; else why not.
+func (ev *Evidence) givenBaseline() (Baseline, bool, string) {
+	if ev.BaselineFrom.IsZero() || !ev.BaselineTo.After(ev.BaselineFrom) {
+		return Baseline{Source: BaselineNone}, false, ""
+	}
+	b := Baseline{From: ev.BaselineFrom, To: ev.BaselineTo, Source: BaselineGiven}
+	if ev.Traffic != nil {
+		first, last := ev.Traffic.Span()
+		if b.From.Before(first) {
+			b.From = first.Truncate(time.Minute)
+		}
+		if b.To.After(last) {
+			b.To = last.Add(time.Minute).Truncate(time.Minute)
+		}
+	}
+	if b.To.Sub(b.From) > recentBaseline {
+		b.From = b.To.Add(-recentBaseline)
+	}
+	if b.To.Sub(b.From) < minUsableBaseline {
+		return b, false, fmt.Sprintf("the given baseline %s to %s holds %s of data, under the %s needed",
+			ev.BaselineFrom.Format(time.RFC3339), ev.BaselineTo.Format(time.RFC3339), spanText(max(0, b.To.Sub(b.From))), spanText(minUsableBaseline))
+	}
+	return b, true, ""
+}
+
+// beforeWindow is the data before the window (its last recentBaseline), when
+// there is enough of it.
+func (ev *Evidence) beforeWindow() (Baseline, bool) {
+	first, _ := ev.Traffic.Span()
+	b := Baseline{From: later(first.Truncate(time.Minute), ev.From.Add(-recentBaseline)), To: ev.From, Source: BaselineBeforeWindow}
+	return b, b.To.Sub(b.From) >= minUsableBaseline
+}
+
+// chooseBaseline settles the baseline: the given one unless it reaches into
+// an incident (then it ends at the onset); else the hours before the worst
+// incident's onset (after any earlier incident); else, with no incident, the
+// data before the window. None of these compares the incident with itself.
+func (in *Incidents) chooseBaseline(ev *Evidence, given Baseline, givenOK bool, givenWhy string) {
+	loc := ev.loc()
+	worst := in.WorstIncident()
+	if givenOK {
+		b := given
+		for _, inc := range in.List {
+			if inc.Onset.Before(b.To) && inc.End.After(b.From) {
+				b.To = inc.Onset
+			}
+		}
+		if b.To.Sub(b.From) >= minUsableBaseline {
+			in.Baseline = b
+			if b.To.Before(given.To) {
+				in.note(sources.SeverityInfo, fmt.Sprintf("the given baseline reaches into the incident: it is used up to the onset at %s", clockIn(b.To, loc)))
+			}
+			return
+		}
+		givenWhy = fmt.Sprintf("the given baseline %s to %s leaves %s before the incident's onset, under the %s needed",
+			given.From.Format(time.RFC3339), given.To.Format(time.RFC3339), spanText(max(0, b.To.Sub(b.From))), spanText(minUsableBaseline))
+	}
+	first, _ := ev.Traffic.Span()
+	first = first.Truncate(time.Minute)
+	var why string
+	if worst != nil {
+		b := Baseline{From: later(first, worst.Onset.Add(-recentBaseline)), To: worst.Onset, Source: BaselineBeforeOnset}
+		for _, inc := range in.List {
+			if inc.End.After(b.From) && !inc.End.After(worst.Onset) {
+				b.From = inc.End
+			}
+		}
+		if b.To.Sub(b.From) >= minUsableBaseline {
+			in.Baseline = b
+			if givenWhy != "" {
+				in.note(sources.SeverityWarning, givenWhy+": the baseline is the data before the onset instead")
+			}
+			return
+		}
+		why = fmt.Sprintf("only %s of data before the incident's onset at %s (%s are needed)", spanText(max(0, b.To.Sub(b.From))), clockIn(worst.Onset, loc), spanText(minUsableBaseline))
+	} else if b, ok := ev.beforeWindow(); ok {
+		in.Baseline = b
+		if givenWhy != "" {
+			in.note(sources.SeverityWarning, givenWhy+": the baseline is the data before the window instead")
+		}
+		return
+	} else {
+		why = fmt.Sprintf("only %s of data before the window (%s are needed)", spanText(max(0, ev.From.Sub(first))), spanText(minUsableBaseline))
+	}
+	if givenWhy != "" {
+		why = givenWhy + "; " + why
+	}
+	in.Baseline = Baseline{Source: BaselineNone}
+	in.note(sources.SeverityWarning, "no baseline was available: "+why+
+		"; the detectors judged by absolute criteria (share of requests failed, share of PHP time, queue wait against the timeouts) and compared nothing with what was usual")
+}
+
+// lateThreshold settles when an answer came too late for its reader, applies
+// it to the access log's counts when it is an estimate, and returns the
+// threshold the arrival counts must be read with (0: they count it already).
+func (in *Incidents) lateThreshold(ev *Evidence, b Baseline, ok bool) float64 {
+	if s := ev.Site.ClientTimeoutS; s > 0 {
+		in.LateAfterS, in.LateSource = s, LateFromSite
+		return 0
+	}
+	if applied := ev.Traffic.lateAfter; applied > 0 {
+		// Already estimated (FindIncidents ran before on this Traffic).
+		in.LateAfterS, in.LateSource = applied, ev.Traffic.lateSource
+		return applied
+	}
+	var h Histogram
+	source := LateFromBaselineTail
+	if ok {
+		for m := b.From.Unix() / 60; m < b.To.Unix()/60; m++ {
+			if a := ev.Traffic.arrivals[m]; a != nil {
+				h.Merge(&a.Answers)
+			}
+		}
+	}
+	if h.N < minTailAnswers {
+		h, source = ev.Traffic.quietAnswers(), LateFromQuietMinutes
+	}
+	if h.N < minTailAnswers {
+		// No quiet minutes at all (the data starts inside the incident):
+		// rather than let a silent outage vanish, answers slower than
+		// minLateS are counted late, and the note says it is an assumption.
+		after := minLateS
+		ev.Traffic.applyLateAfter(after, LateAssumed)
+		in.LateAfterS, in.LateSource = after, LateAssumed
+		in.note(sources.SeverityWarning, fmt.Sprintf("the clients' timeout is unknown (site.client_timeout_s) and no quiet minutes were logged to estimate it from: answers slower than %s are counted as late (an assumption: few readers wait longer); set client_timeout_s for exact counts",
+			fmtSec(after)))
+		return after
+	}
+	tail := h.Quantile(0.99)
+	after := math.Max(lateTailFactor*tail, minLateS)
+	ev.Traffic.applyLateAfter(after, source)
+	in.LateAfterS, in.LateSource = after, source
+	from := "the baseline's"
+	if source == LateFromQuietMinutes {
+		from = "the quietest minutes' (no usable baseline)"
+	}
+	in.note(sources.SeverityWarning, fmt.Sprintf("the clients' timeout is unknown (site.client_timeout_s): answers slower than %s (%gx %s 99th percentile of %s, and at least %s) are counted as late, reaching nobody; set client_timeout_s for exact counts",
+		fmtSec(after), lateTailFactor, from, fmtSec(tail), fmtSec(minLateS)))
+	return after
+}
+
+// minTailAnswers is the fewest answers a 99th percentile is read from.
+const minTailAnswers = 200
+
+// quietAnswers merges the answer durations of the quietest minutes: those
+// whose median answer is no more than twice the lower quartile of all
+// minutes' medians, and under minLateS. While the incident covers under
+// three quarters of the data, the quiet minutes are the usual ones.
+func (t *Traffic) quietAnswers() Histogram {
+	type med struct {
+		m   int64
+		p50 float64
+	}
+	var ms []med
+	for m, a := range t.arrivals {
+		if a.Answers.N >= 5 {
+			ms = append(ms, med{m, a.Answers.Quantile(0.5)})
+		}
+	}
+	var h Histogram
+	if len(ms) == 0 {
+		return h
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].p50 < ms[j].p50 })
+	q1 := ms[len(ms)/4].p50
+	for _, x := range ms {
+		// A minute whose typical reader waited minLateS or more is no
+		// quiet minute, however it ranks.
+		if x.p50 <= 2*q1 && x.p50 < minLateS {
+			h.Merge(&t.arrivals[x.m].Answers)
+		}
+	}
+	return h
+}
+
+// applyLateAfter counts PHP successes slower than s as late (reaching no
+// one) instead of goodput, in every minute: the site gave no timeout and s
+// estimates it. A minute's goodput latencies hold exactly those successes.
+func (t *Traffic) applyLateAfter(s float64, source string) {
+	t.lateAfter, t.lateSource = s, source
+	for _, mm := range t.minutes {
+		n := mm.Latency.countAbove(s)
+		if n == 0 {
+			continue
+		}
+		for b := bucketOf(s) + 1; b < histBuckets; b++ {
+			mm.Latency.N -= int(mm.Latency.Counts[b])
+			mm.Latency.Counts[b] = 0
+		}
+		mm.Goodput -= n
+		mm.Late += n
+		mm.Abandoned += n
+		mm.lateMoved += n
+	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// baselineText names where a baseline came from, for notes.
+func baselineText(source string) string {
+	switch source {
+	case BaselineGiven:
+		return "the given one"
+	case BaselineBeforeOnset:
+		return "the data before the incident's onset"
+	case BaselineBeforeWindow:
+		return "the data before the window"
+	}
+	return "none"
+}
