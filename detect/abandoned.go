@@ -5,6 +5,15 @@ import (
 	"fmt"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindClientAbandonedWork, Order: 6, New: func() Detector { return abandonedDetector{} },
+		Role:  RoleSymptom,
+		Chain: 7,
+		Scan:  ScanMeasure{Metric: "requests whose clients gave up", Observed: fact("requests")},
+	})
+}
+
 // abandonedDetector counts work PHP did for clients that had already left:
 // Caddy 2.11 logs no 499, so it shows as PHP responses whose duration exceeds
 // the clients' timeout (design.md).

@@ -9,6 +9,15 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindCrawlerBurst, Order: 1, New: func() Detector { return crawlerDetector{} },
+		Role:   RoleTrigger,
+		Scan:   ScanMeasure{Metric: "requests per 10 minutes at the peak", Observed: fact("peak_per_10m"), Baseline: fact("baseline_per_10m")},
+		Events: map[string]int{"burst_onset": 1, "burst_end": 13},
+	})
+}
+
 // crawlerDetector finds client fingerprints that rose far above their baseline
 // and behave like automation (design.md, crawler_burst). A rise that behaves
 // like people (assets after pages, cacheable articles) is a surge, never a crawler.

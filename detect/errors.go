@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindUpstreamErrors, Order: 5, New: func() Detector { return errorsDetector{} },
+		Role:   RoleSymptom,
+		Chain:  6,
+		Scan:   ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window", Observed: fact("failed_total"), Baseline: fact("failed_expected_in_base")},
+		Events: map[string]int{"failures_start": 8, "failure_peak": 11, "last_failure": 12},
+	})
+}
+
 // errorsDetector builds the per-minute failure taxonomy (design.md,
 // upstream_errors): never one "errors" number, but who answered what.
 type errorsDetector struct{}

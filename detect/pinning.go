@@ -9,6 +9,16 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindIdlePinning, Order: 8, New: func() Detector { return pinningDetector{} },
+		Role:   RoleMechanism,
+		Chain:  3,
+		Scan:   ScanMeasure{Severity: "critical", Metric: "share of PHP responses ending at one timeout", Observed: fact("timeout_share")},
+		Events: map[string]int{"pinning": 4},
+	})
+}
+
 // pinningDetector finds a stall where workers are held without working
 // (overload-lessons.md section 4): the queue grows, CPU idles, and requests end
 // together at one fixed timeout. Busy-but-progressing workers are saturation.

@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindSelfAmplification, Order: 7, New: func() Detector { return selfAmplificationDetector{} },
+		Role:   RoleMechanism,
+		Chain:  2,
+		Scan:   ScanMeasure{Metric: "the site's calls to its own API", Observed: fact("self_calls"), Baseline: fact("expected")},
+		Events: map[string]int{"self_call": 3},
+	})
+}
+
 // selfAmplificationDetector finds pages that call the site's own API: each such
 // request holds two workers, and when workers are short the inner call waits.
 type selfAmplificationDetector struct{}

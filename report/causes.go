@@ -12,20 +12,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
-// kindRole is each kind's part in the causal story. Symptoms are fixed: what
-// users saw is never the root cause, whatever a finding's Role says.
-var kindRole = map[string]string{
-	detect.KindCrawlerBurst:        detect.RoleTrigger,
-	detect.KindConfigChange:        detect.RoleEnabler,
-	detect.KindWorkerSaturation:    detect.RoleMechanism,
-	detect.KindSelfAmplification:   detect.RoleMechanism,
-	detect.KindIdlePinning:         detect.RoleMechanism,
-	detect.KindListenQueueOverflow: detect.RoleMechanism,
-	detect.KindHealthcheckStarved:  detect.RoleMechanism,
-	detect.KindUpstreamErrors:      detect.RoleSymptom,
-	detect.KindClientAbandonedWork: detect.RoleSymptom,
-}
-
 var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
 
 // notCause is true for the roles of findings reported so that nobody blames
@@ -34,29 +20,28 @@ func notCause(role string) bool {
 	return role == detect.RoleMitigation || role == detect.RoleRuledOut
 }
 
-// chainOrder orders mechanisms along the causal chain, so that reading the
-// causes in rank order tells the story: workers fill, the queue grows, the
-// health check starves.
-var chainOrder = map[string]int{
-	detect.KindWorkerSaturation: 0, detect.KindSelfAmplification: 1, detect.KindIdlePinning: 2,
-	detect.KindListenQueueOverflow: 3, detect.KindHealthcheckStarved: 4,
-	detect.KindUpstreamErrors: 5, detect.KindClientAbandonedWork: 6,
-}
-
 // roleOf is the finding's role: fixed for symptom kinds, else its own, else
 // its kind's. A config_change may also be a mitigation (it lowered the risk) or
 // ruled out (the numbers clear it): neither is a cause.
 func roleOf(f *detect.Finding) string {
-	if kindRole[f.Kind] == detect.RoleSymptom {
+	spec, known := detect.SpecOf(f.Kind)
+	if known && spec.Role == detect.RoleSymptom {
 		return detect.RoleSymptom
 	}
 	if _, ok := roleRank[f.Role]; ok || notCause(f.Role) {
 		return f.Role
 	}
-	if r, ok := kindRole[f.Kind]; ok {
-		return r
+	if known {
+		return spec.Role
 	}
 	return detect.RoleMechanism
+}
+
+// chainPlace is the kind's place along the causal chain (its spec's Chain),
+// false when it has none.
+func chainPlace(kind string) (int, bool) {
+	s, ok := detect.SpecOf(kind)
+	return s.Chain, ok && s.Chain > 0
 }
 
 // assembleCauses ranks every finding: trigger, enabling change, mechanisms
@@ -78,8 +63,8 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 		if ra != rb {
 			return ra < rb
 		}
-		ca, oka := chainOrder[fa.Kind]
-		cb, okb := chainOrder[fb.Kind]
+		ca, oka := chainPlace(fa.Kind)
+		cb, okb := chainPlace(fb.Kind)
 		if oka != okb {
 			return oka
 		}
@@ -99,6 +84,9 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 
 // explain tells one finding's part with its numbers.
 func explain(p printer, r *Report, f *detect.Finding) string {
+	if spec, ok := detect.SpecOf(f.Kind); ok && spec.Explain != nil {
+		return spec.Explain(phraser{p}, f, story{r})
+	}
 	switch f.Kind {
 	case detect.KindCrawlerBurst:
 		return explainCrawler(p, f)

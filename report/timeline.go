@@ -30,13 +30,6 @@ const (
 	EventDeploy        = "deploy"
 )
 
-// eventOrder breaks ties between moments at the same instant: cause before effect.
-var eventOrder = map[string]int{
-	EventConfigChange: 0, EventBurstOnset: 1, EventSaturation: 2, EventSelfCall: 3, EventPinning: 4,
-	EventQueueDeep: 5, EventQueueOldCap: 6, EventHealthStarved: 7, EventFailuresStart: 8, EventQueuePeak: 9,
-	EventQueueCap: 10, EventFailurePeak: 11, EventLastFailure: 12, EventBurstEnd: 13, EventDeploy: 14,
-}
-
 // maxDeploys bounds the changes shown after the enabling one: a busy
 // configuration repository must not drown the timeline.
 const maxDeploys = 5
@@ -71,6 +64,12 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
+		if spec, ok := detect.SpecOf(f.Kind); ok && spec.Moments != nil {
+			for _, m := range spec.Moments(f, story{r}) {
+				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p}) })
+			}
+			continue
+		}
 		switch f.Kind {
 		case detect.KindCrawlerBurst:
 			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
@@ -171,7 +170,7 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		if !mi.Equal(mj) {
 			return mi.Before(mj)
 		}
-		return eventOrder[out[i].Event] < eventOrder[out[j].Event]
+		return detect.EventOrder(out[i].Event) < detect.EventOrder(out[j].Event)
 	})
 	return out
 }

@@ -576,20 +576,25 @@ func (j *judge) saturation() {
 	})
 }
 
+// scanMeasure is a kind's registered scan measure with its anomaly kind and
+// severity resolved.
+type scanMeasure struct {
+	detect.ScanMeasure
+	kind, severity string
+}
+
 // findingKind says what anomaly a detector's finding becomes, and how it is
-// measured when no seasonal anomaly of its concern exists.
-var findingKind = map[string]struct {
-	kind, severity, metric, observed, baseline string
-}{
-	detect.KindCrawlerBurst:        {detect.KindCrawlerBurst, SeverityWarning, "requests per 10 minutes at the peak", "peak_per_10m", "baseline_per_10m"},
-	detect.KindUpstreamErrors:      {KindErrorRate, SeverityWarning, "failed responses in the window", "failed_total", "failed_expected_in_base"},
-	detect.KindWorkerSaturation:    {KindSaturation, SeverityWarning, "seconds with every worker busy", "saturated_seconds", ""},
-	detect.KindListenQueueOverflow: {KindSaturation, SeverityWarning, "listen queue peak", "queue_peak", "queue_usual"},
-	detect.KindHealthcheckStarved:  {detect.KindHealthcheckStarved, SeverityCritical, "estimated wait of a queued health check (s)", "est_queue_wait_s", "health_timeout_s"},
-	detect.KindClientAbandonedWork: {detect.KindClientAbandonedWork, SeverityWarning, "requests whose clients gave up", "requests", ""},
-	detect.KindSelfAmplification:   {detect.KindSelfAmplification, SeverityWarning, "the site's calls to its own API", "self_calls", "expected"},
-	detect.KindIdlePinning:         {detect.KindIdlePinning, SeverityCritical, "share of PHP responses ending at one timeout", "timeout_share", ""},
-	detect.KindConfigChange:        {detect.KindConfigChange, SeverityInfo, "", "", ""},
+// measured when no seasonal anomaly of its concern exists (the kind's spec).
+func findingKind(kind string) scanMeasure {
+	spec, _ := detect.SpecOf(kind)
+	m := scanMeasure{ScanMeasure: spec.Scan, kind: spec.Scan.Anomaly, severity: spec.Scan.Severity}
+	if m.kind == "" {
+		m.kind = kind
+	}
+	if m.severity == "" {
+		m.severity = SeverityWarning
+	}
+	return m
 }
 
 // findings turns the detectors' findings into anomalies, joining those of a
@@ -597,10 +602,7 @@ var findingKind = map[string]struct {
 func (j *judge) findings() {
 	for i := range j.res.Findings {
 		f := &j.res.Findings[i]
-		fk, ok := findingKind[f.Kind]
-		if !ok {
-			fk.kind, fk.severity = f.Kind, SeverityWarning
-		}
+		fk := findingKind(f.Kind)
 		key := ""
 		if f.Kind == detect.KindCrawlerBurst && f.Cluster != nil {
 			key = f.Cluster.String()
@@ -625,15 +627,18 @@ func (j *judge) findings() {
 			}
 			continue
 		}
-		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.metric, Observed: f.Facts[fk.observed],
+		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.Metric,
 			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: copyFacts(f.Facts)}
-		if fk.baseline == "" {
+		if fk.Observed != nil {
+			a.Observed = fk.Observed(f)
+		}
+		if fk.Baseline == nil {
 			// The detector measured against no baseline: claim none, and no
 			// score computed from a made-up usual 0.
 			a.NoBaseline = true
 		} else {
-			a.Baseline = f.Facts[fk.baseline]
-			if fk.observed != "" {
+			a.Baseline = fk.Baseline(f)
+			if fk.Observed != nil {
 				a.Score = round(measure{count: true}.score(a.Observed, Baseline{Median: a.Baseline, N: 1}), 1)
 			}
 		}
