@@ -139,13 +139,22 @@ func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 
 // automation decides whether a burst is automated, or says why it looks human.
 func automation(b burst) (string, bool) {
-	k := b.c.Key
-	declaredBot := !isBrowser(k.UA)
-	if b.assetShare >= maxAssetShare && !declaredBot {
-		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", b.assetShare*100), false
+	return Automated(b.c.Key, b.assetShare, b.toolShare)
+}
+
+// Automated decides whether a client fingerprint is automated from how it
+// reads, or says why it looks human: a declared bot or tool is automated;
+// browsers fetch assets after pages (assetShare of its requests), and people
+// read cacheable pages rather than uncacheable tools (toolShare of its page
+// requests) unless the agent is forged (a Chromium without client hints).
+// The crawler detector and the scan both judge by it.
+func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
+	declaredBot := !IsBrowser(k.UA)
+	if assetShare >= maxAssetShare && !declaredBot {
+		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
 	}
-	if b.toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", b.toolShare*100), false
+	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
+		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", toolShare*100), false
 	}
 	return "", true
 }

@@ -16,7 +16,7 @@ const (
 	EventBurstOnset    = "burst_onset"
 	EventBurstEnd      = "burst_end"
 	EventSaturation    = "saturation"
-	EventSelfCall      = "self_call"
+	EventSelfCall      = detect.EventSelfCall
 	EventQueueOldCap   = "queue_old_cap"
 	EventQueuePeak     = "queue_peak"
 	EventQueueCap      = "queue_cap"
@@ -25,7 +25,7 @@ const (
 	EventFailuresStart = "failures_start"
 	EventFailurePeak   = "failure_peak"
 	EventLastFailure   = "last_failure"
-	EventPinning       = "pinning"
+	EventPinning       = detect.EventPinning
 	EventConfigChange  = "config_change"
 	EventDeploy        = "deploy"
 )
@@ -89,22 +89,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			}
 		case detect.KindWorkerSaturation:
 			add(f, f.Start, EventSaturation, "workers", 0, func(p printer) string { return saturationMoment(p, f) })
-		case detect.KindSelfAmplification:
-			add(f, f.Start, EventSelfCall, "self", 0, func(p printer) string {
-				n := p.n(f.Facts["self_calls"])
-				if p.ko {
-					return "사이트가 자신의 API를 부른 첫 기록. 이런 요청 하나가 워커 두 개를 차지함 (모두 " + n + "건)"
-				}
-				return "first request from the site to its own API: each holds a second worker (" + n + " in all)"
-			})
-		case detect.KindIdlePinning:
-			add(f, f.Start, EventPinning, "pinning", 0, func(p printer) string {
-				cpu, share, t := p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
-				if p.ko {
-					return "워커가 일하지 않고 붙잡힘. CPU " + cpu + "%, PHP 응답의 " + share + "가 " + t + " 근처에서 끝남"
-				}
-				return "workers held without working: CPU " + cpu + "%, " + share + " of PHP responses end near " + t
-			})
 		case detect.KindListenQueueOverflow:
 			cs = append(cs, queueMoments(r, f, loc, day)...)
 		case detect.KindHealthcheckStarved:

@@ -68,9 +68,6 @@ const (
 	minLatencySlot    = 20
 	// criticalSaturatedMinutes: every worker busy this long is critical.
 	criticalSaturatedMinutes = 10
-	// Automation signs (as detect's crawler detector judges them).
-	maxAssetShare = 0.05
-	minToolShare  = 0.5
 )
 
 // judge scores one scan.
@@ -235,31 +232,24 @@ func (j *judge) clusters() (auto, humans []rise) {
 	return auto, humans
 }
 
-// automated judges a fingerprint as detect's crawler detector does, and says why.
+// automated judges a fingerprint by detect's test (detect.Automated), and
+// says why in the scan's words.
 func automated(k detect.ClusterKey, c *ClusterProfile, flagged bool) (string, bool) {
 	assets := share(c.Assets, c.Requests)
 	tools := share(c.Uncacheable, c.Requests-c.Assets)
-	switch {
-	case flagged:
+	if flagged {
 		return "the crawler detector flagged it", true
-	case !browser(k.UA):
+	}
+	if _, auto := detect.Automated(k, assets, tools); !auto {
+		return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
+	}
+	switch {
+	case !detect.IsBrowser(k.UA):
 		return fmt.Sprintf("its user agent (%s) is not a browser", k.UA), true
 	case k.NoClientHints:
 		return "a Chromium user agent without client hints (forged)", true
-	case assets < maxAssetShare && tools >= minToolShare:
-		return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
 	}
-	return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
-}
-
-// browser mirrors detect's list of interactive browser families.
-func browser(family string) bool {
-	for _, p := range []string{"Chrome", "Edge", "Opera", "Whale", "SamsungBrowser", "Firefox", "Safari"} {
-		if strings.HasPrefix(family, p) {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
 }
 
 // crawlerAnomaly reports an automated fingerprint's rise. Its observed value
@@ -747,17 +737,6 @@ func firstMinute(t *detect.Traffic, w Range, cond func(*detect.Minute) bool) tim
 	return w.From
 }
 
-// failed counts what reached no one in a minute (detect's definition).
-func failed(m *detect.Minute) int {
-	n := m.Late + m.Status[429]
-	for s, c := range m.Status {
-		if s >= 500 {
-			n += c
-		}
-	}
-	return n
-}
-
 func topLabels(labels map[string]int, n int) []string {
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
@@ -816,4 +795,15 @@ func secs(v float64) string {
 		return fmt.Sprintf("%.0f s", v)
 	}
 	return fmt.Sprintf("%.2g s", v)
+}
+
+// failed counts what reached no one in a minute (detect's definition).
+func failed(m *detect.Minute) int {
+	n := m.Late + m.Status[429]
+	for s, c := range m.Status {
+		if s >= 500 {
+			n += c
+		}
+	}
+	return n
 }
