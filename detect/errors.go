@@ -32,12 +32,19 @@ func (errorsDetector) Name() string { return KindUpstreamErrors }
 // before, for one).
 const failureRiseRatio = 2.0
 
-// failedIn counts what reached no one in a minute: 5xx, 429, and successes
-// logged after the clients had given up.
-func failedIn(m *Minute) int {
-	n := m.Late + m.Status[429]
+// FailedStatus is true for the statuses that failed their client: 429 and
+// 5xx. With Minute.Failed it is the one definition of "failed" the report and
+// the scan count by.
+func FailedStatus(code int) bool {
+	return code == 429 || code >= 500 && code < 600
+}
+
+// Failed counts what reached no one in a minute: 5xx, 429, and successes
+// logged after the clients had given up (Late).
+func (m *Minute) Failed() int {
+	n := m.Late
 	for s, c := range m.Status {
-		if s >= 500 {
+		if FailedStatus(s) {
 			n += c
 		}
 	}
@@ -48,7 +55,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: response statuses are unknown"}, nil
 	}
-	c := ev.countMinutes(failedIn)
+	c := ev.countMinutes((*Minute).Failed)
 	total, expected := c.Total, c.Expected()
 	if !poissonExcess(float64(total), expected, failureRiseRatio, riseZ) {
 		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
@@ -70,7 +77,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	minGood := math.MaxInt
 	for i := range window {
 		m := &window[i]
-		n := failedIn(m)
+		n := m.Failed()
 		if float64(n) > level {
 			if start.IsZero() {
 				start = m.Start

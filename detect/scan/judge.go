@@ -432,7 +432,7 @@ func (j *judge) errors() {
 	if j.traffic != nil {
 		perMin := b.Median / j.cfg.Since.Minutes()
 		level := perMin + 3*math.Sqrt(perMin+1)
-		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(failed(m)) > level })
+		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(m.Failed()) > level })
 	}
 	proxy := ""
 	if r.Proxy503 > 0 {
@@ -795,15 +795,4 @@ func secs(v float64) string {
 		return fmt.Sprintf("%.0f s", v)
 	}
 	return fmt.Sprintf("%.2g s", v)
-}
-
-// failed counts what reached no one in a minute (detect's definition).
-func failed(m *detect.Minute) int {
-	n := m.Late + m.Status[429]
-	for s, c := range m.Status {
-		if s >= 500 {
-			n += c
-		}
-	}
-	return n
 }
