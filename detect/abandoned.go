@@ -5,6 +5,32 @@ import (
 	"fmt"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindClientAbandonedWork, Order: 6, New: func() Detector { return abandonedDetector{} },
+		Role:    RoleSymptom,
+		Chain:   7,
+		Scan:    ScanMeasure{Metric: "requests whose clients gave up", Observed: fact("requests")},
+		Explain: explainAbandoned,
+	})
+}
+
+func explainAbandoned(p Phraser, f *Finding, _ Story) string {
+	n, t, ws := p.N(f.Facts["requests"]), p.Secs(f.Facts["client_timeout_s"]), f.Facts["worker_seconds"]
+	if p.Korean() {
+		s := n + "건은 이용자가 " + t + " 만에 떠난 뒤에도 PHP 대기열에 남아 있다가 처리됐습니다."
+		if ws > 0 {
+			s += " 아무도 받지 않을 응답에 워커 시간 약 " + p.Josa(p.Secs(ws), "을/를") + " 썼습니다."
+		}
+		return s
+	}
+	s := n + " requests were still queued for PHP when their clients gave up after " + t
+	if ws > 0 {
+		s += ": about " + p.Secs(ws) + " of worker time went to answers nobody read"
+	}
+	return s + "."
+}
+
 // abandonedDetector counts work PHP did for clients that had already left:
 // Caddy 2.11 logs no 499, so it shows as PHP responses whose duration exceeds
 // the clients' timeout (design.md).

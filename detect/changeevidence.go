@@ -17,6 +17,15 @@ import (
 // reviewed (issue #4: a backlog raised the evening before is the classic case).
 const ChangeLookback = 72 * time.Hour
 
+func init() {
+	Register(Spec{
+		Kind: KindConfigChange, Order: 9, New: func() Detector { return configChangeDetector{} },
+		Role:   RoleEnabler,
+		Scan:   ScanMeasure{Severity: "info"},
+		Events: map[string]int{"config_change": 0, "deploy": 14},
+	})
+}
+
 // configChangeDetector reviews every change before the onset (git, changes.yaml,
 // metric steps) and links those whose mechanism explains the findings present.
 type configChangeDetector struct{}

@@ -636,7 +636,7 @@ func backlogTest(a *assessment, q QueueFacts) {
 		limit, limitName = q.ClientTimeoutS, "client timeout"
 	}
 	if haveRate {
-		wb, wa := old*S/W, nw*S/W
+		wb, wa := QueueWait(old, S, W), QueueWait(nw, S, W)
 		a.facts["wait_before_s"] = round(wb, 2)
 		a.facts["wait_after_s"] = round(wa, 2)
 		a.facts["workers"] = W
@@ -687,7 +687,7 @@ func backlogTest(a *assessment, q QueueFacts) {
 				s += " and peaked at " + fmtNum(peak)
 			}
 			if haveRate {
-				wp := peak * S / W
+				wp := QueueWait(peak, S, W)
 				a.facts["wait_at_peak_s"] = round(wp, 2)
 				if reachedAt.IsZero() {
 					s += fmt.Sprintf(" (%s of waiting)", fmtSecTrim(wp))
@@ -723,7 +723,7 @@ func workersTest(a *assessment, q QueueFacts) {
 		a.quantText = s + "."
 		return
 	}
-	wb, wa := B*S/old, B*S/nw
+	wb, wa := QueueWait(B, S, old), QueueWait(B, S, nw)
 	a.facts["wait_before_s"] = round(wb, 2)
 	a.facts["wait_after_s"] = round(wa, 2)
 	s += fmt.Sprintf("; a queue of %s now holds %s of work (%s before)", fmtNum(B), fmtSecTrim(wa), fmtSecTrim(wb))

@@ -9,6 +9,15 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindCrawlerBurst, Order: 1, New: func() Detector { return crawlerDetector{} },
+		Role:   RoleTrigger,
+		Scan:   ScanMeasure{Metric: "requests per 10 minutes at the peak", Observed: fact("peak_per_10m"), Baseline: fact("baseline_per_10m")},
+		Events: map[string]int{"burst_onset": 1, "burst_end": 13},
+	})
+}
+
 // crawlerDetector finds client fingerprints that rose far above their baseline
 // and behave like automation (design.md, crawler_burst). A rise that behaves
 // like people (assets after pages, cacheable articles) is a surge, never a crawler.
@@ -139,13 +148,22 @@ func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 
 // automation decides whether a burst is automated, or says why it looks human.
 func automation(b burst) (string, bool) {
-	k := b.c.Key
-	declaredBot := !isBrowser(k.UA)
-	if b.assetShare >= maxAssetShare && !declaredBot {
-		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", b.assetShare*100), false
+	return Automated(b.c.Key, b.assetShare, b.toolShare)
+}
+
+// Automated decides whether a client fingerprint is automated from how it
+// reads, or says why it looks human: a declared bot or tool is automated;
+// browsers fetch assets after pages (assetShare of its requests), and people
+// read cacheable pages rather than uncacheable tools (toolShare of its page
+// requests) unless the agent is forged (a Chromium without client hints).
+// The crawler detector and the scan both judge by it.
+func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
+	declaredBot := !IsBrowser(k.UA)
+	if assetShare >= maxAssetShare && !declaredBot {
+		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
 	}
-	if b.toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", b.toolShare*100), false
+	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
+		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", toolShare*100), false
 	}
 	return "", true
 }

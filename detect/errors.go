@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindUpstreamErrors, Order: 5, New: func() Detector { return errorsDetector{} },
+		Role:   RoleSymptom,
+		Chain:  6,
+		Scan:   ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window", Observed: fact("failed_total"), Baseline: fact("failed_expected_in_base")},
+		Events: map[string]int{"failures_start": 8, "failure_peak": 11, "last_failure": 12},
+	})
+}
+
 // errorsDetector builds the per-minute failure taxonomy (design.md,
 // upstream_errors): never one "errors" number, but who answered what.
 type errorsDetector struct{}
@@ -22,12 +32,19 @@ func (errorsDetector) Name() string { return KindUpstreamErrors }
 // before, for one).
 const failureRiseRatio = 2.0
 
-// failedIn counts what reached no one in a minute: 5xx, 429, and successes
-// logged after the clients had given up.
-func failedIn(m *Minute) int {
-	n := m.Late + m.Status[429]
+// FailedStatus is true for the statuses that failed their client: 429 and
+// 5xx. With Minute.Failed it is the one definition of "failed" the report and
+// the scan count by.
+func FailedStatus(code int) bool {
+	return code == 429 || code >= 500 && code < 600
+}
+
+// Failed counts what reached no one in a minute: 5xx, 429, and successes
+// logged after the clients had given up (Late).
+func (m *Minute) Failed() int {
+	n := m.Late
 	for s, c := range m.Status {
-		if s >= 500 {
+		if FailedStatus(s) {
 			n += c
 		}
 	}
@@ -38,7 +55,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: response statuses are unknown"}, nil
 	}
-	c := ev.countMinutes(failedIn)
+	c := ev.countMinutes((*Minute).Failed)
 	total, expected := c.Total, c.Expected()
 	incs := ev.incidents()
 	inc := incs.WorstIncident()
@@ -66,7 +83,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	minGood := math.MaxInt
 	for i := range window {
 		m := &window[i]
-		if n := failedIn(m); n > peakN {
+		if n := m.Failed(); n > peakN {
 			peakN, peakAt = n, m.Start
 		}
 	}

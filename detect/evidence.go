@@ -49,20 +49,15 @@ type Detector interface {
 	Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error)
 }
 
-// Detectors lists every detector in the order they run: later ones read earlier
-// findings (healthcheck_starved reads the queue, config_change reads all).
+// Detectors lists every registered detector in the order they run: later
+// ones read earlier findings (healthcheck_starved reads the queue,
+// config_change reads all).
 func Detectors() []Detector {
-	return []Detector{
-		crawlerDetector{},
-		saturationDetector{},
-		queueDetector{},
-		healthcheckDetector{},
-		errorsDetector{},
-		abandonedDetector{},
-		selfAmplificationDetector{},
-		pinningDetector{},
-		configChangeDetector{},
+	var out []Detector
+	for _, s := range Specs() {
+		out = append(out, s.New())
 	}
+	return out
 }
 
 // Result is the outcome of all detectors.

@@ -11,6 +11,16 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindHealthcheckStarved, Order: 4, New: func() Detector { return healthcheckDetector{} },
+		Role:   RoleMechanism,
+		Chain:  5,
+		Scan:   ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)", Observed: fact("est_queue_wait_s"), Baseline: fact("health_timeout_s")},
+		Events: map[string]int{"health_starved": 7},
+	})
+}
+
 // healthcheckDetector finds a health check starved behind the php-fpm queue:
 // the check waited longer than the timeout that really applies to it, the proxy
 // marked PHP down and answered 503 itself (design.md, healthcheck_starved).

@@ -9,6 +9,39 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindIdlePinning, Order: 8, New: func() Detector { return pinningDetector{} },
+		Role:    RoleMechanism,
+		Chain:   3,
+		Scan:    ScanMeasure{Severity: "critical", Metric: "share of PHP responses ending at one timeout", Observed: fact("timeout_share")},
+		Events:  map[string]int{EventPinning: 4},
+		Explain: explainPinning,
+		Moments: pinningMoments,
+	})
+}
+
+// EventPinning is the timeline event of workers held without working.
+const EventPinning = "pinning"
+
+func explainPinning(p Phraser, f *Finding, _ Story) string {
+	q, cpu, share, t := p.N(f.Facts["queue_peak"]), p.N(f.Facts["cpu_avg_pct"]), p.Pct(f.Facts["timeout_share"]), p.Secs(f.Facts["timeout_s"])
+	if p.Korean() {
+		return "워커가 일하지 않고 붙잡혀 있었습니다. 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했고, PHP 응답의 " + p.Josa(share, "이/가") + " " + t + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
+	}
+	return "Workers were held without working: requests queued (up to " + q + ") while CPU idled at " + cpu + "%, and " + share + " of PHP's responses ended together near " + t + ", the mark of a fixed timeout freeing pinned workers."
+}
+
+func pinningMoments(f *Finding, _ Story) []Moment {
+	return []Moment{{Time: f.Start, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
+		cpu, share, t := p.N(f.Facts["cpu_avg_pct"]), p.Pct(f.Facts["timeout_share"]), p.Secs(f.Facts["timeout_s"])
+		if p.Korean() {
+			return "워커가 일하지 않고 붙잡힘. CPU " + cpu + "%, PHP 응답의 " + share + "가 " + t + " 근처에서 끝남"
+		}
+		return "workers held without working: CPU " + cpu + "%, " + share + " of PHP responses end near " + t
+	}}}
+}
+
 // pinningDetector finds a stall where workers are held without working
 // (overload-lessons.md section 4): the queue grows, CPU idles, and requests end
 // together at one fixed timeout. Busy-but-progressing workers are saturation.

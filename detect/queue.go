@@ -8,6 +8,16 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindListenQueueOverflow, Order: 3, New: func() Detector { return queueDetector{} },
+		Role:   RoleMechanism,
+		Chain:  4,
+		Scan:   ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak", Observed: fact("queue_peak"), Baseline: fact("queue_usual")},
+		Events: map[string]int{"queue_deep": 5, "queue_old_cap": 6, "queue_peak": 9, "queue_cap": 10},
+	})
+}
+
 // queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
 type queueDetector struct{}
 

@@ -10,6 +10,16 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
+func init() {
+	Register(Spec{
+		Kind: KindWorkerSaturation, Order: 2, New: func() Detector { return saturationDetector{} },
+		Role:   RoleMechanism,
+		Chain:  1,
+		Scan:   ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy", Observed: fact("saturated_seconds")},
+		Events: map[string]int{"saturation": 2},
+	})
+}
+
 // saturationDetector finds stretches where every php-fpm worker was busy.
 type saturationDetector struct{}
 

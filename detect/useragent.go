@@ -107,9 +107,9 @@ func chromium(family string) bool {
 	return false
 }
 
-// isBrowser reports whether the family is an interactive browser (not a bot or a
-// tool): browsers fetch assets after pages.
-func isBrowser(family string) bool {
+// IsBrowser reports whether the family is an interactive browser (not a bot or
+// a tool): browsers fetch assets after pages.
+func IsBrowser(family string) bool {
 	for _, p := range []string{"Chrome", "Edge", "Opera", "Whale", "SamsungBrowser", "Firefox", "Safari"} {
 		if strings.HasPrefix(family, p) {
 			return true

@@ -12,20 +12,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
-// kindRole is each kind's part in the causal story. Symptoms are fixed: what
-// users saw is never the root cause, whatever a finding's Role says.
-var kindRole = map[string]string{
-	detect.KindCrawlerBurst:        detect.RoleTrigger,
-	detect.KindConfigChange:        detect.RoleEnabler,
-	detect.KindWorkerSaturation:    detect.RoleMechanism,
-	detect.KindSelfAmplification:   detect.RoleMechanism,
-	detect.KindIdlePinning:         detect.RoleMechanism,
-	detect.KindListenQueueOverflow: detect.RoleMechanism,
-	detect.KindHealthcheckStarved:  detect.RoleMechanism,
-	detect.KindUpstreamErrors:      detect.RoleSymptom,
-	detect.KindClientAbandonedWork: detect.RoleSymptom,
-}
-
 var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
 
 // notCause is true for the roles of findings reported so that nobody blames
@@ -34,29 +20,28 @@ func notCause(role string) bool {
 	return role == detect.RoleMitigation || role == detect.RoleRuledOut
 }
 
-// chainOrder orders mechanisms along the causal chain, so that reading the
-// causes in rank order tells the story: workers fill, the queue grows, the
-// health check starves.
-var chainOrder = map[string]int{
-	detect.KindWorkerSaturation: 0, detect.KindSelfAmplification: 1, detect.KindIdlePinning: 2,
-	detect.KindListenQueueOverflow: 3, detect.KindHealthcheckStarved: 4,
-	detect.KindUpstreamErrors: 5, detect.KindClientAbandonedWork: 6,
-}
-
 // roleOf is the finding's role: fixed for symptom kinds, else its own, else
 // its kind's. A config_change may also be a mitigation (it lowered the risk) or
 // ruled out (the numbers clear it): neither is a cause.
 func roleOf(f *detect.Finding) string {
-	if kindRole[f.Kind] == detect.RoleSymptom {
+	spec, known := detect.SpecOf(f.Kind)
+	if known && spec.Role == detect.RoleSymptom {
 		return detect.RoleSymptom
 	}
 	if _, ok := roleRank[f.Role]; ok || notCause(f.Role) {
 		return f.Role
 	}
-	if r, ok := kindRole[f.Kind]; ok {
-		return r
+	if known {
+		return spec.Role
 	}
 	return detect.RoleMechanism
+}
+
+// chainPlace is the kind's place along the causal chain (its spec's Chain),
+// false when it has none.
+func chainPlace(kind string) (int, bool) {
+	s, ok := detect.SpecOf(kind)
+	return s.Chain, ok && s.Chain > 0
 }
 
 // assembleCauses ranks every finding: trigger, enabling change, mechanisms
@@ -78,8 +63,8 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 		if ra != rb {
 			return ra < rb
 		}
-		ca, oka := chainOrder[fa.Kind]
-		cb, okb := chainOrder[fb.Kind]
+		ca, oka := chainPlace(fa.Kind)
+		cb, okb := chainPlace(fb.Kind)
 		if oka != okb {
 			return oka
 		}
@@ -99,6 +84,9 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 
 // explain tells one finding's part with its numbers.
 func explain(p printer, r *Report, f *detect.Finding) string {
+	if spec, ok := detect.SpecOf(f.Kind); ok && spec.Explain != nil {
+		return spec.Explain(phraser{p}, f, story{r})
+	}
 	switch f.Kind {
 	case detect.KindCrawlerBurst:
 		return explainCrawler(p, f)
@@ -110,38 +98,8 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		return explainQueue(p, r, f)
 	case detect.KindHealthcheckStarved:
 		return explainHealth(p, f)
-	case detect.KindSelfAmplification:
-		n, e := p.n(f.Facts["self_calls"]), p.n(f.Facts["expected"])
-		if p.ko {
-			return "사이트가 " + p.at(f.Start) + "부터 자신의 API를 " + n + "번 불렀습니다 (평소라면 " + e + "번쯤). 이런 요청은 첫 워커가 답을 기다리는 동안 두 번째 워커를 차지하므로, 워커가 모자랄 때 비용이 두 배가 됩니다."
-		}
-		usual := " (about " + e + " would be usual in as long)"
-		if _, ok := f.Facts["expected"]; !ok {
-			usual = " (no baseline says what is usual)"
-		}
-		return "The site called its own API " + n + " times from " + p.at(f.Start) + usual + ": each such request holds a second worker while the first waits for it, so it costs double when workers are short."
-	case detect.KindIdlePinning:
-		q, cpu, share, t := p.n(f.Facts["queue_peak"]), p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
-		if p.ko {
-			return "워커가 일하지 않고 붙잡혀 있었습니다. 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했고, PHP 응답의 " + josa(share, "이/가") + " " + t + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
-		}
-		return "Workers were held without working: requests queued (up to " + q + ") while CPU idled at " + cpu + "%, and " + share + " of PHP's responses ended together near " + t + ", the mark of a fixed timeout freeing pinned workers."
 	case detect.KindUpstreamErrors:
 		return explainErrors(p, f)
-	case detect.KindClientAbandonedWork:
-		n, t, ws := p.n(f.Facts["requests"]), p.secs(f.Facts["client_timeout_s"]), f.Facts["worker_seconds"]
-		if p.ko {
-			s := n + "건은 이용자가 " + t + " 만에 떠난 뒤에도 PHP 대기열에 남아 있다가 처리됐습니다."
-			if ws > 0 {
-				s += " 아무도 받지 않을 응답에 워커 시간 약 " + josa(p.secs(ws), "을/를") + " 썼습니다."
-			}
-			return s
-		}
-		s := n + " requests were still queued for PHP when their clients gave up after " + t
-		if ws > 0 {
-			s += ": about " + p.secs(ws) + " of worker time went to answers nobody read"
-		}
-		return s + "."
 	}
 	return f.Summary
 }
@@ -225,7 +183,7 @@ func queueingWait(r *Report, backlog float64) (float64, float64, float64, bool) 
 		return 0, 0, 0, false
 	}
 	w, s := sat.Facts["workers"], sat.Facts["service_time_s"]
-	return backlog * s / w, w, s, true
+	return detect.QueueWait(backlog, s, w), w, s, true
 }
 
 func explainChange(p printer, r *Report, f *detect.Finding) string {

@@ -178,8 +178,9 @@ func (m *MinuteRow) failed() int {
 	return n
 }
 
-// failedStatus is true for 429 and 5xx.
+// failedStatus is detect's definition (detect.FailedStatus) for a status
+// written as text.
 func failedStatus(s string) bool {
 	code, err := strconv.Atoi(s)
-	return err == nil && (code == 429 || code >= 500 && code < 600)
+	return err == nil && detect.FailedStatus(code)
 }

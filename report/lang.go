@@ -240,3 +240,21 @@ func finalConsonant(word string) (has, rieul bool) {
 	}
 	return false, false
 }
+
+// phraser lends a printer to the detectors' own prose (detect.Spec's Explain
+// and Moments), so their wording matches the report's.
+type phraser struct{ p printer }
+
+func (x phraser) Korean() bool                  { return x.p.ko }
+func (x phraser) N(v float64) string            { return x.p.n(v) }
+func (x phraser) Pct(share float64) string      { return x.p.pct(share) }
+func (x phraser) Secs(v float64) string         { return x.p.secs(v) }
+func (x phraser) Dur(d time.Duration) string    { return x.p.dur(d) }
+func (x phraser) At(t time.Time) string         { return x.p.at(t) }
+func (x phraser) List(items []string) string    { return x.p.list(items) }
+func (x phraser) Josa(word, pair string) string { return josa(word, pair) }
+
+// story is what a detector's prose may read of the report.
+type story struct{ r *Report }
+
+func (s story) Findings() []detect.Finding { return s.r.Findings }

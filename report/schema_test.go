@@ -3,7 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
 	"testing"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/scan"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -80,6 +86,7 @@ func schemaErr(t *testing.T, data []byte) error {
 	if err != nil {
 		t.Fatalf("schema: %v", err)
 	}
+	registeredKinds(doc)
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	if err := c.AddResource(schemaURL, doc); err != nil {
@@ -95,3 +102,68 @@ func schemaErr(t *testing.T, data []byte) error {
 	}
 	return sch.Validate(inst)
 }
+
+// registeredKinds sets the schema's kind enum to the registry's kinds, so a
+// report carrying a kind registered by a test validates as a real one would
+// (TestSchemaKindsAreTheRegistry keeps the published file equal to them).
+func registeredKinds(doc any) {
+	kind := doc.(map[string]any)["$defs"].(map[string]any)["kind"].(map[string]any)
+	var enum []any
+	for _, k := range detect.Kinds() {
+		enum = append(enum, k)
+	}
+	kind["enum"] = enum
+}
+
+// builtinKinds are the registry's kinds without those this package's tests
+// register: what the published schemas list.
+func builtinKinds() []string {
+	var out []string
+	for _, k := range detect.Kinds() {
+		if k != teapotKind {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// The published schemas list exactly the registered kinds (scan.json also its
+// own concerns); -update rewrites their lists from the registry.
+func TestSchemaKindsAreTheRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		extra []string
+	}{
+		{"schema/report.v1.schema.json", nil},
+		{"schema/scan.v1.schema.json", scan.Concerns},
+	} {
+		raw, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(builtinKinds(), tc.extra...)
+		loc := kindEnum.FindSubmatchIndex(raw)
+		if loc == nil {
+			t.Fatalf("%s: no kind enum", tc.file)
+		}
+		var got []string
+		if err := json.Unmarshal(raw[loc[2]-1:loc[3]+1], &got); err != nil {
+			t.Fatalf("%s: kind enum: %v", tc.file, err)
+		}
+		if slices.Equal(got, want) {
+			continue
+		}
+		if !*update {
+			t.Errorf("%s lists kinds %q, the registry %q (run go test ./report -run %s -update)", tc.file, got, want, t.Name())
+			continue
+		}
+		quoted, _ := json.Marshal(want)
+		fixed := append(append(append([]byte{}, raw[:loc[2]-1]...), bytes.ReplaceAll(quoted, []byte(`","`), []byte(`", "`))...), raw[loc[3]+1:]...)
+		if err := os.WriteFile(tc.file, fixed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// kindEnum finds the kind enum in a schema file: `"kind": {"enum": [...]`.
+var kindEnum = regexp.MustCompile(`"kind": \{\s*"enum": \[([^\]]*)\]`)

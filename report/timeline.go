@@ -16,7 +16,7 @@ const (
 	EventBurstOnset    = "burst_onset"
 	EventBurstEnd      = "burst_end"
 	EventSaturation    = "saturation"
-	EventSelfCall      = "self_call"
+	EventSelfCall      = detect.EventSelfCall
 	EventQueueOldCap   = "queue_old_cap"
 	EventQueuePeak     = "queue_peak"
 	EventQueueCap      = "queue_cap"
@@ -25,17 +25,10 @@ const (
 	EventFailuresStart = "failures_start"
 	EventFailurePeak   = "failure_peak"
 	EventLastFailure   = "last_failure"
-	EventPinning       = "pinning"
+	EventPinning       = detect.EventPinning
 	EventConfigChange  = "config_change"
 	EventDeploy        = "deploy"
 )
-
-// eventOrder breaks ties between moments at the same instant: cause before effect.
-var eventOrder = map[string]int{
-	EventConfigChange: 0, EventBurstOnset: 1, EventSaturation: 2, EventSelfCall: 3, EventPinning: 4,
-	EventQueueDeep: 5, EventQueueOldCap: 6, EventHealthStarved: 7, EventFailuresStart: 8, EventQueuePeak: 9,
-	EventQueueCap: 10, EventFailurePeak: 11, EventLastFailure: 12, EventBurstEnd: 13, EventDeploy: 14,
-}
 
 // maxDeploys bounds the changes shown after the enabling one: a busy
 // configuration repository must not drown the timeline.
@@ -71,6 +64,12 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
+		if spec, ok := detect.SpecOf(f.Kind); ok && spec.Moments != nil {
+			for _, m := range spec.Moments(f, story{r}) {
+				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p}) })
+			}
+			continue
+		}
 		switch f.Kind {
 		case detect.KindCrawlerBurst:
 			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
@@ -93,22 +92,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			}
 		case detect.KindWorkerSaturation:
 			add(f, f.Start, EventSaturation, "workers", 0, func(p printer) string { return saturationMoment(p, f) })
-		case detect.KindSelfAmplification:
-			add(f, f.Start, EventSelfCall, "self", 0, func(p printer) string {
-				n := p.n(f.Facts["self_calls"])
-				if p.ko {
-					return "사이트가 자신의 API를 부른 첫 기록. 이런 요청 하나가 워커 두 개를 차지함 (모두 " + n + "건)"
-				}
-				return "first request from the site to its own API: each holds a second worker (" + n + " in all)"
-			})
-		case detect.KindIdlePinning:
-			add(f, f.Start, EventPinning, "pinning", 0, func(p printer) string {
-				cpu, share, t := p.n(f.Facts["cpu_avg_pct"]), p.pct(f.Facts["timeout_share"]), p.secs(f.Facts["timeout_s"])
-				if p.ko {
-					return "워커가 일하지 않고 붙잡힘. CPU " + cpu + "%, PHP 응답의 " + share + "가 " + t + " 근처에서 끝남"
-				}
-				return "workers held without working: CPU " + cpu + "%, " + share + " of PHP responses end near " + t
-			})
 		case detect.KindListenQueueOverflow:
 			cs = append(cs, queueMoments(r, f, loc, day)...)
 		case detect.KindHealthcheckStarved:
@@ -174,7 +157,7 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		if !mi.Equal(mj) {
 			return mi.Before(mj)
 		}
-		return eventOrder[out[i].Event] < eventOrder[out[j].Event]
+		return detect.EventOrder(out[i].Event) < detect.EventOrder(out[j].Event)
 	})
 	return out
 }

@@ -101,7 +101,7 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 		note("no listen.backlog advice: it needs the workers (W), their service time (S, from worker_saturation) and the health timeout (T); missing: %s",
 			missing(map[string]bool{"W": w == 0, "S": s == 0, "T": t == 0}))
 	default:
-		limit := w * t / s
+		limit := detect.DrainableBacklog(t, s, w)
 		target := limit / drainFactor
 		b = powerOfTwoBelow(target)
 		why := fmt.Sprintf("A full queue of B requests waits B x S / W before a worker takes the last one. With W = %s workers (%s), S = %s s (%s) and T = %s s (%s), the queue drains within the timeout while B <= W x T / S = %s x %s / %s = %s. "+
@@ -110,16 +110,16 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 			drainFactor, num(t/drainFactor), drainFactor, num(limit), drainFactor, num(target), b)
 		if sInc > 0 && sInc != s {
 			first := b
-			for b > 1 && float64(b)*sInc/w > t/2 {
+			for b > 1 && detect.QueueWait(float64(b), sInc, w) > t/2 {
 				b /= 2
 			}
 			if b != first {
 				why += fmt.Sprintf(" During the incident the service time was %s s (%.1f times normal): a full queue of %d would have waited %s s, more than half the timeout, so it is halved to %d.",
-					num(sInc), sInc/s, first, num(float64(first)*sInc/w), b)
+					num(sInc), sInc/s, first, num(detect.QueueWait(float64(first), sInc, w)), b)
 			}
-			why += fmt.Sprintf(" At the incident's %s s a full queue of %d waits %d x %s / %s = %s s.", num(sInc), b, b, num(sInc), num(w), num(float64(b)*sInc/w))
+			why += fmt.Sprintf(" At the incident's %s s a full queue of %d waits %d x %s / %s = %s s.", num(sInc), b, b, num(sInc), num(w), num(detect.QueueWait(float64(b), sInc, w)))
 		} else {
-			why += fmt.Sprintf(" A full queue of %d then waits %d x %s / %s = %s s.", b, b, num(s), num(w), num(float64(b)*s/w))
+			why += fmt.Sprintf(" A full queue of %d then waits %d x %s / %s = %s s.", b, b, num(s), num(w), num(detect.QueueWait(float64(b), s, w)))
 		}
 		if backlog > 0 {
 			sb := s
@@ -191,7 +191,7 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 		}
 		why := fmt.Sprintf("Keep health_timeout at the read_timeout (%ss): for php_fastcgi only the transport's read_timeout bounds a connected check, so a different health_timeout only misleads the reader of the config.", num(t))
 		if b > 0 {
-			why += fmt.Sprintf(" With listen.backlog %d a queued check waits at most %d x %s / %s = %s s, well under it.", b, b, num(s), num(w), num(float64(b)*s/w))
+			why += fmt.Sprintf(" With listen.backlog %d a queued check waits at most %d x %s / %s = %s s, well under it.", b, b, num(s), num(w), num(detect.QueueWait(float64(b), s, w)))
 		}
 		recs = append(recs, Recommendation{Target: "caddy", Key: "health_timeout", Value: num(t) + "s", Why: why})
 	}

@@ -24,6 +24,9 @@ const (
 	KindRequestRate = "request_rate"
 )
 
+// Concerns are the anomaly kinds a scan adds to the finding kinds.
+var Concerns = []string{KindSurge, KindErrorRate, KindLatency, KindSaturation, KindRequestRate}
+
 // Severities, in increasing order.
 const (
 	SeverityInfo     = "info"

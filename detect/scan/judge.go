@@ -68,9 +68,6 @@ const (
 	minLatencySlot    = 20
 	// criticalSaturatedMinutes: every worker busy this long is critical.
 	criticalSaturatedMinutes = 10
-	// Automation signs (as detect's crawler detector judges them).
-	maxAssetShare = 0.05
-	minToolShare  = 0.5
 )
 
 // judge scores one scan.
@@ -235,31 +232,24 @@ func (j *judge) clusters() (auto, humans []rise) {
 	return auto, humans
 }
 
-// automated judges a fingerprint as detect's crawler detector does, and says why.
+// automated judges a fingerprint by detect's test (detect.Automated), and
+// says why in the scan's words.
 func automated(k detect.ClusterKey, c *ClusterProfile, flagged bool) (string, bool) {
 	assets := share(c.Assets, c.Requests)
 	tools := share(c.Uncacheable, c.Requests-c.Assets)
-	switch {
-	case flagged:
+	if flagged {
 		return "the crawler detector flagged it", true
-	case !browser(k.UA):
+	}
+	if _, auto := detect.Automated(k, assets, tools); !auto {
+		return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
+	}
+	switch {
+	case !detect.IsBrowser(k.UA):
 		return fmt.Sprintf("its user agent (%s) is not a browser", k.UA), true
 	case k.NoClientHints:
 		return "a Chromium user agent without client hints (forged)", true
-	case assets < maxAssetShare && tools >= minToolShare:
-		return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
 	}
-	return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
-}
-
-// browser mirrors detect's list of interactive browser families.
-func browser(family string) bool {
-	for _, p := range []string{"Chrome", "Edge", "Opera", "Whale", "SamsungBrowser", "Firefox", "Safari"} {
-		if strings.HasPrefix(family, p) {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
 }
 
 // crawlerAnomaly reports an automated fingerprint's rise. Its observed value
@@ -442,7 +432,7 @@ func (j *judge) errors() {
 	if j.traffic != nil {
 		perMin := b.Median / j.cfg.Since.Minutes()
 		level := perMin + 3*math.Sqrt(perMin+1)
-		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(failed(m)) > level })
+		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(m.Failed()) > level })
 	}
 	proxy := ""
 	if r.Proxy503 > 0 {
@@ -576,20 +566,25 @@ func (j *judge) saturation() {
 	})
 }
 
+// scanMeasure is a kind's registered scan measure with its anomaly kind and
+// severity resolved.
+type scanMeasure struct {
+	detect.ScanMeasure
+	kind, severity string
+}
+
 // findingKind says what anomaly a detector's finding becomes, and how it is
-// measured when no seasonal anomaly of its concern exists.
-var findingKind = map[string]struct {
-	kind, severity, metric, observed, baseline string
-}{
-	detect.KindCrawlerBurst:        {detect.KindCrawlerBurst, SeverityWarning, "requests per 10 minutes at the peak", "peak_per_10m", "baseline_per_10m"},
-	detect.KindUpstreamErrors:      {KindErrorRate, SeverityWarning, "failed responses in the window", "failed_total", "failed_expected_in_base"},
-	detect.KindWorkerSaturation:    {KindSaturation, SeverityWarning, "seconds with every worker busy", "saturated_seconds", ""},
-	detect.KindListenQueueOverflow: {KindSaturation, SeverityWarning, "listen queue peak", "queue_peak", "queue_usual"},
-	detect.KindHealthcheckStarved:  {detect.KindHealthcheckStarved, SeverityCritical, "estimated wait of a queued health check (s)", "est_queue_wait_s", "health_timeout_s"},
-	detect.KindClientAbandonedWork: {detect.KindClientAbandonedWork, SeverityWarning, "requests whose clients gave up", "requests", ""},
-	detect.KindSelfAmplification:   {detect.KindSelfAmplification, SeverityWarning, "the site's calls to its own API", "self_calls", "expected"},
-	detect.KindIdlePinning:         {detect.KindIdlePinning, SeverityCritical, "share of PHP responses ending at one timeout", "timeout_share", ""},
-	detect.KindConfigChange:        {detect.KindConfigChange, SeverityInfo, "", "", ""},
+// measured when no seasonal anomaly of its concern exists (the kind's spec).
+func findingKind(kind string) scanMeasure {
+	spec, _ := detect.SpecOf(kind)
+	m := scanMeasure{ScanMeasure: spec.Scan, kind: spec.Scan.Anomaly, severity: spec.Scan.Severity}
+	if m.kind == "" {
+		m.kind = kind
+	}
+	if m.severity == "" {
+		m.severity = SeverityWarning
+	}
+	return m
 }
 
 // findings turns the detectors' findings into anomalies, joining those of a
@@ -597,10 +592,7 @@ var findingKind = map[string]struct {
 func (j *judge) findings() {
 	for i := range j.res.Findings {
 		f := &j.res.Findings[i]
-		fk, ok := findingKind[f.Kind]
-		if !ok {
-			fk.kind, fk.severity = f.Kind, SeverityWarning
-		}
+		fk := findingKind(f.Kind)
 		key := ""
 		if f.Kind == detect.KindCrawlerBurst && f.Cluster != nil {
 			key = f.Cluster.String()
@@ -625,15 +617,18 @@ func (j *judge) findings() {
 			}
 			continue
 		}
-		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.metric, Observed: f.Facts[fk.observed],
+		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.Metric,
 			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: copyFacts(f.Facts)}
-		if fk.baseline == "" {
+		if fk.Observed != nil {
+			a.Observed = fk.Observed(f)
+		}
+		if fk.Baseline == nil {
 			// The detector measured against no baseline: claim none, and no
 			// score computed from a made-up usual 0.
 			a.NoBaseline = true
 		} else {
-			a.Baseline = f.Facts[fk.baseline]
-			if fk.observed != "" {
+			a.Baseline = fk.Baseline(f)
+			if fk.Observed != nil {
 				a.Score = round(measure{count: true}.score(a.Observed, Baseline{Median: a.Baseline, N: 1}), 1)
 			}
 		}
@@ -740,17 +735,6 @@ func firstMinute(t *detect.Traffic, w Range, cond func(*detect.Minute) bool) tim
 		}
 	}
 	return w.From
-}
-
-// failed counts what reached no one in a minute (detect's definition).
-func failed(m *detect.Minute) int {
-	n := m.Late + m.Status[429]
-	for s, c := range m.Status {
-		if s >= 500 {
-			n += c
-		}
-	}
-	return n
 }
 
 func topLabels(labels map[string]int, n int) []string {

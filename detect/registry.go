@@ -1,0 +1,166 @@
+package detect
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Spec declares one finding kind: everything the rest of the pipeline needs to
+// know about it. Each detector's file registers its Spec from init, as Caddy
+// modules do, so adding a detector is that file and its test: the run order,
+// the causal story (role, chain position), the report's prose and timeline, the
+// scan's measure and the report.json schema's kind list all read the registry.
+type Spec struct {
+	// Kind is the finding kind the detector produces (report.json "kind").
+	Kind string
+	// Order places the detector in the run: later ones read earlier findings
+	// (healthcheck_starved reads the queue, config_change reads all).
+	Order int
+	// New returns the detector.
+	New func() Detector
+	// Role is the kind's usual part in the causal story. A symptom kind is
+	// fixed: what users saw is never the root cause, whatever a finding says.
+	Role string
+	// Chain orders mechanisms and symptoms along the causal chain (1 first),
+	// so that the causes read in rank order tell the story: workers fill, the
+	// queue grows, the health check starves. 0 means no place on the chain.
+	Chain int
+	// Scan says what anomaly a finding becomes in a scan and how it is
+	// measured there when no seasonal anomaly of its concern exists.
+	Scan ScanMeasure
+	// Explain tells the finding's part in the causes with its numbers; nil
+	// leaves it to the report's own wording (or the finding's summary).
+	Explain func(p Phraser, f *Finding, s Story) string
+	// Moments lists the finding's timeline events; nil leaves them to the
+	// report's own wording (or none).
+	Moments func(f *Finding, s Story) []Moment
+	// Events orders the kind's timeline events among all others at the same
+	// minute (lower first: cause before effect).
+	Events map[string]int
+}
+
+// ScanMeasure is how a scan turns a finding into an anomaly. Observed and
+// Baseline read the finding's facts; Baseline nil means the detector measured
+// against no baseline, so the scan claims none.
+type ScanMeasure struct {
+	// Anomaly is the scan's anomaly kind (a finding kind, or a concern such as
+	// "saturation" several kinds join under); empty means Kind itself.
+	Anomaly string
+	// Severity is the anomaly's severity before the scan's floors: "info",
+	// "warning" or "critical"; empty means "warning".
+	Severity string
+	// Metric names the observed value in the scan report.
+	Metric   string
+	Observed func(f *Finding) float64
+	Baseline func(f *Finding) float64
+}
+
+// Phraser formats numbers, times and durations for one language: the report
+// implements it, so a detector's prose can live beside the detector.
+type Phraser interface {
+	// Korean is true when the text is Korean (else English).
+	Korean() bool
+	// N prints a count ("8,001") or a small fraction ("1.5").
+	N(v float64) string
+	// Pct prints a share (0-1) as a percentage.
+	Pct(share float64) string
+	// Secs prints seconds ("141 s").
+	Secs(v float64) string
+	// Dur prints a duration.
+	Dur(d time.Duration) string
+	// At prints a local clock time, with its date when off the incident's day.
+	At(t time.Time) string
+	// List joins items as prose ("a, b and c").
+	List(items []string) string
+	// Josa appends the Korean particle of pair ("이/가") that fits word.
+	Josa(word, pair string) string
+}
+
+// Story is what an explanation may read besides its own finding.
+type Story interface {
+	// Findings are all the findings of the report.
+	Findings() []Finding
+}
+
+// Moment is one timeline event a finding contributes.
+type Moment struct {
+	Time time.Time
+	// Event names the moment (report.json timeline "event"); Spec.Events
+	// orders it.
+	Event string
+	// Topic de-duplicates: two moments in the same minute with the same topic
+	// say the same thing, and the lower Prio wins.
+	Topic string
+	Prio  int
+	Text  func(p Phraser) string
+}
+
+var registry = struct {
+	sync.RWMutex
+	specs map[string]Spec
+}{specs: map[string]Spec{}}
+
+// Register adds a finding kind. It panics on a duplicate or incomplete spec:
+// registration happens at init, and a broken one must stop the program.
+func Register(s Spec) {
+	if s.Kind == "" || s.New == nil || s.Role == "" {
+		panic(fmt.Sprintf("detect.Register: kind %q needs Kind, New and Role", s.Kind))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.specs[s.Kind]; dup {
+		panic("detect.Register: kind " + s.Kind + " registered twice")
+	}
+	registry.specs[s.Kind] = s
+}
+
+// Specs lists every registered kind in run order.
+func Specs() []Spec {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]Spec, 0, len(registry.specs))
+	for _, s := range registry.specs {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Order != out[j].Order {
+			return out[i].Order < out[j].Order
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
+}
+
+// SpecOf returns the spec of kind.
+func SpecOf(kind string) (Spec, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	s, ok := registry.specs[kind]
+	return s, ok
+}
+
+// Kinds lists every registered finding kind in run order.
+func Kinds() []string {
+	var out []string
+	for _, s := range Specs() {
+		out = append(out, s.Kind)
+	}
+	return out
+}
+
+// EventOrder is the tie-break rank of a timeline event among all kinds'.
+func EventOrder(event string) int {
+	for _, s := range Specs() {
+		if o, ok := s.Events[event]; ok {
+			return o
+		}
+	}
+	return 0
+}
+
+// fact reads one named fact of a finding, for a scan measure.
+func fact(key string) func(f *Finding) float64 {
+	return func(f *Finding) float64 { return f.Facts[key] }
+}
