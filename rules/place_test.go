@@ -87,6 +87,24 @@ func TestPlaceInCaddyfile(t *testing.T) {
 	}
 }
 
+// TestCheckCaddyfileHostless: a site without a host spreads its directives
+// over the server's top-level routes; a rewrite in an earlier one still runs
+// before the zones.
+func TestCheckCaddyfileHostless(t *testing.T) {
+	block, zones := testBlock(t)
+	site := "http://:8080 {\n\trewrite /w/* /index.php?title={path}\n" + block + "\trespond 200\n}\n"
+	if _, err := CheckCaddyfile([]byte(site), "Caddyfile", zones); err == nil || !strings.Contains(err.Error(), "rewrite runs before rate_limit") {
+		t.Errorf("a rate_limit after a rewrite passed the check: %v", err)
+	}
+	check, err := CheckCaddyfile([]byte("{\n\t"+OrderOption+"\n}\n"+site), "Caddyfile", zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(check.Handlers) < 3 || check.Handlers[0] != "rate_limit" {
+		t.Errorf("handlers %v", check.Handlers)
+	}
+}
+
 func TestPlaceInCaddyfileRefuses(t *testing.T) {
 	block, zones := testBlock(t)
 	for _, tc := range []struct{ name, src, site, want string }{

@@ -583,49 +583,84 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 	}
 	found := 0
 	for _, name := range keys(cfg.Apps.HTTP.Servers) {
-		// Each top-level route of a server is one site block (its host
-		// matcher): a rewrite only matters in the route that holds the zones.
-		for _, route := range cfg.Apps.HTTP.Servers[name].Routes {
-			var handlers []json.RawMessage
-			if err := flattenHandlers(route, &handlers); err != nil {
+		// A site block with a host adapts to one top-level route matching
+		// that host; a site without one (":8080") spreads its directives over
+		// top-level routes with no host matcher (a path matcher, or none).
+		// The site's handlers are those of the routes with the rate_limit's
+		// route's hosts or with no host matcher, in order.
+		type topRoute struct {
+			hosts    string
+			handlers []json.RawMessage
+			kinds    []string
+			limits   int
+		}
+		var routes []topRoute
+		limitAt := -1
+		for i, raw := range cfg.Apps.HTTP.Servers[name].Routes {
+			var r struct {
+				Match []map[string]json.RawMessage `json:"match"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return nil, fmt.Errorf("validate: adapted route: %w", err)
+			}
+			tr := topRoute{}
+			for _, set := range r.Match {
+				tr.hosts += string(set["host"])
+			}
+			if err := flattenHandlers(raw, &tr.handlers); err != nil {
 				return nil, err
 			}
-			var kinds []string
-			var limit *adaptedHandler
-			rewriteFirst := ""
-			for _, raw := range handlers {
+			for _, h := range tr.handlers {
 				var kind struct {
 					Handler string `json:"handler"`
 				}
-				if err := json.Unmarshal(raw, &kind); err != nil {
+				if err := json.Unmarshal(h, &kind); err != nil {
 					return nil, fmt.Errorf("validate: adapted handler: %w", err)
 				}
-				kinds = append(kinds, kind.Handler)
-				switch {
-				case kind.Handler == "rate_limit":
+				tr.kinds = append(tr.kinds, kind.Handler)
+				if kind.Handler == "rate_limit" {
+					tr.limits++
 					found++
-					limit = &adaptedHandler{}
-					if err := json.Unmarshal(raw, limit); err != nil {
-						return nil, fmt.Errorf("validate: adapted rate_limit: %w", err)
+					if limitAt < 0 {
+						limitAt = i
 					}
-				case kind.Handler == "rewrite" && limit == nil && rewriteFirst == "":
-					rewriteFirst = string(raw)
 				}
 			}
-			if limit == nil {
+			routes = append(routes, tr)
+		}
+		if limitAt < 0 {
+			continue
+		}
+		var limit *adaptedHandler
+		var kinds []string
+		rewriteFirst := ""
+		for _, tr := range routes {
+			if tr.hosts != "" && tr.hosts != routes[limitAt].hosts {
 				continue
 			}
-			if rewriteFirst != "" {
-				return nil, fmt.Errorf("validate: in server %s a rewrite runs before rate_limit (%s): the zones would see the rewritten path; add %q to the global options", name, clip(rewriteFirst, 200), OrderOption)
+			for j, h := range tr.handlers {
+				kinds = append(kinds, tr.kinds[j])
+				switch {
+				case tr.kinds[j] == "rate_limit" && limit == nil:
+					limit = &adaptedHandler{}
+					if err := json.Unmarshal(h, limit); err != nil {
+						return nil, fmt.Errorf("validate: adapted rate_limit: %w", err)
+					}
+				case tr.kinds[j] == "rewrite" && limit == nil && rewriteFirst == "":
+					rewriteFirst = string(h)
+				}
 			}
-			got := keys(limit.RateLimits)
-			want := append([]string(nil), zones...)
-			sort.Strings(want)
-			if !reflect.DeepEqual(got, want) {
-				return nil, fmt.Errorf("validate: the rate_limit handler in server %s holds zones %v, want %v", name, got, want)
-			}
-			out.Server, out.Handlers = name, kinds
 		}
+		if rewriteFirst != "" {
+			return nil, fmt.Errorf("validate: in server %s a rewrite runs before rate_limit (%s): the zones would see the rewritten path; add %q to the global options", name, clip(rewriteFirst, 200), OrderOption)
+		}
+		got := keys(limit.RateLimits)
+		want := append([]string(nil), zones...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("validate: the rate_limit handler in server %s holds zones %v, want %v", name, got, want)
+		}
+		out.Server, out.Handlers = name, kinds
 	}
 	if found != 1 {
 		return nil, fmt.Errorf("validate: %s adapted to %d rate_limit handlers, want 1", filename, found)
