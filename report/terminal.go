@@ -95,12 +95,13 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 
 	if len(r.Rules) > 0 {
 		t := NewTable(w)
-		t.Header("rule", "crawler refused", "other logged-out refused", "logged-in refused", "baseline refused")
+		t.Header("rule", "crawler refused", "other logged-out refused", "readers sharing the fingerprint refused", "logged-in refused", "baseline refused")
 		for _, rl := range r.Rules {
 			b := rl.Backtest
 			_ = t.Append(cell(rl.Name),
 				fmt.Sprintf("%s of %s (%s)", p.i(b.CrawlerRefused), p.i(b.CrawlerRequests), p.pct(b.CrawlerRefusedShare)),
 				fmt.Sprintf("%s of %s (%s)", p.i(b.OtherLoggedOutRefused), p.i(b.OtherLoggedOutRequests), p.pct(b.OtherLoggedOutRefusedShare)),
+				fmt.Sprintf("%s of %s", p.i(b.FingerprintReaderRefused), p.i(b.FingerprintReaderRequests)),
 				fmt.Sprintf("%s of %s", p.i(b.LoggedInRefused), p.i(b.LoggedInRequests)),
 				fmt.Sprintf("%s of %s", p.i(b.BaselineRefused), p.i(b.BaselineRequests)))
 		}

@@ -563,6 +563,10 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 	}
 	js, warnings, err := adapter.Adapt(src, map[string]any{"filename": filename})
 	if err != nil {
+		if strings.Contains(err.Error(), "unrecognized directive") {
+			// caddymodules.go links the common HTTP modules only.
+			return nil, fmt.Errorf("validate: Caddy's adapter in aftermath rejected %s: %w (aftermath links Caddy's common HTTP modules and caddy-ratelimit only: if the directive comes from a module your Caddy has, check the copy with `caddy validate` instead)", filename, err)
+		}
 		return nil, fmt.Errorf("validate: Caddy rejected %s: %w", filename, err)
 	}
 	out := &CaddyfileCheck{}
