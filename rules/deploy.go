@@ -90,8 +90,12 @@ func backtestLines(line func(string, ...any), bt Backtest) {
 		first = "from " + bt.FirstRefusal.UTC().Format("15:04:05") + " UTC"
 	}
 	line("    crawler: %s of %s requests refused (%s), %s", fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests), pct(bt.CrawlerRefusedShare), first)
-	line("    readers who share the crawler's fingerprint: %s of %s requests refused (%s addresses)",
-		fmtInt(bt.FingerprintReaderRefused), fmtInt(bt.FingerprintReaderRequests), fmtInt(bt.FingerprintReadersRefused))
+	addresses := "addresses"
+	if bt.FingerprintReadersRefused == 1 {
+		addresses = "address"
+	}
+	line("    readers who share the crawler's fingerprint: %s of %s requests refused (%s %s)",
+		fmtInt(bt.FingerprintReaderRefused), fmtInt(bt.FingerprintReaderRequests), fmtInt(bt.FingerprintReadersRefused), addresses)
 	line("    other logged-out requests (the readers' logged-out ones included): %s of %s refused (%s)",
 		fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare))
 	line("    logged-in requests: %s of %s refused", fmtInt(bt.LoggedInRefused), fmtInt(bt.LoggedInRequests))

@@ -84,7 +84,7 @@ func TestLabRecording(t *testing.T) {
 	}
 	r := p.Rules[0]
 	bt := r.Backtest
-	t.Logf("%s\n%s\nbacktest %+v", r.Caddyfile, r.Why, bt)
+	t.Logf("%s\n%s\nbacktest %+v", p.Caddyfile, r.Why, bt)
 	if err := Validate(p.Caddyfile); err != nil {
 		t.Fatal(err)
 	}

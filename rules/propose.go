@@ -564,7 +564,11 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 		b.WriteString(" Every match block also requires " + strings.Join(checked, ", and ") + ".")
 	}
 	if len(unchecked) > 0 {
-		b.WriteString(" It does not check " + strings.Join(unchecked, ", ") + ": any client that meets the rest shares the bucket with the crawler.")
+		list := unchecked[0]
+		if n := len(unchecked); n > 1 {
+			list = strings.Join(unchecked[:n-1], ", ") + " or " + unchecked[n-1]
+		}
+		b.WriteString(" It does not check " + list + ": any client that meets the rest shares the bucket with the crawler.")
 	}
 	if len(z.condWhy) > 0 {
 		b.WriteString(" Why these conditions: " + strings.Join(z.condWhy, "; ") + ".")
