@@ -12,8 +12,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -234,7 +232,7 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 		s.Window.From.In(loc).Format("2006-01-02 15:04"), s.Window.To.In(loc).Format("15:04"), cell(s.Window.TZ),
 		s.Baseline.Method, s.Baseline.Used, len(s.Baseline.Slots), verdict)
 	if len(s.Anomalies) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w)
 		t.Header("severity", "kind", "key", "since", "observed", "usual", "score")
 		for _, a := range s.Anomalies {
 			usual, score := num(a.Baseline), strconv.FormatFloat(a.Score, 'f', 1, 64)

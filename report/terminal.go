@@ -10,7 +10,15 @@ import (
 	"unicode"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
+
+// NewTable is a terminal table whose headers read as written: tablewriter
+// upper-cases headers and turns punctuation into blanks by default, which
+// garbles them ("logged-out" became "LOGGED - OUT", "PHP s saved" "PHP S SAVED").
+func NewTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+}
 
 // TerminalSafe drops control and format characters so that a log value cannot
 // move the cursor, change colours, rewrite the terminal title (ESC sequences)
@@ -55,7 +63,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	}
 	sort.Strings(statuses)
 	if len(statuses) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w)
 		t.Header("status", "requests")
 		for _, s := range statuses {
 			_ = t.Append(cell(s), p.i(r.Impact.StatusCounts[s]))
@@ -64,7 +72,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	}
 
 	if len(r.Timeline) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w)
 		t.Header("time", "what happened", "finding")
 		for _, m := range r.Timeline {
 			_ = t.Append(p.stamp(m.Time), cell(m.Text), cell(m.Finding))
@@ -73,7 +81,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	}
 
 	if len(r.Causes) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w)
 		t.Header("rank", "role", "finding", "confidence")
 		conf := map[string]float64{}
 		for _, f := range r.Findings {
@@ -86,13 +94,14 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	}
 
 	if len(r.Rules) > 0 {
-		t := tablewriter.NewWriter(w)
-		t.Header("rule", "crawler refused", "other logged-out refused", "logged-in refused", "baseline refused")
+		t := NewTable(w)
+		t.Header("rule", "crawler refused", "other logged-out refused", "readers sharing the fingerprint refused", "logged-in refused", "baseline refused")
 		for _, rl := range r.Rules {
 			b := rl.Backtest
 			_ = t.Append(cell(rl.Name),
 				fmt.Sprintf("%s of %s (%s)", p.i(b.CrawlerRefused), p.i(b.CrawlerRequests), p.pct(b.CrawlerRefusedShare)),
 				fmt.Sprintf("%s of %s (%s)", p.i(b.OtherLoggedOutRefused), p.i(b.OtherLoggedOutRequests), p.pct(b.OtherLoggedOutRefusedShare)),
+				fmt.Sprintf("%s of %s", p.i(b.FingerprintReaderRefused), p.i(b.FingerprintReaderRequests)),
 				fmt.Sprintf("%s of %s", p.i(b.LoggedInRefused), p.i(b.LoggedInRequests)),
 				fmt.Sprintf("%s of %s", p.i(b.BaselineRefused), p.i(b.BaselineRequests)))
 		}
@@ -102,7 +111,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	}
 
 	if len(r.Evidence.Clusters) > 0 {
-		t := tablewriter.NewWriter(w)
+		t := NewTable(w)
 		t.Header("fingerprint", "requests", "addresses", "per address (median)")
 		for i, c := range r.Evidence.Clusters {
 			if i == 5 {

@@ -9,28 +9,35 @@ import (
 )
 
 // arrivalClass is what a tally needs of an arrival that no zone can refuse:
-// whose fingerprint it has, whether it was logged in, whether it reached PHP.
-// It indexes classCounts: (crawler+1)*6 + login*2 + php.
+// whose fingerprint it has, whether it came from a reader who shares a
+// crawler's fingerprint (readers.go; such an arrival has crawler -1), whether
+// it was logged in, whether it reached PHP. It indexes classCounts:
+// ((crawler+1)*2 + reader)*6 + login*2 + php.
 type arrivalClass int
 
 const loginStates = 3 // sources.LoggedInUnknown, No, Yes
 
-func classOf(crawler int, login sources.LoggedIn, php bool) arrivalClass {
-	c := (crawler+1)*loginStates*2 + int(login)*2
+func classOf(crawler int, reader bool, login sources.LoggedIn, php bool) arrivalClass {
+	c := (crawler + 1) * 2
+	if reader {
+		c++
+	}
+	c = c*loginStates*2 + int(login)*2
 	if php {
 		c++
 	}
 	return arrivalClass(c)
 }
 
-func (c arrivalClass) crawler() int            { return int(c)/(loginStates*2) - 1 }
+func (c arrivalClass) crawler() int            { return int(c)/(loginStates*2)/2 - 1 }
+func (c arrivalClass) reader() bool            { return int(c)/(loginStates*2)%2 == 1 }
 func (c arrivalClass) login() sources.LoggedIn { return sources.LoggedIn(int(c) / 2 % loginStates) }
 func (c arrivalClass) php() bool               { return c%2 == 1 }
 
 // classCounts counts arrivals by arrivalClass.
 type classCounts []int
 
-func newClassCounts(crawlers int) classCounts { return make(classCounts, (crawlers+1)*loginStates*2) }
+func newClassCounts(crawlers int) classCounts { return make(classCounts, (crawlers+1)*2*loginStates*2) }
 
 // reachedPHP says whether a request cost a PHP worker: answered by PHP, or a
 // 504 still queued in php-fpm when the proxy gave up (it ran later).
@@ -86,6 +93,13 @@ func (c *arrivalCounts) add(at int64, class arrivalClass) {
 	}
 	c.any = true
 	c.stretches[c.stretch(at)][class]++
+}
+
+// move recounts n arrivals of stretch s from class from to class to: the
+// profile learns who is a reader only once it has read every line.
+func (c *arrivalCounts) move(s int, from, to arrivalClass, n int) {
+	c.stretches[s][from] -= n
+	c.stretches[s][to] += n
 }
 
 // in returns the counts of the arrivals in [from, to), or false when from or

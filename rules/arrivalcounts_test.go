@@ -13,8 +13,8 @@ func TestArrivalCounts(t *testing.T) {
 	t0 := time.Date(2026, 10, 2, 0, 0, 0, 0, time.UTC)
 	at := func(min int) int64 { return t0.Add(time.Duration(min) * time.Minute).UnixNano() }
 	c := newArrivalCounts([]time.Time{t0.Add(60 * time.Minute), t0.Add(120 * time.Minute), {}, t0.Add(60 * time.Minute)}, 2)
-	crawler := classOf(1, sources.LoggedInNo, true)
-	reader := classOf(-1, sources.LoggedInYes, false)
+	crawler := classOf(1, false, sources.LoggedInNo, true)
+	reader := classOf(-1, false, sources.LoggedInYes, false)
 	for m := 10; m < 180; m += 10 { // 10, 20, ... 170
 		c.add(at(m), reader)
 		if m >= 60 {

@@ -161,10 +161,13 @@ type arrival struct {
 	at      int64  // arrival, unix nanoseconds
 	match   uint64 // zones whose matchers matched
 	crawler int    // index of the crawler fingerprint, -1 for none
-	login   sources.LoggedIn
-	php     bool    // reached PHP (answered by it, or a 504 still queued in php-fpm)
-	cost    float64 // estimated PHP worker seconds
-	ip      netip.Addr
+	// reader: the arrival shares a crawler's fingerprint but came from an
+	// address that behaved like a person (readers.go); crawler is then -1.
+	reader bool
+	login  sources.LoggedIn
+	php    bool    // reached PHP (answered by it, or a 504 still queued in php-fpm)
+	cost   float64 // estimated PHP worker seconds
+	ip     netip.Addr
 }
 
 // stream reads the access logs and hands fn, in arrival order (a
@@ -230,6 +233,9 @@ type engine struct {
 	// arrivals hands the replays their arrivals: a recording, or nil to
 	// stream the logs for each replay.
 	arrivals arrivalSource
+	// readers are the addresses that share a crawler's fingerprint and
+	// behaved like people (the profile's readers).
+	readers fingerprintReaders
 }
 
 // source returns where the replays take their arrivals from.
@@ -256,8 +262,11 @@ func (e *engine) arrival(r *sources.Request, at int64) (arrival, error) {
 // describe is arrival without the zones' matchers.
 func (e *engine) describe(r *sources.Request, at int64) arrival {
 	// The profile counted the arrivals no zone matched with the same class
-	// (crawlerIndex, login, reachedPHP): a recording's counts subtract from its.
+	// (crawlerIndex, readers, login, reachedPHP): a recording's counts subtract from its.
 	a := arrival{at: at, crawler: crawlerIndex(e.refs, e.keys.Key(r)), login: r.LoggedIn, ip: r.ClientIP, php: reachedPHP(r)}
+	if a.crawler >= 0 && e.readers.has(a.crawler, r.ClientIP) {
+		a.crawler, a.reader = -1, true
+	}
 	switch {
 	case r.Origin == sources.OriginUpstream:
 		a.cost = r.Duration
@@ -471,19 +480,22 @@ func (r *replay) sweep(now int64) {
 
 // tally accumulates a Backtest.
 type tally struct {
-	bt    Backtest
-	legit map[netip.Addr]struct{}
-	first int64
+	bt      Backtest
+	legit   map[netip.Addr]struct{}
+	readers map[netip.Addr]struct{} // readers sharing a fingerprint refused at least once
+	first   int64
 }
 
-func newTally() *tally { return &tally{legit: map[netip.Addr]struct{}{}} }
+func newTally() *tally {
+	return &tally{legit: map[netip.Addr]struct{}{}, readers: map[netip.Addr]struct{}{}}
+}
 
 // add counts one arrival: crawler says whether it is the tallied crawler's
 // fingerprint, refused whether the tallied zone (or handler) refused it.
 // Another crawler's fingerprint refused by this zone is neither crawler nor
 // collateral here.
 func (t *tally) add(a *arrival, crawler, refused bool) {
-	t.count(a.crawler, a.login, a.php, crawler, 1)
+	t.count(a.crawler, a.reader, a.login, a.php, crawler, 1)
 	if !refused {
 		return
 	}
@@ -510,13 +522,22 @@ func (t *tally) add(a *arrival, crawler, refused bool) {
 		}
 		t.legit[a.ip] = struct{}{}
 	}
+	if a.reader {
+		b.FingerprintReaderRefused++
+		t.readers[a.ip] = struct{}{}
+	}
 }
 
 // count adds n requests of one kind, refused or not (add counts the
-// refusals): crawlerIndex is their fingerprint's (-1 for none), crawler
-// whether that is the tallied crawler.
-func (t *tally) count(crawlerIndex int, login sources.LoggedIn, php, crawler bool, n int) {
+// refusals): crawlerIndex is their fingerprint's (-1 for none), reader
+// whether they came from a reader who shares a crawler's fingerprint (counted
+// as ordinary, and apart), crawler whether the fingerprint is the tallied
+// crawler's.
+func (t *tally) count(crawlerIndex int, reader bool, login sources.LoggedIn, php, crawler bool, n int) {
 	b := &t.bt
+	if reader {
+		b.FingerprintReaderRequests += n
+	}
 	switch {
 	case crawler:
 		b.CrawlerRequests += n
@@ -538,6 +559,8 @@ func (t *tally) count(crawlerIndex int, login sources.LoggedIn, php, crawler boo
 func (t *tally) window() Backtest {
 	b := t.bt
 	b.LegitimateClientsRefused = len(t.legit)
+	b.FingerprintReadersRefused = len(t.readers)
+	b.FingerprintReaderRefusedShare = share(b.FingerprintReaderRefused, b.FingerprintReaderRequests)
 	b.CrawlerRefusedShare = share(b.CrawlerRefused, b.CrawlerRequests)
 	b.OtherLoggedOutRefusedShare = share(b.OtherLoggedOutRefused, b.OtherLoggedOutRequests)
 	b.CrawlerPHPSecondsSaved = round3(b.CrawlerPHPSecondsSaved)

@@ -66,5 +66,20 @@ func FuzzGenerate(f *testing.F) {
 		if !strings.HasPrefix(snippet, "rate_limit {\n") || !strings.HasSuffix(snippet, "\n}\n") || strings.Count(snippet, "\nrate_limit") > 0 {
 			t.Fatalf("the print is not one rate_limit block:\n%s", snippet)
 		}
+		// The rules file's header is comment lines only, and the file as a
+		// whole is still exactly the block.
+		p := &Proposal{}
+		for _, z := range zones {
+			p.Rules = append(p.Rules, Rule{Name: z.Name, Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events})
+		}
+		header := deployHeader(p, time.Unix(0, 0), time.Unix(3600, 0))
+		for _, l := range strings.SplitAfter(header, "\n") {
+			if l != "" && (!strings.HasPrefix(l, "#") || !strings.HasSuffix(l, "\n") || strings.ContainsAny(strings.TrimSuffix(l, "\n"), "\r\n")) {
+				t.Fatalf("header line %q is not one comment line", l)
+			}
+		}
+		if _, err := validateZones(header+"\n"+snippet, zones); err != nil {
+			t.Fatalf("with its header: %v", err)
+		}
 	})
 }

@@ -388,7 +388,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	if !z.PerClient {
 		addConditions(z, c, labels)
 	}
-	z.Name = zoneName(c.Key, z.PerClient)
+	z.Name = zoneName(z)
 	return z, notes
 }
 
@@ -544,20 +544,86 @@ func selectLabels(c *crawlerEvidence) []string {
 	return out
 }
 
-// zoneName names a zone after the fingerprint: "tools_chrome_zh_cn".
-func zoneName(k detect.ClusterKey, perClient bool) string {
-	name := "tools_"
-	if perClient {
-		name += "per_client_"
+// zoneName names a zone after the conditions it carries, and only those:
+// "tools_zh_cn_logged_out" holds no User-Agent condition, so it does not say
+// "chrome" even when the crawler it answers claimed Chrome (a name that did
+// would tell the operator that other browsers pass). Browser versions that do
+// not fit in a name are counted instead ("chrome_3_versions"); Why lists them.
+func zoneName(z *Zone) string {
+	const maxName = 60 // zoneNameOK allows 64; uniqueName may add "_NN"
+	name := "tools"
+	if z.PerClient {
+		name += "_per_client"
 	}
-	name += slug(k.UA)
-	if k.Lang != "" {
-		name += "_" + slug(k.Lang)
+	c := z.Cond
+	ua := func(versions string) string {
+		if c.UserAgent == "" {
+			return ""
+		}
+		return "_" + slug(strings.TrimSuffix(c.UserAgent, "/")) + versions
 	}
-	if len(name) > 48 {
-		name = strings.TrimRight(name[:48], "_")
+	rest := ""
+	if c.Lang != "" {
+		rest += "_" + slug(c.Lang)
+	}
+	if c.NoClientHints {
+		rest += "_no_hints"
+	}
+	switch {
+	case c.NotCookie != "":
+		rest += "_logged_out"
+	case c.NoCookie:
+		rest += "_no_cookie"
+	}
+	versions := ""
+	if len(c.UserAgentVersions) > 0 {
+		versions = "_" + strings.Join(c.UserAgentVersions, "_")
+		if len(name+ua(versions)+rest) > maxName {
+			versions = fmt.Sprintf("_%d_versions", len(c.UserAgentVersions))
+		}
+	}
+	name += ua(versions) + rest
+	if name == "tools" {
+		name = "tools_any_client"
+	}
+	if len(name) > maxName {
+		name = strings.TrimRight(name[:maxName], "_")
 	}
 	return name
+}
+
+// conditionsText lists, for humans, exactly the conditions every match block
+// of z carries besides its targets, and the parts of the crawler's
+// fingerprint it does not check.
+func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []string) {
+	c := z.Cond
+	switch {
+	case c.NotCookie != "":
+		checked = append(checked, fmt.Sprintf("no Cookie holding %q (not logged in)", c.NotCookie))
+	case c.NoCookie:
+		checked = append(checked, "no Cookie header at all")
+	default:
+		unchecked = append(unchecked, "whether the client is logged in")
+	}
+	if c.Lang != "" {
+		checked = append(checked, "first Accept-Language "+c.Lang)
+	} else if k.Lang != "" {
+		unchecked = append(unchecked, "the Accept-Language ("+k.Lang+")")
+	}
+	switch {
+	case c.UserAgent != "" && len(c.UserAgentVersions) > 0:
+		checked = append(checked, "User-Agent "+c.UserAgent+" with major version "+strings.Join(c.UserAgentVersions, ", "))
+	case c.UserAgent != "":
+		checked = append(checked, "User-Agent containing "+c.UserAgent)
+	default:
+		unchecked = append(unchecked, "the User-Agent ("+k.UA+")")
+	}
+	if c.NoClientHints {
+		checked = append(checked, "no Sec-Ch-Ua client hint")
+	} else {
+		unchecked = append(unchecked, "client hints")
+	}
+	return checked, unchecked
 }
 
 func uniqueName(name string, used map[string]bool) string {

@@ -238,6 +238,27 @@ func TestGenerateCookieConditions(t *testing.T) {
 	}
 }
 
+// TestZoneNameStatesConditions: a name holds exactly the conditions the zone
+// carries, whatever the crawler's fingerprint was.
+func TestZoneNameStatesConditions(t *testing.T) {
+	for _, tc := range []struct {
+		z    Zone
+		want string
+	}{
+		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID="}}, "tools_zh_cn_logged_out"},
+		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID=", UserAgent: "Chrome/"}}, "tools_chrome_zh_cn_logged_out"},
+		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120"}, NoClientHints: true, NoCookie: true}}, "tools_chrome_121_120_no_hints_no_cookie"},
+		{Zone{PerClient: true}, "tools_per_client"},
+		{Zone{}, "tools_any_client"},
+		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120", "119", "118", "117", "116", "115", "114"}, Lang: "zh-cn", NoClientHints: true, NotCookie: "x="}},
+			"tools_chrome_8_versions_zh_cn_no_hints_logged_out"},
+	} {
+		if got := zoneName(&tc.z); got != tc.want || !zoneNameOK(got) {
+			t.Errorf("%+v: name %q, want %q", tc.z.Cond, got, tc.want)
+		}
+	}
+}
+
 func TestZoneNames(t *testing.T) {
 	a := &crawlerEvidence{Finding: "a", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
 	b := &crawlerEvidence{Finding: "b", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", NoClientHints: true}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
@@ -247,7 +268,10 @@ func TestZoneNames(t *testing.T) {
 	for _, z := range zones {
 		names = append(names, z.Name)
 	}
-	want := []string{"tools_chrome_zh_cn", "tools_chrome_zh_cn_2", "tools_per_client_other_bot"}
+	// No ordinary client used these tools, so no header condition was worth
+	// adding: the zones carry only "no Cookie", and their names say that and
+	// nothing else, though the crawlers claimed Chrome and zh-CN.
+	want := []string{"tools_no_cookie", "tools_no_cookie_2", "tools_per_client_no_cookie"}
 	if !slices.Equal(names, want) {
 		t.Errorf("names %q, want %q", names, want)
 	}

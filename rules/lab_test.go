@@ -1,8 +1,13 @@
 package rules
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/csv"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,22 +17,96 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
+// labDir is the real recording of a crawler burst on Caddy 2.11.9 +
+// caddy-ratelimit v0.1.0 + php8.2-fpm (shared/data/README.md); without it
+// the test ends as testenv.Missing says (a failure under CI=true).
+func labDir(t *testing.T) string {
+	t.Helper()
+	return filepath.Dir(testenv.LabIncident(t, bundle.ManifestFile))
+}
+
+// truthCounts counts the lab generator's requests by true class
+// (truth-requests.csv.gz: crawler, baseline_reader, ...).
+func truthCounts(t *testing.T) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(labDir(t), "truth-requests.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(zr)
+	head, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(head, "class")
+	if col < 0 {
+		t.Fatalf("no class column in %v", head)
+	}
+	out := map[string]int{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[rec[col]]++
+	}
+}
+
 // TestLabRecording runs the whole chain on the real recording: the detectors'
 // crawler_burst finding becomes a zone, Caddy adapts it, and the replay of the
 // recorded requests refuses most of the crawler and no logged-in request.
+//
+// The crawler's fingerprint (Chrome, zh-CN, logged out) is shared by real
+// readers whose Chrome asks for zh-CN: the backtest must count them apart
+// (the obvious count, everything under the fingerprint, called 9,112 requests
+// "crawler" and reported no collateral, while a deploy refused such readers).
+// What the crawler sent is known from the generator's truth file.
 func TestLabRecording(t *testing.T) {
-	// The real recording of a crawler burst on Caddy 2.11.9 +
-	// caddy-ratelimit v0.1.0 + php8.2-fpm (shared/data/README.md).
-	labBundle := filepath.Dir(testenv.LabIncident(t, bundle.ManifestFile))
+	labBundle := labDir(t)
 	p := proposeForBundle(t, labBundle)
 	if len(p.Rules) != 1 {
 		t.Fatalf("got %d rules; notes %v", len(p.Rules), p.DataQuality)
 	}
 	r := p.Rules[0]
 	bt := r.Backtest
-	t.Logf("%s\n%s\nbacktest %+v", r.Caddyfile, r.Why, bt)
+	t.Logf("%s\n%s\nbacktest %+v", p.Caddyfile, r.Why, bt)
 	if err := Validate(p.Caddyfile); err != nil {
 		t.Fatal(err)
+	}
+	truth := truthCounts(t)
+	if bt.CrawlerRequests != truth["crawler"] {
+		t.Errorf("%d requests counted as the crawler's, the generator sent %d", bt.CrawlerRequests, truth["crawler"])
+	}
+	if bt.FingerprintReaderRequests == 0 || bt.FingerprintReaderRefused == 0 || bt.FingerprintReadersRefused == 0 {
+		t.Errorf("readers who share the fingerprint: %d requests, %d refused from %d addresses; want the one who clicked a tool mid-crawl refused",
+			bt.FingerprintReaderRequests, bt.FingerprintReaderRefused, bt.FingerprintReadersRefused)
+	}
+	if bt.OtherLoggedOutRefused < bt.FingerprintReaderRefused {
+		t.Errorf("the readers' refusals (%d) are not in the collateral (%d)", bt.FingerprintReaderRefused, bt.OtherLoggedOutRefused)
+	}
+	if bt.BaselineCrawlerRequests != 0 {
+		t.Errorf("%d baseline requests counted as the crawler's, which had not started", bt.BaselineCrawlerRequests)
+	}
+	// The name and the description state the conditions the zone carries.
+	if strings.Contains(r.Name, "chrome") != strings.Contains(r.Caddyfile, "User-Agent") {
+		t.Errorf("zone %s and its User-Agent condition disagree:\n%s", r.Name, r.Caddyfile)
+	}
+	if !strings.Contains(r.Caddyfile, "User-Agent") && !strings.Contains(r.Why, "does not check the User-Agent (Chrome)") {
+		t.Errorf("the description does not say the zone ignores the User-Agent: %s", r.Why)
+	}
+	// The rules file's header states what the backtest found.
+	for _, want := range []string{readerHeaderLine(bt), "xcaddy build --with github.com/mholt/caddy-ratelimit@v0.1.0", OrderOption} {
+		if !strings.Contains(p.Caddyfile, want) {
+			t.Errorf("rules.caddy's header lacks %q:\n%s", want, p.Caddyfile)
+		}
 	}
 	if bt.CrawlerRefusedShare < 0.9 {
 		t.Errorf("refused %d of %d crawler requests (%.1f%%), want >= 90%%", bt.CrawlerRefused, bt.CrawlerRequests, 100*bt.CrawlerRefusedShare)
@@ -92,4 +171,9 @@ func inputForBundle(t *testing.T, dir string) Input {
 	}
 	m := b.Manifest
 	return Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}
+}
+
+// readerHeaderLine is the header's line for the readers of a backtest.
+func readerHeaderLine(bt Backtest) string {
+	return "readers who share the crawler's fingerprint: " + fmtInt(bt.FingerprintReaderRefused) + " of " + fmtInt(bt.FingerprintReaderRequests) + " requests refused"
 }

@@ -58,6 +58,9 @@ type profile struct {
 	maxDuration int64
 	// stats is what the pass read, to tell whether a later pass read the same.
 	stats accesslog.Stats
+	// readers are the addresses under a crawler's fingerprint that behaved
+	// like people (readers.go); arrivals counts theirs as ordinary.
+	readers fingerprintReaders
 }
 
 // readProfile streams the access logs once: what each crawler walked in the
@@ -83,6 +86,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	health := in.Site.HealthURI
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
 	var lateness lateCheck
+	tracker := readerTracker{}
 	var err error
 	p.stats, err = in.readRequests(ctx, nil,
 		func(batch []sources.Request) error {
@@ -107,7 +111,11 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				toolish := class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI
 				k := keys.Key(r)
 				ci := crawlerIndex(refs, k)
-				p.arrivals.add(at, classOf(ci, r.LoggedIn, reachedPHP(r)))
+				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
+				p.arrivals.add(at, cls)
+				if ci >= 0 {
+					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, p.arrivals.stretch(at), cls)
+				}
 				var label string
 				if toolish || ci >= 0 {
 					label = detect.ToolLabel(r.Path, r.Query, class)
@@ -131,6 +139,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 		return nil, err
 	}
 	p.possiblyLate, p.maxDuration = lateness.possiblyLate, lateness.maxDur
+	p.readers = tracker.settle(p.arrivals)
 	return p, nil
 }
 

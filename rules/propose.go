@@ -49,10 +49,23 @@ type Proposal struct {
 	// DataQuality says what limited the rules (short baseline, values dropped as
 	// unsafe, zones rejected and why).
 	DataQuality []sources.QualityNote `json:"data_quality"`
-	// Caddyfile is every rule's zone in one rate_limit block: what rules.caddy holds.
+	// Caddyfile is what rules.caddy holds: a comment saying what the block
+	// needs, where it goes, how to check it and what it would have refused
+	// (deploy.go), then Block.
 	Caddyfile string `json:"caddyfile,omitempty"`
+	// Block is every rule's zone in one rate_limit block, as Caddy validated it.
+	Block string `json:"-"`
 	// Backtest is the replay of that block as a whole (crawler = any crawler's fingerprint).
 	Backtest *Backtest `json:"backtest,omitempty"`
+	// adviceNotes is where the config advice's notes start in DataQuality.
+	adviceNotes int
+}
+
+// RulesProblems returns the notes that say the rules themselves (not the
+// config advice, which needs metrics the rules do not) were limited by
+// missing or doubtful evidence: every severity but info.
+func (p *Proposal) RulesProblems() []sources.QualityNote {
+	return sources.Problems(p.DataQuality[:p.adviceNotes])
 }
 
 // Sizing and acceptance.
@@ -121,6 +134,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	if prof != nil && prof.durations.N > 0 {
 		p99 = prof.durations.Quantile(0.99)
 	}
+	p.adviceNotes = len(p.DataQuality)
 	recs, notes := advise(in.Findings, in.Site, in.Listen, p99)
 	p.Recommendations = recs
 	p.DataQuality = append(p.DataQuality, notes...)
@@ -214,7 +228,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	if err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
-	e := &engine{in: in, refs: refs, matchers: m}
+	e := &engine{in: in, refs: refs, matchers: m, readers: prof.readers}
 	defer func() { e.matchers.close() }() // reload may replace them
 	if sat != nil {
 		e.serviceS = sat.Facts["service_time_s"]
@@ -323,11 +337,11 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	}
 
 	// The final snippets, each validated by Caddy.
-	p.Caddyfile, err = Caddyfile(zones)
+	p.Block, err = Caddyfile(zones)
 	if err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
-	if _, err := validateZones(p.Caddyfile, zones); err != nil {
+	if _, err := validateZones(p.Block, zones); err != nil {
 		return fmt.Errorf("rules: the proposed block failed validation: %w", err)
 	}
 	all := wr.all.window()
@@ -348,9 +362,10 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		br.zone[i].baselineInto(&bt)
 		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
 		bt.PHPSecondsBasis = e.costBasis()
-		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: why(z, refs, in.Findings), Finding: z.finding,
+		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: why(z, refs, in.Findings, prof.readers.count(z.crawler)), Finding: z.finding,
 			Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
+	p.Caddyfile = deployHeader(p, in.From, in.To) + "\n" + p.Block
 	return nil
 }
 
@@ -531,8 +546,10 @@ func spanText(a, b time.Time) string {
 	return a.UTC().Format("2006-01-02 15:04:05Z") + " to " + b.UTC().Format("2006-01-02 15:04:05Z") + ", " + b.Sub(a).Round(time.Second).String()
 }
 
-// why explains a zone: what it matches and why, how it is keyed, how it is sized.
-func why(z *Zone, refs []crawlerRef, fs []detect.Finding) string {
+// why explains a zone: what it matches and why, how it is keyed, how it is
+// sized; readers is how many addresses under the crawler's fingerprint
+// behaved like people.
+func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 	var b strings.Builder
 	ref := refs[z.crawler]
 	var f *detect.Finding
@@ -542,12 +559,27 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding) string {
 		}
 	}
 	fmt.Fprintf(&b, "Answers %s (%s). Matches requests for the tools it walked: %s.", ref.finding, ref.key, describeTargets(z))
+	checked, unchecked := conditionsText(z, ref.key)
+	if len(checked) > 0 {
+		b.WriteString(" Every match block also requires " + strings.Join(checked, ", and ") + ".")
+	}
+	if len(unchecked) > 0 {
+		list := unchecked[0]
+		if n := len(unchecked); n > 1 {
+			list = strings.Join(unchecked[:n-1], ", ") + " or " + unchecked[n-1]
+		}
+		b.WriteString(" It does not check " + list + ": any client that meets the rest shares the bucket with the crawler.")
+	}
 	if len(z.condWhy) > 0 {
-		b.WriteString(" Conditions: " + strings.Join(z.condWhy, "; ") + ".")
+		b.WriteString(" Why these conditions: " + strings.Join(z.condWhy, "; ") + ".")
 	}
 	if z.requests > 0 {
 		fmt.Fprintf(&b, " These tools carried %s of its %s requests in the window (%.1f%%); the rest (articles, assets, unnamed pages) is cheap or cached and left alone.",
 			fmtInt(z.covered), fmtInt(z.requests), 100*float64(z.covered)/float64(z.requests))
+	}
+	if readers > 0 {
+		fmt.Fprintf(&b, " %s addresses under the crawler's fingerprint behaved like readers (they fetched page assets, or read several pages over minutes at a reader's pace): the backtest counts their requests as collateral, not as the crawler's.",
+			fmtInt(readers))
 	}
 	if z.PerClient {
 		b.WriteString(" Key {client_ip} (the address Caddy logs as client_ip, which follows trusted_proxies; v0.1.0's docs use {remote_host}, the same address without a trusted proxy): one bucket per client, because the crawler was concentrated")

@@ -130,7 +130,7 @@ func (rec *recordedArrivals) unmatched(from, to int64) (classCounts, error) {
 	for _, chunk := range rec.chunks {
 		for i := range chunk {
 			if a := &chunk[i]; a.at >= from && a.at < to {
-				counts[classOf(a.crawler, a.login, a.php)]--
+				counts[classOf(a.crawler, a.reader, a.login, a.php)]--
 			}
 		}
 	}
@@ -167,10 +167,10 @@ func (r *replay) countUnmatched(counts classCounts) {
 			continue
 		}
 		class := arrivalClass(c)
-		crawler, login, php := class.crawler(), class.login(), class.php()
-		r.all.count(crawler, login, php, crawler >= 0, n)
+		crawler, reader, login, php := class.crawler(), class.reader(), class.login(), class.php()
+		r.all.count(crawler, reader, login, php, crawler >= 0, n)
 		for i, t := range r.zone {
-			t.count(crawler, login, php, crawler == r.zones[i].crawler, n)
+			t.count(crawler, reader, login, php, crawler == r.zones[i].crawler, n)
 		}
 	}
 }

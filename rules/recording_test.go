@@ -132,7 +132,7 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			true, "so the zone was resized to"},
 		{"per client", scenarioInput(t, scenario{name: "per client", crawler: reader{ua: uaChrome, lang: "zh-CN"}, perMin: 120,
 			tools: []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=Special:CiteThisPage/%s"}}), true, "key {client_ip}"},
-		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_other rejected"},
+		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_no_hints_logged_out rejected"},
 		{"lines far out of order", lateInput(t), false, "replayed late"},
 	}
 	if !testing.Short() {

@@ -52,8 +52,9 @@ type Rule struct {
 // arrivals.
 type Backtest struct {
 	// CrawlerRequests counts requests of the crawler's fingerprint (detect.Key
-	// equal to the finding's cluster) in the window; CrawlerRefused those the
-	// zone refused, CrawlerRefusedShare their share (0-1).
+	// equal to the finding's cluster) in the window, less those of the readers
+	// who share the fingerprint (below); CrawlerRefused those the zone
+	// refused, CrawlerRefusedShare their share (0-1).
 	CrawlerRequests     int     `json:"crawler_requests"`
 	CrawlerRefused      int     `json:"crawler_refused"`
 	CrawlerRefusedShare float64 `json:"crawler_refused_share"`
@@ -74,7 +75,8 @@ type Backtest struct {
 	LoggedInRequests int `json:"logged_in_requests"`
 	LoggedInRefused  int `json:"logged_in_refused"`
 	// OtherLoggedOutRequests counts every other request (not the crawler's
-	// fingerprint, not logged in); OtherLoggedOutRefused the collateral among them.
+	// fingerprint, or a reader who shares it; not logged in);
+	// OtherLoggedOutRefused the collateral among them.
 	OtherLoggedOutRequests     int     `json:"other_logged_out_requests"`
 	OtherLoggedOutRefused      int     `json:"other_logged_out_refused"`
 	OtherLoggedOutRefusedShare float64 `json:"other_logged_out_refused_share"`
@@ -86,6 +88,18 @@ type Backtest struct {
 	// LegitimateClientsRefused counts distinct client addresses, other than the
 	// crawler's fingerprint, that would have seen at least one 429.
 	LegitimateClientsRefused int `json:"legitimate_clients_refused"`
+	// FingerprintReaderRequests counts the requests, of any fingerprint a
+	// zone answers, from addresses that behaved like people rather than like
+	// the crawler (they fetched page assets, or read several pages over
+	// minutes at a reader's pace): readers who share the crawler's
+	// fingerprint. They are ordinary traffic, counted in the logged-in and
+	// other logged-out figures above, and apart here; FingerprintReaderRefused
+	// is the collateral among them, FingerprintReaderRefusedShare its share
+	// and FingerprintReadersRefused the addresses refused at least once.
+	FingerprintReaderRequests     int     `json:"fingerprint_reader_requests"`
+	FingerprintReaderRefused      int     `json:"fingerprint_reader_refused"`
+	FingerprintReaderRefusedShare float64 `json:"fingerprint_reader_refused_share"`
+	FingerprintReadersRefused     int     `json:"fingerprint_readers_refused"`
 	// BaselineFrom and BaselineTo bound the baseline period replayed on its own.
 	BaselineFrom time.Time `json:"baseline_from,omitzero"`
 	BaselineTo   time.Time `json:"baseline_to,omitzero"`

@@ -534,3 +534,169 @@ func sameJSON(a, b any) error {
 	}
 	return nil
 }
+
+// CaddyfileCheck is what Caddy's adapter made of a whole Caddyfile holding
+// the rate_limit block.
+type CaddyfileCheck struct {
+	// Server is the name of the server (in the adapted JSON) that runs it.
+	Server string
+	// Handlers lists the handlers of the site's route in that server, in the
+	// order a request meets them (subroutes flattened): rate_limit must come
+	// before any rewrite.
+	Handlers []string
+	// Warnings are the adapter's warnings about the file (formatting and the like).
+	Warnings []string
+}
+
+// CheckCaddyfile adapts a whole Caddyfile with Caddy's Caddyfile adapter and
+// caddy-ratelimit v0.1.0, as `caddy adapt` does, and checks that exactly one
+// rate_limit handler came out, holding exactly the named zones, and that in
+// its server no rewrite (rewrite, uri, try_files all adapt to one) comes
+// before it: the zones must see the request as the client sent it.
+func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileCheck, error) {
+	if err := plainText(string(src)); err != nil {
+		return nil, fmt.Errorf("%s: %w", filename, err)
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	if adapter == nil {
+		return nil, errors.New("validate: Caddy's caddyfile adapter is not registered")
+	}
+	js, warnings, err := adapter.Adapt(src, map[string]any{"filename": filename})
+	if err != nil {
+		if strings.Contains(err.Error(), "unrecognized directive") {
+			// caddymodules.go links the common HTTP modules only.
+			return nil, fmt.Errorf("validate: Caddy's adapter in aftermath rejected %s: %w (aftermath links Caddy's common HTTP modules and caddy-ratelimit only: if the directive comes from a module your Caddy has, check the copy with `caddy validate` instead)", filename, err)
+		}
+		return nil, fmt.Errorf("validate: Caddy rejected %s: %w", filename, err)
+	}
+	out := &CaddyfileCheck{}
+	for _, w := range warnings {
+		out.Warnings = append(out.Warnings, w.String())
+	}
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Routes []json.RawMessage `json:"routes"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(js, &cfg); err != nil {
+		return nil, fmt.Errorf("validate: adapted config: %w", err)
+	}
+	found := 0
+	for _, name := range keys(cfg.Apps.HTTP.Servers) {
+		// A site block with a host adapts to one top-level route matching
+		// that host; a site without one (":8080") spreads its directives over
+		// top-level routes with no host matcher (a path matcher, or none).
+		// The site's handlers are those of the routes with the rate_limit's
+		// route's hosts or with no host matcher, in order.
+		type topRoute struct {
+			hosts    string
+			handlers []json.RawMessage
+			kinds    []string
+			limits   int
+		}
+		var routes []topRoute
+		limitAt := -1
+		for i, raw := range cfg.Apps.HTTP.Servers[name].Routes {
+			var r struct {
+				Match []map[string]json.RawMessage `json:"match"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return nil, fmt.Errorf("validate: adapted route: %w", err)
+			}
+			tr := topRoute{}
+			for _, set := range r.Match {
+				tr.hosts += string(set["host"])
+			}
+			if err := flattenHandlers(raw, &tr.handlers); err != nil {
+				return nil, err
+			}
+			for _, h := range tr.handlers {
+				var kind struct {
+					Handler string `json:"handler"`
+				}
+				if err := json.Unmarshal(h, &kind); err != nil {
+					return nil, fmt.Errorf("validate: adapted handler: %w", err)
+				}
+				tr.kinds = append(tr.kinds, kind.Handler)
+				if kind.Handler == "rate_limit" {
+					tr.limits++
+					found++
+					if limitAt < 0 {
+						limitAt = i
+					}
+				}
+			}
+			routes = append(routes, tr)
+		}
+		if limitAt < 0 {
+			continue
+		}
+		var limit *adaptedHandler
+		var kinds []string
+		rewriteFirst := ""
+		for _, tr := range routes {
+			if tr.hosts != "" && tr.hosts != routes[limitAt].hosts {
+				continue
+			}
+			for j, h := range tr.handlers {
+				kinds = append(kinds, tr.kinds[j])
+				switch {
+				case tr.kinds[j] == "rate_limit" && limit == nil:
+					limit = &adaptedHandler{}
+					if err := json.Unmarshal(h, limit); err != nil {
+						return nil, fmt.Errorf("validate: adapted rate_limit: %w", err)
+					}
+				case tr.kinds[j] == "rewrite" && limit == nil && rewriteFirst == "":
+					rewriteFirst = string(h)
+				}
+			}
+		}
+		if rewriteFirst != "" {
+			return nil, fmt.Errorf("validate: in server %s a rewrite runs before rate_limit (%s): the zones would see the rewritten path; add %q to the global options", name, clip(rewriteFirst, 200), OrderOption)
+		}
+		got := keys(limit.RateLimits)
+		want := append([]string(nil), zones...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			return nil, fmt.Errorf("validate: the rate_limit handler in server %s holds zones %v, want %v", name, got, want)
+		}
+		out.Server, out.Handlers = name, kinds
+	}
+	if found != 1 {
+		return nil, fmt.Errorf("validate: %s adapted to %d rate_limit handlers, want 1", filename, found)
+	}
+	return out, nil
+}
+
+// flattenHandlers gathers a route's handlers in order, descending into subroutes.
+func flattenHandlers(route json.RawMessage, out *[]json.RawMessage) error {
+	var r struct {
+		Handle []json.RawMessage `json:"handle"`
+	}
+	if err := json.Unmarshal(route, &r); err != nil {
+		return fmt.Errorf("validate: adapted route: %w", err)
+	}
+	for _, h := range r.Handle {
+		var sub struct {
+			Handler string            `json:"handler"`
+			Routes  []json.RawMessage `json:"routes"`
+		}
+		if err := json.Unmarshal(h, &sub); err != nil {
+			return fmt.Errorf("validate: adapted handler: %w", err)
+		}
+		if sub.Handler == "subroute" {
+			for _, sr := range sub.Routes {
+				if err := flattenHandlers(sr, out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		*out = append(*out, h)
+	}
+	return nil
+}

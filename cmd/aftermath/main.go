@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,8 +22,55 @@ const (
 	exitUsage      = 2 // usage or input error
 )
 
-// version is set by the linker (-X main.version=...) in release builds.
-var version = "dev"
+// version, when set by the linker (-X main.version=...), overrides the
+// version read from the build info.
+var version = ""
+
+// versionString is the version and commit aftermath was built from, as the
+// Go toolchain recorded them (runtime/debug.ReadBuildInfo): the module
+// version ("v0.4.1" from go install, "(devel)" from a checkout) and the VCS
+// revision, its time and whether the tree had uncommitted changes.
+func versionString() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v == "" {
+			v = "unknown (no build info)"
+		}
+		return v
+	}
+	if v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	var parts []string
+	if rev != "" {
+		parts = append(parts, "commit "+rev[:min(12, len(rev))])
+	} else {
+		parts = append(parts, "commit unknown (built without VCS information)")
+	}
+	if at != "" {
+		parts = append(parts, at)
+	}
+	if modified {
+		parts = append(parts, "with uncommitted changes")
+	}
+	return v + " (" + strings.Join(parts, ", ") + ", " + bi.GoVersion + ")"
+}
 
 // exitError carries an exit code through cobra's error return.
 type exitError struct {
@@ -42,18 +91,21 @@ func newRootCmd() *cobra.Command {
 		Short:         "Postmortems and rate-limit rules for PHP sites behind Caddy, from logs and metrics",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("aftermath {{.Version}}\n")
 	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
+	registerCompletions(root)
 	return root
 }
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version and the commit it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), "aftermath", version)
+			fmt.Fprintln(cmd.OutOrStdout(), "aftermath", versionString())
 			return nil
 		},
 	}

@@ -197,8 +197,8 @@ func TestRulesPartialLiveBundle(t *testing.T) {
 		cmd := newRulesCmd()
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		cmd.SetArgs([]string{"--bundle", b})
-		cmd.SetOut(&out)
-		cmd.SetErr(io.Discard)
+		cmd.SetOut(io.Discard) // the rules file; the notes go to stderr
+		cmd.SetErr(&out)
 		return exitCode(cmd.Execute()), out.String()
 	}
 	if code, out := rulesOn(); code != exitOK {

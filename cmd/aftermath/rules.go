@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -13,6 +14,8 @@ import (
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
 
 type rulesFlags struct {
@@ -23,6 +26,9 @@ type rulesFlags struct {
 	baselineDays float64
 	validate     bool
 	tz           string
+	out          string
+	caddyfile    string
+	site         string
 }
 
 // newRulesCmd is `aftermath rules`: generate caddy-ratelimit zones for the
@@ -39,7 +45,23 @@ them, replays the recorded requests through them, and prints the rate_limit
 block, the backtest and the php-fpm/Caddy config advice.
 
 The zones are sized on a baseline: the bundle's, the --baseline-days before the
-window, or else the data before the window (or before the crawler's onset).`,
+window, or else the data before the window (or before the crawler's onset).
+
+Standard output carries the rules file alone (a comment saying what the block
+needs, where it goes and what it would have refused, then the block) unless it
+is a terminal: the backtest tables, the advice and the notes then follow it
+there, and otherwise go to standard error. So "aftermath rules ... > rules.caddy"
+gives a usable file, as does --out FILE.
+
+With --caddyfile PATH the block is placed in a copy of that Caddyfile, as the
+rules file's header says to (the global option "` + rules.OrderOption + `",
+the block at the top of the site's block), the copy is adapted by Caddy's own
+Caddyfile adapter with caddy-ratelimit, written to PATH.rate_limit, and the
+diff is printed instead of the rules file. The original is never changed.
+
+Exit codes: 0 done; 1 done, but the access logs or the crawler detection had
+problems (skipped lines, gaps), which the notes name; 2 usage or input error.
+Missing metrics only limit the config advice and do not change the exit code.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := f.inputs()
@@ -58,6 +80,9 @@ window, or else the data before the window (or before the crawler's onset).`,
 	fl.Float64Var(&f.baselineDays, "baseline-days", 0, "size the zones on the N days before the window (default: the bundle's baseline, else the data before the window)")
 	fl.BoolVar(&f.validate, "validate", false, "also print Caddy's verdict on the printed block (it is always validated before it is printed)")
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
+	fl.StringVar(&f.out, "out", "", "write the rules file (header comment and rate_limit block) to FILE")
+	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
+	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
 	return cmd
 }
 
@@ -90,6 +115,16 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 }
 
 func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
+	if f.site != "" && f.caddyfile == "" {
+		return usageErrorf("--site names a site of the --caddyfile: give --caddyfile PATH too")
+	}
+	var userCaddyfile []byte
+	if f.caddyfile != "" {
+		var err error
+		if userCaddyfile, err = os.ReadFile(f.caddyfile); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--caddyfile: %w", err)}
+		}
+	}
 	ctx := cmd.Context()
 	d, err := loadAndDetect(ctx, *in)
 	if err != nil {
@@ -101,54 +136,115 @@ func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	w := cmd.OutOrStdout()
-	if prop.Caddyfile != "" {
-		fmt.Fprintln(w, "# caddy-ratelimit v0.1.0: paste into the site block (rate_limit runs before basic_auth)")
-		fmt.Fprint(w, prop.Caddyfile)
-		if f.validate {
-			if err := rules.Validate(prop.Caddyfile); err != nil {
-				fmt.Fprintln(w, "# validation FAILED:", err)
-				return &exitError{code: exitUsage, err: err}
-			}
-			fmt.Fprintln(w, "# validated: adapted by Caddy v2.11.9 with caddy-ratelimit v0.1.0; every subdirective survives")
+	// The rules file (or the diff) is the command's output; the tables and
+	// notes are for a person, so they share stdout only with a terminal.
+	out := cmd.OutOrStdout()
+	human := cmd.ErrOrStderr()
+	if isTerminal(out) {
+		human = out
+	}
+	file := prop.Caddyfile
+	if file == "" {
+		file = "# aftermath proposed no rate_limit zone: no crawler_burst finding justified one (see the notes).\n"
+	}
+	if f.out != "" {
+		if err := os.WriteFile(f.out, []byte(file), 0o644); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--out: %w", err)}
 		}
-		fmt.Fprintln(w)
-		printBacktest(w, prop, loc)
+		fmt.Fprintln(human, "wrote", report.TerminalSafe(f.out))
+	}
+	if f.validate && prop.Block != "" {
+		if err := rules.Validate(prop.Block); err != nil {
+			fmt.Fprintln(human, "validation FAILED:", err)
+			return &exitError{code: exitUsage, err: err}
+		}
+		fmt.Fprintln(human, "validated: adapted by Caddy v2.11.9 with caddy-ratelimit v0.1.0; every subdirective survives")
+	}
+	switch {
+	case f.caddyfile != "":
+		if prop.Block == "" {
+			fmt.Fprintln(human, "no rate limit proposed: nothing to place in", report.TerminalSafe(f.caddyfile))
+			break
+		}
+		var zones []string
 		for _, r := range prop.Rules {
-			fmt.Fprintf(w, "\n%s: %s\n", r.Name, report.TerminalSafe(r.Why))
+			zones = append(zones, r.Name)
 		}
-	} else {
-		fmt.Fprintln(w, "no rate limit proposed")
+		pl, err := rules.PlaceInCaddyfile(userCaddyfile, f.caddyfile, prop.Block, zones, f.site)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		copyPath := f.caddyfile + ".rate_limit"
+		if err := os.WriteFile(copyPath, []byte(pl.Caddyfile), 0o644); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--caddyfile: %w", err)}
+		}
+		fmt.Fprint(out, rules.UnifiedDiff(f.caddyfile, copyPath, string(userCaddyfile), pl.Caddyfile))
+		fmt.Fprintf(human, "wrote %s: the zones are in the site block %s (server %s, handlers in order: %s); Caddy's adapter accepts it.\n",
+			report.TerminalSafe(copyPath), report.TerminalSafe(pl.Site), report.TerminalSafe(pl.Check.Server), strings.Join(pl.Check.Handlers, ", "))
+		for _, w := range pl.Check.Warnings {
+			fmt.Fprintln(human, "caddy warning:", report.TerminalSafe(w))
+		}
+		fmt.Fprintln(human, "check with the Caddy you will run (built with "+rules.Module+"): caddy validate --config", report.TerminalSafe(copyPath))
+	case f.out == "":
+		fmt.Fprint(out, file)
+	}
+	if prop.Block != "" {
+		fmt.Fprintln(human)
+		printBacktest(human, prop, loc)
+		for _, r := range prop.Rules {
+			fmt.Fprintf(human, "\n%s: %s\n", r.Name, report.TerminalSafe(r.Why))
+		}
 	}
 	if len(prop.Recommendations) > 0 {
-		fmt.Fprintln(w)
-		t := tablewriter.NewWriter(w)
+		fmt.Fprintln(human)
+		t := report.NewTable(human)
 		t.Header("target", "key", "value")
 		for _, r := range prop.Recommendations {
 			_ = t.Append(r.Target, r.Key, report.TerminalSafe(r.Value))
 		}
 		_ = t.Render()
 		for _, r := range prop.Recommendations {
-			fmt.Fprintf(w, "\n%s %s = %s: %s\n", r.Target, r.Key, report.TerminalSafe(r.Value), report.TerminalSafe(r.Why))
+			fmt.Fprintf(human, "\n%s %s = %s: %s\n", r.Target, r.Key, report.TerminalSafe(r.Value), report.TerminalSafe(r.Why))
 		}
 	}
 	notes := append(append(append([]sources.QualityNote{}, loaded.DataQuality...), res.DataQuality...), prop.DataQuality...)
 	if len(notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(human)
 	}
 	for _, n := range notes {
-		fmt.Fprintf(w, "%s (%s): %s\n", n.Severity, n.Source, report.TerminalSafe(n.Message))
+		fmt.Fprintf(human, "%s (%s): %s\n", n.Severity, n.Source, report.TerminalSafe(n.Message))
 	}
-	if incomplete(notes) {
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("done, but with caveats: see the notes above")}
+	if problems := rulesProblems(loaded.DataQuality, res.DataQuality, prop); len(problems) > 0 {
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("done, but the rules rest on incomplete evidence: %s", report.TerminalSafe(problems[0].Message))}
 	}
 	return nil
 }
 
+// rulesProblems keeps the problems of what the rules are made from: the
+// access logs (however fetched), the crawler detection, and the rules' own
+// generation and backtest. Metrics, changes and the other logs only feed the
+// config advice or the postmortem, so their gaps do not make the rules
+// incomplete; a note from a source not named here counts, to be safe.
+func rulesProblems(loadNotes, detectNotes []sources.QualityNote, prop *rules.Proposal) []sources.QualityNote {
+	notNeeded := map[string]bool{"metrics": true, prometheus.Source: true, cloudwatch.Source: true, "git": true, "changes": true, "logs": true}
+	var out []sources.QualityNote
+	for _, n := range sources.Problems(loadNotes) {
+		if !notNeeded[n.Source] {
+			out = append(out, n)
+		}
+	}
+	for _, n := range sources.Problems(detectNotes) {
+		if n.Source == detect.KindCrawlerBurst {
+			out = append(out, n)
+		}
+	}
+	return append(out, prop.RulesProblems()...)
+}
+
 // printBacktest prints one row per zone and one for the block as a whole.
 func printBacktest(w io.Writer, prop *rules.Proposal, loc *time.Location) {
-	t := tablewriter.NewWriter(w)
-	t.Header("zone", "window", "events", "crawler refused", "crawler PHP s saved", "other logged-out refused", "logged-in refused", "clients with a 429", "baseline refused", "first refusal")
+	t := report.NewTable(w)
+	t.Header("zone", "window", "events", "crawler refused", "crawler PHP s saved", "other logged-out refused", "logged-in refused", "clients with a 429", "baseline refused", "readers sharing the fingerprint refused", "first refusal")
 	row := func(name, window, events string, b rules.Backtest) {
 		first := "-"
 		if !b.FirstRefusal.IsZero() {
@@ -161,6 +257,7 @@ func printBacktest(w io.Writer, prop *rules.Proposal, loc *time.Location) {
 			fmt.Sprintf("%d of %d", b.LoggedInRefused, b.LoggedInRequests),
 			fmt.Sprint(b.LegitimateClientsRefused),
 			fmt.Sprintf("%d of %d", b.BaselineRefused, b.BaselineRequests),
+			fmt.Sprintf("%d of %d", b.FingerprintReaderRefused, b.FingerprintReaderRequests),
 			first)
 	}
 	for _, r := range prop.Rules {
