@@ -43,7 +43,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newReplayCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
 	return root
 }
 
