@@ -65,6 +65,8 @@ type Result struct {
 	// scheduled instant and its goroutine starting to send it.
 	WorstLag   time.Duration `json:"-"`
 	WorstLagAt time.Duration `json:"-"`
+	// Lags holds each fired request's lag, in shot order (0 for unsent).
+	Lags []time.Duration `json:"-"`
 	// InFlightHigh is the most requests whose client was still waiting at
 	// once; OpenHigh the most connections open at once (late window included).
 	InFlightHigh int `json:"in_flight_high_water"`
@@ -144,6 +146,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	e.tr = newTransport(o)
 	defer e.tr.CloseIdleConnections()
 	e.res.Seconds = make([]Second, int(p.Duration()/time.Second)+1)
+	e.res.Lags = make([]time.Duration, len(p.Shots))
 
 	limit := o.MaxDuration
 	if limit <= 0 {
@@ -234,7 +237,7 @@ func newTransport(o Options) *http.Transport {
 // fire sends shot i and classifies what comes back.
 func (e *engine) fire(runCtx context.Context, i int, due time.Time) {
 	shot := &e.plan.Shots[i]
-	e.noteLag(time.Since(due), shot.Offset)
+	e.noteLag(i, time.Since(due), shot.Offset)
 	sec := int(shot.Offset / time.Second)
 
 	req, ok := e.request(shot)
@@ -350,8 +353,9 @@ func hostOK(s string) bool {
 	return true
 }
 
-func (e *engine) noteLag(lag, at time.Duration) {
+func (e *engine) noteLag(i int, lag, at time.Duration) {
 	e.mu.Lock()
+	e.res.Lags[i] = lag
 	if lag > e.res.WorstLag {
 		e.res.WorstLag, e.res.WorstLagAt = lag, at
 	}

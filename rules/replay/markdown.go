@@ -85,7 +85,8 @@ func (r *Report) Markdown() []byte {
 	w("\nAnswered in time, by status: %s.\n\n", statusText(r.Classes["all"].Answered))
 
 	w("## The generator\n\n")
-	w("- Worst scheduling lag %.1f ms at %.1f s (bound %.0f ms).\n", g.WorstLagMS, g.WorstLagAtS, g.MaxLagMS)
+	w("- Worst scheduling lag %.1f ms at %.1f s (bound %.0f ms); median %.1f ms, 99th percentile %.1f ms; %d requests later than the bound.\n",
+		g.WorstLagMS, g.WorstLagAtS, g.MaxLagMS, g.MedianLagMS, g.P99LagMS, g.OverMaxLag)
 	w("- In flight (clients still waiting) at most %d; the schedule allowed at most %d (its busiest client-timeout-long stretch). Connections open at most %d.\n",
 		g.InFlightHigh, g.InFlightBound, g.OpenHigh)
 	for _, k := range sortedKeys(g.ErrorSamples) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/rules"
@@ -61,9 +62,14 @@ type Report struct {
 // Generator is what the generator says about itself: a run is only the
 // server's measurement if the generator kept its schedule.
 type Generator struct {
-	WorstLagMS   float64 `json:"worst_lag_ms"`
-	WorstLagAtS  float64 `json:"worst_lag_at_s"`
-	MaxLagMS     float64 `json:"max_lag_ms"`
+	WorstLagMS  float64 `json:"worst_lag_ms"`
+	WorstLagAtS float64 `json:"worst_lag_at_s"`
+	MaxLagMS    float64 `json:"max_lag_ms"`
+	// MedianLagMS and P99LagMS describe the lag of the fired requests;
+	// OverMaxLag counts those later than the bound.
+	MedianLagMS  float64 `json:"median_lag_ms"`
+	P99LagMS     float64 `json:"p99_lag_ms"`
+	OverMaxLag   int     `json:"over_max_lag"`
 	InFlightHigh int     `json:"in_flight_high_water"`
 	OpenHigh     int     `json:"open_high_water"`
 	// InFlightBound is the most requests that could have been waiting at
@@ -162,6 +168,7 @@ func NewReport(in ReportInput) *Report {
 	}
 	g := &r.Generator
 	g.WorstLagMS, g.WorstLagAtS, g.MaxLagMS = ms(res.WorstLag), res.WorstLagAt.Seconds(), ms(o.MaxLag)
+	g.MedianLagMS, g.P99LagMS, g.OverMaxLag = lagStats(res, o.MaxLag)
 	g.InFlightHigh, g.OpenHigh = res.InFlightHigh, res.OpenHigh
 	g.InFlightBound = inFlightBound(p, o.ClientTimeout)
 	g.SourceAddrs, g.MergedSources, g.ErrorSamples = res.Sources, res.MergedSources, res.ErrorSamples
@@ -187,6 +194,25 @@ func NewReport(in ReportInput) *Report {
 		r.Backtest = compare(in, r.Classes)
 	}
 	return r
+}
+
+// lagStats returns the median and 99th percentile lag of the fired
+// requests, and how many were later than bound.
+func lagStats(res *Result, bound time.Duration) (median, p99 float64, over int) {
+	lags := make([]time.Duration, 0, len(res.Lags))
+	for i, l := range res.Lags {
+		if i < len(res.Lags)-res.Unsent {
+			lags = append(lags, l)
+		}
+		if l > bound {
+			over++
+		}
+	}
+	if len(lags) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(lags)
+	return ms(lags[len(lags)/2]), ms(lags[min(len(lags)-1, len(lags)*99/100)]), over
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Microsecond)) / 1000 }
