@@ -288,6 +288,9 @@ func compare(in ReportInput, classes map[string]*ClassSummary) *Comparison {
 			continue
 		}
 		s := classes[x.class.String()]
+		if x.requests == 0 && s.Judged() == 0 {
+			continue // nothing of this class in the range: nothing to compare
+		}
 		row := ComparisonRow{Class: x.class.String(), BacktestRequests: x.requests, BacktestRefused: x.refd, BacktestRefusedShare: share(x.refd, x.requests),
 			ReplayJudged: s.Judged(), ReplayRefused: s.RateLimited, ReplayRefusedShare: s.RefusedShare, ReplayFailedShare: s.FailedShare}
 		row.DifferencePoints = math.Round((row.ReplayRefusedShare-row.BacktestRefusedShare)*1000) / 10
