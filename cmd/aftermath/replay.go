@@ -145,6 +145,9 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if plan.Duration() > f.maxDuration {
 		notes = append(notes, fmt.Sprintf("the schedule lasts %s, longer than --max-duration %s: the run stops at the bound", plan.Duration().Round(time.Second), f.maxDuration))
 	}
+	if in.MinuteStatus != "" {
+		notes = append(notes, "the bundle counts some minutes without their lines (pulled as per-minute counts): their requests cannot be replayed, only the lines the bundle holds are sent")
+	}
 	notes = append(notes, "methods are kept but no request body is sent (the access log holds none); each client's connection is its own and is closed after its answer")
 
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
