@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -164,16 +163,4 @@ func NewPlan(ctx context.Context, read RequestReader, o PlanOptions) (*Plan, err
 // Duration is how long the schedule lasts in replay time.
 func (p *Plan) Duration() time.Duration {
 	return time.Duration(float64(p.To.Sub(p.From)) / p.Speed)
-}
-
-// crawlerNames lists the crawler fingerprints for humans.
-func (p *Plan) crawlerNames() string {
-	var s []string
-	for _, k := range p.CrawlerKeys {
-		s = append(s, k.String())
-	}
-	if len(s) == 0 {
-		return "none (no crawler_burst finding)"
-	}
-	return strings.Join(s, "; ")
 }

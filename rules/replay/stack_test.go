@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -462,8 +463,8 @@ func TestStarvedGeneratorInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := hungListener(t)
-	prev := runtimeGOMAXPROCS(1)
-	defer runtimeGOMAXPROCS(prev)
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
 	stopSpin := make(chan struct{})
 	var spinners sync.WaitGroup
 	for range 8 {
