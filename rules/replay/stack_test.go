@@ -140,9 +140,22 @@ http://:%d {
 // incident is the simulated crawler incident, loaded and analysed once.
 var incident struct {
 	once     sync.Once
+	dir      string
 	err      error
 	analysis Analysis
 	site     sources.Site
+}
+
+// TestMain removes the simulated incident the tests shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if incident.analysis.Loaded != nil {
+		incident.analysis.Loaded.Close()
+	}
+	if incident.dir != "" {
+		os.RemoveAll(incident.dir)
+	}
+	os.Exit(code)
 }
 
 // crawlerIncident simulates crawler-backlog (one hour of baseline) and runs
@@ -155,6 +168,7 @@ func crawlerIncident(t *testing.T) Analysis {
 			incident.err = err
 			return
 		}
+		incident.dir = dir
 		out := filepath.Join(dir, "bundle")
 		ctx := context.Background()
 		if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Out: out, Seed: 1, Scale: 1, BaselineHours: 1}); err != nil {
