@@ -112,34 +112,13 @@ func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
 }
 
 // httpRequest rebuilds the request Caddy would have seen from the log's
-// record. The log keeps less than the request had, so headers are rebuilt
-// from what was parsed: Accept-Language is its first entry (all the zone's
-// regular expression reads), the Cookie header carries the logged-in pattern
-// exactly when the reader found it, and an unreadable (REDACTED) cookie stays
-// unreadable, which the backtest reports as login unknown.
+// record, with the headers RequestHeader rebuilds.
 func httpRequest(r *sources.Request, cookie string) *http.Request {
 	u := &url.URL{Path: decodedPath(r.Path), RawQuery: r.Query}
 	if u.Path != r.Path {
 		u.RawPath = r.Path
 	}
-	h := http.Header{}
-	if r.UserAgent != "" {
-		h["User-Agent"] = []string{r.UserAgent}
-	}
-	if r.Lang != "" {
-		h["Accept-Language"] = []string{r.Lang}
-	}
-	if r.SecChUa {
-		h["Sec-Ch-Ua"] = []string{`"Chromium"`}
-	}
-	switch {
-	case r.LoggedIn == sources.LoggedInYes && cookie != "":
-		h["Cookie"] = []string{cookie + "1"}
-	case r.LoggedIn == sources.LoggedInUnknown && r.HasCookie:
-		h["Cookie"] = []string{"REDACTED"}
-	case r.HasCookie:
-		h["Cookie"] = []string{"aftermath_replay=1"}
-	}
+	h := RequestHeader(r, cookie)
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet

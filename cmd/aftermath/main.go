@@ -94,7 +94,7 @@ func newRootCmd() *cobra.Command {
 		Version:       versionString(),
 	}
 	root.SetVersionTemplate("aftermath {{.Version}}\n")
-	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
+	root.AddCommand(newAnalyzeCmd(), newDemoCmd(), newFetchCmd(), newReplayCmd(), newRulesCmd(), newScanCmd(), newSimulateCmd(), newVersionCmd())
 	registerCompletions(root)
 	return root
 }

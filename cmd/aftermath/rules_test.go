@@ -125,14 +125,14 @@ func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
 
 func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
 
-// sampleDir unpacks the demo's embedded bundle.
+// sampleDir writes the demo's sample incident, as `aftermath demo` simulates it.
 func sampleDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := bundle.Untar(bytes.NewReader(sampleBundle), dir); err != nil {
+	b, err := simulateDemo(context.Background(), t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	return b.Dir
 }
 
 // TestRulesOutput: piped, stdout is the rules file alone (so "> rules.caddy"

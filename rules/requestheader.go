@@ -1,0 +1,37 @@
+package rules
+
+import (
+	"net/http"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// RequestHeader rebuilds, from the log's record of a request, the headers a
+// zone's matchers read. The log keeps less than the request had, so headers
+// are rebuilt from what was parsed: Accept-Language is its first entry (all a
+// zone's regular expression reads), the Cookie header carries the logged-in
+// pattern cookie (a placeholder value, never a real one) exactly when the
+// reader found it, and an unreadable (REDACTED) cookie stays unreadable, which
+// the backtest reports as login unknown. The backtest matches these headers
+// with Caddy's matchers and a replay sends them, so both see the same request.
+func RequestHeader(r *sources.Request, cookie string) http.Header {
+	h := http.Header{}
+	if r.UserAgent != "" {
+		h["User-Agent"] = []string{r.UserAgent}
+	}
+	if r.Lang != "" {
+		h["Accept-Language"] = []string{r.Lang}
+	}
+	if r.SecChUa {
+		h["Sec-Ch-Ua"] = []string{`"Chromium"`}
+	}
+	switch {
+	case r.LoggedIn == sources.LoggedInYes && cookie != "":
+		h["Cookie"] = []string{cookie + "1"}
+	case r.LoggedIn == sources.LoggedInUnknown && r.HasCookie:
+		h["Cookie"] = []string{"REDACTED"}
+	case r.HasCookie:
+		h["Cookie"] = []string{"aftermath_replay=1"}
+	}
+	return h
+}
