@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -177,6 +178,10 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	}
 	a, err := analyzeInputs(cmd.Context(), *in)
 	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		return &exitError{code: exitUsage, err: err}
 	}
 	rep := a.report

@@ -631,7 +631,7 @@ func (l *loader) sample(p textparse.Parser, i int) {
 		key := l.lset.String()
 		st = s.byLabels[key]
 		if st == nil {
-			st = &seriesState{lset: l.lset}
+			st = &seriesState{lset: l.lset, name: l.lset.Get(labels.MetricName)}
 			s.byLabels[key] = st
 		}
 		s.byText[string(series)] = st
@@ -661,6 +661,7 @@ func (l *loader) sample(p textparse.Parser, i int) {
 		return
 	}
 	st.ref = uint64(ref)
+	l.store.observeFamily(st.name, t, st.lastT, st.has)
 	if st.has && t < st.lastT {
 		l.stats.OutOfOrder++
 	} else {
