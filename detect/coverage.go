@@ -139,7 +139,7 @@ func coverageMessage(c sources.Coverage, from, to time.Time, loc *time.Location)
 		}
 		msg += "; cut short: " + strings.Join(c.Truncated, ", ")
 		if c.Last != nil {
-			msg += fmt.Sprintf(", the last line read is at %s", at(*c.Last))
+			msg += fmt.Sprintf(", the evidence read ends at %s", at(*c.Last))
 		}
 	}
 	return msg + ": minutes without evidence are unknown, not quiet"

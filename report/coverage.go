@@ -80,9 +80,9 @@ func coverageLines(p printer, r *Report) []string {
 				last = p.at(*c.Last)
 			}
 			if p.ko {
-				s = append(s, strings.Join(c.Truncated, ", ")+" 파일이 중간에 잘려 있습니다. 마지막으로 읽은 줄은 "+last+"입니다.")
+				s = append(s, strings.Join(c.Truncated, ", ")+" 파일이 중간에 잘려 있습니다. 읽은 기록은 "+last+"에 끝납니다.")
 			} else {
-				s = append(s, "Cut short: "+strings.Join(c.Truncated, ", ")+"; the last line read is at "+last+".")
+				s = append(s, "Cut short: "+strings.Join(c.Truncated, ", ")+"; what was read ends at "+last+".")
 			}
 		}
 		out = append(out, strings.Join(s, " "))

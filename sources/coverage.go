@@ -49,8 +49,9 @@ type Coverage struct {
 	Source string `json:"source"`
 	// State is "complete", "incomplete", "none", "not_given" or "events".
 	State string `json:"state"`
-	// First and Last are the times of the first and last evidence inside the
-	// window (absent when there is none).
+	// First and Last bound the evidence inside the window, at the
+	// resolution it is counted in (the start of the first minute with an
+	// access-log line, the end of the last; absent when there is none).
 	First *time.Time `json:"first,omitempty"`
 	Last  *time.Time `json:"last,omitempty"`
 	// Uncovered lists the stretches of the window without evidence, in time
@@ -127,9 +128,8 @@ func roundDuration(d time.Duration) string {
 // at a resolution of one bucket (a minute for logs, a scrape interval for
 // metrics). Memory grows with buckets, not with evidence.
 type CoverageMeter struct {
-	bucket      time.Duration
-	buckets     map[int64]int
-	first, last time.Time
+	bucket  time.Duration
+	buckets map[int64]int
 }
 
 // NewCoverageMeter counts evidence in buckets of the given width.
@@ -143,12 +143,6 @@ func (m *CoverageMeter) Observe(t time.Time, n int) {
 		return
 	}
 	m.buckets[t.UnixNano()/int64(m.bucket)] += n
-	if m.first.IsZero() || t.Before(m.first) {
-		m.first = t
-	}
-	if t.After(m.last) {
-		m.last = t
-	}
 }
 
 // MinGap is the shortest stretch without evidence that can count as missing:
@@ -194,17 +188,14 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 		}
 		return rateFree || perBucket*float64(d)/float64(m.bucket) >= expectedMissing
 	}
+	// First and Last are bucket bounds, not the exact times of the first and
+	// last evidence: evidence that comes as per-bucket counts (a pushed-down
+	// fetch's minutes) then covers exactly what the lines would.
 	first := time.Unix(0, keys[0]*int64(m.bucket)).UTC()
-	if m.first.After(first) {
-		first = m.first.UTC()
-	}
 	if first.Before(from) {
 		first = from
 	}
 	last := time.Unix(0, (keys[len(keys)-1]+1)*int64(m.bucket)).UTC()
-	if m.last.Before(last) && !m.last.Before(first) {
-		last = m.last.UTC()
-	}
 	if last.After(to) {
 		last = to
 	}
@@ -233,11 +224,5 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 func (m *CoverageMeter) Merge(other *CoverageMeter) {
 	for k, n := range other.buckets {
 		m.buckets[k] += n
-	}
-	if !other.first.IsZero() && (m.first.IsZero() || other.first.Before(m.first)) {
-		m.first = other.first
-	}
-	if other.last.After(m.last) {
-		m.last = other.last
 	}
 }

@@ -56,7 +56,7 @@ func Open(dir string) (*Bundle, error) {
 		return nil, err
 	}
 	b := &Bundle{Dir: dir, Manifest: *m, Warnings: warnings}
-	if b.Access, err = list(dir, AccessDir, ".log", ".jsonl", ".json"); err != nil {
+	if b.Access, err = list(dir, AccessDir, accessExts...); err != nil {
 		return nil, err
 	}
 	if b.Metrics, err = list(dir, MetricsDir, ".om", ".prom", ".txt"); err != nil {
@@ -92,6 +92,16 @@ func Open(dir string) (*Bundle, error) {
 	}
 	return b, nil
 }
+
+// AccessLogs lists the access logs in dir as a bundle's access/ is listed:
+// *.log, *.jsonl and *.json, optionally .gz, in name order (Caddy's rotated
+// files sort by their time, before the live one).
+func AccessLogs(dir string) ([]string, error) {
+	return list(dir, "", accessExts...)
+}
+
+// accessExts are the names access logs have.
+var accessExts = []string{".log", ".jsonl", ".json"}
 
 func isRegular(path string) bool {
 	fi, err := os.Stat(path)
