@@ -104,9 +104,34 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		if c.Source == CoverageCPU && c.State == sources.CoverageNotGiven {
 			continue
 		}
-		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: c.Source, Severity: sources.SeverityWarning,
-			Message: coverageMessage(c, from, to, ev.Loc)})
+		msg := coverageMessage(c, from, to, ev.Loc)
+		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
+			msg += outsideWindow(store, c.Source)
+		}
+		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: c.Source, Severity: sources.SeverityWarning, Message: msg})
 	}
+}
+
+// outsideWindow names the series of a metrics source that were read but
+// fall outside the window, with their span: a series misread (seconds for
+// milliseconds, another day) is named, not silently absent.
+func outsideWindow(store *metrics.Store, source string) string {
+	names := poolFamilies
+	if source == CoverageCPU {
+		names = cpuFamilies
+	}
+	var read []string
+	for _, n := range names {
+		if k := store.Samples(n); k > 0 {
+			read = append(read, fmt.Sprintf("%s (%d samples)", n, k))
+		}
+	}
+	if len(read) == 0 {
+		return "; the metrics files hold no such series"
+	}
+	first, last := store.Range()
+	return fmt.Sprintf("; read but outside the window: %s; the metrics span %s to %s (check the files' window and timestamp unit)",
+		strings.Join(read, ", "), first.Format(time.RFC3339), last.Format(time.RFC3339))
 }
 
 // coverageMessage says what a source leaves unknown, in the words the report
