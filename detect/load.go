@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -33,12 +34,16 @@ type Inputs struct {
 	// (Loaded.Requests), for a later stage that reads them again (the rules'
 	// passes) without parsing the logs a second time.
 	KeepRequests bool
+	// Notes are what reading the inputs' descriptions left out (unknown keys
+	// in bundle.yaml or in the site section of a configuration): Load puts
+	// them in data_quality.
+	Notes []sources.QualityNote
 }
 
 // InputsFromBundle lists a bundle's evidence.
 func InputsFromBundle(b *bundle.Bundle) Inputs {
 	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
-		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus}
+		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus, Notes: b.Warnings}
 }
 
 // Loaded is evidence read into memory (aggregated) and what reading it cost.
@@ -50,6 +55,14 @@ type Loaded struct {
 	MetricSamples int64
 	// DataQuality lists what was skipped or missing while reading.
 	DataQuality []sources.QualityNote
+	// Coverage is, for each source, the part of the window its evidence
+	// really covers: the report shows it first.
+	Coverage []sources.Coverage
+	// NoEvidence says, for each source that was given but yielded nothing
+	// usable (no line parsed, or none inside the window), what was read and
+	// what to do. The analysis cannot judge without it: the CLI exits 2 with
+	// these messages instead of writing a report of a quiet site.
+	NoEvidence []string
 	// Requests holds the requests read, when Inputs.KeepRequests asked for them.
 	Requests *accesslog.Spill
 	store    *metrics.Store
@@ -72,6 +85,10 @@ func (l *Loaded) Close() error {
 
 // Load reads every input in one pass each: access logs stream into Traffic,
 // metrics into Prometheus' storage, Caddy's own log into health events.
+//
+// A manifest without a window (analyze --access with no --from/--to) has
+// the evidence's own span as its window: the access logs' first to last
+// minute, else the metrics'.
 func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 	m := in.Manifest
 	ev := &Evidence{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc}
@@ -79,9 +96,17 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		ev.BaselineFrom, ev.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
 	l := &Loaded{Evidence: ev}
+	l.DataQuality = append(l.DataQuality, in.Notes...)
+	spanWindow := m.Window.From.IsZero() && m.Window.To.IsZero()
+	trafficFrom, trafficTo := m.Window.From, m.Window.To
+	if spanWindow {
+		// Every request is inside the window still to be measured.
+		trafficFrom, trafficTo = time.Unix(0, 0), time.Unix(1<<40, 0)
+	}
 
 	var skips sources.Skips
-	traffic := NewTraffic(m.Site, m.Window.From, m.Window.To)
+	accessCoverage := sources.NewCoverageMeter(time.Minute)
+	traffic := NewTraffic(m.Site, trafficFrom, trafficTo)
 	// Keeping the requests only spares a later parse: when the spill cannot
 	// be written (a full temporary directory), the analysis goes on without it.
 	dropSpill := func(err error) {
@@ -103,6 +128,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
+				accessCoverage.Observe(batch[i].Time, 1)
 			}
 			if l.Requests != nil {
 				if err := l.Requests.Write(batch); err != nil {
@@ -128,6 +154,9 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			return nil, err
 		}
 		added, overlapping := traffic.AddMinuteStatus(rows)
+		for _, r := range rows {
+			accessCoverage.Observe(r.Minute, int(r.Requests))
+		}
 		if added > 0 {
 			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
 				"requests, statuses and PHP time of the minutes whose lines were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the pulled minutes",
@@ -141,18 +170,6 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 	l.MetricFiles = len(in.Metrics)
 	l.DataQuality = append(l.DataQuality, stats.Notes...)
 	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
-	switch {
-	case len(in.Access) == 0:
-		l.note("access", "no access log given: requests, statuses and client fingerprints are unknown")
-	case traffic.Total() == 0:
-		l.note("access", "the access logs held no request")
-	default:
-		ev.Traffic = traffic
-		if first, last := traffic.Span(); last.Before(ev.From) || !first.Before(ev.To) {
-			l.note("access", fmt.Sprintf("no request in the window %s to %s (the log spans %s to %s)",
-				ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), first.Format(time.RFC3339), last.Format(time.RFC3339)))
-		}
-	}
 
 	if len(in.Metrics) == 0 {
 		l.note("metrics", "no metrics given: php-fpm workers, listen queue and CPU are unknown")
@@ -173,14 +190,38 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		}
 		l.DataQuality = append(l.DataQuality, metricSkips.Notes("metrics", "samples")...)
 		ev.Metrics = store
+		if l.MetricSamples == 0 {
+			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
+				strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
+		}
+	}
+	if spanWindow {
+		l.windowFromSpan(traffic)
+	}
+	switch {
+	case len(in.Access) == 0:
+		if in.MinuteStatus == "" {
+			l.note("access", "no access log given: requests, statuses and client fingerprints are unknown")
+		} else {
+			ev.Traffic = traffic
+		}
+	case stats.Requests == 0:
+		l.NoEvidence = append(l.NoEvidence, noAccessMessage(in.Access, stats, &skips))
+	default:
+		ev.Traffic = traffic
+		if first, last := traffic.Span(); last.Before(ev.From) || !first.Before(ev.To) {
+			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("cannot judge: no access-log lines from %s to %s (the logs span %s to %s): give the logs of that window, or a window inside the logs' span",
+				ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), first.Format(time.RFC3339), last.Format(time.RFC3339)))
+		}
 	}
 
 	for _, f := range in.Changes {
-		cs, err := changes.Read(f)
+		cs, warnings, err := changes.ReadIn(f, loc)
 		if err != nil {
 			l.Close()
 			return nil, err
 		}
+		l.DataQuality = append(l.DataQuality, warnings...)
 		ev.Changes = append(ev.Changes, cs...)
 	}
 	repos := in.ConfigRepos
@@ -209,7 +250,51 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		l.Close()
 		return nil, err
 	}
+	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.store)
 	return l, nil
+}
+
+// windowFromSpan sets the window to the evidence's own span, in whole
+// minutes: the access logs', else the metrics'. It says so in data_quality.
+func (l *Loaded) windowFromSpan(traffic *Traffic) {
+	ev := l.Evidence
+	first, last := traffic.Span()
+	what := "access logs"
+	if traffic.Total() == 0 && l.store != nil {
+		first, last = l.store.Range()
+		what = "metrics"
+	}
+	if first.IsZero() {
+		return
+	}
+	ev.From = first.UTC().Truncate(time.Minute)
+	ev.To = last.UTC().Truncate(time.Minute).Add(time.Minute)
+	l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "window", Severity: sources.SeverityInfo,
+		Message: fmt.Sprintf("no window was given: the %s' own span, %s to %s, was analyzed", what,
+			ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339))})
+}
+
+// noAccessMessage says that the access logs gave no usable line, what their
+// lines were instead, and what aftermath reads.
+func noAccessMessage(paths []string, stats accesslog.Stats, skips *sources.Skips) string {
+	if stats.Lines == 0 {
+		return fmt.Sprintf("the access logs (%s) are empty: aftermath needs Caddy's JSON access log of the window", strings.Join(paths, ", "))
+	}
+	return fmt.Sprintf("no usable line in the access logs (%s): %d lines read%s; aftermath reads Caddy's JSON access log (one JSON object a line, as Caddy writes it)",
+		strings.Join(paths, ", "), stats.Lines, skipSummary(skips, "lines"))
+}
+
+// skipSummary lists skips' reasons with their counts: ", 12 lines skipped:
+// malformed JSON (first at a.log:1)".
+func skipSummary(skips *sources.Skips, unit string) string {
+	var parts []string
+	for _, n := range skips.Notes("", unit) {
+		parts = append(parts, n.Message)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, "; ")
 }
 
 func (l *Loaded) note(source, msg string) {

@@ -72,7 +72,7 @@ func poolStep(from, to time.Time) time.Duration {
 func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool, error) {
 	p := &Pool{Step: poolStep(from, to)}
 	for _, pq := range poolQueries {
-		s, err := q.QueryRange(ctx, pq.query, from, to, p.Step)
+		s, err := q.QueryRange(ctx, RateQuery(q, pq.query), from, to, p.Step)
 		if err != nil {
 			return nil, err
 		}
@@ -81,6 +81,7 @@ func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool
 		}
 	}
 	for _, cq := range cpuQueries {
+		cq = RateQuery(q, cq)
 		s, err := q.QueryRange(ctx, cq, from, to, p.Step)
 		if err != nil {
 			return nil, err

@@ -42,6 +42,7 @@ func Build(_ context.Context, l *detect.Loaded, res *detect.Result, tz string) (
 	r.Evidence.Bytes = l.Access.Bytes
 	r.Evidence.MetricSamples = l.MetricSamples
 	r.DataQuality = append(r.DataQuality, l.DataQuality...)
+	r.Coverage = append(r.Coverage, l.Coverage...)
 	r.Evidence.SkippedLines = l.SkippedLines
 	r.Evidence.MetricFiles = l.MetricFiles
 	if ev.Traffic != nil {

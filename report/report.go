@@ -31,6 +31,12 @@ type Report struct {
 	Schema string `json:"schema"`
 	// Window is the analysed period.
 	Window Window `json:"window"`
+	// Coverage says, for each source (access log, php-fpm metrics, CPU,
+	// Caddy's and php-fpm's logs), the part of the window its evidence really
+	// covers: first and last evidence, the stretches without any (a missing
+	// head, gaps, a missing tail) and inputs cut short. The counts below hold
+	// for the covered part only; the rest is unknown, never quiet.
+	Coverage []sources.Coverage `json:"coverage"`
 	// Impact is what users saw.
 	Impact Impact `json:"impact"`
 	// Findings are the detectors' findings, as detect produced them.
@@ -214,6 +220,9 @@ func (r *Report) normalize() {
 	}
 	if r.DataQuality == nil {
 		r.DataQuality = []sources.QualityNote{}
+	}
+	if r.Coverage == nil {
+		r.Coverage = []sources.Coverage{}
 	}
 	if r.Changes == nil {
 		r.Changes = []sources.Change{}

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
@@ -34,6 +37,16 @@ func TestReportJSONMatchesSchema(t *testing.T) {
 		"quiet":     quietReport,
 		"empty": func(testing.TB) *Report {
 			return &Report{Window: Window{From: at("02:00"), To: at("03:00"), TZ: "UTC"}}
+		},
+		"incomplete coverage": func(tb testing.TB) *Report {
+			r := quietReport(tb)
+			first, last := r.Window.From, r.Window.From.Add(20*time.Minute)
+			r.Coverage = []sources.Coverage{
+				{Source: "access", State: sources.CoverageIncomplete, First: &first, Last: &last, Truncated: []string{"access.log.gz (truncated gzip)"},
+					Uncovered: []sources.Stretch{{From: last, To: r.Window.To, Kind: sources.StretchTail}}, Resolution: 60},
+				{Source: "cpu", State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}},
+			}
+			return r
 		},
 	}
 	for name, build := range tests {
@@ -63,6 +76,10 @@ func TestSchemaRejects(t *testing.T) {
 		"time not RFC 3339":  func(m map[string]any) { m["window"].(map[string]any)["from"] = "yesterday" },
 		"negative count":     func(m map[string]any) { m["impact"].(map[string]any)["requests"] = -1 },
 		"symptom as a cause": func(m map[string]any) { m["causes"].([]any)[0].(map[string]any)["role"] = "culprit" },
+		"missing coverage":   func(m map[string]any) { delete(m, "coverage") },
+		"coverage state unknown": func(m map[string]any) {
+			m["coverage"] = []any{map[string]any{"source": "access", "state": "mostly", "uncovered": []any{}}}
+		},
 	}
 	for name, edit := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -48,6 +48,9 @@ func cell(s string) string {
 // notes, then the paths written (if any are given).
 func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	p := newPrinter(LangEN, mustLocation(r), r.Impact.Start)
+	for _, line := range coverageLines(p, r) {
+		fmt.Fprintln(w, TerminalSafe(line))
+	}
 	fmt.Fprintf(w, "window %s to %s (%s): %s requests, %s failed (5xx, 429, late)",
 		r.Window.From.Format("2006-01-02 15:04Z07:00"), r.Window.To.Format("2006-01-02 15:04Z07:00"), cell(r.Window.TZ),
 		p.i(r.Impact.Requests), p.i(r.Impact.FailedRequests))

@@ -17,11 +17,14 @@ import (
 // view is what the Markdown and HTML templates render: every text already in
 // the target language, plain (unescaped); each template escapes for its format.
 type view struct {
-	Lang    string
-	L       map[string]string
-	Title   string
-	Summary string
-	TZ      string
+	Lang  string
+	L     map[string]string
+	Title string
+	// Coverage are the first lines: what part of the window each source
+	// leaves unknown (none when the evidence is complete).
+	Coverage []string
+	Summary  string
+	TZ       string
 
 	Impact   impactView
 	Timeline []rowView
@@ -148,6 +151,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.TZ = "UTC"
 	}
 	v.Title = title(p, r)
+	v.Coverage = coverageLines(p, r)
 	v.Summary = summary(p, r)
 	v.Impact = impactOf(p, r)
 	v.Timeline = rows(p, r)
@@ -305,6 +309,10 @@ func summary(p printer, r *Report) string {
 		s = append(s, p.date(im.Start)+" "+p.clock(im.Start)+"부터 "+p.at(im.End)+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
 	case errs != nil:
 		s = append(s, "From "+p.clock(im.Start)+" to "+p.at(im.End)+" on "+p.date(im.Start)+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
+	case coverageIncomplete(r, "access") && p.ko:
+		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
+	case coverageIncomplete(r, "access"):
+		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
 	case im.Baseline != nil && !im.Baseline.Usable() && p.ko:
 		// Nothing usual was measured: "no more than usual" would compare
 		// the window with itself.

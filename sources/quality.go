@@ -118,3 +118,10 @@ func (s *Skips) Notes(source, unit string) []QualityNote {
 	}
 	return notes
 }
+
+// Examples returns the locations kept for reason ("file:line", at most a few).
+func (s *Skips) Examples(reason string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.examples[reason]...)
+}

@@ -4,6 +4,12 @@ package sources
 // health check, cookie pattern and the clients' patience. Zero means unknown; a
 // detector that needs an unknown fact says so in data_quality instead of guessing.
 type Site struct {
+	// Host is the site's host name (e.g. "wiki.example.org"), for the
+	// humans who read the bundle; the detectors do not use it.
+	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// Application names what runs behind PHP (e.g. "MediaWiki 1.42"): a
+	// naming hint for the humans, never a detector's input.
+	Application string `yaml:"application,omitempty" json:"application,omitempty"`
 	// Workers is php-fpm's pm.max_children (static pool size).
 	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
 	// Backlog is php-fpm's listen.backlog in force (the metric phpfpm_listen_queue_length wins when present).
@@ -17,7 +23,7 @@ type Site struct {
 	// HealthFails is Caddy's health_fails: consecutive failures before marking down.
 	HealthFails int `yaml:"health_fails,omitempty" json:"health_fails,omitempty"`
 	// ReadTimeoutS is the FastCGI transport's read_timeout, in seconds; 0 means none
-	// (then a queued health check cannot fail: see design.md).
+	// (then a queued health check waits and passes, so it cannot fail).
 	ReadTimeoutS float64 `yaml:"read_timeout_s,omitempty" json:"read_timeout_s,omitempty"`
 	// LoggedInCookie is a substring of the Cookie header that marks a logged-in user,
 	// e.g. "wikiUserID=" or "_session=".
@@ -28,8 +34,8 @@ type Site struct {
 }
 
 // EffectiveHealthTimeoutS is the timeout that can really fail a queued health
-// check behind php_fastcgi: the transport's read_timeout (design.md: Caddy's
-// FastCGI transport ignores health_timeout once connected). It returns 0 when no
+// check behind php_fastcgi: the transport's read_timeout (Caddy's FastCGI
+// transport ignores health_timeout once connected). It returns 0 when no
 // timeout applies, i.e. a queued check waits and passes.
 func (s Site) EffectiveHealthTimeoutS() float64 {
 	return s.ReadTimeoutS

@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
@@ -32,6 +36,59 @@ type analyzeFlags struct {
 	format  []string
 	lang    string
 	tz      string
+	site    siteFlags
+}
+
+// siteFlags are the site facts logs cannot tell, given on the command line;
+// each overrides the bundle's or the configuration's when set.
+type siteFlags struct {
+	workers, backlog, healthFails int
+	clientTimeout, healthTimeout  time.Duration
+	healthInterval, readTimeout   time.Duration
+	healthURI, loggedInCookie     string
+}
+
+func (s *siteFlags) register(fl *pflag.FlagSet) {
+	fl.IntVar(&s.workers, "workers", 0, "site: php-fpm pm.max_children (the pool size)")
+	fl.IntVar(&s.backlog, "backlog", 0, "site: php-fpm listen.backlog in force")
+	fl.DurationVar(&s.clientTimeout, "client-timeout", 0, "site: how long a reader waits before giving up (e.g. 10s); a success logged later reached nobody")
+	fl.StringVar(&s.healthURI, "health-uri", "", "site: path of the proxy's active health check (e.g. /healthz.php)")
+	fl.DurationVar(&s.healthTimeout, "health-timeout", 0, "site: Caddy's health_timeout")
+	fl.DurationVar(&s.healthInterval, "health-interval", 0, "site: Caddy's health_interval")
+	fl.IntVar(&s.healthFails, "health-fails", 0, "site: Caddy's health_fails")
+	fl.DurationVar(&s.readTimeout, "read-timeout", 0, "site: the php_fastcgi transport's read_timeout (none when not set)")
+	fl.StringVar(&s.loggedInCookie, "logged-in-cookie", "", "site: a substring of the Cookie header that marks a logged-in user (e.g. wikiUserID=)")
+}
+
+// apply sets the facts given on the command line over site's.
+func (s *siteFlags) apply(site *sources.Site) {
+	if s.workers > 0 {
+		site.Workers = s.workers
+	}
+	if s.backlog > 0 {
+		site.Backlog = s.backlog
+	}
+	if s.clientTimeout > 0 {
+		site.ClientTimeoutS = s.clientTimeout.Seconds()
+	}
+	if s.healthURI != "" {
+		site.HealthURI = s.healthURI
+	}
+	if s.healthTimeout > 0 {
+		site.HealthTimeoutS = s.healthTimeout.Seconds()
+	}
+	if s.healthInterval > 0 {
+		site.HealthIntervalS = s.healthInterval.Seconds()
+	}
+	if s.healthFails > 0 {
+		site.HealthFails = s.healthFails
+	}
+	if s.readTimeout > 0 {
+		site.ReadTimeoutS = s.readTimeout.Seconds()
+	}
+	if s.loggedInCookie != "" {
+		site.LoggedInCookie = s.loggedInCookie
+	}
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -41,10 +98,27 @@ func newAnalyzeCmd() *cobra.Command {
 		Short: "Analyze an incident window and write the postmortem",
 		Long: `Analyze reads the evidence of an incident window (a bundle written by fetch or
 simulate, or access logs and metrics named with --access and --metrics) and writes
-postmortem.md and report.json into --out.`,
+postmortem.md, report.html, report.json and rules.caddy into --out.
+
+The window: --from/--to when given (a time without a zone is in --tz, else the
+bundle's time zone); else a bundle's window; else, with --access/--metrics, the
+evidence's own span (the access logs' first to last minute). With --config and
+no --bundle/--access/--metrics, the live sources are fetched for --since or
+--from/--to.
+
+--access takes files (plain or .gz), a directory (its *.log, *.jsonl and *.json
+files, plain or .gz, in name order) or - for standard input. The site's facts
+(--workers, --client-timeout, --health-uri, ...) override a bundle's; with
+--access, --config FILE reads them from the site section of aftermath.yaml
+(and its timezone) without fetching anything.
+
+Exit codes: 0 the evidence was complete; 1 done, but some evidence is missing
+(listed in data_quality and at the top of the report); 2 usage error, or a
+source given that holds no usable evidence (nothing parsed, or nothing inside
+the window): no report is written then.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, cleanup, err := f.inputs(cmd.Context(), cmd.ErrOrStderr())
+			in, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -55,22 +129,23 @@ postmortem.md and report.json into --out.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "aftermath.yaml: live sources (Loki, Prometheus, CloudWatch) and site facts")
 	fl.Var((*duration.Value)(&f.since), "since", "fetch and analyze the last DURATION from the live sources")
-	fl.StringVar(&f.from, "from", "", "window start, RFC3339")
-	fl.StringVar(&f.to, "to", "", "window end, RFC3339")
+	fl.StringVar(&f.from, "from", "", "window start, RFC3339 (without a zone: in --tz or the bundle's zone); default: the bundle's window, else the logs' own span")
+	fl.StringVar(&f.to, "to", "", "window end, like --from")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
-	fl.StringSliceVar(&f.access, "access", nil, "Caddy JSON access log (plain or .gz); repeatable")
+	fl.StringSliceVar(&f.access, "access", nil, "Caddy JSON access log (plain or .gz), a directory of them, or - for stdin; repeatable")
 	fl.StringSliceVar(&f.metrics, "metrics", nil, "OpenMetrics file with timestamps (plain or .gz); repeatable")
 	fl.StringSliceVar(&f.changes, "changes", nil, "changes.yaml; repeatable")
 	fl.StringVar(&f.out, "out", "aftermath-report", "output directory")
 	fl.StringSliceVar(&f.format, "format", report.Formats, "outputs to write: md, html, json")
 	fl.StringVar(&f.lang, "lang", "en", "language of the postmortem and the HTML report: en or ko")
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
+	f.site.register(fl)
 	return cmd
 }
 
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
 // a temporary bundle (cleanup removes it).
-func (f *analyzeFlags) inputs(ctx context.Context, stderr io.Writer) (*detect.Inputs, func(), error) {
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*detect.Inputs, func(), error) {
 	if !slices.Contains(report.Langs, f.lang) {
 		return nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
@@ -87,7 +162,10 @@ func (f *analyzeFlags) inputs(ctx context.Context, stderr io.Writer) (*detect.In
 	offline := f.bundle != "" || len(f.access) > 0 || len(f.metrics) > 0
 	if f.config != "" || f.since != 0 || (!offline && f.from != "") {
 		if offline {
-			return nil, nil, usageErrorf("--config/--since fetch live evidence: not with --bundle, --access or --metrics")
+			if f.since != 0 {
+				return nil, nil, usageErrorf("--since fetches live evidence: not with --bundle, --access or --metrics (give --from and --to, or nothing for the logs' own span)")
+			}
+			return f.offlineInputs(stdin)
 		}
 		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, stderr)
 		if err != nil {
@@ -97,30 +175,181 @@ func (f *analyzeFlags) inputs(ctx context.Context, stderr io.Writer) (*detect.In
 		if f.tz != "" {
 			in.Manifest.Timezone = f.tz
 		}
+		f.site.apply(&in.Manifest.Site)
 		return in, cleanup, nil
 	}
-	in, err := f.offlineInputs()
-	return in, func() {}, err
+	return f.offlineInputs(stdin)
 }
 
-// offlineInputs reads a bundle or the files named on the command line.
-func (f *analyzeFlags) offlineInputs() (*detect.Inputs, error) {
-	if f.bundle == "" {
-		if len(f.access) == 0 && len(f.metrics) == 0 {
-			return nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
-		}
-		if f.from == "" || f.to == "" {
-			return nil, usageErrorf("--from and --to are required with --access/--metrics (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
-		}
+// offlineInputs reads a bundle or the files named on the command line, with
+// the site facts of --config's site section and of the flags. cleanup removes
+// what standard input was copied to.
+func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), error) {
+	if f.bundle == "" && len(f.access) == 0 && len(f.metrics) == 0 {
+		return nil, nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
 	}
-	in, err := openEvidence(f.bundle, f.access, f.metrics, f.changes, f.from, f.to)
+	if (f.from == "") != (f.to == "") {
+		return nil, nil, usageErrorf("give both --from and --to, or neither (then the bundle's window, or the logs' own span, is analyzed)")
+	}
+	cleanup := func() {}
+	access, stdinCopy, err := expandAccess(f.access, stdin)
+	if stdinCopy != "" {
+		cleanup = func() { os.Remove(stdinCopy) }
+	}
+	fail := func(err error) (*detect.Inputs, func(), error) {
+		cleanup()
+		return nil, nil, err
+	}
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
+	var site sources.Site
+	var siteNotes []sources.QualityNote
+	configTZ := ""
+	if f.config != "" {
+		if site, configTZ, siteNotes, err = readSiteConfig(f.config); err != nil {
+			return fail(err)
+		}
+	}
+	in, err := openEvidence(f.bundle, access, f.metrics, f.changes, "", "")
+	if err != nil {
+		return fail(err)
+	}
+	if f.config != "" {
+		in.Manifest.Site = site
+		if configTZ != "" && in.Manifest.Timezone == "" {
+			in.Manifest.Timezone = configTZ
+		}
+	}
+	in.Notes = append(in.Notes, siteNotes...)
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}
-	return in, nil
+	if f.from != "" {
+		var loc *time.Location
+		if in.Manifest.Timezone != "" {
+			if loc, err = time.LoadLocation(in.Manifest.Timezone); err != nil {
+				return fail(usageErrorf("time zone %q: %v", in.Manifest.Timezone, err))
+			}
+		}
+		from, to, err := parseWindowIn(f.from, f.to, loc)
+		if err != nil {
+			return fail(err)
+		}
+		in.Manifest.Window = bundle.Window{From: from, To: to}
+	}
+	f.site.apply(&in.Manifest.Site)
+	return in, cleanup, nil
+}
+
+// expandAccess resolves --access: a directory stands for the access logs in
+// it, and - for standard input, copied to a temporary file (returned, for the
+// caller to remove) because the rules read the requests a second time.
+func expandAccess(args []string, stdin io.Reader) (paths []string, stdinCopy string, err error) {
+	for _, a := range args {
+		if a == "-" {
+			if stdinCopy != "" {
+				return nil, stdinCopy, usageErrorf("--access -: standard input can be given once")
+			}
+			tmp, err := os.CreateTemp("", "aftermath-stdin-*.log")
+			if err != nil {
+				return nil, "", fmt.Errorf("--access -: %w", err)
+			}
+			stdinCopy = tmp.Name()
+			_, err = io.Copy(tmp, stdin)
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, stdinCopy, fmt.Errorf("--access -: reading standard input: %w", err)
+			}
+			paths = append(paths, stdinCopy)
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, stdinCopy, usageErrorf("--access: %v", err)
+		}
+		if !fi.IsDir() {
+			paths = append(paths, a)
+			continue
+		}
+		logs, err := bundle.AccessLogs(a)
+		if err != nil {
+			return nil, stdinCopy, usageErrorf("--access %s: %v", a, err)
+		}
+		if len(logs) == 0 {
+			return nil, stdinCopy, usageErrorf("--access %s: the directory holds no access log (*.log, *.jsonl or *.json, plain or .gz)", a)
+		}
+		paths = append(paths, logs...)
+	}
+	return paths, stdinCopy, nil
+}
+
+// readSiteConfig reads the site section and the timezone of aftermath.yaml
+// for an offline analysis: the live sources the rest of the file configures
+// are neither needed nor checked then. Unknown keys of the site section are
+// warnings, with "did you mean".
+func readSiteConfig(path string) (sources.Site, string, []sources.QualityNote, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sources.Site{}, "", nil, usageErrorf("--config: %v", err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return sources.Site{}, "", nil, usageErrorf("%s: not valid YAML: %v", path, err)
+	}
+	var doc struct {
+		Timezone string       `yaml:"timezone"`
+		Site     sources.Site `yaml:"site"`
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return doc.Site, "", nil, nil
+	}
+	top := root.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		switch k.Value {
+		case "timezone":
+			doc.Timezone = v.Value
+		case "site":
+			section, err := yaml.Marshal(v)
+			if err != nil {
+				return sources.Site{}, "", nil, fmt.Errorf("%s: %w", path, err)
+			}
+			// The section is decoded on its own, so its lines are offset
+			// from the file's: messages are given the file's line back.
+			notes, err := sources.DecodeYAML(path, section, &doc.Site, nil)
+			for j := range notes {
+				notes[j].Message = shiftLine(notes[j].Message, path, v.Line-1, "site")
+			}
+			if err != nil {
+				return sources.Site{}, "", nil, usageErrorf("%s", shiftLine(err.Error(), path, v.Line-1, "site"))
+			}
+			return doc.Site, doc.Timezone, notes, nil
+		}
+	}
+	return doc.Site, doc.Timezone, nil, nil
+}
+
+// shiftLine rewrites "path:N: " in msg (from decoding a section on its own)
+// as the file's line N+offset, and names the section the keys are in.
+func shiftLine(msg, path string, offset int, section string) string {
+	var out []string
+	for _, line := range strings.Split(msg, "\n") {
+		if rest, ok := strings.CutPrefix(line, path+":"); ok {
+			num, tail, _ := strings.Cut(rest, ":")
+			if n, err := strconv.Atoi(num); err == nil {
+				tail = strings.Replace(tail, ", ignored", " in "+section+", ignored", 1)
+				if strings.HasPrefix(tail, " ") && !strings.Contains(tail, " in "+section) {
+					tail = " " + section + "." + strings.TrimPrefix(tail, " ")
+				}
+				line = fmt.Sprintf("%s:%d:%s", path, n+offset, tail)
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // openEvidence reads the evidence named on the command line: the bundle in dir
@@ -155,12 +384,16 @@ func openEvidence(dir string, access, metrics, changes []string, from, to string
 
 // parseWindow reads --from and --to (RFC3339); --to must be after --from.
 // Errors are usage errors.
-func parseWindow(from, to string) (time.Time, time.Time, error) {
-	f, err := time.Parse(time.RFC3339, from)
+func parseWindow(from, to string) (time.Time, time.Time, error) { return parseWindowIn(from, to, nil) }
+
+// parseWindowIn is parseWindow where a time without a zone is in loc (an
+// error that says to give one when loc is nil).
+func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, error) {
+	f, err := sources.ParseTime(from, loc)
 	if err != nil {
 		return time.Time{}, time.Time{}, usageErrorf("--from: %v", err)
 	}
-	t, err := time.Parse(time.RFC3339, to)
+	t, err := sources.ParseTime(to, loc)
 	if err != nil {
 		return time.Time{}, time.Time{}, usageErrorf("--to: %v", err)
 	}
@@ -178,6 +411,10 @@ func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats 
 	}
 	a, err := analyzeInputs(cmd.Context(), *in)
 	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		return &exitError{code: exitUsage, err: err}
 	}
 	rep := a.report

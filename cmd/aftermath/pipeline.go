@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -67,6 +69,12 @@ func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
 	loaded, err := detect.Load(ctx, in, loc)
 	if err != nil {
 		return nil, err
+	}
+	if len(loaded.NoEvidence) > 0 {
+		// A source given but unusable is not a quiet site: no report is
+		// written, and the caller exits 2 with what was read.
+		loaded.Close()
+		return nil, &exitError{code: exitUsage, err: errors.New(strings.Join(loaded.NoEvidence, "\n"))}
 	}
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)

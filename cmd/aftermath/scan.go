@@ -151,6 +151,16 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		res.DataQuality = append(res.DataQuality, cache.notes...)
 	}
 	doc := report.BuildScan(res, tz)
+	if res.Recent == nil || res.Recent.Lines == 0 {
+		// A window without one access-log line is not a quiet hour: the
+		// scan cannot judge it, announces nothing and says why.
+		msg := fmt.Sprintf("cannot judge: no access-log lines from %s to %s", res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339))
+		doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityError, Message: msg})
+		if _, err := report.WriteScan(f.out, doc); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		return usageErrorf("%s: is the log pipeline delivering? (give a --now inside the logs' span to replay a bundle)", msg)
+	}
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.
 	paths, err := report.WriteScan(f.out, doc)

@@ -324,6 +324,7 @@ var cpuQueries = []string{
 func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact int) (*PoolProfile, error) {
 	end := r.To.Add(-time.Second)
 	get := func(query string) ([]metrics.Point, error) {
+		query = detect.RateQuery(q, query)
 		s, err := q.QueryRange(ctx, query, r.From, end, metricsStep)
 		if err != nil {
 			return nil, fmt.Errorf("scan: metrics %s over %s: %w", query, r, err)

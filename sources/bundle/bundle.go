@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Sub-directories of a bundle.
@@ -40,17 +43,20 @@ type Bundle struct {
 	// MinuteStatus is MinuteStatusFile when the bundle has one (a pushed-down
 	// fetch): per-minute counts of the minutes whose lines are not in Access.
 	MinuteStatus string
+	// Warnings are what reading bundle.yaml left out (unknown keys), for
+	// data_quality.
+	Warnings []sources.QualityNote
 }
 
 // Open reads dir/bundle.yaml and lists the evidence files. A missing bundle.yaml
 // is an error: without a window nothing can be analyzed reproducibly.
 func Open(dir string) (*Bundle, error) {
-	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	m, warnings, err := readManifest(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{Dir: dir, Manifest: *m}
-	if b.Access, err = list(dir, AccessDir, ".log", ".jsonl", ".json"); err != nil {
+	b := &Bundle{Dir: dir, Manifest: *m, Warnings: warnings}
+	if b.Access, err = list(dir, AccessDir, accessExts...); err != nil {
 		return nil, err
 	}
 	if b.Metrics, err = list(dir, MetricsDir, ".om", ".prom", ".txt"); err != nil {
@@ -86,6 +92,16 @@ func Open(dir string) (*Bundle, error) {
 	}
 	return b, nil
 }
+
+// AccessLogs lists the access logs in dir as a bundle's access/ is listed:
+// *.log, *.jsonl and *.json, optionally .gz, in name order (Caddy's rotated
+// files sort by their time, before the live one).
+func AccessLogs(dir string) ([]string, error) {
+	return list(dir, "", accessExts...)
+}
+
+// accessExts are the names access logs have.
+var accessExts = []string{".log", ".jsonl", ".json"}
 
 func isRegular(path string) bool {
 	fi, err := os.Stat(path)
@@ -124,26 +140,47 @@ func list(dir, sub string, exts ...string) ([]string, error) {
 	return out, nil
 }
 
-// ReadManifest parses a bundle.yaml. Unknown keys are errors so that a typo in a
-// hand-written bundle does not silently lose a site fact.
+// ReadManifest parses a bundle.yaml (see readManifest), dropping its warnings.
 func ReadManifest(path string) (*Manifest, error) {
+	m, _, err := readManifest(path)
+	return m, err
+}
+
+// readManifest parses a bundle.yaml written by fetch, simulate or by hand.
+// Keys it does not know are warnings (with "did you mean" for a near miss),
+// not errors: people write notes there. Times without a zone are in the
+// manifest's timezone. Errors name the file, the line and the key.
+func readManifest(path string) (*Manifest, []sources.QualityNote, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("bundle: %w", err)
+		if os.IsNotExist(err) {
+			return nil, nil, fmt.Errorf("%s: no such file: a bundle is a directory with a bundle.yaml that gives at least the window (window: from: ..., to: ...)", path)
+		}
+		return nil, nil, fmt.Errorf("bundle: %w", err)
+	}
+	var zone struct {
+		Timezone string `yaml:"timezone"`
+	}
+	_ = yaml.Unmarshal(data, &zone) // errors are reported by the decode below
+	var loc *time.Location
+	if zone.Timezone != "" {
+		if loc, err = time.LoadLocation(zone.Timezone); err != nil {
+			return nil, nil, fmt.Errorf("%s: timezone %q is not a time zone name (write e.g. Asia/Seoul, Europe/Berlin or UTC)", path, zone.Timezone)
+		}
 	}
 	var m Manifest
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", path, err)
+	warnings, err := sources.DecodeYAML(path, data, &m, loc)
+	if err != nil {
+		return nil, warnings, err
 	}
 	if m.Window.From.IsZero() || m.Window.To.IsZero() {
-		return nil, fmt.Errorf("bundle %s: window.from and window.to are required", path)
+		return nil, warnings, fmt.Errorf("%s: window.from and window.to are required (window: {from: 2026-10-03T02:00:00+09:00, to: 2026-10-03T04:00:00+09:00})", path)
 	}
 	if !m.Window.To.After(m.Window.From) {
-		return nil, fmt.Errorf("bundle %s: window.to (%s) is not after window.from (%s)", path, m.Window.To, m.Window.From)
+		return nil, warnings, fmt.Errorf("%s: window.to (%s) is not after window.from (%s)", path,
+			m.Window.To.Format(time.RFC3339), m.Window.From.Format(time.RFC3339))
 	}
-	return &m, nil
+	return &m, warnings, nil
 }
 
 // WriteManifest writes m as dir/bundle.yaml, creating dir and its sub-directories.
@@ -154,7 +191,7 @@ func WriteManifest(dir string, m *Manifest) error {
 		}
 	}
 	var buf bytes.Buffer
-	buf.WriteString("# Evidence bundle for aftermath (see design.md, \"Evidence bundle\").\n")
+	buf.WriteString("# Evidence bundle for aftermath: the window, the time zone, the site's facts and the queries that filled access/, metrics/, changes/ and logs/.\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(m); err != nil {

@@ -54,7 +54,7 @@ func TestManifestRoundTripAndErrors(t *testing.T) {
 	tests := []struct{ name, doc, want string }{
 		{"no window", "timezone: UTC\n", "window.from and window.to are required"},
 		{"reversed", "window: {from: 2026-10-03T00:00:00Z, to: 2026-10-02T00:00:00Z}\n", "not after"},
-		{"typo", "window: {from: 2026-10-02T00:00:00Z, to: 2026-10-03T00:00:00Z}\nsite: {wrokers: 4}\n", "wrokers"},
+		{"a number in words", "window: {from: 2026-10-02T00:00:00Z, to: 2026-10-03T00:00:00Z}\nsite: {workers: four}\n", `site.workers: "four" is not a whole number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,4 +89,7 @@ type Manifest struct {
 	Queries []Query `yaml:"queries,omitempty"`
 	// Generator says what wrote the bundle (e.g. "aftermath simulate crawler-backlog seed=1").
 	Generator string `yaml:"generator,omitempty"`
+	// Note is free text for the humans who assembled the bundle (what it is,
+	// where the files came from); aftermath does not read it.
+	Note string `yaml:"note,omitempty"`
 }

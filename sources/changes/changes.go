@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -41,6 +42,24 @@ func Read(path string) ([]sources.Change, error) {
 	return Decode(path, f)
 }
 
+// ReadIn is Read for a file written by hand: a time without a zone
+// ("2026-10-02 23:48") is in loc (the bundle's time zone, or --tz), and
+// errors name the file, the line and the key in the user's words. Keys it
+// does not know are warnings (returned), not errors.
+func ReadIn(path string, loc *time.Location) ([]sources.Change, []sources.QualityNote, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("changes: %w", err)
+	}
+	var doc document
+	warnings, err := sources.DecodeYAML(path, data, &doc, loc)
+	if err != nil {
+		return nil, warnings, err
+	}
+	cs, err := finish(path, doc)
+	return cs, warnings, err
+}
+
 // Decode parses a changes.yaml document from r; name is used in errors.
 func Decode(name string, r io.Reader) ([]sources.Change, error) {
 	var doc document
@@ -52,6 +71,11 @@ func Decode(name string, r io.Reader) ([]sources.Change, error) {
 		}
 		return nil, fmt.Errorf("changes %s: %w", name, err)
 	}
+	return finish(name, doc)
+}
+
+// finish checks and sorts a decoded document.
+func finish(name string, doc document) ([]sources.Change, error) {
 	for i, c := range doc.Changes {
 		if c.Time.IsZero() {
 			return nil, fmt.Errorf("changes %s: entry %d (%s %s): no time", name, i+1, c.File, c.Key)

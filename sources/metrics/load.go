@@ -211,6 +211,10 @@ type loader struct {
 	gen   uint64
 
 	format format
+	// millis is set when OpenMetrics-only syntax ("# UNIT", an info type)
+	// comes with integer timestamps of 1e11 or more: milliseconds, as
+	// Prometheus text has them (in seconds they would be the year 5138).
+	millis bool
 	seg    []byte    // current segment: carried TYPE line, then whole lines
 	lines  []lineRef // the lines of seg
 	// carried is the "# TYPE" line in force at the end of the previous
@@ -329,8 +333,14 @@ func (l *loader) addLine(line []byte) error {
 	}
 	if string(body) == "# EOF" && l.format != formatPrometheus {
 		// Only OpenMetrics has "# EOF"; in Prometheus text (decided on an
-		// earlier segment) it is a comment.
-		l.format = formatOpenMetrics
+		// earlier segment) it is a comment. Exporters and hand-made files
+		// also end Prometheus text with it: the samples before it decide.
+		if l.format == formatUnknown {
+			l.format = l.detect()
+		}
+		if l.format != formatPrometheus {
+			l.format = formatOpenMetrics
+		}
 		l.sawEOF = true
 		return nil
 	}
@@ -423,17 +433,18 @@ func (l *loader) flush(final bool) error {
 func (l *loader) detect() format {
 	var firstTS []byte
 	sawSample := false
+	marker := formatUnknown // what OpenMetrics- or Prometheus-only syntax says
 	for _, ln := range l.lines {
 		b := l.seg[ln.off:ln.end]
-		if bytes.HasPrefix(b, []byte("# UNIT ")) {
-			return formatOpenMetrics
+		if marker == formatUnknown && bytes.HasPrefix(b, []byte("# UNIT ")) {
+			marker = formatOpenMetrics
 		}
-		if isTypeLine(b) {
+		if marker == formatUnknown && isTypeLine(b) {
 			switch string(bytes.Fields(b)[3]) {
 			case "unknown", "gaugehistogram", "stateset", "info":
-				return formatOpenMetrics
+				marker = formatOpenMetrics
 			case "untyped":
-				return formatPrometheus
+				marker = formatPrometheus
 			}
 		}
 		if firstTS == nil && !ln.blank && b[0] != '#' {
@@ -442,6 +453,15 @@ func (l *loader) detect() format {
 				firstTS = ts
 			}
 		}
+	}
+	if marker == formatOpenMetrics {
+		if v, err := strconv.ParseInt(string(firstTS), 10, 64); err == nil && (v >= 1e11 || v <= -1e11) {
+			l.millis = true
+		}
+		return formatOpenMetrics
+	}
+	if marker == formatPrometheus {
+		return formatPrometheus
 	}
 	if firstTS == nil {
 		if sawSample {
@@ -615,7 +635,12 @@ func (l *loader) sample(p textparse.Parser, i int) {
 		return
 	}
 	t := *tsp
-	if l.format == formatOpenMetrics {
+	if l.format == formatOpenMetrics && l.millis {
+		// OpenMetrics shapes with Prometheus' millisecond timestamps.
+		if ms, err := strconv.ParseInt(string(timestampField(l.seg[ln.off:ln.end])), 10, 64); err == nil {
+			t = ms
+		}
+	} else if l.format == formatOpenMetrics {
 		// The OpenMetrics parser truncates seconds*1000 to an integer, which
 		// makes some ".xxx" timestamps one millisecond early (none in
 		// 2023-2030, but e.g. 1090543503.830, and about 1 in 150 after
@@ -631,7 +656,7 @@ func (l *loader) sample(p textparse.Parser, i int) {
 		key := l.lset.String()
 		st = s.byLabels[key]
 		if st == nil {
-			st = &seriesState{lset: l.lset}
+			st = &seriesState{lset: l.lset, name: l.lset.Get(labels.MetricName)}
 			s.byLabels[key] = st
 		}
 		s.byText[string(series)] = st
@@ -661,6 +686,7 @@ func (l *loader) sample(p textparse.Parser, i int) {
 		return
 	}
 	st.ref = uint64(ref)
+	l.store.observeFamily(st.name, t, st.lastT, st.has)
 	if st.has && t < st.lastT {
 		l.stats.OutOfOrder++
 	} else {

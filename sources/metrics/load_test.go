@@ -465,3 +465,37 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// Prometheus text keeps timestamps in milliseconds; files people make end it
+// with OpenMetrics' "# EOF", or mix in OpenMetrics-only lines. The samples'
+// times must come out the same in every shape.
+func TestMillisecondTimestampsInEveryShape(t *testing.T) {
+	want := time.Date(2026, 10, 2, 17, 0, 0, 0, time.UTC)
+	ms := want.UnixMilli()
+	tests := map[string]string{
+		"prometheus text":          fmt.Sprintf("# TYPE phpfpm_listen_queue gauge\nphpfpm_listen_queue 7 %d\nphpfpm_listen_queue 9 %d\n", ms, ms+15000),
+		"prometheus text with EOF": fmt.Sprintf("# TYPE phpfpm_listen_queue gauge\nphpfpm_listen_queue 7 %d\nphpfpm_listen_queue 9 %d\n# EOF\n", ms, ms+15000),
+		"openmetrics with ms":      fmt.Sprintf("# TYPE phpfpm_listen_queue unknown\nphpfpm_listen_queue 7 %d\nphpfpm_listen_queue 9 %d\n# EOF\n", ms, ms+15000),
+		"openmetrics seconds":      fmt.Sprintf("# TYPE phpfpm_listen_queue gauge\nphpfpm_listen_queue 7 %d.000\nphpfpm_listen_queue 9 %d.000\n# EOF\n", ms/1000, ms/1000+15),
+	}
+	for name, text := range tests {
+		t.Run(name, func(t *testing.T) {
+			s, err := Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var skips sources.Skips
+			st, err := s.LoadReader(name, strings.NewReader(text), &skips)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Samples != 2 || !st.Min.Equal(want) || !st.Max.Equal(want.Add(15*time.Second)) || skips.Count("") != 0 {
+				t.Errorf("samples %d from %s to %s, skips %v; want 2 from %s", st.Samples, st.Min, st.Max, skips.Notes("metrics", "lines"), want)
+			}
+			if iv := s.ScrapeInterval("phpfpm_listen_queue"); iv != 15*time.Second {
+				t.Errorf("scrape interval %s, want 15s", iv)
+			}
+		})
+	}
+}

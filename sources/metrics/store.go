@@ -92,6 +92,8 @@ type Store struct {
 	byText   map[string]*seriesState
 	byLabels map[string]*seriesState
 	gen      uint64 // incremented per load, to count the series of one load
+	// families holds each metric name's coverage and scrape interval.
+	families map[string]*family
 
 	mu       sync.RWMutex // guards the fields below
 	closed   bool
@@ -102,6 +104,7 @@ type Store struct {
 // seriesState is what the loader remembers of one series between samples.
 type seriesState struct {
 	lset  labels.Labels
+	name  string // the metric name (__name__)
 	ref   uint64 // storage.SeriesRef, 0 until the first append
 	has   bool   // a sample was stored
 	lastT int64  // newest stored sample
@@ -149,6 +152,7 @@ func Open() (*Store, error) {
 		engine:   engine,
 		byText:   map[string]*seriesState{},
 		byLabels: map[string]*seriesState{},
+		families: map[string]*family{},
 	}, nil
 }
 

@@ -1,0 +1,209 @@
+package detect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// Coverage sources, in the order the report shows them.
+const (
+	CoverageAccess  = "access"
+	CoverageMetrics = "metrics"
+	CoverageCPU     = "cpu"
+	CoverageCaddy   = "caddy log"
+	CoverageFPM     = "php-fpm log"
+)
+
+// poolFamilies are the php-fpm metric names whose samples make the metrics'
+// coverage: the pool's state is known where any of them was scraped.
+var poolFamilies = []string{
+	"phpfpm_active_processes", "phpfpm_total_processes", "phpfpm_listen_queue", "phpfpm_listen_queue_length",
+	"phpfpm_max_listen_queue", "phpfpm_max_children_reached", "phpfpm_accepted_connections",
+}
+
+// cpuFamilies are the metric names the CPU series is read from.
+var cpuFamilies = []string{"aws_ec2_cpuutilization_average", "node_cpu_seconds_total"}
+
+// truncationReasons are the access-log skip reasons that say an input was cut
+// short: its evidence ends before its writer stopped.
+var truncationReasons = []string{accesslog.ReasonTruncatedGzip, accesslog.ReasonCorruptGzip, accesslog.ReasonTruncatedLine}
+
+// truncatedFiles names the files skips says were cut short, from the
+// "file:line" locations kept for the truncation reasons.
+func truncatedFiles(skips *sources.Skips) []string {
+	var out []string
+	for _, r := range truncationReasons {
+		for _, loc := range skips.Examples(r) {
+			if i := strings.LastIndexByte(loc, ':'); i > 0 {
+				loc = loc[:i]
+			}
+			label := loc + " (" + r + ")"
+			if !slices.Contains(out, label) {
+				out = append(out, label)
+			}
+		}
+	}
+	return out
+}
+
+// measureCoverage fills l.Coverage for every source and adds a data_quality
+// warning for each one that leaves part of the window unknown.
+func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
+	ev := l.Evidence
+	from, to := ev.From, ev.To
+	var cov []sources.Coverage
+	if len(in.Access) == 0 && in.MinuteStatus == "" {
+		cov = append(cov, sources.Coverage{Source: CoverageAccess, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
+	} else {
+		c := access.Measure(CoverageAccess, from, to, 0, false)
+		c.Truncated = truncated
+		if len(truncated) > 0 && c.State == sources.CoverageComplete {
+			c.State = sources.CoverageIncomplete
+		}
+		cov = append(cov, c)
+	}
+	for _, src := range []struct {
+		name     string
+		families []string
+	}{{CoverageMetrics, poolFamilies}, {CoverageCPU, cpuFamilies}} {
+		switch {
+		case len(in.Metrics) == 0:
+			cov = append(cov, sources.Coverage{Source: src.name, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
+		case store == nil:
+			cov = append(cov, sources.Coverage{Source: src.name, State: sources.CoverageNone, Uncovered: []sources.Stretch{}})
+		default:
+			c := store.Coverage(src.name, from, to, src.families...)
+			if c.State == sources.CoverageNotGiven && src.name == CoverageMetrics {
+				// Metrics were given, but none of the pool's.
+				c.State = sources.CoverageNone
+			}
+			cov = append(cov, c)
+		}
+	}
+	cov = append(cov, eventCoverage(CoverageCaddy, ev.HealthLogGiven, from, to, func(yield func(time.Time)) {
+		for _, e := range ev.Health {
+			yield(e.Time)
+		}
+	}))
+	cov = append(cov, eventCoverage(CoverageFPM, ev.FPMLogGiven, from, to, func(yield func(time.Time)) {
+		for _, e := range ev.FPM {
+			yield(e.Time)
+		}
+	}))
+	l.Coverage = cov
+	for _, c := range cov {
+		if c.Complete() {
+			continue
+		}
+		if c.Source == CoverageCPU && c.State == sources.CoverageNotGiven {
+			continue
+		}
+		msg := coverageMessage(c, from, to, ev.Loc)
+		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
+			msg += outsideWindow(store, c.Source)
+		}
+		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: c.Source, Severity: sources.SeverityWarning, Message: msg})
+	}
+}
+
+// outsideWindow names the series of a metrics source that were read but
+// fall outside the window, with their span: a series misread (seconds for
+// milliseconds, another day) is named, not silently absent.
+func outsideWindow(store *metrics.Store, source string) string {
+	names := poolFamilies
+	if source == CoverageCPU {
+		names = cpuFamilies
+	}
+	var read []string
+	for _, n := range names {
+		if k := store.Samples(n); k > 0 {
+			read = append(read, fmt.Sprintf("%s (%d samples)", n, k))
+		}
+	}
+	if len(read) == 0 {
+		return "; the metrics files hold no such series"
+	}
+	first, last := store.Range()
+	return fmt.Sprintf("; read but outside the window: %s; the metrics span %s to %s (check the files' window and timestamp unit)",
+		strings.Join(read, ", "), first.Format(time.RFC3339), last.Format(time.RFC3339))
+}
+
+// coverageMessage says what a source leaves unknown, in the words the report
+// puts first.
+func coverageMessage(c sources.Coverage, from, to time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	at := func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04:05 MST") }
+	if c.State == sources.CoverageNone {
+		return fmt.Sprintf("incomplete: no %s evidence from %s to %s: everything it would show is unknown, not quiet", c.Source, at(from), at(to))
+	}
+	var parts []string
+	for _, u := range c.Uncovered {
+		switch u.Kind {
+		case sources.StretchTail:
+			parts = append(parts, fmt.Sprintf("the evidence ends at %s, %s before the window does (nothing from %s to %s)",
+				at(u.From), roundMinutes(u.To.Sub(u.From)), at(u.From), at(u.To)))
+		case sources.StretchHead:
+			parts = append(parts, fmt.Sprintf("the evidence begins at %s, %s after the window does (nothing from %s to %s)",
+				at(u.To), roundMinutes(u.To.Sub(u.From)), at(u.From), at(u.To)))
+		default:
+			parts = append(parts, fmt.Sprintf("nothing from %s to %s (%s)", at(u.From), at(u.To), roundMinutes(u.To.Sub(u.From))))
+		}
+	}
+	msg := "incomplete: " + strings.Join(parts, "; ")
+	if len(c.Truncated) > 0 {
+		if len(parts) == 0 {
+			msg = "incomplete"
+		}
+		msg += "; cut short: " + strings.Join(c.Truncated, ", ")
+		if c.Last != nil {
+			msg += fmt.Sprintf(", the evidence read ends at %s", at(*c.Last))
+		}
+	}
+	return msg + ": minutes without evidence are unknown, not quiet"
+}
+
+func roundMinutes(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	m := int(d.Round(time.Minute) / time.Minute)
+	if m < 120 {
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%dh%02d", m/60, m%60)
+}
+
+// eventCoverage is the span of an event log's lines inside the window: such
+// a log writes only when something happens, so its silences are not gaps.
+func eventCoverage(source string, given bool, from, to time.Time, times func(func(time.Time))) sources.Coverage {
+	c := sources.Coverage{Source: source, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}}
+	if !given {
+		return c
+	}
+	c.State = sources.CoverageEvents
+	var first, last time.Time
+	times(func(t time.Time) {
+		if t.Before(from) || !t.Before(to) {
+			return
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+	})
+	if !first.IsZero() {
+		first, last = first.UTC(), last.UTC()
+		c.First, c.Last = &first, &last
+	}
+	return c
+}

@@ -1,0 +1,228 @@
+package sources
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Coverage states, as written into report.json's coverage.
+const (
+	// CoverageComplete: the source has evidence across the whole window.
+	CoverageComplete = "complete"
+	// CoverageIncomplete: some stretch of the window (its head, a gap, its
+	// tail) has no evidence, or an input was cut short.
+	CoverageIncomplete = "incomplete"
+	// CoverageNone: the source was given but holds nothing inside the window.
+	CoverageNone = "none"
+	// CoverageNotGiven: the source was not given at all.
+	CoverageNotGiven = "not_given"
+	// CoverageEvents: a log that writes only when something happens (Caddy's
+	// own log, php-fpm's log): silence between its lines is normal, so only
+	// its span is shown, never a gap.
+	CoverageEvents = "events"
+)
+
+// Uncovered stretch kinds.
+const (
+	StretchHead = "head" // from the window's start to the first evidence
+	StretchGap  = "gap"  // between two pieces of evidence
+	StretchTail = "tail" // from the last evidence to the window's end
+)
+
+// Stretch is part of the window a source has no evidence for.
+type Stretch struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Kind is "head", "gap" or "tail".
+	Kind string `json:"kind"`
+}
+
+// Coverage is the time one source of evidence really covers inside the
+// analysed window. Minutes a source has no evidence for are unknown, never
+// quiet: a report reads its counts through this.
+type Coverage struct {
+	// Source is "access", "metrics" (php-fpm's series), "cpu", "caddy log" or
+	// "php-fpm log".
+	Source string `json:"source"`
+	// State is "complete", "incomplete", "none", "not_given" or "events".
+	State string `json:"state"`
+	// First and Last bound the evidence inside the window, at the
+	// resolution it is counted in (the start of the first minute with an
+	// access-log line, the end of the last; absent when there is none).
+	First *time.Time `json:"first,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
+	// Uncovered lists the stretches of the window without evidence, in time
+	// order: a missing head, gaps, a missing tail.
+	Uncovered []Stretch `json:"uncovered"`
+	// Truncated names the inputs that were cut short (a gzip stream that ends
+	// early, a last line cut mid-way): the evidence they hold ends before
+	// their writer stopped.
+	Truncated []string `json:"truncated,omitempty"`
+	// Resolution is how far apart two pieces of evidence may be without a
+	// gap between them, in seconds (for metrics, a few scrape intervals).
+	Resolution float64 `json:"resolution_s,omitempty"`
+}
+
+// Complete reports whether the coverage leaves nothing of the window unknown.
+func (c Coverage) Complete() bool {
+	return c.State == CoverageComplete || c.State == CoverageEvents || c.State == CoverageNotGiven
+}
+
+// UncoveredDuration sums the uncovered stretches.
+func (c Coverage) UncoveredDuration() time.Duration {
+	var d time.Duration
+	for _, s := range c.Uncovered {
+		d += s.To.Sub(s.From)
+	}
+	return d
+}
+
+// Summary says in one English sentence what the source covers; loc is the
+// zone times are written in. Used for data_quality and the terminal.
+func (c Coverage) Summary(loc *time.Location) string {
+	at := func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04:05 MST") }
+	switch c.State {
+	case CoverageNotGiven:
+		return c.Source + ": not given"
+	case CoverageNone:
+		return c.Source + ": no evidence inside the window"
+	}
+	if c.First == nil || c.Last == nil {
+		return c.Source + ": given, no line inside the window (a log written only on events)"
+	}
+	s := fmt.Sprintf("%s: evidence from %s to %s", c.Source, at(*c.First), at(*c.Last))
+	if c.State == CoverageEvents {
+		return s + " (a log written only on events: silence between its lines is not measured)"
+	}
+	var parts []string
+	for _, u := range c.Uncovered {
+		parts = append(parts, fmt.Sprintf("%s %s to %s (%s)", u.Kind, at(u.From), at(u.To), roundDuration(u.To.Sub(u.From))))
+	}
+	if len(parts) > 0 {
+		s += "; nothing from " + strings.Join(parts, ", ")
+	}
+	if len(c.Truncated) > 0 {
+		s += "; cut short: " + strings.Join(c.Truncated, ", ")
+	}
+	return s
+}
+
+func roundDuration(d time.Duration) string {
+	if d >= time.Minute {
+		d = d.Round(time.Minute)
+	} else {
+		d = d.Round(time.Second)
+	}
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// CoverageMeter measures a source's coverage from the times of its evidence,
+// at a resolution of one bucket (a minute for logs, a scrape interval for
+// metrics). Memory grows with buckets, not with evidence.
+type CoverageMeter struct {
+	bucket  time.Duration
+	buckets map[int64]int
+}
+
+// NewCoverageMeter counts evidence in buckets of the given width.
+func NewCoverageMeter(bucket time.Duration) *CoverageMeter {
+	return &CoverageMeter{bucket: bucket, buckets: map[int64]int{}}
+}
+
+// Observe records n pieces of evidence at t.
+func (m *CoverageMeter) Observe(t time.Time, n int) {
+	if n <= 0 {
+		return
+	}
+	m.buckets[t.UnixNano()/int64(m.bucket)] += n
+}
+
+// MinGap is the shortest stretch without evidence that can count as missing:
+// shorter silences are within the jitter of how windows and logs are cut.
+const MinGap = 2 * time.Minute
+
+// expectedMissing is how many pieces of evidence a silent stretch must have
+// been expected to hold, at the source's usual rate, to count as missing:
+// with a Poisson rate, the chance of 20 expected lines all failing to
+// appear is about 2e-9, so such a silence is the log, not the site.
+const expectedMissing = 20
+
+// Measure returns the coverage of [from, to). A silent stretch is uncovered
+// when it is at least MinGap (and minGap) long and, at the source's typical
+// rate (the median count per non-empty bucket), would have held at least
+// expectedMissing pieces of evidence; with rateFree, any silence longer than
+// minGap is uncovered (a series scraped at a fixed interval has no quiet).
+func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.Duration, rateFree bool) Coverage {
+	c := Coverage{Source: source, Uncovered: []Stretch{}, Resolution: m.bucket.Seconds()}
+	var keys []int64
+	for k := range m.buckets {
+		if t := time.Unix(0, (k+1)*int64(m.bucket)); t.After(from) && time.Unix(0, k*int64(m.bucket)).Before(to) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		c.State = CoverageNone
+		return c
+	}
+	slices.Sort(keys)
+	counts := make([]int, len(keys))
+	for i, k := range keys {
+		counts[i] = m.buckets[k]
+	}
+	sorted := slices.Clone(counts)
+	sort.Ints(sorted)
+	perBucket := float64(sorted[len(sorted)/2])
+	minGap = max(minGap, MinGap)
+	missing := func(a, b time.Time) bool {
+		d := b.Sub(a)
+		if d < minGap {
+			return false
+		}
+		return rateFree || perBucket*float64(d)/float64(m.bucket) >= expectedMissing
+	}
+	// First and Last are bucket bounds, not the exact times of the first and
+	// last evidence: evidence that comes as per-bucket counts (a pushed-down
+	// fetch's minutes) then covers exactly what the lines would.
+	first := time.Unix(0, keys[0]*int64(m.bucket)).UTC()
+	if first.Before(from) {
+		first = from
+	}
+	last := time.Unix(0, (keys[len(keys)-1]+1)*int64(m.bucket)).UTC()
+	if last.After(to) {
+		last = to
+	}
+	c.First, c.Last = &first, &last
+	if missing(from, first) {
+		c.Uncovered = append(c.Uncovered, Stretch{From: from, To: first, Kind: StretchHead})
+	}
+	for i := 1; i < len(keys); i++ {
+		a := time.Unix(0, (keys[i-1]+1)*int64(m.bucket)).UTC()
+		b := time.Unix(0, keys[i]*int64(m.bucket)).UTC()
+		if missing(a, b) {
+			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: StretchGap})
+		}
+	}
+	if missing(last, to) {
+		c.Uncovered = append(c.Uncovered, Stretch{From: last, To: to, Kind: StretchTail})
+	}
+	c.State = CoverageComplete
+	if len(c.Uncovered) > 0 {
+		c.State = CoverageIncomplete
+	}
+	return c
+}
+
+// Merge adds the evidence other counted; both must have the same bucket width.
+func (m *CoverageMeter) Merge(other *CoverageMeter) {
+	for k, n := range other.buckets {
+		m.buckets[k] += n
+	}
+}
