@@ -467,10 +467,21 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 	// the same evidence across local midnight.
 	midnight := referenceReport(t)
 	midnight.Window.TZ = "Asia/Yangon"
-	pages := map[string]*Report{"reference": referenceReport(t), "midnight": midnight}
+	pages := []struct {
+		name string
+		r    *Report
+		lang string
+		want []string // the dates on each chart's time axis
+	}{
+		{"reference", referenceReport(t), LangEN, []string{"3 October"}},
+		{"midnight", midnight, LangEN, []string{"2 October", "3 October"}},
+		// Hangul breaks between any two syllables unless told not to.
+		{"reference-ko", referenceReport(t), LangKO, []string{"10월 3일"}},
+	}
 	dir := t.TempDir()
-	for name, r := range pages {
-		page, err := Render(r, FormatHTML, LangEN)
+	for _, pg := range pages {
+		name := pg.name
+		page, err := Render(pg.r, FormatHTML, pg.lang)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -507,13 +518,9 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 				if len(l.Dates) != 6 {
 					t.Fatalf("%d charts, want 6", len(l.Dates))
 				}
-				want := []string{"3 October"}
-				if name == "midnight" {
-					want = []string{"2 October", "3 October"}
-				}
 				for i, d := range l.Dates {
-					if !slices.Equal(d, want) {
-						t.Errorf("chart %d dates its axis %q, want %q", i+1, d, want)
+					if !slices.Equal(d, pg.want) {
+						t.Errorf("chart %d dates its axis %q, want %q", i+1, d, pg.want)
 					}
 				}
 			})
