@@ -5,6 +5,8 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +32,17 @@ const (
 	padL   = 64.0
 	padR   = 16.0
 	padT   = 40.0
-	padB   = 28.0
+	padB   = 44.0 // two lines under the axis: the time, and the date where it changes
+)
+
+// Text sizes in SVG user units, and the narrowest width the page lets a chart
+// shrink to (the CSS min-width of svg.chart, below which it scrolls): 12 units
+// at 860 px wide still render at 10.75 px on a phone.
+const (
+	fontSize     = 12.0
+	chartMinPx   = 860
+	labelGap     = 4.0 // the least room between two labels
+	markerRowTop = padT + 13
 )
 
 // Colours: failures in warm colours on top of the green of answered requests.
@@ -144,23 +156,103 @@ func (c *svgChart) axes() {
 		c.printf(`<text class="ylab" x="%s" y="%s" text-anchor="end">%s</text>`, f1(padL-6), f1(y+4), html.EscapeString(c.p.n(v)))
 	}
 	step := tickStep(c.to.Sub(c.from))
+	lastDay := ""
 	for t := firstTick(c.from, step, c.p.loc); !t.After(c.to); t = t.Add(step) {
 		x := c.x(t)
 		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#9e9e9e"/>`, f1(x), f1(chartH-padB), f1(x), f1(chartH-padB+4))
-		c.printf(`<text class="xlab" x="%s" y="%s" text-anchor="middle">%s</text>`, f1(x), f1(chartH-padB+16), html.EscapeString(c.p.hm(t)))
+		c.label("xlab", x, chartH-padB+20, c.p.hm(t))
+		// The date under the first time and under every time that starts a
+		// new local day, so a window across midnight says which day each
+		// hour belongs to.
+		if day := c.p.date(t); day != lastDay {
+			c.label("xdate", x, chartH-padB+36, day)
+			lastDay = day
+		}
 	}
 }
 
-// moments marks the timeline rows with their numbers.
+// label writes one centred axis label, kept inside the chart's width.
+func (c *svgChart) label(class string, x, y float64, text string) {
+	half := textWidth(text) / 2
+	x = math.Max(half, math.Min(chartW-half, x))
+	c.printf(`<text class="%s" x="%s" y="%s" text-anchor="middle">%s</text>`, class, f1(x), f1(y), html.EscapeString(text))
+}
+
+// textWidth estimates the width of a label in user units: wide (CJK) runes
+// take about a full em, others a little over half of one.
+func textWidth(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		if r >= 0x1100 {
+			w += fontSize
+		} else {
+			w += 0.62 * fontSize
+		}
+	}
+	return w
+}
+
+// moments marks the timeline rows with their numbers. Rows close in time
+// would print their numbers on top of each other: their lines stay, and the
+// labels that would touch are merged into one ("4-6", "3, 7") over the group.
 func (c *svgChart) moments(rows []rowView) {
+	type mark struct {
+		x   float64
+		idx int
+	}
+	var marks []mark
 	for _, r := range rows {
 		if r.at.Before(c.from) || r.at.After(c.to) {
 			continue
 		}
 		x := c.x(r.at)
 		c.printf(`<line class="moment" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`, f1(x), f1(padT), f1(x), f1(chartH-padB), colMoment)
-		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%d</text>`, f1(x), f1(padT+12), r.Index)
+		marks = append(marks, mark{x, r.Index})
 	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].x < marks[j].x })
+	type group struct {
+		xs   []float64
+		idxs []int
+	}
+	span := func(g group) (left, right float64) {
+		mid := (g.xs[0] + g.xs[len(g.xs)-1]) / 2
+		half := textWidth(indexList(g.idxs)) / 2
+		mid = math.Max(padL+half, math.Min(chartW-padR-half, mid))
+		return mid - half, mid + half
+	}
+	var groups []group
+	for _, m := range marks {
+		groups = append(groups, group{xs: []float64{m.x}, idxs: []int{m.idx}})
+		// Merge backwards while the newest label touches the one before it.
+		for len(groups) > 1 {
+			a, b := groups[len(groups)-2], groups[len(groups)-1]
+			_, aRight := span(a)
+			bLeft, _ := span(b)
+			if bLeft >= aRight+labelGap {
+				break
+			}
+			groups = append(groups[:len(groups)-2], group{xs: append(a.xs, b.xs...), idxs: append(a.idxs, b.idxs...)})
+		}
+	}
+	for _, g := range groups {
+		left, right := span(g)
+		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((left+right)/2), f1(markerRowTop), html.EscapeString(indexList(g.idxs)))
+	}
+}
+
+// indexList names a group of timeline rows: "4" , "4-6" for a run, "3, 7".
+func indexList(idxs []int) string {
+	sorted := slices.Clone(idxs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	if len(sorted) > 2 && sorted[len(sorted)-1]-sorted[0] == len(sorted)-1 {
+		return strconv.Itoa(sorted[0]) + "-" + strconv.Itoa(sorted[len(sorted)-1])
+	}
+	parts := make([]string, len(sorted))
+	for i, v := range sorted {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stack draws stacked step areas, one per layer, bottom first.
@@ -237,7 +329,7 @@ func (c *svgChart) finish() template.HTML {
 			c.printf(`<rect x="%s" y="10" width="18" height="12" fill="%s"/>`, f1(x), colour)
 		}
 		c.printf(`<text class="lg" x="%s" y="20">%s</text>`, f1(x+24), html.EscapeString(l[1]))
-		x += 24 + 7.5*float64(len([]rune(l[1]))) + 18
+		x += 24 + textWidth(l[1]) + 18
 	}
 	c.b.WriteString(`</svg>`)
 	// Safe: built above from numbers, colours and escaped words of this package.

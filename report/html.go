@@ -30,8 +30,9 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 	for i := range v.Charts {
 		v.Charts[i].Caption = cleanText(v.Charts[i].Caption)
 	}
-	// The legend's swatch is the charts' shading, from the one definition.
-	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return colShade }}).ParseFS(templates.FS, htmlTemplate)
+	// The legend's swatch is the charts' shading and the charts' narrowest
+	// width is the one their label sizes were chosen for: one definition each.
+	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return colShade }, "chartMinPx": func() int { return chartMinPx }}).ParseFS(templates.FS, htmlTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("report: template %s: %w", htmlTemplate, err)
 	}
