@@ -275,7 +275,8 @@ type Scenario struct {
 	// From and To are the incident window (bundle.yaml window).
 	From, To time.Time
 
-	// Pool and proxy facts that do not change with the configuration history.
+	// Pool and proxy facts that do not change with the configuration history
+	// (Workers is pm.max_children unless a commit sets SiteConfig.MaxChildren).
 	Workers, StartServers, MinSpare, MaxSpare int
 	Cores                                     int
 	HealthIntervalS, HealthTimeoutS           float64
