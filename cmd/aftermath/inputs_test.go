@@ -290,7 +290,7 @@ func TestEvidenceAsUsersHaveIt(t *testing.T) {
 			}},
 		{name: "a window without lines", args: []string{"--access", plain, "--from", "2026-11-30T15:33:10Z", "--to", "2026-11-30T15:47:10Z"},
 			code: exitUsage, msg: "cannot judge: no access-log lines from 2026-11-30T15:33:10Z to 2026-11-30T15:47:10Z"},
-		{name: "nginx combined lines", args: []string{"--access", nginx}, code: exitUsage, msg: "no usable line in the access logs"},
+		{name: "nginx combined lines", args: []string{"--access", nginx}, code: exitUsage, msg: "looks like nginx/Apache combined log format"},
 		{name: "a time without a zone takes --tz", args: []string{"--access", plain, "--from", "2026-11-30 00:33:10", "--to", "2026-11-30 00:47:10", "--tz", "Asia/Seoul"},
 			code: exitIncomplete,
 			check: func(t *testing.T, r reportJSON, md string) {
