@@ -48,6 +48,9 @@ type Client struct {
 	// max_entries_limit_per_query is smaller.
 	limit atomic.Int64
 
+	// limits are Loki's query limits learned from its 400 answers.
+	limits queryLimits
+
 	// retry is the policy of every request (tests give it a Sleep that
 	// records the waits instead of waiting).
 	retry httpretry.Policy
@@ -237,7 +240,10 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 		if ae.Retryable() {
 			return true, httpretry.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
 		}
-		return false, 0, asLimitError(ae)
+		if err := asLimitError(ae); err != ae {
+			return false, 0, err
+		}
+		return false, 0, asQueryLimitError(ae)
 	}
 	if out == nil {
 		out = new(json.RawMessage)

@@ -123,7 +123,7 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 			j.sr.Expected[s.Labels] = int64(math.Round(s.V))
 		}
 	}
-	err = c.run(ctx, rs, &res, split(spans, c.cfg.SplitBy), plan, checkCounts, sink)
+	err = c.run(ctx, rs, &res, split(spans, c.subRangeLength()), plan, checkCounts, sink)
 	return res, c.queryErr(query, err)
 }
 
