@@ -239,8 +239,15 @@ func (r Result) Record(file string) bundle.Query {
 			failed = true
 		}
 	}
-	note := fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
-		len(r.SubRanges), bad, r.Requests(), r.WireBytes(), r.Limit)
+	var note string
+	if len(r.SubRanges) == 0 {
+		// Nothing was paged (the stream listing failed): no sub-range or
+		// per-call limit to speak of.
+		note = fmt.Sprintf("no line pulled, %d requests, %d response bytes", r.Requests(), r.WireBytes())
+	} else {
+		note = fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
+			len(r.SubRanges), bad, r.Requests(), r.WireBytes(), r.Limit)
+	}
 	for _, lc := range r.LimitChanges {
 		note += "; " + lc
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +135,88 @@ func TestSeriesLimitSplitsMetricQuery(t *testing.T) {
 			t.Fatalf("err = %v, want Loki's series limit naming the query", err)
 		}
 	})
+}
+
+// A dead Loki is retried once per client, not once per request: the first
+// request spends the retries, later ones try once and say why; the first
+// success brings the retries back (a Loki restarting mid-fetch is bridged).
+func TestDeadLokiRetriedOncePerSource(t *testing.T) {
+	f := lokitest.New(t)
+	loadRuns(f, 3*time.Hour)
+	var dead atomic.Bool
+	dead.Store(true)
+	var requests atomic.Int64
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		requests.Add(1)
+		if dead.Load() {
+			f.Fail(w, http.StatusServiceUnavailable, "connection refused by upstream")
+			return true
+		}
+		return false
+	})
+	c, sl := newTestClient(t, f.URL(), nil) // 3 retries
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		_, err := c.Pull(ctx, `{job="caddy"}`, "", t0, t0.Add(3*time.Hour), func(Entry) error { return nil })
+		if err == nil {
+			t.Fatal("pull from a dead Loki succeeded")
+		}
+		if i > 0 && !strings.Contains(err.Error(), "not retried") {
+			t.Errorf("pull %d: %v, want it to say it was not retried", i, err)
+		}
+	}
+	if got := requests.Load(); got != 4+1+1 {
+		t.Errorf("%d requests to a dead Loki over 3 pulls, want 6 (4 for the first, 1 each after)", got)
+	}
+	if len(sl.get()) != 3 {
+		t.Errorf("waited %d times, want 3", len(sl.get()))
+	}
+
+	// Loki is back, and then fails once more: a success restored the retries.
+	dead.Store(false)
+	if _, err := c.Pull(ctx, `{job="caddy"}`, "", t0, t0.Add(time.Hour), func(Entry) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var once atomic.Bool
+	f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if once.CompareAndSwap(false, true) {
+			f.Fail(w, http.StatusServiceUnavailable, "restarting")
+			return true
+		}
+		return false
+	})
+	if _, err := c.Pull(ctx, `{job="caddy"}`, "", t0, t0.Add(time.Hour), func(Entry) error { return nil }); err != nil {
+		t.Fatalf("a single 503 after recovery was not retried: %v", err)
+	}
+}
+
+// A result that paged nothing says so instead of "0 sub-ranges ... limit 0
+// per call".
+func TestRecordOfPullThatNeverPaged(t *testing.T) {
+	f := lokitest.New(t)
+	c, _ := newTestClient(t, f.URL(), nil)
+	res, err := c.Pull(context.Background(), `{job="caddy"`, "", t0, t0.Add(time.Hour), func(Entry) error { return nil })
+	if err == nil {
+		t.Fatal("a malformed selector pulled")
+	}
+	note := res.Record("access/loki.log.gz").Note
+	if strings.Contains(note, "sub-ranges") || strings.Contains(note, "limit 0") || !strings.Contains(note, "no line pulled") {
+		t.Errorf("note %q", note)
+	}
+}
+
+// Loki's 400 parse error is a query error (exit 2 in fetch); a refused
+// limit or a 5xx is not.
+func TestIsQueryError(t *testing.T) {
+	f := lokitest.New(t)
+	c, _ := newTestClient(t, f.URL(), func(cfg *Config) { cfg.Retries = 0 })
+	_, err := c.Series(context.Background(), t0, t0.Add(time.Hour), `{job="caddy",}`)
+	if !IsQueryError(err) || !strings.Contains(err.Error(), "parse error") {
+		t.Errorf("malformed selector: IsQueryError false for %v", err)
+	}
+	f.SetMaxQueryLength(time.Minute / 2)
+	_, err = c.QueryMatrix(context.Background(), `count_over_time({job="caddy"}[1m])`, t0, t0.Add(time.Hour), time.Minute)
+	if err == nil || IsQueryError(err) {
+		t.Errorf("query-length refusal: IsQueryError true or no error: %v", err)
+	}
 }

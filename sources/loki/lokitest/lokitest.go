@@ -479,7 +479,11 @@ func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
 	set := map[string]map[string]string{}
 	for _, m := range q["match[]"] {
 		expr, err := ParseQuery(m)
-		if err != nil || expr.fn != "" || len(expr.stages) > 0 {
+		if err != nil {
+			f.Fail(w, 400, err.Error())
+			return
+		}
+		if expr.fn != "" || len(expr.stages) > 0 {
 			f.Fail(w, 400, fmt.Sprintf("invalid match[] %q", m))
 			return
 		}
