@@ -229,9 +229,13 @@ func (c *Client) get(ctx context.Context, path string, params url.Values, out an
 }
 
 // IsQueryError reports whether err is Loki refusing a query it cannot parse
-// (HTTP 400 "parse error ..."): a mistake in the configured selector or
+// (HTTP 400 "parse error ..."), or this client refusing it first: a mistake in the configured selector or
 // pipeline, not evidence that is missing.
 func IsQueryError(err error) bool {
+	var mq malformedQuery
+	if errors.As(err, &mq) {
+		return true
+	}
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
 		return false

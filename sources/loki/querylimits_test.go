@@ -214,6 +214,9 @@ func TestIsQueryError(t *testing.T) {
 	if !IsQueryError(err) || !strings.Contains(err.Error(), "parse error") {
 		t.Errorf("malformed selector: IsQueryError false for %v", err)
 	}
+	if _, err := c.Pull(context.Background(), `{job="caddy"`, "", t0, t0.Add(time.Hour), func(Entry) error { return nil }); !IsQueryError(err) {
+		t.Errorf("unterminated selector: IsQueryError false for %v", err)
+	}
 	f.SetMaxQueryLength(time.Minute / 2)
 	_, err = c.QueryMatrix(context.Background(), `count_over_time({job="caddy"}[1m])`, t0, t0.Add(time.Hour), time.Minute)
 	if err == nil || IsQueryError(err) {
