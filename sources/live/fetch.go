@@ -390,16 +390,26 @@ func (f *fetcher) loki(ctx context.Context) error {
 		// Like Prometheus' "no series matched": a selector that matches
 		// nothing is most often a typo ({job="cadddy"}), and an empty access
 		// log would read as a quiet site. Under pushdown the counts decide:
-		// the flagged minutes alone may hold no line.
+		// the flagged minutes alone may hold no line. A selector whose
+		// streams have lines around the window (a day before it, or since)
+		// is right: the window itself was empty in Loki.
 		if perr == nil && res.Lines() == 0 && (!pushdown || counted == 0) {
-			msg := fmt.Sprintf("%s: no stream matched %s in [%s, %s): check the selector", file, query, f.start.Format(time.RFC3339), f.to.Format(time.RFC3339))
-			if access {
+			span := fmt.Sprintf("[%s, %s)", f.start.Format(time.RFC3339), f.to.Format(time.RFC3339))
+			around, serr := c.Series(ctx, f.start.Add(-24*time.Hour), maxTime(f.to, time.Now()), selector)
+			switch {
+			case serr == nil && len(around) > 0:
+				f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("%s: no line in %s, although %s has lines in the day before or since", file, span, selector))
+			case access:
+				why := "check the selector"
+				if serr != nil {
+					why = fmt.Sprintf("check the selector (whether it has lines around the window is unknown: %v)", serr)
+				}
 				rec.Complete = false
 				rec.Note += "; no stream matched the selector"
-				f.note(loki.Source, sources.SeverityError, msg)
-			} else {
-				// Caddy's and php-fpm's own logs may be quiet for hours.
-				f.note(loki.Source, sources.SeverityInfo, msg+" (this log may also have been quiet)")
+				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: no stream matched %s in %s or the day before or since: %s", file, query, span, why))
+			default:
+				// Caddy's and php-fpm's own logs may be quiet for long.
+				f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("%s: no stream matched %s in %s or the day before or since: check the selector, unless this log is that quiet", file, query, span))
 			}
 		}
 		f.record(rec)
@@ -456,6 +466,13 @@ func (f *fetcher) dropPushdownSummary() {
 			}
 		}
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func joinQuery(selector, pipeline string) string {
@@ -604,7 +621,9 @@ func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 			}
 			what := q.Query
 			if what == "" {
-				what = q.Source
+				// The note is shown after its source: naming the source
+				// again would read "loki: loki [...".
+				what = "the fetch"
 			}
 			msg := fmt.Sprintf("%s [%s, %s) is incomplete", what, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 			if q.File != "" {

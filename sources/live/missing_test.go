@@ -71,10 +71,21 @@ func TestFetchSelectorMatchingNothing(t *testing.T) {
 			t.Errorf("pushdown %v: access record %+v", pushdown, r)
 		}
 	}
-	// The right selector on the same data gives no such error.
+	// The right selector on the same data gives no such error, nor does a
+	// window before its logs begin (a scan's baseline slot): that window was
+	// empty in Loki, which an info note says.
 	_, notes, err := fetchSmall(t, nil, nil)
 	if err != nil || noteWith(notes, loki.Source, sources.SeverityError, "no stream matched") {
 		t.Errorf("the right selector: err %v notes %v", err, notes)
+	}
+	m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.Prometheus = nil }, func(from, to time.Time) (time.Time, time.Time) {
+		return from.Add(-12 * time.Hour), from.Add(-10 * time.Hour)
+	})
+	if err != nil || len(sources.Problems(notes)) > 0 || !noteWith(notes, loki.Source, sources.SeverityInfo, "has lines in the day before or since") {
+		t.Errorf("an empty window before the logs: err %v notes %v", err, notes)
+	}
+	if r := recordOf(m, AccessFile); r == nil || !r.Complete {
+		t.Errorf("an empty window before the logs: record %+v", r)
 	}
 }
 
