@@ -81,6 +81,22 @@ func liveFakes(t *testing.T) (config string, lk *lokitest.Loki, pr *livetest.Pro
 	return config, lk, pr, from, to
 }
 
+// withSelector rewrites the Loki selector of the configuration liveFakes wrote.
+func withSelector(t *testing.T, config, selector string) {
+	t.Helper()
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(b), `selector: '{job="caddy"}'`, "selector: '"+selector+"'", 1)
+	if doc == string(b) {
+		t.Fatal("no selector to replace")
+	}
+	if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFetchCommand(t *testing.T) {
 	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
 	tests := []struct {
@@ -137,6 +153,23 @@ func TestFetchCommand(t *testing.T) {
 			},
 			want:     exitIncomplete,
 			inStderr: "loki: error:",
+		},
+		{
+			name: "a Loki selector matching nothing: incomplete",
+			args: func(c, o string, f, to time.Time) []string {
+				withSelector(t, c, `{job="cadddy"}`)
+				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
+			},
+			want:     exitIncomplete,
+			inStderr: `no stream matched {job="cadddy"}`,
+		},
+		{
+			name: "a Loki selector Loki cannot parse: usage",
+			args: func(c, o string, f, to time.Time) []string {
+				withSelector(t, c, `{job="caddy",}`)
+				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
+			},
+			want: exitUsage,
 		},
 		{
 			name: "--since works against now",

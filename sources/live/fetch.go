@@ -133,6 +133,9 @@ func Fetch(ctx context.Context, cfg *Config, from, to time.Time, outDir string, 
 	if err := f.changes(); err != nil {
 		errs = append(errs, err)
 	}
+	// A query Loki cannot parse is a mistake in the configuration: the
+	// caller exits 2, as for any other configuration error.
+	errs = append(errs, f.queryErrs...)
 	// A server or proxy may echo a credential into an error: scrub what
 	// goes into bundle.yaml and the notes (the clients scrub too; this is the
 	// last line of defence at the bundle's edge).
@@ -213,9 +216,15 @@ type fetcher struct {
 	progress        func(Progress)
 	manifest        *bundle.Manifest
 	notes           []sources.QualityNote
+	// queryErrs are the configured queries a source refused as malformed.
+	queryErrs []error
 }
 
+// note adds a data-quality note. The source is shown before the message, so
+// a message starting with it ("loki: ...", as the clients' errors do) loses
+// that prefix.
 func (f *fetcher) note(source, severity, msg string) {
+	msg = strings.TrimPrefix(msg, source+": ")
 	f.notes = append(f.notes, sources.QualityNote{Source: source, Severity: severity, Message: msg})
 }
 
@@ -312,18 +321,31 @@ func (f *fetcher) loki(ctx context.Context) error {
 	// Which minutes to pull raw: all of them, or (pushdown) the baseline and
 	// the minutes that stand out.
 	var minutes []time.Time
+	var counted int64 // lines the per-minute counts found (pushdown)
 	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
+	defer func() {
+		for _, l := range c.LimitsLearned() {
+			f.note(loki.Source, sources.SeverityInfo, l)
+		}
+	}()
 	if pushdown {
 		phase("minute counts")
 		var ok bool
-		minutes, ok = f.pushdown(ctx, c, query, &cur)
+		minutes, counted, ok = f.pushdown(ctx, c, query, &cur)
 		finish()
 		if !ok {
+			// The counts choose the minutes to pull: without them no pull
+			// is made, and each says so in bundle.yaml and a note.
+			why := "the per-minute counts failed, and under pushdown they choose the minutes to pull"
+			f.skipped(loki.Source, query, AccessFile, why)
+			for _, lg := range lcfg.Logs {
+				f.skipped(loki.Source, joinQuery(lg.Selector, lg.Pipeline), filepath.Join(bundle.LogsDir, lg.Name+".log"), why)
+			}
 			return nil
 		}
 	}
 
-	pull := func(name, selector, pipeline, file string) error {
+	pull := func(name, selector, pipeline, file string, access bool) error {
 		query := joinQuery(selector, pipeline)
 		phase(name)
 		defer finish()
@@ -358,11 +380,42 @@ func (f *fetcher) loki(ctx context.Context) error {
 			if len(sources.Problems(res.Notes)) == 0 {
 				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: %v", file, perr))
 			}
+			if loki.IsQueryError(perr) {
+				f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", query, file, perr))
+			}
+			if access && pushdown {
+				f.dropPushdownSummary()
+			}
+		}
+		// Like Prometheus' "no series matched": a selector that matches
+		// nothing is most often a typo ({job="cadddy"}), and an empty access
+		// log would read as a quiet site. Under pushdown the counts decide:
+		// the flagged minutes alone may hold no line. A selector whose
+		// streams have lines around the window (a day before it, or since)
+		// is right: the window itself was empty in Loki.
+		if perr == nil && res.Lines() == 0 && (!pushdown || counted == 0) {
+			span := fmt.Sprintf("[%s, %s)", f.start.Format(time.RFC3339), f.to.Format(time.RFC3339))
+			around, serr := c.Series(ctx, f.start.Add(-24*time.Hour), maxTime(f.to, time.Now()), selector)
+			switch {
+			case serr == nil && len(around) > 0:
+				f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("%s: no line in %s, although %s has lines in the day before or since", file, span, selector))
+			case access:
+				why := "check the selector"
+				if serr != nil {
+					why = fmt.Sprintf("check the selector (whether it has lines around the window is unknown: %v)", serr)
+				}
+				rec.Complete = false
+				rec.Note += "; no stream matched the selector"
+				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: no stream matched %s in %s or the day before or since: %s", file, query, span, why))
+			default:
+				// Caddy's and php-fpm's own logs may be quiet for long.
+				f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("%s: no stream matched %s in %s or the day before or since: check the selector, unless this log is that quiet", file, query, span))
+			}
 		}
 		f.record(rec)
 		return nil
 	}
-	if err := pull("access log", lcfg.Selector, lcfg.Pipeline, AccessFile); err != nil {
+	if err := pull("access log", lcfg.Selector, lcfg.Pipeline, AccessFile, true); err != nil {
 		return err
 	}
 	for _, lg := range lcfg.Logs {
@@ -374,7 +427,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 				Failed: true, Note: "not fetched: " + ctx.Err().Error()})
 			continue
 		}
-		if err := pull("log "+lg.Name, lg.Selector, lg.Pipeline, file); err != nil {
+		if err := pull("log "+lg.Name, lg.Selector, lg.Pipeline, file, false); err != nil {
 			return err
 		}
 	}
@@ -383,8 +436,43 @@ func (f *fetcher) loki(ctx context.Context) error {
 
 // failed records a source that could not run at all.
 func (f *fetcher) failed(source, what string, err error) {
-	f.note(source, sources.SeverityError, fmt.Sprintf("%s: %v; nothing fetched", what, err))
-	f.record(bundle.Query{Source: source, From: f.start, To: f.to, Failed: true, Note: "failed: " + err.Error()})
+	text := strings.TrimPrefix(err.Error(), source+": ")
+	f.note(source, sources.SeverityError, fmt.Sprintf("%s: %s; nothing fetched", what, text))
+	f.record(bundle.Query{Source: source, From: f.start, To: f.to, Failed: true, Note: "failed: " + text})
+}
+
+// skipped records a pull that was not made, with why, as a failed record and
+// an error note: evidence not fetched is missing, never quiet.
+func (f *fetcher) skipped(source, query, file, why string) {
+	f.note(source, sources.SeverityError, fmt.Sprintf("%s not fetched: %s", file, why))
+	f.record(bundle.Query{Source: source, Query: query, From: f.start, To: f.to, File: file, Failed: true, Note: "not fetched: " + why})
+}
+
+// dropPushdownSummary removes what a pushdown said it pulled (the info note
+// and the sentence in the minute counts' record) after the raw pull failed:
+// those minutes were not pulled after all, and the failure has its own note.
+func (f *fetcher) dropPushdownSummary() {
+	kept := f.notes[:0]
+	for _, n := range f.notes {
+		if !(n.Severity == sources.SeverityInfo && strings.HasPrefix(n.Message, pushdownMark)) {
+			kept = append(kept, n)
+		}
+	}
+	f.notes = kept
+	for i, q := range f.manifest.Queries {
+		if q.File == MinuteCountsFile {
+			if j := strings.Index(q.Note, "; "+pushdownMark); j >= 0 {
+				f.manifest.Queries[i].Note = q.Note[:j]
+			}
+		}
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func joinQuery(selector, pipeline string) string {
@@ -408,8 +496,9 @@ func failedFilter(site sources.Site) string {
 
 // pushdown counts lines per minute inside Loki, flags minutes, writes
 // access/minute-counts.csv and returns the minutes to pull (false when the
-// counts failed: then nothing is pulled, which a note says).
-func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, bool) {
+// counts failed: then nothing is pulled, which the caller records) and the
+// number of lines counted.
+func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, int64, bool) {
 	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
 	// Two count queries, then minuteStatus's (added once the minutes to pull
 	// are known).
@@ -429,9 +518,16 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"per-minute counts failed, so no access-log line was pulled (a window up to pushdown_after %s is pulled in full instead): %v",
 			f.cfg.PushdownAfterDuration(), err))
-		return nil, false
+		if loki.IsQueryError(err) {
+			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q is malformed: %w", query, err))
+		}
+		return nil, 0, false
 	}
 	lines := mc.Totals()
+	var counted int64
+	for _, n := range lines {
+		counted += n
+	}
 
 	fq := joinQuery(query, failedFilter(f.cfg.Site))
 	fc, ferr := c.MinuteCounts(ctx, fq, f.start, f.to)
@@ -488,7 +584,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
-	return pull, true
+	return pull, counted, true
 }
 
 func writeFileWith(path string, write func(io.Writer) error) error {
@@ -525,7 +621,9 @@ func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 			}
 			what := q.Query
 			if what == "" {
-				what = q.Source
+				// The note is shown after its source: naming the source
+				// again would read "loki: loki [...".
+				what = "the fetch"
 			}
 			msg := fmt.Sprintf("%s [%s, %s) is incomplete", what, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 			if q.File != "" {

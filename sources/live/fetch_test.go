@@ -614,7 +614,7 @@ func TestFetchIncomplete(t *testing.T) {
 				cfg.PushdownAfter = D(0)
 				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 					if strings.Contains(r.URL.Query().Get("query"), "[1m]") {
-						http.Error(w, "parse error", http.StatusBadRequest)
+						http.Error(w, "rpc error: code = Internal", http.StatusInternalServerError)
 						return true
 					}
 					return false

@@ -35,3 +35,24 @@ func TestManifestNotesFailedField(t *testing.T) {
 		t.Errorf("incomplete record: %+v", notes[1])
 	}
 }
+
+// A record without a query (a source that could not start) is not named by
+// its source a second time: notes are shown as "source: message".
+func TestManifestNotesNoDoublePrefix(t *testing.T) {
+	from := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	m := bundle.Manifest{Queries: []bundle.Query{{Source: "loki", From: from, To: from.Add(time.Hour), Failed: true, Note: "failed: no address"}}}
+	notes := ManifestNotes(m)
+	if len(notes) != 1 || strings.HasPrefix(notes[0].Message, "loki") || !strings.Contains(notes[0].Message, "no address") {
+		t.Errorf("notes %v", notes)
+	}
+	cfg := &Config{Loki: &Loki{Addr: "ftp://nowhere", Selector: `{job="caddy"}`}}
+	_, fnotes, err := Fetch(t.Context(), cfg, from, from.Add(time.Hour), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range fnotes {
+		if n.Source == "loki" && strings.Contains(n.Message, "loki: ") {
+			t.Errorf("note repeats its source: %s: %s", n.Source, n.Message)
+		}
+	}
+}

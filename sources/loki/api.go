@@ -158,10 +158,30 @@ func (c *Client) series(ctx context.Context, from, to time.Time, selectors []str
 	if len(selectors) == 0 {
 		return nil, errors.New("series needs at least one selector")
 	}
-	p := url.Values{"start": {nanos(from)}, "end": {nanos(to)}, "match[]": selectors}
-	var out []map[string]string
-	if err := c.get(ctx, pathSeries, p, &out, m); err != nil {
-		return nil, err
+	// A window longer than Loki's max_query_length is listed in pieces (the
+	// limit is learned from Loki's refusal) and the pieces' streams merged.
+	byKey := map[string]map[string]string{}
+	for start := from; start.Before(to) || start.Equal(from); {
+		end := chunkEnd(start, to, c.spanLimit(), 0)
+		p := url.Values{"start": {nanos(start)}, "end": {nanos(end)}, "match[]": selectors}
+		var out []map[string]string
+		if err := c.get(ctx, pathSeries, p, &out, m); err != nil {
+			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
+				continue
+			}
+			return nil, err
+		}
+		for _, s := range out {
+			byKey[logql.LabelsKey(s)] = s
+		}
+		if !end.Before(to) {
+			break
+		}
+		start = end
+	}
+	out := make([]map[string]string, 0, len(byKey))
+	for _, s := range byKey {
+		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return logql.LabelsKey(out[i]) < logql.LabelsKey(out[j]) })
 	return out, nil
@@ -187,11 +207,18 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 		return nil, fmt.Errorf("end %s is before start %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
 	}
 	bySeries := map[string]*MatrixSeries{}
+	// seriesSpan bounds the chunks after Loki refused one for its series
+	// count: fewer hours hold fewer streams when streams come and go.
+	var seriesSpan time.Duration
 	for start := from; !start.After(to); {
-		end := start.Add(step * (maxPoints - 1))
-		if end.After(to) {
-			end = to
+		span := step * (maxPoints - 1)
+		if l := c.spanLimit(); l > 0 && l < span {
+			span = l
 		}
+		if seriesSpan > 0 && seriesSpan < span {
+			span = seriesSpan
+		}
+		end := chunkEnd(start, to, span, step)
 		p := url.Values{
 			"query": {query},
 			"start": {nanos(start)},
@@ -200,6 +227,14 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 		}
 		var d queryData
 		if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
+				continue
+			}
+			if se := seriesLimitOf(err); se != nil && end.Sub(start) > c.cfg.SplitBy {
+				seriesSpan = c.cfg.SplitBy
+				c.noteSeriesLimit(se, seriesSpan)
+				continue
+			}
 			return nil, err
 		}
 		if d.ResultType != "matrix" {

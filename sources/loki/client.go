@@ -48,6 +48,15 @@ type Client struct {
 	// max_entries_limit_per_query is smaller.
 	limit atomic.Int64
 
+	// limits are Loki's query limits learned from its 400 answers.
+	limits queryLimits
+
+	// unreachable is set when a request failed after every retry, and
+	// cleared by the next success: until then requests are tried once, so a
+	// dead Loki costs one retry budget per source, not one per pull and
+	// sub-range.
+	unreachable atomic.Bool
+
 	// retry is the policy of every request (tests give it a Sleep that
 	// records the waits instead of waiting).
 	retry httpretry.Policy
@@ -186,7 +195,12 @@ func (c *Client) get(ctx context.Context, path string, params url.Values, out an
 	u.Path += path
 	u.RawQuery = params.Encode()
 	var retried bool
-	attempts, err := c.retry.Do(ctx, func(ctx context.Context) error {
+	policy := c.retry
+	gaveUp := c.unreachable.Load()
+	if gaveUp {
+		policy.Attempts = 1
+	}
+	attempts, err := policy.Do(ctx, func(ctx context.Context) error {
 		retry, wait, err := c.try(ctx, u.String(), out, m)
 		retried = retry
 		if retry {
@@ -195,7 +209,12 @@ func (c *Client) get(ctx context.Context, path string, params url.Values, out an
 		return err
 	})
 	if err == nil {
+		c.unreachable.Store(false)
 		return nil
+	}
+	if retried && ctx.Err() == nil {
+		// The last answer was still worth retrying: the retries ran out.
+		c.unreachable.Store(true)
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
@@ -203,7 +222,25 @@ func (c *Client) get(ctx context.Context, path string, params url.Values, out an
 	} else if retried && attempts > 1 {
 		err = fmt.Errorf("%w (after %d attempts)", err, attempts)
 	}
+	if gaveUp && retried {
+		err = fmt.Errorf("%w (not retried: an earlier request to this Loki already failed after every retry)", err)
+	}
 	return err
+}
+
+// IsQueryError reports whether err is Loki refusing a query it cannot parse
+// (HTTP 400 "parse error ..."), or this client refusing it first: a mistake in the configured selector or
+// pipeline, not evidence that is missing.
+func IsQueryError(err error) bool {
+	var mq malformedQuery
+	if errors.As(err, &mq) {
+		return true
+	}
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	return strings.HasPrefix(ae.Message, "parse error") || strings.Contains(ae.Message, "failed to parse the log query")
 }
 
 // try makes one request. It reports whether a failure is worth retrying and how
@@ -237,7 +274,10 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 		if ae.Retryable() {
 			return true, httpretry.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
 		}
-		return false, 0, asLimitError(ae)
+		if err := asLimitError(ae); err != ae {
+			return false, 0, err
+		}
+		return false, 0, asQueryLimitError(ae)
 	}
 	if out == nil {
 		out = new(json.RawMessage)

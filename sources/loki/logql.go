@@ -15,7 +15,7 @@ import (
 func splitQuery(q string) (selector, pipeline string, err error) {
 	s := strings.TrimSpace(q)
 	if !strings.HasPrefix(s, "{") {
-		return "", "", fmt.Errorf("not a log query (it must start with a stream selector {...}): %q", q)
+		return "", "", malformedQuery(fmt.Sprintf("not a log query (it must start with a stream selector {...}): %q", q))
 	}
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
@@ -34,8 +34,14 @@ func splitQuery(q string) (selector, pipeline string, err error) {
 			return s[:i+1], s[i+1:], nil
 		}
 	}
-	return "", "", fmt.Errorf("unterminated stream selector in %q", q)
+	return "", "", malformedQuery(fmt.Sprintf("unterminated stream selector in %q", q))
 }
+
+// malformedQuery is a query this client refuses before sending it, as Loki
+// would refuse it with a parse error.
+type malformedQuery string
+
+func (e malformedQuery) Error() string { return string(e) }
 
 // selectorInner returns the matchers of a selector without the braces.
 func selectorInner(sel string) string {

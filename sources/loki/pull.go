@@ -123,7 +123,7 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 			j.sr.Expected[s.Labels] = int64(math.Round(s.V))
 		}
 	}
-	err = c.run(ctx, rs, &res, split(spans, c.cfg.SplitBy), plan, checkCounts, sink)
+	err = c.run(ctx, rs, &res, split(spans, c.subRangeLength()), plan, checkCounts, sink)
 	return res, c.queryErr(query, err)
 }
 
@@ -239,8 +239,15 @@ func (r Result) Record(file string) bundle.Query {
 			failed = true
 		}
 	}
-	note := fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
-		len(r.SubRanges), bad, r.Requests(), r.WireBytes(), r.Limit)
+	var note string
+	if len(r.SubRanges) == 0 {
+		// Nothing was paged (the stream listing failed): no sub-range or
+		// per-call limit to speak of.
+		note = fmt.Sprintf("no line pulled, %d requests, %d response bytes", r.Requests(), r.WireBytes())
+	} else {
+		note = fmt.Sprintf("%d sub-ranges (%d incomplete), %d requests, %d response bytes, limit %d per call",
+			len(r.SubRanges), bad, r.Requests(), r.WireBytes(), r.Limit)
+	}
 	for _, lc := range r.LimitChanges {
 		note += "; " + lc
 	}

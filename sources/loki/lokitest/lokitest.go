@@ -9,7 +9,8 @@
 // steps start, start+step, ... <= end, each range aggregation over
 // (t-range, t], no sample for an empty window), instant queries (vector),
 // /series, /labels, the stats block, plain-text error bodies, and the
-// max_entries_limit_per_query 400. It implements the LogQL subset the client
+// 400s of max_entries_limit_per_query, max_query_length and max_query_series
+// with Loki's own texts. It implements the LogQL subset the client
 // and the pushdown queries use: a stream selector (=, !=, =~, !~), line filters
 // (|=, !=, |~, !~), | json with or without parameters (| json status="status"),
 // label filters (| status >= 500 or duration >= 10, | __error__=""),
@@ -31,6 +32,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
 )
@@ -65,6 +68,10 @@ type Loki struct {
 
 	// maxEntries is max_entries_limit_per_query (0: no limit).
 	maxEntries int
+	// maxQueryLength is max_query_length (0: no limit).
+	maxQueryLength time.Duration
+	// maxQuerySeries is max_query_series (0: no limit).
+	maxQuerySeries int
 	// before runs first for every request (n counts requests from 1); if it
 	// returns true it has answered.
 	before func(w http.ResponseWriter, r *http.Request, n int) bool
@@ -185,6 +192,52 @@ func (f *Loki) SetMaxEntries(n int) {
 	f.mu.Unlock()
 }
 
+// SetMaxQueryLength sets max_query_length (0: no limit): query_range and
+// /series over a longer range answer 400 with Loki's text
+// "the query time range exceeds the limit (query length: 25h30m0s, limit: 12h)".
+func (f *Loki) SetMaxQueryLength(d time.Duration) {
+	f.mu.Lock()
+	f.maxQueryLength = d
+	f.mu.Unlock()
+}
+
+// SetMaxQuerySeries sets max_query_series (0: no limit): a metric query whose
+// answer holds more series answers 400 with Loki's text "maximum number of
+// series (500) reached for a single query; ...".
+func (f *Loki) SetMaxQuerySeries(n int) {
+	f.mu.Lock()
+	f.maxQuerySeries = n
+	f.mu.Unlock()
+}
+
+// tooLong answers Loki's 400 if [start, end] is longer than max_query_length.
+// Loki measures the range in milliseconds and writes the limit as a Prometheus
+// duration.
+func (f *Loki) tooLong(w http.ResponseWriter, start, end int64) bool {
+	f.mu.Lock()
+	limit := f.maxQueryLength
+	f.mu.Unlock()
+	length := time.Duration(end/1e6-start/1e6) * time.Millisecond
+	if limit <= 0 || length <= limit {
+		return false
+	}
+	f.Fail(w, http.StatusBadRequest, fmt.Sprintf("the query time range exceeds the limit (query length: %s, limit: %s)", length, model.Duration(limit)))
+	return true
+}
+
+// tooManySeries answers Loki's 400 if a metric answer holds more series than
+// max_query_series.
+func (f *Loki) tooManySeries(w http.ResponseWriter, n int) bool {
+	f.mu.Lock()
+	limit := f.maxQuerySeries
+	f.mu.Unlock()
+	if limit <= 0 || n <= limit {
+		return false
+	}
+	f.Fail(w, http.StatusBadRequest, fmt.Sprintf("maximum number of series (%d) reached for a single query; consider reducing query cardinality by adding more specific stream selectors, reducing the time range, or aggregating results with functions like sum(), count() or topk()", limit))
+	return true
+}
+
 // Headers returns the headers of every request so far.
 func (f *Loki) Headers() []http.Header {
 	f.mu.Lock()
@@ -293,6 +346,9 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "end timestamp must not be before or equal to start time")
 		return
 	}
+	if f.tooLong(w, start, end) {
+		return
+	}
 	expr, err := ParseQuery(q.Get("query"))
 	if err != nil {
 		f.Fail(w, 400, err.Error())
@@ -359,6 +415,9 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, err.Error())
 		return
 	}
+	if f.tooManySeries(w, len(series)) {
+		return
+	}
 	res := make([]map[string]any, 0, len(series))
 	for _, s := range series {
 		vals := make([][2]any, 0, len(s.points))
@@ -391,6 +450,9 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, err.Error())
 		return
 	}
+	if f.tooManySeries(w, len(series)) {
+		return
+	}
 	res := make([]map[string]any, 0, len(series))
 	for _, s := range series {
 		p := s.points[0]
@@ -407,6 +469,9 @@ func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "bad start/end")
 		return
 	}
+	if f.tooLong(w, start, end) {
+		return
+	}
 	if len(q["match[]"]) == 0 {
 		f.Fail(w, 400, "0 matchers provided")
 		return
@@ -414,7 +479,11 @@ func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
 	set := map[string]map[string]string{}
 	for _, m := range q["match[]"] {
 		expr, err := ParseQuery(m)
-		if err != nil || expr.fn != "" || len(expr.stages) > 0 {
+		if err != nil {
+			f.Fail(w, 400, err.Error())
+			return
+		}
+		if expr.fn != "" || len(expr.stages) > 0 {
 			f.Fail(w, 400, fmt.Sprintf("invalid match[] %q", m))
 			return
 		}

@@ -1,0 +1,190 @@
+package live
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+)
+
+// fetchSmall runs Fetch on smallIncident after mod and returns what it gives.
+func fetchSmall(t *testing.T, mod func(cfg *Config, lk lokiFake), window func(from, to time.Time) (time.Time, time.Time)) (*bundle.Manifest, []sources.QualityNote, error) {
+	t.Helper()
+	cfg, lk, _, from, to := smallIncident(t)
+	if mod != nil {
+		mod(cfg, lk)
+	}
+	if window != nil {
+		from, to = window(from, to)
+	}
+	return Fetch(context.Background(), cfg, from, to, filepath.Join(t.TempDir(), "bundle"), nil)
+}
+
+type lokiFake = interface {
+	SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool)
+	SetMaxQueryLength(time.Duration)
+	Push(map[string]string, time.Time, string)
+}
+
+func noteWith(notes []sources.QualityNote, source, severity, text string) bool {
+	for _, n := range notes {
+		if n.Source == source && n.Severity == severity && strings.Contains(n.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func recordOf(m *bundle.Manifest, file string) *bundle.Query {
+	for i := range m.Queries {
+		if m.Queries[i].File == file {
+			return &m.Queries[i]
+		}
+	}
+	return nil
+}
+
+// A selector with a typo matches nothing: an error naming it (exit 1), an
+// incomplete record, never an empty access log passed as complete.
+func TestFetchSelectorMatchingNothing(t *testing.T) {
+	for _, pushdown := range []bool{false, true} {
+		m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) {
+			cfg.Loki.Selector = `{job="cadddy"}`
+			if pushdown {
+				cfg.PushdownAfter = D(0)
+			}
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !noteWith(notes, loki.Source, sources.SeverityError, `no stream matched {job="cadddy"}`) {
+			t.Errorf("pushdown %v: no error naming the selector in %v", pushdown, notes)
+		}
+		if r := recordOf(m, AccessFile); r == nil || r.Complete {
+			t.Errorf("pushdown %v: access record %+v", pushdown, r)
+		}
+	}
+	// The right selector on the same data gives no such error, nor does a
+	// window before its logs begin (a scan's baseline slot): that window was
+	// empty in Loki, which an info note says.
+	_, notes, err := fetchSmall(t, nil, nil)
+	if err != nil || noteWith(notes, loki.Source, sources.SeverityError, "no stream matched") {
+		t.Errorf("the right selector: err %v notes %v", err, notes)
+	}
+	m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.Prometheus = nil }, func(from, to time.Time) (time.Time, time.Time) {
+		return from.Add(-12 * time.Hour), from.Add(-10 * time.Hour)
+	})
+	if err != nil || len(sources.Problems(notes)) > 0 || !noteWith(notes, loki.Source, sources.SeverityInfo, "has lines in the day before or since") {
+		t.Errorf("an empty window before the logs: err %v notes %v", err, notes)
+	}
+	if r := recordOf(m, AccessFile); r == nil || !r.Complete {
+		t.Errorf("an empty window before the logs: record %+v", r)
+	}
+}
+
+// After the per-minute counts fail, the pulls they would have chosen (the
+// access log and every configured log) each have a failed record and a note.
+func TestFetchCountsFailedRecordsEverySkippedPull(t *testing.T) {
+	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+		cfg.PushdownAfter = D(0)
+		cfg.Loki.Logs = []LokiLog{{Name: "php-fpm", Selector: `{job="php-fpm"}`}}
+		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if strings.Contains(r.URL.Query().Get("query"), "[1m]") {
+				http.Error(w, "rpc error: code = Internal", http.StatusInternalServerError)
+				return true
+			}
+			return false
+		})
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{AccessFile, filepath.Join(bundle.LogsDir, "php-fpm.log")} {
+		r := recordOf(m, file)
+		if r == nil || r.Complete || !r.Failed || !strings.Contains(r.Note, "per-minute counts failed") {
+			t.Errorf("%s: record %+v", file, r)
+		}
+		if !noteWith(notes, loki.Source, sources.SeverityError, file+" not fetched") {
+			t.Errorf("%s: no note in %v", file, notes)
+		}
+	}
+}
+
+// When the raw pull fails after a pushdown, nothing says raw lines were
+// pulled for some minutes: not the notes, not bundle.yaml.
+func TestFetchFailedRawPullDropsPushdownSummary(t *testing.T) {
+	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+		cfg.PushdownAfter = D(0)
+		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if r.URL.Path == "/loki/api/v1/query_range" && r.URL.Query().Get("limit") != "" {
+				http.Error(w, "too many outstanding requests", http.StatusBadGateway)
+				return true
+			}
+			return false
+		})
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append(notes, ManifestNotes(*m)...) {
+		if strings.Contains(n.Message, "raw lines were pulled for") {
+			t.Errorf("note about a pull that did not happen: %s", n.Message)
+		}
+	}
+	if r := recordOf(m, AccessFile); r == nil || !r.Failed {
+		t.Errorf("access record %+v", r)
+	}
+	// Without the failure the summary is there (the test can fail).
+	_, notes, _ = fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.PushdownAfter = D(0) }, nil)
+	if !noteWith(notes, loki.Source, sources.SeverityInfo, "raw lines were pulled for") {
+		t.Errorf("no pushdown summary on success: %v", notes)
+	}
+}
+
+// A selector Loki cannot parse is a configuration error: Fetch returns it
+// (the command exits 2), naming the query, and bundle.yaml still records it.
+func TestFetchMalformedSelectorIsAnError(t *testing.T) {
+	for sel, why := range map[string]string{
+		`{job="caddy",}`: "parse error",  // Loki's 400
+		`{job="caddy"`:   "unterminated", // refused before sending
+	} {
+		m, _, err := fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.Loki.Selector = sel }, nil)
+		if err == nil || !strings.Contains(err.Error(), "malformed") || !strings.Contains(err.Error(), strconv.Quote(sel)) || !strings.Contains(err.Error(), why) {
+			t.Errorf("%s: err = %v, want it named as malformed (%s)", sel, err, why)
+			continue
+		}
+		if r := recordOf(m, AccessFile); r == nil || !r.Failed {
+			t.Errorf("%s: access record %+v", sel, r)
+		}
+	}
+}
+
+// A 25 h window against a Loki with max_query_length 12h succeeds: every
+// query is split to the limit, which an info note states.
+func TestFetch25hUnderMaxQueryLength(t *testing.T) {
+	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+		lk.SetMaxQueryLength(12 * time.Hour)
+		cfg.Prometheus = nil
+	}, func(from, to time.Time) (time.Time, time.Time) { return to.Add(-25 * time.Hour), to })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range sources.Problems(notes) {
+		if n.Source == loki.Source {
+			t.Errorf("loki problem: %s", n.Message)
+		}
+	}
+	if r := recordOf(m, AccessFile); r == nil || !r.Complete || r.Lines == 0 {
+		t.Errorf("access record %+v", r)
+	}
+	if !noteWith(notes, loki.Source, sources.SeverityInfo, "limit: 12h") {
+		t.Errorf("no note of the limit learned: %v", notes)
+	}
+}
