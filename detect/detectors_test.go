@@ -86,7 +86,7 @@ func TestMetricDetectors(t *testing.T) {
 			queueDetector{}, true, map[string]float64{"queue_peak": 4096, "backlog": 4096, "reached_cap": 1, "est_wait_at_peak_s": 77.3}, ""},
 		{"usual small queue", &Pool{Queue: grid(from, span, constant(3)), Backlog: grid(from, span, constant(511))},
 			queueDetector{}, false, nil, "peaked at 3"},
-		{"pinning needs CPU", &Pool{Queue: grid(from, span, constant(100))}, pinningDetector{}, false, nil, "no CPU series"},
+		{"pinning needs CPU", &Pool{Queue: grid(from, span, constant(100)), Active: grid(from, span, constant(16))}, pinningDetector{}, false, nil, "no CPU series"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,14 +216,15 @@ func TestSilentWedgeIsNotStarvation(t *testing.T) {
 func TestIdlePinning(t *testing.T) {
 	from := t0.Add(-time.Hour)
 	p := &Pool{Queue: grid(from, 2*time.Hour, during(70*time.Minute, 100*time.Minute, 200, 0)),
-		CPU: grid(from, 2*time.Hour, constant(4)), Total: grid(from, 2*time.Hour, constant(16))}
+		Active: grid(from, 2*time.Hour, during(60*time.Minute, 100*time.Minute, 16, 1)),
+		CPU:    grid(from, 2*time.Hour, constant(4)), Total: grid(from, 2*time.Hour, constant(16))}
 	ev := poolEvidence(p)
 	ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
 	normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
 	feed(ev.Traffic, normal, from, time.Hour, 3000)
 	stalled := normal
 	stalled.dur, stalled.status = 300, 200 // freed by a 300 s idle timeout
-	feed(ev.Traffic, stalled, t0.Add(10*time.Minute), 30*time.Minute, 400)
+	feed(ev.Traffic, stalled, t0.Add(10*time.Minute), 30*time.Minute, 200)
 	fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
 func init() {
@@ -14,7 +12,7 @@ func init() {
 		Kind: KindIdlePinning, Order: 8, New: func() Detector { return pinningDetector{} },
 		Role:    RoleMechanism,
 		Chain:   3,
-		Scan:    ScanMeasure{Severity: "critical", Metric: "share of PHP responses ending at one timeout", Observed: fact("timeout_share")},
+		Scan:    ScanMeasure{Severity: "critical", Metric: "PHP answers a minute while every worker was busy", Observed: fact("php_answers_per_min"), Baseline: fact("php_answers_per_min_before")},
 		Events:  map[string]int{EventPinning: 4},
 		Explain: explainPinning,
 		Moments: pinningMoments,
@@ -25,20 +23,39 @@ func init() {
 const EventPinning = "pinning"
 
 func explainPinning(p Phraser, f *Finding, _ Story) string {
-	q, cpu, share, t := p.N(f.Facts["queue_peak"]), p.N(f.Facts["cpu_avg_pct"]), p.Pct(f.Facts["timeout_share"]), p.Secs(f.Facts["timeout_s"])
+	q, cpu, act := p.N(f.Facts["queue_peak"]), p.N(f.Facts["cpu_avg_pct"]), p.N(f.Facts["active_avg"])
+	done, usual := p.N(f.Facts["php_answers_per_min"]), p.N(f.Facts["php_answers_per_min_before"])
+	_, hasUsual := f.Facts["php_answers_per_min_before"]
+	_, timed := f.Facts["timeout_share"]
 	if p.Korean() {
-		return "워커가 일하지 않고 붙잡혀 있었습니다. 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했고, PHP 응답의 " + p.Josa(share, "이/가") + " " + t + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
+		s := "워커가 일하지 않고 붙잡혀 있었습니다. 워커가 평균 " + act + "개 바빴는데도 PHP는 분당 " + done + "건만 답했고"
+		if hasUsual {
+			s += " (평소 " + usual + "건)"
+		}
+		s += ", 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했습니다."
+		if timed {
+			s += " PHP 응답의 " + p.Josa(p.Pct(f.Facts["timeout_share"]), "이/가") + " " + p.Secs(f.Facts["timeout_s"]) + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
+		}
+		return s
 	}
-	return "Workers were held without working: requests queued (up to " + q + ") while CPU idled at " + cpu + "%, and " + share + " of PHP's responses ended together near " + t + ", the mark of a fixed timeout freeing pinned workers."
+	s := "Workers were held without working: " + act + " workers were busy on average, yet PHP answered " + done + " requests a minute"
+	if hasUsual {
+		s += " (usually " + usual + ")"
+	}
+	s += ", requests queued (up to " + q + ") and CPU idled at " + cpu + "%."
+	if timed {
+		s += " " + p.Pct(f.Facts["timeout_share"]) + " of PHP's responses ended together near " + p.Secs(f.Facts["timeout_s"]) + ", the mark of a fixed timeout freeing pinned workers."
+	}
+	return s
 }
 
 func pinningMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
-		cpu, share, t := p.N(f.Facts["cpu_avg_pct"]), p.Pct(f.Facts["timeout_share"]), p.Secs(f.Facts["timeout_s"])
+		cpu, done := p.N(f.Facts["cpu_avg_pct"]), p.N(f.Facts["php_answers_per_min"])
 		if p.Korean() {
-			return "워커가 일하지 않고 붙잡힘. CPU " + cpu + "%, PHP 응답의 " + share + "가 " + t + " 근처에서 끝남"
+			return "워커가 모두 바쁜데 일하지 않음: PHP 응답 분당 " + done + "건, CPU " + cpu + "%"
 		}
-		return "workers held without working: CPU " + cpu + "%, " + share + " of PHP responses end near " + t
+		return "every worker busy, none working: PHP answers " + done + " a minute, CPU " + cpu + "%"
 	}}}
 }
 
@@ -52,51 +69,124 @@ func (pinningDetector) Name() string { return KindIdlePinning }
 const (
 	// idleCPUPct: below it the host is idle, whatever the workers claim.
 	idleCPUPct = 30.0
+	// busyShare: all workers are active when, on average over the
+	// incident, at least this share of them is.
+	busyShare = 0.9
+	// collapseShare: completions collapse when PHP answers fewer than this
+	// share of its usual answers a minute while every worker is busy.
+	collapseShare = 0.25
 	// timeoutShare: the share of PHP responses that must end at one duration
-	// (within ±10%) for the stall to look like a fixed timeout.
+	// (within ±10%) for the stall to look like a fixed timeout: supporting
+	// evidence, not required (a pinning connection may be freed at no
+	// fixed time, and its requests may end as the proxy's 503s).
 	timeoutShare = 0.5
 )
 
+// Detect judges the incident's stretch only (onset to end): a day's window
+// averages the stall with the busy hours around it. The signature is that of
+// overload-lessons.md section 4: every worker active, PHP answering almost
+// nothing, the queue growing, CPU idle; and what PHP did answer was not slow
+// (slow answers are a service-time regression: workers busy working).
 func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
-	if p == nil || len(p.Queue) == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no listen queue series"}, nil
+	if p == nil || len(p.Queue) == 0 || len(p.Active) == 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no listen queue or active worker series"}, nil
 	}
 	if len(p.CPU) == 0 {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no CPU series: cannot tell idle workers from busy ones"}, nil
 	}
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: request durations unknown"}, nil
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: PHP's answers unknown"}, nil
+	}
+	inc := ev.incidents().WorstIncident()
+	if inc == nil {
+		return nil, Check{Reason: "no incident in the window"}, nil
 	}
 	workers := poolSize(ev)
-	rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= float64(max(workers, 1)) })
-	if len(rs) == 0 {
-		return nil, Check{Reason: "the listen queue never held more requests than there are workers"}, nil
+	if workers == 0 {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the pool's size is unknown: cannot tell whether every worker was busy"}, nil
 	}
-	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
+	start, end := inc.Onset, inc.End
+	active := meanBetween(p.Active, start, end)
+	if math.IsNaN(active) || active < busyShare*float64(workers) {
+		return nil, Check{Reason: fmt.Sprintf("%.1f of %d workers were busy on average during the incident: not every worker was held", active, workers)}, nil
+	}
 	cpu := meanBetween(p.CPU, start, end)
-	if cpu >= idleCPUPct {
-		return nil, Check{Reason: fmt.Sprintf("CPU averaged %.0f%% while requests queued: the workers were working", cpu)}, nil
+	if math.IsNaN(cpu) || cpu >= idleCPUPct {
+		return nil, Check{Reason: fmt.Sprintf("CPU averaged %.0f%% during the incident: the workers were working", cpu)}, nil
 	}
+	qPeak := p.queuePeak(start, end)
+	if qPeak.V < 1 {
+		return nil, Check{Reason: "nothing queued during the incident"}, nil
+	}
+	minutes := math.Max(end.Sub(start).Minutes(), 1)
 	var h Histogram
-	for m := start.Truncate(time.Minute); m.Before(end.Add(time.Minute)); m = m.Add(time.Minute) {
+	for m := start.Truncate(time.Minute); m.Before(end); m = m.Add(time.Minute) {
 		if mm := ev.Traffic.Minute(m); mm != nil {
 			h.Merge(&mm.PHPDurations)
 		}
 	}
-	if h.N == 0 {
-		return nil, Check{Reason: "PHP completed nothing while requests queued, but nothing ended at a timeout either"}, nil
+	perMin := float64(h.N) / minutes
+	facts := map[string]float64{"cpu_avg_pct": round(cpu, 1), "active_avg": round(active, 1), "workers": float64(workers),
+		"queue_peak": qPeak.V, "php_answers_per_min": round(perMin, 1)}
+	bFrom, bTo, none := ev.baselineRange()
+	var usualDone float64
+	var before Histogram
+	if !none {
+		var per []int
+		for m := bFrom.Truncate(time.Minute); m.Before(bTo); m = m.Add(time.Minute) {
+			n := 0
+			if mm := ev.Traffic.Minute(m); mm != nil {
+				n = mm.PHPDone
+				before.Merge(&mm.PHPDurations)
+			}
+			per = append(per, n)
+		}
+		usualDone = Median(per)
+		facts["php_answers_per_min_before"] = round(usualDone, 1)
 	}
-	mode, share := modeShare(&h)
-	normal := normalServiceTime(ev)
-	if share < timeoutShare || (normal > 0 && mode < 5*normal) {
-		return nil, Check{Reason: fmt.Sprintf("CPU was low (%.0f%%) while requests queued, but PHP durations were spread (at most %s ended near %s): workers were slow, not pinned",
-			cpu, pct(share), fmtSec(mode))}, nil
+	// Without a baseline, collapse is judged absolutely: fewer answers a
+	// minute than there are workers means each busy worker finished less
+	// than one request a minute.
+	limit := float64(workers)
+	if usualDone > 0 {
+		limit = collapseShare * usualDone
 	}
-	facts := map[string]float64{"cpu_avg_pct": round(cpu, 1), "timeout_s": round(mode, 1), "timeout_share": round(share, 3), "queue_peak": peak(between(p.Queue, start, end)).V}
-	summary := fmt.Sprintf("Workers were held without working from %s to %s: requests queued while CPU idled at %.0f%%, and %s of PHP's responses ended together near %s, the signature of a fixed timeout freeing pinned workers.",
-		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), cpu, pct(share), fmtSec(mode))
-	return []Finding{{Kind: KindIdlePinning, Role: RoleMechanism, Start: start, End: end, Confidence: round(math.Min(0.5+share/2, 0.9), 2),
+	if perMin >= limit {
+		return nil, Check{Reason: fmt.Sprintf("PHP answered %s requests a minute during the incident (collapse would be under %s): the busy workers were working", fmtNum(perMin), fmtNum(limit))}, nil
+	}
+	// What PHP did answer tells pinned workers from slow ones: slow
+	// answers spread over many durations are workers busy working (a
+	// service-time regression); answers piled at one duration are a fixed
+	// timeout freeing held workers, the seed's supporting evidence.
+	conf := 0.7
+	timeoutText := ""
+	mode, share := 0.0, 0.0
+	if h.N >= minServiceSamples {
+		mode, share = modeShare(&h)
+	}
+	// A timeout lies far above the usual answer: a pile at the usual
+	// duration is ordinary answers, not held workers let go.
+	if usualAnswer := before.Quantile(0.5); before.N >= minServiceSamples && mode < 5*usualAnswer {
+		share = 0
+	}
+	if share >= timeoutShare {
+		facts["timeout_s"], facts["timeout_share"] = round(mode, 1), round(share, 3)
+		conf = math.Min(0.5+share/2, 0.9)
+		timeoutText = fmt.Sprintf("; %s of PHP's responses ended together near %s, the mark of a fixed timeout freeing pinned workers", pct(share), fmtSec(mode))
+	} else if h.N >= minServiceSamples && before.N >= minServiceSamples && h.Quantile(0.5) >= serviceRise*before.Quantile(0.5) {
+		return nil, Check{Reason: fmt.Sprintf("PHP answered little, but what it answered was slow (median %s, usually %s) and spread: workers were slow, not pinned",
+			fmtSec(h.Quantile(0.5)), fmtSec(before.Quantile(0.5)))}, nil
+	}
+	usual := ""
+	if usualDone > 0 {
+		usual = fmt.Sprintf(" (usually %s)", fmtNum(usualDone))
+	}
+	summary := fmt.Sprintf("Workers were held without working from %s to %s: %.1f of %d workers were busy on average, yet PHP answered %s requests a minute%s, requests queued (up to %s) and CPU idled at %.0f%%%s.",
+		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), active, workers, fmtNum(perMin), usual, fmtNum(qPeak.V), cpu, timeoutText)
+	// Nothing that arrived made the workers busy: whatever holds them
+	// without a logged request is the trigger of the stall.
+	return []Finding{{Kind: KindIdlePinning, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2),
 		Summary: summary, Facts: facts}}, Check{}, nil
 }
 

@@ -1,0 +1,287 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
+)
+
+// KindServiceTimeRegression is PHP's own time per request rising while
+// arrivals did not: a slow database or external API (CPU low) or slower code
+// or CPU (CPU high).
+const KindServiceTimeRegression = "service_time_regression"
+
+func init() {
+	Register(Spec{
+		Kind: KindServiceTimeRegression, Order: 8, New: func() Detector { return serviceTimeDetector{} },
+		// When no traffic change explains the onset, what changed is the
+		// service time: it is the trigger.
+		Role:    RoleTrigger,
+		Scan:    ScanMeasure{Anomaly: "latency", Metric: "median PHP service time (s)", Observed: fact("service_median_during_s"), Baseline: fact("service_median_before_s")},
+		Events:  map[string]int{EventServiceTime: 1},
+		Explain: explainServiceTime,
+		Moments: serviceTimeMoments,
+	})
+}
+
+// EventServiceTime is the timeline event of PHP's requests turning slower.
+const EventServiceTime = "service_time"
+
+const (
+	// serviceRise: PHP's median own time must rise at least this many
+	// times over the baseline's to be a regression: less is the ordinary
+	// spread of a page mix (and the CPU contention any busy hour brings).
+	serviceRise = 3.0
+	// arrivalsFlat: arrivals at most this many times the baseline's are
+	// "did not rise"; a surge that slows PHP is the surge's story.
+	arrivalsFlat = 1.5
+	// minServiceSamples is the fewest PHP answers a median is read from.
+	minServiceSamples = 10
+	// busyCPUPct: above it the host was working, not waiting.
+	busyCPUPct = 70.0
+)
+
+func explainServiceTime(p Phraser, f *Finding, _ Story) string {
+	b, d := p.Secs(f.Facts["service_median_before_s"]), p.Secs(f.Facts["service_median_during_s"])
+	b90, d90 := p.Secs(f.Facts["service_p90_before_s"]), p.Secs(f.Facts["service_p90_during_s"])
+	ab, ad := p.N(f.Facts["arrivals_per_min_before"]), p.N(f.Facts["arrivals_per_min_during"])
+	cpu, known := f.Facts["cpu_during_pct"]
+	if p.Korean() {
+		s := "PHP가 요청 하나에 쓰는 시간이 " + p.At(f.Start) + "부터 중앙값 " + b + "에서 " + d + "로 (90번째 백분위수 " + b90 + "에서 " + d90 + "로) 늘었지만, 들어온 요청은 분당 " + ab + "건에서 " + ad + "건으로 늘지 않았습니다. "
+		switch {
+		case !known:
+			s += "CPU 기록이 없어 기다림인지 계산인지는 알 수 없습니다."
+		case cpu < idleCPUPct:
+			s += "CPU는 " + p.N(cpu) + "%로 한가했으므로, 워커는 계산이 아니라 데이터베이스나 외부 API를 기다렸습니다."
+		case cpu >= busyCPUPct:
+			s += "CPU가 " + p.N(cpu) + "%로 바빴으므로, 코드나 CPU가 느려진 것입니다."
+		default:
+			s += "CPU는 " + p.N(cpu) + "%였습니다."
+		}
+		return s
+	}
+	s := "PHP's time per request rose from a median of " + b + " to " + d + " (90th percentile " + b90 + " to " + d90 + ") from " + p.At(f.Start) +
+		", while arrivals did not rise (" + ab + " to " + ad + " a minute). "
+	switch {
+	case !known:
+		s += "CPU unknown (no CPU series): whether workers waited or computed cannot be told."
+	case cpu < idleCPUPct:
+		s += "CPU idled at " + p.N(cpu) + "%, so the workers were waiting, not computing: a slow database or external API."
+	case cpu >= busyCPUPct:
+		s += "CPU was busy at " + p.N(cpu) + "%: slower code or a CPU shortage, not waiting."
+	default:
+		s += "CPU averaged " + p.N(cpu) + "%."
+	}
+	return s
+}
+
+func serviceTimeMoments(f *Finding, _ Story) []Moment {
+	return []Moment{{Time: f.Start, Event: EventServiceTime, Topic: "service_time", Text: func(p Phraser) string {
+		b, d := p.Secs(f.Facts["service_median_before_s"]), p.Secs(f.Facts["service_median_during_s"])
+		if p.Korean() {
+			return "PHP 요청이 느려짐 (중앙값 " + b + " → " + d + "), 들어오는 요청은 늘지 않음"
+		}
+		return "PHP requests turn slower (median " + b + " -> " + d + ") while arrivals stay flat"
+	}}}
+}
+
+// serviceTimeDetector finds PHP's own time per request rising across the
+// site while arrivals did not. It reads durations of PHP's answers only (the
+// proxy's own 503s and 504s are not PHP's time) and, when the queue series
+// exists, only from minutes in which nothing queued: there the logged
+// duration is PHP's own time, not the wait in php-fpm's backlog (a crawl
+// lengthens every answer by its queue without PHP getting slower).
+type serviceTimeDetector struct{}
+
+func (serviceTimeDetector) Name() string { return KindServiceTimeRegression }
+
+func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+	if ev.Traffic == nil {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: PHP's durations unknown"}, nil
+	}
+	inc := ev.incidents().WorstIncident()
+	if inc == nil {
+		return nil, Check{Reason: "no incident in the window: no stretch to compare PHP's time in"}, nil
+	}
+	bFrom, bTo, none := ev.baselineRange()
+	if none {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no baseline before the incident: could not judge whether PHP's time per request rose"}, nil
+	}
+	before := ev.phpServiceTimes(bFrom, bTo, false)
+	if before.N < minServiceSamples {
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers in the baseline: could not judge PHP's usual time per request", before.N)}, nil
+	}
+	med0, p90b := before.Quantile(0.5), before.Quantile(0.9)
+	// PHP's own time during the incident: the answers of minutes in which
+	// nothing queued; when the queue never emptied, Little's law over the
+	// workers (busy workers / answers a second), which leaves the queue out.
+	during := ev.phpServiceTimes(inc.Onset, inc.End, true)
+	all := ev.phpServiceTimes(inc.Onset, inc.End, false)
+	facts := map[string]float64{"service_median_before_s": round(med0, 3), "service_p90_before_s": round(p90b, 3), "php_answers_before": float64(before.N)}
+	var med1, p90d float64
+	method := "answers logged while nothing queued"
+	switch {
+	case during.N >= minServiceSamples:
+		med1, p90d = during.Quantile(0.5), during.Quantile(0.9)
+		facts["php_answers_during"] = float64(during.N)
+	case all.N >= minServiceSamples && ev.Pool != nil && len(ev.Pool.Active) > 0:
+		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(inc.Onset, inc.End)
+		if l0 <= 0 || l1 <= 0 {
+			return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the queue never emptied during the incident and busy workers cannot be related to answers: could not judge PHP's own time"}, nil
+		}
+		facts["service_little_before_s"], facts["service_little_during_s"] = round(l0, 3), round(l1, 3)
+		facts["service_includes_queue_wait"] = 1
+		facts["php_answers_during"] = float64(all.N)
+		// The answers' quantiles are reported as logged (queue wait
+		// included); the judgement is Little's ratio applied to the usual median.
+		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
+		if l1 < serviceRise*l0 {
+			return nil, Check{Reason: fmt.Sprintf("the queue never emptied; by Little's law PHP's own time per request was %s during the incident against %s before: no regression", fmtSec(l1), fmtSec(l0))}, nil
+		}
+		method = "Little's law over the busy workers (the queue never emptied)"
+	default:
+		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers during the incident (%d without queueing): could not judge PHP's time per request", all.N, during.N)}, nil
+	}
+	arr0, arr1 := ev.arrivalsBefore(inc, bFrom, bTo), ev.arrivalsPerMinute(inc.Onset, inc.End, false)
+	if facts["service_includes_queue_wait"] == 0 && med1 < serviceRise*med0 {
+		return nil, Check{Reason: fmt.Sprintf("PHP's median time per request was %s during the incident against %s before: no regression", fmtSec(med1), fmtSec(med0))}, nil
+	}
+	if arr1 > arrivalsFlat*arr0 {
+		return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but arrivals rose too (%s to %s a minute): the load slowed PHP, not PHP the site",
+			fmtSec(med0), fmtSec(med1), fmtNum(arr0), fmtNum(arr1))}, nil
+	}
+	for _, f := range prior {
+		if f.Kind == KindIdlePinning && f.Start.Before(inc.End) && f.End.After(inc.Onset) {
+			return nil, Check{Reason: "the workers were held without working (idle_pinning): PHP answered little, not slowly"}, nil
+		}
+	}
+	facts["service_median_during_s"], facts["service_p90_during_s"] = round(med1, 3), round(p90d, 3)
+	facts["arrivals_per_min_before"], facts["arrivals_per_min_during"] = round(arr0, 1), round(arr1, 1)
+	start := ev.serviceRiseStart(inc, med0)
+	queueNote := " (measured from " + method + ")"
+	if p := ev.Pool; p == nil || len(p.Queue) == 0 {
+		queueNote = " (no queue series: the durations may include time waiting in php-fpm's queue)"
+	}
+	cpuText := "CPU unknown"
+	if p := ev.Pool; p != nil && len(p.CPU) > 0 {
+		c0, c1 := meanBetween(p.CPU, bFrom, bTo), meanBetween(p.CPU, inc.Onset, inc.End)
+		if !math.IsNaN(c1) {
+			facts["cpu_during_pct"] = round(c1, 1)
+			cpuText = fmt.Sprintf("CPU %.0f%%", c1)
+			switch {
+			case c1 < idleCPUPct:
+				cpuText += ": waiting, not computing (a slow database or external API)"
+			case c1 >= busyCPUPct:
+				cpuText += ": busy (slower code or a CPU shortage)"
+			}
+		}
+		if !math.IsNaN(c0) {
+			facts["cpu_before_pct"] = round(c0, 1)
+		}
+	}
+	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s while arrivals did not (%s to %s a minute)%s; %s.",
+		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), fmtNum(arr0), fmtNum(arr1), queueNote, cpuText)
+	conf := 0.6 + 0.1*math.Min(math.Log10(med1/med0), 3)
+	return []Finding{{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: inc.End, Confidence: round(math.Min(conf, 0.9), 2),
+		Summary: summary, Facts: facts}}, Check{}, nil
+}
+
+// phpServiceTimes merges the durations of PHP's answers logged in [from, to).
+// With queueFree and a queue series, only minutes in which nothing queued
+// (from a minute before, so that a request logged in the minute did not
+// wait either) are read: their durations are PHP's own time.
+func (ev *Evidence) phpServiceTimes(from, to time.Time, queueFree bool) Histogram {
+	var h Histogram
+	var queue []metrics.Point
+	if p := ev.Pool; queueFree && p != nil {
+		queue = p.Queue
+	}
+	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+		mm := ev.Traffic.Minute(m)
+		if mm == nil || mm.PHPDurations.N == 0 {
+			continue
+		}
+		if len(queue) > 0 {
+			// Under one request queued on average: a request logged in
+			// the minute waited a moment at most.
+			if q := meanBetween(queue, m, m.Add(time.Minute)); math.IsNaN(q) || q >= 1 {
+				continue
+			}
+		}
+		h.Merge(&mm.PHPDurations)
+	}
+	return h
+}
+
+// arrivalsPerMinute is the requests arriving a minute in [from, to): the
+// median minute (usual) or the mean (during, where a burst counts whole).
+func (ev *Evidence) arrivalsPerMinute(from, to time.Time, median bool) float64 {
+	var xs []int
+	sum := 0
+	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
+		n := 0
+		if a := ev.Traffic.arrivals[m]; a != nil {
+			n = a.Requests
+		}
+		xs = append(xs, n)
+		sum += n
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	if median {
+		return Median(xs)
+	}
+	return float64(sum) / float64(len(xs))
+}
+
+// arrivalsBefore is the requests arriving a minute in the half hour before
+// the incident's onset (after the data's start): whether arrivals rose at
+// the onset, not since a given baseline at another time of day. With less
+// than a few minutes there, the baseline's median minute.
+func (ev *Evidence) arrivalsBefore(inc *Incident, bFrom, bTo time.Time) float64 {
+	first, _ := ev.Traffic.Span()
+	from := later(inc.Onset.Add(-arrivalsLookback), first.Truncate(time.Minute).Add(time.Minute))
+	if inc.Onset.Sub(from) >= minUsableBaseline {
+		return ev.arrivalsPerMinute(from, inc.Onset, true)
+	}
+	return ev.arrivalsPerMinute(bFrom, bTo, true)
+}
+
+// arrivalsLookback is how far before the onset arrivals are compared with.
+const arrivalsLookback = 30 * time.Minute
+
+// littleServiceTime is PHP's mean time per request over [from, to) by
+// Little's law: busy workers divided by PHP's answers a second. Queued
+// requests hold no worker, so the queue is left out; answers PHP gave after
+// the proxy stopped waiting are not logged, so it errs high during an
+// outage. 0 when nothing was answered.
+func (ev *Evidence) littleServiceTime(from, to time.Time) float64 {
+	busy := meanBetween(ev.Pool.Active, from, to)
+	n := 0
+	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+		if mm := ev.Traffic.Minute(m); mm != nil {
+			n += mm.PHPDone
+		}
+	}
+	secs := to.Sub(from).Seconds()
+	if n == 0 || secs <= 0 || math.IsNaN(busy) {
+		return 0
+	}
+	return busy / (float64(n) / secs)
+}
+
+// serviceRiseStart is the first minute, from shortly before the onset, whose
+// PHP answers' median stood serviceRise times above the usual: when PHP
+// turned slow, which may precede the first failure.
+func (ev *Evidence) serviceRiseStart(inc *Incident, usual float64) time.Time {
+	for m := inc.Onset.Add(-mergeGap).Truncate(time.Minute); m.Before(inc.End); m = m.Add(time.Minute) {
+		if mm := ev.Traffic.Minute(m); mm != nil && mm.PHPDurations.N >= 2 && mm.PHPDurations.Quantile(0.5) >= serviceRise*usual {
+			return m
+		}
+	}
+	return inc.Onset
+}

@@ -1,0 +1,139 @@
+package detect
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// TestServiceTimeAndPinningScenarios runs the simulator's incident shapes
+// where the obvious answer is wrong: a slow database behind office-hours
+// clients (the clients rose, PHP's time is what changed), idle connections
+// pinning workers (the workers are "busy", nothing is slow), a crawl that
+// lengthens every answer by its queue (PHP's own time barely moved), and a
+// legitimate crowd (nothing regressed).
+func TestServiceTimeAndPinningScenarios(t *testing.T) {
+	tests := []struct {
+		scenario string
+		want     string   // the kind that must be found, as the trigger
+		mustNot  []string // kinds that must not be found
+	}{
+		{"slow-database", KindServiceTimeRegression, []string{KindIdlePinning}},
+		{"slow-database-office", KindServiceTimeRegression, []string{KindIdlePinning}},
+		{"idle-pinning", KindIdlePinning, []string{KindServiceTimeRegression}},
+		{"crawler-backlog", "", []string{KindServiceTimeRegression, KindIdlePinning}},
+		{"flash-crowd", "", []string{KindServiceTimeRegression, KindIdlePinning}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			res, truth := simulateBundle(t, simulate.Options{Scenario: tt.scenario, Seed: 1, BaselineHours: 3})
+			for _, k := range tt.mustNot {
+				if f := first(res.Findings, k); f != nil {
+					t.Errorf("%s found: %s", k, f.Summary)
+				}
+			}
+			if tt.want == "" {
+				return
+			}
+			f := first(res.Findings, tt.want)
+			if f == nil {
+				t.Fatalf("no %s; checks %+v", tt.want, res.Checks)
+			}
+			if f.Role != RoleTrigger {
+				t.Errorf("%s role %q, want trigger", tt.want, f.Role)
+			}
+			if truth.Trigger == nil || truth.Trigger.Kind != tt.want {
+				t.Fatalf("truth trigger %+v, want %s", truth.Trigger, tt.want)
+			}
+			onset := mustTime(t, truth.Trigger.Onset)
+			if d := f.Start.Sub(onset); d < -2*time.Minute || d > 3*time.Minute {
+				t.Errorf("%s starts %s, truth onset %s", tt.want, f.Start, onset)
+			}
+			switch tt.want {
+			case KindServiceTimeRegression:
+				b, d := f.Facts["service_median_before_s"], f.Facts["service_median_during_s"]
+				if b <= 0 || d < 10*b {
+					t.Errorf("median service time %v -> %v: the slow database multiplies it by far more than 10", b, d)
+				}
+				if f.Facts["cpu_during_pct"] >= idleCPUPct || !strings.Contains(f.Summary, "waiting") {
+					t.Errorf("the database stall leaves CPU idle: %s", f.Summary)
+				}
+				if r := f.Facts["arrivals_per_min_during"] / f.Facts["arrivals_per_min_before"]; r > arrivalsFlat {
+					t.Errorf("arrivals rose %.1fx in a scenario whose arrivals stay flat", r)
+				}
+			case KindIdlePinning:
+				// The seed's signature, over the incident only: the
+				// scenario's CPU outside the stall is irrelevant.
+				if f.Facts["cpu_avg_pct"] >= idleCPUPct || f.Facts["active_avg"] < busyShare*16 {
+					t.Errorf("pinning facts %v: want idle CPU and every worker active", f.Facts)
+				}
+				if f.Facts["php_answers_per_min"] >= collapseShare*f.Facts["php_answers_per_min_before"] {
+					t.Errorf("completions %v a minute against %v usually: not a collapse", f.Facts["php_answers_per_min"], f.Facts["php_answers_per_min_before"])
+				}
+			}
+		})
+	}
+}
+
+// TestServiceTimeNeedsABaseline: with no data before the incident, there is
+// no usual time per request to compare with, and the detector says it could
+// not judge instead of comparing the incident with itself.
+func TestServiceTimeNeedsABaseline(t *testing.T) {
+	ev := &Evidence{From: t0, To: t0.Add(time.Hour), Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
+	ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+	slow := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 6, paths: []string{"/w/A"}}
+	feed(ev.Traffic, slow, t0, 20*time.Minute, 400)
+	failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
+	feed(ev.Traffic, failed, t0, 20*time.Minute, 400)
+	fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 0 || check.Outcome != OutcomeCouldNotRun || !strings.Contains(check.Reason, "could not judge") {
+		t.Fatalf("findings %+v, check %+v: want could not judge", fs, check)
+	}
+}
+
+// TestPinningJudgesTheIncidentOnly: CPU was busy for hours before the stall
+// (the day's work); during the stall it idled. Averaged from the first queue
+// of the day to the last, CPU would read busy and hide the pinning.
+func TestPinningJudgesTheIncidentOnly(t *testing.T) {
+	from := t0.Add(-time.Hour)
+	p := &Pool{
+		// A busy morning queue (workers working, CPU high), then the stall.
+		Queue: grid(from, 2*time.Hour, func(o time.Duration) float64 {
+			return during(10*time.Minute, 30*time.Minute, 20, 0)(o) + during(60*time.Minute, 100*time.Minute, 64, 0)(o)
+		}),
+		Active: grid(from, 2*time.Hour, func(o time.Duration) float64 {
+			return max(during(10*time.Minute, 30*time.Minute, 16, 2)(o), during(60*time.Minute, 100*time.Minute, 16, 2)(o))
+		}),
+		CPU:   grid(from, 2*time.Hour, during(60*time.Minute, 100*time.Minute, 3, 96)),
+		Total: grid(from, 2*time.Hour, constant(16)),
+	}
+	ev := poolEvidence(p)
+	ev.Site.ClientTimeoutS = 10
+	ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+	normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
+	feed(ev.Traffic, normal, from, time.Hour, 3000)
+	// During the stall PHP answers a handful; the proxy refuses the rest.
+	feed(ev.Traffic, normal, t0, 40*time.Minute, 20)
+	refused := shape{ua: firefox, ips: fewIPs, status: 503, origin: sources.OriginProxy, dur: 0.001, paths: []string{"/w/A"}}
+	feed(ev.Traffic, refused, t0, 40*time.Minute, 1500)
+	fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 {
+		t.Fatalf("no idle_pinning: %+v", check)
+	}
+	if cpu := fs[0].Facts["cpu_avg_pct"]; cpu > 10 {
+		t.Errorf("cpu_avg_pct = %v: averaged outside the incident", cpu)
+	}
+	if _, ok := fs[0].Facts["timeout_s"]; ok {
+		t.Errorf("no answer piled at a timeout, yet timeout_s = %v", fs[0].Facts["timeout_s"])
+	}
+}
