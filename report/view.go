@@ -287,7 +287,15 @@ func title(p printer, r *Report) string {
 func summary(p printer, r *Report) string {
 	im := r.Impact
 	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
-	crawler := firstKind(r.Findings, detect.KindCrawlerBurst)
+	// Only a crawler judged the trigger (in time and weight) is told as
+	// what took the workers; one judged context is in the timeline.
+	var crawler *detect.Finding
+	for i := range r.Findings {
+		if f := &r.Findings[i]; f.Kind == detect.KindCrawlerBurst && roleOf(f) == detect.RoleTrigger {
+			crawler = f
+			break
+		}
+	}
 	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
 	health := firstKind(r.Findings, detect.KindHealthcheckStarved)
 	var change *detect.Finding
@@ -348,7 +356,11 @@ func summary(p printer, r *Report) string {
 		}
 		spread := crawler.Facts["spread"] == 1
 		w := ""
-		if sat != nil {
+		// "Took every worker" is said of a crawler that did most of the
+		// PHP work added at the onset; one with a smaller (still material)
+		// share is said to have loaded PHP with that share.
+		share, weighed := crawler.Facts["php_added_share"]
+		if sat != nil && (!weighed || share >= 0.5) {
 			w = p.n(sat.Facts["workers"])
 		}
 		if p.ko {
@@ -359,9 +371,12 @@ func summary(p printer, r *Report) string {
 			if len(paths) > 0 {
 				t += " 캐시되지 않는 " + strings.Join(paths, ", ") + " 등을 훑어"
 			}
-			if w != "" {
+			switch {
+			case w != "":
 				t += " php-fpm 워커 " + w + "개를 모두 차지했습니다."
-			} else {
+			case weighed:
+				t += " 장애 시작 때 늘어난 PHP 시간의 " + josa(p.pct(share), "을/를") + " 썼습니다."
+			default:
 				t += " PHP에 부하를 주었습니다."
 			}
 			s = append(s, t)
@@ -375,9 +390,12 @@ func summary(p printer, r *Report) string {
 			} else {
 				t += " loaded PHP"
 			}
-			if w != "" {
+			switch {
+			case w != "":
 				t += " and took every one of the " + w + " php-fpm workers."
-			} else {
+			case weighed:
+				t += " and used " + p.pct(share) + " of the PHP time added at the onset."
+			default:
 				t += "."
 			}
 			s = append(s, t)
