@@ -38,8 +38,8 @@ type triggerWeight struct {
 	// lead is how long the rise started before the onset (negative: after).
 	lead time.Duration
 	// addedShare is the client's share of the PHP time added at the onset
-	// over the baseline's rate; when PHP time did not rise (a wedge answers
-	// nothing), its share of the PHP time in the onset span instead.
+	// over the baseline's rate; measured is false when PHP time did not
+	// rise at all.
 	addedShare float64
 	measured   bool
 }
@@ -80,12 +80,11 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 			ownAdded -= bOwn / n * span
 		}
 	}
-	switch {
-	case added > 0:
+	// When PHP time did not rise at the onset (nothing answered: a wedge
+	// logs its answers later), the weight cannot be judged, and the rise
+	// is judged by its time alone rather than by a share of nothing.
+	if added > 0 {
 		w.addedShare = max(0, ownAdded) / added
-		w.measured = true
-	case total > 0:
-		w.addedShare = own / total
 		w.measured = true
 	}
 	w.addedShare = min(1, w.addedShare)
@@ -101,7 +100,11 @@ func (w triggerWeight) contextReason() string {
 	case w.lead > TriggerLead:
 		return fmt.Sprintf("it started %s before the incident's onset, more than the %s a trigger may lead it by", spanText(w.lead), spanText(TriggerLead))
 	case w.measured && w.addedShare < MaterialPHPShare:
-		return fmt.Sprintf("it accounts for %s of the PHP time added at the onset, under the %s a trigger must", pct(w.addedShare), pct(MaterialPHPShare))
+		share := pct(w.addedShare)
+		if w.addedShare < 0.01 {
+			share = fmt.Sprintf("%.1f%%", w.addedShare*100)
+		}
+		return fmt.Sprintf("it accounts for %s of the PHP time added at the onset, under the %s a trigger must", share, pct(MaterialPHPShare))
 	}
 	return ""
 }

@@ -407,6 +407,9 @@ func summary(p printer, r *Report) string {
 			s = append(s, "All "+p.n(sat.Facts["workers"])+" php-fpm workers were busy.")
 		}
 	}
+	if crawler == nil {
+		s = append(s, contextRises(p, r)...)
+	}
 	// What let it turn into an outage.
 	var why string
 	if change != nil && change.Change != nil {
@@ -776,4 +779,30 @@ func plural(p printer, n int, one, many string) string {
 		return "1 " + one
 	}
 	return p.i(n) + " " + many
+}
+
+// contextRises says, of each client rise judged context, why it is not the
+// trigger, so that a reader who sees it in the timeline does not blame it.
+func contextRises(p printer, r *Report) []string {
+	var out []string
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Kind != detect.KindCrawlerBurst || roleOf(f) != detect.RoleContext {
+			continue
+		}
+		lead := time.Duration(f.Facts["onset_lead_s"] * float64(time.Second))
+		share := f.Facts["php_added_share"]
+		early := lead > detect.TriggerLead
+		switch {
+		case p.ko && early:
+			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작보다 "+p.dur(lead)+" 앞서 시작했으므로 원인이 아닙니다.")
+		case p.ko:
+			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작 때 늘어난 PHP 시간의 "+p.pct(share)+"만 썼으므로 원인이 아닙니다.")
+		case early:
+			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it started "+p.dur(lead)+" before the onset.")
+		default:
+			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it did "+p.pct(share)+" of the PHP time added at the onset.")
+		}
+	}
+	return out
 }
