@@ -254,8 +254,8 @@ type assessment struct {
 //     (if it never passed 511, a cap of 511 would have changed nothing).
 //
 // Each linked change becomes a config_change finding (RoleEnabler, or
-// RoleTrigger when it came within the hour before an onset no crawler
-// explains) with a one-paragraph summary giving the numbers, ranked by
+// RoleTrigger when it came within the hour before an onset no other trigger
+// explains; a crawler judged context explains none) with a one-paragraph summary giving the numbers, ranked by
 // confidence (evidence x (mechanism, arithmetic, proximity)); a change seen
 // only in metrics gets a lower confidence. A change that lowers the risk
 // becomes a RoleMitigation finding that says so; a change of a relevant
@@ -277,9 +277,18 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	if q.Loc == nil {
 		q.Loc = time.UTC
 	}
+	// A rise judged context (trigger.go: too early or too small) explains
+	// nothing: it links no change, nor keeps a change from being the trigger.
 	present := map[string]bool{}
 	for _, f := range findings {
-		present[f.Kind] = true
+		if f.Role != RoleContext {
+			present[f.Kind] = true
+		}
+		// A trigger already found (a crawler in time and weight, a service
+		// time regression) explains the onset: a change is then its enabler.
+		if f.Role == RoleTrigger || f.Role == "" && specRole(f.Kind) == RoleTrigger {
+			present[RoleTrigger] = true
+		}
 	}
 
 	var linked, mitigations, ruledOut []*assessment
@@ -793,7 +802,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	switch {
 	case a.risk == 0 || a.cannotJudge != "":
 		role = RoleCandidate
-	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[KindCrawlerBurst]:
+	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[RoleTrigger]:
 		role = RoleTrigger
 	}
 	var b strings.Builder

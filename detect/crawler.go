@@ -79,7 +79,9 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
 			continue
 		}
-		found = append(found, crawlerFinding(b, ev))
+		f := crawlerFinding(b, ev)
+		ev.judgeTrigger(&f, c)
+		found = append(found, f)
 	}
 	check := Check{}
 	switch {
@@ -125,6 +127,9 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 	}
 	if b.onset.IsZero() {
 		return b, false
+	}
+	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
+		b.onset = t
 	}
 	b.requests = c.Requests
 	pages := c.Requests - c.Classes[ClassAsset]

@@ -81,12 +81,16 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
 	}
 	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++
+	}
+	if r.Origin == sources.OriginUpstream {
+		c.PHPPerMinute[m] += r.Duration
 	}
 	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
 		return

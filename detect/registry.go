@@ -141,6 +141,12 @@ func SpecOf(kind string) (Spec, bool) {
 	return s, ok
 }
 
+// specRole is the usual role of kind, "" when it is not registered.
+func specRole(kind string) string {
+	s, _ := SpecOf(kind)
+	return s.Role
+}
+
 // Kinds lists every registered finding kind in run order.
 func Kinds() []string {
 	var out []string

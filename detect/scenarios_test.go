@@ -88,6 +88,11 @@ func TestScenarios(t *testing.T) {
 			if c == nil || truth.Crawler == nil || tt.lang == "" {
 				return
 			}
+			// The crawler that took the workers is the trigger by time and
+			// weight, not merely by being first.
+			if c.Role != RoleTrigger || c.Facts["php_added_share"] < MaterialPHPShare || c.Facts["onset_lead_s"] > TriggerLead.Seconds() {
+				t.Errorf("crawler role %q, php_added_share %v, onset_lead_s %v: want the trigger", c.Role, c.Facts["php_added_share"], c.Facts["onset_lead_s"])
+			}
 			if c.Fingerprint.AcceptLanguage != tt.lang || c.Fingerprint.LoggedIn != "no" {
 				t.Errorf("fingerprint %+v, want language %s, logged out", c.Fingerprint, tt.lang)
 			}

@@ -83,6 +83,10 @@ type Cluster struct {
 	// Good counts the cluster's goodput by minute (unix seconds / 60) over
 	// all data: PHP's 2xx within the clients' timeout as Observe judged it.
 	Good map[int64]int
+	// PHPPerMinute sums the cluster's PHP time by the minute PHP answered
+	// (unix seconds / 60) over all data, so a client's share of the PHP time
+	// added at an incident's onset can be weighed against its own baseline.
+	PHPPerMinute map[int64]float64
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -279,7 +283,8 @@ func (t *Traffic) Observe(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{}}
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
 	}
 	// A client's rate is what it sent, so it is counted by arrival: a
@@ -288,6 +293,9 @@ func (t *Traffic) Observe(r *sources.Request) {
 	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++
+	}
+	if r.Origin == sources.OriginUpstream {
+		c.PHPPerMinute[m] += r.Duration
 	}
 	if !inWindow {
 		return

@@ -15,9 +15,11 @@ import (
 var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
 
 // notCause is true for the roles of findings reported so that nobody blames
-// them: a change that lowered the risk, or one the arithmetic clears.
+// them: a change that lowered the risk, one the arithmetic clears, or a rise
+// too early or too small to have triggered the incident (context: the
+// timeline shows it).
 func notCause(role string) bool {
-	return role == detect.RoleMitigation || role == detect.RoleRuledOut
+	return role == detect.RoleMitigation || role == detect.RoleRuledOut || role == detect.RoleContext
 }
 
 // roleOf is the finding's role: fixed for symptom kinds, else its own, else

@@ -291,7 +291,15 @@ func title(p printer, r *Report) string {
 func summary(p printer, r *Report) string {
 	im := r.Impact
 	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
-	crawler := firstKind(r.Findings, detect.KindCrawlerBurst)
+	// Only a crawler judged the trigger (in time and weight) is told as
+	// what took the workers; one judged context is in the timeline.
+	var crawler *detect.Finding
+	for i := range r.Findings {
+		if f := &r.Findings[i]; f.Kind == detect.KindCrawlerBurst && roleOf(f) == detect.RoleTrigger {
+			crawler = f
+			break
+		}
+	}
 	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
 	health := firstKind(r.Findings, detect.KindHealthcheckStarved)
 	var change *detect.Finding
@@ -356,7 +364,11 @@ func summary(p printer, r *Report) string {
 		}
 		spread := crawler.Facts["spread"] == 1
 		w := ""
-		if sat != nil {
+		// "Took every worker" is said of a crawler that did most of the
+		// PHP work added at the onset; one with a smaller (still material)
+		// share is said to have loaded PHP with that share.
+		share, weighed := crawler.Facts["php_added_share"]
+		if sat != nil && (!weighed || share >= 0.5) {
 			w = p.n(sat.Facts["workers"])
 		}
 		if p.ko {
@@ -367,9 +379,12 @@ func summary(p printer, r *Report) string {
 			if len(paths) > 0 {
 				t += " 캐시되지 않는 " + strings.Join(paths, ", ") + " 등을 훑어"
 			}
-			if w != "" {
+			switch {
+			case w != "":
 				t += " php-fpm 워커 " + w + "개를 모두 차지했습니다."
-			} else {
+			case weighed:
+				t += " 장애 시작 때 늘어난 PHP 시간의 " + josa(p.pct(share), "을/를") + " 썼습니다."
+			default:
 				t += " PHP에 부하를 주었습니다."
 			}
 			s = append(s, t)
@@ -383,9 +398,12 @@ func summary(p printer, r *Report) string {
 			} else {
 				t += " loaded PHP"
 			}
-			if w != "" {
+			switch {
+			case w != "":
 				t += " and took every one of the " + w + " php-fpm workers."
-			} else {
+			case weighed:
+				t += " and used " + p.pct(share) + " of the PHP time added at the onset."
+			default:
 				t += "."
 			}
 			s = append(s, t)
@@ -396,6 +414,9 @@ func summary(p printer, r *Report) string {
 		} else {
 			s = append(s, "All "+p.n(sat.Facts["workers"])+" php-fpm workers were busy.")
 		}
+	}
+	if crawler == nil {
+		s = append(s, contextRises(p, r)...)
 	}
 	// What let it turn into an outage.
 	var why string
@@ -766,4 +787,30 @@ func plural(p printer, n int, one, many string) string {
 		return "1 " + one
 	}
 	return p.i(n) + " " + many
+}
+
+// contextRises says, of each client rise judged context, why it is not the
+// trigger, so that a reader who sees it in the timeline does not blame it.
+func contextRises(p printer, r *Report) []string {
+	var out []string
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Kind != detect.KindCrawlerBurst || roleOf(f) != detect.RoleContext {
+			continue
+		}
+		lead := time.Duration(f.Facts["onset_lead_s"] * float64(time.Second))
+		share := f.Facts["php_added_share"]
+		early := lead > detect.TriggerLead
+		switch {
+		case p.ko && early:
+			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작보다 "+p.dur(lead)+" 앞서 시작했으므로 원인이 아닙니다.")
+		case p.ko:
+			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작 때 늘어난 PHP 시간의 "+p.pct(share)+"만 썼으므로 원인이 아닙니다.")
+		case early:
+			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it started "+p.dur(lead)+" before the onset.")
+		default:
+			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it did "+p.pct(share)+" of the PHP time added at the onset.")
+		}
+	}
+	return out
 }

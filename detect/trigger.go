@@ -1,0 +1,162 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// What makes a rise the incident's trigger rather than context. Both are
+// judged against the worst incident's onset (incident.go: when clients started
+// to be failed or the pool saturated), never against the earliest finding.
+const (
+	// TriggerLead is the longest a rise may start before the onset and
+	// still be its trigger: a crawl fills the workers within minutes, so a
+	// rise half an hour or more earlier that the site absorbed did not by
+	// itself start the failing (office-hours clients, a bot that rose at
+	// night). Rises inside the incident are judged by weight alone.
+	TriggerLead = 30 * time.Minute
+	// MaterialPHPShare is the smallest share of the PHP time added at the
+	// onset that a trigger must account for: a client using less than a
+	// fifth of it could not have taken the workers, however early it came.
+	MaterialPHPShare = 0.2
+	// onsetSpan is how long after the onset the added PHP time is summed:
+	// long enough that requests stalled at the onset have been answered
+	// (PHP time is counted when PHP answers), short enough to stay the
+	// onset's and not the whole outage's.
+	onsetSpan = 15 * time.Minute
+)
+
+// RoleContext marks a finding that is part of the story but not a cause: a
+// rise that started too early or weighed too little to have triggered the
+// incident. The timeline shows it; the causes do not rank it.
+const RoleContext = "context"
+
+// triggerWeight is how a client's rise relates to the incident's onset.
+type triggerWeight struct {
+	onset time.Time
+	// lead is how long the rise started before the onset (negative: after).
+	lead time.Duration
+	// addedShare is the client's share of the PHP time added at the onset
+	// over the baseline's rate; measured is false when PHP time did not
+	// rise at all.
+	addedShare float64
+	measured   bool
+}
+
+// weighRise measures a client's rise that started at start against the worst
+// incident; ok is false when there is no incident to weigh it against.
+func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool) {
+	inc := ev.incidents().WorstIncident()
+	if inc == nil || inc.Onset.IsZero() || ev.Traffic == nil {
+		return triggerWeight{}, false
+	}
+	w := triggerWeight{onset: inc.Onset, lead: inc.Onset.Sub(start)}
+	from := inc.Onset.Unix() / 60
+	to := min(inc.Onset.Add(onsetSpan).Unix(), ev.To.Unix()) / 60
+	if to <= from {
+		to = from + 1
+	}
+	span := float64(to - from)
+	var total, own float64
+	for m := from; m < to; m++ {
+		if mm := ev.Traffic.minutes[m]; mm != nil {
+			total += mm.PHPSeconds
+		}
+		own += c.PHPPerMinute[m]
+	}
+	added, ownAdded := total, own
+	if bFrom, bTo, none := ev.baselineRange(); !none {
+		var bTotal, bOwn float64
+		bf, bt := bFrom.Unix()/60, bTo.Unix()/60
+		for m := bf; m < bt; m++ {
+			if mm := ev.Traffic.minutes[m]; mm != nil {
+				bTotal += mm.PHPSeconds
+			}
+			bOwn += c.PHPPerMinute[m]
+		}
+		if n := float64(bt - bf); n > 0 {
+			added -= bTotal / n * span
+			ownAdded -= bOwn / n * span
+		}
+	}
+	// When PHP time did not rise at the onset (nothing answered: a wedge
+	// logs its answers later), the weight cannot be judged, and the rise
+	// is judged by its time alone rather than by a share of nothing.
+	if added > 0 {
+		w.addedShare = max(0, ownAdded) / added
+		w.measured = true
+	}
+	w.addedShare = min(1, w.addedShare)
+	return w, true
+}
+
+// contextReason says why a rise is context rather than the trigger, or ""
+// when it can be the trigger: it started at most TriggerLead before the
+// onset (or during the incident) and accounts for a material share of the
+// PHP time added at the onset.
+func (w triggerWeight) contextReason() string {
+	switch {
+	case w.lead > TriggerLead:
+		return fmt.Sprintf("it started %s before the incident's onset, more than the %s a trigger may lead it by", spanText(w.lead), spanText(TriggerLead))
+	case w.measured && w.addedShare < MaterialPHPShare:
+		share := pct(w.addedShare)
+		if w.addedShare < 0.01 {
+			share = fmt.Sprintf("%.1f%%", w.addedShare*100)
+		}
+		return fmt.Sprintf("it accounts for %s of the PHP time added at the onset, under the %s a trigger must", share, pct(MaterialPHPShare))
+	}
+	return ""
+}
+
+// judgeTrigger keeps a would-be trigger finding of client c a trigger only
+// when its time and weight say it can be one; else it becomes context, and
+// its summary says why. Facts: onset_lead_s (seconds the rise started before
+// the onset, negative after) and php_added_share.
+func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
+	w, ok := ev.weighRise(c, f.Start)
+	if !ok {
+		return
+	}
+	f.Facts["onset_lead_s"] = w.lead.Seconds()
+	if w.measured {
+		f.Facts["php_added_share"] = round(w.addedShare, 3)
+	}
+	if why := w.contextReason(); why != "" {
+		f.Role = RoleContext
+		f.Summary += " Context, not the trigger: " + why + "."
+	}
+}
+
+// riseIntoIncident finds, for a client that first rose more than TriggerLead
+// before the incident's onset, a second rise leading into the incident: a
+// crawler walking the site at a low rate all night that bursts just before
+// the onset rose, for this incident, when it burst. The rate before is its
+// own over the hour before the lead; the burst must clear it as riseOf's
+// rise clears the baseline. ok is false when there is no such rise (the
+// client ran steadily into the incident: its early start stands).
+func riseIntoIncident(c *Cluster, ev *Evidence, firstRise time.Time) (time.Time, bool) {
+	inc := ev.incidents().WorstIncident()
+	if inc == nil || inc.Onset.IsZero() || !firstRise.Before(inc.Onset.Add(-TriggerLead)) {
+		return time.Time{}, false
+	}
+	leadFrom := inc.Onset.Add(-TriggerLead)
+	before := baselinePer10(c.PerMinute, leadFrom.Add(-time.Hour), leadFrom)
+	to := inc.Onset.Add(onsetSpan)
+	if to.After(ev.To) {
+		to = ev.To
+	}
+	peak, _ := rollingMax(c.PerMinute, leadFrom, to, 10)
+	if !poissonExcess(float64(peak), before, riseRatio, riseZ) {
+		return time.Time{}, false
+	}
+	perMin := before / 10
+	level := perMin + riseZ*math.Sqrt(perMin+1)
+	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
+	for m := leadFrom.Unix() / 60; m < to.Unix()/60; m++ {
+		if above(m) && above(m+1) && above(m+2) {
+			return time.Unix(m*60, 0).UTC(), true
+		}
+	}
+	return time.Time{}, false
+}

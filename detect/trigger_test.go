@@ -1,0 +1,135 @@
+package detect
+
+import (
+	"context"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// TestContextReason: a trigger starts at most TriggerLead before the onset and
+// accounts for a material share of the PHP time added there; the boundaries
+// are where the obvious answer (the earliest rise) goes wrong.
+func TestContextReason(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		w       triggerWeight
+		context string
+	}{
+		{"a crawl that took the workers minutes before", triggerWeight{lead: 2 * time.Minute, addedShare: 0.93, measured: true}, ""},
+		{"a crawl that rose inside the incident", triggerWeight{lead: -3 * time.Minute, addedShare: 0.6, measured: true}, ""},
+		{"a feed bot 25 minutes before with 0.2% of the PHP time", triggerWeight{lead: 25 * time.Minute, addedShare: 0.002, measured: true}, "0.2% of the PHP time added"},
+		{"office-hours clients four hours before", triggerWeight{lead: 4 * time.Hour, addedShare: 0.5, measured: true}, "before the incident's onset"},
+		{"just past the allowance", triggerWeight{lead: TriggerLead + time.Minute, addedShare: 1, measured: true}, "more than the 30 min"},
+		{"PHP time not measured: judged by time alone", triggerWeight{lead: 10 * time.Minute}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.w.contextReason()
+			if (tt.context == "") != (got == "") || !strings.Contains(got, tt.context) {
+				t.Errorf("contextReason = %q, want one containing %q", got, tt.context)
+			}
+		})
+	}
+}
+
+// TestMinorBotBeforeStall: a database stall in a pool cut from 32 to 16
+// workers a quarter of an hour earlier, with a feed bot (0.2% of PHP time)
+// that rose before it and a heavy scraper running steadily. Neither client is
+// the trigger, and the bot's early start does not become the onset the change
+// is judged against: the change made before the stall is linked, not
+// dismissed as made after the onset.
+func TestMinorBotBeforeStall(t *testing.T) {
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1, BaselineHours: 3})
+	if truth.Trigger == nil || truth.Trigger.Kind == KindCrawlerBurst {
+		t.Fatalf("scenario truth changed: trigger %+v", truth.Trigger)
+	}
+	for _, f := range res.Findings {
+		if f.Kind == KindCrawlerBurst && f.Role != RoleContext {
+			t.Errorf("%s (%s) has role %q, want context: %s", f.ID, f.Fingerprint.UserAgent, f.Role, f.Summary)
+		}
+	}
+	var change *Finding
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && strings.Contains(f.Change.Key, "max_children") {
+			change = f
+		}
+	}
+	if change == nil {
+		t.Fatalf("pm.max_children 32 -> 16 not linked; checks: %+v", res.Checks)
+	}
+	if change.Role != RoleEnabler && change.Role != RoleTrigger {
+		t.Errorf("pm.max_children change has role %q, want it blamed (enabler, or trigger while nothing else explains the onset): %s", change.Role, change.Summary)
+	}
+	if strings.Contains(change.Summary, "after the onset") {
+		t.Errorf("the change made before the stall is called late: %s", change.Summary)
+	}
+}
+
+// TestCrawlerBurstLeadsIntoIncident: a crawler that walked the site at a low
+// rate all night and burst into a 20-minute outage 13 hours later is the
+// trigger from its burst, not from its first stray rise.
+func TestCrawlerBurstLeadsIntoIncident(t *testing.T) {
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "long-window-blip", Seed: 1, BaselineHours: 3})
+	c := first(res.Findings, KindCrawlerBurst)
+	if c == nil || truth.Trigger == nil {
+		t.Fatalf("no crawler finding (truth trigger %+v)", truth.Trigger)
+	}
+	if c.Role != RoleTrigger {
+		t.Errorf("crawler role %q, want trigger: %s", c.Role, c.Summary)
+	}
+	if d := c.Start.Sub(mustTime(t, truth.Trigger.Onset)); d < -2*time.Minute || d > 2*time.Minute {
+		t.Errorf("crawler onset %v, truth %s: more than 2 minutes apart", c.Start, truth.Trigger.Onset)
+	}
+}
+
+// TestEarlyMinorBotIsContext: a feed bot rises 25 minutes before a stall
+// (within the allowance) but does 0.1% of the PHP time the stall added: it is
+// context, not the trigger, however first it came. A crawl of slow tools that
+// rose two minutes before the same stall is the trigger.
+func TestEarlyMinorBotIsContext(t *testing.T) {
+	from, to := t0, t0.Add(4*time.Hour)
+	stall := t0.Add(3 * time.Hour)
+	bot := shape{ua: "FeedFetcher/2.1 (+https://feeds.example.org/bot)", lang: "", ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.002, paths: []string{"/feed/atom"}}
+	crawl := shape{ua: chrome121, lang: "zh-cn", loggedIn: sources.LoggedInNo, ips: spreadIPs, status: 200, origin: sources.OriginUpstream, dur: 4,
+		paths: []string{"/w/index.php?title=X&action=history", "/w/Special:WhatLinksHere/X"}}
+	for _, withCrawl := range []bool{false, true} {
+		tr := NewTraffic(sources.Site{ClientTimeoutS: 10}, from, to)
+		feed(tr, readers, from.Add(-3*time.Hour), 3*time.Hour+3*time.Hour, 6*60*20) // 20 a minute until the stall
+		feed(tr, bot, from.Add(-3*time.Hour), 3*time.Hour+3*time.Hour-25*time.Minute, 5*60+35)
+		feed(tr, bot, stall.Add(-25*time.Minute), 45*time.Minute, 45*80)
+		wedged(tr, stall, 20*time.Minute, 20*20, 30) // the stall: every reader waits 30 s
+		if withCrawl {
+			feed(tr, crawl, stall.Add(-2*time.Minute), 25*time.Minute, 25*150)
+		}
+		ev := &Evidence{From: from, To: to, Traffic: tr, Loc: time.UTC}
+		fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roles := map[string]string{}
+		for _, f := range fs {
+			roles[f.Cluster.UA] = f.Role
+			if f.Cluster.UA != "Chrome" && f.Facts["php_added_share"] >= MaterialPHPShare {
+				t.Errorf("the feed bot's php_added_share %v: want well under %v", f.Facts["php_added_share"], MaterialPHPShare)
+			}
+		}
+		var botRole, crawlRole string
+		for ua, r := range roles {
+			if ua == "Chrome" {
+				crawlRole = r
+			} else {
+				botRole = r
+			}
+		}
+		if botRole != RoleContext {
+			t.Errorf("crawl %v: feed bot role %q, want context (findings %d, check %q)", withCrawl, botRole, len(fs), check.Reason)
+		}
+		if withCrawl && crawlRole != RoleTrigger {
+			t.Errorf("the crawl that took the workers has role %q, want trigger", crawlRole)
+		}
+	}
+}
