@@ -69,7 +69,7 @@ func printZone(b *strings.Builder, z *Zone) error {
 	}
 	// The key is trusted text: the zone's name or a placeholder of ours.
 	fmt.Fprintf(b, "key %s\n", z.Key())
-	fmt.Fprintf(b, "window %s\n", caddyDuration(z.Window))
+	fmt.Fprintf(b, "window %s\n", CaddyDuration(z.Window))
 	fmt.Fprintf(b, "events %d\n", z.Events)
 	b.WriteString("}\n")
 	return nil
@@ -211,8 +211,9 @@ func quoteRegexp(s string) (string, error) {
 	return "`" + s + "`", nil
 }
 
-// caddyDuration writes a window the way Caddy's duration parser reads it.
-func caddyDuration(d time.Duration) string {
+// CaddyDuration writes a window the way Caddy's duration parser reads it: in
+// its largest whole unit, else as Go writes it (1.5s), which Caddy reads too.
+func CaddyDuration(d time.Duration) string {
 	switch {
 	case d%time.Hour == 0:
 		return fmt.Sprintf("%dh", d/time.Hour)

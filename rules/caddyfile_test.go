@@ -143,8 +143,8 @@ func TestCaddyfilePrinter(t *testing.T) {
 func TestCaddyDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{time.Minute: "1m", 10 * time.Minute: "10m", time.Hour: "1h",
 		90 * time.Second: "90s", 1500 * time.Millisecond: "1.5s"} {
-		if got := caddyDuration(d); got != want {
-			t.Errorf("caddyDuration(%v) = %s, want %s", d, got, want)
+		if got := CaddyDuration(d); got != want {
+			t.Errorf("CaddyDuration(%v) = %s, want %s", d, got, want)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func FuzzGenerate(f *testing.F) {
 		// whole is still exactly the block.
 		p := &Proposal{}
 		for _, z := range zones {
-			p.Rules = append(p.Rules, Rule{Name: z.Name, Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events})
+			p.Rules = append(p.Rules, Rule{Name: z.Name, Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events})
 		}
 		header := deployHeader(p, time.Unix(0, 0), time.Unix(3600, 0))
 		for _, l := range strings.SplitAfter(header, "\n") {

@@ -256,7 +256,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	}
 	if span < windowsInBaseline*win {
 		note(sources.SeverityWarning, "the baseline (%s) holds fewer than %d windows of %s: the zones' sizes rest on few samples",
-			span.Round(time.Second), windowsInBaseline, caddyDuration(win))
+			span.Round(time.Second), windowsInBaseline, CaddyDuration(win))
 	}
 	for i := range zones {
 		z := &zones[i]
@@ -268,7 +268,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			who = "the busiest ordinary client"
 		}
 		z.sizing = fmt.Sprintf("Over the baseline, %s (%s), %s sent at most %s requests matching this zone in any %s; events = max(%d x %s, %s + %d) = %s per %s.",
-			how, spanText(bFrom, bTo), who, fmtInt(peak), caddyDuration(win), headroomFactor, fmtInt(peak), fmtInt(peak), minSlack, fmtInt(z.Events), caddyDuration(win))
+			how, spanText(bFrom, bTo), who, fmtInt(peak), CaddyDuration(win), headroomFactor, fmtInt(peak), fmtInt(peak), minSlack, fmtInt(z.Events), CaddyDuration(win))
 	}
 
 	// Backtest; resize zones that refuse ordinary traffic in the baseline;
@@ -285,7 +285,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		for i := range zones {
 			if rejected[i] > 0 {
 				note(sources.SeverityWarning, "%s: zone %s rejected: even at %s events per %s it refused %s ordinary requests in the baseline (the crawler's own traffic there shares its bucket)",
-					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(rejected[i]))
+					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(rejected[i]))
 				continue
 			}
 			kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -315,7 +315,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		bt := wr.zone[i].window()
 		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
 			note(sources.SeverityWarning, "%s: zone %s rejected: sized to %s per %s so that ordinary clients stay under it, it would have refused only %s of the crawler's %s requests in the window",
-				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), caddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests))
+				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests))
 			continue
 		}
 		kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -363,7 +363,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
 		bt.PHPSecondsBasis = e.costBasis()
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: why(z, refs, in.Findings, prof.readers.count(z.crawler)), Finding: z.finding,
-			Key: z.Key(), Window: caddyDuration(z.Window), Events: z.Events, Backtest: bt})
+			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
 	p.Caddyfile = deployHeader(p, in.From, in.To) + "\n" + p.Block
 	return nil

@@ -341,7 +341,7 @@ func rateLimitHandler(js []byte) (*adaptedHandler, error) {
 			return nil, fmt.Errorf("validate: the snippet changed the listeners to %v", srv.Listen)
 		}
 		for _, r := range srv.Routes {
-			if err := collectHandlers(r, &handlers); err != nil {
+			if err := flattenHandlers(r, &handlers, true); err != nil {
 				return nil, err
 			}
 		}
@@ -374,40 +374,6 @@ func rateLimitHandler(js []byte) (*adaptedHandler, error) {
 		return nil, errors.New("validate: no rate_limit handler in the adapted config")
 	}
 	return h, nil
-}
-
-// collectHandlers gathers the handlers of a route, descending into subroutes,
-// and refuses routes with matchers (the snippet must not add any).
-func collectHandlers(route json.RawMessage, out *[]json.RawMessage) error {
-	var r struct {
-		Match  json.RawMessage   `json:"match"`
-		Handle []json.RawMessage `json:"handle"`
-	}
-	if err := json.Unmarshal(route, &r); err != nil {
-		return fmt.Errorf("validate: adapted route: %w", err)
-	}
-	if len(r.Match) > 0 {
-		return fmt.Errorf("validate: the snippet added a route matcher %s", clip(string(r.Match), 200))
-	}
-	for _, h := range r.Handle {
-		var sub struct {
-			Handler string            `json:"handler"`
-			Routes  []json.RawMessage `json:"routes"`
-		}
-		if err := json.Unmarshal(h, &sub); err != nil {
-			return fmt.Errorf("validate: adapted handler: %w", err)
-		}
-		if sub.Handler == "subroute" {
-			for _, sr := range sub.Routes {
-				if err := collectHandlers(sr, out); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		*out = append(*out, h)
-	}
-	return nil
 }
 
 func keys[V any](m map[string]V) []string {
@@ -611,7 +577,7 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 			for _, set := range r.Match {
 				tr.hosts += string(set["host"])
 			}
-			if err := flattenHandlers(raw, &tr.handlers); err != nil {
+			if err := flattenHandlers(raw, &tr.handlers, false); err != nil {
 				return nil, err
 			}
 			for _, h := range tr.handlers {
@@ -672,13 +638,19 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 	return out, nil
 }
 
-// flattenHandlers gathers a route's handlers in order, descending into subroutes.
-func flattenHandlers(route json.RawMessage, out *[]json.RawMessage) error {
+// flattenHandlers gathers a route's handlers in order, descending into
+// subroutes. With refuseMatchers it refuses any route, at any depth, that has
+// matchers: a rule snippet must not add one.
+func flattenHandlers(route json.RawMessage, out *[]json.RawMessage, refuseMatchers bool) error {
 	var r struct {
+		Match  json.RawMessage   `json:"match"`
 		Handle []json.RawMessage `json:"handle"`
 	}
 	if err := json.Unmarshal(route, &r); err != nil {
 		return fmt.Errorf("validate: adapted route: %w", err)
+	}
+	if refuseMatchers && len(r.Match) > 0 {
+		return fmt.Errorf("validate: the snippet added a route matcher %s", clip(string(r.Match), 200))
 	}
 	for _, h := range r.Handle {
 		var sub struct {
@@ -690,7 +662,7 @@ func flattenHandlers(route json.RawMessage, out *[]json.RawMessage) error {
 		}
 		if sub.Handler == "subroute" {
 			for _, sr := range sub.Routes {
-				if err := flattenHandlers(sr, out); err != nil {
+				if err := flattenHandlers(sr, out, refuseMatchers); err != nil {
 					return err
 				}
 			}

@@ -52,7 +52,7 @@ func ScaleRule(block string, speed float64) (string, error) {
 				if n < 0 || n >= len(lines) || strings.Count(lines[n], d.Val()) != 1 || !strings.Contains(lines[n], "window") {
 					return "", fmt.Errorf("scale rule: line %d does not hold the window alone", d.Line())
 				}
-				lines[n] = strings.Replace(lines[n], d.Val(), durationText(scaled), 1)
+				lines[n] = strings.Replace(lines[n], d.Val(), rules.CaddyDuration(scaled.Round(time.Millisecond)), 1)
 				windows++
 			}
 		}
@@ -65,19 +65,4 @@ func ScaleRule(block string, speed float64) (string, error) {
 		return "", fmt.Errorf("scale rule: the scaled block: %w", err)
 	}
 	return out, nil
-}
-
-// durationText writes d as Caddy reads it, in its largest whole unit.
-func durationText(d time.Duration) string {
-	switch {
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	case d%time.Second == 0:
-		return fmt.Sprintf("%ds", d/time.Second)
-	case d%time.Millisecond == 0:
-		return fmt.Sprintf("%dms", d/time.Millisecond)
-	}
-	return d.Round(time.Millisecond).String()
 }

@@ -437,22 +437,28 @@ func (e editorOwner) done(s *sim, r *request) {
 
 // ---- search bots ------------------------------------------------------------------------
 
-func (s *sim) botRequest() {
-	if s.sc.App == AppWordPress {
-		s.wpBotRequest()
-		return
-	}
+// pickBot draws a search bot by its weight, one of its addresses and a title
+// for it to read (in this order, so every scenario draws the same numbers).
+func (s *sim) pickBot() (i int, ip, title string) {
 	w := s.w
 	x := w.rng.Float64()
-	i := 0
 	for ; i < len(bots)-1; i++ {
 		if x -= bots[i].w; x < 0 {
 			break
 		}
 	}
 	b := &bots[i]
-	ip := b.ranges[w.rng.IntN(len(b.ranges))] + "." + strconv.Itoa(1+w.rng.IntN(254))
-	t := w.title()
+	ip = b.ranges[w.rng.IntN(len(b.ranges))] + "." + strconv.Itoa(1+w.rng.IntN(254))
+	return i, ip, w.title()
+}
+
+func (s *sim) botRequest() {
+	if s.sc.App == AppWordPress {
+		s.wpBotRequest()
+		return
+	}
+	w := s.w
+	i, ip, t := s.pickBot()
 	var r *request
 	switch y := w.rng.Float64(); {
 	case y < 0.02:

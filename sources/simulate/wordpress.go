@@ -187,16 +187,7 @@ func (ss *session) wpFetchAssets(s *sim) {
 // wpBotRequest: search engines read posts (often from the cache) and the feed.
 func (s *sim) wpBotRequest() {
 	w := s.w
-	x := w.rng.Float64()
-	i := 0
-	for ; i < len(bots)-1; i++ {
-		if x -= bots[i].w; x < 0 {
-			break
-		}
-	}
-	b := &bots[i]
-	ip := b.ranges[w.rng.IntN(len(b.ranges))] + "." + strconv.Itoa(1+w.rng.IntN(254))
-	t := w.title()
+	i, ip, t := s.pickBot()
 	var r *request
 	switch y := w.rng.Float64(); {
 	case y < 0.02:
