@@ -1,11 +1,8 @@
 package detect
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/csv"
 	"encoding/json"
-	"io"
 	"math"
 	"net/netip"
 	"os"
@@ -114,36 +111,11 @@ func TestLabRecording(t *testing.T) {
 
 func crawlerIPsFromTruth(t *testing.T) map[netip.Addr]bool {
 	t.Helper()
-	f, err := os.Open(testenv.LabIncident(t, "truth-requests.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := csv.NewReader(zr)
-	head, err := r.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
 	ips := map[netip.Addr]bool{}
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
+	testenv.EachCSVRow(t, testenv.LabIncident(t, "truth-requests.csv.gz"), func(col func(string) int, rec []string) {
+		if rec[col("class")] == "crawler" {
+			ips[netip.MustParseAddr(rec[col("src_ip")])] = true
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec[col["class"]] == "crawler" {
-			ips[netip.MustParseAddr(rec[col["src_ip"]])] = true
-		}
-	}
+	})
 	return ips
 }

@@ -1,13 +1,8 @@
 package rules
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/csv"
-	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,35 +24,11 @@ func labDir(t *testing.T) string {
 // (truth-requests.csv.gz: crawler, baseline_reader, ...).
 func truthCounts(t *testing.T) map[string]int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(labDir(t), "truth-requests.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := csv.NewReader(zr)
-	head, err := r.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := slices.Index(head, "class")
-	if col < 0 {
-		t.Fatalf("no class column in %v", head)
-	}
 	out := map[string]int{}
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[rec[col]]++
-	}
+	testenv.EachCSVRow(t, filepath.Join(labDir(t), "truth-requests.csv.gz"), func(col func(string) int, rec []string) {
+		out[rec[col("class")]]++
+	})
+	return out
 }
 
 // TestLabRecording runs the whole chain on the real recording: the detectors'

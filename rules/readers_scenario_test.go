@@ -1,14 +1,9 @@
 package rules
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/csv"
-	"io"
 	"net/netip"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // classifyTruth runs the reader criteria over the requests of a truth file
@@ -25,40 +21,12 @@ import (
 // class, how many addresses there were and how many counted as readers.
 func classifyTruth(t *testing.T, path string) (addresses, readers map[string]int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := csv.NewReader(zr)
-	head, err := r.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := func(name string) int {
-		i := slices.Index(head, name)
-		if i < 0 {
-			t.Fatalf("%s: no %s column", path, name)
-		}
-		return i
-	}
-	cClass, cIP, cStart, cURL := col("class"), col("src_ip"), col("start_unix"), col("url")
 	classes := map[string]int{}
 	var names []string
 	rt := readerTracker{}
 	counts := newArrivalCounts(nil, 64)
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	testenv.EachCSVRow(t, path, func(col func(string) int, rec []string) {
+		cClass, cIP, cStart, cURL := col("class"), col("src_ip"), col("start_unix"), col("url")
 		class := rec[cClass]
 		ci, ok := classes[class]
 		if !ok {
@@ -79,7 +47,7 @@ func classifyTruth(t *testing.T, path string) (addresses, readers map[string]int
 		cls := classOf(ci, false, sources.LoggedInNo, false)
 		counts.add(at, cls)
 		rt.observe(ci, ip, at, asset, counts.stretch(at), cls)
-	}
+	})
 	addresses, readers = map[string]int{}, map[string]int{}
 	found := rt.settle(counts)
 	for k := range rt {

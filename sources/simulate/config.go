@@ -127,16 +127,22 @@ wiki.example.org {
 		}
 	}
 
-	php_fastcgi 127.0.0.1:9000 {
-		health_uri /healthz.php
 `)
-	fmt.Fprintf(&b, "\t\thealth_interval %s\n\t\thealth_timeout %s\n\t\thealth_fails %d\n\t\tdial_timeout %s\n",
+	writePHPFastCGI(&b, c, sc)
+	return b.String()
+}
+
+// writePHPFastCGI ends a site block with its php_fastcgi proxy (health check
+// and timeouts as the scenario and the configuration give them) and the
+// file server for what PHP does not answer.
+func writePHPFastCGI(b *strings.Builder, c SiteConfig, sc *Scenario) {
+	b.WriteString("\tphp_fastcgi 127.0.0.1:9000 {\n\t\thealth_uri /healthz.php\n")
+	fmt.Fprintf(b, "\t\thealth_interval %s\n\t\thealth_timeout %s\n\t\thealth_fails %d\n\t\tdial_timeout %s\n",
 		dur(sc.HealthIntervalS), dur(sc.HealthTimeoutS), sc.HealthFails, dur(sc.DialTimeoutS))
 	if c.ReadTimeoutS > 0 {
-		fmt.Fprintf(&b, "\t\tread_timeout %s\n", dur(c.ReadTimeoutS))
+		fmt.Fprintf(b, "\t\tread_timeout %s\n", dur(c.ReadTimeoutS))
 	}
 	b.WriteString("\t}\n\tfile_server\n}\n")
-	return b.String()
 }
 
 func dur(s float64) string {

@@ -331,11 +331,7 @@ func (ss *session) done(s *sim, r *request) {
 
 // assets a browser fetches after a page: the site's css, js and logo the first
 // time (revalidated to 304 for returning visitors), then images of the page.
-var siteAssets = []struct {
-	uri, ctype string
-	size       int
-	gz         bool
-}{
+var siteAssets = []siteAsset{
 	{"/static/skin.css?v=20261002", "text/css; charset=utf-8", 5468, true},
 	{"/static/wiki.js?v=20261002", "text/javascript; charset=utf-8", 31877, true},
 	{"/static/logo.png", "image/png", 12840, false},
@@ -347,20 +343,34 @@ func (ss *session) fetchAssets(s *sim) {
 		ss.wpFetchAssets(s)
 		return
 	}
+	ss.fetchPageAssets(s, "https://wiki.example.org/w/"+ss.last, siteAssets, func(img int) string {
+		return "/images/thumb/" + strconv.Itoa(img%16) + "/" + strconv.Itoa(img) + ".jpg"
+	})
+}
+
+// siteAsset is a static file a page loads: its URI, type, size and whether
+// Caddy serves it precompressed.
+type siteAsset struct {
+	uri, ctype string
+	size       int
+	gz         bool
+}
+
+// fetchPageAssets is what a browser fetches after a page: the site's assets
+// once per session (revalidated on a revisit), then 0-2 images, each drawn as
+// one of 600 and named by image.
+func (ss *session) fetchPageAssets(s *sim, ref string, assets []siteAsset, image func(int) string) {
 	w := s.w
-	ref := "https://wiki.example.org/w/" + ss.last
 	if !ss.assets {
 		ss.assets = true
-		for i := range siteAssets {
-			r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET", siteAssets[i].uri, ref)
+		for i := range assets {
+			r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET", assets[i].uri, ref)
 			r.route, r.notMod = routeStatic, ss.revisit
 			s.send(r)
 		}
 	}
 	for range w.rng.IntN(3) {
-		img := w.rng.IntN(600)
-		r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET",
-			"/images/thumb/"+strconv.Itoa(img%16)+"/"+strconv.Itoa(img)+".jpg", ref)
+		r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET", image(w.rng.IntN(600)), ref)
 		r.route = routeStatic
 		s.send(r)
 	}

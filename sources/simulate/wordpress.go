@@ -143,11 +143,7 @@ func (ss *session) wpEditorStep(s *sim) {
 }
 
 // wpAssets are what a browser fetches after a WordPress page.
-var wpAssets = []struct {
-	uri, ctype string
-	size       int
-	gz         bool
-}{
+var wpAssets = []siteAsset{
 	{"/wp-content/themes/twentytwentyfour/style.css?ver=1.2", "text/css; charset=utf-8", 9120, true},
 	{"/wp-includes/js/jquery/jquery.min.js?ver=3.7.1", "text/javascript; charset=utf-8", 87533, true},
 	{"/wp-content/themes/twentytwentyfour/assets/images/logo.png", "image/png", 10840, false},
@@ -165,23 +161,9 @@ func wpAssetAccept(uri string) string {
 }
 
 func (ss *session) wpFetchAssets(s *sim) {
-	w := s.w
-	ref := "https://" + wpHost + ss.last
-	if !ss.assets {
-		ss.assets = true
-		for i := range wpAssets {
-			r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET", wpAssets[i].uri, ref)
-			r.route, r.notMod = routeStatic, ss.revisit
-			s.send(r)
-		}
-	}
-	for range w.rng.IntN(3) {
-		img := w.rng.IntN(600)
-		r := s.newReq(ss.cls, kindAsset, ss.prof, ss.ip, ss.port, "GET",
-			"/wp-content/uploads/2026/"+fmt.Sprintf("%02d", 1+img%10)+"/img-"+strconv.Itoa(img)+"-768x512.jpg", ref)
-		r.route = routeStatic
-		s.send(r)
-	}
+	ss.fetchPageAssets(s, "https://"+wpHost+ss.last, wpAssets, func(img int) string {
+		return "/wp-content/uploads/2026/" + fmt.Sprintf("%02d", 1+img%10) + "/img-" + strconv.Itoa(img) + "-768x512.jpg"
+	})
 }
 
 // wpBotRequest: search engines read posts (often from the cache) and the feed.
@@ -269,15 +251,8 @@ func renderWPCaddyfile(sc *Scenario, c SiteConfig) string {
 		file_server
 	}
 
-	php_fastcgi 127.0.0.1:9000 {
-		health_uri /healthz.php
 `)
-	fmt.Fprintf(&b, "\t\thealth_interval %s\n\t\thealth_timeout %s\n\t\thealth_fails %d\n\t\tdial_timeout %s\n",
-		dur(sc.HealthIntervalS), dur(sc.HealthTimeoutS), sc.HealthFails, dur(sc.DialTimeoutS))
-	if c.ReadTimeoutS > 0 {
-		fmt.Fprintf(&b, "\t\tread_timeout %s\n", dur(c.ReadTimeoutS))
-	}
-	b.WriteString("\t}\n\tfile_server\n}\n")
+	writePHPFastCGI(&b, c, sc)
 	return b.String()
 }
 
