@@ -35,7 +35,8 @@ const (
 	// Automation signs: browsers fetch assets after pages; a cluster whose
 	// requests are under maxAssetShare assets is not rendering pages.
 	maxAssetShare = 0.05
-	// At least minToolShare of its page requests go to uncacheable tools.
+	// At least minToolShare of its page requests go to route templates the
+	// data measured as expensive and uncacheable (routecost.go).
 	minToolShare = 0.5
 	// noBaselinePHPShare: with no baseline to rise above, a fingerprint must
 	// have carried at least this share of the window's PHP time.
@@ -50,7 +51,10 @@ type burst struct {
 	onset, end         time.Time
 	requests           int
 	assetShare         float64
-	toolShare          float64
+	// toolShare is the share of its page requests that went to expensive,
+	// uncacheable route templates, as measured; routes are its templates.
+	toolShare float64
+	routes    []RouteCost
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -63,10 +67,11 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		windowTotal += c.Requests
 	}
 	windowPHP := ev.windowPHPSeconds()
+	costs := ev.measureRoutes()
 	var found []Finding
 	var surges []string
 	for _, c := range ev.Traffic.Clusters() {
-		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal)
+		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
 			continue
 		}
@@ -97,7 +102,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
-func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (burst, bool) {
+func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, costs routeCosts) (burst, bool) {
 	b := burst{c: c}
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
@@ -132,11 +137,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 		b.onset = t
 	}
 	b.requests = c.Requests
-	pages := c.Requests - c.Classes[ClassAsset]
 	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
-	if pages > 0 {
-		b.toolShare = float64(c.Classes[ClassTool]+c.Classes[ClassSpecial]+c.Classes[ClassAPI]) / float64(pages)
-	}
+	b.routes, b.toolShare = ev.clientRoutes(c, costs)
 	return b, true
 }
 
@@ -159,8 +161,9 @@ func automation(b burst) (string, bool) {
 // Automated decides whether a client fingerprint is automated from how it
 // reads, or says why it looks human: a declared bot or tool is automated;
 // browsers fetch assets after pages (assetShare of its requests), and people
-// read cacheable pages rather than uncacheable tools (toolShare of its page
-// requests) unless the agent is forged (a Chromium without client hints).
+// read cheap or cached pages rather than expensive uncacheable ones (toolShare
+// of its page requests, by measured cost) unless the agent is forged (a
+// Chromium without client hints).
 // The crawler detector and the scan both judge by it.
 func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 	declaredBot := !IsBrowser(k.UA)
@@ -168,7 +171,7 @@ func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
 	}
 	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", toolShare*100), false
+		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to pages measured as expensive and uncacheable)", toolShare*100), false
 	}
 	return "", true
 }
@@ -226,7 +229,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts["spread"] = 0
 	}
 	loggedIn := c.Key.LoggedIn.String()
-	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(c.Labels, 8)}
+	walked := walkedCounts(c, b.routes)
+	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(walked, 8)}
 	if c.Key.NoClientHints {
 		fp.SecChUa = "absent"
 	}
@@ -257,8 +261,36 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	return Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(c.Labels, 10),
+		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(walked, 10),
+		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)],
 	}
+}
+
+// maxFindingRoutes bounds the route templates a finding lists.
+const maxFindingRoutes = 12
+
+// walkedCounts names what a client walked: by tool label where the labels
+// name most of its pages (MediaWiki's special pages and actions, a naming
+// hint only: cost was measured per template), else by route template.
+func walkedCounts(c *Cluster, routes []RouteCost) map[string]int {
+	named := 0
+	for l, n := range c.Labels {
+		switch PathClass(l) {
+		case ClassAsset, ClassArticle, ClassAPI, ClassOther, ClassHealth:
+		default:
+			if l != "(other)" {
+				named += n
+			}
+		}
+	}
+	if pages := c.Requests - c.Classes[ClassAsset]; named*2 >= pages && named > 0 {
+		return c.Labels
+	}
+	out := make(map[string]int, len(routes))
+	for _, r := range routes {
+		out[r.Template] = r.Requests
+	}
+	return out
 }
 
 func topLabels(labels map[string]int, n int) []string {
