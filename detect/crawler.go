@@ -55,6 +55,9 @@ type burst struct {
 	// uncacheable route templates, as measured; routes are its templates.
 	toolShare float64
 	routes    []RouteCost
+	// unmeasured is the share of its page requests whose templates PHP
+	// answered too rarely anywhere in the data for their cost to be known.
+	unmeasured float64
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -69,7 +72,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	windowPHP := ev.windowPHPSeconds()
 	costs := ev.measureRoutes()
 	var found []Finding
-	var surges []string
+	var surges, unjudged []string
 	for _, c := range ev.Traffic.Clusters() {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
@@ -81,6 +84,12 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			continue
 		}
 		if reason, automated := automation(b); !automated {
+			if b.unmeasured >= 0.5 && b.assetShare < maxAssetShare {
+				// Not "cheap": unknown. Say so rather than call it legitimate.
+				unjudged = append(unjudged, fmt.Sprintf("%s rose %s -> %s per 10 min, but the cost of its pages could not be measured (%s of its page requests went to routes PHP answered fewer than %d times in the data)",
+					c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), pct(b.unmeasured), minCostSamples))
+				continue
+			}
 			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
 			continue
 		}
@@ -90,10 +99,13 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	}
 	check := Check{}
 	switch {
-	case len(found) == 0 && len(surges) == 0:
+	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
 		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests", riseRatio, minShare*100)
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	}
+	if len(unjudged) > 0 {
+		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
 	}
 	if noBaseline {
 		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; no baseline before the incident: fingerprints were judged by their share of PHP time (at least %s), not by a rise", pct(noBaselinePHPShare)), "; ")
@@ -138,7 +150,7 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	}
 	b.requests = c.Requests
 	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
-	b.routes, b.toolShare = ev.clientRoutes(c, costs)
+	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	return b, true
 }
 
@@ -171,7 +183,7 @@ func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
 	}
 	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to pages measured as expensive and uncacheable)", toolShare*100), false
+		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to expensive, uncacheable ones)", toolShare*100), false
 	}
 	return "", true
 }

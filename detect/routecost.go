@@ -30,7 +30,8 @@ const (
 	// that nothing looks expensive. A client can lower the typical cost only
 	// by sending cheap requests, which are then rightly not expensive.
 	materialShare = 0.02
-	// minCostSamples: fewer PHP answers than this measure nothing.
+	// minCostSamples: fewer answers than this (PHP's, or a file's or a
+	// cache's) measure nothing; fewer PHP answers no PHP time.
 	minCostSamples = 5
 )
 
@@ -113,14 +114,21 @@ func (ev *Evidence) measureRoutes() routeCosts {
 	}
 	for tpl, ls := range sums {
 		for i, l := range levels {
+			// Answers from a file or a cache measure a template too: as cheap.
 			sum := ls[i]
-			if sum.PHP < minCostSamples {
+			if sum.PHP+sum.Static < minCostSamples {
 				continue
 			}
-			c := RouteCost{Template: tpl, PHPAnswers: sum.PHP, MeasuredOver: l.name, SiteTypical: round(medians[i], 3),
-				PHPShare:      round(float64(sum.PHP)/float64(sum.PHP+sum.Static), 3),
-				PHPPerRequest: round(sum.PHPSeconds/float64(sum.PHP), 3)}
-			c.Expensive = c.PHPShare >= uncacheableShare && sum.PHPSeconds/float64(sum.PHP) >= expensiveFactor*medians[i]
+			c := RouteCost{Template: tpl, PHPAnswers: sum.PHP, MeasuredOver: l.name,
+				PHPShare: round(float64(sum.PHP)/float64(sum.PHP+sum.Static), 3)}
+			if !math.IsNaN(medians[i]) { // NaN: no template PHP answered often enough to say what is typical
+				c.SiteTypical = round(medians[i], 3)
+			}
+			if sum.PHP > 0 {
+				c.PHPPerRequest = round(sum.PHPSeconds/float64(sum.PHP), 3)
+			}
+			c.Expensive = sum.PHP >= minCostSamples && c.PHPShare >= uncacheableShare && c.SiteTypical > 0 &&
+				sum.PHPSeconds/float64(sum.PHP) >= expensiveFactor*medians[i]
 			out[tpl] = c
 			break
 		}
@@ -149,18 +157,20 @@ func (ev *Evidence) queueFreeMinute() func(m int64) bool {
 }
 
 // clientRoutes lists a cluster's route templates in the window with their
-// measured cost, most requested first, and the share of its page requests
-// (assets left out) that went to expensive ones.
-func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCost, expensiveShare float64) {
+// measured cost, most requested first, the share of its page requests
+// (assets left out) that went to expensive ones, and the share that went to
+// templates whose cost could not be measured (too few PHP answers anywhere).
+func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCost, expensiveShare, unmeasuredShare float64) {
 	counts := map[string]int{}
 	for tpl, n := range c.Routes {
 		counts[ev.Traffic.routes.canonical(tpl)] += n
 	}
-	expensive := 0
+	expensive, unmeasured := 0, 0
 	for tpl, n := range counts {
 		rc, ok := costs[tpl]
 		if !ok {
 			rc = RouteCost{Template: tpl}
+			unmeasured += n
 		}
 		rc.Requests = n
 		if rc.Expensive {
@@ -169,10 +179,13 @@ func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCo
 		routes = append(routes, rc)
 	}
 	sortRoutes(routes)
-	if pages := c.Requests - c.Classes[ClassAsset]; pages > 0 {
+	assets := c.Classes[ClassAsset]
+	if pages := c.Requests - assets; pages > 0 {
 		expensiveShare = math.Min(1, float64(expensive)/float64(pages))
+		// Assets are never measured (no PHP): they are not pages either.
+		unmeasuredShare = math.Max(0, math.Min(1, float64(unmeasured-assets)/float64(pages)))
 	}
-	return routes, expensiveShare
+	return routes, expensiveShare, unmeasuredShare
 }
 
 // sortRoutes orders routes by requests, most first (ties by template).

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +24,14 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 		dur    float64
 		paths  []string
 		want   bool
+		reason string
 	}{
-		{"MediaWiki tools served from a cache", sources.OriginStatic, 0.002, mwTools, false},
-		{"MediaWiki tools PHP answers as fast as a page", sources.OriginUpstream, 0.09, mwTools, false},
-		{"MediaWiki tools PHP answers slowly", sources.OriginUpstream, 0.5, mwTools, true},
-		{"WordPress search and reply links PHP answers slowly", sources.OriginUpstream, 0.5, wpTools, true},
+		{"MediaWiki tools served from a cache", sources.OriginStatic, 0.002, mwTools, false, "cheap or cached"},
+		{"MediaWiki tools PHP answers as fast as a page", sources.OriginUpstream, 0.09, mwTools, false, "cheap or cached"},
+		{"MediaWiki tools PHP answers slowly", sources.OriginUpstream, 0.5, mwTools, true, ""},
+		{"WordPress search and reply links PHP answers slowly", sources.OriginUpstream, 0.5, wpTools, true, ""},
+		// Only the proxy answered (errors): nothing says what PHP would pay.
+		{"pages nobody measured", sources.OriginProxy, 0.001, wpTools, false, "could not judge"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +50,9 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 				t.Fatalf("found %d crawler findings, want %v; check %+v", len(fs), tt.want, check)
 			}
 			if !tt.want {
+				if !strings.Contains(check.Reason, tt.reason) {
+					t.Errorf("reason %q does not say %q", check.Reason, tt.reason)
+				}
 				return
 			}
 			for _, r := range fs[0].Routes {
