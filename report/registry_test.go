@@ -119,6 +119,14 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	if id != "teapot_replies-1" {
 		t.Fatalf("findings %+v: want the registered detector's finding teapot_replies-1", got.Findings)
 	}
+	// report.json read back finds the kind's facts type through its Spec.
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if tf, ok := firstKind(back.Findings, teapotKind).Facts.(*teapotFacts); !ok || tf.Replies != 20 {
+		t.Errorf("teapot facts read back as %#v: want *teapotFacts with 20 replies", firstKind(back.Findings, teapotKind).Facts)
+	}
 	var moment, cause bool
 	for _, m := range got.Timeline {
 		moment = moment || (m.Finding == id && m.Event == "teapot" && m.Text == "the first 418 answer")
