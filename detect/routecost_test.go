@@ -60,7 +60,7 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 					t.Errorf("route %+v: want expensive, measured over the baseline", r)
 				}
 			}
-			if got := fs[0].Facts["uncacheable_share"]; got < 0.99 {
+			if got := FactsOf[CrawlerBurstFacts](&fs[0]).UncacheableShare; got < 0.99 {
 				t.Errorf("uncacheable_share %v, want ~1", got)
 			}
 		})
@@ -88,7 +88,7 @@ func TestWordPressCrawlIsTheTrigger(t *testing.T) {
 	if truth.Crawler == nil {
 		t.Fatal("the scenario's truth has no crawler")
 	}
-	if got, want := crawler.Facts["distinct_ips"], float64(truth.Crawler.Window.DistinctIPs); got < 0.9*want || got > 1.1*want {
+	if got, want := float64(FactsOf[CrawlerBurstFacts](crawler).DistinctIPs), float64(truth.Crawler.Window.DistinctIPs); got < 0.9*want || got > 1.1*want {
 		t.Errorf("crawler addresses %v, truth %v", got, want)
 	}
 	want := map[string]bool{"/?s": true, "/{n}/{n}/{slug}/?replytocom": true, "/wp-json/wp/v2/search?per_page&search": true}
