@@ -112,4 +112,8 @@ func TestReplayEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "rules-speed-20x.caddy") {
 		t.Errorf("replay.md must name the rule to run: %v", err)
 	}
+	page, err := os.ReadFile(filepath.Join(out, "replay.html"))
+	if err != nil || !strings.Contains(string(page), "rules-speed-20x.caddy") || !strings.Contains(string(page), `id="chart-in-flight"`) {
+		t.Errorf("replay.html must name the rule to run and chart the run: %v", err)
+	}
 }
