@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -218,6 +219,52 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestLagAndInFlightInEveryReport: whatever the run (valid, invalid, stopped
+// early, with no rule to compare), each of replay.json, replay.md and
+// replay.html states the generator's worst scheduling lag and its in-flight
+// high-water mark, and the HTML charts both.
+func TestLagAndInFlightInEveryReport(t *testing.T) {
+	noRule := goldenRun()
+	noRule.Backtest = nil
+	stopped := goldenRun()
+	stopped.Result.Stopped, stopped.Result.Unsent = "interrupted", 4
+	for name, in := range map[string]ReportInput{"valid": goldenRun(), "invalid": saturatedRun(), "no rule": noRule, "stopped": stopped} {
+		rep := NewReport(in)
+		lag := fmt.Sprintf("%.1f ms", rep.Generator.WorstLagMS)
+		high := rep.Generator.InFlightHigh
+		if high == 0 || rep.Generator.WorstLagMS == 0 {
+			t.Fatalf("%s: the fixture should have lag and requests in flight", name)
+		}
+		js, err := rep.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			Generator map[string]any `json:"generator"`
+		}
+		if err := json.Unmarshal(js, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Generator["worst_lag_ms"] != rep.Generator.WorstLagMS || back.Generator["in_flight_high_water"] != float64(high) {
+			t.Errorf("%s: replay.json generator %v", name, back.Generator)
+		}
+		md := string(rep.Markdown())
+		if !strings.Contains(md, "Worst scheduling lag "+lag) || !strings.Contains(md, fmt.Sprintf("In flight (clients still waiting) at most %d;", high)) {
+			t.Errorf("%s: replay.md does not state the lag (%s) and the in-flight high-water mark (%d)", name, lag, high)
+		}
+		page, err := rep.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := string(page)
+		if !strings.Contains(h, "<th scope=\"row\">Worst scheduling lag</th><td>"+lag) ||
+			!strings.Contains(h, fmt.Sprintf("<th scope=\"row\">In flight at most (clients still waiting)</th><td>%d</td>", high)) ||
+			!strings.Contains(h, `id="chart-lag"`) || !strings.Contains(h, `id="chart-in-flight"`) {
+			t.Errorf("%s: replay.html does not state and chart the lag (%s) and the in-flight high-water mark (%d)", name, lag, high)
 		}
 	}
 }
