@@ -268,3 +268,27 @@ func TestLagAndInFlightInEveryReport(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetPasswordNeverWritten: a target given with a password in its URL
+// is written redacted in every report.
+func TestTargetPasswordNeverWritten(t *testing.T) {
+	in := goldenRun()
+	in.Options.Target = &url.URL{Scheme: "http", User: url.UserPassword("ops", "s3cret-pw"), Host: "127.0.0.1:8080"}
+	rep := NewReport(in)
+	js, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := rep.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string][]byte{"replay.json": js, "replay.md": rep.Markdown(), "replay.html": page} {
+		if bytes.Contains(out, []byte("s3cret-pw")) {
+			t.Errorf("%s holds the target's password", name)
+		}
+		if !bytes.Contains(out, []byte("127.0.0.1:8080")) {
+			t.Errorf("%s does not name the target", name)
+		}
+	}
+}

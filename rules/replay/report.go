@@ -27,6 +27,7 @@ type Report struct {
 		From time.Time `json:"from"`
 		To   time.Time `json:"to"`
 	} `json:"window"`
+	// Target is the staging URL with any password redacted.
 	Target         string  `json:"target"`
 	Speed          float64 `json:"speed"`
 	Only           string  `json:"only,omitempty"`
@@ -150,7 +151,7 @@ type ReportInput struct {
 // NewReport builds the report.
 func NewReport(in ReportInput) *Report {
 	p, o, res := in.Plan, in.Options, in.Result
-	r := &Report{Schema: Schema, Target: o.Target.String(), Speed: p.Speed, Only: string(p.Only),
+	r := &Report{Schema: Schema, Target: o.Target.Redacted(), Speed: p.Speed, Only: string(p.Only),
 		ClientTimeoutS: o.ClientTimeout.Seconds(), LateWindowS: o.LateWindow.Seconds(),
 		Scheduled: len(p.Shots), HealthChecksLeftOut: p.HealthChecks, ExcludedByOnly: p.Excluded, OverRequestLimit: p.OverLimit,
 		Unsent: res.Unsent, Stopped: res.Stopped, Classes: map[string]*ClassSummary{}, Notes: append([]string{}, in.Notes...),
