@@ -54,7 +54,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			if f.out == "" {
 				return usageErrorf("--out BUNDLE is required")
 			}
-			cfg, err := loadLiveConfig(f.config)
+			cfg, err := loadLiveConfig(f.config, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 // is a terminal). A partial fetch is not an error: bundle.yaml marks what is
 // incomplete and the analysis reports it.
 func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to string, stderr io.Writer) (in *detect.Inputs, cleanup func(), err error) {
-	cfg, err := loadLiveConfig(configPath)
+	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,12 +134,15 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	inputs := detect.InputsFromBundle(b)
+	inputs.Notes = append(inputs.Notes, cfg.Warnings...)
 	return &inputs, cleanup, nil
 }
 
 // loadLiveConfig reads --config, or ./aftermath.yaml when it is not given.
-// Every failure is a usage error (exit 2).
-func loadLiveConfig(path string) (*live.Config, error) {
+// Every failure is a usage error (exit 2). What reading it left out (unknown
+// keys) goes to stderr at once, where a fetch's user sees it; an analysis
+// puts it in data_quality as well (cfg.Warnings).
+func loadLiveConfig(path string, stderr io.Writer) (*live.Config, error) {
 	if path == "" {
 		if _, err := os.Stat(defaultConfig); err != nil {
 			return nil, usageErrorf("no configuration: give --config FILE (aftermath.example.yaml documents every key)")
@@ -150,6 +153,7 @@ func loadLiveConfig(path string) (*live.Config, error) {
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	printNotes(stderr, cfg.Warnings, true)
 	return cfg, nil
 }
 

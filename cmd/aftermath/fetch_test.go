@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
@@ -97,6 +98,21 @@ func withSelector(t *testing.T, config, selector string) {
 	}
 }
 
+// appendConfig adds lines at the end of the configuration liveFakes wrote.
+func appendConfig(t *testing.T, config, lines string) {
+	t.Helper()
+	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(lines); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFetchCommand(t *testing.T) {
 	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
 	tests := []struct {
@@ -162,6 +178,15 @@ func TestFetchCommand(t *testing.T) {
 			},
 			want:     exitIncomplete,
 			inStderr: `no stream matched {job="cadddy"}`,
+		},
+		{
+			name: "an unknown key in the configuration: a warning, the fetch goes on",
+			args: func(c, o string, f, to time.Time) []string {
+				appendConfig(t, c, "note: after the outage\npushdown_afer: 3h\n")
+				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
+			},
+			want:     exitOK,
+			inStderr: `aftermath.yaml:14: unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`,
 		},
 		{
 			name: "a Loki selector Loki cannot parse: usage",
@@ -260,6 +285,8 @@ func TestFetchCommand(t *testing.T) {
 // temporary bundle whose inputs the usual pipeline analyzes.
 func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	config, _, _, from, to := liveFakes(t)
+	// A misspelt key reaches the report's data_quality, not only stderr.
+	appendConfig(t, config, "pushdown_afer: 3h\n")
 	var stderr bytes.Buffer
 	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), &stderr)
 	if err != nil {
@@ -274,6 +301,13 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	}
 	if rep.report.Evidence.Requests == 0 {
 		t.Errorf("the live analysis saw no request")
+	}
+	warned := false
+	for _, n := range rep.report.DataQuality {
+		warned = warned || (n.Severity == sources.SeverityWarning && strings.Contains(n.Message, `unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`))
+	}
+	if !warned || !strings.Contains(stderr.String(), `unknown key "pushdown_afer"`) {
+		t.Errorf("the unknown key is not in data_quality and on stderr: %+v\n%s", rep.report.DataQuality, stderr.String())
 	}
 	dir := filepath.Dir(filepath.Dir(in.Access[0]))
 	cleanup()

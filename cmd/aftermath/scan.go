@@ -98,7 +98,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 			return usageErrorf("give --bundle DIR or --config FILE, not both")
 		}
 		var err error
-		if liveCfg, err = loadLiveConfig(f.config); err != nil {
+		if liveCfg, err = loadLiveConfig(f.config, cmd.ErrOrStderr()); err != nil {
 			return err
 		}
 	}
@@ -146,6 +146,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	res.DataQuality = append(res.DataQuality, sources.Problems(fetchNotes)...)
+	if liveCfg != nil {
+		res.DataQuality = append(res.DataQuality, liveCfg.Warnings...)
+	}
 	if cache != nil {
 		cache.store(set, ls, cfg, now)
 		res.DataQuality = append(res.DataQuality, cache.notes...)
