@@ -167,7 +167,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			}
 			return f.offlineInputs(stdin)
 		}
-		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, stderr)
+		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -211,7 +211,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 			return fail(err)
 		}
 	}
-	in, err := openEvidence(f.bundle, access, f.metrics, f.changes, "", "")
+	in, err := openEvidence(f.bundle, access, f.metrics, f.changes, "", "", f.tz)
 	if err != nil {
 		return fail(err)
 	}
@@ -355,10 +355,21 @@ func shiftLine(msg, path string, offset int, section string) string {
 // openEvidence reads the evidence named on the command line: the bundle in dir
 // (when given) plus the access logs, metrics and changes files (each must
 // exist), with the window --from/--to when either is given.
-func openEvidence(dir string, access, metrics, changes []string, from, to string) (*detect.Inputs, error) {
+//
+// tz is --tz ("" when not given): the zone of times written without one in
+// --from/--to, and in bundle.yaml when the bundle names no timezone of its
+// own. The caller has checked that it loads.
+func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*detect.Inputs, error) {
 	in := &detect.Inputs{}
+	var tzLoc *time.Location
+	if tz != "" {
+		var err error
+		if tzLoc, err = time.LoadLocation(tz); err != nil {
+			return nil, usageErrorf("--tz: %v", err)
+		}
+	}
 	if dir != "" {
-		b, err := bundle.Open(dir)
+		b, err := bundle.OpenIn(dir, tzLoc)
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
@@ -373,7 +384,14 @@ func openEvidence(dir string, access, metrics, changes []string, from, to string
 		}
 	}
 	if from != "" || to != "" {
-		f, t, err := parseWindow(from, to)
+		loc := tzLoc
+		if loc == nil && in.Manifest.Timezone != "" {
+			var err error
+			if loc, err = time.LoadLocation(in.Manifest.Timezone); err != nil {
+				return nil, usageErrorf("time zone %q: %v", in.Manifest.Timezone, err)
+			}
+		}
+		f, t, err := parseWindowIn(from, to, loc)
 		if err != nil {
 			return nil, err
 		}

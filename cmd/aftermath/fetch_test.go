@@ -288,7 +288,7 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	// A misspelt key reaches the report's data_quality, not only stderr.
 	appendConfig(t, config, "pushdown_afer: 3h\n")
 	var stderr bytes.Buffer
-	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), &stderr)
+	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,10 +315,10 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 		t.Errorf("cleanup left %s", dir)
 	}
 
-	if _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", &stderr); exitCode(err) != exitUsage {
+	if _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", "", &stderr); exitCode(err) != exitUsage {
 		t.Errorf("--since with --from: %v", err)
 	}
-	if _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", &stderr); exitCode(err) != exitUsage {
+	if _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", "", &stderr); exitCode(err) != exitUsage {
 		t.Errorf("missing configuration: %v", err)
 	}
 }
@@ -345,16 +345,16 @@ func TestFormatProgress(t *testing.T) {
 
 func TestLiveWindow(t *testing.T) {
 	now := time.Date(2026, 10, 3, 2, 30, 15, 500, time.UTC)
-	from, to, err := liveWindow(2*time.Hour, "", "", now)
+	from, to, err := liveWindow(2*time.Hour, "", "", now, nil)
 	if err != nil || !to.Equal(now.Truncate(time.Second)) || to.Sub(from) != 2*time.Hour {
 		t.Errorf("--since 2h: %v %v %v", from, to, err)
 	}
-	from, to, err = liveWindow(0, "2026-10-03T02:00:00+09:00", "2026-10-03T03:30:00+09:00", now)
+	from, to, err = liveWindow(0, "2026-10-03T02:00:00+09:00", "2026-10-03T03:30:00+09:00", now, nil)
 	if err != nil || from.Location() != time.UTC || from.Hour() != 17 || to.Sub(from) != 90*time.Minute {
 		t.Errorf("--from/--to: %v %v %v", from, to, err)
 	}
 	for _, bad := range [][3]string{{"", "2026-10-03T02:00:00Z", ""}, {"", "yesterday", "2026-10-03T02:00:00Z"}} {
-		if _, _, err := liveWindow(0, bad[1], bad[2], now); exitCode(err) != exitUsage {
+		if _, _, err := liveWindow(0, bad[1], bad[2], now, nil); exitCode(err) != exitUsage {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}

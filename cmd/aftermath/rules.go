@@ -94,7 +94,7 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 	case f.from == "" || f.to == "":
 		return nil, usageErrorf("--from and --to are required with --access (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 	}
-	in, err := openEvidence(f.bundle, f.access, f.metrics, nil, f.from, f.to)
+	in, err := openEvidence(f.bundle, f.access, f.metrics, nil, f.from, f.to, f.tz)
 	if err != nil {
 		return nil, err
 	}

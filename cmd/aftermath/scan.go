@@ -220,7 +220,14 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 	if f.bundle == "" {
 		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] or --config FILE")
 	}
-	b, err := bundle.Open(f.bundle)
+	var tzLoc *time.Location
+	if f.tz != "" {
+		var err error
+		if tzLoc, err = time.LoadLocation(f.tz); err != nil {
+			return nil, time.Time{}, "", usageErrorf("--tz %q: %v", f.tz, err)
+		}
+	}
+	b, err := bundle.OpenIn(f.bundle, tzLoc)
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
