@@ -34,6 +34,10 @@ type Inputs struct {
 	// (Loaded.Requests), for a later stage that reads them again (the rules'
 	// passes) without parsing the logs a second time.
 	KeepRequests bool
+	// DurationFormat is Caddy's duration_format of the access logs, as the
+	// user gave it (accesslog.Options.DurationFormat): "" or "auto" detects
+	// it per log, and the detection is stated in data_quality.
+	DurationFormat string
 	// Notes are what reading the inputs' descriptions left out (unknown keys
 	// in bundle.yaml or in the site section of a configuration): Load puts
 	// them in data_quality.
@@ -124,7 +128,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			l.Requests = spill
 		}
 	}
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc}, &skips,
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])

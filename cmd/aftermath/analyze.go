@@ -19,6 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
 )
@@ -37,6 +38,7 @@ type analyzeFlags struct {
 	lang    string
 	tz      string
 	site    siteFlags
+	durFmt  durationFormat
 }
 
 // siteFlags are the site facts logs cannot tell, given on the command line;
@@ -91,6 +93,24 @@ func (s *siteFlags) apply(site *sources.Site) {
 	}
 }
 
+// durationFormat is --duration-format: Caddy's duration_format of the access
+// logs, overriding what the values suggest (checked when the flag is parsed).
+type durationFormat string
+
+func (d *durationFormat) String() string { return string(*d) }
+func (d *durationFormat) Type() string   { return "s|ms|ns|string|auto" }
+func (d *durationFormat) Set(s string) error {
+	if err := accesslog.CheckDurationFormat(s); err != nil {
+		return err
+	}
+	*d = durationFormat(s)
+	return nil
+}
+
+func (d *durationFormat) register(fl *pflag.FlagSet) {
+	fl.Var(d, "duration-format", "Caddy's duration_format of the access logs (default auto: detected from the values, and data_quality says so)")
+}
+
 func newAnalyzeCmd() *cobra.Command {
 	var f analyzeFlags
 	cmd := &cobra.Command{
@@ -140,6 +160,7 @@ the window): no report is written then.`,
 	fl.StringVar(&f.lang, "lang", "en", "language of the postmortem and the HTML report: en or ko")
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
 	f.site.register(fl)
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -176,6 +197,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			in.Manifest.Timezone = f.tz
 		}
 		f.site.apply(&in.Manifest.Site)
+		in.DurationFormat = string(f.durFmt)
 		return in, cleanup, nil
 	}
 	return f.offlineInputs(stdin)
@@ -239,6 +261,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 		in.Manifest.Window = bundle.Window{From: from, To: to}
 	}
 	f.site.apply(&in.Manifest.Site)
+	in.DurationFormat = string(f.durFmt)
 	return in, cleanup, nil
 }
 

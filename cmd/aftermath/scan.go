@@ -40,6 +40,7 @@ type scanFlags struct {
 	profiles  string
 	reportURL string
 	tz        string
+	durFmt    durationFormat
 	attempts  int
 	timeout   time.Duration
 }
@@ -84,6 +85,7 @@ window and lookback only.`,
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
 	f.timeout = 10 * time.Second
 	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -124,6 +126,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		}
 		defer ls.cleanup()
 		in, fetchNotes = &ls.inputs, ls.notes
+		in.DurationFormat = string(f.durFmt)
 		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
 	} else if f.profiles != "" {
 		return usageErrorf("--profiles keeps the profiles of live scans: it needs --config")
@@ -232,6 +235,7 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
 	in := detect.InputsFromBundle(b)
+	in.DurationFormat = string(f.durFmt)
 	now := b.Manifest.Window.To
 	if f.now != "" {
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {

@@ -155,9 +155,10 @@ type Options struct {
 	Zone *time.Location
 	// DurationFormat is Caddy's duration_format for durations written as
 	// whole numbers: "s", "ms" or "ns" (or Caddy's other spellings of them).
-	// "" detects it per input from the first lines' values (stated in the
-	// input's notes). A fraction is always read as seconds and a Go duration
-	// string ("1.5s", duration_format string) as what it says.
+	// "" or "auto" detects it per input from the first lines' values (stated
+	// in the input's notes). A fraction is always read as seconds and a Go
+	// duration string ("1.5s") as what it says; "string" (duration_format
+	// string) refuses numbers, whose lines are skipped as ReasonBadDuration.
 	DurationFormat string
 }
 
@@ -343,8 +344,8 @@ func (rd *reader) setDurationFormat() error {
 	if rd.opts.DurationFormat == "" {
 		return nil
 	}
-	if _, ok := durationUnits[rd.opts.DurationFormat]; !ok {
-		return fmt.Errorf("access log: duration format %q: want s, ms or ns (Caddy's duration_format)", rd.opts.DurationFormat)
+	if err := CheckDurationFormat(rd.opts.DurationFormat); err != nil {
+		return fmt.Errorf("access log: %w", err)
 	}
 	return nil
 }
