@@ -262,6 +262,10 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 	}
 	f.site.apply(&in.Manifest.Site)
 	in.DurationFormat = string(f.durFmt)
+	if stdinCopy != "" {
+		// The copy is removed when the analysis ends: messages name the input.
+		in.Names = map[string]string{stdinCopy: "standard input"}
+	}
 	return in, cleanup, nil
 }
 

@@ -135,6 +135,13 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	}
 	inputs := detect.InputsFromBundle(b)
 	inputs.Notes = append(inputs.Notes, cfg.Warnings...)
+	// The bundle is temporary: messages name what was fetched, not where.
+	inputs.Names = map[string]string{}
+	for _, q := range b.Manifest.Queries {
+		if q.File != "" && q.Query != "" {
+			inputs.Names[filepath.Join(b.Dir, q.File)] = q.Source + " " + q.Query
+		}
+	}
 	return &inputs, cleanup, nil
 }
 
