@@ -33,6 +33,9 @@ type Input struct {
 	// DuplicateOf names those inputs.
 	Duplicates  int64
 	DuplicateOf []string
+	// Repeated counts requests left out because the same input held them
+	// already (a line written twice, files concatenated).
+	Repeated int64
 	// Diagnosis says what the input looks like when nothing (or under one
 	// line in twenty) could be read from it: "looks like nginx combined log
 	// format; aftermath reads Caddy's JSON access log (log { format json })".
@@ -254,6 +257,10 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 	if in.sniff.strings > 0 {
 		add(sources.SeverityInfo, "durations are Go duration strings (Caddy's duration_format string), read as such")
 	}
+	if in.Repeated > 0 {
+		add(sources.SeverityInfo, "%d of its requests were repeated within it (same time to the microsecond, client address and port, URI, status and duration: lines written twice, or logs concatenated): counted once",
+			in.Repeated)
+	}
 	if in.Duplicates > 0 {
 		what := fmt.Sprintf("%d of its requests", in.Duplicates)
 		if in.Requests == 0 {
@@ -278,7 +285,7 @@ var unitWords = map[string]string{"s": "seconds", "ms": "milliseconds", "ns": "n
 // usable reports whether enough of an input could be read: at least one line
 // in twenty of those not blank.
 func (in *Input) usable() bool {
-	read := in.Requests + in.Duplicates
+	read := in.Requests + in.Duplicates + in.Repeated
 	return in.Skipped == 0 || read*20 >= read+in.Skipped
 }
 
@@ -297,7 +304,7 @@ func (in *Input) diagnose() {
 		looks = describe(s.bad, s.badReason)
 	}
 	some := "no line could be read"
-	if read := in.Requests + in.Duplicates; read > 0 {
+	if read := in.Requests + in.Duplicates + in.Repeated; read > 0 {
 		some = fmt.Sprintf("only %d of %d lines could be read", read, read+in.Skipped)
 	}
 	in.Diagnosis = fmt.Sprintf("%s: %s (first unusable line %d): %s", in.Name, some, line, looks)
