@@ -28,6 +28,9 @@ type Input struct {
 	Requests *accesslog.Spill
 	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
 	Site sources.Site
+	// DurationFormat is the access logs' duration format as the analysis
+	// read them (detect.Inputs.DurationFormat), for a pass that reads them again.
+	DurationFormat string
 	// From and To bound the incident window.
 	From, To time.Time
 	// BaselineFrom and BaselineTo bound the period the zones are sized on and
@@ -644,5 +647,5 @@ func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, 
 	if in.Requests != nil {
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}
-	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter}, nil, sink)
+	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
 }
