@@ -418,9 +418,10 @@ func explainErrors(p printer, f *detect.Finding) string {
 	if late > 0 {
 		parts = append(parts, p.n(late)+" successes after the clients had left")
 	}
-	s := "From " + p.at(f.Start) + " to " + p.at(f.End) + ": " + p.list(parts) + "."
+	a, b := p.ends(f.Start, f.End, false)
+	s := "From " + a + " to " + b + ": " + p.list(parts) + "."
 	if len(parts) == 0 {
-		s = "From " + p.at(f.Start) + " to " + p.at(f.End) + " more requests failed than usual."
+		s = "From " + a + " to " + b + " more requests failed than usual."
 	}
 	if peak > 0 {
 		s += " Failures peaked at " + p.n(peak) + " a minute."
