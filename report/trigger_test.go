@@ -42,3 +42,32 @@ func TestSummaryContextCrawlerTookNoWorkers(t *testing.T) {
 		t.Errorf("a trigger with 30%% of the added PHP time did not take every worker: %q", s)
 	}
 }
+
+// A crawler that was context, not a cause, gets no rule on purpose: the
+// report says so instead of warning that "the crawler can come back".
+func TestNoRuleForAContextCrawler(t *testing.T) {
+	r := referenceReport(t)
+	r.Rules = nil
+	c := firstKind(r.Findings, detect.KindCrawlerBurst)
+	if c == nil {
+		t.Fatal("the reference report has no crawler_burst finding")
+	}
+	day := r.Window.From
+	want := func(role, en, ko string) {
+		t.Helper()
+		c.Role = role
+		got := map[string]string{LangEN: en, LangKO: ko}
+		for _, lang := range Langs {
+			s := strings.Join(remains(newPrinter(lang, mustZone("Asia/Seoul"), day), r), "\n")
+			if !strings.Contains(s, got[lang]) {
+				t.Errorf("%s, role %s: %q does not say %q", lang, role, s, got[lang])
+			}
+		}
+	}
+	want(detect.RoleTrigger, "the crawler can come back the same way", "같은 크롤러가 같은 방식으로 다시 올 수 있습니다")
+	want(detect.RoleContext, "as context, not a cause of this incident", "원인이 아닌 배경이어서 규칙을 만들지 않았습니다")
+	if s := strings.Join(remains(newPrinter(LangEN, mustZone("Asia/Seoul"), day), r), "\n"); strings.Contains(s, "come back") {
+		t.Errorf("a context crawler is said to come back: %q", s)
+	}
+}
+

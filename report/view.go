@@ -668,6 +668,17 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 
 // remains lists what the fix leaves open, from the backtests, the findings
 // without a remedy and what could not be checked.
+// causingCrawler reports whether a crawler_burst finding is among the
+// causes (any role but context).
+func causingCrawler(fs []detect.Finding) bool {
+	for i := range fs {
+		if fs[i].Kind == detect.KindCrawlerBurst && fs[i].Role != detect.RoleContext {
+			return true
+		}
+	}
+	return false
+}
+
 func remains(p printer, r *Report) []string {
 	var out []string
 	for _, rl := range r.Rules {
@@ -690,11 +701,22 @@ func remains(p printer, r *Report) []string {
 		}
 		out = append(out, s)
 	}
-	if len(r.Rules) == 0 && firstKind(r.Findings, detect.KindCrawlerBurst) != nil {
-		if p.ko {
-			out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
-		} else {
-			out = append(out, "No rule was generated: the crawler can come back the same way.")
+	if len(r.Rules) == 0 {
+		// A crawler that was context, not a cause, gets no rule on purpose;
+		// only a causing crawler left without one can do it again.
+		switch c := firstKind(r.Findings, detect.KindCrawlerBurst); {
+		case causingCrawler(r.Findings):
+			if p.ko {
+				out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
+			} else {
+				out = append(out, "No rule was generated: the crawler can come back the same way.")
+			}
+		case c != nil:
+			if p.ko {
+				out = append(out, "크롤러("+c.ID+")는 있었지만 이번 장애의 원인이 아닌 배경이어서 규칙을 만들지 않았습니다.")
+			} else {
+				out = append(out, "No rule was generated for the crawler ("+c.ID+"): it was there, but as context, not a cause of this incident.")
+			}
 		}
 	}
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {
