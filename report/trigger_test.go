@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // A crawler judged context (it did 0.2% of the PHP time added at the onset)
@@ -71,3 +72,24 @@ func TestNoRuleForAContextCrawler(t *testing.T) {
 	}
 }
 
+// A deploy that changed no known setting is named by its subject, in the
+// timeline's words and in its explanation, never as "configuration changed"
+// or a setting "changed from - to -".
+func TestDeployNamedBySubject(t *testing.T) {
+	r := referenceReport(t)
+	c := sources.Change{Time: at("02:01"), Source: "changes.yaml", Ref: "deploy-118", Note: "Release 4.2: new search backend\n\nSwitches search."}
+	f := &detect.Finding{ID: "config_change-9", Kind: detect.KindConfigChange, Role: detect.RoleCandidate, Start: c.Time, End: c.Time, Change: &c,
+		Summary: `Deploy "Release 4.2: new search backend" (deploy-118, 02:01, 25 min before the onset) changed no setting aftermath reads`}
+	for _, lang := range Langs {
+		p := newPrinter(lang, mustZone("Asia/Seoul"), r.Window.From)
+		text, why := changeText(p, c), explainChange(p, r, f)
+		for _, s := range []string{text, why} {
+			if !strings.Contains(s, `"Release 4.2: new search backend"`) || strings.Contains(s, "changed from") || strings.Contains(s, "configuration changed") || strings.Contains(s, "설정 변경") {
+				t.Errorf("%s: %q does not name the deploy by its subject", lang, s)
+			}
+		}
+		if want := map[string]string{LangEN: "deploy", LangKO: "배포"}[lang]; !strings.HasPrefix(text, want) {
+			t.Errorf("%s: %q", lang, text)
+		}
+	}
+}
