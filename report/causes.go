@@ -202,6 +202,12 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 	switch {
 	case p.ko && c.Key != "":
 		s = append(s, p.at(c.Time)+"에 "+josa(c.Key, "을/를")+" "+value(c.Old)+"에서 "+josa(value(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
+	case c.File == "" && c.Note != "" && p.ko:
+		// A deploy that changed no known setting: what it shipped is
+		// unknown to the logs.
+		return p.at(c.Time) + "에 배포했습니다: " + detect.DeployName(c) + shortRefDetail(c) + ". 이 배포는 aftermath가 읽는 설정을 바꾸지 않았고, 발생 시점의 트래픽 변화로는 발생이 설명되지 않습니다. 배포한 코드나 의존성이 원인 후보이지만 로그만으로는 판단할 수 없습니다. 이전 릴리스와 비교하거나 되돌려 보십시오."
+	case c.File == "" && c.Note != "" && f.Summary != "":
+		return f.Summary
 	case p.ko:
 		s = append(s, p.at(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
 	default:
@@ -428,9 +434,10 @@ func explainErrors(p printer, f *detect.Finding) string {
 	if late > 0 {
 		parts = append(parts, p.n(late)+" successes after the clients had left")
 	}
-	s := "From " + p.at(f.Start) + " to " + p.at(f.End) + ": " + p.list(parts) + "."
+	a, b := p.ends(f.Start, f.End, false)
+	s := "From " + a + " to " + b + ": " + p.list(parts) + "."
 	if len(parts) == 0 {
-		s = "From " + p.at(f.Start) + " to " + p.at(f.End) + " more requests failed than usual."
+		s = "From " + a + " to " + b + " more requests failed than usual."
 	}
 	if peak > 0 {
 		s += " Failures peaked at " + p.n(peak) + " a minute."

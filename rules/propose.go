@@ -120,7 +120,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	var prof *profile
 	switch {
 	case len(refs) == 0:
-		note(sources.SeverityInfo, "no crawler_burst finding: no rate limit proposed")
+		note(sources.SeverityInfo, "no crawler_burst finding among the causes: no rate limit proposed")
 	case len(in.Access) == 0:
 		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
 	default:
@@ -150,6 +150,14 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 	var notes []sources.QualityNote
 	for _, f := range fs {
 		if f.Kind != detect.KindCrawlerBurst {
+			continue
+		}
+		if f.Role == detect.RoleContext {
+			// Present but not a cause (it rose too early or weighed too
+			// little): limiting it would not have prevented the incident,
+			// and readers who share its fingerprint would pay for the rule.
+			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityInfo,
+				Message: f.ID + ": the crawler is context, not a cause of the incident: no rule for it"})
 			continue
 		}
 		key, ok := clusterOf(f)
