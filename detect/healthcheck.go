@@ -112,7 +112,9 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	cmp := "no queue depth to estimate the wait"
 	if wait > 0 {
-		cmp = fmt.Sprintf("the queue peaked at %s, about %s of waiting against a %s health timeout (%s)", fmtNum(queuePeak), fmtSec(wait), fmtSec(timeout), timeoutWhy)
+		// queuePeak is the depth where the wait was longest, not the
+		// queue's own peak (listen_queue_overflow states that).
+		cmp = fmt.Sprintf("at its longest, about %s of waiting behind %s queued, against a %s health timeout (%s)", fmtSec(wait), fmtNum(queuePeak), fmtSec(timeout), timeoutWhy)
 	}
 	summary := fmt.Sprintf("The health check waited in php-fpm's queue behind everyone else: %s; so %s.", cmp, strings.Join(evidence, ", "))
 	conf := 0.5 + 0.1*float64(len(evidence))
