@@ -14,9 +14,11 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindHealthcheckStarved, Order: 4, New: func() Detector { return healthcheckDetector{} },
-		Role:   RoleMechanism,
-		Chain:  5,
-		Scan:   ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)", Observed: fact("est_queue_wait_s"), Baseline: fact("health_timeout_s")},
+		Role:  RoleMechanism,
+		Chain: 5,
+		// No Baseline: the health timeout the wait is judged against is a
+		// limit, not a usual value; the summary states it.
+		Scan:   ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)", Observed: fact("est_queue_wait_s")},
 		Events: map[string]int{"health_starved": 7},
 	})
 }
