@@ -203,6 +203,20 @@ func canonicalKey(key string) string {
 	return strings.ToLower(k)
 }
 
+// ChangedValues names the setting a change sets as the mechanism table knows
+// it ("listen.backlog"; "" for one it does not know) and reads its old and
+// new values as numbers the way the ranking does (an absent value is the
+// setting's default); ok is false when either is not a number.
+func ChangedValues(c sources.Change) (setting string, old, nw float64, ok bool) {
+	k := knobFor(c.Key)
+	if k == nil {
+		return "", 0, 0, false
+	}
+	old, okOld := settingValue(c.Old, k)
+	nw, okNew := settingValue(c.New, k)
+	return k.name, old, nw, okOld && okNew
+}
+
 func knobFor(key string) *knob {
 	ck := canonicalKey(key)
 	for i := range knobs {

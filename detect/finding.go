@@ -53,6 +53,9 @@ type Finding struct {
 	Cluster  *ClusterKey     `json:"-"`
 	Change   *sources.Change `json:"change,omitempty"`
 	TopPaths []PathCount     `json:"top_paths,omitempty"`
+	// Logged is upstream_errors' failing stretch as the access log recorded
+	// it (first, worst and last minute), for the timeline.
+	Logged *LoggedMilestones `json:"-"`
 }
 
 // PathCount is a path (or path class) with how often it was requested.
