@@ -13,10 +13,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
-// ChangeLookback is how far before the window configuration changes are
-// reviewed (issue #4: a backlog raised the evening before is the classic case).
-const ChangeLookback = 72 * time.Hour
-
 func init() {
 	Register(Spec{
 		Kind: KindConfigChange, Order: 9, New: func() Detector { return configChangeDetector{} },
@@ -54,7 +50,7 @@ func metricChanges(ctx context.Context, ev *Evidence) ([]sources.Change, error) 
 	if ev.Metrics == nil {
 		return nil, nil
 	}
-	from, to := ev.From.Add(-ChangeLookback), ev.To
+	from, to := ev.From.Add(-changes.Lookback), ev.To
 	var sets [3][]changes.Series
 	for i, name := range []string{changes.MetricListenQueueLength, changes.MetricTotalProcesses, changes.MetricStartSince} {
 		ss, err := ev.Metrics.QueryRange(ctx, name, from, to, time.Minute)

@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 type analyzeFlags struct {
@@ -145,7 +145,7 @@ the window): no report is written then.`,
 
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
 // a temporary bundle (cleanup removes it).
-func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*detect.Inputs, func(), error) {
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, func(), error) {
 	if !slices.Contains(report.Langs, f.lang) {
 		return nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
@@ -184,7 +184,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 // offlineInputs reads a bundle or the files named on the command line, with
 // the site facts of --config's site section and of the flags. cleanup removes
 // what standard input was copied to.
-func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), error) {
+func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), error) {
 	if f.bundle == "" && len(f.access) == 0 && len(f.metrics) == 0 {
 		return nil, nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
 	}
@@ -196,7 +196,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 	if stdinCopy != "" {
 		cleanup = func() { os.Remove(stdinCopy) }
 	}
-	fail := func(err error) (*detect.Inputs, func(), error) {
+	fail := func(err error) (*ingest.Inputs, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
@@ -355,14 +355,14 @@ func shiftLine(msg, path string, offset int, section string) string {
 // openEvidence reads the evidence named on the command line: the bundle in dir
 // (when given) plus the access logs, metrics and changes files (each must
 // exist), with the window --from/--to when either is given.
-func openEvidence(dir string, access, metrics, changes []string, from, to string) (*detect.Inputs, error) {
-	in := &detect.Inputs{}
+func openEvidence(dir string, access, metrics, changes []string, from, to string) (*ingest.Inputs, error) {
+	in := &ingest.Inputs{}
 	if dir != "" {
 		b, err := bundle.Open(dir)
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		*in = detect.InputsFromBundle(b)
+		*in = ingest.FromBundle(b)
 	}
 	in.Access = append(in.Access, access...)
 	in.Metrics = append(in.Metrics, metrics...)
@@ -405,7 +405,7 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
 // summary. The error carries exit code 1 when the evidence was incomplete.
-func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats []string, lang string) error {
+func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/report/notify"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -195,7 +195,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 // inputs resolves the evidence, the scan's now and the site's zone. With
 // live sources (cfg) the evidence is fetched later, once the scan's ranges are
 // known: inputs returns nil for it.
-func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string, error) {
+func (f *scanFlags) inputs(cfg *live.Config) (*ingest.Inputs, time.Time, string, error) {
 	if cfg != nil {
 		now := time.Now().UTC().Truncate(time.Minute)
 		if f.now != "" {
@@ -221,7 +221,7 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
-	in := detect.InputsFromBundle(b)
+	in := ingest.FromBundle(b)
 	now := b.Manifest.Window.To
 	if f.now != "" {
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
