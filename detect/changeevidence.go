@@ -129,10 +129,7 @@ func labelText(ls map[string]string) string {
 func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
-	q.HealthTimeoutS = ev.Site.EffectiveHealthTimeoutS()
-	if hc := first(prior, KindHealthcheckStarved); hc != nil && FactsOf[HealthcheckFacts](hc).HealthTimeoutS > 0 {
-		q.HealthTimeoutS = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
-	}
+	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
 			q.Backlog = int(b.V)

@@ -40,9 +40,8 @@ type QueueFacts struct {
 	// seconds (e.g. busy worker-seconds / completions).
 	ServiceTimeS float64
 	// HealthTimeoutS is the timeout that can really fail a health check waiting
-	// in the queue, in seconds: for php_fastcgi the transport's read_timeout
-	// (sources.Site.EffectiveHealthTimeoutS); 0 when none applies (then a queued
-	// check waits and passes, and the tests use ClientTimeoutS instead).
+	// in the queue, in seconds (CheckTimeout); 0 when none applies (then a
+	// queued check waits and passes, and the tests use ClientTimeoutS instead).
 	HealthTimeoutS float64
 	// ClientTimeoutS is how long readers wait before giving up, in seconds;
 	// optional: queued work older than this reached nobody.
