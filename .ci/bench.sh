@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ingest benchmark of issue 9 (make bench): aftermath's ingest (accesslog.Read +
-# detect.Traffic.Observe and the spill of the requests for the rules, what analyze's detect.Load does) against the bare reference loop
+# detect.Traffic.Observe and the spill of the requests for the rules, what analyze's ingest.Load does) against the bare reference loop
 # (jsonparser, and fastjson), zcat, cat and GoAccess (its CADDY format, and the
 # same without the tls fields), alternating and repeated on one generated 1 GiB
 # Caddy log; all of analyze on it (ingest, then detectors, report, rules

@@ -13,10 +13,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
-// ChangeLookback is how far before the window configuration changes are
-// reviewed (issue #4: a backlog raised the evening before is the classic case).
-const ChangeLookback = 72 * time.Hour
-
 func init() {
 	Register(Spec{
 		Kind: KindConfigChange, Order: 9, New: func() Detector { return configChangeDetector{} },
@@ -91,7 +87,7 @@ func metricChanges(ctx context.Context, ev *Evidence) ([]sources.Change, error) 
 	if ev.Metrics == nil {
 		return nil, nil
 	}
-	from, to := ev.From.Add(-ChangeLookback), ev.To
+	from, to := ev.From.Add(-changes.Lookback), ev.To
 	var sets [3][]changes.Series
 	for i, name := range []string{changes.MetricListenQueueLength, changes.MetricTotalProcesses, changes.MetricStartSince} {
 		ss, err := ev.Metrics.QueryRange(ctx, name, from, to, time.Minute)
@@ -133,10 +129,7 @@ func labelText(ls map[string]string) string {
 func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
-	q.HealthTimeoutS = ev.Site.EffectiveHealthTimeoutS()
-	if hc := first(prior, KindHealthcheckStarved); hc != nil && FactsOf[HealthcheckFacts](hc).HealthTimeoutS > 0 {
-		q.HealthTimeoutS = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
-	}
+	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
 			q.Backlog = int(b.V)

@@ -40,9 +40,8 @@ type QueueFacts struct {
 	// seconds (e.g. busy worker-seconds / completions).
 	ServiceTimeS float64
 	// HealthTimeoutS is the timeout that can really fail a health check waiting
-	// in the queue, in seconds: for php_fastcgi the transport's read_timeout
-	// (sources.Site.EffectiveHealthTimeoutS); 0 when none applies (then a queued
-	// check waits and passes, and the tests use ClientTimeoutS instead).
+	// in the queue, in seconds (CheckTimeout); 0 when none applies (then a
+	// queued check waits and passes, and the tests use ClientTimeoutS instead).
 	HealthTimeoutS float64
 	// ClientTimeoutS is how long readers wait before giving up, in seconds;
 	// optional: queued work older than this reached nobody.
@@ -201,6 +200,20 @@ func canonicalKey(key string) string {
 		}
 	}
 	return strings.ToLower(k)
+}
+
+// ChangedValues names the setting a change sets as the mechanism table knows
+// it ("listen.backlog"; "" for one it does not know) and reads its old and
+// new values as numbers the way the ranking does (an absent value is the
+// setting's default); ok is false when either is not a number.
+func ChangedValues(c sources.Change) (setting string, old, nw float64, ok bool) {
+	k := knobFor(c.Key)
+	if k == nil {
+		return "", 0, 0, false
+	}
+	old, okOld := settingValue(c.Old, k)
+	nw, okNew := settingValue(c.New, k)
+	return k.name, old, nw, okOld && okNew
 }
 
 func knobFor(key string) *knob {

@@ -650,3 +650,36 @@ func ccReadOpenMetrics(t *testing.T, path string, names ...string) map[string][]
 	}
 	return out
 }
+
+// One timeout a queued check is held to, for every consumer: the finding's
+// when healthcheck_starved states one; else the FastCGI read_timeout; else
+// none, even with a health_timeout configured (Caddy's FastCGI transport
+// ignores it once connected, so it is not the obvious answer).
+func TestCheckTimeout(t *testing.T) {
+	hc := Finding{ID: "healthcheck_starved-1", Kind: KindHealthcheckStarved,
+		Facts: MustParseFacts(KindHealthcheckStarved, map[string]float64{"health_timeout_s": 10})}
+	for _, tc := range []struct {
+		name     string
+		site     sources.Site
+		findings []Finding
+		want     float64
+		fromHC   bool
+	}{
+		{"finding", sources.Site{HealthTimeoutS: 10}, []Finding{hc}, 10, true},
+		{"read_timeout", sources.Site{ReadTimeoutS: 20, HealthTimeoutS: 5}, nil, 20, false},
+		{"health_timeout ignored", sources.Site{HealthTimeoutS: 5}, nil, 0, false},
+		{"nothing known", sources.Site{}, nil, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, f := CheckTimeout(tc.site, tc.findings)
+			if got != tc.want || (f != nil) != tc.fromHC {
+				t.Errorf("CheckTimeout = %v (finding %v), want %v (from the finding: %v)", got, f, tc.want, tc.fromHC)
+			}
+		})
+	}
+	// healthcheck_starved's own reading: a health_timeout applies once checks
+	// were seen timing out or the proxy marked PHP down.
+	if got, _ := QueuedCheckTimeout(sources.Site{HealthTimeoutS: 5}, true, false); got != 5 {
+		t.Errorf("with checks timing out: %v, want the health_timeout 5", got)
+	}
+}

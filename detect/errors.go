@@ -138,16 +138,13 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		}
 	}
 	// The failing stretch is the worst incident's (incident.go): the minutes
-	// whose arriving requests failed clearly beyond the usual.
+	// whose arriving requests failed clearly beyond the usual. Its peak is
+	// the minute of it that logged the most failures, the one the timeline
+	// quotes.
 	start, end := inc.Start, inc.End
-	peakN, peakAt := 0, time.Time{}
+	logged := ev.Traffic.loggedMilestones(start, end)
+	peakN, peakAt := logged.WorstFailed, logged.Worst
 	minGood := math.MaxInt
-	for i := range window {
-		m := &window[i]
-		if n := m.Failed(); n > peakN {
-			peakN, peakAt = n, m.Start
-		}
-	}
 	facts := &UpstreamErrorsFacts{FailedTotal: total, PeakFailedPerMin: peakN, Status: map[int]int{}, Proxy: map[int]int{}}
 	// Nothing usual was measured without a baseline: no "usual" number is stated.
 	if !noBaseline {
@@ -219,5 +216,53 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	}
 	summary += "."
 	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
-		Summary: summary, Facts: facts}}, Check{}, nil
+		Summary: summary, Facts: facts, Logged: &logged}}, Check{}, nil
+}
+
+// LoggedMilestones are a failing stretch's first, worst and last minute by
+// log time, the minutes the report's per-minute counts show: the timeline
+// quotes what each of them logged, and upstream_errors states the worst as
+// the peak. The incident's arrival placing decides which minutes fail
+// (incident.go); these say when the failures were written down.
+type LoggedMilestones struct {
+	// First is the first minute of the stretch that logged a failure, Worst
+	// the one that logged the most (the first of equals), Last the last one
+	// that logged any. With none logging a failure First and Last are the
+	// stretch's first and last logged minutes; all are zero when no minute
+	// of the stretch logged a request.
+	First, Worst, Last time.Time
+	// WorstFailed is what Worst logged as failed (Minute.Failed).
+	WorstFailed int
+}
+
+// loggedMilestones reads the minutes logged in [from, to) (from on a whole
+// minute) for a stretch's first, worst and last failing one.
+func (t *Traffic) loggedMilestones(from, to time.Time) LoggedMilestones {
+	var ms LoggedMilestones
+	var first, last time.Time
+	worst := -1
+	for m := from.Unix() / 60; m*60 < to.Unix(); m++ {
+		mm := t.minutes[m]
+		if mm == nil {
+			continue
+		}
+		if first.IsZero() {
+			first = mm.Start
+		}
+		last = mm.Start
+		n := mm.Failed()
+		if n > 0 {
+			if ms.First.IsZero() {
+				ms.First = mm.Start
+			}
+			ms.Last = mm.Start
+		}
+		if n > worst {
+			worst, ms.Worst, ms.WorstFailed = n, mm.Start, n
+		}
+	}
+	if ms.First.IsZero() {
+		ms.First, ms.Last = first, last
+	}
+	return ms
 }

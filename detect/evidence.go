@@ -7,6 +7,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -38,6 +39,26 @@ type Evidence struct {
 	// Incidents are the stretches of the window where clients were failed,
 	// and the baseline before them; Run finds them when nil.
 	Incidents *Incidents
+}
+
+// NewAggregate is the ingest.NewAggregate the detectors read: the access log
+// streams into a Traffic.
+func NewAggregate(site sources.Site, from, to time.Time) ingest.Aggregate {
+	return NewTraffic(site, from, to)
+}
+
+// EvidenceOf is the Evidence of what ingest.Load read with NewAggregate (its
+// Traffic is nil when the access log was not read into one).
+func EvidenceOf(l *ingest.Loaded) *Evidence {
+	ev := &Evidence{From: l.From, To: l.To, BaselineFrom: l.BaselineFrom, BaselineTo: l.BaselineTo, Site: l.Site,
+		Health: l.Health, HealthLogGiven: l.HealthLogGiven, FPM: l.FPM, FPMLogGiven: l.FPMLogGiven, Changes: l.Changes, Loc: l.Loc}
+	if l.Metrics != nil {
+		ev.Metrics = l.Metrics
+	}
+	if t, ok := l.Traffic.(*Traffic); ok {
+		ev.Traffic = t
+	}
+	return ev
 }
 
 // Detector is one named check of design.md's table.

@@ -58,6 +58,9 @@ type Finding struct {
 	// Routes are a client's route templates with their measured cost
 	// (crawler_burst): what decided "expensive, uncacheable".
 	Routes []RouteCost `json:"routes,omitempty"`
+	// Logged is upstream_errors' failing stretch as the access log recorded
+	// it (first, worst and last minute), for the timeline.
+	Logged *LoggedMilestones `json:"-"`
 }
 
 // PathCount is a path (or path class) with how often it was requested.

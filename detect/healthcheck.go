@@ -115,7 +115,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if backlog > 0 {
 		facts.Backlog = Some(backlog)
 	}
-	timeout, timeoutWhy := effectiveTimeout(ev.Site, timeouts > 0, proxy503 > 0)
+	timeout, timeoutWhy := QueuedCheckTimeout(ev.Site, timeouts > 0, proxy503 > 0)
 	facts.HealthTimeoutS = timeout
 
 	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
@@ -149,10 +149,13 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		Summary: summary, Facts: facts}}, Check{}, nil
 }
 
-// effectiveTimeout is the timeout that can fail a queued check (design.md): the
-// FastCGI read_timeout when known; else, if checks were seen timing out or the
-// proxy did mark PHP down, the configured health_timeout evidently applied.
-func effectiveTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, string) {
+// QueuedCheckTimeout is the timeout that can fail a health check queued
+// behind php-fpm (design.md), with why: the FastCGI read_timeout when known;
+// else, if checks were seen timing out or the proxy did mark PHP down, the
+// configured health_timeout evidently applied. 0 means none applies: Caddy's
+// FastCGI transport ignores health_timeout once connected, so a queued check
+// waits and passes.
+func QueuedCheckTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, string) {
 	switch {
 	case site.ReadTimeoutS > 0:
 		return site.ReadTimeoutS, "the FastCGI read_timeout"
@@ -162,6 +165,21 @@ func effectiveTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, st
 		return 0, fmt.Sprintf("health_timeout %s is configured, but Caddy's FastCGI transport ignores it once connected and no read_timeout is set", fmtSec(site.HealthTimeoutS))
 	}
 	return 0, "no timeout is known"
+}
+
+// CheckTimeout is the timeout a queued health check was held to in an
+// analysis, for the queue arithmetic that compares a wait with it:
+// healthcheck_starved's when that finding (returned as hc) states one, else
+// QueuedCheckTimeout with no failed check seen (the FastCGI read_timeout, or
+// 0: none applies).
+func CheckTimeout(site sources.Site, findings []Finding) (s float64, hc *Finding) {
+	if f := first(findings, KindHealthcheckStarved); f != nil {
+		if s := FactsOf[HealthcheckFacts](f).HealthTimeoutS; s > 0 {
+			return s, f
+		}
+	}
+	s, _ = QueuedCheckTimeout(site, false, false)
+	return s, nil
 }
 
 // littleWait estimates the longest queue wait in the window by Little's law:

@@ -220,3 +220,40 @@ func notesHave(ns []sources.QualityNote, s string) bool {
 	}
 	return false
 }
+
+// The failing stretch's milestones are the stretch's own, as logged: a
+// sharper but shorter burst hours earlier is another incident and not the
+// peak upstream_errors states (the window's busiest minute is the wrong
+// answer), and answers logged two minutes after their readers asked put the
+// first logged failure two minutes into the stretch, not at its start.
+func TestLoggedMilestonesAreTheStretchs(t *testing.T) {
+	from, to := t0, t0.Add(6*time.Hour)
+	tr := NewTraffic(sources.Site{ClientTimeoutS: 10}, from, to)
+	feed(tr, readers, from.Add(-3*time.Hour), 9*time.Hour, 9*60*20)
+	burst := from.Add(time.Hour)
+	feed(tr, down, burst.Add(time.Second), 50*time.Second, 300) // 300 in one minute, 300 in all
+	outage := from.Add(4 * time.Hour)
+	wedged(tr, outage, 20*time.Minute, 20*150, 125) // 150 a minute, logged 125 s after they arrived
+	ev := &Evidence{From: from, To: to, Traffic: tr, Loc: time.UTC}
+	fs, check, err := errorsDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil || len(fs) != 1 {
+		t.Fatalf("errors: %v %+v", err, check)
+	}
+	f := fs[0]
+	if !f.Start.Equal(outage) || f.Logged == nil {
+		t.Fatalf("upstream_errors %v-%v logged %+v: want the outage from %v", f.Start, f.End, f.Logged, outage)
+	}
+	ms := *f.Logged
+	if want := outage.Add(2 * time.Minute); !ms.First.Equal(want) {
+		t.Errorf("first logged failure %v, want %v (two minutes after the stretch's first arrivals)", ms.First, want)
+	}
+	if ms.Worst.Before(outage) || !ms.Worst.Before(f.End) || ms.WorstFailed > 160 || ms.WorstFailed < 140 {
+		t.Errorf("worst logged minute %v with %d failed: want one of the outage's, about 150 (not the burst's 300 at %v)", ms.Worst, ms.WorstFailed, burst)
+	}
+	if peak := FactsOf[UpstreamErrorsFacts](&f).PeakFailedPerMin; peak != ms.WorstFailed || !strings.Contains(f.Summary, "peaked at "+fmtInt(ms.WorstFailed)) {
+		t.Errorf("peak fact %v, summary %q: want the worst logged minute's %d", peak, f.Summary, ms.WorstFailed)
+	}
+	if !ms.Last.Before(f.End) || ms.Last.Before(ms.Worst) {
+		t.Errorf("last logged failure %v, want within the stretch, after the worst %v", ms.Last, ms.Worst)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -34,12 +35,12 @@ func runBundle(t *testing.T, dir string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := Load(context.Background(), InputsFromBundle(b), time.UTC)
+	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { loaded.Close() })
-	res, err := Run(context.Background(), loaded.Evidence, Detectors())
+	res, err := Run(context.Background(), EvidenceOf(loaded), Detectors())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -28,13 +29,13 @@ var poolSeries = []struct {
 	{SeriesCPU, "CPU %", "", "mean", func(p *detect.Pool) []metrics.Point { return p.CPU }},
 }
 
-// Build assembles the report from loaded evidence and the detectors' result:
-// the evidence summary, then (Assemble) impact, timeline and causes. Rules and
+// Build assembles the report from loaded evidence (l: what was read and what
+// it cost; ev: the detectors' view of it, detect.EvidenceOf(l) as detect.Run
+// left it) and the detectors' result: the evidence summary, then (Assemble) impact, timeline and causes. Rules and
 // Recommendations are left for the caller to set. tz names the zone local times
 // are shown in. The metric series come from res.Pool, which detect.Run loads
 // whenever the evidence has metrics; Build queries nothing itself.
-func Build(_ context.Context, l *detect.Loaded, res *detect.Result, tz string) (*Report, error) {
-	ev := l.Evidence
+func Build(_ context.Context, l *ingest.Loaded, ev *detect.Evidence, res *detect.Result, tz string) (*Report, error) {
 	r := &Report{Schema: Schema, Window: Window{From: ev.From, To: ev.To, TZ: tz}}
 	r.Evidence.AccessFiles = int(l.Access.Files)
 	r.Evidence.Lines = l.Access.Lines

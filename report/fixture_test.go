@@ -222,7 +222,10 @@ func referenceReport(t testing.TB) *Report {
 					"health_check_failures": 312, "health_recoveries": 14, "unhealthy_seconds": 2400})},
 			{ID: "upstream_errors-1", Kind: detect.KindUpstreamErrors, Role: detect.RoleSymptom, Start: at("02:26"), End: at("03:10"), Confidence: 0.95,
 				Summary: "From 02:26 to 03:10: 8,001 × 503 (all made by Caddy), 1,027 × 502 (all made by Caddy).",
-				Facts:   detect.MustParseFacts(detect.KindUpstreamErrors, errorFacts(ms, at("02:26"), at("03:10")))},
+				Facts:   detect.MustParseFacts(detect.KindUpstreamErrors, errorFacts(ms, at("02:26"), at("03:10"))),
+				// As detect logs them: the first failing minute, the worst (1,300 × 503,
+				// 100 × 502 and 12 late), the last with a failure.
+				Logged: &detect.LoggedMilestones{First: at("02:26"), Worst: at("02:30"), Last: at("03:09"), WorstFailed: 1412}},
 			{ID: "client_abandoned_work-1", Kind: detect.KindClientAbandonedWork, Role: detect.RoleSymptom, Start: at("02:26"), End: at("03:10"), Confidence: 0.85,
 				Summary: "2,228 requests were still queued for PHP when their clients gave up after 10 s.",
 				Facts:   detect.MustParseFacts(detect.KindClientAbandonedWork, map[string]float64{"requests": 2228, "client_timeout_s": 10, "worker_seconds": 668.4})},

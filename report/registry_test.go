@@ -10,6 +10,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // teapotKind is a detector only this test registers, declared the way every
@@ -93,7 +94,7 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(context.Background(), &detect.Loaded{Evidence: ev}, res, "UTC")
+	r, err := Build(context.Background(), &ingest.Loaded{}, ev, res, "UTC")
 	if err != nil {
 		t.Fatal(err)
 	}

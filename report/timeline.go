@@ -362,35 +362,34 @@ func peakPoint(s *SeriesRow, peak float64) (Point, bool) {
 	return best, best.V >= 0.9*peak
 }
 
-// oldBacklog is listen.backlog before the change a config_change finding blames.
+// oldBacklog is listen.backlog before the change a config_change finding
+// blames, as detect reads it.
 func oldBacklog(fs []detect.Finding) (float64, bool) {
 	for _, f := range fs {
-		if f.Kind != detect.KindConfigChange || f.Change == nil || !strings.Contains(f.Change.Key, "backlog") {
+		if f.Kind != detect.KindConfigChange || f.Change == nil {
 			continue
 		}
-		if v, err := strconv.ParseFloat(strings.ReplaceAll(f.Change.Old, ",", ""), 64); err == nil && v > 0 {
-			return v, true
+		if setting, old, _, ok := detect.ChangedValues(*f.Change); setting == "listen.backlog" && ok && old > 0 {
+			return old, true
 		}
 	}
 	return 0, false
 }
 
-// errorMoments are the failing stretch's milestones, read from the per-minute
-// counts: the first failing minute, the worst one with its rate, the last one.
+// errorMoments are the failing stretch's milestones: the first failing
+// minute, the worst one with its rate, the last one, as detect placed them
+// (detect.LoggedMilestones), each told with what that minute logged.
 func errorMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
 	var out []candidate
 	add := func(t time.Time, event, topic string, prio int, text func(p printer) string) {
 		ph := say(loc, day, text)
 		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
 	}
-	var in []*MinuteRow
-	for i := range r.Evidence.Minutes {
-		m := &r.Evidence.Minutes[i]
-		if !m.Time.Before(f.Start.Truncate(time.Minute)) && m.Time.Before(f.End) {
-			in = append(in, m)
-		}
+	var first, worst, last *MinuteRow
+	if ms := f.Logged; ms != nil {
+		first, worst, last = r.Evidence.minute(ms.First), r.Evidence.minute(ms.Worst), r.Evidence.minute(ms.Last)
 	}
-	if len(in) == 0 {
+	if first == nil || worst == nil || last == nil {
 		// No per-minute counts: the finding's own bounds and peak are all there is.
 		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p printer) string {
 			if p.ko {
@@ -400,38 +399,18 @@ func errorMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Tim
 		})
 		return out
 	}
-	first := in[0]
-	for _, m := range in {
-		if m.failed() > 0 {
-			first = m
-			break
-		}
-	}
 	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p printer) string {
 		if p.ko {
 			return "실패가 시작됨. 첫 1분에 " + p.i(first.failed()) + "건 (" + codes(p, first) + ")"
 		}
 		return "failures begin: " + p.i(first.failed()) + " in the first minute (" + codes(p, first) + ")"
 	})
-	worst := in[0]
-	for _, m := range in {
-		if m.failed() > worst.failed() {
-			worst = m
-		}
-	}
 	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p printer) string {
 		if p.ko {
 			return "실패가 분당 " + josa(p.i(worst.failed())+"건", "으로/로") + " 가장 많음 (" + codes(p, worst) + ")"
 		}
 		return "failures peak at " + p.i(worst.failed()) + " a minute (" + codes(p, worst) + ")"
 	})
-	last := in[len(in)-1]
-	for i := len(in) - 1; i >= 0; i-- {
-		if in[i].failed() > 0 {
-			last = in[i]
-			break
-		}
-	}
 	if last != worst {
 		add(last.Time, EventLastFailure, "failure_end", 0, func(p printer) string {
 			if p.ko {

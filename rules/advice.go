@@ -75,15 +75,19 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 			s, sFrom = sInc, "measured while all workers were busy, "+sat.ID
 		}
 	}
+	// T is the timeout detect says a queued check was held to. When none
+	// applies (no read_timeout: Caddy's FastCGI transport ignores
+	// health_timeout once connected) the queue must still drain before the
+	// clients give up, as config_change's backlog arithmetic holds it; a
+	// configured health_timeout that applied to nothing is no limit.
+	ct, ctFinding := detect.CheckTimeout(site, findings)
 	switch {
-	case hc != nil && hf.HealthTimeoutS > 0:
-		t, tFrom = hf.HealthTimeoutS, hc.ID+", the timeout that applied to the queued check"
-	case site.EffectiveHealthTimeoutS() > 0:
-		t, tFrom = site.EffectiveHealthTimeoutS(), "the FastCGI read_timeout (site facts)"
+	case ctFinding != nil:
+		t, tFrom = ct, ctFinding.ID+", the timeout that applied to the queued check"
+	case ct > 0:
+		t, tFrom = ct, "the FastCGI read_timeout (site facts)"
 	case site.ClientTimeoutS > 0:
 		t, tFrom = site.ClientTimeoutS, "the clients' timeout (site facts; no timeout applies to a queued health check)"
-	case site.HealthTimeoutS > 0:
-		t, tFrom = site.HealthTimeoutS, "health_timeout (site facts)"
 	}
 	switch {
 	case hc != nil && hf.Backlog.V > 0:
@@ -155,14 +159,9 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	}
 
 	// read_timeout: what lets a queued check fail at all.
-	rt := site.ReadTimeoutS
-	checksTimedOut := hc != nil && hf.HealthTimeoutS > 0
 	switch {
-	case rt > 0 || checksTimedOut:
-		v := rt
-		if v == 0 {
-			v = hf.HealthTimeoutS
-		}
+	case ct > 0:
+		v := ct
 		recs = append(recs, Recommendation{Target: "caddy", Key: "php_fastcgi read_timeout", Value: num(v) + "s",
 			Why: fmt.Sprintf("Keep it: Caddy's FastCGI transport waits for php-fpm until read_timeout once connected, whatever health_timeout says, so read_timeout (%ss) is what lets a check queued in php-fpm fail, and what turns a request queued longer than that into a 504 instead of a reply nobody reads.", num(v))})
 	default:

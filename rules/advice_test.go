@@ -128,6 +128,37 @@ func TestAdviseTimeouts(t *testing.T) {
 	}
 }
 
+// The backlog's drain target is the timeout detect says a queued check was
+// held to, else the clients' patience. A health_timeout that applied to
+// nothing (no read_timeout, no check seen failing) is no limit: sizing the
+// backlog on it (the obvious reading of the site facts) would contradict
+// healthcheck_starved, which says Caddy ignores it once connected.
+func TestAdviseBacklogDrainTarget(t *testing.T) {
+	sat := saturation(16, 0.3, 40, false)
+	for _, tc := range []struct {
+		name     string
+		findings []detect.Finding
+		site     sources.Site
+		want     string // in the listen.backlog advice's why; "" for no advice
+	}{
+		{"checks held to it", []detect.Finding{sat, starved(10, 4096)}, sources.Site{HealthTimeoutS: 30}, "T = 10 s (healthcheck_starved-1, the timeout that applied to the queued check)"},
+		{"read_timeout", []detect.Finding{sat}, sources.Site{ReadTimeoutS: 20, HealthTimeoutS: 5}, "T = 20 s (the FastCGI read_timeout (site facts))"},
+		{"clients", []detect.Finding{sat}, sources.Site{HealthTimeoutS: 5, ClientTimeoutS: 15}, "T = 15 s (the clients' timeout (site facts; no timeout applies to a queued health check))"},
+		{"health_timeout alone", []detect.Finding{sat}, sources.Site{HealthTimeoutS: 5}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, notes := Advise(tc.findings, tc.site, "")
+			r := find(recs, "listen.backlog")
+			switch {
+			case tc.want == "" && (r != nil || !hasNote(notes, "missing: T")):
+				t.Errorf("advice %+v, notes %v: want none, T missing", r, notes)
+			case tc.want != "" && (r == nil || !strings.Contains(r.Why, tc.want)):
+				t.Errorf("advice %+v: want %q", r, tc.want)
+			}
+		})
+	}
+}
+
 func TestAdviseListen(t *testing.T) {
 	for _, tc := range []struct {
 		listen, value, why string

@@ -12,6 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // BenchmarkProposeRealistic measures Propose (profile pass, recording pass,
@@ -41,12 +42,12 @@ func BenchmarkProposeRealistic(b *testing.B) {
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
 	// As analyze does: the rules read the requests ingest kept.
-	loaded, err := detect.Load(ctx, detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
+	loaded, err := ingest.Load(ctx, ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC, detect.NewAggregate)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer loaded.Close()
-	ev := loaded.Evidence
+	ev := detect.EvidenceOf(loaded)
 	out, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		b.Fatal(err)

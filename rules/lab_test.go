@@ -9,6 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -129,14 +130,14 @@ func inputForBundle(t *testing.T, dir string) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := detect.InputsFromBundle(b)
+	in := ingest.FromBundle(b)
 	in.KeepRequests = true
-	loaded, err := detect.Load(ctx, in, time.UTC)
+	loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { loaded.Close() }) // after Propose has read the requests
-	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+	res, err := detect.Run(ctx, detect.EvidenceOf(loaded), detect.Detectors())
 	if err != nil {
 		t.Fatal(err)
 	}

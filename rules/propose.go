@@ -23,13 +23,13 @@ type Input struct {
 	// the files the findings came from.
 	Access []string
 	// Requests, when set, holds the requests of Access as the analysis read
-	// them (detect.Loaded.Requests): the passes read them from it instead of
+	// them (ingest.Loaded.Requests): the passes read them from it instead of
 	// parsing the logs again.
 	Requests *accesslog.Spill
 	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
 	Site sources.Site
 	// DurationFormat is the access logs' duration format as the analysis
-	// read them (detect.Inputs.DurationFormat), for a pass that reads them again.
+	// read them (ingest.Inputs.DurationFormat), for a pass that reads them again.
 	DurationFormat string
 	// From and To bound the incident window.
 	From, To time.Time

@@ -32,11 +32,3 @@ type Site struct {
 	// logged after it reached nobody.
 	ClientTimeoutS float64 `yaml:"client_timeout_s,omitempty" json:"client_timeout_s,omitempty"`
 }
-
-// EffectiveHealthTimeoutS is the timeout that can really fail a queued health
-// check behind php_fastcgi: the transport's read_timeout (Caddy's FastCGI
-// transport ignores health_timeout once connected). It returns 0 when no
-// timeout applies, i.e. a queued check waits and passes.
-func (s Site) EffectiveHealthTimeoutS() float64 {
-	return s.ReadTimeoutS
-}

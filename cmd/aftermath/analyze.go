@@ -16,12 +16,12 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 type analyzeFlags struct {
@@ -166,7 +166,7 @@ the window): no report is written then.`,
 
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
 // a temporary bundle (cleanup removes it).
-func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*detect.Inputs, func(), error) {
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, func(), error) {
 	if !slices.Contains(report.Langs, f.lang) {
 		return nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
@@ -206,7 +206,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 // offlineInputs reads a bundle or the files named on the command line, with
 // the site facts of --config's site section and of the flags. cleanup removes
 // what standard input was copied to.
-func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), error) {
+func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), error) {
 	if f.bundle == "" && len(f.access) == 0 && len(f.metrics) == 0 {
 		return nil, nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
 	}
@@ -218,7 +218,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 	if stdinCopy != "" {
 		cleanup = func() { os.Remove(stdinCopy) }
 	}
-	fail := func(err error) (*detect.Inputs, func(), error) {
+	fail := func(err error) (*ingest.Inputs, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
@@ -386,8 +386,8 @@ func shiftLine(msg, path string, offset int, section string) string {
 // tz is --tz ("" when not given): the zone of times written without one in
 // --from/--to, and in bundle.yaml when the bundle names no timezone of its
 // own. The caller has checked that it loads.
-func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*detect.Inputs, error) {
-	in := &detect.Inputs{}
+func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*ingest.Inputs, error) {
+	in := &ingest.Inputs{}
 	var tzLoc *time.Location
 	if tz != "" {
 		var err error
@@ -400,7 +400,7 @@ func openEvidence(dir string, access, metrics, changes []string, from, to, tz st
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		*in = detect.InputsFromBundle(b)
+		*in = ingest.FromBundle(b)
 	}
 	in.Access = append(in.Access, access...)
 	in.Metrics = append(in.Metrics, metrics...)
@@ -450,7 +450,7 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
 // summary. The error carries exit code 1 when the evidence was incomplete.
-func analyzeAndWrite(cmd *cobra.Command, in *detect.Inputs, out string, formats []string, lang string) error {
+func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -436,7 +437,7 @@ func analyzeScenario(t *testing.T, scenario string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := analyzeInputs(ctx, detect.InputsFromBundle(bd))
+	a, err := analyzeInputs(ctx, ingest.FromBundle(bd))
 	if err != nil {
 		t.Fatalf("analyze %s: %v", scenario, err)
 	}

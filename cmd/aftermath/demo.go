@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -56,7 +56,7 @@ func newDemoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := detect.InputsFromBundle(b)
+			in := ingest.FromBundle(b)
 			fmt.Fprintf(cmd.OutOrStdout(), "analyzing the sample incident (%s)\n", b.Manifest.Generator)
 			return analyzeAndWrite(cmd, &in, out, report.Formats, lang)
 		},

@@ -20,6 +20,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -101,7 +102,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 // done. Progress and the fetch's warnings go to stderr (progress only when it
 // is a terminal). A partial fetch is not an error: bundle.yaml marks what is
 // incomplete and the analysis reports it.
-func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer) (in *detect.Inputs, cleanup func(), err error) {
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer) (in *ingest.Inputs, cleanup func(), err error) {
 	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
 		return nil, nil, err
@@ -133,7 +134,7 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 		cleanup()
 		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	inputs := detect.InputsFromBundle(b)
+	inputs := ingest.FromBundle(b)
 	inputs.Notes = append(inputs.Notes, cfg.Warnings...)
 	// The bundle is temporary: messages name what was fetched, not where.
 	inputs.Names = map[string]string{}

@@ -12,6 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -23,13 +24,13 @@ type analysis struct {
 }
 
 // analyzeInputs runs the pipeline sources -> detect -> (rules, report) on in.
-func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
+func analyzeInputs(ctx context.Context, in ingest.Inputs) (*analysis, error) {
 	d, err := loadAndDetect(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	defer d.loaded.Close()
-	rep, err := report.Build(ctx, d.loaded, d.res, d.tz)
+	rep, err := report.Build(ctx, d.loaded, d.ev, d.res, d.tz)
 	if err != nil {
 		return nil, err
 	}
@@ -48,14 +49,15 @@ func analyzeInputs(ctx context.Context, in detect.Inputs) (*analysis, error) {
 type detected struct {
 	tz     string // the time zone's name: in.Manifest.Timezone, else "UTC"
 	loc    *time.Location
-	loaded *detect.Loaded // the caller closes it
+	loaded *ingest.Loaded // the caller closes it
+	ev     *detect.Evidence
 	res    *detect.Result
 }
 
 // loadAndDetect loads in (keeping the requests for the rules, which read them
 // again) in the bundle's time zone, adds the notes a live bundle's manifest
 // carries, and runs every detector. The caller closes d.loaded.
-func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
+func loadAndDetect(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	tz := in.Manifest.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -66,7 +68,7 @@ func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
 	}
 	// The rules read the requests again: kept in a spill, they are not parsed twice.
 	in.KeepRequests = true
-	loaded, err := detect.Load(ctx, in, loc)
+	loaded, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +80,18 @@ func loadAndDetect(ctx context.Context, in detect.Inputs) (*detected, error) {
 	}
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
-	res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+	ev := detect.EvidenceOf(loaded)
+	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		loaded.Close()
 		return nil, err
 	}
-	return &detected{tz: tz, loc: loc, loaded: loaded, res: res}, nil
+	return &detected{tz: tz, loc: loc, loaded: loaded, ev: ev, res: res}, nil
 }
 
 // propose generates and backtests the rate-limit rules for the findings.
-func (d *detected) propose(ctx context.Context, in detect.Inputs) (*rules.Proposal, error) {
-	ev := d.loaded.Evidence
+func (d *detected) propose(ctx context.Context, in ingest.Inputs) (*rules.Proposal, error) {
+	ev := d.ev
 	// The zones are sized on the baseline the detectors compared with: the
 	// given one, or the data before the incident's onset, never the incident.
 	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo

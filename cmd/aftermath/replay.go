@@ -129,8 +129,8 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	switch {
 	case timeout > 0:
 		notes = append(notes, fmt.Sprintf("client timeout %s from --client-timeout", timeout))
-	case d.loaded.Evidence.Site.ClientTimeoutS > 0:
-		timeout = time.Duration(d.loaded.Evidence.Site.ClientTimeoutS * float64(time.Second))
+	case d.ev.Site.ClientTimeoutS > 0:
+		timeout = time.Duration(d.ev.Site.ClientTimeoutS * float64(time.Second))
 		notes = append(notes, fmt.Sprintf("client timeout %s from the site facts (client_timeout_s)", timeout))
 	default:
 		timeout = defaultClientTimeout

@@ -15,6 +15,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
 
@@ -88,7 +89,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	return cmd
 }
 
-func (f *rulesFlags) inputs() (*detect.Inputs, error) {
+func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
 	switch {
 	case f.bundle != "": // the bundle holds the window
 	case len(f.access) == 0:
@@ -117,7 +118,7 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 	return in, nil
 }
 
-func runRules(cmd *cobra.Command, in *detect.Inputs, f rulesFlags) error {
+func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 	if f.site != "" && f.caddyfile == "" {
 		return usageErrorf("--site names a site of the --caddyfile: give --caddyfile PATH too")
 	}

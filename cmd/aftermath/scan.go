@@ -18,6 +18,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -205,7 +206,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 // inputs resolves the evidence, the scan's now and the site's zone. With
 // live sources (cfg) the evidence is fetched later, once the scan's ranges are
 // known: inputs returns nil for it.
-func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string, error) {
+func (f *scanFlags) inputs(cfg *live.Config) (*ingest.Inputs, time.Time, string, error) {
 	if cfg != nil {
 		now := time.Now().UTC().Truncate(time.Minute)
 		if f.now != "" {
@@ -238,7 +239,7 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
-	in := detect.InputsFromBundle(b)
+	in := ingest.FromBundle(b)
 	in.DurationFormat = string(f.durFmt)
 	now := b.Manifest.Window.To
 	if f.now != "" {
@@ -316,7 +317,7 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 // lookback before the window and backtested over the window (the same
 // rules.Propose as analyze). A scan without a crawler_burst finding proposes
 // nothing. Zones Propose rejected are named in data_quality.
-func proposeForScan(ctx context.Context, in detect.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
+func proposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
 	var crawlers []detect.Finding
 	for _, f := range res.Findings {
 		if f.Kind == detect.KindCrawlerBurst {
@@ -326,7 +327,7 @@ func proposeForScan(ctx context.Context, in detect.Inputs, cfg scan.Config, res 
 	if len(crawlers) == 0 || len(in.Access) == 0 {
 		return nil
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat,
 		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}

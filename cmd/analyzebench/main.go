@@ -1,6 +1,6 @@
 // Command analyzebench times what aftermath analyze --access does on one log
 // (cmd/aftermath's analyzeInputs, then rendering every format), split into
-// ingest (detect.Load) and what follows it, and prints the result as JSON for
+// ingest (ingest.Load) and what follows it, and prints the result as JSON for
 // ingestbench's table. It is its own program because report and rules make a
 // much bigger binary than ingest needs, which would add to ingestbench's RSS.
 // Like ingestbench it lives under cmd/ because it imports detect, report and
@@ -26,6 +26,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // result is ingestbench's result.
@@ -78,9 +79,9 @@ func analyze(path string, res *result) error {
 	m := bundle.Manifest{Timezone: "UTC"}
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
-	in := detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}
+	in := ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}
 	t0 := time.Now()
-	loaded, err := detect.Load(ctx, in, time.UTC)
+	loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 	if err != nil {
 		return err
 	}
@@ -97,12 +98,12 @@ func analyze(path string, res *result) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ev := loaded.Evidence
+	ev := detect.EvidenceOf(loaded)
 	out, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		return err
 	}
-	rep, err := report.Build(ctx, loaded, out, "UTC")
+	rep, err := report.Build(ctx, loaded, ev, out, "UTC")
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 func main() {
@@ -160,7 +161,7 @@ type result struct {
 	CPUS   float64 `json:"cpu_s"`
 	RSSKiB int64   `json:"maxrss_kib"`
 	Check  string  `json:"check"` // what was computed, to see that it ran
-	// From analyzebench: the wall time of ingest (detect.Load) and of what
+	// From analyzebench: the wall time of ingest (ingest.Load) and of what
 	// follows it (detectors, report, rules with their backtest, rendering).
 	IngestS float64 `json:"ingest_s,omitempty"`
 	AfterS  float64 `json:"after_s,omitempty"`
@@ -168,7 +169,7 @@ type result struct {
 
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's detect.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
+	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's ingest.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
@@ -189,17 +190,17 @@ func runCmd(args []string) error {
 	res := result{What: *what, Procs: runtime.GOMAXPROCS(0)}
 	switch *what {
 	case "ingest":
-		// analyze's detect.Load on the access log, keeping the requests for the
+		// analyze's ingest.Load on the access log, keeping the requests for the
 		// rules, with the window over the whole log: every request's client
 		// detail is kept (the most work and memory).
 		m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
 		m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-		loaded, err := detect.Load(context.Background(), detect.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
+		loaded, err := ingest.Load(context.Background(), ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC, detect.NewAggregate)
 		if err != nil {
 			return err
 		}
 		defer loaded.Close()
-		traffic := loaded.Evidence.Traffic
+		traffic, _ := loaded.Traffic.(*detect.Traffic)
 		if traffic == nil {
 			return fmt.Errorf("%s: no request read", path)
 		}

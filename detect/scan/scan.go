@@ -12,6 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // Result is the outcome of one scan.
@@ -91,15 +92,18 @@ func (r *Result) Anomalous() bool {
 // replay a whole schedule.
 type Set struct {
 	cfg    Config
-	loaded *detect.Loaded
-	col    *Collector
-	stats  accesslog.Stats
-	notes  []sources.QualityNote
+	loaded *ingest.Loaded
+	// ev is the evidence every scan starts from (its window and traffic
+	// are each scan's own).
+	ev    *detect.Evidence
+	col   *Collector
+	stats accesslog.Stats
+	notes []sources.QualityNote
 }
 
 // Load reads the evidence of in for scans at nows: metrics, logs and changes
-// through detect.Load, the access logs in one pass into a Collector.
-func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) (*Set, error) {
+// through ingest.Load, the access logs in one pass into a Collector.
+func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) (*Set, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -109,18 +113,18 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 	}
 	sorted := append([]time.Time(nil), nows...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
-	// detect.Load reads everything but the access logs: the Collector reads
+	// ingest.Load reads everything but the access logs: the Collector reads
 	// those, once, into the slots and windows the scans need.
 	rest := in
 	rest.Access = nil
 	rest.Manifest.Window.From = sorted[0].Add(-cfg.Since).UTC()
 	rest.Manifest.Window.To = sorted[len(sorted)-1].UTC()
 	rest.Manifest.Baseline = nil
-	loaded, err := detect.Load(ctx, rest, cfg.Loc)
+	loaded, err := ingest.Load(ctx, rest, cfg.Loc, detect.NewAggregate)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
-	s := &Set{cfg: cfg, loaded: loaded, col: NewCollector(cfg, in.Manifest.Site, sorted)}
+	s := &Set{cfg: cfg, loaded: loaded, ev: detect.EvidenceOf(loaded), col: NewCollector(cfg, in.Manifest.Site, sorted)}
 	// bundle.yaml says which ranges of access log a fetch pulled in full (a
 	// live scan fetches its window and its slots, not the days between).
 	var fetched []Range
@@ -156,7 +160,7 @@ func Load(ctx context.Context, in detect.Inputs, cfg Config, nows ...time.Time) 
 	s.notes = append(s.notes, s.stats.Notes...)
 	s.notes = append(s.notes, skips.Notes("access", "lines")...)
 	s.col.finish()
-	if q := loaded.Evidence.Metrics; q != nil {
+	if q := loaded.Metrics; q != nil {
 		for _, p := range s.col.slots {
 			if p.Pool, err = poolProfile(ctx, q, p.Range, in.Manifest.Site.Workers); err != nil {
 				loaded.Close()
@@ -208,7 +212,7 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	}
 	cfg := s.cfg
 	w := cfg.Window(now)
-	ev := *s.loaded.Evidence
+	ev := *s.ev
 	ev.From, ev.To = w.From, w.To
 	ev.BaselineFrom, ev.BaselineTo = w.From.Add(-cfg.Lookback), w.From
 	ev.Pool = nil

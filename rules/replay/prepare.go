@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // Analysis is what the pipeline produced for the incident: the evidence
@@ -15,7 +16,7 @@ import (
 // incident's window. The crawler fingerprints come from those findings, so
 // a replay of part of the window still knows the crawler.
 type Analysis struct {
-	Loaded   *detect.Loaded
+	Loaded   *ingest.Loaded
 	Findings []detect.Finding
 	// Access lists the access logs the evidence came from.
 	Access []string
@@ -31,9 +32,9 @@ const defaultBaselineSpan = 30 * 24 * time.Hour
 // baseline, or else on the data before the incident's window (never on the
 // incident before the range).
 func Prepare(ctx context.Context, a Analysis, o PlanOptions) (*Plan, *rules.Proposal, error) {
-	ev := a.Loaded.Evidence
-	if a.Loaded.Requests == nil {
-		return nil, nil, errors.New("replay: the evidence was loaded without its requests (detect.Inputs.KeepRequests)")
+	ev := a.Loaded
+	if ev.Requests == nil {
+		return nil, nil, errors.New("replay: the evidence was loaded without its requests (ingest.Inputs.KeepRequests)")
 	}
 	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
 	if bFrom.IsZero() || !bTo.After(bFrom) {

@@ -28,6 +28,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -181,20 +182,20 @@ func crawlerIncident(t *testing.T) Analysis {
 			incident.err = err
 			return
 		}
-		in := detect.InputsFromBundle(b)
+		in := ingest.FromBundle(b)
 		in.KeepRequests = true
-		loaded, err := detect.Load(ctx, in, time.UTC)
+		loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 		if err != nil {
 			incident.err = err
 			return
 		}
-		res, err := detect.Run(ctx, loaded.Evidence, detect.Detectors())
+		res, err := detect.Run(ctx, detect.EvidenceOf(loaded), detect.Detectors())
 		if err != nil {
 			incident.err = err
 			return
 		}
 		incident.analysis = Analysis{Loaded: loaded, Findings: res.Findings, Access: in.Access}
-		incident.site = loaded.Evidence.Site
+		incident.site = loaded.Site
 	})
 	if incident.err != nil {
 		t.Fatal(incident.err)

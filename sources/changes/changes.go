@@ -22,6 +22,11 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
+// Lookback is how far before the window configuration changes are reviewed
+// (issue #4: a backlog raised the evening before is the classic case): the
+// history read from git and the metric steps looked for both reach this far.
+const Lookback = 72 * time.Hour
+
 // FileName is the conventional name of the change log inside a bundle's changes/.
 const FileName = "changes.yaml"
 

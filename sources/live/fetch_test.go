@@ -26,6 +26,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
@@ -118,16 +119,17 @@ func analyze(t *testing.T, dir string) analysis {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	l, err := detect.Load(ctx, detect.InputsFromBundle(b), loc)
+	l, err := ingest.Load(ctx, ingest.FromBundle(b), loc, detect.NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	res, err := detect.Run(ctx, l.Evidence, detect.Detectors())
+	ev := detect.EvidenceOf(l)
+	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := report.Build(ctx, l, res, b.Manifest.Timezone)
+	rep, err := report.Build(ctx, l, ev, res, b.Manifest.Timezone)
 	if err != nil {
 		t.Fatal(err)
 	}

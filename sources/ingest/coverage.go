@@ -1,4 +1,4 @@
-package detect
+package ingest
 
 import (
 	"fmt"
@@ -75,8 +75,7 @@ func failedPulls(queries []bundle.Query, from, to time.Time) []string {
 // measureCoverage fills l.Coverage for every source and adds a data_quality
 // warning for each one that leaves part of the window unknown.
 func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
-	ev := l.Evidence
-	from, to := ev.From, ev.To
+	from, to := l.From, l.To
 	var cov []sources.Coverage
 	failed := failedPulls(in.Manifest.Queries, from, to)
 	if len(in.Access) == 0 && in.MinuteStatus == "" && len(failed) == 0 {
@@ -109,13 +108,13 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 			cov = append(cov, c)
 		}
 	}
-	cov = append(cov, eventCoverage(CoverageCaddy, ev.HealthLogGiven, from, to, func(yield func(time.Time)) {
-		for _, e := range ev.Health {
+	cov = append(cov, eventCoverage(CoverageCaddy, l.HealthLogGiven, from, to, func(yield func(time.Time)) {
+		for _, e := range l.Health {
 			yield(e.Time)
 		}
 	}))
-	cov = append(cov, eventCoverage(CoverageFPM, ev.FPMLogGiven, from, to, func(yield func(time.Time)) {
-		for _, e := range ev.FPM {
+	cov = append(cov, eventCoverage(CoverageFPM, l.FPMLogGiven, from, to, func(yield func(time.Time)) {
+		for _, e := range l.FPM {
 			yield(e.Time)
 		}
 	}))
@@ -127,7 +126,7 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		if c.Source == CoverageCPU && c.State == sources.CoverageNotGiven {
 			continue
 		}
-		msg := coverageMessage(c, from, to, ev.Loc)
+		msg := coverageMessage(c, from, to, l.Loc)
 		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
 			msg += outsideWindow(store, c.Source)
 		}

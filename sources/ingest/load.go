@@ -1,4 +1,9 @@
-package detect
+// Package ingest reads the evidence files of one analysis (access logs,
+// metrics, changes, Caddy's and php-fpm's own logs), each in one pass, and
+// says what they cover and what was skipped. The access log streams into an
+// Aggregate the caller gives (detect's Traffic): ingestion stays on the
+// sources side of the pipeline and never imports detect.
+package ingest
 
 import (
 	"context"
@@ -58,15 +63,53 @@ func (in *Inputs) name(path string) string {
 	return path
 }
 
-// InputsFromBundle lists a bundle's evidence.
-func InputsFromBundle(b *bundle.Bundle) Inputs {
+// FromBundle lists a bundle's evidence.
+func FromBundle(b *bundle.Bundle) Inputs {
 	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
 		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus, Notes: b.Warnings}
 }
 
+// Aggregate is what the access log streams into (detect's Traffic): every
+// request read, and the per-minute counts of the minutes a bundle holds no
+// lines of.
+type Aggregate interface {
+	Observe(r *sources.Request)
+	// AddMinuteStatus adds the rows of minutes whose lines were not read and
+	// returns how many it added and how many it left out because their
+	// minute holds read lines.
+	AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlapping int)
+	// Span is the first and the last request's time; Total how many were observed.
+	Span() (first, last time.Time)
+	Total() int
+}
+
+// NewAggregate makes the Aggregate of a site's requests, keeping the
+// per-client detail of those in [from, to).
+type NewAggregate func(site sources.Site, from, to time.Time) Aggregate
+
 // Loaded is evidence read into memory (aggregated) and what reading it cost.
 type Loaded struct {
-	Evidence      *Evidence
+	// From and To bound the window: the manifest's, or the evidence's own
+	// span when it gave none.
+	From, To time.Time
+	// BaselineFrom and BaselineTo are the manifest's baseline (zero: none given).
+	BaselineFrom, BaselineTo time.Time
+	Site                     sources.Site
+	Loc                      *time.Location
+	// Traffic holds the access log's requests (and per-minute counts), nil
+	// when no access log was given or none of it was usable.
+	Traffic Aggregate
+	// Metrics holds the metric samples (nil when no metrics were given).
+	Metrics *metrics.Store
+	// Health lists the proxy's health-checker events, FPM php-fpm's own
+	// warnings; the Given flags say such a log was read at all.
+	Health         []sources.HealthEvent
+	HealthLogGiven bool
+	FPM            []fpmlog.Event
+	FPMLogGiven    bool
+	// Changes are the configuration changes read (changes.yaml, git).
+	Changes []sources.Change
+
 	Access        accesslog.Stats
 	SkippedLines  int
 	MetricFiles   int
@@ -83,7 +126,6 @@ type Loaded struct {
 	NoEvidence []string
 	// Requests holds the requests read, when Inputs.KeepRequests asked for them.
 	Requests *accesslog.Spill
-	store    *metrics.Store
 	tempDir  string
 }
 
@@ -95,25 +137,32 @@ func (l *Loaded) Close() error {
 	if l.tempDir != "" {
 		os.RemoveAll(l.tempDir)
 	}
-	if l.store != nil {
-		return l.store.Close()
+	if l.Metrics != nil {
+		return l.Metrics.Close()
 	}
 	return nil
 }
 
-// Load reads every input in one pass each: access logs stream into Traffic,
-// metrics into Prometheus' storage, Caddy's own log into health events.
+// Load reads every input in one pass each: access logs stream into the
+// Aggregate newAggregate makes, metrics into Prometheus' storage, Caddy's own
+// log into health events. On an error nothing stays open.
 //
 // A manifest without a window (analyze --access with no --from/--to) has
 // the evidence's own span as its window: the access logs' first to last
 // minute, else the metrics'.
-func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
+func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAggregate) (_ *Loaded, err error) {
 	m := in.Manifest
-	ev := &Evidence{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc}
+	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc}
 	if m.Baseline != nil {
-		ev.BaselineFrom, ev.BaselineTo = m.Baseline.From, m.Baseline.To
+		l.BaselineFrom, l.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
-	l := &Loaded{Evidence: ev}
+	defer func() {
+		if err != nil {
+			// The spill, the metric store and unpacked archives are the
+			// caller's only on success.
+			l.Close()
+		}
+	}()
 	l.DataQuality = append(l.DataQuality, in.Notes...)
 	spanWindow := m.Window.From.IsZero() && m.Window.To.IsZero()
 	trafficFrom, trafficTo := m.Window.From, m.Window.To
@@ -124,7 +173,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 
 	var skips sources.Skips
 	accessCoverage := sources.NewCoverageMeter(time.Minute)
-	traffic := NewTraffic(m.Site, trafficFrom, trafficTo)
+	traffic := newAggregate(m.Site, trafficFrom, trafficTo)
 	// Keeping the requests only spares a later parse: when the spill cannot
 	// be written (a full temporary directory), the analysis goes on without it.
 	dropSpill := func(err error) {
@@ -156,7 +205,6 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			return nil
 		})
 	if err != nil {
-		l.Close()
 		return nil, err
 	}
 	if l.Requests != nil {
@@ -196,18 +244,16 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.store = store
+		l.Metrics = store
 		var metricSkips sources.Skips
 		for _, f := range in.Metrics {
 			ls, err := store.LoadFile(f, &metricSkips)
 			if err != nil {
-				l.Close()
 				return nil, err
 			}
 			l.MetricSamples += ls.Samples
 		}
 		l.DataQuality = append(l.DataQuality, metricSkips.Notes("metrics", "samples")...)
-		ev.Metrics = store
 		if l.MetricSamples == 0 {
 			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
 				strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
@@ -221,7 +267,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		if in.MinuteStatus == "" {
 			l.note("access", "no access log given: requests, statuses and client fingerprints are unknown")
 		} else {
-			ev.Traffic = traffic
+			l.Traffic = traffic
 		}
 	case stats.Requests == 0:
 		names := make([]string, len(in.Access))
@@ -230,70 +276,64 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		}
 		l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
 	default:
-		ev.Traffic = traffic
-		if first, last := traffic.Span(); last.Before(ev.From) || !first.Before(ev.To) {
+		l.Traffic = traffic
+		if first, last := traffic.Span(); last.Before(l.From) || !first.Before(l.To) {
 			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("cannot judge: no access-log lines from %s to %s (the logs span %s to %s): give the logs of that window, or a window inside the logs' span",
-				ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), first.Format(time.RFC3339), last.Format(time.RFC3339)))
+				l.From.Format(time.RFC3339), l.To.Format(time.RFC3339), first.Format(time.RFC3339), last.Format(time.RFC3339)))
 		}
 	}
 
 	for _, f := range in.Changes {
 		cs, warnings, err := changes.ReadIn(f, loc)
 		if err != nil {
-			l.Close()
 			return nil, err
 		}
 		l.DataQuality = append(l.DataQuality, warnings...)
-		ev.Changes = append(ev.Changes, cs...)
+		l.Changes = append(l.Changes, cs...)
 	}
 	repos := in.ConfigRepos
 	if len(in.ConfigArchives) > 0 {
 		if l.tempDir, err = os.MkdirTemp("", "aftermath-config-"); err != nil {
-			l.Close()
 			return nil, err
 		}
 		unpacked, err := bundle.UnpackConfigArchives(in.ConfigArchives, l.tempDir)
 		if err != nil {
-			l.Close()
 			return nil, err
 		}
 		repos = append(repos, unpacked...)
 	}
 	for _, repo := range repos {
-		cs, notes, err := changes.FromGit(ctx, repo, ev.From.Add(-ChangeLookback), ev.To)
+		cs, notes, err := changes.FromGit(ctx, repo, l.From.Add(-changes.Lookback), l.To)
 		if err != nil {
-			l.Close()
 			return nil, err
 		}
-		ev.Changes = append(ev.Changes, cs...)
+		l.Changes = append(l.Changes, cs...)
 		l.DataQuality = append(l.DataQuality, notes...)
 	}
 	if err := l.readLogs(in, loc); err != nil {
-		l.Close()
 		return nil, err
 	}
-	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.store)
+	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.Metrics)
 	return l, nil
 }
 
 // windowFromSpan sets the window to the evidence's own span, in whole
 // minutes: the access logs', else the metrics'. It says so in data_quality.
-func (l *Loaded) windowFromSpan(traffic *Traffic) {
-	ev := l.Evidence
+func (l *Loaded) windowFromSpan(traffic Aggregate) {
 	first, last := traffic.Span()
 	what := "access logs"
-	if traffic.Total() == 0 && l.store != nil {
-		first, last = l.store.Range()
+	if traffic.Total() == 0 && l.Metrics != nil {
+		first, last = l.Metrics.Range()
 		what = "metrics"
 	}
 	if first.IsZero() {
 		return
 	}
-	ev.From = first.UTC().Truncate(time.Minute)
-	ev.To = last.UTC().Truncate(time.Minute).Add(time.Minute)
+	l.From = first.UTC().Truncate(time.Minute)
+	l.To = last.UTC().Truncate(time.Minute).Add(time.Minute)
 	l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "window", Severity: sources.SeverityInfo,
 		Message: fmt.Sprintf("no window was given: the %s' own span, %s to %s, was analyzed", what,
-			ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339))})
+			l.From.Format(time.RFC3339), l.To.Format(time.RFC3339))})
 }
 
 // noAccessMessage says that the access logs gave no usable line, what their
@@ -327,7 +367,6 @@ func (l *Loaded) note(source, msg string) {
 // have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not
 // guessed at; an empty log is said to be empty.
 func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
-	ev := l.Evidence
 	for _, f := range in.Logs {
 		if st, err := os.Stat(f); err == nil && st.Size() == 0 {
 			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
@@ -340,8 +379,8 @@ func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 			return err
 		}
 		if isCaddy {
-			ev.HealthLogGiven = true
-			ev.Health = append(ev.Health, events...)
+			l.HealthLogGiven = true
+			l.Health = append(l.Health, events...)
 			l.DataQuality = append(l.DataQuality, skips.Notes("caddy log", "lines")...)
 			continue
 		}
@@ -350,8 +389,8 @@ func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 			return err
 		}
 		if isFPM {
-			ev.FPMLogGiven = true
-			ev.FPM = append(ev.FPM, fpm...)
+			l.FPMLogGiven = true
+			l.FPM = append(l.FPM, fpm...)
 			continue
 		}
 		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,

@@ -1,0 +1,119 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+)
+
+// countingAggregate stands in for detect's Traffic: ingest only streams
+// requests into it.
+type countingAggregate struct {
+	n           int
+	first, last time.Time
+}
+
+func newCounting(sources.Site, time.Time, time.Time) Aggregate { return &countingAggregate{} }
+
+func (a *countingAggregate) Observe(r *sources.Request) {
+	if a.n == 0 || r.Time.Before(a.first) {
+		a.first = r.Time
+	}
+	if r.Time.After(a.last) {
+		a.last = r.Time
+	}
+	a.n++
+}
+
+func (a *countingAggregate) AddMinuteStatus(rows []bundle.MinuteStatus) (int, int) {
+	return len(rows), 0
+}
+
+func (a *countingAggregate) Span() (time.Time, time.Time) { return a.first, a.last }
+func (a *countingAggregate) Total() int                   { return a.n }
+
+// A Load that fails part way leaves nothing behind: not the spill of the
+// requests already read, not the metric store already filled. (A bad
+// minute-status file used to return before closing either.)
+func TestLoadFailureLeavesNothingOpen(t *testing.T) {
+	access, err := filepath.Abs("../accesslog/testdata/lab-sample.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(inputs, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The lab sample's requests are from 2026-11-29 around 02:13 UTC.
+	from := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	metricsFile := write("pool.prom", "phpfpm_active_processes{pool=\"www\"} 3 1795966435000\n")
+	for _, tt := range []struct {
+		name   string
+		broken func(in *Inputs)
+		names  string
+	}{
+		{"minute status", func(in *Inputs) {
+			in.MinuteStatus = write("minute-status.csv", "minute,status,origin,late,requests,php_seconds\nnot a time,200,upstream,0,1,0.1\n")
+		}, "minute-status.csv"},
+		{"changes", func(in *Inputs) {
+			in.Changes = []string{write("changes.yaml", "changes: [this is not a list of changes\n")}
+		}, "changes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			in := Inputs{Access: []string{access}, Metrics: []string{metricsFile}, KeepRequests: true}
+			in.Manifest.Window.From, in.Manifest.Window.To = from, from.Add(time.Hour)
+			tt.broken(&in)
+			l, err := Load(context.Background(), in, time.UTC, newCounting)
+			if err == nil {
+				l.Close()
+				t.Fatal("Load read a broken input without an error")
+			}
+			if !strings.Contains(err.Error(), tt.names) {
+				t.Errorf("error %q does not name %s", err, tt.names)
+			}
+			left, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				t.Errorf("left behind after the failed Load: %s", e.Name())
+			}
+		})
+	}
+}
+
+// The evidence's own span is the window when none is given, and the access
+// log streams into the aggregate the caller made.
+func TestLoadWindowFromSpan(t *testing.T) {
+	access, err := filepath.Abs("../accesslog/testdata/lab-sample.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(context.Background(), Inputs{Access: []string{access}}, time.UTC, newCounting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	agg, ok := l.Traffic.(*countingAggregate)
+	if !ok || agg.n == 0 {
+		t.Fatalf("traffic %#v: the requests did not reach the caller's aggregate", l.Traffic)
+	}
+	if want := agg.first.Truncate(time.Minute); !l.From.Equal(want) || !l.To.Equal(agg.last.Truncate(time.Minute).Add(time.Minute)) {
+		t.Errorf("window %v to %v, want the log's minutes %v to %v", l.From, l.To, want, agg.last)
+	}
+	if len(l.Coverage) == 0 || l.Coverage[0].Source != CoverageAccess {
+		t.Errorf("coverage %+v: want the access log's first", l.Coverage)
+	}
+}
