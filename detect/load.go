@@ -153,18 +153,14 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		added, overlapping := traffic.AddMinuteStatus(rows)
+		added := traffic.AddMinuteStatus(rows)
 		for _, r := range rows {
 			accessCoverage.Observe(r.Minute, int(r.Requests))
 		}
 		if added > 0 {
 			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
-				"requests, statuses and PHP time of the minutes whose lines were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the pulled minutes",
+				"requests, statuses and PHP time of the lines that were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the lines pulled (the minutes that stood out, and the client families pulled across the window)",
 				bundle.MinuteStatusFile, added)})
-		}
-		if overlapping > 0 {
-			l.note("access", fmt.Sprintf("%s: %d rows are for minutes whose lines were read as well and were left out so as not to count them twice",
-				in.MinuteStatus, overlapping))
 		}
 	}
 	l.MetricFiles = len(in.Metrics)

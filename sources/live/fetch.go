@@ -320,8 +320,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 
 	// Which minutes to pull raw: all of them, or (pushdown) the baseline and
 	// the minutes that stand out.
-	var minutes []time.Time
-	var counted int64 // lines the per-minute counts found (pushdown)
+	var plan pushdownPlan
+	minutes := plan.minutes
 	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
 	defer func() {
 		for _, l := range c.LimitsLearned() {
@@ -331,7 +331,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 	if pushdown {
 		phase("minute counts")
 		var ok bool
-		minutes, counted, ok = f.pushdown(ctx, c, query, &cur)
+		plan, ok = f.pushdown(ctx, c, query, &cur)
+		minutes = plan.minutes
 		finish()
 		if !ok {
 			// The counts choose the minutes to pull: without them no pull
@@ -393,7 +394,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		// the flagged minutes alone may hold no line. A selector whose
 		// streams have lines around the window (a day before it, or since)
 		// is right: the window itself was empty in Loki.
-		if perr == nil && res.Lines() == 0 && (!pushdown || counted == 0) {
+		if perr == nil && res.Lines() == 0 && (!pushdown || plan.counted == 0) {
 			span := fmt.Sprintf("[%s, %s)", f.start.Format(time.RFC3339), f.to.Format(time.RFC3339))
 			around, serr := c.Series(ctx, f.start.Add(-24*time.Hour), maxTime(f.to, time.Now()), selector)
 			switch {
@@ -417,6 +418,11 @@ func (f *fetcher) loki(ctx context.Context) error {
 	}
 	if err := pull("access log", lcfg.Selector, lcfg.Pipeline, AccessFile, true); err != nil {
 		return err
+	}
+	if len(plan.families) > 0 {
+		if err := f.pullFamilies(ctx, c, query, plan, phase, finish); err != nil {
+			return err
+		}
 	}
 	for _, lg := range lcfg.Logs {
 		// Plain text: php-fpm's log reader does not read .gz.
@@ -494,11 +500,23 @@ func failedFilter(site sources.Site) string {
 	return statusFields + ` | ` + cond + ` | __error__=""`
 }
 
-// pushdown counts lines per minute inside Loki, flags minutes, writes
-// access/minute-counts.csv and returns the minutes to pull (false when the
-// counts failed: then nothing is pulled, which the caller records) and the
-// number of lines counted.
-func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, int64, bool) {
+// pushdownPlan is what a pushdown decided to pull.
+type pushdownPlan struct {
+	// minutes are pulled whole: the baseline and the minutes that stand out.
+	minutes []time.Time
+	// families are the client families whose lines are pulled in every
+	// other minute (familyMinutes) too.
+	families      []string
+	familyMinutes []time.Time
+	// counted is the number of lines the per-minute counts found.
+	counted int64
+}
+
+// pushdown counts lines per minute inside Loki, flags minutes and client
+// families, writes access/minute-counts.csv and the per-minute status counts
+// of the lines it will not pull, and returns what to pull (false when the
+// counts failed: then nothing is pulled, which the caller records).
+func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) (pushdownPlan, bool) {
 	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
 	// Two count queries, then minuteStatus's (added once the minutes to pull
 	// are known).
@@ -521,7 +539,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		if loki.IsQueryError(err) {
 			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q is malformed: %w", query, err))
 		}
-		return nil, 0, false
+		return pushdownPlan{}, false
 	}
 	lines := mc.Totals()
 	var counted int64
@@ -554,21 +572,31 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
 	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
 	rows := make([]Minute, len(lines))
-	var pull []time.Time
+	plan := pushdownPlan{counted: counted}
 	for i := range lines {
 		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
 		if failed != nil {
 			rows[i].Failed = failed[i]
 		}
 		if rows[i].Pulled {
-			pull = append(pull, rows[i].T)
+			plan.minutes = append(plan.minutes, rows[i].T)
+		} else {
+			plan.familyMinutes = append(plan.familyMinutes, rows[i].T)
 		}
+	}
+	if len(plan.familyMinutes) > 0 {
+		plan.families = f.families(ctx, c, query, lines, windowStart, factor, cost)
+	}
+	if len(plan.families) == 0 {
+		plan.familyMinutes = nil
 	}
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
-	f.minuteStatus(ctx, c, query, rows, cost)
+	// The counts are of the lines not pulled: neither in a pulled minute nor
+	// of a pulled family.
+	f.minuteStatus(ctx, c, query+familyFilter(plan.families, false), rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {
@@ -578,13 +606,17 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if windowStart > 0 {
 		summary += " and for the whole baseline"
 	}
+	if len(plan.families) > 0 {
+		summary += fmt.Sprintf("; the lines of the client families %s (agent/language) that stood out were pulled in every other minute too (%s)",
+			strings.Join(plan.families, ", "), FamiliesFile)
+	}
 	rec.Note += "; " + pushdownMark + summary
 	f.record(rec)
 	f.record(frec)
 	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
-	return pull, counted, true
+	return plan, true
 }
 
 func writeFileWith(path string, write func(io.Writer) error) error {

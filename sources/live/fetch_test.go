@@ -44,8 +44,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if simDir != "" {
-		os.RemoveAll(simDir)
+	for _, d := range []string{simDir, dayDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 )
 
@@ -30,11 +32,48 @@ func (m fakeMatcher) match(v string) bool {
 }
 
 type fakeStage struct {
-	op     string // |=, !=, |~, !~, json, label, unwrap
+	op     string // |=, !=, |~, !~, json, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
 	re     *regexp.Regexp
 	params map[string]string // json: label -> field
 	filter []labelCmp        // label: comparisons joined by or/and
+	// label_format: each destination label with its template, or the label
+	// it renames; drop: the labels dropped.
+	formats []labelFormat
+	names   []string
+}
+
+// labelFormat is one dst=src (rename) or dst="template" of | label_format.
+type labelFormat struct {
+	dst, rename string
+	tmpl        *template.Template
+}
+
+// templateFuncs are the template functions of Loki's line_format and
+// label_format the fake knows, with Loki's (sprig's) argument order.
+var templateFuncs = template.FuncMap{
+	"contains":  func(substr, s string) bool { return strings.Contains(s, substr) },
+	"hasPrefix": func(prefix, s string) bool { return strings.HasPrefix(s, prefix) },
+	"hasSuffix": func(suffix, s string) bool { return strings.HasSuffix(s, suffix) },
+	"lower":     strings.ToLower,
+	"upper":     strings.ToUpper,
+	"trim":      strings.TrimSpace,
+	"trunc": func(c int, s string) string {
+		if c >= 0 && len(s) > c {
+			return s[:c]
+		}
+		if c < 0 && len(s)+c > 0 {
+			return s[len(s)+c:]
+		}
+		return s
+	},
+	"regexReplaceAll": func(re, s, repl string) (string, error) {
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return "", err
+		}
+		return r.ReplaceAllString(s, repl), nil
+	},
 }
 
 // labelCmp is one comparison of a label filter; join is "or" or "and" with
@@ -159,6 +198,33 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 				cp["__error__"] = "LabelFilterErr"
 				out = cp
 			}
+		case "label_format":
+			cp := make(map[string]string, len(out)+len(s.formats))
+			for k, v := range out {
+				cp[k] = v
+			}
+			for _, f := range s.formats {
+				if f.tmpl == nil {
+					cp[f.dst] = out[f.rename]
+					delete(cp, f.rename)
+					continue
+				}
+				var b strings.Builder
+				if err := f.tmpl.Execute(&b, out); err != nil {
+					cp["__error__"] = "TemplateFormatErr"
+					continue
+				}
+				cp[f.dst] = b.String()
+			}
+			out = cp
+		case "drop":
+			cp := make(map[string]string, len(out))
+			for k, v := range out {
+				if !slices.Contains(s.names, k) {
+					cp[k] = v
+				}
+			}
+			out = cp
 		case "unwrap":
 			// Loki drops the unwrapped label from the series and marks a value
 			// that is not a number with __error__ (SampleExtractionErr).
@@ -224,14 +290,19 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 		}
 	}
 	if params != nil {
-		for label, field := range params {
-			if v, ok := obj[field]; ok {
-				switch x := v.(type) {
-				case map[string]any, []any:
-					continue
-				case nil:
-					out[label] = ""
-				default:
+		// Loki's JSON expressions: a path of fields and indexes
+		// (request.headers["User-Agent"][0]); an object or array found is
+		// kept as its JSON text, a path that leads nowhere gives "".
+		for label, expr := range params {
+			v, ok := jsonPath(obj, expr)
+			switch x := v.(type) {
+			case map[string]any, []any:
+				b, _ := json.Marshal(x)
+				out[label] = string(b)
+			case nil:
+				out[label] = ""
+			default:
+				if ok {
 					out[label] = fmt.Sprint(x)
 				}
 			}
@@ -240,6 +311,46 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 	}
 	walk("", obj)
 	return out
+}
+
+// jsonPathRE reads one step of a JSON expression: a field name, ["key"] or [n].
+var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[([0-9]+)\])`)
+
+// jsonPath follows a Loki JSON expression (servers[0], request.headers["User-Agent"])
+// into obj; false when a step does not exist.
+func jsonPath(obj map[string]any, expr string) (any, bool) {
+	var cur any = obj
+	for rest := expr; rest != ""; {
+		m := jsonPathRE.FindStringSubmatch(rest)
+		if m == nil {
+			return nil, false
+		}
+		rest = rest[len(m[0]):]
+		switch {
+		case m[1] != "" || strings.HasPrefix(m[0], "["):
+			if m[3] != "" {
+				arr, ok := cur.([]any)
+				i, _ := strconv.Atoi(m[3])
+				if !ok || i >= len(arr) {
+					return nil, false
+				}
+				cur = arr[i]
+				continue
+			}
+			key := m[1]
+			if key == "" {
+				key, _ = strconv.Unquote(`"` + m[2] + `"`)
+			}
+			o, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = o[key]; !ok {
+				return nil, false
+			}
+		}
+	}
+	return cur, true
 }
 
 var promDurationRE = regexp.MustCompile(`^(?:[0-9]+(?:ms|s|m|h|d|w|y))+$`)
@@ -572,6 +683,49 @@ func (p *parser) logExpr() (*Query, error) {
 					return nil, err
 				}
 				e.stages = append(e.stages, fakeStage{op: "unwrap", value: name.text})
+				continue
+			}
+			if p.tok.text == "label_format" || p.tok.text == "drop" {
+				st := fakeStage{op: p.tok.text}
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				for p.tok.kind == "ident" {
+					name := p.tok.text
+					if err := p.advance(); err != nil {
+						return nil, err
+					}
+					if st.op == "drop" {
+						st.names = append(st.names, name)
+					} else {
+						if err := p.expect("punct", "="); err != nil {
+							return nil, err
+						}
+						f := labelFormat{dst: name}
+						switch p.tok.kind {
+						case "ident":
+							f.rename = p.tok.text
+						case "string":
+							t, err := template.New(name).Option("missingkey=zero").Funcs(templateFuncs).Parse(p.tok.text)
+							if err != nil {
+								return nil, parseErr(p.tok.pos, err.Error())
+							}
+							f.tmpl = t
+						default:
+							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
+						}
+						if err := p.advance(); err != nil {
+							return nil, err
+						}
+						st.formats = append(st.formats, f)
+					}
+					if p.tok.kind == "punct" && p.tok.text == "," {
+						if err := p.advance(); err != nil {
+							return nil, err
+						}
+					}
+				}
+				e.stages = append(e.stages, st)
 				continue
 			}
 			if p.tok.text == "json" {
