@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -178,7 +179,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 		if usual < 0 {
 			return n > 3 && float64(n) >= absFailedShare*float64(a.Requests)
 		}
-		return float64(n) > usual+3*math.Sqrt(usual+1) && float64(n) >= 2*usualShare*float64(a.Requests)
+		return failure.Excess(float64(n), usual, 0, 3) && float64(n) >= 2*usualShare*float64(a.Requests)
 	}
 
 	first, last := ev.From.Unix()/60, (ev.To.Unix()+59)/60

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // Minute holds the requests logged in one minute, by status and by who answered.
@@ -250,7 +251,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm = t.minute(m)
 		t.lastMinute, t.lastMM = m, mm
 	}
-	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
+	late := failure.Late(r.Duration, t.site.ClientTimeoutS)
 	good := mm.count(r.Status, r.Origin, late, 1, r.Duration)
 	if good {
 		mm.Latency.Add(r.Duration)
