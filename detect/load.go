@@ -53,6 +53,9 @@ type Loaded struct {
 	SkippedLines  int
 	MetricFiles   int
 	MetricSamples int64
+	// Pushdown is what a pushed-down fetch pulled against a full pull (nil
+	// when the access log was not pushed down).
+	Pushdown *bundle.PushdownCost
 	// DataQuality lists what was skipped or missing while reading.
 	DataQuality []sources.QualityNote
 	// Coverage is, for each source, the part of the window its evidence
@@ -95,7 +98,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 	if m.Baseline != nil {
 		ev.BaselineFrom, ev.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
-	l := &Loaded{Evidence: ev}
+	l := &Loaded{Evidence: ev, Pushdown: m.Pushdown}
 	l.DataQuality = append(l.DataQuality, in.Notes...)
 	spanWindow := m.Window.From.IsZero() && m.Window.To.IsZero()
 	trafficFrom, trafficTo := m.Window.From, m.Window.To

@@ -82,7 +82,7 @@ const familyShare = 0.2
 // flagFamilies returns the families (sorted) whose lines are pulled across
 // the whole window: those that, in some familyBucket of the window, stand out
 // against their own unflagged buckets of the referenceSpan before (the same
-// test as flagMinutes: factor times the median plus 3 times its root) and
+// test as flagMinutes: standsOut against the median) and
 // hold at least familyShare of that bucket's lines. counts[f][i] is family
 // f's count in minute i, totals[i] every line's; minutes before windowStart
 // are the baseline.

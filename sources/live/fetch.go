@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
@@ -308,6 +310,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 		f.failed(loki.Source, "client", err)
 		return nil
 	}
+	// What the access log cost, counts and pulls, for the pushdown's summary.
+	var accessCost bundle.PushdownCost
 	phase := func(name string) {
 		cur = Progress{Source: loki.Source, Phase: name, Unit: "lines", Started: time.Now()}
 		f.progress(cur)
@@ -315,6 +319,10 @@ func (f *fetcher) loki(ctx context.Context) error {
 	finish := func() {
 		cur.Finished = true
 		f.progress(cur)
+		if !strings.HasPrefix(cur.Phase, "log ") {
+			accessCost.Requests += cur.Requests
+			accessCost.ResponseBytes += cur.WireBytes
+		}
 	}
 	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
 
@@ -424,6 +432,9 @@ func (f *fetcher) loki(ctx context.Context) error {
 			return err
 		}
 	}
+	if pushdown {
+		f.pushdownCost(accessCost, plan)
+	}
 	for _, lg := range lcfg.Logs {
 		// Plain text: php-fpm's log reader does not read .gz.
 		file := filepath.Join(bundle.LogsDir, lg.Name+".log")
@@ -489,13 +500,14 @@ func joinQuery(selector, pipeline string) string {
 	return q
 }
 
-// failedFilter selects the lines that failed: 5xx, or (when the clients'
-// timeout is known) slower than it. Lines that are not JSON, or whose fields
-// do not parse, are dropped rather than failing the whole metric query.
+// failedFilter selects the lines that failed as the detectors count them
+// (failure.Status and failure.Late): 429 and 5xx, or (when the clients'
+// timeout is known) answers slower than it. Lines that are not JSON, or whose
+// fields do not parse, are dropped rather than failing the whole metric query.
 func failedFilter(site sources.Site) string {
-	cond := "status >= 500"
+	cond := "status=~" + strconv.Quote(failure.StatusPattern)
 	if t := site.ClientTimeoutS; t > 0 {
-		cond += " or duration >= " + strconv.FormatFloat(t, 'f', -1, 64)
+		cond += " or duration > " + strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return statusFields + ` | ` + cond + ` | __error__=""`
 }
@@ -510,6 +522,54 @@ type pushdownPlan struct {
 	familyMinutes []time.Time
 	// counted is the number of lines the per-minute counts found.
 	counted int64
+	// fullLines and fullBytes are what a full pull would pull (-1: unknown).
+	fullLines, fullBytes int64
+}
+
+// fullBytes has Loki measure the raw bytes of a full pull of [start, to)
+// (bytes_over_time, which reads no line into a parser); -1 when it cannot.
+func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, cost *Progress) int64 {
+	q := "sum(bytes_over_time(" + query + " [1m]))"
+	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
+	cost.Requests += int64(mv.Requests)
+	cost.WireBytes += mv.WireBytes
+	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, Series: len(mv.Series), Complete: err == nil,
+		Note: fmt.Sprintf("the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary, %d requests, %d response bytes", mv.Requests, mv.WireBytes)}
+	if err != nil {
+		// Only the comparison is lost: nothing of the evidence.
+		rec.Note += "; failed: " + err.Error()
+		f.record(rec)
+		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the bytes of a full pull are unknown, so the pushdown's saving is not stated: %v", err))
+		return -1
+	}
+	f.record(rec)
+	var n float64
+	for _, s := range mv.Series {
+		for _, v := range s.Values {
+			n += v
+		}
+	}
+	return int64(math.Round(n))
+}
+
+// pushdownCost states in bundle.yaml and a note what the pushdown pulled of
+// the access log against a full pull.
+func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
+	for _, q := range f.manifest.Queries {
+		if q.Source == loki.Source && (q.File == AccessFile || q.File == FamiliesFile) {
+			cost.PulledLines += q.Lines
+			cost.PulledBytes += q.Bytes
+		}
+	}
+	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
+	f.manifest.Pushdown = &cost
+	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
+		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes)
+	if cost.FullBytes > 0 {
+		msg += fmt.Sprintf("; a full pull would have pulled %d lines (%d bytes, as Loki measured them): %.1f%% of its bytes", cost.FullLines, cost.FullBytes,
+			100*float64(cost.PulledBytes)/float64(cost.FullBytes))
+	}
+	f.note(loki.Source, sources.SeverityInfo, msg)
 }
 
 // pushdown counts lines per minute inside Loki, flags minutes and client
@@ -593,6 +653,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
+	plan.fullLines, plan.fullBytes = counted, f.fullBytes(ctx, c, query, cost)
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
@@ -53,7 +56,59 @@ type dayStory struct {
 	backtestCrawler  float64
 }
 
-func storyOf(t *testing.T, a analysis) dayStory {
+// backtestOf proposes the rules for the bundle at dir as analyze does (the
+// requests kept from loading, the incident's baseline) and returns each
+// rule's backtest by finding id, decoded from its JSON.
+func backtestOf(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := time.LoadLocation(b.Manifest.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	in := detect.InputsFromBundle(b)
+	in.KeepRequests = true
+	l, err := detect.Load(ctx, in, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	res, err := detect.Run(ctx, l.Evidence, detect.Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := l.Evidence
+	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
+	if inc := res.Incidents; inc != nil && inc.Baseline.Usable() {
+		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
+	}
+	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Requests: l.Requests, Site: ev.Site,
+		From: ev.From, To: ev.To, BaselineFrom: bFrom, BaselineTo: bTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(prop.Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []map[string]any
+	if err := json.Unmarshal(js, &rs); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, r := range rs {
+		if bt, ok := r["backtest"].(map[string]any); ok {
+			out[r["finding"].(string)] = bt
+		}
+	}
+	return out
+}
+
+func storyOf(t *testing.T, a analysis, backtests map[string]map[string]any) dayStory {
 	t.Helper()
 	var s dayStory
 	var id string
@@ -69,12 +124,11 @@ func storyOf(t *testing.T, a analysis) dayStory {
 		t.Fatalf("no crawler_burst finding")
 	}
 	s.failed = a.report["impact"].(map[string]any)["failed_requests"].(float64)
-	for _, r := range a.report["rules"].([]any) {
-		r := r.(map[string]any)
-		if r["finding"] == id {
-			s.backtestCrawler = r["backtest"].(map[string]any)["crawler_requests"].(float64)
-		}
+	bt, ok := backtests[id]
+	if !ok {
+		t.Fatalf("no rule backtested for %s: %v", id, backtests)
 	}
+	s.backtestCrawler = bt["crawler_requests"].(float64)
 	return s
 }
 
@@ -97,9 +151,11 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	to := sim.Manifest.Window.To
 	from := to.Add(-22*time.Hour - 30*time.Minute)
 	cfg := &Config{
-		Timezone:   sim.Manifest.Timezone,
-		Site:       sim.Manifest.Site,
-		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+		Timezone: sim.Manifest.Timezone,
+		Site:     sim.Manifest.Site,
+		// The fake answers a metric query over the day in one request: on a
+		// loaded test machine that may take longer than the default minute.
+		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: D(10 * time.Minute)},
 		Prometheus: &Prometheus{URL: pr.URL(), Retries: -1},
 	}
 	type run struct {
@@ -108,6 +164,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		requests   int64 // HTTP requests to Loki
 		wire       int64 // response bytes from Loki
 		familyFile bool
+		cost       *bundle.PushdownCost // bundle.yaml's pushdown section
 	}
 	fetch := func(t *testing.T, pushdown bool) run {
 		cfg.PushdownAfter = nil // the default, 3h: a 22.5 h window is pushed down
@@ -127,7 +184,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r run
+		r := run{cost: b.Manifest.Pushdown}
 		for _, q := range b.Manifest.Queries {
 			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile) {
 				r.bytes += q.Bytes
@@ -140,7 +197,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 				r.wire += p.WireBytes
 			}
 		}
-		r.story = storyOf(t, analyze(t, out))
+		r.story = storyOf(t, analyze(t, out), backtestOf(t, out))
 		ph.log(t, "phases")
 		return r
 	}
@@ -160,6 +217,15 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	}
 	if pushed.story.failed != full.story.failed {
 		t.Errorf("failed requests: pushdown %.0f, full pull %.0f", pushed.story.failed, full.story.failed)
+	}
+	if c := pushed.cost; c == nil || c.FullBytes != full.bytes || c.PulledBytes != pushed.bytes || c.Requests != pushed.requests {
+		t.Errorf("bundle.yaml's pushdown section %+v: want the full pull's %d bytes and the pushdown's %d bytes in %d requests", c, full.bytes, pushed.bytes, pushed.requests)
+	} else {
+		t.Logf("pushdown pulled %d of %d lines, %d of %d bytes (%.1f%%), in %d requests (full pull: %d); families %v",
+			c.PulledLines, c.FullLines, c.PulledBytes, c.FullBytes, 100*float64(c.PulledBytes)/float64(c.FullBytes), c.Requests, full.requests, c.Families)
+	}
+	if full.cost != nil {
+		t.Errorf("the full pull has a pushdown section: %+v", full.cost)
 	}
 	if !pushed.familyFile {
 		t.Errorf("the pushdown pulled no client family across the window")

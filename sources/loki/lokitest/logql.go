@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/valyala/fastjson"
 )
 
 type fakeMatcher struct {
@@ -142,7 +144,7 @@ func evalFilter(cmps []labelCmp, ls map[string]string) (keep bool, errLabel bool
 type Query struct {
 	matchers []fakeMatcher
 	stages   []fakeStage
-	fn       string // "", count_over_time, rate, sum_over_time
+	fn       string // "", count_over_time, rate, sum_over_time, bytes_over_time
 	rng      time.Duration
 	sum      bool
 	by       []string
@@ -257,6 +259,9 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 	for k, v := range ls {
 		out[k] = v
 	}
+	if params != nil {
+		return jsonExpressions(out, line, params)
+	}
 	var obj map[string]any
 	d := json.NewDecoder(strings.NewReader(line))
 	d.UseNumber()
@@ -289,26 +294,6 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 			out[name] = fmt.Sprint(v)
 		}
 	}
-	if params != nil {
-		// Loki's JSON expressions: a path of fields and indexes
-		// (request.headers["User-Agent"][0]); an object or array found is
-		// kept as its JSON text, a path that leads nowhere gives "".
-		for label, expr := range params {
-			v, ok := jsonPath(obj, expr)
-			switch x := v.(type) {
-			case map[string]any, []any:
-				b, _ := json.Marshal(x)
-				out[label] = string(b)
-			case nil:
-				out[label] = ""
-			default:
-				if ok {
-					out[label] = fmt.Sprint(x)
-				}
-			}
-		}
-		return out
-	}
 	walk("", obj)
 	return out
 }
@@ -316,41 +301,49 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 // jsonPathRE reads one step of a JSON expression: a field name, ["key"] or [n].
 var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[([0-9]+)\])`)
 
-// jsonPath follows a Loki JSON expression (servers[0], request.headers["User-Agent"])
-// into obj; false when a step does not exist.
-func jsonPath(obj map[string]any, expr string) (any, bool) {
-	var cur any = obj
-	for rest := expr; rest != ""; {
-		m := jsonPathRE.FindStringSubmatch(rest)
-		if m == nil {
-			return nil, false
+// jsonExpressions extracts | json label="expression" as Loki does: a path of
+// fields and indexes (request.headers["User-Agent"][0]); a string's value, a
+// number's or bool's text, an object or array kept as its JSON text, "" for a
+// path that leads nowhere or to null; __error__ on a line that is not JSON.
+func jsonExpressions(out map[string]string, line string, params map[string]string) map[string]string {
+	var p fastjson.Parser
+	v, err := p.Parse(line)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		out["__error__"] = "JSONParserErr"
+		return out
+	}
+	for label, expr := range params {
+		var keys []string
+		ok := true
+		for rest := expr; rest != "" && ok; {
+			m := jsonPathRE.FindStringSubmatch(rest)
+			if m == nil {
+				ok = false
+				break
+			}
+			rest = rest[len(m[0]):]
+			switch {
+			case m[3] != "":
+				keys = append(keys, m[3]) // fastjson reads a number as an array index
+			case m[1] != "":
+				keys = append(keys, m[1])
+			default:
+				k, err := strconv.Unquote(`"` + m[2] + `"`)
+				ok = err == nil
+				keys = append(keys, k)
+			}
 		}
-		rest = rest[len(m[0]):]
+		x := v.Get(keys...)
 		switch {
-		case m[1] != "" || strings.HasPrefix(m[0], "["):
-			if m[3] != "" {
-				arr, ok := cur.([]any)
-				i, _ := strconv.Atoi(m[3])
-				if !ok || i >= len(arr) {
-					return nil, false
-				}
-				cur = arr[i]
-				continue
-			}
-			key := m[1]
-			if key == "" {
-				key, _ = strconv.Unquote(`"` + m[2] + `"`)
-			}
-			o, ok := cur.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if cur, ok = o[key]; !ok {
-				return nil, false
-			}
+		case !ok || x == nil || x.Type() == fastjson.TypeNull:
+			out[label] = ""
+		case x.Type() == fastjson.TypeString:
+			out[label] = string(x.GetStringBytes())
+		default:
+			out[label] = x.String()
 		}
 	}
-	return cur, true
+	return out
 }
 
 var promDurationRE = regexp.MustCompile(`^(?:[0-9]+(?:ms|s|m|h|d|w|y))+$`)
@@ -534,7 +527,7 @@ func (p *parser) expr() (*Query, error) {
 		inner.sum, inner.by = true, by
 		return inner, nil
 	}
-	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate" || p.tok.text == "sum_over_time") {
+	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate" || p.tok.text == "sum_over_time" || p.tok.text == "bytes_over_time") {
 		fn := p.tok.text
 		if err := p.advance(); err != nil {
 			return nil, err

@@ -694,6 +694,9 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			if !ok {
 				continue
 			}
+			if expr.fn == "bytes_over_time" {
+				v = float64(len(e.Line))
+			}
 			k := logql.LabelsKey(ls)
 			if expr.sum && ls["__error__"] != "SampleExtractionErr" {
 				// The range aggregations the fake knows add up across the
@@ -742,7 +745,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			switch expr.fn {
 			case "rate":
 				v /= time.Duration(rng).Seconds()
-			case "sum_over_time":
+			case "sum_over_time", "bytes_over_time":
 				v = 0
 				for _, x := range ss[lo:hi] {
 					v += x.v
