@@ -327,9 +327,10 @@ func (f *fetcher) loki(ctx context.Context) error {
 	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
 
 	// Which minutes to pull raw: all of them, or (pushdown) the baseline and
-	// the minutes that stand out.
+	// the minutes that stand out, and then the lines of the client families
+	// that stood out from every other minute.
 	var plan pushdownPlan
-	minutes := plan.minutes
+	var minutes []time.Time
 	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
 	defer func() {
 		for _, l := range c.LimitsLearned() {

@@ -146,6 +146,9 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	clearEnv(t)
 	sim := simulatedDay(t)
 	lk := lokitest.New(t)
+	// Loki's default limits: 5,000 lines per query, 500 series.
+	lk.SetMaxEntries(5000)
+	lk.SetMaxQuerySeries(500)
 	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
 	pr := livetest.NewPrometheus(t, sim.Metrics...)
 	to := sim.Manifest.Window.To
