@@ -8,15 +8,18 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindClientAbandonedWork, Order: 6, New: func() Detector { return abandonedDetector{} },
-		Role:    RoleSymptom,
-		Chain:   7,
-		Scan:    ScanMeasure{Metric: "requests whose clients gave up", Observed: fact("requests")},
+		NewFacts: func() Facts { return &AbandonedWorkFacts{} },
+		Role:     RoleSymptom,
+		Chain:    7,
+		Scan: ScanMeasure{Metric: "requests whose clients gave up",
+			Observed: func(f *Finding) float64 { return float64(FactsOf[AbandonedWorkFacts](f).Requests) }},
 		Explain: explainAbandoned,
 	})
 }
 
 func explainAbandoned(p Phraser, f *Finding, _ Story) string {
-	n, t, ws := p.N(f.Facts["requests"]), p.Secs(f.Facts["client_timeout_s"]), f.Facts["worker_seconds"]
+	facts := FactsOf[AbandonedWorkFacts](f)
+	n, t, ws := p.N(float64(facts.Requests)), p.Secs(facts.ClientTimeoutS), facts.WorkerSeconds.V
 	if p.Korean() {
 		s := n + "건은 이용자가 " + t + " 만에 떠난 뒤에도 PHP 대기열에 남아 있다가 처리됐습니다."
 		if ws > 0 {
@@ -30,6 +33,17 @@ func explainAbandoned(p Phraser, f *Finding, _ Story) string {
 	}
 	return s + "."
 }
+
+// AbandonedWorkFacts are a client_abandoned_work finding's numbers.
+type AbandonedWorkFacts struct {
+	Requests       int     `json:"requests"`
+	ClientTimeoutS float64 `json:"client_timeout_s"`
+	// WorkerSeconds is the worker time spent on them, when PHP's service
+	// time is known.
+	WorkerSeconds Maybe[float64] `json:"worker_seconds"`
+}
+
+func (*AbandonedWorkFacts) FindingKind() string { return KindClientAbandonedWork }
 
 // abandonedDetector counts work PHP did for clients that had already left:
 // Caddy 2.11 logs no 499, so it shows as PHP responses whose duration exceeds
@@ -59,16 +73,13 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
 			fmtInt(n), timeoutText, fmtNum(expected))}, nil
 	}
-	facts := map[string]float64{
-		"requests":         float64(n),
-		"client_timeout_s": timeout,
-	}
+	facts := &AbandonedWorkFacts{Requests: n, ClientTimeoutS: timeout}
 	cost := ""
 	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
 	// is the service time per request, not the logged duration.
 	if s := serviceTime(ev, prior); s > 0 {
 		php := float64(n) * s
-		facts["worker_seconds"] = round(php, 1)
+		facts.WorkerSeconds = Some(round(php, 1))
 		cost = fmt.Sprintf(": about %s of worker time at %s each", fmtSec(php), fmtSec(s))
 	}
 	summary := fmt.Sprintf("%s requests were still queued for PHP when their clients gave up after %s (PHP answers logged late, and the proxy's 504s whose requests stay in php-fpm's queue)%s, spent on answers nobody read.",
@@ -81,8 +92,8 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 // saturation finding (workers / completion rate) when there is one, else the
 // baseline's median.
 func serviceTime(ev *Evidence, prior []Finding) float64 {
-	if f := first(prior, KindWorkerSaturation); f != nil && f.Facts["service_time_s"] > 0 {
-		return f.Facts["service_time_s"]
+	if f := first(prior, KindWorkerSaturation); f != nil && FactsOf[WorkerSaturationFacts](f).ServiceTimeS.V > 0 {
+		return FactsOf[WorkerSaturationFacts](f).ServiceTimeS.V
 	}
 	return normalServiceTime(ev)
 }

@@ -20,11 +20,48 @@ const ChangeLookback = 72 * time.Hour
 func init() {
 	Register(Spec{
 		Kind: KindConfigChange, Order: 9, New: func() Detector { return configChangeDetector{} },
-		Role:   RoleEnabler,
-		Scan:   ScanMeasure{Severity: "info"},
-		Events: map[string]int{"config_change": 0, "deploy": 14},
+		NewFacts: func() Facts { return &ConfigChangeFacts{} },
+		Role:     RoleEnabler,
+		Scan:     ScanMeasure{Severity: "info"},
+		Events:   map[string]int{"config_change": 0, "deploy": 14},
 	})
 }
+
+// ConfigChangeFacts are a config_change finding's numbers: the change's
+// scores, and the before/after queue arithmetic its setting's test ran.
+type ConfigChangeFacts struct {
+	// MetricsOnly: the change was seen only as a metric step.
+	MetricsOnly Maybe[bool] `json:"metrics_only"`
+	// HoursBeforeOnset needs an onset.
+	HoursBeforeOnset Maybe[float64] `json:"hours_before_onset"`
+	// OldValue and NewValue are the setting's values, when numeric.
+	OldValue Maybe[float64] `json:"old_value"`
+	NewValue Maybe[float64] `json:"new_value"`
+	// RiskDirection: +1 the change raised the risk, -1 lowered it, 0 unknown.
+	RiskDirection     int     `json:"risk_direction"`
+	MechanismScore    float64 `json:"mechanism_score"`
+	QuantitativeScore float64 `json:"quantitative_score"`
+	ProximityScore    float64 `json:"proximity_score"`
+	// The queue wait B*S/W before and after the change, with its inputs and
+	// the limit it was held against, when the setting's test could compute it.
+	WaitBeforeS    Maybe[float64] `json:"wait_before_s"`
+	WaitAfterS     Maybe[float64] `json:"wait_after_s"`
+	Workers        Maybe[int]     `json:"workers"`
+	ServiceTimeS   Maybe[float64] `json:"service_time_s"`
+	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
+	// QueuePeak and QueuePassedOldCap: how deep the queue went against the
+	// old cap; WaitAtPeakS the work the peak held.
+	QueuePeak         Maybe[float64] `json:"queue_peak"`
+	QueuePassedOldCap Maybe[bool]    `json:"queue_passed_old_cap"`
+	WaitAtPeakS       Maybe[float64] `json:"wait_at_peak_s"`
+	// Linked: the change explains the findings (an enabler or candidate);
+	// false for a mitigation or a change ruled out.
+	Linked bool `json:"linked"`
+	// CouldNotJudge: the verdict needs a series the evidence lacks.
+	CouldNotJudge Maybe[bool] `json:"could_not_judge"`
+}
+
+func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
 
 // configChangeDetector reviews every change before the onset (git, changes.yaml,
 // metric steps) and links those whose mechanism explains the findings present.
@@ -97,8 +134,8 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
 	q.HealthTimeoutS = ev.Site.EffectiveHealthTimeoutS()
-	if hc := first(prior, KindHealthcheckStarved); hc != nil && hc.Facts["health_timeout_s"] > 0 {
-		q.HealthTimeoutS = hc.Facts["health_timeout_s"]
+	if hc := first(prior, KindHealthcheckStarved); hc != nil && FactsOf[HealthcheckFacts](hc).HealthTimeoutS > 0 {
+		q.HealthTimeoutS = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
 	}
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {

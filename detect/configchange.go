@@ -234,7 +234,7 @@ type assessment struct {
 	prox        float64
 	hours       float64 // hours before the onset; NaN when unknown
 	evidence    float64
-	facts       map[string]float64
+	facts       *ConfigChangeFacts
 	conf        float64
 }
 
@@ -500,7 +500,7 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		silent.test = nil
 		k = &silent
 	}
-	a := &assessment{c: c, also: also, k: k, hours: math.NaN(), facts: map[string]float64{}, quant: 0.5}
+	a := &assessment{c: c, also: also, k: k, hours: math.NaN(), facts: &ConfigChangeFacts{}, quant: 0.5}
 	a.risk = riskOf(c, k)
 	for _, o := range also {
 		if r := riskOf(o, k); r > a.risk && a.risk >= 0 {
@@ -523,12 +523,12 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	a.evidence = 1
 	if metricsOnly(c) {
 		a.evidence = 0.7
-		a.facts["metrics_only"] = 1
+		a.facts.MetricsOnly = Some(true)
 	}
 	a.prox = 0.5
 	if !q.Onset.IsZero() {
 		a.hours = q.Onset.Sub(c.Time).Hours()
-		a.facts["hours_before_onset"] = round(a.hours, 2)
+		a.facts.HoursBeforeOnset = Some(round(a.hours, 2))
 		if a.hours >= 0 {
 			a.prox = 1 / (1 + a.hours/24)
 		} else {
@@ -536,12 +536,12 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		}
 	}
 	if v, ok := settingValue(c.Old, k); ok && !math.IsInf(v, 0) {
-		a.facts["old_value"] = v
+		a.facts.OldValue = Some(v)
 	}
 	if v, ok := settingValue(c.New, k); ok && !math.IsInf(v, 0) {
-		a.facts["new_value"] = v
+		a.facts.NewValue = Some(v)
 	}
-	a.facts["risk_direction"] = float64(a.risk)
+	a.facts.RiskDirection = a.risk
 	if k.test != nil {
 		k.test(a, q)
 	} else {
@@ -552,9 +552,9 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		// series the evidence lacks: whatever else fits, it is not known.
 		a.quant = math.Min(a.quant, 0.3)
 	}
-	a.facts["mechanism_score"] = round(a.mech, 2)
-	a.facts["quantitative_score"] = round(a.quant, 2)
-	a.facts["proximity_score"] = round(a.prox, 2)
+	a.facts.MechanismScore = round(a.mech, 2)
+	a.facts.QuantitativeScore = round(a.quant, 2)
+	a.facts.ProximityScore = round(a.prox, 2)
 	a.conf = round(clampUnit(a.evidence*(0.35*a.mech+0.40*a.quant+0.25*a.prox)), 2)
 	if a.cannotJudge != "" {
 		a.conf = math.Min(a.conf, 0.4)
@@ -646,13 +646,13 @@ func backlogTest(a *assessment, q QueueFacts) {
 	}
 	if haveRate {
 		wb, wa := QueueWait(old, S, W), QueueWait(nw, S, W)
-		a.facts["wait_before_s"] = round(wb, 2)
-		a.facts["wait_after_s"] = round(wa, 2)
-		a.facts["workers"] = W
-		a.facts["service_time_s"] = S
+		a.facts.WaitBeforeS = Some(round(wb, 2))
+		a.facts.WaitAfterS = Some(round(wa, 2))
+		a.facts.Workers = Some(q.Workers)
+		a.facts.ServiceTimeS = Some(S)
 		s := fmt.Sprintf("With %s workers at %s per request, a full queue now holds %s of work", fmtInt(q.Workers), fmtSecTrim(S), fmtSecTrim(wa))
 		if limit > 0 {
-			a.facts["health_timeout_s"] = q.HealthTimeoutS
+			a.facts.HealthTimeoutS = Some(q.HealthTimeoutS)
 			s += fmt.Sprintf(" against a %s %s", fmtSecTrim(limit), limitName)
 		}
 		s += fmt.Sprintf(" (it held %s before)", fmtSecTrim(wb))
@@ -677,9 +677,9 @@ func backlogTest(a *assessment, q QueueFacts) {
 	}
 	peak, passedAt, reachedAt := queueStats(q, old, nw)
 	if peak > 0 {
-		a.facts["queue_peak"] = peak
+		a.facts.QueuePeak = Some(peak)
 		passed := peak > old
-		a.facts["queue_passed_old_cap"] = boolFact(passed)
+		a.facts.QueuePassedOldCap = Some(passed)
 		if a.risk > 0 && !passed {
 			a.quant = 0
 			a.notLinked = fmt.Sprintf("the queue peaked at %s and never passed the old cap of %s, so the old cap would have changed nothing",
@@ -697,7 +697,7 @@ func backlogTest(a *assessment, q QueueFacts) {
 			}
 			if haveRate {
 				wp := QueueWait(peak, S, W)
-				a.facts["wait_at_peak_s"] = round(wp, 2)
+				a.facts.WaitAtPeakS = Some(round(wp, 2))
 				if reachedAt.IsZero() {
 					s += fmt.Sprintf(" (%s of waiting)", fmtSecTrim(wp))
 				}
@@ -726,18 +726,18 @@ func workersTest(a *assessment, q QueueFacts) {
 	if B <= 0 {
 		B = math.Max(q.QueuePeak, queueMax(q.Queue))
 	}
-	a.facts["service_time_s"] = S
+	a.facts.ServiceTimeS = Some(S)
 	s := fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request", fmtNum(math.Round(old/S)), fmtNum(math.Round(nw/S)), fmtSecTrim(S))
 	if B <= 0 {
 		a.quantText = s + "."
 		return
 	}
 	wb, wa := QueueWait(B, S, old), QueueWait(B, S, nw)
-	a.facts["wait_before_s"] = round(wb, 2)
-	a.facts["wait_after_s"] = round(wa, 2)
+	a.facts.WaitBeforeS = Some(round(wb, 2))
+	a.facts.WaitAfterS = Some(round(wa, 2))
 	s += fmt.Sprintf("; a queue of %s now holds %s of work (%s before)", fmtNum(B), fmtSecTrim(wa), fmtSecTrim(wb))
 	if T := q.HealthTimeoutS; T > 0 {
-		a.facts["health_timeout_s"] = T
+		a.facts.HealthTimeoutS = Some(T)
 		s += fmt.Sprintf(" against a %s health timeout", fmtSecTrim(T))
 		switch {
 		case a.risk > 0 && wb <= T && wa > T:
@@ -777,7 +777,7 @@ func timeoutTest(a *assessment, q QueueFacts) {
 		return
 	}
 	w := peak * q.ServiceTimeS / float64(q.Workers)
-	a.facts["wait_at_peak_s"] = round(w, 2)
+	a.facts.WaitAtPeakS = Some(round(w, 2))
 	s := fmt.Sprintf("At its peak of %s the queue held %s of work; the timeout went from %s to %s", fmtNum(peak), fmtSecTrim(w), timeoutText(old), timeoutText(nw))
 	switch {
 	case a.risk > 0 && w > nw && w <= old:
@@ -797,7 +797,7 @@ func timeoutTest(a *assessment, q QueueFacts) {
 
 // finding renders a linked change.
 func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
-	a.facts["linked"] = 1
+	a.facts.Linked = true
 	role := RoleEnabler
 	switch {
 	case a.risk == 0 || a.cannotJudge != "":
@@ -820,7 +820,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	}
 	if a.cannotJudge != "" {
 		b.WriteString(" Verdict: " + a.cannotJudge + ".")
-		a.facts["could_not_judge"] = 1
+		a.facts.CouldNotJudge = Some(true)
 	}
 	if len(a.also) > 0 {
 		b.WriteString(" Made together with: " + alsoText(a.also) + ".")
@@ -847,7 +847,7 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 		fmt.Fprintf(&b, " it works against the failure mode where %s.", a.k.effect)
 	}
 	if a.k.name == "listen.backlog" {
-		if wa, ok := a.facts["wait_after_s"]; ok && (q.HealthTimeoutS <= 0 || wa <= q.HealthTimeoutS) {
+		if wa := a.facts.WaitAfterS; wa.OK && (q.HealthTimeoutS <= 0 || wa.V <= q.HealthTimeoutS) {
 			b.WriteString(" The health check can no longer starve behind a full queue; overflow now fails fast at the proxy.")
 		}
 	}
@@ -862,7 +862,7 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 	if a.evidence < 1 {
 		b.WriteString(" Seen only in metrics: weaker evidence.")
 	}
-	a.facts["linked"] = 0
+	a.facts.Linked = false
 	conf := 0.6
 	if a.quant >= 1 {
 		conf = 0.9
@@ -878,8 +878,8 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s, %s) is not what enabled the incident: %s.", changeText(a.c), refText(a.c), changeWhen(a.c.Time, q.Onset, q.Loc), a.notLinked)
-	wb, okB := a.facts["wait_before_s"]
-	wa, okA := a.facts["wait_after_s"]
+	wb, okB := a.facts.WaitBeforeS.V, a.facts.WaitBeforeS.OK
+	wa, okA := a.facts.WaitAfterS.V, a.facts.WaitAfterS.OK
 	switch {
 	case a.k.name == "listen.backlog" && okB && okA && q.HealthTimeoutS > 0 && wb > q.HealthTimeoutS:
 		fmt.Fprintf(&b, " The old value was already unsafe: with %s workers at %s per request a full queue of %s held %s of work against the %s health timeout (one of %s now holds %s).",
@@ -887,7 +887,7 @@ func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
 	case a.quantText != "":
 		b.WriteString(" " + a.quantText)
 	}
-	a.facts["linked"] = 0
+	a.facts.Linked = false
 	return Finding{
 		Kind: KindConfigChange, Role: RoleRuledOut, Start: a.c.Time, End: a.c.Time,
 		Confidence: round(a.evidence*0.1, 2), Summary: b.String(), Facts: a.facts, Change: changePtr(a.c),
@@ -1088,13 +1088,6 @@ func sentences(s []string) string {
 		return ""
 	}
 	return strings.Join(s, "; ") + "."
-}
-
-func boolFact(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func clampUnit(v float64) float64 { return math.Max(0, math.Min(1, v)) }

@@ -294,7 +294,7 @@ func TestRankChanges(t *testing.T) {
 				}
 			}
 			for k, v := range tt.facts0 {
-				if g, ok := got[0].Facts[k]; !ok || math.Abs(g-v) > 0.01 {
+				if g, ok := FactMap(got[0].Facts)[k]; !ok || math.Abs(g-v) > 0.01 {
 					t.Errorf("fact %s = %v (present %v), want %v", k, g, ok, v)
 				}
 			}
@@ -494,7 +494,7 @@ func TestRankChangesLab(t *testing.T) {
 	if f.Change.Ref != "9d78ccbea301e57b510ff3f93c1312f5e6a9a843" || f.Change.Key != "listen.backlog" || f.Change.Old != "511" || f.Change.New != "4096" {
 		t.Errorf("change %+v, want the truth commit's listen.backlog 511 -> 4096", f.Change)
 	}
-	if f.Role != RoleRuledOut || f.Facts["queue_passed_old_cap"] != 0 || f.Facts["queue_peak"] != 357 {
+	if f.Role != RoleRuledOut || FactMap(f.Facts)["queue_passed_old_cap"] != 0 || FactMap(f.Facts)["queue_peak"] != 357 {
 		t.Errorf("role %s facts %v: want ruled_out with queue_peak 357, never past 511", f.Role, f.Facts)
 	}
 	for _, s := range []string{"19:20 the day before", "never passed the old cap of 511", "already unsafe: with 4 workers at 0.2 s per request a full queue of 511 held 26 s of work against the 10 s health timeout (one of 4096 now holds 205 s)"} {

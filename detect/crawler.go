@@ -12,11 +12,43 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindCrawlerBurst, Order: 1, New: func() Detector { return crawlerDetector{} },
-		Role:   RoleTrigger,
-		Scan:   ScanMeasure{Metric: "requests per 10 minutes at the peak", Observed: fact("peak_per_10m"), Baseline: fact("baseline_per_10m")},
+		NewFacts: func() Facts { return &CrawlerBurstFacts{} },
+		Role:     RoleTrigger,
+		Scan: ScanMeasure{Metric: "requests per 10 minutes at the peak",
+			Observed: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).PeakPer10m },
+			Baseline: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V }},
 		Events: map[string]int{"burst_onset": 1, "burst_end": 13},
 	})
 }
+
+// CrawlerBurstFacts are a crawler_burst finding's numbers.
+type CrawlerBurstFacts struct {
+	DistinctIPs         int     `json:"distinct_ips"`
+	Requests            int     `json:"requests"`
+	RequestsPerIPMedian float64 `json:"requests_per_ip_median"`
+	RequestsPerIPMax    int     `json:"requests_per_ip_max"`
+	// BaselinePer10m is the cluster's usual rate; none without a baseline
+	// before the incident.
+	BaselinePer10m   Maybe[float64] `json:"baseline_per_10m"`
+	PeakPer10m       float64        `json:"peak_per_10m"`
+	AssetShare       float64        `json:"asset_share"`
+	UncacheableShare float64        `json:"uncacheable_share"`
+	// PHPTimeShare is the cluster's share of the window's PHP time, when
+	// the log records PHP time.
+	PHPTimeShare Maybe[float64] `json:"php_time_share"`
+	// DistinctPrefixes24 and DistinctPrefixes64 count the IPv4 /24 and IPv6
+	// /64 networks, each only when the cluster used that address family.
+	DistinctPrefixes24 Maybe[int] `json:"distinct_prefixes_24"`
+	DistinctPrefixes64 Maybe[int] `json:"distinct_prefixes_64"`
+	// Spread is a crawl over many addresses with few requests each.
+	Spread bool `json:"spread"`
+	// OnsetLeadS (seconds the rise started before the onset, negative
+	// after) and PHPAddedShare are judgeTrigger's weighing.
+	OnsetLeadS    Maybe[float64] `json:"onset_lead_s"`
+	PHPAddedShare Maybe[float64] `json:"php_added_share"`
+}
+
+func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
 
 // crawlerDetector finds client fingerprints that rose far above their baseline
 // and behave like automation (design.md, crawler_burst). A rise that behaves
@@ -187,22 +219,21 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
-	facts := map[string]float64{
-		"distinct_ips":           float64(len(c.IPs)),
-		"requests":               float64(c.Requests),
-		"requests_per_ip_median": medianPerIP,
-		"requests_per_ip_max":    float64(maxPerIP),
-		"baseline_per_10m":       b.baseline10,
-		"peak_per_10m":           b.peak10,
-		"asset_share":            round(b.assetShare, 3),
-		"uncacheable_share":      round(b.toolShare, 3),
+	facts := &CrawlerBurstFacts{
+		DistinctIPs:         len(c.IPs),
+		Requests:            c.Requests,
+		RequestsPerIPMedian: medianPerIP,
+		RequestsPerIPMax:    maxPerIP,
+		PeakPer10m:          b.peak10,
+		AssetShare:          round(b.assetShare, 3),
+		UncacheableShare:    round(b.toolShare, 3),
 	}
 	if totalPHP > 0 {
-		facts["php_time_share"] = round(c.PHPSeconds/totalPHP, 3)
+		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
 	}
-	if _, _, none := ev.baselineRange(); none {
-		// Nothing before the incident to compare with: no usual rate to state.
-		delete(facts, "baseline_per_10m")
+	// Nothing before the incident to compare with: no usual rate to state.
+	if _, _, none := ev.baselineRange(); !none {
+		facts.BaselinePer10m = Some(b.baseline10)
 	}
 	v4Prefixes, v6Prefixes := 0, 0
 	for p := range c.Prefixes {
@@ -213,18 +244,14 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		}
 	}
 	if v6 < len(c.IPs) {
-		facts["distinct_prefixes_24"] = float64(v4Prefixes)
+		facts.DistinctPrefixes24 = Some(v4Prefixes)
 	}
 	if v6 > 0 {
-		facts["distinct_prefixes_64"] = float64(v6Prefixes)
+		facts.DistinctPrefixes64 = Some(v6Prefixes)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
 	spread := maxPerIP*10 < c.Requests && medianPerIP <= 3
-	if spread {
-		facts["spread"] = 1
-	} else {
-		facts["spread"] = 0
-	}
+	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
 	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(c.Labels, 8)}
 	if c.Key.NoClientHints {
@@ -239,8 +266,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
 	}
 	rose := fmt.Sprintf("rose from %s to %s per 10 minutes", fmtNum(b.baseline10), fmtNum(b.peak10))
-	if _, ok := facts["baseline_per_10m"]; !ok {
-		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts["php_time_share"]))
+	if !facts.BaselinePer10m.OK {
+		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts.PHPTimeShare.V))
 	}
 	summary := fmt.Sprintf("%s requests %s from %s, %s; they walked %s and fetched %s assets.",
 		who, rose, b.onset.In(ev.Loc).Format("15:04"), how,

@@ -99,7 +99,7 @@ func TestMetricDetectors(t *testing.T) {
 				t.Fatalf("findings %+v, check %+v; want found=%v", fs, check, tt.want)
 			}
 			for k, v := range tt.facts {
-				if got := fs[0].Facts[k]; got != v {
+				if got := FactMap(fs[0].Facts)[k]; got != v {
 					t.Errorf("fact %s = %v, want %v (%s)", k, got, v, fs[0].Summary)
 				}
 			}
@@ -180,14 +180,14 @@ func TestCrawlerVersusFlashCrowd(t *testing.T) {
 				return
 			}
 			f := fs[0]
-			if f.Facts["distinct_ips"] != 6000 || f.Facts["requests_per_ip_median"] != 1 || f.Facts["spread"] != 1 {
+			if FactMap(f.Facts)["distinct_ips"] != 6000 || FactMap(f.Facts)["requests_per_ip_median"] != 1 || FactMap(f.Facts)["spread"] != 1 {
 				t.Errorf("facts %v", f.Facts)
 			}
 			if d := f.Start.Sub(t0.Add(15 * time.Minute)); d < -2*time.Minute || d > 2*time.Minute {
 				t.Errorf("onset %v, want 00:15 ± 2 min", f.Start)
 			}
-			if f.Facts["baseline_per_10m"] > 10 || f.Facts["peak_per_10m"] < 1900 {
-				t.Errorf("baseline %v peak %v per 10 min", f.Facts["baseline_per_10m"], f.Facts["peak_per_10m"])
+			if FactMap(f.Facts)["baseline_per_10m"] > 10 || FactMap(f.Facts)["peak_per_10m"] < 1900 {
+				t.Errorf("baseline %v peak %v per 10 min", FactMap(f.Facts)["baseline_per_10m"], FactMap(f.Facts)["peak_per_10m"])
 			}
 		})
 	}
@@ -232,7 +232,7 @@ func TestIdlePinning(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("no idle_pinning: %+v", check)
 	}
-	if got := fs[0].Facts["timeout_s"]; got < 270 || got > 330 {
+	if got := FactMap(fs[0].Facts)["timeout_s"]; got < 270 || got > 330 {
 		t.Errorf("timeout_s = %v, want about 300", got)
 	}
 }
@@ -275,11 +275,11 @@ func TestUpstreamErrors(t *testing.T) {
 			if f.Start.Before(ev.From) || f.End.After(ev.To) || !f.End.After(f.Start) {
 				t.Errorf("stretch [%v, %v) outside the window [%v, %v)", f.Start, f.End, ev.From, ev.To)
 			}
-			if got := f.Facts["goodput_min_per_min"]; got != tt.goodputMin {
+			if got := FactMap(f.Facts)["goodput_min_per_min"]; got != tt.goodputMin {
 				t.Errorf("goodput_min_per_min = %v, want %v", got, tt.goodputMin)
 			}
-			if f.Facts["failed_total"] != float64(tt.failures) {
-				t.Errorf("failed_total = %v, want %d", f.Facts["failed_total"], tt.failures)
+			if FactMap(f.Facts)["failed_total"] != float64(tt.failures) {
+				t.Errorf("failed_total = %v, want %d", FactMap(f.Facts)["failed_total"], tt.failures)
 			}
 			if !strings.Contains(f.Summary, tt.summaryHave) || strings.Contains(f.Summary, "00:00") || strings.Contains(f.Summary, "goodput was 0 ") {
 				t.Errorf("summary %q", f.Summary)

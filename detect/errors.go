@@ -15,11 +15,72 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindUpstreamErrors, Order: 5, New: func() Detector { return errorsDetector{} },
-		Role:   RoleSymptom,
-		Chain:  6,
-		Scan:   ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window", Observed: fact("failed_total"), Baseline: fact("failed_expected_in_base")},
+		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
+		Role:     RoleSymptom,
+		Chain:    6,
+		Scan: ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window",
+			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
+			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
 		Events: map[string]int{"failures_start": 8, "failure_peak": 11, "last_failure": 12},
 	})
+}
+
+// UpstreamErrorsFacts are an upstream_errors finding's numbers.
+type UpstreamErrorsFacts struct {
+	FailedTotal      int `json:"failed_total"`
+	PeakFailedPerMin int `json:"peak_failed_per_min"`
+	// UsualFailedPerMin, GoodputUsualPerMin and FailedExpectedInBase need a
+	// baseline before the incident.
+	UsualFailedPerMin    Maybe[float64] `json:"usual_failed_per_min"`
+	GoodputUsualPerMin   Maybe[float64] `json:"goodput_usual_per_min"`
+	FailedExpectedInBase Maybe[float64] `json:"failed_expected_in_base"`
+	// LateSuccess counts successes logged after the clients' timeout.
+	LateSuccess int `json:"late_success"`
+	// GoodputMinPerMin is the failing stretch's worst minute of ordinary
+	// answers, when the stretch holds a minute.
+	GoodputMinPerMin Maybe[int]     `json:"goodput_min_per_min"`
+	SuccessP50S      Maybe[float64] `json:"success_p50_s"`
+	SuccessP99S      Maybe[float64] `json:"success_p99_s"`
+	// Status counts the window's responses by status code (report.json
+	// "status_<code>"); Proxy those Caddy made itself, for 429 and 5xx only
+	// ("proxy_<code>").
+	Status map[int]int `json:"-"`
+	Proxy  map[int]int `json:"-"`
+}
+
+func (*UpstreamErrorsFacts) FindingKind() string { return KindUpstreamErrors }
+
+const (
+	statusFactPrefix = "status_"
+	proxyFactPrefix  = "proxy_"
+)
+
+func (f *UpstreamErrorsFacts) addExtraFacts(m map[string]float64) {
+	for code, n := range f.Status {
+		m[statusFactPrefix+strconv.Itoa(code)] = float64(n)
+	}
+	for code, n := range f.Proxy {
+		m[proxyFactPrefix+strconv.Itoa(code)] = float64(n)
+	}
+}
+
+func (f *UpstreamErrorsFacts) setExtraFact(name string, v float64) bool {
+	for prefix, into := range map[string]*map[int]int{statusFactPrefix: &f.Status, proxyFactPrefix: &f.Proxy} {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		code, err := strconv.Atoi(rest)
+		if err != nil {
+			return false
+		}
+		if *into == nil {
+			*into = map[int]int{}
+		}
+		(*into)[code] = int(v)
+		return true
+	}
+	return false
 }
 
 // errorsDetector builds the per-minute failure taxonomy (design.md,
@@ -89,19 +150,12 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 			peakN, peakAt = n, m.Start
 		}
 	}
-	facts := map[string]float64{
-		"failed_total":            float64(total),
-		"peak_failed_per_min":     float64(peakN),
-		"usual_failed_per_min":    usualFailed,
-		"goodput_usual_per_min":   usualGood,
-		"late_success":            0,
-		"failed_expected_in_base": round(expected, 1),
-	}
-	if noBaseline {
-		// Nothing usual was measured: no "usual" number is stated.
-		delete(facts, "usual_failed_per_min")
-		delete(facts, "goodput_usual_per_min")
-		delete(facts, "failed_expected_in_base")
+	facts := &UpstreamErrorsFacts{FailedTotal: total, PeakFailedPerMin: peakN, Status: map[int]int{}, Proxy: map[int]int{}}
+	// Nothing usual was measured without a baseline: no "usual" number is stated.
+	if !noBaseline {
+		facts.UsualFailedPerMin = Some(usualFailed)
+		facts.GoodputUsualPerMin = Some(usualGood)
+		facts.FailedExpectedInBase = Some(round(expected, 1))
 	}
 	status := map[int]int{}
 	proxy := map[int]int{}
@@ -117,13 +171,13 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		for s, c := range m.ProxyStatus {
 			proxy[s] += c
 		}
-		facts["late_success"] += float64(m.Late)
+		facts.LateSuccess += m.Late
 		if !m.Start.Before(start) && m.Start.Before(end) {
 			lat.Merge(&m.Latency)
 		}
 	}
 	if minGood != math.MaxInt {
-		facts["goodput_min_per_min"] = float64(minGood)
+		facts.GoodputMinPerMin = Some(minGood)
 	}
 	var parts []string
 	codes := make([]int, 0, len(status))
@@ -132,9 +186,9 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	}
 	sort.Ints(codes)
 	for _, s := range codes {
-		facts["status_"+strconv.Itoa(s)] = float64(status[s])
+		facts.Status[s] = status[s]
 		if s >= 500 || s == 429 {
-			facts["proxy_"+strconv.Itoa(s)] = float64(proxy[s])
+			facts.Proxy[s] = proxy[s]
 			who := "PHP"
 			switch {
 			case proxy[s] == status[s]:
@@ -145,7 +199,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 			parts = append(parts, fmt.Sprintf("%s × %d (%s)", fmtInt(status[s]), s, who))
 		}
 	}
-	if late := facts["late_success"]; late > 0 {
+	if late := float64(facts.LateSuccess); late > 0 {
 		timeout := fmt.Sprintf("the clients' %s timeout", fmtSec(incs.LateAfterS))
 		if incs.LateSource != LateFromSite {
 			timeout = fmt.Sprintf("%s (an estimate of the clients' timeout)", fmtSec(incs.LateAfterS))
@@ -153,8 +207,8 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		parts = append(parts, fmt.Sprintf("%s successes logged after %s", fmtNum(late), timeout))
 	}
 	if lat.N > 0 {
-		facts["success_p50_s"] = round(lat.Quantile(0.5), 3)
-		facts["success_p99_s"] = round(lat.Quantile(0.99), 3)
+		facts.SuccessP50S = Some(round(lat.Quantile(0.5), 3))
+		facts.SuccessP99S = Some(round(lat.Quantile(0.99), 3))
 	}
 	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s",
 		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),

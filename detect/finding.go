@@ -38,14 +38,16 @@ type Fingerprint struct {
 
 // Finding is one thing the detectors found, as serialised in report.json.
 type Finding struct {
-	ID         string             `json:"id"`
-	Kind       string             `json:"kind"`
-	Role       string             `json:"role,omitempty"`
-	Start      time.Time          `json:"start"`
-	End        time.Time          `json:"end"`
-	Confidence float64            `json:"confidence"`
-	Summary    string             `json:"summary"`
-	Facts      map[string]float64 `json:"facts"`
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind"`
+	Role       string    `json:"role,omitempty"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	Confidence float64   `json:"confidence"`
+	Summary    string    `json:"summary"`
+	// Facts are the kind's numbers (its Spec's NewFacts type), written as
+	// report.json's "facts" object by name.
+	Facts Facts `json:"facts"`
 
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 	// Cluster is the fingerprint as detect.Key computes it, so in-process

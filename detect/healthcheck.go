@@ -14,12 +14,35 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindHealthcheckStarved, Order: 4, New: func() Detector { return healthcheckDetector{} },
-		Role:   RoleMechanism,
-		Chain:  5,
-		Scan:   ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)", Observed: fact("est_queue_wait_s"), Baseline: fact("health_timeout_s")},
+		NewFacts: func() Facts { return &HealthcheckFacts{} },
+		Role:     RoleMechanism,
+		Chain:    5,
+		Scan: ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)",
+			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V },
+			Baseline: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).HealthTimeoutS }},
 		Events: map[string]int{"health_starved": 7},
 	})
 }
+
+// HealthcheckFacts are a healthcheck_starved finding's numbers; each source
+// (access log, health checker's log, upstream gauge, queue series) states
+// its own only when it was given.
+type HealthcheckFacts struct {
+	Proxy503            Maybe[int]     `json:"proxy_503"`
+	HealthCheckFailures Maybe[int]     `json:"health_check_failures"`
+	HealthRecoveries    Maybe[int]     `json:"health_recoveries"`
+	UnhealthySeconds    Maybe[float64] `json:"unhealthy_seconds"`
+	// EstQueueWaitS is the queued check's wait by Little's law, with the
+	// queue's peak it was read at.
+	EstQueueWaitS Maybe[float64] `json:"est_queue_wait_s"`
+	QueuePeak     Maybe[float64] `json:"queue_peak"`
+	Backlog       Maybe[float64] `json:"backlog"`
+	// HealthTimeoutS is the timeout that applied to the queued check (0:
+	// none applies, it waits and passes).
+	HealthTimeoutS float64 `json:"health_timeout_s"`
+}
+
+func (*HealthcheckFacts) FindingKind() string { return KindHealthcheckStarved }
 
 // healthcheckDetector finds a health check starved behind the php-fpm queue:
 // the check waited longer than the timeout that really applies to it, the proxy
@@ -32,7 +55,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if ev.Traffic == nil && ev.Pool == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "neither access log nor metrics"}, nil
 	}
-	facts := map[string]float64{}
+	facts := &HealthcheckFacts{}
 	var evidence []string
 
 	// 1. 503s the proxy made itself.
@@ -40,7 +63,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if ev.Traffic != nil {
 		c := ev.countMinutes(func(m *Minute) int { return m.ProxyStatus[503] })
 		proxy503, first503, last503 = c.Total, c.Start, c.End
-		facts["proxy_503"] = float64(proxy503)
+		facts.Proxy503 = Some(proxy503)
 		if proxy503 > 0 {
 			evidence = append(evidence, fmt.Sprintf("Caddy answered %s requests with 503 itself (no PHP headers)", fmtInt(proxy503)))
 		}
@@ -63,8 +86,8 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		}
 	}
 	if ev.HealthLogGiven {
-		facts["health_check_failures"] = float64(failures)
-		facts["health_recoveries"] = float64(ups)
+		facts.HealthCheckFailures = Some(failures)
+		facts.HealthRecoveries = Some(ups)
 		if failures > 0 {
 			evidence = append(evidence, fmt.Sprintf("the health checker logged %d failed checks (%d timeouts) and %d recoveries", failures, timeouts, ups))
 		}
@@ -76,7 +99,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		for _, r := range runs(ev.Pool.Healthy, ev.From, ev.To, ev.Pool.Step, func(p metrics.Point) bool { return p.V < 1 }) {
 			unhealthy += r.End.Sub(r.Start) + ev.Pool.Step
 		}
-		facts["unhealthy_seconds"] = unhealthy.Seconds()
+		facts.UnhealthySeconds = Some(unhealthy.Seconds())
 		if unhealthy > 0 {
 			evidence = append(evidence, fmt.Sprintf("caddy_reverse_proxy_upstreams_healthy read 0 for %s", unhealthy.Round(time.Second)))
 		}
@@ -85,14 +108,14 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	// 4. Little's law: how long the check waited in the queue.
 	wait, queuePeak, backlog := littleWait(ev)
 	if wait > 0 {
-		facts["est_queue_wait_s"] = round(wait, 1)
-		facts["queue_peak"] = queuePeak
+		facts.EstQueueWaitS = Some(round(wait, 1))
+		facts.QueuePeak = Some(queuePeak)
 	}
 	if backlog > 0 {
-		facts["backlog"] = backlog
+		facts.Backlog = Some(backlog)
 	}
 	timeout, timeoutWhy := effectiveTimeout(ev.Site, timeouts > 0, proxy503 > 0)
-	facts["health_timeout_s"] = timeout
+	facts.HealthTimeoutS = timeout
 
 	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
 		reason := "the proxy never marked PHP down: no proxy-made 503, no failed check"

@@ -129,14 +129,14 @@ func TestIncidentNoQuietTimeBeforeWindow(t *testing.T) {
 	if e == nil {
 		t.Fatalf("no upstream_errors: %+v", res.Checks)
 	}
-	if _, ok := e.Facts["usual_failed_per_min"]; ok || strings.Contains(e.Summary, "usually") {
+	if _, ok := FactMap(e.Facts)["usual_failed_per_min"]; ok || strings.Contains(e.Summary, "usually") {
 		t.Errorf("a usual rate stated with no baseline: %v %q", e.Facts, e.Summary)
 	}
 	c := first(res.Findings, KindCrawlerBurst)
 	if c == nil {
 		t.Fatalf("the crawler carried most of PHP's time but was not found: %+v", res.Checks)
 	}
-	if _, ok := c.Facts["baseline_per_10m"]; ok || !strings.Contains(c.Summary, "no baseline") {
+	if _, ok := FactMap(c.Facts)["baseline_per_10m"]; ok || !strings.Contains(c.Summary, "no baseline") {
 		t.Errorf("crawler compared with a baseline that does not exist: %v %q", c.Facts, c.Summary)
 	}
 }
@@ -174,10 +174,10 @@ func TestGoodputLeavesTheCrawlerOut(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatal("no upstream_errors")
 	}
-	if got := fs[0].Facts["goodput_min_per_min"]; got != 0 {
+	if got := FactMap(fs[0].Facts)["goodput_min_per_min"]; got != 0 {
 		t.Errorf("goodput_min_per_min = %v: the crawler's own 200s counted as goodput (readers got none)", got)
 	}
-	if got := fs[0].Facts["goodput_usual_per_min"]; got < 19 || got > 21 {
+	if got := FactMap(fs[0].Facts)["goodput_usual_per_min"]; got < 19 || got > 21 {
 		t.Errorf("goodput_usual_per_min = %v, want the readers' 20", got)
 	}
 }

@@ -81,30 +81,30 @@ func TestLabRecording(t *testing.T) {
 	if len(trueIPs) != truth.Crawler.DistinctIPs {
 		t.Fatalf("truth-requests.csv has %d crawler IPs, truth.json says %d", len(trueIPs), truth.Crawler.DistinctIPs)
 	}
-	if got, want := crawler.Facts["distinct_ips"], float64(truth.Crawler.DistinctIPs); math.Abs(got-want) > 0.05*want {
+	if got, want := FactMap(crawler.Facts)["distinct_ips"], float64(truth.Crawler.DistinctIPs); math.Abs(got-want) > 0.05*want {
 		t.Errorf("distinct_ips = %v, want within 5%% of %v", got, want)
 	}
-	if got, want := crawler.Facts["distinct_prefixes_24"], float64(truth.Crawler.DistinctPrefixes24); math.Abs(got-want) > 0.05*want {
+	if got, want := FactMap(crawler.Facts)["distinct_prefixes_24"], float64(truth.Crawler.DistinctPrefixes24); math.Abs(got-want) > 0.05*want {
 		t.Errorf("distinct_prefixes_24 = %v, want within 5%% of %v", got, want)
 	}
 	if d := crawler.Start.Sub(truth.Phases.Onset); d < -2*time.Minute || d > 2*time.Minute {
 		t.Errorf("onset %v, truth %v: more than 2 minutes apart", crawler.Start, truth.Phases.Onset)
 	}
 	fp := crawler.Fingerprint
-	if fp.AcceptLanguage != "zh-cn" || fp.LoggedIn != "no" || crawler.Facts["requests_per_ip_median"] > 2 || crawler.Facts["spread"] != 1 {
+	if fp.AcceptLanguage != "zh-cn" || fp.LoggedIn != "no" || FactMap(crawler.Facts)["requests_per_ip_median"] > 2 || FactMap(crawler.Facts)["spread"] != 1 {
 		t.Errorf("fingerprint %+v facts %v", fp, crawler.Facts)
 	}
 
 	hc := first(res.Findings, KindHealthcheckStarved)
-	if hc != nil && hc.Facts["est_queue_wait_s"] <= hc.Facts["health_timeout_s"] {
-		t.Errorf("healthcheck_starved with est wait %v <= timeout %v", hc.Facts["est_queue_wait_s"], hc.Facts["health_timeout_s"])
+	if hc != nil && FactMap(hc.Facts)["est_queue_wait_s"] <= FactMap(hc.Facts)["health_timeout_s"] {
+		t.Errorf("healthcheck_starved with est wait %v <= timeout %v", FactMap(hc.Facts)["est_queue_wait_s"], FactMap(hc.Facts)["health_timeout_s"])
 	}
 	if e := first(res.Findings, KindUpstreamErrors); e != nil {
-		if e.Facts["status_503"] != 3027 || e.Facts["proxy_503"] != 3027 || e.Facts["status_504"] != 2365 {
+		if FactMap(e.Facts)["status_503"] != 3027 || FactMap(e.Facts)["proxy_503"] != 3027 || FactMap(e.Facts)["status_504"] != 2365 {
 			t.Errorf("5xx taxonomy %v, want 3,027 proxy-made 503 and 2,365 504 (the recording's counts)", e.Facts)
 		}
 	}
-	if q := first(res.Findings, KindListenQueueOverflow); q != nil && (q.Facts["queue_peak"] < 300 || q.Facts["reached_cap"] != 0) {
+	if q := first(res.Findings, KindListenQueueOverflow); q != nil && (FactMap(q.Facts)["queue_peak"] < 300 || FactMap(q.Facts)["reached_cap"] != 0) {
 		t.Errorf("queue facts %v: the recording peaked at 361 of 4,096", q.Facts)
 	}
 }

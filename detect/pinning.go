@@ -10,23 +10,43 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindIdlePinning, Order: 8, New: func() Detector { return pinningDetector{} },
-		Role:    RoleMechanism,
-		Chain:   3,
-		Scan:    ScanMeasure{Severity: "critical", Metric: "PHP answers a minute while every worker was busy", Observed: fact("php_answers_per_min"), Baseline: fact("php_answers_per_min_before")},
+		NewFacts: func() Facts { return &IdlePinningFacts{} },
+		Role:     RoleMechanism,
+		Chain:    3,
+		Scan: ScanMeasure{Severity: "critical", Metric: "PHP answers a minute while every worker was busy",
+			Observed: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMin },
+			Baseline: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMinBefore.V }},
 		Events:  map[string]int{EventPinning: 4},
 		Explain: explainPinning,
 		Moments: pinningMoments,
 	})
 }
 
+// IdlePinningFacts are an idle_pinning finding's numbers.
+type IdlePinningFacts struct {
+	CPUAvgPct        float64 `json:"cpu_avg_pct"`
+	ActiveAvg        float64 `json:"active_avg"`
+	Workers          int     `json:"workers"`
+	QueuePeak        float64 `json:"queue_peak"`
+	PHPAnswersPerMin float64 `json:"php_answers_per_min"`
+	// PHPAnswersPerMinBefore needs a baseline.
+	PHPAnswersPerMinBefore Maybe[float64] `json:"php_answers_per_min_before"`
+	// TimeoutS and TimeoutShare: the share of PHP's answers piled at one
+	// duration, when they did (a fixed timeout freeing pinned workers).
+	TimeoutS     Maybe[float64] `json:"timeout_s"`
+	TimeoutShare Maybe[float64] `json:"timeout_share"`
+}
+
+func (*IdlePinningFacts) FindingKind() string { return KindIdlePinning }
+
 // EventPinning is the timeline event of workers held without working.
 const EventPinning = "pinning"
 
 func explainPinning(p Phraser, f *Finding, _ Story) string {
-	q, cpu, act := p.N(f.Facts["queue_peak"]), p.N(f.Facts["cpu_avg_pct"]), p.N(f.Facts["active_avg"])
-	done, usual := p.N(f.Facts["php_answers_per_min"]), p.N(f.Facts["php_answers_per_min_before"])
-	_, hasUsual := f.Facts["php_answers_per_min_before"]
-	_, timed := f.Facts["timeout_share"]
+	facts := FactsOf[IdlePinningFacts](f)
+	q, cpu, act := p.N(facts.QueuePeak), p.N(facts.CPUAvgPct), p.N(facts.ActiveAvg)
+	done, usual := p.N(facts.PHPAnswersPerMin), p.N(facts.PHPAnswersPerMinBefore.V)
+	hasUsual, timed := facts.PHPAnswersPerMinBefore.OK, facts.TimeoutShare.OK
 	if p.Korean() {
 		s := "워커가 일하지 않고 붙잡혀 있었습니다. 워커가 평균 " + act + "개 바빴는데도 PHP는 분당 " + done + "건만 답했고"
 		if hasUsual {
@@ -34,7 +54,7 @@ func explainPinning(p Phraser, f *Finding, _ Story) string {
 		}
 		s += ", 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했습니다."
 		if timed {
-			s += " PHP 응답의 " + p.Josa(p.Pct(f.Facts["timeout_share"]), "이/가") + " " + p.Secs(f.Facts["timeout_s"]) + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
+			s += " PHP 응답의 " + p.Josa(p.Pct(facts.TimeoutShare.V), "이/가") + " " + p.Secs(facts.TimeoutS.V) + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
 		}
 		return s
 	}
@@ -44,14 +64,15 @@ func explainPinning(p Phraser, f *Finding, _ Story) string {
 	}
 	s += ", requests queued (up to " + q + ") and CPU idled at " + cpu + "%."
 	if timed {
-		s += " " + p.Pct(f.Facts["timeout_share"]) + " of PHP's responses ended together near " + p.Secs(f.Facts["timeout_s"]) + ", the mark of a fixed timeout freeing pinned workers."
+		s += " " + p.Pct(facts.TimeoutShare.V) + " of PHP's responses ended together near " + p.Secs(facts.TimeoutS.V) + ", the mark of a fixed timeout freeing pinned workers."
 	}
 	return s
 }
 
 func pinningMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
-		cpu, done := p.N(f.Facts["cpu_avg_pct"]), p.N(f.Facts["php_answers_per_min"])
+		facts := FactsOf[IdlePinningFacts](f)
+		cpu, done := p.N(facts.CPUAvgPct), p.N(facts.PHPAnswersPerMin)
 		if p.Korean() {
 			return "워커가 모두 바쁜데 일하지 않음: PHP 응답 분당 " + done + "건, CPU " + cpu + "%"
 		}
@@ -127,8 +148,8 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		}
 	}
 	perMin := float64(h.N) / minutes
-	facts := map[string]float64{"cpu_avg_pct": round(cpu, 1), "active_avg": round(active, 1), "workers": float64(workers),
-		"queue_peak": qPeak.V, "php_answers_per_min": round(perMin, 1)}
+	facts := &IdlePinningFacts{CPUAvgPct: round(cpu, 1), ActiveAvg: round(active, 1), Workers: workers,
+		QueuePeak: qPeak.V, PHPAnswersPerMin: round(perMin, 1)}
 	bFrom, bTo, none := ev.baselineRange()
 	var usualDone float64
 	var before Histogram
@@ -143,7 +164,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 			per = append(per, n)
 		}
 		usualDone = Median(per)
-		facts["php_answers_per_min_before"] = round(usualDone, 1)
+		facts.PHPAnswersPerMinBefore = Some(round(usualDone, 1))
 	}
 	// Without a baseline, collapse is judged absolutely: fewer answers a
 	// minute than there are workers means each busy worker finished less
@@ -171,7 +192,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		share = 0
 	}
 	if share >= timeoutShare {
-		facts["timeout_s"], facts["timeout_share"] = round(mode, 1), round(share, 3)
+		facts.TimeoutS, facts.TimeoutShare = Some(round(mode, 1)), Some(round(share, 3))
 		conf = math.Min(0.5+share/2, 0.9)
 		timeoutText = fmt.Sprintf("; %s of PHP's responses ended together near %s, the mark of a fixed timeout freeing pinned workers", pct(share), fmtSec(mode))
 	} else if h.N >= minServiceSamples && before.N >= minServiceSamples && h.Quantile(0.5) >= serviceRise*before.Quantile(0.5) {

@@ -11,12 +11,31 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindListenQueueOverflow, Order: 3, New: func() Detector { return queueDetector{} },
-		Role:   RoleMechanism,
-		Chain:  4,
-		Scan:   ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak", Observed: fact("queue_peak"), Baseline: fact("queue_usual")},
+		NewFacts: func() Facts { return &ListenQueueFacts{} },
+		Role:     RoleMechanism,
+		Chain:    4,
+		Scan: ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak",
+			Observed: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueuePeak },
+			Baseline: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueueUsual }},
 		Events: map[string]int{"queue_deep": 5, "queue_old_cap": 6, "queue_peak": 9, "queue_cap": 10},
 	})
 }
+
+// ListenQueueFacts are a listen_queue_overflow finding's numbers.
+type ListenQueueFacts struct {
+	QueuePeak float64 `json:"queue_peak"`
+	// QueuePeakAt is the peak's time in Unix seconds.
+	QueuePeakAt int64   `json:"queue_peak_at"`
+	QueueUsual  float64 `json:"queue_usual"`
+	Workers     int     `json:"workers"`
+	// Backlog and ReachedCap need the listen.backlog in force.
+	Backlog    Maybe[float64] `json:"backlog"`
+	ReachedCap Maybe[bool]    `json:"reached_cap"`
+	// EstWaitAtPeakS needs the completion rate at the peak.
+	EstWaitAtPeakS Maybe[float64] `json:"est_wait_at_peak_s"`
+}
+
+func (*ListenQueueFacts) FindingKind() string { return KindListenQueueOverflow }
 
 // queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
 type queueDetector struct{}
@@ -51,24 +70,23 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 	if rs := runs(p.Queue, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= threshold }); len(rs) > 0 {
 		start, end = rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
 	}
-	facts := map[string]float64{"queue_peak": pk.V, "queue_peak_at": float64(pk.T.Unix()), "queue_usual": usual, "workers": float64(workers)}
+	facts := &ListenQueueFacts{QueuePeak: pk.V, QueuePeakAt: pk.T.Unix(), QueueUsual: usual, Workers: workers}
 	capText := ""
 	if backlog > 0 {
-		facts["backlog"] = backlog
+		facts.Backlog = Some(backlog)
 		// php-fpm reports the queue as the kernel sees it; at the cap it reads
 		// the backlog itself (or one more).
+		facts.ReachedCap = Some(pk.V >= backlog*0.98)
 		if pk.V >= backlog*0.98 {
-			facts["reached_cap"] = 1
 			at, _ := firstAtLeast(p.Queue, backlog*0.98, ev.From, ev.To)
 			capText = fmt.Sprintf(", reaching its cap of %s at %s (connections beyond it are dropped)", fmtNum(backlog), at.In(ev.Loc).Format("15:04"))
 		} else {
-			facts["reached_cap"] = 0
 			capText = fmt.Sprintf(" of a %s cap", fmtNum(backlog))
 		}
 	}
 	waitText := ""
 	if rate := valueAt(p.Accepted, pk.T); rate > 0 {
-		facts["est_wait_at_peak_s"] = round(pk.V/rate, 1)
+		facts.EstWaitAtPeakS = Some(round(pk.V/rate, 1))
 		waitText = fmt.Sprintf("; at %.1f completions/s that is %s of waiting", rate, fmtSec(pk.V/rate))
 	}
 	summary := fmt.Sprintf("php-fpm's listen queue grew from a usual %s to %s at %s%s%s.",

@@ -20,6 +20,9 @@ type Spec struct {
 	Order int
 	// New returns the detector.
 	New func() Detector
+	// NewFacts returns the kind's empty facts struct (a pointer), so that a
+	// report.json read back finds each finding's fact fields by its kind.
+	NewFacts func() Facts
 	// Role is the kind's usual part in the causal story. A symptom kind is
 	// fixed: what users saw is never the root cause, whatever a finding says.
 	Role string
@@ -105,8 +108,11 @@ var registry = struct {
 // Register adds a finding kind. It panics on a duplicate or incomplete spec:
 // registration happens at init, and a broken one must stop the program.
 func Register(s Spec) {
-	if s.Kind == "" || s.New == nil || s.Role == "" {
-		panic(fmt.Sprintf("detect.Register: kind %q needs Kind, New and Role", s.Kind))
+	if s.Kind == "" || s.New == nil || s.NewFacts == nil || s.Role == "" {
+		panic(fmt.Sprintf("detect.Register: kind %q needs Kind, New, NewFacts and Role", s.Kind))
+	}
+	if got := s.NewFacts().FindingKind(); got != s.Kind {
+		panic(fmt.Sprintf("detect.Register: kind %q declares the facts of %q", s.Kind, got))
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -164,9 +170,4 @@ func EventOrder(event string) int {
 		}
 	}
 	return 0
-}
-
-// fact reads one named fact of a finding, for a scan measure.
-func fact(key string) func(f *Finding) float64 {
-	return func(f *Finding) float64 { return f.Facts[key] }
 }

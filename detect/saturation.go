@@ -13,12 +13,36 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindWorkerSaturation, Order: 2, New: func() Detector { return saturationDetector{} },
-		Role:   RoleMechanism,
-		Chain:  1,
-		Scan:   ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy", Observed: fact("saturated_seconds")},
+		NewFacts: func() Facts { return &WorkerSaturationFacts{} },
+		Role:     RoleMechanism,
+		Chain:    1,
+		Scan: ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy",
+			Observed: func(f *Finding) float64 { return FactsOf[WorkerSaturationFacts](f).SaturatedSeconds }},
 		Events: map[string]int{"saturation": 2},
 	})
 }
+
+// WorkerSaturationFacts are a worker_saturation finding's numbers.
+type WorkerSaturationFacts struct {
+	Workers          int     `json:"workers"`
+	SaturatedSeconds float64 `json:"saturated_seconds"`
+	// CPUAvgPct and CPUBound need a CPU series.
+	CPUAvgPct Maybe[float64] `json:"cpu_avg_pct"`
+	CPUBound  Maybe[bool]    `json:"cpu_bound"`
+	// CompletionRatePerS and ServiceTimeS (Little's law with every worker
+	// busy) need the accepted-connections series.
+	CompletionRatePerS Maybe[float64] `json:"completion_rate_per_s"`
+	ServiceTimeS       Maybe[float64] `json:"service_time_s"`
+	// NormalServiceTimeS and NormalCapacityPerS are the pool's before the
+	// incident, when measured.
+	NormalServiceTimeS         Maybe[float64] `json:"normal_service_time_s"`
+	NormalCapacityPerS         Maybe[float64] `json:"normal_capacity_per_s"`
+	MaxChildrenReachedIncrease Maybe[float64] `json:"max_children_reached_increase"`
+	// MaxChildrenWarnings counts php-fpm log warnings, when the log is given.
+	MaxChildrenWarnings Maybe[int] `json:"max_children_warnings"`
+}
+
+func (*WorkerSaturationFacts) FindingKind() string { return KindWorkerSaturation }
 
 // saturationDetector finds stretches where every php-fpm worker was busy.
 type saturationDetector struct{}
@@ -56,37 +80,33 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		return nil, Check{Reason: fmt.Sprintf("all %d workers were busy for %s in the window (under %s)", workers, busy.Round(time.Second), minSaturated)}, nil
 	}
 	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
-	facts := map[string]float64{
-		"workers":           float64(workers),
-		"saturated_seconds": busy.Seconds(),
-	}
+	facts := &WorkerSaturationFacts{Workers: workers, SaturatedSeconds: busy.Seconds()}
 	cpu := meanBetween(p.CPU, start, end)
 	bound := "of unknown kind (no CPU series)"
 	if !math.IsNaN(cpu) {
-		facts["cpu_avg_pct"] = round(cpu, 1)
+		facts.CPUAvgPct = Some(round(cpu, 1))
+		facts.CPUBound = Some(cpu >= cpuBoundPct)
 		if cpu >= cpuBoundPct {
-			facts["cpu_bound"] = 1
 			bound = fmt.Sprintf("CPU-bound (CPU %.0f%%)", cpu)
 		} else {
-			facts["cpu_bound"] = 0
 			bound = fmt.Sprintf("waiting-bound (CPU only %.0f%%: workers were waiting on something, not computing)", cpu)
 		}
 	}
 	rate := meanBetween(p.Accepted, start, end)
 	capacity := ""
 	if !math.IsNaN(rate) && rate > 0 {
-		facts["completion_rate_per_s"] = round(rate, 2)
+		facts.CompletionRatePerS = Some(round(rate, 2))
 		// Little's law with every worker busy: throughput = workers / service time.
-		facts["service_time_s"] = round(float64(workers)/rate, 3)
+		facts.ServiceTimeS = Some(round(float64(workers)/rate, 3))
 		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(float64(workers)/rate))
 	}
 	if normal := normalServiceTime(ev); normal > 0 {
-		facts["normal_service_time_s"] = round(normal, 3)
-		facts["normal_capacity_per_s"] = round(float64(workers)/normal, 1)
+		facts.NormalServiceTimeS = Some(round(normal, 3))
+		facts.NormalCapacityPerS = Some(round(float64(workers)/normal, 1))
 		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", float64(workers)/normal, fmtSec(normal))
 	}
 	if inc := increase(p.MaxChildrenReached, start, end); inc > 0 {
-		facts["max_children_reached_increase"] = inc
+		facts.MaxChildrenReachedIncrease = Some(inc)
 	}
 	if ev.FPMLogGiven {
 		n := 0
@@ -95,7 +115,7 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 				n++
 			}
 		}
-		facts["max_children_warnings"] = float64(n)
+		facts.MaxChildrenWarnings = Some(n)
 	}
 	summary := fmt.Sprintf("All %d php-fpm workers were busy for %s between %s and %s, %s%s.",
 		workers, busy.Round(time.Second), start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), bound, capacity)

@@ -90,31 +90,31 @@ func TestScenarios(t *testing.T) {
 			}
 			// The crawler that took the workers is the trigger by time and
 			// weight, not merely by being first.
-			if c.Role != RoleTrigger || c.Facts["php_added_share"] < MaterialPHPShare || c.Facts["onset_lead_s"] > TriggerLead.Seconds() {
-				t.Errorf("crawler role %q, php_added_share %v, onset_lead_s %v: want the trigger", c.Role, c.Facts["php_added_share"], c.Facts["onset_lead_s"])
+			if c.Role != RoleTrigger || FactMap(c.Facts)["php_added_share"] < MaterialPHPShare || FactMap(c.Facts)["onset_lead_s"] > TriggerLead.Seconds() {
+				t.Errorf("crawler role %q, php_added_share %v, onset_lead_s %v: want the trigger", c.Role, FactMap(c.Facts)["php_added_share"], FactMap(c.Facts)["onset_lead_s"])
 			}
 			if c.Fingerprint.AcceptLanguage != tt.lang || c.Fingerprint.LoggedIn != "no" {
 				t.Errorf("fingerprint %+v, want language %s, logged out", c.Fingerprint, tt.lang)
 			}
 			want := float64(truth.Crawler.Window.DistinctIPs)
-			if got := c.Facts["distinct_ips"]; math.Abs(got-want) > 0.05*want {
+			if got := FactMap(c.Facts)["distinct_ips"]; math.Abs(got-want) > 0.05*want {
 				t.Errorf("distinct_ips = %v, truth %v: more than 5%% apart", got, want)
 			}
 			if d := c.Start.Sub(mustTime(t, truth.Phases.Onset)); d < -2*time.Minute || d > 2*time.Minute {
 				t.Errorf("onset %v, truth %s: more than 2 minutes apart", c.Start, truth.Phases.Onset)
 			}
-			if tt.opts.Crawler != nil && tt.opts.Crawler.IPv6 && c.Facts["distinct_prefixes_64"] == 0 {
+			if tt.opts.Crawler != nil && tt.opts.Crawler.IPv6 && FactMap(c.Facts)["distinct_prefixes_64"] == 0 {
 				t.Errorf("an IPv6 crawler needs distinct_prefixes_64: %v", c.Facts)
 			}
 			if e := first(res.Findings, KindUpstreamErrors); e != nil {
 				for status, n := range truth.WindowStatusCounts {
-					if status[0] == '5' && e.Facts["status_"+status] != float64(n) {
-						t.Errorf("status %s: finding says %v, the log has %d", status, e.Facts["status_"+status], n)
+					if status[0] == '5' && FactMap(e.Facts)["status_"+status] != float64(n) {
+						t.Errorf("status %s: finding says %v, the log has %d", status, FactMap(e.Facts)["status_"+status], n)
 					}
 				}
 			}
-			if hc := first(res.Findings, KindHealthcheckStarved); hc != nil && hc.Facts["est_queue_wait_s"] <= hc.Facts["health_timeout_s"] {
-				t.Errorf("healthcheck_starved with est wait %v <= timeout %v", hc.Facts["est_queue_wait_s"], hc.Facts["health_timeout_s"])
+			if hc := first(res.Findings, KindHealthcheckStarved); hc != nil && FactMap(hc.Facts)["est_queue_wait_s"] <= FactMap(hc.Facts)["health_timeout_s"] {
+				t.Errorf("healthcheck_starved with est wait %v <= timeout %v", FactMap(hc.Facts)["est_queue_wait_s"], FactMap(hc.Facts)["health_timeout_s"])
 			}
 		})
 	}
@@ -165,7 +165,7 @@ func TestScenarioChanges(t *testing.T) {
 				if truth.ConfigChange == nil || backlog.Change.Ref != truth.ConfigChange.Commit {
 					t.Errorf("commit %s, truth %+v", backlog.Change.Ref, truth.ConfigChange)
 				}
-				if backlog.Facts["wait_after_s"] <= backlog.Facts["health_timeout_s"] || backlog.Facts["queue_passed_old_cap"] != 1 {
+				if FactMap(backlog.Facts)["wait_after_s"] <= FactMap(backlog.Facts)["health_timeout_s"] || FactMap(backlog.Facts)["queue_passed_old_cap"] != 1 {
 					t.Errorf("arithmetic facts %v", backlog.Facts)
 				}
 			}

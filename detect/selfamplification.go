@@ -9,25 +9,42 @@ import (
 func init() {
 	Register(Spec{
 		Kind: KindSelfAmplification, Order: 7, New: func() Detector { return selfAmplificationDetector{} },
-		Role:    RoleMechanism,
-		Chain:   2,
-		Scan:    ScanMeasure{Metric: "the site's calls to its own API", Observed: fact("self_calls"), Baseline: fact("expected")},
+		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
+		Role:     RoleMechanism,
+		Chain:    2,
+		Scan: ScanMeasure{Metric: "the site's calls to its own API",
+			Observed: func(f *Finding) float64 { return float64(FactsOf[SelfAmplificationFacts](f).SelfCalls) },
+			Baseline: func(f *Finding) float64 { return FactsOf[SelfAmplificationFacts](f).Expected.V }},
 		Events:  map[string]int{EventSelfCall: 3},
 		Explain: explainSelfAmplification,
 		Moments: selfAmplificationMoments,
 	})
 }
 
+// SelfAmplificationFacts are a self_amplification finding's numbers.
+type SelfAmplificationFacts struct {
+	SelfCalls int `json:"self_calls"`
+	// Expected is the usual count in as long, when a baseline says it.
+	Expected Maybe[float64] `json:"expected"`
+	// SelfCallsWhileSaturated and ShareOfPHPWhileSaturated count the calls
+	// made while every worker was busy, when there were any.
+	SelfCallsWhileSaturated  Maybe[int]     `json:"self_calls_while_saturated"`
+	ShareOfPHPWhileSaturated Maybe[float64] `json:"share_of_php_while_saturated"`
+}
+
+func (*SelfAmplificationFacts) FindingKind() string { return KindSelfAmplification }
+
 // EventSelfCall is the timeline event of the site's first call to itself.
 const EventSelfCall = "self_call"
 
 func explainSelfAmplification(p Phraser, f *Finding, _ Story) string {
-	n, e := p.N(f.Facts["self_calls"]), p.N(f.Facts["expected"])
+	facts := FactsOf[SelfAmplificationFacts](f)
+	n, e := p.N(float64(facts.SelfCalls)), p.N(facts.Expected.V)
 	if p.Korean() {
 		return "사이트가 " + p.At(f.Start) + "부터 자신의 API를 " + n + "번 불렀습니다 (평소라면 " + e + "번쯤). 이런 요청은 첫 워커가 답을 기다리는 동안 두 번째 워커를 차지하므로, 워커가 모자랄 때 비용이 두 배가 됩니다."
 	}
 	usual := " (about " + e + " would be usual in as long)"
-	if _, ok := f.Facts["expected"]; !ok {
+	if !facts.Expected.OK {
 		usual = " (no baseline says what is usual)"
 	}
 	return "The site called its own API " + n + " times from " + p.At(f.Start) + usual + ": each such request holds a second worker while the first waits for it, so it costs double when workers are short."
@@ -35,7 +52,7 @@ func explainSelfAmplification(p Phraser, f *Finding, _ Story) string {
 
 func selfAmplificationMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventSelfCall, Topic: "self", Text: func(p Phraser) string {
-		n := p.N(f.Facts["self_calls"])
+		n := p.N(float64(FactsOf[SelfAmplificationFacts](f).SelfCalls))
 		if p.Korean() {
 			return "사이트가 자신의 API를 부른 첫 기록. 이런 요청 하나가 워커 두 개를 차지함 (모두 " + n + "건)"
 		}
@@ -59,7 +76,7 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
 	}
 	expected := c.Expected()
-	facts := map[string]float64{"self_calls": float64(n), "expected": round(expected, 1)}
+	facts := &SelfAmplificationFacts{SelfCalls: n, Expected: Some(round(expected, 1))}
 	// Self-calls are harmless while workers are free; they amplify when every
 	// worker is busy, because the outer request holds one worker while its
 	// inner call waits in the queue for another.
@@ -81,14 +98,14 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	}
 	var summary string
 	if saturated > 0 {
-		facts["self_calls_while_saturated"] = float64(saturated)
+		facts.SelfCallsWhileSaturated = Some(saturated)
 		if during > 0 {
-			facts["share_of_php_while_saturated"] = round(float64(saturated)/float64(during), 3)
+			facts.ShareOfPHPWhileSaturated = Some(round(float64(saturated)/float64(during), 3))
 		}
 		usual := fmt.Sprintf("%s in the window, %s usual", fmtInt(n), fmtNum(expected))
 		if noBaseline {
 			usual = fmt.Sprintf("%s in the window; no baseline to say what is usual", fmtInt(n))
-			delete(facts, "expected")
+			facts.Expected = Maybe[float64]{}
 		}
 		summary = fmt.Sprintf("The site called its own API %s times while every php-fpm worker was busy (%s): each such request held a second worker, or waited in the queue for one while holding the first.",
 			fmtInt(saturated), usual)

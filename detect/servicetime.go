@@ -19,13 +19,39 @@ func init() {
 		Kind: KindServiceTimeRegression, Order: 8, New: func() Detector { return serviceTimeDetector{} },
 		// When no traffic change explains the onset, what changed is the
 		// service time: it is the trigger.
-		Role:    RoleTrigger,
-		Scan:    ScanMeasure{Anomaly: "latency", Metric: "median PHP service time (s)", Observed: fact("service_median_during_s"), Baseline: fact("service_median_before_s")},
+		Role:     RoleTrigger,
+		NewFacts: func() Facts { return &ServiceTimeFacts{} },
+		Scan: ScanMeasure{Anomaly: "latency", Metric: "median PHP service time (s)",
+			Observed: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianDuringS },
+			Baseline: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianBeforeS }},
 		Events:  map[string]int{EventServiceTime: 1},
 		Explain: explainServiceTime,
 		Moments: serviceTimeMoments,
 	})
 }
+
+// ServiceTimeFacts are a service_time_regression finding's numbers.
+type ServiceTimeFacts struct {
+	ServiceMedianBeforeS float64 `json:"service_median_before_s"`
+	ServiceP90BeforeS    float64 `json:"service_p90_before_s"`
+	PHPAnswersBefore     int     `json:"php_answers_before"`
+	PHPAnswersDuring     int     `json:"php_answers_during"`
+	// ServiceLittleBeforeS, ServiceLittleDuringS and
+	// ServiceIncludesQueueWait are stated when the queue never emptied and
+	// Little's law over the busy workers judged PHP's own time.
+	ServiceLittleBeforeS     Maybe[float64] `json:"service_little_before_s"`
+	ServiceLittleDuringS     Maybe[float64] `json:"service_little_during_s"`
+	ServiceIncludesQueueWait Maybe[bool]    `json:"service_includes_queue_wait"`
+	ServiceMedianDuringS     float64        `json:"service_median_during_s"`
+	ServiceP90DuringS        float64        `json:"service_p90_during_s"`
+	ArrivalsPerMinBefore     float64        `json:"arrivals_per_min_before"`
+	ArrivalsPerMinDuring     float64        `json:"arrivals_per_min_during"`
+	// CPUDuringPct and CPUBeforePct need a CPU series.
+	CPUDuringPct Maybe[float64] `json:"cpu_during_pct"`
+	CPUBeforePct Maybe[float64] `json:"cpu_before_pct"`
+}
+
+func (*ServiceTimeFacts) FindingKind() string { return KindServiceTimeRegression }
 
 // EventServiceTime is the timeline event of PHP's requests turning slower.
 const EventServiceTime = "service_time"
@@ -45,10 +71,11 @@ const (
 )
 
 func explainServiceTime(p Phraser, f *Finding, _ Story) string {
-	b, d := p.Secs(f.Facts["service_median_before_s"]), p.Secs(f.Facts["service_median_during_s"])
-	b90, d90 := p.Secs(f.Facts["service_p90_before_s"]), p.Secs(f.Facts["service_p90_during_s"])
-	ab, ad := p.N(f.Facts["arrivals_per_min_before"]), p.N(f.Facts["arrivals_per_min_during"])
-	cpu, known := f.Facts["cpu_during_pct"]
+	facts := FactsOf[ServiceTimeFacts](f)
+	b, d := p.Secs(facts.ServiceMedianBeforeS), p.Secs(facts.ServiceMedianDuringS)
+	b90, d90 := p.Secs(facts.ServiceP90BeforeS), p.Secs(facts.ServiceP90DuringS)
+	ab, ad := p.N(facts.ArrivalsPerMinBefore), p.N(facts.ArrivalsPerMinDuring)
+	cpu, known := facts.CPUDuringPct.V, facts.CPUDuringPct.OK
 	if p.Korean() {
 		s := "PHP가 요청 하나에 쓰는 시간이 " + p.At(f.Start) + "부터 중앙값 " + b + "에서 " + d + "로 (90번째 백분위수 " + b90 + "에서 " + d90 + "로) 늘었지만, 들어온 요청은 분당 " + ab + "건에서 " + ad + "건으로 늘지 않았습니다. "
 		switch {
@@ -80,7 +107,8 @@ func explainServiceTime(p Phraser, f *Finding, _ Story) string {
 
 func serviceTimeMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventServiceTime, Topic: "service_time", Text: func(p Phraser) string {
-		b, d := p.Secs(f.Facts["service_median_before_s"]), p.Secs(f.Facts["service_median_during_s"])
+		facts := FactsOf[ServiceTimeFacts](f)
+		b, d := p.Secs(facts.ServiceMedianBeforeS), p.Secs(facts.ServiceMedianDuringS)
 		if p.Korean() {
 			return "PHP 요청이 느려짐 (중앙값 " + b + " → " + d + "), 들어오는 요청은 늘지 않음"
 		}
@@ -120,21 +148,21 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	// workers (busy workers / answers a second), which leaves the queue out.
 	during := ev.phpServiceTimes(inc.Onset, inc.End, true)
 	all := ev.phpServiceTimes(inc.Onset, inc.End, false)
-	facts := map[string]float64{"service_median_before_s": round(med0, 3), "service_p90_before_s": round(p90b, 3), "php_answers_before": float64(before.N)}
+	facts := &ServiceTimeFacts{ServiceMedianBeforeS: round(med0, 3), ServiceP90BeforeS: round(p90b, 3), PHPAnswersBefore: before.N}
 	var med1, p90d float64
 	method := "answers logged while nothing queued"
 	switch {
 	case during.N >= minServiceSamples:
 		med1, p90d = during.Quantile(0.5), during.Quantile(0.9)
-		facts["php_answers_during"] = float64(during.N)
+		facts.PHPAnswersDuring = during.N
 	case all.N >= minServiceSamples && ev.Pool != nil && len(ev.Pool.Active) > 0:
 		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(inc.Onset, inc.End)
 		if l0 <= 0 || l1 <= 0 {
 			return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the queue never emptied during the incident and busy workers cannot be related to answers: could not judge PHP's own time"}, nil
 		}
-		facts["service_little_before_s"], facts["service_little_during_s"] = round(l0, 3), round(l1, 3)
-		facts["service_includes_queue_wait"] = 1
-		facts["php_answers_during"] = float64(all.N)
+		facts.ServiceLittleBeforeS, facts.ServiceLittleDuringS = Some(round(l0, 3)), Some(round(l1, 3))
+		facts.ServiceIncludesQueueWait = Some(true)
+		facts.PHPAnswersDuring = all.N
 		// The answers' quantiles are reported as logged (queue wait
 		// included); the judgement is Little's ratio applied to the usual median.
 		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
@@ -146,7 +174,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers during the incident (%d without queueing): could not judge PHP's time per request", all.N, during.N)}, nil
 	}
 	arr0, arr1 := ev.arrivalsBefore(inc, bFrom, bTo), ev.arrivalsPerMinute(inc.Onset, inc.End, false)
-	if facts["service_includes_queue_wait"] == 0 && med1 < serviceRise*med0 {
+	if !facts.ServiceIncludesQueueWait.V && med1 < serviceRise*med0 {
 		return nil, Check{Reason: fmt.Sprintf("PHP's median time per request was %s during the incident against %s before: no regression", fmtSec(med1), fmtSec(med0))}, nil
 	}
 	if arr1 > arrivalsFlat*arr0 {
@@ -158,8 +186,8 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 			return nil, Check{Reason: "the workers were held without working (idle_pinning): PHP answered little, not slowly"}, nil
 		}
 	}
-	facts["service_median_during_s"], facts["service_p90_during_s"] = round(med1, 3), round(p90d, 3)
-	facts["arrivals_per_min_before"], facts["arrivals_per_min_during"] = round(arr0, 1), round(arr1, 1)
+	facts.ServiceMedianDuringS, facts.ServiceP90DuringS = round(med1, 3), round(p90d, 3)
+	facts.ArrivalsPerMinBefore, facts.ArrivalsPerMinDuring = round(arr0, 1), round(arr1, 1)
 	start := ev.serviceRiseStart(inc, med0)
 	queueNote := " (measured from " + method + ")"
 	if p := ev.Pool; p == nil || len(p.Queue) == 0 {
@@ -169,7 +197,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if p := ev.Pool; p != nil && len(p.CPU) > 0 {
 		c0, c1 := meanBetween(p.CPU, bFrom, bTo), meanBetween(p.CPU, inc.Onset, inc.End)
 		if !math.IsNaN(c1) {
-			facts["cpu_during_pct"] = round(c1, 1)
+			facts.CPUDuringPct = Some(round(c1, 1))
 			cpuText = fmt.Sprintf("CPU %.0f%%", c1)
 			switch {
 			case c1 < idleCPUPct:
@@ -179,7 +207,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 			}
 		}
 		if !math.IsNaN(c0) {
-			facts["cpu_before_pct"] = round(c0, 1)
+			facts.CPUBeforePct = Some(round(c0, 1))
 		}
 	}
 	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s while arrivals did not (%s to %s a minute)%s; %s.",

@@ -55,24 +55,24 @@ func TestServiceTimeAndPinningScenarios(t *testing.T) {
 			}
 			switch tt.want {
 			case KindServiceTimeRegression:
-				b, d := f.Facts["service_median_before_s"], f.Facts["service_median_during_s"]
+				b, d := FactMap(f.Facts)["service_median_before_s"], FactMap(f.Facts)["service_median_during_s"]
 				if b <= 0 || d < 10*b {
 					t.Errorf("median service time %v -> %v: the slow database multiplies it by far more than 10", b, d)
 				}
-				if f.Facts["cpu_during_pct"] >= idleCPUPct || !strings.Contains(f.Summary, "waiting") {
+				if FactMap(f.Facts)["cpu_during_pct"] >= idleCPUPct || !strings.Contains(f.Summary, "waiting") {
 					t.Errorf("the database stall leaves CPU idle: %s", f.Summary)
 				}
-				if r := f.Facts["arrivals_per_min_during"] / f.Facts["arrivals_per_min_before"]; r > arrivalsFlat {
+				if r := FactMap(f.Facts)["arrivals_per_min_during"] / FactMap(f.Facts)["arrivals_per_min_before"]; r > arrivalsFlat {
 					t.Errorf("arrivals rose %.1fx in a scenario whose arrivals stay flat", r)
 				}
 			case KindIdlePinning:
 				// The seed's signature, over the incident only: the
 				// scenario's CPU outside the stall is irrelevant.
-				if f.Facts["cpu_avg_pct"] >= idleCPUPct || f.Facts["active_avg"] < busyShare*16 {
+				if FactMap(f.Facts)["cpu_avg_pct"] >= idleCPUPct || FactMap(f.Facts)["active_avg"] < busyShare*16 {
 					t.Errorf("pinning facts %v: want idle CPU and every worker active", f.Facts)
 				}
-				if f.Facts["php_answers_per_min"] >= collapseShare*f.Facts["php_answers_per_min_before"] {
-					t.Errorf("completions %v a minute against %v usually: not a collapse", f.Facts["php_answers_per_min"], f.Facts["php_answers_per_min_before"])
+				if FactMap(f.Facts)["php_answers_per_min"] >= collapseShare*FactMap(f.Facts)["php_answers_per_min_before"] {
+					t.Errorf("completions %v a minute against %v usually: not a collapse", FactMap(f.Facts)["php_answers_per_min"], FactMap(f.Facts)["php_answers_per_min_before"])
 				}
 			}
 		})
@@ -130,10 +130,10 @@ func TestPinningJudgesTheIncidentOnly(t *testing.T) {
 	if len(fs) != 1 {
 		t.Fatalf("no idle_pinning: %+v", check)
 	}
-	if cpu := fs[0].Facts["cpu_avg_pct"]; cpu > 10 {
+	if cpu := FactMap(fs[0].Facts)["cpu_avg_pct"]; cpu > 10 {
 		t.Errorf("cpu_avg_pct = %v: averaged outside the incident", cpu)
 	}
-	if _, ok := fs[0].Facts["timeout_s"]; ok {
-		t.Errorf("no answer piled at a timeout, yet timeout_s = %v", fs[0].Facts["timeout_s"])
+	if _, ok := FactMap(fs[0].Facts)["timeout_s"]; ok {
+		t.Errorf("no answer piled at a timeout, yet timeout_s = %v", FactMap(fs[0].Facts)["timeout_s"])
 	}
 }

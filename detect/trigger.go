@@ -118,9 +118,10 @@ func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 	if !ok {
 		return
 	}
-	f.Facts["onset_lead_s"] = w.lead.Seconds()
+	facts := FactsOf[CrawlerBurstFacts](f)
+	facts.OnsetLeadS = Some(w.lead.Seconds())
 	if w.measured {
-		f.Facts["php_added_share"] = round(w.addedShare, 3)
+		facts.PHPAddedShare = Some(round(w.addedShare, 3))
 	}
 	if why := w.contextReason(); why != "" {
 		f.Role = RoleContext

@@ -113,8 +113,8 @@ func TestEarlyMinorBotIsContext(t *testing.T) {
 		roles := map[string]string{}
 		for _, f := range fs {
 			roles[f.Cluster.UA] = f.Role
-			if f.Cluster.UA != "Chrome" && f.Facts["php_added_share"] >= MaterialPHPShare {
-				t.Errorf("the feed bot's php_added_share %v: want well under %v", f.Facts["php_added_share"], MaterialPHPShare)
+			if f.Cluster.UA != "Chrome" && FactMap(f.Facts)["php_added_share"] >= MaterialPHPShare {
+				t.Errorf("the feed bot's php_added_share %v: want well under %v", FactMap(f.Facts)["php_added_share"], MaterialPHPShare)
 			}
 		}
 		var botRole, crawlRole string

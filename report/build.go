@@ -147,7 +147,7 @@ func crawlerRows(fs []detect.Finding, t *detect.Traffic, from, to time.Time) []C
 			if c.Key != *f.Cluster {
 				continue
 			}
-			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: f.Facts["baseline_per_10m"] / 10}
+			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: detect.FactsOf[detect.CrawlerBurstFacts](&f).BaselinePer10m.V / 10}
 			for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
 				row.Points = append(row.Points, Point{T: m.UTC(), V: float64(c.PerMinute[m.Unix()/60])})
 			}

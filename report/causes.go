@@ -107,13 +107,14 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 }
 
 func explainCrawler(p printer, f *detect.Finding) string {
-	b, pk := f.Facts["baseline_per_10m"], f.Facts["peak_per_10m"]
-	ips, med, maxIP := f.Facts["distinct_ips"], f.Facts["requests_per_ip_median"], f.Facts["requests_per_ip_max"]
-	pfx, pfxBits := f.Facts["distinct_prefixes_24"], "/24"
-	if v, ok := f.Facts["distinct_prefixes_64"]; ok && pfx == 0 {
-		pfx, pfxBits = v, "/64"
+	cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
+	b, pk := cf.BaselinePer10m.V, cf.PeakPer10m
+	ips, med, maxIP := float64(cf.DistinctIPs), cf.RequestsPerIPMedian, float64(cf.RequestsPerIPMax)
+	pfx, pfxBits := float64(cf.DistinctPrefixes24.V), "/24"
+	if v := cf.DistinctPrefixes64; v.OK && pfx == 0 {
+		pfx, pfxBits = float64(v.V), "/64"
 	}
-	spread := f.Facts["spread"] == 1
+	spread := cf.Spread
 	var paths []string
 	if f.Fingerprint != nil {
 		paths = f.Fingerprint.Paths
@@ -140,13 +141,13 @@ func explainCrawler(p printer, f *detect.Finding) string {
 			s = append(s, "이 요청은 몇 안 되는 주소에 몰렸습니다. 한 주소가 "+p.n(maxIP)+"번 요청했으므로 주소별 제한으로 막을 수 있습니다.")
 		}
 		if len(paths) > 0 {
-			assets := "정적 파일은 " + p.pct(f.Facts["asset_share"]) + "뿐이었습니다."
-			if f.Facts["asset_share"] == 0 {
+			assets := "정적 파일은 " + p.pct(cf.AssetShare) + "뿐이었습니다."
+			if cf.AssetShare == 0 {
 				assets = "정적 파일은 하나도 요청하지 않았습니다."
 			}
-			s = append(s, "요청한 것은 "+strings.Join(paths, ", ")+" 등이었고, 페이지 요청의 "+josa(p.pct(f.Facts["uncacheable_share"]), "이/가")+" 캐시되지 않는 도구였으며 "+assets)
+			s = append(s, "요청한 것은 "+strings.Join(paths, ", ")+" 등이었고, 페이지 요청의 "+josa(p.pct(cf.UncacheableShare), "이/가")+" 캐시되지 않는 도구였으며 "+assets)
 		}
-		if v, ok := f.Facts["php_time_share"]; ok {
+		if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 			s = append(s, "이 요청이 구간 안 PHP 시간의 "+josa(p.pct(v), "을/를")+" 썼습니다.")
 		}
 		return strings.Join(s, " ")
@@ -155,7 +156,7 @@ func explainCrawler(p printer, f *detect.Finding) string {
 	if ratio != "" {
 		first += " (" + ratio + "×)"
 	}
-	if _, ok := f.Facts["baseline_per_10m"]; !ok {
+	if !cf.BaselinePer10m.OK {
 		first = capitalize(crowd(p, f)) + " reached " + p.n(pk) + " per 10 minutes (no baseline before the incident to compare with)"
 	}
 	s = append(s, first+" from "+p.at(f.Start)+".")
@@ -165,13 +166,13 @@ func explainCrawler(p printer, f *detect.Finding) string {
 		s = append(s, "They came from few addresses: one sent "+p.n(maxIP)+" requests, so a per-client limit would catch them.")
 	}
 	if len(paths) > 0 {
-		assets := "only " + p.pct(f.Facts["asset_share"]) + " of their requests were assets"
-		if f.Facts["asset_share"] == 0 {
+		assets := "only " + p.pct(cf.AssetShare) + " of their requests were assets"
+		if cf.AssetShare == 0 {
 			assets = "they fetched no assets at all"
 		}
-		s = append(s, "They walked "+p.list(paths)+": "+p.pct(f.Facts["uncacheable_share"])+" of their page requests went to tools no cache holds, and "+assets+".")
+		s = append(s, "They walked "+p.list(paths)+": "+p.pct(cf.UncacheableShare)+" of their page requests went to tools no cache holds, and "+assets+".")
 	}
-	if v, ok := f.Facts["php_time_share"]; ok {
+	if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 		s = append(s, "They used "+p.pct(v)+" of PHP's time in the window.")
 	}
 	return strings.Join(s, " ")
@@ -181,10 +182,14 @@ func explainCrawler(p printer, f *detect.Finding) string {
 // config_change), with S and W from the saturation finding.
 func queueingWait(r *Report, backlog float64) (float64, float64, float64, bool) {
 	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
-	if sat == nil || sat.Facts["workers"] <= 0 || sat.Facts["service_time_s"] <= 0 || backlog <= 0 {
+	if sat == nil {
 		return 0, 0, 0, false
 	}
-	w, s := sat.Facts["workers"], sat.Facts["service_time_s"]
+	sf := detect.FactsOf[detect.WorkerSaturationFacts](sat)
+	w, s := float64(sf.Workers), sf.ServiceTimeS.V
+	if w <= 0 || s <= 0 || backlog <= 0 {
+		return 0, 0, 0, false
+	}
 	return detect.QueueWait(backlog, s, w), w, s, true
 }
 
@@ -202,14 +207,15 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 	default:
 		s = append(s, "At "+p.at(c.Time)+", "+changeText(p, c)+".")
 	}
-	before, after := f.Facts["wait_before_s"], f.Facts["wait_after_s"]
-	timeout := f.Facts["health_timeout_s"]
+	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
+	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
+	timeout := cf.HealthTimeoutS.V
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && timeout == 0 {
-		timeout = hc.Facts["health_timeout_s"]
+		timeout = detect.FactsOf[detect.HealthcheckFacts](hc).HealthTimeoutS
 	}
 	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
 	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
-	w, svc := f.Facts["workers"], f.Facts["service_time_s"]
+	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
 	computed := w > 0 && svc > 0
 	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
 		var ok1, ok2 bool
@@ -244,14 +250,15 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 }
 
 func explainSaturation(p printer, f *detect.Finding) string {
-	w := p.n(f.Facts["workers"])
-	d := p.dur(time.Duration(f.Facts["saturated_seconds"] * float64(time.Second)))
-	cpu, hasCPU := f.Facts["cpu_avg_pct"]
-	rate, svc := f.Facts["completion_rate_per_s"], f.Facts["service_time_s"]
+	sf := detect.FactsOf[detect.WorkerSaturationFacts](f)
+	w := p.n(float64(sf.Workers))
+	d := p.dur(time.Duration(sf.SaturatedSeconds * float64(time.Second)))
+	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
+	rate, svc := sf.CompletionRatePerS.V, sf.ServiceTimeS.V
 	var s []string
 	if p.ko {
 		s = append(s, p.at(f.Start)+"부터 "+d+" 동안 php-fpm 워커 "+w+"개가 모두 점유됐습니다.")
-		if hasCPU && f.Facts["cpu_bound"] == 1 {
+		if hasCPU && sf.CPUBound.V {
 			s = append(s, "CPU는 평균 "+p.n(cpu)+"%로, 워커가 계산에 묶여 있었습니다.")
 		} else if hasCPU {
 			s = append(s, "CPU는 평균 "+p.n(cpu)+"%뿐이어서, 워커는 계산보다 무언가를 기다리는 데 시간을 썼습니다.")
@@ -263,7 +270,7 @@ func explainSaturation(p printer, f *detect.Finding) string {
 	}
 	first := "All " + w + " php-fpm workers were busy for " + d + " from " + p.at(f.Start)
 	switch {
-	case hasCPU && f.Facts["cpu_bound"] == 1:
+	case hasCPU && sf.CPUBound.V:
 		first += ", CPU-bound at " + p.n(cpu) + "% on average"
 	case hasCPU:
 		first += ", waiting rather than computing (CPU " + p.n(cpu) + "% on average)"
@@ -276,8 +283,9 @@ func explainSaturation(p printer, f *detect.Finding) string {
 }
 
 func explainQueue(p printer, r *Report, f *detect.Finding) string {
-	u, peak, backlog, wait := f.Facts["queue_usual"], f.Facts["queue_peak"], f.Facts["backlog"], f.Facts["est_wait_at_peak_s"]
-	reached := f.Facts["reached_cap"] == 1
+	qf := detect.FactsOf[detect.ListenQueueFacts](f)
+	u, peak, backlog, wait := qf.QueueUsual, qf.QueuePeak, qf.Backlog.V, qf.EstWaitAtPeakS.V
+	reached := qf.ReachedCap.V
 	at := ""
 	if pt, ok := peakPoint(r.Evidence.series(SeriesQueue), peak); ok {
 		at = p.at(pt.T)
@@ -317,8 +325,9 @@ func explainQueue(p printer, r *Report, f *detect.Finding) string {
 }
 
 func explainHealth(p printer, f *detect.Finding) string {
-	wait, timeout, peak := f.Facts["est_queue_wait_s"], f.Facts["health_timeout_s"], f.Facts["queue_peak"]
-	n503, fails, ups, down := f.Facts["proxy_503"], f.Facts["health_check_failures"], f.Facts["health_recoveries"], f.Facts["unhealthy_seconds"]
+	hf := detect.FactsOf[detect.HealthcheckFacts](f)
+	wait, timeout, peak := hf.EstQueueWaitS.V, hf.HealthTimeoutS, hf.QueuePeak.V
+	n503, fails, ups, down := float64(hf.Proxy503.V), float64(hf.HealthCheckFailures.V), float64(hf.HealthRecoveries.V), hf.UnhealthySeconds.V
 	var s []string
 	if p.ko {
 		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
@@ -360,12 +369,13 @@ func explainErrors(p printer, f *detect.Finding) string {
 		n, prx float64
 	}
 	var all []sc
-	for k, v := range f.Facts {
-		code, ok := strings.CutPrefix(k, "status_")
-		if !ok || !failedStatus(code) || v <= 0 {
+	ef := detect.FactsOf[detect.UpstreamErrorsFacts](f)
+	for c, n := range ef.Status {
+		code := strconv.Itoa(c)
+		if !failedStatus(code) || n <= 0 {
 			continue
 		}
-		all = append(all, sc{code, v, f.Facts["proxy_"+code]})
+		all = append(all, sc{code, float64(n), float64(ef.Proxy[c])})
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].n != all[j].n {
@@ -373,8 +383,8 @@ func explainErrors(p printer, f *detect.Finding) string {
 		}
 		return all[i].code < all[j].code
 	})
-	late := f.Facts["late_success"]
-	peak, gMin, gUsual := f.Facts["peak_failed_per_min"], f.Facts["goodput_min_per_min"], f.Facts["goodput_usual_per_min"]
+	late := float64(ef.LateSuccess)
+	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
 	var parts []string
 	if p.ko {
 		for _, x := range all {
@@ -426,8 +436,7 @@ func explainErrors(p printer, f *detect.Finding) string {
 		s += " Failures peaked at " + p.n(peak) + " a minute."
 	}
 	// Goodput is the ordinary clients' answers in time, never the crawler's.
-	_, hasMin := f.Facts["goodput_min_per_min"]
-	_, hasUsual := f.Facts["goodput_usual_per_min"]
+	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	switch {
 	case gUsual > 0 && gMin < gUsual:
 		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."
@@ -456,8 +465,9 @@ func explainNotCause(p printer, f *detect.Finding) string {
 	}
 	c := *f.Change
 	what := changeText(p, c)
-	peak, old := f.Facts["queue_peak"], f.Facts["old_value"]
-	before, after, timeout := f.Facts["wait_before_s"], f.Facts["wait_after_s"], f.Facts["health_timeout_s"]
+	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
+	peak, old := cf.QueuePeak.V, cf.OldValue.V
+	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
 	if !p.ko {
 		if f.Summary != "" {
 			return f.Summary
@@ -473,7 +483,7 @@ func explainNotCause(p printer, f *detect.Finding) string {
 		return s
 	}
 	s += "이번 장애의 원인이 아닙니다."
-	if v, ok := f.Facts["queue_passed_old_cap"]; ok && v == 0 && old > 0 {
+	if v := cf.QueuePassedOldCap; v.OK && !v.V && old > 0 {
 		s += " 대기열은 가장 길 때 " + p.n(peak) + "로 예전 상한 " + josa(p.n(old), "을/를") + " 넘지 않았으므로, 예전 값이었어도 달라진 것이 없습니다."
 	}
 	if before > 0 && timeout > 0 && before > timeout {

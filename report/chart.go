@@ -416,7 +416,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		}
 		usual := 0.0
 		if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil {
-			usual = f.Facts["goodput_usual_per_min"]
+			usual = detect.FactsOf[detect.UpstreamErrorsFacts](f).GoodputUsualPerMin.V
 		}
 		c = newChart(p, from, to, math.Max(gmax, usual), w["goodput"])
 		decorate(c)

@@ -81,7 +81,7 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	if im.LateRequests > 0 {
 		timeout := 0.0
 		if f := firstKind(r.Findings, detect.KindClientAbandonedWork); f != nil {
-			timeout = f.Facts["client_timeout_s"]
+			timeout = detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS
 		}
 		out = append(out, say(loc, day, func(p printer) string {
 			if p.ko {

@@ -209,7 +209,7 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 			edit: func(r *Report) {
 				c := r.Changes[1]
 				r.Findings = append(r.Findings, detect.Finding{ID: "config_change-2", Kind: detect.KindConfigChange, Role: detect.RoleMitigation,
-					Start: c.Time, End: c.Time, Facts: map[string]float64{"wait_after_s": 1.2}, Change: &c})
+					Start: c.Time, End: c.Time, Facts: detect.MustParseFacts(detect.KindConfigChange, map[string]float64{"wait_after_s": 1.2}), Change: &c})
 			},
 			want: map[string]int{EventDeploy: 1},
 		},

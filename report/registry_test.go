@@ -21,9 +21,10 @@ const teapotKind = "teapot_replies"
 func init() {
 	detect.Register(detect.Spec{
 		Kind: teapotKind, Order: 100, New: func() detect.Detector { return teapotDetector{} },
-		Role: detect.RoleMechanism, Chain: 100,
+		NewFacts: func() detect.Facts { return &teapotFacts{} },
+		Role:     detect.RoleMechanism, Chain: 100,
 		Explain: func(p detect.Phraser, f *detect.Finding, _ detect.Story) string {
-			n := p.N(f.Facts["replies"])
+			n := p.N(float64(detect.FactsOf[teapotFacts](f).Replies))
 			if p.Korean() {
 				return "PHP가 " + p.At(f.Start) + "부터 " + n + "번 418로 답했습니다."
 			}
@@ -40,6 +41,13 @@ func init() {
 		Events: map[string]int{"teapot": 20},
 	})
 }
+
+// teapotFacts are a teapot_replies finding's numbers.
+type teapotFacts struct {
+	Replies int `json:"replies"`
+}
+
+func (*teapotFacts) FindingKind() string { return teapotKind }
 
 // teapotDetector finds minutes in which PHP answered 418.
 type teapotDetector struct{}
@@ -64,7 +72,7 @@ func (teapotDetector) Detect(_ context.Context, ev *detect.Evidence, _ []detect.
 		return nil, detect.Check{}, nil
 	}
 	return []detect.Finding{{Kind: teapotKind, Start: start, End: end, Confidence: 1,
-		Summary: "PHP answered 418.", Facts: map[string]float64{"replies": float64(n)}}}, detect.Check{}, nil
+		Summary: "PHP answered 418.", Facts: &teapotFacts{Replies: n}}}, detect.Check{}, nil
 }
 
 func TestRegisteredDetectorReachesTheReport(t *testing.T) {
@@ -110,6 +118,14 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	}
 	if id != "teapot_replies-1" {
 		t.Fatalf("findings %+v: want the registered detector's finding teapot_replies-1", got.Findings)
+	}
+	// report.json read back finds the kind's facts type through its Spec.
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if tf, ok := firstKind(back.Findings, teapotKind).Facts.(*teapotFacts); !ok || tf.Replies != 20 {
+		t.Errorf("teapot facts read back as %#v: want *teapotFacts with 20 replies", firstKind(back.Findings, teapotKind).Facts)
 	}
 	var moment, cause bool
 	for _, m := range got.Timeline {

@@ -198,11 +198,6 @@ func (r *Report) normalize() {
 	if r.Findings == nil {
 		r.Findings = []detect.Finding{}
 	}
-	for i := range r.Findings {
-		if r.Findings[i].Facts == nil {
-			r.Findings[i].Facts = map[string]float64{}
-		}
-	}
 	if r.Checks == nil {
 		r.Checks = []detect.Check{}
 	}

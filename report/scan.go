@@ -115,11 +115,6 @@ func (s *Scan) normalize() {
 	if s.Findings == nil {
 		s.Findings = []detect.Finding{}
 	}
-	for i := range s.Findings {
-		if s.Findings[i].Facts == nil {
-			s.Findings[i].Facts = map[string]float64{}
-		}
-	}
 	if s.Checks == nil {
 		s.Checks = []detect.Check{}
 	}

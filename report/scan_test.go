@@ -70,7 +70,7 @@ func crawlerScan() *scan.Result {
 		},
 		Measures: []scan.Measure{{Name: "failed responses (5xx, 429, late)", Observed: 11312, Baseline: scan.Baseline{N: 6}, Score: 11312, Anomalous: true}},
 		Findings: []detect.Finding{{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Start: w.From, End: w.To, Confidence: 0.9,
-			Summary: "a crawler", Facts: map[string]float64{"peak_per_10m": 8895}}},
+			Summary: "a crawler", Facts: detect.MustParseFacts(detect.KindCrawlerBurst, map[string]float64{"peak_per_10m": 8895})}},
 		Checks:      []detect.Check{{Name: "crawler_burst", Outcome: detect.OutcomeFound, Findings: []string{"crawler_burst-1"}}},
 		DataQuality: []sources.QualityNote{{Source: "scan", Severity: sources.SeverityInfo, Message: "a note"}},
 		Read:        scan.Read{AccessFiles: 1, AccessLines: 213804, RawRange: scan.Range{From: w.From.Add(-3 * time.Hour), To: w.To}, RawLines: 42818, SlotLines: 2058},

@@ -73,11 +73,12 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		switch f.Kind {
 		case detect.KindCrawlerBurst:
 			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
-				b, pk, ips := p.n(f.Facts["baseline_per_10m"]), p.n(f.Facts["peak_per_10m"]), p.n(f.Facts["distinct_ips"])
+				cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
+				b, pk, ips := p.n(cf.BaselinePer10m.V), p.n(cf.PeakPer10m), p.n(float64(cf.DistinctIPs))
 				if p.ko {
 					return josa(crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
 				}
-				if _, ok := f.Facts["baseline_per_10m"]; !ok && !p.ko {
+				if !cf.BaselinePer10m.OK && !p.ko {
 					return crowd(p, f) + " start to climb: " + pk + " per 10 minutes at the peak (no baseline before it), from " + ips + " addresses"
 				}
 				return crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
@@ -217,8 +218,9 @@ func crowd(p printer, f *detect.Finding) string {
 }
 
 func saturationMoment(p printer, f *detect.Finding) string {
-	w := p.n(f.Facts["workers"])
-	cpu, hasCPU := f.Facts["cpu_avg_pct"]
+	sf := detect.FactsOf[detect.WorkerSaturationFacts](f)
+	w := p.n(float64(sf.Workers))
+	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
 	if p.ko {
 		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
 		if hasCPU {
@@ -234,8 +236,9 @@ func saturationMoment(p printer, f *detect.Finding) string {
 }
 
 func healthMoment(p printer, f *detect.Finding) string {
-	timeout, wait := f.Facts["health_timeout_s"], f.Facts["est_queue_wait_s"]
-	made503 := f.Facts["proxy_503"] > 0
+	hf := detect.FactsOf[detect.HealthcheckFacts](f)
+	timeout, wait := hf.HealthTimeoutS, hf.EstQueueWaitS.V
+	made503 := hf.Proxy503.V > 0
 	if p.ko {
 		s := "상태 확인이 "
 		if timeout > 0 {
@@ -276,7 +279,8 @@ func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Tim
 		ph := say(loc, day, text)
 		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: "queue", prio: prio})
 	}
-	peak, backlog := f.Facts["queue_peak"], f.Facts["backlog"]
+	qf := detect.FactsOf[detect.ListenQueueFacts](f)
+	peak, backlog := qf.QueuePeak, qf.Backlog.V
 	q := r.Evidence.series(SeriesQueue)
 	if q == nil || len(q.Points) == 0 {
 		add(f.Start, EventQueueDeep, 3, func(p printer) string {
@@ -305,7 +309,7 @@ func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Tim
 			})
 		}
 	}
-	reached := f.Facts["reached_cap"] == 1 && backlog > 0
+	reached := qf.ReachedCap.V && backlog > 0
 	if reached {
 		if pt, ok := firstAtLeast(backlog * 0.98); ok {
 			add(pt.T, EventQueueCap, 0, func(p printer) string {
@@ -318,7 +322,7 @@ func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Tim
 	}
 	if peak > 0 && (!reached || peak > backlog*1.02) {
 		if pt, ok := peakPoint(q, peak); ok {
-			wait := f.Facts["est_wait_at_peak_s"]
+			wait := qf.EstWaitAtPeakS.V
 			peak := math.Min(peak, pt.V)
 			add(pt.T, EventQueuePeak, 1, func(p printer) string {
 				if p.ko {

@@ -15,8 +15,9 @@ func TestSummaryContextCrawlerTookNoWorkers(t *testing.T) {
 	r := referenceReport(t)
 	c := firstKind(r.Findings, detect.KindCrawlerBurst)
 	c.Role = detect.RoleContext
-	c.Facts["onset_lead_s"] = 25 * 60
-	c.Facts["php_added_share"] = 0.002
+	cf := detect.FactsOf[detect.CrawlerBurstFacts](c)
+	cf.OnsetLeadS = detect.Some(25 * 60.0)
+	cf.PHPAddedShare = detect.Some(0.002)
 	if err := r.Assemble(); err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +31,14 @@ func TestSummaryContextCrawlerTookNoWorkers(t *testing.T) {
 		t.Errorf("summary blames the context crawler or does not say why it is context: %q", s)
 	}
 	c.Role = detect.RoleTrigger
-	c.Facts["php_added_share"] = 0.9
+	cf.PHPAddedShare = detect.Some(0.9)
 	if err := r.Assemble(); err != nil {
 		t.Fatal(err)
 	}
 	if s := summary(newPrinter(LangEN, mustZone("Asia/Seoul"), r.Impact.Start), r); !strings.Contains(s, "took every one of the") {
 		t.Errorf("the trigger crawler with 90%% of the added PHP time: %q", s)
 	}
-	c.Facts["php_added_share"] = 0.3
+	cf.PHPAddedShare = detect.Some(0.3)
 	if s := summary(newPrinter(LangEN, mustZone("Asia/Seoul"), r.Impact.Start), r); strings.Contains(s, "took every one") || !strings.Contains(s, "used 30% of the PHP time added at the onset") {
 		t.Errorf("a trigger with 30%% of the added PHP time did not take every worker: %q", s)
 	}

@@ -362,19 +362,20 @@ func summary(p printer, r *Report) string {
 		if len(paths) > 3 {
 			paths = paths[:3]
 		}
-		spread := crawler.Facts["spread"] == 1
+		cf := detect.FactsOf[detect.CrawlerBurstFacts](crawler)
+		spread := cf.Spread
 		w := ""
 		// "Took every worker" is said of a crawler that did most of the
 		// PHP work added at the onset; one with a smaller (still material)
 		// share is said to have loaded PHP with that share.
-		share, weighed := crawler.Facts["php_added_share"]
+		share, weighed := cf.PHPAddedShare.V, cf.PHPAddedShare.OK
 		if sat != nil && (!weighed || share >= 0.5) {
-			w = p.n(sat.Facts["workers"])
+			w = p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))
 		}
 		if p.ko {
 			t := "크롤러가"
 			if spread {
-				t = p.n(crawler.Facts["distinct_ips"]) + "개 주소에 퍼진 크롤러가"
+				t = p.n(float64(cf.DistinctIPs)) + "개 주소에 퍼진 크롤러가"
 			}
 			if len(paths) > 0 {
 				t += " 캐시되지 않는 " + strings.Join(paths, ", ") + " 등을 훑어"
@@ -391,7 +392,7 @@ func summary(p printer, r *Report) string {
 		} else {
 			t := "A crawler"
 			if spread {
-				t += " spread over " + p.n(crawler.Facts["distinct_ips"]) + " addresses"
+				t += " spread over " + p.n(float64(cf.DistinctIPs)) + " addresses"
 			}
 			if len(paths) > 0 {
 				t += " walked pages no cache holds (" + p.list(paths) + ")"
@@ -410,9 +411,9 @@ func summary(p printer, r *Report) string {
 		}
 	} else if sat != nil {
 		if p.ko {
-			s = append(s, "php-fpm 워커 "+p.n(sat.Facts["workers"])+"개가 모두 점유됐습니다.")
+			s = append(s, "php-fpm 워커 "+p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))+"개가 모두 점유됐습니다.")
 		} else {
-			s = append(s, "All "+p.n(sat.Facts["workers"])+" php-fpm workers were busy.")
+			s = append(s, "All "+p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))+" php-fpm workers were busy.")
 		}
 	}
 	if crawler == nil {
@@ -432,8 +433,9 @@ func summary(p printer, r *Report) string {
 		}
 	}
 	if health != nil {
-		wait, timeout := health.Facts["est_queue_wait_s"], health.Facts["health_timeout_s"]
-		made503 := health.Facts["proxy_503"] > 0
+		hf := detect.FactsOf[detect.HealthcheckFacts](health)
+		wait, timeout := hf.EstQueueWaitS.V, hf.HealthTimeoutS
+		made503 := hf.Proxy503.V > 0
 		if p.ko {
 			t := why + "php-fpm 앞 대기열에"
 			if wait > 0 {
@@ -598,8 +600,9 @@ func impactOf(p printer, r *Report) impactView {
 	for _, c := range codes {
 		sv := statusView{Code: c, Count: p.i(im.StatusCounts[c])}
 		if errs != nil {
-			if n, ok := errs.Facts["proxy_"+c]; ok {
-				sv.Proxy = p.n(n)
+			code, _ := strconv.Atoi(c)
+			if n, ok := detect.FactsOf[detect.UpstreamErrorsFacts](errs).Proxy[code]; ok {
+				sv.Proxy = p.n(float64(n))
 			}
 		}
 		v.Statuses = append(v.Statuses, sv)
@@ -694,9 +697,9 @@ func remains(p printer, r *Report) []string {
 	}
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {
 		if p.ko {
-			out = append(out, "상태 확인은 여전히 php-fpm 대기열에서 다른 요청 뒤에 줄을 섭니다. 상한이 "+p.n(hc.Facts["backlog"])+"인 대기열은 다시 상태 확인을 굶길 수 있습니다.")
+			out = append(out, "상태 확인은 여전히 php-fpm 대기열에서 다른 요청 뒤에 줄을 섭니다. 상한이 "+p.n(detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V)+"인 대기열은 다시 상태 확인을 굶길 수 있습니다.")
 		} else {
-			out = append(out, "The health check still waits in php-fpm's queue behind everyone else: a queue capped at "+p.n(hc.Facts["backlog"])+" can starve it again.")
+			out = append(out, "The health check still waits in php-fpm's queue behind everyone else: a queue capped at "+p.n(detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V)+" can starve it again.")
 		}
 	}
 	for _, c := range r.Checks {
@@ -798,8 +801,9 @@ func contextRises(p printer, r *Report) []string {
 		if f.Kind != detect.KindCrawlerBurst || roleOf(f) != detect.RoleContext {
 			continue
 		}
-		lead := time.Duration(f.Facts["onset_lead_s"] * float64(time.Second))
-		share := f.Facts["php_added_share"]
+		cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
+		lead := time.Duration(cf.OnsetLeadS.V * float64(time.Second))
+		share := cf.PHPAddedShare.V
 		early := lead > detect.TriggerLead
 		switch {
 		case p.ko && early:

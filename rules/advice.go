@@ -59,23 +59,25 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	// timeout a queued check is held to.
 	var w, s, sInc, t, backlog float64
 	var wFrom, sFrom, tFrom, bFrom string
-	if sat != nil && sat.Facts["workers"] > 0 {
-		w, wFrom = sat.Facts["workers"], sat.ID
+	sf := detect.FactsOf[detect.WorkerSaturationFacts](sat)
+	hf := detect.FactsOf[detect.HealthcheckFacts](hc)
+	if sat != nil && sf.Workers > 0 {
+		w, wFrom = float64(sf.Workers), sat.ID
 	} else if site.Workers > 0 {
 		w, wFrom = float64(site.Workers), "site facts"
 	}
 	if sat != nil {
-		sInc = sat.Facts["service_time_s"]
+		sInc = sf.ServiceTimeS.V
 		switch {
-		case sat.Facts["normal_service_time_s"] > 0:
-			s, sFrom = sat.Facts["normal_service_time_s"], "the pool's normal service time, "+sat.ID
+		case sf.NormalServiceTimeS.V > 0:
+			s, sFrom = sf.NormalServiceTimeS.V, "the pool's normal service time, "+sat.ID
 		case sInc > 0:
 			s, sFrom = sInc, "measured while all workers were busy, "+sat.ID
 		}
 	}
 	switch {
-	case hc != nil && hc.Facts["health_timeout_s"] > 0:
-		t, tFrom = hc.Facts["health_timeout_s"], hc.ID+", the timeout that applied to the queued check"
+	case hc != nil && hf.HealthTimeoutS > 0:
+		t, tFrom = hf.HealthTimeoutS, hc.ID+", the timeout that applied to the queued check"
 	case site.EffectiveHealthTimeoutS() > 0:
 		t, tFrom = site.EffectiveHealthTimeoutS(), "the FastCGI read_timeout (site facts)"
 	case site.ClientTimeoutS > 0:
@@ -83,10 +85,11 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	case site.HealthTimeoutS > 0:
 		t, tFrom = site.HealthTimeoutS, "health_timeout (site facts)"
 	}
-	for _, f := range []*detect.Finding{hc, lq} {
-		if f != nil && f.Facts["backlog"] > 0 && backlog == 0 {
-			backlog, bFrom = f.Facts["backlog"], f.ID
-		}
+	switch {
+	case hc != nil && hf.Backlog.V > 0:
+		backlog, bFrom = hf.Backlog.V, hc.ID
+	case lq != nil && detect.FactsOf[detect.ListenQueueFacts](lq).Backlog.V > 0:
+		backlog, bFrom = detect.FactsOf[detect.ListenQueueFacts](lq).Backlog.V, lq.ID
 	}
 	if backlog == 0 && site.Backlog > 0 {
 		backlog, bFrom = float64(site.Backlog), "site facts"
@@ -134,11 +137,11 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 
 	// pm.max_children: only if the CPU had room while every worker was busy.
 	if sat != nil && w > 0 {
-		cpu, hasCPU := sat.Facts["cpu_avg_pct"]
+		cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
 		switch {
 		case !hasCPU || cpu <= 0:
 			note("no pm.max_children advice: %s has no CPU measurement", sat.ID)
-		case sat.Facts["cpu_bound"] != 0 || cpu >= cpuTarget:
+		case sf.CPUBound.V || cpu >= cpuTarget:
 			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(w),
 				Why: fmt.Sprintf("Keep %s: while all %s workers were busy the CPU averaged %s%% (%s), so more children would only queue on the CPU; a rate limit, not more workers, takes the crawl off.",
 					num(w), num(w), num(cpu), sat.ID)})
@@ -153,12 +156,12 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 
 	// read_timeout: what lets a queued check fail at all.
 	rt := site.ReadTimeoutS
-	checksTimedOut := hc != nil && hc.Facts["health_timeout_s"] > 0
+	checksTimedOut := hc != nil && hf.HealthTimeoutS > 0
 	switch {
 	case rt > 0 || checksTimedOut:
 		v := rt
 		if v == 0 {
-			v = hc.Facts["health_timeout_s"]
+			v = hf.HealthTimeoutS
 		}
 		recs = append(recs, Recommendation{Target: "caddy", Key: "php_fastcgi read_timeout", Value: num(v) + "s",
 			Why: fmt.Sprintf("Keep it: Caddy's FastCGI transport waits for php-fpm until read_timeout once connected, whatever health_timeout says, so read_timeout (%ss) is what lets a check queued in php-fpm fail, and what turns a request queued longer than that into a 504 instead of a reply nobody reads.", num(v))})

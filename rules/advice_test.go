@@ -11,16 +11,16 @@ import (
 
 func saturation(workers, s, cpu float64, cpuBound bool) detect.Finding {
 	f := detect.Finding{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation,
-		Facts: map[string]float64{"workers": workers, "service_time_s": s, "cpu_avg_pct": cpu, "cpu_bound": 0}}
+		Facts: detect.MustParseFacts(detect.KindWorkerSaturation, map[string]float64{"workers": workers, "service_time_s": s, "cpu_avg_pct": cpu, "cpu_bound": 0})}
 	if cpuBound {
-		f.Facts["cpu_bound"] = 1
+		detect.FactsOf[detect.WorkerSaturationFacts](&f).CPUBound = detect.Some(true)
 	}
 	return f
 }
 
 func starved(timeout, backlog float64) detect.Finding {
 	return detect.Finding{ID: "healthcheck_starved-1", Kind: detect.KindHealthcheckStarved,
-		Facts: map[string]float64{"health_timeout_s": timeout, "backlog": backlog, "est_queue_wait_s": 77}}
+		Facts: detect.MustParseFacts(detect.KindHealthcheckStarved, map[string]float64{"health_timeout_s": timeout, "backlog": backlog, "est_queue_wait_s": 77})}
 }
 
 func TestAdviseBacklog(t *testing.T) {
@@ -44,7 +44,7 @@ func TestAdviseBacklog(t *testing.T) {
 		whys:     []string{"4 x 10 / 0.199 = 201", "201 / 8 = 25.1", "power of two: 16"},
 	}, {
 		name:     "timeout from the site's read_timeout, workers from site facts",
-		findings: []detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: map[string]float64{"service_time_s": 0.25}}},
+		findings: []detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: detect.MustParseFacts(detect.KindWorkerSaturation, map[string]float64{"service_time_s": 0.25})}},
 		site:     sources.Site{Workers: 32, ReadTimeoutS: 5, Backlog: 511},
 		want:     "64", // 32 x 5 / 0.25 = 640; / 8 = 80 -> 64
 		whys:     []string{"32 x 5 / 0.25 = 640", "read_timeout (site facts)", "The 511 in force (site facts)"},
@@ -86,7 +86,7 @@ func TestAdviseMaxChildren(t *testing.T) {
 			}
 		})
 	}
-	recs, notes := Advise([]detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: map[string]float64{"workers": 4}}}, sources.Site{}, "")
+	recs, notes := Advise([]detect.Finding{{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation, Facts: detect.MustParseFacts(detect.KindWorkerSaturation, map[string]float64{"workers": 4})}}, sources.Site{}, "")
 	if find(recs, "pm.max_children") != nil || find(recs, "listen.backlog") != nil {
 		t.Errorf("advice without CPU or service time: %+v", recs)
 	}

@@ -176,7 +176,7 @@ func crawlerFinding(t testing.TB, rd reader, from, to time.Time) detect.Finding 
 	}
 	key := detect.Key(&r)
 	return detect.Finding{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Start: from, End: to, Cluster: &key,
-		Facts: map[string]float64{"spread": 1, "distinct_ips": 1000, "requests_per_ip_median": 1}}
+		Facts: detect.MustParseFacts(detect.KindCrawlerBurst, map[string]float64{"spread": 1, "distinct_ips": 1000, "requests_per_ip_median": 1})}
 }
 
 // primary is the first language tag, lower-cased, as the access log reader reads it.

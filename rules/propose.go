@@ -167,7 +167,7 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 				Message: "more than 64 crawler fingerprints: only the first 64 get a zone"})
 			break
 		}
-		refs = append(refs, crawlerRef{finding: f.ID, key: key, spread: f.Facts["spread"] != 0, onset: f.Start, end: f.End})
+		refs = append(refs, crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End})
 	}
 	return refs, notes
 }
@@ -231,7 +231,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	e := &engine{in: in, refs: refs, matchers: m, readers: prof.readers}
 	defer func() { e.matchers.close() }() // reload may replace them
 	if sat != nil {
-		e.serviceS = sat.Facts["service_time_s"]
+		e.serviceS = detect.FactsOf[detect.WorkerSaturationFacts](sat).ServiceTimeS.V
 	}
 
 	// Every zone gets the one window the baseline's span allows (below), so
@@ -584,14 +584,14 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 	if z.PerClient {
 		b.WriteString(" Key {client_ip} (the address Caddy logs as client_ip, which follows trusted_proxies; v0.1.0's docs use {remote_host}, the same address without a trusted proxy): one bucket per client, because the crawler was concentrated")
 		if f != nil {
-			fmt.Fprintf(&b, " (one address sent %s requests)", fmtInt(int(f.Facts["requests_per_ip_max"])))
+			fmt.Fprintf(&b, " (one address sent %s requests)", fmtInt(detect.FactsOf[detect.CrawlerBurstFacts](f).RequestsPerIPMax))
 		}
 		b.WriteString(".")
 	} else {
 		fmt.Fprintf(&b, " Key %q, a static string: one bucket shared by every client, because the crawler was spread out", z.Name)
 		if f != nil {
 			fmt.Fprintf(&b, " (%s addresses, median %s request per address): per-address limits cannot catch it",
-				fmtInt(int(f.Facts["distinct_ips"])), trimFloat(f.Facts["requests_per_ip_median"]))
+				fmtInt(detect.FactsOf[detect.CrawlerBurstFacts](f).DistinctIPs), trimFloat(detect.FactsOf[detect.CrawlerBurstFacts](f).RequestsPerIPMedian))
 		}
 		b.WriteString(".")
 	}

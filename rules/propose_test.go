@@ -75,8 +75,9 @@ func (sc scenario) input(t *testing.T) (Input, []hit) {
 	path := writeLog(t, t.TempDir(), hits)
 	f := crawlerFinding(t, sc.crawler, onset, end)
 	if !sc.spread {
-		f.Facts["spread"] = 0
-		f.Facts["requests_per_ip_max"] = float64(sc.perMin * 30)
+		cf := detect.FactsOf[detect.CrawlerBurstFacts](&f)
+		cf.Spread = false
+		cf.RequestsPerIPMax = sc.perMin * 30
 	}
 	site := sc.site
 	if site == (sources.Site{}) {
@@ -281,7 +282,7 @@ func TestProposeUnknownCookie(t *testing.T) {
 // TestProposeNoCrawler: no crawler_burst finding, no rule, and advice all the same.
 func TestProposeNoCrawler(t *testing.T) {
 	sat := detect.Finding{ID: "worker_saturation-1", Kind: detect.KindWorkerSaturation,
-		Facts: map[string]float64{"workers": 16, "service_time_s": 0.3, "cpu_bound": 1, "cpu_avg_pct": 99}}
+		Facts: detect.MustParseFacts(detect.KindWorkerSaturation, map[string]float64{"workers": 16, "service_time_s": 0.3, "cpu_bound": 1, "cpu_avg_pct": 99})}
 	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
 	p, err := Propose(context.Background(), Input{Findings: []detect.Finding{sat}, Site: siteFacts, From: from, To: from.Add(time.Hour)})
 	if err != nil {

@@ -278,12 +278,11 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 			"distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
 			"peak_per_10m": peak10, "peak_at": float64(peakAt.Unix()), "usual_per_10m": round(usual10, 1),
 			"asset_share": round(share(c.Assets, c.Requests), 3), "uncacheable_share": round(share(c.Uncacheable, c.Requests-c.Assets), 3),
-			"baseline_slots": float64(r.b.N),
+			"baseline_slots": float64(r.b.N), "distinct_ips_usual": r.ips.Median,
 		},
 	}
 	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s, up to %s in 10 minutes; at this hour it usually sends %s requests from %s addresses (median of %d days). It looks automated: %s.",
 		r.key, count(c.Requests), count(c.IPs), count(c.Prefixes), j.span(), num(peak10), num(r.requests.Median), num(r.ips.Median), r.b.N, r.reason)
-	a.Facts["distinct_ips_usual"] = r.ips.Median
 	return a
 }
 
@@ -607,18 +606,14 @@ func (j *judge) findings() {
 				a.Severity = sev
 			}
 			a.Summary += " " + f.Summary
-			for k, v := range f.Facts {
-				if _, ok := a.Facts[k]; !ok {
-					a.Facts[k] = v
-				}
-			}
+			addMissingFacts(a.Facts, detect.FactMap(f.Facts))
 			if a.Fingerprint == nil {
 				a.Fingerprint = f.Fingerprint
 			}
 			continue
 		}
 		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.Metric,
-			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: copyFacts(f.Facts)}
+			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: detect.FactMap(f.Facts)}
 		if fk.Observed != nil {
 			a.Observed = fk.Observed(f)
 		}
@@ -648,23 +643,25 @@ func (j *judge) findingSeverity(f *detect.Finding, sev string) (string, string) 
 	}
 	switch f.Kind {
 	case detect.KindCrawlerBurst:
-		return floor(f.Facts["requests"], minClusterPerHour*j.hours, "requests")
+		return floor(float64(detect.FactsOf[detect.CrawlerBurstFacts](f).Requests), minClusterPerHour*j.hours, "requests")
 	case detect.KindUpstreamErrors:
-		if f.Facts["proxy_503"] >= minFailedPerHour*j.hours || share(int(f.Facts["failed_total"]), j.recent.Lines) >= criticalFailedShare {
+		ef := detect.FactsOf[detect.UpstreamErrorsFacts](f)
+		if float64(ef.Proxy[503]) >= minFailedPerHour*j.hours || share(ef.FailedTotal, j.recent.Lines) >= criticalFailedShare {
 			sev = SeverityCritical
 		}
-		return floor(f.Facts["failed_total"], math.Max(minFailedPerHour*j.hours, minFailedShare*float64(j.recent.Lines)), "failed responses")
+		return floor(float64(ef.FailedTotal), math.Max(minFailedPerHour*j.hours, minFailedShare*float64(j.recent.Lines)), "failed responses")
 	case detect.KindClientAbandonedWork:
-		return floor(f.Facts["requests"], minFailedPerHour*j.hours, "abandoned requests")
+		return floor(float64(detect.FactsOf[detect.AbandonedWorkFacts](f).Requests), minFailedPerHour*j.hours, "abandoned requests")
 	case detect.KindSelfAmplification:
-		return floor(f.Facts["self_calls"], minFailedPerHour*j.hours, "self calls")
+		return floor(float64(detect.FactsOf[detect.SelfAmplificationFacts](f).SelfCalls), minFailedPerHour*j.hours, "self calls")
 	case detect.KindWorkerSaturation:
-		if f.Facts["saturated_seconds"] >= criticalSaturatedMinutes*60 {
+		busy := detect.FactsOf[detect.WorkerSaturationFacts](f).SaturatedSeconds
+		if busy >= criticalSaturatedMinutes*60 {
 			sev = SeverityCritical
 		}
-		return floor(f.Facts["saturated_seconds"], saturatedMeasure.minExcess*60, "busy seconds")
+		return floor(busy, saturatedMeasure.minExcess*60, "busy seconds")
 	case detect.KindListenQueueOverflow:
-		if f.Facts["reached_cap"] == 1 {
+		if detect.FactsOf[detect.ListenQueueFacts](f).ReachedCap.V {
 			sev = SeverityCritical
 		}
 	}
@@ -754,12 +751,14 @@ func topLabels(labels map[string]int, n int) []string {
 	return keys
 }
 
-func copyFacts(m map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		out[k] = v
+// addMissingFacts adds to an anomaly's facts those of a joining finding it
+// does not state yet: the first finding's numbers stand.
+func addMissingFacts(into, from map[string]float64) {
+	for k, v := range from {
+		if _, ok := into[k]; !ok {
+			into[k] = v
+		}
 	}
-	return out
 }
 
 func share(part, whole int) float64 {

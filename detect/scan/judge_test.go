@@ -53,7 +53,7 @@ func TestJudge(t *testing.T) {
 		return p
 	}
 	finding := func(kind string, facts map[string]float64) detect.Finding {
-		return detect.Finding{ID: kind + "-1", Kind: kind, Start: now.Add(-40 * time.Minute), End: now, Summary: kind + " finding", Facts: facts}
+		return detect.Finding{ID: kind + "-1", Kind: kind, Start: now.Add(-40 * time.Minute), End: now, Summary: kind + " finding", Facts: detect.MustParseFacts(kind, facts)}
 	}
 	tests := []struct {
 		name     string
@@ -80,7 +80,7 @@ func TestJudge(t *testing.T) {
 			[]string{"healthcheck_starved/critical"}},
 		{"too few days: only the detectors judge", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week()[:2],
 			[]detect.Finding{{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Cluster: &crawlerKey, Start: now.Add(-time.Hour),
-				Summary: "crawler", Facts: map[string]float64{"requests": 5000, "peak_per_10m": 900, "baseline_per_10m": 0}}},
+				Summary: "crawler", Facts: detect.MustParseFacts(detect.KindCrawlerBurst, map[string]float64{"requests": 5000, "peak_per_10m": 900, "baseline_per_10m": 0})}},
 			[]string{"crawler_burst/warning"}},
 	}
 	for _, tt := range tests {
@@ -111,9 +111,9 @@ func TestFindingWithoutBaseline(t *testing.T) {
 	now := time.Date(2026, 10, 22, 3, 0, 0, 0, time.UTC)
 	findings := []detect.Finding{
 		{ID: "client_abandoned_work-1", Kind: detect.KindClientAbandonedWork, Start: now.Add(-30 * time.Minute), End: now,
-			Summary: "abandoned", Facts: map[string]float64{"requests": 500}},
+			Summary: "abandoned", Facts: detect.MustParseFacts(detect.KindClientAbandonedWork, map[string]float64{"requests": 500})},
 		{ID: "healthcheck_starved-1", Kind: detect.KindHealthcheckStarved, Start: now.Add(-20 * time.Minute), End: now,
-			Summary: "starved", Facts: map[string]float64{"est_queue_wait_s": 24, "health_timeout_s": 10}},
+			Summary: "starved", Facts: detect.MustParseFacts(detect.KindHealthcheckStarved, map[string]float64{"est_queue_wait_s": 24, "health_timeout_s": 10})},
 	}
 	j := &judge{cfg: Config{}.Defaults(), site: sources.Site{ClientTimeoutS: 10}, recent: hourProfile(now, 1000, nil),
 		res: &detect.Result{Findings: findings}}
