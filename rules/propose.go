@@ -167,7 +167,14 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 				Message: "more than 64 crawler fingerprints: only the first 64 get a zone"})
 			break
 		}
-		refs = append(refs, crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End})
+		ref := crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End,
+			measured: f.Routes != nil}
+		for _, r := range f.Routes {
+			if r.Expensive {
+				ref.expensive = append(ref.expensive, r.Template)
+			}
+		}
+		refs = append(refs, ref)
 	}
 	return refs, notes
 }
