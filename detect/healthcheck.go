@@ -17,9 +17,10 @@ func init() {
 		NewFacts: func() Facts { return &HealthcheckFacts{} },
 		Role:     RoleMechanism,
 		Chain:    5,
+		// No Baseline: the health timeout the wait is judged against is a
+		// limit, not a usual value; the summary states it.
 		Scan: ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)",
-			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V },
-			Baseline: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).HealthTimeoutS }},
+			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V }},
 		Events: map[string]int{"health_starved": 7},
 	})
 }
@@ -135,7 +136,9 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	cmp := "no queue depth to estimate the wait"
 	if wait > 0 {
-		cmp = fmt.Sprintf("the queue peaked at %s, about %s of waiting against a %s health timeout (%s)", fmtNum(queuePeak), fmtSec(wait), fmtSec(timeout), timeoutWhy)
+		// queuePeak is the depth where the wait was longest, not the
+		// queue's own peak (listen_queue_overflow states that).
+		cmp = fmt.Sprintf("at its longest, about %s of waiting behind %s queued, against a %s health timeout (%s)", fmtSec(wait), fmtNum(queuePeak), fmtSec(timeout), timeoutWhy)
 	}
 	summary := fmt.Sprintf("The health check waited in php-fpm's queue behind everyone else: %s; so %s.", cmp, strings.Join(evidence, ", "))
 	conf := 0.5 + 0.1*float64(len(evidence))

@@ -202,6 +202,12 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 	switch {
 	case p.ko && c.Key != "":
 		s = append(s, p.at(c.Time)+"에 "+josa(c.Key, "을/를")+" "+value(c.Old)+"에서 "+josa(value(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
+	case c.File == "" && c.Note != "" && p.ko:
+		// A deploy that changed no known setting: what it shipped is
+		// unknown to the logs.
+		return p.at(c.Time) + "에 배포했습니다: " + detect.DeployName(c) + shortRefDetail(c) + ". 이 배포는 aftermath가 읽는 설정을 바꾸지 않았고, 발생 시점의 트래픽 변화로는 발생이 설명되지 않습니다. 배포한 코드나 의존성이 원인 후보이지만 로그만으로는 판단할 수 없습니다. 이전 릴리스와 비교하거나 되돌려 보십시오."
+	case c.File == "" && c.Note != "" && f.Summary != "":
+		return f.Summary
 	case p.ko:
 		s = append(s, p.at(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
 	default:
@@ -332,7 +338,7 @@ func explainHealth(p printer, f *detect.Finding) string {
 	if p.ko {
 		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
 		if wait > 0 && timeout > 0 {
-			first += " 대기열(" + p.n(peak) + "건)을 지나는 데 약 " + josa(p.secs(wait), "이/가") + " 걸려 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘겼습니다."
+			first += " 가장 오래 기다릴 때 대기열 " + p.n(peak) + "건을 지나는 데 약 " + josa(p.secs(wait), "이/가") + " 걸려 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘겼습니다."
 		}
 		s = append(s, first)
 		if n503 > 0 {
@@ -348,7 +354,7 @@ func explainHealth(p printer, f *detect.Finding) string {
 	}
 	first := "The health check waited in php-fpm's queue behind everyone else"
 	if wait > 0 && timeout > 0 {
-		first += ": about " + p.secs(wait) + " (queue " + p.n(peak) + " deep) against a " + p.secs(timeout) + " timeout"
+		first += ": at its longest about " + p.secs(wait) + " (behind " + p.n(peak) + " queued) against a " + p.secs(timeout) + " timeout"
 	}
 	s = append(s, first+".")
 	if n503 > 0 {
@@ -385,6 +391,8 @@ func explainErrors(p printer, f *detect.Finding) string {
 	})
 	late := float64(ef.LateSuccess)
 	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
+	// Goodput is the ordinary clients' answers in time, never the crawler's.
+	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	var parts []string
 	if p.ko {
 		for _, x := range all {
@@ -412,6 +420,8 @@ func explainErrors(p printer, f *detect.Finding) string {
 			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.n(gUsual) + "건에서 가장 적을 때 " + josa(p.n(gMin)+"건", "으로/로") + " 줄었습니다."
 		case gUsual > 0:
 			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.n(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.n(gUsual) + "건)."
+		case hasMin && !hasUsual:
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 가장 적을 때 분당 " + p.n(gMin) + "건이었습니다. 평소 값을 잴 기준 구간은 없습니다."
 		}
 		return s
 	}
@@ -428,15 +438,14 @@ func explainErrors(p printer, f *detect.Finding) string {
 	if late > 0 {
 		parts = append(parts, p.n(late)+" successes after the clients had left")
 	}
-	s := "From " + p.at(f.Start) + " to " + p.at(f.End) + ": " + p.list(parts) + "."
+	a, b := p.ends(f.Start, f.End, false)
+	s := "From " + a + " to " + b + ": " + p.list(parts) + "."
 	if len(parts) == 0 {
-		s = "From " + p.at(f.Start) + " to " + p.at(f.End) + " more requests failed than usual."
+		s = "From " + a + " to " + b + " more requests failed than usual."
 	}
 	if peak > 0 {
 		s += " Failures peaked at " + p.n(peak) + " a minute."
 	}
-	// Goodput is the ordinary clients' answers in time, never the crawler's.
-	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	switch {
 	case gUsual > 0 && gMin < gUsual:
 		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."

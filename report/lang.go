@@ -79,8 +79,16 @@ func (p printer) i(v int) string { return detect.FormatInt(int64(v)) }
 // pct prints a share (0-1) as a percentage: "53%", "0.4%".
 func (p printer) pct(share float64) string {
 	v := share * 100
-	if v > 0 && v < 1 {
+	// "100%" and "0%" claim all and none: a share near either end keeps a
+	// decimal, cut towards 50%, so that 99.7% of a crawler refused never
+	// reads as every request, nor one refusal in 5,000 as none.
+	switch {
+	case v > 0 && v < 0.1:
+		return "<0.1%"
+	case v > 0 && v < 1:
 		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "%"
+	case v > 99 && v < 100:
+		return strconv.FormatFloat(math.Floor(v*10)/10, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "%"
 }
@@ -160,6 +168,32 @@ func (p printer) at(t time.Time) string {
 	if p.sameDay(t) {
 		return p.clock(t)
 	}
+	return p.dated(t)
+}
+
+// ends prints the two ends of a stretch [from, to) for prose. Within one
+// local day the date is said once, where the language puts it ("23:00",
+// "23:48 on 2 October" / "10월 2일 23시", "23시 48분"), and only when that day is
+// not the incident's or dated asks for it. A stretch across local midnight
+// dates both ends ("23:48 on 2 October", "03:10 on 3 October"), so that
+// "From 23:48 to 03:10" never reads as running backwards.
+func (p printer) ends(from, to time.Time, dated bool) (string, string) {
+	f, t := from.In(p.loc), to.In(p.loc)
+	if f.Year() != t.Year() || f.YearDay() != t.YearDay() {
+		return p.dated(from), p.dated(to)
+	}
+	if !dated && p.sameDay(from) {
+		return p.clock(from), p.clock(to)
+	}
+	if p.ko {
+		return p.date(from) + " " + p.clock(from), p.clock(to)
+	}
+	return p.clock(from), p.clock(to) + " on " + p.date(to)
+}
+
+// dated is a local time in prose with its date: "23:48 on 2 October",
+// "10월 2일 23시 48분".
+func (p printer) dated(t time.Time) string {
 	if p.ko {
 		return p.date(t) + " " + p.clock(t)
 	}

@@ -480,7 +480,8 @@ func codes(p printer, m *MinuteRow) string {
 }
 
 // changeText describes a configuration change: "listen.backlog changed from
-// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)".
+// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
+// file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
 func changeText(p printer, c sources.Change) string {
 	var s string
 	switch {
@@ -488,12 +489,24 @@ func changeText(p printer, c sources.Change) string {
 		s = c.Key + " 변경: " + value(c.Old) + " → " + value(c.New)
 	case c.Key != "":
 		s = c.Key + " changed from " + value(c.Old) + " to " + value(c.New)
+	case c.File == "" && c.Note != "" && p.ko:
+		return "배포 " + detect.DeployName(c) + shortRefDetail(c)
+	case c.File == "" && c.Note != "":
+		return "deploy " + detect.DeployName(c) + shortRefDetail(c)
 	case p.ko:
 		s = "설정 변경"
 	default:
 		s = "configuration changed"
 	}
 	return s + changeDetail(c)
+}
+
+// shortRefDetail is " (ref)" for a change named by its subject, or "".
+func shortRefDetail(c sources.Change) string {
+	if c.Ref == "" {
+		return ""
+	}
+	return " (" + shortRef(c.Ref) + ")"
 }
 
 // changeDetail is " (file, ref: first line of the note)", or "".

@@ -107,7 +107,7 @@ var labels = map[string]map[string]string{
 		"data_quality": "Data quality", "tz": "Times are local",
 		"role_trigger": "Trigger", "role_enabler": "Enabling change", "role_mechanism": "Mechanism", "role_candidate": "Possibly related change", "role_symptom": "Symptom",
 		"found": "found", "not_interesting": "nothing unusual", "could_not_run": "could not run",
-		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused",
+		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused", "bt_readers": "requests of readers who share the crawler's fingerprint refused",
 		"bt_logged_in": "logged-in requests refused", "bt_baseline": "refusals over the baseline", "bt_first": "first refusal",
 		"ruled_out": "Ruled out", "mitigations": "Already changed", "legend_window": "failing stretch", "legend_moments": "numbers mark the timeline rows",
 	},
@@ -126,7 +126,7 @@ var labels = map[string]map[string]string{
 		"data_quality": "데이터 품질", "tz": "시각은 현지 시각",
 		"role_trigger": "계기", "role_enabler": "바탕이 된 변경", "role_mechanism": "작동 방식", "role_candidate": "관련이 있을 수 있는 변경", "role_symptom": "증상",
 		"found": "찾음", "not_interesting": "특이점 없음", "could_not_run": "실행 못 함",
-		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청",
+		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청", "bt_readers": "크롤러와 지문이 같은 독자의 요청 중 거절된 것",
 		"bt_logged_in": "거절된 로그인 요청", "bt_baseline": "기준 기간에 거절했을 요청", "bt_first": "첫 거절",
 		"ruled_out": "원인이 아닌 것", "mitigations": "이미 바꾼 것", "legend_window": "실패 구간", "legend_moments": "숫자는 경과 표의 줄",
 	},
@@ -310,36 +310,41 @@ func summary(p printer, r *Report) string {
 		}
 	}
 	var s []string
+	wa, wb := p.ends(r.Window.From, r.Window.To, true)
 
 	// What failed.
 	switch {
 	case errs != nil && p.ko:
-		s = append(s, p.date(im.Start)+" "+p.clock(im.Start)+"부터 "+p.at(im.End)+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
+		a, b := p.ends(im.Start, im.End, true)
+		s = append(s, a+"부터 "+b+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
 	case errs != nil:
-		s = append(s, "From "+p.clock(im.Start)+" to "+p.at(im.End)+" on "+p.date(im.Start)+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
+		a, b := p.ends(im.Start, im.End, true)
+		s = append(s, "From "+a+" to "+b+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
 	case coverageIncomplete(r, "access") && p.ko:
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
+		s = append(s, wa+"부터 "+wb+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
 	case coverageIncomplete(r, "access"):
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
+		s = append(s, "From "+wa+" to "+wb+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
 	case im.Baseline != nil && !im.Baseline.Usable() && p.ko:
 		// Nothing usual was measured: "no more than usual" would compare
 		// the window with itself.
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
+		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
 	case im.Baseline != nil && !im.Baseline.Usable():
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
+		s = append(s, "From "+wa+" to "+wb+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
 	case p.ko:
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
+		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
 	default:
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
+		s = append(s, "From "+wa+" to "+wb+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
 	}
 	if errs != nil && len(im.OtherStretches) > 0 {
 		// Separate stretches stay separate: the worst leads, the others are named.
 		var parts []string
 		for _, o := range im.OtherStretches {
 			if p.ko {
-				parts = append(parts, p.at(o.Start)+"~"+p.at(o.End)+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
+				a, b := p.ends(o.Start, o.End, false)
+				parts = append(parts, a+"~"+b+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
 			} else {
-				parts = append(parts, p.at(o.Start)+" to "+p.at(o.End)+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
+				a, b := p.ends(o.Start, o.End, false)
+				parts = append(parts, a+" to "+b+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
 			}
 		}
 		if p.ko {
@@ -650,10 +655,18 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 		}
 		return p.i(n) + " of " + p.i(total)
 	}
-	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: rl.Caddyfile, Fence: fence}
+	// The block opens with what deploying it takes, as rules.caddy does
+	// (one source: rules.DeploySteps): pasted alone, it still says it needs
+	// caddy-ratelimit and where it goes.
+	var head strings.Builder
+	for _, l := range rules.DeploySteps() {
+		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
+	}
+	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
 	v.Backtest = [][2]string{
 		{l["bt_crawler"], of(bt.CrawlerRefused, bt.CrawlerRequests) + " (" + p.pct(bt.CrawlerRefusedShare) + ")"},
 		{l["bt_php"], p.secs(bt.CrawlerPHPSecondsSaved)},
+		{l["bt_readers"], of(bt.FingerprintReaderRefused, bt.FingerprintReaderRequests)},
 		{l["bt_other"], of(bt.OtherLoggedOutRefused, bt.OtherLoggedOutRequests) + " (" + p.pct(bt.OtherLoggedOutRefusedShare) + ")"},
 		{l["bt_logged_in"], of(bt.LoggedInRefused, bt.LoggedInRequests)},
 		{l["bt_baseline"], of(bt.BaselineRefused, bt.BaselineRequests)},
@@ -666,6 +679,17 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 
 // remains lists what the fix leaves open, from the backtests, the findings
 // without a remedy and what could not be checked.
+// causingCrawler reports whether a crawler_burst finding is among the
+// causes (any role but context).
+func causingCrawler(fs []detect.Finding) bool {
+	for i := range fs {
+		if fs[i].Kind == detect.KindCrawlerBurst && fs[i].Role != detect.RoleContext {
+			return true
+		}
+	}
+	return false
+}
+
 func remains(p printer, r *Report) []string {
 	var out []string
 	for _, rl := range r.Rules {
@@ -688,11 +712,22 @@ func remains(p printer, r *Report) []string {
 		}
 		out = append(out, s)
 	}
-	if len(r.Rules) == 0 && firstKind(r.Findings, detect.KindCrawlerBurst) != nil {
-		if p.ko {
-			out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
-		} else {
-			out = append(out, "No rule was generated: the crawler can come back the same way.")
+	if len(r.Rules) == 0 {
+		// A crawler that was context, not a cause, gets no rule on purpose;
+		// only a causing crawler left without one can do it again.
+		switch c := firstKind(r.Findings, detect.KindCrawlerBurst); {
+		case causingCrawler(r.Findings):
+			if p.ko {
+				out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
+			} else {
+				out = append(out, "No rule was generated: the crawler can come back the same way.")
+			}
+		case c != nil:
+			if p.ko {
+				out = append(out, "크롤러("+c.ID+")는 있었지만 이번 장애의 원인이 아닌 배경이어서 규칙을 만들지 않았습니다.")
+			} else {
+				out = append(out, "No rule was generated for the crawler ("+c.ID+"): it was there, but as context, not a cause of this incident.")
+			}
 		}
 	}
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {

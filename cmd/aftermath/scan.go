@@ -14,6 +14,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/report/notify"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
@@ -40,6 +41,7 @@ type scanFlags struct {
 	profiles  string
 	reportURL string
 	tz        string
+	durFmt    durationFormat
 	attempts  int
 	timeout   time.Duration
 }
@@ -84,6 +86,7 @@ window and lookback only.`,
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
 	f.timeout = 10 * time.Second
 	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -98,7 +101,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 			return usageErrorf("give --bundle DIR or --config FILE, not both")
 		}
 		var err error
-		if liveCfg, err = loadLiveConfig(f.config); err != nil {
+		if liveCfg, err = loadLiveConfig(f.config, cmd.ErrOrStderr()); err != nil {
 			return err
 		}
 	}
@@ -124,6 +127,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		}
 		defer ls.cleanup()
 		in, fetchNotes = &ls.inputs, ls.notes
+		in.DurationFormat = string(f.durFmt)
 		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
 	} else if f.profiles != "" {
 		return usageErrorf("--profiles keeps the profiles of live scans: it needs --config")
@@ -146,6 +150,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	res.DataQuality = append(res.DataQuality, sources.Problems(fetchNotes)...)
+	if liveCfg != nil {
+		res.DataQuality = append(res.DataQuality, liveCfg.Warnings...)
+	}
 	if cache != nil {
 		cache.store(set, ls, cfg, now)
 		res.DataQuality = append(res.DataQuality, cache.notes...)
@@ -160,6 +167,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 		return usageErrorf("%s: is the log pipeline delivering? (give a --now inside the logs' span to replay a bundle)", msg)
+	}
+	if err := proposeForScan(ctx, *in, cfg, res, doc); err != nil {
+		return err
 	}
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.
@@ -217,11 +227,19 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 	if f.bundle == "" {
 		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] or --config FILE")
 	}
-	b, err := bundle.Open(f.bundle)
+	var tzLoc *time.Location
+	if f.tz != "" {
+		var err error
+		if tzLoc, err = time.LoadLocation(f.tz); err != nil {
+			return nil, time.Time{}, "", usageErrorf("--tz %q: %v", f.tz, err)
+		}
+	}
+	b, err := bundle.OpenIn(f.bundle, tzLoc)
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
 	in := detect.InputsFromBundle(b)
+	in.DurationFormat = string(f.durFmt)
 	now := b.Manifest.Window.To
 	if f.now != "" {
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
@@ -291,4 +309,32 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 	}
 	doc.Delivery.Sent = true
 	return save()
+}
+
+// proposeForScan adds the next step of each crawler anomaly to doc: a
+// rate-limit zone for its crawler_burst finding, sized on the detectors'
+// lookback before the window and backtested over the window (the same
+// rules.Propose as analyze). A scan without a crawler_burst finding proposes
+// nothing. Zones Propose rejected are named in data_quality.
+func proposeForScan(ctx context.Context, in detect.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
+	var crawlers []detect.Finding
+	for _, f := range res.Findings {
+		if f.Kind == detect.KindCrawlerBurst {
+			crawlers = append(crawlers, f)
+		}
+	}
+	if len(crawlers) == 0 || len(in.Access) == 0 {
+		return nil
+	}
+	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site,
+		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}
+	}
+	doc.Rules = prop.Rules
+	if len(prop.Rules) > 0 {
+		doc.Caddyfile = prop.Caddyfile
+	}
+	doc.DataQuality = append(doc.DataQuality, prop.DataQuality...)
+	return nil
 }
