@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // arrivalMinute counts the requests that arrived in one minute: Caddy logs a
@@ -43,7 +44,7 @@ func (t *Traffic) observeArrival(r *sources.Request) {
 	case r.Status >= 500 || r.Status == 429:
 		a.Refused++
 	case r.Status >= 200 && r.Status < 400:
-		if t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS {
+		if failure.Late(r.Duration, t.site.ClientTimeoutS) {
 			a.Late++
 		}
 		a.Answers.Add(r.Duration)

@@ -1,9 +1,10 @@
 package detect
 
 import (
-	"math"
 	"slices"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // recentBaseline is how much of the baseline speaks for "usual" right before
@@ -77,10 +78,9 @@ func rollingMax(perMinute map[int64]int, from, to time.Time, size int) (int, tim
 }
 
 // poissonExcess reports whether observed is significantly above an expected
-// count: at least ratio times it and more than z Poisson standard deviations
-// (+1 so that an expected 0 still needs a handful of events).
+// count (failure.Excess: the one definition fetch's pushdown flags by too).
 func poissonExcess(observed, expected, ratio, z float64) bool {
-	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
+	return failure.Excess(observed, expected, ratio, z)
 }
 
 // minuteCount is one per-minute count of the access log over the window, with

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 func init() {
@@ -97,7 +99,7 @@ const failureRiseRatio = 2.0
 // 5xx. With Minute.Failed it is the one definition of "failed" the report and
 // the scan count by.
 func FailedStatus(code int) bool {
-	return code == 429 || code >= 500 && code < 600
+	return failure.Status(code)
 }
 
 // Failed counts what reached no one in a minute: 5xx, 429, and successes

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -188,7 +189,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 		if usual < 0 {
 			return n > 3 && float64(n) >= absFailedShare*float64(a.Requests)
 		}
-		return float64(n) > usual+3*math.Sqrt(usual+1) && float64(n) >= clearShare*float64(a.Requests)
+		return failure.Excess(float64(n), usual, 0, 3) && float64(n) >= clearShare*float64(a.Requests)
 	}
 	// The edges of a clear stretch are the minutes next to it that failed
 	// more than almost any baseline minute did (with a baseline that failed

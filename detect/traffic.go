@@ -7,6 +7,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // Minute holds the requests logged in one minute, by status and by who answered.
@@ -189,26 +190,19 @@ func (mm *Minute) count(status int, origin sources.Origin, late bool, n int, php
 }
 
 // AddMinuteStatus adds per-minute counts computed elsewhere (Loki, under
-// pushdown) for minutes whose lines were not read: requests, statuses,
-// origins and PHP time, but no fingerprint, address or latency. Rows for a
-// minute that already holds read lines are not added (they would count its
-// requests twice); their number is returned.
-func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlapping int) {
-	read := map[int64]bool{}
-	for m := range t.minutes {
-		read[m] = true
-	}
+// pushdown) of lines that were not read: requests, statuses, origins and PHP
+// time, but no fingerprint, address or latency. A minute may hold both read
+// lines and counted ones (the lines of the client families pulled across the
+// window, and the rest counted): the counts never include a line read, so
+// both add up. It returns the number of rows added.
+func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added int) {
 	for _, r := range rows {
 		m := r.Minute.Unix() / 60
-		if read[m] {
-			overlapping++
-			continue
-		}
 		t.minute(m).count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
 		t.arrivalCounts(m, r.Status, r.Late, int(r.Requests))
 		added++
 	}
-	return added, overlapping
+	return added
 }
 
 // Key computes the fingerprint of a request.
@@ -265,7 +259,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm = t.minute(m)
 		t.lastMinute, t.lastMM = m, mm
 	}
-	late := t.site.ClientTimeoutS > 0 && r.Duration > t.site.ClientTimeoutS
+	late := failure.Late(r.Duration, t.site.ClientTimeoutS)
 	good := mm.count(r.Status, r.Origin, late, 1, r.Duration)
 	if good {
 		mm.Latency.Add(r.Duration)

@@ -42,6 +42,7 @@ func Build(_ context.Context, l *ingest.Loaded, ev *detect.Evidence, res *detect
 	r.Evidence.Requests = l.Access.Requests
 	r.Evidence.Bytes = l.Access.Bytes
 	r.Evidence.MetricSamples = l.MetricSamples
+	r.Evidence.Pushdown = l.Pushdown
 	r.DataQuality = append(r.DataQuality, l.DataQuality...)
 	r.Coverage = append(r.Coverage, l.Coverage...)
 	r.Evidence.SkippedLines = l.SkippedLines

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // Evidence summarises what was read, before any detector speaks: enough for a
@@ -23,6 +24,9 @@ type Evidence struct {
 	// Crawlers holds, for each crawler_burst finding, its cluster's requests per
 	// minute in the window: the crawler chart.
 	Crawlers []CrawlerRow `json:"crawlers"`
+	// Pushdown is what a pushed-down fetch pulled of the access log against
+	// a full pull (absent when the access log was read whole).
+	Pushdown *bundle.PushdownCost `json:"pushdown,omitempty"`
 }
 
 // CrawlerRow is one crawler cluster's volume per minute against its baseline.

@@ -87,9 +87,34 @@ type Manifest struct {
 	ConfigRepo string `yaml:"config_repo,omitempty"`
 	// Queries lists what each source ran and returned.
 	Queries []Query `yaml:"queries,omitempty"`
+	// Pushdown, when a fetch pushed its window down, is what it pulled of the
+	// access log against what a full pull would have pulled.
+	Pushdown *PushdownCost `yaml:"pushdown,omitempty"`
 	// Generator says what wrote the bundle (e.g. "aftermath simulate crawler-backlog seed=1").
 	Generator string `yaml:"generator,omitempty"`
 	// Note is free text for the humans who assembled the bundle (what it is,
 	// where the files came from); aftermath does not read it.
 	Note string `yaml:"note,omitempty"`
+}
+
+// PushdownCost is what a pushed-down fetch pulled of the access log from Loki,
+// and what a full pull of the same window and baseline would have pulled.
+type PushdownCost struct {
+	// PulledLines and PulledBytes are the raw access-log lines pulled and
+	// their bytes (without line ends).
+	PulledLines int64 `yaml:"pulled_lines" json:"pulled_lines"`
+	PulledBytes int64 `yaml:"pulled_bytes" json:"pulled_bytes"`
+	// Requests and ResponseBytes are the HTTP requests made to Loki for the
+	// access log (counts and pulls, retries included) and their response
+	// bytes.
+	Requests      int64 `yaml:"requests" json:"requests"`
+	ResponseBytes int64 `yaml:"response_bytes" json:"response_bytes"`
+	// FullLines and FullBytes are what a full pull would have pulled, as Loki
+	// counted them (count_over_time, bytes_over_time): measured, not
+	// estimated. -1 when Loki could not say.
+	FullLines int64 `yaml:"full_lines" json:"full_lines"`
+	FullBytes int64 `yaml:"full_bytes" json:"full_bytes"`
+	// Families are the client families (agent/language) whose lines were
+	// pulled across the whole window.
+	Families []string `yaml:"families,omitempty" json:"families,omitempty"`
 }

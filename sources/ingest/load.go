@@ -74,10 +74,10 @@ func FromBundle(b *bundle.Bundle) Inputs {
 // lines of.
 type Aggregate interface {
 	Observe(r *sources.Request)
-	// AddMinuteStatus adds the rows of minutes whose lines were not read and
-	// returns how many it added and how many it left out because their
-	// minute holds read lines.
-	AddMinuteStatus(rows []bundle.MinuteStatus) (added, overlapping int)
+	// AddMinuteStatus adds per-minute counts of lines that were not read
+	// (they never include a line read, so both add up) and returns how many
+	// rows it added.
+	AddMinuteStatus(rows []bundle.MinuteStatus) (added int)
 	// Span is the first and the last request's time; Total how many were observed.
 	Span() (first, last time.Time)
 	Total() int
@@ -114,6 +114,9 @@ type Loaded struct {
 	SkippedLines  int
 	MetricFiles   int
 	MetricSamples int64
+	// Pushdown is what a pushed-down fetch pulled against a full pull (nil
+	// when the access log was not pushed down).
+	Pushdown *bundle.PushdownCost
 	// DataQuality lists what was skipped or missing while reading.
 	DataQuality []sources.QualityNote
 	// Coverage is, for each source, the part of the window its evidence
@@ -152,7 +155,7 @@ func (l *Loaded) Close() error {
 // minute, else the metrics'.
 func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAggregate) (_ *Loaded, err error) {
 	m := in.Manifest
-	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc}
+	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, Pushdown: m.Pushdown}
 	if m.Baseline != nil {
 		l.BaselineFrom, l.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
@@ -219,18 +222,14 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		if err != nil {
 			return nil, err
 		}
-		added, overlapping := traffic.AddMinuteStatus(rows)
+		added := traffic.AddMinuteStatus(rows)
 		for _, r := range rows {
 			accessCoverage.Observe(r.Minute, int(r.Requests))
 		}
 		if added > 0 {
 			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
-				"requests, statuses and PHP time of the minutes whose lines were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the pulled minutes",
+				"requests, statuses and PHP time of the lines that were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the lines pulled (the minutes that stood out, and the client families pulled across the window)",
 				bundle.MinuteStatusFile, added)})
-		}
-		if overlapping > 0 {
-			l.note("access", fmt.Sprintf("%s: %d rows are for minutes whose lines were read as well and were left out so as not to count them twice",
-				in.MinuteStatus, overlapping))
 		}
 	}
 	l.MetricFiles = len(in.Metrics)

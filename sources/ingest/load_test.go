@@ -31,8 +31,8 @@ func (a *countingAggregate) Observe(r *sources.Request) {
 	a.n++
 }
 
-func (a *countingAggregate) AddMinuteStatus(rows []bundle.MinuteStatus) (int, int) {
-	return len(rows), 0
+func (a *countingAggregate) AddMinuteStatus(rows []bundle.MinuteStatus) int {
+	return len(rows)
 }
 
 func (a *countingAggregate) Span() (time.Time, time.Time) { return a.first, a.last }

@@ -84,9 +84,10 @@ type Config struct {
 // Pushdown tunes the flagging of minutes in a pushed-down window.
 type Pushdown struct {
 	// Factor: a minute is flagged when its line count (or its count of failed
-	// lines) exceeds Factor times the median of the unflagged minutes in the
-	// three hours before it, plus three times the square root of that median.
-	// Default 3; must be at least 1.
+	// lines) is at least Factor times the median of the unflagged minutes in
+	// the three hours before it and more than three Poisson deviations above
+	// it (failure.Excess). A client family is judged the same way over
+	// 10-minute stretches. Default 3; must be at least 1.
 	Factor float64 `yaml:"factor"`
 	// Margin is how much time around each flagged minute is pulled as well,
 	// on both sides, so onsets and recoveries are read. Default 10m.

@@ -25,20 +25,33 @@
 // # Pushdown
 //
 // A window longer than Config.PushdownAfter (3h by default) is not pulled raw.
-// Loki counts lines per minute over the whole range (and the lines that failed:
-// 5xx, or slower than the clients' timeout when the site says what it is), the
-// minutes that stand out are flagged, and raw lines are pulled for the baseline
-// and the flagged minutes (plus a margin) only. A minute stands out when its
-// count exceeds Factor times the median of the unflagged minutes in the three
-// hours before it, plus three times that median's square root (Poisson noise,
-// so a quiet site does not flag a minute for two lines). The per-minute counts
-// and what was pulled go to access/minute-counts.csv so the analysis can say
-// what it did not read; bundle.yaml records the cost of each phase. For the
-// minutes not pulled, six more metric queries count lines per status, by
-// origin and lateness, and sum PHP's durations (access/minute-status.csv):
-// the analysis adds them to its per-minute counts, so the impact, the
-// per-minute series and PHP's time cover the whole window as a full pull
-// would; fingerprints, addresses and latencies come from the lines pulled.
+// Loki counts lines per minute over the whole range (and the lines that failed
+// as the detectors count them, package failure: 429 and 5xx, or slower than
+// the clients' timeout when the site says what it is), the minutes that stand
+// out are flagged, and raw lines are pulled for the baseline and the flagged
+// minutes (plus a margin). A minute stands out when its count is at least
+// Factor times the median of the unflagged minutes in the three hours before
+// it and more than three Poisson deviations above it (failure.Excess, the
+// detectors' own test), so a quiet site does not flag a minute for two lines.
+//
+// A client that rises slowly (a crawler walking for hours before it bursts)
+// never makes a minute stand out among everyone's lines. So Loki also counts
+// lines per minute and client family (a coarse agent and the first two
+// letters of Accept-Language, computed with | json and | label_format: a few
+// dozen series), and a family that stands out against its own past in a
+// 10-minute stretch, with a fifth of that stretch's lines, is pulled in every
+// other minute of the range too (access/loki-families.log.gz): its addresses,
+// start and rule backtest are those of a full pull.
+//
+// The per-minute counts and what was pulled go to access/minute-counts.csv so
+// the analysis can say what it did not read; bundle.yaml records the cost of
+// each phase, and its pushdown section the lines, bytes and requests pulled
+// against the bytes of a full pull (Loki's bytes_over_time). For the lines not
+// pulled, six more metric queries count lines per minute and status, by origin
+// and lateness, and sum PHP's durations (access/minute-status.csv): the
+// analysis adds them to its per-minute counts, so the impact, the per-minute
+// series and PHP's time cover the whole window as a full pull would;
+// fingerprints, addresses and latencies come from the lines pulled.
 //
 // # Completeness
 //

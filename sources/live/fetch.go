@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
@@ -308,6 +310,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 		f.failed(loki.Source, "client", err)
 		return nil
 	}
+	// What the access log cost, counts and pulls, for the pushdown's summary.
+	var accessCost bundle.PushdownCost
 	phase := func(name string) {
 		cur = Progress{Source: loki.Source, Phase: name, Unit: "lines", Started: time.Now()}
 		f.progress(cur)
@@ -315,13 +319,18 @@ func (f *fetcher) loki(ctx context.Context) error {
 	finish := func() {
 		cur.Finished = true
 		f.progress(cur)
+		if !strings.HasPrefix(cur.Phase, "log ") {
+			accessCost.Requests += cur.Requests
+			accessCost.ResponseBytes += cur.WireBytes
+		}
 	}
 	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
 
 	// Which minutes to pull raw: all of them, or (pushdown) the baseline and
-	// the minutes that stand out.
+	// the minutes that stand out, and then the lines of the client families
+	// that stood out from every other minute.
+	var plan pushdownPlan
 	var minutes []time.Time
-	var counted int64 // lines the per-minute counts found (pushdown)
 	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
 	defer func() {
 		for _, l := range c.LimitsLearned() {
@@ -331,7 +340,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 	if pushdown {
 		phase("minute counts")
 		var ok bool
-		minutes, counted, ok = f.pushdown(ctx, c, query, &cur)
+		plan, ok = f.pushdown(ctx, c, query, &cur)
+		minutes = plan.minutes
 		finish()
 		if !ok {
 			// The counts choose the minutes to pull: without them no pull
@@ -393,7 +403,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		// the flagged minutes alone may hold no line. A selector whose
 		// streams have lines around the window (a day before it, or since)
 		// is right: the window itself was empty in Loki.
-		if perr == nil && res.Lines() == 0 && (!pushdown || counted == 0) {
+		if perr == nil && res.Lines() == 0 && (!pushdown || plan.counted == 0) {
 			span := fmt.Sprintf("[%s, %s)", f.start.Format(time.RFC3339), f.to.Format(time.RFC3339))
 			around, serr := c.Series(ctx, f.start.Add(-24*time.Hour), maxTime(f.to, time.Now()), selector)
 			switch {
@@ -417,6 +427,14 @@ func (f *fetcher) loki(ctx context.Context) error {
 	}
 	if err := pull("access log", lcfg.Selector, lcfg.Pipeline, AccessFile, true); err != nil {
 		return err
+	}
+	if len(plan.families) > 0 {
+		if err := f.pullFamilies(ctx, c, query, plan, phase, finish); err != nil {
+			return err
+		}
+	}
+	if pushdown {
+		f.pushdownCost(accessCost, plan)
 	}
 	for _, lg := range lcfg.Logs {
 		// Plain text: php-fpm's log reader does not read .gz.
@@ -483,22 +501,83 @@ func joinQuery(selector, pipeline string) string {
 	return q
 }
 
-// failedFilter selects the lines that failed: 5xx, or (when the clients'
-// timeout is known) slower than it. Lines that are not JSON, or whose fields
-// do not parse, are dropped rather than failing the whole metric query.
+// failedFilter selects the lines that failed as the detectors count them
+// (failure.Status and failure.Late): 429 and 5xx, or (when the clients'
+// timeout is known) answers slower than it. Lines that are not JSON, or whose
+// fields do not parse, are dropped rather than failing the whole metric query.
 func failedFilter(site sources.Site) string {
-	cond := "status >= 500"
+	cond := "status=~" + strconv.Quote(failure.StatusPattern)
 	if t := site.ClientTimeoutS; t > 0 {
-		cond += " or duration >= " + strconv.FormatFloat(t, 'f', -1, 64)
+		cond += " or duration > " + strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return statusFields + ` | ` + cond + ` | __error__=""`
 }
 
-// pushdown counts lines per minute inside Loki, flags minutes, writes
-// access/minute-counts.csv and returns the minutes to pull (false when the
-// counts failed: then nothing is pulled, which the caller records) and the
-// number of lines counted.
-func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) ([]time.Time, int64, bool) {
+// pushdownPlan is what a pushdown decided to pull.
+type pushdownPlan struct {
+	// minutes are pulled whole: the baseline and the minutes that stand out.
+	minutes []time.Time
+	// families are the client families whose lines are pulled in every
+	// other minute (familyMinutes) too.
+	families      []string
+	familyMinutes []time.Time
+	// counted is the number of lines the per-minute counts found.
+	counted int64
+	// fullLines and fullBytes are what a full pull would pull (-1: unknown).
+	fullLines, fullBytes int64
+}
+
+// fullBytes has Loki measure the raw bytes of a full pull of [start, to)
+// (bytes_over_time, which reads no line into a parser); -1 when it cannot.
+func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, cost *Progress) int64 {
+	q := "sum(bytes_over_time(" + query + " [1m]))"
+	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
+	cost.Requests += int64(mv.Requests)
+	cost.WireBytes += mv.WireBytes
+	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, Series: len(mv.Series), Complete: err == nil,
+		Note: fmt.Sprintf("the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary, %d requests, %d response bytes", mv.Requests, mv.WireBytes)}
+	if err != nil {
+		// Only the comparison is lost: nothing of the evidence.
+		rec.Note += "; failed: " + err.Error()
+		f.record(rec)
+		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the bytes of a full pull are unknown, so the pushdown's saving is not stated: %v", err))
+		return -1
+	}
+	f.record(rec)
+	var n float64
+	for _, s := range mv.Series {
+		for _, v := range s.Values {
+			n += v
+		}
+	}
+	return int64(math.Round(n))
+}
+
+// pushdownCost states in bundle.yaml and a note what the pushdown pulled of
+// the access log against a full pull.
+func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
+	for _, q := range f.manifest.Queries {
+		if q.Source == loki.Source && (q.File == AccessFile || q.File == FamiliesFile) {
+			cost.PulledLines += q.Lines
+			cost.PulledBytes += q.Bytes
+		}
+	}
+	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
+	f.manifest.Pushdown = &cost
+	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
+		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes)
+	if cost.FullBytes > 0 {
+		msg += fmt.Sprintf("; a full pull would have pulled %d lines (%d bytes, as Loki measured them): %.1f%% of its bytes", cost.FullLines, cost.FullBytes,
+			100*float64(cost.PulledBytes)/float64(cost.FullBytes))
+	}
+	f.note(loki.Source, sources.SeverityInfo, msg)
+}
+
+// pushdown counts lines per minute inside Loki, flags minutes and client
+// families, writes access/minute-counts.csv and the per-minute status counts
+// of the lines it will not pull, and returns what to pull (false when the
+// counts failed: then nothing is pulled, which the caller records).
+func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) (pushdownPlan, bool) {
 	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
 	// Two count queries, then minuteStatus's (added once the minutes to pull
 	// are known).
@@ -521,7 +600,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		if loki.IsQueryError(err) {
 			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q is malformed: %w", query, err))
 		}
-		return nil, 0, false
+		return pushdownPlan{}, false
 	}
 	lines := mc.Totals()
 	var counted int64
@@ -554,21 +633,32 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
 	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
 	rows := make([]Minute, len(lines))
-	var pull []time.Time
+	plan := pushdownPlan{counted: counted}
 	for i := range lines {
 		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
 		if failed != nil {
 			rows[i].Failed = failed[i]
 		}
 		if rows[i].Pulled {
-			pull = append(pull, rows[i].T)
+			plan.minutes = append(plan.minutes, rows[i].T)
+		} else {
+			plan.familyMinutes = append(plan.familyMinutes, rows[i].T)
 		}
+	}
+	if len(plan.familyMinutes) > 0 {
+		plan.families = f.families(ctx, c, query, lines, windowStart, factor, cost)
+	}
+	if len(plan.families) == 0 {
+		plan.familyMinutes = nil
 	}
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
+	plan.fullLines, plan.fullBytes = counted, f.fullBytes(ctx, c, query, cost)
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
-	f.minuteStatus(ctx, c, query, rows, cost)
+	// The counts are of the lines not pulled: neither in a pulled minute nor
+	// of a pulled family.
+	f.minuteStatus(ctx, c, query+familyFilter(plan.families, false), rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {
@@ -578,13 +668,17 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if windowStart > 0 {
 		summary += " and for the whole baseline"
 	}
+	if len(plan.families) > 0 {
+		summary += fmt.Sprintf("; the lines of the client families %s (agent/language) that stood out were pulled in every other minute too (%s)",
+			strings.Join(plan.families, ", "), FamiliesFile)
+	}
 	rec.Note += "; " + pushdownMark + summary
 	f.record(rec)
 	f.record(frec)
 	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
-	return pull, counted, true
+	return plan, true
 }
 
 func writeFileWith(path string, write func(io.Writer) error) error {

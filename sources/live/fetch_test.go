@@ -45,8 +45,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if simDir != "" {
-		os.RemoveAll(simDir)
+	for _, d := range []string{simDir, dayDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
@@ -524,8 +526,9 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 	}
 
 	// The report of the pushed-down day equals the full pull's, but for what
-	// says how much was read (the evidence block's counters, the clusters
-	// seen in the lines read) and the note that says so.
+	// says how much was read (the evidence block's counters and files, the
+	// clusters seen in the lines read, what the pushdown pulled) and the note
+	// that says so.
 	pushed, full := reports[true], reports[false]
 	if pushed.report == nil || full.report == nil {
 		t.Fatal("a 24h subtest failed")
@@ -537,10 +540,13 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 	if !said {
 		t.Errorf("no data_quality note names %s: %v", bundle.MinuteStatusFile, pushed.quality)
 	}
+	if _, ok := pushed.report["evidence"].(map[string]any)["pushdown"].(map[string]any); !ok {
+		t.Errorf("the pushed-down report's evidence has no pushdown section")
+	}
 	for _, r := range []map[string]any{pushed.report, full.report} {
 		delete(r, "data_quality")
 		ev := r["evidence"].(map[string]any)
-		for _, k := range []string{"lines", "requests", "bytes", "clusters"} {
+		for _, k := range []string{"lines", "requests", "bytes", "clusters", "access_files", "pushdown"} {
 			delete(ev, k)
 		}
 	}

@@ -3,12 +3,12 @@ package live
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // MinuteCountsFile is where a pushed-down fetch writes its per-minute counts,
@@ -53,10 +53,9 @@ type Minute struct {
 
 // flagMinutes decides which minutes to pull. lines and failed (nil when
 // unknown) are per-minute counts; minutes before windowStart are the
-// baseline, pulled whole. A minute stands out when its count exceeds factor
-// times the median of the unflagged minutes in the referenceSpan before it,
-// plus 3 times that median's square root; flagged minutes of the window bring
-// margin minutes on each side with them.
+// baseline, pulled whole. A minute stands out (standsOut) against the median
+// of the unflagged minutes in the referenceSpan before it; flagged minutes of
+// the window bring margin minutes on each side with them.
 func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin int) []string {
 	n := len(lines)
 	reasons := make([]string, n)
@@ -115,10 +114,11 @@ func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin 
 	return reasons
 }
 
-// standsOut: x > factor*m + 3*sqrt(m), with m at least 1 under the root so
-// that a quiet reference does not flag a minute for a handful of lines.
+// standsOut: x is at least factor times the usual m and more than 3 Poisson
+// deviations above it (failure.Excess, the detectors' own test), so that a
+// quiet reference does not flag a minute for a handful of lines.
 func standsOut(x int64, m, factor float64) bool {
-	return float64(x) > factor*m+3*math.Sqrt(math.Max(m, 1))
+	return failure.Excess(float64(x), m, factor, 3)
 }
 
 func median(xs []int64) float64 {

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
+
+	"github.com/valyala/fastjson"
 )
 
 type fakeMatcher struct {
@@ -30,11 +34,48 @@ func (m fakeMatcher) match(v string) bool {
 }
 
 type fakeStage struct {
-	op     string // |=, !=, |~, !~, json, label, unwrap
+	op     string // |=, !=, |~, !~, json, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
 	re     *regexp.Regexp
 	params map[string]string // json: label -> field
 	filter []labelCmp        // label: comparisons joined by or/and
+	// label_format: each destination label with its template, or the label
+	// it renames; drop: the labels dropped.
+	formats []labelFormat
+	names   []string
+}
+
+// labelFormat is one dst=src (rename) or dst="template" of | label_format.
+type labelFormat struct {
+	dst, rename string
+	tmpl        *template.Template
+}
+
+// templateFuncs are the template functions of Loki's line_format and
+// label_format the fake knows, with Loki's (sprig's) argument order.
+var templateFuncs = template.FuncMap{
+	"contains":  func(substr, s string) bool { return strings.Contains(s, substr) },
+	"hasPrefix": func(prefix, s string) bool { return strings.HasPrefix(s, prefix) },
+	"hasSuffix": func(suffix, s string) bool { return strings.HasSuffix(s, suffix) },
+	"lower":     strings.ToLower,
+	"upper":     strings.ToUpper,
+	"trim":      strings.TrimSpace,
+	"trunc": func(c int, s string) string {
+		if c >= 0 && len(s) > c {
+			return s[:c]
+		}
+		if c < 0 && len(s)+c > 0 {
+			return s[len(s)+c:]
+		}
+		return s
+	},
+	"regexReplaceAll": func(re, s, repl string) (string, error) {
+		r, err := regexp.Compile(re)
+		if err != nil {
+			return "", err
+		}
+		return r.ReplaceAllString(s, repl), nil
+	},
 }
 
 // labelCmp is one comparison of a label filter; join is "or" or "and" with
@@ -103,7 +144,7 @@ func evalFilter(cmps []labelCmp, ls map[string]string) (keep bool, errLabel bool
 type Query struct {
 	matchers []fakeMatcher
 	stages   []fakeStage
-	fn       string // "", count_over_time, rate, sum_over_time
+	fn       string // "", count_over_time, rate, sum_over_time, bytes_over_time
 	rng      time.Duration
 	sum      bool
 	by       []string
@@ -159,6 +200,33 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 				cp["__error__"] = "LabelFilterErr"
 				out = cp
 			}
+		case "label_format":
+			cp := make(map[string]string, len(out)+len(s.formats))
+			for k, v := range out {
+				cp[k] = v
+			}
+			for _, f := range s.formats {
+				if f.tmpl == nil {
+					cp[f.dst] = out[f.rename]
+					delete(cp, f.rename)
+					continue
+				}
+				var b strings.Builder
+				if err := f.tmpl.Execute(&b, out); err != nil {
+					cp["__error__"] = "TemplateFormatErr"
+					continue
+				}
+				cp[f.dst] = b.String()
+			}
+			out = cp
+		case "drop":
+			cp := make(map[string]string, len(out))
+			for k, v := range out {
+				if !slices.Contains(s.names, k) {
+					cp[k] = v
+				}
+			}
+			out = cp
 		case "unwrap":
 			// Loki drops the unwrapped label from the series and marks a value
 			// that is not a number with __error__ (SampleExtractionErr).
@@ -190,6 +258,9 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 	out := make(map[string]string, len(ls)+8)
 	for k, v := range ls {
 		out[k] = v
+	}
+	if params != nil {
+		return jsonExpressions(out, line, params)
 	}
 	var obj map[string]any
 	d := json.NewDecoder(strings.NewReader(line))
@@ -223,22 +294,55 @@ func jsonLabels(ls map[string]string, line string, params map[string]string) map
 			out[name] = fmt.Sprint(v)
 		}
 	}
-	if params != nil {
-		for label, field := range params {
-			if v, ok := obj[field]; ok {
-				switch x := v.(type) {
-				case map[string]any, []any:
-					continue
-				case nil:
-					out[label] = ""
-				default:
-					out[label] = fmt.Sprint(x)
-				}
-			}
-		}
+	walk("", obj)
+	return out
+}
+
+// jsonPathRE reads one step of a JSON expression: a field name, ["key"] or [n].
+var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\\]|\\.)*)"\]|\[([0-9]+)\])`)
+
+// jsonExpressions extracts | json label="expression" as Loki does: a path of
+// fields and indexes (request.headers["User-Agent"][0]); a string's value, a
+// number's or bool's text, an object or array kept as its JSON text, "" for a
+// path that leads nowhere or to null; __error__ on a line that is not JSON.
+func jsonExpressions(out map[string]string, line string, params map[string]string) map[string]string {
+	var p fastjson.Parser
+	v, err := p.Parse(line)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		out["__error__"] = "JSONParserErr"
 		return out
 	}
-	walk("", obj)
+	for label, expr := range params {
+		var keys []string
+		ok := true
+		for rest := expr; rest != "" && ok; {
+			m := jsonPathRE.FindStringSubmatch(rest)
+			if m == nil {
+				ok = false
+				break
+			}
+			rest = rest[len(m[0]):]
+			switch {
+			case m[3] != "":
+				keys = append(keys, m[3]) // fastjson reads a number as an array index
+			case m[1] != "":
+				keys = append(keys, m[1])
+			default:
+				k, err := strconv.Unquote(`"` + m[2] + `"`)
+				ok = err == nil
+				keys = append(keys, k)
+			}
+		}
+		x := v.Get(keys...)
+		switch {
+		case !ok || x == nil || x.Type() == fastjson.TypeNull:
+			out[label] = ""
+		case x.Type() == fastjson.TypeString:
+			out[label] = string(x.GetStringBytes())
+		default:
+			out[label] = x.String()
+		}
+	}
 	return out
 }
 
@@ -423,7 +527,7 @@ func (p *parser) expr() (*Query, error) {
 		inner.sum, inner.by = true, by
 		return inner, nil
 	}
-	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate" || p.tok.text == "sum_over_time") {
+	if p.tok.kind == "ident" && (p.tok.text == "count_over_time" || p.tok.text == "rate" || p.tok.text == "sum_over_time" || p.tok.text == "bytes_over_time") {
 		fn := p.tok.text
 		if err := p.advance(); err != nil {
 			return nil, err
@@ -572,6 +676,49 @@ func (p *parser) logExpr() (*Query, error) {
 					return nil, err
 				}
 				e.stages = append(e.stages, fakeStage{op: "unwrap", value: name.text})
+				continue
+			}
+			if p.tok.text == "label_format" || p.tok.text == "drop" {
+				st := fakeStage{op: p.tok.text}
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				for p.tok.kind == "ident" {
+					name := p.tok.text
+					if err := p.advance(); err != nil {
+						return nil, err
+					}
+					if st.op == "drop" {
+						st.names = append(st.names, name)
+					} else {
+						if err := p.expect("punct", "="); err != nil {
+							return nil, err
+						}
+						f := labelFormat{dst: name}
+						switch p.tok.kind {
+						case "ident":
+							f.rename = p.tok.text
+						case "string":
+							t, err := template.New(name).Option("missingkey=zero").Funcs(templateFuncs).Parse(p.tok.text)
+							if err != nil {
+								return nil, parseErr(p.tok.pos, err.Error())
+							}
+							f.tmpl = t
+						default:
+							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
+						}
+						if err := p.advance(); err != nil {
+							return nil, err
+						}
+						st.formats = append(st.formats, f)
+					}
+					if p.tok.kind == "punct" && p.tok.text == "," {
+						if err := p.advance(); err != nil {
+							return nil, err
+						}
+					}
+				}
+				e.stages = append(e.stages, st)
 				continue
 			}
 			if p.tok.text == "json" {

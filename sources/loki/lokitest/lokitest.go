@@ -647,6 +647,17 @@ func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) 
 	return out, scanned, scannedBytes
 }
 
+// group is the labels of the sum's group a series with labels ls falls in.
+func (e *Query) group(ls map[string]string) map[string]string {
+	g := map[string]string{}
+	for _, n := range e.by {
+		if v := ls[n]; v != "" {
+			g[n] = v
+		}
+	}
+	return g
+}
+
 type fakePoint struct {
 	t int64
 	v float64
@@ -683,7 +694,17 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			if !ok {
 				continue
 			}
+			if expr.fn == "bytes_over_time" {
+				v = float64(len(e.Line))
+			}
 			k := logql.LabelsKey(ls)
+			if expr.sum && ls["__error__"] != "SampleExtractionErr" {
+				// The range aggregations the fake knows add up across the
+				// series of a sum, so the samples are kept by group: a query
+				// over lines with a distinct label each stays cheap.
+				ls = expr.group(ls)
+				k = logql.LabelsKey(ls)
+			}
 			if ls["__error__"] == "SampleExtractionErr" {
 				f.mu.Unlock()
 				return nil, scanned, scannedBytes, fmt.Errorf("pipeline error: 'SampleExtractionErr' for series: '%s'.\n"+
@@ -705,13 +726,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		sort.SliceStable(ss, func(i, j int) bool { return ss[i].ts < ss[j].ts })
 		ls := seriesLabels[k]
 		if expr.sum {
-			g := map[string]string{}
-			for _, n := range expr.by {
-				if v := ls[n]; v != "" {
-					g[n] = v
-				}
-			}
-			ls = g
+			ls = expr.group(ls)
 		}
 		gk := logql.LabelsKey(ls)
 		a := groups[gk]
@@ -730,7 +745,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			switch expr.fn {
 			case "rate":
 				v /= time.Duration(rng).Seconds()
-			case "sum_over_time":
+			case "sum_over_time", "bytes_over_time":
 				v = 0
 				for _, x := range ss[lo:hi] {
 					v += x.v

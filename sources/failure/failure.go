@@ -1,0 +1,32 @@
+// Package failure holds the one definition of a failed request and of a
+// count that stands out, shared by the detectors (which count the lines they
+// read) and by fetch's pushdown (which has Loki count them before deciding
+// what to pull): were the two to differ, a pushdown could leave out the very
+// minutes the detectors would call failing.
+package failure
+
+import "math"
+
+// Status reports whether a response status failed its client: 429 (a rate
+// limit refused it) or 5xx.
+func Status(code int) bool {
+	return code == 429 || code >= 500 && code < 600
+}
+
+// StatusPattern matches the statuses Status reports, as a regular expression
+// over the status's decimal text, for queries that count failures where the
+// logs are (LogQL's status=~"...").
+const StatusPattern = `429|5[0-9][0-9]`
+
+// Late reports whether an answer came after its client had given up: a
+// duration (seconds) above the clients' timeout, when that is known (> 0).
+func Late(durationS, clientTimeoutS float64) bool {
+	return clientTimeoutS > 0 && durationS > clientTimeoutS
+}
+
+// Excess reports whether observed stands out above an expected count: at
+// least ratio times it, and more than z Poisson standard deviations above it
+// (+1 under the root, so that an expected 0 still needs a handful of events).
+func Excess(observed, expected, ratio, z float64) bool {
+	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
+}

@@ -1,0 +1,215 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+)
+
+// A client family is what Loki can tell of a request's client without
+// sending its lines: a coarse agent (bot, firefox, chrome, safari, other:
+// the first of these whose token the User-Agent holds) and the first two
+// letters of its Accept-Language. It is coarser than the fingerprint the
+// detectors group requests by (family without version, language, login,
+// client hints), so the lines of one fingerprint fall in one family, and a
+// family pulled whole holds every line of the fingerprints in it. There are
+// a few dozen families on a real site, far below Loki's max_query_series.
+const (
+	familyLabel = "aftermath_family"
+	familyUA    = "aftermath_ua"
+	familyLang  = "aftermath_lang"
+)
+
+// familyStages adds the family label to every JSON line. Loki's JSON
+// expressions read Caddy's header arrays (request.headers["User-Agent"][0]),
+// and label_format maps them with its template functions (contains takes the
+// substring first, as in Loki).
+var familyStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]`, " +
+	familyLang + "=`request.headers[\"Accept-Language\"][0]`" +
+	" | label_format " + familyLabel + "=`" +
+	`{{ if contains "bot" (lower .` + familyUA + `) }}bot` +
+	`{{ else if contains "Firefox/" .` + familyUA + ` }}firefox` +
+	`{{ else if contains "Chrome/" .` + familyUA + ` }}chrome` +
+	`{{ else if contains "Safari/" .` + familyUA + ` }}safari` +
+	`{{ else }}other{{ end }}/{{ .` + familyLang + ` | trim | trunc 2 | lower }}` + "`"
+
+// dropFamilyLabels removes what familyStages added (and a parse error's
+// labels), so the lines come back in their own streams.
+const dropFamilyLabels = " | drop " + familyUA + ", " + familyLang + ", " + familyLabel + ", __error__, __error_details__"
+
+// familyCountQuery counts query's lines per minute and family.
+func familyCountQuery(query string) string {
+	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " [1m]))"
+}
+
+// familyFilter selects the lines of families (in: true) or every other line
+// (in: false); the two are exact complements. Empty when families is.
+func familyFilter(families []string, in bool) string {
+	if len(families) == 0 {
+		return ""
+	}
+	op, join := "=", " or "
+	if !in {
+		op, join = "!=", " and "
+	}
+	cmps := make([]string, len(families))
+	for i, f := range families {
+		cmps[i] = familyLabel + op + strconv.Quote(f)
+	}
+	return familyStages + " | " + strings.Join(cmps, join) + dropFamilyLabels
+}
+
+// familyBucket is the stretch a family's count is judged over: longer than a
+// minute, so that one reader's session (a page and its assets, a burst of a
+// few dozen lines) does not stand out, short enough that a crawler's start
+// is seen within minutes.
+const familyBucket = 10 * time.Minute
+
+// familyShare is the least share of all lines a family must have in a
+// stretch where it stands out to be pulled: a rise of a few readers of a rare
+// language stands out against its own quiet past, but is no crawl.
+const familyShare = 0.2
+
+// flagFamilies returns the families (sorted) whose lines are pulled across
+// the whole window: those that, in some familyBucket of the window, stand out
+// against their own unflagged buckets of the referenceSpan before (the same
+// test as flagMinutes: standsOut against the median) and
+// hold at least familyShare of that bucket's lines. counts[f][i] is family
+// f's count in minute i, totals[i] every line's; minutes before windowStart
+// are the baseline.
+func flagFamilies(counts map[string][]float64, totals []int64, windowStart int, factor float64) []string {
+	per := int(familyBucket / time.Minute)
+	n := (len(totals) + per - 1) / per
+	bucketTotals := make([]float64, n)
+	for i, v := range totals {
+		bucketTotals[i/per] += float64(v)
+	}
+	span := int(referenceSpan / familyBucket)
+	var out []string
+	for fam, vs := range counts {
+		b := make([]int64, n)
+		for i, v := range vs {
+			b[i/per] += int64(math.Round(v))
+		}
+		global := median(b)
+		flagged := make([]bool, n)
+		hit := false
+		ref := make([]int64, 0, span)
+		for i := range n {
+			ref = ref[:0]
+			for j := max(0, i-span); j < i; j++ {
+				if !flagged[j] {
+					ref = append(ref, b[j])
+				}
+			}
+			m := global
+			if len(ref) >= span/2 {
+				m = median(ref)
+			}
+			flagged[i] = standsOut(b[i], m, factor) && float64(b[i]) >= familyShare*bucketTotals[i]
+			// A bucket reaching into the window counts for it.
+			if flagged[i] && (i+1)*per > windowStart {
+				hit = true
+			}
+		}
+		if hit {
+			out = append(out, fam)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FamiliesFile is where a pushed-down fetch writes the lines of the client
+// families that stood out, from the minutes not pulled whole (those are in
+// AccessFile): the two files hold no line twice.
+const FamiliesFile = "access/loki-families.log.gz"
+
+// families counts lines per minute and client family inside Loki and returns
+// the families to pull across the window (flagFamilies). totals are every
+// line's per-minute counts over the same minutes. A failed count leaves
+// pushdown to the minutes alone, with a warning: a client that rose slowly
+// is then seen only in the minutes that stood out.
+func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, totals []int64, windowStart int, factor float64, cost *Progress) []string {
+	q := familyCountQuery(query)
+	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
+	cost.Requests += int64(mv.Requests)
+	cost.WireBytes += mv.WireBytes
+	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, Series: len(mv.Series), Complete: err == nil,
+		Note: fmt.Sprintf("per-minute counts of each client family (agent/language), computed in Loki to choose the families to pull, %d requests, %d response bytes", mv.Requests, mv.WireBytes)}
+	if err == nil {
+		for _, s := range mv.Series {
+			if len(s.Values) != len(totals) {
+				err = fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(totals))
+				break
+			}
+		}
+	}
+	if err != nil {
+		rec.Complete, rec.Failed = false, true
+		rec.Note += "; failed: " + err.Error()
+		f.record(rec)
+		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf(
+			"per-family counts failed, so only the minutes that stood out were pulled: a client that rose slowly is seen only in those minutes, and its addresses and start may be short: %v", err))
+		return nil
+	}
+	counts := make(map[string][]float64, len(mv.Series))
+	for _, s := range mv.Series {
+		counts[s.Metric[familyLabel]] = s.Values
+	}
+	fams := flagFamilies(counts, totals, windowStart, factor)
+	if len(fams) > 0 {
+		rec.Note += "; pulled across the window: " + strings.Join(fams, ", ")
+	} else {
+		rec.Note += "; no family stood out"
+	}
+	f.record(rec)
+	return fams
+}
+
+// pullFamilies pulls the lines of plan's families from the minutes not pulled
+// whole into FamiliesFile. The per-minute status counts leave exactly these
+// lines out, so a failed pull leaves those totals short: an error note says so.
+func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string, plan pushdownPlan, phase func(string), finish func()) error {
+	q := query + familyFilter(plan.families, true)
+	phase("access log, client families")
+	defer finish()
+	out, err := createOut(filepath.Join(f.dir, FamiliesFile))
+	if err != nil {
+		return err
+	}
+	res, perr := c.PullMinutes(ctx, q, plan.familyMinutes, lineSink(out))
+	if err := out.Close(); err != nil {
+		return err
+	}
+	rec := res.Record(FamiliesFile)
+	if rec.Query == "" {
+		rec.Query = q
+	}
+	if rec.From.IsZero() {
+		rec.From, rec.To = f.start, f.to
+	}
+	rec.Note += fmt.Sprintf("; pushdown: the lines of the client families %s in the %d minutes not pulled whole", strings.Join(plan.families, ", "), len(plan.familyMinutes))
+	f.notes = append(f.notes, res.Notes...)
+	if perr != nil {
+		rec.Complete, rec.Failed = false, true
+		rec.Note += "; failed: " + perr.Error()
+		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
+			"%s: the lines of the client families %s were not all pulled, so their addresses and fingerprints, and the requests of the minutes not pulled whole, are short: %v",
+			FamiliesFile, strings.Join(plan.families, ", "), perr))
+		if loki.IsQueryError(perr) {
+			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", q, FamiliesFile, perr))
+		}
+	}
+	f.record(rec)
+	return nil
+}
