@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Spec declares one finding kind: everything the rest of the pipeline needs to
@@ -79,12 +81,42 @@ type Phraser interface {
 	List(items []string) string
 	// Josa appends the Korean particle of pair ("이/가") that fits word.
 	Josa(word, pair string) string
+	// Capitalize starts a sentence: its first letter upper case.
+	Capitalize(s string) string
 }
 
 // Story is what an explanation may read besides its own finding.
 type Story interface {
 	// Findings are all the findings of the report.
 	Findings() []Finding
+	// Window is the analysed period.
+	Window() (from, to time.Time)
+	// Changes are the configuration changes the report read, in time order.
+	Changes() []sources.Change
+	// QueueSeries is php-fpm's listen queue as the report shows it, one point
+	// a minute; empty without the metric.
+	QueueSeries() []SeriesPoint
+	// Minutes are the report's per-minute access-log counts over the window.
+	Minutes() []MinuteFailures
+}
+
+// SeriesPoint is one minute of a metric series the report shows.
+type SeriesPoint struct {
+	T time.Time
+	V float64
+}
+
+// MinuteFailures is what reached no one in one minute of the report's
+// access-log counts, as the report counts it.
+type MinuteFailures struct {
+	Time time.Time
+	// Failed counts the minute's failed responses, late successes included.
+	Failed int
+	// Status counts the failed responses by status code ("503"); only codes
+	// with at least one.
+	Status map[string]int
+	// Late counts successes logged after the clients had left.
+	Late int
 }
 
 // Moment is one timeline event a finding contributes.

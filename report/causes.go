@@ -94,8 +94,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		return explainCrawler(p, f)
 	case detect.KindConfigChange:
 		return explainChange(p, r, f)
-	case detect.KindWorkerSaturation:
-		return explainSaturation(p, f)
 	case detect.KindListenQueueOverflow:
 		return explainQueue(p, r, f)
 	case detect.KindHealthcheckStarved:
@@ -245,39 +243,6 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 		}
 	} else if !p.ko && f.Summary != "" {
 		s = append(s, f.Summary)
-	}
-	return strings.Join(s, " ")
-}
-
-func explainSaturation(p printer, f *detect.Finding) string {
-	sf := detect.FactsOf[detect.WorkerSaturationFacts](f)
-	w := p.n(float64(sf.Workers))
-	d := p.dur(time.Duration(sf.SaturatedSeconds * float64(time.Second)))
-	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
-	rate, svc := sf.CompletionRatePerS.V, sf.ServiceTimeS.V
-	var s []string
-	if p.ko {
-		s = append(s, p.at(f.Start)+"부터 "+d+" 동안 php-fpm 워커 "+w+"개가 모두 점유됐습니다.")
-		if hasCPU && sf.CPUBound.V {
-			s = append(s, "CPU는 평균 "+p.n(cpu)+"%로, 워커가 계산에 묶여 있었습니다.")
-		} else if hasCPU {
-			s = append(s, "CPU는 평균 "+p.n(cpu)+"%뿐이어서, 워커는 계산보다 무언가를 기다리는 데 시간을 썼습니다.")
-		}
-		if rate > 0 {
-			s = append(s, "워커들은 초당 "+p.n(rate)+"건, 건당 "+p.secs(svc)+"씩 처리했습니다.")
-		}
-		return strings.Join(s, " ")
-	}
-	first := "All " + w + " php-fpm workers were busy for " + d + " from " + p.at(f.Start)
-	switch {
-	case hasCPU && sf.CPUBound.V:
-		first += ", CPU-bound at " + p.n(cpu) + "% on average"
-	case hasCPU:
-		first += ", waiting rather than computing (CPU " + p.n(cpu) + "% on average)"
-	}
-	s = append(s, first+".")
-	if rate > 0 {
-		s = append(s, "They completed "+p.n(rate)+" requests a second, "+p.secs(svc)+" each.")
 	}
 	return strings.Join(s, " ")
 }

@@ -15,7 +15,7 @@ import (
 const (
 	EventBurstOnset    = "burst_onset"
 	EventBurstEnd      = "burst_end"
-	EventSaturation    = "saturation"
+	EventSaturation    = detect.EventSaturation
 	EventSelfCall      = detect.EventSelfCall
 	EventQueueOldCap   = "queue_old_cap"
 	EventQueuePeak     = "queue_peak"
@@ -91,8 +91,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 					return "the crawl dies down"
 				})
 			}
-		case detect.KindWorkerSaturation:
-			add(f, f.Start, EventSaturation, "workers", 0, func(p printer) string { return saturationMoment(p, f) })
 		case detect.KindListenQueueOverflow:
 			cs = append(cs, queueMoments(r, f, loc, day)...)
 		case detect.KindHealthcheckStarved:
@@ -213,24 +211,6 @@ func crowd(p printer, f *detect.Finding) string {
 	}
 	if fp.SecChUa == "absent" {
 		s += " and no Sec-Ch-Ua"
-	}
-	return s
-}
-
-func saturationMoment(p printer, f *detect.Finding) string {
-	sf := detect.FactsOf[detect.WorkerSaturationFacts](f)
-	w := p.n(float64(sf.Workers))
-	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
-	if p.ko {
-		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
-		if hasCPU {
-			s += ". 그동안 CPU는 평균 " + p.n(cpu) + "%"
-		}
-		return s
-	}
-	s := "all " + w + " php-fpm workers busy"
-	if hasCPU {
-		s += "; CPU averages " + p.n(cpu) + "% while they are"
 	}
 	return s
 }
