@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,8 +89,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		return spec.Explain(phraser{p}, f, story{r})
 	}
 	switch f.Kind {
-	case detect.KindCrawlerBurst:
-		return explainCrawler(p, f)
 	case detect.KindConfigChange:
 		return explainChange(p, r, f)
 	case detect.KindListenQueueOverflow:
@@ -102,78 +99,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		return explainErrors(p, f)
 	}
 	return f.Summary
-}
-
-func explainCrawler(p printer, f *detect.Finding) string {
-	cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
-	b, pk := cf.BaselinePer10m.V, cf.PeakPer10m
-	ips, med, maxIP := float64(cf.DistinctIPs), cf.RequestsPerIPMedian, float64(cf.RequestsPerIPMax)
-	pfx, pfxBits := float64(cf.DistinctPrefixes24.V), "/24"
-	if v := cf.DistinctPrefixes64; v.OK && pfx == 0 {
-		pfx, pfxBits = float64(v.V), "/64"
-	}
-	spread := cf.Spread
-	var paths []string
-	if f.Fingerprint != nil {
-		paths = f.Fingerprint.Paths
-	}
-	if len(paths) > 6 {
-		paths = paths[:6]
-	}
-	ratio := ""
-	if b > 0 {
-		ratio = strconv.FormatFloat(math.Round(pk/b*10)/10, 'f', -1, 64)
-	}
-	var s []string
-	if p.ko {
-		first := josa(crowd(p, f), "이/가") + " " + p.at(f.Start) + " 무렵부터 10분에 " + p.n(b) + "건쯤에서 " + p.n(pk) + "건으로"
-		if ratio != "" {
-			first += " " + ratio + "배가 됐습니다."
-		} else {
-			first += " 늘었습니다."
-		}
-		s = append(s, first)
-		if spread {
-			s = append(s, "이 요청은 "+p.n(ips)+"개 주소, "+p.n(pfx)+"개 "+pfxBits+" 대역에서 왔고 주소 하나가 중앙값 "+p.n(med)+"번만 요청했으므로 주소별, "+pfxBits+"별 제한에는 걸리지 않았습니다.")
-		} else {
-			s = append(s, "이 요청은 몇 안 되는 주소에 몰렸습니다. 한 주소가 "+p.n(maxIP)+"번 요청했으므로 주소별 제한으로 막을 수 있습니다.")
-		}
-		if len(paths) > 0 {
-			assets := "정적 파일은 " + p.pct(cf.AssetShare) + "뿐이었습니다."
-			if cf.AssetShare == 0 {
-				assets = "정적 파일은 하나도 요청하지 않았습니다."
-			}
-			s = append(s, "요청한 것은 "+strings.Join(paths, ", ")+" 등이었고, 페이지 요청의 "+josa(p.pct(cf.UncacheableShare), "이/가")+" 캐시되지 않는 도구였으며 "+assets)
-		}
-		if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
-			s = append(s, "이 요청이 구간 안 PHP 시간의 "+josa(p.pct(v), "을/를")+" 썼습니다.")
-		}
-		return strings.Join(s, " ")
-	}
-	first := capitalize(crowd(p, f)) + " rose from " + p.n(b) + " to " + p.n(pk) + " per 10 minutes"
-	if ratio != "" {
-		first += " (" + ratio + "×)"
-	}
-	if !cf.BaselinePer10m.OK {
-		first = capitalize(crowd(p, f)) + " reached " + p.n(pk) + " per 10 minutes (no baseline before the incident to compare with)"
-	}
-	s = append(s, first+" from "+p.at(f.Start)+".")
-	if spread {
-		s = append(s, "They came from "+p.n(ips)+" addresses in "+p.n(pfx)+" "+pfxBits+" networks, a median of "+p.n(med)+" request per address, so per-address and per-"+pfxBits+" limits could not catch them.")
-	} else {
-		s = append(s, "They came from few addresses: one sent "+p.n(maxIP)+" requests, so a per-client limit would catch them.")
-	}
-	if len(paths) > 0 {
-		assets := "only " + p.pct(cf.AssetShare) + " of their requests were assets"
-		if cf.AssetShare == 0 {
-			assets = "they fetched no assets at all"
-		}
-		s = append(s, "They walked "+p.list(paths)+": "+p.pct(cf.UncacheableShare)+" of their page requests went to tools no cache holds, and "+assets+".")
-	}
-	if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
-		s = append(s, "They used "+p.pct(v)+" of PHP's time in the window.")
-	}
-	return strings.Join(s, " ")
 }
 
 // queueingWait is the longest wait a full queue means: B * S / W (design.md,

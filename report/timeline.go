@@ -13,8 +13,8 @@ import (
 
 // Timeline events (Moment.Event).
 const (
-	EventBurstOnset    = "burst_onset"
-	EventBurstEnd      = "burst_end"
+	EventBurstOnset    = detect.EventBurstOnset
+	EventBurstEnd      = detect.EventBurstEnd
 	EventSaturation    = detect.EventSaturation
 	EventSelfCall      = detect.EventSelfCall
 	EventQueueOldCap   = "queue_old_cap"
@@ -71,26 +71,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			continue
 		}
 		switch f.Kind {
-		case detect.KindCrawlerBurst:
-			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
-				cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
-				b, pk, ips := p.n(cf.BaselinePer10m.V), p.n(cf.PeakPer10m), p.n(float64(cf.DistinctIPs))
-				if p.ko {
-					return josa(crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
-				}
-				if !cf.BaselinePer10m.OK && !p.ko {
-					return crowd(p, f) + " start to climb: " + pk + " per 10 minutes at the peak (no baseline before it), from " + ips + " addresses"
-				}
-				return crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
-			})
-			if f.End.After(f.Start) && f.End.Before(r.Window.To) {
-				add(f, f.End, EventBurstEnd, "burst_end", 0, func(p printer) string {
-					if p.ko {
-						return "크롤링이 잦아듦"
-					}
-					return "the crawl dies down"
-				})
-			}
 		case detect.KindListenQueueOverflow:
 			cs = append(cs, queueMoments(r, f, loc, day)...)
 		case detect.KindHealthcheckStarved:
@@ -161,58 +141,11 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	return out
 }
 
+// crowd names a crawler cluster in prose, as the crawler_burst detector does.
+func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}, f) }
+
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
-
-// crowd names a crawler cluster in prose from its fingerprint:
-// "logged-out Chrome 121 requests with Accept-Language zh-cn".
-func crowd(p printer, f *detect.Finding) string {
-	fp := f.Fingerprint
-	if fp == nil {
-		if p.ko {
-			return "크롤러 요청"
-		}
-		return "the crawler's requests"
-	}
-	ua := fp.UserAgent
-	if ua == "" {
-		ua = "?"
-	}
-	if p.ko {
-		var pre []string
-		switch fp.LoggedIn {
-		case "no":
-			pre = append(pre, "로그인하지 않았고")
-		case "yes":
-			pre = append(pre, "로그인했고")
-		}
-		if fp.SecChUa == "absent" {
-			pre = append(pre, "Sec-Ch-Ua를 보내지 않았고")
-		}
-		if fp.AcceptLanguage != "" {
-			pre = append(pre, "Accept-Language가 "+fp.AcceptLanguage+"인")
-		} else {
-			pre = append(pre, "Accept-Language가 없는")
-		}
-		return strings.Join(pre, " ") + " " + ua + " 요청"
-	}
-	s := ua + " requests"
-	switch fp.LoggedIn {
-	case "no":
-		s = "logged-out " + s
-	case "yes":
-		s = "logged-in " + s
-	}
-	if fp.AcceptLanguage != "" {
-		s += " with Accept-Language " + fp.AcceptLanguage
-	} else {
-		s += " without Accept-Language"
-	}
-	if fp.SecChUa == "absent" {
-		s += " and no Sec-Ch-Ua"
-	}
-	return s
 }
 
 func healthMoment(p printer, f *detect.Finding) string {
