@@ -93,8 +93,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 		return explainChange(p, r, f)
 	case detect.KindListenQueueOverflow:
 		return explainQueue(p, r, f)
-	case detect.KindHealthcheckStarved:
-		return explainHealth(p, f)
 	case detect.KindUpstreamErrors:
 		return explainErrors(p, f)
 	}
@@ -212,45 +210,6 @@ func explainQueue(p printer, r *Report, f *detect.Finding) string {
 		s += "; at the peak a newcomer waited about " + p.secs(wait)
 	}
 	return s + "."
-}
-
-func explainHealth(p printer, f *detect.Finding) string {
-	hf := detect.FactsOf[detect.HealthcheckFacts](f)
-	wait, timeout, peak := hf.EstQueueWaitS.V, hf.HealthTimeoutS, hf.QueuePeak.V
-	n503, fails, ups, down := float64(hf.Proxy503.V), float64(hf.HealthCheckFailures.V), float64(hf.HealthRecoveries.V), hf.UnhealthySeconds.V
-	var s []string
-	if p.ko {
-		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
-		if wait > 0 && timeout > 0 {
-			first += " 대기열(" + p.n(peak) + "건)을 지나는 데 약 " + josa(p.secs(wait), "이/가") + " 걸려 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘겼습니다."
-		}
-		s = append(s, first)
-		if n503 > 0 {
-			s = append(s, "그래서 Caddy는 PHP를 빼고 "+p.n(n503)+"건에 직접 503을 돌려주었습니다.")
-		}
-		if fails > 0 {
-			s = append(s, "Caddy 로그에는 상태 확인 실패가 "+p.n(fails)+"번, 회복이 "+p.n(ups)+"번 남았습니다.")
-		}
-		if down > 0 {
-			s = append(s, "건강한 업스트림이 하나도 없던 시간은 모두 "+p.dur(time.Duration(down*float64(time.Second)))+"입니다.")
-		}
-		return strings.Join(s, " ")
-	}
-	first := "The health check waited in php-fpm's queue behind everyone else"
-	if wait > 0 && timeout > 0 {
-		first += ": about " + p.secs(wait) + " (queue " + p.n(peak) + " deep) against a " + p.secs(timeout) + " timeout"
-	}
-	s = append(s, first+".")
-	if n503 > 0 {
-		s = append(s, "Caddy then took PHP out and answered "+p.n(n503)+" requests with 503 itself.")
-	}
-	if fails > 0 {
-		s = append(s, "Its health checker logged "+p.n(fails)+" failed checks and "+p.n(ups)+" recoveries.")
-	}
-	if down > 0 {
-		s = append(s, "No upstream was healthy for "+p.dur(time.Duration(down*float64(time.Second)))+" in all.")
-	}
-	return strings.Join(s, " ")
 }
 
 func explainErrors(p printer, f *detect.Finding) string {

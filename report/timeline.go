@@ -21,7 +21,7 @@ const (
 	EventQueuePeak     = "queue_peak"
 	EventQueueCap      = "queue_cap"
 	EventQueueDeep     = "queue_deep"
-	EventHealthStarved = "health_starved"
+	EventHealthStarved = detect.EventHealthStarved
 	EventFailuresStart = "failures_start"
 	EventFailurePeak   = "failure_peak"
 	EventLastFailure   = "last_failure"
@@ -73,8 +73,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		switch f.Kind {
 		case detect.KindListenQueueOverflow:
 			cs = append(cs, queueMoments(r, f, loc, day)...)
-		case detect.KindHealthcheckStarved:
-			add(f, f.Start, EventHealthStarved, "failures_begin", 0, func(p printer) string { return healthMoment(p, f) })
 		case detect.KindUpstreamErrors:
 			cs = append(cs, errorMoments(r, f, loc, day)...)
 		case detect.KindConfigChange:
@@ -146,41 +144,6 @@ func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
-
-func healthMoment(p printer, f *detect.Finding) string {
-	hf := detect.FactsOf[detect.HealthcheckFacts](f)
-	timeout, wait := hf.HealthTimeoutS, hf.EstQueueWaitS.V
-	made503 := hf.Proxy503.V > 0
-	if p.ko {
-		s := "상태 확인이 "
-		if timeout > 0 {
-			s += p.secs(timeout) + " 안에 "
-		} else {
-			s += "시간 안에 "
-		}
-		s += "답을 받지 못함"
-		if wait > 0 {
-			s += " (앞에 약 " + p.secs(wait) + "어치 대기열)"
-		}
-		if made503 {
-			s += ". Caddy가 PHP를 빼고 직접 503을 돌려주기 시작함"
-		}
-		return s
-	}
-	s := "the health check gets no answer within "
-	if timeout > 0 {
-		s += p.secs(timeout)
-	} else {
-		s += "its timeout"
-	}
-	if wait > 0 {
-		s += ", behind about " + p.secs(wait) + " of queue"
-	}
-	if made503 {
-		s += "; Caddy marks PHP down and answers 503 itself"
-	}
-	return s
 }
 
 // queueMoments are the listen queue's milestones, read from the per-minute
