@@ -91,8 +91,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 	switch f.Kind {
 	case detect.KindConfigChange:
 		return explainChange(p, r, f)
-	case detect.KindListenQueueOverflow:
-		return explainQueue(p, r, f)
 	case detect.KindUpstreamErrors:
 		return explainErrors(p, f)
 	}
@@ -168,48 +166,6 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 		s = append(s, f.Summary)
 	}
 	return strings.Join(s, " ")
-}
-
-func explainQueue(p printer, r *Report, f *detect.Finding) string {
-	qf := detect.FactsOf[detect.ListenQueueFacts](f)
-	u, peak, backlog, wait := qf.QueueUsual, qf.QueuePeak, qf.Backlog.V, qf.EstWaitAtPeakS.V
-	reached := qf.ReachedCap.V
-	at := ""
-	if pt, ok := peakPoint(r.Evidence.series(SeriesQueue), peak); ok {
-		at = p.at(pt.T)
-	}
-	if p.ko {
-		s := "php-fpm 대기열이 평소 " + p.n(u) + "에서 "
-		if at != "" {
-			s += at + "에 "
-		}
-		s += p.n(peak) + "까지 늘었습니다"
-		switch {
-		case reached:
-			s += " (상한 " + p.n(backlog) + "에 닿음)"
-		case backlog > 0:
-			s += " (상한 " + p.n(backlog) + ")"
-		}
-		s += "."
-		if wait > 0 {
-			s += " 가장 길 때 새 요청은 약 " + josa(p.secs(wait), "을/를") + " 기다려야 했습니다."
-		}
-		return s
-	}
-	s := "php-fpm's listen queue grew from a usual " + p.n(u) + " to " + p.n(peak)
-	if at != "" {
-		s += " at " + at
-	}
-	switch {
-	case reached:
-		s += ", reaching its cap of " + p.n(backlog)
-	case backlog > 0:
-		s += " of a " + p.n(backlog) + " cap"
-	}
-	if wait > 0 {
-		s += "; at the peak a newcomer waited about " + p.secs(wait)
-	}
-	return s + "."
 }
 
 func explainErrors(p printer, f *detect.Finding) string {

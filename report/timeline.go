@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,10 +16,10 @@ const (
 	EventBurstEnd      = detect.EventBurstEnd
 	EventSaturation    = detect.EventSaturation
 	EventSelfCall      = detect.EventSelfCall
-	EventQueueOldCap   = "queue_old_cap"
-	EventQueuePeak     = "queue_peak"
-	EventQueueCap      = "queue_cap"
-	EventQueueDeep     = "queue_deep"
+	EventQueueOldCap   = detect.EventQueueOldCap
+	EventQueuePeak     = detect.EventQueuePeak
+	EventQueueCap      = detect.EventQueueCap
+	EventQueueDeep     = detect.EventQueueDeep
 	EventHealthStarved = detect.EventHealthStarved
 	EventFailuresStart = "failures_start"
 	EventFailurePeak   = "failure_peak"
@@ -71,8 +70,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			continue
 		}
 		switch f.Kind {
-		case detect.KindListenQueueOverflow:
-			cs = append(cs, queueMoments(r, f, loc, day)...)
 		case detect.KindUpstreamErrors:
 			cs = append(cs, errorMoments(r, f, loc, day)...)
 		case detect.KindConfigChange:
@@ -144,111 +141,6 @@ func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
-
-// queueMoments are the listen queue's milestones, read from the per-minute
-// queue series: past the cap in force before a config change, the peak, the
-// cap. Without the series only the finding's start is known.
-func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
-	var out []candidate
-	add := func(t time.Time, event string, prio int, text func(p printer) string) {
-		ph := say(loc, day, text)
-		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: "queue", prio: prio})
-	}
-	qf := detect.FactsOf[detect.ListenQueueFacts](f)
-	peak, backlog := qf.QueuePeak, qf.Backlog.V
-	q := r.Evidence.series(SeriesQueue)
-	if q == nil || len(q.Points) == 0 {
-		add(f.Start, EventQueueDeep, 3, func(p printer) string {
-			if p.ko {
-				return "워커 대기열이 쌓이기 시작함 (가장 길 때 " + p.n(peak) + ")"
-			}
-			return "the php-fpm queue grows deep (it peaks at " + p.n(peak) + ")"
-		})
-		return out
-	}
-	firstAtLeast := func(v float64) (Point, bool) {
-		for _, pt := range q.Points {
-			if !pt.T.Before(r.Window.From.Truncate(time.Minute)) && pt.V >= v {
-				return pt, true
-			}
-		}
-		return Point{}, false
-	}
-	if old, ok := oldBacklog(r.Findings); ok && (backlog == 0 || old < backlog) {
-		if pt, ok := firstAtLeast(old + 1); ok {
-			add(pt.T, EventQueueOldCap, 2, func(p printer) string {
-				if p.ko {
-					return "워커 대기열이 " + p.n(pt.V) + "에 이름. 예전 상한 " + p.n(old) + "보다 많음"
-				}
-				return "the php-fpm queue reaches " + p.n(pt.V) + ", past the old cap of " + p.n(old)
-			})
-		}
-	}
-	reached := qf.ReachedCap.V && backlog > 0
-	if reached {
-		if pt, ok := firstAtLeast(backlog * 0.98); ok {
-			add(pt.T, EventQueueCap, 0, func(p printer) string {
-				if p.ko {
-					return "대기열이 상한인 " + p.n(backlog) + "에 닿음. 넘치는 연결은 버려짐"
-				}
-				return "the queue reaches its cap of " + p.n(backlog) + ": connections beyond it are dropped"
-			})
-		}
-	}
-	if peak > 0 && (!reached || peak > backlog*1.02) {
-		if pt, ok := peakPoint(q, peak); ok {
-			wait := qf.EstWaitAtPeakS.V
-			peak := math.Min(peak, pt.V)
-			add(pt.T, EventQueuePeak, 1, func(p printer) string {
-				if p.ko {
-					s := "워커 대기열이 " + josa(p.n(peak), "으로/로") + " 가장 길어짐"
-					if wait > 0 {
-						s += ". 줄 끝에서 약 " + josa(p.secs(wait), "을/를") + " 기다려야 함"
-					}
-					return s
-				}
-				s := "the php-fpm queue peaks at " + p.n(peak)
-				if wait > 0 {
-					s += ": about " + p.secs(wait) + " of waiting"
-				}
-				return s
-			})
-		}
-	}
-	return out
-}
-
-// peakPoint finds when a series reached a finding's peak: the first point at
-// or above it, else (the finding may read a finer grid than the per-minute
-// series) the series' highest point when that is within 10% of the peak.
-func peakPoint(s *SeriesRow, peak float64) (Point, bool) {
-	if s == nil || len(s.Points) == 0 || peak <= 0 {
-		return Point{}, false
-	}
-	best := s.Points[0]
-	for _, pt := range s.Points {
-		if pt.V >= peak {
-			return pt, true
-		}
-		if pt.V > best.V {
-			best = pt
-		}
-	}
-	return best, best.V >= 0.9*peak
-}
-
-// oldBacklog is listen.backlog before the change a config_change finding blames.
-func oldBacklog(fs []detect.Finding) (float64, bool) {
-	for _, f := range fs {
-		if f.Kind != detect.KindConfigChange || f.Change == nil || !strings.Contains(f.Change.Key, "backlog") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.ReplaceAll(f.Change.Old, ",", ""), 64); err == nil && v > 0 {
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 // errorMoments are the failing stretch's milestones, read from the per-minute
