@@ -91,8 +91,6 @@ func explain(p printer, r *Report, f *detect.Finding) string {
 	switch f.Kind {
 	case detect.KindConfigChange:
 		return explainChange(p, r, f)
-	case detect.KindUpstreamErrors:
-		return explainErrors(p, f)
 	}
 	return f.Summary
 }
@@ -166,91 +164,6 @@ func explainChange(p printer, r *Report, f *detect.Finding) string {
 		s = append(s, f.Summary)
 	}
 	return strings.Join(s, " ")
-}
-
-func explainErrors(p printer, f *detect.Finding) string {
-	type sc struct {
-		code   string
-		n, prx float64
-	}
-	var all []sc
-	ef := detect.FactsOf[detect.UpstreamErrorsFacts](f)
-	for c, n := range ef.Status {
-		code := strconv.Itoa(c)
-		if !failedStatus(code) || n <= 0 {
-			continue
-		}
-		all = append(all, sc{code, float64(n), float64(ef.Proxy[c])})
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].code < all[j].code
-	})
-	late := float64(ef.LateSuccess)
-	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
-	var parts []string
-	if p.ko {
-		for _, x := range all {
-			part := josa(x.code, "이/가") + " " + p.n(x.n) + "건"
-			switch {
-			case x.prx == x.n:
-				part += "(모두 Caddy가 만듦)"
-			case x.prx > 0:
-				part += "(" + p.n(x.prx) + "건은 Caddy가 만듦)"
-			}
-			parts = append(parts, part)
-		}
-		if late > 0 {
-			parts = append(parts, "이용자가 떠난 뒤의 성공 응답이 "+p.n(late)+"건")
-		}
-		s := p.at(f.Start) + "부터 " + p.at(f.End) + "까지 " + strings.Join(parts, ", ") + " 나갔습니다."
-		if len(parts) == 0 {
-			s = p.at(f.Start) + "부터 " + p.at(f.End) + "까지 실패가 평소보다 많았습니다."
-		}
-		if peak > 0 {
-			s += " 실패는 분당 " + p.n(peak) + "건이 가장 많았습니다."
-		}
-		switch {
-		case gUsual > 0 && gMin < gUsual:
-			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.n(gUsual) + "건에서 가장 적을 때 " + josa(p.n(gMin)+"건", "으로/로") + " 줄었습니다."
-		case gUsual > 0:
-			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.n(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.n(gUsual) + "건)."
-		}
-		return s
-	}
-	for _, x := range all {
-		part := p.n(x.n) + " × " + x.code
-		switch {
-		case x.prx == x.n:
-			part += " (all made by Caddy)"
-		case x.prx > 0:
-			part += " (" + p.n(x.prx) + " made by Caddy)"
-		}
-		parts = append(parts, part)
-	}
-	if late > 0 {
-		parts = append(parts, p.n(late)+" successes after the clients had left")
-	}
-	s := "From " + p.at(f.Start) + " to " + p.at(f.End) + ": " + p.list(parts) + "."
-	if len(parts) == 0 {
-		s = "From " + p.at(f.Start) + " to " + p.at(f.End) + " more requests failed than usual."
-	}
-	if peak > 0 {
-		s += " Failures peaked at " + p.n(peak) + " a minute."
-	}
-	// Goodput is the ordinary clients' answers in time, never the crawler's.
-	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
-	switch {
-	case gUsual > 0 && gMin < gUsual:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.n(gUsual) + " a minute to " + p.n(gMin) + " at its lowest."
-	case gUsual > 0:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) did not fall below " + p.n(gMin) + " a minute (usually " + p.n(gUsual) + ")."
-	case hasMin && !hasUsual:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) was " + p.n(gMin) + " a minute at its lowest; no baseline says what is usual."
-	}
-	return s
 }
 
 func capitalize(s string) string {

@@ -21,9 +21,9 @@ const (
 	EventQueueCap      = detect.EventQueueCap
 	EventQueueDeep     = detect.EventQueueDeep
 	EventHealthStarved = detect.EventHealthStarved
-	EventFailuresStart = "failures_start"
-	EventFailurePeak   = "failure_peak"
-	EventLastFailure   = "last_failure"
+	EventFailuresStart = detect.EventFailuresStart
+	EventFailurePeak   = detect.EventFailurePeak
+	EventLastFailure   = detect.EventLastFailure
 	EventPinning       = detect.EventPinning
 	EventConfigChange  = "config_change"
 	EventDeploy        = "deploy"
@@ -70,8 +70,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			continue
 		}
 		switch f.Kind {
-		case detect.KindUpstreamErrors:
-			cs = append(cs, errorMoments(r, f, loc, day)...)
 		case detect.KindConfigChange:
 			if f.Change == nil {
 				continue
@@ -141,110 +139,6 @@ func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
-
-// errorMoments are the failing stretch's milestones, read from the per-minute
-// counts: the first failing minute, the worst one with its rate, the last one.
-func errorMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
-	var out []candidate
-	add := func(t time.Time, event, topic string, prio int, text func(p printer) string) {
-		ph := say(loc, day, text)
-		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
-	}
-	var in []*MinuteRow
-	for i := range r.Evidence.Minutes {
-		m := &r.Evidence.Minutes[i]
-		if !m.Time.Before(f.Start.Truncate(time.Minute)) && m.Time.Before(f.End) {
-			in = append(in, m)
-		}
-	}
-	if len(in) == 0 {
-		// No per-minute counts: the finding's own bounds and peak are all there is.
-		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p printer) string {
-			if p.ko {
-				return "실패가 시작됨"
-			}
-			return "failures begin"
-		})
-		return out
-	}
-	first := in[0]
-	for _, m := range in {
-		if m.failed() > 0 {
-			first = m
-			break
-		}
-	}
-	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p printer) string {
-		if p.ko {
-			return "실패가 시작됨. 첫 1분에 " + p.i(first.failed()) + "건 (" + codes(p, first) + ")"
-		}
-		return "failures begin: " + p.i(first.failed()) + " in the first minute (" + codes(p, first) + ")"
-	})
-	worst := in[0]
-	for _, m := range in {
-		if m.failed() > worst.failed() {
-			worst = m
-		}
-	}
-	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p printer) string {
-		if p.ko {
-			return "실패가 분당 " + josa(p.i(worst.failed())+"건", "으로/로") + " 가장 많음 (" + codes(p, worst) + ")"
-		}
-		return "failures peak at " + p.i(worst.failed()) + " a minute (" + codes(p, worst) + ")"
-	})
-	last := in[len(in)-1]
-	for i := len(in) - 1; i >= 0; i-- {
-		if in[i].failed() > 0 {
-			last = in[i]
-			break
-		}
-	}
-	if last != worst {
-		add(last.Time, EventLastFailure, "failure_end", 0, func(p printer) string {
-			if p.ko {
-				return "실패가 평소보다 많았던 마지막 1분: " + p.i(last.failed()) + "건 (" + codes(p, last) + "). 이후 회복함"
-			}
-			return "last minute of failures above the usual rate: " + p.i(last.failed()) + " (" + codes(p, last) + "); then the site recovers"
-		})
-	}
-	return out
-}
-
-// codes lists a minute's failures by status, most first: "1,210 × 503, 90 × 502".
-func codes(p printer, m *MinuteRow) string {
-	type sc struct {
-		s string
-		n int
-	}
-	var all []sc
-	for s, n := range m.Status {
-		if failedStatus(s) && n > 0 {
-			all = append(all, sc{s, n})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].s < all[j].s
-	})
-	var parts []string
-	for _, x := range all {
-		if p.ko {
-			parts = append(parts, x.s+" "+p.i(x.n)+"건")
-		} else {
-			parts = append(parts, p.i(x.n)+" × "+x.s)
-		}
-	}
-	if m.Late > 0 {
-		if p.ko {
-			parts = append(parts, "늦은 성공 "+p.i(m.Late)+"건")
-		} else {
-			parts = append(parts, p.i(m.Late)+" late successes")
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // changeText describes a configuration change: "listen.backlog changed from
