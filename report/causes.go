@@ -2,8 +2,6 @@ package report
 
 import (
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -83,87 +81,13 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 	return out
 }
 
-// explain tells one finding's part with its numbers.
+// explain tells one finding's part with its numbers: its kind's Spec.Explain,
+// else the detector's own summary.
 func explain(p printer, r *Report, f *detect.Finding) string {
 	if spec, ok := detect.SpecOf(f.Kind); ok && spec.Explain != nil {
 		return spec.Explain(phraser{p}, f, story{r})
 	}
-	switch f.Kind {
-	case detect.KindConfigChange:
-		return explainChange(p, r, f)
-	}
 	return f.Summary
-}
-
-// queueingWait is the longest wait a full queue means: B * S / W (design.md,
-// config_change), with S and W from the saturation finding.
-func queueingWait(r *Report, backlog float64) (float64, float64, float64, bool) {
-	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
-	if sat == nil {
-		return 0, 0, 0, false
-	}
-	sf := detect.FactsOf[detect.WorkerSaturationFacts](sat)
-	w, s := float64(sf.Workers), sf.ServiceTimeS.V
-	if w <= 0 || s <= 0 || backlog <= 0 {
-		return 0, 0, 0, false
-	}
-	return detect.QueueWait(backlog, s, w), w, s, true
-}
-
-func explainChange(p printer, r *Report, f *detect.Finding) string {
-	if f.Change == nil {
-		return f.Summary
-	}
-	c := *f.Change
-	var s []string
-	switch {
-	case p.ko && c.Key != "":
-		s = append(s, p.at(c.Time)+"에 "+josa(c.Key, "을/를")+" "+value(c.Old)+"에서 "+josa(value(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
-	case p.ko:
-		s = append(s, p.at(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
-	default:
-		s = append(s, "At "+p.at(c.Time)+", "+changeText(p, c)+".")
-	}
-	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
-	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
-	timeout := cf.HealthTimeoutS.V
-	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && timeout == 0 {
-		timeout = detect.FactsOf[detect.HealthcheckFacts](hc).HealthTimeoutS
-	}
-	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
-	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
-	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
-	computed := w > 0 && svc > 0
-	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
-		var ok1, ok2 bool
-		before, w, svc, ok1 = queueingWait(r, old)
-		after, _, _, ok2 = queueingWait(r, nw)
-		computed = ok1 && ok2
-	}
-	if before > 0 && after > 0 {
-		if p.ko {
-			t := ""
-			if computed {
-				t = "워커 " + p.n(w) + "개가 요청 하나에 " + josa(p.secs(svc), "을/를") + " 쓰면 "
-			}
-			s = append(s, t+"대기열이 가득 찼을 때 기다리는 시간은 바뀌기 전 약 "+p.secs(before)+", 바뀐 뒤 약 "+josa(p.secs(after), "이/가")+" 됩니다.")
-			if timeout > 0 && before <= timeout && after > timeout {
-				s = append(s, "상태 확인 제한 시간 "+josa(p.secs(timeout), "을/를")+" 넘길 수 있게 된 것은 이 변경 때문입니다.")
-			}
-		} else {
-			t := "A full queue"
-			if computed {
-				t = "With " + p.n(w) + " workers at " + p.secs(svc) + " a request, a full queue"
-			}
-			s = append(s, t+" means about "+p.secs(before)+" of waiting before the change and about "+p.secs(after)+" after it.")
-			if timeout > 0 && before <= timeout && after > timeout {
-				s = append(s, "Only after it could the health check wait past its "+p.secs(timeout)+" timeout.")
-			}
-		}
-	} else if !p.ko && f.Summary != "" {
-		s = append(s, f.Summary)
-	}
-	return strings.Join(s, " ")
 }
 
 func capitalize(s string) string {

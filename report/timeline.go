@@ -2,8 +2,6 @@ package report
 
 import (
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -25,17 +23,9 @@ const (
 	EventFailurePeak   = detect.EventFailurePeak
 	EventLastFailure   = detect.EventLastFailure
 	EventPinning       = detect.EventPinning
-	EventConfigChange  = "config_change"
-	EventDeploy        = "deploy"
+	EventConfigChange  = detect.EventConfigChange
+	EventDeploy        = detect.EventDeploy
 )
-
-// maxDeploys bounds the changes shown after the enabling one: a busy
-// configuration repository must not drown the timeline.
-const maxDeploys = 5
-
-// deployHorizon is how long after the window a change still counts as the
-// response to the incident (the reference's fix came four hours later).
-const deployHorizon = 24 * time.Hour
 
 // candidate is a moment before de-duplication: two candidates in the same
 // minute with the same topic say the same thing, and the lower prio wins.
@@ -67,44 +57,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			for _, m := range spec.Moments(f, story{r}) {
 				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p}) })
 			}
-			continue
-		}
-		switch f.Kind {
-		case detect.KindConfigChange:
-			if f.Change == nil {
-				continue
-			}
-			c := *f.Change
-			switch f.Role {
-			case detect.RoleMitigation:
-				add(f, c.Time, EventDeploy, "change:"+c.Key, 1, func(p printer) string {
-					if p.ko {
-						return changeText(p, c) + ". 위험을 낮춤"
-					}
-					return changeText(p, c) + "; it lowers the risk"
-				})
-				continue
-			case detect.RoleRuledOut:
-				add(f, c.Time, EventConfigChange, "change:"+c.Key, 2, func(p printer) string {
-					if p.ko {
-						return changeText(p, c) + ". 수치로 보아 원인이 아님"
-					}
-					return changeText(p, c) + "; the numbers rule it out as a cause"
-				})
-				continue
-			}
-			add(f, c.Time, EventConfigChange, "change:"+c.Key, 0, func(p printer) string { return changeText(p, c) })
-			n := 0
-			for _, d := range r.Changes {
-				if n == maxDeploys || d.Time.After(r.Window.To.Add(deployHorizon)) {
-					break
-				}
-				if !d.Time.After(c.Time) || sameChange(d, c) {
-					continue
-				}
-				n++
-				add(f, d.Time, EventDeploy, "change:"+d.Key, 0, func(p printer) string { return changeText(p, d) })
-			}
 		}
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
@@ -134,85 +86,18 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	return out
 }
 
+// changeText describes a configuration change as the config_change detector does.
+func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p}, c) }
+
+// value prints a setting's value as the config_change detector does.
+func value(s string) string { return detect.SettingValue(s) }
+
 // crowd names a crawler cluster in prose, as the crawler_burst detector does.
 func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}, f) }
-
-func sameChange(a, b sources.Change) bool {
-	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
-
-// changeText describes a configuration change: "listen.backlog changed from
-// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)".
-func changeText(p printer, c sources.Change) string {
-	var s string
-	switch {
-	case c.Key != "" && p.ko:
-		s = c.Key + " 변경: " + value(c.Old) + " → " + value(c.New)
-	case c.Key != "":
-		s = c.Key + " changed from " + value(c.Old) + " to " + value(c.New)
-	case p.ko:
-		s = "설정 변경"
-	default:
-		s = "configuration changed"
-	}
-	return s + changeDetail(c)
-}
-
-// changeDetail is " (file, ref: first line of the note)", or "".
-func changeDetail(c sources.Change) string {
-	var detail []string
-	if c.File != "" {
-		detail = append(detail, c.File)
-	}
-	if c.Ref != "" {
-		detail = append(detail, shortRef(c.Ref))
-	}
-	d := strings.Join(detail, ", ")
-	if note := firstLine(c.Note, 80); note != "" {
-		if d != "" {
-			d += ": "
-		}
-		d += note
-	}
-	if d == "" {
-		return ""
-	}
-	return " (" + d + ")"
-}
-
-// value prints a setting's value: whole numbers grouped like every other
-// number of the report ("4,096"), anything else as it is; "-" when empty.
-func value(s string) string {
-	if s == "" {
-		return "-"
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
-		return detect.FormatInt(n)
-	}
-	return s
-}
 
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-// shortRef abbreviates a commit hash as git does; other references stay whole.
-func shortRef(ref string) string {
-	if len(ref) == 40 && strings.Trim(ref, "0123456789abcdef") == "" {
-		return ref[:7]
-	}
-	return ref
-}
-
-// firstLine returns the first line of s, cut to at most n runes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(s)
-	if rs := []rune(s); len(rs) > n {
-		s = string(rs[:n-1]) + "…"
 	}
 	return s
 }
