@@ -1,69 +1,24 @@
 package report
 
 import (
-	"fmt"
-	"html"
 	"html/template"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report/timechart"
 )
 
-// chartView is one inline SVG chart of report.html. The SVG is drawn here from
-// numbers and from this package's own words only: no text from a log line ever
-// enters it (a crawler's fingerprint goes in Caption, which html/template
-// escapes), and every text it does hold is escaped anyway.
+// chartView is one inline SVG chart of report.html, drawn by package
+// timechart from numbers and this package's own words only: a crawler's
+// fingerprint goes in Caption, which html/template escapes.
 type chartView struct {
 	ID      string
 	Title   string
 	Caption string
 	SVG     template.HTML
 }
-
-// Geometry of every chart, in SVG user units (the page scales them).
-const (
-	chartW = 960.0
-	chartH = 250.0
-	padL   = 64.0
-	padR   = 16.0
-	padT   = 40.0
-	padB   = 44.0 // two lines under the axis: the time, and the date where it changes
-)
-
-// Text sizes in SVG user units, and the narrowest width the page lets a chart
-// shrink to (the CSS min-width of svg.chart, below which it scrolls): 12 units
-// at 860 px wide still render at 10.75 px on a phone.
-const (
-	fontSize     = 12.0
-	chartMinPx   = 860
-	labelGap     = 4.0 // the least room between two labels
-	markerRowTop = padT + 13
-)
-
-// Colours: failures in warm colours on top of the green of answered requests.
-const (
-	colOK       = "#43a047"
-	colLate     = "#ffb300"
-	col4xx      = "#8d6e63"
-	col429      = "#7e57c2"
-	col502      = "#ef6c00"
-	col503      = "#d32f2f"
-	col504      = "#6a1b9a"
-	col5xx      = "#ad1457"
-	colLine     = "#1565c0"
-	colRef      = "#616161"
-	colShade    = "#fde4e4"
-	colMoment   = "#9e9e9e"
-	colQueue    = "#00838f"
-	colCPU      = "#5d4037"
-	colCrawler  = "#c62828"
-	colBaseline = "#2e7d32"
-)
 
 // chartWords are the charts' own words, per language.
 var chartWords = map[string]map[string]string{
@@ -95,247 +50,6 @@ var chartWords = map[string]map[string]string{
 	},
 }
 
-// svgChart draws one time chart.
-type svgChart struct {
-	b        strings.Builder
-	p        printer
-	from, to time.Time
-	yMax     float64
-	yStep    float64
-	legend   [][2]string // colour, label; a colour starting with "-" is drawn dashed
-}
-
-func newChart(p printer, from, to time.Time, yMax float64, title string) *svgChart {
-	c := &svgChart{p: p, from: from, to: to}
-	c.yStep, c.yMax = yScale(yMax)
-	c.printf(`<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s" preserveAspectRatio="xMidYMid meet">`,
-		f1(chartW), f1(chartH), html.EscapeString(title))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#bdbdbd"/>`, f1(padL), f1(padT), f1(chartW-padL-padR), f1(chartH-padT-padB))
-	return c
-}
-
-func (c *svgChart) printf(format string, args ...any) {
-	fmt.Fprintf(&c.b, format, args...)
-}
-
-// x maps a time to the horizontal axis.
-func (c *svgChart) x(t time.Time) float64 {
-	span := c.to.Sub(c.from).Seconds()
-	if span <= 0 {
-		return padL
-	}
-	v := padL + (chartW-padL-padR)*t.Sub(c.from).Seconds()/span
-	return math.Max(padL, math.Min(chartW-padR, v))
-}
-
-// y maps a value to the vertical axis.
-func (c *svgChart) y(v float64) float64 {
-	if c.yMax <= 0 || math.IsNaN(v) {
-		return chartH - padB
-	}
-	v = math.Max(0, math.Min(v, c.yMax))
-	return chartH - padB - (chartH-padT-padB)*v/c.yMax
-}
-
-// shade marks the failing stretch.
-func (c *svgChart) shade(from, to time.Time, label string) {
-	if !to.After(from) || !to.After(c.from) || !from.Before(c.to) {
-		return
-	}
-	x0, x1 := c.x(from), c.x(to)
-	c.printf(`<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-		f1(x0), f1(padT), f1(math.Max(1, x1-x0)), f1(chartH-padT-padB), colShade, html.EscapeString(label))
-}
-
-// axes draws the grid, the value labels and the time labels.
-func (c *svgChart) axes() {
-	for i := 0; float64(i)*c.yStep <= c.yMax*1.0001; i++ {
-		v := float64(i) * c.yStep
-		y := c.y(v)
-		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e0e0e0"/>`, f1(padL), f1(y), f1(chartW-padR), f1(y))
-		c.printf(`<text class="ylab" x="%s" y="%s" text-anchor="end">%s</text>`, f1(padL-6), f1(y+4), html.EscapeString(c.p.n(v)))
-	}
-	step := tickStep(c.to.Sub(c.from))
-	lastDay := ""
-	for t := firstTick(c.from, step, c.p.loc); !t.After(c.to); t = t.Add(step) {
-		x := c.x(t)
-		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#9e9e9e"/>`, f1(x), f1(chartH-padB), f1(x), f1(chartH-padB+4))
-		c.label("xlab", x, chartH-padB+20, c.p.hm(t))
-		// The date under the first time and under every time that starts a
-		// new local day, so a window across midnight says which day each
-		// hour belongs to.
-		if day := c.p.date(t); day != lastDay {
-			c.label("xdate", x, chartH-padB+36, day)
-			lastDay = day
-		}
-	}
-}
-
-// label writes one centred axis label, kept inside the chart's width.
-func (c *svgChart) label(class string, x, y float64, text string) {
-	half := textWidth(text) / 2
-	x = math.Max(half, math.Min(chartW-half, x))
-	c.printf(`<text class="%s" x="%s" y="%s" text-anchor="middle">%s</text>`, class, f1(x), f1(y), html.EscapeString(text))
-}
-
-// textWidth estimates the width of a label in user units: wide (CJK) runes
-// take about a full em, others a little over half of one.
-func textWidth(s string) float64 {
-	w := 0.0
-	for _, r := range s {
-		if r >= 0x1100 {
-			w += fontSize
-		} else {
-			w += 0.62 * fontSize
-		}
-	}
-	return w
-}
-
-// moments marks the timeline rows with their numbers. Rows close in time
-// would print their numbers on top of each other: their lines stay, and the
-// labels that would touch are merged into one ("4-6", "3, 7") over the group.
-func (c *svgChart) moments(rows []rowView) {
-	type mark struct {
-		x   float64
-		idx int
-	}
-	var marks []mark
-	for _, r := range rows {
-		if r.at.Before(c.from) || r.at.After(c.to) {
-			continue
-		}
-		x := c.x(r.at)
-		c.printf(`<line class="moment" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`, f1(x), f1(padT), f1(x), f1(chartH-padB), colMoment)
-		marks = append(marks, mark{x, r.Index})
-	}
-	sort.SliceStable(marks, func(i, j int) bool { return marks[i].x < marks[j].x })
-	type group struct {
-		xs   []float64
-		idxs []int
-	}
-	span := func(g group) (left, right float64) {
-		mid := (g.xs[0] + g.xs[len(g.xs)-1]) / 2
-		half := textWidth(indexList(g.idxs)) / 2
-		mid = math.Max(padL+half, math.Min(chartW-padR-half, mid))
-		return mid - half, mid + half
-	}
-	var groups []group
-	for _, m := range marks {
-		groups = append(groups, group{xs: []float64{m.x}, idxs: []int{m.idx}})
-		// Merge backwards while the newest label touches the one before it.
-		for len(groups) > 1 {
-			a, b := groups[len(groups)-2], groups[len(groups)-1]
-			_, aRight := span(a)
-			bLeft, _ := span(b)
-			if bLeft >= aRight+labelGap {
-				break
-			}
-			groups = append(groups[:len(groups)-2], group{xs: append(a.xs, b.xs...), idxs: append(a.idxs, b.idxs...)})
-		}
-	}
-	for _, g := range groups {
-		left, right := span(g)
-		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((left+right)/2), f1(markerRowTop), html.EscapeString(indexList(g.idxs)))
-	}
-}
-
-// indexList names a group of timeline rows: "4" , "4-6" for a run, "3, 7".
-func indexList(idxs []int) string {
-	sorted := slices.Clone(idxs)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
-	if len(sorted) > 2 && sorted[len(sorted)-1]-sorted[0] == len(sorted)-1 {
-		return strconv.Itoa(sorted[0]) + "-" + strconv.Itoa(sorted[len(sorted)-1])
-	}
-	parts := make([]string, len(sorted))
-	for i, v := range sorted {
-		parts[i] = strconv.Itoa(v)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// stack draws stacked step areas, one per layer, bottom first.
-func (c *svgChart) stack(times []time.Time, layers [][]float64, colours []string) {
-	base := make([]float64, len(times))
-	for li, vals := range layers {
-		var top, bottom []string
-		for i, t := range times {
-			x0, x1 := c.x(t), c.x(t.Add(time.Minute))
-			hi := base[i] + vals[i]
-			top = append(top, pt(x0, c.y(hi)), pt(x1, c.y(hi)))
-			bottom = append(bottom, pt(x0, c.y(base[i])), pt(x1, c.y(base[i])))
-		}
-		for i, j := 0, len(bottom)-1; i < j; i, j = i+1, j-1 {
-			bottom[i], bottom[j] = bottom[j], bottom[i]
-		}
-		c.printf(`<path class="data" d="M%sZ" fill="%s" stroke="none"/>`, strings.Join(append(top, bottom...), " L"), colours[li])
-		for i := range base {
-			base[i] += vals[i]
-		}
-	}
-}
-
-// line draws values at the middle of their minute.
-func (c *svgChart) line(ps []Point, colour string, dashed bool) {
-	if len(ps) == 0 {
-		return
-	}
-	var d []string
-	for _, p := range ps {
-		d = append(d, pt(c.x(p.T.Add(30*time.Second)), c.y(p.V)))
-	}
-	if len(d) == 1 {
-		d = append(d, d[0])
-	}
-	dash := ""
-	if dashed {
-		dash = ` stroke-dasharray="6 4"`
-	}
-	c.printf(`<path class="data" d="M%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(d, " L"), colour, dash)
-}
-
-// area fills under a line (lightly) and draws it.
-func (c *svgChart) area(ps []Point, colour string) {
-	if len(ps) == 0 {
-		return
-	}
-	var d []string
-	for _, p := range ps {
-		d = append(d, pt(c.x(p.T.Add(30*time.Second)), c.y(p.V)))
-	}
-	first, last := ps[0].T.Add(30*time.Second), ps[len(ps)-1].T.Add(30*time.Second)
-	c.printf(`<path class="fill" d="M%s L%s L%sZ" fill="%s" fill-opacity="0.18" stroke="none"/>`,
-		pt(c.x(first), c.y(0)), strings.Join(d, " L"), pt(c.x(last), c.y(0)), colour)
-	c.line(ps, colour, false)
-}
-
-// hline draws a constant reference line.
-func (c *svgChart) hline(v float64, colour string) {
-	y := c.y(v)
-	c.printf(`<path class="ref" d="M%s L%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`, pt(padL, y), pt(chartW-padR, y), colour)
-}
-
-func (c *svgChart) key(colour, label string) { c.legend = append(c.legend, [2]string{colour, label}) }
-
-// finish draws the legend and closes the SVG.
-func (c *svgChart) finish() template.HTML {
-	x := padL
-	for _, l := range c.legend {
-		colour, dashed := strings.CutPrefix(l[0], "-")
-		if dashed {
-			c.printf(`<line x1="%s" y1="16" x2="%s" y2="16" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/>`, f1(x), f1(x+18), colour)
-		} else {
-			c.printf(`<rect x="%s" y="10" width="18" height="12" fill="%s"/>`, f1(x), colour)
-		}
-		c.printf(`<text class="lg" x="%s" y="20">%s</text>`, f1(x+24), html.EscapeString(l[1]))
-		x += 24 + textWidth(l[1]) + 18
-	}
-	c.b.WriteString(`</svg>`)
-	// Safe: built above from numbers, colours and escaped words of this package.
-	return template.HTML(c.b.String())
-}
-
 // charts draws every chart the evidence allows.
 func charts(r *Report, v *view, p printer) []chartView {
 	w := chartWords[p.lang]
@@ -345,16 +59,24 @@ func charts(r *Report, v *view, p printer) []chartView {
 		return nil
 	}
 	var out []chartView
-	failing := firstKind(r.Findings, detect.KindUpstreamErrors) != nil
-	decorate := func(c *svgChart) {
-		if failing {
-			c.shade(r.Impact.Start, r.Impact.End, w["window"])
-		}
-		c.axes()
+	labels := timechart.Labels{Number: p.n, Date: p.date, Loc: p.loc}
+	newChart := func(yMax float64, title string) *timechart.Chart {
+		return timechart.New(labels, from, to, time.Minute, yMax, title)
 	}
-	finish := func(c *svgChart) template.HTML {
-		c.moments(v.Timeline)
-		return c.finish()
+	moments := make([]timechart.Moment, len(v.Timeline))
+	for i, row := range v.Timeline {
+		moments[i] = timechart.Moment{At: row.at, Index: row.Index}
+	}
+	failing := firstKind(r.Findings, detect.KindUpstreamErrors) != nil
+	decorate := func(c *timechart.Chart) {
+		if failing {
+			c.Shade(r.Impact.Start, r.Impact.End, w["window"])
+		}
+		c.Axes()
+	}
+	finish := func(c *timechart.Chart) template.HTML {
+		c.Moments(moments)
+		return c.Finish()
 	}
 
 	if ms := r.Evidence.Minutes; len(ms) > 0 {
@@ -364,16 +86,16 @@ func charts(r *Report, v *view, p printer) []chartView {
 			get         func(m *MinuteRow) float64
 		}
 		layers := []layer{
-			{"ok", colOK, func(m *MinuteRow) float64 {
+			{"ok", timechart.ColourOK, func(m *MinuteRow) float64 {
 				return math.Max(0, float64(classCount(m.Status, 2)+classCount(m.Status, 3)-m.Late))
 			}},
-			{"late", colLate, func(m *MinuteRow) float64 { return float64(m.Late) }},
-			{"4xx", col4xx, func(m *MinuteRow) float64 { return float64(classCount(m.Status, 4) - m.Status["429"]) }},
-			{"429", col429, func(m *MinuteRow) float64 { return float64(m.Status["429"]) }},
-			{"502", col502, func(m *MinuteRow) float64 { return float64(m.Status["502"]) }},
-			{"503", col503, func(m *MinuteRow) float64 { return float64(m.Status["503"]) }},
-			{"504", col504, func(m *MinuteRow) float64 { return float64(m.Status["504"]) }},
-			{"5xx", col5xx, func(m *MinuteRow) float64 {
+			{"late", timechart.ColourLate, func(m *MinuteRow) float64 { return float64(m.Late) }},
+			{"4xx", timechart.Colour4xx, func(m *MinuteRow) float64 { return float64(classCount(m.Status, 4) - m.Status["429"]) }},
+			{"429", timechart.Colour429, func(m *MinuteRow) float64 { return float64(m.Status["429"]) }},
+			{"502", timechart.Colour502, func(m *MinuteRow) float64 { return float64(m.Status["502"]) }},
+			{"503", timechart.Colour503, func(m *MinuteRow) float64 { return float64(m.Status["503"]) }},
+			{"504", timechart.Colour504, func(m *MinuteRow) float64 { return float64(m.Status["504"]) }},
+			{"5xx", timechart.Colour5xx, func(m *MinuteRow) float64 {
 				return float64(classCount(m.Status, 5) - m.Status["502"] - m.Status["503"] - m.Status["504"])
 			}},
 		}
@@ -399,32 +121,32 @@ func charts(r *Report, v *view, p printer) []chartView {
 		for i := range ms {
 			peak = math.Max(peak, float64(ms[i].Requests))
 		}
-		c := newChart(p, from, to, peak, w["status"])
+		c := newChart(peak, w["status"])
 		decorate(c)
-		c.stack(times, vals, colours)
+		c.Stack(times, vals, colours)
 		for _, k := range keys {
-			c.key(k.colour, w[k.key])
+			c.Key(k.colour, w[k.key])
 		}
 		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c)})
 
 		// Goodput against its usual level.
-		good := make([]Point, len(ms))
+		good := make([]timechart.Point, len(ms))
 		gmax := 0.0
 		for i := range ms {
-			good[i] = Point{T: ms[i].Time, V: float64(ms[i].Goodput)}
+			good[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].Goodput)}
 			gmax = math.Max(gmax, good[i].V)
 		}
 		usual := 0.0
 		if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil {
 			usual = detect.FactsOf[detect.UpstreamErrorsFacts](f).GoodputUsualPerMin.V
 		}
-		c = newChart(p, from, to, math.Max(gmax, usual), w["goodput"])
+		c = newChart(math.Max(gmax, usual), w["goodput"])
 		decorate(c)
-		c.area(good, colLine)
-		c.key(colLine, w["good"])
+		c.Area(good, timechart.ColourLine)
+		c.Key(timechart.ColourLine, w["good"])
 		if usual > 0 {
-			c.hline(usual, colRef)
-			c.key("-"+colRef, w["usual"]+" "+p.n(usual))
+			c.HLine(usual, timechart.ColourRef)
+			c.Key("-"+timechart.ColourRef, w["usual"]+" "+p.n(usual))
 		}
 		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c)})
 	}
@@ -435,13 +157,13 @@ func charts(r *Report, v *view, p printer) []chartView {
 		if tot != nil {
 			ymax = math.Max(ymax, tot.Max)
 		}
-		c := newChart(p, from, to, ymax, w["workers"])
+		c := newChart(ymax, w["workers"])
 		decorate(c)
-		c.area(act.Points, colLine)
-		c.key(colLine, w["active"])
+		c.Area(chartPoints(act.Points), timechart.ColourLine)
+		c.Key(timechart.ColourLine, w["active"])
 		if tot != nil {
-			c.line(tot.Points, colRef, true)
-			c.key("-"+colRef, w["total"])
+			c.Line(chartPoints(tot.Points), timechart.ColourRef, true)
+			c.Key("-"+timechart.ColourRef, w["total"])
 		}
 		out = append(out, chartView{ID: "chart-workers", Title: w["workers"], Caption: w["workers_cap"], SVG: finish(c)})
 	}
@@ -453,25 +175,25 @@ func charts(r *Report, v *view, p printer) []chartView {
 		if showCap {
 			ymax = math.Max(ymax, bl.Max)
 		}
-		c := newChart(p, from, to, ymax, w["queue"])
+		c := newChart(ymax, w["queue"])
 		decorate(c)
-		c.area(q.Points, colQueue)
-		c.key(colQueue, w["depth"])
+		c.Area(chartPoints(q.Points), timechart.ColourQueue)
+		c.Key(timechart.ColourQueue, w["depth"])
 		switch {
 		case showCap:
-			c.line(bl.Points, colRef, true)
-			c.key("-"+colRef, w["backlog"]+" "+p.n(bl.Max))
+			c.Line(chartPoints(bl.Points), timechart.ColourRef, true)
+			c.Key("-"+timechart.ColourRef, w["backlog"]+" "+p.n(bl.Max))
 		case bl != nil && bl.Max > 0:
-			c.key("-"+colRef, w["cap_off"]+": "+p.n(bl.Max))
+			c.Key("-"+timechart.ColourRef, w["cap_off"]+": "+p.n(bl.Max))
 		}
 		out = append(out, chartView{ID: "chart-queue", Title: w["queue"], Caption: w["queue_cap"], SVG: finish(c)})
 	}
 
 	if cpu := r.Evidence.series(SeriesCPU); cpu != nil && len(cpu.Points) > 0 {
-		c := newChart(p, from, to, 100, w["cpu"])
+		c := newChart(100, w["cpu"])
 		decorate(c)
-		c.area(cpu.Points, colCPU)
-		c.key(colCPU, w["cpu_l"])
+		c.Area(chartPoints(cpu.Points), timechart.ColourCPU)
+		c.Key(timechart.ColourCPU, w["cpu_l"])
 		out = append(out, chartView{ID: "chart-cpu", Title: w["cpu"], Caption: w["cpu_cap"], SVG: finish(c)})
 	}
 
@@ -480,12 +202,12 @@ func charts(r *Report, v *view, p printer) []chartView {
 		for _, pt := range cr.Points {
 			ymax = math.Max(ymax, pt.V)
 		}
-		c := newChart(p, from, to, ymax, w["crawler"])
+		c := newChart(ymax, w["crawler"])
 		decorate(c)
-		c.area(cr.Points, colCrawler)
-		c.key(colCrawler, w["reqs"])
-		c.hline(cr.BaselinePerMin, colBaseline)
-		c.key("-"+colBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
+		c.Area(chartPoints(cr.Points), timechart.ColourCrawler)
+		c.Key(timechart.ColourCrawler, w["reqs"])
+		c.HLine(cr.BaselinePerMin, timechart.ColourBaseline)
+		c.Key("-"+timechart.ColourBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
 		out = append(out, chartView{ID: "chart-crawler-" + strconv.Itoa(i+1), Title: w["crawler"],
 			Caption: w["crawler_cap"] + cr.Fingerprint + " (" + cr.Finding + ")", SVG: finish(c)})
 	}
@@ -503,55 +225,11 @@ func classCount(m map[string]int, hundred int) int {
 	return n
 }
 
-// yScale picks the grid step, 1, 2 or 5 times a power of ten, that cuts v
-// into at most five bands, and the top of the axis: v rounded up to a step.
-// Grid lines then fall on round numbers.
-func yScale(v float64) (step, top float64) {
-	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0.25, 1
+// chartPoints carries a series' points to the chart.
+func chartPoints(ps []Point) []timechart.Point {
+	out := make([]timechart.Point, len(ps))
+	for i, p := range ps {
+		out[i] = timechart.Point(p)
 	}
-	exp := math.Pow(10, math.Floor(math.Log10(v/5)))
-	step = 10 * exp
-	for _, m := range []float64{1, 2, 5} {
-		if m*exp >= v/5 {
-			step = m * exp
-			break
-		}
-	}
-	if step < 1 && v >= 1 {
-		step = 1
-	}
-	return step, step * math.Ceil(v/step-1e-9)
+	return out
 }
-
-// tickStep picks a time-label interval that gives at most about ten labels.
-func tickStep(span time.Duration) time.Duration {
-	for _, m := range []int{1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440} {
-		step := time.Duration(m) * time.Minute
-		if span/step <= 10 {
-			return step
-		}
-	}
-	return 24 * time.Hour
-}
-
-// firstTick is the first local time at or after from that is a multiple of step.
-func firstTick(from time.Time, step time.Duration, loc *time.Location) time.Time {
-	t := from.In(loc).Truncate(time.Minute)
-	if t.Before(from) {
-		t = t.Add(time.Minute)
-	}
-	mins := int64(step / time.Minute)
-	for i := int64(0); i < mins && i < 1440; i++ {
-		lt := t.In(loc)
-		if int64(lt.Hour()*60+lt.Minute())%mins == 0 {
-			return t
-		}
-		t = t.Add(time.Minute)
-	}
-	return t
-}
-
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
-func pt(x, y float64) string { return f1(x) + "," + f1(y) }

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,11 +22,9 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/aftermath-forensics/aftermath/sources/testenv"
+	"github.com/aftermath-forensics/aftermath/report/layoutcheck"
+	"github.com/aftermath-forensics/aftermath/report/timechart"
 )
-
-// chromiumPath is Debian's chromium package, which .ci/run installs.
-const chromiumPath = "/usr/bin/chromium"
 
 // TestHTMLInChromium renders report.html in headless Chromium, as a reader's
 // browser would, and checks three things: the charts drew (every chart's SVG
@@ -44,9 +41,7 @@ const chromiumPath = "/usr/bin/chromium"
 // in the net log explains. A control page that loads an image from
 // leak.invalid proves both detectors see a leak.
 func TestHTMLInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		testenv.Missing(t, "%s is missing (.ci/run installs Debian's chromium): %v", chromiumPath, err)
-	}
+	layoutcheck.RequireChromium(t)
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		path := filepath.Join(dir, name)
@@ -156,25 +151,18 @@ func (r *chromiumRun) run(ctx context.Context, dir string) {
 		args = append(args, "--dump-dom")
 	}
 	args = append(args, (&url.URL{Scheme: "file", Path: r.page}).String())
-	cmd := exec.CommandContext(ctx, chromiumPath, args...)
+	cmd := exec.CommandContext(ctx, layoutcheck.Chromium, args...)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	r.proxied = proxy.close()
-	r.dom, r.stderr = stdout.Bytes(), tail(stderr.String(), 2000)
+	r.dom, r.stderr = stdout.Bytes(), layoutcheck.Tail(stderr.String(), 2000)
 	if err != nil {
 		r.err = fmt.Errorf("chromium: %w", err)
 		return
 	}
 	r.pageRequests, r.browserHosts, r.err = readNetLog(netlog)
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // recordingProxy accepts connections, records the host each asks for (from
@@ -357,10 +345,10 @@ func checkScreenshot(t *testing.T, path string) {
 	if len(colours) < 50 {
 		t.Errorf("the screenshot has %d distinct colours: blank?", len(colours))
 	}
-	for name, hex := range map[string]string{"503 layer": col503, "answered layer": colOK, "failing stretch": colShade, "queue": colQueue} {
+	for name, hex := range map[string]string{"503 layer": timechart.Colour503, "answered layer": timechart.ColourOK, "failing stretch": timechart.ColourShade, "queue": timechart.ColourQueue} {
 		c := parseHex(hex)
 		min := 50
-		if hex == colShade {
+		if hex == timechart.ColourShade {
 			// The legend's swatch has this colour too (a few hundred
 			// pixels): the charts' shading must account for far more.
 			min = 10000
@@ -382,70 +370,6 @@ func parseHex(s string) color.RGBA {
 	return color.RGBA{r, g, b, 255}
 }
 
-// layoutProbe measures the rendered page from inside it and posts the numbers
-// to the parent frame: the smallest rendered text size (an SVG text's font
-// size times its on-screen scale), the pairs of chart labels whose boxes
-// intersect, the words in table cells split across lines, the charts whose
-// title is not above them, the page's scroll width against its width, and
-// each chart's date labels.
-const layoutProbe = `(function(){
-const out = {}, de = document.documentElement;
-out.scrollWidth = de.scrollWidth; out.clientWidth = de.clientWidth;
-let min = 1e9, minAt = '', n;
-const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-while ((n = walker.nextNode())) {
-  if (!n.textContent.trim()) continue;
-  const el = n.parentElement;
-  if (el.closest('title, script')) continue;
-  const cs = getComputedStyle(el);
-  if (cs.display === 'none' || cs.visibility === 'hidden') continue;
-  let size = parseFloat(cs.fontSize);
-  if (el instanceof SVGElement) { const m = el.getScreenCTM(); size *= Math.hypot(m.a, m.b); }
-  if (size < min) { min = size; minAt = el.tagName + ' ' + n.textContent.trim().slice(0, 40); }
-}
-out.minFontPx = min; out.minFontAt = minAt;
-out.overlaps = []; out.dates = [];
-document.querySelectorAll('svg.chart').forEach(svg => {
-  const id = (svg.closest('figure') || {}).id;
-  const ts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
-  for (let a = 0; a < ts.length; a++) for (let b = a + 1; b < ts.length; b++) {
-    const r = ts[a][1], s = ts[b][1];
-    if (Math.min(r.right, s.right) - Math.max(r.left, s.left) > 0.5 && Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top) > 0.5)
-      out.overlaps.push(id + ': "' + ts[a][0] + '" on "' + ts[b][0] + '"');
-  }
-  out.dates.push([...svg.querySelectorAll('text.xdate')].map(t => t.textContent));
-});
-out.brokenWords = [];
-document.querySelectorAll('td, th').forEach(cell => {
-  const tw = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); let t;
-  while ((t = tw.nextNode())) {
-    // A word may break after a hyphen, slash or comma, nowhere else.
-    const re = /[^\s\-\/,]+[\-\/,]?/g; let m;
-    while ((m = re.exec(t.textContent))) {
-      const r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
-      if ([...r.getClientRects()].filter(x => x.width > 0).length > 1) out.brokenWords.push(m[0]);
-    }
-  }
-});
-out.titlesNotAbove = [];
-document.querySelectorAll('figure').forEach(f => {
-  const cap = f.querySelector('figcaption'), svg = f.querySelector('svg');
-  if (!cap || !svg || cap.getBoundingClientRect().bottom > svg.getBoundingClientRect().top) out.titlesNotAbove.push(f.id);
-});
-parent.postMessage(JSON.stringify(out), '*');
-})();`
-
-// layout is what layoutProbe measured at one width.
-type layout struct {
-	ScrollWidth, ClientWidth int
-	MinFontPx                float64
-	MinFontAt                string
-	Overlaps                 []string
-	Dates                    [][]string
-	BrokenWords              []string
-	TitlesNotAbove           []string
-}
-
 // TestHTMLLayoutInChromium renders report.html in headless Chromium at a
 // laptop's width (1400 px) and a phone's (390 px) and measures it in the page:
 // no text renders below 10 px, no two chart labels overlap, no word in a table
@@ -453,16 +377,11 @@ type layout struct {
 // scrolls sideways (charts, tables and code scroll inside themselves), and a
 // window across local midnight dates both days on the time axis.
 //
-// Headless Chromium will not make a window narrower than 500 px, so the page
-// is framed at each width by an outer page that also collects the numbers the
-// probe posts. The probe is a script, which the report's Content-Security-
-// Policy forbids: the measured copy drops that one meta tag; everything else
-// (the CSS, the SVG) is the report as written. TestHTMLInChromium checks the
+// The measured copy lacks the Content-Security-Policy that would forbid the
+// probe's script (package layoutcheck says why); TestHTMLInChromium checks the
 // page with its policy.
 func TestHTMLLayoutInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		testenv.Missing(t, "%s is missing (.ci/run installs Debian's chromium): %v", chromiumPath, err)
-	}
+	layoutcheck.RequireChromium(t)
 	// The reference window, 02:00-03:30 in Seoul, is 23:30-01:00 in Yangon:
 	// the same evidence across local midnight.
 	midnight := referenceReport(t)
@@ -485,36 +404,17 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
-		if !csp.Match(page) {
-			t.Fatalf("%s: no Content-Security-Policy meta tag to lift for the probe", name)
+		page, err = layoutcheck.WithProbe(page)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		page = csp.ReplaceAll(page, nil)
-		page = append(page, []byte("<script>"+layoutProbe+"</script>")...)
 		if err := os.WriteFile(filepath.Join(dir, name+".html"), page, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, width := range []int{1400, 390} {
 			t.Run(fmt.Sprintf("%s at %d px", name, width), func(t *testing.T) {
-				l := measureLayout(t, dir, name+".html", width)
-				if l.ClientWidth != width {
-					t.Fatalf("the page was %d px wide, want %d", l.ClientWidth, width)
-				}
-				if l.ScrollWidth > l.ClientWidth {
-					t.Errorf("the page scrolls sideways: %d px of content in %d px", l.ScrollWidth, l.ClientWidth)
-				}
-				if l.MinFontPx < 10 {
-					t.Errorf("text renders at %.2f px (%s), want at least 10", l.MinFontPx, l.MinFontAt)
-				}
-				if len(l.Overlaps) > 0 {
-					t.Errorf("%d chart labels overlap: %q", len(l.Overlaps), l.Overlaps)
-				}
-				if len(l.BrokenWords) > 0 {
-					t.Errorf("%d words break mid-word in tables: %q", len(l.BrokenWords), l.BrokenWords)
-				}
-				if len(l.TitlesNotAbove) > 0 {
-					t.Errorf("charts whose title is not above them: %q", l.TitlesNotAbove)
-				}
+				l := layoutcheck.Measure(t, dir, name+".html", width)
+				l.CheckReadable(t, width)
 				if len(l.Dates) != 6 {
 					t.Fatalf("%d charts, want 6", len(l.Dates))
 				}
@@ -526,60 +426,4 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 			})
 		}
 	}
-}
-
-// measureLayout frames page at width in headless Chromium and returns what
-// layoutProbe posted.
-func measureLayout(t *testing.T, dir, page string, width int) layout {
-	t.Helper()
-	outer := filepath.Join(dir, fmt.Sprintf("frame-%d-%s", width, page))
-	frame := fmt.Sprintf(`<!DOCTYPE html><html><body style="margin:0"><iframe src="%s" style="border:0;width:%dpx;height:3000px"></iframe>
-<script>addEventListener('message', e => { const p = document.createElement('pre'); p.id = 'layout'; p.textContent = e.data; document.body.appendChild(p); });</script></body></html>`, page, width)
-	if err := os.WriteFile(outer, []byte(frame), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Generous but bounded: Chromium on a loaded two-core machine is slow.
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromiumPath, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, fmt.Sprintf("profile-%d-%s", width, page)),
-		"--hide-scrollbars", "--force-device-scale-factor=1", "--allow-file-access-from-files",
-		"--virtual-time-budget=10000", "--window-size=1500,3000", "--dump-dom",
-		(&url.URL{Scheme: "file", Path: outer}).String())
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String(), 2000))
-	}
-	doc, err := html.Parse(&stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found string
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && n.Data == "pre" {
-			for _, a := range n.Attr {
-				if a.Key == "id" && a.Val == "layout" && n.FirstChild != nil {
-					found = n.FirstChild.Data
-				}
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(doc)
-	if found == "" {
-		t.Fatalf("the probe posted nothing (did the framed page load?)\n%s", tail(stderr.String(), 2000))
-	}
-	var l layout
-	if err := json.Unmarshal([]byte(found), &l); err != nil {
-		t.Fatalf("probe: %v: %s", err, found)
-	}
-	t.Logf("%s at %d px: scroll %d/%d px, smallest text %.2f px (%s), %d overlaps, %d broken words, dates %q",
-		page, width, l.ScrollWidth, l.ClientWidth, l.MinFontPx, l.MinFontAt, len(l.Overlaps), len(l.BrokenWords), l.Dates)
-	return l
 }

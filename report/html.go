@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"html/template"
 
+	"github.com/aftermath-forensics/aftermath/report/timechart"
 	"github.com/aftermath-forensics/aftermath/templates"
 )
 
-const htmlTemplate = "report.html.tmpl"
+const (
+	htmlTemplate  = "report.html.tmpl"
+	styleTemplate = "style.html.tmpl"
+)
 
 // renderHTML renders report.html: one self-contained page (inline CSS and SVG,
 // no script, no font, no image, nothing fetched; a Content-Security-Policy of
@@ -32,7 +36,7 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 	}
 	// The legend's swatch is the charts' shading and the charts' narrowest
 	// width is the one their label sizes were chosen for: one definition each.
-	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return colShade }, "chartMinPx": func() int { return chartMinPx }}).ParseFS(templates.FS, htmlTemplate)
+	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return timechart.ColourShade }, "chartMinPx": func() int { return timechart.MinWidthPx }}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("report: template %s: %w", htmlTemplate, err)
 	}

@@ -60,7 +60,7 @@ the client address travels in --forwarded-header, which the target's Caddy must 
 	fl.StringVar(&f.to, "to", "", "end of the range to replay, RFC3339 (default: the bundle's window)")
 	fl.Float64Var(&f.speed, "speed", 1, "compress time by this factor (the rule's windows are divided by it)")
 	fl.StringVar(&f.only, "only", "", "send only the crawler's requests (crawler) or only the others (others)")
-	fl.StringVar(&f.out, "out", "replay", "directory for replay.md, replay.json and the rule files")
+	fl.StringVar(&f.out, "out", "replay", "directory for replay.md, replay.html, replay.json and the rule files")
 	fl.BoolVar(&f.targetIsMine, "target-is-mine", false, "allow a target off loopback: you own it and may load it")
 	fl.StringVar(&f.forwardedHeader, "forwarded-header", "X-Forwarded-For", "header carrying the client address to a target off loopback")
 	fl.DurationVar(&f.clientTimeout, "client-timeout", 0, "how long a client waits (default: the site's client_timeout_s, else 10s)")
@@ -197,14 +197,21 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	jsPath, mdPath := filepath.Join(f.out, "replay.json"), filepath.Join(f.out, "replay.md")
+	page, err := rep.HTML()
+	if err != nil {
+		return err
+	}
+	jsPath, mdPath, htmlPath := filepath.Join(f.out, "replay.json"), filepath.Join(f.out, "replay.md"), filepath.Join(f.out, "replay.html")
 	if err := os.WriteFile(jsPath, js, 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	if err := os.WriteFile(mdPath, rep.Markdown(), 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	printReplaySummary(cmd, rep, mdPath, jsPath)
+	if err := os.WriteFile(htmlPath, page, 0o644); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	printReplaySummary(cmd, rep, mdPath, htmlPath, jsPath)
 	switch {
 	case !rep.Generator.Valid:
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("the run is invalid: %s", rep.Generator.Invalid)}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -111,5 +112,54 @@ func TestReplayEndToEnd(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(out, "replay.md"))
 	if err != nil || !strings.Contains(string(md), "rules-speed-20x.caddy") {
 		t.Errorf("replay.md must name the rule to run: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "replay.html"))
+	if err != nil || !strings.Contains(string(page), "rules-speed-20x.caddy") || !strings.Contains(string(page), `id="chart-in-flight"`) {
+		t.Errorf("replay.html must name the rule to run and chart the run: %v", err)
+	}
+}
+
+// TestReplayReadmeSection: the README's replay section explains every safety
+// flag, names only flags replay has, and its example command parses.
+func TestReplayReadmeSection(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heading = "## Replaying an incident at a staging stack\n"
+	_, section, ok := strings.Cut(string(data), heading)
+	if !ok {
+		t.Fatalf("README.md has no %q section", strings.TrimSpace(heading))
+	}
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	cmd := newReplayCmd()
+	named := regexp.MustCompile("--([a-z][a-z-]*)").FindAllStringSubmatch(section, -1)
+	for _, m := range named {
+		if cmd.Flags().Lookup(m[1]) == nil {
+			t.Errorf("the README names --%s, which replay does not have", m[1])
+		}
+	}
+	if len(named) < 10 {
+		t.Errorf("the README's replay section names %d flags: is it the section?", len(named))
+	}
+	for _, flag := range []string{"--target-is-mine", "--max-requests", "--max-duration", "--max-lag", "--forwarded-header", "--speed", "--client-timeout"} {
+		if !strings.Contains(section, "`"+flag+"`") {
+			t.Errorf("the README's replay section does not explain %s", flag)
+		}
+	}
+	for _, s := range []string{"Ctrl-C", "replay.html", "rules-speed-10x.caddy", "invalid"} {
+		if !strings.Contains(section, s) {
+			t.Errorf("the README's replay section does not mention %s", s)
+		}
+	}
+	example := regexp.MustCompile(`(?s)aftermath replay (.*?)\n` + "```").FindStringSubmatch(section)
+	if example == nil {
+		t.Fatalf("no example command in the README's replay section")
+	}
+	args := strings.Fields(strings.ReplaceAll(example[1], "\\\n", " "))
+	if err := newReplayCmd().ParseFlags(args); err != nil || len(args) < 6 {
+		t.Errorf("the README's example %q does not parse: %v", args, err)
 	}
 }

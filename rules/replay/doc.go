@@ -21,5 +21,6 @@
 //   - scale.go divides a rule's windows by the speed-up, since a window does
 //     not compress with the traffic;
 //   - report.go sets the replay beside the rule's backtest and writes it as
-//     JSON (aftermath.replay/v1) and Markdown.
+//     JSON (aftermath.replay/v1); markdown.go and html.go render it for
+//     people, html.go with the postmortem's charts (report/timechart).
 package replay

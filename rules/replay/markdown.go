@@ -73,13 +73,7 @@ func (r *Report) Markdown() []byte {
 	w("| class | sent | goodput (2xx in time) | other in time | 429 | 502/503/504 | late | timeout | refused | reset | EOF | other error | stopped |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, name := range []string{ClassCrawler.String(), ClassOtherLoggedOut.String(), ClassLoggedIn.String(), "all"} {
 		s := r.Classes[name]
-		other := 0
-		for st, n := range s.Answered {
-			if (st < 200 || st >= 300) && st != 429 && st != 502 && st != 503 && st != 504 {
-				other += n
-			}
-		}
-		w("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", name, s.Sent, s.Goodput, other, s.RateLimited, s.ProxyErrors,
+		w("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", name, s.Sent, s.Goodput, otherInTime(s.Answered), s.RateLimited, s.ProxyErrors,
 			s.LateTotal(), s.Timeout, s.Refused, s.Reset, s.EOF, s.OtherError, s.Stopped)
 	}
 	w("\nAnswered in time, by status: %s.\n\n", statusText(r.Classes["all"].Answered))
@@ -120,6 +114,18 @@ func (r *Report) Markdown() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// otherInTime counts the answers in time that the table's other columns do
+// not: neither 2xx, 429 nor 502/503/504.
+func otherInTime(m map[int]int) int {
+	n := 0
+	for st, c := range m {
+		if (st < 200 || st >= 300) && st != 429 && st != 502 && st != 503 && st != 504 {
+			n += c
+		}
+	}
+	return n
 }
 
 func statusText(m map[int]int) string {

@@ -27,6 +27,7 @@ type Report struct {
 		From time.Time `json:"from"`
 		To   time.Time `json:"to"`
 	} `json:"window"`
+	// Target is the staging URL with any password redacted.
 	Target         string  `json:"target"`
 	Speed          float64 `json:"speed"`
 	Only           string  `json:"only,omitempty"`
@@ -99,11 +100,15 @@ type ClassSummary struct {
 
 // SeriesRow is one second or minute of replay time.
 type SeriesRow struct {
-	Start        float64                  `json:"start_s"`
-	IncidentTime time.Time                `json:"incident_time"`
-	InFlightHigh int                      `json:"in_flight_high_water"`
-	Goodput      int                      `json:"goodput"`
-	Classes      map[string]*ClassSummary `json:"classes"`
+	Start        float64   `json:"start_s"`
+	IncidentTime time.Time `json:"incident_time"`
+	InFlightHigh int       `json:"in_flight_high_water"`
+	// WorstLagMS is the generator's worst scheduling lag of the requests
+	// scheduled in the row: where it passes the bound, the row measured the
+	// generator as much as the server.
+	WorstLagMS float64                  `json:"worst_lag_ms"`
+	Goodput    int                      `json:"goodput"`
+	Classes    map[string]*ClassSummary `json:"classes"`
 }
 
 // Comparison sets the replay's refusals beside the backtest's, per class.
@@ -146,7 +151,7 @@ type ReportInput struct {
 // NewReport builds the report.
 func NewReport(in ReportInput) *Report {
 	p, o, res := in.Plan, in.Options, in.Result
-	r := &Report{Schema: Schema, Target: o.Target.String(), Speed: p.Speed, Only: string(p.Only),
+	r := &Report{Schema: Schema, Target: o.Target.Redacted(), Speed: p.Speed, Only: string(p.Only),
 		ClientTimeoutS: o.ClientTimeout.Seconds(), LateWindowS: o.LateWindow.Seconds(),
 		Scheduled: len(p.Shots), HealthChecksLeftOut: p.HealthChecks, ExcludedByOnly: p.Excluded, OverRequestLimit: p.OverLimit,
 		Unsent: res.Unsent, Stopped: res.Stopped, Classes: map[string]*ClassSummary{}, Notes: append([]string{}, in.Notes...),
@@ -248,6 +253,12 @@ func inFlightBound(p *Plan, timeout time.Duration) int {
 func series(p *Plan, res *Result, step int) []SeriesRow {
 	var rows []SeriesRow
 	n := max(len(res.Seconds), len(res.Goodput))
+	lag := make([]time.Duration, n)
+	for i := range p.Shots {
+		if k := int(p.Shots[i].Offset / time.Second); k < n && i < len(res.Lags) {
+			lag[k] = max(lag[k], res.Lags[i])
+		}
+	}
 	for s := 0; s < n; s += step {
 		row := SeriesRow{Start: float64(s), IncidentTime: p.From.Add(time.Duration(float64(s) * p.Speed * float64(time.Second))).UTC(), Classes: map[string]*ClassSummary{}}
 		var cs [numClasses]Counts
@@ -258,6 +269,7 @@ func series(p *Plan, res *Result, step int) []SeriesRow {
 				}
 				row.InFlightHigh = max(row.InFlightHigh, res.Seconds[k].InFlightHigh)
 			}
+			row.WorstLagMS = max(row.WorstLagMS, ms(lag[k]))
 			if k < len(res.Goodput) {
 				row.Goodput += res.Goodput[k]
 			}

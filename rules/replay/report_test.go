@@ -69,7 +69,11 @@ func TestReportGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := rep.Markdown()
-	for name, got := range map[string][]byte{"report.json": js, "report.md": md} {
+	page, err := rep.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]byte{"report.json": js, "report.md": md, "report.html": page} {
 		path := filepath.Join("testdata", name)
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {

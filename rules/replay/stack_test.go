@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,6 +258,33 @@ func TestStackCrawlerIncident(t *testing.T) {
 	t.Logf("replaying %d requests (%d crawler, %d other logged-out, %d logged-in) at %.1f/s; backend %d workers x %s, queue %d",
 		len(plan.Shots), perClass[ClassCrawler], perClass[ClassOtherLoggedOut], perClass[ClassLoggedIn], rate, stackWorkers, service, stackQueue)
 
+	// The range is one the simulation recorded as saturated: every worker
+	// busy from before it until after it, inside a failing stretch. (Its
+	// clients mostly still got answers, queued for seconds: the recorded
+	// failures there are a handful of late answers, logged below; the
+	// replay's stack, sized to answer half the replayed rate behind a 2 s
+	// client timeout, fails far more of them. The check is of saturation,
+	// not of its recorded failure share.)
+	truth := recordedTruth(t)
+	sat, _ := time.Parse(time.RFC3339Nano, truth.Phases.Saturation)
+	end, _ := time.Parse(time.RFC3339Nano, truth.Phases.End)
+	inStretch := false
+	for _, st := range truth.FailingStretches {
+		from, _ := time.Parse(time.RFC3339Nano, st.From)
+		to, _ := time.Parse(time.RFC3339Nano, st.To)
+		inStretch = inStretch || (!from.After(rangeFrom) && !to.Before(rangeTo))
+	}
+	if sat.IsZero() || sat.After(rangeFrom) || end.Before(rangeTo) || !inStretch {
+		t.Fatalf("precondition: the simulation should record [%s, %s) as saturated and failing: phases %+v, stretches %+v", rangeFrom, rangeTo, truth.Phases, truth.FailingStretches)
+	}
+	recordedFailed := 0
+	for _, sh := range plan.Shots {
+		if sh.Request.Status >= 500 || sh.Request.Duration > incident.site.ClientTimeoutS {
+			recordedFailed++
+		}
+	}
+	t.Logf("recorded: saturated from %s; %d of %d requests of the range failed (5xx or answered after %g s)", truth.Phases.Saturation, recordedFailed, len(plan.Shots), incident.site.ClientTimeoutS)
+
 	t.Run("without the rule the backend saturates", func(t *testing.T) {
 		be := startBackend(t, stackWorkers, stackQueue, service)
 		site, _, stop := startCaddy(t, "", be.addr)
@@ -326,6 +354,14 @@ func TestStackCrawlerIncident(t *testing.T) {
 		if !rep.Backtest.Agree {
 			t.Errorf("disagreements: %v", rep.Backtest.Disagreements)
 		}
+		// The ordinary clients are compared too, not only the crawler.
+		var compared []string
+		for _, row := range rep.Backtest.Rows {
+			compared = append(compared, row.Class)
+		}
+		if !slices.Equal(compared, []string{ClassCrawler.String(), ClassOtherLoggedOut.String(), ClassLoggedIn.String()}) {
+			t.Errorf("classes compared with the backtest: %q, want all three", compared)
+		}
 		crawler := rep.Classes[ClassCrawler.String()]
 		if crawler.RefusedShare < 0.9 {
 			t.Errorf("the crawler should be refused: %.2f", crawler.RefusedShare)
@@ -350,6 +386,20 @@ func TestStackCrawlerIncident(t *testing.T) {
 			t.Errorf("clients should keep their own addresses: %d sources for %d clients", res.Sources, plan.ClientsByPlan)
 		}
 	})
+}
+
+// recordedTruth reads the simulated incident's truth.json.
+func recordedTruth(t *testing.T) simulate.Truth {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(incident.dir, "bundle", "truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth simulate.Truth
+	if err := json.Unmarshal(data, &truth); err != nil {
+		t.Fatalf("truth.json: %v", err)
+	}
+	return truth
 }
 
 // indent puts a block one tab in, inside the site block.
@@ -511,6 +561,9 @@ func TestStarvedGeneratorInvalid(t *testing.T) {
 	}
 	if !strings.Contains(string(rep.Markdown()), "INVALID RUN") {
 		t.Errorf("the Markdown report must say the run is invalid")
+	}
+	if page, err := rep.HTML(); err != nil || !strings.Contains(string(page), `<p id="invalid" class="invalid">INVALID RUN`) {
+		t.Errorf("the HTML report must say the run is invalid at the top: %v", err)
 	}
 	js, err := rep.JSON()
 	if err != nil {

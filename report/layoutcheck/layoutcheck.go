@@ -1,0 +1,207 @@
+// Package layoutcheck measures an HTML page aftermath writes (the
+// postmortem's report.html, the replay's replay.html) the way a reader's
+// browser lays it out: it frames the page at a given width in headless
+// Chromium, runs a probe inside it, and checks that the page stays readable
+// there. The tests of those pages share it, so both are held to one standard.
+package layoutcheck
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
+)
+
+// Chromium is Debian's chromium package, which .ci/run installs.
+const Chromium = "/usr/bin/chromium"
+
+// RequireChromium ends t as testenv.Missing says when Chromium is absent.
+func RequireChromium(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(Chromium); err != nil {
+		testenv.Missing(t, "%s is missing (.ci/run installs Debian's chromium): %v", Chromium, err)
+	}
+}
+
+// probe measures the rendered page from inside it and posts the numbers
+// to the parent frame: the smallest rendered text size (an SVG text's font
+// size times its on-screen scale), the pairs of chart labels whose boxes
+// intersect, the words in table cells split across lines, the charts whose
+// title is not above them, the page's scroll width against its width, and
+// each chart's date labels.
+const probe = `(function(){
+const out = {}, de = document.documentElement;
+out.scrollWidth = de.scrollWidth; out.clientWidth = de.clientWidth;
+let min = 1e9, minAt = '', n;
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+while ((n = walker.nextNode())) {
+  if (!n.textContent.trim()) continue;
+  const el = n.parentElement;
+  if (el.closest('title, script')) continue;
+  const cs = getComputedStyle(el);
+  if (cs.display === 'none' || cs.visibility === 'hidden') continue;
+  let size = parseFloat(cs.fontSize);
+  if (el instanceof SVGElement) { const m = el.getScreenCTM(); size *= Math.hypot(m.a, m.b); }
+  if (size < min) { min = size; minAt = el.tagName + ' ' + n.textContent.trim().slice(0, 40); }
+}
+out.minFontPx = min; out.minFontAt = minAt;
+out.overlaps = []; out.dates = [];
+document.querySelectorAll('svg.chart').forEach(svg => {
+  const id = (svg.closest('figure') || {}).id;
+  const ts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+  for (let a = 0; a < ts.length; a++) for (let b = a + 1; b < ts.length; b++) {
+    const r = ts[a][1], s = ts[b][1];
+    if (Math.min(r.right, s.right) - Math.max(r.left, s.left) > 0.5 && Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top) > 0.5)
+      out.overlaps.push(id + ': "' + ts[a][0] + '" on "' + ts[b][0] + '"');
+  }
+  out.dates.push([...svg.querySelectorAll('text.xdate')].map(t => t.textContent));
+});
+out.brokenWords = [];
+document.querySelectorAll('td, th').forEach(cell => {
+  const tw = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); let t;
+  while ((t = tw.nextNode())) {
+    // A word may break after a hyphen, slash or comma, nowhere else.
+    const re = /[^\s\-\/,]+[\-\/,]?/g; let m;
+    while ((m = re.exec(t.textContent))) {
+      const r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
+      if ([...r.getClientRects()].filter(x => x.width > 0).length > 1) out.brokenWords.push(m[0]);
+    }
+  }
+});
+out.titlesNotAbove = [];
+document.querySelectorAll('figure').forEach(f => {
+  const cap = f.querySelector('figcaption'), svg = f.querySelector('svg');
+  if (!cap || !svg || cap.getBoundingClientRect().bottom > svg.getBoundingClientRect().top) out.titlesNotAbove.push(f.id);
+});
+parent.postMessage(JSON.stringify(out), '*');
+})();`
+
+// Layout is what the probe measured at one width.
+type Layout struct {
+	ScrollWidth, ClientWidth int
+	MinFontPx                float64
+	MinFontAt                string
+	Overlaps                 []string
+	// Dates holds each chart's date labels on its time axis.
+	Dates          [][]string
+	BrokenWords    []string
+	TitlesNotAbove []string
+}
+
+var csp = regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
+
+// WithProbe returns page ready to measure. The probe is a script, which the
+// pages' Content-Security-Policy forbids: the measured copy drops that one
+// meta tag; everything else (the CSS, the SVG) is the page as written. A
+// page without the tag is an error: it would have been measured without the
+// policy it must carry.
+func WithProbe(page []byte) ([]byte, error) {
+	if !csp.Match(page) {
+		return nil, fmt.Errorf("no Content-Security-Policy meta tag to lift for the probe")
+	}
+	out := csp.ReplaceAll(page, nil)
+	return append(out, []byte("<script>"+probe+"</script>")...), nil
+}
+
+// Measure frames dir/page (written by WithProbe) at width in headless
+// Chromium and returns what the probe posted. Headless Chromium will not
+// make a window narrower than 500 px, so an outer page holds the page in an
+// iframe of that width and collects the numbers.
+func Measure(t *testing.T, dir, page string, width int) Layout {
+	t.Helper()
+	outer := filepath.Join(dir, fmt.Sprintf("frame-%d-%s", width, page))
+	frame := fmt.Sprintf(`<!DOCTYPE html><html><body style="margin:0"><iframe src="%s" style="border:0;width:%dpx;height:3000px"></iframe>
+<script>addEventListener('message', e => { const p = document.createElement('pre'); p.id = 'layout'; p.textContent = e.data; document.body.appendChild(p); });</script></body></html>`, page, width)
+	if err := os.WriteFile(outer, []byte(frame), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Generous but bounded: Chromium on a loaded two-core machine is slow.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, fmt.Sprintf("profile-%d-%s", width, page)),
+		"--hide-scrollbars", "--force-device-scale-factor=1", "--allow-file-access-from-files",
+		"--virtual-time-budget=10000", "--window-size=1500,3000", "--dump-dom",
+		(&url.URL{Scheme: "file", Path: outer}).String())
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, Tail(stderr.String(), 2000))
+	}
+	doc, err := html.Parse(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "pre" {
+			for _, a := range n.Attr {
+				if a.Key == "id" && a.Val == "layout" && n.FirstChild != nil {
+					found = n.FirstChild.Data
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if found == "" {
+		t.Fatalf("the probe posted nothing (did the framed page load?)\n%s", Tail(stderr.String(), 2000))
+	}
+	var l Layout
+	if err := json.Unmarshal([]byte(found), &l); err != nil {
+		t.Fatalf("probe: %v: %s", err, found)
+	}
+	t.Logf("%s at %d px: scroll %d/%d px, smallest text %.2f px (%s), %d overlaps, %d broken words, dates %q",
+		page, width, l.ScrollWidth, l.ClientWidth, l.MinFontPx, l.MinFontAt, len(l.Overlaps), len(l.BrokenWords), l.Dates)
+	return l
+}
+
+// CheckReadable fails t where the page measured at width is hard to read:
+// text below 10 px, chart labels on top of each other, a table word broken
+// mid-word, a chart whose title is not above it, or a body that scrolls
+// sideways (charts, tables and code must scroll inside themselves).
+func (l Layout) CheckReadable(t *testing.T, width int) {
+	t.Helper()
+	if l.ClientWidth != width {
+		t.Fatalf("the page was %d px wide, want %d", l.ClientWidth, width)
+	}
+	if l.ScrollWidth > l.ClientWidth {
+		t.Errorf("the page scrolls sideways: %d px of content in %d px", l.ScrollWidth, l.ClientWidth)
+	}
+	if l.MinFontPx < 10 {
+		t.Errorf("text renders at %.2f px (%s), want at least 10", l.MinFontPx, l.MinFontAt)
+	}
+	if len(l.Overlaps) > 0 {
+		t.Errorf("%d chart labels overlap: %q", len(l.Overlaps), l.Overlaps)
+	}
+	if len(l.BrokenWords) > 0 {
+		t.Errorf("%d words break mid-word in tables: %q", len(l.BrokenWords), l.BrokenWords)
+	}
+	if len(l.TitlesNotAbove) > 0 {
+		t.Errorf("charts whose title is not above them: %q", l.TitlesNotAbove)
+	}
+}
+
+// Tail is the end of a long text (Chromium's stderr), for a failure message.
+func Tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,415 @@
+// Package timechart draws the inline SVG time charts of aftermath's HTML
+// pages: the postmortem's report.html (package report) and the replay's
+// replay.html (package rules/replay) share it, so both read alike: the same
+// geometry, colours, axes, legend and label rules.
+//
+// A chart is drawn from numbers and from its caller's own words only: no text
+// from a log line ever enters it (a crawler's fingerprint belongs in the
+// figure's caption, which html/template escapes), and every text it does hold
+// is escaped anyway.
+package timechart
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Geometry of every chart, in SVG user units (the page scales them).
+const (
+	width  = 960.0
+	height = 250.0
+	padL   = 64.0
+	padR   = 16.0
+	padT   = 40.0
+	padB   = 44.0 // two lines under the axis: the time, and the date where it changes
+)
+
+// Text sizes in SVG user units, and the narrowest width a page lets a chart
+// shrink to (the CSS min-width of svg.chart, below which it scrolls): 12 units
+// at 860 px wide still render at 10.75 px on a phone.
+const (
+	fontSize     = 12.0
+	MinWidthPx   = 860
+	labelGap     = 4.0 // the least room between two labels
+	markerRowTop = padT + 13
+)
+
+// Colours: failures in warm colours on top of the green of answered
+// requests; what the server never answered in dark greys.
+const (
+	ColourOK        = "#43a047"
+	ColourLate      = "#ffb300"
+	Colour4xx       = "#8d6e63"
+	Colour429       = "#7e57c2"
+	Colour502       = "#ef6c00"
+	Colour503       = "#d32f2f"
+	Colour504       = "#6a1b9a"
+	Colour5xx       = "#ad1457"
+	ColourTimeout   = "#455a64"
+	ColourTransport = "#212121"
+	ColourStopped   = "#bdbdbd"
+	ColourLine      = "#1565c0"
+	ColourRef       = "#616161"
+	ColourShade     = "#fde4e4"
+	ColourMoment    = "#9e9e9e"
+	ColourQueue     = "#00838f"
+	ColourCPU       = "#5d4037"
+	ColourCrawler   = "#c62828"
+	ColourBaseline  = "#2e7d32"
+)
+
+// Labels says how a chart writes its axes' words, in its page's language.
+type Labels struct {
+	// Number writes a value of the vertical axis.
+	Number func(float64) string
+	// Date writes the date under the first time label and under every time
+	// that starts a new local day.
+	Date func(time.Time) string
+	// Loc is the zone of the time axis.
+	Loc *time.Location
+}
+
+// Point is a time and a value: a line's or an area's sample, drawn at the
+// middle of its bucket.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// Moment is a numbered instant marked on the chart (a timeline row).
+type Moment struct {
+	At    time.Time
+	Index int
+}
+
+// Chart draws one time chart.
+type Chart struct {
+	b        strings.Builder
+	l        Labels
+	from, to time.Time
+	// bucket is how much time one sample covers (a minute in the
+	// postmortem; one replay second of incident time in a replay).
+	bucket time.Duration
+	yMax   float64
+	yStep  float64
+	legend [][2]string // colour, label; a colour starting with "-" is drawn dashed
+}
+
+// New starts a chart of [from, to] whose samples each cover bucket and whose
+// values reach yMax; title is its accessible name.
+func New(l Labels, from, to time.Time, bucket time.Duration, yMax float64, title string) *Chart {
+	c := &Chart{l: l, from: from, to: to, bucket: bucket}
+	if c.bucket <= 0 {
+		c.bucket = time.Minute
+	}
+	c.yStep, c.yMax = yScale(yMax)
+	c.printf(`<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s" preserveAspectRatio="xMidYMid meet">`,
+		f1(width), f1(height), html.EscapeString(title))
+	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#bdbdbd"/>`, f1(padL), f1(padT), f1(width-padL-padR), f1(height-padT-padB))
+	return c
+}
+
+func (c *Chart) printf(format string, args ...any) {
+	fmt.Fprintf(&c.b, format, args...)
+}
+
+// x maps a time to the horizontal axis.
+func (c *Chart) x(t time.Time) float64 {
+	span := c.to.Sub(c.from).Seconds()
+	if span <= 0 {
+		return padL
+	}
+	v := padL + (width-padL-padR)*t.Sub(c.from).Seconds()/span
+	return math.Max(padL, math.Min(width-padR, v))
+}
+
+// y maps a value to the vertical axis.
+func (c *Chart) y(v float64) float64 {
+	if c.yMax <= 0 || math.IsNaN(v) {
+		return height - padB
+	}
+	v = math.Max(0, math.Min(v, c.yMax))
+	return height - padB - (height-padT-padB)*v/c.yMax
+}
+
+// Shade marks a stretch of time (the failing stretch, the seconds a replay's
+// generator fell behind).
+func (c *Chart) Shade(from, to time.Time, label string) {
+	if !to.After(from) || !to.After(c.from) || !from.Before(c.to) {
+		return
+	}
+	x0, x1 := c.x(from), c.x(to)
+	c.printf(`<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
+		f1(x0), f1(padT), f1(math.Max(1, x1-x0)), f1(height-padT-padB), ColourShade, html.EscapeString(label))
+}
+
+// Axes draws the grid, the value labels and the time labels.
+func (c *Chart) Axes() {
+	for i := 0; float64(i)*c.yStep <= c.yMax*1.0001; i++ {
+		v := float64(i) * c.yStep
+		y := c.y(v)
+		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e0e0e0"/>`, f1(padL), f1(y), f1(width-padR), f1(y))
+		c.printf(`<text class="ylab" x="%s" y="%s" text-anchor="end">%s</text>`, f1(padL-6), f1(y+4), html.EscapeString(c.l.Number(v)))
+	}
+	step := tickStep(c.to.Sub(c.from), c.bucket)
+	clock := "15:04"
+	if step < time.Minute {
+		clock = "15:04:05"
+	}
+	lastDay := ""
+	for t := firstTick(c.from, step, c.l.Loc); !t.After(c.to); t = t.Add(step) {
+		x := c.x(t)
+		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#9e9e9e"/>`, f1(x), f1(height-padB), f1(x), f1(height-padB+4))
+		c.label("xlab", x, height-padB+20, t.In(c.l.Loc).Format(clock))
+		// The date under the first time and under every time that starts a
+		// new local day, so a window across midnight says which day each
+		// hour belongs to.
+		if day := c.l.Date(t); day != lastDay {
+			c.label("xdate", x, height-padB+36, day)
+			lastDay = day
+		}
+	}
+}
+
+// label writes one centred axis label, kept inside the chart's width.
+func (c *Chart) label(class string, x, y float64, text string) {
+	half := textWidth(text) / 2
+	x = math.Max(half, math.Min(width-half, x))
+	c.printf(`<text class="%s" x="%s" y="%s" text-anchor="middle">%s</text>`, class, f1(x), f1(y), html.EscapeString(text))
+}
+
+// textWidth estimates the width of a label in user units: wide (CJK) runes
+// take about a full em, others a little over half of one.
+func textWidth(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		if r >= 0x1100 {
+			w += fontSize
+		} else {
+			w += 0.62 * fontSize
+		}
+	}
+	return w
+}
+
+// Moments marks numbered instants (the timeline's rows). Rows close in time
+// would print their numbers on top of each other: their lines stay, and the
+// labels that would touch are merged into one ("4-6", "3, 7") over the group.
+func (c *Chart) Moments(ms []Moment) {
+	type mark struct {
+		x   float64
+		idx int
+	}
+	var marks []mark
+	for _, m := range ms {
+		if m.At.Before(c.from) || m.At.After(c.to) {
+			continue
+		}
+		x := c.x(m.At)
+		c.printf(`<line class="moment" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`, f1(x), f1(padT), f1(x), f1(height-padB), ColourMoment)
+		marks = append(marks, mark{x, m.Index})
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].x < marks[j].x })
+	type group struct {
+		xs   []float64
+		idxs []int
+	}
+	span := func(g group) (left, right float64) {
+		mid := (g.xs[0] + g.xs[len(g.xs)-1]) / 2
+		half := textWidth(indexList(g.idxs)) / 2
+		mid = math.Max(padL+half, math.Min(width-padR-half, mid))
+		return mid - half, mid + half
+	}
+	var groups []group
+	for _, m := range marks {
+		groups = append(groups, group{xs: []float64{m.x}, idxs: []int{m.idx}})
+		// Merge backwards while the newest label touches the one before it.
+		for len(groups) > 1 {
+			a, b := groups[len(groups)-2], groups[len(groups)-1]
+			_, aRight := span(a)
+			bLeft, _ := span(b)
+			if bLeft >= aRight+labelGap {
+				break
+			}
+			groups = append(groups[:len(groups)-2], group{xs: append(a.xs, b.xs...), idxs: append(a.idxs, b.idxs...)})
+		}
+	}
+	for _, g := range groups {
+		left, right := span(g)
+		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((left+right)/2), f1(markerRowTop), html.EscapeString(indexList(g.idxs)))
+	}
+}
+
+// indexList names a group of timeline rows: "4" , "4-6" for a run, "3, 7".
+func indexList(idxs []int) string {
+	sorted := slices.Clone(idxs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	if len(sorted) > 2 && sorted[len(sorted)-1]-sorted[0] == len(sorted)-1 {
+		return strconv.Itoa(sorted[0]) + "-" + strconv.Itoa(sorted[len(sorted)-1])
+	}
+	parts := make([]string, len(sorted))
+	for i, v := range sorted {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Stack draws stacked step areas, one per layer, bottom first: layer li's
+// value at times[i] is layers[li][i], over one bucket from times[i].
+func (c *Chart) Stack(times []time.Time, layers [][]float64, colours []string) {
+	base := make([]float64, len(times))
+	for li, vals := range layers {
+		var top, bottom []string
+		for i, t := range times {
+			x0, x1 := c.x(t), c.x(t.Add(c.bucket))
+			hi := base[i] + vals[i]
+			top = append(top, pt(x0, c.y(hi)), pt(x1, c.y(hi)))
+			bottom = append(bottom, pt(x0, c.y(base[i])), pt(x1, c.y(base[i])))
+		}
+		for i, j := 0, len(bottom)-1; i < j; i, j = i+1, j-1 {
+			bottom[i], bottom[j] = bottom[j], bottom[i]
+		}
+		c.printf(`<path class="data" d="M%sZ" fill="%s" stroke="none"/>`, strings.Join(append(top, bottom...), " L"), colours[li])
+		for i := range base {
+			base[i] += vals[i]
+		}
+	}
+}
+
+// Line draws values at the middle of their bucket.
+func (c *Chart) Line(ps []Point, colour string, dashed bool) {
+	if len(ps) == 0 {
+		return
+	}
+	var d []string
+	for _, p := range ps {
+		d = append(d, pt(c.x(p.T.Add(c.bucket/2)), c.y(p.V)))
+	}
+	if len(d) == 1 {
+		d = append(d, d[0])
+	}
+	dash := ""
+	if dashed {
+		dash = ` stroke-dasharray="6 4"`
+	}
+	c.printf(`<path class="data" d="M%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(d, " L"), colour, dash)
+}
+
+// Area fills under a line (lightly) and draws it.
+func (c *Chart) Area(ps []Point, colour string) {
+	if len(ps) == 0 {
+		return
+	}
+	var d []string
+	for _, p := range ps {
+		d = append(d, pt(c.x(p.T.Add(c.bucket/2)), c.y(p.V)))
+	}
+	first, last := ps[0].T.Add(c.bucket/2), ps[len(ps)-1].T.Add(c.bucket/2)
+	c.printf(`<path class="fill" d="M%s L%s L%sZ" fill="%s" fill-opacity="0.18" stroke="none"/>`,
+		pt(c.x(first), c.y(0)), strings.Join(d, " L"), pt(c.x(last), c.y(0)), colour)
+	c.Line(ps, colour, false)
+}
+
+// HLine draws a constant reference line, dashed.
+func (c *Chart) HLine(v float64, colour string) {
+	y := c.y(v)
+	c.printf(`<path class="ref" d="M%s L%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`, pt(padL, y), pt(width-padR, y), colour)
+}
+
+// Key adds a legend entry; a colour written "-#rrggbb" is shown dashed.
+func (c *Chart) Key(colour, label string) { c.legend = append(c.legend, [2]string{colour, label}) }
+
+// Finish draws the legend and closes the SVG.
+func (c *Chart) Finish() template.HTML {
+	x := padL
+	for _, l := range c.legend {
+		colour, dashed := strings.CutPrefix(l[0], "-")
+		if dashed {
+			c.printf(`<line x1="%s" y1="16" x2="%s" y2="16" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/>`, f1(x), f1(x+18), colour)
+		} else {
+			c.printf(`<rect x="%s" y="10" width="18" height="12" fill="%s"/>`, f1(x), colour)
+		}
+		c.printf(`<text class="lg" x="%s" y="20">%s</text>`, f1(x+24), html.EscapeString(l[1]))
+		x += 24 + textWidth(l[1]) + 18
+	}
+	c.b.WriteString(`</svg>`)
+	// Safe: built above from numbers, colours and escaped words.
+	return template.HTML(c.b.String())
+}
+
+// yScale picks the grid step, 1, 2 or 5 times a power of ten, that cuts v
+// into at most five bands, and the top of the axis: v rounded up to a step.
+// Grid lines then fall on round numbers.
+func yScale(v float64) (step, top float64) {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0.25, 1
+	}
+	exp := math.Pow(10, math.Floor(math.Log10(v/5)))
+	step = 10 * exp
+	for _, m := range []float64{1, 2, 5} {
+		if m*exp >= v/5 {
+			step = m * exp
+			break
+		}
+	}
+	if step < 1 && v >= 1 {
+		step = 1
+	}
+	return step, step * math.Ceil(v/step-1e-9)
+}
+
+// tickSteps are the time-label intervals, finest first.
+var tickSteps = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// tickStep picks a time-label interval that gives at most about ten labels,
+// never finer than one bucket (a label between two samples says nothing).
+func tickStep(span, bucket time.Duration) time.Duration {
+	for _, step := range tickSteps {
+		if step >= bucket && span/step <= 10 {
+			return step
+		}
+	}
+	return 24 * time.Hour
+}
+
+// firstTick is the first local time at or after from that is a multiple of step.
+func firstTick(from time.Time, step time.Duration, loc *time.Location) time.Time {
+	if step < time.Minute {
+		// Zones differ from UTC by whole minutes: a multiple of a step under
+		// a minute is one in every zone.
+		t := from.Truncate(step)
+		if t.Before(from) {
+			t = t.Add(step)
+		}
+		return t
+	}
+	t := from.In(loc).Truncate(time.Minute)
+	if t.Before(from) {
+		t = t.Add(time.Minute)
+	}
+	mins := int64(step / time.Minute)
+	for i := int64(0); i < mins && i < 1440; i++ {
+		lt := t.In(loc)
+		if int64(lt.Hour()*60+lt.Minute())%mins == 0 {
+			return t
+		}
+		t = t.Add(time.Minute)
+	}
+	return t
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func pt(x, y float64) string { return f1(x) + "," + f1(y) }
