@@ -36,10 +36,9 @@ type Spec struct {
 	// measured there when no seasonal anomaly of its concern exists.
 	Scan ScanMeasure
 	// Explain tells the finding's part in the causes with its numbers; nil
-	// leaves it to the report's own wording (or the finding's summary).
+	// leaves the finding's summary.
 	Explain func(p Phraser, f *Finding, s Story) string
-	// Moments lists the finding's timeline events; nil leaves them to the
-	// report's own wording (or none).
+	// Moments lists the finding's timeline events; nil means none.
 	Moments func(f *Finding, s Story) []Moment
 	// Events orders the kind's timeline events among all others at the same
 	// minute (lower first: cause before effect).
