@@ -137,6 +137,12 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 	switch {
 	case p.Korean() && c.Key != "":
 		s = append(s, p.At(c.Time)+"에 "+p.Josa(c.Key, "을/를")+" "+SettingValue(c.Old)+"에서 "+p.Josa(SettingValue(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
+	case c.File == "" && c.Note != "" && p.Korean():
+		// A deploy that changed no known setting: what it shipped is
+		// unknown to the logs.
+		return p.At(c.Time) + "에 배포했습니다: " + DeployName(c) + shortRefDetail(c) + ". 이 배포는 aftermath가 읽는 설정을 바꾸지 않았고, 발생 시점의 트래픽 변화로는 발생이 설명되지 않습니다. 배포한 코드나 의존성이 원인 후보이지만 로그만으로는 판단할 수 없습니다. 이전 릴리스와 비교하거나 되돌려 보십시오."
+	case c.File == "" && c.Note != "" && f.Summary != "":
+		return f.Summary
 	case p.Korean():
 		s = append(s, p.At(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
 	default:
@@ -197,7 +203,8 @@ func sameChange(a, b sources.Change) bool {
 }
 
 // ChangeText describes a configuration change: "listen.backlog changed from
-// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)".
+// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
+// file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
 func ChangeText(p Phraser, c sources.Change) string {
 	var s string
 	switch {
@@ -205,12 +212,24 @@ func ChangeText(p Phraser, c sources.Change) string {
 		s = c.Key + " 변경: " + SettingValue(c.Old) + " → " + SettingValue(c.New)
 	case c.Key != "":
 		s = c.Key + " changed from " + SettingValue(c.Old) + " to " + SettingValue(c.New)
+	case c.File == "" && c.Note != "" && p.Korean():
+		return "배포 " + DeployName(c) + shortRefDetail(c)
+	case c.File == "" && c.Note != "":
+		return "deploy " + DeployName(c) + shortRefDetail(c)
 	case p.Korean():
 		s = "설정 변경"
 	default:
 		s = "configuration changed"
 	}
 	return s + changeDetail(c)
+}
+
+// shortRefDetail is " (ref)" for a change named by its subject, or "".
+func shortRefDetail(c sources.Change) string {
+	if c.Ref == "" {
+		return ""
+	}
+	return " (" + shortRef(c.Ref) + ")"
 }
 
 // changeDetail is " (file, ref: first line of the note)", or "".

@@ -292,6 +292,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	}
 
 	var linked, mitigations, ruledOut []*assessment
+	var deploys []Finding
 	var reviewed []string
 	review := func(c sources.Change, why string) {
 		reviewed = append(reviewed, fmt.Sprintf("%s (%s): %s", reviewedLabel(c), refText(c), why))
@@ -303,6 +304,14 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 			review(c, "a php-fpm restart, the moment settings took effect")
 			continue
 		case c.Key == "":
+			if f, ok := deployFinding(c, q, present); ok {
+				deploys = append(deploys, f)
+				continue
+			}
+			if c.File == "" && c.Note != "" {
+				review(c, "a deploy that changed no setting aftermath reads, not just before an onset that no traffic change explains")
+				continue
+			}
 			review(c, "a file change with no setting read from it")
 			continue
 		}
@@ -359,6 +368,12 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		out = append(out, f)
 		linkedText = append(linkedText, fmt.Sprintf("%s (%s, confidence %.2f)", changeText(a.c), refText(a.c), f.Confidence))
 	}
+	var deployText []string
+	for _, f := range deploys {
+		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
+		out = append(out, f)
+		deployText = append(deployText, fmt.Sprintf("%s (%s)", DeployName(*f.Change), refText(*f.Change)))
+	}
 	for _, a := range mitigations {
 		f := a.mitigationFinding(q)
 		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
@@ -382,6 +397,9 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	} else {
 		parts = append(parts, "linked: "+strings.Join(linkedText, "; "))
 	}
+	if len(deployText) > 0 {
+		parts = append(parts, "deployed just before the onset, changing no known setting (a candidate the logs cannot judge): "+strings.Join(deployText, "; "))
+	}
 	if len(mitigText) > 0 {
 		parts = append(parts, "lowers the risk: "+strings.Join(mitigText, "; "))
 	}
@@ -402,6 +420,48 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		check.Outcome = OutcomeFound
 	}
 	return out, check
+}
+
+// deployLead is how long before the onset a deploy that changed no setting
+// aftermath knows is still named: the hour within which a changed setting
+// may be the onset's trigger (assessment.finding).
+const deployLead = time.Hour
+
+// deployFinding names a deploy that changed no setting aftermath reads (a
+// deploy log entry with neither key nor file: new code, new dependencies)
+// when it came within deployLead before the onset and no traffic change
+// explains the onset: no trigger was found, or the trigger is PHP's own
+// service time, which new code can raise. It is what changed, so it is
+// said, as a candidate: the logs cannot tell what it shipped. It is named
+// by its subject (DeployName), never as a setting.
+func deployFinding(c sources.Change, q QueueFacts, present map[string]bool) (Finding, bool) {
+	if c.File != "" || q.Onset.IsZero() || c.Time.After(q.Onset) || q.Onset.Sub(c.Time) > deployLead {
+		return Finding{}, false
+	}
+	serviceTime := present[KindServiceTimeRegression]
+	if present[RoleTrigger] && !serviceTime {
+		return Finding{}, false
+	}
+	lead := q.Onset.Sub(c.Time)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Deploy %s (%s, %s, %s before the onset) changed no setting aftermath reads, and no traffic change explains the onset",
+		DeployName(c), refText(c), changeWhen(c.Time, q.Onset, q.Loc), spanText(lead))
+	if serviceTime {
+		b.WriteString("; PHP's own service time rose at it (service_time_regression), which new code or a new dependency can do")
+	}
+	b.WriteString(": what it shipped is a candidate cause the logs cannot judge. Compare it with the release before, or roll it back.")
+	return Finding{Kind: KindConfigChange, Role: RoleCandidate, Start: c.Time, End: c.Time, Confidence: 0.4,
+		Summary: b.String(), Facts: &ConfigChangeFacts{HoursBeforeOnset: Some(round(lead.Hours(), 2)), Linked: true}, Change: changePtr(c)}, true
+}
+
+// DeployName names a deploy by its subject (the first line of its note):
+// `"Release 4.2"`; without a note, by its reference.
+func DeployName(c sources.Change) string {
+	subject, _, _ := strings.Cut(strings.TrimSpace(c.Note), "\n")
+	if subject = strings.TrimSpace(subject); subject != "" {
+		return strconv.Quote(subject)
+	}
+	return refText(c)
 }
 
 // groupChanges keeps together the changes one edit made to one thing, so
@@ -923,6 +983,8 @@ func reviewedLabel(c sources.Change) string {
 		return "restart"
 	case c.Key != "":
 		return changeText(c)
+	case c.File == "" && c.Note != "":
+		return "deploy " + DeployName(c)
 	case c.File != "":
 		s := c.File
 		if c.New != "" || c.Old != "" {

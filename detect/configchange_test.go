@@ -264,6 +264,52 @@ func TestRankChanges(t *testing.T) {
 			summaryHas: []string{"could not be computed", "the queue passed 511 at 02:23"},
 		},
 	}
+	// A deploy log entry with no file or setting: new code, 25 minutes
+	// before a service-time rise that no traffic change explains.
+	release := sources.Change{Time: ccOnset.Add(-25 * time.Minute), Source: "changes.yaml", Ref: "deploy-118",
+		Note: "Release 4.2: new search backend\n\nSwitches search to the new index service."}
+	tests = append(tests, []struct {
+		name       string
+		changes    []sources.Change
+		findings   []Finding
+		facts      QueueFacts
+		want       []string
+		outcome    string
+		reasonHas  []string
+		summaryHas []string
+		facts0     map[string]float64
+	}{
+		{
+			name:     "a deploy without a setting before a service-time rise is named by its subject, a candidate",
+			changes:  []sources.Change{ccCSS, release},
+			findings: ccFindings(KindServiceTimeRegression, KindWorkerSaturation, KindUpstreamErrors),
+			facts:    ccFacts(ccQuietQueue),
+			want:     []string{" candidate"},
+			outcome:  OutcomeFound,
+			reasonHas: []string{`no change explains the incident`,
+				`deployed just before the onset, changing no known setting (a candidate the logs cannot judge): "Release 4.2: new search backend" (deploy-118)`,
+				"skins/site.css (commit 0c55aa1): a file change"},
+			summaryHas: []string{`Deploy "Release 4.2: new search backend" (deploy-118, 02:01, 25 min before the onset) changed no setting`,
+				"service_time_regression", "cannot judge"},
+			facts0: map[string]float64{"hours_before_onset": 0.42},
+		},
+		{
+			name:      "a crawler explains the onset: the deploy is only reviewed",
+			changes:   []sources.Change{release},
+			findings:  ccFindings(ccIncidentKinds...),
+			facts:     ccFacts(ccQuietQueue),
+			outcome:   OutcomeNotInteresting,
+			reasonHas: []string{`deploy "Release 4.2: new search backend" (deploy-118): a deploy that changed no setting`},
+		},
+		{
+			name:      "a deploy three hours before the onset is only reviewed",
+			changes:   []sources.Change{ccWith(release, func(c *sources.Change) { c.Time = ccOnset.Add(-3 * time.Hour) })},
+			findings:  ccFindings(KindServiceTimeRegression, KindWorkerSaturation, KindUpstreamErrors),
+			facts:     ccFacts(ccQuietQueue),
+			outcome:   OutcomeNotInteresting,
+			reasonHas: []string{`deploy "Release 4.2: new search backend" (deploy-118): a deploy`},
+		},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, check := RankChanges(tt.changes, tt.findings, tt.facts)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -52,17 +53,39 @@ func truncatedFiles(skips *sources.Skips) []string {
 	return out
 }
 
+// failedPulls names the access-log files of a fetched bundle whose pull (or
+// the per-minute counts choosing what to pull) failed or was not made over
+// part of [from, to): what was read of them is less than Loki holds, so the
+// counts the report shows are partial, which it says at the top with the
+// other files cut short.
+func failedPulls(queries []bundle.Query, from, to time.Time) []string {
+	var out []string
+	for _, q := range queries {
+		if !strings.HasPrefix(q.File, bundle.AccessDir+"/") || !q.HasFailed() || !q.From.Before(to) || !q.To.After(from) {
+			continue
+		}
+		label := q.File + " (its fetch failed: the totals count only what was fetched)"
+		if !slices.Contains(out, label) {
+			out = append(out, label)
+		}
+	}
+	return out
+}
+
 // measureCoverage fills l.Coverage for every source and adds a data_quality
 // warning for each one that leaves part of the window unknown.
 func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
 	ev := l.Evidence
 	from, to := ev.From, ev.To
 	var cov []sources.Coverage
-	if len(in.Access) == 0 && in.MinuteStatus == "" {
+	failed := failedPulls(in.Manifest.Queries, from, to)
+	if len(in.Access) == 0 && in.MinuteStatus == "" && len(failed) == 0 {
 		cov = append(cov, sources.Coverage{Source: CoverageAccess, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
 	} else {
+		// A pull that failed before writing anything is not a log not
+		// given: measured, it covers nothing.
 		c := access.Measure(CoverageAccess, from, to, 0, false)
-		c.Truncated = truncated
+		c.Truncated = append(truncated, failed...)
 		if len(truncated) > 0 && c.State == sources.CoverageComplete {
 			c.State = sources.CoverageIncomplete
 		}

@@ -32,10 +32,12 @@ type CrawlerBurstFacts struct {
 	RequestsPerIPMax    int     `json:"requests_per_ip_max"`
 	// BaselinePer10m is the cluster's usual rate; none without a baseline
 	// before the incident.
-	BaselinePer10m   Maybe[float64] `json:"baseline_per_10m"`
-	PeakPer10m       float64        `json:"peak_per_10m"`
-	AssetShare       float64        `json:"asset_share"`
-	UncacheableShare float64        `json:"uncacheable_share"`
+	BaselinePer10m Maybe[float64] `json:"baseline_per_10m"`
+	PeakPer10m     float64        `json:"peak_per_10m"`
+	AssetShare     float64        `json:"asset_share"`
+	// UncacheableShare is the share of its page requests that went to route
+	// templates measured as expensive and uncacheable (routecost.go).
+	UncacheableShare float64 `json:"uncacheable_share"`
 	// PHPTimeShare is the cluster's share of the window's PHP time, when
 	// the log records PHP time.
 	PHPTimeShare Maybe[float64] `json:"php_time_share"`
@@ -221,7 +223,8 @@ const (
 	// Automation signs: browsers fetch assets after pages; a cluster whose
 	// requests are under maxAssetShare assets is not rendering pages.
 	maxAssetShare = 0.05
-	// At least minToolShare of its page requests go to uncacheable tools.
+	// At least minToolShare of its page requests go to route templates the
+	// data measured as expensive and uncacheable (routecost.go).
 	minToolShare = 0.5
 	// noBaselinePHPShare: with no baseline to rise above, a fingerprint must
 	// have carried at least this share of the window's PHP time.
@@ -236,7 +239,13 @@ type burst struct {
 	onset, end         time.Time
 	requests           int
 	assetShare         float64
-	toolShare          float64
+	// toolShare is the share of its page requests that went to expensive,
+	// uncacheable route templates, as measured; routes are its templates.
+	toolShare float64
+	routes    []RouteCost
+	// unmeasured is the share of its page requests whose templates PHP
+	// answered too rarely anywhere in the data for their cost to be known.
+	unmeasured float64
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -249,10 +258,11 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		windowTotal += c.Requests
 	}
 	windowPHP := ev.windowPHPSeconds()
+	costs := ev.measureRoutes()
 	var found []Finding
-	var surges []string
+	var surges, unjudged []string
 	for _, c := range ev.Traffic.Clusters() {
-		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal)
+		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
 			continue
 		}
@@ -262,6 +272,12 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			continue
 		}
 		if reason, automated := automation(b); !automated {
+			if b.unmeasured >= 0.5 && b.assetShare < maxAssetShare {
+				// Not "cheap": unknown. Say so rather than call it legitimate.
+				unjudged = append(unjudged, fmt.Sprintf("%s rose %s -> %s per 10 min, but the cost of its pages could not be measured (%s of its page requests went to routes PHP answered fewer than %d times in the data)",
+					c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), pct(b.unmeasured), minCostSamples))
+				continue
+			}
 			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
 			continue
 		}
@@ -271,10 +287,13 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	}
 	check := Check{}
 	switch {
-	case len(found) == 0 && len(surges) == 0:
+	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
 		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests", riseRatio, minShare*100)
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	}
+	if len(unjudged) > 0 {
+		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
 	}
 	if noBaseline {
 		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; no baseline before the incident: fingerprints were judged by their share of PHP time (at least %s), not by a rise", pct(noBaselinePHPShare)), "; ")
@@ -283,7 +302,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
-func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (burst, bool) {
+func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, costs routeCosts) (burst, bool) {
 	b := burst{c: c}
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
@@ -318,11 +337,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int) (bu
 		b.onset = t
 	}
 	b.requests = c.Requests
-	pages := c.Requests - c.Classes[ClassAsset]
 	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
-	if pages > 0 {
-		b.toolShare = float64(c.Classes[ClassTool]+c.Classes[ClassSpecial]+c.Classes[ClassAPI]) / float64(pages)
-	}
+	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	return b, true
 }
 
@@ -345,8 +361,9 @@ func automation(b burst) (string, bool) {
 // Automated decides whether a client fingerprint is automated from how it
 // reads, or says why it looks human: a declared bot or tool is automated;
 // browsers fetch assets after pages (assetShare of its requests), and people
-// read cacheable pages rather than uncacheable tools (toolShare of its page
-// requests) unless the agent is forged (a Chromium without client hints).
+// read cheap or cached pages rather than expensive uncacheable ones (toolShare
+// of its page requests, by measured cost) unless the agent is forged (a
+// Chromium without client hints).
 // The crawler detector and the scan both judge by it.
 func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 	declaredBot := !IsBrowser(k.UA)
@@ -354,7 +371,7 @@ func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
 	}
 	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cacheable pages (%.0f%% went to uncacheable tools)", toolShare*100), false
+		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to expensive, uncacheable ones)", toolShare*100), false
 	}
 	return "", true
 }
@@ -407,7 +424,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	spread := maxPerIP*10 < c.Requests && medianPerIP <= 3
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
-	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(c.Labels, 8)}
+	walked := walkedCounts(c, b.routes)
+	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(walked, 8)}
 	if c.Key.NoClientHints {
 		fp.SecChUa = "absent"
 	}
@@ -438,8 +456,36 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	return Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(c.Labels, 10),
+		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(walked, 10),
+		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)],
 	}
+}
+
+// maxFindingRoutes bounds the route templates a finding lists.
+const maxFindingRoutes = 12
+
+// walkedCounts names what a client walked: by tool label where the labels
+// name most of its pages (MediaWiki's special pages and actions, a naming
+// hint only: cost was measured per template), else by route template.
+func walkedCounts(c *Cluster, routes []RouteCost) map[string]int {
+	named := 0
+	for l, n := range c.Labels {
+		switch PathClass(l) {
+		case ClassAsset, ClassArticle, ClassAPI, ClassOther, ClassHealth:
+		default:
+			if l != "(other)" {
+				named += n
+			}
+		}
+	}
+	if pages := c.Requests - c.Classes[ClassAsset]; named*2 >= pages && named > 0 {
+		return c.Labels
+	}
+	out := make(map[string]int, len(routes))
+	for _, r := range routes {
+		out[r.Template] = r.Requests
+	}
+	return out
 }
 
 func topLabels(labels map[string]int, n int) []string {

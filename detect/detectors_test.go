@@ -259,7 +259,10 @@ func TestUpstreamErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := NewTraffic(sources.Site{}, t0, t0.Add(time.Hour))
 			feed(tr, good, t0.Add(-time.Hour), 2*time.Hour, 2400) // 20 a minute
-			feed(tr, bad, t0.Add(tt.at), tt.d, tt.failures)
+			// Logged from a second into the stretch: a 502 logged at its
+			// first instant arrived (log time minus duration) in the minute
+			// before, and by arrival that minute failed a reader too.
+			feed(tr, bad, t0.Add(tt.at+time.Second), tt.d-time.Second, tt.failures)
 			ev := &Evidence{From: t0, To: t0.Add(time.Hour), BaselineFrom: t0.Add(-time.Hour), BaselineTo: t0, Traffic: tr, Loc: time.UTC}
 			fs, check, err := errorsDetector{}.Detect(context.Background(), ev, nil)
 			if err != nil {

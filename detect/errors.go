@@ -121,9 +121,10 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 	if late > 0 {
 		parts = append(parts, p.N(late)+" successes after the clients had left")
 	}
-	s := "From " + p.At(f.Start) + " to " + p.At(f.End) + ": " + p.List(parts) + "."
+	a, b := p.Ends(f.Start, f.End, false)
+	s := "From " + a + " to " + b + ": " + p.List(parts) + "."
 	if len(parts) == 0 {
-		s = "From " + p.At(f.Start) + " to " + p.At(f.End) + " more requests failed than usual."
+		s = "From " + a + " to " + b + " more requests failed than usual."
 	}
 	if peak > 0 {
 		s += " Failures peaked at " + p.N(peak) + " a minute."

@@ -55,6 +55,9 @@ type Finding struct {
 	Cluster  *ClusterKey     `json:"-"`
 	Change   *sources.Change `json:"change,omitempty"`
 	TopPaths []PathCount     `json:"top_paths,omitempty"`
+	// Routes are a client's route templates with their measured cost
+	// (crawler_burst): what decided "expensive, uncacheable".
+	Routes []RouteCost `json:"routes,omitempty"`
 }
 
 // PathCount is a path (or path class) with how often it was requested.

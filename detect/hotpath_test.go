@@ -77,11 +77,13 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		mm.SelfCalls++
 		return
 	}
+	tpl := t.routes.template(r.Path, r.Query)
+	t.routes.observe(tpl, m, r)
 	k := Key(r)
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
 	}
@@ -104,6 +106,11 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		c.Labels[label]++
 	} else {
 		c.Labels["(other)"]++
+	}
+	if _, ok := c.Routes[tpl]; ok || len(c.Routes) < maxLabels {
+		c.Routes[tpl]++
+	} else {
+		c.Routes[OtherRoute]++
 	}
 	if r.HasCookie {
 		c.Cookies++

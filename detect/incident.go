@@ -108,6 +108,9 @@ const (
 	// absFailedShare: with no baseline, a minute fails when at least this
 	// share of its arrivals failed (and more than a handful did).
 	absFailedShare = 0.05
+	// edgeQuantile: the edges of a stretch fail more than this share of
+	// the baseline's minutes did (its own spread, however bursty).
+	edgeQuantile = 0.99
 	// lateTailFactor and minLateS estimate the clients' timeout when the
 	// site does not give it: an answer slower than lateTailFactor times the
 	// usual 99th percentile, and slower than minLateS, which few readers (or
@@ -155,7 +158,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 
 	// The usual failure rate per arriving minute, from the provisional
 	// baseline (before the incident is known): with none, absolute criteria.
-	usual, usualShare := -1.0, 0.0
+	usual, usualShare, usualTop := -1.0, 0.0, 0
 	if provisionalOK {
 		var base []int
 		failed, reqs := 0, 0
@@ -169,17 +172,30 @@ func FindIncidents(ev *Evidence) *Incidents {
 			base = append(base, n)
 		}
 		usual = Median(base)
+		usualTop = base[int(edgeQuantile*float64(len(base)-1))] // sorted by Median
 		if reqs > 0 {
 			usualShare = float64(failed) / float64(reqs)
 		}
 	}
+	// A minute fails clearly when its failures stand out both in number and
+	// in share of its arrivals: twice the usual share, or, where the
+	// baseline already failed a third of its requests or more (a rate limit
+	// refusing a crawler all day) and twice is out of reach, half the usual
+	// successes lost.
+	clearShare := min(2*usualShare, (1+usualShare)/2)
 	failing := func(a *arrivalMinute) bool {
 		n := a.failed(lateArg)
 		if usual < 0 {
 			return n > 3 && float64(n) >= absFailedShare*float64(a.Requests)
 		}
-		return float64(n) > usual+3*math.Sqrt(usual+1) && float64(n) >= 2*usualShare*float64(a.Requests)
+		return float64(n) > usual+3*math.Sqrt(usual+1) && float64(n) >= clearShare*float64(a.Requests)
 	}
+	// The edges of a clear stretch are the minutes next to it that failed
+	// more than almost any baseline minute did (with a baseline that failed
+	// nobody: any failure). The first readers failed when the pool filled
+	// are few in number and share, but they were failed all the same, and
+	// counting from the first clear minute puts the start minutes late.
+	atEdge := func(a *arrivalMinute) bool { return a != nil && a.failed(lateArg) > usualTop }
 
 	first, last := ev.From.Unix()/60, (ev.To.Unix()+59)/60
 	saturated := ev.saturatedRuns()
@@ -199,6 +215,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 		}
 		list = append(list, Incident{Start: t, End: t.Add(time.Minute)})
 	}
+	list = ev.widenToEdges(list, first, last, atEdge)
 	if len(list) == 0 {
 		// No minute stands out, but the window as a whole may: failures
 		// spread thin over it. The stretch is then every minute with one.
@@ -261,6 +278,37 @@ func FindIncidents(ev *Evidence) *Incidents {
 			n, clockIn(w.Start, ev.loc()), clockIn(w.End, ev.loc()), fmtInt(w.Failed)))
 	}
 	return in
+}
+
+// widenToEdges extends each clear stretch over the failing minutes before
+// and after it (atEdge) that lie within mergeGap of it, inside the window
+// minutes [first, last), and joins stretches that then meet.
+func (ev *Evidence) widenToEdges(list []Incident, first, last int64, atEdge func(*arrivalMinute) bool) []Incident {
+	gap := int64(mergeGap / time.Minute)
+	for i := range list {
+		inc := &list[i]
+		start, end := inc.Start.Unix()/60, inc.End.Unix()/60 // [start, end)
+		for m := start - 1; m >= first && start-m <= gap+1; m-- {
+			if atEdge(ev.Traffic.arrivals[m]) {
+				start = m
+			}
+		}
+		for m := end; m < last && m-(end-1) <= gap+1; m++ {
+			if atEdge(ev.Traffic.arrivals[m]) {
+				end = m + 1
+			}
+		}
+		inc.Start, inc.End = time.Unix(start*60, 0).UTC(), time.Unix(end*60, 0).UTC()
+	}
+	var out []Incident
+	for _, inc := range list {
+		if n := len(out); n > 0 && !inc.Start.After(out[n-1].End.Add(mergeGap)) {
+			out[n-1].End = later(out[n-1].End, inc.End)
+			continue
+		}
+		out = append(out, inc)
+	}
+	return out
 }
 
 func (ev *Evidence) loc() *time.Location {

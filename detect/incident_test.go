@@ -39,7 +39,7 @@ func TestIncidentBlipAndOutageStaySeparate(t *testing.T) {
 	blip := from.Add(2 * time.Hour)
 	feed(tr, down, blip.Add(10*time.Second), 30*time.Second, 9)
 	outage := blip.Add(150 * time.Minute)
-	feed(tr, down, outage.Add(time.Second), 20*time.Minute, 20*200)
+	feed(tr, down, outage.Add(time.Second), 20*time.Minute-time.Second, 20*200) // arrivals inside [outage, outage+20m)
 	ev := &Evidence{From: from, To: to, Traffic: tr, Loc: time.UTC}
 	in := FindIncidents(ev)
 	if len(in.List) != 2 {

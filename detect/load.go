@@ -34,10 +34,28 @@ type Inputs struct {
 	// (Loaded.Requests), for a later stage that reads them again (the rules'
 	// passes) without parsing the logs a second time.
 	KeepRequests bool
+	// DurationFormat is Caddy's duration_format of the access logs, as the
+	// user gave it (accesslog.Options.DurationFormat): "" or "auto" detects
+	// it per log, and the detection is stated in data_quality.
+	DurationFormat string
+	// Names says what to call an input path in messages when the path is
+	// not the user's: a temporary copy of standard input, or a file of the
+	// temporary bundle a live analysis fetches into (gone once it ends) is
+	// named after what the user gave ("standard input", the Loki selector).
+	// A path not in it is named as it is.
+	Names map[string]string
 	// Notes are what reading the inputs' descriptions left out (unknown keys
 	// in bundle.yaml or in the site section of a configuration): Load puts
 	// them in data_quality.
 	Notes []sources.QualityNote
+}
+
+// name is what messages call the input at path.
+func (in *Inputs) name(path string) string {
+	if n, ok := in.Names[path]; ok {
+		return n
+	}
+	return path
 }
 
 // InputsFromBundle lists a bundle's evidence.
@@ -124,7 +142,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			l.Requests = spill
 		}
 	}
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc}, &skips,
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
@@ -206,7 +224,11 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 			ev.Traffic = traffic
 		}
 	case stats.Requests == 0:
-		l.NoEvidence = append(l.NoEvidence, noAccessMessage(in.Access, stats, &skips))
+		names := make([]string, len(in.Access))
+		for i, p := range in.Access {
+			names[i] = in.name(p)
+		}
+		l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
 	default:
 		ev.Traffic = traffic
 		if first, last := traffic.Span(); last.Before(ev.From) || !first.Before(ev.To) {
@@ -246,7 +268,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location) (*Loaded, error) {
 		ev.Changes = append(ev.Changes, cs...)
 		l.DataQuality = append(l.DataQuality, notes...)
 	}
-	if err := l.readLogs(in.Logs, loc); err != nil {
+	if err := l.readLogs(in, loc); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -302,10 +324,16 @@ func (l *Loaded) note(source, msg string) {
 }
 
 // readLogs reads the other logs of a bundle, each by the shape it turns out to
-// have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not guessed at.
-func (l *Loaded) readLogs(paths []string, loc *time.Location) error {
+// have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not
+// guessed at; an empty log is said to be empty.
+func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 	ev := l.Evidence
-	for _, f := range paths {
+	for _, f := range in.Logs {
+		if st, err := os.Stat(f); err == nil && st.Size() == 0 {
+			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
+				Message: fmt.Sprintf("%s is empty: not one line of it to read", in.name(f))})
+			continue
+		}
 		var skips sources.Skips
 		events, isCaddy, err := caddylog.ReadFile(f, &skips)
 		if err != nil {
@@ -327,7 +355,7 @@ func (l *Loaded) readLogs(paths []string, loc *time.Location) error {
 			continue
 		}
 		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
-			Message: fmt.Sprintf("%s is neither Caddy's JSON log nor php-fpm's log: not read", f)})
+			Message: fmt.Sprintf("%s is neither Caddy's JSON log nor php-fpm's log: not read", in.name(f))})
 	}
 	return nil
 }

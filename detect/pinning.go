@@ -93,8 +93,9 @@ const (
 	// busyShare: all workers are active when, on average over the
 	// incident, at least this share of them is.
 	busyShare = 0.9
-	// collapseShare: completions collapse when PHP answers fewer than this
-	// share of its usual answers a minute while every worker is busy.
+	// collapseShare: completions collapse when each busy worker finishes
+	// fewer than this share of the requests a busy worker usually finishes
+	// a minute.
 	collapseShare = 0.25
 	// timeoutShare: the share of PHP responses that must end at one duration
 	// (within ±10%) for the stall to look like a fixed timeout: supporting
@@ -151,7 +152,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 	facts := &IdlePinningFacts{CPUAvgPct: round(cpu, 1), ActiveAvg: round(active, 1), Workers: workers,
 		QueuePeak: qPeak.V, PHPAnswersPerMin: round(perMin, 1)}
 	bFrom, bTo, none := ev.baselineRange()
-	var usualDone float64
+	var usualDone, usualActive float64
 	var before Histogram
 	if !none {
 		var per []int
@@ -164,17 +165,25 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 			per = append(per, n)
 		}
 		usualDone = Median(per)
+		usualActive = meanBetween(p.Active, bFrom, bTo)
 		facts.PHPAnswersPerMinBefore = Some(round(usualDone, 1))
 	}
-	// Without a baseline, collapse is judged absolutely: fewer answers a
-	// minute than there are workers means each busy worker finished less
-	// than one request a minute.
+	// Completions collapse per busy worker: a site that usually keeps two
+	// workers busy answers no more a minute than two workers finish, so
+	// "fewer answers than usual" says little when all 16 are held; what
+	// does is each busy worker finishing a fraction of what a busy worker
+	// usually finishes (Little's law: per busy worker, the answers a minute
+	// are 60 over the service time). Without a baseline, collapse is judged
+	// absolutely: fewer answers a minute than there are workers means each
+	// busy worker finished less than one request a minute.
 	limit := float64(workers)
-	if usualDone > 0 {
+	if usualDone > 0 && !math.IsNaN(usualActive) {
+		limit = collapseShare * usualDone / math.Max(usualActive, 1) * active
+	} else if usualDone > 0 {
 		limit = collapseShare * usualDone
 	}
 	if perMin >= limit {
-		return nil, Check{Reason: fmt.Sprintf("PHP answered %s requests a minute during the incident (collapse would be under %s): the busy workers were working", fmtNum(perMin), fmtNum(limit))}, nil
+		return nil, Check{Reason: fmt.Sprintf("PHP answered %s requests a minute during the incident with %.1f workers busy (collapse would be under %s): the busy workers were working", fmtNum(perMin), active, fmtNum(limit))}, nil
 	}
 	// What PHP did answer tells pinned workers from slow ones: slow
 	// answers spread over many durations are workers busy working (a

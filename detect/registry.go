@@ -82,6 +82,10 @@ type Phraser interface {
 	Josa(word, pair string) string
 	// Capitalize starts a sentence: its first letter upper case.
 	Capitalize(s string) string
+	// Ends prints the two ends of a stretch [from, to) for prose, dating them
+	// as a reader needs (both when the stretch crosses local midnight); dated
+	// asks for the date even on the incident's day.
+	Ends(from, to time.Time, dated bool) (string, string)
 }
 
 // Story is what an explanation may read besides its own finding.

@@ -89,9 +89,13 @@ func TestScenarios(t *testing.T) {
 				return
 			}
 			// The crawler that took the workers is the trigger by time and
-			// weight, not merely by being first.
-			if c.Role != RoleTrigger || FactMap(c.Facts)["php_added_share"] < MaterialPHPShare || FactMap(c.Facts)["onset_lead_s"] > TriggerLead.Seconds() {
-				t.Errorf("crawler role %q, php_added_share %v, onset_lead_s %v: want the trigger", c.Role, FactMap(c.Facts)["php_added_share"], FactMap(c.Facts)["onset_lead_s"])
+			// weight, not merely by being first. Where PHP time did not rise
+			// at the onset (a rate limit holds the crawler to its bursts:
+			// crawler-backlog-fixed), no share is measured and time decides.
+			cf := FactMap(c.Facts)
+			share, measured := cf["php_added_share"]
+			if c.Role != RoleTrigger || (measured && share < MaterialPHPShare) || cf["onset_lead_s"] > TriggerLead.Seconds() {
+				t.Errorf("crawler role %q, php_added_share %v, onset_lead_s %v: want the trigger", c.Role, cf["php_added_share"], cf["onset_lead_s"])
 			}
 			if c.Fingerprint.AcceptLanguage != tt.lang || c.Fingerprint.LoggedIn != "no" {
 				t.Errorf("fingerprint %+v, want language %s, logged out", c.Fingerprint, tt.lang)

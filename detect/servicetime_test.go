@@ -137,3 +137,49 @@ func TestPinningJudgesTheIncidentOnly(t *testing.T) {
 		t.Errorf("no answer piled at a timeout, yet timeout_s = %v", FactMap(fs[0].Facts)["timeout_s"])
 	}
 }
+
+// TestPinningOnAQuietSite: a small site keeps one worker busy and PHP
+// answers 12 a minute. Pinned, all 16 workers are held and PHP still answers
+// 4 a minute (a third of usual: no collapse by the count alone), yet each
+// busy worker finishes a fiftieth of what a busy worker usually does: the
+// workers are held, not working. Sixteen busy workers answering 100 a minute
+// (8 times the usual count, half of what 16 busy workers usually finish) are
+// no stall.
+func TestPinningOnAQuietSite(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		answered int // PHP answers over the 40 minutes
+		want     bool
+	}{
+		{"every worker held", 160, true},
+		{"every worker working", 4000, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			from := t0.Add(-time.Hour)
+			p := &Pool{
+				Queue:  grid(from, 2*time.Hour, during(60*time.Minute, 100*time.Minute, 30, 0)),
+				Active: grid(from, 2*time.Hour, during(60*time.Minute, 100*time.Minute, 16, 1)),
+				CPU:    grid(from, 2*time.Hour, constant(3)),
+				Total:  grid(from, 2*time.Hour, constant(16)),
+			}
+			ev := poolEvidence(p)
+			ev.Site.ClientTimeoutS = 10
+			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+			normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
+			feed(ev.Traffic, normal, from, time.Hour, 720) // 12 a minute
+			feed(ev.Traffic, normal, t0, 40*time.Minute, tt.answered)
+			refused := shape{ua: firefox, ips: fewIPs, status: 503, origin: sources.OriginProxy, dur: 0.001, paths: []string{"/w/A"}}
+			feed(ev.Traffic, refused, t0.Add(time.Second), 40*time.Minute, 400)
+			fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(fs) == 1) != tt.want {
+				t.Fatalf("idle_pinning found %v, want %v: %+v", len(fs) == 1, tt.want, check)
+			}
+			if !tt.want && !strings.Contains(check.Reason, "workers busy") {
+				t.Errorf("reason %q", check.Reason)
+			}
+		})
+	}
+}

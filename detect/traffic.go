@@ -75,6 +75,9 @@ type Cluster struct {
 	Prefixes map[netip.Prefix]struct{}
 	Classes  map[PathClass]int
 	Labels   map[string]int
+	// Routes counts requests by route template (routetemplate.go) as the
+	// table folded it when they came; Traffic.routes measures what each costs.
+	Routes map[string]int
 	// Versions counts requests by user-agent major version ("121").
 	Versions   map[string]int
 	PHPSeconds float64
@@ -110,6 +113,10 @@ type Traffic struct {
 	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
 
+	// routes aggregates every request by route template: who answered and
+	// PHP's time, per minute, so that cost is measured, not named.
+	routes *routeTable
+
 	// arrivals counts requests by the minute they arrived (arrival.go),
 	// with the last one used cached like lastMM.
 	arrivals          map[int64]*arrivalMinute
@@ -133,7 +140,8 @@ var maxAgents = 4096
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client
 // detail kept for fingerprints.
 func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
-	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{}}
+	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{},
+		routes: newRouteTable()}
 }
 
 // minute returns minute m (Unix minutes), created empty if new.
@@ -278,12 +286,14 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm.SelfCalls++
 		return
 	}
+	tpl := t.routes.template(r.Path, r.Query)
+	t.routes.observe(tpl, m, r)
 	a := t.keys.agent(r.UserAgent)
 	k := a.key(r)
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
 	}
@@ -309,6 +319,11 @@ func (t *Traffic) Observe(r *sources.Request) {
 		c.Labels[label]++
 	} else {
 		c.Labels["(other)"]++
+	}
+	if _, ok := c.Routes[tpl]; ok || len(c.Routes) < maxLabels {
+		c.Routes[tpl]++
+	} else {
+		c.Routes[OtherRoute]++
 	}
 	if r.HasCookie {
 		c.Cookies++

@@ -50,9 +50,11 @@ func coverageLines(p printer, r *Report) []string {
 		var s []string
 		if c.State == sources.CoverageNone {
 			if p.ko {
-				s = append(s, p.at(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 "+name+"에 이 구간의 기록이 없습니다. 알 수 없는 것이지 조용했던 것이 아닙니다.")
+				a, b := p.ends(r.Window.From, r.Window.To, false)
+				s = append(s, a+"부터 "+b+"까지 "+name+"에 이 구간의 기록이 없습니다. 알 수 없는 것이지 조용했던 것이 아닙니다.")
 			} else {
-				s = append(s, "There is nothing from "+name+" between "+p.at(r.Window.From)+" and "+p.at(r.Window.To)+": what it would show is unknown, not quiet.")
+				a, b := p.ends(r.Window.From, r.Window.To, false)
+				s = append(s, "There is nothing from "+name+" between "+a+" and "+b+": what it would show is unknown, not quiet.")
 			}
 			out = append(out, strings.Join(s, " "))
 			continue
@@ -69,9 +71,11 @@ func coverageLines(p printer, r *Report) []string {
 			case u.Kind == sources.StretchHead:
 				s = append(s, "The evidence of "+name+" begins at "+p.at(u.To)+", "+d+" after the window does: nothing before it is known.")
 			case p.ko:
-				s = append(s, p.at(u.From)+"부터 "+p.at(u.To)+"까지 "+name+"의 기록이 빠져 있습니다 ("+d+").")
+				a, b := p.ends(u.From, u.To, false)
+				s = append(s, a+"부터 "+b+"까지 "+name+"의 기록이 빠져 있습니다 ("+d+").")
 			default:
-				s = append(s, "Nothing from "+name+" between "+p.at(u.From)+" and "+p.at(u.To)+" ("+d+").")
+				a, b := p.ends(u.From, u.To, false)
+				s = append(s, "Nothing from "+name+" between "+a+" and "+b+" ("+d+").")
 			}
 		}
 		if len(c.Truncated) > 0 {

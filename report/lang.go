@@ -161,6 +161,32 @@ func (p printer) at(t time.Time) string {
 	if p.sameDay(t) {
 		return p.clock(t)
 	}
+	return p.dated(t)
+}
+
+// ends prints the two ends of a stretch [from, to) for prose. Within one
+// local day the date is said once, where the language puts it ("23:00",
+// "23:48 on 2 October" / "10월 2일 23시", "23시 48분"), and only when that day is
+// not the incident's or dated asks for it. A stretch across local midnight
+// dates both ends ("23:48 on 2 October", "03:10 on 3 October"), so that
+// "From 23:48 to 03:10" never reads as running backwards.
+func (p printer) ends(from, to time.Time, dated bool) (string, string) {
+	f, t := from.In(p.loc), to.In(p.loc)
+	if f.Year() != t.Year() || f.YearDay() != t.YearDay() {
+		return p.dated(from), p.dated(to)
+	}
+	if !dated && p.sameDay(from) {
+		return p.clock(from), p.clock(to)
+	}
+	if p.ko {
+		return p.date(from) + " " + p.clock(from), p.clock(to)
+	}
+	return p.clock(from), p.clock(to) + " on " + p.date(to)
+}
+
+// dated is a local time in prose with its date: "23:48 on 2 October",
+// "10월 2일 23시 48분".
+func (p printer) dated(t time.Time) string {
 	if p.ko {
 		return p.date(t) + " " + p.clock(t)
 	}
@@ -255,6 +281,9 @@ func (x phraser) At(t time.Time) string         { return x.p.at(t) }
 func (x phraser) List(items []string) string    { return x.p.list(items) }
 func (x phraser) Josa(word, pair string) string { return josa(word, pair) }
 func (x phraser) Capitalize(s string) string    { return capitalize(s) }
+func (x phraser) Ends(from, to time.Time, dated bool) (string, string) {
+	return x.p.ends(from, to, dated)
+}
 
 // story is what a detector's prose may read of the report.
 type story struct{ r *Report }

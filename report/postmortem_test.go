@@ -461,3 +461,51 @@ func TestTerminalSummary(t *testing.T) {
 		t.Errorf("terminal summary holds control characters")
 	}
 }
+
+// A stretch across local midnight dates both ends, in both languages; one
+// within the incident's day says its date once (or not at all inline).
+func TestPrinterEndsAcrossMidnight(t *testing.T) {
+	day := at("10-02 23:48")
+	en, ko := newPrinter(LangEN, kst, day), newPrinter(LangKO, kst, day)
+	join := func(sep string) func(a, b string) string { return func(a, b string) string { return a + sep + b } }
+	tests := []struct{ got, want string }{
+		{join(" to ")(en.ends(at("10-02 23:48"), at("03:10"), false)), "23:48 on 2 October to 03:10 on 3 October"},
+		{join("부터 ")(ko.ends(at("10-02 23:48"), at("03:10"), false)), "10월 2일 23시 48분부터 10월 3일 3시 10분"},
+		{join(" to ")(en.ends(at("10-02 22:00"), at("10-02 23:48"), false)), "22:00 to 23:48"},
+		{join(" to ")(en.ends(at("10-02 22:00"), at("10-02 23:48"), true)), "22:00 to 23:48 on 2 October"},
+		{join("부터 ")(ko.ends(at("10-02 22:00"), at("10-02 23:48"), true)), "10월 2일 22시부터 23시 48분"},
+		// On another day than the incident's, the date is said even inline.
+		{join(" to ")(en.ends(at("02:00"), at("03:10"), false)), "02:00 to 03:10 on 3 October"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
+
+// The summary of an outage from 23:48 to 03:10 (KST) names both dates and
+// never appends a second date to an already dated end.
+func TestSummaryAcrossMidnight(t *testing.T) {
+	r := referenceReport(t)
+	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
+	errs.Start, errs.End = at("10-02 23:48"), at("03:10")
+	r.Window.From = at("10-02 23:00")
+	if err := r.Assemble(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{LangEN: "From 23:48 on 2 October to 03:10 on 3 October, ", LangKO: "10월 2일 23시 48분부터 10월 3일 3시 10분까지 PHP가"}
+	for _, lang := range Langs {
+		p := newPrinter(lang, kst, r.Impact.Start)
+		s := summary(p, r)
+		if !strings.Contains(s, want[lang]) {
+			t.Errorf("%s summary %q does not contain %q", lang, s, want[lang])
+		}
+		if strings.Contains(s, "October on") || strings.Contains(s, "까지 10월") {
+			t.Errorf("%s summary dates an end twice: %q", lang, s)
+		}
+		if ex := explain(p, r, errs); lang == LangEN && !strings.HasPrefix(ex, "From 23:48 on 2 October to 03:10 on 3 October:") {
+			t.Errorf("upstream_errors explanation %q", ex)
+		}
+	}
+}

@@ -310,36 +310,41 @@ func summary(p printer, r *Report) string {
 		}
 	}
 	var s []string
+	wa, wb := p.ends(r.Window.From, r.Window.To, true)
 
 	// What failed.
 	switch {
 	case errs != nil && p.ko:
-		s = append(s, p.date(im.Start)+" "+p.clock(im.Start)+"부터 "+p.at(im.End)+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
+		a, b := p.ends(im.Start, im.End, true)
+		s = append(s, a+"부터 "+b+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
 	case errs != nil:
-		s = append(s, "From "+p.clock(im.Start)+" to "+p.at(im.End)+" on "+p.date(im.Start)+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
+		a, b := p.ends(im.Start, im.End, true)
+		s = append(s, "From "+a+" to "+b+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
 	case coverageIncomplete(r, "access") && p.ko:
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
+		s = append(s, wa+"부터 "+wb+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
 	case coverageIncomplete(r, "access"):
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
+		s = append(s, "From "+wa+" to "+wb+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
 	case im.Baseline != nil && !im.Baseline.Usable() && p.ko:
 		// Nothing usual was measured: "no more than usual" would compare
 		// the window with itself.
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
+		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
 	case im.Baseline != nil && !im.Baseline.Usable():
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
+		s = append(s, "From "+wa+" to "+wb+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
 	case p.ko:
-		s = append(s, p.date(r.Window.From)+" "+p.clock(r.Window.From)+"부터 "+p.at(r.Window.To)+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
+		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
 	default:
-		s = append(s, "From "+p.clock(r.Window.From)+" to "+p.at(r.Window.To)+" on "+p.date(r.Window.From)+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
+		s = append(s, "From "+wa+" to "+wb+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
 	}
 	if errs != nil && len(im.OtherStretches) > 0 {
 		// Separate stretches stay separate: the worst leads, the others are named.
 		var parts []string
 		for _, o := range im.OtherStretches {
 			if p.ko {
-				parts = append(parts, p.at(o.Start)+"~"+p.at(o.End)+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
+				a, b := p.ends(o.Start, o.End, false)
+				parts = append(parts, a+"~"+b+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
 			} else {
-				parts = append(parts, p.at(o.Start)+" to "+p.at(o.End)+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
+				a, b := p.ends(o.Start, o.End, false)
+				parts = append(parts, a+" to "+b+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
 			}
 		}
 		if p.ko {
@@ -666,6 +671,17 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 
 // remains lists what the fix leaves open, from the backtests, the findings
 // without a remedy and what could not be checked.
+// causingCrawler reports whether a crawler_burst finding is among the
+// causes (any role but context).
+func causingCrawler(fs []detect.Finding) bool {
+	for i := range fs {
+		if fs[i].Kind == detect.KindCrawlerBurst && fs[i].Role != detect.RoleContext {
+			return true
+		}
+	}
+	return false
+}
+
 func remains(p printer, r *Report) []string {
 	var out []string
 	for _, rl := range r.Rules {
@@ -688,11 +704,22 @@ func remains(p printer, r *Report) []string {
 		}
 		out = append(out, s)
 	}
-	if len(r.Rules) == 0 && firstKind(r.Findings, detect.KindCrawlerBurst) != nil {
-		if p.ko {
-			out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
-		} else {
-			out = append(out, "No rule was generated: the crawler can come back the same way.")
+	if len(r.Rules) == 0 {
+		// A crawler that was context, not a cause, gets no rule on purpose;
+		// only a causing crawler left without one can do it again.
+		switch c := firstKind(r.Findings, detect.KindCrawlerBurst); {
+		case causingCrawler(r.Findings):
+			if p.ko {
+				out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
+			} else {
+				out = append(out, "No rule was generated: the crawler can come back the same way.")
+			}
+		case c != nil:
+			if p.ko {
+				out = append(out, "크롤러("+c.ID+")는 있었지만 이번 장애의 원인이 아닌 배경이어서 규칙을 만들지 않았습니다.")
+			} else {
+				out = append(out, "No rule was generated for the crawler ("+c.ID+"): it was there, but as context, not a cause of this incident.")
+			}
 		}
 	}
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {

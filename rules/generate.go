@@ -253,6 +253,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	specials := map[string]*special{}
 	var specialOrder []string
 	var actions, paths, dropped []string
+	var routeTargets []Target
 	droppedN := 0
 	var diff, oldid bool
 	for _, l := range labels {
@@ -283,6 +284,14 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 				continue
 			}
 			actions = append(actions, a)
+		case strings.HasPrefix(l, "/"):
+			// A route template measured as expensive (costlyroutes.go).
+			t, ok := routeTarget(l)
+			if !ok {
+				dropped, droppedN = append(dropped, l), droppedN+ev.N
+				continue
+			}
+			routeTargets = append(routeTargets, t)
 		case l == "diff":
 			diff = true
 		case l == "oldid":
@@ -358,8 +367,9 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	if oldid {
 		z.Targets = append(z.Targets, Target{QueryKey: "oldid", QueryValues: []string{"*"}})
 	}
+	z.Targets = append(z.Targets, mergeRouteTargets(routeTargets)...)
 	if len(z.Targets) == 0 {
-		note(sources.SeverityInfo, "%s: no rule proposed: the crawler walked nothing a rate limit can name safely (its requests were articles, assets or unnamed pages)", c.Finding)
+		note(sources.SeverityInfo, "%s: no rule proposed: the crawler walked nothing a rate limit can name safely (none of its route templates was measured as expensive and uncacheable, or their names are not safe in a Caddyfile)", c.Finding)
 		return nil, notes
 	}
 

@@ -42,6 +42,8 @@ func newLineFilter(zones []Zone) *lineFilter {
 			case len(t.Paths) > 0:
 				for _, p := range t.Paths {
 					tok := pathToken(p)
+					// A glob in the last segment ("/a/*/x*y") is no literal token.
+					f.acceptAll = f.acceptAll || strings.ContainsAny(tok, "*?[\\")
 					if isASCII(tok) {
 						f.asciiTokens = append(f.asciiTokens, tok)
 					} else {

@@ -36,6 +36,11 @@ type crawlerRef struct {
 	spread  bool
 	onset   time.Time
 	end     time.Time
+	// expensive are the route templates detect measured as expensive and
+	// uncacheable among the crawler's (measured: the finding carried its
+	// routes; a report.json from before route costs did not).
+	expensive []string
+	measured  bool
 }
 
 // profile is what the first pass over the access logs learns.
@@ -84,6 +89,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	}
 	var keys detect.Keyer
 	health := in.Site.HealthURI
+	costly := newCostlyRoutes(refs)
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
 	var lateness lateCheck
 	tracker := readerTracker{}
@@ -108,7 +114,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				if r.Origin == sources.OriginUpstream && (earliest.IsZero() || start.Before(earliest)) {
 					p.durations.Add(r.Duration)
 				}
-				toolish := class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI
+				toolish, route := costly.match(r, class)
 				k := keys.Key(r)
 				ci := crawlerIndex(refs, k)
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
@@ -117,7 +123,11 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, p.arrivals.stretch(at), cls)
 				}
 				var label string
-				if toolish || ci >= 0 {
+				switch {
+				case route != "" && class != detect.ClassTool && class != detect.ClassSpecial:
+					// No tool name to go by: the rule matches the template.
+					label = route
+				case toolish || ci >= 0:
 					label = detect.ToolLabel(r.Path, r.Query, class)
 				}
 				if class == detect.ClassSpecial {

@@ -28,6 +28,9 @@ type Input struct {
 	Requests *accesslog.Spill
 	// Site holds the site facts (logged-in cookie, health URI, timeouts, pool size).
 	Site sources.Site
+	// DurationFormat is the access logs' duration format as the analysis
+	// read them (detect.Inputs.DurationFormat), for a pass that reads them again.
+	DurationFormat string
 	// From and To bound the incident window.
 	From, To time.Time
 	// BaselineFrom and BaselineTo bound the period the zones are sized on and
@@ -117,7 +120,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	var prof *profile
 	switch {
 	case len(refs) == 0:
-		note(sources.SeverityInfo, "no crawler_burst finding: no rate limit proposed")
+		note(sources.SeverityInfo, "no crawler_burst finding among the causes: no rate limit proposed")
 	case len(in.Access) == 0:
 		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
 	default:
@@ -149,6 +152,14 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 		if f.Kind != detect.KindCrawlerBurst {
 			continue
 		}
+		if f.Role == detect.RoleContext {
+			// Present but not a cause (it rose too early or weighed too
+			// little): limiting it would not have prevented the incident,
+			// and readers who share its fingerprint would pay for the rule.
+			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityInfo,
+				Message: f.ID + ": the crawler is context, not a cause of the incident: no rule for it"})
+			continue
+		}
 		key, ok := clusterOf(f)
 		if !ok {
 			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityWarning,
@@ -167,7 +178,14 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 				Message: "more than 64 crawler fingerprints: only the first 64 get a zone"})
 			break
 		}
-		refs = append(refs, crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End})
+		ref := crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End,
+			measured: f.Routes != nil}
+		for _, r := range f.Routes {
+			if r.Expensive {
+				ref.expensive = append(ref.expensive, r.Template)
+			}
+		}
+		refs = append(refs, ref)
 	}
 	return refs, notes
 }
@@ -637,5 +655,5 @@ func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, 
 	if in.Requests != nil {
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}
-	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter}, nil, sink)
+	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
 }

@@ -299,6 +299,28 @@ func TestProposeNoCrawler(t *testing.T) {
 	}
 }
 
+// TestProposeContextCrawler: a crawler that was there but is context (it
+// rose hours before the onset, or did too little of the PHP time) gets no
+// rate limit: limiting it would not have prevented the incident. The notes
+// say why, not that there was no crawler.
+func TestProposeContextCrawler(t *testing.T) {
+	key := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	bot := detect.Finding{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Role: detect.RoleContext, Cluster: &key,
+		Facts: &detect.CrawlerBurstFacts{Spread: true}}
+	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	p, err := Propose(context.Background(), Input{Findings: []detect.Finding{bot}, Site: siteFacts, From: from, To: from.Add(time.Hour),
+		Access: []string{"/nonexistent/access.log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 0 || p.Caddyfile != "" {
+		t.Errorf("a rule for a context crawler: %+v", p.Rules)
+	}
+	if !hasNote(p.DataQuality, "crawler_burst-1: the crawler is context, not a cause") || !hasNote(p.DataQuality, "no crawler_burst finding among the causes") {
+		t.Errorf("notes: %v", p.DataQuality)
+	}
+}
+
 func TestClusterOfFingerprint(t *testing.T) {
 	f := detect.Finding{Fingerprint: &detect.Fingerprint{UserAgent: "Chrome 121/120/119", AcceptLanguage: "zh-cn", LoggedIn: "no", SecChUa: "absent"}}
 	k, ok := clusterOf(f)

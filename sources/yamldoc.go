@@ -189,9 +189,11 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-// nearest is the known key closest to k when it is a near miss: at most two
-// edits away (a plural, a typo), or the same key with its unit suffix
-// ("client_timeout" for "client_timeout_s"); "" otherwise.
+// nearest is the known key closest to k when it is a near miss: a plural, the
+// same key without its unit suffix ("client_timeout" for "client_timeout_s"),
+// or a typo: one edit away, two for keys of six letters or more (a swap of
+// two letters is two edits: "wrokers"); "" otherwise, so that a short key of
+// its own ("note") is not taken for a known one ("site").
 func nearest(k string, fields map[string]reflect.Type) string {
 	best, bestD := "", 3
 	norm := strings.ToLower(strings.ReplaceAll(k, "-", "_"))
@@ -203,7 +205,7 @@ func nearest(k string, fields map[string]reflect.Type) string {
 			best, bestD = name, d
 		}
 	}
-	if bestD > 2 {
+	if bestD > 2 || (bestD == 2 && len(norm) < 6) {
 		return ""
 	}
 	return best
@@ -232,7 +234,7 @@ func editDistance(a, b string) int {
 
 var (
 	yamlLineRE      = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	yamlUnmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+	yamlUnmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 )
 
 // yamlSyntaxError rewrites a YAML syntax error as "file:line: message".
@@ -247,12 +249,15 @@ func yamlSyntaxError(file string, err error) error {
 // yamlTypeError rewrites yaml.v3's type errors in the user's words: the
 // file, the line, the key, what was written and what was expected.
 func yamlTypeError(file string, err error, paths map[int]string) error {
+	// A type's own UnmarshalYAML (a duration's) fails with its own error,
+	// "line N: ...", which is worded like the others.
+	msgs := []string{err.Error()}
 	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return yamlSyntaxError(file, err)
+	if errors.As(err, &te) {
+		msgs = te.Errors
 	}
 	var out []string
-	for _, m := range te.Errors {
+	for _, m := range msgs {
 		line := 0
 		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
 			line, _ = strconv.Atoi(sm[1])
@@ -274,7 +279,14 @@ func yamlTypeError(file string, err error, paths map[int]string) error {
 			case strings.HasPrefix(goType, "map["), strings.Contains(goType, "."):
 				what = "a section of keys"
 			}
-			m = fmt.Sprintf("%q is not %s", sm[2], what)
+			written := strconv.Quote(sm[2])
+			switch sm[1] {
+			case "seq":
+				written = "a list"
+			case "map":
+				written = "a section of keys"
+			}
+			m = fmt.Sprintf("%s is not %s", written, what)
 		}
 		loc := file
 		if line > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
 )
@@ -37,6 +38,7 @@ type analyzeFlags struct {
 	lang    string
 	tz      string
 	site    siteFlags
+	durFmt  durationFormat
 }
 
 // siteFlags are the site facts logs cannot tell, given on the command line;
@@ -91,6 +93,24 @@ func (s *siteFlags) apply(site *sources.Site) {
 	}
 }
 
+// durationFormat is --duration-format: Caddy's duration_format of the access
+// logs, overriding what the values suggest (checked when the flag is parsed).
+type durationFormat string
+
+func (d *durationFormat) String() string { return string(*d) }
+func (d *durationFormat) Type() string   { return "s|ms|ns|string|auto" }
+func (d *durationFormat) Set(s string) error {
+	if err := accesslog.CheckDurationFormat(s); err != nil {
+		return err
+	}
+	*d = durationFormat(s)
+	return nil
+}
+
+func (d *durationFormat) register(fl *pflag.FlagSet) {
+	fl.Var(d, "duration-format", "Caddy's duration_format of the access logs (default auto: detected from the values, and data_quality says so)")
+}
+
 func newAnalyzeCmd() *cobra.Command {
 	var f analyzeFlags
 	cmd := &cobra.Command{
@@ -140,6 +160,7 @@ the window): no report is written then.`,
 	fl.StringVar(&f.lang, "lang", "en", "language of the postmortem and the HTML report: en or ko")
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
 	f.site.register(fl)
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -167,7 +188,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			}
 			return f.offlineInputs(stdin)
 		}
-		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, stderr)
+		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -176,6 +197,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			in.Manifest.Timezone = f.tz
 		}
 		f.site.apply(&in.Manifest.Site)
+		in.DurationFormat = string(f.durFmt)
 		return in, cleanup, nil
 	}
 	return f.offlineInputs(stdin)
@@ -211,7 +233,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 			return fail(err)
 		}
 	}
-	in, err := openEvidence(f.bundle, access, f.metrics, f.changes, "", "")
+	in, err := openEvidence(f.bundle, access, f.metrics, f.changes, "", "", f.tz)
 	if err != nil {
 		return fail(err)
 	}
@@ -239,6 +261,11 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*detect.Inputs, func(), e
 		in.Manifest.Window = bundle.Window{From: from, To: to}
 	}
 	f.site.apply(&in.Manifest.Site)
+	in.DurationFormat = string(f.durFmt)
+	if stdinCopy != "" {
+		// The copy is removed when the analysis ends: messages name the input.
+		in.Names = map[string]string{stdinCopy: "standard input"}
+	}
 	return in, cleanup, nil
 }
 
@@ -355,10 +382,21 @@ func shiftLine(msg, path string, offset int, section string) string {
 // openEvidence reads the evidence named on the command line: the bundle in dir
 // (when given) plus the access logs, metrics and changes files (each must
 // exist), with the window --from/--to when either is given.
-func openEvidence(dir string, access, metrics, changes []string, from, to string) (*detect.Inputs, error) {
+//
+// tz is --tz ("" when not given): the zone of times written without one in
+// --from/--to, and in bundle.yaml when the bundle names no timezone of its
+// own. The caller has checked that it loads.
+func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*detect.Inputs, error) {
 	in := &detect.Inputs{}
+	var tzLoc *time.Location
+	if tz != "" {
+		var err error
+		if tzLoc, err = time.LoadLocation(tz); err != nil {
+			return nil, usageErrorf("--tz: %v", err)
+		}
+	}
 	if dir != "" {
-		b, err := bundle.Open(dir)
+		b, err := bundle.OpenIn(dir, tzLoc)
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
@@ -373,7 +411,14 @@ func openEvidence(dir string, access, metrics, changes []string, from, to string
 		}
 	}
 	if from != "" || to != "" {
-		f, t, err := parseWindow(from, to)
+		loc := tzLoc
+		if loc == nil && in.Manifest.Timezone != "" {
+			var err error
+			if loc, err = time.LoadLocation(in.Manifest.Timezone); err != nil {
+				return nil, usageErrorf("time zone %q: %v", in.Manifest.Timezone, err)
+			}
+		}
+		f, t, err := parseWindowIn(from, to, loc)
 		if err != nil {
 			return nil, err
 		}

@@ -54,11 +54,11 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			if f.out == "" {
 				return usageErrorf("--out BUNDLE is required")
 			}
-			cfg, err := loadLiveConfig(f.config)
+			cfg, err := loadLiveConfig(f.config, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			from, to, err := liveWindow(f.since, f.from, f.to, time.Now())
+			from, to, err := liveWindow(f.since, f.from, f.to, time.Now(), configZone(cfg, ""))
 			if err != nil {
 				return err
 			}
@@ -101,12 +101,12 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 // done. Progress and the fetch's warnings go to stderr (progress only when it
 // is a terminal). A partial fetch is not an error: bundle.yaml marks what is
 // incomplete and the analysis reports it.
-func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to string, stderr io.Writer) (in *detect.Inputs, cleanup func(), err error) {
-	cfg, err := loadLiveConfig(configPath)
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer) (in *detect.Inputs, cleanup func(), err error) {
+	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	fromT, toT, err := liveWindow(since, from, to, time.Now())
+	fromT, toT, err := liveWindow(since, from, to, time.Now(), configZone(cfg, tz))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,12 +134,22 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	inputs := detect.InputsFromBundle(b)
+	inputs.Notes = append(inputs.Notes, cfg.Warnings...)
+	// The bundle is temporary: messages name what was fetched, not where.
+	inputs.Names = map[string]string{}
+	for _, q := range b.Manifest.Queries {
+		if q.File != "" && q.Query != "" {
+			inputs.Names[filepath.Join(b.Dir, q.File)] = q.Source + " " + q.Query
+		}
+	}
 	return &inputs, cleanup, nil
 }
 
 // loadLiveConfig reads --config, or ./aftermath.yaml when it is not given.
-// Every failure is a usage error (exit 2).
-func loadLiveConfig(path string) (*live.Config, error) {
+// Every failure is a usage error (exit 2). What reading it left out (unknown
+// keys) goes to stderr at once, where a fetch's user sees it; an analysis
+// puts it in data_quality as well (cfg.Warnings).
+func loadLiveConfig(path string, stderr io.Writer) (*live.Config, error) {
 	if path == "" {
 		if _, err := os.Stat(defaultConfig); err != nil {
 			return nil, usageErrorf("no configuration: give --config FILE (aftermath.example.yaml documents every key)")
@@ -150,12 +160,30 @@ func loadLiveConfig(path string) (*live.Config, error) {
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	printNotes(stderr, cfg.Warnings, true)
 	return cfg, nil
 }
 
-// liveWindow reads --since or --from/--to. --since ends the window now
-// (to the second).
-func liveWindow(since time.Duration, from, to string, now time.Time) (time.Time, time.Time, error) {
+// configZone is where --from/--to without a zone are read in a live fetch:
+// --tz (tz), else the configuration's timezone, else nowhere (nil: such a
+// time is an error that says to give a zone).
+func configZone(cfg *live.Config, tz string) *time.Location {
+	if tz == "" {
+		tz = cfg.Timezone
+	}
+	if tz == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(tz) // checked when the flag and the file were read
+	if err != nil {
+		return nil
+	}
+	return loc
+}
+
+// liveWindow reads --since or --from/--to (a time without a zone in loc).
+// --since ends the window now (to the second).
+func liveWindow(since time.Duration, from, to string, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
 	switch {
 	case since != 0 && (from != "" || to != ""):
 		return time.Time{}, time.Time{}, usageErrorf("give --since, or --from and --to, not both")
@@ -167,7 +195,7 @@ func liveWindow(since time.Duration, from, to string, now time.Time) (time.Time,
 	case from == "" || to == "":
 		return time.Time{}, time.Time{}, usageErrorf("give the window: --since 2h, or --from and --to (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 	}
-	f, t, err := parseWindow(from, to)
+	f, t, err := parseWindowIn(from, to, loc)
 	if err != nil {
 		return time.Time{}, time.Time{}, err
 	}

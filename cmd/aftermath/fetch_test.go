@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
@@ -97,6 +98,21 @@ func withSelector(t *testing.T, config, selector string) {
 	}
 }
 
+// appendConfig adds lines at the end of the configuration liveFakes wrote.
+func appendConfig(t *testing.T, config, lines string) {
+	t.Helper()
+	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(lines); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFetchCommand(t *testing.T) {
 	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
 	tests := []struct {
@@ -162,6 +178,15 @@ func TestFetchCommand(t *testing.T) {
 			},
 			want:     exitIncomplete,
 			inStderr: `no stream matched {job="cadddy"}`,
+		},
+		{
+			name: "an unknown key in the configuration: a warning, the fetch goes on",
+			args: func(c, o string, f, to time.Time) []string {
+				appendConfig(t, c, "note: after the outage\npushdown_afer: 3h\n")
+				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
+			},
+			want:     exitOK,
+			inStderr: `aftermath.yaml:14: unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`,
 		},
 		{
 			name: "a Loki selector Loki cannot parse: usage",
@@ -260,8 +285,10 @@ func TestFetchCommand(t *testing.T) {
 // temporary bundle whose inputs the usual pipeline analyzes.
 func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	config, _, _, from, to := liveFakes(t)
+	// A misspelt key reaches the report's data_quality, not only stderr.
+	appendConfig(t, config, "pushdown_afer: 3h\n")
 	var stderr bytes.Buffer
-	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), &stderr)
+	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,16 +302,23 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	if rep.report.Evidence.Requests == 0 {
 		t.Errorf("the live analysis saw no request")
 	}
+	warned := false
+	for _, n := range rep.report.DataQuality {
+		warned = warned || (n.Severity == sources.SeverityWarning && strings.Contains(n.Message, `unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`))
+	}
+	if !warned || !strings.Contains(stderr.String(), `unknown key "pushdown_afer"`) {
+		t.Errorf("the unknown key is not in data_quality and on stderr: %+v\n%s", rep.report.DataQuality, stderr.String())
+	}
 	dir := filepath.Dir(filepath.Dir(in.Access[0]))
 	cleanup()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("cleanup left %s", dir)
 	}
 
-	if _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", &stderr); exitCode(err) != exitUsage {
+	if _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", "", &stderr); exitCode(err) != exitUsage {
 		t.Errorf("--since with --from: %v", err)
 	}
-	if _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", &stderr); exitCode(err) != exitUsage {
+	if _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", "", &stderr); exitCode(err) != exitUsage {
 		t.Errorf("missing configuration: %v", err)
 	}
 }
@@ -311,16 +345,16 @@ func TestFormatProgress(t *testing.T) {
 
 func TestLiveWindow(t *testing.T) {
 	now := time.Date(2026, 10, 3, 2, 30, 15, 500, time.UTC)
-	from, to, err := liveWindow(2*time.Hour, "", "", now)
+	from, to, err := liveWindow(2*time.Hour, "", "", now, nil)
 	if err != nil || !to.Equal(now.Truncate(time.Second)) || to.Sub(from) != 2*time.Hour {
 		t.Errorf("--since 2h: %v %v %v", from, to, err)
 	}
-	from, to, err = liveWindow(0, "2026-10-03T02:00:00+09:00", "2026-10-03T03:30:00+09:00", now)
+	from, to, err = liveWindow(0, "2026-10-03T02:00:00+09:00", "2026-10-03T03:30:00+09:00", now, nil)
 	if err != nil || from.Location() != time.UTC || from.Hour() != 17 || to.Sub(from) != 90*time.Minute {
 		t.Errorf("--from/--to: %v %v %v", from, to, err)
 	}
 	for _, bad := range [][3]string{{"", "2026-10-03T02:00:00Z", ""}, {"", "yesterday", "2026-10-03T02:00:00Z"}} {
-		if _, _, err := liveWindow(0, bad[1], bad[2], now); exitCode(err) != exitUsage {
+		if _, _, err := liveWindow(0, bad[1], bad[2], now, nil); exitCode(err) != exitUsage {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}

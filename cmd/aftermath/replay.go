@@ -93,7 +93,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 		return usageErrorf("--forwarded-header must name a header")
 	}
 
-	in, err := openEvidence(f.bundle, nil, nil, nil, "", "")
+	in, err := openEvidence(f.bundle, nil, nil, nil, "", "", "")
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type rulesFlags struct {
 	baselineDays float64
 	validate     bool
 	tz           string
+	durFmt       durationFormat
 	out          string
 	caddyfile    string
 	site         string
@@ -83,6 +84,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.out, "out", "", "write the rules file (header comment and rate_limit block) to FILE")
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
 	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -94,7 +96,7 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 	case f.from == "" || f.to == "":
 		return nil, usageErrorf("--from and --to are required with --access (RFC3339, e.g. 2026-10-03T02:00:00+09:00)")
 	}
-	in, err := openEvidence(f.bundle, f.access, f.metrics, nil, f.from, f.to)
+	in, err := openEvidence(f.bundle, f.access, f.metrics, nil, f.from, f.to, f.tz)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +110,7 @@ func (f *rulesFlags) inputs() (*detect.Inputs, error) {
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}
+	in.DurationFormat = string(f.durFmt)
 	if len(in.Access) == 0 {
 		return nil, usageErrorf("no access log to generate rules from")
 	}

@@ -40,6 +40,7 @@ type scanFlags struct {
 	profiles  string
 	reportURL string
 	tz        string
+	durFmt    durationFormat
 	attempts  int
 	timeout   time.Duration
 }
@@ -84,6 +85,7 @@ window and lookback only.`,
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
 	f.timeout = 10 * time.Second
 	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
+	f.durFmt.register(fl)
 	return cmd
 }
 
@@ -98,7 +100,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 			return usageErrorf("give --bundle DIR or --config FILE, not both")
 		}
 		var err error
-		if liveCfg, err = loadLiveConfig(f.config); err != nil {
+		if liveCfg, err = loadLiveConfig(f.config, cmd.ErrOrStderr()); err != nil {
 			return err
 		}
 	}
@@ -124,6 +126,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		}
 		defer ls.cleanup()
 		in, fetchNotes = &ls.inputs, ls.notes
+		in.DurationFormat = string(f.durFmt)
 		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
 	} else if f.profiles != "" {
 		return usageErrorf("--profiles keeps the profiles of live scans: it needs --config")
@@ -146,6 +149,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	res.DataQuality = append(res.DataQuality, sources.Problems(fetchNotes)...)
+	if liveCfg != nil {
+		res.DataQuality = append(res.DataQuality, liveCfg.Warnings...)
+	}
 	if cache != nil {
 		cache.store(set, ls, cfg, now)
 		res.DataQuality = append(res.DataQuality, cache.notes...)
@@ -217,11 +223,19 @@ func (f *scanFlags) inputs(cfg *live.Config) (*detect.Inputs, time.Time, string,
 	if f.bundle == "" {
 		return nil, time.Time{}, "", usageErrorf("nothing to scan: give --bundle DIR [--now T] or --config FILE")
 	}
-	b, err := bundle.Open(f.bundle)
+	var tzLoc *time.Location
+	if f.tz != "" {
+		var err error
+		if tzLoc, err = time.LoadLocation(f.tz); err != nil {
+			return nil, time.Time{}, "", usageErrorf("--tz %q: %v", f.tz, err)
+		}
+	}
+	b, err := bundle.OpenIn(f.bundle, tzLoc)
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
 	in := detect.InputsFromBundle(b)
+	in.DurationFormat = string(f.durFmt)
 	now := b.Manifest.Window.To
 	if f.now != "" {
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {

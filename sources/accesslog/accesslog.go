@@ -25,8 +25,9 @@
 // shapes that are not plain Caddy JSON are recognised line by line on the
 // slow path only, so plain lines cost what they did.
 //
-// With several inputs, a request an earlier input delivered (same time,
-// client address and port, URI, status, duration) is counted once (overlap.go).
+// A request an earlier input, or the same input earlier, delivered (same
+// time, client address and port, URI, status, duration) is counted once
+// (overlap.go).
 //
 // How a line becomes a Request:
 //   - Time is ts: float Unix seconds by default; every other time_format
@@ -155,9 +156,10 @@ type Options struct {
 	Zone *time.Location
 	// DurationFormat is Caddy's duration_format for durations written as
 	// whole numbers: "s", "ms" or "ns" (or Caddy's other spellings of them).
-	// "" detects it per input from the first lines' values (stated in the
-	// input's notes). A fraction is always read as seconds and a Go duration
-	// string ("1.5s", duration_format string) as what it says.
+	// "" or "auto" detects it per input from the first lines' values (stated
+	// in the input's notes). A fraction is always read as seconds and a Go
+	// duration string ("1.5s") as what it says; "string" (duration_format
+	// string) refuses numbers, whose lines are skipped as ReasonBadDuration.
 	DurationFormat string
 }
 
@@ -176,7 +178,8 @@ type Stats struct {
 	// of the first and last lines, which need not be the extremes).
 	First, Last time.Time
 	// Duplicates counts requests left out because an earlier input of the
-	// same Read held the same line (see Input.Duplicates).
+	// same Read, or the same input earlier, held the same line (see
+	// Input.Duplicates and Input.Repeated).
 	Duplicates int64
 	// Inputs describes each stream, in the order read.
 	Inputs []Input
@@ -220,9 +223,9 @@ func (s *Stats) add(o Stats) {
 // Each input is read as its first lines show it was written (see Input and
 // Stats.Notes): Docker json-file and journald wrappers are unwrapped, console
 // encoder lines are read from their JSON fields, whole-number durations are
-// read in the unit detected or given. With several paths, a request that an
-// earlier path already delivered (same time, client address and port, URI,
-// status and duration) is counted once, in Stats.Duplicates.
+// read in the unit detected or given. A request that an earlier path, or the
+// same path earlier, already delivered (same time, client address and port,
+// URI, status and duration) is counted once, in Stats.Duplicates.
 //
 // Several paths are read in the order of their first requests' times, not
 // in the order given: rotated files listed newest first (as a shell lists
@@ -239,12 +242,12 @@ func Read(ctx context.Context, paths []string, opts Options, skips *sources.Skip
 		return Stats{}, err
 	}
 	var total Stats
-	if len(paths) > 1 {
-		o, err := newOverlap(len(paths))
+	if len(paths) > 0 {
+		o, err := newOverlap()
 		if err != nil {
 			// The read goes on; it only cannot tell repeated lines.
 			total.Notes = append(total.Notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
-				Message: fmt.Sprintf("lines repeated across the %d access logs cannot be told apart, and would count twice: %v", len(paths), err)})
+				Message: fmt.Sprintf("lines repeated in the access logs cannot be told apart, and would count twice: %v", err)})
 		} else {
 			rd.overlap = o
 			defer o.close()
@@ -343,8 +346,8 @@ func (rd *reader) setDurationFormat() error {
 	if rd.opts.DurationFormat == "" {
 		return nil
 	}
-	if _, ok := durationUnits[rd.opts.DurationFormat]; !ok {
-		return fmt.Errorf("access log: duration format %q: want s, ms or ns (Caddy's duration_format)", rd.opts.DurationFormat)
+	if err := CheckDurationFormat(rd.opts.DurationFormat); err != nil {
+		return fmt.Errorf("access log: %w", err)
 	}
 	return nil
 }

@@ -167,7 +167,8 @@ func corpusCases() []corpusCase {
 		{name: "duration-ns", encode: withDur(func(d time.Duration) string { return strconv.FormatInt(int64(d), 10) }),
 			timePrec: us, durPrec: time.Nanosecond, notes: []string{"read as nanoseconds, Caddy's duration_format ns"}},
 		{name: "duration-ms-given", encode: withDur(func(d time.Duration) string { return strconv.FormatInt(d.Nanoseconds()/1e6, 10) }),
-			opts: Options{DurationFormat: "millis"}, timePrec: us, durPrec: ms},
+			opts: Options{DurationFormat: "millis"}, timePrec: us, durPrec: ms,
+			notes: []string{"whole-number durations read as milliseconds, the duration format given (millis), not detected"}},
 		// A reload switched duration_format to ms after the first lines: the
 		// first unit is kept (nothing tells the rest apart), and it is said.
 		{name: "duration-s-then-ms", encode: func() func(string) string {

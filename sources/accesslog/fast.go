@@ -679,6 +679,10 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 	}
 	var dur float64
 	if f.dur != nil {
+		// A refused number is counted once, by the slow path.
+		if lp.durUnit == durationStringOnly {
+			return false
+		}
 		if dur, ok = lp.durationOfNumber(f.dur); !ok {
 			return false
 		}

@@ -33,6 +33,9 @@ type Input struct {
 	// DuplicateOf names those inputs.
 	Duplicates  int64
 	DuplicateOf []string
+	// Repeated counts requests left out because the same input held them
+	// already (a line written twice, files concatenated).
+	Repeated int64
 	// Diagnosis says what the input looks like when nothing (or under one
 	// line in twenty) could be read from it: "looks like nginx combined log
 	// format; aftermath reads Caddy's JSON access log (log { format json })".
@@ -59,11 +62,27 @@ func (e *UnusableError) Error() string {
 	return "no usable access-log line: " + strings.Join(msgs, "; ")
 }
 
-// Duration units of Caddy's duration_format, by every name Caddy accepts.
+// Duration units of Caddy's duration_format, by every name Caddy accepts;
+// "string" (Go duration strings) refuses numbers: Caddy set so never writes
+// one. "auto" is the same as none: detected per input.
 var durationUnits = map[string]float64{
 	"s": 1, "second": 1, "seconds": 1,
 	"ms": 1e3, "milli": 1e3, "millis": 1e3,
 	"ns": 1e9, "nano": 1e9, "nanos": 1e9,
+	"string": durationStringOnly, "auto": 0,
+}
+
+// durationStringOnly is the unit of duration_format string: a number is not
+// a duration then, and its line is skipped as ReasonBadDuration.
+const durationStringOnly = -1
+
+// CheckDurationFormat checks a duration format given by the user (Options.
+// DurationFormat, the --duration-format flag).
+func CheckDurationFormat(f string) error {
+	if _, ok := durationUnits[f]; !ok && f != "" {
+		return fmt.Errorf("duration format %q: want s, ms, ns or string (Caddy's duration_format), or auto to detect it from the values", f)
+	}
+	return nil
 }
 
 func unitName(div float64) string {
@@ -72,6 +91,8 @@ func unitName(div float64) string {
 		return "ms"
 	case 1e9:
 		return "ns"
+	case durationStringOnly:
+		return "string"
 	}
 	return "s"
 }
@@ -223,8 +244,22 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		add(sources.SeverityWarning, "%d durations are whole numbers though the first lines' are fractions of a second: read as seconds, they are 1,000 (ms) or 10^9 (ns) times too long if Caddy's duration_format changed in this file; give the duration format or split the file",
 			c.wholeSeconds)
 	}
+	if given := opts.DurationFormat; given != "" && given != "auto" {
+		// Given, not detected: the reader says what it was told, so that a
+		// wrong flag can be seen in the report.
+		switch {
+		case in.DurationUnit == "string" && c.numericDurations > 0:
+			add(sources.SeverityError, "%d durations are numbers though the duration format given is string (Go duration strings): those lines were skipped; give the duration format the log was written with (s, ms or ns), or auto", c.numericDurations)
+		case in.DurationUnit != "string" && len(in.sniff.ints) > 0:
+			add(sources.SeverityInfo, "whole-number durations read as %s, the duration format given (%s), not detected", unitWords[in.DurationUnit], given)
+		}
+	}
 	if in.sniff.strings > 0 {
 		add(sources.SeverityInfo, "durations are Go duration strings (Caddy's duration_format string), read as such")
+	}
+	if in.Repeated > 0 {
+		add(sources.SeverityInfo, "%d of its requests were repeated within it (same time to the microsecond, client address and port, URI, status and duration: lines written twice, or logs concatenated): counted once",
+			in.Repeated)
 	}
 	if in.Duplicates > 0 {
 		what := fmt.Sprintf("%d of its requests", in.Duplicates)
@@ -250,7 +285,7 @@ var unitWords = map[string]string{"s": "seconds", "ms": "milliseconds", "ns": "n
 // usable reports whether enough of an input could be read: at least one line
 // in twenty of those not blank.
 func (in *Input) usable() bool {
-	read := in.Requests + in.Duplicates
+	read := in.Requests + in.Duplicates + in.Repeated
 	return in.Skipped == 0 || read*20 >= read+in.Skipped
 }
 
@@ -261,12 +296,15 @@ func (in *Input) diagnose() {
 	}
 	line := in.FirstSkipped
 	looks := "skipped as " + in.firstReason
+	if in.firstReason == ReasonBadDuration && in.counts.numericDurations > 0 {
+		looks = "durations are numbers, though the duration format given is string: give the one the log was written with (s, ms or ns), or auto"
+	}
 	if s := in.sniff; s.badLine > 0 && int64(s.badLine) <= line {
 		line = int64(s.badLine)
 		looks = describe(s.bad, s.badReason)
 	}
 	some := "no line could be read"
-	if read := in.Requests + in.Duplicates; read > 0 {
+	if read := in.Requests + in.Duplicates + in.Repeated; read > 0 {
 		some = fmt.Sprintf("only %d of %d lines could be read", read, read+in.Skipped)
 	}
 	in.Diagnosis = fmt.Sprintf("%s: %s (first unusable line %d): %s", in.Name, some, line, looks)

@@ -9,21 +9,26 @@ import (
 	"time"
 )
 
-// overlap drops the requests of an input that an earlier input of the same
-// Read already delivered: rotated files that overlap, the same log plain and
-// gzipped, a bundle's log given again with --access. A request is the same
-// when its fingerprint (time to the microsecond, client address and port, URI,
-// status, duration) is.
+// overlap drops the requests that an earlier input of the same Read, or the
+// same input earlier, already delivered: rotated files that overlap, the same
+// log plain and gzipped, a bundle's log given again with --access, a log
+// shipper that wrote lines twice, rotations concatenated into one file. A
+// request is the same when its fingerprint (time to the microsecond, client
+// address and port, URI, status, duration) is. Within one input a request
+// whose time has no fraction of a second is never taken for a repeat: with
+// whole-second times (time_format wall, common_log) two real requests on one
+// connection can share every field.
 //
 // Memory stays bounded by the traffic of a few minutes, not by the inputs'
-// size: every input but the last writes (time, fingerprint) records to a
-// temporary file, in file order; while a later input is read, each earlier
-// stretch of records overlapping the time of the current chunk is streamed
-// from that file into a small window, records leave the window once the
-// reading is past them by more than overlapSlack. Caddy stamps a line when it
-// writes it, so a file is in time order but for a few lines; a file whose
-// time goes back further (two rotations concatenated) is cut into runs, each
-// streamed on its own.
+// size: every input writes (time, fingerprint) records to a temporary file,
+// in file order; while a later stretch is read, each earlier stretch of
+// records overlapping the time of the current chunk is streamed from that
+// file into a small window, records leave the window once the reading is past
+// them by more than overlapSlack. Caddy stamps a line when it writes it, so a
+// file is in time order but for a few lines; a file whose time goes back
+// further (two rotations concatenated) is cut into runs, each streamed on its
+// own. The run being read is matched against a window of its own recent
+// records (recent), held in memory.
 type overlap struct {
 	f     *os.File
 	w     *bufio.Writer
@@ -31,11 +36,15 @@ type overlap struct {
 	runs  []*fpRun // earlier inputs' runs
 	cur   *fpRun   // the run the current input is writing
 	input int      // the input being read
-	last  int      // the last input's index: it writes nothing
 	err   error
 
+	// recent holds the records of the current run from overlapSlack before
+	// the chunk being filtered on (queue, head and set only).
+	recent fpRun
 	active []*fpRun
-	dups   map[int]int64 // the current input's duplicates, by earlier input
+	// dups counts the current input's duplicates, by the input that held
+	// them first (the current one for a repeat within it).
+	dups map[int]int64
 }
 
 // overlapSlack is how far back in time a line may come after a later one and
@@ -67,12 +76,12 @@ type fpRun struct {
 	set     map[uint64]int32
 }
 
-func newOverlap(inputs int) (*overlap, error) {
+func newOverlap() (*overlap, error) {
 	f, err := os.CreateTemp("", "aftermath-overlap-*")
 	if err != nil {
 		return nil, fmt.Errorf("overlap check: %w", err)
 	}
-	return &overlap{f: f, w: bufio.NewWriterSize(f, 64<<10), last: inputs - 1, dups: map[int]int64{}}, nil
+	return &overlap{f: f, w: bufio.NewWriterSize(f, 64<<10), dups: map[int]int64{}, recent: fpRun{set: map[uint64]int32{}}}, nil
 }
 
 func (o *overlap) close() {
@@ -88,6 +97,13 @@ func (o *overlap) startInput(i int) {
 
 // endInput makes the records input i wrote readable by the inputs after it.
 func (o *overlap) endInput() error {
+	o.closeRun()
+	return o.err
+}
+
+// closeRun ends the current run: its records, on disk, are matched like an
+// earlier input's from now on.
+func (o *overlap) closeRun() {
 	if o.cur != nil {
 		o.runs = append(o.runs, o.cur)
 		o.cur = nil
@@ -95,21 +111,72 @@ func (o *overlap) endInput() error {
 	if err := o.w.Flush(); err != nil && o.err == nil {
 		o.err = fmt.Errorf("overlap check: %w", err)
 	}
-	return o.err
+	clear(o.recent.set)
+	o.recent.queue, o.recent.head = o.recent.queue[:0], 0
 }
 
-// filter drops the requests of c that an earlier input holds, counting them in
-// o.dups, and records the others for the inputs after this one.
+// filter drops the requests of c that an earlier input, or this one before,
+// holds, counting them in o.dups, and records the others. c is filtered in
+// stretches that do not go back in time by more than overlapSlack: where
+// the input goes back further, a new run begins.
 func (o *overlap) filter(c *chunk) error {
 	if len(c.reqs) == 0 || o.err != nil {
 		return o.err
 	}
-	tmin, tmax := int64(1<<63-1), int64(-1<<63)
-	for i := range c.reqs {
-		us := c.reqs[i].Time.UnixMicro()
-		tmin, tmax = min(tmin, us), max(tmax, us)
+	keep := 0
+	for i := 0; i < len(c.reqs); {
+		first := c.reqs[i].Time.UnixMicro()
+		if o.cur != nil && first < o.cur.max-overlapSlack {
+			o.closeRun()
+		}
+		runMax, tmin, tmax := first, first, first
+		if o.cur != nil {
+			runMax = max(runMax, o.cur.max)
+		}
+		j := i + 1
+		for ; j < len(c.reqs); j++ {
+			us := c.reqs[j].Time.UnixMicro()
+			if us < runMax-overlapSlack {
+				break
+			}
+			runMax, tmin, tmax = max(runMax, us), min(tmin, us), max(tmax, us)
+		}
+		if err := o.activate(tmin-overlapSlack, tmax+overlapSlack); err != nil {
+			return err
+		}
+		o.recent.evict(tmin - overlapSlack)
+		for k := i; k < j; k++ {
+			fp, us := c.fps[k], c.reqs[k].Time.UnixMicro()
+			dup := -1
+			for _, run := range o.active {
+				if run.set[fp] > 0 && (run.input != o.input || us%1e6 != 0) {
+					dup = run.input
+					break
+				}
+			}
+			if dup < 0 && o.recent.set[fp] > 0 && us%1e6 != 0 {
+				dup = o.input
+			}
+			if dup >= 0 {
+				o.dups[dup]++
+				continue
+			}
+			o.write(us, fp)
+			o.recent.queue = append(o.recent.queue, fpRec{us: us, fp: fp})
+			o.recent.set[fp]++
+			c.reqs[keep], c.fps[keep] = c.reqs[k], fp
+			keep++
+		}
+		i = j
 	}
-	lo, hi := tmin-overlapSlack, tmax+overlapSlack
+	clear(c.reqs[keep:])
+	c.reqs, c.fps = c.reqs[:keep], c.fps[:keep]
+	return o.err
+}
+
+// activate loads the window [lo, hi] of every earlier run that reaches into
+// it into o.active, and releases the runs the reading has passed.
+func (o *overlap) activate(lo, hi int64) error {
 	o.active = o.active[:0]
 	for _, run := range o.runs {
 		if run.max < lo || run.min > hi {
@@ -125,36 +192,11 @@ func (o *overlap) filter(c *chunk) error {
 		run.evict(lo)
 		o.active = append(o.active, run)
 	}
-	keep := 0
-	for i := range c.reqs {
-		fp := c.fps[i]
-		dup := -1
-		for _, run := range o.active {
-			if run.set[fp] > 0 {
-				dup = run.input
-				break
-			}
-		}
-		if dup >= 0 {
-			o.dups[dup]++
-			continue
-		}
-		if o.input < o.last {
-			o.write(c.reqs[i].Time.UnixMicro(), fp)
-		}
-		c.reqs[keep], c.fps[keep] = c.reqs[i], fp
-		keep++
-	}
-	clear(c.reqs[keep:])
-	c.reqs, c.fps = c.reqs[:keep], c.fps[:keep]
-	return o.err
+	return nil
 }
 
 func (o *overlap) write(us int64, fp uint64) {
-	if o.cur == nil || us < o.cur.max-overlapSlack {
-		if o.cur != nil {
-			o.runs = append(o.runs, o.cur)
-		}
+	if o.cur == nil {
 		o.cur = &fpRun{input: o.input, off: o.size, min: us, max: us}
 	}
 	var b [fpRecordSize]byte

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
@@ -142,21 +143,33 @@ func TestOverlapLab(t *testing.T) {
 	}
 }
 
-// BenchmarkOverlap reads a generated log once, and twice (the second copy all
-// duplicates), and reports the peak heap seen during the read: the overlap
-// check must add about the same few MiB however long the log, since only a
-// few minutes of fingerprints are in memory at a time (the rest wait on disk,
-// 16 bytes a line).
+// BenchmarkOverlap reads a generated log once, twice (the second copy all
+// duplicates), and as one file holding it twice (all repeats within the
+// file), and reports the peak heap seen during the read: the overlap check
+// must add about the same few MiB however long the log, since only a few
+// minutes of fingerprints are in memory at a time (the rest wait on disk, 16
+// bytes a line).
 func BenchmarkOverlap(b *testing.B) {
 	for _, n := range []int{20000, 80000} {
 		dir := b.TempDir()
-		path := filepath.Join(dir, "access.log")
-		if err := os.WriteFile(path, genLog(n, 5), 0o644); err != nil {
+		path, twice := filepath.Join(dir, "access.log"), filepath.Join(dir, "twice.log")
+		log := genLog(n, 5)
+		if err := os.WriteFile(path, log, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		for _, copies := range []int{1, 2} {
-			b.Run(fmt.Sprintf("lines=%d/copies=%d", n, copies), func(b *testing.B) {
-				paths := []string{path, path}[:copies]
+		if err := os.WriteFile(twice, append(append([]byte(nil), log...), log...), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, copies := range []int{1, 2, -2} {
+			name := fmt.Sprintf("lines=%d/copies=%d", n, copies)
+			if copies < 0 {
+				name = fmt.Sprintf("lines=%d/one-file-twice", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				paths := []string{path, path}[:max(copies, 1)]
+				if copies < 0 {
+					paths, copies = []string{twice}, 2
+				}
 				var peak uint64
 				batches := 0
 				var ms runtime.MemStats
@@ -178,5 +191,95 @@ func BenchmarkOverlap(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(copies*n), "ns/line")
 			})
 		}
+	}
+}
+
+// TestRepeatedWithinOneFile: a request repeated within one input (a shipper
+// that wrote lines twice, rotations concatenated into one file) counts once,
+// and the input's notes say how many were repeated; the obvious answer is
+// wrong for near repeats, and for whole-second times, where two real
+// requests on one connection can share every field.
+func TestRepeatedWithinOneFile(t *testing.T) {
+	lines := sampleLines(t)
+	join := func(ls ...[]string) []byte {
+		var all []string
+		for _, l := range ls {
+			all = append(all, l...)
+		}
+		return []byte(strings.Join(all, "\n") + "\n")
+	}
+	otherPort := strings.Replace(lines[3], `"remote_port":"`, `"remote_port":"1`, 1)
+	wall := func(ls []string) []string {
+		return mapLines(ls, withTS(quoted("2006/01/02 15:04:05", time.UTC)))
+	}
+	tests := []struct {
+		name     string
+		files    map[string][]byte
+		order    []string
+		requests int64
+		repeated []int64 // per input, in reading order
+		note     string
+	}{
+		{name: "a line written twice in a row", files: map[string][]byte{"a.log": join(lines[:4], lines[3:4], lines[4:])},
+			order: []string{"a.log"}, requests: 27, repeated: []int64{1},
+			note: "a.log: 1 of its requests were repeated within it"},
+		{name: "two overlapping rotations concatenated (time goes back)", files: map[string][]byte{"a.log": join(lines[:18], lines[10:])},
+			order: []string{"a.log"}, requests: 27, repeated: []int64{8},
+			note: "a.log: 8 of its requests were repeated within it"},
+		{name: "the whole log twice in one gzip file", files: map[string][]byte{"a.log.gz": gzipped(t, join(lines, lines))},
+			order: []string{"a.log.gz"}, requests: 27, repeated: []int64{27}},
+		{name: "repeats within the second of two files", files: map[string][]byte{"a.log": join(lines[:10]), "b.log": join(lines[5:], lines[20:])},
+			order: []string{"a.log", "b.log"}, requests: 27, repeated: []int64{0, 7},
+			note: "b.log: 5 of its requests were also in DIR/a.log"},
+		{name: "another port is another request", files: map[string][]byte{"a.log": join(lines[:5], []string{otherPort})},
+			order: []string{"a.log"}, requests: 6, repeated: []int64{0}},
+		{name: "whole-second times: never taken for repeats", files: map[string][]byte{"a.log": join(wall(lines[:5]), wall(lines[3:4]))},
+			order: []string{"a.log"}, requests: 6, repeated: []int64{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, b := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var paths []string
+			for _, name := range tt.order {
+				paths = append(paths, filepath.Join(dir, name))
+			}
+			for _, workers := range []int{1, 3} {
+				var got int64
+				st, err := Read(context.Background(), paths, Options{Workers: workers}, nil, func(b []sources.Request) error {
+					got += int64(len(b))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tt.requests || st.Requests != tt.requests {
+					t.Errorf("workers %d: %d requests delivered (%d counted), want %d", workers, got, st.Requests, tt.requests)
+				}
+				var total int64
+				for i, in := range st.Inputs {
+					total += in.Repeated + in.Duplicates
+					if in.Repeated != tt.repeated[i] {
+						t.Errorf("workers %d: %s: %d repeated, want %d", workers, in.Name, in.Repeated, tt.repeated[i])
+					}
+				}
+				if st.Duplicates != total {
+					t.Errorf("Stats.Duplicates %d, want the inputs' %d", st.Duplicates, total)
+				}
+				if tt.note != "" {
+					found := false
+					for _, n := range st.Notes {
+						found = found || strings.Contains(strings.ReplaceAll(n.Message, dir+string(filepath.Separator), ""), strings.ReplaceAll(tt.note, "DIR/", ""))
+					}
+					if !found {
+						t.Errorf("no note says %q: %v", tt.note, st.Notes)
+					}
+				}
+			}
+		})
 	}
 }

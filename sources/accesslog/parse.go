@@ -624,6 +624,10 @@ func (lp *lineParser) durationOfNumber(num []byte) (float64, bool) {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		return 0, false
 	}
+	if lp.durUnit == durationStringOnly {
+		lp.counts.numericDurations++
+		return 0, false
+	}
 	if n := intDigits(num); n == len(num) {
 		lp.durKind, lp.durInt = 'i', int64(f)
 		if lp.durUnit > 1 {

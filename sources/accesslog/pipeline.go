@@ -249,11 +249,15 @@ func (p *pipeline) finish() {
 	in.counts = p.counts
 	if rd.overlap != nil {
 		for i, n := range rd.overlap.dups {
+			if i == rd.overlap.input {
+				in.Repeated += n
+				continue
+			}
 			in.Duplicates += n
 			in.DuplicateOf = append(in.DuplicateOf, rd.names[i])
 		}
 		sort.Strings(in.DuplicateOf)
-		p.stats.Duplicates = in.Duplicates
+		p.stats.Duplicates = in.Duplicates + in.Repeated
 	}
 	in.diagnose()
 	rd.names = append(rd.names, in.Name)

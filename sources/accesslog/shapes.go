@@ -49,6 +49,9 @@ type shapeCounts struct {
 	offBy   time.Duration
 	// wholeSeconds counts whole-number durations read as seconds.
 	wholeSeconds int64
+	// numericDurations counts durations refused for being numbers, under
+	// the duration format string.
+	numericDurations int64
 }
 
 // zoneTolerance is how far a line's time may be from the time its host
@@ -64,6 +67,7 @@ func (c *shapeCounts) add(o shapeCounts) {
 	c.remoteAddr += o.remoteAddr
 	c.zoneOff += o.zoneOff
 	c.wholeSeconds += o.wholeSeconds
+	c.numericDurations += o.numericDurations
 	if o.offBy != 0 {
 		c.offBy = o.offBy
 	}

@@ -50,8 +50,14 @@ type Bundle struct {
 
 // Open reads dir/bundle.yaml and lists the evidence files. A missing bundle.yaml
 // is an error: without a window nothing can be analyzed reproducibly.
-func Open(dir string) (*Bundle, error) {
-	m, warnings, err := readManifest(filepath.Join(dir, ManifestFile))
+func Open(dir string) (*Bundle, error) { return OpenIn(dir, nil) }
+
+// OpenIn is Open where a time written without a zone in a bundle.yaml that
+// names no timezone of its own is in loc (--tz); nil leaves such a time an
+// error that says to give one. A bundle's own timezone always wins: its
+// times were written in it.
+func OpenIn(dir string, loc *time.Location) (*Bundle, error) {
+	m, warnings, err := readManifest(filepath.Join(dir, ManifestFile), loc)
 	if err != nil {
 		return nil, err
 	}
@@ -142,15 +148,15 @@ func list(dir, sub string, exts ...string) ([]string, error) {
 
 // ReadManifest parses a bundle.yaml (see readManifest), dropping its warnings.
 func ReadManifest(path string) (*Manifest, error) {
-	m, _, err := readManifest(path)
+	m, _, err := readManifest(path, nil)
 	return m, err
 }
 
 // readManifest parses a bundle.yaml written by fetch, simulate or by hand.
 // Keys it does not know are warnings (with "did you mean" for a near miss),
 // not errors: people write notes there. Times without a zone are in the
-// manifest's timezone. Errors name the file, the line and the key.
-func readManifest(path string) (*Manifest, []sources.QualityNote, error) {
+// manifest's timezone, else in fallback (--tz). Errors name the file, the line and the key.
+func readManifest(path string, fallback *time.Location) (*Manifest, []sources.QualityNote, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -162,7 +168,7 @@ func readManifest(path string) (*Manifest, []sources.QualityNote, error) {
 		Timezone string `yaml:"timezone"`
 	}
 	_ = yaml.Unmarshal(data, &zone) // errors are reported by the decode below
-	var loc *time.Location
+	loc := fallback
 	if zone.Timezone != "" {
 		if loc, err = time.LoadLocation(zone.Timezone); err != nil {
 			return nil, nil, fmt.Errorf("%s: timezone %q is not a time zone name (write e.g. Asia/Seoul, Europe/Berlin or UTC)", path, zone.Timezone)

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -76,6 +75,10 @@ type Config struct {
 
 	// Path is the file the configuration was read from ("" if built in code).
 	Path string `yaml:"-"`
+	// Warnings are what reading the file left out: keys it does not know,
+	// each with its file and line and the key probably meant. Fetch writes
+	// them to stderr; an analysis puts them in data_quality.
+	Warnings []sources.QualityNote `yaml:"-"`
 }
 
 // Pushdown tunes the flagging of minutes in a pushed-down window.
@@ -307,8 +310,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Load reads and checks aftermath.yaml. Unknown keys, inline secrets, bad
-// durations, selectors and paths are errors naming the file and line. Files
+// Load reads and checks aftermath.yaml. Inline secrets, bad durations,
+// selectors and paths are errors naming the file and line; unknown keys are
+// warnings (Config.Warnings). Files
 // named by the configuration (password and token files, CA files, change
 // logs) must be readable; the servers are not contacted.
 func Load(path string) (*Config, error) {
@@ -324,7 +328,9 @@ func Load(path string) (*Config, error) {
 func Parse(path string, data []byte) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(path, err)
+		// DecodeYAML words syntax errors as bundle.yaml's are.
+		_, err = sources.DecodeYAML(path, data, &Config{}, nil)
+		return nil, err
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{File: path, Msg: "empty configuration: configure at least one of loki, prometheus, cloudwatch"}
@@ -333,12 +339,15 @@ func Parse(path string, data []byte) (*Config, error) {
 	if err := refuseSecrets(path, doc, nil); err != nil {
 		return nil, err
 	}
+	// Unknown keys are warnings with "did you mean", as in bundle.yaml: a
+	// note or a misspelt key must not stop an on-call engineer's fetch, but
+	// must be seen (a misspelt site fact is a fact missing).
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return nil, yamlError(path, err)
+	warnings, err := sources.DecodeYAML(path, data, &c, nil)
+	if err != nil {
+		return nil, err
 	}
+	c.Warnings = warnings
 	c.Path = path
 	c.resolvePaths(filepath.Dir(path))
 	if err := c.validate(); err != nil {
@@ -352,61 +361,6 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// yamlLineRE finds yaml.v3's "line N: " inside its messages.
-var (
-	yamlLineRE    = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-)
-
-// yamlError rewrites yaml.v3's errors as file:line: message, one per line.
-func yamlError(path string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	var out []string
-	for _, m := range msgs {
-		line := 0
-		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
-			line, _ = strconv.Atoi(sm[1])
-			m = sm[2]
-		}
-		if sm := yamlUnknownRE.FindStringSubmatch(m); sm != nil {
-			m = fmt.Sprintf("unknown key %q (in %s)", sm[1], typeSection(sm[2]))
-		}
-		out = append(out, (&Error{File: path, Line: line, Msg: m}).Error())
-	}
-	return errors.New(strings.Join(out, "\n"))
-}
-
-// typeSection names the section a Go type is decoded from.
-func typeSection(t string) string {
-	switch strings.TrimPrefix(t, "*") {
-	case "live.Config":
-		return "the top level"
-	case "live.Loki":
-		return "loki"
-	case "live.LokiLog":
-		return "loki.logs"
-	case "live.Prometheus":
-		return "prometheus"
-	case "live.CloudWatch":
-		return "cloudwatch"
-	case "cloudwatch.MetricSpec":
-		return "cloudwatch.metrics"
-	case "live.Changes":
-		return "changes"
-	case "live.Pushdown":
-		return "pushdown"
-	case "sources.Site":
-		return "site"
-	}
-	return t
 }
 
 // secretKeys are keys that would hold a secret inline, with what to use

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
@@ -60,14 +61,14 @@ func TestLoadErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{
-			name: "unknown key names file and line",
-			doc:  "timezone: UTC\nsite:\n  workers: 4\n  wrokers: 4\nprometheus:\n  url: http://p:9090\n",
-			want: []string{"aftermath.yaml:4: ", `unknown key "wrokers" (in site)`},
+			name: "value of the wrong kind, in the user's words",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  limit: many\n",
+			want: []string{`aftermath.yaml:4: loki.limit: "many" is not a whole number`},
 		},
 		{
-			name: "unknown top-level key",
-			doc:  "prometheus:\n  url: http://p:9090\npushdown_afer: 3h\n",
-			want: []string{"aftermath.yaml:3: ", `unknown key "pushdown_afer" (in the top level)`},
+			name: "a list where a section is expected",
+			doc:  "prometheus:\n  - url: http://p:9090\n",
+			want: []string{`aftermath.yaml:2: prometheus: `, "is not a section of keys"},
 		},
 		{
 			name: "inline loki password",
@@ -169,7 +170,89 @@ func TestLoadErrors(t *testing.T) {
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("error %q echoes the secret", err)
 			}
+			// The user's words, never Go's.
+			for _, goWord := range []string{"live.", "sources.", "not found in type", "unmarshal", "!!"} {
+				if strings.Contains(err.Error(), goWord) {
+					t.Errorf("error %q speaks Go (%q)", err, goWord)
+				}
+			}
 		})
+	}
+}
+
+// TestUnknownKeysAreWarnings: a key aftermath.yaml does not know is a
+// warning naming the file, the line and the key probably meant, and the rest
+// of the file is read (as bundle.yaml's are); a secret under an unknown name
+// is still refused.
+func TestUnknownKeysAreWarnings(t *testing.T) {
+	clearEnv(t)
+	const prom = "prometheus:\n  url: http://p:9090\n"
+	tests := []struct {
+		name    string
+		doc     string
+		want    []string // one substring per warning, in order
+		workers int
+	}{
+		{
+			name:    "misspelt site fact",
+			doc:     "timezone: UTC\nsite:\n  workers: 4\n  wrokers: 8\n" + prom,
+			want:    []string{`aftermath.yaml:4: unknown key "wrokers" in site, ignored (did you mean "workers"?)`},
+			workers: 4,
+		},
+		{
+			name:    "plural of a site fact",
+			doc:     "site:\n  worker: 16\n" + prom,
+			want:    []string{`aftermath.yaml:2: unknown key "worker" in site, ignored (did you mean "workers"?)`},
+			workers: 0, // not read: the warning says so
+		},
+		{
+			name: "misspelt top-level key",
+			doc:  prom + "pushdown_afer: 3h\n",
+			want: []string{`aftermath.yaml:3: unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`},
+		},
+		{
+			name: "a note, far from every key",
+			doc:  "note: written after the outage of 2 October\n" + prom,
+			want: []string{`aftermath.yaml:1: unknown key "note", ignored`},
+		},
+		{
+			name: "keys in a list item and in a nested section",
+			doc: "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  logs:\n    - name: caddy\n      selectr: '{job=\"caddy-log\"}'\n      selector: '{job=\"caddy-log\"}'\n" +
+				"  retires: 3\n",
+			want: []string{`aftermath.yaml:6: unknown key "selectr" in loki.logs[1], ignored (did you mean "selector"?)`,
+				`aftermath.yaml:8: unknown key "retires" in loki, ignored (did you mean "retries"?)`},
+		},
+		{
+			name: "no unknown key",
+			doc:  "site:\n  workers: 4\n" + prom,
+			want: nil, workers: 4,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(writeConfig(t, tt.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Warnings) != len(tt.want) {
+				t.Fatalf("warnings %v, want %d", c.Warnings, len(tt.want))
+			}
+			for i, w := range tt.want {
+				n := c.Warnings[i]
+				if n.Severity != sources.SeverityWarning || !strings.HasSuffix(n.Message, w) || !strings.Contains(n.Message, string(filepath.Separator)+"aftermath.yaml:") {
+					t.Errorf("warning %d: %+v, want %q", i, n, w)
+				}
+			}
+			if c.Site.Workers != tt.workers {
+				t.Errorf("site.workers %d, want %d", c.Site.Workers, tt.workers)
+			}
+		})
+	}
+	// A secret is refused as such, never kept as an "unknown key" warning
+	// that would print it.
+	_, err := Load(writeConfig(t, prom+"  api_key: s3cr3t-value\n"))
+	if err == nil || !strings.Contains(err.Error(), "prometheus.api_key: secrets are not read") || strings.Contains(err.Error(), "s3cr3t-value") {
+		t.Errorf("inline api_key: %v", err)
 	}
 }
 

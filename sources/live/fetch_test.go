@@ -580,6 +580,9 @@ func TestFetchIncomplete(t *testing.T) {
 		incomplete []string // sources with an incomplete record
 		canceled   bool
 		lines      bool // the access log still holds lines
+		// partial: the access log's pull failed over part of the window, so
+		// the report's totals are partial and its coverage says so.
+		partial bool
 	}{
 		{
 			name: "a Loki sub-range fails",
@@ -598,6 +601,7 @@ func TestFetchIncomplete(t *testing.T) {
 			want:       map[string]string{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			lines:      true,
+			partial:    true,
 		},
 		{
 			name: "Loki unreachable",
@@ -607,6 +611,7 @@ func TestFetchIncomplete(t *testing.T) {
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
+			partial:    true,
 		},
 		{
 			name: "Loki per-minute counts fail under pushdown",
@@ -623,6 +628,7 @@ func TestFetchIncomplete(t *testing.T) {
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
+			partial:    true,
 		},
 		{
 			name: "Loki per-minute status counts fail under pushdown",
@@ -640,6 +646,8 @@ func TestFetchIncomplete(t *testing.T) {
 			want:       map[string]string{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			lines:      true,
+			// the statuses of the minutes not pulled are unknown
+			partial: true,
 		},
 		{
 			name: "a Prometheus selector fails",
@@ -693,6 +701,7 @@ func TestFetchIncomplete(t *testing.T) {
 			incomplete: []string{"loki", "prometheus"},
 			canceled:   true,
 			lines:      true,
+			partial:    true,
 		},
 	}
 	for _, tt := range tests {
@@ -758,12 +767,35 @@ func TestFetchIncomplete(t *testing.T) {
 			if tt.lines != (lines > 0) {
 				t.Errorf("access log lines kept: %d", lines)
 			}
-			analyze(t, out)
+			a := analyze(t, out)
+			if got := partialTotals(a.report); got != tt.partial {
+				t.Errorf("report.json's access coverage says the totals are partial: %v, want %v (%v)", got, tt.partial, a.report["coverage"])
+			}
 			for _, n := range sources.Problems(notes) {
 				t.Logf("%s %s: %s", n.Source, n.Severity, n.Message)
 			}
 		})
 	}
+}
+
+// partialTotals reports whether report.json's access coverage is incomplete
+// because a fetch of the access log failed (what the report's first lines
+// then say).
+func partialTotals(report map[string]any) bool {
+	cov, _ := report["coverage"].([]any)
+	for _, c := range cov {
+		c, _ := c.(map[string]any)
+		if c["source"] != "access" || (c["state"] != sources.CoverageIncomplete && c["state"] != sources.CoverageNone) {
+			continue
+		}
+		truncated, _ := c["truncated"].([]any)
+		for _, f := range truncated {
+			if s, _ := f.(string); strings.Contains(s, "its fetch failed: the totals count only what was fetched") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // closedURL is an http URL where nothing listens.

@@ -156,13 +156,17 @@ func (e *exporter) selector(ctx context.Context, sel string, step time.Duration)
 		return st, err
 	}
 	// Raw: consecutive ranges (t-chunk, t], the first one reaching back to
-	// from itself; points outside [from, to] are dropped.
+	// from - straddle; points outside [from, to] are dropped but for the
+	// newest one before from (add).
 	for start := e.from; ; start = start.Add(RawChunk) {
 		end := start.Add(RawChunk)
 		if end.After(e.to) {
 			end = e.to
 		}
 		rng := end.Sub(start) + time.Millisecond // left-open in Prometheus 3: include start
+		if start.Equal(e.from) {
+			rng += straddle
+		}
 		series, warn, err := e.instantQuery(ctx, fmt.Sprintf("%s[%dms]", sel, rng.Milliseconds()), end)
 		st.warnings = append(st.warnings, warn...)
 		e.add(st, seen, series)
@@ -193,10 +197,19 @@ func (e *exporter) instantQuery(ctx context.Context, q string, at time.Time) ([]
 	return s, nil, err
 }
 
+// straddle is how far before from a raw export looks for the sample in
+// force at from: Prometheus' lookback, the time a gauge's sample holds.
+// Without it the first minutes of the range have no CPU value (a 60 s
+// CloudWatch or node_exporter datapoint stamped just before from is the one
+// that covers them) and a counter's first rate is lost.
+const straddle = 5 * time.Minute
+
 // add writes the points of series in [from, to] that are newer than what was
-// written for the same series before.
+// written for the same series before, and the newest point of the straddle
+// before from: the one in force at from.
 func (e *exporter) add(st *selStats, seen map[string]bool, series []metrics.Series) {
 	fromMs, toMs := e.from.UnixMilli(), e.to.UnixMilli()
+	straddleMs := fromMs - straddle.Milliseconds()
 	for _, s := range series {
 		key := labels.FromMap(s.Labels).String()
 		name := s.Labels[labels.MetricName]
@@ -208,11 +221,18 @@ func (e *exporter) add(st *selStats, seen map[string]bool, series []metrics.Seri
 		}
 		pts := append([]metrics.Point(nil), s.Points...)
 		sort.SliceStable(pts, func(i, j int) bool { return pts[i].T.Before(pts[j].T) })
-		for _, p := range pts {
+		// Keep the newest point before from (pts is sorted: the last one
+		// seen before the window) and the points of the window.
+		kept := pts[:0]
+		for i, p := range pts {
 			ms := p.T.UnixMilli()
-			if ms < fromMs || ms > toMs {
-				continue
+			inForce := ms < fromMs && ms >= straddleMs && (i+1 == len(pts) || pts[i+1].T.UnixMilli() >= fromMs)
+			if inForce || (ms >= fromMs && ms <= toMs) {
+				kept = append(kept, p)
 			}
+		}
+		for _, p := range kept {
+			ms := p.T.UnixMilli()
 			if last, ok := e.last[key]; ok && ms <= last {
 				if !seen[key] {
 					st.dup++ // written by an earlier selector

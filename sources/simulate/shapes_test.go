@@ -65,9 +65,13 @@ func parseRFC(t *testing.T, s string) time.Time {
 
 // stretchesFromLog recomputes the failing stretches from the access log
 // alone, as an analysis would: by arrival minute, a 5xx, a 429 or an answer
-// after the bundle's client timeout.
+// after the bundle's client timeout, beyond what the log's minutes before
+// the window failed.
 func stretchesFromLog(lines []evidenceLine, from, to time.Time, clientTimeoutS float64) []TruthStretch {
 	base := from.Unix() / 60
+	for _, l := range lines {
+		base = min(base, int64(math.Floor(l.arrival()/60)))
+	}
 	n := int(to.Unix()/60 - base)
 	per := make([]int32, n)
 	for _, l := range lines {
@@ -78,7 +82,7 @@ func stretchesFromLog(lines []evidenceLine, from, to time.Time, clientTimeoutS f
 		}
 	}
 	var out []TruthStretch
-	for _, fs := range failingStretches(per, 0, n) {
+	for _, fs := range failingStretches(per, int(from.Unix()/60-base), n) {
 		out = append(out, TruthStretch{From: rfc((base + fs[0]) * 60 * second), To: rfc((base + fs[1]) * 60 * second), Failed: fs[2]})
 	}
 	return out

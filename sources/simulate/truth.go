@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -33,9 +34,11 @@ type Truth struct {
 	// when nothing needed a cause (a legitimate crowd).
 	Trigger *TruthTrigger `json:"trigger,omitempty"`
 	// FailingStretches are the stretches of the window where clients were
-	// failed, from the access log as an analysis sees it: requests placed by
-	// arrival (log time minus duration) that got a 5xx or a 429 or were
-	// answered after the site's client timeout. Failing minutes less than
+	// failed beyond the usual, from the access log as an analysis sees it:
+	// requests placed by arrival (log time minus duration) that got a 5xx or
+	// a 429 or were answered after the site's client timeout, in minutes
+	// that failed more than 99% of the minutes before the window did (with
+	// a baseline that failed nobody: any failure). Failing minutes less than
 	// stretchGapMinutes apart are one stretch; a stretch of fewer than
 	// minStretchFailures failures is noise, not listed. Separate stretches
 	// are separate incidents.
@@ -85,11 +88,22 @@ type TruthClient struct {
 const (
 	stretchGapMinutes  = 5
 	minStretchFailures = 3
+	usualQuantile      = 0.99
 )
 
 // failingStretches groups per-minute failure counts (index i is minute
-// begin+i) over [from, to) minutes into stretches.
+// begin+i) over [from, to) minutes into stretches. A minute fails when it
+// failed more than 99% of the minutes before from: failures the site had as
+// often in its ordinary hours (a rate limit refusing a slow crawler all
+// day, a stray slow answer) are not the incident's, and counting them would
+// start the stretch at the window's edge or at a chance late answer.
 func failingStretches(perMinute []int32, from, to int) [][3]int64 {
+	usualTop := int32(0)
+	if n := min(max(from, 0), len(perMinute)); n > 0 {
+		base := slices.Clone(perMinute[:n])
+		slices.Sort(base)
+		usualTop = base[int(usualQuantile*float64(n-1))]
+	}
 	var out [][3]int64 // first minute, last minute + 1, failures
 	cur := [3]int64{-1, -1, 0}
 	flush := func() {
@@ -100,7 +114,7 @@ func failingStretches(perMinute []int32, from, to int) [][3]int64 {
 	}
 	for i := max(from, 0); i < to && i < len(perMinute); i++ {
 		n := perMinute[i]
-		if n == 0 {
+		if n <= usualTop {
 			continue
 		}
 		if cur[0] >= 0 && int64(i)-cur[1] >= stretchGapMinutes {

@@ -1,0 +1,206 @@
+package detect
+
+import (
+	"strings"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// Bounds of the route table. Templates come from URLs, which a client can vary
+// without limit; shape rules (routetemplate.go) catch most identifiers, and
+// the table folds what they miss: when one place in the path (the segments
+// before it being equal) has held more than maxLiterals distinct names, they
+// are titles, not routes ("/wiki/Main_Page", "/wiki/Seoul", ...), and all
+// become "{slug}" there. Past maxRoutes templates, requests are counted in
+// one "(other)" row, so memory grows with distinct templates up to the cap.
+const (
+	maxLiterals  = 40
+	maxFoldPlace = 4096
+	maxRoutes    = 2000
+	// OtherRoute names the row of requests past maxRoutes templates.
+	OtherRoute = "(other)"
+)
+
+// routeMinute is what one template's requests logged in one minute cost.
+type routeMinute struct {
+	Requests int
+	// PHP counts responses PHP produced, PHPSeconds their durations; Static
+	// those Caddy served from disk or cache, Proxy those Caddy made itself
+	// (errors, rate limits): who answered, from the log's response headers.
+	PHP        int
+	PHPSeconds float64
+	Static     int
+	Proxy      int
+}
+
+func (a *routeMinute) add(b *routeMinute) {
+	a.Requests += b.Requests
+	a.PHP += b.PHP
+	a.PHPSeconds += b.PHPSeconds
+	a.Static += b.Static
+	a.Proxy += b.Proxy
+}
+
+// routeRecord is one template's requests by the minute they were logged
+// (unix seconds / 60), so that cost can be measured over any stretch (the
+// baseline, minutes without a queue) once it is known.
+type routeRecord struct {
+	minutes map[int64]*routeMinute
+}
+
+// routeTable aggregates requests by route template in one streaming pass.
+type routeTable struct {
+	records map[string]*routeRecord
+	// literals holds, per place in a path, the distinct names seen there
+	// until the place folds; folded are the places that did.
+	literals map[string]map[string]struct{}
+	folded   map[string]bool
+	// lastKey and lastRecord cache the record of the last template.
+	lastKey    string
+	lastRecord *routeRecord
+}
+
+func newRouteTable() *routeTable {
+	return &routeTable{records: map[string]*routeRecord{}, literals: map[string]map[string]struct{}{}, folded: map[string]bool{}}
+}
+
+// template returns the template of a request as the table folds it now.
+// Query values are kept for keys that have held at most maxLiterals distinct
+// values so far: an enumeration ("action=edit|history|watch") names routes
+// that cost differently, a search term or a title names one page.
+func (t *routeTable) template(rawPath, rawQuery string) string {
+	segs := templateSegments(rawPath)
+	t.fold(segs, true)
+	items := templateQuery(rawQuery)
+	for i := range items {
+		it := &items[i]
+		if it.value == "" {
+			continue
+		}
+		place := "?" + it.key
+		if t.folded[place] {
+			it.value = ""
+			continue
+		}
+		t.track(place, it.value, func() { it.value = "" })
+	}
+	return joinTemplate(segs, items, rawQuery != "", true)
+}
+
+// track adds a name seen at a place; past maxLiterals names the place folds
+// and folded runs. Past maxFoldPlace places, new places are not tracked.
+func (t *routeTable) track(place, name string, folded func()) {
+	names := t.literals[place]
+	if names == nil && len(t.literals) < maxFoldPlace {
+		names = map[string]struct{}{}
+		t.literals[place] = names
+	}
+	if names == nil {
+		return
+	}
+	names[name] = struct{}{}
+	if len(names) > maxLiterals {
+		delete(t.literals, place)
+		t.folded[place] = true
+		folded()
+	}
+}
+
+// fold replaces the names at folded places by placeholders, and with track
+// counts the names at places not folded yet, folding those that overflow.
+func (t *routeTable) fold(segs []string, track bool) {
+	var prefix strings.Builder
+	for i, s := range segs {
+		if s != "" && !isPlaceholder(s) {
+			ns, ph := "", phSlug
+			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !isPlaceholder(rest) {
+				ns, ph = n+":", n+":"+phSlug
+			}
+			place := prefix.String() + "|" + ns
+			switch {
+			case t.folded[place]:
+				segs[i] = ph
+			case track:
+				t.track(place, s, func() { segs[i] = ph })
+			}
+		}
+		prefix.WriteByte('/')
+		prefix.WriteString(segs[i])
+	}
+}
+
+// canonical is a template as the table folds it at the end: places that
+// folded after it was first recorded fold it too.
+func (t *routeTable) canonical(template string) string {
+	if template == OtherRoute || len(t.folded) == 0 {
+		return template
+	}
+	p, q, hasQ := strings.Cut(template, "?")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	t.fold(segs, false)
+	out := "/" + strings.Join(segs, "/")
+	if hasQ {
+		items := strings.Split(q, "&")
+		for i, it := range items {
+			if k, _, ok := strings.Cut(it, "="); ok && t.folded["?"+k] {
+				items[i] = k
+			}
+		}
+		out += "?" + strings.Join(items, "&")
+	}
+	return out
+}
+
+// observe adds one request under template tpl, logged in minute m.
+func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
+	rec := t.lastRecord
+	if rec == nil || tpl != t.lastKey {
+		rec = t.records[tpl]
+		if rec == nil {
+			if len(t.records) >= maxRoutes {
+				tpl = OtherRoute
+				rec = t.records[tpl]
+			}
+			if rec == nil {
+				rec = &routeRecord{minutes: map[int64]*routeMinute{}}
+				t.records[tpl] = rec
+			}
+		}
+		t.lastKey, t.lastRecord = tpl, rec
+	}
+	rm := rec.minutes[m]
+	if rm == nil {
+		rm = &routeMinute{}
+		rec.minutes[m] = rm
+	}
+	rm.Requests++
+	switch r.Origin {
+	case sources.OriginUpstream:
+		rm.PHP++
+		rm.PHPSeconds += r.Duration
+	case sources.OriginStatic:
+		rm.Static++
+	case sources.OriginProxy:
+		rm.Proxy++
+	}
+}
+
+// routes returns the records merged by canonical template.
+func (t *routeTable) routes() map[string]*routeRecord {
+	out := make(map[string]*routeRecord, len(t.records))
+	for tpl, rec := range t.records {
+		c := t.canonical(tpl)
+		into := out[c]
+		if into == nil {
+			into = &routeRecord{minutes: make(map[int64]*routeMinute, len(rec.minutes))}
+			out[c] = into
+		}
+		for m, rm := range rec.minutes {
+			if into.minutes[m] == nil {
+				into.minutes[m] = &routeMinute{}
+			}
+			into.minutes[m].add(rm)
+		}
+	}
+	return out
+}

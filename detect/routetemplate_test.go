@@ -1,0 +1,117 @@
+package detect
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+func TestRouteTemplate(t *testing.T) {
+	tests := []struct{ path, query, want string }{
+		// WordPress
+		{"/", "s=caddy+rate+limit", "/?s"},
+		{"/wp-json/wp/v2/search", "search=php&per_page=10", "/wp-json/wp/v2/search?per_page&search"},
+		{"/2026/10/hello_world_again/", "replytocom=4121", "/{n}/{n}/{slug}/?replytocom"},
+		{"/2026/10/%EC%B2%A0%EB%8F%84_%EC%9A%B0%EC%A3%BC/", "", "/{n}/{n}/{slug}/"}, // a Korean slug
+		{"/wp-content/uploads/2026/03/img-2041-768x512.jpg", "", "/wp-content/uploads/{n}/{n}/{token}.jpg"},
+		{"/wp-admin/post.php", "post=812&action=edit", "/wp-admin/post.php?action&post"},
+		// Drupal, Laravel, Nextcloud
+		{"/node/123/edit", "", "/node/{n}/edit"},
+		{"/api/orders/3f2b8c1e-9d4a-4e21-8f7a-2b6c9e0d1a55", "", "/api/orders/{uuid}"},
+		{"/commit/9f86d081884c7d65", "", "/commit/{hash}"},
+		{"/remote.php/dav/files/alice/Documents", "", "/remote.php/dav/files/alice/Documents"},
+		{"/s/aZ3kP9qLmN2xW7", "", "/s/{token}"},
+		{"/index.php/apps/files/ajax/download.php", "dir=%2F&files=a.txt", "/index.php/apps/files/ajax/download.php?dir&files"},
+		{"/assets/app.5f3e9a1c2b7d.js", "", "/assets/{token}.js"},
+		// MediaWiki: namespaces stay, the page after them goes
+		{"/w/Special:WhatLinksHere/Seoul", "", "/w/Special:WhatLinksHere/Seoul"},
+		{"/w/Special:Contributions/HanSet4242", "", "/w/Special:Contributions/{token}"},
+		{"/index.php", "title=Seoul&action=history", "/index.php?action&title"},
+		// keys sorted and kept once, values gone, numeric keys folded
+		{"/search", "q=x&page=2&q=y", "/search?page&q"},
+		{"/x", "123=a", "/x?{n}"},
+		{"/feed/", "", "/feed/"},
+		{"/", "", "/"},
+		{"/wp-json", "", "/wp-json"},
+	}
+	for _, tt := range tests {
+		if got := RouteTemplate(tt.path, tt.query); got != tt.want {
+			t.Errorf("RouteTemplate(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestRouteTableFolds: names that vary too much in one place are titles, not
+// routes, and fold into {slug}, those observed before the fold included; a
+// query key with few values keeps them (they name routes); past maxRoutes
+// templates, requests land in one counted row.
+func TestRouteTableFolds(t *testing.T) {
+	tab := newRouteTable()
+	r := &sources.Request{Origin: sources.OriginUpstream, Duration: 0.1}
+	var early []string
+	for i := 0; i < 3*maxLiterals; i++ {
+		tpl := tab.template("/wiki/Page"+string(rune('A'+i%26))+string(rune('a'+i/26)), "")
+		if i < 3 {
+			early = append(early, tpl)
+		}
+		tab.observe(tpl, 1, r)
+		for _, a := range []string{"edit", "history"} {
+			tab.observe(tab.template("/index.php", "title=T"+fmt.Sprint(i)+"&action="+a), 1, r)
+		}
+	}
+	if early[0] != "/wiki/PageAa" {
+		t.Errorf("before the fold a name is its own template: %q", early[0])
+	}
+	routes := tab.routes()
+	if len(routes) != 3 {
+		keys := []string{}
+		for k := range routes {
+			keys = append(keys, k)
+		}
+		t.Fatalf("routes %q, want /wiki/{slug} and two index.php actions", keys)
+	}
+	if n := routes["/wiki/{slug}"].minutes[1].Requests; n != 3*maxLiterals {
+		t.Errorf("/wiki/{slug} holds %d requests, want all %d (those before the fold too)", n, 3*maxLiterals)
+	}
+	if routes["/index.php?action=history&title"] == nil {
+		t.Errorf("action's few values should stay in the template: %v", routes)
+	}
+
+	big := newRouteTable()
+	for i := 0; i < maxRoutes+10; i++ {
+		// every path distinct at the first segment, folded into /{slug}...
+		big.observe(big.template(fmt.Sprintf("/r%04x/x", i), ""), 1, r)
+		// ...and distinct templates that never fold: a new query key each time
+		big.observe(big.template("/q", fmt.Sprintf("k%04x=1", i)), 1, r)
+	}
+	if len(big.records) > maxRoutes+1 {
+		t.Errorf("%d records, cap %d plus %q", len(big.records), maxRoutes, OtherRoute)
+	}
+	if big.records[OtherRoute] == nil || big.records[OtherRoute].minutes[1].Requests == 0 {
+		t.Errorf("requests past the cap must be counted in %q", OtherRoute)
+	}
+}
+
+func TestTemplateMatcher(t *testing.T) {
+	m := NewTemplateMatcher([]string{"/{n}/{n}/{slug}/?replytocom", "/?s", "/wiki/{slug}", "/index.php?action=history&title", "/w/Talk:{slug}"})
+	tests := []struct {
+		path, query, want string
+	}{
+		{"/2026/09/other-post-title-here/", "replytocom=77", "/{n}/{n}/{slug}/?replytocom"},
+		{"/2026/09/other-post-title-here/", "", ""},
+		{"/", "s=x", "/?s"},
+		{"/", "s=x&paged=2", ""}, // another key set is another template
+		{"/wiki/Main_Page", "", "/wiki/{slug}"},
+		{"/index.php", "title=Seoul&action=history", "/index.php?action=history&title"},
+		{"/index.php", "title=Seoul&action=edit", ""},
+		{"/w/Talk:Seoul", "", "/w/Talk:{slug}"},
+		{"/w/User:Seoul", "", ""},
+	}
+	for _, tt := range tests {
+		got, _ := m.Match(tt.path, tt.query)
+		if got != tt.want {
+			t.Errorf("Match(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}
