@@ -78,6 +78,8 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 	})
 	late := float64(ef.LateSuccess)
 	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
+	// Goodput is the ordinary clients' answers in time, never the crawler's.
+	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	var parts []string
 	if p.Korean() {
 		for _, x := range all {
@@ -105,6 +107,8 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.N(gUsual) + "건에서 가장 적을 때 " + p.Josa(p.N(gMin)+"건", "으로/로") + " 줄었습니다."
 		case gUsual > 0:
 			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.N(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.N(gUsual) + "건)."
+		case hasMin && !hasUsual:
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 가장 적을 때 분당 " + p.N(gMin) + "건이었습니다. 평소 값을 잴 기준 구간은 없습니다."
 		}
 		return s
 	}
@@ -129,8 +133,6 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 	if peak > 0 {
 		s += " Failures peaked at " + p.N(peak) + " a minute."
 	}
-	// Goodput is the ordinary clients' answers in time, never the crawler's.
-	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	switch {
 	case gUsual > 0 && gMin < gUsual:
 		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.N(gUsual) + " a minute to " + p.N(gMin) + " at its lowest."

@@ -1,6 +1,9 @@
 package detect
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Goodput, as the report states it, is the ordinary clients' answers in time:
 // PHP's 2xx within the clients' timeout, without the crawler's own. A crawler
@@ -42,4 +45,20 @@ func (ev *Evidence) ordinaryGoodput(m *Minute, crawlers []*Cluster) int {
 		theirs += float64(c.Good[minute]) * keep
 	}
 	return max(0, good-int(math.Round(theirs)))
+}
+
+// OrdinaryGoodput is the minute starting at start's goodput without the
+// crawler_burst findings' own answers in time: the series the report's text
+// (upstream_errors' lowest and usual goodput) and its goodput chart both
+// describe, computed here once. ok is false when the access log holds no such
+// minute.
+func (ev *Evidence) OrdinaryGoodput(start time.Time, findings []Finding) (good int, ok bool) {
+	if ev.Traffic == nil {
+		return 0, false
+	}
+	m := ev.Traffic.Minute(start)
+	if m == nil {
+		return 0, false
+	}
+	return ev.ordinaryGoodput(m, crawlerClusters(ev, findings)), true
 }

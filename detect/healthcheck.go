@@ -17,9 +17,10 @@ func init() {
 		NewFacts: func() Facts { return &HealthcheckFacts{} },
 		Role:     RoleMechanism,
 		Chain:    5,
+		// No Baseline: the health timeout the wait is judged against is a
+		// limit, not a usual value; the summary states it.
 		Scan: ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)",
-			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V },
-			Baseline: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).HealthTimeoutS }},
+			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V }},
 		Events:  map[string]int{EventHealthStarved: 7},
 		Explain: explainHealth,
 		Moments: healthMoments,
@@ -57,7 +58,7 @@ func explainHealth(p Phraser, f *Finding, _ Story) string {
 	if p.Korean() {
 		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
 		if wait > 0 && timeout > 0 {
-			first += " 대기열(" + p.N(peak) + "건)을 지나는 데 약 " + p.Josa(p.Secs(wait), "이/가") + " 걸려 제한 시간 " + p.Josa(p.Secs(timeout), "을/를") + " 넘겼습니다."
+			first += " 가장 오래 기다릴 때 대기열 " + p.N(peak) + "건을 지나는 데 약 " + p.Josa(p.Secs(wait), "이/가") + " 걸려 제한 시간 " + p.Josa(p.Secs(timeout), "을/를") + " 넘겼습니다."
 		}
 		s = append(s, first)
 		if n503 > 0 {
@@ -73,7 +74,7 @@ func explainHealth(p Phraser, f *Finding, _ Story) string {
 	}
 	first := "The health check waited in php-fpm's queue behind everyone else"
 	if wait > 0 && timeout > 0 {
-		first += ": about " + p.Secs(wait) + " (queue " + p.N(peak) + " deep) against a " + p.Secs(timeout) + " timeout"
+		first += ": at its longest about " + p.Secs(wait) + " (behind " + p.N(peak) + " queued) against a " + p.Secs(timeout) + " timeout"
 	}
 	s = append(s, first+".")
 	if n503 > 0 {
@@ -218,7 +219,9 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	cmp := "no queue depth to estimate the wait"
 	if wait > 0 {
-		cmp = fmt.Sprintf("the queue peaked at %s, about %s of waiting against a %s health timeout (%s)", fmtNum(queuePeak), fmtSec(wait), fmtSec(timeout), timeoutWhy)
+		// queuePeak is the depth where the wait was longest, not the
+		// queue's own peak (listen_queue_overflow states that).
+		cmp = fmt.Sprintf("at its longest, about %s of waiting behind %s queued, against a %s health timeout (%s)", fmtSec(wait), fmtNum(queuePeak), fmtSec(timeout), timeoutWhy)
 	}
 	summary := fmt.Sprintf("The health check waited in php-fpm's queue behind everyone else: %s; so %s.", cmp, strings.Join(evidence, ", "))
 	conf := 0.5 + 0.1*float64(len(evidence))

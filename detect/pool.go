@@ -188,3 +188,8 @@ func (p *Pool) queuePeak(from, to time.Time) metrics.Point {
 	}
 	return pk
 }
+
+// QueuePeak is the deepest the listen queue got in [from, to), with when: the
+// scraped maximum, or php-fpm's high-water mark when that went higher between
+// two scrapes. Every text and chart that states the queue's peak reads it.
+func (p *Pool) QueuePeak(from, to time.Time) metrics.Point { return p.queuePeak(from, to) }

@@ -58,6 +58,7 @@ func Build(_ context.Context, l *detect.Loaded, res *detect.Result, tz string) (
 		r.DataQuality = append(r.DataQuality, res.DataQuality...)
 		if ev.Traffic != nil {
 			r.Evidence.Crawlers = crawlerRows(res.Findings, ev.Traffic, ev.From, ev.To)
+			r.Evidence.splitGoodput(ev, res.Findings)
 		}
 	}
 	r.Changes = append([]sources.Change(nil), ev.Changes...)
@@ -87,7 +88,11 @@ func seriesFromPool(p *detect.Pool, from, to time.Time) []SeriesRow {
 		if ps.id == SeriesCPU {
 			row.Query = p.CPUSource
 		}
-		for _, pt := range perMinute(pts, from, to, ps.agg) {
+		mins := perMinute(pts, from, to, ps.agg)
+		if ps.id == SeriesQueue {
+			raiseToPeak(mins, p.QueuePeak(from, to))
+		}
+		for _, pt := range mins {
 			row.add(pt.T, pt.V)
 		}
 		if len(row.Points) > 0 {
@@ -95,6 +100,20 @@ func seriesFromPool(p *detect.Pool, from, to time.Time) []SeriesRow {
 		}
 	}
 	return out
+}
+
+// raiseToPeak lifts the minute of the queue's peak to it: php-fpm's
+// high-water mark can pass every scrape, and the chart, the timeline and the
+// texts then state the one peak detect measured (a minute's value is its
+// highest anyway).
+func raiseToPeak(mins []Point, pk metrics.Point) {
+	m := pk.T.Truncate(time.Minute)
+	for i := range mins {
+		if mins[i].T.Equal(m) {
+			mins[i].V = math.Max(mins[i].V, pk.V)
+			return
+		}
+	}
 }
 
 // perMinute reduces points in [from truncated to the minute, to) to one a minute.

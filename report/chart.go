@@ -25,10 +25,10 @@ var chartWords = map[string]map[string]string{
 	LangEN: {
 		"status": "Requests by status per minute", "status_cap": "From the access log. Late: successes logged after the clients' timeout, read by nobody.",
 		"ok": "answered in time", "late": "late", "4xx": "4xx", "429": "429", "502": "502", "503": "503", "504": "504", "5xx": "other 5xx",
-		"goodput": "Goodput: successes PHP answered in time, per minute", "goodput_cap": "From the access log. Dashed: the usual goodput before the window.",
-		"good": "goodput", "usual": "usual",
+		"goodput": "Goodput: ordinary clients' successes PHP answered in time, per minute", "goodput_cap": "From the access log. The crawlers' own answers in time are drawn apart; dashed: the usual goodput before the window.",
+		"good": "ordinary clients", "crawler_good": "crawlers' own", "usual": "usual", "lowest": "lowest while failing",
 		"workers": "php-fpm workers busy", "workers_cap": "Highest value of each minute.", "active": "active", "total": "total",
-		"queue": "php-fpm listen queue", "queue_cap": "Highest value of each minute; dashed: the backlog cap.", "depth": "queued", "backlog": "cap",
+		"queue": "php-fpm listen queue", "queue_cap": "Highest value of each minute (php-fpm's high-water mark where it went higher between scrapes); dashed: the backlog cap.", "depth": "queued", "peak": "peak", "backlog": "cap",
 		"cap_off": "cap off scale",
 		"cpu":     "CPU %", "cpu_cap": "Mean of each minute.", "cpu_l": "CPU",
 		"crawler": "Crawler cluster per minute against its baseline", "crawler_cap": "Cluster: ",
@@ -38,10 +38,10 @@ var chartWords = map[string]map[string]string{
 	LangKO: {
 		"status": "분당 상태별 요청", "status_cap": "접근 로그에서 셈. 늦은 응답: 이용자가 기다리는 시간보다 늦게 기록되어 아무도 받지 못한 성공 응답.",
 		"ok": "제때 응답", "late": "늦은 응답", "4xx": "4xx", "429": "429", "502": "502", "503": "503", "504": "504", "5xx": "그 밖의 5xx",
-		"goodput": "분당 goodput: PHP가 제때 돌려준 성공 응답", "goodput_cap": "접근 로그에서 셈. 점선: 분석 구간 전의 평소 값.",
-		"good": "goodput", "usual": "평소",
+		"goodput": "분당 goodput: PHP가 일반 이용자에게 제때 돌려준 성공 응답", "goodput_cap": "접근 로그에서 셈. 크롤러가 제때 받은 응답은 따로 그림. 점선: 분석 구간 전의 평소 값.",
+		"good": "일반 이용자", "crawler_good": "크롤러", "usual": "평소", "lowest": "실패 중 최저",
 		"workers": "점유된 php-fpm 워커", "workers_cap": "1분마다 가장 큰 값.", "active": "점유", "total": "전체",
-		"queue": "php-fpm 대기열", "queue_cap": "1분마다 가장 큰 값. 점선: 대기열 상한.", "depth": "대기", "backlog": "상한",
+		"queue": "php-fpm 대기열", "queue_cap": "1분마다 가장 큰 값 (수집 사이에 더 길어졌으면 php-fpm이 기록한 최고값). 점선: 대기열 상한.", "depth": "대기", "peak": "최고", "backlog": "상한",
 		"cap_off": "상한은 그래프 밖",
 		"cpu":     "CPU %", "cpu_cap": "1분 평균.", "cpu_l": "CPU",
 		"crawler": "분당 크롤러 요청과 평소 값", "crawler_cap": "클러스터: ",
@@ -129,12 +129,20 @@ func charts(r *Report, v *view, p printer) []chartView {
 		}
 		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c)})
 
-		// Goodput against its usual level.
+		// Ordinary clients' goodput against its usual level, the crawlers'
+		// own answers in time apart: the text's goodput is the ordinary one.
 		good := make([]timechart.Point, len(ms))
-		gmax := 0.0
+		theirs := make([]timechart.Point, len(ms))
+		gmax, anyTheirs := 0.0, false
+		lowest := -1
 		for i := range ms {
 			good[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].Goodput)}
-			gmax = math.Max(gmax, good[i].V)
+			theirs[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].CrawlerGoodput)}
+			gmax = math.Max(gmax, math.Max(good[i].V, theirs[i].V))
+			anyTheirs = anyTheirs || ms[i].CrawlerGoodput > 0
+			if failing && !ms[i].Time.Before(r.Impact.Start) && ms[i].Time.Before(r.Impact.End) && (lowest < 0 || ms[i].Goodput < lowest) {
+				lowest = ms[i].Goodput
+			}
 		}
 		usual := 0.0
 		if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil {
@@ -144,9 +152,16 @@ func charts(r *Report, v *view, p printer) []chartView {
 		decorate(c)
 		c.Area(good, timechart.ColourLine)
 		c.Key(timechart.ColourLine, w["good"])
+		if anyTheirs {
+			c.Line(theirs, timechart.ColourCrawler, false)
+			c.Key(timechart.ColourCrawler, w["crawler_good"])
+		}
 		if usual > 0 {
 			c.HLine(usual, timechart.ColourRef)
 			c.Key("-"+timechart.ColourRef, w["usual"]+" "+p.n(usual))
+		}
+		if lowest >= 0 {
+			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest)))
 		}
 		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c)})
 	}
@@ -178,7 +193,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		c := newChart(ymax, w["queue"])
 		decorate(c)
 		c.Area(chartPoints(q.Points), timechart.ColourQueue)
-		c.Key(timechart.ColourQueue, w["depth"])
+		c.Key(timechart.ColourQueue, w["depth"]+", "+w["peak"]+" "+p.n(q.Max))
 		switch {
 		case showCap:
 			c.Line(chartPoints(bl.Points), timechart.ColourRef, true)

@@ -45,8 +45,12 @@ type MinuteRow struct {
 	ProxyMade int `json:"proxy_made"`
 	// PHP counts responses PHP produced, whatever their status.
 	PHP int `json:"php"`
-	// Goodput counts 2xx PHP answered within the clients' timeout.
+	// Goodput counts ordinary clients' 2xx PHP answered within the clients'
+	// timeout: the crawler_burst findings' own are in CrawlerGoodput, so
+	// that the chart plots what the text calls goodput.
 	Goodput int `json:"goodput"`
+	// CrawlerGoodput counts the crawlers' own 2xx PHP answered in time.
+	CrawlerGoodput int `json:"crawler_goodput,omitempty"`
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
 	Late int `json:"late"`
 }
@@ -128,6 +132,18 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 			row.Classes[string(cl)] = n
 		}
 		e.Clusters = append(e.Clusters, row)
+	}
+}
+
+// splitGoodput moves the crawler_burst findings' own answers in time out of
+// each minute's goodput, with detect's own split (the one upstream_errors
+// states its lowest and usual goodput from).
+func (e *Evidence) splitGoodput(ev *detect.Evidence, findings []detect.Finding) {
+	for i := range e.Minutes {
+		m := &e.Minutes[i]
+		if good, ok := ev.OrdinaryGoodput(m.Time, findings); ok {
+			m.CrawlerGoodput, m.Goodput = m.Goodput-good, good
+		}
 	}
 }
 

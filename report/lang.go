@@ -80,8 +80,16 @@ func (p printer) i(v int) string { return detect.FormatInt(int64(v)) }
 // pct prints a share (0-1) as a percentage: "53%", "0.4%".
 func (p printer) pct(share float64) string {
 	v := share * 100
-	if v > 0 && v < 1 {
+	// "100%" and "0%" claim all and none: a share near either end keeps a
+	// decimal, cut towards 50%, so that 99.7% of a crawler refused never
+	// reads as every request, nor one refusal in 5,000 as none.
+	switch {
+	case v > 0 && v < 0.1:
+		return "<0.1%"
+	case v > 0 && v < 1:
 		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "%"
+	case v > 99 && v < 100:
+		return strconv.FormatFloat(math.Floor(v*10)/10, 'f', 1, 64) + "%"
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + "%"
 }

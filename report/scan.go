@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/template"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/templates"
 )
@@ -63,6 +65,13 @@ type Scan struct {
 	DataQuality []sources.QualityNote `json:"data_quality"`
 	// Read is what the scan read (lines, bytes, samples).
 	Read scan.Read `json:"read"`
+	// Rules are the rate-limit zones proposed for the window's crawler_burst
+	// findings, each with its backtest over the window: the next step a
+	// crawler anomaly names. Set by the caller after BuildScan.
+	Rules []rules.Rule `json:"rules"`
+	// Caddyfile is the rules file for them (rules.caddy: how to deploy,
+	// then the rate_limit block).
+	Caddyfile string `json:"caddyfile,omitempty"`
 }
 
 // Delivery records one webhook message.
@@ -124,6 +133,9 @@ func (s *Scan) normalize() {
 	if s.Baseline.Slots == nil {
 		s.Baseline.Slots = []scan.Slot{}
 	}
+	if s.Rules == nil {
+		s.Rules = []rules.Rule{}
+	}
 	if s.Delivery != nil && s.Delivery.Events == nil {
 		s.Delivery.Events = []string{}
 	}
@@ -164,6 +176,18 @@ func RenderScanMarkdown(s *Scan) ([]byte, error) {
 		}
 		return n
 	}
+	fm["pct"] = newPrinter(LangEN, loc, s.Window.To).pct
+	// ruleFor is the proposed rule that answers one of an anomaly's findings.
+	fm["ruleFor"] = func(a scan.Anomaly) *scanRule {
+		for i := range s.Rules {
+			for _, id := range a.Findings {
+				if s.Rules[i].Finding == id {
+					return newScanRule(s.Rules[i])
+				}
+			}
+		}
+		return nil
+	}
 	t, err := template.New(scanTemplate).Funcs(fm).ParseFS(templates.FS, scanTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("report: template %s: %w", scanTemplate, err)
@@ -173,6 +197,27 @@ func RenderScanMarkdown(s *Scan) ([]byte, error) {
 		return nil, fmt.Errorf("report: template %s: %w", scanTemplate, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// scanRule is a proposed rule as scan.md shows it: the block with the steps
+// to deploy it (rules.DeploySteps, the same lines rules.caddy opens with),
+// in a fence longer than any run of backticks in it.
+type scanRule struct {
+	rules.Rule
+	Block, Fence string
+}
+
+func newScanRule(r rules.Rule) *scanRule {
+	var b strings.Builder
+	for _, l := range rules.DeploySteps() {
+		b.WriteString(strings.TrimRight("# "+l, " ") + "\n")
+	}
+	b.WriteString(r.Caddyfile)
+	fence := "```"
+	for strings.Contains(b.String(), fence) {
+		fence += "`"
+	}
+	return &scanRule{Rule: r, Block: strings.TrimRight(b.String(), "\n"), Fence: fence}
 }
 
 // WriteScan writes scan.json and scan.md into dir (created if needed), each

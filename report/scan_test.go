@@ -14,6 +14,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -244,5 +245,62 @@ func TestWriteScanAndSummary(t *testing.T) {
 	PrintScanSummary(&out, quiet)
 	if !strings.Contains(out.String(), "nothing anomalous") {
 		t.Errorf("quiet summary: %s", out.String())
+	}
+}
+
+// TestScanMarkdownNextStep: a crawler anomaly carries its proposed rule, with
+// the deploy steps rules.caddy opens with and the backtest over the window; a
+// slot the logs cover only in part says so next to its count, never "no"; a
+// finding that names no measured usual value shows none.
+func TestScanMarkdownNextStep(t *testing.T) {
+	res := crawlerScan()
+	res.Baseline.Slots = append(res.Baseline.Slots,
+		scan.Slot{Range: scan.Range{From: res.Window.From.AddDate(0, 0, -2), To: res.Window.To.AddDate(0, 0, -2)}, Requests: 1531},
+		scan.Slot{Range: scan.Range{From: res.Window.From.AddDate(0, 0, -3), To: res.Window.To.AddDate(0, 0, -3)}})
+	res.Anomalies = append(res.Anomalies, scan.Anomaly{Kind: detect.KindHealthcheckStarved, Severity: scan.SeverityCritical, Start: res.Window.From,
+		Metric: "estimated wait of a queued health check (s)", Observed: 27.4, NoBaseline: true, Summary: "against a 10 s health timeout"})
+	doc := BuildScan(res, "Asia/Seoul")
+	doc.Rules = []rules.Rule{{Name: "tools_zh_cn_logged_out", Finding: "crawler_burst-1", Events: 10, Window: "10m",
+		Caddyfile: "rate_limit {\n\tzone tools_zh_cn_logged_out {\n\t\tkey tools_zh_cn_logged_out\n\t\twindow 10m\n\t\tevents 10\n\t}\n}\n",
+		Backtest: rules.Backtest{CrawlerRequests: 15850, CrawlerRefused: 15788, CrawlerRefusedShare: 15788.0 / 15850,
+			FingerprintReaderRequests: 8, OtherLoggedOutRequests: 3493, BaselineRequests: 11439}}}
+	md, err := RenderScanMarkdown(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(md)
+	crawler := text[strings.Index(text, "### critical: crawler\\_burst"):]
+	crawler = crawler[:strings.Index(crawler[4:], "### ")+4]
+	for _, want := range []string{
+		"**Do this now:** limit it with the rate\\_limit zone tools\\_zh\\_cn\\_logged\\_out",
+		"# 1. Needs the caddy-ratelimit module, version v0.1.0",
+		"#      " + rules.BuildCommand,
+		"#          " + rules.OrderOption,
+		"#      caddy validate --config Caddyfile",
+		"\tzone tools_zh_cn_logged_out {",
+		"refuses 15,788 of the crawler's 15,850 requests (99.6%), 0 of 8 requests of readers who share its fingerprint, 0 of 3,493 other logged-out requests",
+	} {
+		if !strings.Contains(crawler, want) {
+			t.Errorf("the crawler anomaly lacks %q:\n%s", want, crawler)
+		}
+	}
+	for _, want := range []string{
+		"| partly: not compared | 1,531 |",
+		"| no | 0 |",
+		"| critical | healthcheck\\_starved |  | 02:00 | estimated wait of a queued health check (s) | 27.40 | - | - |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scan.md lacks %q", want)
+		}
+	}
+	if strings.Count(text, "Do this now") != 1 {
+		t.Errorf("only the crawler anomaly has a rule; scan.md has %d next steps", strings.Count(text, "Do this now"))
+	}
+	js, err := RenderScanJSON(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scanSchemaErr(t, js); err != nil {
+		t.Errorf("scan.json with rules: %v", err)
 	}
 }

@@ -107,7 +107,7 @@ var labels = map[string]map[string]string{
 		"data_quality": "Data quality", "tz": "Times are local",
 		"role_trigger": "Trigger", "role_enabler": "Enabling change", "role_mechanism": "Mechanism", "role_candidate": "Possibly related change", "role_symptom": "Symptom",
 		"found": "found", "not_interesting": "nothing unusual", "could_not_run": "could not run",
-		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused",
+		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused", "bt_readers": "requests of readers who share the crawler's fingerprint refused",
 		"bt_logged_in": "logged-in requests refused", "bt_baseline": "refusals over the baseline", "bt_first": "first refusal",
 		"ruled_out": "Ruled out", "mitigations": "Already changed", "legend_window": "failing stretch", "legend_moments": "numbers mark the timeline rows",
 	},
@@ -126,7 +126,7 @@ var labels = map[string]map[string]string{
 		"data_quality": "데이터 품질", "tz": "시각은 현지 시각",
 		"role_trigger": "계기", "role_enabler": "바탕이 된 변경", "role_mechanism": "작동 방식", "role_candidate": "관련이 있을 수 있는 변경", "role_symptom": "증상",
 		"found": "찾음", "not_interesting": "특이점 없음", "could_not_run": "실행 못 함",
-		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청",
+		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청", "bt_readers": "크롤러와 지문이 같은 독자의 요청 중 거절된 것",
 		"bt_logged_in": "거절된 로그인 요청", "bt_baseline": "기준 기간에 거절했을 요청", "bt_first": "첫 거절",
 		"ruled_out": "원인이 아닌 것", "mitigations": "이미 바꾼 것", "legend_window": "실패 구간", "legend_moments": "숫자는 경과 표의 줄",
 	},
@@ -655,10 +655,18 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 		}
 		return p.i(n) + " of " + p.i(total)
 	}
-	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: rl.Caddyfile, Fence: fence}
+	// The block opens with what deploying it takes, as rules.caddy does
+	// (one source: rules.DeploySteps): pasted alone, it still says it needs
+	// caddy-ratelimit and where it goes.
+	var head strings.Builder
+	for _, l := range rules.DeploySteps() {
+		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
+	}
+	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
 	v.Backtest = [][2]string{
 		{l["bt_crawler"], of(bt.CrawlerRefused, bt.CrawlerRequests) + " (" + p.pct(bt.CrawlerRefusedShare) + ")"},
 		{l["bt_php"], p.secs(bt.CrawlerPHPSecondsSaved)},
+		{l["bt_readers"], of(bt.FingerprintReaderRefused, bt.FingerprintReaderRequests)},
 		{l["bt_other"], of(bt.OtherLoggedOutRefused, bt.OtherLoggedOutRequests) + " (" + p.pct(bt.OtherLoggedOutRefusedShare) + ")"},
 		{l["bt_logged_in"], of(bt.LoggedInRefused, bt.LoggedInRequests)},
 		{l["bt_baseline"], of(bt.BaselineRefused, bt.BaselineRequests)},

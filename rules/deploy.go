@@ -41,27 +41,9 @@ func deployHeader(p *Proposal, from, to time.Time) string {
 	}
 	line("Rate limits proposed by aftermath for the incident of %s to %s (UTC).", from.UTC().Format("2006-01-02 15:04"), to.UTC().Format("2006-01-02 15:04"))
 	line("")
-	line("1. Needs the caddy-ratelimit module, version v0.1.0 (stock Caddy rejects this")
-	line("   block: \"unrecognized directive: rate_limit\"). Build Caddy with it:")
-	line("     %s", BuildCommand)
-	line("   and check that it is in: caddy list-modules | grep http.handlers.rate_limit")
-	line("2. Add to the global options block at the very top of the Caddyfile (create")
-	line("   the block if there is none):")
-	line("     {")
-	line("         %s", OrderOption)
-	line("     }")
-	line("   The module orders rate_limit before basic_auth, which runs after rewrite,")
-	line("   uri and try_files: without this line a site that rewrites /w/* would hand")
-	line("   the zones the rewritten path, and the path matchers below would miss.")
-	line("3. Paste the rate_limit block below inside the site block of the site the")
-	line("   logs came from (the one with php_fastcgi or reverse_proxy), at its top")
-	line("   level, not inside a handle or route block.")
-	line("4. Check before reloading, then reload:")
-	line("     caddy validate --config Caddyfile")
-	line("     caddy adapt --config Caddyfile | grep -o '\"handler\":\"rate_limit\"'")
-	line("     caddy reload --config Caddyfile")
-	line("   (aftermath rules --caddyfile Caddyfile does steps 2 and 3 in a copy, checks")
-	line("   it with Caddy's own adapter and prints the diff.)")
+	for _, l := range DeploySteps() {
+		line("%s", l)
+	}
 	line("")
 	line("What it would have refused, replaying the recorded requests (backtest):")
 	for _, r := range p.Rules {
@@ -74,6 +56,36 @@ func deployHeader(p *Proposal, from, to time.Time) string {
 	}
 	line("Each zone's conditions, sizing and arithmetic: report.json (rules[].why).")
 	return b.String()
+}
+
+// DeploySteps are the lines that say what deploying a rate_limit block takes:
+// the module and how to build Caddy with it, the global order option, where
+// the block goes, and how to check it before a reload. rules.caddy's header
+// and the postmortem's rule blocks both print them, so they cannot drift.
+func DeploySteps() []string {
+	return []string{
+		"1. Needs the caddy-ratelimit module, version v0.1.0 (stock Caddy rejects this",
+		"   block: \"unrecognized directive: rate_limit\"). Build Caddy with it:",
+		fmt.Sprintf("     %s", BuildCommand),
+		"   and check that it is in: caddy list-modules | grep http.handlers.rate_limit",
+		"2. Add to the global options block at the very top of the Caddyfile (create",
+		"   the block if there is none):",
+		"     {",
+		fmt.Sprintf("         %s", OrderOption),
+		"     }",
+		"   The module orders rate_limit before basic_auth, which runs after rewrite,",
+		"   uri and try_files: without this line a site that rewrites /w/* would hand",
+		"   the zones the rewritten path, and the path matchers below would miss.",
+		"3. Paste the rate_limit block below inside the site block of the site the",
+		"   logs came from (the one with php_fastcgi or reverse_proxy), at its top",
+		"   level, not inside a handle or route block.",
+		"4. Check before reloading, then reload:",
+		"     caddy validate --config Caddyfile",
+		"     caddy adapt --config Caddyfile | grep -o '\"handler\":\"rate_limit\"'",
+		"     caddy reload --config Caddyfile",
+		"   (aftermath rules --caddyfile Caddyfile does steps 2 and 3 in a copy, checks",
+		"   it with Caddy's own adapter and prints the diff.)",
+	}
 }
 
 func keyText(key string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,24 @@ func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
 	}
 	if _, err := rules.CheckCaddyfile([]byte(followHeader(t, string(file), false)), "Caddyfile", zones); err == nil || !strings.Contains(err.Error(), "rewrite runs before rate_limit") {
 		t.Errorf("without the global option the zones run after the rewrite, but the check said %v", err)
+	}
+	// The postmortem's own rule blocks carry the same steps (one source):
+	// each, followed by itself alone, deploys too.
+	md, err := os.ReadFile(filepath.Join(out, "postmortem.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```caddyfile\n(.*?)```").FindAllStringSubmatch(string(md), -1)
+	if len(blocks) != len(zones) {
+		t.Fatalf("postmortem.md has %d rule blocks for %d zones", len(blocks), len(zones))
+	}
+	for i, b := range blocks {
+		if !strings.Contains(b[1], rules.BuildCommand) {
+			t.Errorf("postmortem.md's block for zone %s does not say how to build Caddy with the module:\n%s", zones[i], b[1])
+		}
+		if _, err := rules.CheckCaddyfile([]byte(followHeader(t, b[1], true)), "Caddyfile", zones[i:i+1]); err != nil {
+			t.Errorf("postmortem.md's block for zone %s, followed alone: %v", zones[i], err)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/report/notify"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
@@ -167,6 +168,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		}
 		return usageErrorf("%s: is the log pipeline delivering? (give a --now inside the logs' span to replay a bundle)", msg)
 	}
+	if err := proposeForScan(ctx, *in, cfg, res, doc); err != nil {
+		return err
+	}
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.
 	paths, err := report.WriteScan(f.out, doc)
@@ -305,4 +309,32 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 	}
 	doc.Delivery.Sent = true
 	return save()
+}
+
+// proposeForScan adds the next step of each crawler anomaly to doc: a
+// rate-limit zone for its crawler_burst finding, sized on the detectors'
+// lookback before the window and backtested over the window (the same
+// rules.Propose as analyze). A scan without a crawler_burst finding proposes
+// nothing. Zones Propose rejected are named in data_quality.
+func proposeForScan(ctx context.Context, in detect.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
+	var crawlers []detect.Finding
+	for _, f := range res.Findings {
+		if f.Kind == detect.KindCrawlerBurst {
+			crawlers = append(crawlers, f)
+		}
+	}
+	if len(crawlers) == 0 || len(in.Access) == 0 {
+		return nil
+	}
+	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site,
+		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}
+	}
+	doc.Rules = prop.Rules
+	if len(prop.Rules) > 0 {
+		doc.Caddyfile = prop.Caddyfile
+	}
+	doc.DataQuality = append(doc.DataQuality, prop.DataQuality...)
+	return nil
 }

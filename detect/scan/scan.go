@@ -11,6 +11,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
 )
 
 // Result is the outcome of one scan.
@@ -212,6 +213,11 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	ev.BaselineFrom, ev.BaselineTo = w.From.Add(-cfg.Lookback), w.From
 	ev.Pool = nil
 	ev.Traffic = nil
+	// A scan at now knows nothing of what came after it: a replay over a
+	// bundle that runs past now must not cite a later commit or check.
+	ev.Changes = before(ev.Changes, now, func(c sources.Change) time.Time { return c.Time })
+	ev.Health = before(ev.Health, now, func(h sources.HealthEvent) time.Time { return h.Time })
+	ev.FPM = before(ev.FPM, now, func(e fpmlog.Event) time.Time { return e.Time })
 	notes := append([]sources.QualityNote(nil), s.notes...)
 	if pend.traffic.Total() > 0 {
 		ev.Traffic = pend.traffic
@@ -266,6 +272,17 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 		RawRange: cfg.observed(now), RawLines: pend.traffic.Total(), SlotLines: slotLines,
 		MetricFiles: s.loaded.MetricFiles, MetricSamples: s.loaded.MetricSamples}
 	return out, nil
+}
+
+// before keeps the items of xs that happened before now.
+func before[T any](xs []T, now time.Time, at func(T) time.Time) []T {
+	var out []T
+	for _, x := range xs {
+		if at(x).Before(now) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // guarded runs a detector so that a panic in it costs its own finding, not the

@@ -1,0 +1,555 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// One number, one source: every figure a report states in more than one place
+// (the queue's peak, the ordinary clients' lowest goodput, the failures, the
+// crawler's addresses, the backtest's shares) must read the same in
+// postmortem.md (English and Korean), report.html (its text and its charts),
+// report.json and the terminal summary. Each format is read back as a reader
+// would, by the phrases that state the figure, and every sighting is compared
+// with the value report.json carries.
+
+// rendering is one report rendered in every format, as text.
+type rendering map[string]string
+
+// The formats read back; html holds the page's text, its charts' legends included.
+const (
+	fmtMarkdownEN = "postmortem.md (en)"
+	fmtMarkdownKO = "postmortem.md (ko)"
+	fmtHTML       = "report.html"
+	fmtTerminal   = "terminal"
+)
+
+// Figures compared.
+const (
+	figQueuePeak       = "queue peak"
+	figGoodputLow      = "lowest ordinary goodput while failing"
+	figFailed          = "requests failed"
+	figPHPFailed       = "PHP requests failed"
+	figPHPRequests     = "PHP requests while failing"
+	figCrawlerIPs      = "crawler addresses"
+	figCrawlerRefused  = "crawler refused share"
+	figOtherRefused    = "other logged-out refused share"
+	figCrawlerRefusedN = "crawler requests refused"
+)
+
+// num matches a number as the reports print it ("24,980", "2.4", "62%").
+const num = `([0-9][0-9,]*(?:\.[0-9]+)?)`
+
+// statement is a phrase that states a figure, in the formats it is written in.
+type statement struct {
+	figure  string
+	formats []string
+	re      *regexp.Regexp
+	percent bool
+}
+
+var (
+	prose    = []string{fmtMarkdownEN, fmtHTML}
+	allEN    = []string{fmtMarkdownEN, fmtHTML, fmtTerminal}
+	korean   = []string{fmtMarkdownKO}
+	terminal = []string{fmtTerminal}
+)
+
+func stmt(figure string, formats []string, re string) statement {
+	return statement{figure: figure, formats: formats, re: regexp.MustCompile(re), percent: strings.Contains(re, "%")}
+}
+
+// statements are the phrases read back. A phrase that states a figure in a
+// way not listed here is not compared: keep the list in step with the texts.
+var statements = []statement{
+	stmt(figQueuePeak, allEN, `queue grew from a usual `+num+` to `+num),
+	stmt(figQueuePeak, allEN, `queue peaks at `+num),
+	stmt(figQueuePeak, allEN, `queue peaked at `+num),
+	stmt(figQueuePeak, allEN, `\(it peaks at `+num),
+	stmt(figQueuePeak, allEN, `queued, peak `+num),
+	stmt(figQueuePeak, korean, `대기열이 평소 `+num+`에서 (?:[^.,]*?에 )?`+num+`까지`),
+	stmt(figQueuePeak, korean, `워커 대기열이 `+num+`(?:으로|로) 가장 길어짐`),
+	stmt(figQueuePeak, korean, `가장 길 때 `+num+`\)`),
+	stmt(figQueuePeak, korean, `가장 길 때 `+num+`(?:으로|로) 예전 상한`),
+	stmt(figQueuePeak, korean, `대기, 최고 `+num),
+
+	stmt(figGoodputLow, allEN, `goodput[^.]*? to `+num+` at its lowest`),
+	stmt(figGoodputLow, allEN, `goodput[^.]*? was `+num+` a minute at its lowest`),
+	stmt(figGoodputLow, allEN, `goodput[^.]*? did not fall below `+num+` a minute`),
+	stmt(figGoodputLow, allEN, `lowest while failing `+num),
+	stmt(figGoodputLow, korean, `실패 중 최저 `+num),
+	stmt(figGoodputLow, korean, `성공 응답은[^.]*가장 적을 때 `+num+`건`),
+	stmt(figGoodputLow, korean, `성공 응답은[^.]*분당 `+num+`건 아래로 떨어지지 않았습니다`),
+	stmt(figGoodputLow, korean, `성공 응답은[^.]*가장 적을 때 분당 `+num+`건`),
+
+	stmt(figFailed, allEN, `requests failed \(5xx, 429, late\)[\s|]*`+num),
+	stmt(figFailed, allEN, `requests, `+num+` failed \(5xx, 429, late\)`),
+	stmt(figPHPFailed, allEN, `(?P<v>[0-9][0-9,]*) of the `+num+` requests that needed PHP failed`),
+	stmt(figPHPFailed, allEN, `(?P<v>[0-9][0-9,]*) of `+num+` PHP requests failed`),
+	stmt(figPHPFailed, allEN, `of them failed[\s|]*`+num),
+	stmt(figPHPFailed, korean, `PHP가 필요한 요청 [0-9,]+건 가운데 `+num+`건이 실패`),
+	stmt(figPHPRequests, korean, `PHP가 필요한 요청 `+num+`건 가운데`),
+	stmt(figPHPRequests, korean, `실패 구간에 PHP가 필요했던 요청 \| `+num),
+	stmt(figPHPFailed, korean, `그중 실패 \| `+num),
+	stmt(figFailed, korean, `실패한 요청 \(5xx, 429, 늦은 응답\) \| `+num),
+	stmt(figPHPRequests, allEN, `of the `+num+` requests that needed PHP failed`),
+	stmt(figPHPRequests, allEN, `of `+num+` PHP requests failed`),
+	stmt(figPHPRequests, allEN, `requests that needed PHP while failing[\s|]*`+num),
+
+	stmt(figCrawlerIPs, allEN, `spread over `+num+` addresses`),
+	stmt(figCrawlerIPs, allEN, `came from `+num+` addresses`),
+	stmt(figCrawlerIPs, allEN, `, from `+num+` addresses`),
+	stmt(figCrawlerIPs, allEN, `spread out \(`+num+` addresses`),
+	stmt(figCrawlerIPs, korean, num+`개 주소에 퍼진`),
+	stmt(figCrawlerIPs, korean, num+`개 주소에서`),
+
+	stmt(figCrawlerRefused, allEN, `would have refused `+num+`% of the crawler's requests`),
+	stmt(figCrawlerRefused, allEN, `crawler requests refused[\s|]*[0-9,]+ of [0-9,]+ \(`+num+`%\)`),
+	stmt(figCrawlerRefusedN, allEN, `crawler requests refused[\s|]*`+num+` of `+num),
+	stmt(figCrawlerRefused, korean, `크롤러 요청의 `+num+`%를 거절`),
+	stmt(figCrawlerRefused, terminal, `(?m)^│ \S+ +│ [0-9,]+ of [0-9,]+ \(`+num+`%\)`),
+	stmt(figCrawlerRefusedN, terminal, `(?m)^│ \S+ +│ (?P<v>[0-9][0-9,]*) of [0-9,]+ \(`),
+	stmt(figCrawlerRefusedN, terminal, `(?m)^│ \S+ +│ [0-9,]+ of `+num+` \(`),
+	stmt(figOtherRefused, terminal, `(?m)^│ \S+ +│ [0-9,]+ of [0-9,]+ \([0-9.]+%\) +│ [0-9,]+ of [0-9,]+ \(`+num+`%\)`),
+	stmt(figOtherRefused, allEN, `other logged-out requests refused[\s|]*[0-9,]+ of [0-9,]+ \(`+num+`%\)`),
+}
+
+// sighting is one place a figure is stated.
+type sighting struct {
+	format, figure, text string
+	value                float64
+	decimals             int // digits after the point as printed
+	percent              bool
+}
+
+// read finds every statement of a figure in each format; crawlers are the
+// crawlers' fingerprints, whose rows the terminal's fingerprint table has.
+func read(r rendering, crawlers []string) []sighting {
+	sts := statements
+	for _, fp := range crawlers {
+		sts = append(sts, stmt(figCrawlerIPs, terminal, `(?m)^│ `+regexp.QuoteMeta(fp)+` +│ [0-9,]+ +│ `+num+` `))
+	}
+	var out []sighting
+	for _, st := range sts {
+		for _, f := range st.formats {
+			for _, m := range st.re.FindAllStringSubmatch(r[f], -1) {
+				// The group named v is the figure, else the last (a phrase
+				// may name another number first).
+				raw := m[len(m)-1]
+				if i := st.re.SubexpIndex("v"); i > 0 {
+					raw = m[i]
+				}
+				v, err := strconv.ParseFloat(strings.ReplaceAll(raw, ",", ""), 64)
+				if err != nil {
+					continue
+				}
+				dec := 0
+				if i := strings.IndexByte(raw, '.'); i >= 0 {
+					dec = len(raw) - i - 1
+				}
+				out = append(out, sighting{format: f, figure: st.figure, text: m[0], value: v, decimals: dec, percent: st.percent})
+			}
+		}
+	}
+	return out
+}
+
+// truth is what report.json says of each figure: the values a sighting may
+// state (a figure with several crawlers or rules has several).
+type truth map[string][]float64
+
+// figuresOf reads the figures from report.json, and checks that its own
+// places agree (a finding's fact, the chart's series).
+func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string) {
+	t.Helper()
+	var rep struct {
+		Window struct{ From, To time.Time }
+		Impact struct {
+			Start, End     time.Time
+			FailedRequests float64 `json:"failed_requests"`
+			PHPRequests    float64 `json:"php_requests"`
+			PHPFailed      float64 `json:"php_failed"`
+		}
+		Findings []map[string]any
+		Rules    []struct {
+			Backtest map[string]any
+		}
+		Evidence struct {
+			Minutes []struct {
+				Time    time.Time
+				Goodput float64
+			}
+			Series []struct {
+				ID  string
+				Max float64
+			}
+			Crawlers []struct{ Fingerprint string }
+		}
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	tr = truth{}
+	for _, c := range rep.Evidence.Crawlers {
+		crawlers = append(crawlers, c.Fingerprint)
+	}
+	add := func(fig string, v float64) {
+		if !containsValue(tr[fig], v) {
+			tr[fig] = append(tr[fig], v)
+		}
+	}
+	add(figFailed, rep.Impact.FailedRequests)
+	if rep.Impact.PHPRequests > 0 {
+		add(figPHPFailed, rep.Impact.PHPFailed)
+		add(figPHPRequests, rep.Impact.PHPRequests)
+	}
+	for _, s := range rep.Evidence.Series {
+		if s.ID == report.SeriesQueue {
+			add(figQueuePeak, s.Max)
+		}
+	}
+	for _, f := range rep.Findings {
+		switch f["kind"] {
+		case detect.KindListenQueueOverflow:
+			v, ok := factOf(f, "queue_peak")
+			if !ok {
+				continue
+			}
+			add(figQueueFinding, v)
+			if !containsValue(tr[figQueuePeak], v) {
+				problems = append(problems, fmt.Sprintf("report.json: %s's queue_peak %v is not the queue series' max %v", f["id"], v, tr[figQueuePeak]))
+			}
+		case detect.KindUpstreamErrors:
+			v, ok := factOf(f, "goodput_min_per_min")
+			if !ok {
+				continue
+			}
+			add(figGoodputLow, v)
+			low := math.Inf(1)
+			for _, m := range rep.Evidence.Minutes {
+				if !m.Time.Before(rep.Impact.Start) && m.Time.Before(rep.Impact.End) {
+					low = math.Min(low, m.Goodput)
+				}
+			}
+			if low != v {
+				problems = append(problems, fmt.Sprintf("report.json: %s's lowest goodput %v is not the lowest of evidence.minutes' goodput from %s to %s, %v",
+					f["id"], v, rep.Impact.Start.Format(time.RFC3339), rep.Impact.End.Format(time.RFC3339), low))
+			}
+		case detect.KindCrawlerBurst:
+			if v, ok := factOf(f, "distinct_ips"); ok {
+				add(figCrawlerIPs, v)
+			}
+		}
+	}
+	for _, rl := range rep.Rules {
+		b := rl.Backtest
+		add(figCrawlerRefused, 100*number(b["crawler_refused_share"]))
+		add(figOtherRefused, 100*number(b["other_logged_out_refused_share"]))
+		add(figCrawlerRefusedN, number(b["crawler_refused"]))
+		add(figCrawlerRefusedN, number(b["crawler_requests"]))
+	}
+	return tr, crawlers, problems
+}
+
+// factOf finds a finding's fact by name wherever report.json keeps it.
+func factOf(f map[string]any, name string) (float64, bool) {
+	facts, _ := f["facts"].(map[string]any)
+	var find func(m map[string]any) (float64, bool)
+	find = func(m map[string]any) (float64, bool) {
+		for k, v := range m {
+			if k == name {
+				if x, ok := v.(float64); ok {
+					return x, true
+				}
+			}
+			if sub, ok := v.(map[string]any); ok {
+				if x, ok := find(sub); ok {
+					return x, true
+				}
+			}
+		}
+		return 0, false
+	}
+	return find(facts)
+}
+
+func number(v any) float64 {
+	x, _ := v.(float64)
+	return x
+}
+
+func containsValue(vs []float64, v float64) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// agrees says whether a printed value states v: exactly for a count, within
+// the last printed digit otherwise.
+func (s sighting) agrees(v float64) bool {
+	// Shares near 0% and 100% are cut towards 50% (a whole digit), others rounded.
+	tol := math.Pow(10, -float64(s.decimals)) + 1e-9
+	if !s.percent && s.decimals == 0 {
+		return math.Round(v) == s.value
+	}
+	return math.Abs(v-s.value) <= tol
+}
+
+// mustState lists the figures each format has to state when report.json
+// holds them: a report that drops a figure is not consistent by silence. The
+// Markdown states the queue's peak when a listen_queue_overflow finding
+// does (else only the HTML chart shows the queue); the terminal lists five
+// fingerprints, not always the crawler's.
+var mustState = map[string][]string{
+	fmtMarkdownEN: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused},
+	fmtHTML:       {figQueuePeak, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused},
+	fmtMarkdownKO: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused},
+	fmtTerminal:   {figFailed, figPHPFailed, figCrawlerRefusedN},
+}
+
+// figQueueFinding stands for figQueuePeak when a finding states it.
+const figQueueFinding = figQueuePeak + " (a finding's)"
+
+// disagreements compares every sighting with report.json.
+func disagreements(t *testing.T, r rendering, jsonData []byte) []string {
+	tr, crawlers, problems := figuresOf(t, jsonData)
+	seen := map[string]map[string]bool{}
+	for _, s := range read(r, crawlers) {
+		if seen[s.format] == nil {
+			seen[s.format] = map[string]bool{}
+		}
+		seen[s.format][s.figure] = true
+		ok := false
+		for _, v := range tr[s.figure] {
+			ok = ok || s.agrees(v)
+		}
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s states %s as %q; report.json says %v", s.format, s.figure, s.text, tr[s.figure]))
+		}
+	}
+	for f, figs := range mustState {
+		for _, fig := range figs {
+			if fig == figQueueFinding {
+				if len(tr[fig]) == 0 {
+					continue
+				}
+				fig = figQueuePeak
+			}
+			if len(tr[fig]) > 0 && !seen[f][fig] {
+				problems = append(problems, fmt.Sprintf("%s never states %s (report.json: %v)", f, fig, tr[fig]))
+			}
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+// renderAll renders r in every format and language read back.
+func renderAll(t *testing.T, r *report.Report) (rendering, []byte) {
+	t.Helper()
+	out := rendering{}
+	for _, x := range []struct{ name, format, lang string }{
+		{fmtMarkdownEN, report.FormatMarkdown, report.LangEN},
+		{fmtMarkdownKO, report.FormatMarkdown, report.LangKO},
+		{fmtHTML, report.FormatHTML, report.LangEN},
+	} {
+		data, err := report.Render(r, x.format, x.lang)
+		if err != nil {
+			t.Fatalf("%s: %v", x.name, err)
+		}
+		out[x.name] = readable(t, x.format, data)
+	}
+	var term bytes.Buffer
+	report.PrintSummary(&term, r)
+	out[fmtTerminal] = term.String()
+	data, err := report.Render(r, report.FormatJSON, report.LangEN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, data
+}
+
+// markdownUnescape undoes MarkdownCell, so that prose reads as written.
+var markdownUnescape = regexp.MustCompile(`\\(.)`)
+
+// readable turns a rendered file into the text a reader sees: Markdown
+// without its escapes, HTML as its text nodes (SVG legends included), one a
+// line so that table cells stay apart.
+func readable(t *testing.T, format string, data []byte) string {
+	if format == report.FormatMarkdown {
+		return markdownUnescape.ReplaceAllString(string(data), "$1")
+	}
+	doc, err := html.Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("report.html: %v", err)
+	}
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && (n.Data == "style" || n.Data == "script") {
+			return
+		}
+		if n.Type == html.TextNode && strings.TrimSpace(n.Data) != "" {
+			b.WriteString(strings.Join(strings.Fields(n.Data), " "))
+			b.WriteString("\n")
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return b.String()
+}
+
+// analyzeScenario simulates a scenario (seed 1) and analyzes it with the
+// pipeline `aftermath analyze` runs.
+func analyzeScenario(t *testing.T, scenario string) *report.Report {
+	t.Helper()
+	b := filepath.Join(t.TempDir(), "bundle")
+	ctx := context.Background()
+	if _, err := simulate.Run(ctx, simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2}); err != nil {
+		t.Fatalf("simulate %s: %v", scenario, err)
+	}
+	bd, err := bundle.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyzeInputs(ctx, detect.InputsFromBundle(bd))
+	if err != nil {
+		t.Fatalf("analyze %s: %v", scenario, err)
+	}
+	return a.report
+}
+
+func TestOneNumberEverywhere(t *testing.T) {
+	dump := os.Getenv("AFTERMATH_CONSISTENCY_DUMP") // a directory: keep each rendering there
+	for _, sc := range simulate.Scenarios() {
+		t.Run(sc, func(t *testing.T) {
+			r := analyzeScenario(t, sc)
+			out, data := renderAll(t, r)
+			if dump != "" {
+				d := filepath.Join(dump, sc)
+				_ = os.MkdirAll(d, 0o755)
+				for f, text := range out {
+					_ = os.WriteFile(filepath.Join(d, strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(f)+".txt"), []byte(text), 0o644)
+				}
+				_ = os.WriteFile(filepath.Join(d, "report.json"), data, 0o644)
+			}
+			for _, p := range disagreements(t, out, data) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestOneNumberCatchesOneRenderingChanged: the comparison is not vacuous. The
+// crawler-backlog report is rendered again with one figure changed in one
+// format only (as if that renderer computed its own number); each time the
+// comparison must name that format and figure.
+func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
+	r := analyzeScenario(t, "crawler-backlog")
+	out, data := renderAll(t, r)
+	if p := disagreements(t, out, data); len(p) > 0 {
+		t.Fatalf("the unchanged report already disagrees: %v", p)
+	}
+	if len(r.Rules) == 0 || len(r.Evidence.Crawlers) == 0 {
+		t.Fatal("crawler-backlog has no rule or no crawler: nothing to change")
+	}
+	rerender := func(t *testing.T, c *report.Report, format string) {
+		t.Helper()
+		switch format {
+		case fmtTerminal:
+			var b bytes.Buffer
+			report.PrintSummary(&b, c)
+			out[format] = b.String()
+			return
+		}
+		f, lang := report.FormatMarkdown, report.LangEN
+		switch format {
+		case fmtHTML:
+			f = report.FormatHTML
+		case fmtMarkdownKO:
+			lang = report.LangKO
+		}
+		b, err := report.Render(c, f, lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[format] = readable(t, f, b)
+	}
+	for _, m := range []struct {
+		figure, format string
+		change         func(c *report.Report)
+	}{
+		{figQueuePeak, fmtHTML, func(c *report.Report) {
+			c.Evidence.Series = slices.Clone(c.Evidence.Series)
+			for i := range c.Evidence.Series {
+				if c.Evidence.Series[i].ID == report.SeriesQueue {
+					c.Evidence.Series[i].Max += 7
+				}
+			}
+		}},
+		{figGoodputLow, fmtHTML, func(c *report.Report) {
+			c.Evidence.Minutes = slices.Clone(c.Evidence.Minutes)
+			for i := range c.Evidence.Minutes {
+				c.Evidence.Minutes[i].Goodput += 2
+			}
+		}},
+		{figFailed, fmtMarkdownEN, func(c *report.Report) { c.Impact.FailedRequests++ }},
+		{figPHPFailed, fmtMarkdownKO, func(c *report.Report) { c.Impact.PHPFailed-- }},
+		{figCrawlerIPs, fmtTerminal, func(c *report.Report) {
+			c.Evidence.Clusters = slices.Clone(c.Evidence.Clusters)
+			for i := range c.Evidence.Clusters {
+				if c.Evidence.Clusters[i].Fingerprint == c.Evidence.Crawlers[0].Fingerprint {
+					c.Evidence.Clusters[i].DistinctIPs++
+				}
+			}
+		}},
+		{figCrawlerRefused, fmtMarkdownKO, func(c *report.Report) {
+			c.Rules = slices.Clone(c.Rules)
+			c.Rules[0].Backtest.CrawlerRefusedShare -= 0.05
+		}},
+		{figOtherRefused, fmtMarkdownEN, func(c *report.Report) {
+			c.Rules = slices.Clone(c.Rules)
+			c.Rules[0].Backtest.OtherLoggedOutRefusedShare += 0.1
+		}},
+	} {
+		t.Run(m.figure+" in "+m.format, func(t *testing.T) {
+			kept := out[m.format]
+			defer func() { out[m.format] = kept }()
+			c := *r
+			m.change(&c)
+			rerender(t, &c, m.format)
+			want := m.format + " states " + m.figure + " as"
+			var caught bool
+			for _, p := range disagreements(t, out, data) {
+				caught = caught || strings.HasPrefix(p, want)
+			}
+			if !caught {
+				t.Errorf("%s changed in %s alone, and the comparison did not notice", m.figure, m.format)
+			}
+		})
+	}
+}
