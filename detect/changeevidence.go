@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,7 +20,9 @@ func init() {
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
 		Scan:     ScanMeasure{Severity: "info"},
-		Events:   map[string]int{"config_change": 0, "deploy": 14},
+		Events:   map[string]int{EventConfigChange: 0, EventDeploy: 14},
+		Explain:  explainChange,
+		Moments:  changeMoments,
 	})
 }
 
@@ -58,6 +61,224 @@ type ConfigChangeFacts struct {
 }
 
 func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
+
+// Timeline events of configuration changes.
+const (
+	EventConfigChange = "config_change"
+	EventDeploy       = "deploy"
+)
+
+// changeMoments are the change itself (a mitigation or a ruled-out change says
+// so) and, after the change a finding blames, the changes that followed it:
+// the response to the incident.
+func changeMoments(f *Finding, s Story) []Moment {
+	if f.Change == nil {
+		return nil
+	}
+	c := *f.Change
+	topic := "change:" + c.Key
+	switch f.Role {
+	case RoleMitigation:
+		return []Moment{{Time: c.Time, Event: EventDeploy, Topic: topic, Prio: 1, Text: func(p Phraser) string {
+			if p.Korean() {
+				return ChangeText(p, c) + ". 위험을 낮춤"
+			}
+			return ChangeText(p, c) + "; it lowers the risk"
+		}}}
+	case RoleRuledOut:
+		return []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Prio: 2, Text: func(p Phraser) string {
+			if p.Korean() {
+				return ChangeText(p, c) + ". 수치로 보아 원인이 아님"
+			}
+			return ChangeText(p, c) + "; the numbers rule it out as a cause"
+		}}}
+	}
+	out := []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Text: func(p Phraser) string { return ChangeText(p, c) }}}
+	_, to := s.Window()
+	n := 0
+	for _, d := range s.Changes() {
+		if n == maxDeploys || d.Time.After(to.Add(deployHorizon)) {
+			break
+		}
+		if !d.Time.After(c.Time) || sameChange(d, c) {
+			continue
+		}
+		n++
+		out = append(out, Moment{Time: d.Time, Event: EventDeploy, Topic: "change:" + d.Key, Text: func(p Phraser) string { return ChangeText(p, d) }})
+	}
+	return out
+}
+
+// queueingWait is the longest wait a full queue means: B * S / W (design.md,
+// config_change), with S and W from the saturation finding.
+func queueingWait(fs []Finding, backlog float64) (float64, float64, float64, bool) {
+	sat := first(fs, KindWorkerSaturation)
+	if sat == nil {
+		return 0, 0, 0, false
+	}
+	sf := FactsOf[WorkerSaturationFacts](sat)
+	w, s := float64(sf.Workers), sf.ServiceTimeS.V
+	if w <= 0 || s <= 0 || backlog <= 0 {
+		return 0, 0, 0, false
+	}
+	return QueueWait(backlog, s, w), w, s, true
+}
+
+func explainChange(p Phraser, f *Finding, st Story) string {
+	if f.Change == nil {
+		return f.Summary
+	}
+	c := *f.Change
+	var s []string
+	switch {
+	case p.Korean() && c.Key != "":
+		s = append(s, p.At(c.Time)+"에 "+p.Josa(c.Key, "을/를")+" "+SettingValue(c.Old)+"에서 "+p.Josa(SettingValue(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
+	case c.File == "" && c.Note != "" && p.Korean():
+		// A deploy that changed no known setting: what it shipped is
+		// unknown to the logs.
+		return p.At(c.Time) + "에 배포했습니다: " + DeployName(c) + shortRefDetail(c) + ". 이 배포는 aftermath가 읽는 설정을 바꾸지 않았고, 발생 시점의 트래픽 변화로는 발생이 설명되지 않습니다. 배포한 코드나 의존성이 원인 후보이지만 로그만으로는 판단할 수 없습니다. 이전 릴리스와 비교하거나 되돌려 보십시오."
+	case c.File == "" && c.Note != "" && f.Summary != "":
+		return f.Summary
+	case p.Korean():
+		s = append(s, p.At(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
+	default:
+		s = append(s, "At "+p.At(c.Time)+", "+ChangeText(p, c)+".")
+	}
+	cf := FactsOf[ConfigChangeFacts](f)
+	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
+	timeout := cf.HealthTimeoutS.V
+	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
+		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
+	}
+	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
+	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
+	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
+	computed := w > 0 && svc > 0
+	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
+		var ok1, ok2 bool
+		before, w, svc, ok1 = queueingWait(st.Findings(), old)
+		after, _, _, ok2 = queueingWait(st.Findings(), nw)
+		computed = ok1 && ok2
+	}
+	if before > 0 && after > 0 {
+		if p.Korean() {
+			t := ""
+			if computed {
+				t = "워커 " + p.N(w) + "개가 요청 하나에 " + p.Josa(p.Secs(svc), "을/를") + " 쓰면 "
+			}
+			s = append(s, t+"대기열이 가득 찼을 때 기다리는 시간은 바뀌기 전 약 "+p.Secs(before)+", 바뀐 뒤 약 "+p.Josa(p.Secs(after), "이/가")+" 됩니다.")
+			if timeout > 0 && before <= timeout && after > timeout {
+				s = append(s, "상태 확인 제한 시간 "+p.Josa(p.Secs(timeout), "을/를")+" 넘길 수 있게 된 것은 이 변경 때문입니다.")
+			}
+		} else {
+			t := "A full queue"
+			if computed {
+				t = "With " + p.N(w) + " workers at " + p.Secs(svc) + " a request, a full queue"
+			}
+			s = append(s, t+" means about "+p.Secs(before)+" of waiting before the change and about "+p.Secs(after)+" after it.")
+			if timeout > 0 && before <= timeout && after > timeout {
+				s = append(s, "Only after it could the health check wait past its "+p.Secs(timeout)+" timeout.")
+			}
+		}
+	} else if !p.Korean() && f.Summary != "" {
+		s = append(s, f.Summary)
+	}
+	return strings.Join(s, " ")
+}
+
+// maxDeploys bounds the changes shown after the enabling one: a busy
+// configuration repository must not drown the timeline.
+const maxDeploys = 5
+
+// deployHorizon is how long after the window a change still counts as the
+// response to the incident (the reference's fix came four hours later).
+const deployHorizon = 24 * time.Hour
+
+func sameChange(a, b sources.Change) bool {
+	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
+}
+
+// ChangeText describes a configuration change: "listen.backlog changed from
+// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
+// file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
+func ChangeText(p Phraser, c sources.Change) string {
+	var s string
+	switch {
+	case c.Key != "" && p.Korean():
+		s = c.Key + " 변경: " + SettingValue(c.Old) + " → " + SettingValue(c.New)
+	case c.Key != "":
+		s = c.Key + " changed from " + SettingValue(c.Old) + " to " + SettingValue(c.New)
+	case c.File == "" && c.Note != "" && p.Korean():
+		return "배포 " + DeployName(c) + shortRefDetail(c)
+	case c.File == "" && c.Note != "":
+		return "deploy " + DeployName(c) + shortRefDetail(c)
+	case p.Korean():
+		s = "설정 변경"
+	default:
+		s = "configuration changed"
+	}
+	return s + changeDetail(c)
+}
+
+// shortRefDetail is " (ref)" for a change named by its subject, or "".
+func shortRefDetail(c sources.Change) string {
+	if c.Ref == "" {
+		return ""
+	}
+	return " (" + shortRef(c.Ref) + ")"
+}
+
+// changeDetail is " (file, ref: first line of the note)", or "".
+func changeDetail(c sources.Change) string {
+	var detail []string
+	if c.File != "" {
+		detail = append(detail, c.File)
+	}
+	if c.Ref != "" {
+		detail = append(detail, shortRef(c.Ref))
+	}
+	d := strings.Join(detail, ", ")
+	if note := firstLine(c.Note, 80); note != "" {
+		if d != "" {
+			d += ": "
+		}
+		d += note
+	}
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
+}
+
+// SettingValue prints a setting's value: whole numbers grouped like every other
+// number of the report ("4,096"), anything else as it is; "-" when empty.
+func SettingValue(s string) string {
+	if s == "" {
+		return "-"
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
+		return FormatInt(n)
+	}
+	return s
+}
+
+// shortRef abbreviates a commit hash as git does; other references stay whole.
+func shortRef(ref string) string {
+	if len(ref) == 40 && strings.Trim(ref, "0123456789abcdef") == "" {
+		return ref[:7]
+	}
+	return ref
+}
+
+// firstLine returns the first line of s, cut to at most n runes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if rs := []rune(s); len(rs) > n {
+		s = string(rs[:n-1]) + "…"
+	}
+	return s
+}
 
 // configChangeDetector reviews every change before the onset (git, changes.yaml,
 // metric steps) and links those whose mechanism explains the findings present.

@@ -21,7 +21,9 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window",
 			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
 			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
-		Events: map[string]int{"failures_start": 8, "failure_peak": 11, "last_failure": 12},
+		Events:  map[string]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
+		Explain: explainErrors,
+		Moments: errorMoments,
 	})
 }
 
@@ -49,6 +51,188 @@ type UpstreamErrorsFacts struct {
 }
 
 func (*UpstreamErrorsFacts) FindingKind() string { return KindUpstreamErrors }
+
+// Timeline events of the failing stretch.
+const (
+	EventFailuresStart = "failures_start"
+	EventFailurePeak   = "failure_peak"
+	EventLastFailure   = "last_failure"
+)
+
+func explainErrors(p Phraser, f *Finding, _ Story) string {
+	type sc struct {
+		code   string
+		n, prx float64
+	}
+	var all []sc
+	ef := FactsOf[UpstreamErrorsFacts](f)
+	for c, n := range ef.Status {
+		if !FailedStatus(c) || n <= 0 {
+			continue
+		}
+		all = append(all, sc{strconv.Itoa(c), float64(n), float64(ef.Proxy[c])})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].code < all[j].code
+	})
+	late := float64(ef.LateSuccess)
+	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
+	// Goodput is the ordinary clients' answers in time, never the crawler's.
+	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
+	var parts []string
+	if p.Korean() {
+		for _, x := range all {
+			part := p.Josa(x.code, "이/가") + " " + p.N(x.n) + "건"
+			switch {
+			case x.prx == x.n:
+				part += "(모두 Caddy가 만듦)"
+			case x.prx > 0:
+				part += "(" + p.N(x.prx) + "건은 Caddy가 만듦)"
+			}
+			parts = append(parts, part)
+		}
+		if late > 0 {
+			parts = append(parts, "이용자가 떠난 뒤의 성공 응답이 "+p.N(late)+"건")
+		}
+		s := p.At(f.Start) + "부터 " + p.At(f.End) + "까지 " + strings.Join(parts, ", ") + " 나갔습니다."
+		if len(parts) == 0 {
+			s = p.At(f.Start) + "부터 " + p.At(f.End) + "까지 실패가 평소보다 많았습니다."
+		}
+		if peak > 0 {
+			s += " 실패는 분당 " + p.N(peak) + "건이 가장 많았습니다."
+		}
+		switch {
+		case gUsual > 0 && gMin < gUsual:
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.N(gUsual) + "건에서 가장 적을 때 " + p.Josa(p.N(gMin)+"건", "으로/로") + " 줄었습니다."
+		case gUsual > 0:
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.N(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.N(gUsual) + "건)."
+		case hasMin && !hasUsual:
+			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 가장 적을 때 분당 " + p.N(gMin) + "건이었습니다. 평소 값을 잴 기준 구간은 없습니다."
+		}
+		return s
+	}
+	for _, x := range all {
+		part := p.N(x.n) + " × " + x.code
+		switch {
+		case x.prx == x.n:
+			part += " (all made by Caddy)"
+		case x.prx > 0:
+			part += " (" + p.N(x.prx) + " made by Caddy)"
+		}
+		parts = append(parts, part)
+	}
+	if late > 0 {
+		parts = append(parts, p.N(late)+" successes after the clients had left")
+	}
+	a, b := p.Ends(f.Start, f.End, false)
+	s := "From " + a + " to " + b + ": " + p.List(parts) + "."
+	if len(parts) == 0 {
+		s = "From " + a + " to " + b + " more requests failed than usual."
+	}
+	if peak > 0 {
+		s += " Failures peaked at " + p.N(peak) + " a minute."
+	}
+	switch {
+	case gUsual > 0 && gMin < gUsual:
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.N(gUsual) + " a minute to " + p.N(gMin) + " at its lowest."
+	case gUsual > 0:
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) did not fall below " + p.N(gMin) + " a minute (usually " + p.N(gUsual) + ")."
+	case hasMin && !hasUsual:
+		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) was " + p.N(gMin) + " a minute at its lowest; no baseline says what is usual."
+	}
+	return s
+}
+
+// errorMoments are the failing stretch's milestones: the first failing
+// minute, the worst one with its rate, the last one, as upstream_errors
+// placed them (Finding.Logged), each told with what that minute logged.
+func errorMoments(f *Finding, s Story) []Moment {
+	var out []Moment
+	add := func(t time.Time, event, topic string, prio int, text func(p Phraser) string) {
+		out = append(out, Moment{Time: t, Event: event, Topic: topic, Prio: prio, Text: text})
+	}
+	var first, worst, last *MinuteFailures
+	if ms := f.Logged; ms != nil {
+		minutes := s.Minutes()
+		at := func(t time.Time) *MinuteFailures {
+			for i := range minutes {
+				if minutes[i].Time.Equal(t) {
+					return &minutes[i]
+				}
+			}
+			return nil
+		}
+		first, worst, last = at(ms.First), at(ms.Worst), at(ms.Last)
+	}
+	if first == nil || worst == nil || last == nil {
+		// No per-minute counts: the finding's own bounds and peak are all there is.
+		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
+			if p.Korean() {
+				return "실패가 시작됨"
+			}
+			return "failures begin"
+		})
+		return out
+	}
+	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
+		if p.Korean() {
+			return "실패가 시작됨. 첫 1분에 " + p.N(float64(first.Failed)) + "건 (" + failureCodes(p, *first) + ")"
+		}
+		return "failures begin: " + p.N(float64(first.Failed)) + " in the first minute (" + failureCodes(p, *first) + ")"
+	})
+	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p Phraser) string {
+		if p.Korean() {
+			return "실패가 분당 " + p.Josa(p.N(float64(worst.Failed))+"건", "으로/로") + " 가장 많음 (" + failureCodes(p, *worst) + ")"
+		}
+		return "failures peak at " + p.N(float64(worst.Failed)) + " a minute (" + failureCodes(p, *worst) + ")"
+	})
+	if last != worst {
+		add(last.Time, EventLastFailure, "failure_end", 0, func(p Phraser) string {
+			if p.Korean() {
+				return "실패가 평소보다 많았던 마지막 1분: " + p.N(float64(last.Failed)) + "건 (" + failureCodes(p, *last) + "). 이후 회복함"
+			}
+			return "last minute of failures above the usual rate: " + p.N(float64(last.Failed)) + " (" + failureCodes(p, *last) + "); then the site recovers"
+		})
+	}
+	return out
+}
+
+// failureCodes lists a minute's failures by status, most first: "1,210 × 503, 90 × 502".
+func failureCodes(p Phraser, m MinuteFailures) string {
+	type sc struct {
+		s string
+		n int
+	}
+	var all []sc
+	for s, n := range m.Status {
+		all = append(all, sc{s, n})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].s < all[j].s
+	})
+	var parts []string
+	for _, x := range all {
+		if p.Korean() {
+			parts = append(parts, x.s+" "+p.N(float64(x.n))+"건")
+		} else {
+			parts = append(parts, p.N(float64(x.n))+" × "+x.s)
+		}
+	}
+	if m.Late > 0 {
+		if p.Korean() {
+			parts = append(parts, "늦은 성공 "+p.N(float64(m.Late))+"건")
+		} else {
+			parts = append(parts, p.N(float64(m.Late))+" late successes")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
 
 const (
 	statusFactPrefix = "status_"

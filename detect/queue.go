@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
@@ -17,7 +18,9 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak",
 			Observed: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueuePeak },
 			Baseline: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueueUsual }},
-		Events: map[string]int{"queue_deep": 5, "queue_old_cap": 6, "queue_peak": 9, "queue_cap": 10},
+		Events:  map[string]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},
+		Explain: explainQueue,
+		Moments: queueMoments,
 	})
 }
 
@@ -36,6 +39,162 @@ type ListenQueueFacts struct {
 }
 
 func (*ListenQueueFacts) FindingKind() string { return KindListenQueueOverflow }
+
+// Timeline events of the listen queue.
+const (
+	EventQueueDeep   = "queue_deep"
+	EventQueueOldCap = "queue_old_cap"
+	EventQueuePeak   = "queue_peak"
+	EventQueueCap    = "queue_cap"
+)
+
+func explainQueue(p Phraser, f *Finding, s Story) string {
+	qf := FactsOf[ListenQueueFacts](f)
+	u, peak, backlog, wait := qf.QueueUsual, qf.QueuePeak, qf.Backlog.V, qf.EstWaitAtPeakS.V
+	reached := qf.ReachedCap.V
+	at := ""
+	if pt, ok := peakPoint(s.QueueSeries(), peak); ok {
+		at = p.At(pt.T)
+	}
+	if p.Korean() {
+		s := "php-fpm 대기열이 평소 " + p.N(u) + "에서 "
+		if at != "" {
+			s += at + "에 "
+		}
+		s += p.N(peak) + "까지 늘었습니다"
+		switch {
+		case reached:
+			s += " (상한 " + p.N(backlog) + "에 닿음)"
+		case backlog > 0:
+			s += " (상한 " + p.N(backlog) + ")"
+		}
+		s += "."
+		if wait > 0 {
+			s += " 가장 길 때 새 요청은 약 " + p.Josa(p.Secs(wait), "을/를") + " 기다려야 했습니다."
+		}
+		return s
+	}
+	out := "php-fpm's listen queue grew from a usual " + p.N(u) + " to " + p.N(peak)
+	if at != "" {
+		out += " at " + at
+	}
+	switch {
+	case reached:
+		out += ", reaching its cap of " + p.N(backlog)
+	case backlog > 0:
+		out += " of a " + p.N(backlog) + " cap"
+	}
+	if wait > 0 {
+		out += "; at the peak a newcomer waited about " + p.Secs(wait)
+	}
+	return out + "."
+}
+
+// queueMoments are the listen queue's milestones, read from the per-minute
+// queue series: past the cap in force before a config change, the peak, the
+// cap. Without the series only the finding's start is known.
+func queueMoments(f *Finding, s Story) []Moment {
+	var out []Moment
+	add := func(t time.Time, event string, prio int, text func(p Phraser) string) {
+		out = append(out, Moment{Time: t, Event: event, Topic: "queue", Prio: prio, Text: text})
+	}
+	qf := FactsOf[ListenQueueFacts](f)
+	peak, backlog := qf.QueuePeak, qf.Backlog.V
+	q := s.QueueSeries()
+	if len(q) == 0 {
+		add(f.Start, EventQueueDeep, 3, func(p Phraser) string {
+			if p.Korean() {
+				return "워커 대기열이 쌓이기 시작함 (가장 길 때 " + p.N(peak) + ")"
+			}
+			return "the php-fpm queue grows deep (it peaks at " + p.N(peak) + ")"
+		})
+		return out
+	}
+	from, _ := s.Window()
+	firstAtLeast := func(v float64) (SeriesPoint, bool) {
+		for _, pt := range q {
+			if !pt.T.Before(from.Truncate(time.Minute)) && pt.V >= v {
+				return pt, true
+			}
+		}
+		return SeriesPoint{}, false
+	}
+	if old, ok := oldBacklog(s.Findings()); ok && (backlog == 0 || old < backlog) {
+		if pt, ok := firstAtLeast(old + 1); ok {
+			add(pt.T, EventQueueOldCap, 2, func(p Phraser) string {
+				if p.Korean() {
+					return "워커 대기열이 " + p.N(pt.V) + "에 이름. 예전 상한 " + p.N(old) + "보다 많음"
+				}
+				return "the php-fpm queue reaches " + p.N(pt.V) + ", past the old cap of " + p.N(old)
+			})
+		}
+	}
+	reached := qf.ReachedCap.V && backlog > 0
+	if reached {
+		if pt, ok := firstAtLeast(backlog * 0.98); ok {
+			add(pt.T, EventQueueCap, 0, func(p Phraser) string {
+				if p.Korean() {
+					return "대기열이 상한인 " + p.N(backlog) + "에 닿음. 넘치는 연결은 버려짐"
+				}
+				return "the queue reaches its cap of " + p.N(backlog) + ": connections beyond it are dropped"
+			})
+		}
+	}
+	if peak > 0 && (!reached || peak > backlog*1.02) {
+		if pt, ok := peakPoint(q, peak); ok {
+			wait := qf.EstWaitAtPeakS.V
+			peak := math.Min(peak, pt.V)
+			add(pt.T, EventQueuePeak, 1, func(p Phraser) string {
+				if p.Korean() {
+					s := "워커 대기열이 " + p.Josa(p.N(peak), "으로/로") + " 가장 길어짐"
+					if wait > 0 {
+						s += ". 줄 끝에서 약 " + p.Josa(p.Secs(wait), "을/를") + " 기다려야 함"
+					}
+					return s
+				}
+				s := "the php-fpm queue peaks at " + p.N(peak)
+				if wait > 0 {
+					s += ": about " + p.Secs(wait) + " of waiting"
+				}
+				return s
+			})
+		}
+	}
+	return out
+}
+
+// peakPoint finds when a series reached a finding's peak: the first point at
+// or above it, else (the finding may read a finer grid than the per-minute
+// series) the series' highest point when that is within 10% of the peak.
+func peakPoint(points []SeriesPoint, peak float64) (SeriesPoint, bool) {
+	if len(points) == 0 || peak <= 0 {
+		return SeriesPoint{}, false
+	}
+	best := points[0]
+	for _, pt := range points {
+		if pt.V >= peak {
+			return pt, true
+		}
+		if pt.V > best.V {
+			best = pt
+		}
+	}
+	return best, best.V >= 0.9*peak
+}
+
+// oldBacklog is listen.backlog before the change a config_change finding
+// blames, as ChangedValues reads it.
+func oldBacklog(fs []Finding) (float64, bool) {
+	for _, f := range fs {
+		if f.Kind != KindConfigChange || f.Change == nil {
+			continue
+		}
+		if setting, old, _, ok := ChangedValues(*f.Change); setting == "listen.backlog" && ok && old > 0 {
+			return old, true
+		}
+	}
+	return 0, false
+}
 
 // queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
 type queueDetector struct{}

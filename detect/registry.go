@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Spec declares one finding kind: everything the rest of the pipeline needs to
@@ -34,10 +36,9 @@ type Spec struct {
 	// measured there when no seasonal anomaly of its concern exists.
 	Scan ScanMeasure
 	// Explain tells the finding's part in the causes with its numbers; nil
-	// leaves it to the report's own wording (or the finding's summary).
+	// leaves the finding's summary.
 	Explain func(p Phraser, f *Finding, s Story) string
-	// Moments lists the finding's timeline events; nil leaves them to the
-	// report's own wording (or none).
+	// Moments lists the finding's timeline events; nil means none.
 	Moments func(f *Finding, s Story) []Moment
 	// Events orders the kind's timeline events among all others at the same
 	// minute (lower first: cause before effect).
@@ -79,12 +80,46 @@ type Phraser interface {
 	List(items []string) string
 	// Josa appends the Korean particle of pair ("이/가") that fits word.
 	Josa(word, pair string) string
+	// Capitalize starts a sentence: its first letter upper case.
+	Capitalize(s string) string
+	// Ends prints the two ends of a stretch [from, to) for prose, dating them
+	// as a reader needs (both when the stretch crosses local midnight); dated
+	// asks for the date even on the incident's day.
+	Ends(from, to time.Time, dated bool) (string, string)
 }
 
 // Story is what an explanation may read besides its own finding.
 type Story interface {
 	// Findings are all the findings of the report.
 	Findings() []Finding
+	// Window is the analysed period.
+	Window() (from, to time.Time)
+	// Changes are the configuration changes the report read, in time order.
+	Changes() []sources.Change
+	// QueueSeries is php-fpm's listen queue as the report shows it, one point
+	// a minute; empty without the metric.
+	QueueSeries() []SeriesPoint
+	// Minutes are the report's per-minute access-log counts over the window.
+	Minutes() []MinuteFailures
+}
+
+// SeriesPoint is one minute of a metric series the report shows.
+type SeriesPoint struct {
+	T time.Time
+	V float64
+}
+
+// MinuteFailures is what reached no one in one minute of the report's
+// access-log counts, as the report counts it.
+type MinuteFailures struct {
+	Time time.Time
+	// Failed counts the minute's failed responses, late successes included.
+	Failed int
+	// Status counts the failed responses by status code ("503"); only codes
+	// with at least one.
+	Status map[string]int
+	// Late counts successes logged after the clients had left.
+	Late int
 }
 
 // Moment is one timeline event a finding contributes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
@@ -18,7 +19,9 @@ func init() {
 		Chain:    1,
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy",
 			Observed: func(f *Finding) float64 { return FactsOf[WorkerSaturationFacts](f).SaturatedSeconds }},
-		Events: map[string]int{"saturation": 2},
+		Events:  map[string]int{EventSaturation: 2},
+		Explain: explainSaturation,
+		Moments: saturationMoments,
 	})
 }
 
@@ -43,6 +46,64 @@ type WorkerSaturationFacts struct {
 }
 
 func (*WorkerSaturationFacts) FindingKind() string { return KindWorkerSaturation }
+
+// EventSaturation is the timeline event of every worker turning busy.
+const EventSaturation = "saturation"
+
+func explainSaturation(p Phraser, f *Finding, _ Story) string {
+	sf := FactsOf[WorkerSaturationFacts](f)
+	w := p.N(float64(sf.Workers))
+	d := p.Dur(time.Duration(sf.SaturatedSeconds * float64(time.Second)))
+	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
+	rate, svc := sf.CompletionRatePerS.V, sf.ServiceTimeS.V
+	var s []string
+	if p.Korean() {
+		s = append(s, p.At(f.Start)+"부터 "+d+" 동안 php-fpm 워커 "+w+"개가 모두 점유됐습니다.")
+		if hasCPU && sf.CPUBound.V {
+			s = append(s, "CPU는 평균 "+p.N(cpu)+"%로, 워커가 계산에 묶여 있었습니다.")
+		} else if hasCPU {
+			s = append(s, "CPU는 평균 "+p.N(cpu)+"%뿐이어서, 워커는 계산보다 무언가를 기다리는 데 시간을 썼습니다.")
+		}
+		if rate > 0 {
+			s = append(s, "워커들은 초당 "+p.N(rate)+"건, 건당 "+p.Secs(svc)+"씩 처리했습니다.")
+		}
+		return strings.Join(s, " ")
+	}
+	first := "All " + w + " php-fpm workers were busy for " + d + " from " + p.At(f.Start)
+	switch {
+	case hasCPU && sf.CPUBound.V:
+		first += ", CPU-bound at " + p.N(cpu) + "% on average"
+	case hasCPU:
+		first += ", waiting rather than computing (CPU " + p.N(cpu) + "% on average)"
+	}
+	s = append(s, first+".")
+	if rate > 0 {
+		s = append(s, "They completed "+p.N(rate)+" requests a second, "+p.Secs(svc)+" each.")
+	}
+	return strings.Join(s, " ")
+}
+
+func saturationMoments(f *Finding, _ Story) []Moment {
+	return []Moment{{Time: f.Start, Event: EventSaturation, Topic: "workers", Text: func(p Phraser) string { return saturationMoment(p, f) }}}
+}
+
+func saturationMoment(p Phraser, f *Finding) string {
+	sf := FactsOf[WorkerSaturationFacts](f)
+	w := p.N(float64(sf.Workers))
+	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
+	if p.Korean() {
+		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
+		if hasCPU {
+			s += ". 그동안 CPU는 평균 " + p.N(cpu) + "%"
+		}
+		return s
+	}
+	s := "all " + w + " php-fpm workers busy"
+	if hasCPU {
+		s += "; CPU averages " + p.N(cpu) + "% while they are"
+	}
+	return s
+}
 
 // saturationDetector finds stretches where every php-fpm worker was busy.
 type saturationDetector struct{}

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Languages the postmortem is written in.
@@ -287,8 +288,41 @@ func (x phraser) Dur(d time.Duration) string    { return x.p.dur(d) }
 func (x phraser) At(t time.Time) string         { return x.p.at(t) }
 func (x phraser) List(items []string) string    { return x.p.list(items) }
 func (x phraser) Josa(word, pair string) string { return josa(word, pair) }
+func (x phraser) Capitalize(s string) string    { return capitalize(s) }
+func (x phraser) Ends(from, to time.Time, dated bool) (string, string) {
+	return x.p.ends(from, to, dated)
+}
 
 // story is what a detector's prose may read of the report.
 type story struct{ r *Report }
 
-func (s story) Findings() []detect.Finding { return s.r.Findings }
+func (s story) Findings() []detect.Finding   { return s.r.Findings }
+func (s story) Window() (from, to time.Time) { return s.r.Window.From, s.r.Window.To }
+func (s story) Changes() []sources.Change    { return s.r.Changes }
+
+func (s story) QueueSeries() []detect.SeriesPoint {
+	q := s.r.Evidence.series(SeriesQueue)
+	if q == nil {
+		return nil
+	}
+	out := make([]detect.SeriesPoint, len(q.Points))
+	for i, pt := range q.Points {
+		out[i] = detect.SeriesPoint{T: pt.T, V: pt.V}
+	}
+	return out
+}
+
+func (s story) Minutes() []detect.MinuteFailures {
+	out := make([]detect.MinuteFailures, len(s.r.Evidence.Minutes))
+	for i := range s.r.Evidence.Minutes {
+		m := &s.r.Evidence.Minutes[i]
+		st := map[string]int{}
+		for code, n := range m.Status {
+			if failedStatus(code) && n > 0 {
+				st[code] = n
+			}
+		}
+		out[i] = detect.MinuteFailures{Time: m.Time, Failed: m.failed(), Status: st, Late: m.Late}
+	}
+	return out
+}

@@ -1,10 +1,7 @@
 package report
 
 import (
-	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -13,30 +10,22 @@ import (
 
 // Timeline events (Moment.Event).
 const (
-	EventBurstOnset    = "burst_onset"
-	EventBurstEnd      = "burst_end"
-	EventSaturation    = "saturation"
+	EventBurstOnset    = detect.EventBurstOnset
+	EventBurstEnd      = detect.EventBurstEnd
+	EventSaturation    = detect.EventSaturation
 	EventSelfCall      = detect.EventSelfCall
-	EventQueueOldCap   = "queue_old_cap"
-	EventQueuePeak     = "queue_peak"
-	EventQueueCap      = "queue_cap"
-	EventQueueDeep     = "queue_deep"
-	EventHealthStarved = "health_starved"
-	EventFailuresStart = "failures_start"
-	EventFailurePeak   = "failure_peak"
-	EventLastFailure   = "last_failure"
+	EventQueueOldCap   = detect.EventQueueOldCap
+	EventQueuePeak     = detect.EventQueuePeak
+	EventQueueCap      = detect.EventQueueCap
+	EventQueueDeep     = detect.EventQueueDeep
+	EventHealthStarved = detect.EventHealthStarved
+	EventFailuresStart = detect.EventFailuresStart
+	EventFailurePeak   = detect.EventFailurePeak
+	EventLastFailure   = detect.EventLastFailure
 	EventPinning       = detect.EventPinning
-	EventConfigChange  = "config_change"
-	EventDeploy        = "deploy"
+	EventConfigChange  = detect.EventConfigChange
+	EventDeploy        = detect.EventDeploy
 )
-
-// maxDeploys bounds the changes shown after the enabling one: a busy
-// configuration repository must not drown the timeline.
-const maxDeploys = 5
-
-// deployHorizon is how long after the window a change still counts as the
-// response to the incident (the reference's fix came four hours later).
-const deployHorizon = 24 * time.Hour
 
 // candidate is a moment before de-duplication: two candidates in the same
 // minute with the same topic say the same thing, and the lower prio wins.
@@ -68,72 +57,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 			for _, m := range spec.Moments(f, story{r}) {
 				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p}) })
 			}
-			continue
-		}
-		switch f.Kind {
-		case detect.KindCrawlerBurst:
-			add(f, f.Start, EventBurstOnset, "burst", 0, func(p printer) string {
-				cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
-				b, pk, ips := p.n(cf.BaselinePer10m.V), p.n(cf.PeakPer10m), p.n(float64(cf.DistinctIPs))
-				if p.ko {
-					return josa(crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
-				}
-				if !cf.BaselinePer10m.OK && !p.ko {
-					return crowd(p, f) + " start to climb: " + pk + " per 10 minutes at the peak (no baseline before it), from " + ips + " addresses"
-				}
-				return crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
-			})
-			if f.End.After(f.Start) && f.End.Before(r.Window.To) {
-				add(f, f.End, EventBurstEnd, "burst_end", 0, func(p printer) string {
-					if p.ko {
-						return "크롤링이 잦아듦"
-					}
-					return "the crawl dies down"
-				})
-			}
-		case detect.KindWorkerSaturation:
-			add(f, f.Start, EventSaturation, "workers", 0, func(p printer) string { return saturationMoment(p, f) })
-		case detect.KindListenQueueOverflow:
-			cs = append(cs, queueMoments(r, f, loc, day)...)
-		case detect.KindHealthcheckStarved:
-			add(f, f.Start, EventHealthStarved, "failures_begin", 0, func(p printer) string { return healthMoment(p, f) })
-		case detect.KindUpstreamErrors:
-			cs = append(cs, errorMoments(r, f, loc, day)...)
-		case detect.KindConfigChange:
-			if f.Change == nil {
-				continue
-			}
-			c := *f.Change
-			switch f.Role {
-			case detect.RoleMitigation:
-				add(f, c.Time, EventDeploy, "change:"+c.Key, 1, func(p printer) string {
-					if p.ko {
-						return changeText(p, c) + ". 위험을 낮춤"
-					}
-					return changeText(p, c) + "; it lowers the risk"
-				})
-				continue
-			case detect.RoleRuledOut:
-				add(f, c.Time, EventConfigChange, "change:"+c.Key, 2, func(p printer) string {
-					if p.ko {
-						return changeText(p, c) + ". 수치로 보아 원인이 아님"
-					}
-					return changeText(p, c) + "; the numbers rule it out as a cause"
-				})
-				continue
-			}
-			add(f, c.Time, EventConfigChange, "change:"+c.Key, 0, func(p printer) string { return changeText(p, c) })
-			n := 0
-			for _, d := range r.Changes {
-				if n == maxDeploys || d.Time.After(r.Window.To.Add(deployHorizon)) {
-					break
-				}
-				if !d.Time.After(c.Time) || sameChange(d, c) {
-					continue
-				}
-				n++
-				add(f, d.Time, EventDeploy, "change:"+d.Key, 0, func(p printer) string { return changeText(p, d) })
-			}
 		}
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
@@ -163,386 +86,18 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	return out
 }
 
-func sameChange(a, b sources.Change) bool {
-	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
-}
+// changeText describes a configuration change as the config_change detector does.
+func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p}, c) }
 
-// crowd names a crawler cluster in prose from its fingerprint:
-// "logged-out Chrome 121 requests with Accept-Language zh-cn".
-func crowd(p printer, f *detect.Finding) string {
-	fp := f.Fingerprint
-	if fp == nil {
-		if p.ko {
-			return "크롤러 요청"
-		}
-		return "the crawler's requests"
-	}
-	ua := fp.UserAgent
-	if ua == "" {
-		ua = "?"
-	}
-	if p.ko {
-		var pre []string
-		switch fp.LoggedIn {
-		case "no":
-			pre = append(pre, "로그인하지 않았고")
-		case "yes":
-			pre = append(pre, "로그인했고")
-		}
-		if fp.SecChUa == "absent" {
-			pre = append(pre, "Sec-Ch-Ua를 보내지 않았고")
-		}
-		if fp.AcceptLanguage != "" {
-			pre = append(pre, "Accept-Language가 "+fp.AcceptLanguage+"인")
-		} else {
-			pre = append(pre, "Accept-Language가 없는")
-		}
-		return strings.Join(pre, " ") + " " + ua + " 요청"
-	}
-	s := ua + " requests"
-	switch fp.LoggedIn {
-	case "no":
-		s = "logged-out " + s
-	case "yes":
-		s = "logged-in " + s
-	}
-	if fp.AcceptLanguage != "" {
-		s += " with Accept-Language " + fp.AcceptLanguage
-	} else {
-		s += " without Accept-Language"
-	}
-	if fp.SecChUa == "absent" {
-		s += " and no Sec-Ch-Ua"
-	}
-	return s
-}
+// value prints a setting's value as the config_change detector does.
+func value(s string) string { return detect.SettingValue(s) }
 
-func saturationMoment(p printer, f *detect.Finding) string {
-	sf := detect.FactsOf[detect.WorkerSaturationFacts](f)
-	w := p.n(float64(sf.Workers))
-	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
-	if p.ko {
-		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
-		if hasCPU {
-			s += ". 그동안 CPU는 평균 " + p.n(cpu) + "%"
-		}
-		return s
-	}
-	s := "all " + w + " php-fpm workers busy"
-	if hasCPU {
-		s += "; CPU averages " + p.n(cpu) + "% while they are"
-	}
-	return s
-}
-
-func healthMoment(p printer, f *detect.Finding) string {
-	hf := detect.FactsOf[detect.HealthcheckFacts](f)
-	timeout, wait := hf.HealthTimeoutS, hf.EstQueueWaitS.V
-	made503 := hf.Proxy503.V > 0
-	if p.ko {
-		s := "상태 확인이 "
-		if timeout > 0 {
-			s += p.secs(timeout) + " 안에 "
-		} else {
-			s += "시간 안에 "
-		}
-		s += "답을 받지 못함"
-		if wait > 0 {
-			s += " (앞에 약 " + p.secs(wait) + "어치 대기열)"
-		}
-		if made503 {
-			s += ". Caddy가 PHP를 빼고 직접 503을 돌려주기 시작함"
-		}
-		return s
-	}
-	s := "the health check gets no answer within "
-	if timeout > 0 {
-		s += p.secs(timeout)
-	} else {
-		s += "its timeout"
-	}
-	if wait > 0 {
-		s += ", behind about " + p.secs(wait) + " of queue"
-	}
-	if made503 {
-		s += "; Caddy marks PHP down and answers 503 itself"
-	}
-	return s
-}
-
-// queueMoments are the listen queue's milestones, read from the per-minute
-// queue series: past the cap in force before a config change, the peak, the
-// cap. Without the series only the finding's start is known.
-func queueMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
-	var out []candidate
-	add := func(t time.Time, event string, prio int, text func(p printer) string) {
-		ph := say(loc, day, text)
-		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: "queue", prio: prio})
-	}
-	qf := detect.FactsOf[detect.ListenQueueFacts](f)
-	peak, backlog := qf.QueuePeak, qf.Backlog.V
-	q := r.Evidence.series(SeriesQueue)
-	if q == nil || len(q.Points) == 0 {
-		add(f.Start, EventQueueDeep, 3, func(p printer) string {
-			if p.ko {
-				return "워커 대기열이 쌓이기 시작함 (가장 길 때 " + p.n(peak) + ")"
-			}
-			return "the php-fpm queue grows deep (it peaks at " + p.n(peak) + ")"
-		})
-		return out
-	}
-	firstAtLeast := func(v float64) (Point, bool) {
-		for _, pt := range q.Points {
-			if !pt.T.Before(r.Window.From.Truncate(time.Minute)) && pt.V >= v {
-				return pt, true
-			}
-		}
-		return Point{}, false
-	}
-	if old, ok := oldBacklog(r.Findings); ok && (backlog == 0 || old < backlog) {
-		if pt, ok := firstAtLeast(old + 1); ok {
-			add(pt.T, EventQueueOldCap, 2, func(p printer) string {
-				if p.ko {
-					return "워커 대기열이 " + p.n(pt.V) + "에 이름. 예전 상한 " + p.n(old) + "보다 많음"
-				}
-				return "the php-fpm queue reaches " + p.n(pt.V) + ", past the old cap of " + p.n(old)
-			})
-		}
-	}
-	reached := qf.ReachedCap.V && backlog > 0
-	if reached {
-		if pt, ok := firstAtLeast(backlog * 0.98); ok {
-			add(pt.T, EventQueueCap, 0, func(p printer) string {
-				if p.ko {
-					return "대기열이 상한인 " + p.n(backlog) + "에 닿음. 넘치는 연결은 버려짐"
-				}
-				return "the queue reaches its cap of " + p.n(backlog) + ": connections beyond it are dropped"
-			})
-		}
-	}
-	if peak > 0 && (!reached || peak > backlog*1.02) {
-		if pt, ok := peakPoint(q, peak); ok {
-			wait := qf.EstWaitAtPeakS.V
-			peak := math.Min(peak, pt.V)
-			add(pt.T, EventQueuePeak, 1, func(p printer) string {
-				if p.ko {
-					s := "워커 대기열이 " + josa(p.n(peak), "으로/로") + " 가장 길어짐"
-					if wait > 0 {
-						s += ". 줄 끝에서 약 " + josa(p.secs(wait), "을/를") + " 기다려야 함"
-					}
-					return s
-				}
-				s := "the php-fpm queue peaks at " + p.n(peak)
-				if wait > 0 {
-					s += ": about " + p.secs(wait) + " of waiting"
-				}
-				return s
-			})
-		}
-	}
-	return out
-}
-
-// peakPoint finds when a series reached a finding's peak: the first point at
-// or above it, else (the finding may read a finer grid than the per-minute
-// series) the series' highest point when that is within 10% of the peak.
-func peakPoint(s *SeriesRow, peak float64) (Point, bool) {
-	if s == nil || len(s.Points) == 0 || peak <= 0 {
-		return Point{}, false
-	}
-	best := s.Points[0]
-	for _, pt := range s.Points {
-		if pt.V >= peak {
-			return pt, true
-		}
-		if pt.V > best.V {
-			best = pt
-		}
-	}
-	return best, best.V >= 0.9*peak
-}
-
-// oldBacklog is listen.backlog before the change a config_change finding
-// blames, as detect reads it.
-func oldBacklog(fs []detect.Finding) (float64, bool) {
-	for _, f := range fs {
-		if f.Kind != detect.KindConfigChange || f.Change == nil {
-			continue
-		}
-		if setting, old, _, ok := detect.ChangedValues(*f.Change); setting == "listen.backlog" && ok && old > 0 {
-			return old, true
-		}
-	}
-	return 0, false
-}
-
-// errorMoments are the failing stretch's milestones: the first failing
-// minute, the worst one with its rate, the last one, as detect placed them
-// (detect.LoggedMilestones), each told with what that minute logged.
-func errorMoments(r *Report, f *detect.Finding, loc *time.Location, day time.Time) []candidate {
-	var out []candidate
-	add := func(t time.Time, event, topic string, prio int, text func(p printer) string) {
-		ph := say(loc, day, text)
-		out = append(out, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
-	}
-	var first, worst, last *MinuteRow
-	if ms := f.Logged; ms != nil {
-		first, worst, last = r.Evidence.minute(ms.First), r.Evidence.minute(ms.Worst), r.Evidence.minute(ms.Last)
-	}
-	if first == nil || worst == nil || last == nil {
-		// No per-minute counts: the finding's own bounds and peak are all there is.
-		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p printer) string {
-			if p.ko {
-				return "실패가 시작됨"
-			}
-			return "failures begin"
-		})
-		return out
-	}
-	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p printer) string {
-		if p.ko {
-			return "실패가 시작됨. 첫 1분에 " + p.i(first.failed()) + "건 (" + codes(p, first) + ")"
-		}
-		return "failures begin: " + p.i(first.failed()) + " in the first minute (" + codes(p, first) + ")"
-	})
-	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p printer) string {
-		if p.ko {
-			return "실패가 분당 " + josa(p.i(worst.failed())+"건", "으로/로") + " 가장 많음 (" + codes(p, worst) + ")"
-		}
-		return "failures peak at " + p.i(worst.failed()) + " a minute (" + codes(p, worst) + ")"
-	})
-	if last != worst {
-		add(last.Time, EventLastFailure, "failure_end", 0, func(p printer) string {
-			if p.ko {
-				return "실패가 평소보다 많았던 마지막 1분: " + p.i(last.failed()) + "건 (" + codes(p, last) + "). 이후 회복함"
-			}
-			return "last minute of failures above the usual rate: " + p.i(last.failed()) + " (" + codes(p, last) + "); then the site recovers"
-		})
-	}
-	return out
-}
-
-// codes lists a minute's failures by status, most first: "1,210 × 503, 90 × 502".
-func codes(p printer, m *MinuteRow) string {
-	type sc struct {
-		s string
-		n int
-	}
-	var all []sc
-	for s, n := range m.Status {
-		if failedStatus(s) && n > 0 {
-			all = append(all, sc{s, n})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].s < all[j].s
-	})
-	var parts []string
-	for _, x := range all {
-		if p.ko {
-			parts = append(parts, x.s+" "+p.i(x.n)+"건")
-		} else {
-			parts = append(parts, p.i(x.n)+" × "+x.s)
-		}
-	}
-	if m.Late > 0 {
-		if p.ko {
-			parts = append(parts, "늦은 성공 "+p.i(m.Late)+"건")
-		} else {
-			parts = append(parts, p.i(m.Late)+" late successes")
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// changeText describes a configuration change: "listen.backlog changed from
-// 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
-// file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
-func changeText(p printer, c sources.Change) string {
-	var s string
-	switch {
-	case c.Key != "" && p.ko:
-		s = c.Key + " 변경: " + value(c.Old) + " → " + value(c.New)
-	case c.Key != "":
-		s = c.Key + " changed from " + value(c.Old) + " to " + value(c.New)
-	case c.File == "" && c.Note != "" && p.ko:
-		return "배포 " + detect.DeployName(c) + shortRefDetail(c)
-	case c.File == "" && c.Note != "":
-		return "deploy " + detect.DeployName(c) + shortRefDetail(c)
-	case p.ko:
-		s = "설정 변경"
-	default:
-		s = "configuration changed"
-	}
-	return s + changeDetail(c)
-}
-
-// shortRefDetail is " (ref)" for a change named by its subject, or "".
-func shortRefDetail(c sources.Change) string {
-	if c.Ref == "" {
-		return ""
-	}
-	return " (" + shortRef(c.Ref) + ")"
-}
-
-// changeDetail is " (file, ref: first line of the note)", or "".
-func changeDetail(c sources.Change) string {
-	var detail []string
-	if c.File != "" {
-		detail = append(detail, c.File)
-	}
-	if c.Ref != "" {
-		detail = append(detail, shortRef(c.Ref))
-	}
-	d := strings.Join(detail, ", ")
-	if note := firstLine(c.Note, 80); note != "" {
-		if d != "" {
-			d += ": "
-		}
-		d += note
-	}
-	if d == "" {
-		return ""
-	}
-	return " (" + d + ")"
-}
-
-// value prints a setting's value: whole numbers grouped like every other
-// number of the report ("4,096"), anything else as it is; "-" when empty.
-func value(s string) string {
-	if s == "" {
-		return "-"
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
-		return detect.FormatInt(n)
-	}
-	return s
-}
+// crowd names a crawler cluster in prose, as the crawler_burst detector does.
+func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}, f) }
 
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-// shortRef abbreviates a commit hash as git does; other references stay whole.
-func shortRef(ref string) string {
-	if len(ref) == 40 && strings.Trim(ref, "0123456789abcdef") == "" {
-		return ref[:7]
-	}
-	return ref
-}
-
-// firstLine returns the first line of s, cut to at most n runes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(s)
-	if rs := []rune(s); len(rs) > n {
-		s = string(rs[:n-1]) + "…"
 	}
 	return s
 }

@@ -83,7 +83,7 @@ func TestDeployNamedBySubject(t *testing.T) {
 		Summary: `Deploy "Release 4.2: new search backend" (deploy-118, 02:01, 25 min before the onset) changed no setting aftermath reads`}
 	for _, lang := range Langs {
 		p := newPrinter(lang, mustZone("Asia/Seoul"), r.Window.From)
-		text, why := changeText(p, c), explainChange(p, r, f)
+		text, why := changeText(p, c), explain(p, r, f)
 		for _, s := range []string{text, why} {
 			if !strings.Contains(s, `"Release 4.2: new search backend"`) || strings.Contains(s, "changed from") || strings.Contains(s, "configuration changed") || strings.Contains(s, "설정 변경") {
 				t.Errorf("%s: %q does not name the deploy by its subject", lang, s)
