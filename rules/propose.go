@@ -31,6 +31,10 @@ type Input struct {
 	// DurationFormat is the access logs' duration format as the analysis
 	// read them (ingest.Inputs.DurationFormat), for a pass that reads them again.
 	DurationFormat string
+	// Zone is where times written without a zone are read (Caddy's wall and
+	// common_log time formats), as the analysis read them: without it a
+	// second read would place those lines in UTC, off the analysis' window.
+	Zone *time.Location
 	// From and To bound the incident window.
 	From, To time.Time
 	// BaselineFrom and BaselineTo bound the period the zones are sized on and
@@ -655,5 +659,5 @@ func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, 
 	if in.Requests != nil {
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}
-	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
+	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Zone: in.Zone, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
 }

@@ -327,7 +327,7 @@ func proposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res 
 	if len(crawlers) == 0 || len(in.Access) == 0 {
 		return nil
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat, Zone: cfg.Loc,
 		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}

@@ -107,7 +107,7 @@ func analyze(path string, res *result) error {
 	if err != nil {
 		return err
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site, Zone: ev.Loc,
 		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
 	if err != nil {
 		return err
