@@ -34,40 +34,51 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
-// The simulated incident the end-to-end tests serve from fakes: the
-// reference crawl (crawler-backlog) with three hours of ordinary traffic
-// before its 90-minute window, written once per test binary.
-var (
-	simOnce sync.Once
-	simDir  string
-	simErr  error
-)
+// simulatedCrawl is the reference crawl (crawler-backlog, seed 1) with
+// baselineHours of ordinary traffic before its window, simulated once per
+// test binary and removed by TestMain.
+type simulatedCrawl struct {
+	baselineHours float64
+	once          sync.Once
+	dir           string
+	err           error
+}
+
+// The simulated incident the end-to-end tests serve from fakes: three hours
+// of ordinary traffic before its 90-minute window.
+var simulatedIncident = &simulatedCrawl{baselineHours: 3}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, d := range []string{simDir, dayDir} {
-		if d != "" {
-			os.RemoveAll(d)
+	for _, s := range []*simulatedCrawl{simulatedIncident, crawlerDay} {
+		if s.dir != "" {
+			os.RemoveAll(s.dir)
 		}
 	}
 	os.Exit(code)
 }
 
-func simulated(t *testing.T) (string, *bundle.Bundle) {
+func (s *simulatedCrawl) open(t *testing.T) *bundle.Bundle {
 	t.Helper()
-	simOnce.Do(func() {
-		if simDir, simErr = os.MkdirTemp("", "aftermath-live-sim-"); simErr != nil {
+	s.once.Do(func() {
+		if s.dir, s.err = os.MkdirTemp("", "aftermath-live-sim-"); s.err != nil {
 			return
 		}
-		_, simErr = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: 3, Out: filepath.Join(simDir, "b")})
+		_, s.err = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: s.baselineHours, Out: filepath.Join(s.dir, "b")})
 	})
-	if simErr != nil {
-		t.Fatal(simErr)
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	b, err := bundle.Open(filepath.Join(simDir, "b"))
+	b, err := bundle.Open(filepath.Join(s.dir, "b"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+func simulated(t *testing.T) (string, *bundle.Bundle) {
+	t.Helper()
+	b := simulatedIncident.open(t)
 	return b.Dir, b
 }
 

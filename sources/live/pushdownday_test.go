@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
-	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // The simulated crawler day: the reference crawl with 24 hours of ordinary
@@ -25,28 +22,11 @@ import (
 // requests a minute, among 30 to 170 of everyone's) from 20:00 KST and
 // bursts at 02:15; a fetch of the 22.5 hours up to 03:30 (and the 3 h
 // baseline before them) is pushed down under the default settings.
-var (
-	dayOnce sync.Once
-	dayDir  string
-	dayErr  error
-)
+var crawlerDay = &simulatedCrawl{baselineHours: 24}
 
 func simulatedDay(t *testing.T) *bundle.Bundle {
 	t.Helper()
-	dayOnce.Do(func() {
-		if dayDir, dayErr = os.MkdirTemp("", "aftermath-live-day-"); dayErr != nil {
-			return
-		}
-		_, dayErr = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: 24, Out: filepath.Join(dayDir, "b")})
-	})
-	if dayErr != nil {
-		t.Fatal(dayErr)
-	}
-	b, err := bundle.Open(filepath.Join(dayDir, "b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return crawlerDay.open(t)
 }
 
 // dayStory is what must not change between a pushdown and a full pull.
