@@ -359,14 +359,23 @@ func routeSeeds(t testing.TB) [][2]string {
 
 // TestRouteTableMatchesOriginal feeds one stream of targets to the table and
 // to its reference: every template, and every template's canonical form at
-// the end, must be the same, with the interned templates' table cleared
-// again and again too. The stream folds places (titles under /wiki/, pages
-// in namespaces, query values), which the test checks it did.
+// the end, must be the same, with the interned templates and the cached
+// targets cleared again and again too. The stream folds places (titles
+// under /wiki/, pages in namespaces, query values), which the test checks
+// it did, and repeats targets before and after the folds.
 func TestRouteTableMatchesOriginal(t *testing.T) {
-	targets := append(routeSeeds(t), routeTargets(60000, 1)...)
-	defer func(n int) { maxInterned = n }(maxInterned)
-	for _, bound := range []int{maxInterned, 5} {
-		maxInterned = bound
+	targets := routeSeeds(t)
+	for i, tg := range routeTargets(60000, 1) {
+		// Targets come again, before and after places fold.
+		targets = append(targets, tg)
+		if i%3 == 0 {
+			targets = append(targets, targets[len(targets)/2])
+		}
+	}
+	defer func(n, c, l int) { maxInterned, maxCachedTargets, maxCachedTarget = n, c, l }(maxInterned, maxCachedTargets, maxCachedTarget)
+	for _, bounds := range [][3]int{{maxInterned, maxCachedTargets, maxCachedTarget}, {5, 7, 20}} {
+		bound := bounds[0]
+		maxInterned, maxCachedTargets, maxCachedTarget = bounds[0], bounds[1], bounds[2]
 		tab, orig := newRouteTable(), newRouteTableOriginal()
 		seen := map[string]bool{}
 		fails := 0
@@ -404,6 +413,9 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 		}
 		if len(tab.interned) > bound {
 			t.Errorf("%d templates interned, bound %d", len(tab.interned), bound)
+		}
+		if len(tab.byTarget) > maxCachedTargets {
+			t.Errorf("%d targets cached, bound %d", len(tab.byTarget), maxCachedTargets)
 		}
 	}
 }
