@@ -73,8 +73,8 @@ func (sc *templateScratch) reset() {
 	sc.arena, sc.segs, sc.items = sc.arena[:0], sc.segs[:0], sc.items[:0]
 }
 
-// view is b as a string, without a copy; b must not change while it is used.
-func view(b []byte) string {
+// stringView is b as a string, without a copy; b must not change while it is used.
+func stringView(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
@@ -97,7 +97,7 @@ func (sc *templateScratch) segments(rawPath string) []string {
 		p = pathUnescape(p, &sc.unescaped)
 		start := len(sc.arena)
 		sc.arena = appendNormalised(sc.arena, p)
-		sc.segs = append(sc.segs, view(sc.arena[start:]))
+		sc.segs = append(sc.segs, stringView(sc.arena[start:]))
 		if !more {
 			break
 		}
@@ -169,14 +169,14 @@ func (sc *templateScratch) queryUnescape(s string) string {
 			sc.arena = append(sc.arena, c)
 		}
 	}
-	return view(sc.arena[start:])
+	return stringView(sc.arena[start:])
 }
 
 // normalisesToPlaceholder reports whether normaliseSegment(s) is a placeholder.
 func (sc *templateScratch) normalisesToPlaceholder(s string) bool {
 	start := len(sc.arena)
 	sc.arena = appendNormalised(sc.arena, s)
-	ph := isPlaceholder(view(sc.arena[start:]))
+	ph := isPlaceholder(stringView(sc.arena[start:]))
 	sc.arena = sc.arena[:start]
 	return ph
 }
@@ -226,7 +226,7 @@ func appendNormalised(dst []byte, s string) []byte {
 		start := len(dst)
 		dst = append(append(dst, ns...), ':')
 		n := len(dst)
-		if dst = appendNormalised(dst, name); isPlaceholder(view(dst[n:])) {
+		if dst = appendNormalised(dst, name); isPlaceholder(stringView(dst[n:])) {
 			return dst
 		}
 		return append(dst[:start], s...)
