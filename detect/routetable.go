@@ -69,28 +69,7 @@ type routeTable struct {
 	prefix   []byte // the path folded so far
 	built    []byte // the template being built
 	interned map[string]string
-
-	// byTarget caches the template of a request target seen before: assets,
-	// popular pages and a crawler's repeated tools come again and again.
-	// Building a template changes the table only the first time for a given
-	// target, or when it folds a place, and a fold changes the templates of
-	// targets seen before: the cache holds while no place folds (byTargetFolds
-	// is len(folded) when it was filled). Bounded like interned; targets longer
-	// than maxCachedTarget are not kept (the cache holds the request's own
-	// strings).
-	byTarget      map[requestTarget]string
-	byTargetFolds int
 }
-
-// requestTarget is a request's raw path and raw query.
-type requestTarget struct{ path, query string }
-
-// Bounds of routeTable.byTarget (variables for tests): entries, and bytes of
-// one target.
-var (
-	maxCachedTargets = 8192
-	maxCachedTarget  = 512
-)
 
 // maxInterned bounds routeTable.interned (a variable for tests): a few times
 // maxRoutes, so that the templates of a table full to its cap stay interned.
@@ -98,7 +77,7 @@ var maxInterned = 4 * maxRoutes
 
 func newRouteTable() *routeTable {
 	return &routeTable{records: map[string]*routeRecord{}, literals: map[string]map[string]struct{}{}, folded: map[string]string{},
-		interned: map[string]string{}, byTarget: map[requestTarget]string{}}
+		interned: map[string]string{}}
 }
 
 // template returns the template of a request as the table folds it now.
@@ -106,29 +85,6 @@ func newRouteTable() *routeTable {
 // values so far: an enumeration ("action=edit|history|watch") names routes
 // that cost differently, a search term or a title names one page.
 func (t *routeTable) template(rawPath, rawQuery string) string {
-	target := requestTarget{rawPath, rawQuery}
-	if tpl, ok := t.byTarget[target]; ok {
-		return tpl
-	}
-	tpl := t.build(rawPath, rawQuery)
-	if len(t.folded) != t.byTargetFolds {
-		// This target's own fold leaves its template as it is now: only
-		// the templates before are stale.
-		clear(t.byTarget)
-		t.byTargetFolds = len(t.folded)
-	}
-	if len(rawPath)+len(rawQuery) <= maxCachedTarget {
-		if len(t.byTarget) >= maxCachedTargets {
-			clear(t.byTarget)
-		}
-		t.byTarget[target] = tpl
-	}
-	return tpl
-}
-
-// build makes the template of a target as the table folds it now, tracking
-// its names.
-func (t *routeTable) build(rawPath, rawQuery string) string {
 	sc := &t.scratch
 	sc.reset()
 	segs := sc.segments(rawPath)
