@@ -109,7 +109,7 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 		if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 			s = append(s, "이 요청이 구간 안 PHP 시간의 "+p.Josa(p.Pct(v), "을/를")+" 썼습니다.")
 		}
-		return strings.Join(s, " ")
+		return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
 	}
 	first := p.Capitalize(Crowd(p, f)) + " rose from " + p.N(b) + " to " + p.N(pk) + " per 10 minutes"
 	if ratio != "" {
@@ -134,7 +134,25 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 	if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 		s = append(s, "They used "+p.Pct(v)+" of PHP's time in the window.")
 	}
-	return strings.Join(s, " ")
+	return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
+}
+
+// fingerprintReaders says, when some did, how many addresses under the
+// crawler's fingerprint read like people (reader.go) and were counted apart:
+// the sentence a rule's collateral among them is read against.
+func fingerprintReaders(p Phraser, cf *CrawlerBurstFacts) []string {
+	if cf.FingerprintReaders == 0 {
+		return nil
+	}
+	n, reqs := p.N(float64(cf.FingerprintReaders)), p.N(float64(cf.FingerprintReaderRequests))
+	if p.Korean() {
+		return []string{"같은 지문의 주소 중 " + n + "개(요청 " + reqs + "건)는 사람처럼 읽었으므로(정적 파일을 받거나, 사이트 안에서 링크를 따라오거나, 몇 분에 걸쳐 여러 페이지를 읽음) 크롤러로 세지 않고 지문이 같은 독자로 따로 셌습니다."}
+	}
+	addresses := " more addresses"
+	if cf.FingerprintReaders == 1 {
+		addresses = " more address"
+	}
+	return []string{n + addresses + " under the same fingerprint (" + reqs + " requests) read like people (they fetched page assets, followed links within the site, or read several pages over minutes) and are counted apart, as readers who share the crawler's fingerprint."}
 }
 
 // Timeline events of a crawler burst.
