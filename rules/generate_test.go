@@ -268,6 +268,7 @@ func TestZoneNameStatesConditions(t *testing.T) {
 		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID="}}, "tools_zh_cn_logged_out"},
 		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID=", UserAgent: "Chrome/"}}, "tools_chrome_zh_cn_logged_out"},
 		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120"}, NoClientHints: true, NoCookie: true}}, "tools_chrome_121_120_no_hints_no_cookie"},
+		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID=", NoSiteReferer: true}}, "tools_zh_cn_logged_out_no_site_referer"},
 		{Zone{PerClient: true}, "tools_per_client"},
 		{Zone{}, "tools_any_client"},
 		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120", "119", "118", "117", "116", "115", "114"}, Lang: "zh-cn", NoClientHints: true, NotCookie: "x="}},
