@@ -193,6 +193,11 @@ func TestMatchersOnRecords(t *testing.T) {
 		{"a click from the site over HTTP, Host with a port", func(r *sources.Request) {
 			r.Path, r.Query, r.SiteReferer, r.TLS, r.Host = "/index.php", "action=edit", true, false, "wiki.example.org:8080"
 		}, false},
+		// Caddy's {http.request.host} drops an IPv6 literal's brackets, which a
+		// Referer keeps: the condition cannot spare such clicks, in Caddy or here.
+		{"a click from the site on an IPv6 literal host", func(r *sources.Request) {
+			r.Path, r.Query, r.SiteReferer, r.Host = "/index.php", "action=edit", true, "[2001:db8::1]:8443"
+		}, true},
 		{"over HTTP, no referer", func(r *sources.Request) { r.Path, r.Query, r.TLS = "/index.php", "action=edit", false }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package rules
 import (
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -34,7 +35,7 @@ func RequestHeader(r *sources.Request, cookie string) http.Header {
 		if r.TLS {
 			scheme = "https://"
 		}
-		h["Referer"] = []string{scheme + hostOnly(r.Host) + "/"}
+		h["Referer"] = []string{scheme + refererHost(r.Host) + "/"}
 	}
 	switch {
 	case r.LoggedIn == sources.LoggedInYes && cookie != "":
@@ -47,11 +48,15 @@ func RequestHeader(r *sources.Request, cookie string) http.Header {
 	return h
 }
 
-// hostOnly drops a port from a Host header value, as Caddy's
-// {http.request.host} does.
-func hostOnly(host string) string {
+// refererHost is how a browser writes the request's host in a Referer: no
+// port (the zone's patterns use {http.request.host}, which has none) and an
+// IPv6 literal in brackets, which the patterns do not match, as in Caddy.
+func refererHost(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
-		return h
+		host = h
+	}
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		return "[" + host + "]"
 	}
 	return host
 }
