@@ -84,9 +84,11 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}}
+			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1}
 		t.clusters[k] = c
 	}
+	c.logged[m] = struct{}{}
+	c.lastLogged = m
 	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++
