@@ -73,6 +73,11 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			m, notes, err := live.Fetch(ctx, cfg, from, to, f.out, prog.report)
 			prog.close()
 			printNotes(stderr, notes, f.quiet)
+			if err == nil {
+				if err = secondPasses(ctx, cfg, f.out); err == nil {
+					m, err = bundle.ReadManifest(filepath.Join(f.out, bundle.ManifestFile))
+				}
+			}
 			switch {
 			case err != nil && errors.Is(err, context.Canceled):
 				return &exitError{code: exitIncomplete, err: fmt.Errorf("%w; partial bundle in %s", err, f.out)}
@@ -122,6 +127,9 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, filepath.Join(dir, "bundle"), prog.report)
 	prog.close()
 	printNotes(stderr, notes, true)
+	if err == nil {
+		err = secondPasses(sctx, cfg, filepath.Join(dir, "bundle"))
+	}
 	if err != nil {
 		cleanup()
 		if errors.Is(err, context.Canceled) {
