@@ -101,6 +101,9 @@ type Cluster struct {
 	// read in minutes that were otherwise only counted.
 	logged     map[int64]struct{}
 	lastLogged int64
+	// family is the client family a pushdown counts it in
+	// (bundle.ClientFamily), of its first request.
+	family string
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -136,6 +139,9 @@ type Traffic struct {
 	// counted is true once AddMinuteStatus added a request: some lines
 	// were counted, not read (pushdown).
 	counted bool
+	// pulledFamilies are the client families a pushdown pulled across the
+	// whole range: their lines were all read.
+	pulledFamilies map[string]bool
 	// lateAfter is the estimated client timeout applied by applyLateAfter
 	// when the site gives none (0: none applied), lateSource how it was found.
 	lateAfter  float64
@@ -231,14 +237,22 @@ func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added int) {
 	return added
 }
 
+// PulledFamilies says which client families (bundle.ClientFamily) a
+// pushdown pulled across the whole range: the lines of their clients were
+// all read.
+func (t *Traffic) PulledFamilies(families []string) {
+	t.pulledFamilies = map[string]bool{}
+	for _, f := range families {
+		t.pulledFamilies[f] = true
+	}
+}
+
 // readWhole reports whether every request of c was read, not counted: no
-// minute was counted, or c has requests read in a counted minute (only a
-// client family pulled across the whole range has lines read there, so all
-// its lines were read). A cluster of a family pulled whole that happens to
-// have no line in a counted minute reads as not whole: its figures are then
-// marked estimated although they are exact, never the reverse.
+// minute was counted, c's family was pulled across the range, or c has
+// requests read in a counted minute (only such a family has lines read
+// there).
 func (t *Traffic) readWhole(c *Cluster) bool {
-	if !t.counted {
+	if !t.counted || t.pulledFamilies[c.family] {
 		return true
 	}
 	for m := range c.logged {
@@ -339,7 +353,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1}
+			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
 	if m != c.lastLogged {

@@ -159,4 +159,13 @@ func TestClusterBaselineFromReadMinutes(t *testing.T) {
 	if got, est := ev.clusterBaseline10(w, from, from.Add(3*time.Hour)); got != 20 || est {
 		t.Errorf("client read whole: %v per 10 min (estimated %v), want 20, measured", got, est)
 	}
+	// Told that its family was pulled across the range (bundle.yaml), a
+	// client is read whole though no line of it shares a counted minute.
+	if tr.readWhole(s) {
+		t.Fatalf("the sampled client reads as whole")
+	}
+	tr.PulledFamilies([]string{"firefox/en"})
+	if !tr.readWhole(s) {
+		t.Errorf("a client of a family pulled whole reads as sampled (family %q)", s.family)
+	}
 }
