@@ -44,7 +44,10 @@ func newFetchCmd() *cobra.Command {
 		Long: `Fetch reads the sources of aftermath.yaml (Loki, Prometheus, CloudWatch) for
 the window and the baseline before it, and writes an evidence bundle that
 analyze --bundle reads. A window longer than pushdown_after is counted per
-minute inside Loki and only the minutes that stand out are pulled raw.
+minute inside Loki and only the minutes that stand out (with a sample of the
+baseline and the client families that rose) are pulled raw; where a finding
+or failing stretch begins next to minutes only counted, a second pass pulls
+them (at most 2 passes of 120 minutes).
 
 Progress goes to stderr when it is a terminal (not with --quiet). Exit status:
 0 when everything was fetched, 1 when the bundle is incomplete (a source
