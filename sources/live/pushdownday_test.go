@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,45 @@ func storyOf(t *testing.T, a analysis, backtests map[string]map[string]any) dayS
 	return s
 }
 
+// edgesOf is where report.json's failing stretches begin and end, and the
+// start of each finding whose start is estimated.
+func edgesOf(report map[string]any) Edges {
+	var e Edges
+	at := func(m map[string]any, k string) (time.Time, bool) {
+		s, _ := m[k].(string)
+		t, err := time.Parse(time.RFC3339, s)
+		return t, err == nil
+	}
+	impact, _ := report["impact"].(map[string]any)
+	stretches := []map[string]any{impact}
+	others, _ := impact["other_stretches"].([]any)
+	for _, o := range others {
+		stretches = append(stretches, o.(map[string]any))
+	}
+	for _, st := range stretches {
+		for _, k := range []string{"onset", "start"} {
+			if t, ok := at(st, k); ok {
+				e.Starts = append(e.Starts, t)
+			}
+		}
+		if t, ok := at(st, "end"); ok {
+			e.Ends = append(e.Ends, t)
+		}
+	}
+	for _, f := range report["findings"].([]any) {
+		f := f.(map[string]any)
+		est, _ := f["estimated"].([]any)
+		for _, x := range est {
+			for _, fig := range x.(map[string]any)["figures"].([]any) {
+				if t, ok := at(f, "start"); ok && fig == "start" {
+					e.Starts = append(e.Starts, t)
+				}
+			}
+		}
+	}
+	return e
+}
+
 // TestPushdownKeepsTheCrawlerDay is issue #18's acceptance: on the simulated
 // crawler day, a pushed-down fetch and a full pull tell the same story (the
 // crawler's addresses within 5%, its start within 10 minutes, the failed
@@ -171,13 +211,33 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		if p := sources.Problems(notes); len(p) > 0 {
 			t.Fatalf("notes: %v", p)
 		}
+		// The second passes analyze --config makes (cmd/aftermath's
+		// secondPasses, from the same edges: the failing stretches and a
+		// crawler start marked estimated).
+		for range MaxSecondPasses {
+			if !pushdown {
+				break
+			}
+			n, err := SecondPass(context.Background(), cfg, out, edgesOf(analyze(t, out).report))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
 		b, err := bundle.Open(out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := run{cost: b.Manifest.Pushdown}
+		if r.cost != nil {
+			for _, p := range r.cost.SecondPasses {
+				r.requests += p.Requests
+			}
+		}
 		for _, q := range b.Manifest.Queries {
-			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile) {
+			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
 				r.bytes += q.Bytes
 				r.familyFile = r.familyFile || q.File == FamiliesFile
 			}
