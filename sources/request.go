@@ -108,6 +108,11 @@ type Request struct {
 	Origin Origin
 	// Cache is the cache's verdict where the response's headers were logged.
 	Cache Cache
+
+	// SiteReferer is true when the Referer names the request's own host: the
+	// client came from one of the site's pages (a click, or a page's asset).
+	// Only this is kept, not the URL, so a request stays small.
+	SiteReferer bool
 }
 
 // Start is when the request arrived: the log time minus its duration.

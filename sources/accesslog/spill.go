@@ -25,8 +25,8 @@ import (
 // client address (length-prefixed binary), method, host, user agent and
 // language (dictionary references), path and query (length-prefixed),
 // status (varint), duration (float64 bits), size (zigzag varint) and the
-// flags as a uvarint (logged-in state, cookie, client hints, TLS, origin in
-// its first byte; the cache's verdict above them).
+// flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
+// a site Referer in its first byte; the cache's verdict above them).
 type Spill struct {
 	path string
 	f    *os.File
@@ -114,9 +114,12 @@ func (s *Spill) encode(b []byte, r *sources.Request) []byte {
 	if r.TLS {
 		flags |= 1 << 6
 	}
-	// The cache's verdict takes the bits above: a uvarint keeps a request
-	// without one at one byte.
-	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<7)
+	if r.SiteReferer {
+		flags |= 1 << 7
+	}
+	// The cache's verdict takes the bits above the first byte: a uvarint
+	// keeps a request without one (and without a site Referer) at one byte.
+	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -288,11 +291,12 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	if err != nil {
 		return err
 	}
-	r.Cache = sources.Cache(flags >> 7 & 3)
+	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)
 	r.Origin = sources.Origin(flags >> 2 & 3)
 	r.HasCookie = flags&(1<<4) != 0
 	r.SecChUa = flags&(1<<5) != 0
 	r.TLS = flags&(1<<6) != 0
+	r.SiteReferer = flags&(1<<7) != 0
 	return nil
 }
