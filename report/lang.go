@@ -1,6 +1,7 @@
 package report
 
 import (
+	"embed"
 	"fmt"
 	"math"
 	"slices"
@@ -10,17 +11,18 @@ import (
 	"unicode"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Languages the postmortem is written in.
 const (
-	LangEN = "en"
-	LangKO = "ko"
+	LangEN = prose.EN
+	LangKO = prose.KO
 )
 
 // Langs lists the supported languages.
-var Langs = []string{LangEN, LangKO}
+var Langs = prose.Langs
 
 func validLang(lang string) bool { return slices.Contains(Langs, lang) }
 
@@ -36,14 +38,27 @@ func (p phrase) in(lang string) string {
 	return p[LangEN]
 }
 
-// printer formats numbers, times and durations for one language. Its texts are
-// plain (not Markdown, not HTML): renderers escape them.
+// proseFiles are the report's sentences, one file per language (en.tmpl,
+// ko.tmpl): the Go code picks a message and its data, the file says it.
+//
+//go:embed prose/*.tmpl
+var proseFiles embed.FS
+
+var messages = prose.MustParse(proseFiles, "prose", Langs)
+
+// printer formats numbers, times and durations for one language and says the
+// report's messages in it. Its texts are plain (not Markdown, not HTML):
+// renderers escape them.
 type printer struct {
 	lang string
 	ko   bool
 	loc  *time.Location
 	// day is the incident's local date: times on another day carry their date.
 	day time.Time
+	// failed keeps the first message that could not be said, shared by the
+	// printer's copies: whoever made the printer reports it as an error, so
+	// a broken message never reads as an empty sentence.
+	failed *error
 }
 
 func newPrinter(lang string, loc *time.Location, day time.Time) printer {
@@ -51,14 +66,36 @@ func newPrinter(lang string, loc *time.Location, day time.Time) printer {
 		loc = time.UTC
 	}
 	d := day.In(loc)
-	return printer{lang: lang, ko: lang == LangKO, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)}
+	return printer{lang: lang, ko: lang == LangKO, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), failed: new(error)}
 }
 
-// say runs f once per language.
-func say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
+// say renders the report's message name with data in the printer's language.
+func (p printer) say(name string, data any) string {
+	s, err := messages.Render(p.lang, name, formats{p}, data)
+	p.fail(err)
+	return s
+}
+
+// fail keeps err when it is the printer's first.
+func (p printer) fail(err error) {
+	if err != nil && *p.failed == nil {
+		*p.failed = err
+	}
+}
+
+// err is the first message the printer could not say.
+func (p printer) err() error { return *p.failed }
+
+// say runs f once per language. The first message that could not be said
+// is kept in r, for Assemble to return.
+func (r *Report) say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
 	out := phrase{}
 	for _, l := range Langs {
-		out[l] = f(newPrinter(l, loc, day))
+		p := newPrinter(l, loc, day)
+		out[l] = f(p)
+		if r.proseErr == nil {
+			r.proseErr = p.err()
+		}
 	}
 	return out
 }
@@ -274,6 +311,26 @@ func finalConsonant(word string) (has, rieul bool) {
 		}
 	}
 	return false, false
+}
+
+// formats lends a printer to the messages' templates (prose.Formats).
+type formats struct{ p printer }
+
+func (x formats) N(v float64) string            { return x.p.n(v) }
+func (x formats) I(v int) string                { return x.p.i(v) }
+func (x formats) Pct(share float64) string      { return x.p.pct(share) }
+func (x formats) Secs(v float64) string         { return x.p.secs(v) }
+func (x formats) Dur(d time.Duration) string    { return x.p.dur(d) }
+func (x formats) At(t time.Time) string         { return x.p.at(t) }
+func (x formats) Date(t time.Time) string       { return x.p.date(t) }
+func (x formats) Stamp(t time.Time) string      { return x.p.stamp(t) }
+func (x formats) HM(t time.Time) string         { return x.p.hm(t) }
+func (x formats) List(items []string) string    { return x.p.list(items) }
+func (x formats) Josa(pair, word string) string { return josa(word, pair) }
+func (x formats) Capitalize(s string) string    { return capitalize(s) }
+func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
+	a, b := x.p.ends(from, to, dated)
+	return prose.Span{From: a, To: b}
 }
 
 // phraser lends a printer to the detectors' own prose (detect.Spec's Explain

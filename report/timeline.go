@@ -48,7 +48,7 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		if t.IsZero() {
 			return
 		}
-		ph := say(loc, day, text)
+		ph := r.say(loc, day, text)
 		cs = append(cs, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
 	}
 	for i := range r.Findings {
