@@ -64,6 +64,9 @@ type ScanMeasure struct {
 // Phraser formats numbers, times and durations for one language: the report
 // implements it, so a detector's prose can live beside the detector.
 type Phraser interface {
+	// Say renders the detectors' message name (Messages, detect/prose) in
+	// the phraser's language with data.
+	Say(name string, data any) string
 	// Korean is true when the text is Korean (else English).
 	Korean() bool
 	// N prints a count ("8,001") or a small fraction ("1.5").

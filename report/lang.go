@@ -337,7 +337,14 @@ func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
 // and Moments), so their wording matches the report's.
 type phraser struct{ p printer }
 
-func (x phraser) Korean() bool                  { return x.p.ko }
+func (x phraser) Korean() bool { return x.p.ko }
+
+// Say renders the detectors' message name (detect.Messages) with data.
+func (x phraser) Say(name string, data any) string {
+	s, err := detect.Messages.Render(x.p.lang, name, formats{x.p}, data)
+	x.p.fail(err)
+	return s
+}
 func (x phraser) N(v float64) string            { return x.p.n(v) }
 func (x phraser) Pct(share float64) string      { return x.p.pct(share) }
 func (x phraser) Secs(v float64) string         { return x.p.secs(v) }
