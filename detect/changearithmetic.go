@@ -1,0 +1,202 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// backlogTest: the worst queue wait B*S/W before and after, against the
+// health timeout, and whether the queue ever passed the old cap.
+func backlogTest(a *assessment, q QueueFacts) {
+	old, ok1 := settingValue(a.c.Old, a.k)
+	nw, ok2 := settingValue(a.c.New, a.k)
+	if !ok1 || !ok2 {
+		a.quantText = "The values are not numbers: no arithmetic."
+		return
+	}
+	W, S := float64(q.Workers), q.ServiceTimeS
+	var sent []string
+	haveRate := W > 0 && S > 0
+	limit, limitName := q.HealthTimeoutS, "health timeout"
+	if limit <= 0 && q.ClientTimeoutS > 0 {
+		limit, limitName = q.ClientTimeoutS, "client timeout"
+	}
+	if haveRate {
+		wb, wa := QueueWait(old, S, W), QueueWait(nw, S, W)
+		a.facts.WaitBeforeS = Some(round(wb, 2))
+		a.facts.WaitAfterS = Some(round(wa, 2))
+		a.facts.Workers = Some(q.Workers)
+		a.facts.ServiceTimeS = Some(S)
+		s := fmt.Sprintf("With %s workers at %s per request, a full queue now holds %s of work", fmtInt(q.Workers), fmtSecTrim(S), fmtSecTrim(wa))
+		if limit > 0 {
+			a.facts.HealthTimeoutS = Some(q.HealthTimeoutS)
+			s += fmt.Sprintf(" against a %s %s", fmtSecTrim(limit), limitName)
+		}
+		s += fmt.Sprintf(" (it held %s before)", fmtSecTrim(wb))
+		sent = append(sent, s)
+		switch {
+		case limit <= 0:
+			a.quant = 0.6
+		case a.risk >= 0 && wb <= limit && wa > limit:
+			a.quant = 1
+		case a.risk >= 0 && wb > limit:
+			a.quant = 0.7
+		case a.risk >= 0:
+			a.quant = 0.3
+		case wa <= limit: // lowered, and now safe
+			a.quant = 1
+		default:
+			a.quant = 0.5
+		}
+	} else {
+		sent = append(sent, "Workers or service time unknown: the queue wait B*S/W could not be computed")
+		a.quant = 0.5
+	}
+	peak, passedAt, reachedAt := queueStats(q, old, nw)
+	if peak > 0 {
+		a.facts.QueuePeak = Some(peak)
+		passed := peak > old
+		a.facts.QueuePassedOldCap = Some(passed)
+		if a.risk > 0 && !passed {
+			a.quant = 0
+			a.notLinked = fmt.Sprintf("the queue peaked at %s and never passed the old cap of %s, so the old cap would have changed nothing",
+				fmtNum(peak), fmtNum(old))
+		}
+		if a.risk > 0 && passed {
+			s := "the queue passed " + fmtNum(old)
+			if !passedAt.IsZero() {
+				s += " at " + clockIn(passedAt, q.Loc)
+			}
+			if !reachedAt.IsZero() {
+				s += " and reached " + fmtNum(nw) + " at " + clockIn(reachedAt, q.Loc)
+			} else {
+				s += " and peaked at " + fmtNum(peak)
+			}
+			if haveRate {
+				wp := QueueWait(peak, S, W)
+				a.facts.WaitAtPeakS = Some(round(wp, 2))
+				if reachedAt.IsZero() {
+					s += fmt.Sprintf(" (%s of waiting)", fmtSecTrim(wp))
+				}
+			}
+			sent = append(sent, s)
+		}
+	} else if a.risk > 0 && len(q.Queue) == 0 {
+		// Whether the old cap would have held the same incident is the
+		// verdict; without the queue series it cannot be given.
+		a.cannotJudge = "could not judge: whether the old cap of " + fmtNum(old) + " would have held needs php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
+		sent = append(sent, "no queue depth was measured, so whether the queue passed the old cap is unknown")
+	}
+	a.quantText = sentences(sent)
+}
+
+// workersTest: the same wait, for a pool that got smaller or larger.
+func workersTest(a *assessment, q QueueFacts) {
+	old, ok1 := settingValue(a.c.Old, a.k)
+	nw, ok2 := settingValue(a.c.New, a.k)
+	S := q.ServiceTimeS
+	if !ok1 || !ok2 || old <= 0 || nw <= 0 || S <= 0 {
+		a.quantText = "Service time or values unknown: no arithmetic."
+		return
+	}
+	B := float64(q.Backlog)
+	if B <= 0 {
+		B = math.Max(q.QueuePeak, queueMax(q.Queue))
+	}
+	a.facts.ServiceTimeS = Some(S)
+	s := fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request", fmtNum(math.Round(old/S)), fmtNum(math.Round(nw/S)), fmtSecTrim(S))
+	if B <= 0 {
+		a.quantText = s + "."
+		return
+	}
+	wb, wa := QueueWait(B, S, old), QueueWait(B, S, nw)
+	a.facts.WaitBeforeS = Some(round(wb, 2))
+	a.facts.WaitAfterS = Some(round(wa, 2))
+	s += fmt.Sprintf("; a queue of %s now holds %s of work (%s before)", fmtNum(B), fmtSecTrim(wa), fmtSecTrim(wb))
+	if T := q.HealthTimeoutS; T > 0 {
+		a.facts.HealthTimeoutS = Some(T)
+		s += fmt.Sprintf(" against a %s health timeout", fmtSecTrim(T))
+		switch {
+		case a.risk > 0 && wb <= T && wa > T:
+			a.quant = 1
+		case a.risk > 0 && wb > T:
+			a.quant = 0.7
+		case a.risk > 0:
+			a.quant = 0.4
+		case wa <= T:
+			a.quant = 1
+		}
+	}
+	a.quantText = s + "."
+}
+
+// timeoutTest: would the check have survived the observed queue wait under
+// the old timeout, and does it fail under the new one?
+func timeoutTest(a *assessment, q QueueFacts) {
+	old, ok1 := settingValue(a.c.Old, a.k)
+	nw, ok2 := settingValue(a.c.New, a.k)
+	if !ok1 || !ok2 {
+		a.quantText = "The timeouts are not durations: no arithmetic."
+		return
+	}
+	var note string
+	if strings.HasPrefix(canonicalKey(a.c.Key), "php_fastcgi.") && a.k.name == "health_timeout" {
+		// design.md: a connected FastCGI check is cut short by read_timeout only.
+		a.mech *= 0.7
+		note = " Behind php_fastcgi the transport's read_timeout, not health_timeout, is what fails a queued check."
+	}
+	peak := math.Max(q.QueuePeak, queueMax(q.Queue))
+	if q.Workers <= 0 || q.ServiceTimeS <= 0 || peak <= 0 {
+		a.quantText = "The queue wait in the incident is unknown: no arithmetic." + note
+		if peak <= 0 && a.risk > 0 {
+			a.cannotJudge = "could not judge: whether the check would have survived the old timeout needs the queue wait, from php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
+		}
+		return
+	}
+	w := peak * q.ServiceTimeS / float64(q.Workers)
+	a.facts.WaitAtPeakS = Some(round(w, 2))
+	s := fmt.Sprintf("At its peak of %s the queue held %s of work; the timeout went from %s to %s", fmtNum(peak), fmtSecTrim(w), timeoutText(old), timeoutText(nw))
+	switch {
+	case a.risk > 0 && w > nw && w <= old:
+		a.quant = 1
+		s += ": the check would have survived under the old timeout"
+	case a.risk > 0 && w > old:
+		a.quant = 0.5
+		s += ": it would have failed under the old one too"
+	case a.risk > 0:
+		a.quant = 0
+		a.notLinked = fmt.Sprintf("the queue never held more than %s of work, under both the old (%s) and the new (%s) timeout", fmtSecTrim(w), timeoutText(old), timeoutText(nw))
+	case a.risk < 0 && w <= nw:
+		a.quant = 1
+	}
+	a.quantText = s + "." + note
+}
+
+// queueStats: the deepest queue, when it first passed old, when it first
+// reached (99% of) nw.
+func queueStats(q QueueFacts, old, nw float64) (peak float64, passedAt, reachedAt time.Time) {
+	pts := append([]QueuePoint(nil), q.Queue...)
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].T.Before(pts[j].T) })
+	peak = q.QueuePeak
+	for _, p := range pts {
+		peak = math.Max(peak, p.Depth)
+		if passedAt.IsZero() && p.Depth > old {
+			passedAt = p.T
+		}
+		if reachedAt.IsZero() && nw > old && p.Depth >= 0.99*nw {
+			reachedAt = p.T
+		}
+	}
+	return peak, passedAt, reachedAt
+}
+
+func queueMax(pts []QueuePoint) float64 {
+	m := 0.0
+	for _, p := range pts {
+		m = math.Max(m, p.Depth)
+	}
+	return m
+}

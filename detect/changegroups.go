@@ -1,0 +1,84 @@
+package detect
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// groupChanges keeps together the changes one edit made to one thing, so
+// that it is judged (and reported) once: the keys of one rate-limit zone, or
+// a Dockerfile's base image and PHP version, in one commit.
+func groupChanges(cs []sources.Change) [][]sources.Change {
+	var out [][]sources.Change
+	index := map[string]int{}
+	for _, c := range cs {
+		g := ""
+		ck := canonicalKey(c.Key)
+		switch {
+		case ck == "rate_limit" || strings.HasPrefix(ck, "rate_limit."):
+			// A commit's rate-limit edits are one decision: the directive,
+			// its zones and their fields.
+			g = "rate_limit"
+		case ck == "php_version" || ck == "base_image":
+			g = "runtime"
+		}
+		if g == "" {
+			out = append(out, []sources.Change{c})
+			continue
+		}
+		// The same commit seen through git and changes.yaml is one change.
+		id := c.Ref + "\x00" + g
+		if c.Ref == "" {
+			id = c.Time.UTC().Format(time.RFC3339) + "\x00" + g
+		}
+		if i, ok := index[id]; ok {
+			out[i] = append(out[i], c)
+			continue
+		}
+		index[id] = len(out)
+		out = append(out, []sources.Change{c})
+	}
+	for _, g := range out {
+		// The representative: the zone itself (added or removed), else the
+		// PHP version, else the first.
+		sort.SliceStable(g, func(i, j int) bool { return groupRank(g[i].Key) < groupRank(g[j].Key) })
+	}
+	return out
+}
+
+func groupRank(key string) int {
+	ck := canonicalKey(key)
+	switch {
+	case ck == "php_version":
+		return 0
+	case strings.HasPrefix(ck, "rate_limit.zone.") && !strings.Contains(strings.TrimPrefix(ck, "rate_limit.zone."), "."):
+		return 0
+	case ck == "rate_limit":
+		return 1
+	}
+	return 2
+}
+
+// supersededBy returns a later change of the same setting, still before the
+// onset: then c was not the value in force.
+func supersededBy(c sources.Change, all []sources.Change, onset time.Time) *sources.Change {
+	var best *sources.Change
+	for i := range all {
+		o := &all[i]
+		// A later record of the same new value is the same change seen again
+		// (a deploy after the commit), not a replacement.
+		if canonicalKey(o.Key) != canonicalKey(c.Key) || !o.Time.After(c.Time) || sameSetting(o.New, c.New) {
+			continue
+		}
+		if !onset.IsZero() && o.Time.After(onset) {
+			continue
+		}
+		if best == nil || o.Time.After(best.Time) {
+			best = o
+		}
+	}
+	return best
+}

@@ -1,0 +1,148 @@
+package detect
+
+import "strings"
+
+// knob is one row of the mechanism table: a setting, which way it raises the
+// risk, the failure mode it leads to and the finding kinds that show it.
+type knob struct {
+	name string
+	// raises is +1 when a higher value raises the risk, -1 when a lower one
+	// does, 0 when any change may (direction unknown).
+	raises int
+	// unit parses values: "count", "seconds" (Caddy and php-fpm durations),
+	// or "" for text compared as is.
+	unit string
+	// def is the value in force when the key is absent; for "seconds",
+	// "inf" means no timeout at all.
+	def string
+	// zeroIsInf: a value of 0 switches the limit off (request_terminate_timeout).
+	zeroIsInf bool
+	effect    string
+	// kinds are the finding kinds the failure mode shows as, strongest first.
+	kinds []string
+	// strength is how directly the setting causes that failure mode (0-1).
+	strength float64
+	test     func(a *assessment, q QueueFacts)
+}
+
+// knobs is the mechanism table (design.md, "config_change").
+var knobs = []struct {
+	match func(key string) bool
+	k     knob
+}{
+	{keyIs("listen.backlog"), knob{name: "listen.backlog", raises: +1, unit: "count", def: "511",
+		effect:   "a longer listen queue makes requests and health checks wait longer behind it, so the health check starves and PHP keeps working for clients who left",
+		kinds:    []string{KindHealthcheckStarved, KindClientAbandonedWork, KindListenQueueOverflow, KindUpstreamErrors, KindIdlePinning},
+		strength: 1, test: backlogTest}},
+	{keyIs("pm.max_children"), knob{name: "pm.max_children", raises: -1, unit: "count",
+		effect:   "with fewer workers the pool saturates sooner and every queued request waits longer",
+		kinds:    []string{KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved, KindClientAbandonedWork},
+		strength: 1, test: workersTest}},
+	{keyIs("pm"), knob{name: "pm", unit: "",
+		effect:   "a different process manager mode may start workers on demand, adding delay under a burst",
+		kinds:    []string{KindWorkerSaturation, KindListenQueueOverflow},
+		strength: 0.5}},
+	{keyIs("pm.max_requests"), knob{name: "pm.max_requests", unit: "",
+		effect:   "workers recycle at a different rate",
+		kinds:    []string{KindWorkerSaturation},
+		strength: 0.3}},
+	{keyIs("request_terminate_timeout"), knob{name: "request_terminate_timeout", raises: +1, unit: "seconds", def: "0", zeroIsInf: true,
+		effect:   "slow requests may hold a worker longer before php-fpm kills them",
+		kinds:    []string{KindWorkerSaturation, KindIdlePinning, KindClientAbandonedWork, KindSelfAmplification},
+		strength: 0.7}},
+	{keyIs("listen"), knob{name: "listen", unit: "",
+		effect:   "a different listen socket changes how overflow fails (a Unix socket refuses at once, a TCP listener drops SYNs and lets dials and health checks hang)",
+		kinds:    []string{KindListenQueueOverflow, KindHealthcheckStarved, KindUpstreamErrors},
+		strength: 0.6}},
+	{keySuffix("read_timeout"), knob{name: "read_timeout", raises: -1, unit: "seconds", def: "inf",
+		effect:   "a shorter FastCGI read timeout fails queued health checks (and requests, as 504) sooner, so a slow but live upstream is marked down",
+		kinds:    []string{KindHealthcheckStarved, KindUpstreamErrors},
+		strength: 0.9, test: timeoutTest}},
+	{keySuffix("health_timeout"), knob{name: "health_timeout", raises: -1, unit: "seconds", def: "5s",
+		effect:   "a shorter health-check timeout marks a slow but live upstream down",
+		kinds:    []string{KindHealthcheckStarved, KindUpstreamErrors},
+		strength: 0.9, test: timeoutTest}},
+	{keySuffix("health_fails"), knob{name: "health_fails", raises: -1, unit: "count", def: "1",
+		effect:   "fewer failed checks before the upstream is marked down",
+		kinds:    []string{KindHealthcheckStarved, KindUpstreamErrors},
+		strength: 0.8}},
+	{keySuffix("health_uri"), knob{name: "health_uri", unit: "",
+		effect:   "a different health endpoint may be served by the same pool and queue behind the traffic",
+		kinds:    []string{KindHealthcheckStarved},
+		strength: 0.6}},
+	{keySuffix("health_interval"), knob{name: "health_interval", unit: "",
+		effect:   "health checks at a different rate change how fast a slow upstream is marked down",
+		kinds:    []string{KindHealthcheckStarved},
+		strength: 0.3}},
+	{keySuffix("dial_timeout"), knob{name: "dial_timeout", raises: -1, unit: "seconds", def: "3s",
+		effect:   "a shorter dial timeout turns a full backlog into 502s sooner",
+		kinds:    []string{KindUpstreamErrors, KindListenQueueOverflow},
+		strength: 0.6}},
+	{keyContains("lb_"), knob{name: "lb_*", unit: "",
+		effect:   "changed load balancing and retries spread or repeat failed attempts differently",
+		kinds:    []string{KindUpstreamErrors, KindHealthcheckStarved},
+		strength: 0.4}},
+	{keyPrefix("rate_limit"), knob{name: "rate_limit", unit: "",
+		effect:   "a rate-limit zone that no longer holds lets a crawler through to PHP",
+		kinds:    []string{KindCrawlerBurst, KindWorkerSaturation, KindSelfAmplification},
+		strength: 0.9}},
+	{keyAnyOf("php_version", "base_image"), knob{name: "PHP runtime", unit: "",
+		effect:   "a different PHP runtime changes the service time of every request",
+		kinds:    []string{KindWorkerSaturation, KindHealthcheckStarved, KindListenQueueOverflow},
+		strength: 0.6}},
+	{keyIs("max_execution_time"), knob{name: "max_execution_time", raises: +1, unit: "seconds", def: "30", zeroIsInf: true,
+		effect:   "scripts may run longer before PHP stops them",
+		kinds:    []string{KindWorkerSaturation, KindClientAbandonedWork},
+		strength: 0.5}},
+	{keyPrefix("opcache."), knob{name: "opcache", unit: "",
+		effect:   "a changed opcode cache may make every request compile its scripts again",
+		kinds:    []string{KindWorkerSaturation},
+		strength: 0.6}},
+}
+
+func keyIs(k string) func(string) bool { return func(s string) bool { return s == k } }
+func keyPrefix(p string) func(string) bool {
+	return func(s string) bool { return strings.HasPrefix(s, p) }
+}
+func keyContains(p string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, p) }
+}
+func keyAnyOf(ks ...string) func(string) bool {
+	return func(s string) bool {
+		for _, k := range ks {
+			if s == k {
+				return true
+			}
+		}
+		return false
+	}
+}
+func keySuffix(p string) func(string) bool {
+	return func(s string) bool { return s == p || strings.HasSuffix(s, "."+p) }
+}
+
+// canonicalKey strips what only locates a setting: the site of a Caddy key
+// ("...@http://:8080") and the pool of a multi-pool file ("[www]...").
+func canonicalKey(key string) string {
+	k := strings.TrimSpace(key)
+	if i := strings.LastIndexByte(k, '@'); i > 0 {
+		k = k[:i]
+	}
+	if strings.HasPrefix(k, "[") {
+		if i := strings.IndexByte(k, ']'); i > 0 {
+			k = k[i+1:]
+		}
+	}
+	return strings.ToLower(k)
+}
+
+func knobFor(key string) *knob {
+	ck := canonicalKey(key)
+	for i := range knobs {
+		if knobs[i].match(ck) {
+			k := knobs[i].k
+			return &k
+		}
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package scan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// rise is one fingerprint's rise.
+type rise struct {
+	key     detect.ClusterKey
+	c       *ClusterProfile
+	metric  string
+	o       float64
+	b       Baseline
+	score   float64
+	reason  string
+	minutes *detect.Cluster
+	// requests and ips are the baselines of the fingerprint's requests and
+	// addresses, whichever measure rose.
+	requests, ips Baseline
+}
+
+// clusters finds the fingerprints that rose and sorts them into automated
+// ones (crawler_burst anomalies) and human ones (for the surge).
+func (j *judge) clusters() (auto, humans []rise) {
+	window := map[detect.ClusterKey]*detect.Cluster{}
+	if j.traffic != nil {
+		for _, c := range j.traffic.Clusters() {
+			window[c.Key] = c
+		}
+	}
+	flagged := map[detect.ClusterKey]bool{}
+	for _, f := range j.res.Findings {
+		if f.Kind == detect.KindCrawlerBurst && f.Cluster != nil {
+			flagged[*f.Cluster] = true
+		}
+	}
+	keys := make([]detect.ClusterKey, 0, len(j.recent.Clusters))
+	for k := range j.recent.Clusters {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool { return keys[a].String() < keys[b].String() })
+	m := clusterMeasure
+	m.minExcess = math.Max(minClusterPerHour*j.hours, minClusterShare*float64(j.recent.Requests))
+	for _, k := range keys {
+		c := j.recent.Clusters[k]
+		if float64(c.Requests) < minClusterShare*float64(j.recent.Requests) {
+			continue
+		}
+		var best *rise
+		for _, q := range []struct {
+			metric string
+			get    func(*ClusterProfile) int
+		}{
+			{"requests", func(c *ClusterProfile) int { return c.Requests }},
+			{"distinct addresses", func(c *ClusterProfile) int { return c.IPs }},
+			{"distinct networks", func(c *ClusterProfile) int { return c.Prefixes }},
+		} {
+			b := j.baselineOf(func(p *Profile) (float64, bool) {
+				if bc := p.Clusters[k]; bc != nil {
+					return float64(q.get(bc)), true
+				}
+				return 0, true
+			})
+			o := float64(q.get(c))
+			if !m.rises(o, b, j.cfg.Z) {
+				continue
+			}
+			if s := m.score(o, b); best == nil || s > best.score {
+				best = &rise{key: k, c: c, metric: q.metric, o: o, b: b, score: s}
+			}
+		}
+		if best == nil {
+			continue
+		}
+		of := func(get func(*ClusterProfile) int) Baseline {
+			return j.baselineOf(func(p *Profile) (float64, bool) {
+				if bc := p.Clusters[k]; bc != nil {
+					return float64(get(bc)), true
+				}
+				return 0, true
+			})
+		}
+		best.requests = of(func(c *ClusterProfile) int { return c.Requests })
+		best.ips = of(func(c *ClusterProfile) int { return c.IPs })
+		best.minutes = window[k]
+		var isAuto bool
+		best.reason, isAuto = automated(k, c, flagged[k])
+		if isAuto {
+			auto = append(auto, *best)
+			j.anomalies = append(j.anomalies, j.crawlerAnomaly(*best))
+		} else {
+			humans = append(humans, *best)
+		}
+	}
+	return auto, humans
+}
+
+// automated judges a fingerprint by detect's test (detect.Automated), and
+// says why in the scan's words.
+func automated(k detect.ClusterKey, c *ClusterProfile, flagged bool) (string, bool) {
+	assets := share(c.Assets, c.Requests)
+	tools := share(c.Uncacheable, c.Requests-c.Assets)
+	if flagged {
+		return "the crawler detector flagged it", true
+	}
+	if _, auto := detect.Automated(k, assets, tools); !auto {
+		return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
+	}
+	switch {
+	case !detect.IsBrowser(k.UA):
+		return fmt.Sprintf("its user agent (%s) is not a browser", k.UA), true
+	case k.NoClientHints:
+		return "a Chromium user agent without client hints (forged)", true
+	}
+	return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
+}
+
+// crawlerAnomaly reports an automated fingerprint's rise. Its observed value
+// is the busiest 10 minutes of the window against the usual 10 minutes at this
+// hour: a burst shows there first, while the hour's total still lags.
+func (j *judge) crawlerAnomaly(r rise) *Anomaly {
+	c := r.c
+	fp := &detect.Fingerprint{UserAgent: r.key.UA, AcceptLanguage: r.key.Lang, LoggedIn: r.key.LoggedIn.String()}
+	if r.key.NoClientHints {
+		fp.SecChUa = "absent"
+	}
+	w := j.cfg.Window(j.recent.To)
+	usual10 := r.requests.Median * 10 / j.cfg.Since.Minutes()
+	peak10, peakAt := float64(c.Requests), w.From
+	if r.minutes != nil {
+		fp.Paths = topLabels(r.minutes.Labels, 5)
+		peak10, peakAt = peakPer10(r.minutes.PerMinute, w)
+	}
+	a := &Anomaly{
+		Kind: detect.KindCrawlerBurst, Severity: SeverityWarning, Key: r.key.String(),
+		Start:  j.onset(r.minutes, r.requests),
+		Metric: "requests per 10 minutes at the peak", Observed: peak10, Baseline: round(usual10, 1), Score: round(r.score, 1),
+		Fingerprint: fp,
+		Facts: map[string]float64{
+			"requests": float64(c.Requests), "requests_usual": r.requests.Median,
+			"distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
+			"peak_per_10m": peak10, "peak_at": float64(peakAt.Unix()), "usual_per_10m": round(usual10, 1),
+			"asset_share": round(share(c.Assets, c.Requests), 3), "uncacheable_share": round(share(c.Uncacheable, c.Requests-c.Assets), 3),
+			"baseline_slots": float64(r.b.N), "distinct_ips_usual": r.ips.Median,
+		},
+	}
+	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s, up to %s in 10 minutes; at this hour it usually sends %s requests from %s addresses (median of %d days). It looks automated: %s.",
+		r.key, count(c.Requests), count(c.IPs), count(c.Prefixes), j.span(), num(peak10), num(r.requests.Median), num(r.ips.Median), r.b.N, r.reason)
+	return a
+}
+
+// peakPer10 is the busiest 10 consecutive minutes of w and where they start.
+func peakPer10(perMinute map[int64]int, w Range) (float64, time.Time) {
+	start, end := w.From.Unix()/60, w.To.Unix()/60
+	best, bestAt, sum := 0, start, 0
+	for m := start; m < end; m++ {
+		sum += perMinute[m]
+		if m-start >= 10 {
+			sum -= perMinute[m-10]
+		}
+		if sum > best {
+			best, bestAt = sum, max(start, m-9)
+		}
+	}
+	return float64(best), time.Unix(bestAt*60, 0).UTC()
+}
+
+// onset is the first minute of the window from which a fingerprint stayed
+// clearly above its usual rate for three minutes; the window's start when the
+// rise was there from the beginning or is not in the per-minute counts.
+func (j *judge) onset(c *detect.Cluster, b Baseline) time.Time {
+	w := j.cfg.Window(j.recent.To)
+	if c == nil {
+		return w.From
+	}
+	perMin := b.Median / j.cfg.Since.Minutes()
+	level := perMin + 3*math.Sqrt(perMin+1)
+	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
+	for m := w.From.Unix() / 60; m < w.To.Unix()/60; m++ {
+		if above(m) && above(m+1) && above(m+2) {
+			return time.Unix(m*60, 0).UTC()
+		}
+	}
+	return w.From
+}
+
+func topLabels(labels map[string]int, n int) []string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if labels[keys[a]] != labels[keys[b]] {
+			return labels[keys[a]] > labels[keys[b]]
+		}
+		return keys[a] < keys[b]
+	})
+	if len(keys) > n {
+		keys = keys[:n]
+	}
+	return keys
+}

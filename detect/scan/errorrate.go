@@ -1,0 +1,48 @@
+package scan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// errors judges failed responses and the proxy's own 503s.
+func (j *judge) errors() {
+	r := j.recent
+	floor := math.Max(minFailedPerHour*j.hours, minFailedShare*float64(r.Requests))
+	m := errorMeasure
+	m.minExcess = floor
+	b := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Failed), true })
+	failedUp := j.measureSite("failed responses (5xx, 429, late)", float64(r.Failed), b, m)
+	p := errorMeasure
+	p.minExcess = minFailedPerHour * j.hours
+	pb := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Proxy503), true })
+	proxyUp := j.measureSite("503s made by the proxy", float64(r.Proxy503), pb, p)
+	if !failedUp && !proxyUp {
+		return
+	}
+	failedShare := share(r.Failed, r.Lines)
+	sev := SeverityWarning
+	if proxyUp || failedShare >= criticalFailedShare {
+		sev = SeverityCritical
+	}
+	start := j.cfg.Window(r.To).From
+	if j.traffic != nil {
+		perMin := b.Median / j.cfg.Since.Minutes()
+		level := perMin + 3*math.Sqrt(perMin+1)
+		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(m.Failed()) > level })
+	}
+	proxy := ""
+	if r.Proxy503 > 0 {
+		proxy = fmt.Sprintf(" (%s of them 503s Caddy made itself: it had marked PHP down)", count(r.Proxy503))
+	}
+	j.anomalies = append(j.anomalies, &Anomaly{
+		Kind: KindErrorRate, Severity: sev, Start: start,
+		Metric: "failed responses in the window", Observed: float64(r.Failed), Baseline: b.Median, Score: round(m.score(float64(r.Failed), b), 1),
+		Facts: map[string]float64{"status_5xx": float64(r.Server5xx), "status_429": float64(r.Status429), "proxy_503": float64(r.Proxy503),
+			"late": float64(r.Late), "failed_share": round(failedShare, 4), "baseline_slots": float64(b.N), "proxy_503_usual": pb.Median},
+		Summary: fmt.Sprintf("%s responses failed %s, %s of all: %s 5xx%s, %s 429 and %s successes logged after the clients gave up; usually %s at this hour (median of %d days).",
+			count(r.Failed), j.span(), pct(failedShare), count(r.Server5xx), proxy, count(r.Status429), count(r.Late), num(b.Median), b.N),
+	})
+}

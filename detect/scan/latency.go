@@ -1,0 +1,69 @@
+package scan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// lowerQuantile is the low end of a quantile's 3-sigma confidence interval
+// from its sample size (order statistics: the rank q*n varies by
+// sqrt(n*q*(1-q))).
+func lowerQuantile(h *detect.Histogram, q float64) float64 {
+	lo := q - 3*math.Sqrt(q*(1-q)/float64(max(h.N, 1)))
+	return h.Quantile(math.Max(lo, 0.01))
+}
+
+// latency judges PHP's response time over successes (p95, and p50).
+func (j *judge) latency() {
+	r := j.recent
+	if r.Latency.N < minLatencySamples {
+		return
+	}
+	q := func(p *Profile, quant float64) (float64, bool) {
+		if p.Latency.N < minLatencySlot {
+			return 0, false
+		}
+		return p.Latency.Quantile(quant), true
+	}
+	o95, _ := q(r, 0.95)
+	o50, _ := q(r, 0.5)
+	// The window is judged on the low end of its quantiles' confidence
+	// interval: a quiet hour's p95 rests on a dozen requests, and a few slow
+	// edits must not pass for PHP slowing down.
+	g95, g50 := lowerQuantile(&r.Latency, 0.95), lowerQuantile(&r.Latency, 0.5)
+	b95 := j.baselineOf(func(p *Profile) (float64, bool) { return q(p, 0.95) })
+	b50 := j.baselineOf(func(p *Profile) (float64, bool) { return q(p, 0.5) })
+	if b95.N < j.cfg.MinBaselineDays {
+		return
+	}
+	up95 := j.measureSiteAt("PHP success latency p95 (s)", o95, g95, b95, latencyMeasure)
+	up50 := j.measureSiteAt("PHP success latency p50 (s)", o50, g50, b50, latencyMeasure)
+	if !up95 && !up50 {
+		return
+	}
+	sev := SeverityWarning
+	if j.site.ClientTimeoutS > 0 && o95 >= j.site.ClientTimeoutS {
+		sev = SeverityCritical
+	}
+	metric, o, g, b := "PHP success latency p95 (s)", o95, g95, b95
+	if !up95 || latencyMeasure.score(g50, b50) > latencyMeasure.score(g95, b95) {
+		metric, o, g, b = "PHP success latency p50 (s)", o50, g50, b50
+	}
+	start := j.cfg.Window(r.To).From
+	if j.traffic != nil {
+		level := b95.Median * latencyMeasure.ratio
+		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool {
+			return m.Latency.N >= 5 && m.Latency.Quantile(0.95) >= level
+		})
+	}
+	j.anomalies = append(j.anomalies, &Anomaly{
+		Kind: KindLatency, Severity: sev, Start: start,
+		Metric: metric, Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(g, b), 1),
+		Facts: map[string]float64{"p95_s": round(o95, 3), "p50_s": round(o50, 3), "p95_usual_s": round(b95.Median, 3), "p50_usual_s": round(b50.Median, 3),
+			"successes": float64(r.Latency.N), "baseline_slots": float64(b.N)},
+		Summary: fmt.Sprintf("PHP answered its successes slower %s: 95th percentile %s (usually %s), median %s (usually %s), over %s successes.",
+			j.span(), secs(o95), secs(b95.Median), secs(o50), secs(b50.Median), count(r.Latency.N)),
+	})
+}

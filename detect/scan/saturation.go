@@ -1,0 +1,73 @@
+package scan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// saturation judges busy workers, the listen queue and CPU.
+func (j *judge) saturation() {
+	p := j.recent.Pool
+	if p == nil {
+		return
+	}
+	pools := func(f func(*PoolProfile) (float64, bool)) Baseline {
+		return j.baselineOf(func(s *Profile) (float64, bool) {
+			if s.Pool == nil {
+				return 0, false
+			}
+			return f(s.Pool)
+		})
+	}
+	bSat := pools(func(p *PoolProfile) (float64, bool) { return p.SaturatedMinutes, true })
+	bQueue := pools(func(p *PoolProfile) (float64, bool) { return p.QueuePeak, true })
+	if bSat.N < j.cfg.MinBaselineDays {
+		j.note(sources.SeverityInfo, fmt.Sprintf("metrics cover %d of the baseline slots: php-fpm and CPU are not compared with the baseline", bSat.N))
+		return
+	}
+	qm := queueMeasure
+	qm.minExcess = math.Max(p.Workers, 1)
+	upSat := j.measureSite("minutes with every worker busy", p.SaturatedMinutes, bSat, saturatedMeasure)
+	upQueue := j.measureSite("listen queue peak", p.QueuePeak, bQueue, qm)
+	upCPU := false
+	bCPU := pools(func(p *PoolProfile) (float64, bool) { return p.CPUMean, p.HasCPU })
+	if p.HasCPU && bCPU.N >= j.cfg.MinBaselineDays {
+		upCPU = j.measureSite("CPU mean (%)", p.CPUMean, bCPU, cpuMeasure)
+	}
+	if !upSat && !upQueue && !upCPU {
+		return
+	}
+	sev := SeverityWarning
+	if p.SaturatedMinutes >= criticalSaturatedMinutes || p.Backlog > 0 && p.QueuePeak >= 0.98*p.Backlog {
+		sev = SeverityCritical
+	}
+	metric, o, b, s := "minutes with every worker busy", p.SaturatedMinutes, bSat, saturatedMeasure.score(p.SaturatedMinutes, bSat)
+	if x := qm.score(p.QueuePeak, bQueue); upQueue && (!upSat || x > s) {
+		metric, o, b, s = "listen queue peak", p.QueuePeak, bQueue, x
+	}
+	if !upSat && !upQueue {
+		metric, o, b, s = "CPU mean (%)", p.CPUMean, bCPU, cpuMeasure.score(p.CPUMean, bCPU)
+	}
+	start := j.cfg.Window(j.recent.To).From
+	if !p.FirstSaturated.IsZero() {
+		start = p.FirstSaturated
+	}
+	cpu := "no CPU series"
+	facts := map[string]float64{"workers": p.Workers, "saturated_minutes": p.SaturatedMinutes, "saturated_minutes_usual": bSat.Median,
+		"queue_peak": p.QueuePeak, "queue_peak_usual": bQueue.Median, "baseline_slots": float64(b.N)}
+	if p.Backlog > 0 {
+		facts["backlog"] = p.Backlog
+	}
+	if p.HasCPU {
+		cpu = fmt.Sprintf("CPU averaged %.0f%% (usually %.0f%%)", p.CPUMean, bCPU.Median)
+		facts["cpu_mean_pct"], facts["cpu_mean_usual_pct"] = round(p.CPUMean, 1), round(bCPU.Median, 1)
+	}
+	j.anomalies = append(j.anomalies, &Anomaly{
+		Kind: KindSaturation, Severity: sev, Start: start,
+		Metric: metric, Observed: round(o, 2), Baseline: round(b.Median, 2), Score: round(s, 1), Facts: facts,
+		Summary: fmt.Sprintf("All %s php-fpm workers were busy for %s minutes %s (usually %s); the listen queue peaked at %s (usually %s); %s.",
+			num(p.Workers), num(p.SaturatedMinutes), j.span(), num(bSat.Median), num(p.QueuePeak), num(bQueue.Median), cpu),
+	})
+}

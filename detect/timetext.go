@@ -1,0 +1,55 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// when says when a change was made relative to the onset's day:
+// "23:48 the day before", "07:07", "14:02 on 30 Sep, 3 days before".
+func changeWhen(t, onset time.Time, loc *time.Location) string {
+	lt := t.In(loc)
+	if onset.IsZero() {
+		return lt.Format("2006-01-02 15:04")
+	}
+	days := civilDay(onset.In(loc)) - civilDay(lt)
+	c := lt.Format("15:04")
+	switch {
+	case days == 0:
+		return c
+	case days == 1:
+		return c + " the day before"
+	case days == -1:
+		return c + " the day after"
+	case days > 1:
+		return fmt.Sprintf("%s on %s, %d days before", c, lt.Format("2 Jan"), days)
+	}
+	return c + " on " + lt.Format("2 Jan")
+}
+
+func civilDay(t time.Time) int64 {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
+
+func clockIn(t time.Time, loc *time.Location) string { return t.In(loc).Format("15:04") }
+
+// humanDuration: "3 h 12 min", "40 min", "2 days".
+func spanText(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int(d.Hours()/24))
+	case d >= time.Hour:
+		h := int(d.Hours())
+		m := int(d.Minutes()) - 60*h
+		if m == 0 {
+			return fmt.Sprintf("%d h", h)
+		}
+		return fmt.Sprintf("%d h %d min", h, m)
+	}
+	return fmt.Sprintf("%d min", int(math.Round(d.Minutes())))
+}
