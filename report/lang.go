@@ -2,7 +2,6 @@ package report
 
 import (
 	"embed"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -140,10 +139,7 @@ func (p printer) secs(v float64) string {
 	default:
 		s = strconv.FormatFloat(v, 'g', 2, 64)
 	}
-	if p.ko {
-		return s + "초"
-	}
-	return s + " s"
+	return p.say("unit.seconds", s)
 }
 
 // dur prints a duration in minutes and seconds ("5 min 5 s", "5분 5초").
@@ -151,21 +147,17 @@ func (p printer) dur(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
 	var parts []string
-	units := [3]string{" h", " min", " s"}
-	if p.ko {
-		units = [3]string{"시간", "분", "초"}
-	}
 	if h > 0 {
-		parts = append(parts, strconv.Itoa(h)+units[0])
+		parts = append(parts, p.say("unit.hours", h))
 	}
 	if m > 0 {
-		parts = append(parts, strconv.Itoa(m)+units[1])
+		parts = append(parts, p.say("unit.minutes", m))
 	}
 	if s > 0 && h == 0 && m < 10 {
-		parts = append(parts, strconv.Itoa(s)+units[2])
+		parts = append(parts, p.say("unit.seconds", s))
 	}
 	if len(parts) == 0 {
-		return "0" + units[2]
+		return p.say("unit.seconds", 0)
 	}
 	return strings.Join(parts, " ")
 }
@@ -175,23 +167,12 @@ func (p printer) hm(t time.Time) string { return t.In(p.loc).Format("15:04") }
 
 // clock is the prose form of a local time: "02:26", "2시 26분".
 func (p printer) clock(t time.Time) string {
-	t = t.In(p.loc)
-	if !p.ko {
-		return t.Format("15:04")
-	}
-	if t.Minute() == 0 {
-		return fmt.Sprintf("%d시", t.Hour())
-	}
-	return fmt.Sprintf("%d시 %d분", t.Hour(), t.Minute())
+	return p.say("time.clock", t.In(p.loc))
 }
 
 // date is the prose form of a local date: "3 October", "10월 3일".
 func (p printer) date(t time.Time) string {
-	t = t.In(p.loc)
-	if p.ko {
-		return fmt.Sprintf("%d월 %d일", int(t.Month()), t.Day())
-	}
-	return fmt.Sprintf("%d %s", t.Day(), t.Month())
+	return p.say("time.date", t.In(p.loc))
 }
 
 // sameDay reports whether t falls on the incident's local date.
@@ -223,19 +204,19 @@ func (p printer) ends(from, to time.Time, dated bool) (string, string) {
 	if !dated && p.sameDay(from) {
 		return p.clock(from), p.clock(to)
 	}
-	if p.ko {
-		return p.date(from) + " " + p.clock(from), p.clock(to)
-	}
-	return p.clock(from), p.clock(to) + " on " + p.date(to)
+	return p.say("time.dated_from", p.clockDate(from)), p.say("time.dated_to", p.clockDate(to))
 }
 
 // dated is a local time in prose with its date: "23:48 on 2 October",
 // "10월 2일 23시 48분".
 func (p printer) dated(t time.Time) string {
-	if p.ko {
-		return p.date(t) + " " + p.clock(t)
-	}
-	return p.clock(t) + " on " + p.date(t)
+	return p.say("time.dated", p.clockDate(t))
+}
+
+// clockDate is a local time's clock and date in prose, for the messages
+// that put them in the language's order.
+func (p printer) clockDate(t time.Time) struct{ Clock, Date string } {
+	return struct{ Clock, Date string }{p.clock(t), p.date(t)}
 }
 
 // stamp is a local time for a table cell: "02:26", or "10-02 23:48" on another day.
@@ -254,10 +235,10 @@ func (p printer) list(items []string) string {
 	case 1:
 		return items[0]
 	}
-	if p.ko {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	return p.say("list", struct {
+		Head []string
+		Last string
+	}{items[:len(items)-1], items[len(items)-1]})
 }
 
 // josa appends the Korean particle that fits the end of word: pair is the
