@@ -85,7 +85,7 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 // else the detector's own summary.
 func explain(p printer, r *Report, f *detect.Finding) string {
 	if spec, ok := detect.SpecOf(f.Kind); ok && spec.Explain != nil {
-		return spec.Explain(phraser{p}, f, story{r})
+		return spec.Explain(phraser{p, spec.Messages}, f, story{r})
 	}
 	return f.Summary
 }

@@ -50,7 +50,6 @@ var messages = prose.MustParse(proseFiles, "prose", Langs)
 // renderers escape them.
 type printer struct {
 	lang string
-	ko   bool
 	loc  *time.Location
 	// day is the incident's local date: times on another day carry their date.
 	day time.Time
@@ -65,7 +64,7 @@ func newPrinter(lang string, loc *time.Location, day time.Time) printer {
 		loc = time.UTC
 	}
 	d := day.In(loc)
-	return printer{lang: lang, ko: lang == LangKO, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), failed: new(error)}
+	return printer{lang: lang, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), failed: new(error)}
 }
 
 // say renders the report's message name with data in the printer's language.
@@ -315,27 +314,23 @@ func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
 }
 
 // phraser lends a printer to the detectors' own prose (detect.Spec's Explain
-// and Moments), so their wording matches the report's.
-type phraser struct{ p printer }
+// and Moments), so their wording matches the report's. messages is the
+// kind's catalog (Spec.Messages); nil means detect's.
+type phraser struct {
+	p        printer
+	messages *prose.Catalog
+}
 
-func (x phraser) Korean() bool { return x.p.ko }
-
-// Say renders the detectors' message name (detect.Messages) with data.
+// Say renders the detectors' message name with data; a failure is kept in
+// the printer, for the report to return.
 func (x phraser) Say(name string, data any) string {
-	s, err := detect.Messages.Render(x.p.lang, name, formats{x.p}, data)
+	c := x.messages
+	if c == nil {
+		c = detect.Messages
+	}
+	s, err := c.Render(x.p.lang, name, formats{x.p}, data)
 	x.p.fail(err)
 	return s
-}
-func (x phraser) N(v float64) string            { return x.p.n(v) }
-func (x phraser) Pct(share float64) string      { return x.p.pct(share) }
-func (x phraser) Secs(v float64) string         { return x.p.secs(v) }
-func (x phraser) Dur(d time.Duration) string    { return x.p.dur(d) }
-func (x phraser) At(t time.Time) string         { return x.p.at(t) }
-func (x phraser) List(items []string) string    { return x.p.list(items) }
-func (x phraser) Josa(word, pair string) string { return josa(word, pair) }
-func (x phraser) Capitalize(s string) string    { return capitalize(s) }
-func (x phraser) Ends(from, to time.Time, dated bool) (string, string) {
-	return x.p.ends(from, to, dated)
 }
 
 // story is what a detector's prose may read of the report.
