@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,10 +27,19 @@ func init() {
 
 // CrawlerBurstFacts are a crawler_burst finding's numbers.
 type CrawlerBurstFacts struct {
-	DistinctIPs         int     `json:"distinct_ips"`
-	Requests            int     `json:"requests"`
-	RequestsPerIPMedian float64 `json:"requests_per_ip_median"`
-	RequestsPerIPMax    int     `json:"requests_per_ip_max"`
+	// DistinctIPs and Requests are the crawler's: the fingerprint's in the
+	// window less those of the addresses that read like people
+	// (reader.go), which FingerprintReaders and FingerprintReaderRequests
+	// count. The per-address figures, the prefixes and AssetShare are the
+	// crawler's too; the rates, UncacheableShare and PHPTimeShare are the
+	// whole fingerprint's (what a rule on it sees), since the readers' few
+	// pages barely move them.
+	DistinctIPs               int     `json:"distinct_ips"`
+	Requests                  int     `json:"requests"`
+	FingerprintReaders        int     `json:"fingerprint_readers"`
+	FingerprintReaderRequests int     `json:"fingerprint_reader_requests"`
+	RequestsPerIPMedian       float64 `json:"requests_per_ip_median"`
+	RequestsPerIPMax          int     `json:"requests_per_ip_max"`
 	// BaselinePer10m is the cluster's usual rate; none without a baseline
 	// before the incident.
 	BaselinePer10m Maybe[float64] `json:"baseline_per_10m"`
@@ -141,8 +151,11 @@ type burst struct {
 	baseline10, peak10 float64
 	peakAt             time.Time
 	onset, end         time.Time
-	requests           int
-	assetShare         float64
+	// requests and assetShare are the crawler's: the fingerprint's less the
+	// readers who share it (reader.go), readers and readerRequests theirs.
+	requests                int
+	assetShare              float64
+	readers, readerRequests int
 	// toolShare is the share of its page requests that went to expensive,
 	// uncacheable route templates, as measured; routes are its templates.
 	toolShare float64
@@ -240,8 +253,20 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
 		b.onset = t
 	}
-	b.requests = c.Requests
-	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	readerAssets := 0
+	for _, ab := range c.IPs {
+		if ab.Reader() {
+			b.readers++
+			b.readerRequests += ab.Requests
+			readerAssets += ab.Assets
+		}
+	}
+	b.requests = c.Requests - b.readerRequests
+	b.assetShare = float64(c.Classes[ClassAsset]-readerAssets) / float64(b.requests)
+	if b.requests == 0 {
+		// Everyone under the fingerprint read like a person.
+		b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	}
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	return b, true
 }
@@ -282,26 +307,35 @@ func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 
 func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
+	// The crawler's addresses: the fingerprint's less its readers'.
 	perIP := make([]int, 0, len(c.IPs))
 	maxPerIP := 0
 	v6 := 0
-	for ip, n := range c.IPs {
+	prefixes := map[netip.Prefix]struct{}{}
+	for ip, ab := range c.IPs {
+		if ab.Reader() {
+			continue
+		}
+		n := ab.Requests
 		perIP = append(perIP, n)
 		maxPerIP = max(maxPerIP, n)
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
 		}
+		prefixes[Prefix(ip)] = struct{}{}
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
 	facts := &CrawlerBurstFacts{
-		DistinctIPs:         len(c.IPs),
-		Requests:            c.Requests,
-		RequestsPerIPMedian: medianPerIP,
-		RequestsPerIPMax:    maxPerIP,
-		PeakPer10m:          b.peak10,
-		AssetShare:          round(b.assetShare, 3),
-		UncacheableShare:    round(b.toolShare, 3),
+		DistinctIPs:               len(perIP),
+		Requests:                  b.requests,
+		FingerprintReaders:        b.readers,
+		FingerprintReaderRequests: b.readerRequests,
+		RequestsPerIPMedian:       medianPerIP,
+		RequestsPerIPMax:          maxPerIP,
+		PeakPer10m:                b.peak10,
+		AssetShare:                round(b.assetShare, 3),
+		UncacheableShare:          round(b.toolShare, 3),
 	}
 	if totalPHP > 0 {
 		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
@@ -311,21 +345,21 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts.BaselinePer10m = Some(b.baseline10)
 	}
 	v4Prefixes, v6Prefixes := 0, 0
-	for p := range c.Prefixes {
+	for p := range prefixes {
 		if p.Addr().Is4() {
 			v4Prefixes++
 		} else {
 			v6Prefixes++
 		}
 	}
-	if v6 < len(c.IPs) {
+	if v6 < len(perIP) {
 		facts.DistinctPrefixes24 = Some(v4Prefixes)
 	}
 	if v6 > 0 {
 		facts.DistinctPrefixes64 = Some(v6Prefixes)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
-	spread := maxPerIP*10 < c.Requests && medianPerIP <= 3
+	spread := maxPerIP*10 < b.requests && medianPerIP <= 3
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
 	walked := walkedCounts(c, b.routes)
@@ -337,7 +371,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	var how string
 	if spread {
 		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
-			fmtInt(len(c.IPs)), fmtInt(len(c.Prefixes)), fmtNum(medianPerIP))
+			fmtInt(len(perIP)), fmtInt(len(prefixes)), fmtNum(medianPerIP))
 	} else {
 		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
 	}
