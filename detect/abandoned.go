@@ -18,20 +18,7 @@ func init() {
 }
 
 func explainAbandoned(p Phraser, f *Finding, _ Story) string {
-	facts := FactsOf[AbandonedWorkFacts](f)
-	n, t, ws := p.N(float64(facts.Requests)), p.Secs(facts.ClientTimeoutS), facts.WorkerSeconds.V
-	if p.Korean() {
-		s := n + "건은 이용자가 " + t + " 만에 떠난 뒤에도 PHP 대기열에 남아 있다가 처리됐습니다."
-		if ws > 0 {
-			s += " 아무도 받지 않을 응답에 워커 시간 약 " + p.Josa(p.Secs(ws), "을/를") + " 썼습니다."
-		}
-		return s
-	}
-	s := n + " requests were still queued for PHP when their clients gave up after " + t
-	if ws > 0 {
-		s += ": about " + p.Secs(ws) + " of worker time went to answers nobody read"
-	}
-	return s + "."
+	return p.Say("client_abandoned_work.explain", FactsOf[AbandonedWorkFacts](f))
 }
 
 // AbandonedWorkFacts are a client_abandoned_work finding's numbers.

@@ -85,17 +85,11 @@ func changeMoments(f *Finding, s Story) []Moment {
 	switch f.Role {
 	case RoleMitigation:
 		return []Moment{{Time: c.Time, Event: EventDeploy, Topic: topic, Prio: 1, Text: func(p Phraser) string {
-			if p.Korean() {
-				return ChangeText(p, c) + ". 위험을 낮춤"
-			}
-			return ChangeText(p, c) + "; it lowers the risk"
+			return p.Say("config_change.moment.mitigation", ChangeText(p, c))
 		}}}
 	case RoleRuledOut:
 		return []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Prio: 2, Text: func(p Phraser) string {
-			if p.Korean() {
-				return ChangeText(p, c) + ". 수치로 보아 원인이 아님"
-			}
-			return ChangeText(p, c) + "; the numbers rule it out as a cause"
+			return p.Say("config_change.moment.ruled_out", ChangeText(p, c))
 		}}}
 	}
 	out := []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Text: func(p Phraser) string { return ChangeText(p, c) }}}
@@ -137,29 +131,7 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		return f.Summary
 	}
 	c := *f.Change
-	var s []string
-	switch {
-	case p.Korean() && c.Key != "":
-		s = append(s, p.At(c.Time)+"에 "+p.Josa(c.Key, "을/를")+" "+SettingValue(c.Old)+"에서 "+p.Josa(SettingValue(c.New), "으로/로")+" 바꿨습니다"+changeDetail(c)+".")
-	case c.File == "" && c.Note != "" && p.Korean():
-		// A deploy that changed no known setting: what it shipped is
-		// unknown to the logs.
-		return p.At(c.Time) + "에 배포했습니다: " + DeployName(c) + shortRefDetail(c) + ". 이 배포는 aftermath가 읽는 설정을 바꾸지 않았고, 발생 시점의 트래픽 변화로는 발생이 설명되지 않습니다. 배포한 코드나 의존성이 원인 후보이지만 로그만으로는 판단할 수 없습니다. 이전 릴리스와 비교하거나 되돌려 보십시오."
-	case c.File == "" && c.Note != "" && f.Summary != "":
-		return f.Summary
-	case p.Korean():
-		s = append(s, p.At(c.Time)+"에 설정을 바꿨습니다"+changeDetail(c)+".")
-	default:
-		s = append(s, "At "+p.At(c.Time)+", "+ChangeText(p, c)+".")
-	}
 	cf := FactsOf[ConfigChangeFacts](f)
-	if mb, ma := cf.PHPMedianBeforeS, cf.PHPMedianAfterS; p.Korean() && mb.OK && ma.OK {
-		// In English the summary, appended below, says this with the spans.
-		s = append(s, "PHP 요청 하나에 걸린 시간의 중앙값은 변경 전 "+p.Secs(mb.V)+", 변경 후 "+p.Secs(ma.V)+"였습니다.")
-		if f.Role == RoleRuledOut {
-			s = append(s, "PHP가 느려지지 않았으므로 이전 값이었어도 같은 부하에 같은 일이 일어났을 것입니다.")
-		}
-	}
 	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
 	timeout := cf.HealthTimeoutS.V
 	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
@@ -175,30 +147,32 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		after, _, _, ok2 = queueingWait(st.Findings(), nw)
 		computed = ok1 && ok2
 	}
-	if before > 0 && after > 0 {
-		if p.Korean() {
-			t := ""
-			if computed {
-				t = "워커 " + p.N(w) + "개가 요청 하나에 " + p.Josa(p.Secs(svc), "을/를") + " 쓰면 "
-			}
-			s = append(s, t+"대기열이 가득 찼을 때 기다리는 시간은 바뀌기 전 약 "+p.Secs(before)+", 바뀐 뒤 약 "+p.Josa(p.Secs(after), "이/가")+" 됩니다.")
-			if timeout > 0 && before <= timeout && after > timeout {
-				s = append(s, "상태 확인 제한 시간 "+p.Josa(p.Secs(timeout), "을/를")+" 넘길 수 있게 된 것은 이 변경 때문입니다.")
-			}
-		} else {
-			t := "A full queue"
-			if computed {
-				t = "With " + p.N(w) + " workers at " + p.Secs(svc) + " a request, a full queue"
-			}
-			s = append(s, t+" means about "+p.Secs(before)+" of waiting before the change and about "+p.Secs(after)+" after it.")
-			if timeout > 0 && before <= timeout && after > timeout {
-				s = append(s, "Only after it could the health check wait past its "+p.Secs(timeout)+" timeout.")
-			}
-		}
-	} else if !p.Korean() && f.Summary != "" {
-		s = append(s, f.Summary)
-	}
-	return strings.Join(s, " ")
+	return p.Say("config_change.explain", struct {
+		At                                       time.Time
+		Key, Old, New, Detail, DeployName, Text  string
+		Summary                                  string
+		Deploy, Waits, Computed, Crossed         bool
+		Workers, Service, Before, After, Timeout float64
+		// PHP's median time per request across a runtime change (Korean
+		// says it here; the English summary carries it with its spans).
+		PHPMedians, RuledOut            bool
+		PHPMedianBefore, PHPMedianAfter float64
+	}{
+		At: c.Time, Key: c.Key, Old: SettingValue(c.Old), New: SettingValue(c.New),
+		Detail: changeDetail(c), DeployName: DeployName(c) + shortRefDetail(c), Text: ChangeText(p, c),
+		Summary: f.Summary,
+		// A deploy that changed no known setting: what it shipped is
+		// unknown to the logs.
+		Deploy:   c.File == "" && c.Note != "",
+		Waits:    before > 0 && after > 0,
+		Computed: computed,
+		// The change is what let the health check wait past its timeout.
+		Crossed: timeout > 0 && before <= timeout && after > timeout,
+		Workers: w, Service: svc, Before: before, After: after, Timeout: timeout,
+		PHPMedians:      cf.PHPMedianBeforeS.OK && cf.PHPMedianAfterS.OK,
+		RuledOut:        f.Role == RoleRuledOut,
+		PHPMedianBefore: cf.PHPMedianBeforeS.V, PHPMedianAfter: cf.PHPMedianAfterS.V,
+	})
 }
 
 // maxDeploys bounds the changes shown after the enabling one: a busy
@@ -227,22 +201,16 @@ func judgedApart(fs []Finding, c sources.Change) bool {
 // 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
 // file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
 func ChangeText(p Phraser, c sources.Change) string {
-	var s string
+	kind := "other"
 	switch {
-	case c.Key != "" && p.Korean():
-		s = c.Key + " 변경: " + SettingValue(c.Old) + " → " + SettingValue(c.New)
 	case c.Key != "":
-		s = c.Key + " changed from " + SettingValue(c.Old) + " to " + SettingValue(c.New)
-	case c.File == "" && c.Note != "" && p.Korean():
-		return "배포 " + DeployName(c) + shortRefDetail(c)
+		kind = "setting"
 	case c.File == "" && c.Note != "":
-		return "deploy " + DeployName(c) + shortRefDetail(c)
-	case p.Korean():
-		s = "설정 변경"
-	default:
-		s = "configuration changed"
+		kind = "deploy"
 	}
-	return s + changeDetail(c)
+	return p.Say("config_change.text", struct {
+		Kind, Key, Old, New, Detail, Deploy string
+	}{kind, c.Key, SettingValue(c.Old), SettingValue(c.New), changeDetail(c), DeployName(c) + shortRefDetail(c)})
 }
 
 // shortRefDetail is " (ref)" for a change named by its subject, or "".

@@ -68,12 +68,11 @@ func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
 func explainCrawler(p Phraser, f *Finding, _ Story) string {
 	cf := FactsOf[CrawlerBurstFacts](f)
 	b, pk := cf.BaselinePer10m.V, cf.PeakPer10m
-	ips, med, maxIP := float64(cf.DistinctIPs), cf.RequestsPerIPMedian, float64(cf.RequestsPerIPMax)
+	// The networks the crawl spread over: IPv4 /24s, else IPv6 /64s.
 	pfx, pfxBits := float64(cf.DistinctPrefixes24.V), "/24"
 	if v := cf.DistinctPrefixes64; v.OK && pfx == 0 {
 		pfx, pfxBits = float64(v.V), "/64"
 	}
-	spread := cf.Spread
 	var paths []string
 	if f.Fingerprint != nil {
 		paths = f.Fingerprint.Paths
@@ -81,78 +80,17 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 	if len(paths) > 6 {
 		paths = paths[:6]
 	}
+	// The rise as a factor ("12.5"), a number either language prints as is.
 	ratio := ""
 	if b > 0 {
 		ratio = strconv.FormatFloat(math.Round(pk/b*10)/10, 'f', -1, 64)
 	}
-	var s []string
-	if p.Korean() {
-		first := p.Josa(Crowd(p, f), "이/가") + " " + p.At(f.Start) + " 무렵부터 10분에 " + p.N(b) + "건쯤에서 " + p.N(pk) + "건으로"
-		if ratio != "" {
-			first += " " + ratio + "배가 됐습니다."
-		} else {
-			first += " 늘었습니다."
-		}
-		s = append(s, first)
-		if spread {
-			s = append(s, "이 요청은 "+p.N(ips)+"개 주소, "+p.N(pfx)+"개 "+pfxBits+" 대역에서 왔고 주소 하나가 중앙값 "+p.N(med)+"번만 요청했으므로 주소별, "+pfxBits+"별 제한에는 걸리지 않았습니다.")
-		} else {
-			s = append(s, "이 요청은 몇 안 되는 주소에 몰렸습니다. 한 주소가 "+p.N(maxIP)+"번 요청했으므로 주소별 제한으로 막을 수 있습니다.")
-		}
-		if len(paths) > 0 {
-			assets := "정적 파일은 " + p.Pct(cf.AssetShare) + "뿐이었습니다."
-			if cf.AssetShare == 0 {
-				assets = "정적 파일은 하나도 요청하지 않았습니다."
-			}
-			s = append(s, "요청한 것은 "+strings.Join(paths, ", ")+" 등이었고, 페이지 요청의 "+p.Josa(p.Pct(cf.UncacheableShare), "이/가")+" 캐시되지 않는 도구였으며 "+assets)
-		}
-		if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
-			s = append(s, "이 요청이 구간 안 PHP 시간의 "+p.Josa(p.Pct(v), "을/를")+" 썼습니다.")
-		}
-		return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
-	}
-	first := p.Capitalize(Crowd(p, f)) + " rose from " + p.N(b) + " to " + p.N(pk) + " per 10 minutes"
-	if ratio != "" {
-		first += " (" + ratio + "×)"
-	}
-	if !cf.BaselinePer10m.OK {
-		first = p.Capitalize(Crowd(p, f)) + " reached " + p.N(pk) + " per 10 minutes (no baseline before the incident to compare with)"
-	}
-	s = append(s, first+" from "+p.At(f.Start)+".")
-	if spread {
-		s = append(s, "They came from "+p.N(ips)+" addresses in "+p.N(pfx)+" "+pfxBits+" networks, a median of "+p.N(med)+" request per address, so per-address and per-"+pfxBits+" limits could not catch them.")
-	} else {
-		s = append(s, "They came from few addresses: one sent "+p.N(maxIP)+" requests, so a per-client limit would catch them.")
-	}
-	if len(paths) > 0 {
-		assets := "only " + p.Pct(cf.AssetShare) + " of their requests were assets"
-		if cf.AssetShare == 0 {
-			assets = "they fetched no assets at all"
-		}
-		s = append(s, "They walked "+p.List(paths)+": "+p.Pct(cf.UncacheableShare)+" of their page requests went to tools no cache holds, and "+assets+".")
-	}
-	if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
-		s = append(s, "They used "+p.Pct(v)+" of PHP's time in the window.")
-	}
-	return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
-}
-
-// fingerprintReaders says, when some did, how many addresses under the
-// crawler's fingerprint read like people (reader.go) and were counted apart:
-// the sentence a rule's collateral among them is read against.
-func fingerprintReaders(p Phraser, cf *CrawlerBurstFacts) []string {
-	if cf.FingerprintReaders == 0 {
-		return nil
-	}
-	n, reqs := p.N(float64(cf.FingerprintReaders)), p.N(float64(cf.FingerprintReaderRequests))
-	if p.Korean() {
-		return []string{"같은 지문의 주소 중 " + n + "개(요청 " + reqs + "건)는 사람처럼 읽었으므로(정적 파일을 받거나, 사이트 안에서 링크를 따라오거나, 몇 분에 걸쳐 여러 페이지를 읽음) 크롤러로 세지 않고 지문이 같은 독자로 따로 셌습니다."}
-	}
-	addresses := " more addresses"
-	if cf.FingerprintReaders == 1 {
-		addresses = " more address"
-	}
-	return []string{n + addresses + " under the same fingerprint (" + reqs + " requests) read like people (they fetched page assets, followed links within the site, or read several pages over minutes) and are counted apart, as readers who share the crawler's fingerprint."}
+	return p.Say("crawler_burst.explain", struct {
+		about[CrawlerBurstFacts]
+		Crowd, Ratio, PrefixBits string
+		Prefixes                 float64
+		Paths                    []string
+	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths})
 }
 
 // Timeline events of a crawler burst.
@@ -163,22 +101,14 @@ const (
 
 func crawlerMoments(f *Finding, s Story) []Moment {
 	out := []Moment{{Time: f.Start, Event: EventBurstOnset, Topic: "burst", Text: func(p Phraser) string {
-		cf := FactsOf[CrawlerBurstFacts](f)
-		b, pk, ips := p.N(cf.BaselinePer10m.V), p.N(cf.PeakPer10m), p.N(float64(cf.DistinctIPs))
-		if p.Korean() {
-			return p.Josa(Crowd(p, f), "이/가") + " 늘기 시작함. 평소 10분에 " + b + "건, 가장 많을 때 " + pk + "건, " + ips + "개 주소에서 옴"
-		}
-		if !cf.BaselinePer10m.OK && !p.Korean() {
-			return Crowd(p, f) + " start to climb: " + pk + " per 10 minutes at the peak (no baseline before it), from " + ips + " addresses"
-		}
-		return Crowd(p, f) + " start to climb: " + b + " per 10 minutes before, " + pk + " at the peak, from " + ips + " addresses"
+		return p.Say("crawler_burst.moment.onset", struct {
+			Crowd string
+			Facts *CrawlerBurstFacts
+		}{Crowd(p, f), FactsOf[CrawlerBurstFacts](f)})
 	}}}
 	if _, to := s.Window(); f.End.After(f.Start) && f.End.Before(to) {
 		out = append(out, Moment{Time: f.End, Event: EventBurstEnd, Topic: "burst_end", Text: func(p Phraser) string {
-			if p.Korean() {
-				return "크롤링이 잦아듦"
-			}
-			return "the crawl dies down"
+			return p.Say("crawler_burst.moment.end", nil)
 		}})
 	}
 	return out
@@ -187,51 +117,7 @@ func crawlerMoments(f *Finding, s Story) []Moment {
 // Crowd names a crawler cluster in prose from its fingerprint:
 // "logged-out Chrome 121 requests with Accept-Language zh-cn".
 func Crowd(p Phraser, f *Finding) string {
-	fp := f.Fingerprint
-	if fp == nil {
-		if p.Korean() {
-			return "크롤러 요청"
-		}
-		return "the crawler's requests"
-	}
-	ua := fp.UserAgent
-	if ua == "" {
-		ua = "?"
-	}
-	if p.Korean() {
-		var pre []string
-		switch fp.LoggedIn {
-		case "no":
-			pre = append(pre, "로그인하지 않았고")
-		case "yes":
-			pre = append(pre, "로그인했고")
-		}
-		if fp.SecChUa == "absent" {
-			pre = append(pre, "Sec-Ch-Ua를 보내지 않았고")
-		}
-		if fp.AcceptLanguage != "" {
-			pre = append(pre, "Accept-Language가 "+fp.AcceptLanguage+"인")
-		} else {
-			pre = append(pre, "Accept-Language가 없는")
-		}
-		return strings.Join(pre, " ") + " " + ua + " 요청"
-	}
-	s := ua + " requests"
-	switch fp.LoggedIn {
-	case "no":
-		s = "logged-out " + s
-	case "yes":
-		s = "logged-in " + s
-	}
-	if fp.AcceptLanguage != "" {
-		s += " with Accept-Language " + fp.AcceptLanguage
-	} else {
-		s += " without Accept-Language"
-	}
-	if fp.SecChUa == "absent" {
-		s += " and no Sec-Ch-Ua"
-	}
-	return s
+	return p.Say("crawler_burst.crowd", f.Fingerprint)
 }
 
 // crawlerDetector finds client fingerprints that rose far above their baseline

@@ -78,72 +78,35 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 		}
 		return all[i].code < all[j].code
 	})
-	late := float64(ef.LateSuccess)
-	peak, gMin, gUsual := float64(ef.PeakFailedPerMin), float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
-	// Goodput is the ordinary clients' answers in time, never the crawler's.
-	hasMin, hasUsual := ef.GoodputMinPerMin.OK, ef.GoodputUsualPerMin.OK
 	var parts []string
-	if p.Korean() {
-		for _, x := range all {
-			part := p.Josa(x.code, "이/가") + " " + p.N(x.n) + "건"
-			switch {
-			case x.prx == x.n:
-				part += "(모두 Caddy가 만듦)"
-			case x.prx > 0:
-				part += "(" + p.N(x.prx) + "건은 Caddy가 만듦)"
-			}
-			parts = append(parts, part)
-		}
-		if late > 0 {
-			parts = append(parts, "이용자가 떠난 뒤의 성공 응답이 "+p.N(late)+"건")
-		}
-		s := p.At(f.Start) + "부터 " + p.At(f.End) + "까지 " + strings.Join(parts, ", ") + " 나갔습니다."
-		if len(parts) == 0 {
-			s = p.At(f.Start) + "부터 " + p.At(f.End) + "까지 실패가 평소보다 많았습니다."
-		}
-		if peak > 0 {
-			s += " 실패는 분당 " + p.N(peak) + "건이 가장 많았습니다."
-		}
-		switch {
-		case gUsual > 0 && gMin < gUsual:
-			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 평소 분당 " + p.N(gUsual) + "건에서 가장 적을 때 " + p.Josa(p.N(gMin)+"건", "으로/로") + " 줄었습니다."
-		case gUsual > 0:
-			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 분당 " + p.N(gMin) + "건 아래로 떨어지지 않았습니다 (평소 " + p.N(gUsual) + "건)."
-		case hasMin && !hasUsual:
-			s += " 크롤러를 뺀 이용자에게 PHP가 제때 돌려준 성공 응답은 가장 적을 때 분당 " + p.N(gMin) + "건이었습니다. 평소 값을 잴 기준 구간은 없습니다."
-		}
-		return s
-	}
 	for _, x := range all {
-		part := p.N(x.n) + " × " + x.code
-		switch {
-		case x.prx == x.n:
-			part += " (all made by Caddy)"
-		case x.prx > 0:
-			part += " (" + p.N(x.prx) + " made by Caddy)"
-		}
-		parts = append(parts, part)
+		parts = append(parts, p.Say("upstream_errors.status", struct {
+			Code     string
+			N, Proxy float64
+		}{x.code, x.n, x.prx}))
 	}
-	if late > 0 {
-		parts = append(parts, p.N(late)+" successes after the clients had left")
+	if ef.LateSuccess > 0 {
+		parts = append(parts, p.Say("upstream_errors.late", ef.LateSuccess))
 	}
-	a, b := p.Ends(f.Start, f.End, false)
-	s := "From " + a + " to " + b + ": " + p.List(parts) + "."
-	if len(parts) == 0 {
-		s = "From " + a + " to " + b + " more requests failed than usual."
-	}
-	if peak > 0 {
-		s += " Failures peaked at " + p.N(peak) + " a minute."
-	}
+	// Goodput is the ordinary clients' answers in time, never the crawler's:
+	// it fell, held, or has no usual to compare with.
+	gMin, gUsual := float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
+	goodput := ""
 	switch {
 	case gUsual > 0 && gMin < gUsual:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) fell from a usual " + p.N(gUsual) + " a minute to " + p.N(gMin) + " at its lowest."
+		goodput = "fell"
 	case gUsual > 0:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) did not fall below " + p.N(gMin) + " a minute (usually " + p.N(gUsual) + ")."
-	case hasMin && !hasUsual:
-		s += " Ordinary clients' goodput (PHP's answers in time, the crawler's own left out) was " + p.N(gMin) + " a minute at its lowest; no baseline says what is usual."
+		goodput = "held"
+	case ef.GoodputMinPerMin.OK && !ef.GoodputUsualPerMin.OK:
+		goodput = "unknown"
 	}
-	return s
+	return p.Say("upstream_errors.explain", struct {
+		Start, End time.Time
+		Parts      []string
+		Peak       int
+		Goodput    string
+		Min, Usual float64
+	}{f.Start, f.End, parts, max(ef.PeakFailedPerMin, 0), goodput, gMin, gUsual})
 }
 
 // errorMoments are the failing stretch's milestones: the first failing
@@ -170,31 +133,28 @@ func errorMoments(f *Finding, s Story) []Moment {
 	if first == nil || worst == nil || last == nil {
 		// No per-minute counts: the finding's own bounds and peak are all there is.
 		add(f.Start, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
-			if p.Korean() {
-				return "실패가 시작됨"
-			}
-			return "failures begin"
+			return p.Say("upstream_errors.moment.start", nil)
 		})
 		return out
 	}
-	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
-		if p.Korean() {
-			return "실패가 시작됨. 첫 1분에 " + p.N(float64(first.Failed)) + "건 (" + failureCodes(p, *first) + ")"
+	// minute is what a milestone minute says: how many failed, and how.
+	minute := func(m *MinuteFailures) func(p Phraser) any {
+		return func(p Phraser) any {
+			return struct {
+				Failed int
+				Codes  string
+			}{m.Failed, failureCodes(p, *m)}
 		}
-		return "failures begin: " + p.N(float64(first.Failed)) + " in the first minute (" + failureCodes(p, *first) + ")"
+	}
+	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
+		return p.Say("upstream_errors.moment.first", minute(first)(p))
 	})
 	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p Phraser) string {
-		if p.Korean() {
-			return "실패가 분당 " + p.Josa(p.N(float64(worst.Failed))+"건", "으로/로") + " 가장 많음 (" + failureCodes(p, *worst) + ")"
-		}
-		return "failures peak at " + p.N(float64(worst.Failed)) + " a minute (" + failureCodes(p, *worst) + ")"
+		return p.Say("upstream_errors.moment.peak", minute(worst)(p))
 	})
 	if last != worst {
 		add(last.Time, EventLastFailure, "failure_end", 0, func(p Phraser) string {
-			if p.Korean() {
-				return "실패가 평소보다 많았던 마지막 1분: " + p.N(float64(last.Failed)) + "건 (" + failureCodes(p, *last) + "). 이후 회복함"
-			}
-			return "last minute of failures above the usual rate: " + p.N(float64(last.Failed)) + " (" + failureCodes(p, *last) + "); then the site recovers"
+			return p.Say("upstream_errors.moment.last", minute(last)(p))
 		})
 	}
 	return out
@@ -218,18 +178,13 @@ func failureCodes(p Phraser, m MinuteFailures) string {
 	})
 	var parts []string
 	for _, x := range all {
-		if p.Korean() {
-			parts = append(parts, x.s+" "+p.N(float64(x.n))+"건")
-		} else {
-			parts = append(parts, p.N(float64(x.n))+" × "+x.s)
-		}
+		parts = append(parts, p.Say("upstream_errors.minute_status", struct {
+			Code string
+			N    int
+		}{x.s, x.n}))
 	}
 	if m.Late > 0 {
-		if p.Korean() {
-			parts = append(parts, "늦은 성공 "+p.N(float64(m.Late))+"건")
-		} else {
-			parts = append(parts, p.N(float64(m.Late))+" late successes")
-		}
+		parts = append(parts, p.Say("upstream_errors.minute_late", m.Late))
 	}
 	return strings.Join(parts, ", ")
 }

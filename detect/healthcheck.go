@@ -51,42 +51,7 @@ func (*HealthcheckFacts) FindingKind() string { return KindHealthcheckStarved }
 const EventHealthStarved = "health_starved"
 
 func explainHealth(p Phraser, f *Finding, _ Story) string {
-	hf := FactsOf[HealthcheckFacts](f)
-	wait, timeout, peak := hf.EstQueueWaitS.V, hf.HealthTimeoutS, hf.QueuePeak.V
-	n503, fails, ups, down := float64(hf.Proxy503.V), float64(hf.HealthCheckFailures.V), float64(hf.HealthRecoveries.V), hf.UnhealthySeconds.V
-	var s []string
-	if p.Korean() {
-		first := "상태 확인도 php-fpm 대기열에서 다른 요청 뒤에 줄을 섰습니다."
-		if wait > 0 && timeout > 0 {
-			first += " 가장 오래 기다릴 때 대기열 " + p.N(peak) + "건을 지나는 데 약 " + p.Josa(p.Secs(wait), "이/가") + " 걸려 제한 시간 " + p.Josa(p.Secs(timeout), "을/를") + " 넘겼습니다."
-		}
-		s = append(s, first)
-		if n503 > 0 {
-			s = append(s, "그래서 Caddy는 PHP를 빼고 "+p.N(n503)+"건에 직접 503을 돌려주었습니다.")
-		}
-		if fails > 0 {
-			s = append(s, "Caddy 로그에는 상태 확인 실패가 "+p.N(fails)+"번, 회복이 "+p.N(ups)+"번 남았습니다.")
-		}
-		if down > 0 {
-			s = append(s, "건강한 업스트림이 하나도 없던 시간은 모두 "+p.Dur(time.Duration(down*float64(time.Second)))+"입니다.")
-		}
-		return strings.Join(s, " ")
-	}
-	first := "The health check waited in php-fpm's queue behind everyone else"
-	if wait > 0 && timeout > 0 {
-		first += ": at its longest about " + p.Secs(wait) + " (behind " + p.N(peak) + " queued) against a " + p.Secs(timeout) + " timeout"
-	}
-	s = append(s, first+".")
-	if n503 > 0 {
-		s = append(s, "Caddy then took PHP out and answered "+p.N(n503)+" requests with 503 itself.")
-	}
-	if fails > 0 {
-		s = append(s, "Its health checker logged "+p.N(fails)+" failed checks and "+p.N(ups)+" recoveries.")
-	}
-	if down > 0 {
-		s = append(s, "No upstream was healthy for "+p.Dur(time.Duration(down*float64(time.Second)))+" in all.")
-	}
-	return strings.Join(s, " ")
+	return p.Say("healthcheck_starved.explain", FactsOf[HealthcheckFacts](f))
 }
 
 func healthMoments(f *Finding, _ Story) []Moment {
@@ -94,38 +59,7 @@ func healthMoments(f *Finding, _ Story) []Moment {
 }
 
 func healthMoment(p Phraser, f *Finding) string {
-	hf := FactsOf[HealthcheckFacts](f)
-	timeout, wait := hf.HealthTimeoutS, hf.EstQueueWaitS.V
-	made503 := hf.Proxy503.V > 0
-	if p.Korean() {
-		s := "상태 확인이 "
-		if timeout > 0 {
-			s += p.Secs(timeout) + " 안에 "
-		} else {
-			s += "시간 안에 "
-		}
-		s += "답을 받지 못함"
-		if wait > 0 {
-			s += " (앞에 약 " + p.Secs(wait) + "어치 대기열)"
-		}
-		if made503 {
-			s += ". Caddy가 PHP를 빼고 직접 503을 돌려주기 시작함"
-		}
-		return s
-	}
-	s := "the health check gets no answer within "
-	if timeout > 0 {
-		s += p.Secs(timeout)
-	} else {
-		s += "its timeout"
-	}
-	if wait > 0 {
-		s += ", behind about " + p.Secs(wait) + " of queue"
-	}
-	if made503 {
-		s += "; Caddy marks PHP down and answers 503 itself"
-	}
-	return s
+	return p.Say("healthcheck_starved.moment", FactsOf[HealthcheckFacts](f))
 }
 
 // healthcheckDetector finds a health check starved behind the php-fpm queue:

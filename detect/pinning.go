@@ -50,48 +50,18 @@ func (*IdlePinningFacts) FindingKind() string { return KindIdlePinning }
 const EventPinning = "pinning"
 
 func explainPinning(p Phraser, f *Finding, _ Story) string {
-	facts := FactsOf[IdlePinningFacts](f)
-	q, cpu, act := p.N(facts.QueuePeak), p.N(facts.CPUAvgPct), p.N(facts.ActiveAvg)
-	done, usual := p.N(facts.PHPAnswersPerMin), p.N(facts.PHPAnswersPerMinBefore.V)
-	hasUsual, timed := facts.PHPAnswersPerMinBefore.OK, facts.TimeoutShare.OK
-	if p.Korean() {
-		s := "워커가 일하지 않고 붙잡혀 있었습니다. 워커가 평균 " + act + "개 바빴는데도 PHP는 분당 " + done + "건만 답했고"
-		if hasUsual {
-			s += " (평소 " + usual + "건)"
-		}
-		s += ", 요청이 " + q + "건까지 줄을 서는 동안 CPU는 " + cpu + "%로 한가했습니다."
-		if timed {
-			s += " PHP 응답의 " + p.Josa(p.Pct(facts.TimeoutShare.V), "이/가") + " " + p.Secs(facts.TimeoutS.V) + " 근처에서 한꺼번에 끝났습니다. 고정된 제한 시간이 붙잡힌 워커를 풀어 준 흔적입니다."
-		}
-		return s
-	}
-	s := "Workers were held without working: " + act + " workers were busy on average, yet PHP answered " + done + " requests a minute"
-	if hasUsual {
-		s += " (usually " + usual + ")"
-	}
-	s += ", requests queued (up to " + q + ") and CPU idled at " + cpu + "%."
-	if timed {
-		s += " " + p.Pct(facts.TimeoutShare.V) + " of PHP's responses ended together near " + p.Secs(facts.TimeoutS.V) + ", the mark of a fixed timeout freeing pinned workers."
-	}
-	return s
+	return p.Say("idle_pinning.explain", FactsOf[IdlePinningFacts](f))
 }
 
 func pinningMoments(f *Finding, _ Story) []Moment {
 	facts := FactsOf[IdlePinningFacts](f)
 	held := f.Start.Add(time.Duration(facts.ClimbS.V * float64(time.Second)))
 	ms := []Moment{{Time: held, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
-		cpu, done := p.N(facts.CPUAvgPct), p.N(facts.PHPAnswersPerMin)
-		if p.Korean() {
-			return "워커가 모두 바쁜데 일하지 않음: PHP 응답 분당 " + done + "건, CPU " + cpu + "%"
-		}
-		return "every worker busy, none working: PHP answers " + done + " a minute, CPU " + cpu + "%"
+		return p.Say("idle_pinning.moment", facts)
 	}}}
 	if held.After(f.Start) {
 		ms = append(ms, Moment{Time: f.Start, Event: EventPinning, Topic: "pinning-climb", Text: func(p Phraser) string {
-			if p.Korean() {
-				return "바쁜 워커가 평소 수준을 넘어 늘기 시작함"
-			}
-			return "busy workers begin to climb above their usual level"
+			return p.Say("idle_pinning.moment.climb", nil)
 		}})
 	}
 	return ms

@@ -50,44 +50,12 @@ const (
 
 func explainQueue(p Phraser, f *Finding, s Story) string {
 	qf := FactsOf[ListenQueueFacts](f)
-	u, peak, backlog, wait := qf.QueueUsual, qf.QueuePeak, qf.Backlog.V, qf.EstWaitAtPeakS.V
-	reached := qf.ReachedCap.V
-	at := ""
-	if pt, ok := peakPoint(s.QueueSeries(), peak); ok {
-		at = p.At(pt.T)
-	}
-	if p.Korean() {
-		s := "php-fpm 대기열이 평소 " + p.N(u) + "에서 "
-		if at != "" {
-			s += at + "에 "
-		}
-		s += p.N(peak) + "까지 늘었습니다"
-		switch {
-		case reached:
-			s += " (상한 " + p.N(backlog) + "에 닿음)"
-		case backlog > 0:
-			s += " (상한 " + p.N(backlog) + ")"
-		}
-		s += "."
-		if wait > 0 {
-			s += " 가장 길 때 새 요청은 약 " + p.Josa(p.Secs(wait), "을/를") + " 기다려야 했습니다."
-		}
-		return s
-	}
-	out := "php-fpm's listen queue grew from a usual " + p.N(u) + " to " + p.N(peak)
-	if at != "" {
-		out += " at " + at
-	}
-	switch {
-	case reached:
-		out += ", reaching its cap of " + p.N(backlog)
-	case backlog > 0:
-		out += " of a " + p.N(backlog) + " cap"
-	}
-	if wait > 0 {
-		out += "; at the peak a newcomer waited about " + p.Secs(wait)
-	}
-	return out + "."
+	pt, peaked := peakPoint(s.QueueSeries(), qf.QueuePeak)
+	return p.Say("listen_queue_overflow.explain", struct {
+		Facts  *ListenQueueFacts
+		Peaked bool
+		At     time.Time
+	}{qf, peaked, pt.T})
 }
 
 // queueMoments are the listen queue's milestones, read from the per-minute
@@ -103,10 +71,7 @@ func queueMoments(f *Finding, s Story) []Moment {
 	q := s.QueueSeries()
 	if len(q) == 0 {
 		add(f.Start, EventQueueDeep, 3, func(p Phraser) string {
-			if p.Korean() {
-				return "워커 대기열이 쌓이기 시작함 (가장 길 때 " + p.N(peak) + ")"
-			}
-			return "the php-fpm queue grows deep (it peaks at " + p.N(peak) + ")"
+			return p.Say("listen_queue_overflow.moment.deep", peak)
 		})
 		return out
 	}
@@ -122,10 +87,7 @@ func queueMoments(f *Finding, s Story) []Moment {
 	if old, ok := oldBacklog(s.Findings()); ok && (backlog == 0 || old < backlog) {
 		if pt, ok := firstAtLeast(old + 1); ok {
 			add(pt.T, EventQueueOldCap, 2, func(p Phraser) string {
-				if p.Korean() {
-					return "워커 대기열이 " + p.N(pt.V) + "에 이름. 예전 상한 " + p.N(old) + "보다 많음"
-				}
-				return "the php-fpm queue reaches " + p.N(pt.V) + ", past the old cap of " + p.N(old)
+				return p.Say("listen_queue_overflow.moment.old_cap", struct{ Queue, Old float64 }{pt.V, old})
 			})
 		}
 	}
@@ -133,10 +95,7 @@ func queueMoments(f *Finding, s Story) []Moment {
 	if reached {
 		if pt, ok := firstAtLeast(backlog * 0.98); ok {
 			add(pt.T, EventQueueCap, 0, func(p Phraser) string {
-				if p.Korean() {
-					return "대기열이 상한인 " + p.N(backlog) + "에 닿음. 넘치는 연결은 버려짐"
-				}
-				return "the queue reaches its cap of " + p.N(backlog) + ": connections beyond it are dropped"
+				return p.Say("listen_queue_overflow.moment.cap", backlog)
 			})
 		}
 	}
@@ -145,18 +104,7 @@ func queueMoments(f *Finding, s Story) []Moment {
 			wait := qf.EstWaitAtPeakS.V
 			peak := math.Min(peak, pt.V)
 			add(pt.T, EventQueuePeak, 1, func(p Phraser) string {
-				if p.Korean() {
-					s := "워커 대기열이 " + p.Josa(p.N(peak), "으로/로") + " 가장 길어짐"
-					if wait > 0 {
-						s += ". 줄 끝에서 약 " + p.Josa(p.Secs(wait), "을/를") + " 기다려야 함"
-					}
-					return s
-				}
-				s := "the php-fpm queue peaks at " + p.N(peak)
-				if wait > 0 {
-					s += ": about " + p.Secs(wait) + " of waiting"
-				}
-				return s
+				return p.Say("listen_queue_overflow.moment.peak", struct{ Peak, Wait float64 }{peak, max(wait, 0)})
 			})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -43,6 +44,10 @@ type Spec struct {
 	// Events orders the kind's timeline events among all others at the same
 	// minute (lower first: cause before effect).
 	Events map[string]int
+	// Messages are the sentences Explain and Moments say; nil means
+	// detect's own (Messages). A detector registered from outside this
+	// package brings its catalog here, so adding one stays one file.
+	Messages *prose.Catalog
 }
 
 // ScanMeasure is how a scan turns a finding into an anomaly. Observed and
@@ -61,31 +66,14 @@ type ScanMeasure struct {
 	Baseline func(f *Finding) float64
 }
 
-// Phraser formats numbers, times and durations for one language: the report
-// implements it, so a detector's prose can live beside the detector.
+// Phraser says a detector's messages in one language: the report implements
+// it, so a detector's prose lives beside the detector and its words in the
+// kind's message files, never in a branch on the language.
 type Phraser interface {
-	// Korean is true when the text is Korean (else English).
-	Korean() bool
-	// N prints a count ("8,001") or a small fraction ("1.5").
-	N(v float64) string
-	// Pct prints a share (0-1) as a percentage.
-	Pct(share float64) string
-	// Secs prints seconds ("141 s").
-	Secs(v float64) string
-	// Dur prints a duration.
-	Dur(d time.Duration) string
-	// At prints a local clock time, with its date when off the incident's day.
-	At(t time.Time) string
-	// List joins items as prose ("a, b and c").
-	List(items []string) string
-	// Josa appends the Korean particle of pair ("이/가") that fits word.
-	Josa(word, pair string) string
-	// Capitalize starts a sentence: its first letter upper case.
-	Capitalize(s string) string
-	// Ends prints the two ends of a stretch [from, to) for prose, dating them
-	// as a reader needs (both when the stretch crosses local midnight); dated
-	// asks for the date even on the incident's day.
-	Ends(from, to time.Time, dated bool) (string, string)
+	// Say renders the message name of the kind's catalog (Spec.Messages,
+	// else detect's own prose/en.tmpl and ko.tmpl) with data, numbers and
+	// times printed as the report prints them.
+	Say(name string, data any) string
 }
 
 // Story is what an explanation may read besides its own finding.

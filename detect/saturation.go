@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
@@ -51,36 +50,7 @@ func (*WorkerSaturationFacts) FindingKind() string { return KindWorkerSaturation
 const EventSaturation = "saturation"
 
 func explainSaturation(p Phraser, f *Finding, _ Story) string {
-	sf := FactsOf[WorkerSaturationFacts](f)
-	w := p.N(float64(sf.Workers))
-	d := p.Dur(time.Duration(sf.SaturatedSeconds * float64(time.Second)))
-	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
-	rate, svc := sf.CompletionRatePerS.V, sf.ServiceTimeS.V
-	var s []string
-	if p.Korean() {
-		s = append(s, p.At(f.Start)+"부터 "+d+" 동안 php-fpm 워커 "+w+"개가 모두 점유됐습니다.")
-		if hasCPU && sf.CPUBound.V {
-			s = append(s, "CPU는 평균 "+p.N(cpu)+"%로, 워커가 계산에 묶여 있었습니다.")
-		} else if hasCPU {
-			s = append(s, "CPU는 평균 "+p.N(cpu)+"%뿐이어서, 워커는 계산보다 무언가를 기다리는 데 시간을 썼습니다.")
-		}
-		if rate > 0 {
-			s = append(s, "워커들은 초당 "+p.N(rate)+"건, 건당 "+p.Secs(svc)+"씩 처리했습니다.")
-		}
-		return strings.Join(s, " ")
-	}
-	first := "All " + w + " php-fpm workers were busy for " + d + " from " + p.At(f.Start)
-	switch {
-	case hasCPU && sf.CPUBound.V:
-		first += ", CPU-bound at " + p.N(cpu) + "% on average"
-	case hasCPU:
-		first += ", waiting rather than computing (CPU " + p.N(cpu) + "% on average)"
-	}
-	s = append(s, first+".")
-	if rate > 0 {
-		s = append(s, "They completed "+p.N(rate)+" requests a second, "+p.Secs(svc)+" each.")
-	}
-	return strings.Join(s, " ")
+	return p.Say("worker_saturation.explain", about[WorkerSaturationFacts]{f, FactsOf[WorkerSaturationFacts](f)})
 }
 
 func saturationMoments(f *Finding, _ Story) []Moment {
@@ -88,21 +58,7 @@ func saturationMoments(f *Finding, _ Story) []Moment {
 }
 
 func saturationMoment(p Phraser, f *Finding) string {
-	sf := FactsOf[WorkerSaturationFacts](f)
-	w := p.N(float64(sf.Workers))
-	cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
-	if p.Korean() {
-		s := "php-fpm 워커 " + w + "개가 전부 점유됨"
-		if hasCPU {
-			s += ". 그동안 CPU는 평균 " + p.N(cpu) + "%"
-		}
-		return s
-	}
-	s := "all " + w + " php-fpm workers busy"
-	if hasCPU {
-		s += "; CPU averages " + p.N(cpu) + "% while they are"
-	}
-	return s
+	return p.Say("worker_saturation.moment", FactsOf[WorkerSaturationFacts](f))
 }
 
 // saturationDetector finds stretches where every php-fpm worker was busy.

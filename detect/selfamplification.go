@@ -38,25 +38,12 @@ func (*SelfAmplificationFacts) FindingKind() string { return KindSelfAmplificati
 const EventSelfCall = "self_call"
 
 func explainSelfAmplification(p Phraser, f *Finding, _ Story) string {
-	facts := FactsOf[SelfAmplificationFacts](f)
-	n, e := p.N(float64(facts.SelfCalls)), p.N(facts.Expected.V)
-	if p.Korean() {
-		return "사이트가 " + p.At(f.Start) + "부터 자신의 API를 " + n + "번 불렀습니다 (평소라면 " + e + "번쯤). 이런 요청은 첫 워커가 답을 기다리는 동안 두 번째 워커를 차지하므로, 워커가 모자랄 때 비용이 두 배가 됩니다."
-	}
-	usual := " (about " + e + " would be usual in as long)"
-	if !facts.Expected.OK {
-		usual = " (no baseline says what is usual)"
-	}
-	return "The site called its own API " + n + " times from " + p.At(f.Start) + usual + ": each such request holds a second worker while the first waits for it, so it costs double when workers are short."
+	return p.Say("self_amplification.explain", about[SelfAmplificationFacts]{f, FactsOf[SelfAmplificationFacts](f)})
 }
 
 func selfAmplificationMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventSelfCall, Topic: "self", Text: func(p Phraser) string {
-		n := p.N(float64(FactsOf[SelfAmplificationFacts](f).SelfCalls))
-		if p.Korean() {
-			return "사이트가 자신의 API를 부른 첫 기록. 이런 요청 하나가 워커 두 개를 차지함 (모두 " + n + "건)"
-		}
-		return "first request from the site to its own API: each holds a second worker (" + n + " in all)"
+		return p.Say("self_amplification.moment", FactsOf[SelfAmplificationFacts](f).SelfCalls)
 	}}}
 }
 

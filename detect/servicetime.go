@@ -72,47 +72,26 @@ const (
 
 func explainServiceTime(p Phraser, f *Finding, _ Story) string {
 	facts := FactsOf[ServiceTimeFacts](f)
-	b, d := p.Secs(facts.ServiceMedianBeforeS), p.Secs(facts.ServiceMedianDuringS)
-	b90, d90 := p.Secs(facts.ServiceP90BeforeS), p.Secs(facts.ServiceP90DuringS)
-	ab, ad := p.N(facts.ArrivalsPerMinBefore), p.N(facts.ArrivalsPerMinDuring)
-	cpu, known := facts.CPUDuringPct.V, facts.CPUDuringPct.OK
-	if p.Korean() {
-		s := "PHP가 요청 하나에 쓰는 시간이 " + p.At(f.Start) + "부터 중앙값 " + b + "에서 " + d + "로 (90번째 백분위수 " + b90 + "에서 " + d90 + "로) 늘었지만, 들어온 요청은 분당 " + ab + "건에서 " + ad + "건으로 늘지 않았습니다. "
-		switch {
-		case !known:
-			s += "CPU 기록이 없어 기다림인지 계산인지는 알 수 없습니다."
-		case cpu < idleCPUPct:
-			s += "CPU는 " + p.N(cpu) + "%로 한가했으므로, 워커는 계산이 아니라 데이터베이스나 외부 API를 기다렸습니다."
-		case cpu >= busyCPUPct:
-			s += "CPU가 " + p.N(cpu) + "%로 바빴으므로, 코드나 CPU가 느려진 것입니다."
-		default:
-			s += "CPU는 " + p.N(cpu) + "%였습니다."
-		}
-		return s
+	// What CPU says of the slower requests: waiting (idle), computing
+	// (busy), neither clearly, or nothing without a CPU series.
+	cpu := ""
+	switch v := facts.CPUDuringPct; {
+	case !v.OK:
+		cpu = "unknown"
+	case v.V < idleCPUPct:
+		cpu = "idle"
+	case v.V >= busyCPUPct:
+		cpu = "busy"
 	}
-	s := "PHP's time per request rose from a median of " + b + " to " + d + " (90th percentile " + b90 + " to " + d90 + ") from " + p.At(f.Start) +
-		", while arrivals did not rise (" + ab + " to " + ad + " a minute). "
-	switch {
-	case !known:
-		s += "CPU unknown (no CPU series): whether workers waited or computed cannot be told."
-	case cpu < idleCPUPct:
-		s += "CPU idled at " + p.N(cpu) + "%, so the workers were waiting, not computing: a slow database or external API."
-	case cpu >= busyCPUPct:
-		s += "CPU was busy at " + p.N(cpu) + "%: slower code or a CPU shortage, not waiting."
-	default:
-		s += "CPU averaged " + p.N(cpu) + "%."
-	}
-	return s
+	return p.Say("service_time_regression.explain", struct {
+		about[ServiceTimeFacts]
+		CPU string
+	}{about[ServiceTimeFacts]{f, facts}, cpu})
 }
 
 func serviceTimeMoments(f *Finding, _ Story) []Moment {
 	return []Moment{{Time: f.Start, Event: EventServiceTime, Topic: "service_time", Text: func(p Phraser) string {
-		facts := FactsOf[ServiceTimeFacts](f)
-		b, d := p.Secs(facts.ServiceMedianBeforeS), p.Secs(facts.ServiceMedianDuringS)
-		if p.Korean() {
-			return "PHP 요청이 느려짐 (중앙값 " + b + " → " + d + "), 들어오는 요청은 늘지 않음"
-		}
-		return "PHP requests turn slower (median " + b + " -> " + d + ") while arrivals stay flat"
+		return p.Say("service_time_regression.moment", FactsOf[ServiceTimeFacts](f))
 	}}}
 }
 

@@ -75,7 +75,7 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 	out := make([]Cause, 0, len(idx))
 	for rank, i := range idx {
 		f := &r.Findings[i]
-		ph := say(loc, day, func(p printer) string { return explain(p, r, f) })
+		ph := r.say(loc, day, func(p printer) string { return explain(p, r, f) })
 		out = append(out, Cause{Finding: f.ID, Kind: f.Kind, Rank: rank + 1, Role: roleOf(f), Explanation: ph.in(LangEN), texts: ph})
 	}
 	return out
@@ -85,7 +85,7 @@ func assembleCauses(r *Report, loc *time.Location) []Cause {
 // else the detector's own summary.
 func explain(p printer, r *Report, f *detect.Finding) string {
 	if spec, ok := detect.SpecOf(f.Kind); ok && spec.Explain != nil {
-		return spec.Explain(phraser{p}, f, story{r})
+		return spec.Explain(phraser{p, spec.Messages}, f, story{r})
 	}
 	return f.Summary
 }
@@ -108,28 +108,22 @@ func explainNotCause(p printer, f *detect.Finding) string {
 	c := *f.Change
 	what := changeText(p, c)
 	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
-	peak, old := cf.QueuePeak.V, cf.OldValue.V
 	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
-	if !p.ko {
-		if f.Summary != "" {
-			return f.Summary
-		}
-		return capitalize(what) + "."
-	}
-	s := p.at(c.Time) + "에 바뀐 " + what + ": "
-	if f.Role == detect.RoleMitigation {
-		s += "위험을 낮추는 변경입니다."
-		if after > 0 && (timeout == 0 || after <= timeout) {
-			s += " 대기열이 가득 차도 기다리는 시간은 약 " + p.secs(after) + "이므로 상태 확인이 대기열 뒤에서 굶지 않습니다."
-		}
-		return s
-	}
-	s += "이번 장애의 원인이 아닙니다."
-	if v := cf.QueuePassedOldCap; v.OK && !v.V && old > 0 {
-		s += " 대기열은 가장 길 때 " + p.n(peak) + "로 예전 상한 " + josa(p.n(old), "을/를") + " 넘지 않았으므로, 예전 값이었어도 달라진 것이 없습니다."
-	}
-	if before > 0 && timeout > 0 && before > timeout {
-		s += " 예전 값도 이미 안전하지 않았습니다. 예전 상한까지 찬 대기열은 약 " + josa(p.secs(before), "을/를") + " 기다리게 해 상태 확인 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘기고, 지금 값으로는 약 " + josa(p.secs(after), "이/가") + " 됩니다."
-	}
-	return s
+	passed := cf.QueuePassedOldCap
+	return p.say("not_cause.change", struct {
+		Summary, What                       string
+		At                                  time.Time
+		Mitigation                          bool
+		WaitFits, StayedUnderOld, OldUnsafe bool
+		Peak, Old, Before, After, Timeout   float64
+	}{
+		Summary: f.Summary, What: what, At: c.Time,
+		Mitigation: f.Role == detect.RoleMitigation,
+		// A full queue's wait within the health check's timeout (or no
+		// timeout known) is why a mitigation keeps the check alive.
+		WaitFits:       after > 0 && (timeout == 0 || after <= timeout),
+		StayedUnderOld: passed.OK && !passed.V && cf.OldValue.V > 0,
+		OldUnsafe:      before > 0 && timeout > 0 && before > timeout,
+		Peak:           cf.QueuePeak.V, Old: cf.OldValue.V, Before: before, After: after, Timeout: timeout,
+	})
 }

@@ -2,29 +2,10 @@ package report
 
 import (
 	"strings"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
-
-// coverageNames are the sources' names in prose, per language.
-var coverageNames = map[string][2]string{
-	"access":      {"the access log", "접근 로그"},
-	"metrics":     {"the php-fpm metrics", "php-fpm 지표"},
-	"cpu":         {"the CPU series", "CPU 지표"},
-	"caddy log":   {"Caddy's own log", "Caddy 자체 로그"},
-	"php-fpm log": {"php-fpm's log", "php-fpm 로그"},
-}
-
-func coverageName(p printer, source string) string {
-	n, ok := coverageNames[source]
-	if !ok {
-		return source
-	}
-	if p.ko {
-		return n[1]
-	}
-	return n[0]
-}
 
 // coverageIncomplete reports whether the access log (whose counts every
 // number of the report rests on) leaves part of the window unknown.
@@ -37,6 +18,13 @@ func coverageIncomplete(r *Report, source string) bool {
 	return false
 }
 
+// stretch is a part of the window one source leaves unknown, for its message.
+type stretch struct {
+	Name     string
+	From, To time.Time
+	Missing  time.Duration
+}
+
 // coverageLines are the report's first lines: for each source that leaves
 // part of the window unknown, what it covers and what it does not. A report
 // whose evidence is complete has none.
@@ -46,57 +34,33 @@ func coverageLines(p printer, r *Report) []string {
 		if c.Complete() {
 			continue
 		}
-		name := coverageName(p, c.Source)
-		var s []string
+		name := p.say("coverage.source", c.Source)
 		if c.State == sources.CoverageNone {
-			if p.ko {
-				a, b := p.ends(r.Window.From, r.Window.To, false)
-				s = append(s, a+"부터 "+b+"까지 "+name+"에 이 구간의 기록이 없습니다. 알 수 없는 것이지 조용했던 것이 아닙니다.")
-			} else {
-				a, b := p.ends(r.Window.From, r.Window.To, false)
-				s = append(s, "There is nothing from "+name+" between "+a+" and "+b+": what it would show is unknown, not quiet.")
-			}
-			out = append(out, strings.Join(s, " "))
+			out = append(out, p.say("coverage.none", stretch{Name: name, From: r.Window.From, To: r.Window.To}))
 			continue
 		}
+		var s []string
 		for _, u := range c.Uncovered {
-			d := p.dur(u.To.Sub(u.From))
-			switch {
-			case u.Kind == sources.StretchTail && p.ko:
-				s = append(s, name+"의 기록은 "+p.at(u.From)+"에 끝납니다. 구간 끝("+p.at(u.To)+")보다 "+d+" 이릅니다. 그 뒤는 알 수 없습니다.")
-			case u.Kind == sources.StretchTail:
-				s = append(s, "The evidence of "+name+" ends at "+p.at(u.From)+", "+d+" before the window does ("+p.at(u.To)+"): nothing after it is known.")
-			case u.Kind == sources.StretchHead && p.ko:
-				s = append(s, name+"의 기록은 "+p.at(u.To)+"에 시작합니다. 구간 시작보다 "+d+" 늦습니다. 그 앞은 알 수 없습니다.")
-			case u.Kind == sources.StretchHead:
-				s = append(s, "The evidence of "+name+" begins at "+p.at(u.To)+", "+d+" after the window does: nothing before it is known.")
-			case p.ko:
-				a, b := p.ends(u.From, u.To, false)
-				s = append(s, a+"부터 "+b+"까지 "+name+"의 기록이 빠져 있습니다 ("+d+").")
+			st := stretch{Name: name, From: u.From, To: u.To, Missing: u.To.Sub(u.From)}
+			switch u.Kind {
+			case sources.StretchTail:
+				s = append(s, p.say("coverage.tail", st))
+			case sources.StretchHead:
+				s = append(s, p.say("coverage.head", st))
 			default:
-				a, b := p.ends(u.From, u.To, false)
-				s = append(s, "Nothing from "+name+" between "+a+" and "+b+" ("+d+").")
+				s = append(s, p.say("coverage.gap", st))
 			}
 		}
 		if len(c.Truncated) > 0 {
-			last := ""
-			if c.Last != nil {
-				last = p.at(*c.Last)
-			}
-			if p.ko {
-				s = append(s, strings.Join(c.Truncated, ", ")+" 파일이 중간에 잘려 있습니다. 읽은 기록은 "+last+"에 끝납니다.")
-			} else {
-				s = append(s, "Cut short: "+strings.Join(c.Truncated, ", ")+"; what was read ends at "+last+".")
-			}
+			s = append(s, p.say("coverage.truncated", struct {
+				Files []string
+				Last  *time.Time
+			}{c.Truncated, c.Last}))
 		}
 		out = append(out, strings.Join(s, " "))
 	}
 	if len(out) > 0 {
-		head := "Evidence incomplete."
-		if p.ko {
-			head = "근거가 불완전합니다."
-		}
-		out = append([]string{head}, out...)
+		out = append([]string{p.say("coverage.incomplete", nil)}, out...)
 	}
 	return out
 }

@@ -56,55 +56,27 @@ func assembleImpact(r *Report, loc *time.Location) Impact {
 func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	var out []phrase
 	day := im.Start
-	if len(r.Evidence.Minutes) == 0 {
-		out = append(out, say(loc, day, func(p printer) string {
-			if p.ko {
-				return "이 구간의 접근 로그가 없어 상태별 건수를 셀 수 없습니다."
-			}
-			return "No access log covers the window: the status counts are unknown."
-		}))
-	} else if n := im.StatusCounts["429"]; n == 0 {
-		out = append(out, say(loc, day, func(p printer) string {
-			if p.ko {
-				return "접근 로그에 429가 없습니다. 속도 제한이 기록을 남기지 않고 거절한 요청이 있었다면 위 건수에 들어 있지 않습니다."
-			}
-			return "No 429 is in the access log: if a rate limit refused requests without logging them, they are not in these counts."
-		}))
-	} else {
-		out = append(out, say(loc, day, func(p printer) string {
-			if p.ko {
-				return "429로 거절된 " + p.i(n) + "건도 실패로 셉니다. 속도 제한이 기록 없이 거절한 요청은 들어 있지 않습니다."
-			}
-			return p.i(n) + " requests refused with 429 count as failed; any a rate limit refused without logging are not in the counts."
-		}))
+	switch n := im.StatusCounts["429"]; {
+	case len(r.Evidence.Minutes) == 0:
+		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.no_access_log", nil) }))
+	case n == 0:
+		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.no_429", nil) }))
+	default:
+		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.refused_429", n) }))
 	}
 	if im.LateRequests > 0 {
-		timeout := 0.0
+		late := struct {
+			Late     int
+			TimeoutS float64
+		}{Late: im.LateRequests}
 		if f := firstKind(r.Findings, detect.KindClientAbandonedWork); f != nil {
-			timeout = detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS
+			late.TimeoutS = max(detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS, 0)
 		}
-		out = append(out, say(loc, day, func(p printer) string {
-			if p.ko {
-				t := "클라이언트가 기다리는 시간"
-				if timeout > 0 {
-					t += " " + p.secs(timeout)
-				}
-				return "성공으로 기록된 응답 " + p.i(im.LateRequests) + "건은 " + t + "보다 늦게 나가 아무도 받지 못했으므로 실패로 셉니다."
-			}
-			t := "the clients' timeout"
-			if timeout > 0 {
-				t = "the clients' " + p.secs(timeout) + " timeout"
-			}
-			return p.i(im.LateRequests) + " responses logged as successes came after " + t + "; nobody read them, so they count as failed."
-		}))
+		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.late", late) }))
 	}
 	for _, g := range minuteGaps(r.Evidence.Minutes) {
-		out = append(out, say(loc, day, func(p printer) string {
-			if p.ko {
-				return p.at(g[0]) + "부터 " + p.at(g[1]) + "까지는 접근 로그가 한 줄도 없습니다. 로그가 빠졌거나 요청이 전혀 없었습니다."
-			}
-			return "No access-log line from " + p.at(g[0]) + " to " + p.at(g[1]) + ": a gap in the log, or no traffic at all."
-		}))
+		gap := struct{ From, To time.Time }{g[0], g[1]}
+		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.gap", gap) }))
 	}
 	for _, n := range r.DataQuality {
 		if n.Severity == sources.SeverityInfo {

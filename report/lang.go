@@ -1,7 +1,7 @@
 package report
 
 import (
-	"fmt"
+	"embed"
 	"math"
 	"slices"
 	"strconv"
@@ -10,17 +10,18 @@ import (
 	"unicode"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Languages the postmortem is written in.
 const (
-	LangEN = "en"
-	LangKO = "ko"
+	LangEN = prose.EN
+	LangKO = prose.KO
 )
 
 // Langs lists the supported languages.
-var Langs = []string{LangEN, LangKO}
+var Langs = prose.Langs
 
 func validLang(lang string) bool { return slices.Contains(Langs, lang) }
 
@@ -36,14 +37,26 @@ func (p phrase) in(lang string) string {
 	return p[LangEN]
 }
 
-// printer formats numbers, times and durations for one language. Its texts are
-// plain (not Markdown, not HTML): renderers escape them.
+// proseFiles are the report's sentences, one file per language (en.tmpl,
+// ko.tmpl): the Go code picks a message and its data, the file says it.
+//
+//go:embed prose/*.tmpl
+var proseFiles embed.FS
+
+var messages = prose.MustParse(proseFiles, "prose", Langs)
+
+// printer formats numbers, times and durations for one language and says the
+// report's messages in it. Its texts are plain (not Markdown, not HTML):
+// renderers escape them.
 type printer struct {
 	lang string
-	ko   bool
 	loc  *time.Location
 	// day is the incident's local date: times on another day carry their date.
 	day time.Time
+	// failed keeps the first message that could not be said, shared by the
+	// printer's copies: whoever made the printer reports it as an error, so
+	// a broken message never reads as an empty sentence.
+	failed *error
 }
 
 func newPrinter(lang string, loc *time.Location, day time.Time) printer {
@@ -51,14 +64,36 @@ func newPrinter(lang string, loc *time.Location, day time.Time) printer {
 		loc = time.UTC
 	}
 	d := day.In(loc)
-	return printer{lang: lang, ko: lang == LangKO, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)}
+	return printer{lang: lang, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), failed: new(error)}
 }
 
-// say runs f once per language.
-func say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
+// say renders the report's message name with data in the printer's language.
+func (p printer) say(name string, data any) string {
+	s, err := messages.Render(p.lang, name, formats{p}, data)
+	p.fail(err)
+	return s
+}
+
+// fail keeps err when it is the printer's first.
+func (p printer) fail(err error) {
+	if err != nil && *p.failed == nil {
+		*p.failed = err
+	}
+}
+
+// err is the first message the printer could not say.
+func (p printer) err() error { return *p.failed }
+
+// say runs f once per language. The first message that could not be said
+// is kept in r, for Assemble to return.
+func (r *Report) say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
 	out := phrase{}
 	for _, l := range Langs {
-		out[l] = f(newPrinter(l, loc, day))
+		p := newPrinter(l, loc, day)
+		out[l] = f(p)
+		if r.proseErr == nil {
+			r.proseErr = p.err()
+		}
 	}
 	return out
 }
@@ -103,10 +138,7 @@ func (p printer) secs(v float64) string {
 	default:
 		s = strconv.FormatFloat(v, 'g', 2, 64)
 	}
-	if p.ko {
-		return s + "초"
-	}
-	return s + " s"
+	return p.say("unit.seconds", s)
 }
 
 // dur prints a duration in minutes and seconds ("5 min 5 s", "5분 5초").
@@ -114,21 +146,17 @@ func (p printer) dur(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
 	var parts []string
-	units := [3]string{" h", " min", " s"}
-	if p.ko {
-		units = [3]string{"시간", "분", "초"}
-	}
 	if h > 0 {
-		parts = append(parts, strconv.Itoa(h)+units[0])
+		parts = append(parts, p.say("unit.hours", h))
 	}
 	if m > 0 {
-		parts = append(parts, strconv.Itoa(m)+units[1])
+		parts = append(parts, p.say("unit.minutes", m))
 	}
 	if s > 0 && h == 0 && m < 10 {
-		parts = append(parts, strconv.Itoa(s)+units[2])
+		parts = append(parts, p.say("unit.seconds", s))
 	}
 	if len(parts) == 0 {
-		return "0" + units[2]
+		return p.say("unit.seconds", 0)
 	}
 	return strings.Join(parts, " ")
 }
@@ -138,23 +166,12 @@ func (p printer) hm(t time.Time) string { return t.In(p.loc).Format("15:04") }
 
 // clock is the prose form of a local time: "02:26", "2시 26분".
 func (p printer) clock(t time.Time) string {
-	t = t.In(p.loc)
-	if !p.ko {
-		return t.Format("15:04")
-	}
-	if t.Minute() == 0 {
-		return fmt.Sprintf("%d시", t.Hour())
-	}
-	return fmt.Sprintf("%d시 %d분", t.Hour(), t.Minute())
+	return p.say("time.clock", t.In(p.loc))
 }
 
 // date is the prose form of a local date: "3 October", "10월 3일".
 func (p printer) date(t time.Time) string {
-	t = t.In(p.loc)
-	if p.ko {
-		return fmt.Sprintf("%d월 %d일", int(t.Month()), t.Day())
-	}
-	return fmt.Sprintf("%d %s", t.Day(), t.Month())
+	return p.say("time.date", t.In(p.loc))
 }
 
 // sameDay reports whether t falls on the incident's local date.
@@ -186,19 +203,19 @@ func (p printer) ends(from, to time.Time, dated bool) (string, string) {
 	if !dated && p.sameDay(from) {
 		return p.clock(from), p.clock(to)
 	}
-	if p.ko {
-		return p.date(from) + " " + p.clock(from), p.clock(to)
-	}
-	return p.clock(from), p.clock(to) + " on " + p.date(to)
+	return p.say("time.dated_from", p.clockDate(from)), p.say("time.dated_to", p.clockDate(to))
 }
 
 // dated is a local time in prose with its date: "23:48 on 2 October",
 // "10월 2일 23시 48분".
 func (p printer) dated(t time.Time) string {
-	if p.ko {
-		return p.date(t) + " " + p.clock(t)
-	}
-	return p.clock(t) + " on " + p.date(t)
+	return p.say("time.dated", p.clockDate(t))
+}
+
+// clockDate is a local time's clock and date in prose, for the messages
+// that put them in the language's order.
+func (p printer) clockDate(t time.Time) struct{ Clock, Date string } {
+	return struct{ Clock, Date string }{p.clock(t), p.date(t)}
 }
 
 // stamp is a local time for a table cell: "02:26", or "10-02 23:48" on another day.
@@ -217,10 +234,10 @@ func (p printer) list(items []string) string {
 	case 1:
 		return items[0]
 	}
-	if p.ko {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	return p.say("list", struct {
+		Head []string
+		Last string
+	}{items[:len(items)-1], items[len(items)-1]})
 }
 
 // josa appends the Korean particle that fits the end of word: pair is the
@@ -276,21 +293,44 @@ func finalConsonant(word string) (has, rieul bool) {
 	return false, false
 }
 
-// phraser lends a printer to the detectors' own prose (detect.Spec's Explain
-// and Moments), so their wording matches the report's.
-type phraser struct{ p printer }
+// formats lends a printer to the messages' templates (prose.Formats).
+type formats struct{ p printer }
 
-func (x phraser) Korean() bool                  { return x.p.ko }
-func (x phraser) N(v float64) string            { return x.p.n(v) }
-func (x phraser) Pct(share float64) string      { return x.p.pct(share) }
-func (x phraser) Secs(v float64) string         { return x.p.secs(v) }
-func (x phraser) Dur(d time.Duration) string    { return x.p.dur(d) }
-func (x phraser) At(t time.Time) string         { return x.p.at(t) }
-func (x phraser) List(items []string) string    { return x.p.list(items) }
-func (x phraser) Josa(word, pair string) string { return josa(word, pair) }
-func (x phraser) Capitalize(s string) string    { return capitalize(s) }
-func (x phraser) Ends(from, to time.Time, dated bool) (string, string) {
-	return x.p.ends(from, to, dated)
+func (x formats) N(v float64) string            { return x.p.n(v) }
+func (x formats) I(v int) string                { return x.p.i(v) }
+func (x formats) Pct(share float64) string      { return x.p.pct(share) }
+func (x formats) Secs(v float64) string         { return x.p.secs(v) }
+func (x formats) Dur(d time.Duration) string    { return x.p.dur(d) }
+func (x formats) At(t time.Time) string         { return x.p.at(t) }
+func (x formats) Date(t time.Time) string       { return x.p.date(t) }
+func (x formats) Stamp(t time.Time) string      { return x.p.stamp(t) }
+func (x formats) HM(t time.Time) string         { return x.p.hm(t) }
+func (x formats) List(items []string) string    { return x.p.list(items) }
+func (x formats) Josa(pair, word string) string { return josa(word, pair) }
+func (x formats) Capitalize(s string) string    { return capitalize(s) }
+func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
+	a, b := x.p.ends(from, to, dated)
+	return prose.Span{From: a, To: b}
+}
+
+// phraser lends a printer to the detectors' own prose (detect.Spec's Explain
+// and Moments), so their wording matches the report's. messages is the
+// kind's catalog (Spec.Messages); nil means detect's.
+type phraser struct {
+	p        printer
+	messages *prose.Catalog
+}
+
+// Say renders the detectors' message name with data; a failure is kept in
+// the printer, for the report to return.
+func (x phraser) Say(name string, data any) string {
+	c := x.messages
+	if c == nil {
+		c = detect.Messages
+	}
+	s, err := c.Render(x.p.lang, name, formats{x.p}, data)
+	x.p.fail(err)
+	return s
 }
 
 // story is what a detector's prose may read of the report.

@@ -6,9 +6,11 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
@@ -25,20 +27,23 @@ func init() {
 		NewFacts: func() detect.Facts { return &teapotFacts{} },
 		Role:     detect.RoleMechanism, Chain: 100,
 		Explain: func(p detect.Phraser, f *detect.Finding, _ detect.Story) string {
-			n := p.N(float64(detect.FactsOf[teapotFacts](f).Replies))
-			if p.Korean() {
-				return "PHP가 " + p.At(f.Start) + "부터 " + n + "번 418로 답했습니다."
-			}
-			return "PHP answered 418 " + n + " times from " + p.At(f.Start) + "."
+			return p.Say("teapot.explain", struct {
+				*detect.Finding
+				Replies int
+			}{f, detect.FactsOf[teapotFacts](f).Replies})
 		},
 		Moments: func(f *detect.Finding, _ detect.Story) []detect.Moment {
 			return []detect.Moment{{Time: f.Start, Event: "teapot", Topic: "teapot", Text: func(p detect.Phraser) string {
-				if p.Korean() {
-					return "첫 418 응답"
-				}
-				return "the first 418 answer"
+				return p.Say("teapot.moment", nil)
 			}}}
 		},
+		// The detector's words come with it, in every language.
+		Messages: prose.MustParse(fstest.MapFS{
+			"m/en.tmpl": {Data: []byte(`{{define "teapot.explain"}}PHP answered 418 {{n .Replies}} times from {{at .Start}}.{{end}}` +
+				`{{define "teapot.moment"}}the first 418 answer{{end}}`)},
+			"m/ko.tmpl": {Data: []byte(`{{define "teapot.explain"}}PHP가 {{at .Start}}부터 {{n .Replies}}번 418로 답했습니다.{{end}}` +
+				`{{define "teapot.moment"}}첫 418 응답{{end}}`)},
+		}, "m", Langs),
 		Events: map[string]int{"teapot": 20},
 	})
 }

@@ -67,6 +67,8 @@ type Report struct {
 	// incidents are the failing stretches detect found (nil when the report
 	// was assembled by hand): the impact leads with the worst.
 	incidents *detect.Incidents
+	// proseErr is the first message Assemble could not say.
+	proseErr error
 }
 
 // Window is the analysed period and the zone its local times are shown in.
@@ -186,9 +188,13 @@ func (r *Report) Assemble() error {
 	if err != nil {
 		return err
 	}
+	r.proseErr = nil
 	r.Impact = assembleImpact(r, loc)
 	r.Timeline = assembleTimeline(r, loc)
 	r.Causes = assembleCauses(r, loc)
+	if r.proseErr != nil {
+		return fmt.Errorf("report: %w", r.proseErr)
+	}
 	return nil
 }
 

@@ -48,14 +48,14 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		if t.IsZero() {
 			return
 		}
-		ph := say(loc, day, text)
+		ph := r.say(loc, day, text)
 		cs = append(cs, candidate{m: Moment{Time: t, Text: ph.in(LangEN), Finding: f.ID, Event: event, texts: ph}, topic: topic, prio: prio})
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if spec, ok := detect.SpecOf(f.Kind); ok && spec.Moments != nil {
 			for _, m := range spec.Moments(f, story{r}) {
-				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p}) })
+				add(f, m.Time, m.Event, m.Topic, m.Prio, func(p printer) string { return m.Text(phraser{p, spec.Messages}) })
 			}
 		}
 	}
@@ -87,13 +87,13 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 }
 
 // changeText describes a configuration change as the config_change detector does.
-func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p}, c) }
+func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p, nil}, c) }
 
 // value prints a setting's value as the config_change detector does.
 func value(s string) string { return detect.SettingValue(s) }
 
 // crowd names a crawler cluster in prose, as the crawler_burst detector does.
-func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p}, f) }
+func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p, nil}, f) }
 
 func orDash(s string) string {
 	if s == "" {

@@ -157,7 +157,7 @@ func newView(r *Report, lang string) (*view, error) {
 	v.Timeline = rows(p, r)
 	for _, c := range r.Causes {
 		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+c.Role], Finding: c.Finding, Kind: c.Kind,
-			Text: c.text(lang) + estimatedMark(lang, r.finding(c.Finding))})
+			Text: c.text(lang) + estimatedMark(p, r.finding(c.Finding))})
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -169,10 +169,7 @@ func newView(r *Report, lang string) (*view, error) {
 		}
 	}
 	if !hasCause(r.Causes) {
-		v.CauseNote = map[string]string{
-			LangEN: "No finding explains the failures: only their symptoms were found. The detectors' conclusions below say what was checked.",
-			LangKO: "실패를 설명하는 근거를 찾지 못했습니다. 증상만 찾았습니다. 아래 탐지기별 결과에 무엇을 확인했는지 있습니다.",
-		}[lang]
+		v.CauseNote = p.say("causes.none", nil)
 	}
 	for _, rl := range r.Rules {
 		v.Rules = append(v.Rules, ruleOf(p, v.L, rl))
@@ -181,15 +178,9 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: rc.Value, Why: rc.Why})
 	}
 	if len(r.Rules) == 0 {
-		v.NoFix = map[string]string{
-			LangEN: "No rule was generated.",
-			LangKO: "만든 규칙이 없습니다.",
-		}[lang]
+		v.NoFix = p.say("fix.none", nil)
 		if len(r.Recommendations) == 0 {
-			v.NoFix = map[string]string{
-				LangEN: "No rule was generated and no configuration advice was computed.",
-				LangKO: "만든 규칙도, 계산한 설정 권고도 없습니다.",
-			}[lang]
+			v.NoFix = p.say("fix.none_no_advice", nil)
 		}
 	}
 	v.Remains = remains(p, r)
@@ -206,10 +197,13 @@ func newView(r *Report, lang string) (*view, error) {
 			when += "–" + p.stamp(f.End)
 		}
 		v.Findings = append(v.Findings, findingView{ID: f.ID, Kind: f.Kind, When: when,
-			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: f.Summary + estimatedMark(lang, &f)})
+			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: f.Summary + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
 		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+n.Message)
+	}
+	if err := p.err(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	scrub(reflect.ValueOf(v).Elem())
 	return v, nil
@@ -267,24 +261,18 @@ func hasCause(cs []Cause) bool {
 }
 
 func title(p printer, r *Report) string {
-	year := strconv.Itoa(p.day.Year())
 	failing := firstKind(r.Findings, detect.KindUpstreamErrors) != nil
 	from, to := r.Impact.Start, r.Impact.End
 	if !failing {
 		from, to = r.Window.From, r.Window.To
 	}
-	if p.ko {
-		what := "장애 보고서"
-		if !failing {
-			what = "분석 보고서"
-		}
-		return year + "년 " + p.date(p.day) + " " + what + " (" + p.hm(from) + "~" + p.stamp(to) + ", " + r.Window.TZ + ")"
-	}
-	what := "Postmortem: outage on "
-	if !failing {
-		what = "Incident report: "
-	}
-	return what + p.date(p.day) + " " + year + ", " + p.hm(from) + "–" + p.stamp(to) + " (" + r.Window.TZ + ")"
+	return p.say("title", struct {
+		Failing  bool
+		Year     int
+		Day      time.Time
+		From, To time.Time
+		TZ       string
+	}{failing, p.day.Year(), p.day, from, to, r.Window.TZ})
 }
 
 // summary is the opening paragraph, modelled on the reference postmortem: what
@@ -311,48 +299,31 @@ func summary(p printer, r *Report) string {
 		}
 	}
 	var s []string
-	wa, wb := p.ends(r.Window.From, r.Window.To, true)
 
 	// What failed.
+	window := struct {
+		From, To         time.Time
+		Requests, Failed int
+	}{r.Window.From, r.Window.To, im.Requests, im.FailedRequests}
 	switch {
-	case errs != nil && p.ko:
-		a, b := p.ends(im.Start, im.End, true)
-		s = append(s, a+"부터 "+b+"까지 PHP가 필요한 요청 "+p.i(im.PHPRequests)+"건 가운데 "+josa(p.i(im.PHPFailed)+"건", "이/가")+" 실패했습니다 ("+p.pct(im.PHPFailedShare)+").")
 	case errs != nil:
-		a, b := p.ends(im.Start, im.End, true)
-		s = append(s, "From "+a+" to "+b+", "+p.i(im.PHPFailed)+" of the "+p.i(im.PHPRequests)+" requests that needed PHP failed ("+p.pct(im.PHPFailedShare)+").")
-	case coverageIncomplete(r, "access") && p.ko:
-		s = append(s, wa+"부터 "+wb+"까지 접근 로그가 남은 시간에는 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했습니다. 로그가 없는 시간은 알 수 없습니다.")
+		s = append(s, p.say("summary.failed", im))
 	case coverageIncomplete(r, "access"):
-		s = append(s, "From "+wa+" to "+wb+", in the minutes the access log covers, "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed; the minutes it does not cover are unknown, so this window cannot be called normal.")
-	case im.Baseline != nil && !im.Baseline.Usable() && p.ko:
+		s = append(s, p.say("summary.access_incomplete", window))
+	case im.Baseline != nil && !im.Baseline.Usable():
 		// Nothing usual was measured: "no more than usual" would compare
 		// the window with itself.
-		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 "+p.i(im.FailedRequests)+"건이 실패했지만, 실패가 몰린 구간은 없었습니다. 비교할 평소 구간은 없었습니다.")
-	case im.Baseline != nil && !im.Baseline.Usable():
-		s = append(s, "From "+wa+" to "+wb+", "+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+" requests failed, in no stretch where clients were failed; no baseline was available to say what is usual.")
-	case p.ko:
-		s = append(s, wa+"부터 "+wb+"까지 요청 "+p.i(im.Requests)+"건 가운데 실패가 평소보다 많지 않았습니다 (실패 "+p.i(im.FailedRequests)+"건).")
+		s = append(s, p.say("summary.no_baseline", window))
 	default:
-		s = append(s, "From "+wa+" to "+wb+", no more requests failed than usual ("+p.i(im.FailedRequests)+" of "+p.i(im.Requests)+").")
+		s = append(s, p.say("summary.usual", window))
 	}
 	if errs != nil && len(im.OtherStretches) > 0 {
 		// Separate stretches stay separate: the worst leads, the others are named.
 		var parts []string
 		for _, o := range im.OtherStretches {
-			if p.ko {
-				a, b := p.ends(o.Start, o.End, false)
-				parts = append(parts, a+"~"+b+" ("+p.i(o.Requests)+"건 중 "+p.i(o.Failed)+"건 실패)")
-			} else {
-				a, b := p.ends(o.Start, o.End, false)
-				parts = append(parts, a+" to "+b+" ("+p.i(o.Failed)+" of "+p.i(o.Requests)+" failed)")
-			}
+			parts = append(parts, p.say("summary.stretch", o))
 		}
-		if p.ko {
-			s = append(s, "따로 떨어진 실패 구간도 있었습니다: "+strings.Join(parts, ", ")+".")
-		} else {
-			s = append(s, "Separate stretches of failures: "+p.list(parts)+".")
-		}
+		s = append(s, p.say("summary.other_stretches", parts))
 	}
 	if errs != nil {
 		if b := statusBreakdown(p, im.StatusCounts, im.LateRequests); b != "" {
@@ -369,151 +340,61 @@ func summary(p printer, r *Report) string {
 			paths = paths[:3]
 		}
 		cf := detect.FactsOf[detect.CrawlerBurstFacts](crawler)
-		spread := cf.Spread
-		w := ""
 		// "Took every worker" is said of a crawler that did most of the
 		// PHP work added at the onset; one with a smaller (still material)
 		// share is said to have loaded PHP with that share.
 		share, weighed := cf.PHPAddedShare.V, cf.PHPAddedShare.OK
-		if sat != nil && (!weighed || share >= 0.5) {
-			w = p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))
+		took := sat != nil && (!weighed || share >= 0.5)
+		workers := 0.0
+		if took {
+			workers = float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers)
 		}
-		if p.ko {
-			t := "크롤러가"
-			if spread {
-				t = p.n(float64(cf.DistinctIPs)) + "개 주소에 퍼진 크롤러가"
-			}
-			if len(paths) > 0 {
-				t += " 캐시되지 않는 " + strings.Join(paths, ", ") + " 등을 훑어"
-			}
-			switch {
-			case w != "":
-				t += " php-fpm 워커 " + w + "개를 모두 차지했습니다."
-			case weighed:
-				t += " 장애 시작 때 늘어난 PHP 시간의 " + josa(p.pct(share), "을/를") + " 썼습니다."
-			default:
-				t += " PHP에 부하를 주었습니다."
-			}
-			s = append(s, t)
-		} else {
-			t := "A crawler"
-			if spread {
-				t += " spread over " + p.n(float64(cf.DistinctIPs)) + " addresses"
-			}
-			if len(paths) > 0 {
-				t += " walked pages no cache holds (" + p.list(paths) + ")"
-			} else {
-				t += " loaded PHP"
-			}
-			switch {
-			case w != "":
-				t += " and took every one of the " + w + " php-fpm workers."
-			case weighed:
-				t += " and used " + p.pct(share) + " of the PHP time added at the onset."
-			default:
-				t += "."
-			}
-			s = append(s, t)
-		}
+		s = append(s, p.say("summary.crawler", struct {
+			Spread, TookAll, Weighed bool
+			IPs, Workers, Share      float64
+			Paths                    []string
+		}{cf.Spread, took, weighed, float64(cf.DistinctIPs), workers, share, paths}))
 	} else if sat != nil {
-		if p.ko {
-			s = append(s, "php-fpm 워커 "+p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))+"개가 모두 점유됐습니다.")
-		} else {
-			s = append(s, "All "+p.n(float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers))+" php-fpm workers were busy.")
-		}
+		s = append(s, p.say("summary.saturated", float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers)))
 	}
 	if crawler == nil {
 		s = append(s, contextRises(p, r)...)
 	}
-	// What let it turn into an outage.
-	var why string
+	// What let it turn into an outage: the change that enabled it, told
+	// with the health check it starved when there is one.
+	var why struct {
+		Change        bool
+		Key, Old, New string
+		Grew          int
+		At            time.Time
+		Wait, Timeout float64
+		Made503       bool
+	}
 	if change != nil && change.Change != nil {
 		c := change.Change
-		grew := direction(c.Old, c.New)
-		if p.ko {
-			verb := map[int]string{1: "커진", -1: "줄어든", 0: "바뀐"}[grew]
-			why = p.at(c.Time) + "에 " + josa(orDash(c.Key), "이/가") + " " + value(c.Old) + "에서 " + josa(value(c.New), "으로/로") + " " + verb + " 탓에 "
-		} else {
-			verb := map[int]string{1: "grown", -1: "shrunk", 0: "changed"}[grew]
-			why = "Because " + orDash(c.Key) + " had " + verb + " from " + value(c.Old) + " to " + value(c.New) + " at " + p.at(c.Time) + ", "
-		}
+		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), value(c.Old), value(c.New), direction(c.Old, c.New), c.Time
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)
-		wait, timeout := hf.EstQueueWaitS.V, hf.HealthTimeoutS
-		made503 := hf.Proxy503.V > 0
-		if p.ko {
-			t := why + "php-fpm 앞 대기열에"
-			if wait > 0 {
-				t += " 약 " + p.secs(wait) + "어치"
-			}
-			t += " 요청이 쌓였고, 웹 서버의 상태 확인이"
-			if timeout > 0 {
-				t += " " + p.secs(timeout)
-			} else {
-				t += " 시간"
-			}
-			t += " 안에 답을 받지 못했습니다."
-			if made503 {
-				t += " 웹 서버는 PHP를 죽은 것으로 판단하고 직접 503을 돌려주었습니다."
-			}
-			s = append(s, t)
-		} else {
-			t := "the queue in front of php-fpm held"
-			if wait > 0 {
-				t += " about " + p.secs(wait) + " of waiting"
-			} else {
-				t += " the health check"
-			}
-			if timeout > 0 {
-				t += ", longer than the " + p.secs(timeout) + " health-check timeout"
-			}
-			if made503 {
-				t += ", so Caddy concluded PHP was dead and answered 503 itself."
-			} else {
-				t += ", so the health check failed."
-			}
-			if why == "" {
-				t = capitalize(t)
-			}
-			s = append(s, why+t)
-		}
-	} else if why != "" {
-		if p.ko {
-			s = append(s, strings.TrimSuffix(why, " 탓에 ")+" 뒤의 일입니다.")
-		} else {
-			c := change.Change
-			s = append(s, "At "+p.at(c.Time)+", "+orDash(c.Key)+" had changed from "+value(c.Old)+" to "+value(c.New)+".")
-		}
+		why.Wait, why.Timeout = max(hf.EstQueueWaitS.V, 0), max(hf.HealthTimeoutS, 0)
+		why.Made503 = hf.Proxy503.V > 0
+		s = append(s, p.say("summary.health", why))
+	} else if why.Change {
+		s = append(s, p.say("summary.change", why))
 	}
 	// How it ended. A failing stretch that runs to the window's end did
 	// not end as far as the evidence shows.
 	if errs != nil && !errs.End.Before(r.Window.To.Truncate(time.Minute)) {
-		if p.ko {
-			s = append(s, "분석 구간이 끝날 때("+p.at(r.Window.To)+")까지도 실패가 이어졌습니다.")
-		} else {
-			s = append(s, "Failures were still going on when the window ended at "+p.at(r.Window.To)+".")
-		}
+		s = append(s, p.say("summary.still_failing", r.Window.To))
 	} else if errs != nil {
 		died := crawler != nil && crawler.End.Sub(errs.End).Abs() <= 5*time.Minute
-		switch {
-		case p.ko && died:
-			s = append(s, p.at(errs.End)+"에 크롤링이 잦아들며 실패가 평소 수준으로 돌아왔습니다.")
-		case p.ko:
-			s = append(s, p.at(errs.End)+"에 실패가 평소 수준으로 돌아왔습니다.")
-		case died:
-			s = append(s, "Failures fell back to the usual rate at "+p.at(errs.End)+", as the crawl died down.")
-		default:
-			s = append(s, "Failures fell back to the usual rate at "+p.at(errs.End)+".")
-		}
+		s = append(s, p.say("summary.recovered", struct {
+			At   time.Time
+			Died bool
+		}{errs.End, died}))
 	}
 	if len(r.Rules) > 0 {
-		bt := r.Rules[0].Backtest
-		if p.ko {
-			s = append(s, "아래 "+r.Rules[0].Name+" 규칙은 기록된 요청으로 돌려 보았을 때 크롤러 요청의 "+josa(p.pct(bt.CrawlerRefusedShare), "을/를")+" 거절했을 것입니다.")
-		} else {
-			s = append(s, "The "+r.Rules[0].Name+" rule below would have refused "+p.pct(bt.CrawlerRefusedShare)+" of the crawler's requests, replayed over the recorded traffic.")
-		}
+		s = append(s, p.say("summary.rule", r.Rules[0]))
 	}
 	return strings.Join(s, " ")
 }
@@ -555,29 +436,19 @@ func statusBreakdown(p printer, counts map[string]int, late int) string {
 	}
 	var parts []string
 	for i, x := range all {
-		switch {
-		case p.ko:
-			parts = append(parts, josa(x.code, "이/가")+" "+p.i(x.n)+"건")
-		case i == 0:
-			parts = append(parts, p.i(x.n)+" responses were "+x.code)
-		default:
-			parts = append(parts, p.i(x.n)+" were "+x.code)
-		}
+		parts = append(parts, p.say("status.count", struct {
+			Code  string
+			N     int
+			First bool
+		}{x.code, x.n, i == 0}))
 	}
 	if late > 0 {
-		if p.ko {
-			parts = append(parts, "이용자가 떠난 뒤의 성공 응답이 "+p.i(late)+"건")
-		} else {
-			parts = append(parts, p.i(late)+" successes came after their clients had left")
-		}
+		parts = append(parts, p.say("status.late", late))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	if p.ko {
-		return "분석 구간에 " + strings.Join(parts, ", ") + " 나갔습니다."
-	}
-	return "In the window, " + p.list(parts) + "."
+	return p.say("status.breakdown", parts)
 }
 
 func impactOf(p printer, r *Report) impactView {
@@ -625,10 +496,7 @@ func impactOf(p printer, r *Report) impactView {
 // rows groups the moments by local minute, as the reference's table does.
 func rows(p printer, r *Report) []rowView {
 	var out []rowView
-	sep := "; "
-	if p.ko {
-		sep = ". "
-	}
+	sep := p.say("timeline.join", nil)
 	for _, m := range r.Timeline {
 		stamp := p.stamp(m.Time)
 		if n := len(out); n > 0 && out[n-1].Time == stamp {
@@ -651,10 +519,7 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 		fence += "`"
 	}
 	of := func(n, total int) string {
-		if p.ko {
-			return p.i(total) + "건 중 " + p.i(n) + "건"
-		}
-		return p.i(n) + " of " + p.i(total)
+		return p.say("backtest.of", struct{ N, Total int }{n, total})
 	}
 	// The block opens with what deploying it takes, as rules.caddy does
 	// (one source: rules.DeploySteps): pasted alone, it still says it needs
@@ -694,66 +559,28 @@ func causingCrawler(fs []detect.Finding) bool {
 func remains(p printer, r *Report) []string {
 	var out []string
 	for _, rl := range r.Rules {
-		bt := rl.Backtest
-		if p.ko {
-			s := "크롤링이 이어지는 동안에는 " + rl.Name + " 규칙에 걸리는 요청을 보내는 로그인하지 않은 이용자도 크롤러와 같은 한도에서 429를 받을 수 있습니다. 기록된 요청으로 돌려 보았을 때 다른 비로그인 요청 " + p.i(bt.OtherLoggedOutRequests) + "건 중 " + p.i(bt.OtherLoggedOutRefused) + "건(" + p.pct(bt.OtherLoggedOutRefusedShare) + "), 기준 기간 요청 " + p.i(bt.BaselineRequests) + "건 중 " + p.i(bt.BaselineRefused) + "건이 거절됐습니다."
-			if bt.LoggedInRefused == 0 {
-				s += " 로그인한 이용자는 제한을 받지 않습니다."
-			} else {
-				s += " 로그인한 요청도 " + p.i(bt.LoggedInRefused) + "건 거절됐습니다."
-			}
-			out = append(out, s)
-			continue
-		}
-		s := "While a crawl goes on, logged-out readers whose requests match " + rl.Name + " share the crawler's budget and can get a 429: replayed over the recorded traffic, it refused " + p.i(bt.OtherLoggedOutRefused) + " of " + p.i(bt.OtherLoggedOutRequests) + " other logged-out requests (" + p.pct(bt.OtherLoggedOutRefusedShare) + ") and " + p.i(bt.BaselineRefused) + " of " + p.i(bt.BaselineRequests) + " baseline requests."
-		if bt.LoggedInRefused == 0 {
-			s += " Logged-in users are not limited."
-		} else {
-			s += " It also refused " + p.i(bt.LoggedInRefused) + " logged-in requests."
-		}
-		out = append(out, s)
+		out = append(out, p.say("remains.rule", rl))
 	}
 	if len(r.Rules) == 0 {
 		// A crawler that was context, not a cause, gets no rule on purpose;
 		// only a causing crawler left without one can do it again.
 		switch c := firstKind(r.Findings, detect.KindCrawlerBurst); {
 		case causingCrawler(r.Findings):
-			if p.ko {
-				out = append(out, "만든 규칙이 없으므로 같은 크롤러가 같은 방식으로 다시 올 수 있습니다.")
-			} else {
-				out = append(out, "No rule was generated: the crawler can come back the same way.")
-			}
+			out = append(out, p.say("remains.no_rule", nil))
 		case c != nil:
-			if p.ko {
-				out = append(out, "크롤러("+c.ID+")는 있었지만 이번 장애의 원인이 아닌 배경이어서 규칙을 만들지 않았습니다.")
-			} else {
-				out = append(out, "No rule was generated for the crawler ("+c.ID+"): it was there, but as context, not a cause of this incident.")
-			}
+			out = append(out, p.say("remains.crawler_context", c.ID))
 		}
 	}
 	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {
-		if p.ko {
-			out = append(out, "상태 확인은 여전히 php-fpm 대기열에서 다른 요청 뒤에 줄을 섭니다. 상한이 "+p.n(detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V)+"인 대기열은 다시 상태 확인을 굶길 수 있습니다.")
-		} else {
-			out = append(out, "The health check still waits in php-fpm's queue behind everyone else: a queue capped at "+p.n(detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V)+" can starve it again.")
-		}
+		out = append(out, p.say("remains.health_queue", detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V))
 	}
 	for _, c := range r.Checks {
-		if c.Outcome != detect.OutcomeCouldNotRun {
-			continue
-		}
-		if p.ko {
-			out = append(out, c.Name+" 검사는 돌리지 못했습니다: "+c.Reason)
-		} else {
-			out = append(out, "Not checked: "+c.Name+" ("+c.Reason+").")
+		if c.Outcome == detect.OutcomeCouldNotRun {
+			out = append(out, p.say("remains.not_checked", c))
 		}
 	}
 	if len(out) == 0 {
-		if p.ko {
-			out = append(out, "찾은 것 가운데 남은 문제는 없습니다.")
-		} else {
-			out = append(out, "Nothing found remains open.")
-		}
+		out = append(out, p.say("remains.none", nil))
 	}
 	return out
 }
@@ -774,58 +601,28 @@ func advises(r *Report, words ...string) bool {
 func provenance(p printer, r *Report) (src, leaves []string) {
 	e := r.Evidence
 	if e.AccessFiles > 0 || e.Lines > 0 {
-		if p.ko {
-			src = append(src, "Caddy 접근 로그: 파일 "+p.i(e.AccessFiles)+"개에서 "+p.n(float64(e.Lines))+"줄을 읽고 "+p.i(e.SkippedLines)+"줄을 건너뛰었습니다. 분석 구간의 요청은 "+p.i(r.Impact.Requests)+"건입니다. 상태별 건수, 응답 시간, 클라이언트 지문, 분당 건수는 모두 이 줄에서 셌습니다.")
-		} else {
-			src = append(src, "Caddy access log: "+plural(p, e.AccessFiles, "file", "files")+", "+p.n(float64(e.Lines))+" lines read, "+p.i(e.SkippedLines)+" skipped; "+p.i(r.Impact.Requests)+" requests in the window. Status counts, durations, client fingerprints and the per-minute counts all come from these lines.")
-		}
+		src = append(src, p.say("sources.access", struct {
+			Files, Skipped, Requests int
+			Lines                    float64
+		}{e.AccessFiles, e.SkippedLines, r.Impact.Requests, float64(e.Lines)}))
 	}
 	if e.MetricFiles > 0 || len(e.Series) > 0 {
-		if p.ko {
-			src = append(src, "지표: 파일 "+p.i(e.MetricFiles)+"개, 표본 "+p.n(float64(e.MetricSamples))+"개를 아래 PromQL로 읽어 1분에 한 값으로 줄였습니다.")
-		} else {
-			src = append(src, "Metrics: "+plural(p, e.MetricFiles, "file", "files")+", "+p.n(float64(e.MetricSamples))+" samples, read with the PromQL below and reduced to one value a minute.")
-		}
+		src = append(src, p.say("sources.metrics", struct {
+			Files   int
+			Samples float64
+		}{e.MetricFiles, float64(e.MetricSamples)}))
 	}
 	if len(r.Changes) > 0 {
-		if p.ko {
-			src = append(src, "설정 변경 기록 "+p.i(len(r.Changes))+"건 (git 기록, changes.yaml, 지표에서 찾은 변경).")
-		} else {
-			src = append(src, "Configuration changes: "+plural(p, len(r.Changes), "change", "changes")+" read (git history, changes.yaml, steps seen in metrics).")
-		}
+		src = append(src, p.say("sources.changes", len(r.Changes)))
 	}
 	if len(src) == 0 {
-		if p.ko {
-			src = append(src, "읽은 입력이 기록되지 않았습니다.")
-		} else {
-			src = append(src, "No input was recorded.")
-		}
+		src = append(src, p.say("sources.none", nil))
 	}
-	if p.ko {
-		leaves = append(leaves,
-			"기록되기 전에 거절된 요청(기록을 남기지 않는 속도 제한의 429 등)은 접근 로그에 없으므로 위 건수에 들어 있지 않습니다.",
-			"Caddy 2.11은 499를 남기지 않습니다. 기다리다 떠난 이용자는 제한 시간보다 늦게 기록된 응답으로만 보입니다.",
-			"프록시 자신의 상태 확인 요청은 클라이언트 지문에서 뺐습니다.")
-		if len(e.Series) > 0 {
-			leaves = append(leaves, "지표는 1분에 한 값(워커와 대기열은 그 1분의 최댓값, CPU는 평균)으로 줄였으므로 더 짧은 변화는 보이지 않습니다.")
-		}
-	} else {
-		leaves = append(leaves,
-			"Requests refused before they were logged (429s of a rate limit that drops them, for instance) are not in the access log, so not in these counts.",
-			"Caddy 2.11 logs no 499: a client that gave up shows only as a response logged after its timeout.",
-			"The proxy's own health checks are left out of the client fingerprints.")
-		if len(e.Series) > 0 {
-			leaves = append(leaves, "Metrics are reduced to one value a minute (the minute's maximum for workers and queue, the mean for CPU): shorter swings do not show.")
-		}
+	leaves = append(leaves, p.say("leaves.unlogged", nil), p.say("leaves.no_499", nil), p.say("leaves.health_checks", nil))
+	if len(e.Series) > 0 {
+		leaves = append(leaves, p.say("leaves.metrics_minute", nil))
 	}
 	return src, leaves
-}
-
-func plural(p printer, n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return p.i(n) + " " + many
 }
 
 // contextRises says, of each client rise judged context, why it is not the
@@ -840,17 +637,13 @@ func contextRises(p printer, r *Report) []string {
 		cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
 		lead := time.Duration(cf.OnsetLeadS.V * float64(time.Second))
 		share := cf.PHPAddedShare.V
-		early := lead > detect.TriggerLead
-		switch {
-		case p.ko && early:
-			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작보다 "+p.dur(lead)+" 앞서 시작했으므로 원인이 아닙니다.")
-		case p.ko:
-			out = append(out, josa(crowd(p, f), "이/가")+" "+p.at(f.Start)+"부터 늘었지만 장애 시작 때 늘어난 PHP 시간의 "+p.pct(share)+"만 썼으므로 원인이 아닙니다.")
-		case early:
-			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it started "+p.dur(lead)+" before the onset.")
-		default:
-			out = append(out, capitalize(crowd(p, f))+" rose from "+p.at(f.Start)+" but did not trigger the incident: it did "+p.pct(share)+" of the PHP time added at the onset.")
-		}
+		out = append(out, p.say("summary.context_rise", struct {
+			Crowd string
+			Start time.Time
+			Early bool
+			Lead  time.Duration
+			Share float64
+		}{crowd(p, f), f.Start, lead > detect.TriggerLead, lead, share}))
 	}
 	return out
 }

@@ -1,0 +1,209 @@
+// Package prose renders the report's sentences from per-language message
+// catalogs: one text/template file per language (en.tmpl, ko.tmpl), each
+// sentence a {{define "name"}} block. Go code decides what to say (which
+// message, with which data); how each language says it, word order and
+// particles included, lives only in its file, so a translator edits a
+// template and never a Go branch.
+package prose
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// The languages every catalog speaks: a message missing from one of them
+// fails Parse.
+const (
+	EN = "en"
+	KO = "ko"
+)
+
+// Langs lists the languages, English first.
+var Langs = []string{EN, KO}
+
+// Formats are the functions every message may call to print numbers and
+// times. The report implements them once per language, so English and Korean
+// numbers come out of the same code.
+type Formats interface {
+	// N prints a count ("8,001") or a small fraction ("1.5").
+	N(v float64) string
+	// I prints an integer count ("8,001").
+	I(v int) string
+	// Pct prints a share (0-1) as a percentage.
+	Pct(share float64) string
+	// Secs prints seconds ("141 s", "141초").
+	Secs(v float64) string
+	// Dur prints a duration ("5 min 5 s").
+	Dur(d time.Duration) string
+	// At prints a local clock time, with its date when off the incident's day.
+	At(t time.Time) string
+	// Date prints a local date ("3 October").
+	Date(t time.Time) string
+	// Stamp prints a local time for a table cell ("02:26", "10-02 23:48").
+	Stamp(t time.Time) string
+	// HM prints a local clock time for a table cell or a title ("02:26").
+	HM(t time.Time) string
+	// Ends prints the two ends of a stretch [from, to) for prose, dating them
+	// as a reader needs; dated asks for the date even on the incident's day.
+	Ends(from, to time.Time, dated bool) Span
+	// List joins items as prose ("a, b and c").
+	List(items []string) string
+	// Josa appends the Korean particle of pair ("이/가") that fits word. The
+	// word comes last so that a pipeline reads {{pct .Share | josa "을/를"}}.
+	Josa(pair, word string) string
+	// Capitalize starts a sentence: its first letter upper case.
+	Capitalize(s string) string
+}
+
+// Span is a stretch's two ends as Formats.Ends prints them.
+type Span struct{ From, To string }
+
+// funcs binds the template functions to f. Parsing binds them to noFormats:
+// text/template checks at parse time that a function exists, not what it
+// does.
+func funcs(f Formats) template.FuncMap {
+	return template.FuncMap{
+		"n":     func(v any) (string, error) { x, err := number(v); return f.N(x), err },
+		"i":     func(v any) (string, error) { x, err := number(v); return f.I(int(x)), err },
+		"pct":   func(v any) (string, error) { x, err := number(v); return f.Pct(x), err },
+		"secs":  func(v any) (string, error) { x, err := number(v); return f.Secs(x), err },
+		"dur":   f.Dur,
+		"at":    f.At,
+		"date":  f.Date,
+		"stamp": f.Stamp,
+		"hm":    f.HM,
+		"ends":  f.Ends,
+		"list":  f.List,
+		"josa":  f.Josa,
+		// capitalize starts a sentence with a message said inside it.
+		"capitalize": f.Capitalize,
+		// seconds turns a number of seconds into a duration, for dur.
+		"seconds": func(v any) (time.Duration, error) {
+			x, err := number(v)
+			return time.Duration(x * float64(time.Second)), err
+		},
+		// join keeps a list's commas in every language: file names, not prose.
+		"join": strings.Join,
+	}
+}
+
+// number reads any integer or float, so that a message prints a count as
+// the data holds it (int, int64, float64) without a conversion in Go.
+func number(v any) (float64, error) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(rv.Int()), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(rv.Uint()), nil
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), nil
+	}
+	return 0, fmt.Errorf("%v (%T) is not a number", v, v)
+}
+
+type noFormats struct{}
+
+func (noFormats) N(float64) string                 { return "" }
+func (noFormats) I(int) string                     { return "" }
+func (noFormats) Pct(float64) string               { return "" }
+func (noFormats) Secs(float64) string              { return "" }
+func (noFormats) Dur(time.Duration) string         { return "" }
+func (noFormats) At(time.Time) string              { return "" }
+func (noFormats) Date(time.Time) string            { return "" }
+func (noFormats) Stamp(time.Time) string           { return "" }
+func (noFormats) HM(time.Time) string              { return "" }
+func (noFormats) Ends(_, _ time.Time, _ bool) Span { return Span{} }
+func (noFormats) List([]string) string             { return "" }
+func (noFormats) Josa(_, word string) string       { return word }
+func (noFormats) Capitalize(s string) string       { return s }
+
+// Catalog is one package's messages in every language.
+type Catalog struct {
+	langs map[string]*template.Template
+}
+
+// Parse reads dir/<lang>.tmpl from fsys for each of langs. Every message
+// must be defined in every language: a message missing from one is an error
+// here, so a catalog that parses is complete.
+func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
+	c := &Catalog{langs: map[string]*template.Template{}}
+	for _, lang := range langs {
+		file := path.Join(dir, lang+".tmpl")
+		src, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, fmt.Errorf("prose: %w", err)
+		}
+		t, err := template.New(file).Option("missingkey=error").Funcs(funcs(noFormats{})).Parse(string(src))
+		if err != nil {
+			return nil, fmt.Errorf("prose: %w", err)
+		}
+		c.langs[lang] = t
+	}
+	for _, lang := range langs {
+		for _, other := range langs {
+			for _, name := range c.Names(lang) {
+				if c.langs[other].Lookup(name) == nil {
+					return nil, fmt.Errorf("prose: %s: message %q is defined in %s.tmpl but not in %s.tmpl", dir, name, lang, other)
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// MustParse is Parse for a catalog embedded in the binary: a broken one
+// must stop the program at start, not leave a report without its words.
+func MustParse(fsys fs.FS, dir string, langs []string) *Catalog {
+	c, err := Parse(fsys, dir, langs)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Names lists the messages defined in lang, sorted.
+func (c *Catalog) Names(lang string) []string {
+	t, ok := c.langs[lang]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, d := range t.Templates() {
+		if d.Name() != t.Name() {
+			out = append(out, d.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Render says message name in lang with data, printing numbers and times
+// with f. An unknown language or message and a failed execution are errors,
+// never an empty sentence.
+func (c *Catalog) Render(lang, name string, f Formats, data any) (string, error) {
+	t, ok := c.langs[lang]
+	if !ok {
+		return "", fmt.Errorf("prose: no messages in language %q", lang)
+	}
+	if t.Lookup(name) == nil {
+		return "", fmt.Errorf("prose: no message %q in %s", name, t.Name())
+	}
+	// A clone takes f's functions without touching the shared set, so
+	// reports in several languages and zones can render at once.
+	bound, err := t.Clone()
+	if err != nil {
+		return "", fmt.Errorf("prose: message %q: %w", name, err)
+	}
+	var b strings.Builder
+	if err := bound.Funcs(funcs(f)).ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("prose: message %q in %s: %w", name, t.Name(), err)
+	}
+	return b.String(), nil
+}
