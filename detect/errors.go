@@ -248,6 +248,10 @@ func (f *UpstreamErrorsFacts) addExtraFacts(m map[string]float64) {
 	}
 }
 
+func (*UpstreamErrorsFacts) extraFactPrefixes() []string {
+	return []string{statusFactPrefix, proxyFactPrefix}
+}
+
 func (f *UpstreamErrorsFacts) setExtraFact(name string, v float64) bool {
 	for prefix, into := range map[string]*map[int]int{statusFactPrefix: &f.Status, proxyFactPrefix: &f.Proxy} {
 		rest, ok := strings.CutPrefix(name, prefix)
