@@ -23,6 +23,8 @@ func init() {
 		Events:   map[string]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
+
+		ExplainNotCause: explainNotCause,
 	})
 }
 
@@ -193,6 +195,42 @@ const maxDeploys = 5
 // deployHorizon is how long after the window a change still counts as the
 // response to the incident (the reference's fix came four hours later).
 const deployHorizon = 24 * time.Hour
+
+// explainNotCause says why a change is no cause: ruled out by the numbers, or
+// a mitigation. The detector's own summary carries the arithmetic in English;
+// Korean gets the same numbers from the facts.
+func explainNotCause(p Phraser, f *Finding, _ Story) string {
+	if f.Change == nil {
+		return f.Summary
+	}
+	c := *f.Change
+	what := ChangeText(p, c)
+	cf := FactsOf[ConfigChangeFacts](f)
+	peak, old := cf.QueuePeak.V, cf.OldValue.V
+	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
+	if !p.Korean() {
+		if f.Summary != "" {
+			return f.Summary
+		}
+		return p.Capitalize(what) + "."
+	}
+	s := p.At(c.Time) + "에 바뀐 " + what + ": "
+	if f.Role == RoleMitigation {
+		s += "위험을 낮추는 변경입니다."
+		if after > 0 && (timeout == 0 || after <= timeout) {
+			s += " 대기열이 가득 차도 기다리는 시간은 약 " + p.Secs(after) + "이므로 상태 확인이 대기열 뒤에서 굶지 않습니다."
+		}
+		return s
+	}
+	s += "이번 장애의 원인이 아닙니다."
+	if v := cf.QueuePassedOldCap; v.OK && !v.V && old > 0 {
+		s += " 대기열은 가장 길 때 " + p.N(peak) + "로 예전 상한 " + p.Josa(p.N(old), "을/를") + " 넘지 않았으므로, 예전 값이었어도 달라진 것이 없습니다."
+	}
+	if before > 0 && timeout > 0 && before > timeout {
+		s += " 예전 값도 이미 안전하지 않았습니다. 예전 상한까지 찬 대기열은 약 " + p.Josa(p.Secs(before), "을/를") + " 기다리게 해 상태 확인 제한 시간 " + p.Josa(p.Secs(timeout), "을/를") + " 넘기고, 지금 값으로는 약 " + p.Josa(p.Secs(after), "이/가") + " 됩니다."
+	}
+	return s
+}
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New

@@ -98,38 +98,12 @@ func capitalize(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-// explainNotCause says why a change is no cause: ruled out by the numbers, or
-// a mitigation. The detector's own summary carries the arithmetic in English;
-// Korean gets the same numbers from the facts.
-func explainNotCause(p printer, f *detect.Finding) string {
-	if f.Change == nil {
-		return f.Summary
+// explainNotCause says why a finding reported so that nobody blames it (a
+// mitigation, a change ruled out) is no cause: its kind's
+// Spec.ExplainNotCause, else the detector's own summary.
+func explainNotCause(p printer, r *Report, f *detect.Finding) string {
+	if spec, ok := detect.SpecOf(f.Kind); ok && spec.ExplainNotCause != nil {
+		return spec.ExplainNotCause(phraser{p}, f, story{r})
 	}
-	c := *f.Change
-	what := changeText(p, c)
-	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
-	peak, old := cf.QueuePeak.V, cf.OldValue.V
-	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
-	if !p.ko {
-		if f.Summary != "" {
-			return f.Summary
-		}
-		return capitalize(what) + "."
-	}
-	s := p.at(c.Time) + "에 바뀐 " + what + ": "
-	if f.Role == detect.RoleMitigation {
-		s += "위험을 낮추는 변경입니다."
-		if after > 0 && (timeout == 0 || after <= timeout) {
-			s += " 대기열이 가득 차도 기다리는 시간은 약 " + p.secs(after) + "이므로 상태 확인이 대기열 뒤에서 굶지 않습니다."
-		}
-		return s
-	}
-	s += "이번 장애의 원인이 아닙니다."
-	if v := cf.QueuePassedOldCap; v.OK && !v.V && old > 0 {
-		s += " 대기열은 가장 길 때 " + p.n(peak) + "로 예전 상한 " + josa(p.n(old), "을/를") + " 넘지 않았으므로, 예전 값이었어도 달라진 것이 없습니다."
-	}
-	if before > 0 && timeout > 0 && before > timeout {
-		s += " 예전 값도 이미 안전하지 않았습니다. 예전 상한까지 찬 대기열은 약 " + josa(p.secs(before), "을/를") + " 기다리게 해 상태 확인 제한 시간 " + josa(p.secs(timeout), "을/를") + " 넘기고, 지금 값으로는 약 " + josa(p.secs(after), "이/가") + " 됩니다."
-	}
-	return s
+	return f.Summary
 }

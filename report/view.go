@@ -162,9 +162,9 @@ func newView(r *Report, lang string) (*view, error) {
 		f := &r.Findings[i]
 		switch roleOf(f) {
 		case detect.RoleRuledOut:
-			v.RuledOut = append(v.RuledOut, explainNotCause(p, f))
+			v.RuledOut = append(v.RuledOut, explainNotCause(p, r, f))
 		case detect.RoleMitigation:
-			v.Mitigations = append(v.Mitigations, explainNotCause(p, f))
+			v.Mitigations = append(v.Mitigations, explainNotCause(p, r, f))
 		}
 	}
 	if !hasCause(r.Causes) {
