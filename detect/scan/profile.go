@@ -10,6 +10,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -95,17 +96,19 @@ func newProfile(r Range) *Profile {
 // the site's call to its own API).
 func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detect.ClusterKey, site sources.Site) {
 	p.Lines++
-	late := site.ClientTimeoutS > 0 && r.Duration > site.ClientTimeoutS
+	// Failed is detect's definition (detect.Minute.Failed): a failed status,
+	// or a success logged after the clients had left.
+	late := failure.Late(r.Duration, site.ClientTimeoutS)
 	switch {
-	case r.Status >= 500:
+	case r.Status == 429:
+		p.Status429++
+		p.Failed++
+	case detect.FailedStatus(r.Status):
 		p.Server5xx++
 		p.Failed++
 		if r.Status == 503 && r.Origin == sources.OriginProxy {
 			p.Proxy503++
 		}
-	case r.Status == 429:
-		p.Status429++
-		p.Failed++
 	case r.Status >= 200 && r.Status < 400 && late:
 		p.Late++
 		p.Failed++
