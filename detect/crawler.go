@@ -337,9 +337,42 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.onset = t
 	}
 	b.requests = c.Requests
-	b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	b.assetShare = assetShare(c)
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	return b, true
+}
+
+// assetShare is the share of a fingerprint's requests that were static files:
+// browsers rendering pages fetch them, most crawlers do not.
+func assetShare(c *Cluster) float64 {
+	if c.Requests == 0 {
+		return 0
+	}
+	return float64(c.Classes[ClassAsset]) / float64(c.Requests)
+}
+
+// Reading is how a client fingerprint read in the window, measured as the
+// crawler detector measures it for Automated: the share of its requests that
+// were assets, and the share of its page requests that went to routes whose
+// PHP cost was measured expensive (uncacheable).
+type Reading struct {
+	AssetShare, ExpensiveShare float64
+}
+
+// WindowReadings measures the Reading of every client fingerprint of the
+// window, so that the scan judges automation by detect's measured definition
+// (Automated) rather than by path names.
+func (ev *Evidence) WindowReadings() map[ClusterKey]Reading {
+	out := map[ClusterKey]Reading{}
+	if ev.Traffic == nil {
+		return out
+	}
+	costs := ev.measureRoutes()
+	for _, c := range ev.Traffic.Clusters() {
+		_, expensive, _ := ev.clientRoutes(c, costs)
+		out[c.Key] = Reading{AssetShare: assetShare(c), ExpensiveShare: expensive}
+	}
+	return out
 }
 
 // baselinePer10 is a cluster's usual count per 10 minutes: the median of the

@@ -56,11 +56,10 @@ type ClusterProfile struct {
 	// IPv4, /64 for IPv6).
 	IPs      int `json:"distinct_ips"`
 	Prefixes int `json:"distinct_prefixes"`
-	// Assets and Uncacheable count requests for static files and for
-	// uncacheable pages (tools, special pages, API): people fetch assets after
-	// pages, crawlers walk tools.
-	Assets      int `json:"assets"`
-	Uncacheable int `json:"uncacheable"`
+	// Assets counts requests for static files: people fetch assets after
+	// pages. (Whether a fingerprint is automated is judged on detect's
+	// measured reading of the window, not on these counts.)
+	Assets int `json:"assets"`
 	// Cookies counts requests that carried a Cookie header (sessions).
 	Cookies int `json:"cookies"`
 
@@ -128,11 +127,8 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detec
 	c.Requests++
 	c.ips[r.ClientIP] = struct{}{}
 	c.prefixes[detect.Prefix(r.ClientIP)] = struct{}{}
-	switch class {
-	case detect.ClassAsset:
+	if class == detect.ClassAsset {
 		c.Assets++
-	case detect.ClassTool, detect.ClassSpecial, detect.ClassAPI:
-		c.Uncacheable++
 	}
 	if r.HasCookie {
 		c.Cookies++
