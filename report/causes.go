@@ -46,10 +46,7 @@ func chainPlace(kind string) (int, bool) {
 // assembleCauses ranks every finding: trigger, enabling change, mechanisms
 // (in causal order), then symptoms. Each explanation carries its numbers.
 func assembleCauses(r *Report, loc *time.Location) []Cause {
-	day := r.Impact.Start
-	if day.IsZero() {
-		day = r.Window.From
-	}
+	day := r.incidentDay()
 	var idx []int
 	for i := range r.Findings {
 		if !notCause(roleOf(&r.Findings[i])) {

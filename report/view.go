@@ -141,10 +141,7 @@ func newView(r *Report, lang string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	day := r.Impact.Start
-	if day.IsZero() {
-		day = r.Window.From
-	}
+	day := r.incidentDay()
 	p := newPrinter(lang, loc, day)
 	v := &view{Lang: lang, L: labels[lang], TZ: r.Window.TZ}
 	if v.TZ == "" {
