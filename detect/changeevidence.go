@@ -102,7 +102,10 @@ func changeMoments(f *Finding, s Story) []Moment {
 		if n == maxDeploys || d.Time.After(to.Add(deployHorizon)) {
 			break
 		}
-		if !d.Time.After(c.Time) || sameChange(d, c) {
+		// A later change judged in a finding of its own (a mitigation, one
+		// ruled out) is that finding's moment, linked to it: told here too,
+		// it would win the minute and link to this change instead.
+		if !d.Time.After(c.Time) || sameChange(d, c) || judgedApart(s.Findings(), d) {
 			continue
 		}
 		n++
@@ -234,6 +237,16 @@ func explainNotCause(p Phraser, f *Finding, _ Story) string {
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New
+}
+
+// judgedApart reports whether a finding of its own is about change c.
+func judgedApart(fs []Finding, c sources.Change) bool {
+	for i := range fs {
+		if fs[i].Change != nil && sameChange(*fs[i].Change, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // ChangeText describes a configuration change: "listen.backlog changed from

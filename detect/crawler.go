@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,10 +27,19 @@ func init() {
 
 // CrawlerBurstFacts are a crawler_burst finding's numbers.
 type CrawlerBurstFacts struct {
-	DistinctIPs         int     `json:"distinct_ips"`
-	Requests            int     `json:"requests"`
-	RequestsPerIPMedian float64 `json:"requests_per_ip_median"`
-	RequestsPerIPMax    int     `json:"requests_per_ip_max"`
+	// DistinctIPs and Requests are the crawler's: the fingerprint's in the
+	// window less those of the addresses that read like people
+	// (reader.go), which FingerprintReaders and FingerprintReaderRequests
+	// count. The per-address figures, the prefixes and AssetShare are the
+	// crawler's too; the rates, UncacheableShare and PHPTimeShare are the
+	// whole fingerprint's (what a rule on it sees), since the readers' few
+	// pages barely move them.
+	DistinctIPs               int     `json:"distinct_ips"`
+	Requests                  int     `json:"requests"`
+	FingerprintReaders        int     `json:"fingerprint_readers"`
+	FingerprintReaderRequests int     `json:"fingerprint_reader_requests"`
+	RequestsPerIPMedian       float64 `json:"requests_per_ip_median"`
+	RequestsPerIPMax          int     `json:"requests_per_ip_max"`
 	// BaselinePer10m is the cluster's usual rate; none without a baseline
 	// before the incident.
 	BaselinePer10m Maybe[float64] `json:"baseline_per_10m"`
@@ -99,7 +109,7 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 		if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 			s = append(s, "이 요청이 구간 안 PHP 시간의 "+p.Josa(p.Pct(v), "을/를")+" 썼습니다.")
 		}
-		return strings.Join(s, " ")
+		return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
 	}
 	first := p.Capitalize(Crowd(p, f)) + " rose from " + p.N(b) + " to " + p.N(pk) + " per 10 minutes"
 	if ratio != "" {
@@ -124,7 +134,25 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 	if v, ok := cf.PHPTimeShare.V, cf.PHPTimeShare.OK; ok {
 		s = append(s, "They used "+p.Pct(v)+" of PHP's time in the window.")
 	}
-	return strings.Join(s, " ")
+	return strings.Join(append(s, fingerprintReaders(p, cf)...), " ")
+}
+
+// fingerprintReaders says, when some did, how many addresses under the
+// crawler's fingerprint read like people (reader.go) and were counted apart:
+// the sentence a rule's collateral among them is read against.
+func fingerprintReaders(p Phraser, cf *CrawlerBurstFacts) []string {
+	if cf.FingerprintReaders == 0 {
+		return nil
+	}
+	n, reqs := p.N(float64(cf.FingerprintReaders)), p.N(float64(cf.FingerprintReaderRequests))
+	if p.Korean() {
+		return []string{"같은 지문의 주소 중 " + n + "개(요청 " + reqs + "건)는 사람처럼 읽었으므로(정적 파일을 받거나, 사이트 안에서 링크를 따라오거나, 몇 분에 걸쳐 여러 페이지를 읽음) 크롤러로 세지 않고 지문이 같은 독자로 따로 셌습니다."}
+	}
+	addresses := " more addresses"
+	if cf.FingerprintReaders == 1 {
+		addresses = " more address"
+	}
+	return []string{n + addresses + " under the same fingerprint (" + reqs + " requests) read like people (they fetched page assets, followed links within the site, or read several pages over minutes) and are counted apart, as readers who share the crawler's fingerprint."}
 }
 
 // Timeline events of a crawler burst.
@@ -237,8 +265,11 @@ type burst struct {
 	baseline10, peak10 float64
 	peakAt             time.Time
 	onset, end         time.Time
-	requests           int
-	assetShare         float64
+	// requests and assetShare are the crawler's: the fingerprint's less the
+	// readers who share it (reader.go), readers and readerRequests theirs.
+	requests                int
+	assetShare              float64
+	readers, readerRequests int
 	// toolShare is the share of its page requests that went to expensive,
 	// uncacheable route templates, as measured; routes are its templates.
 	toolShare float64
@@ -336,25 +367,37 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
 		b.onset = t
 	}
-	b.requests = c.Requests
-	b.assetShare = assetShare(c)
+	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
+	b.requests = c.Requests - b.readerRequests
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	return b, true
 }
 
-// assetShare is the share of a fingerprint's requests that were static files:
-// browsers rendering pages fetch them, most crawlers do not.
-func assetShare(c *Cluster) float64 {
-	if c.Requests == 0 {
-		return 0
+// readersAndAssets counts the addresses under a fingerprint that read like
+// people (readers) and their requests, and is the share of the other
+// requests that were static files: browsers rendering pages fetch them, most
+// crawlers do not.
+func readersAndAssets(c *Cluster) (readers, readerRequests int, assetShare float64) {
+	readerAssets := 0
+	for _, ab := range c.IPs {
+		if ab.Reader() {
+			readers++
+			readerRequests += ab.Requests
+			readerAssets += ab.Assets
+		}
 	}
-	return float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	if rest := c.Requests - readerRequests; rest > 0 {
+		return readers, readerRequests, float64(c.Classes[ClassAsset]-readerAssets) / float64(rest)
+	}
+	// Everyone under the fingerprint read like a person.
+	return readers, readerRequests, float64(c.Classes[ClassAsset]) / float64(c.Requests)
 }
 
 // Reading is how a client fingerprint read in the window, measured as the
-// crawler detector measures it for Automated: the share of its requests that
-// were assets, and the share of its page requests that went to routes whose
-// PHP cost was measured expensive (uncacheable).
+// crawler detector measures it for Automated: the share of its requests (its
+// readers' apart, readersAndAssets) that were assets, and the share of its
+// page requests that went to routes whose PHP cost was measured expensive
+// (uncacheable).
 type Reading struct {
 	AssetShare, ExpensiveShare float64
 }
@@ -370,7 +413,8 @@ func (ev *Evidence) WindowReadings() map[ClusterKey]Reading {
 	costs := ev.measureRoutes()
 	for _, c := range ev.Traffic.Clusters() {
 		_, expensive, _ := ev.clientRoutes(c, costs)
-		out[c.Key] = Reading{AssetShare: assetShare(c), ExpensiveShare: expensive}
+		_, _, assets := readersAndAssets(c)
+		out[c.Key] = Reading{AssetShare: assets, ExpensiveShare: expensive}
 	}
 	return out
 }
@@ -411,26 +455,35 @@ func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
 
 func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
+	// The crawler's addresses: the fingerprint's less its readers'.
 	perIP := make([]int, 0, len(c.IPs))
 	maxPerIP := 0
 	v6 := 0
-	for ip, n := range c.IPs {
+	prefixes := map[netip.Prefix]struct{}{}
+	for ip, ab := range c.IPs {
+		if ab.Reader() {
+			continue
+		}
+		n := ab.Requests
 		perIP = append(perIP, n)
 		maxPerIP = max(maxPerIP, n)
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
 		}
+		prefixes[Prefix(ip)] = struct{}{}
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
 	facts := &CrawlerBurstFacts{
-		DistinctIPs:         len(c.IPs),
-		Requests:            c.Requests,
-		RequestsPerIPMedian: medianPerIP,
-		RequestsPerIPMax:    maxPerIP,
-		PeakPer10m:          b.peak10,
-		AssetShare:          round(b.assetShare, 3),
-		UncacheableShare:    round(b.toolShare, 3),
+		DistinctIPs:               len(perIP),
+		Requests:                  b.requests,
+		FingerprintReaders:        b.readers,
+		FingerprintReaderRequests: b.readerRequests,
+		RequestsPerIPMedian:       medianPerIP,
+		RequestsPerIPMax:          maxPerIP,
+		PeakPer10m:                b.peak10,
+		AssetShare:                round(b.assetShare, 3),
+		UncacheableShare:          round(b.toolShare, 3),
 	}
 	if totalPHP > 0 {
 		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
@@ -440,21 +493,21 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts.BaselinePer10m = Some(b.baseline10)
 	}
 	v4Prefixes, v6Prefixes := 0, 0
-	for p := range c.Prefixes {
+	for p := range prefixes {
 		if p.Addr().Is4() {
 			v4Prefixes++
 		} else {
 			v6Prefixes++
 		}
 	}
-	if v6 < len(c.IPs) {
+	if v6 < len(perIP) {
 		facts.DistinctPrefixes24 = Some(v4Prefixes)
 	}
 	if v6 > 0 {
 		facts.DistinctPrefixes64 = Some(v6Prefixes)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
-	spread := maxPerIP*10 < c.Requests && medianPerIP <= 3
+	spread := maxPerIP*10 < b.requests && medianPerIP <= 3
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
 	walked := walkedCounts(c, b.routes)
@@ -466,7 +519,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	var how string
 	if spread {
 		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
-			fmtInt(len(c.IPs)), fmtInt(len(c.Prefixes)), fmtNum(medianPerIP))
+			fmtInt(len(perIP)), fmtInt(len(prefixes)), fmtNum(medianPerIP))
 	} else {
 		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
 	}

@@ -82,7 +82,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	k := Key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
@@ -98,7 +98,10 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		return
 	}
 	c.Requests++
-	c.IPs[r.ClientIP]++
+	if c.IPs[r.ClientIP] == nil {
+		c.IPs[r.ClientIP] = &AddressBehaviour{}
+	}
+	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
 	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)

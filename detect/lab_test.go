@@ -88,6 +88,18 @@ func TestLabRecording(t *testing.T) {
 	if got, want := FactMap(crawler.Facts)["distinct_prefixes_24"], float64(truth.Crawler.DistinctPrefixes24); math.Abs(got-want) > 0.05*want {
 		t.Errorf("distinct_prefixes_24 = %v, want within 5%% of %v", got, want)
 	}
+	// Readers whose browsers ask for zh-CN share the crawler's fingerprint.
+	// The obvious count, every address under it, made them crawler (6,200
+	// addresses, 9,112 requests); counted apart, the crawler's addresses are
+	// exactly the generator's, and the readers are reported on their own.
+	cf := FactsOf[CrawlerBurstFacts](crawler)
+	if cf.DistinctIPs != len(trueIPs) || cf.DistinctPrefixes24.V != truth.Crawler.DistinctPrefixes24 {
+		t.Errorf("crawler addresses %d in %d /24, the generator's %d in %d", cf.DistinctIPs, cf.DistinctPrefixes24.V, len(trueIPs), truth.Crawler.DistinctPrefixes24)
+	}
+	if cf.FingerprintReaders == 0 || cf.FingerprintReaderRequests == 0 || cf.AssetShare != 0 {
+		t.Errorf("readers who share the fingerprint: %d addresses, %d requests; crawler's asset share %v (it fetched none)",
+			cf.FingerprintReaders, cf.FingerprintReaderRequests, cf.AssetShare)
+	}
 	if d := crawler.Start.Sub(truth.Phases.Onset); d < -2*time.Minute || d > 2*time.Minute {
 		t.Errorf("onset %v, truth %v: more than 2 minutes apart", crawler.Start, truth.Phases.Onset)
 	}

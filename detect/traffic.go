@@ -72,7 +72,9 @@ type Cluster struct {
 	PerMinute map[int64]int
 	// The rest is for the window only.
 	Requests int
-	IPs      map[netip.Addr]int
+	// IPs is how each address behaved (reader.go): its requests, and
+	// whether it read like a person who shares the fingerprint.
+	IPs      map[netip.Addr]*AddressBehaviour
 	Prefixes map[netip.Prefix]struct{}
 	Classes  map[PathClass]int
 	Labels   map[string]int
@@ -286,7 +288,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	k := a.key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]int{}, Prefixes: map[netip.Prefix]struct{}{},
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}}
 		t.clusters[k] = c
@@ -305,7 +307,12 @@ func (t *Traffic) Observe(r *sources.Request) {
 		return
 	}
 	c.Requests++
-	c.IPs[r.ClientIP]++
+	ab := c.IPs[r.ClientIP]
+	if ab == nil {
+		ab = &AddressBehaviour{}
+		c.IPs[r.ClientIP] = ab
+	}
+	ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
 	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)

@@ -129,7 +129,7 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 		}
 		perIP := make([]int, 0, len(c.IPs))
 		for _, n := range c.IPs {
-			perIP = append(perIP, n)
+			perIP = append(perIP, n.Requests)
 		}
 		row.RequestsPerIPMedian = detect.Median(perIP)
 		for cl, n := range c.Classes {

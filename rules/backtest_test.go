@@ -145,7 +145,7 @@ func TestMatchersOnRecords(t *testing.T) {
 		{Paths: []string{"/w/Special:WhatLinksHere", "/w/Special:WhatLinksHere/*", "/wiki/특수:기여/*"}},
 		{TitleNames: []string{"Special:CiteThisPage"}},
 		{QueryKey: "action", QueryValues: []string{"edit"}},
-	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/"}}
+	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/", NoSiteReferer: true}}
 	snippet, err := Caddyfile([]Zone{z})
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +189,16 @@ func TestMatchersOnRecords(t *testing.T) {
 		{"client hints sent", func(r *sources.Request) { r.Path, r.Query, r.SecChUa = "/index.php", "action=edit", true }, false},
 		{"Safari", func(r *sources.Request) { r.Path, r.Query, r.UserAgent = "/index.php", "action=edit", uaSafari }, false},
 		{"an article", func(r *sources.Request) { r.Path = "/w/Main_Page" }, false},
+		{"a click from one of the site's pages", func(r *sources.Request) { r.Path, r.Query, r.SiteReferer = "/index.php", "action=edit", true }, false},
+		{"a click from the site over HTTP, Host with a port", func(r *sources.Request) {
+			r.Path, r.Query, r.SiteReferer, r.TLS, r.Host = "/index.php", "action=edit", true, false, "wiki.example.org:8080"
+		}, false},
+		// Caddy's {http.request.host} drops an IPv6 literal's brackets, which a
+		// Referer keeps: the condition cannot spare such clicks, in Caddy or here.
+		{"a click from the site on an IPv6 literal host", func(r *sources.Request) {
+			r.Path, r.Query, r.SiteReferer, r.Host = "/index.php", "action=edit", true, "[2001:db8::1]:8443"
+		}, true},
+		{"over HTTP, no referer", func(r *sources.Request) { r.Path, r.Query, r.TLS = "/index.php", "action=edit", false }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := crawler

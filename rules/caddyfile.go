@@ -111,6 +111,16 @@ func printConditions(b *strings.Builder, c Conditions) error {
 	if c.NoCookie {
 		b.WriteString("header !Cookie\n")
 	}
+	if c.NoSiteReferer {
+		// One `not` line per pattern (a header matcher line takes one
+		// value): Caddy gathers the lines into one not matcher whose sets
+		// are ORed, so the request must meet none. The patterns are
+		// constants whose placeholder is meant (writeLine refuses braces,
+		// which in a log-derived token would be an injection).
+		for _, p := range siteRefererPatterns {
+			b.WriteString("not header Referer " + p + "\n")
+		}
+	}
 	if c.Lang != "" {
 		q, err := quoteRegexp(langRegexp(c.Lang))
 		if err != nil {

@@ -86,7 +86,17 @@ type Conditions struct {
 	// ("121", "120"): header_regexp User-Agent Chrome/(?:121|120)(?:\D|$).
 	// Crawlers tend to keep one stale browser version; readers update.
 	UserAgentVersions []string
+	// NoSiteReferer excludes requests whose Referer is a page of the site
+	// itself (http or https, the request's own host): a reader who clicks a
+	// tool on a page sends one, a crawler that sent none is still held.
+	// `not header Referer http://{http.request.host}/* https://...`.
+	NoSiteReferer bool
 }
+
+// siteRefererPatterns are the header matcher values of Conditions.NoSiteReferer:
+// Caddy expands the placeholder to the request's host without its port, as
+// the log reader compares sources.Request.SiteReferer.
+var siteRefererPatterns = []string{"http://{http.request.host}/*", "https://{http.request.host}/*"}
 
 // uaVersionRegexp is the header_regexp pattern of Conditions.UserAgentVersions.
 func uaVersionRegexp(token string, versions []string) string {
@@ -147,10 +157,15 @@ type crawlerEvidence struct {
 	// token (uaToken) in their User-Agent; Versions counts them by the major
 	// version after that token. Counting the walk alone keeps out the ordinary
 	// readers who happen to share the crawler's fingerprint and read articles.
-	ToolRequests    int
-	CookieRequests  int
-	HintRequests    int
-	UATokenRequests int
+	// SiteRefererRequests carried a Referer naming the site, and
+	// OrdinarySiteReferer counts the ordinary logged-out tool requests (other
+	// fingerprints, all the data) that did: readers clicking tools on pages.
+	ToolRequests        int
+	CookieRequests      int
+	HintRequests        int
+	UATokenRequests     int
+	SiteRefererRequests int
+	OrdinarySiteReferer int
 	// Ordinary counts ordinary logged-out requests (other fingerprints) by tool
 	// label and by which of this crawler's conditions they meet (condLang,
 	// condHints, condUA bits), over all the data; OrdinaryAll counts every
@@ -397,6 +412,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 
 	if !z.PerClient {
 		addConditions(z, c, labels)
+		addRefererCondition(z, c)
 	}
 	z.Name = zoneName(z)
 	return z, notes
@@ -499,6 +515,28 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 	}
 }
 
+// addRefererCondition spares the requests that come from the site's own pages
+// when the crawler sent (next to) none and readers of the site were seen to
+// send them with its tools: a click from a page is what readers who share the
+// fingerprint do, and no condition on the fingerprint can tell them apart. It
+// costs nothing against the crawler as recorded; one that learns to send such
+// a Referer passes the zone, which the Why says.
+func addRefererCondition(z *Zone, c *crawlerEvidence) {
+	if c.OrdinarySiteReferer == 0 {
+		// A log without Referer headers, or a site whose readers never
+		// click these tools: nothing measured says the condition spares anyone.
+		return
+	}
+	if c.ToolRequests == 0 || float64(c.SiteRefererRequests) > maxMisses*float64(c.ToolRequests) {
+		z.condWhy = append(z.condWhy, fmt.Sprintf("%s of the %s tool requests under the crawler's fingerprint came with a Referer from the site itself, so the zone cannot spare readers who click a tool on a page",
+			fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)))
+		return
+	}
+	z.Cond.NoSiteReferer = true
+	z.condWhy = append(z.condWhy, fmt.Sprintf("requests with a Referer from the site's own pages are never limited: readers who click a tool on a page send one (%s ordinary logged-out tool requests did), and %s of the %s tool requests under the crawler's fingerprint did (a crawler that starts sending one passes the zone)",
+		fmtInt(c.OrdinarySiteReferer), fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)))
+}
+
 func sumMask(counts *[8]int, mask int) int {
 	n := 0
 	for m, k := range counts {
@@ -585,6 +623,9 @@ func zoneName(z *Zone) string {
 	case c.NoCookie:
 		rest += "_no_cookie"
 	}
+	if c.NoSiteReferer {
+		rest += "_no_site_referer"
+	}
 	versions := ""
 	if len(c.UserAgentVersions) > 0 {
 		versions = "_" + strings.Join(c.UserAgentVersions, "_")
@@ -632,6 +673,9 @@ func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []string) 
 		checked = append(checked, "no Sec-Ch-Ua client hint")
 	} else {
 		unchecked = append(unchecked, "client hints")
+	}
+	if c.NoSiteReferer {
+		checked = append(checked, "no Referer from the site's own pages")
 	}
 	return checked, unchecked
 }

@@ -115,7 +115,10 @@ func TestGenerateConditions(t *testing.T) {
 		versions map[string]int    // the crawler's tool requests by browser version
 		byVer    map[string][8]int // the ordinary ones by version and mask
 		hints    int               // the crawler's requests with client hints
-		want     Conditions
+		// referers: the crawler's tool requests with a Referer from the site,
+		// readerClicks the ordinary ones.
+		referers, readerClicks int
+		want                   Conditions
 	}{{
 		// zh-CN readers exist: Chrome ones send client hints, Safari ones do not.
 		name:     "language, client hints and browser together separate the crawler",
@@ -147,11 +150,28 @@ func TestGenerateConditions(t *testing.T) {
 		key:      detect.ClusterKey{UA: "other bot", LoggedIn: sources.LoggedInNo},
 		ordinary: [8]int{condHints: 100},
 		want:     Conditions{NotCookie: "wikiUserID="},
+	}, {
+		// Readers click these tools on the site's pages; the crawler sent
+		// no Referer: clicks from the site are spared.
+		name:         "readers click the tools from pages, the crawler sends no referer",
+		key:          chrome,
+		ordinary:     [8]int{0: 500, condHints: 200, condUA: 40},
+		readerClicks: 30,
+		want:         Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoSiteReferer: true},
+	}, {
+		// The obvious rule, "a Referer from the site means a person", would
+		// exempt a crawler that forges one on every request.
+		name:         "a crawler that forges the site's referer: no referer condition",
+		key:          chrome,
+		ordinary:     [8]int{0: 500, condHints: 200, condUA: 40},
+		referers:     100,
+		readerClicks: 30,
+		want:         Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ord := tc.ordinary
 			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: tc.key, Spread: true, Requests: 100, ToolRequests: 100, UATokenRequests: 100,
-				HintRequests: tc.hints, Labels: labels("action=edit", 100), Ordinary: map[string]*[8]int{"action=edit": &ord}, OrdinaryAll: tc.all,
+				HintRequests: tc.hints, SiteRefererRequests: tc.referers, OrdinarySiteReferer: tc.readerClicks, Labels: labels("action=edit", 100), Ordinary: map[string]*[8]int{"action=edit": &ord}, OrdinaryAll: tc.all,
 				Versions: tc.versions, OrdinaryVer: map[string]map[string]*[8]int{"action=edit": {}}}
 			for v, cs := range tc.byVer {
 				c.OrdinaryVer["action=edit"][v] = &cs
@@ -248,6 +268,7 @@ func TestZoneNameStatesConditions(t *testing.T) {
 		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID="}}, "tools_zh_cn_logged_out"},
 		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID=", UserAgent: "Chrome/"}}, "tools_chrome_zh_cn_logged_out"},
 		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120"}, NoClientHints: true, NoCookie: true}}, "tools_chrome_121_120_no_hints_no_cookie"},
+		{Zone{Cond: Conditions{Lang: "zh-cn", NotCookie: "wikiUserID=", NoSiteReferer: true}}, "tools_zh_cn_logged_out_no_site_referer"},
 		{Zone{PerClient: true}, "tools_per_client"},
 		{Zone{}, "tools_any_client"},
 		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120", "119", "118", "117", "116", "115", "114"}, Lang: "zh-cn", NoClientHints: true, NotCookie: "x="}},

@@ -27,7 +27,8 @@ type hit struct {
 	hints    bool   // sends Sec-Ch-Ua
 	tls      bool
 	status   int
-	upstream bool // answered by PHP (Via and X-Powered-By)
+	upstream bool   // answered by PHP (Via and X-Powered-By)
+	referer  string // "" for none
 }
 
 // writeLog writes hits as Caddy writes them: one JSON line each, stamped and
@@ -56,6 +57,9 @@ func writeLog(t testing.TB, dir string, hits []hit) string {
 		}
 		if h.hints {
 			headers["Sec-Ch-Ua"] = []string{`"Chromium";v="129"`}
+		}
+		if h.referer != "" {
+			headers["Referer"] = []string{h.referer}
 		}
 		proto := "HTTP/1.1"
 		req := map[string]any{"remote_ip": h.ip, "remote_port": "40000", "client_ip": h.ip, "proto": proto,

@@ -120,7 +120,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				if ci >= 0 {
-					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, p.arrivals.stretch(at), cls)
+					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, r.SiteReferer, p.arrivals.stretch(at), cls)
 				}
 				var label string
 				switch {
@@ -164,6 +164,9 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 		if r.SecChUa {
 			c.HintRequests++
 		}
+		if r.SiteReferer {
+			c.SiteRefererRequests++
+		}
 		if token != "" && strings.Contains(r.UserAgent, token) {
 			c.UATokenRequests++
 			bump(c.Versions, versionAfter(r.UserAgent, token), maxVersionKeys)
@@ -206,6 +209,9 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 	versionCounts(c.OrdinaryAllVer, ver)[mask]++
 	if !tool {
 		return
+	}
+	if r.SiteReferer {
+		c.OrdinarySiteReferer++
 	}
 	counts := c.Ordinary[label]
 	if counts == nil {

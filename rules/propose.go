@@ -600,7 +600,7 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 			fmtInt(z.covered), fmtInt(z.requests), 100*float64(z.covered)/float64(z.requests))
 	}
 	if readers > 0 {
-		fmt.Fprintf(&b, " %s addresses under the crawler's fingerprint behaved like readers (they fetched page assets, or read several pages over minutes at a reader's pace): the backtest counts their requests as collateral, not as the crawler's.",
+		fmt.Fprintf(&b, " %s addresses under the crawler's fingerprint behaved like readers (they fetched page assets, came to a page from one of the site's own after a request of their own, or read several pages over minutes, at a reader's pace): the backtest counts their requests as collateral, not as the crawler's.",
 			fmtInt(readers))
 	}
 	if z.PerClient {

@@ -4,50 +4,68 @@ import (
 	"context"
 	"net/netip"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
-// classifyTruth runs the reader criteria over the requests of a truth file
-// (the simulator's or the lab generator's, one row per request with its true
-// class), one address at a time within each true class, and returns, per
-// class, how many addresses there were and how many counted as readers.
-func classifyTruth(t *testing.T, path string) (addresses, readers map[string]int) {
+// classifyTruth runs the reader criteria over the access log of a recording
+// whose truth file (the simulator's or the lab generator's, one row per
+// request with its true class and address) says who each address was: every
+// line is read by the real log reader (so the Referer is read as analyze
+// reads it), its address looked up in the truth, and the criteria applied one
+// address at a time within each true class. It returns, per class, how many
+// addresses there were and how many counted as readers. Addresses the truth
+// gives more than one class are left out.
+func classifyTruth(t *testing.T, dir string) (addresses, readers map[string]int) {
 	t.Helper()
+	classOfIP := map[netip.Addr]string{}
+	testenv.EachCSVRow(t, filepath.Join(dir, "truth-requests.csv.gz"), func(col func(string) int, rec []string) {
+		ip, err := netip.ParseAddr(rec[col("src_ip")])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := classOfIP[ip]; ok && c != rec[col("class")] {
+			classOfIP[ip] = ""
+			return
+		}
+		classOfIP[ip] = rec[col("class")]
+	})
 	classes := map[string]int{}
 	var names []string
 	rt := readerTracker{}
 	counts := newArrivalCounts(nil, 64)
-	testenv.EachCSVRow(t, path, func(col func(string) int, rec []string) {
-		cClass, cIP, cStart, cURL := col("class"), col("src_ip"), col("start_unix"), col("url")
-		class := rec[cClass]
-		ci, ok := classes[class]
-		if !ok {
-			ci = len(names)
-			classes[class], names = ci, append(names, class)
+	logs, err := filepath.Glob(filepath.Join(dir, "access", "*"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no access log in %s (%v)", dir, err)
+	}
+	_, err = accesslog.Read(context.Background(), logs, accesslog.Options{}, nil, func(batch []sources.Request) error {
+		for i := range batch {
+			r := &batch[i]
+			class := classOfIP[r.ClientIP]
+			if class == "" {
+				continue
+			}
+			ci, ok := classes[class]
+			if !ok {
+				ci = len(names)
+				classes[class], names = ci, append(names, class)
+			}
+			at := r.Start().UnixNano()
+			asset := detect.ClassifyPath(r.Path, r.Query, "") == detect.ClassAsset
+			cls := classOf(ci, false, sources.LoggedInNo, false)
+			counts.add(at, cls)
+			rt.observe(ci, r.ClientIP, at, asset, r.SiteReferer, counts.stretch(at), cls)
 		}
-		ip, err := netip.ParseAddr(rec[cIP])
-		if err != nil {
-			t.Fatal(err)
-		}
-		sec, err := strconv.ParseFloat(rec[cStart], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		at := int64(sec * float64(time.Second))
-		p, q, _ := strings.Cut(rec[cURL], "?")
-		asset := detect.ClassifyPath(p, q, "") == detect.ClassAsset
-		cls := classOf(ci, false, sources.LoggedInNo, false)
-		counts.add(at, cls)
-		rt.observe(ci, ip, at, asset, counts.stretch(at), cls)
+		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	addresses, readers = map[string]int{}, map[string]int{}
 	found := rt.settle(counts)
 	for k := range rt {
@@ -85,7 +103,7 @@ func TestReadersOnRecordedTraffic(t *testing.T) {
 		if _, err := simulate.Run(ctx, simulate.Options{Scenario: sc, Seed: 3, BaselineHours: 1, Out: dir}); err != nil {
 			t.Fatal(err)
 		}
-		addresses, readers := classifyTruth(t, filepath.Join(dir, "truth-requests.csv.gz"))
+		addresses, readers := classifyTruth(t, dir)
 		if sc == "flash-crowd" {
 			check(sc, addresses, readers, "crowd", 0.95, 1)
 		} else {
@@ -93,7 +111,7 @@ func TestReadersOnRecordedTraffic(t *testing.T) {
 		}
 		check(sc, addresses, readers, "reader", 0.9, 1)
 	}
-	addresses, readers := classifyTruth(t, filepath.Join(labDir(t), "truth-requests.csv.gz"))
+	addresses, readers := classifyTruth(t, labDir(t))
 	check("lab", addresses, readers, "crawler", 0, 0)
 	check("lab", addresses, readers, "baseline_reader", 0.9, 1)
 }

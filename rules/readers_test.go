@@ -1,10 +1,15 @@
 package rules
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -49,7 +54,7 @@ func TestReaders(t *testing.T) {
 		for _, r := range tc.reqs {
 			cls := classOf(0, false, sources.LoggedInNo, !r.asset)
 			counts.add(sec(r.at), cls)
-			rt.observe(0, ip, sec(r.at), r.asset, counts.stretch(sec(r.at)), cls)
+			rt.observe(0, ip, sec(r.at), r.asset, false, counts.stretch(sec(r.at)), cls)
 		}
 		readers := rt.settle(counts)
 		if got := readers.has(0, ip); got != tc.want {
@@ -68,5 +73,97 @@ func TestReaders(t *testing.T) {
 	}
 	if c := classOf(2, false, sources.LoggedInNo, false); c.crawler() != 2 || c.reader() || c.login() != sources.LoggedInNo || c.php() {
 		t.Errorf("a crawler's class does not round-trip")
+	}
+}
+
+// TestReadersShareTheFingerprint: on a hand-built day a spread crawler walks
+// tools as logged-out Chrome with zh-CN and no client hints, and twenty
+// readers with exactly that fingerprint read pages during the crawl, fetch
+// their assets and click a tool on them. The obvious count, everyone under
+// the fingerprint is the crawler, would call their requests the crawler's and
+// report no collateral. They are counted apart; when their browsers send a
+// Referer the zone spares their clicks (and the backtest, matching with
+// Caddy's matchers, refuses none of them); when they send none the zone
+// cannot, and the refusals are reported as collateral among them.
+func TestReadersShareTheFingerprint(t *testing.T) {
+	crawler := reader{uaChrome, "zh-CN,zh;q=0.9", false, ""}
+	tools := []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=%s&action=history"}
+	for _, referers := range []bool{true, false} {
+		name := "readers send a Referer"
+		if !referers {
+			name = "readers send no Referer (Referrer-Policy: no-referrer)"
+		}
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, 15))
+			base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+			from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+			onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
+			hits := ordinaryTraffic(rng, base, to, 60, siteTools)
+			crawl := crawlerTraffic(rng, onset, end, 300, crawler, tools, false)
+			hits = append(hits, crawl...)
+			ref := func(page string) string {
+				if !referers {
+					return ""
+				}
+				return "https://wiki.example.org/wiki/" + page
+			}
+			readerHits := 0
+			for i := range 20 {
+				ip := fmt.Sprintf("2001:db8:ffff::%x", i+1)
+				at := onset.Add(time.Duration(i) * 80 * time.Second)
+				page := fmt.Sprintf("Page_%d", 100+i)
+				session := []hit{
+					{at: at, uri: "/wiki/" + page, upstream: true, dur: 0.05},
+					{at: at.Add(300 * time.Millisecond), uri: "/static/skin.css", referer: ref(page), dur: 0.002},
+					{at: at.Add(400 * time.Millisecond), uri: "/static/wiki.js", referer: ref(page), dur: 0.002},
+					{at: at.Add(45 * time.Second), uri: "/index.php?title=" + page + "&action=history", referer: ref(page), upstream: true, dur: 0.3},
+					{at: at.Add(50 * time.Second), uri: "/wiki/Special:WhatLinksHere/" + page, referer: ref(page), upstream: true, dur: 0.3},
+				}
+				for _, h := range session {
+					h.ip, h.ua, h.lang, h.tls = ip, crawler.ua, crawler.lang, true
+					hits = append(hits, h)
+				}
+				readerHits += len(session)
+			}
+			// Other readers click the same tools on pages, when browsers send referers.
+			for i := range 30 {
+				if !referers {
+					break
+				}
+				page := fmt.Sprintf("Page_%d", 200+i)
+				hits = append(hits, hit{at: base.Add(time.Duration(i) * 5 * time.Minute), ip: fmt.Sprintf("211.37.0.%d", i+1), ua: uaChrome,
+					lang: "ko-KR,ko;q=0.9", hints: true, tls: true, upstream: true, dur: 0.2, referer: ref(page),
+					uri: "/index.php?title=" + page + "&action=history"})
+			}
+			in := Input{Findings: []detect.Finding{crawlerFinding(t, crawler, onset, end)}, Access: []string{writeLog(t, t.TempDir(), hits)},
+				Site: siteFacts, From: from, To: to}
+			p, err := Propose(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Rules) != 1 {
+				t.Fatalf("%d rules; notes %v", len(p.Rules), p.DataQuality)
+			}
+			r := p.Rules[0]
+			bt := r.Backtest
+			t.Logf("%s\n%+v", r.Caddyfile, bt)
+			if bt.CrawlerRequests != len(crawl) || bt.FingerprintReaderRequests != readerHits {
+				t.Errorf("crawler %d, readers %d requests; the day had %d and %d", bt.CrawlerRequests, bt.FingerprintReaderRequests, len(crawl), readerHits)
+			}
+			if bt.CrawlerRefusedShare < 0.9 {
+				t.Errorf("refused %.1f%% of the crawler", 100*bt.CrawlerRefusedShare)
+			}
+			spared := strings.Contains(r.Caddyfile, "not header Referer") && strings.Contains(r.Name, "no_site_referer")
+			switch {
+			case referers && (!spared || bt.FingerprintReaderRefused != 0):
+				t.Errorf("readers clicking with a Referer: zone %s spares them %v, %d of their requests refused", r.Name, spared, bt.FingerprintReaderRefused)
+			case !referers && (spared || bt.FingerprintReaderRefused == 0 || bt.FingerprintReadersRefused == 0):
+				t.Errorf("readers without a Referer: zone %s spares clicks %v, %d of their requests refused from %d addresses; want refusals reported",
+					r.Name, spared, bt.FingerprintReaderRefused, bt.FingerprintReadersRefused)
+			}
+			if !strings.Contains(p.Caddyfile, readerHeaderLine(bt)) {
+				t.Errorf("rules.caddy's header lacks %q", readerHeaderLine(bt))
+			}
+		})
 	}
 }

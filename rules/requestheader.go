@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -12,7 +14,8 @@ import (
 // zone's regular expression reads), the Cookie header carries the logged-in
 // pattern cookie (a placeholder value, never a real one) exactly when the
 // reader found it, and an unreadable (REDACTED) cookie stays unreadable, which
-// the backtest reports as login unknown. The backtest matches these headers
+// the backtest reports as login unknown, and a Referer from the site is its
+// root on the same host. The backtest matches these headers
 // with Caddy's matchers and a replay sends them, so both see the same request.
 func RequestHeader(r *sources.Request, cookie string) http.Header {
 	h := http.Header{}
@@ -25,6 +28,15 @@ func RequestHeader(r *sources.Request, cookie string) http.Header {
 	if r.SecChUa {
 		h["Sec-Ch-Ua"] = []string{`"Chromium"`}
 	}
+	if r.SiteReferer {
+		// The site's root on the request's own host and scheme: what a
+		// zone's Referer condition compares (the log keeps no more).
+		scheme := "http://"
+		if r.TLS {
+			scheme = "https://"
+		}
+		h["Referer"] = []string{scheme + refererHost(r.Host) + "/"}
+	}
 	switch {
 	case r.LoggedIn == sources.LoggedInYes && cookie != "":
 		h["Cookie"] = []string{cookie + "1"}
@@ -34,4 +46,17 @@ func RequestHeader(r *sources.Request, cookie string) http.Header {
 		h["Cookie"] = []string{"aftermath_replay=1"}
 	}
 	return h
+}
+
+// refererHost is how a browser writes the request's host in a Referer: no
+// port (the zone's patterns use {http.request.host}, which has none) and an
+// IPv6 literal in brackets, which the patterns do not match, as in Caddy.
+func refererHost(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		return "[" + host + "]"
+	}
+	return host
 }

@@ -440,8 +440,17 @@ func expectedZone(z *Zone) adaptedZone {
 		}
 		c := z.Cond
 		hdr := caddyhttp.MatchHeader{}
+		var not []map[string]any
 		if c.NotCookie != "" {
-			set["not"] = []map[string]any{{"header": caddyhttp.MatchHeader{"Cookie": {"*" + c.NotCookie + "*"}}}}
+			not = append(not, map[string]any{"header": caddyhttp.MatchHeader{"Cookie": {"*" + c.NotCookie + "*"}}})
+		}
+		if c.NoSiteReferer {
+			for _, p := range siteRefererPatterns {
+				not = append(not, map[string]any{"header": caddyhttp.MatchHeader{"Referer": {p}}})
+			}
+		}
+		if len(not) > 0 {
+			set["not"] = not
 		}
 		if c.NoCookie {
 			hdr["Cookie"] = nil

@@ -82,6 +82,11 @@ type Request struct {
 	// TLS is true when the request came over HTTPS (Caddy logs a "tls" object).
 	TLS    bool
 	Origin Origin
+
+	// SiteReferer is true when the Referer names the request's own host: the
+	// client came from one of the site's pages (a click, or a page's asset).
+	// Only this is kept, not the URL, so a request stays small.
+	SiteReferer bool
 }
 
 // Start is when the request arrived: the log time minus its duration.

@@ -46,12 +46,16 @@ const (
 
 // Figures compared.
 const (
-	figQueuePeak       = "queue peak"
-	figGoodputLow      = "lowest ordinary goodput while failing"
-	figFailed          = "requests failed"
-	figPHPFailed       = "PHP requests failed"
-	figPHPRequests     = "PHP requests while failing"
-	figCrawlerIPs      = "crawler addresses"
+	figQueuePeak   = "queue peak"
+	figGoodputLow  = "lowest ordinary goodput while failing"
+	figFailed      = "requests failed"
+	figPHPFailed   = "PHP requests failed"
+	figPHPRequests = "PHP requests while failing"
+	figCrawlerIPs  = "crawler addresses"
+	// figFingerprintIPs is the crawler's fingerprint's addresses in the
+	// terminal's fingerprint table: the crawler's and those of the readers
+	// who share its fingerprint, which the prose counts apart.
+	figFingerprintIPs  = "crawler fingerprint addresses"
 	figCrawlerRefused  = "crawler refused share"
 	figOtherRefused    = "other logged-out refused share"
 	figCrawlerRefusedN = "crawler requests refused"
@@ -147,7 +151,7 @@ type sighting struct {
 func read(r rendering, crawlers []string) []sighting {
 	sts := statements
 	for _, fp := range crawlers {
-		sts = append(sts, stmt(figCrawlerIPs, terminal, `(?m)^│ `+regexp.QuoteMeta(fp)+` +│ [0-9,]+ +│ `+num+` `))
+		sts = append(sts, stmt(figFingerprintIPs, terminal, `(?m)^│ `+regexp.QuoteMeta(fp)+` +│ [0-9,]+ +│ `+num+` `))
 	}
 	var out []sighting
 	for _, st := range sts {
@@ -258,6 +262,8 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 		case detect.KindCrawlerBurst:
 			if v, ok := factOf(f, "distinct_ips"); ok {
 				add(figCrawlerIPs, v)
+				readers, _ := factOf(f, "fingerprint_readers")
+				add(figFingerprintIPs, v+readers)
 			}
 		}
 	}
@@ -520,7 +526,7 @@ func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
 		}},
 		{figFailed, fmtMarkdownEN, func(c *report.Report) { c.Impact.FailedRequests++ }},
 		{figPHPFailed, fmtMarkdownKO, func(c *report.Report) { c.Impact.PHPFailed-- }},
-		{figCrawlerIPs, fmtTerminal, func(c *report.Report) {
+		{figFingerprintIPs, fmtTerminal, func(c *report.Report) {
 			c.Evidence.Clusters = slices.Clone(c.Evidence.Clusters)
 			for i := range c.Evidence.Clusters {
 				if c.Evidence.Clusters[i].Fingerprint == c.Evidence.Crawlers[0].Fingerprint {

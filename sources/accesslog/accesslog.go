@@ -57,6 +57,9 @@
 //     unknown when the line has no resp_headers at all.
 //   - TLS is true when the line has a request.tls object (HTTPS); SecChUa when
 //     the Sec-Ch-Ua header is present; UserAgent is the first User-Agent value.
+//   - SiteReferer is true when the first Referer value is an absolute URL
+//     whose host (port and case aside) is request.host: the client came from
+//     one of the site's own pages.
 //   - Header names are matched case-insensitively: Caddy writes canonical keys
 //     ("Sec-Ch-Ua") but other writers do not ("Sec-CH-UA").
 package accesslog

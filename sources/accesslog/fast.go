@@ -338,7 +338,7 @@ type fastLine struct {
 	uri, clientIP, remoteIP       []byte
 	remoteAddr, remotePort        []byte
 	method, host, proto           []byte
-	ua, lang                      []byte
+	ua, lang, referer             []byte
 	cookie                        span // the Cookie header's value (an array)
 	clientNull, remoteNull        bool
 	addrNull                      bool
@@ -369,6 +369,7 @@ const (
 	fCookie
 	fRemoteAddr
 	fRemotePort
+	fReferer
 )
 
 func (f *fastLine) once(bit uint32) bool {
@@ -549,6 +550,11 @@ func fastHeaders(sc *scan, f *fastLine) bool {
 				return false
 			}
 			f.ua, ok = sc.firstValue()
+		case len(k) == len("Referer") && equalFold(k, "Referer"):
+			if !f.once(fReferer) {
+				return false
+			}
+			f.referer, ok = sc.firstValue()
 		case len(k) == len("Accept-Language") && equalFold(k, "Accept-Language"):
 			if !f.once(fLang) {
 				return false
@@ -723,6 +729,7 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 		r.HasCookie = f.cookie.kind != 0
 		r.LoggedIn = loggedIn
 		r.SecChUa = f.secChUa
+		r.SiteReferer = sameHost(f.referer, r.Host)
 	}
 	r.Origin = sources.OriginUnknown
 	if f.hasResp {

@@ -328,13 +328,17 @@ func (lp *lineParser) headers(hv *fastjson.Value, r *sources.Request) {
 	if h == nil {
 		return
 	}
-	var ua, lang []byte
+	var ua, lang, referer []byte
 	var cookies *fastjson.Value
 	h.Visit(func(k []byte, v *fastjson.Value) {
 		switch len(k) {
 		case len("User-Agent"):
 			if bytes.EqualFold(k, []byte("User-Agent")) {
 				ua = firstValue(v)
+			}
+		case len("Referer"):
+			if bytes.EqualFold(k, []byte("Referer")) {
+				referer = firstValue(v)
 			}
 		case len("Accept-Language"):
 			if bytes.EqualFold(k, []byte("Accept-Language")) {
@@ -355,6 +359,32 @@ func (lp *lineParser) headers(hv *fastjson.Value, r *sources.Request) {
 	r.Lang = lp.str(primaryLang(lang, &buf))
 	r.HasCookie = cookies != nil
 	r.LoggedIn = loggedIn(cookies, lp.cookie)
+	r.SiteReferer = sameHost(referer, r.Host)
+}
+
+// sameHost reports whether the URL referer names host (a request's Host,
+// which may carry a port): scheme and port aside, case-insensitively. A
+// relative or unparsable referer names no host.
+func sameHost(referer []byte, host string) bool {
+	_, rest, ok := bytes.Cut(referer, []byte("://"))
+	if !ok || host == "" {
+		return false
+	}
+	if i := bytes.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := bytes.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:] // userinfo
+	}
+	return bytes.EqualFold(stripPort(rest), stripPort([]byte(host)))
+}
+
+// stripPort drops a trailing ":port" from a host, keeping IPv6 brackets' content whole.
+func stripPort(h []byte) []byte {
+	if i := bytes.LastIndexByte(h, ':'); i >= 0 && !bytes.Contains(h[i:], []byte("]")) {
+		return h[:i]
+	}
+	return h
 }
 
 // loggedIn decides from the Cookie header's values. Without log_credentials

@@ -447,3 +447,44 @@ func TestInternTableIsBounded(t *testing.T) {
 		t.Errorf("a %d-byte user agent was interned", len(r.UserAgent))
 	}
 }
+
+// TestSiteReferer: whether the Referer names the request's own host, on both
+// parsers. A referer that merely contains the host (an open redirect, a
+// search for it, a look-alike domain) is not from the site.
+func TestSiteReferer(t *testing.T) {
+	for _, tc := range []struct {
+		name, host string
+		referer    []string // nil: no Referer header
+		want       bool
+	}{
+		{"no referer", "wiki.lab.test", nil, false},
+		{"a page of the site", "wiki.lab.test", []string{"http://wiki.lab.test/w/%EC%84%B1"}, true},
+		{"https, host with port", "wiki.lab.test:8443", []string{"https://wiki.lab.test/w/A"}, true},
+		{"referer with port and case", "wiki.lab.test", []string{"HTTPS://Wiki.Lab.Test:443/"}, true},
+		{"no path", "wiki.lab.test", []string{"https://wiki.lab.test"}, true},
+		{"search engine", "wiki.lab.test", []string{"https://www.google.com/search?q=wiki.lab.test"}, false},
+		{"look-alike suffix", "wiki.lab.test", []string{"https://wiki.lab.test.evil.example/"}, false},
+		{"userinfo trick", "wiki.lab.test", []string{"https://wiki.lab.test@evil.example/"}, false},
+		{"relative", "wiki.lab.test", []string{"/w/A"}, false},
+		{"empty", "wiki.lab.test", []string{""}, false},
+		{"IPv6 host", "[::1]:8080", []string{"http://[::1]/w/A"}, true},
+		{"no Host logged", "", []string{"http://wiki.lab.test/"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := caddyLine(t, func(m map[string]any) {
+				req(m)["host"] = tc.host
+				if tc.referer != nil {
+					headers(m)["Referer"] = tc.referer
+				}
+			})
+			checkFastAgrees(t, []byte(line), "")
+			r, reason := parseOne(line, "")
+			if reason != "" {
+				t.Fatal(reason)
+			}
+			if r.SiteReferer != tc.want {
+				t.Errorf("SiteReferer = %v, want %v", r.SiteReferer, tc.want)
+			}
+		})
+	}
+}

@@ -113,6 +113,9 @@ func (s *Spill) encode(b []byte, r *sources.Request) []byte {
 	if r.TLS {
 		flags |= 1 << 6
 	}
+	if r.SiteReferer {
+		flags |= 1 << 7
+	}
 	return append(b, flags)
 }
 
@@ -290,5 +293,6 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	r.HasCookie = flags&(1<<4) != 0
 	r.SecChUa = flags&(1<<5) != 0
 	r.TLS = flags&(1<<6) != 0
+	r.SiteReferer = flags&(1<<7) != 0
 	return nil
 }
