@@ -101,9 +101,23 @@ func (c minuteCount) Expected() float64 { return Median(c.Base) * float64(c.Minu
 // countMinutes sums count over the window's minutes and collects it for each
 // baseline minute. Traffic must not be nil.
 func (ev *Evidence) countMinutes(count func(*Minute) int) minuteCount {
+	return ev.countMinutesOf(count, false)
+}
+
+// countReadMinutes is countMinutes over the minutes read whole only, for
+// what only a line read tells (a self-call): a pushdown's counted minutes
+// would read as zero, in the window and in its baseline alike.
+func (ev *Evidence) countReadMinutes(count func(*Minute) int) minuteCount {
+	return ev.countMinutesOf(count, true)
+}
+
+func (ev *Evidence) countMinutesOf(count func(*Minute) int, readOnly bool) minuteCount {
 	bFrom, bTo, _ := ev.baselineRange()
 	var c minuteCount
 	for _, m := range ev.Traffic.Minutes() {
+		if readOnly && m.Counted > 0 {
+			continue
+		}
 		n := count(&m)
 		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
 			c.Base = append(c.Base, n)

@@ -277,6 +277,10 @@ type burst struct {
 	// unmeasured is the share of its page requests whose templates PHP
 	// answered too rarely anywhere in the data for their cost to be known.
 	unmeasured float64
+	// baselineSampled: baseline10 comes from the baseline minutes read
+	// whole (a pushdown's sample); notRead: its lines in the window were read
+	// only in some minutes (the rest were counted).
+	baselineSampled, notRead bool
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -338,7 +342,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
 	}
-	b.baseline10 = baselinePer10(c.PerMinute, bFrom, bTo)
+	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, bFrom, bTo)
+	b.notRead = !ev.Traffic.readWhole(c) && ev.countedIn(ev.From, ev.To)
 	peak, peakAt := rollingMax(c.PerMinute, ev.From, ev.To, 10)
 	b.peak10, b.peakAt = float64(peak), peakAt
 	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
@@ -428,6 +433,39 @@ func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 		return Median(buckets)
 	}
 	return 10 * Median(countsPerBucket(perMinute, from, to, 1))
+}
+
+// clusterBaseline10 is c's usual count per 10 minutes over [from, to)
+// (baselinePer10). When some of those minutes were only counted (a pushdown)
+// and c's lines were not read whole, the minutes read whole speak for it, and
+// sampled is true: the figure is an estimate.
+func (ev *Evidence) clusterBaseline10(c *Cluster, from, to time.Time) (per10 float64, sampled bool) {
+	t := ev.Traffic
+	if t.readWhole(c) || !ev.countedIn(from, to) {
+		return baselinePer10(c.PerMinute, from, to), false
+	}
+	var read []int
+	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
+		if t.readMinute(m) {
+			read = append(read, c.PerMinute[m])
+		}
+	}
+	return 10 * Median(read), true
+}
+
+// countedIn reports whether a minute of [from, to) was only counted, not
+// read (a pushdown).
+func (ev *Evidence) countedIn(from, to time.Time) bool {
+	t := ev.Traffic
+	if !t.counted {
+		return false
+	}
+	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
+		if !t.readMinute(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // automation decides whether a burst is automated, or says why it looks human.
@@ -543,8 +581,27 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	return Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
 		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(walked, 10),
-		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)],
+		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)], Estimated: b.estimates(facts),
 	}
+}
+
+// estimates marks the burst's figures that a pushdown left estimated.
+func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
+	var out []Estimate
+	if b.notRead {
+		figs := []string{"start", "distinct_ips", "requests", "requests_per_ip_median", "requests_per_ip_max", "peak_per_10m"}
+		if facts.DistinctPrefixes24.OK {
+			figs = append(figs, "distinct_prefixes_24")
+		}
+		if facts.DistinctPrefixes64.OK {
+			figs = append(figs, "distinct_prefixes_64")
+		}
+		out = append(out, Estimate{Figures: figs, Reason: EstimateNotRead})
+	}
+	if b.baselineSampled && facts.BaselinePer10m.OK {
+		out = append(out, Estimate{Figures: []string{"baseline_per_10m"}, Reason: EstimateBaselineSample})
+	}
+	return out
 }
 
 // maxFindingRoutes bounds the route templates a finding lists.

@@ -61,6 +61,29 @@ type Finding struct {
 	// Logged is upstream_errors' failing stretch as the access log recorded
 	// it (first, worst and last minute), for the timeline.
 	Logged *LoggedMilestones `json:"-"`
+	// Estimated marks the figures that are estimated, not measured (a
+	// pushed-down fetch read some minutes only as counts): the report says so
+	// next to them.
+	Estimated []Estimate `json:"estimated,omitempty"`
+}
+
+// Reasons a figure is estimated (Estimate.Reason).
+const (
+	// EstimateNotRead: its lines were read only in the minutes that stood
+	// out (a client whose family was not pulled across the window, or what
+	// only a line tells, like a self-call), so its counts are lower bounds
+	// and its start may be late.
+	EstimateNotRead = "lines_not_read"
+	// EstimateBaselineSample: its usual rate comes from the baseline's
+	// sampled minutes, not from every baseline minute.
+	EstimateBaselineSample = "baseline_sampled"
+)
+
+// Estimate names figures of a finding (fact names; "start" for the
+// finding's start) estimated for one reason.
+type Estimate struct {
+	Figures []string `json:"figures"`
+	Reason  string   `json:"reason"`
 }
 
 // PathCount is a path (or path class) with how often it was requested.

@@ -14,6 +14,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // The hot path of ingest (issue 9) was made faster without changing a result:
@@ -84,9 +85,11 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}}
+			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
+	c.logged[m] = struct{}{}
+	c.lastLogged = m
 	c.PerMinute[arrivedIn(r)]++
 	if good {
 		c.Good[m]++

@@ -216,8 +216,13 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), active, workers, fmtNum(perMin), usual, fmtNum(qPeak.V), cpu, timeoutText)
 	// Nothing that arrived made the workers busy: whatever holds them
 	// without a logged request is the trigger of the stall.
-	return []Finding{{Kind: KindIdlePinning, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2),
-		Summary: summary, Facts: facts}}, Check{}, nil
+	f := Finding{Kind: KindIdlePinning, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2),
+		Summary: summary, Facts: facts}
+	if ev.countedIn(start, end) {
+		// PHP's answers are counted from the durations of lines read.
+		f.Estimated = []Estimate{{Figures: []string{"php_answers_per_min"}, Reason: EstimateNotRead}}
+	}
+	return []Finding{f}, Check{}, nil
 }
 
 // modeShare finds the duration around which most responses ended (three

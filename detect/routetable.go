@@ -52,16 +52,32 @@ type routeRecord struct {
 type routeTable struct {
 	records map[string]*routeRecord
 	// literals holds, per place in a path, the distinct names seen there
-	// until the place folds; folded are the places that did.
+	// until the place folds; folded are the places that did, each with what
+	// stands for its names ("{slug}", "Talk:{slug}"; "" for a query key).
 	literals map[string]map[string]struct{}
-	folded   map[string]bool
+	folded   map[string]string
 	// lastKey and lastRecord cache the record of the last template.
 	lastKey    string
 	lastRecord *routeRecord
+
+	// The hot path's scratch: template runs once per request, and a request
+	// whose template and names the table holds already allocates nothing.
+	// interned holds the templates built lately (a bounded table, cleared
+	// when full, so that a client varying its URLs costs time, not memory).
+	scratch  templateScratch
+	place    []byte // the place being looked up
+	prefix   []byte // the path folded so far
+	built    []byte // the template being built
+	interned map[string]string
 }
 
+// maxInterned bounds routeTable.interned (a variable for tests): a few times
+// maxRoutes, so that the templates of a table full to its cap stay interned.
+var maxInterned = 4 * maxRoutes
+
 func newRouteTable() *routeTable {
-	return &routeTable{records: map[string]*routeRecord{}, literals: map[string]map[string]struct{}{}, folded: map[string]bool{}}
+	return &routeTable{records: map[string]*routeRecord{}, literals: map[string]map[string]struct{}{}, folded: map[string]string{},
+		interned: map[string]string{}}
 }
 
 // template returns the template of a request as the table folds it now.
@@ -69,63 +85,84 @@ func newRouteTable() *routeTable {
 // values so far: an enumeration ("action=edit|history|watch") names routes
 // that cost differently, a search term or a title names one page.
 func (t *routeTable) template(rawPath, rawQuery string) string {
-	segs := templateSegments(rawPath)
+	sc := &t.scratch
+	sc.reset()
+	segs := sc.segments(rawPath)
 	t.fold(segs, true)
-	items := templateQuery(rawQuery)
+	items := sc.query(rawQuery)
 	for i := range items {
 		it := &items[i]
 		if it.value == "" {
 			continue
 		}
-		place := "?" + it.key
-		if t.folded[place] {
+		t.place = append(append(t.place[:0], '?'), it.key...)
+		if _, ok := t.folded[string(t.place)]; ok {
 			it.value = ""
 			continue
 		}
-		t.track(place, it.value, func() { it.value = "" })
+		if t.track(t.place, it.value) {
+			t.folded[string(t.place)] = ""
+			it.value = ""
+		}
 	}
-	return joinTemplate(segs, items, rawQuery != "", true)
+	t.built = appendTemplate(t.built[:0], segs, items, rawQuery != "", true)
+	if tpl, ok := t.interned[string(t.built)]; ok {
+		return tpl
+	}
+	tpl := string(t.built)
+	if len(t.interned) >= maxInterned {
+		clear(t.interned)
+	}
+	t.interned[tpl] = tpl
+	return tpl
 }
 
-// track adds a name seen at a place; past maxLiterals names the place folds
-// and folded runs. Past maxFoldPlace places, new places are not tracked.
-func (t *routeTable) track(place, name string, folded func()) {
-	names := t.literals[place]
-	if names == nil && len(t.literals) < maxFoldPlace {
+// track adds a name seen at a place and reports whether the place overflows
+// with it: past maxLiterals names, its names are forgotten and the caller
+// folds it. Past maxFoldPlace places, new places are not tracked. Place and
+// name may be views of scratch memory: what the table keeps is copied.
+func (t *routeTable) track(place []byte, name string) (overflows bool) {
+	names, ok := t.literals[string(place)]
+	if !ok {
+		if len(t.literals) >= maxFoldPlace {
+			return false
+		}
 		names = map[string]struct{}{}
-		t.literals[place] = names
+		t.literals[string(place)] = names
 	}
-	if names == nil {
-		return
+	if _, ok := names[name]; ok {
+		return false
 	}
-	names[name] = struct{}{}
+	names[strings.Clone(name)] = struct{}{}
 	if len(names) > maxLiterals {
-		delete(t.literals, place)
-		t.folded[place] = true
-		folded()
+		delete(t.literals, string(place))
+		return true
 	}
+	return false
 }
 
 // fold replaces the names at folded places by placeholders, and with track
 // counts the names at places not folded yet, folding those that overflow.
+// A place is the path folded before the name, "|" and the name's namespace.
 func (t *routeTable) fold(segs []string, track bool) {
-	var prefix strings.Builder
+	t.prefix = t.prefix[:0]
 	for i, s := range segs {
 		if s != "" && !isPlaceholder(s) {
-			ns, ph := "", phSlug
+			ns := ""
 			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !isPlaceholder(rest) {
-				ns, ph = n+":", n+":"+phSlug
+				ns = s[:len(n)+1]
 			}
-			place := prefix.String() + "|" + ns
-			switch {
-			case t.folded[place]:
+			t.place = append(append(t.place[:0], t.prefix...), '|')
+			t.place = append(t.place, ns...)
+			if ph, ok := t.folded[string(t.place)]; ok {
 				segs[i] = ph
-			case track:
-				t.track(place, s, func() { segs[i] = ph })
+			} else if track && t.track(t.place, s) {
+				ph := ns + phSlug
+				t.folded[string(t.place)] = ph
+				segs[i] = ph
 			}
 		}
-		prefix.WriteByte('/')
-		prefix.WriteString(segs[i])
+		t.prefix = append(append(t.prefix, '/'), segs[i]...)
 	}
 }
 
@@ -142,8 +179,10 @@ func (t *routeTable) canonical(template string) string {
 	if hasQ {
 		items := strings.Split(q, "&")
 		for i, it := range items {
-			if k, _, ok := strings.Cut(it, "="); ok && t.folded["?"+k] {
-				items[i] = k
+			if k, _, ok := strings.Cut(it, "="); ok {
+				if _, folded := t.folded["?"+k]; folded {
+					items[i] = k
+				}
 			}
 		}
 		out += "?" + strings.Join(items, "&")

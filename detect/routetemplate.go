@@ -1,11 +1,11 @@
 package detect
 
 import (
-	"net/url"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A route template is what a request asked for with everything that varies
@@ -43,51 +43,84 @@ const (
 // vary too much, and keeps the values of query keys that vary little
 // ("action=history"), which name a route rather than a page.
 func RouteTemplate(rawPath, rawQuery string) string {
-	return joinTemplate(templateSegments(rawPath), templateQuery(rawQuery), rawQuery != "", false)
+	var sc templateScratch
+	segs := sc.segments(rawPath)
+	return string(appendTemplate(nil, segs, sc.query(rawQuery), rawQuery != "", false))
 }
 
 // queryItem is one distinct query key with its first value, normalised (""
 // when it is a placeholder, empty or too long to be a route's name).
 type queryItem struct{ key, value string }
 
-// templateSegments splits a raw path into normalised segments ("" for the
-// root and for a trailing slash, which is kept: "/a/" and "/a" are different
-// routes on most sites).
-func templateSegments(rawPath string) []string {
-	if rawPath == "" || rawPath == "/" {
-		return []string{""}
-	}
-	parts := strings.Split(strings.TrimPrefix(rawPath, "/"), "/")
-	out := make([]string, 0, min(len(parts), maxTemplateSegments+1))
-	for i, p := range parts {
-		if i == maxTemplateSegments {
-			out = append(out, "{rest}")
-			break
-		}
-		// Each segment is unescaped alone, so an encoded slash stays inside it.
-		if s, err := url.PathUnescape(p); err == nil {
-			p = s
-		}
-		out = append(out, normaliseSegment(p))
-	}
-	return out
+// templateScratch holds the pieces of one request target's template while it
+// is built. The route table keeps one and reuses it for every request
+// (Traffic.Observe builds a template per request), so that a request whose
+// template was seen before allocates nothing. Until reset, the strings in
+// segs and items are views of arena, of unescaped, or of the target itself:
+// whoever keeps one past the next reset clones it.
+type templateScratch struct {
+	// arena holds the normalised segments and the unescaped query parts. It
+	// only grows until reset: a view of it is never overwritten meanwhile.
+	arena []byte
+	// unescaped holds the segment pathUnescape decoded last.
+	unescaped []byte
+	segs      []string
+	items     []queryItem
 }
 
-// templateQuery returns the distinct query keys of a raw query, sorted, with
-// their first value.
-func templateQuery(rawQuery string) []queryItem {
+// reset forgets the last target: its views are invalid from now on.
+func (sc *templateScratch) reset() {
+	sc.arena, sc.segs, sc.items = sc.arena[:0], sc.segs[:0], sc.items[:0]
+}
+
+// stringView is b as a string, without a copy; b must not change while it is used.
+func stringView(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// segments splits a raw path into normalised segments ("" for the root and
+// for a trailing slash, which is kept: "/a/" and "/a" are different routes
+// on most sites).
+func (sc *templateScratch) segments(rawPath string) []string {
+	if rawPath == "" || rawPath == "/" {
+		sc.segs = append(sc.segs, "")
+		return sc.segs
+	}
+	rest := strings.TrimPrefix(rawPath, "/")
+	for i := 0; ; i++ {
+		if i == maxTemplateSegments {
+			sc.segs = append(sc.segs, "{rest}")
+			break
+		}
+		p, after, more := strings.Cut(rest, "/")
+		// Each segment is unescaped alone, so an encoded slash stays inside it.
+		p = pathUnescape(p, &sc.unescaped)
+		start := len(sc.arena)
+		sc.arena = appendNormalised(sc.arena, p)
+		sc.segs = append(sc.segs, stringView(sc.arena[start:]))
+		if !more {
+			break
+		}
+		rest = after
+	}
+	return sc.segs
+}
+
+// query returns the distinct query keys of a raw query, sorted, with their
+// first value.
+func (sc *templateScratch) query(rawQuery string) []queryItem {
 	if rawQuery == "" {
 		return nil
 	}
-	var items []queryItem
-	for part := range strings.SplitSeq(rawQuery, "&") {
+	items := sc.items[:0]
+	for rest, more := rawQuery, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, "&")
 		if part == "" {
 			continue
 		}
 		k, v, _ := strings.Cut(part, "=")
-		if s, err := url.QueryUnescape(k); err == nil {
-			k = s
-		}
+		k = sc.queryUnescape(k)
 		switch {
 		case k == "":
 			continue
@@ -96,48 +129,79 @@ func templateQuery(rawQuery string) []queryItem {
 		case allDigits(k):
 			k = phNumber
 		}
-		dup := false
-		for _, it := range items {
-			dup = dup || it.key == k
-		}
-		if dup {
+		if slices.ContainsFunc(items, func(it queryItem) bool { return it.key == k }) {
 			continue
 		}
-		if s, err := url.QueryUnescape(v); err == nil {
-			v = s
-		}
-		if v != "" && (len(v) > maxKeyLen || strings.ContainsAny(v, "{}&=?/") || isPlaceholder(normaliseSegment(v))) {
+		v = sc.queryUnescape(v)
+		if v != "" && (len(v) > maxKeyLen || strings.ContainsAny(v, "{}&=?/") || sc.normalisesToPlaceholder(v)) {
 			v = ""
 		}
 		items = append(items, queryItem{k, v})
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].key < items[j].key })
+	// The keys are distinct: any sort puts them in one order.
+	slices.SortFunc(items, func(a, b queryItem) int { return strings.Compare(a.key, b.key) })
 	if len(items) > maxTemplateKeys {
 		items = append(items[:maxTemplateKeys], queryItem{key: "{more}"})
 	}
+	sc.items = items
 	return items
 }
 
-func joinTemplate(segments []string, items []queryItem, hadQuery, values bool) string {
-	var b strings.Builder
+// queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
+// decoded s is a view of the arena.
+func (sc *templateScratch) queryUnescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
+		return s
+	}
+	start := len(sc.arena)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				sc.arena = sc.arena[:start]
+				return s // url.EscapeError
+			}
+			sc.arena = append(sc.arena, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case '+':
+			sc.arena = append(sc.arena, ' ')
+		default:
+			sc.arena = append(sc.arena, c)
+		}
+	}
+	return stringView(sc.arena[start:])
+}
+
+// normalisesToPlaceholder reports whether normaliseSegment(s) is a placeholder.
+func (sc *templateScratch) normalisesToPlaceholder(s string) bool {
+	start := len(sc.arena)
+	sc.arena = appendNormalised(sc.arena, s)
+	ph := isPlaceholder(stringView(sc.arena[start:]))
+	sc.arena = sc.arena[:start]
+	return ph
+}
+
+// appendTemplate appends the template of segments and query items to dst;
+// values writes the items' values where they have one.
+func appendTemplate(dst []byte, segments []string, items []queryItem, hadQuery, values bool) []byte {
 	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(s)
+		dst = append(dst, '/')
+		dst = append(dst, s...)
 	}
 	if hadQuery {
-		b.WriteByte('?') // a query without keys ("/?" or "/?=x") still bypasses most page caches
+		dst = append(dst, '?') // a query without keys ("/?" or "/?=x") still bypasses most page caches
 	}
 	for i, it := range items {
 		if i > 0 {
-			b.WriteByte('&')
+			dst = append(dst, '&')
 		}
-		b.WriteString(it.key)
+		dst = append(dst, it.key...)
 		if values && it.value != "" {
-			b.WriteByte('=')
-			b.WriteString(it.value)
+			dst = append(dst, '=')
+			dst = append(dst, it.value...)
 		}
 	}
-	return b.String()
+	return dst
 }
 
 // normaliseSegment replaces a path segment that identifies one page or object
@@ -146,15 +210,26 @@ func joinTemplate(segments []string, items []queryItem, hadQuery, values bool) s
 // "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps its
 // namespace ("Talk:{slug}"), so a site's namespaces stay apart.
 func normaliseSegment(s string) string {
+	var buf [64]byte
+	if b := appendNormalised(buf[:0], s); string(b) != s {
+		return string(b)
+	}
+	return s
+}
+
+// appendNormalised appends normaliseSegment(s) to dst.
+func appendNormalised(dst []byte, s string) []byte {
 	if s == "" {
-		return s
+		return dst
 	}
 	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && !strings.ContainsAny(ns, "/") && utf8.RuneCountInString(ns) <= 20 {
-		n := normaliseSegment(name)
-		if isPlaceholder(n) {
-			return ns + ":" + n
+		start := len(dst)
+		dst = append(append(dst, ns...), ':')
+		n := len(dst)
+		if dst = appendNormalised(dst, name); isPlaceholder(stringView(dst[n:])) {
+			return dst
 		}
-		return s
+		return append(dst[:start], s...)
 	}
 	base, ext := s, path.Ext(s)
 	if ext != "" && len(ext) <= 6 && ext != s && isAlnum(ext[1:]) {
@@ -178,9 +253,9 @@ func normaliseSegment(s string) string {
 		ph = phSlug
 	}
 	if ph == "" {
-		return s
+		return append(dst, s...)
 	}
-	return ph + ext
+	return append(append(dst, ph...), ext...)
 }
 
 // isSlug reports whether a segment reads like a title turned into a URL:
@@ -305,8 +380,9 @@ func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
 	if len(m.templates) == 0 {
 		return "", false
 	}
-	segs := templateSegments(rawPath)
-	items := templateQuery(rawQuery)
+	var sc templateScratch
+	segs := sc.segments(rawPath)
+	items := sc.query(rawQuery)
 	for _, t := range m.templates {
 		if t.matches(segs, items) {
 			return t.text, true

@@ -213,8 +213,13 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s while arrivals did not (%s to %s a minute)%s; %s.",
 		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), fmtNum(arr0), fmtNum(arr1), queueNote, cpuText)
 	conf := 0.6 + 0.1*math.Min(math.Log10(med1/med0), 3)
-	return []Finding{{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: inc.End, Confidence: round(math.Min(conf, 0.9), 2),
-		Summary: summary, Facts: facts}}, Check{}, nil
+	f := Finding{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: inc.End, Confidence: round(math.Min(conf, 0.9), 2),
+		Summary: summary, Facts: facts}
+	if ev.countedIn(bFrom, bTo) {
+		// PHP's usual durations come from the baseline minutes read whole.
+		f.Estimated = []Estimate{{Figures: []string{"service_median_before_s", "service_p90_before_s"}, Reason: EstimateBaselineSample}}
+	}
+	return []Finding{f}, Check{}, nil
 }
 
 // phpServiceTimes merges the durations of PHP's answers logged in [from, to).

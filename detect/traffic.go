@@ -39,6 +39,10 @@ type Minute struct {
 	PHPDurations Histogram
 	// SelfCalls counts requests the site made to its own API.
 	SelfCalls int
+	// Counted is how many of Requests were counted elsewhere (Loki, under
+	// pushdown: AddMinuteStatus) rather than read: their fingerprints,
+	// addresses and latencies are unknown.
+	Counted int
 
 	// lateMoved counts the successes applyLateAfter moved from Goodput to
 	// Late: the share of goodput that was late after all.
@@ -93,6 +97,15 @@ type Cluster struct {
 	// (unix seconds / 60) over all data, so a client's share of the PHP time
 	// added at an incident's onset can be weighed against its own baseline.
 	PHPPerMinute map[int64]float64
+
+	// logged holds the minutes (of log time) in which a request of the
+	// cluster was read, so Traffic.readWhole can tell whether its lines were
+	// read in minutes that were otherwise only counted.
+	logged     map[int64]struct{}
+	lastLogged int64
+	// family is the client family a pushdown counts it in
+	// (bundle.ClientFamily), of its first request.
+	family string
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -125,6 +138,12 @@ type Traffic struct {
 	arrivals          map[int64]*arrivalMinute
 	lastArrival       *arrivalMinute
 	lastArrivalMinute int64
+	// counted is true once AddMinuteStatus added a request: some lines
+	// were counted, not read (pushdown).
+	counted bool
+	// pulledFamilies are the client families a pushdown pulled across the
+	// whole range: their lines were all read.
+	pulledFamilies map[string]bool
 	// lateAfter is the estimated client timeout applied by applyLateAfter
 	// when the site gives none (0: none applied), lateSource how it was found.
 	lateAfter  float64
@@ -200,11 +219,57 @@ func (mm *Minute) count(status int, origin sources.Origin, late bool, n int, php
 func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added int) {
 	for _, r := range rows {
 		m := r.Minute.Unix() / 60
-		t.minute(m).count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
+		mm := t.minute(m)
+		mm.count(r.Status, r.Origin, r.Late, int(r.Requests), r.PHPSeconds)
+		mm.Counted += int(r.Requests)
 		t.arrivalCounts(m, r.Status, r.Late, int(r.Requests))
+		// Counted requests are data too: the span (and so the baseline
+		// chosen from it) reaches the minutes that were counted, not read.
+		if r.Requests > 0 {
+			if t.first.IsZero() || r.Minute.Before(t.first) {
+				t.first = r.Minute
+			}
+			if r.Minute.After(t.last) {
+				t.last = r.Minute
+			}
+			t.counted = true
+		}
 		added++
 	}
 	return added
+}
+
+// PulledFamilies says which client families (bundle.ClientFamily) a
+// pushdown pulled across the whole range: the lines of their clients were
+// all read.
+func (t *Traffic) PulledFamilies(families []string) {
+	t.pulledFamilies = map[string]bool{}
+	for _, f := range families {
+		t.pulledFamilies[f] = true
+	}
+}
+
+// readWhole reports whether every request of c was read, not counted: no
+// minute was counted, c's family was pulled across the range, or c has
+// requests read in a counted minute (only such a family has lines read
+// there).
+func (t *Traffic) readWhole(c *Cluster) bool {
+	if !t.counted || t.pulledFamilies[c.family] {
+		return true
+	}
+	for m := range c.logged {
+		if mm := t.minutes[m]; mm != nil && mm.Counted > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readMinute reports whether minute m (unix seconds / 60) was read whole:
+// none of its requests was only counted.
+func (t *Traffic) readMinute(m int64) bool {
+	mm := t.minutes[m]
+	return mm == nil || mm.Counted == 0
 }
 
 // Key computes the fingerprint of a request.
@@ -290,8 +355,12 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}}
+			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
+	}
+	if m != c.lastLogged {
+		c.logged[m] = struct{}{}
+		c.lastLogged = m
 	}
 	// A client's rate is what it sent, so it is counted by arrival: a
 	// wedged server answers (and logs) at its own pace, which would cap

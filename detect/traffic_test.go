@@ -94,8 +94,12 @@ func TestAddMinuteStatusCountsLikeObserve(t *testing.T) {
 	if got == nil {
 		t.Fatal("no minute from the counts")
 	}
-	// Latencies exist only for lines read.
+	// Latencies exist only for lines read; Counted says how many were not.
 	want.Latency, want.PHPDurations = Histogram{}, Histogram{}
+	if got.Counted != 7 || want.Counted != 0 {
+		t.Errorf("counted %d (from counts) and %d (from lines), want 7 and 0", got.Counted, want.Counted)
+	}
+	want.Counted = got.Counted
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("from counts %+v\nfrom lines  %+v", got, want)
 	}
@@ -104,5 +108,64 @@ func TestAddMinuteStatusCountsLikeObserve(t *testing.T) {
 	}
 	if counted.Total() != 1 {
 		t.Errorf("Total %d counts lines read, want 1", counted.Total())
+	}
+}
+
+// A pushdown reads a client's lines whole only when its family was pulled
+// across the range; another client's usual rate comes from the minutes read
+// whole (the baseline's sample) and is marked estimated. Counting the
+// minutes that were only counted as zero would be the obvious and wrong
+// answer: a tenth of its rate.
+func TestClusterBaselineFromReadMinutes(t *testing.T) {
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	site := sources.Site{}
+	tr := NewTraffic(site, from.Add(3*time.Hour), from.Add(4*time.Hour))
+	reader := func(ts time.Time, ua string) *sources.Request {
+		return &sources.Request{Time: ts, ClientIP: netip.MustParseAddr("198.51.100.7"), Path: "/wiki/A", Status: 200, Origin: sources.OriginStatic, UserAgent: ua, Lang: "en"}
+	}
+	const sampled, whole = "Mozilla/5.0 Firefox/131.0", "Mozilla/5.0 Chrome/129.0.0.0 Safari/537.36"
+	var rows []bundle.MinuteStatus
+	for m := range 180 {
+		ts := from.Add(time.Duration(m) * time.Minute)
+		read := m%6 == 0 // a sample: one minute in six read whole
+		// The family pulled whole: 2 a minute, read in every minute.
+		tr.Observe(reader(ts, whole))
+		tr.Observe(reader(ts.Add(time.Second), whole))
+		if read {
+			for k := range 5 {
+				tr.Observe(reader(ts.Add(time.Duration(k+2)*time.Second), sampled))
+			}
+			continue
+		}
+		rows = append(rows, bundle.MinuteStatus{Minute: ts, Status: 200, Origin: sources.OriginStatic, Requests: 5})
+	}
+	tr.AddMinuteStatus(rows)
+	ev := &Evidence{From: from.Add(3 * time.Hour), To: from.Add(4 * time.Hour), Traffic: tr}
+	var s, w *Cluster
+	for _, c := range tr.clusters {
+		switch c.Key.UA {
+		case "Firefox":
+			s = c
+		case "Chrome":
+			w = c
+		}
+	}
+	if s == nil || w == nil {
+		t.Fatalf("clusters %v", tr.clusters)
+	}
+	if got, est := ev.clusterBaseline10(s, from, from.Add(3*time.Hour)); got != 50 || !est {
+		t.Errorf("sampled client: %v per 10 min (estimated %v), want 50, estimated", got, est)
+	}
+	if got, est := ev.clusterBaseline10(w, from, from.Add(3*time.Hour)); got != 20 || est {
+		t.Errorf("client read whole: %v per 10 min (estimated %v), want 20, measured", got, est)
+	}
+	// Told that its family was pulled across the range (bundle.yaml), a
+	// client is read whole though no line of it shares a counted minute.
+	if tr.readWhole(s) {
+		t.Fatalf("the sampled client reads as whole")
+	}
+	tr.PulledFamilies([]string{"firefox/en"})
+	if !tr.readWhole(s) {
+		t.Errorf("a client of a family pulled whole reads as sampled (family %q)", s.family)
 	}
 }

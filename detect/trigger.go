@@ -69,15 +69,23 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 	if bFrom, bTo, none := ev.baselineRange(); !none {
 		var bTotal, bOwn float64
 		bf, bt := bFrom.Unix()/60, bTo.Unix()/60
+		// A client whose lines were read only in some minutes (a pushdown's
+		// sample) is averaged over those.
+		whole, read := ev.Traffic.readWhole(c), 0
 		for m := bf; m < bt; m++ {
 			if mm := ev.Traffic.minutes[m]; mm != nil {
 				bTotal += mm.PHPSeconds
 			}
-			bOwn += c.PHPPerMinute[m]
+			if whole || ev.Traffic.readMinute(m) {
+				bOwn += c.PHPPerMinute[m]
+				read++
+			}
 		}
 		if n := float64(bt - bf); n > 0 {
 			added -= bTotal / n * span
-			ownAdded -= bOwn / n * span
+		}
+		if read > 0 {
+			ownAdded -= bOwn / float64(read) * span
 		}
 	}
 	// When PHP time did not rise at the onset (nothing answered: a wedge

@@ -153,7 +153,8 @@ func newView(r *Report, lang string) (*view, error) {
 	v.Impact = impactOf(p, r)
 	v.Timeline = rows(p, r)
 	for _, c := range r.Causes {
-		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+c.Role], Finding: c.Finding, Kind: c.Kind, Text: c.text(lang)})
+		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+c.Role], Finding: c.Finding, Kind: c.Kind,
+			Text: c.text(lang) + estimatedMark(lang, r.finding(c.Finding))})
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -202,7 +203,7 @@ func newView(r *Report, lang string) (*view, error) {
 			when += "–" + p.stamp(f.End)
 		}
 		v.Findings = append(v.Findings, findingView{ID: f.ID, Kind: f.Kind, When: when,
-			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: f.Summary})
+			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: f.Summary + estimatedMark(lang, &f)})
 	}
 	for _, n := range r.DataQuality {
 		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+n.Message)

@@ -44,7 +44,10 @@ func newFetchCmd() *cobra.Command {
 		Long: `Fetch reads the sources of aftermath.yaml (Loki, Prometheus, CloudWatch) for
 the window and the baseline before it, and writes an evidence bundle that
 analyze --bundle reads. A window longer than pushdown_after is counted per
-minute inside Loki and only the minutes that stand out are pulled raw.
+minute inside Loki and only the minutes that stand out (with a sample of the
+baseline and the client families that rose) are pulled raw; where a finding
+or failing stretch begins next to minutes only counted, a second pass pulls
+them (at most 2 passes of 120 minutes).
 
 Progress goes to stderr when it is a terminal (not with --quiet). Exit status:
 0 when everything was fetched, 1 when the bundle is incomplete (a source
@@ -73,6 +76,11 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			m, notes, err := live.Fetch(ctx, cfg, from, to, f.out, prog.report)
 			prog.close()
 			printNotes(stderr, notes, f.quiet)
+			if err == nil {
+				if err = secondPasses(ctx, cfg, f.out); err == nil {
+					m, err = bundle.ReadManifest(filepath.Join(f.out, bundle.ManifestFile))
+				}
+			}
 			switch {
 			case err != nil && errors.Is(err, context.Canceled):
 				return &exitError{code: exitIncomplete, err: fmt.Errorf("%w; partial bundle in %s", err, f.out)}
@@ -122,6 +130,9 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, filepath.Join(dir, "bundle"), prog.report)
 	prog.close()
 	printNotes(stderr, notes, true)
+	if err == nil {
+		err = secondPasses(sctx, cfg, filepath.Join(dir, "bundle"))
+	}
 	if err != nil {
 		cleanup()
 		if errors.Is(err, context.Canceled) {

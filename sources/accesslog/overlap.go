@@ -199,10 +199,11 @@ func (o *overlap) write(us int64, fp uint64) {
 	if o.cur == nil {
 		o.cur = &fpRun{input: o.input, off: o.size, min: us, max: us}
 	}
-	var b [fpRecordSize]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(us))
-	binary.LittleEndian.PutUint64(b[8:], fp)
-	if _, err := o.w.Write(b[:]); err != nil && o.err == nil {
+	// Appended to the writer's own buffer: a record of a local array would
+	// escape through Write and cost an allocation per line.
+	b := binary.LittleEndian.AppendUint64(o.w.AvailableBuffer(), uint64(us))
+	b = binary.LittleEndian.AppendUint64(b, fp)
+	if _, err := o.w.Write(b); err != nil && o.err == nil {
 		o.err = fmt.Errorf("overlap check: %w", err)
 	}
 	o.size += fpRecordSize

@@ -117,4 +117,27 @@ type PushdownCost struct {
 	// Families are the client families (agent/language) whose lines were
 	// pulled across the whole window.
 	Families []string `yaml:"families,omitempty" json:"families,omitempty"`
+	// BaselineMinutes is the baseline's length in minutes, BaselineSampled
+	// how many of them were pulled raw (the rest were counted in Loki).
+	BaselineMinutes int `yaml:"baseline_minutes" json:"baseline_minutes"`
+	BaselineSampled int `yaml:"baseline_sampled_minutes" json:"baseline_sampled_minutes"`
+	// SecondPassMaxPasses and SecondPassMaxMinutes bound the second passes:
+	// how many an analysis may make and how many minutes each may pull.
+	SecondPassMaxPasses  int `yaml:"second_pass_max_passes" json:"second_pass_max_passes"`
+	SecondPassMaxMinutes int `yaml:"second_pass_max_minutes" json:"second_pass_max_minutes"`
+	// SecondPasses are the pulls an analysis made when a finding's start or
+	// a failing stretch's edge touched minutes that were only counted; their
+	// lines, bytes and requests are in the totals above too.
+	SecondPasses []SecondPass `yaml:"second_passes,omitempty" json:"second_passes,omitempty"`
+}
+
+// SecondPass is one second pass of a pushdown: the minutes it pulled raw and
+// what that cost, or why it failed (then nothing of it was kept, and the
+// minutes stay counted).
+type SecondPass struct {
+	Minutes  int    `yaml:"minutes" json:"minutes"`
+	Lines    int64  `yaml:"lines" json:"lines"`
+	Bytes    int64  `yaml:"bytes" json:"bytes"`
+	Requests int64  `yaml:"requests" json:"requests"`
+	Failed   string `yaml:"failed,omitempty" json:"failed,omitempty"`
 }

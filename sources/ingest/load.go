@@ -223,6 +223,11 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			return nil, err
 		}
 		added := traffic.AddMinuteStatus(rows)
+		// The client families pulled across the range were read whole: the
+		// counts hold none of their lines.
+		if pf, ok := traffic.(interface{ PulledFamilies([]string) }); ok && in.Manifest.Pushdown != nil {
+			pf.PulledFamilies(in.Manifest.Pushdown.Families)
+		}
 		for _, r := range rows {
 			accessCoverage.Observe(r.Minute, int(r.Requests))
 		}

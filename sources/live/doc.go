@@ -9,6 +9,9 @@
 //	                           record per query: its range, what it returned,
 //	                           whether it was complete, its requests and bytes
 //	access/loki.log.gz         the access-log lines exactly as Loki returns them
+//	access/loki-families.log.gz (pushdown only) the lines of the client
+//	                           families pulled across the range
+//	access/loki-pass<n>.log.gz (pushdown only) the lines of a second pass
 //	access/minute-counts.csv   (pushdown only) lines and failed lines per minute,
 //	                           counted inside Loki, and which minutes were pulled
 //	access/minute-status.csv   (pushdown only) for the minutes not pulled, lines
@@ -28,8 +31,12 @@
 // Loki counts lines per minute over the whole range (and the lines that failed
 // as the detectors count them, package failure: 429 and 5xx, or slower than
 // the clients' timeout when the site says what it is), the minutes that stand
-// out are flagged, and raw lines are pulled for the baseline and the flagged
-// minutes (plus a margin). A minute stands out when its count is at least
+// out are flagged, and raw lines are pulled for the flagged minutes (plus a
+// margin) and a sample of the baseline (three stretches of ten minutes): the
+// rest of the baseline is counted like any other minute, so the cost grows
+// with what stood out, not with the window or the baseline. The detectors
+// take a client's usual rate from the minutes read whole when its lines were
+// not all read, and mark that figure estimated. A minute stands out when its count is at least
 // Factor times the median of the unflagged minutes in the three hours before
 // it and more than three Poisson deviations above it (failure.Excess, the
 // detectors' own test), so a quiet site does not flag a minute for two lines.
@@ -39,9 +46,22 @@
 // lines per minute and client family (a coarse agent and the first two
 // letters of Accept-Language, computed with | json and | label_format: a few
 // dozen series), and a family that stands out against its own past in a
-// 10-minute stretch, with a fifth of that stretch's lines, is pulled in every
-// other minute of the range too (access/loki-families.log.gz): its addresses,
-// start and rule backtest are those of a full pull.
+// 10-minute stretch, with a fifth of that stretch's lines, is pulled across
+// the whole range (access/loki-families.log.gz, in spans of about one page
+// each; the minutes pulled whole leave those families out): its addresses,
+// start and rule backtest are those of a full pull. A client whose family was
+// not pulled is read only in the minutes pulled: the report marks its
+// addresses, requests and start as estimated (lower bounds) next to them.
+//
+// Loki counts a failed line by when it was logged; the detectors place it
+// when its request arrived (its duration earlier). The lines read are placed
+// by arrival wherever their minute was; only the counted lines stay at their
+// log minute. So an analysis of a pushed-down bundle makes a second pass
+// (SecondPass) when a failing stretch's edge, or the start of a crawler
+// whose lines were not all read, lies next to counted minutes: it pulls those
+// minutes and looks again, at most MaxSecondPasses times, each pulling at most
+// 120 minutes within 30 minutes of an edge (bundle.yaml's pushdown section
+// and report.json's evidence.pushdown say so).
 //
 // The per-minute counts and what was pulled go to access/minute-counts.csv so
 // the analysis can say what it did not read; bundle.yaml records the cost of

@@ -129,16 +129,17 @@ func flagFamilies(counts map[string][]float64, totals []int64, windowStart int, 
 }
 
 // FamiliesFile is where a pushed-down fetch writes the lines of the client
-// families that stood out, from the minutes not pulled whole (those are in
-// AccessFile): the two files hold no line twice.
+// families that stood out, across the whole range; AccessFile then holds the
+// other lines of the minutes pulled whole: the two files hold no line twice.
 const FamiliesFile = "access/loki-families.log.gz"
 
 // families counts lines per minute and client family inside Loki and returns
-// the families to pull across the window (flagFamilies). totals are every
-// line's per-minute counts over the same minutes. A failed count leaves
-// pushdown to the minutes alone, with a warning: a client that rose slowly
-// is then seen only in the minutes that stood out.
-func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, totals []int64, windowStart int, factor float64, cost *Progress) []string {
+// the families to pull across the range (flagFamilies) with their summed
+// lines per minute. totals are every line's per-minute counts over the same
+// minutes. A failed count leaves pushdown to the minutes alone, with a
+// warning: a client that rose slowly is then seen only in the minutes that
+// stood out.
+func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, totals []int64, windowStart int, factor float64, cost *Progress) ([]string, []float64) {
 	q := familyCountQuery(query)
 	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
 	cost.Requests += int64(mv.Requests)
@@ -159,32 +160,60 @@ func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, to
 		f.record(rec)
 		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf(
 			"per-family counts failed, so only the minutes that stood out were pulled: a client that rose slowly is seen only in those minutes, and its addresses and start may be short: %v", err))
-		return nil
+		return nil, nil
 	}
 	counts := make(map[string][]float64, len(mv.Series))
 	for _, s := range mv.Series {
 		counts[s.Metric[familyLabel]] = s.Values
 	}
 	fams := flagFamilies(counts, totals, windowStart, factor)
-	if len(fams) > 0 {
-		rec.Note += "; pulled across the window: " + strings.Join(fams, ", ")
-	} else {
+	if len(fams) == 0 {
 		rec.Note += "; no family stood out"
+		f.record(rec)
+		return nil, nil
 	}
+	rec.Note += "; pulled across the window: " + strings.Join(fams, ", ")
 	f.record(rec)
-	return fams
+	perMinute := make([]float64, len(totals))
+	for _, fam := range fams {
+		for i, v := range counts[fam] {
+			perMinute[i] += v
+		}
+	}
+	return fams, perMinute
 }
 
-// pullFamilies pulls the lines of plan's families from the minutes not pulled
-// whole into FamiliesFile. The per-minute status counts leave exactly these
-// lines out, so a failed pull leaves those totals short: an error note says so.
+// familySpans cuts [from, from+len(perMinute) minutes) into spans holding
+// about limit of the families' lines each (perMinute, as Loki counted them),
+// so that the family pull costs a count and a page per span: a family that is
+// sparse across a day is pulled in a few requests, not two per hour.
+func familySpans(from time.Time, perMinute []float64, limit int) []loki.Span {
+	var out []loki.Span
+	start, sum := 0, 0.0
+	for i, v := range perMinute {
+		if i > start && sum+v > float64(limit) {
+			out = append(out, loki.Span{From: from.Add(time.Duration(start) * time.Minute), To: from.Add(time.Duration(i) * time.Minute)})
+			start, sum = i, 0
+		}
+		sum += v
+	}
+	if len(perMinute) > start {
+		out = append(out, loki.Span{From: from.Add(time.Duration(start) * time.Minute), To: from.Add(time.Duration(len(perMinute)) * time.Minute)})
+	}
+	return out
+}
+
+// pullFamilies pulls the lines of plan's families across the whole range into
+// FamiliesFile; the minutes pulled whole leave them out (familyFilter), and
+// the per-minute status counts too, so no line is read or counted twice. A
+// failed pull leaves those totals short: an error note says so.
 func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string, plan pushdownPlan, phase func(string), finish func()) error {
 	q := query + familyFilter(plan.families, true)
 	phase("access log, client families")
 	defer finish()
-	note := fmt.Sprintf("; pushdown: the lines of the client families %s in the %d minutes not pulled whole", strings.Join(plan.families, ", "), len(plan.familyMinutes))
+	note := fmt.Sprintf("; pushdown: the lines of the client families %s across the range, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
 	p, err := f.pullToFile(FamiliesFile, q, note, func(sink func(loki.Entry) error) (loki.Result, error) {
-		return c.PullMinutes(ctx, q, plan.familyMinutes, sink)
+		return c.PullSpans(ctx, q, plan.familySpans, sink)
 	})
 	if err != nil {
 		return err

@@ -1,9 +1,16 @@
 package live
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 // TestFlagFamilies: a client that walks at a steady, modest rate from some
@@ -65,5 +72,50 @@ func TestFamilyFilterComplements(t *testing.T) {
 	}
 	if familyFilter(nil, true) != "" || familyFilter(nil, false) != "" {
 		t.Error("no family: a filter")
+	}
+}
+
+// The family Loki computes (familyStages' label_format) is the family the
+// detectors compute (bundle.ClientFamily), from the header or from the
+// primary tag the access-log reader keeps: the detectors know a client of a
+// family pulled whole by it. A mobile Safari that names "Mobile/" but no
+// "Safari/" is "other"; a crawler calling itself a spider is not a bot.
+func TestClientFamilyMatchesLoki(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	t0 := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	cases := []struct{ ua, header, primary string }{
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "", ""},
+		{"Mozilla/5.0 (compatible; bingBot/2.0)", "en-US", "en-us"},
+		{"Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0", "de-DE,de;q=0.8", "de-de"},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36", "zh-CN,zh;q=0.9", "zh-cn"},
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15", " ko-KR", "ko-kr"},
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148", "ja", "ja"},
+		{"MySpider/1.0", "FR", "fr"},
+	}
+	want := map[string]bool{}
+	for i, c := range cases {
+		ts := t0.Add(time.Duration(i) * time.Second)
+		lk.Push(accessStream, ts, livetest.CaddyLine(ts, "198.51.100.1", c.ua, c.header, "/", 200, 0.1, 100))
+		fromHeader, fromPrimary := bundle.ClientFamily(c.ua, c.header), bundle.ClientFamily(c.ua, c.primary)
+		if fromHeader != fromPrimary {
+			t.Errorf("%q: family %q from the header, %q from the primary tag", c.ua, fromHeader, fromPrimary)
+		}
+		want[fromHeader] = true
+	}
+	c, err := loki.New(loki.Config{Addr: lk.URL(), Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv, err := c.MinuteValues(context.Background(), familyCountQuery(`{job="caddy"}`), t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range mv.Series {
+		got[s.Metric[familyLabel]] = true
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Loki's families %v, the detectors' %v", got, want)
 	}
 }

@@ -403,11 +403,19 @@ func (f *fetcher) loki(ctx context.Context) error {
 		defer finish()
 		note := ""
 		if pushdown {
-			note = fmt.Sprintf("; pushdown: raw lines of %d minutes (baseline and flagged minutes, see %s)", len(minutes), MinuteCountsFile)
+			note = fmt.Sprintf("; pushdown: raw lines of %d minutes (the baseline's sample and the flagged minutes, see %s)", len(minutes), MinuteCountsFile)
+			if access && len(plan.families) > 0 {
+				note += "; without the client families pulled across the range (" + FamiliesFile + ")"
+			}
 		}
 		p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
 			if pushdown {
-				return c.PullMinutes(ctx, query, minutes, sink)
+				pq := query
+				if access {
+					// The families' lines come from their own pull, across the range.
+					pq += familyFilter(plan.families, false)
+				}
+				return c.PullMinutes(ctx, pq, minutes, sink)
 			}
 			return c.Pull(ctx, selector, pipeline, f.start, f.to, sink)
 		})
@@ -541,16 +549,20 @@ func failedFilter(site sources.Site) string {
 
 // pushdownPlan is what a pushdown decided to pull.
 type pushdownPlan struct {
-	// minutes are pulled whole: the baseline and the minutes that stand out.
+	// minutes are pulled whole: the baseline's sample and the minutes that
+	// stand out.
 	minutes []time.Time
-	// families are the client families whose lines are pulled in every
-	// other minute (familyMinutes) too.
-	families      []string
-	familyMinutes []time.Time
+	// families are the client families whose lines are pulled across the
+	// whole range, in familySpans (the minutes pulled whole leave them out).
+	families    []string
+	familySpans []loki.Span
 	// counted is the number of lines the per-minute counts found.
 	counted int64
 	// fullLines and fullBytes are what a full pull would pull (-1: unknown).
 	fullLines, fullBytes int64
+	// baselineMinutes and baselineSampled: the baseline's minutes, and how
+	// many of them are pulled raw.
+	baselineMinutes, baselineSampled int
 }
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
@@ -589,6 +601,8 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 		}
 	}
 	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
+	cost.BaselineMinutes, cost.BaselineSampled = plan.baselineMinutes, plan.baselineSampled
+	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
 	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
 		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes)
@@ -659,7 +673,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
 	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
 	rows := make([]Minute, len(lines))
-	plan := pushdownPlan{counted: counted}
+	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart}
 	for i := range lines {
 		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
 		if failed != nil {
@@ -667,15 +681,17 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		}
 		if rows[i].Pulled {
 			plan.minutes = append(plan.minutes, rows[i].T)
-		} else {
-			plan.familyMinutes = append(plan.familyMinutes, rows[i].T)
+		}
+		if reasons[i] == ReasonBaseline {
+			plan.baselineSampled++
 		}
 	}
-	if len(plan.familyMinutes) > 0 {
-		plan.families = f.families(ctx, c, query, lines, windowStart, factor, cost)
-	}
-	if len(plan.families) == 0 {
-		plan.familyMinutes = nil
+	if len(plan.minutes) < len(rows) {
+		var perMinute []float64
+		plan.families, perMinute = f.families(ctx, c, query, lines, windowStart, factor, cost)
+		if len(plan.families) > 0 {
+			plan.familySpans = familySpans(mc.From, perMinute, c.Limit())
+		}
 	}
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
@@ -692,10 +708,10 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	}
 	summary := fmt.Sprintf("raw lines were pulled for %d of the window's %d minutes (%d of its %d lines, %.1f%%)", pm, am, pl, al, share)
 	if windowStart > 0 {
-		summary += " and for the whole baseline"
+		summary += fmt.Sprintf(" and for %d of the baseline's %d minutes (a sample: the rest of the baseline is counted)", plan.baselineSampled, windowStart)
 	}
 	if len(plan.families) > 0 {
-		summary += fmt.Sprintf("; the lines of the client families %s (agent/language) that stood out were pulled in every other minute too (%s)",
+		summary += fmt.Sprintf("; the lines of the client families %s (agent/language) that stood out were pulled across the whole range (%s)",
 			strings.Join(plan.families, ", "), FamiliesFile)
 	}
 	rec.Note += "; " + pushdownMark + summary
@@ -760,6 +776,19 @@ func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 				out = append(out, sources.QualityNote{Source: q.Source, Severity: sources.SeverityInfo,
 					Message: strings.TrimPrefix(q.Note[i:], pushdownMark) + "; every minute's count is in " + MinuteCountsFile})
 			}
+		}
+	}
+	if pd := m.Pushdown; pd != nil {
+		for i, p := range pd.SecondPasses {
+			if p.Failed != "" {
+				out = append(out, sources.QualityNote{Source: loki.Source, Severity: sources.SeverityWarning, Message: fmt.Sprintf(
+					"pushdown's second pass %d failed, so %d minutes next to where something starts or ends stay counted, not read: a start there may be late by up to %s: %s",
+					i+1, p.Minutes, secondPassReach, p.Failed)})
+				continue
+			}
+			out = append(out, sources.QualityNote{Source: loki.Source, Severity: sources.SeverityInfo, Message: fmt.Sprintf(
+				"pushdown's second pass %d pulled %d minutes next to where a finding or failing stretch starts or ends (%d lines, %d requests; at most %d passes of %d minutes)",
+				i+1, p.Minutes, p.Lines, p.Requests, pd.SecondPassMaxPasses, pd.SecondPassMaxMinutes)})
 		}
 	}
 	return out

@@ -18,11 +18,14 @@ const MinuteCountsFile = "access/minute-counts.csv"
 
 // Reasons a minute's raw lines were pulled (Minute.Reason).
 const (
-	ReasonBaseline = "baseline" // the minute is in the baseline, pulled in full
+	ReasonBaseline = "baseline" // the minute is in the baseline's sample (baselineSample)
 	ReasonVolume   = "volume"   // its line count stood out
 	ReasonFailed   = "failed"   // its count of failed lines stood out
 	ReasonBoth     = "volume+failed"
 	ReasonMargin   = "margin" // within the margin of a flagged minute
+	// ReasonSecondPass: pulled by a second pass (SecondPass), because a
+	// finding's start or a failing stretch's edge touched it.
+	ReasonSecondPass = "second pass"
 )
 
 // referenceSpan is how far back a minute's reference reaches: the detectors'
@@ -51,11 +54,45 @@ type Minute struct {
 	Reason string
 }
 
+// The baseline is not pulled whole: Loki counts its lines per minute, status
+// and client family like every other minute, and its raw lines are pulled for
+// baselineBlocks stretches of baselineBlock minutes spread over it. Those give
+// the detectors what counts cannot (fingerprints, latencies, route costs) as
+// a sample, so the cost of a pushdown grows with what stood out, not with the
+// baseline; ingest knows a sampled minute from a counted one
+// (access/minute-status.csv), and the detectors mark the figures they
+// estimate from the sample.
+const (
+	baselineBlocks = 3
+	baselineBlock  = 10
+)
+
+// baselineSample reports whether baseline minute i (of windowStart) is in the
+// sample: baselineBlocks blocks spread evenly, the last one ending at the
+// window; a baseline no longer than the blocks is pulled whole.
+func baselineSample(i, windowStart int) bool {
+	if windowStart <= baselineBlocks*baselineBlock {
+		return true
+	}
+	step := windowStart / baselineBlocks
+	for b := 1; b <= baselineBlocks; b++ {
+		end := b * step
+		if b == baselineBlocks {
+			end = windowStart
+		}
+		if i >= end-baselineBlock && i < end {
+			return true
+		}
+	}
+	return false
+}
+
 // flagMinutes decides which minutes to pull. lines and failed (nil when
 // unknown) are per-minute counts; minutes before windowStart are the
-// baseline, pulled whole. A minute stands out (standsOut) against the median
-// of the unflagged minutes in the referenceSpan before it; flagged minutes of
-// the window bring margin minutes on each side with them.
+// baseline, of which the sample (baselineSample) is pulled. A minute stands
+// out (standsOut) against the median of the unflagged minutes in the
+// referenceSpan before it; flagged minutes of the window bring margin minutes
+// on each side with them.
 func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin int) []string {
 	n := len(lines)
 	reasons := make([]string, n)
@@ -89,7 +126,9 @@ func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin 
 		fail := failed != nil && standsOut(failed[i], mf, factor)
 		flagged[i] = vol || fail
 		if i < windowStart {
-			reasons[i] = ReasonBaseline
+			if baselineSample(i, windowStart) {
+				reasons[i] = ReasonBaseline
+			}
 			continue
 		}
 		switch {

@@ -104,8 +104,8 @@ func TestFlagMinutes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reasons := flagMinutes(tt.lines, tt.failed, tt.windowStart, DefaultPushdownFactor, tt.margin)
 			for i := 0; i < tt.windowStart; i++ {
-				if reasons[i] != ReasonBaseline {
-					t.Fatalf("baseline minute %d: reason %q", i, reasons[i])
+				if want := baselineSample(i, tt.windowStart); (reasons[i] == ReasonBaseline) != want {
+					t.Fatalf("baseline minute %d: reason %q, in the sample: %t", i, reasons[i], want)
 				}
 			}
 			if got := pulled(reasons); !reflect.DeepEqual(got, tt.want) {
@@ -113,6 +113,35 @@ func TestFlagMinutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The baseline is sampled, not pulled whole: three blocks of ten minutes
+// spread over it, the last right before the window, so that a longer baseline
+// costs no more raw lines; a baseline of half an hour or less is pulled whole.
+func TestBaselineSample(t *testing.T) {
+	var got []int
+	for i := range 180 {
+		if baselineSample(i, 180) {
+			got = append(got, i)
+		}
+	}
+	want := append(append(seq(50, 60), seq(110, 120)...), seq(170, 180)...)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("3 h baseline: sampled minutes %v, want %v", got, want)
+	}
+	for i := range 30 {
+		if !baselineSample(i, 30) {
+			t.Errorf("30 min baseline: minute %d not pulled", i)
+		}
+	}
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 func TestMinuteCountsRoundTrip(t *testing.T) {

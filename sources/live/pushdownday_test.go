@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ type dayStory struct {
 	crawlerAddresses float64
 	failed           float64
 	backtestCrawler  float64
+	// failingFrom and failingTo bound the failing stretch (impact.start,
+	// impact.end): the detectors place a failed request when it arrived,
+	// Loki counts it when it was logged.
+	failingFrom, failingTo time.Time
 }
 
 // backtestOf proposes the rules for the bundle at dir as analyze does (the
@@ -104,13 +109,55 @@ func storyOf(t *testing.T, a analysis, backtests map[string]map[string]any) dayS
 	if id == "" {
 		t.Fatalf("no crawler_burst finding")
 	}
-	s.failed = a.report["impact"].(map[string]any)["failed_requests"].(float64)
+	impact := a.report["impact"].(map[string]any)
+	s.failed = impact["failed_requests"].(float64)
+	s.failingFrom, _ = time.Parse(time.RFC3339, impact["start"].(string))
+	s.failingTo, _ = time.Parse(time.RFC3339, impact["end"].(string))
 	bt, ok := backtests[id]
 	if !ok {
 		t.Fatalf("no rule backtested for %s: %v", id, backtests)
 	}
 	s.backtestCrawler = bt["crawler_requests"].(float64)
 	return s
+}
+
+// edgesOf is where report.json's failing stretches begin and end, and the
+// start of each finding whose start is estimated.
+func edgesOf(report map[string]any) Edges {
+	var e Edges
+	at := func(m map[string]any, k string) (time.Time, bool) {
+		s, _ := m[k].(string)
+		t, err := time.Parse(time.RFC3339, s)
+		return t, err == nil
+	}
+	impact, _ := report["impact"].(map[string]any)
+	stretches := []map[string]any{impact}
+	others, _ := impact["other_stretches"].([]any)
+	for _, o := range others {
+		stretches = append(stretches, o.(map[string]any))
+	}
+	for _, st := range stretches {
+		for _, k := range []string{"onset", "start"} {
+			if t, ok := at(st, k); ok {
+				e.Starts = append(e.Starts, t)
+			}
+		}
+		if t, ok := at(st, "end"); ok {
+			e.Ends = append(e.Ends, t)
+		}
+	}
+	for _, f := range report["findings"].([]any) {
+		f := f.(map[string]any)
+		est, _ := f["estimated"].([]any)
+		for _, x := range est {
+			for _, fig := range x.(map[string]any)["figures"].([]any) {
+				if t, ok := at(f, "start"); ok && fig == "start" {
+					e.Starts = append(e.Starts, t)
+				}
+			}
+		}
+	}
+	return e
 }
 
 // TestPushdownKeepsTheCrawlerDay is issue #18's acceptance: on the simulated
@@ -164,13 +211,33 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		if p := sources.Problems(notes); len(p) > 0 {
 			t.Fatalf("notes: %v", p)
 		}
+		// The second passes analyze --config makes (cmd/aftermath's
+		// secondPasses, from the same edges: the failing stretches and a
+		// crawler start marked estimated).
+		for range MaxSecondPasses {
+			if !pushdown {
+				break
+			}
+			n, err := SecondPass(context.Background(), cfg, out, edgesOf(analyze(t, out).report))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
 		b, err := bundle.Open(out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := run{cost: b.Manifest.Pushdown}
+		if r.cost != nil {
+			for _, p := range r.cost.SecondPasses {
+				r.requests += p.Requests
+			}
+		}
 		for _, q := range b.Manifest.Queries {
-			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile) {
+			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
 				r.bytes += q.Bytes
 				r.familyFile = r.familyFile || q.File == FamiliesFile
 			}
@@ -202,17 +269,29 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	if pushed.story.failed != full.story.failed {
 		t.Errorf("failed requests: pushdown %.0f, full pull %.0f", pushed.story.failed, full.story.failed)
 	}
+	if !pushed.story.failingFrom.Equal(full.story.failingFrom) || !pushed.story.failingTo.Equal(full.story.failingTo) {
+		t.Errorf("failing stretch: pushdown %s to %s, full pull %s to %s", pushed.story.failingFrom, pushed.story.failingTo, full.story.failingFrom, full.story.failingTo)
+	}
 	if c := pushed.cost; c == nil || c.FullBytes != full.bytes || c.PulledBytes != pushed.bytes || c.Requests != pushed.requests {
 		t.Errorf("bundle.yaml's pushdown section %+v: want the full pull's %d bytes and the pushdown's %d bytes in %d requests", c, full.bytes, pushed.bytes, pushed.requests)
 	} else {
-		t.Logf("pushdown pulled %d of %d lines, %d of %d bytes (%.1f%%), in %d requests (full pull: %d); families %v",
-			c.PulledLines, c.FullLines, c.PulledBytes, c.FullBytes, 100*float64(c.PulledBytes)/float64(c.FullBytes), c.Requests, full.requests, c.Families)
+		t.Logf("pushdown pulled %d of %d lines, %d of %d bytes (%.1f%%), in %d requests (full pull: %d); families %v; baseline sampled %d of %d minutes",
+			c.PulledLines, c.FullLines, c.PulledBytes, c.FullBytes, 100*float64(c.PulledBytes)/float64(c.FullBytes), c.Requests, full.requests, c.Families,
+			c.BaselineSampled, c.BaselineMinutes)
 	}
 	if full.cost != nil {
 		t.Errorf("the full pull has a pushdown section: %+v", full.cost)
 	}
 	if !pushed.familyFile {
 		t.Errorf("the pushdown pulled no client family across the window")
+	}
+	// The baseline is counted and sampled, not pulled whole, and the
+	// pushdown makes fewer requests than the full pull.
+	if c := pushed.cost; c != nil && (c.BaselineMinutes != 180 || c.BaselineSampled != baselineBlocks*baselineBlock) {
+		t.Errorf("baseline: %d of %d minutes pulled, want %d of 180", c.BaselineSampled, c.BaselineMinutes, baselineBlocks*baselineBlock)
+	}
+	if pushed.requests >= full.requests {
+		t.Errorf("pushdown made %d requests to Loki, the full pull %d", pushed.requests, full.requests)
 	}
 	if 2*pushed.bytes >= full.bytes {
 		t.Errorf("pushdown pulled %d bytes, the full pull %d: not less than half", pushed.bytes, full.bytes)

@@ -44,7 +44,7 @@ func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to t
 	if !from.Before(to) {
 		return Result{Query: query, From: from, To: to}, c.queryErr(query, fmt.Errorf("empty window [%s, %s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
 	}
-	return c.pull(ctx, query, from, to, []span{{from, to}}, sink)
+	return c.pull(ctx, query, from, to, []span{{from, to}}, c.subRangeLength, sink)
 }
 
 // PullMinutes fetches raw lines only for the given minutes (each [m, m+1m),
@@ -58,10 +58,36 @@ func (c *Client) PullMinutes(ctx context.Context, selector string, minutes []tim
 	if len(spans) == 0 {
 		return Result{Query: selector}, nil
 	}
-	return c.pull(ctx, selector, spans[0].from, spans[len(spans)-1].to, spans, sink)
+	return c.pull(ctx, selector, spans[0].from, spans[len(spans)-1].to, spans, c.subRangeLength, sink)
 }
 
-func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spans []span, sink func(Entry) error) (Result, error) {
+// Span is a time range [From, To) a pull asks for in one sub-range.
+type Span struct{ From, To time.Time }
+
+// PullSpans fetches raw lines for the given spans (sorted, not overlapping),
+// each pulled as one sub-range, cut only where Loki's max_query_length
+// demands, with the same completeness check as Pull. It is for a caller that
+// knows how many lines each span holds (a pushdown's counts): a sparse
+// query (one client family across a day) is then pulled in a few requests
+// rather than two per Config.SplitBy. query may carry a pipeline.
+func (c *Client) PullSpans(ctx context.Context, query string, spans []Span, sink func(Entry) error) (Result, error) {
+	if len(spans) == 0 {
+		return Result{Query: query}, nil
+	}
+	ss := make([]span, len(spans))
+	for i, s := range spans {
+		ss[i].from, ss[i].to = alignMillis(s.From.UTC(), s.To.UTC())
+	}
+	unsplit := func() time.Duration {
+		if l := c.spanLimit(); l > 0 {
+			return l
+		}
+		return 100 * 365 * 24 * time.Hour
+	}
+	return c.pull(ctx, query, ss[0].from, ss[len(ss)-1].to, ss, unsplit, sink)
+}
+
+func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spans []span, splitBy func() time.Duration, sink func(Entry) error) (Result, error) {
 	res := Result{Query: query, From: from, To: to}
 	sel, pipe, err := splitQuery(query)
 	if err != nil {
@@ -123,7 +149,7 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 			j.sr.Expected[s.Labels] = int64(math.Round(s.V))
 		}
 	}
-	err = c.run(ctx, rs, &res, split(spans, c.subRangeLength()), plan, checkCounts, sink)
+	err = c.run(ctx, rs, &res, split(spans, splitBy()), plan, checkCounts, sink)
 	return res, c.queryErr(query, err)
 }
 
