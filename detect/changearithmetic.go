@@ -202,3 +202,48 @@ func queueMax(pts []QueuePoint) float64 {
 	}
 	return m
 }
+
+// serviceTimeSame: PHP's median time per request after a change at most this
+// many times the one before is no change: the page mix of one hour against
+// another moves the median by about this much.
+const serviceTimeSame = 1.25
+
+// serviceTimeSpan is how far on each side of a change PHP's time is read.
+const serviceTimeSpan = 3 * time.Hour
+
+// serviceTimeTest: a change whose mechanism is PHP's time per request (a new
+// PHP runtime, the opcode cache) can have enabled the incident only if PHP
+// got slower across it; if not, the same load would have failed the same way
+// with the old value, and the change is ruled out. PHP's own time (minutes
+// without a queue) in the hours before the change against those after it, up
+// to the onset.
+func serviceTimeTest(a *assessment, q QueueFacts) {
+	if q.PHPTimes == nil {
+		a.quantText = "No access log: PHP's time per request across the change is unknown."
+		a.cannotJudge = "could not judge: whether PHP got slower across the change needs the access log's PHP answers on both sides of it"
+		return
+	}
+	at := a.c.Time
+	to := at.Add(serviceTimeSpan)
+	if !q.Onset.IsZero() && q.Onset.Before(to) {
+		to = q.Onset
+	}
+	before, after := q.PHPTimes(at.Add(-serviceTimeSpan), at), q.PHPTimes(at, to)
+	if before.N < minServiceSamples || after.N < minServiceSamples {
+		a.quantText = fmt.Sprintf("The access log holds %s PHP answers in the %s before the change and %s after it (minutes without a queue): too few to compare.",
+			fmtInt(before.N), spanText(serviceTimeSpan), fmtInt(after.N))
+		a.cannotJudge = "could not judge: whether PHP got slower across the change needs PHP's answers on both sides of it, which the access log does not hold"
+		return
+	}
+	mb, ma := before.Quantile(0.5), after.Quantile(0.5)
+	a.facts.PHPMedianBeforeS, a.facts.PHPMedianAfterS = Some(round(mb, 3)), Some(round(ma, 3))
+	if ma <= serviceTimeSame*mb {
+		a.quant = 0
+		a.notLinked = fmt.Sprintf("PHP did not get slower across it (median %s per request over %s answers before it, %s over %s after it up to the onset, minutes without a queue), so the same load would have failed the same way with the old value",
+			fmtSecTrim(mb), fmtInt(before.N), fmtSecTrim(ma), fmtInt(after.N))
+		return
+	}
+	a.quant = 0.8
+	a.quantText = fmt.Sprintf("PHP's median time per request rose from %s before it to %s after it (minutes without a queue): it may have added to the load; whether the old value would have held is not known.",
+		fmtSecTrim(mb), fmtSecTrim(ma))
+}

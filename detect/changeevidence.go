@@ -60,6 +60,11 @@ type ConfigChangeFacts struct {
 	Linked bool `json:"linked"`
 	// CouldNotJudge: the verdict needs a series the evidence lacks.
 	CouldNotJudge Maybe[bool] `json:"could_not_judge"`
+	// PHPMedianBeforeS and PHPMedianAfterS: PHP's median own time per
+	// request before and after a change whose mechanism is the service
+	// time (a PHP runtime, the opcode cache), from the access log.
+	PHPMedianBeforeS Maybe[float64] `json:"php_median_before_s"`
+	PHPMedianAfterS  Maybe[float64] `json:"php_median_after_s"`
 }
 
 func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
@@ -150,6 +155,13 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		s = append(s, "At "+p.At(c.Time)+", "+ChangeText(p, c)+".")
 	}
 	cf := FactsOf[ConfigChangeFacts](f)
+	if mb, ma := cf.PHPMedianBeforeS, cf.PHPMedianAfterS; p.Korean() && mb.OK && ma.OK {
+		// In English the summary, appended below, says this with the spans.
+		s = append(s, "PHP 요청 하나에 걸린 시간의 중앙값은 변경 전 "+p.Secs(mb.V)+", 변경 후 "+p.Secs(ma.V)+"였습니다.")
+		if f.Role == RoleRuledOut {
+			s = append(s, "PHP가 느려지지 않았으므로 이전 값이었어도 같은 부하에 같은 일이 일어났을 것입니다.")
+		}
+	}
 	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
 	timeout := cf.HealthTimeoutS.V
 	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
@@ -401,6 +413,9 @@ func labelText(ls map[string]string) string {
 func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
+	if ev.Traffic != nil {
+		q.PHPTimes = func(from, to time.Time) Histogram { return ev.phpServiceTimes(from, to, true) }
+	}
 	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {

@@ -93,7 +93,7 @@ var knobs = []struct {
 	{keyAnyOf("php_version", "base_image"), knob{name: "PHP runtime", unit: "",
 		effect:   "a different PHP runtime changes the service time of every request",
 		kinds:    []string{KindWorkerSaturation, KindHealthcheckStarved, KindListenQueueOverflow},
-		strength: 0.6}},
+		strength: 0.6, test: serviceTimeTest}},
 	{keyIs("max_execution_time"), knob{name: "max_execution_time", raises: +1, unit: "seconds", def: "30", zeroIsInf: true,
 		effect:   "scripts may run longer before PHP stops them",
 		kinds:    []string{KindWorkerSaturation, KindClientAbandonedWork},
@@ -101,7 +101,7 @@ var knobs = []struct {
 	{keyPrefix("opcache."), knob{name: "opcache", unit: "",
 		effect:   "a changed opcode cache may make every request compile its scripts again",
 		kinds:    []string{KindWorkerSaturation},
-		strength: 0.6}},
+		strength: 0.6, test: serviceTimeTest}},
 }
 
 func keyIs(k string) func(string) bool { return func(s string) bool { return s == k } }

@@ -57,6 +57,11 @@ type QueueFacts struct {
 	Queue []QueuePoint
 	// Loc renders clock times in summaries; nil means UTC.
 	Loc *time.Location
+	// PHPTimes gives PHP's own times per request logged in [from, to)
+	// (minutes without a queue, when the queue is known), to tell whether
+	// a change whose mechanism is the service time made PHP slower; nil
+	// without an access log.
+	PHPTimes func(from, to time.Time) Histogram
 }
 
 // QueuePoint is one sample of the listen queue depth.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
 func init() {
@@ -35,6 +38,10 @@ type IdlePinningFacts struct {
 	// duration, when they did (a fixed timeout freeing pinned workers).
 	TimeoutS     Maybe[float64] `json:"timeout_s"`
 	TimeoutShare Maybe[float64] `json:"timeout_share"`
+	// ClimbS is how long the busy workers climbed from their usual level
+	// before the incident's onset (the finding starts where they began);
+	// it needs a baseline to know the usual level.
+	ClimbS Maybe[float64] `json:"climb_s"`
 }
 
 func (*IdlePinningFacts) FindingKind() string { return KindIdlePinning }
@@ -70,14 +77,24 @@ func explainPinning(p Phraser, f *Finding, _ Story) string {
 }
 
 func pinningMoments(f *Finding, _ Story) []Moment {
-	return []Moment{{Time: f.Start, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
-		facts := FactsOf[IdlePinningFacts](f)
+	facts := FactsOf[IdlePinningFacts](f)
+	held := f.Start.Add(time.Duration(facts.ClimbS.V * float64(time.Second)))
+	ms := []Moment{{Time: held, Event: EventPinning, Topic: "pinning", Text: func(p Phraser) string {
 		cpu, done := p.N(facts.CPUAvgPct), p.N(facts.PHPAnswersPerMin)
 		if p.Korean() {
 			return "워커가 모두 바쁜데 일하지 않음: PHP 응답 분당 " + done + "건, CPU " + cpu + "%"
 		}
 		return "every worker busy, none working: PHP answers " + done + " a minute, CPU " + cpu + "%"
 	}}}
+	if held.After(f.Start) {
+		ms = append(ms, Moment{Time: f.Start, Event: EventPinning, Topic: "pinning-climb", Text: func(p Phraser) string {
+			if p.Korean() {
+				return "바쁜 워커가 평소 수준을 넘어 늘기 시작함"
+			}
+			return "busy workers begin to climb above their usual level"
+		}})
+	}
+	return ms
 }
 
 // pinningDetector finds a stall where workers are held without working
@@ -212,17 +229,71 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 	if usualDone > 0 {
 		usual = fmt.Sprintf(" (usually %s)", fmtNum(usualDone))
 	}
+	// The stall is judged over the incident, but it began when the workers
+	// started to be taken: the climb of busy workers that ran into it.
+	taken := start
+	if !none {
+		taken = takenFrom(p.Active, quantileOf(between(p.Active, bFrom, bTo), usualBusyQuantile), start, 2*p.Step)
+		facts.ClimbS = Some(start.Sub(taken).Seconds())
+	}
+	from := start.In(ev.Loc).Format("15:04")
+	if taken.Before(start) {
+		from = fmt.Sprintf("%s (the busy workers climbing from %s)", from, taken.In(ev.Loc).Format("15:04"))
+	}
 	summary := fmt.Sprintf("Workers were held without working from %s to %s: %.1f of %d workers were busy on average, yet PHP answered %s requests a minute%s, requests queued (up to %s) and CPU idled at %.0f%%%s.",
-		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), active, workers, fmtNum(perMin), usual, fmtNum(qPeak.V), cpu, timeoutText)
+		from, end.In(ev.Loc).Format("15:04"), active, workers, fmtNum(perMin), usual, fmtNum(qPeak.V), cpu, timeoutText)
 	// Nothing that arrived made the workers busy: whatever holds them
 	// without a logged request is the trigger of the stall.
-	f := Finding{Kind: KindIdlePinning, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2),
+	f := Finding{Kind: KindIdlePinning, Role: RoleTrigger, Start: taken, End: end, Confidence: round(conf, 2),
 		Summary: summary, Facts: facts}
 	if ev.countedIn(start, end) {
 		// PHP's answers are counted from the durations of lines read.
 		f.Estimated = []Estimate{{Figures: []string{"php_answers_per_min"}, Reason: EstimateNotRead}}
 	}
 	return []Finding{f}, Check{}, nil
+}
+
+// usualBusyQuantile: the busy workers' usual level is the median of the
+// baseline's samples. Not a high quantile: the baseline ends at the onset,
+// so it holds the climb itself, and a climb of a few minutes is a high
+// quantile of a short baseline. An ordinary sample above the median just
+// before the climb moves its start by a sample or two, no more.
+const usualBusyQuantile = 0.5
+
+// takenFrom is when the workers began to be taken before onset: the first
+// sample of the unbroken run of samples above the usual busy level that
+// reaches the onset (samples further apart than gap break it: a hole in the
+// series says nothing). Idle connections take workers one by one (a pool of
+// 16 fills in minutes at a few connections a minute), and no failure shows
+// until the last is taken; the onset (the first failure, or every worker
+// busy) is the end of the taking, not its start. A run longer than
+// TriggerLead is no climb (the workers were busy all along) and the onset
+// stands; so does a run that does not reach it.
+func takenFrom(active []metrics.Point, usual float64, onset time.Time, gap time.Duration) time.Time {
+	if math.IsNaN(usual) {
+		return onset
+	}
+	from := onset
+	for _, p := range slices.Backward(between(active, onset.Add(-TriggerLead), onset.Add(time.Nanosecond))) {
+		if p.V <= usual || (gap > 0 && from.Sub(p.T) > gap) {
+			return from
+		}
+		from = p.T
+	}
+	return onset
+}
+
+// quantileOf is the q quantile of the points' values (NaN for none).
+func quantileOf(ps []metrics.Point, q float64) float64 {
+	if len(ps) == 0 {
+		return math.NaN()
+	}
+	vs := make([]float64, len(ps))
+	for i, p := range ps {
+		vs[i] = p.V
+	}
+	slices.Sort(vs)
+	return vs[int(q*float64(len(vs)-1))]
 }
 
 // modeShare finds the duration around which most responses ended (three

@@ -49,8 +49,14 @@ type RouteCost struct {
 	// Requests are the client's requests for it in the window.
 	Requests int `json:"requests"`
 	// PHPShare is the share of the template's answered requests (site-wide,
-	// over MeasuredOver) that PHP produced; the rest came from files or caches.
+	// over MeasuredOver) that PHP produced; the rest came from files or caches
+	// (a response whose cache headers say a cache answered it counts as the
+	// cache's, whatever PHP headers the cache replayed).
 	PHPShare float64 `json:"php_share"`
+	// CacheHitShare is the share of the template's answers whose cache
+	// headers (Cache-Status, X-Cache, Age) said a cache answered, of those
+	// whose headers said hit or miss; nil where no answer's headers said.
+	CacheHitShare *float64 `json:"cache_hit_share,omitempty"`
 	// PHPPerRequest is PHP's mean time per PHP answer of the template (s),
 	// SiteTypical the site's typical PHP request over the same minutes
 	// (materialShare says which).
@@ -126,6 +132,10 @@ func (ev *Evidence) measureRoutes() routeCosts {
 			}
 			if sum.PHP > 0 {
 				c.PHPPerRequest = round(sum.PHPSeconds/float64(sum.PHP), 3)
+			}
+			if said := sum.CacheHits + sum.CacheMisses; said > 0 {
+				share := round(float64(sum.CacheHits)/float64(said), 3)
+				c.CacheHitShare = &share
 			}
 			c.Expensive = sum.PHP >= minCostSamples && c.PHPShare >= uncacheableShare && c.SiteTypical > 0 &&
 				sum.PHPSeconds/float64(sum.PHP) >= expensiveFactor*medians[i]

@@ -1,11 +1,18 @@
 package detect
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -105,5 +112,128 @@ func TestWordPressCrawlIsTheTrigger(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("routes %v missing from %+v", want, crawler.Routes)
+	}
+}
+
+// caddyCacheLine is one access-log line as Caddy 2.11 writes it behind a
+// cache: resp_headers are arrays of strings, and a cache hit replays the
+// X-Powered-By PHP sent when the copy was made.
+func caddyCacheLine(at time.Time, ip, ua, lang, uri string, dur float64, resp map[string][]string) string {
+	h, _ := json.Marshal(resp)
+	req, _ := json.Marshal(map[string]any{"remote_ip": ip, "remote_port": "51234", "client_ip": ip, "proto": "HTTP/2.0", "method": "GET",
+		"host": "blog.example.net", "uri": uri, "headers": map[string][]string{"User-Agent": {ua}, "Accept-Language": {lang}},
+		"tls": map[string]any{"resumed": false, "version": 772, "proto": "h2", "server_name": "blog.example.net"}})
+	return fmt.Sprintf(`{"level":"info","ts":%.6f,"logger":"http.log.access.log0","msg":"handled request","request":%s,"bytes_read":0,"user_id":"","duration":%.6f,"size":24812,"status":200,"resp_headers":%s}`,
+		float64(at.UnixMicro())/1e6, req, dur, h)
+}
+
+// TestCacheHeadersDecideCost: a crawler walks pages whose names say
+// "expensive, uncacheable" (WordPress search, MediaWiki history) and whose
+// responses all carry PHP's marks (X-Powered-By, Via). Most of them were
+// answered by a cache in front of PHP (Souin inside Caddy, Varnish behind
+// it), which the logged cache headers say; the few that missed were slow.
+// Counted as PHP's, the templates look expensive and uncacheable and the
+// crawler harmful; counted as the cache's, PHP answered a quarter of them
+// and the crawler read cacheable pages. Without cache headers in the log
+// (the same durations) nothing tells the hits apart, and the verdict is the
+// expensive one; with headers saying every answer bypassed the cache, it is
+// too.
+func TestCacheHeadersDecideCost(t *testing.T) {
+	souinHit := map[string][]string{"Cache-Status": {"Souin; hit; ttl=1800; key=GET-https-blog.example.net-/?s=term; detail=DEFAULT"},
+		"Age": {"95"}, "X-Powered-By": {"PHP/8.3.13"}, "Server": {"Caddy"}}
+	souinMiss := map[string][]string{"Cache-Status": {"Souin; fwd=uri-miss; stored; key=GET-https-blog.example.net-/?s=term"},
+		"X-Powered-By": {"PHP/8.3.13"}, "Server": {"Caddy"}}
+	souinBypass := map[string][]string{"Cache-Status": {"Souin; fwd=bypass; detail=UNCACHEABLE-AUTHORIZATION"},
+		"X-Powered-By": {"PHP/8.3.13"}, "Server": {"Caddy"}}
+	varnishHit := map[string][]string{"Via": {"1.1 varnish (Varnish/7.5), 0.0 Caddy"}, "X-Cache": {"HIT"}, "Age": {"311"}, "X-Powered-By": {"PHP/8.2.20"}}
+	varnishMiss := map[string][]string{"Via": {"1.1 varnish (Varnish/7.5), 0.0 Caddy"}, "X-Cache": {"MISS"}, "Age": {"0"}, "X-Powered-By": {"PHP/8.2.20"}}
+	plain := map[string][]string{"Via": {"0.0 Caddy"}, "X-Powered-By": {"PHP/8.3.13"}}
+	search := []string{"/?s=caddy+php", "/?s=fpm+backlog", "/?s=wordpress+cache"}
+	history := []string{"/w/index.php?title=Seoul&action=history", "/w/index.php?title=Busan&action=history"}
+	tests := []struct {
+		name      string
+		uris      []string
+		hit, miss map[string][]string // three in four answers hit, the rest miss
+		want      bool                // a harmful crawler
+		hitShare  float64             // the crawler's template's cache_hit_share (-1: not logged)
+	}{
+		{"WordPress search mostly answered by Souin", search, souinHit, souinMiss, false, 0.75},
+		{"MediaWiki history mostly answered by Varnish", history, varnishHit, varnishMiss, false, 0.75},
+		{"the same search, no cache headers logged", search, plain, plain, true, -1},
+		{"WordPress search that bypassed the cache", search, souinBypass, souinBypass, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			type line struct {
+				at   time.Time
+				text string
+			}
+			var lines []line
+			add := func(at time.Time, d time.Duration, n int, ip func(int) string, ua, lang string, uri func(int) string,
+				answer func(int) (float64, map[string][]string)) {
+				for i := range n {
+					dur, resp := answer(i)
+					when := at.Add(time.Duration(i) * d / time.Duration(n))
+					lines = append(lines, line{when, caddyCacheLine(when, ip(i), ua, lang, uri(i), dur, resp)})
+				}
+			}
+			posts := func(i int) string { return fmt.Sprintf("/2026/10/post-%d/", i%30) }
+			readerAnswer := func(int) (float64, map[string][]string) { return 0.1, plain }
+			crawl := func(i int) string { return tt.uris[i/4%len(tt.uris)] } // each URL: three hits, one miss
+			crawlAnswer := func(i int) (float64, map[string][]string) {
+				if i%4 != 0 {
+					return 0.003, tt.hit
+				}
+				return 1.6, tt.miss
+			}
+			add(t0.Add(-3*time.Hour), 4*time.Hour, 24000, fewIPs, chrome125, "ko-KR,ko;q=0.9", posts, readerAnswer)
+			add(t0.Add(-3*time.Hour), 3*time.Hour, 90, spreadIPs, firefox, "en-US,en;q=0.5", crawl, crawlAnswer)
+			add(t0.Add(15*time.Minute), 30*time.Minute, 6000, spreadIPs, firefox, "en-US,en;q=0.5", crawl, crawlAnswer)
+			sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
+			var log strings.Builder
+			for _, l := range lines {
+				log.WriteString(l.text + "\n")
+			}
+			path := filepath.Join(t.TempDir(), "access.log")
+			if err := os.WriteFile(path, []byte(log.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tr := NewTraffic(sources.Site{}, t0, t0.Add(time.Hour))
+			if _, err := accesslog.Read(t.Context(), []string{path}, accesslog.Options{}, &sources.Skips{}, func(b []sources.Request) error {
+				for i := range b {
+					tr.Observe(&b[i])
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ev := &Evidence{From: t0, To: t0.Add(time.Hour), Traffic: tr, Loc: time.UTC}
+			costs := ev.measureRoutes()
+			p, q, _ := strings.Cut(tt.uris[0], "?")
+			tpl := ev.Traffic.routes.canonical(ev.Traffic.routes.template(p, q))
+			rc, ok := costs[tpl]
+			if !ok {
+				t.Fatalf("template %s not measured: %v", tpl, costs)
+			}
+			switch {
+			case tt.hitShare < 0 && rc.CacheHitShare != nil:
+				t.Errorf("%s: cache_hit_share %v with no cache header logged", tpl, *rc.CacheHitShare)
+			case tt.hitShare >= 0 && (rc.CacheHitShare == nil || math.Abs(*rc.CacheHitShare-tt.hitShare) > 0.02):
+				t.Errorf("%s: cache_hit_share %v, want %v", tpl, rc.CacheHitShare, tt.hitShare)
+			}
+			if rc.Expensive != tt.want {
+				t.Errorf("%s: %+v, expensive %v, want %v", tpl, rc, rc.Expensive, tt.want)
+			}
+			fs, check, err := crawlerDetector{}.Detect(t.Context(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(fs) > 0) != tt.want {
+				t.Fatalf("found %d crawler findings, want %v; check %+v", len(fs), tt.want, check)
+			}
+			if !tt.want && !strings.Contains(check.Reason, "cheap or cached") {
+				t.Errorf("reason %q does not say the crawler read cached pages", check.Reason)
+			}
+		})
 	}
 }

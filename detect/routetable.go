@@ -31,6 +31,10 @@ type routeMinute struct {
 	PHPSeconds float64
 	Static     int
 	Proxy      int
+	// CacheHits and CacheMisses count the responses whose cache headers
+	// said a cache answered (counted in Static too: PHP did not run) or
+	// passed the request on; responses without such headers are neither.
+	CacheHits, CacheMisses int
 }
 
 func (a *routeMinute) add(b *routeMinute) {
@@ -39,6 +43,8 @@ func (a *routeMinute) add(b *routeMinute) {
 	a.PHPSeconds += b.PHPSeconds
 	a.Static += b.Static
 	a.Proxy += b.Proxy
+	a.CacheHits += b.CacheHits
+	a.CacheMisses += b.CacheMisses
 }
 
 // routeRecord is one template's requests by the minute they were logged
@@ -221,6 +227,12 @@ func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
 		rm.Static++
 	case sources.OriginProxy:
 		rm.Proxy++
+	}
+	switch r.Cache {
+	case sources.CacheHit:
+		rm.CacheHits++
+	case sources.CacheMiss:
+		rm.CacheMisses++
 	}
 }
 

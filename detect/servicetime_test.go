@@ -50,7 +50,7 @@ func TestServiceTimeAndPinningScenarios(t *testing.T) {
 				t.Fatalf("truth trigger %+v, want %s", truth.Trigger, tt.want)
 			}
 			onset := mustTime(t, truth.Trigger.Onset)
-			if d := f.Start.Sub(onset); d < -2*time.Minute || d > 3*time.Minute {
+			if d := f.Start.Sub(onset); d.Abs() > 2*time.Minute {
 				t.Errorf("%s starts %s, truth onset %s", tt.want, f.Start, onset)
 			}
 			switch tt.want {

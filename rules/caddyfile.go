@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,18 @@ func printTarget(b *strings.Builder, t Target) error {
 		for _, p := range t.Paths {
 			line = append(line, p)
 		}
+	case t.QueryKey != "" && t.ValueRegexp != "":
+		// The key is a safe query key (routeTarget) inside a placeholder
+		// of ours; only the regular expression is quoted.
+		if !safeQueryKey(t.QueryKey) {
+			return fmt.Errorf("query key %q is not safe in a placeholder", t.QueryKey)
+		}
+		q, err := quoteRegexp(t.ValueRegexp)
+		if err != nil {
+			return err
+		}
+		b.WriteString("vars_regexp " + queryValueVar(t.QueryKey) + " " + q + "\n")
+		return nil
 	case t.QueryKey != "":
 		line = append(line, "query")
 		for _, v := range t.QueryValues {
@@ -211,15 +224,30 @@ func quote(s string) (string, error) {
 	return "", fmt.Errorf("token %q holds both a backtick and a backslash", s)
 }
 
-// quoteRegexp quotes a regular expression, in backticks even when it could
-// stay bare, so that a reader sees at once where it starts and ends.
+// quoteRegexp quotes a regular expression as one Caddyfile token, always in
+// backticks (or double quotes when it holds a backtick). Braces, which quote
+// refuses, are allowed where they are RE2's own and nothing Caddy expands: a
+// repetition count ("{32}", "{8,12}") and a Unicode class name ("\p{Han}").
+// Caddy's Caddyfile parser expands only "{$" (environment variables) and
+// its shorthands are names ({path}, {query.s}), never a number or a class;
+// the regexp matchers compile the pattern as it stands; and validate checks
+// that the adapted pattern is the model's, character for character.
 func quoteRegexp(s string) (string, error) {
-	q, err := quote(s)
-	if err != nil || q != s || strings.Contains(s, "`") {
+	masked := regexpBraces.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.NewReplacer("{", "(", "}", ")").Replace(m)
+	})
+	q, err := quote(masked)
+	switch {
+	case err != nil:
 		return q, err
+	case strings.HasPrefix(q, `"`):
+		return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`, nil
 	}
 	return "`" + s + "`", nil
 }
+
+// regexpBraces are the brace groups of RE2 that quoteRegexp lets through.
+var regexpBraces = regexp.MustCompile(`\{[0-9]+(?:,[0-9]*)?\}|\\p\{[A-Za-z_]+\}`)
 
 // CaddyDuration writes a window the way Caddy's duration parser reads it: in
 // its largest whole unit, else as Go writes it (1.5s), which Caddy reads too.

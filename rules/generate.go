@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,13 +36,14 @@ type Zone struct {
 	Cond    Conditions
 
 	// What the zone answers, for Why and the backtest (not printed).
-	finding  string
-	crawler  int      // index of the crawler the zone answers
-	tools    []string // tool labels matched, most requested first
-	covered  int      // crawler requests in the window that the targets cover
-	requests int      // crawler requests in the window
-	condWhy  []string // why each condition was (or was not) added
-	sizing   string   // the sizing arithmetic
+	finding   string
+	crawler   int      // index of the crawler the zone answers
+	tools     []string // tool labels matched, most requested first
+	covered   int      // crawler requests in the window that the targets cover
+	requests  int      // crawler requests in the window
+	condWhy   []string // why each condition was (or was not) added
+	targetWhy []string // why a query key is matched by the shape of its values
+	sizing    string   // the sizing arithmetic
 }
 
 // Key is the zone's key as written in the Caddyfile.
@@ -59,9 +61,14 @@ type Target struct {
 	// on the cleaned, unescaped path; a trailing * is a prefix match).
 	Paths []string
 	// QueryKey and QueryValues make a query matcher: the key must be present
-	// with one of the values ("*" accepts any value).
+	// with one of the values ("*" accepts any value). QueryKey and
+	// ValueRegexp instead make a vars_regexp on the key's values
+	// (queryValueVar; a pattern that never matches "", so the key must be
+	// present too): where the crawler's values have a shape the ordinary
+	// ones lack (queryvalues.go).
 	QueryKey    string
 	QueryValues []string
+	ValueRegexp string
 	// TitleNames match the title= query parameter against special pages by
 	// name, case-insensitively, with or without a subpage ("Special:X/Page").
 	TitleNames []string
@@ -178,6 +185,9 @@ type crawlerEvidence struct {
 	Versions       map[string]int
 	OrdinaryVer    map[string]map[string]*[8]int
 	OrdinaryAllVer map[string]*[8]int
+	// QueryValues samples the values the crawler gave each such key in the
+	// window (siteEvidence.QueryValues holds the ordinary ones).
+	QueryValues map[string]*valueSample
 }
 
 // labelEvidence is one tool label of a crawler: how often, under which path
@@ -197,6 +207,10 @@ type siteEvidence struct {
 	Prefixes map[string]int
 	// Cookie is the site's logged-in cookie pattern ("" unknown).
 	Cookie string
+	// QueryValues samples, per query key a crawler's expensive templates
+	// would match as key=*, the values ordinary logged-out requests gave it
+	// (over all the data; queryvalues.go).
+	QueryValues map[string]*valueSample
 }
 
 // Condition bits of crawlerEvidence.Ordinary.
@@ -382,7 +396,15 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	if oldid {
 		z.Targets = append(z.Targets, Target{QueryKey: "oldid", QueryValues: []string{"*"}})
 	}
-	z.Targets = append(z.Targets, mergeRouteTargets(routeTargets)...)
+	for _, t := range mergeRouteTargets(routeTargets) {
+		if t.QueryKey != "" && slices.Equal(t.QueryValues, []string{"*"}) {
+			if p, why, ok := valuePattern(t.QueryKey, c.QueryValues[t.QueryKey], site.QueryValues[t.QueryKey]); ok {
+				t = Target{QueryKey: t.QueryKey, ValueRegexp: p}
+				z.targetWhy = append(z.targetWhy, why)
+			}
+		}
+		z.Targets = append(z.Targets, t)
+	}
 	if len(z.Targets) == 0 {
 		note(sources.SeverityInfo, "%s: no rule proposed: the crawler walked nothing a rate limit can name safely (none of its route templates was measured as expensive and uncacheable, or their names are not safe in a Caddyfile)", c.Finding)
 		return nil, notes

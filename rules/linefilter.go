@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -50,6 +51,13 @@ func newLineFilter(zones []Zone) *lineFilter {
 						f.otherTokens = append(f.otherTokens, tok)
 					}
 				}
+			case t.QueryKey != "" && t.ValueRegexp != "":
+				// The pattern never matches "" (valuePattern), the value of
+				// a request without the key: the key must be there, with
+				// any value.
+				re, err := regexp.Compile(t.ValueRegexp)
+				f.acceptAll = f.acceptAll || !safeAction(t.QueryKey) || err != nil || re.MatchString("")
+				f.queryTargets = append(f.queryTargets, queryTarget{key: t.QueryKey, values: []string{"*"}})
 			case t.QueryKey != "":
 				// A key or value that could be written in another form, or
 				// that Caddy would expand as a placeholder, defeats a literal

@@ -73,12 +73,12 @@ type profile struct {
 // special pages, and what ordinary logged-out clients do with the same tools.
 // Memory grows with distinct labels and prefixes (bounded), never with lines.
 func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, error) {
-	p := &profile{site: siteEvidence{Prefixes: map[string]int{}, Cookie: in.Site.LoggedInCookie}}
+	p := &profile{site: siteEvidence{Prefixes: map[string]int{}, Cookie: in.Site.LoggedInCookie, QueryValues: map[string]*valueSample{}}}
 	var earliest time.Time
 	for _, ref := range refs {
 		p.crawlers = append(p.crawlers, &crawlerEvidence{Finding: ref.finding, Key: ref.key, Spread: ref.spread,
 			Labels: map[string]*labelEvidence{}, Ordinary: map[string]*[8]int{}, Versions: map[string]int{},
-			OrdinaryVer: map[string]map[string]*[8]int{}, OrdinaryAllVer: map[string]*[8]int{}})
+			OrdinaryVer: map[string]map[string]*[8]int{}, OrdinaryAllVer: map[string]*[8]int{}, QueryValues: map[string]*valueSample{}})
 		if earliest.IsZero() || ref.onset.Before(earliest) {
 			earliest = ref.onset
 		}
@@ -90,6 +90,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	var keys detect.Keyer
 	health := in.Site.HealthURI
 	costly := newCostlyRoutes(refs)
+	valueKeys := wildcardKeys(refs)
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
 	var lateness lateCheck
 	tracker := readerTracker{}
@@ -136,11 +137,13 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				// The window as detect counts it: by log time.
 				if ci >= 0 && !r.Time.Before(in.From) && r.Time.Before(in.To) {
 					p.crawlers[ci].observe(r, label, toolish, tokens[ci])
+					observeValues(p.crawlers[ci].QueryValues, valueKeys, r.Query)
 				}
 				if ci < 0 && class != detect.ClassAsset && r.LoggedIn != sources.LoggedInYes {
 					for j, c := range p.crawlers {
 						c.observeOrdinary(r, label, toolish, tokens[j])
 					}
+					observeValues(p.site.QueryValues, valueKeys, r.Query)
 				}
 			}
 			return nil

@@ -592,6 +592,9 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 		}
 		b.WriteString(" It does not check " + list + ": any client that meets the rest shares the bucket with the crawler.")
 	}
+	if len(z.targetWhy) > 0 {
+		b.WriteString(" It matches " + strings.Join(z.targetWhy, "; ") + ".")
+	}
 	if len(z.condWhy) > 0 {
 		b.WriteString(" Why these conditions: " + strings.Join(z.condWhy, "; ") + ".")
 	}
@@ -630,6 +633,8 @@ func describeTargets(z *Zone) string {
 			parts = append(parts, "paths "+strings.Join(t.Paths, " "))
 		case len(t.TitleNames) > 0:
 			parts = append(parts, "title= "+strings.Join(t.TitleNames, ", "))
+		case t.QueryKey != "" && t.ValueRegexp != "":
+			parts = append(parts, t.QueryKey+" matching "+t.ValueRegexp)
 		case t.QueryKey != "":
 			var vs []string
 			for _, v := range t.QueryValues {

@@ -433,6 +433,8 @@ func expectedZone(z *Zone) adaptedZone {
 		switch {
 		case len(t.Paths) > 0:
 			set["path"] = caddyhttp.MatchPath(t.Paths)
+		case t.QueryKey != "" && t.ValueRegexp != "":
+			set["vars_regexp"] = caddyhttp.MatchVarsRE{queryValueVar(t.QueryKey): &caddyhttp.MatchRegexp{Pattern: t.ValueRegexp}}
 		case t.QueryKey != "":
 			set["query"] = caddyhttp.MatchQuery{t.QueryKey: t.QueryValues}
 		case len(t.TitleNames) > 0:

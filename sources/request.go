@@ -33,6 +33,30 @@ func (o Origin) String() string {
 	return "unknown"
 }
 
+// Cache is what a response's cache headers (Cache-Status, X-Cache, Age) say
+// about a cache between the client and PHP: a verdict, not the header text,
+// so a request costs one byte for it.
+type Cache uint8
+
+const (
+	// CacheUnknown: no cache header was logged, or none said hit or miss.
+	CacheUnknown Cache = iota
+	// CacheHit: a cache answered from its store; PHP did not run.
+	CacheHit
+	// CacheMiss: a cache was asked and passed the request on to PHP.
+	CacheMiss
+)
+
+func (c Cache) String() string {
+	switch c {
+	case CacheHit:
+		return "hit"
+	case CacheMiss:
+		return "miss"
+	}
+	return "unknown"
+}
+
 // LoggedIn is tri-state because Caddy redacts Cookie values unless log_credentials
 // is on: a request may carry a cookie we cannot read.
 type LoggedIn uint8
@@ -82,6 +106,8 @@ type Request struct {
 	// TLS is true when the request came over HTTPS (Caddy logs a "tls" object).
 	TLS    bool
 	Origin Origin
+	// Cache is the cache's verdict where the response's headers were logged.
+	Cache Cache
 
 	// SiteReferer is true when the Referer names the request's own host: the
 	// client came from one of the site's pages (a click, or a page's asset).

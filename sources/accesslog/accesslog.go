@@ -51,10 +51,15 @@
 //     unknown and its absence no; with one, yes if any Cookie value contains it,
 //     unknown if a value is exactly "REDACTED" (Caddy without log_credentials),
 //     otherwise no.
-//   - Origin: upstream if resp_headers has Via or X-Powered-By (PHP answered),
-//     else proxy for a status >= 500 or 429 (Caddy's own error page, or a
-//     rate_limit zone's refusal), else static; and
-//     unknown when the line has no resp_headers at all.
+//   - Cache: hit when resp_headers has a Cache-Status (RFC 9211) entry with
+//     "hit", an X-Cache entry saying HIT, or an Age above zero; else miss when
+//     one of them says the request went on (Cache-Status "fwd", X-Cache MISS
+//     or PASS, Age 0); else unknown.
+//   - Origin: static for a cache hit below 500 (the cache answered, whatever
+//     PHP headers it replays), else upstream if resp_headers has Via or
+//     X-Powered-By (PHP answered), else proxy for a status >= 500 or 429
+//     (Caddy's own error page, or a rate_limit zone's refusal), else static;
+//     and unknown when the line has no resp_headers at all.
 //   - TLS is true when the line has a request.tls object (HTTPS); SecChUa when
 //     the Sec-Ch-Ua header is present; UserAgent is the first User-Agent value.
 //   - SiteReferer is true when the first Referer value is an absolute URL

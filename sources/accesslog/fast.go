@@ -344,6 +344,7 @@ type fastLine struct {
 	addrNull                      bool
 	tls, secChUa                  bool
 	hasRequest, hasResp, upstream bool
+	cache                         cacheEvidence
 }
 
 // Bits of fastLine.seen: a key seen twice sends the line to the slow path,
@@ -609,6 +610,32 @@ func (sc *scan) firstValue() ([]byte, bool) {
 	}
 }
 
+// eachString reads a header's value, an array of strings without escapes,
+// calling fn with each; anything else gives the line to the slow path.
+func (sc *scan) eachString(fn func([]byte)) bool {
+	if sc.i >= len(sc.s) || sc.s[sc.i] != '[' {
+		return false
+	}
+	sc.i++
+	sc.ws()
+	if sc.i < len(sc.s) && sc.s[sc.i] == ']' {
+		sc.i++
+		return true
+	}
+	for {
+		sc.ws()
+		v, ok := sc.strVal()
+		if !ok {
+			return false
+		}
+		fn(v)
+		more, ok := sc.next(']')
+		if !ok || !more {
+			return ok
+		}
+	}
+}
+
 // fastRespHeaders reads resp_headers (depth 2) for the names origin looks for.
 func fastRespHeaders(sc *scan, f *fastLine) bool {
 	more, ok := sc.open()
@@ -620,7 +647,11 @@ func fastRespHeaders(sc *scan, f *fastLine) bool {
 		if len(k) == len("Via") && equalFold(k, "Via") || len(k) == len("X-Powered-By") && equalFold(k, "X-Powered-By") {
 			f.upstream = true
 		}
-		if sc.value(2) == 0 {
+		if which := cacheHeader(k); which != 0 {
+			if !sc.eachString(func(v []byte) { f.cache.add(which, v) }) {
+				return false
+			}
+		} else if sc.value(2) == 0 {
 			return false
 		}
 		more, ok = sc.next('}')
@@ -733,7 +764,8 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 	}
 	r.Origin = sources.OriginUnknown
 	if f.hasResp {
-		r.Origin = originOf(f.upstream, r.Status)
+		r.Cache = f.cache.verdict()
+		r.Origin = originOf(f.upstream, r.Status, r.Cache)
 	}
 	if viaAddr {
 		lp.counts.remoteAddr++

@@ -309,7 +309,7 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	r.Method = lp.str(stringOf(method))
 	r.Host = lp.str(stringOf(host))
 	lp.headers(headers, r)
-	r.Origin = origin(respHeaders, r.Status)
+	r.Origin, r.Cache = origin(respHeaders, r.Status)
 	return ""
 }
 
@@ -414,25 +414,39 @@ func loggedIn(cookies *fastjson.Value, pattern string) sources.LoggedIn {
 
 // origin tells who answered from the response headers: PHP's answers carry
 // X-Powered-By and Caddy's proxy adds Via; a 5xx without them is Caddy's own
-// error page ("no healthy upstream", a FastCGI timeout).
-func origin(rh *fastjson.Value, status int) sources.Origin {
+// error page ("no healthy upstream", a FastCGI timeout); and a cache's
+// headers say whether it answered instead of PHP.
+func origin(rh *fastjson.Value, status int) (sources.Origin, sources.Cache) {
 	h := objectOf(rh)
 	if h == nil {
-		return sources.OriginUnknown
+		return sources.OriginUnknown, sources.CacheUnknown
 	}
 	upstream := false
-	h.Visit(func(k []byte, _ *fastjson.Value) {
+	var cache cacheEvidence
+	h.Visit(func(k []byte, v *fastjson.Value) {
 		if bytes.EqualFold(k, []byte("Via")) || bytes.EqualFold(k, []byte("X-Powered-By")) {
 			upstream = true
 		}
+		if which := cacheHeader(k); which != 0 {
+			for _, x := range valuesOf(v) {
+				cache.add(which, stringOf(x))
+			}
+		}
 	})
-	return originOf(upstream, status)
+	verdict := cache.verdict()
+	return originOf(upstream, status, verdict), verdict
 }
 
 // originOf tells who answered a line with response headers, by whether they
-// carry PHP's marks (upstream) and by status. Both parsers decide with it.
-func originOf(upstream bool, status int) sources.Origin {
+// carry PHP's marks (upstream), by status and by the cache's verdict. Both
+// parsers decide with it.
+func originOf(upstream bool, status int, cache sources.Cache) sources.Origin {
 	switch {
+	case cache == sources.CacheHit && status < 500:
+		// A cache answered from its store. It replays the headers PHP
+		// sent when the copy was made (X-Powered-By), and a cache behind
+		// Caddy adds Via of its own: the marks say nothing of who ran.
+		return sources.OriginStatic
 	case upstream:
 		return sources.OriginUpstream
 	case status >= 500 || status == 429:

@@ -24,8 +24,9 @@ import (
 // Record: time (zigzag varint, nanoseconds since the previous record's),
 // client address (length-prefixed binary), method, host, user agent and
 // language (dictionary references), path and query (length-prefixed),
-// status (varint), duration (float64 bits), size (zigzag varint) and one byte
-// of flags (logged-in state, cookie, client hints, TLS, origin).
+// status (varint), duration (float64 bits), size (zigzag varint) and the
+// flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
+// a site Referer in its first byte; the cache's verdict above them).
 type Spill struct {
 	path string
 	f    *os.File
@@ -116,7 +117,9 @@ func (s *Spill) encode(b []byte, r *sources.Request) []byte {
 	if r.SiteReferer {
 		flags |= 1 << 7
 	}
-	return append(b, flags)
+	// The cache's verdict takes the bits above the first byte: a uvarint
+	// keeps a request without one (and without a site Referer) at one byte.
+	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -284,10 +287,11 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	if r.Lang, err = d.dictStr(spillLang); err != nil {
 		return err
 	}
-	flags, err := d.r.ReadByte()
+	flags, err := binary.ReadUvarint(d.r)
 	if err != nil {
 		return err
 	}
+	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)
 	r.Origin = sources.Origin(flags >> 2 & 3)
 	r.HasCookie = flags&(1<<4) != 0
