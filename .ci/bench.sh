@@ -32,7 +32,7 @@ bin="$dir/ingestbench"
 go build -o "$bin" ./cmd/ingestbench
 go build -o "$dir/analyzebench" ./cmd/analyzebench
 
-stamp=$(sha256sum < sources/accesslog/benchref/gen.go | cut -c1-10)
+stamp=$(sha256sum < cmd/ingestbench/benchref/gen.go | cut -c1-10)
 log="$dir/caddy-$size-$stamp.log"
 if [ ! -s "$log" ] || [ ! -s "$log.gz" ]; then
   echo "generating $log (and $log.gz) ..." >&2

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // backlogTest: the worst queue wait B*S/W before and after, against the
@@ -143,7 +145,7 @@ func timeoutTest(a *assessment, q QueueFacts) {
 		return
 	}
 	var note string
-	if strings.HasPrefix(canonicalKey(a.c.Key), "php_fastcgi.") && a.k.name == "health_timeout" {
+	if strings.HasPrefix(changes.CanonicalKey(a.c.Key), "php_fastcgi.") && a.k.name == "health_timeout" {
 		// design.md: a connected FastCGI check is cut short by read_timeout only.
 		a.mech *= 0.7
 		note = " Behind php_fastcgi the transport's read_timeout, not health_timeout, is what fails a queued check."

@@ -23,6 +23,8 @@ func init() {
 		Events:   map[string]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
+
+		ExplainNotCause: explainNotCause,
 	})
 }
 
@@ -182,6 +184,35 @@ const maxDeploys = 5
 // deployHorizon is how long after the window a change still counts as the
 // response to the incident (the reference's fix came four hours later).
 const deployHorizon = 24 * time.Hour
+
+// explainNotCause says why a change is no cause: ruled out by the numbers, or
+// a mitigation. The detector's own summary carries the arithmetic in English;
+// Korean gets the same numbers from the facts.
+func explainNotCause(p Phraser, f *Finding, _ Story) string {
+	if f.Change == nil {
+		return f.Summary
+	}
+	c := *f.Change
+	cf := FactsOf[ConfigChangeFacts](f)
+	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
+	passed := cf.QueuePassedOldCap
+	return p.Say("config_change.not_cause", struct {
+		Summary, What                       string
+		At                                  time.Time
+		Mitigation                          bool
+		WaitFits, StayedUnderOld, OldUnsafe bool
+		Peak, Old, Before, After, Timeout   float64
+	}{
+		Summary: f.Summary, What: ChangeText(p, c), At: c.Time,
+		Mitigation: f.Role == RoleMitigation,
+		// A full queue's wait within the health check's timeout (or no
+		// timeout known) is why a mitigation keeps the check alive.
+		WaitFits:       after > 0 && (timeout == 0 || after <= timeout),
+		StayedUnderOld: passed.OK && !passed.V && cf.OldValue.V > 0,
+		OldUnsafe:      before > 0 && timeout > 0 && before > timeout,
+		Peak:           cf.QueuePeak.V, Old: cf.OldValue.V, Before: before, After: after, Timeout: timeout,
+	})
+}
 
 func sameChange(a, b sources.Change) bool {
 	return a.Time.Equal(b.Time) && a.Key == b.Key && a.Ref == b.Ref && a.New == b.New

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // groupChanges keeps together the changes one edit made to one thing, so
@@ -16,7 +17,7 @@ func groupChanges(cs []sources.Change) [][]sources.Change {
 	index := map[string]int{}
 	for _, c := range cs {
 		g := ""
-		ck := canonicalKey(c.Key)
+		ck := changes.CanonicalKey(c.Key)
 		switch {
 		case ck == "rate_limit" || strings.HasPrefix(ck, "rate_limit."):
 			// A commit's rate-limit edits are one decision: the directive,
@@ -50,7 +51,7 @@ func groupChanges(cs []sources.Change) [][]sources.Change {
 }
 
 func groupRank(key string) int {
-	ck := canonicalKey(key)
+	ck := changes.CanonicalKey(key)
 	switch {
 	case ck == "php_version":
 		return 0
@@ -70,7 +71,7 @@ func supersededBy(c sources.Change, all []sources.Change, onset time.Time) *sour
 		o := &all[i]
 		// A later record of the same new value is the same change seen again
 		// (a deploy after the commit), not a replacement.
-		if canonicalKey(o.Key) != canonicalKey(c.Key) || !o.Time.After(c.Time) || sameSetting(o.New, c.New) {
+		if changes.CanonicalKey(o.Key) != changes.CanonicalKey(c.Key) || !o.Time.After(c.Time) || changes.SameValue(o.New, c.New) {
 			continue
 		}
 		if !onset.IsZero() && o.Time.After(onset) {

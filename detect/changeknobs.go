@@ -1,6 +1,10 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/aftermath-forensics/aftermath/sources/changes"
+)
 
 // knob is one row of the mechanism table: a setting, which way it raises the
 // risk, the failure mode it leads to and the finding kinds that show it.
@@ -121,23 +125,8 @@ func keySuffix(p string) func(string) bool {
 	return func(s string) bool { return s == p || strings.HasSuffix(s, "."+p) }
 }
 
-// canonicalKey strips what only locates a setting: the site of a Caddy key
-// ("...@http://:8080") and the pool of a multi-pool file ("[www]...").
-func canonicalKey(key string) string {
-	k := strings.TrimSpace(key)
-	if i := strings.LastIndexByte(k, '@'); i > 0 {
-		k = k[:i]
-	}
-	if strings.HasPrefix(k, "[") {
-		if i := strings.IndexByte(k, ']'); i > 0 {
-			k = k[i+1:]
-		}
-	}
-	return strings.ToLower(k)
-}
-
 func knobFor(key string) *knob {
-	ck := canonicalKey(key)
+	ck := changes.CanonicalKey(key)
 	for i := range knobs {
 		if knobs[i].match(ck) {
 			k := knobs[i].k

@@ -4,11 +4,12 @@ import (
 	"strings"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // riskOf compares old and new along the knob's direction.
 func riskOf(c sources.Change, k *knob) int {
-	ck := canonicalKey(c.Key)
+	ck := changes.CanonicalKey(c.Key)
 	if strings.HasPrefix(ck, "rate_limit") {
 		return rateLimitRisk(ck, c)
 	}

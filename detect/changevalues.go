@@ -23,17 +23,6 @@ func ChangedValues(c sources.Change) (setting string, old, nw float64, ok bool) 
 	return k.name, old, nw, okOld && okNew
 }
 
-// sameSetting compares values numerically when both are numbers.
-func sameSetting(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	fa, err1 := strconv.ParseFloat(a, 64)
-	fb, err2 := strconv.ParseFloat(b, 64)
-	if err1 == nil && err2 == nil {
-		return fa == fb
-	}
-	return strings.EqualFold(a, b)
-}
-
 // settingValue parses a value for comparison; "" means the knob's default.
 func settingValue(v string, k *knob) (float64, bool) {
 	v = strings.TrimSpace(v)

@@ -258,22 +258,56 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
 		b.onset = t
 	}
+	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
+	b.requests = c.Requests - b.readerRequests
+	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
+	return b, true
+}
+
+// readersAndAssets counts the addresses under a fingerprint that read like
+// people (readers) and their requests, and is the share of the other
+// requests that were static files: browsers rendering pages fetch them, most
+// crawlers do not.
+func readersAndAssets(c *Cluster) (readers, readerRequests int, assetShare float64) {
 	readerAssets := 0
 	for _, ab := range c.IPs {
 		if ab.Reader() {
-			b.readers++
-			b.readerRequests += ab.Requests
+			readers++
+			readerRequests += ab.Requests
 			readerAssets += ab.Assets
 		}
 	}
-	b.requests = c.Requests - b.readerRequests
-	b.assetShare = float64(c.Classes[ClassAsset]-readerAssets) / float64(b.requests)
-	if b.requests == 0 {
-		// Everyone under the fingerprint read like a person.
-		b.assetShare = float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	if rest := c.Requests - readerRequests; rest > 0 {
+		return readers, readerRequests, float64(c.Classes[ClassAsset]-readerAssets) / float64(rest)
 	}
-	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
-	return b, true
+	// Everyone under the fingerprint read like a person.
+	return readers, readerRequests, float64(c.Classes[ClassAsset]) / float64(c.Requests)
+}
+
+// Reading is how a client fingerprint read in the window, measured as the
+// crawler detector measures it for Automated: the share of its requests (its
+// readers' apart, readersAndAssets) that were assets, and the share of its
+// page requests that went to routes whose PHP cost was measured expensive
+// (uncacheable).
+type Reading struct {
+	AssetShare, ExpensiveShare float64
+}
+
+// WindowReadings measures the Reading of every client fingerprint of the
+// window, so that the scan judges automation by detect's measured definition
+// (Automated) rather than by path names.
+func (ev *Evidence) WindowReadings() map[ClusterKey]Reading {
+	out := map[ClusterKey]Reading{}
+	if ev.Traffic == nil {
+		return out
+	}
+	costs := ev.measureRoutes()
+	for _, c := range ev.Traffic.Clusters() {
+		_, expensive, _ := ev.clientRoutes(c, costs)
+		_, _, assets := readersAndAssets(c)
+		out[c.Key] = Reading{AssetShare: assets, ExpensiveShare: expensive}
+	}
+	return out
 }
 
 // baselinePer10 is a cluster's usual count per 10 minutes: the median of the

@@ -203,6 +203,10 @@ func (f *UpstreamErrorsFacts) addExtraFacts(m map[string]float64) {
 	}
 }
 
+func (*UpstreamErrorsFacts) extraFactPrefixes() []string {
+	return []string{statusFactPrefix, proxyFactPrefix}
+}
+
 func (f *UpstreamErrorsFacts) setExtraFact(name string, v float64) bool {
 	for prefix, into := range map[string]*map[int]int{statusFactPrefix: &f.Status, proxyFactPrefix: &f.Proxy} {
 		rest, ok := strings.CutPrefix(name, prefix)
@@ -379,7 +383,16 @@ type LoggedMilestones struct {
 // loggedMilestones reads the minutes logged in [from, to) (from on a whole
 // minute) for a stretch's first, worst and last failing one.
 func (t *Traffic) loggedMilestones(from, to time.Time) LoggedMilestones {
-	var ms LoggedMilestones
+	ms, _ := t.FailingMilestones(from, to, 0)
+	return ms
+}
+
+// FailingMilestones reads the minutes logged in [from, to) for the first and
+// last that logged more than above failures (Minute.Failed) and the worst;
+// the scan asks it for the first minute clearly above the usual. ok is false
+// when no minute logged more than above: First and Last are then the first
+// and last logged minutes.
+func (t *Traffic) FailingMilestones(from, to time.Time, above float64) (ms LoggedMilestones, ok bool) {
 	var first, last time.Time
 	worst := -1
 	for m := from.Unix() / 60; m*60 < to.Unix(); m++ {
@@ -392,7 +405,7 @@ func (t *Traffic) loggedMilestones(from, to time.Time) LoggedMilestones {
 		}
 		last = mm.Start
 		n := mm.Failed()
-		if n > 0 {
+		if float64(n) > above {
 			if ms.First.IsZero() {
 				ms.First = mm.Start
 			}
@@ -404,6 +417,7 @@ func (t *Traffic) loggedMilestones(from, to time.Time) LoggedMilestones {
 	}
 	if ms.First.IsZero() {
 		ms.First, ms.Last = first, last
+		return ms, false
 	}
-	return ms
+	return ms, true
 }

@@ -53,6 +53,9 @@ func (m *Maybe[T]) setFact(v float64) {
 type extraFacts interface {
 	addExtraFacts(m map[string]float64)
 	setExtraFact(name string, v float64) bool
+	// extraFactPrefixes are the prefixes of those names, each followed by a
+	// number in report.json ("status_" for "status_503").
+	extraFactPrefixes() []string
 }
 
 // FactsOf returns f's facts as the struct of kind P points to. No finding
@@ -97,6 +100,27 @@ func FactMap(fs Facts) map[string]float64 {
 		x.addExtraFacts(m)
 	}
 	return m
+}
+
+// FactNames lists the names report.json may give fs's facts: its fields'
+// names in declaration order, and for facts whose names are not fixed the
+// prefixes their numbered names start with ("status_" for "status_503"). The
+// report.json schema's per-kind facts are checked against it.
+func FactNames(fs Facts) (names, numberedPrefixes []string) {
+	v, ok := factStruct(fs)
+	if !ok {
+		return nil, nil
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if name := factName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	if x, ok := fs.(extraFacts); ok {
+		numberedPrefixes = x.extraFactPrefixes()
+	}
+	return names, numberedPrefixes
 }
 
 // setFacts fills fs (a pointer to a facts struct) from report.json's numbers.

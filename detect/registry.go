@@ -39,6 +39,10 @@ type Spec struct {
 	// Explain tells the finding's part in the causes with its numbers; nil
 	// leaves the finding's summary.
 	Explain func(p Phraser, f *Finding, s Story) string
+	// ExplainNotCause tells why a finding reported so that nobody blames it
+	// (a mitigation, a change the numbers rule out) is no cause; nil leaves
+	// the finding's summary.
+	ExplainNotCause func(p Phraser, f *Finding, s Story) string
 	// Moments lists the finding's timeline events; nil means none.
 	Moments func(f *Finding, s Story) []Moment
 	// Events orders the kind's timeline events among all others at the same

@@ -46,10 +46,7 @@ func chainPlace(kind string) (int, bool) {
 // assembleCauses ranks every finding: trigger, enabling change, mechanisms
 // (in causal order), then symptoms. Each explanation carries its numbers.
 func assembleCauses(r *Report, loc *time.Location) []Cause {
-	day := r.Impact.Start
-	if day.IsZero() {
-		day = r.Window.From
-	}
+	day := r.incidentDay()
 	var idx []int
 	for i := range r.Findings {
 		if !notCause(roleOf(&r.Findings[i])) {
@@ -98,32 +95,12 @@ func capitalize(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-// explainNotCause says why a change is no cause: ruled out by the numbers, or
-// a mitigation. The detector's own summary carries the arithmetic in English;
-// Korean gets the same numbers from the facts.
-func explainNotCause(p printer, f *detect.Finding) string {
-	if f.Change == nil {
-		return f.Summary
+// explainNotCause says why a finding reported so that nobody blames it (a
+// mitigation, a change ruled out) is no cause: its kind's
+// Spec.ExplainNotCause, else the detector's own summary.
+func explainNotCause(p printer, r *Report, f *detect.Finding) string {
+	if spec, ok := detect.SpecOf(f.Kind); ok && spec.ExplainNotCause != nil {
+		return spec.ExplainNotCause(phraser{p, spec.Messages}, f, story{r})
 	}
-	c := *f.Change
-	what := changeText(p, c)
-	cf := detect.FactsOf[detect.ConfigChangeFacts](f)
-	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
-	passed := cf.QueuePassedOldCap
-	return p.say("not_cause.change", struct {
-		Summary, What                       string
-		At                                  time.Time
-		Mitigation                          bool
-		WaitFits, StayedUnderOld, OldUnsafe bool
-		Peak, Old, Before, After, Timeout   float64
-	}{
-		Summary: f.Summary, What: what, At: c.Time,
-		Mitigation: f.Role == detect.RoleMitigation,
-		// A full queue's wait within the health check's timeout (or no
-		// timeout known) is why a mitigation keeps the check alive.
-		WaitFits:       after > 0 && (timeout == 0 || after <= timeout),
-		StayedUnderOld: passed.OK && !passed.V && cf.OldValue.V > 0,
-		OldUnsafe:      before > 0 && timeout > 0 && before > timeout,
-		Peak:           cf.QueuePeak.V, Old: cf.OldValue.V, Before: before, After: after, Timeout: timeout,
-	})
+	return f.Summary
 }

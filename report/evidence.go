@@ -199,16 +199,17 @@ func (e *Evidence) series(id string) *SeriesRow {
 	return nil
 }
 
-// failed counts what reached no one in a minute: 5xx, 429, late successes
-// (the same taxonomy as detect's upstream_errors).
+// failed counts what reached no one in a minute by detect's definition
+// (detect.Minute.Failed), from the row's statuses written as text: the row
+// may have been read back from report.json, without the minute it came from.
 func (m *MinuteRow) failed() int {
-	n := m.Late
+	dm := detect.Minute{Status: make(map[int]int, len(m.Status)), Late: m.Late}
 	for s, c := range m.Status {
-		if failedStatus(s) {
-			n += c
+		if code, err := strconv.Atoi(s); err == nil {
+			dm.Status[code] += c
 		}
 	}
-	return n
+	return dm.Failed()
 }
 
 // failedStatus is detect's definition (detect.FailedStatus) for a status

@@ -26,10 +26,7 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	day := r.Impact.Start
-	if day.IsZero() {
-		day = r.Window.From
-	}
+	day := r.incidentDay()
 	v.Charts = charts(r, v, newPrinter(lang, loc, day))
 	for i := range v.Charts {
 		v.Charts[i].Caption = cleanText(v.Charts[i].Caption)

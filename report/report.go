@@ -180,6 +180,15 @@ func (r *Report) location() (*time.Location, error) {
 	return loc, nil
 }
 
+// incidentDay is the day the report's prose dates its times against: the
+// impact's start, else the window's.
+func (r *Report) incidentDay() time.Time {
+	if r.Impact.Start.IsZero() {
+		return r.Window.From
+	}
+	return r.Impact.Start
+}
+
 // Assemble derives the impact, the timeline and the ranked causes from the
 // findings and the evidence summary. Build calls it; call it again after
 // changing Findings or Evidence by hand.

@@ -141,10 +141,7 @@ func newView(r *Report, lang string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	day := r.Impact.Start
-	if day.IsZero() {
-		day = r.Window.From
-	}
+	day := r.incidentDay()
 	p := newPrinter(lang, loc, day)
 	v := &view{Lang: lang, L: labels[lang], TZ: r.Window.TZ}
 	if v.TZ == "" {
@@ -163,9 +160,9 @@ func newView(r *Report, lang string) (*view, error) {
 		f := &r.Findings[i]
 		switch roleOf(f) {
 		case detect.RoleRuledOut:
-			v.RuledOut = append(v.RuledOut, explainNotCause(p, f))
+			v.RuledOut = append(v.RuledOut, explainNotCause(p, r, f))
 		case detect.RoleMitigation:
-			v.Mitigations = append(v.Mitigations, explainNotCause(p, f))
+			v.Mitigations = append(v.Mitigations, explainNotCause(p, r, f))
 		}
 	}
 	if !hasCause(r.Causes) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )

@@ -11,9 +11,11 @@
 // shared machine, CPU time says what the work costs, wall time what the user
 // waits.
 //
-// It lives under cmd/, not beside the generator in sources/accesslog/benchref,
-// because like the CLI it wires the pipeline together (detect's ingest): only
-// cmd may import every layer. It is not shipped; make build builds
+// It lives under cmd/ because like the CLI it wires the pipeline together
+// (detect's ingest): only cmd may import every layer. Its yardsticks, the log
+// generator and the reference loop, are the package benchref beside it: they
+// import no layer of aftermath, so the layers' own tests and benchmarks
+// generate their large logs with it too. It is not shipped; make build builds
 // cmd/aftermath alone.
 package main
 
@@ -40,9 +42,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )

@@ -89,7 +89,8 @@ func (j *judge) clusters() (auto, humans []rise) {
 		best.ips = of(func(c *ClusterProfile) int { return c.IPs })
 		best.minutes = window[k]
 		var isAuto bool
-		best.reason, isAuto = automated(k, c, flagged[k])
+		r, measured := j.readings[k]
+		best.reason, isAuto = automated(k, r, measured, flagged[k])
 		if isAuto {
 			auto = append(auto, *best)
 			j.anomalies = append(j.anomalies, j.crawlerAnomaly(*best))
@@ -100,13 +101,17 @@ func (j *judge) clusters() (auto, humans []rise) {
 	return auto, humans
 }
 
-// automated judges a fingerprint by detect's test (detect.Automated), and
-// says why in the scan's words.
-func automated(k detect.ClusterKey, c *ClusterProfile, flagged bool) (string, bool) {
-	assets := share(c.Assets, c.Requests)
-	tools := share(c.Uncacheable, c.Requests-c.Assets)
+// automated judges a fingerprint by detect's test (detect.Automated) on how
+// detect measured it reading the window (its assets, and the routes PHP's
+// measured cost calls expensive: not path names), and says why in the scan's
+// words. A fingerprint detect did not measure is not called automated.
+func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (string, bool) {
+	assets, tools := r.AssetShare, r.ExpensiveShare
 	if flagged {
 		return "the crawler detector flagged it", true
+	}
+	if !measured {
+		return "how it read the window was not measured", false
 	}
 	if _, auto := detect.Automated(k, assets, tools); !auto {
 		return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
@@ -145,7 +150,7 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 			"requests": float64(c.Requests), "requests_usual": r.requests.Median,
 			"distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
 			"peak_per_10m": peak10, "peak_at": float64(peakAt.Unix()), "usual_per_10m": round(usual10, 1),
-			"asset_share": round(share(c.Assets, c.Requests), 3), "uncacheable_share": round(share(c.Uncacheable, c.Requests-c.Assets), 3),
+			"asset_share": round(j.readings[r.key].AssetShare, 3), "uncacheable_share": round(j.readings[r.key].ExpensiveShare, 3),
 			"baseline_slots": float64(r.b.N), "distinct_ips_usual": r.ips.Median,
 		},
 	}

@@ -3,8 +3,6 @@ package scan
 import (
 	"fmt"
 	"math"
-
-	"github.com/aftermath-forensics/aftermath/detect"
 )
 
 // errors judges failed responses and the proxy's own 503s.
@@ -31,7 +29,10 @@ func (j *judge) errors() {
 	if j.traffic != nil {
 		perMin := b.Median / j.cfg.Since.Minutes()
 		level := perMin + 3*math.Sqrt(perMin+1)
-		start = firstMinute(j.traffic, j.cfg.Window(r.To), func(m *detect.Minute) bool { return float64(m.Failed()) > level })
+		w := j.cfg.Window(r.To)
+		if ms, ok := j.traffic.FailingMilestones(w.From, w.To, level); ok {
+			start = ms.First
+		}
 	}
 	proxy := ""
 	if r.Proxy503 > 0 {

@@ -76,7 +76,11 @@ type judge struct {
 	base    []*Profile
 	traffic *detect.Traffic
 	res     *detect.Result
-	hours   float64
+	// readings are how each of the window's fingerprints read it, as detect
+	// measures it (detect.Evidence.WindowReadings): automation is judged on
+	// them.
+	readings map[detect.ClusterKey]detect.Reading
+	hours    float64
 	// seasonal is false when too few baseline slots are covered.
 	seasonal bool
 

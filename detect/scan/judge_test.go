@@ -14,7 +14,18 @@ var (
 	readerKey  = detect.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}
 	crawlerKey = detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
 	crowdKey   = detect.ClusterKey{UA: "Safari", Lang: "en-us", LoggedIn: sources.LoggedInNo}
+	// cheapKey is a browser without assets whose pages PHP's measured cost
+	// calls cheap: read by path names ("tools") it would pass for a crawler.
+	cheapKey = detect.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo}
 )
+
+// readings are how detect measured each fingerprint reading the window.
+var readings = map[detect.ClusterKey]detect.Reading{
+	readerKey:  {AssetShare: 1.0 / 3},
+	crawlerKey: {ExpensiveShare: 1},
+	crowdKey:   {AssetShare: 0.5},
+	cheapKey:   {ExpensiveShare: 0.02},
+}
 
 // hourProfile is an hour with readers (a third of their requests assets) and
 // the given extra fingerprints.
@@ -43,9 +54,10 @@ func TestJudge(t *testing.T) {
 		}
 		return out
 	}
-	crawl := &ClusterProfile{Requests: 5000, IPs: 4900, Prefixes: 4800, Uncacheable: 5000}
+	crawl := &ClusterProfile{Requests: 5000, IPs: 4900, Prefixes: 4800}
 	crowd := &ClusterProfile{Requests: 6000, IPs: 1500, Prefixes: 900, Assets: 3000, Cookies: 600}
-	tiny := &ClusterProfile{Requests: 30, IPs: 30, Prefixes: 30, Uncacheable: 30}
+	tiny := &ClusterProfile{Requests: 30, IPs: 30, Prefixes: 30}
+	cheap := &ClusterProfile{Requests: 5000, IPs: 4900, Prefixes: 4800}
 	refused := func(p *Profile) *Profile {
 		p.Failed, p.Server5xx, p.Proxy503 = 2400, 2400, 2400
 		p.Lines += 2400
@@ -64,6 +76,8 @@ func TestJudge(t *testing.T) {
 		{"an ordinary hour", hourProfile(now, 1030, nil), week(), nil, nil},
 		{"a new automated fingerprint", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week(), nil,
 			[]string{"crawler_burst/warning"}},
+		{"a browser reading pages measured cheap is people, however its paths read", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{cheapKey: cheap}), week(), nil,
+			[]string{"surge/info"}},
 		{"people rising is a surge, not an attack", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crowdKey: crowd}), week(), nil,
 			[]string{"surge/info"}},
 		{"a crawler while the proxy refuses: both critical", refused(hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl})), week(), nil,
@@ -85,7 +99,7 @@ func TestJudge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := &judge{cfg: Config{}.Defaults(), site: sources.Site{ClientTimeoutS: 10}, recent: tt.recent, base: tt.base,
-				res: &detect.Result{Findings: tt.findings}, seasonal: len(tt.base) >= DefaultMinBaselineDays}
+				res: &detect.Result{Findings: tt.findings}, readings: readings, seasonal: len(tt.base) >= DefaultMinBaselineDays}
 			j.run()
 			var got []string
 			for _, a := range j.anomalies {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -55,11 +56,10 @@ type ClusterProfile struct {
 	// IPv4, /64 for IPv6).
 	IPs      int `json:"distinct_ips"`
 	Prefixes int `json:"distinct_prefixes"`
-	// Assets and Uncacheable count requests for static files and for
-	// uncacheable pages (tools, special pages, API): people fetch assets after
-	// pages, crawlers walk tools.
-	Assets      int `json:"assets"`
-	Uncacheable int `json:"uncacheable"`
+	// Assets counts requests for static files: people fetch assets after
+	// pages. (Whether a fingerprint is automated is judged on detect's
+	// measured reading of the window, not on these counts.)
+	Assets int `json:"assets"`
 	// Cookies counts requests that carried a Cookie header (sessions).
 	Cookies int `json:"cookies"`
 
@@ -95,17 +95,19 @@ func newProfile(r Range) *Profile {
 // the site's call to its own API).
 func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detect.ClusterKey, site sources.Site) {
 	p.Lines++
-	late := site.ClientTimeoutS > 0 && r.Duration > site.ClientTimeoutS
+	// Failed is detect's definition (detect.Minute.Failed): a failed status,
+	// or a success logged after the clients had left.
+	late := failure.Late(r.Duration, site.ClientTimeoutS)
 	switch {
-	case r.Status >= 500:
+	case r.Status == 429:
+		p.Status429++
+		p.Failed++
+	case detect.FailedStatus(r.Status):
 		p.Server5xx++
 		p.Failed++
 		if r.Status == 503 && r.Origin == sources.OriginProxy {
 			p.Proxy503++
 		}
-	case r.Status == 429:
-		p.Status429++
-		p.Failed++
 	case r.Status >= 200 && r.Status < 400 && late:
 		p.Late++
 		p.Failed++
@@ -125,11 +127,8 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detec
 	c.Requests++
 	c.ips[r.ClientIP] = struct{}{}
 	c.prefixes[detect.Prefix(r.ClientIP)] = struct{}{}
-	switch class {
-	case detect.ClassAsset:
+	if class == detect.ClassAsset {
 		c.Assets++
-	case detect.ClassTool, detect.ClassSpecial, detect.ClassAPI:
-		c.Uncacheable++
 	}
 	if r.HasCookie {
 		c.Cookies++

@@ -28,7 +28,7 @@ type ProfileCache struct {
 
 // profileCacheVersion changes when what a Profile counts changes: an entry of
 // another version is counted differently and is not used.
-const profileCacheVersion = 1
+const profileCacheVersion = 2
 
 // storedProfile is a Profile as the cache writes it: with its latency
 // histogram and fingerprints, which scan.json leaves out.

@@ -54,9 +54,9 @@ func TestProfileCache(t *testing.T) {
 		name, body, want string
 		found            bool
 	}{
-		{"damaged", `{"version":1,"from":`, path, false},
+		{"damaged", `{"version":2,"from":`, path, false},
 		{"another version", `{"version":99}`, "", false},
-		{"another range", `{"version":1,"from":"2026-10-01T00:00:00Z","to":"2026-10-01T01:00:00Z"}`, "holds 2026-10-01T00:00:00Z", false},
+		{"another range", `{"version":2,"from":"2026-10-01T00:00:00Z","to":"2026-10-01T01:00:00Z"}`, "holds 2026-10-01T00:00:00Z", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {

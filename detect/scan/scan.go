@@ -265,7 +265,7 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 			Message: fmt.Sprintf("the access logs begin at %s, inside the window", s.stats.First.Format(time.RFC3339))})
 	}
 
-	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, seasonal: out.Baseline.Seasonal}
+	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, readings: ev.WindowReadings(), seasonal: out.Baseline.Seasonal}
 	j.run()
 	for _, a := range j.anomalies {
 		out.Anomalies = append(out.Anomalies, *a)

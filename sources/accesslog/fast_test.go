@@ -10,8 +10,8 @@ import (
 
 	"github.com/valyala/fastjson/fastfloat"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 )
 
 // fastSeeds are lines that probe where the fast path must give up or agree:

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog/benchref"
 )
 
 // TestSpillGivesBackEveryRequest: what a spill hands back is what was read,

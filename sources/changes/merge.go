@@ -87,10 +87,10 @@ func mergeable(parts []sources.Change, c sources.Change) bool {
 		if p.Source == c.Source || strings.Contains(p.Source, "+") || strings.Contains(c.Source, "+") {
 			return false // one source does not confirm itself
 		}
-		if CanonicalKey(p.Key) != CanonicalKey(c.Key) || !sameValue(p.New, c.New) {
+		if CanonicalKey(p.Key) != CanonicalKey(c.Key) || !SameValue(p.New, c.New) {
 			return false
 		}
-		if p.Old != "" && c.Old != "" && !sameValue(p.Old, c.Old) {
+		if p.Old != "" && c.Old != "" && !SameValue(p.Old, c.Old) {
 			return false
 		}
 		if absDur(p.Time.Sub(c.Time)) > MergeWindow {
@@ -154,8 +154,9 @@ func CanonicalKey(key string) string {
 	return strings.ToLower(k)
 }
 
-// sameValue compares setting values numerically when both are numbers.
-func sameValue(a, b string) bool {
+// SameValue compares setting values numerically when both are numbers
+// ("4096" and "4096.0"), as text without case otherwise.
+func SameValue(a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	if fa, err := strconv.ParseFloat(a, 64); err == nil {
 		if fb, err := strconv.ParseFloat(b, 64); err == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -212,33 +211,18 @@ func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string
 	q := query + familyFilter(plan.families, true)
 	phase("access log, client families")
 	defer finish()
-	out, err := createOut(filepath.Join(f.dir, FamiliesFile))
+	note := fmt.Sprintf("; pushdown: the lines of the client families %s across the range, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
+	p, err := f.pullToFile(FamiliesFile, q, note, func(sink func(loki.Entry) error) (loki.Result, error) {
+		return c.PullSpans(ctx, q, plan.familySpans, sink)
+	})
 	if err != nil {
 		return err
 	}
-	res, perr := c.PullSpans(ctx, q, plan.familySpans, lineSink(out))
-	if err := out.Close(); err != nil {
-		return err
-	}
-	rec := res.Record(FamiliesFile)
-	if rec.Query == "" {
-		rec.Query = q
-	}
-	if rec.From.IsZero() {
-		rec.From, rec.To = f.start, f.to
-	}
-	rec.Note += fmt.Sprintf("; pushdown: the lines of the client families %s across the range, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
-	f.notes = append(f.notes, res.Notes...)
-	if perr != nil {
-		rec.Complete, rec.Failed = false, true
-		rec.Note += "; failed: " + perr.Error()
+	if p.err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"%s: the lines of the client families %s were not all pulled, so their addresses and fingerprints, and the requests of the minutes not pulled whole, are short: %v",
-			FamiliesFile, strings.Join(plan.families, ", "), perr))
-		if loki.IsQueryError(perr) {
-			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", q, FamiliesFile, perr))
-		}
+			FamiliesFile, strings.Join(plan.families, ", "), p.err))
 	}
-	f.record(rec)
+	f.record(p.rec)
 	return nil
 }

@@ -290,6 +290,48 @@ func lineSink(w io.Writer) func(loki.Entry) error {
 	}
 }
 
+// pulled is what pullToFile leaves: the bundle's record of the pull, what the
+// pull returned, and its error.
+type pulled struct {
+	rec bundle.Query
+	res loki.Result
+	err error
+}
+
+// pullToFile creates file in the bundle, pulls a query's lines into it and
+// closes it. The record names the query and the window when the pull left
+// them out, and carries note; the pull's own notes are kept. A failed pull
+// marks the record failed with its error, and a malformed query is kept for
+// Fetch's error: what else the failure means is the caller's to say. The
+// error returned is the file's (it could not be written), not the pull's.
+func (f *fetcher) pullToFile(file, query, note string, pull func(sink func(loki.Entry) error) (loki.Result, error)) (pulled, error) {
+	out, err := createOut(filepath.Join(f.dir, file))
+	if err != nil {
+		return pulled{}, err
+	}
+	res, perr := pull(lineSink(out))
+	if err := out.Close(); err != nil {
+		return pulled{}, err
+	}
+	rec := res.Record(file)
+	if rec.Query == "" {
+		rec.Query = query
+	}
+	if rec.From.IsZero() {
+		rec.From, rec.To = f.start, f.to
+	}
+	rec.Note += note
+	f.notes = append(f.notes, res.Notes...)
+	if perr != nil {
+		rec.Complete, rec.Failed = false, true
+		rec.Note += "; failed: " + perr.Error()
+		if loki.IsQueryError(perr) {
+			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", query, file, perr))
+		}
+	}
+	return pulled{rec: rec, res: res, err: perr}, nil
+}
+
 // ---- Loki ----
 
 func (f *fetcher) loki(ctx context.Context) error {
@@ -359,47 +401,31 @@ func (f *fetcher) loki(ctx context.Context) error {
 		query := joinQuery(selector, pipeline)
 		phase(name)
 		defer finish()
-		out, err := createOut(filepath.Join(f.dir, file))
+		note := ""
+		if pushdown {
+			note = fmt.Sprintf("; pushdown: raw lines of %d minutes (the baseline's sample and the flagged minutes, see %s)", len(minutes), MinuteCountsFile)
+			if access && len(plan.families) > 0 {
+				note += "; without the client families pulled across the range (" + FamiliesFile + ")"
+			}
+		}
+		p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
+			if pushdown {
+				pq := query
+				if access {
+					// The families' lines come from their own pull, across the range.
+					pq += familyFilter(plan.families, false)
+				}
+				return c.PullMinutes(ctx, pq, minutes, sink)
+			}
+			return c.Pull(ctx, selector, pipeline, f.start, f.to, sink)
+		})
 		if err != nil {
 			return err
 		}
-		var res loki.Result
-		var perr error
-		if pushdown {
-			pq := query
-			if access {
-				// The families' lines come from their own pull, across the range.
-				pq += familyFilter(plan.families, false)
-			}
-			res, perr = c.PullMinutes(ctx, pq, minutes, lineSink(out))
-		} else {
-			res, perr = c.Pull(ctx, selector, pipeline, f.start, f.to, lineSink(out))
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-		rec := res.Record(file)
-		if rec.Query == "" {
-			rec.Query = query
-		}
-		if rec.From.IsZero() {
-			rec.From, rec.To = f.start, f.to
-		}
-		if pushdown {
-			rec.Note += fmt.Sprintf("; pushdown: raw lines of %d minutes (the baseline's sample and the flagged minutes, see %s)", len(minutes), MinuteCountsFile)
-			if access && len(plan.families) > 0 {
-				rec.Note += "; without the client families pulled across the range (" + FamiliesFile + ")"
-			}
-		}
-		f.notes = append(f.notes, res.Notes...)
+		rec, res, perr := p.rec, p.res, p.err
 		if perr != nil {
-			rec.Complete, rec.Failed = false, true
-			rec.Note += "; failed: " + perr.Error()
 			if len(sources.Problems(res.Notes)) == 0 {
 				f.note(loki.Source, sources.SeverityError, fmt.Sprintf("%s: %v", file, perr))
-			}
-			if loki.IsQueryError(perr) {
-				f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", query, file, perr))
 			}
 			if access && pushdown {
 				f.dropPushdownSummary()
