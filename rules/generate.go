@@ -128,9 +128,10 @@ func versionAfter(ua, token string) string {
 	return rest[:n]
 }
 
-// titleVar is the placeholder the title= target matches: the first title
-// parameter, percent-decoded (MediaWiki itself reads the last one if a request
-// repeats it; a crawler that did so would evade the title= block).
+// titleVar is the placeholder the title= target matches: every title
+// parameter, percent-decoded and joined by "," (Caddy's query placeholder).
+// MediaWiki reads the last one when a request repeats it, so a crawler that
+// put an ordinary title first would evade titleRegexp's anchored pattern.
 const titleVar = "{http.request.uri.query.title}"
 
 // titleRegexp is the vars_regexp pattern of a TitleNames target.
