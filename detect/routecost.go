@@ -191,9 +191,9 @@ func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCo
 	sortRoutes(routes)
 	assets := c.Classes[ClassAsset]
 	if pages := c.Requests - assets; pages > 0 {
-		expensiveShare = math.Min(1, float64(expensive)/float64(pages))
+		expensiveShare = clampUnit(float64(expensive) / float64(pages))
 		// Assets are never measured (no PHP): they are not pages either.
-		unmeasuredShare = math.Max(0, math.Min(1, float64(unmeasured-assets)/float64(pages)))
+		unmeasuredShare = clampUnit(float64(unmeasured-assets) / float64(pages))
 	}
 	return routes, expensiveShare, unmeasuredShare
 }

@@ -62,10 +62,18 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 				}
 				return
 			}
+			big := 0
 			for _, r := range fs[0].Routes {
-				if r.Requests > 1000 && (!r.Expensive || r.MeasuredOver != MeasuredBaseline || r.PHPPerRequest < 0.4) {
+				if r.Requests <= 1000 {
+					continue
+				}
+				big++
+				if !r.Expensive || r.MeasuredOver != MeasuredBaseline || r.PHPPerRequest < 0.4 {
 					t.Errorf("route %+v: want expensive, measured over the baseline", r)
 				}
+			}
+			if big == 0 {
+				t.Errorf("no route of the crawler carries over 1,000 requests: the check above judged none: %+v", fs[0].Routes)
 			}
 			if got := FactsOf[CrawlerBurstFacts](&fs[0]).UncacheableShare; got < 0.99 {
 				t.Errorf("uncacheable_share %v, want ~1", got)

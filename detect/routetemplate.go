@@ -172,7 +172,7 @@ func (sc *templateScratch) queryUnescape(s string) string {
 	return stringView(sc.arena[start:])
 }
 
-// normalisesToPlaceholder reports whether normaliseSegment(s) is a placeholder.
+// normalisesToPlaceholder reports whether segment s normalises to a placeholder.
 func (sc *templateScratch) normalisesToPlaceholder(s string) bool {
 	start := len(sc.arena)
 	sc.arena = appendNormalised(sc.arena, s)
@@ -204,20 +204,11 @@ func appendTemplate(dst []byte, segments []string, items []queryItem, hadQuery, 
 	return dst
 }
 
-// normaliseSegment replaces a path segment that identifies one page or object
-// by its placeholder and leaves route names alone ("wp-json", "api.php",
-// "Special:WhatLinksHere"). A file name keeps its extension:
-// "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps its
-// namespace ("Talk:{slug}"), so a site's namespaces stay apart.
-func normaliseSegment(s string) string {
-	var buf [64]byte
-	if b := appendNormalised(buf[:0], s); string(b) != s {
-		return string(b)
-	}
-	return s
-}
-
-// appendNormalised appends normaliseSegment(s) to dst.
+// appendNormalised appends path segment s to dst with what identifies one
+// page or object replaced by its placeholder, and route names left alone
+// ("wp-json", "api.php", "Special:WhatLinksHere"). A file name keeps its
+// extension: "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps
+// its namespace ("Talk:{slug}"), so a site's namespaces stay apart.
 func appendNormalised(dst []byte, s string) []byte {
 	if s == "" {
 		return dst
@@ -294,8 +285,7 @@ func allDigits(s string) bool {
 
 func hexString(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if !isHex(s[i]) {
 			return false
 		}
 	}
@@ -338,7 +328,7 @@ func isUUID(s string) bool {
 				return false
 			}
 		default:
-			if !hexString(s[i : i+1]) {
+			if !isHex(s[i]) {
 				return false
 			}
 		}

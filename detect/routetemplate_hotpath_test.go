@@ -459,3 +459,7 @@ func FuzzRouteTable(f *testing.F) {
 		}
 	})
 }
+
+// normaliseSegment is appendNormalised as a string, for comparing with the
+// original's.
+func normaliseSegment(s string) string { return string(appendNormalised(nil, s)) }

@@ -147,8 +147,12 @@ func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 		c.langs[lang] = t
 	}
 	for _, lang := range langs {
+		names := c.Names(lang)
 		for _, other := range langs {
-			for _, name := range c.Names(lang) {
+			if other == lang {
+				continue
+			}
+			for _, name := range names {
 				if c.langs[other].Lookup(name) == nil {
 					return nil, fmt.Errorf("prose: %s: message %q is defined in %s.tmpl but not in %s.tmpl", dir, name, lang, other)
 				}

@@ -89,9 +89,6 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 // changeText describes a configuration change as the config_change detector does.
 func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p, nil}, c) }
 
-// value prints a setting's value as the config_change detector does.
-func value(s string) string { return detect.SettingValue(s) }
-
 // crowd names a crawler cluster in prose, as the crawler_burst detector does.
 func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p, nil}, f) }
 

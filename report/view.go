@@ -369,7 +369,7 @@ func summary(p printer, r *Report) string {
 	}
 	if change != nil && change.Change != nil {
 		c := change.Change
-		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), value(c.Old), value(c.New), direction(c.Old, c.New), c.Time
+		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(c.Old, c.New), c.Time
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)

@@ -154,6 +154,9 @@ func observeValues(samples map[string]*valueSample, keys []string, rawQuery stri
 	if rawQuery == "" {
 		return
 	}
+	// Parsed once, and only when the query carries one of the keys: most
+	// requests carry none.
+	var vals url.Values
 	for _, k := range keys {
 		if !hasQueryKey(rawQuery, k) {
 			continue
@@ -163,7 +166,10 @@ func observeValues(samples map[string]*valueSample, keys []string, rawQuery stri
 			s = &valueSample{}
 			samples[k] = s
 		}
-		s.add(queryValue(rawQuery, k))
+		if vals == nil {
+			vals, _ = url.ParseQuery(rawQuery)
+		}
+		s.add(strings.Join(vals[k], ","))
 	}
 }
 

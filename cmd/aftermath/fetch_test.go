@@ -281,6 +281,23 @@ func TestFetchCommand(t *testing.T) {
 	}
 }
 
+// analyzeLive analyzes [from, to) as analyze --config does, from the
+// sources config names.
+func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis {
+	t.Helper()
+	var stderr bytes.Buffer
+	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	a, err := analyzeInputs(context.Background(), *in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // TestLiveInputsAnalyzeLikeABundle: analyze --config fetches into a
 // temporary bundle whose inputs the usual pipeline analyzes.
 func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {

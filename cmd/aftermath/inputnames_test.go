@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestMessagesNameTheUsersInput: a note about an input that only existed
@@ -23,16 +20,7 @@ func TestMessagesNameTheUsersInput(t *testing.T) {
 		if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var stderr bytes.Buffer
-		in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cleanup()
-		a, err := analyzeInputs(context.Background(), *in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := analyzeLive(t, config, from, to)
 		found := false
 		for _, n := range a.report.DataQuality {
 			if strings.Contains(n.Message, os.TempDir()) || strings.Contains(n.Message, "aftermath-live-") {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,16 +50,7 @@ func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push f
 		if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var stderr bytes.Buffer
-		in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cleanup()
-		a, err := analyzeInputs(context.Background(), *in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := analyzeLive(t, config, from, to)
 		return a.report
 	}
 }

@@ -52,6 +52,15 @@ func (j *judge) clusters() (auto, humans []rise) {
 			continue
 		}
 		var best *rise
+		// of is the baseline of one of the cluster's counts.
+		of := func(get func(*ClusterProfile) int) Baseline {
+			return j.baselineOf(func(p *Profile) (float64, bool) {
+				if bc := p.Clusters[k]; bc != nil {
+					return float64(get(bc)), true
+				}
+				return 0, true
+			})
+		}
 		for _, q := range []struct {
 			metric string
 			get    func(*ClusterProfile) int
@@ -60,12 +69,7 @@ func (j *judge) clusters() (auto, humans []rise) {
 			{"distinct addresses", func(c *ClusterProfile) int { return c.IPs }},
 			{"distinct networks", func(c *ClusterProfile) int { return c.Prefixes }},
 		} {
-			b := j.baselineOf(func(p *Profile) (float64, bool) {
-				if bc := p.Clusters[k]; bc != nil {
-					return float64(q.get(bc)), true
-				}
-				return 0, true
-			})
+			b := of(q.get)
 			o := float64(q.get(c))
 			if !m.rises(o, b, j.cfg.Z) {
 				continue
@@ -76,14 +80,6 @@ func (j *judge) clusters() (auto, humans []rise) {
 		}
 		if best == nil {
 			continue
-		}
-		of := func(get func(*ClusterProfile) int) Baseline {
-			return j.baselineOf(func(p *Profile) (float64, bool) {
-				if bc := p.Clusters[k]; bc != nil {
-					return float64(get(bc)), true
-				}
-				return 0, true
-			})
 		}
 		best.requests = of(func(c *ClusterProfile) int { return c.Requests })
 		best.ips = of(func(c *ClusterProfile) int { return c.IPs })
