@@ -185,7 +185,7 @@ func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
-	ss := &session{cls: cls, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: cls, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
 	ss.wake(s, tagPage)
 }
@@ -384,7 +384,7 @@ func (s *sim) startEditor() {
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
-	ss := &session{cls: clsEditor, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: clsEditor, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + w.rng.IntN(3)}
 	ss.wake(s, tagPage)
 }

@@ -49,7 +49,7 @@ func wpCookie(p *profile, rng *rand.Rand) string {
 
 func wpPostPath(slug string) string { return "/2026/10/" + slug + "/" }
 
-func wpTerm(rng *rand.Rand) string { return url.QueryEscape(words[rng.IntN(len(words))]) }
+func wpTerm(rng *rand.Rand) string { return url.QueryEscape(TitleWords[rng.IntN(len(TitleWords))]) }
 
 // wpToolURI is the URI of one of WordPress's uncached links on post slug t.
 func wpToolURI(tool Tool, t string, rng *rand.Rand) string {
@@ -92,7 +92,7 @@ func (ss *session) wpNextPage(s *sim) {
 	case x < 0.94:
 		r = mk(kindTool, ToolWPReplyToCom, wpToolURI(ToolWPReplyToCom, t, w.rng))
 	case x < 0.98:
-		r = s.wpCachedOr(ss, "/category/"+url.PathEscape(words[w.rng.IntN(len(words))])+"/", ref, 0.8)
+		r = s.wpCachedOr(ss, "/category/"+url.PathEscape(TitleWords[w.rng.IntN(len(TitleWords))])+"/", ref, 0.8)
 	default:
 		r = s.wpCachedOr(ss, "/feed/", ref, 0.95)
 	}
