@@ -327,39 +327,32 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 	first := true
 	switch r.origin {
 	case "static", "cache":
-		if r.status == 304 {
-			b = hdr(b, &first, "Etag", ETag(r.uri))
-			b = hdr(b, &first, "Last-Modified", lastModified)
-			b = hdr(b, &first, "Server", "Caddy")
-			b = hdr(b, &first, "Vary", "Accept-Encoding")
-			break
-		}
-		ctype, gz := "text/html; charset=utf-8", true
-		if r.origin == "static" {
-			ctype, gz = "image/jpeg", false
-			for i := range siteAssets {
-				if siteAssets[i].uri == r.uri {
-					ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
+		if r.status != 304 { // a 304 has no body to describe
+			ctype, gz := "text/html; charset=utf-8", true
+			if r.origin == "static" {
+				ctype, gz = "image/jpeg", false
+				for i := range siteAssets {
+					if siteAssets[i].uri == r.uri {
+						ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
+					}
+				}
+				for i := range wpAssets {
+					if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
+						ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
+					}
+				}
+				if r.uri == "/robots.txt" {
+					ctype = "text/plain; charset=utf-8"
 				}
 			}
-			for i := range wpAssets {
-				if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
-					ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
-				}
+			if gz {
+				b = hdr(b, &first, "Content-Encoding", "gzip")
+			} else {
+				b = hdr(b, &first, "Accept-Ranges", "bytes")
+				b = hdr(b, &first, "Content-Length", strconv.Itoa(r.size))
 			}
-			if r.uri == "/robots.txt" {
-				ctype = "text/plain; charset=utf-8"
-			}
+			b = hdr(b, &first, "Content-Type", ctype)
 		}
-		if !gz {
-			b = hdr(b, &first, "Accept-Ranges", "bytes")
-		}
-		if gz {
-			b = hdr(b, &first, "Content-Encoding", "gzip")
-		} else {
-			b = hdr(b, &first, "Content-Length", strconv.Itoa(r.size))
-		}
-		b = hdr(b, &first, "Content-Type", ctype)
 		b = hdr(b, &first, "Etag", ETag(r.uri))
 		b = hdr(b, &first, "Last-Modified", lastModified)
 		b = hdr(b, &first, "Server", "Caddy")

@@ -655,27 +655,22 @@ func (g *gen) responseHeaders(c *client, k kind, origin string, status, size int
 	add := func(name, value string) { h = append(h, header{name, value}) }
 	switch origin {
 	case "static":
-		if status == 304 {
-			add("Etag", simulate.ETag(uri))
-			add("Last-Modified", "Thu, 01 Oct 2026 07:40:12 GMT")
-			add("Server", "Caddy")
-			add("Vary", "Accept-Encoding")
-			break
-		}
-		add("Accept-Ranges", "bytes")
-		add("Content-Length", strconv.Itoa(size))
-		ct := "image/jpeg"
-		if k == kindAsset {
-			for _, a := range assets {
-				if a.uri == uri {
-					ct = a.ctype
+		if status != 304 {
+			add("Accept-Ranges", "bytes")
+			add("Content-Length", strconv.Itoa(size))
+			ct := "image/jpeg"
+			if k == kindAsset {
+				for _, a := range assets {
+					if a.uri == uri {
+						ct = a.ctype
+					}
 				}
 			}
+			if k == kindRobots {
+				ct = "text/plain; charset=utf-8"
+			}
+			add("Content-Type", ct)
 		}
-		if k == kindRobots {
-			ct = "text/plain; charset=utf-8"
-		}
-		add("Content-Type", ct)
 		add("Etag", simulate.ETag(uri))
 		add("Last-Modified", "Thu, 01 Oct 2026 07:40:12 GMT")
 		add("Server", "Caddy")
