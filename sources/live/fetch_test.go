@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -32,6 +30,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // simulatedCrawl is the reference crawl (crawler-backlog, seed 1) with
@@ -904,16 +903,7 @@ func TestFetchKeepsCredentialsOut(t *testing.T) {
 
 func gunzip(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
+	b, err := io.ReadAll(testenv.OpenGzip(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
