@@ -139,14 +139,12 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
 		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
 	}
-	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
-	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
 	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
 	computed := w > 0 && svc > 0
-	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
+	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && cf.OldValue.OK && cf.NewValue.OK {
 		var ok1, ok2 bool
-		before, w, svc, ok1 = queueingWait(st.Findings(), old)
-		after, _, _, ok2 = queueingWait(st.Findings(), nw)
+		before, w, svc, ok1 = queueingWait(st.Findings(), cf.OldValue.V)
+		after, _, _, ok2 = queueingWait(st.Findings(), cf.NewValue.V)
 		computed = ok1 && ok2
 	}
 	return p.Say("config_change.explain", struct {

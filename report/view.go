@@ -369,7 +369,7 @@ func summary(p printer, r *Report) string {
 	}
 	if change != nil && change.Change != nil {
 		c := change.Change
-		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(c.Old, c.New), c.Time
+		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(detect.FactsOf[detect.ConfigChangeFacts](change)), c.Time
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)
@@ -396,15 +396,15 @@ func summary(p printer, r *Report) string {
 	return strings.Join(s, " ")
 }
 
-// direction compares two numeric settings: 1 when new is larger, -1 smaller,
-// 0 when equal or not numbers.
-func direction(old, new string) int {
-	o, err1 := strconv.ParseFloat(strings.ReplaceAll(old, ",", ""), 64)
-	n, err2 := strconv.ParseFloat(strings.ReplaceAll(new, ",", ""), 64)
+// direction says which way a change moved its setting, from the values the
+// config_change detector read (an absent one is the setting's default): 1
+// when the new value is larger, -1 smaller, 0 when equal or either is not a
+// number.
+func direction(cf *detect.ConfigChangeFacts) int {
 	switch {
-	case err1 != nil || err2 != nil || o == n:
+	case !cf.OldValue.OK || !cf.NewValue.OK || cf.OldValue.V == cf.NewValue.V:
 		return 0
-	case n > o:
+	case cf.NewValue.V > cf.OldValue.V:
 		return 1
 	}
 	return -1
