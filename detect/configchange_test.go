@@ -104,9 +104,11 @@ func TestRankChanges(t *testing.T) {
 			name:     "reference: the backlog ranks first with its arithmetic",
 			changes:  []sources.Change{ccPassword, ccReadme, ccCSS, ccBacklogUp, ccZoneMatch},
 			findings: ccFindings(ccIncidentKinds...),
-			facts:    ccFacts(ccRefQueue),
-			want:     []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
-			outcome:  OutcomeFound,
+			// A clients' timeout is known too: the health timeout is the
+			// limit, and the only one stated.
+			facts:   func() QueueFacts { q := ccFacts(ccRefQueue); q.ClientTimeoutS = 30; return q }(),
+			want:    []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
+			outcome: OutcomeFound,
 			reasonHas: []string{"linked: listen.backlog 511 -> 4096 (commit 9d78ccb", "skins/site.css (commit 0c55aa1): a file change",
 				"env.DB_PASSWORD REDACTED -> REDACTED (commit 7e57c0d): no known failure mechanism", "README.md"},
 			summaryHas: []string{
@@ -117,6 +119,7 @@ func TestRankChanges(t *testing.T) {
 			},
 			facts0: map[string]float64{"old_value": 511, "new_value": 4096, "wait_before_s": 9.58, "wait_after_s": 76.8,
 				"health_timeout_s": 10, "queue_passed_old_cap": 1, "hours_before_onset": 2.63, "risk_direction": 1, "linked": 1},
+			absent: []string{"client_timeout_s"},
 		},
 		{
 			// A change log written by a person: "4,096" is the same 4,096 a
@@ -142,6 +145,31 @@ func TestRankChanges(t *testing.T) {
 			summaryHas: []string{"The values are not numbers: no arithmetic.", "Which way this change moved the risk is not known"},
 			facts0:     map[string]float64{"old_value": 511, "risk_direction": 0},
 			absent:     []string{"new_value", "wait_after_s"},
+		},
+		{
+			// No timeout can fail a queued check (the silent wedge): the wait
+			// is held against the clients' timeout, and the facts say so;
+			// no health timeout of 0 is made up.
+			name:       "no health timeout: the client timeout is the limit, and stated as such",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s client timeout (it held 9.6 s before)"},
+			facts0:     map[string]float64{"client_timeout_s": 10, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s"},
+		},
+		{
+			name:       "no timeout known at all: no limit is stated",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work (it held 9.6 s before)"},
+			facts0:     map[string]float64{"wait_before_s": 9.58, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s", "client_timeout_s"},
 		},
 		{
 			name:       "fixed: 4096 -> 64 lowers the risk",
