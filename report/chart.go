@@ -134,20 +134,17 @@ func charts(r *Report, v *view, p printer) []chartView {
 		good := make([]timechart.Point, len(ms))
 		theirs := make([]timechart.Point, len(ms))
 		gmax, anyTheirs := 0.0, false
-		lowest := -1
 		for i := range ms {
 			good[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].Goodput)}
 			theirs[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].CrawlerGoodput)}
 			gmax = math.Max(gmax, math.Max(good[i].V, theirs[i].V))
 			anyTheirs = anyTheirs || ms[i].CrawlerGoodput > 0
-			if failing && !ms[i].Time.Before(r.Impact.Start) && ms[i].Time.Before(r.Impact.End) && (lowest < 0 || ms[i].Goodput < lowest) {
-				lowest = ms[i].Goodput
-			}
 		}
-		usual := 0.0
-		if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil {
-			usual = detect.FactsOf[detect.UpstreamErrorsFacts](f).GoodputUsualPerMin.V
-		}
+		// The usual and the lowest goodput are upstream_errors' numbers, the
+		// ones the text states: the chart's key repeats them, never
+		// recomputes them from the minutes.
+		ef := detect.FactsOf[detect.UpstreamErrorsFacts](firstKind(r.Findings, detect.KindUpstreamErrors))
+		usual, lowest := ef.GoodputUsualPerMin.V, ef.GoodputMinPerMin
 		c = newChart(math.Max(gmax, usual), w["goodput"])
 		decorate(c)
 		c.Area(good, timechart.ColourLine)
@@ -160,8 +157,8 @@ func charts(r *Report, v *view, p printer) []chartView {
 			c.HLine(usual, timechart.ColourRef)
 			c.Key("-"+timechart.ColourRef, w["usual"]+" "+p.n(usual))
 		}
-		if lowest >= 0 {
-			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest)))
+		if lowest.OK {
+			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest.V)))
 		}
 		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c)})
 	}
