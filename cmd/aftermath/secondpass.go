@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
@@ -42,30 +41,23 @@ func secondPasses(ctx context.Context, cfg *live.Config, dir string) error {
 	return nil
 }
 
-// edgesOf analyzes the bundle and returns where its failing stretches begin
-// (their onset and first failing minute) and end, and where each crawler
-// whose start is estimated (its lines were read only in some minutes)
-// starts: what a minute only counted could have moved.
+// edgesOf analyzes the bundle as analyze would (detectInputs) and returns
+// where its failing stretches begin (their onset and first failing minute)
+// and end, and where each crawler whose start is estimated (its lines were
+// read only in some minutes) starts: what a minute only counted could have
+// moved. A bundle analyze would refuse (a source given but unusable) has no
+// edges: no second pass can make it usable.
 func edgesOf(ctx context.Context, b *bundle.Bundle) (live.Edges, error) {
 	var edges live.Edges
-	loc := time.UTC
-	if tz := b.Manifest.Timezone; tz != "" {
-		l, err := time.LoadLocation(tz)
-		if err != nil {
-			return edges, fmt.Errorf("time zone %q: %w", tz, err)
-		}
-		loc = l
+	d, err := detectInputs(ctx, ingest.FromBundle(b))
+	if errors.As(err, new(unusableEvidence)) {
+		return edges, nil
 	}
-	loaded, err := ingest.Load(ctx, ingest.FromBundle(b), loc, detect.NewAggregate)
 	if err != nil {
 		return edges, err
 	}
-	defer loaded.Close()
-	ev := detect.EvidenceOf(loaded)
-	res, err := detect.Run(ctx, ev, detect.Detectors())
-	if err != nil {
-		return edges, err
-	}
+	defer d.loaded.Close()
+	res := d.res
 	if inc := res.Incidents; inc != nil {
 		for _, in := range inc.List {
 			edges.Starts = append(edges.Starts, in.Onset, in.Start)

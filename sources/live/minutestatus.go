@@ -100,33 +100,28 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 		if !part.runs(timeoutS) {
 			continue
 		}
-		q := part.query(query, timeoutS)
-		mv, err := c.MinuteValues(ctx, q, from, to)
-		cost.Requests += int64(mv.Requests)
-		cost.WireBytes += mv.WireBytes
+		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile,
+			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost,
+			func(mv loki.MinuteValues) (string, error) {
+				byStatus := map[int][]float64{}
+				for _, s := range mv.Series {
+					st, err := strconv.Atoi(s.Metric["status"])
+					if err != nil || st < 100 || st > 999 {
+						// A status that is not one cannot be placed; the
+						// reader would have skipped the line too.
+						continue
+					}
+					byStatus[st] = s.Values
+				}
+				results[pi] = byStatus
+				return "", nil
+			})
 		cost.Done++
-		rec := bundle.Query{Source: loki.Source, Query: q, From: from, To: to, File: bundle.MinuteStatusFile, Series: len(mv.Series), Complete: err == nil,
-			Note: fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled, %d requests, %d response bytes", len(notPulled), mv.Requests, mv.WireBytes)}
 		if err != nil {
-			rec.Failed = true
-			rec.Note += "; failed: " + err.Error()
-			f.record(rec)
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 				"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
 			return
 		}
-		f.record(rec)
-		byStatus := map[int][]float64{}
-		for _, s := range mv.Series {
-			st, err := strconv.Atoi(s.Metric["status"])
-			if err != nil || st < 100 || st > 999 {
-				// A status that is not one cannot be placed; the reader would
-				// have skipped the line too.
-				continue
-			}
-			byStatus[st] = s.Values
-		}
-		results[pi] = byStatus
 	}
 	at := func(part, status, minute int) float64 {
 		if v := results[part][status]; v != nil {

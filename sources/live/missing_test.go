@@ -199,3 +199,51 @@ func TestFetch25hUnderMaxQueryLength(t *testing.T) {
 		t.Errorf("no note of the limit learned: %v", notes)
 	}
 }
+
+// Every query a pushdown has Loki compute that fails has its record marked
+// failed in bundle.yaml and a note, whatever it was for: the measure of a
+// full pull's bytes (which loses only the comparison: an info note, the
+// evidence complete), the per-family counts and the per-minute status counts
+// (which leave the evidence short: a warning, an error).
+func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
+	for _, tc := range []struct {
+		in, severity, note string
+	}{
+		{"bytes_over_time(", sources.SeverityInfo, "the bytes of a full pull are unknown"},
+		{"sum by (aftermath_family)", sources.SeverityWarning, "per-family counts failed"},
+		{"unwrap duration", sources.SeverityError, "per-minute status counts failed"},
+	} {
+		m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+			cfg.PushdownAfter = D(0)
+			lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				q := r.URL.Query().Get("query")
+				if strings.Contains(q, tc.in) {
+					http.Error(w, "rpc error: code = Internal", http.StatusInternalServerError)
+					return true
+				}
+				return false
+			})
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec *bundle.Query
+		for i, q := range m.Queries {
+			if strings.Contains(q.Query, tc.in) && q.Failed {
+				rec = &m.Queries[i]
+			}
+		}
+		if rec == nil || rec.Complete || !strings.Contains(rec.Note, "; failed: ") {
+			t.Errorf("%s: no failed record in %+v", tc.in, m.Queries)
+		}
+		if !noteWith(notes, loki.Source, tc.severity, tc.note) {
+			t.Errorf("%s: no %s note %q in %v", tc.in, tc.severity, tc.note, notes)
+		}
+		if got := len(sources.Problems(notes)) > 0; got != (tc.severity != sources.SeverityInfo) {
+			t.Errorf("%s: problems %v in %v", tc.in, got, notes)
+		}
+		if r := recordOf(m, AccessFile); r == nil || !r.Complete {
+			t.Errorf("%s: the access log's record %+v", tc.in, r)
+		}
+	}
+}
