@@ -129,6 +129,9 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	if pd == nil || len(pd.SecondPasses) == 0 || len(pd.SecondPasses) > live.MaxSecondPasses || pd.SecondPassMaxPasses != live.MaxSecondPasses {
 		t.Fatalf("evidence.pushdown: %+v, want 1 to %d second passes", pd, live.MaxSecondPasses)
 	}
+	if pd.BaselineSampleBlocks != live.DefaultBaselineSampleBlocks || pd.BaselineSampleBlockMinutes != int(live.DefaultBaselineSampleBlock/time.Minute) {
+		t.Errorf("evidence.pushdown: baseline sample of %d blocks of %d minutes, want the defaults", pd.BaselineSampleBlocks, pd.BaselineSampleBlockMinutes)
+	}
 	for i, p := range pd.SecondPasses {
 		if p.Failed != "" || p.Minutes == 0 || p.Minutes > pd.SecondPassMaxMinutes || p.Lines == 0 {
 			t.Errorf("second pass %d: %+v", i+1, p)

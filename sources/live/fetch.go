@@ -626,6 +626,8 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	}
 	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
 	cost.BaselineMinutes, cost.BaselineSampled = plan.baselineMinutes, plan.baselineSampled
+	sample := f.cfg.Pushdown.baselineSample()
+	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
 	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
@@ -695,7 +697,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 
 	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
-	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
+	reasons := flagMinutes(lines, failed, windowStart, f.cfg.Pushdown.baselineSample(), factor, margin)
 	rows := make([]Minute, len(lines))
 	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart}
 	for i := range lines {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,5 +246,50 @@ func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
 		if r := recordOf(m, AccessFile); r == nil || !r.Complete {
 			t.Errorf("%s: the access log's record %+v", tc.in, r)
 		}
+	}
+}
+
+// pushdown.baseline_sample_blocks and baseline_sample_block set what of the
+// baseline is pulled raw: the default 3 blocks of 10 minutes of the hour
+// before the window, or 2 blocks of 5; bundle.yaml's pushdown section (and
+// so report.json's evidence.pushdown) states the setting used.
+func TestFetchBaselineSampleSetting(t *testing.T) {
+	sampled := func(blocks *int, block *Duration) (*bundle.Manifest, []int) {
+		t.Helper()
+		var dir string
+		cfg, _, _, from, to := smallIncident(t)
+		cfg.PushdownAfter = D(0)
+		cfg.Pushdown.BaselineSampleBlocks, cfg.Pushdown.BaselineSampleBlock = blocks, block
+		dir = filepath.Join(t.TempDir(), "bundle")
+		m, notes, err := Fetch(context.Background(), cfg, from, to, dir, nil)
+		if err != nil || len(sources.Problems(notes)) > 0 {
+			t.Fatalf("fetch: %v %v", err, notes)
+		}
+		minutes, err := ReadMinuteCounts(filepath.Join(dir, MinuteCountsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for i, mm := range minutes {
+			if mm.Reason == ReasonBaseline {
+				got = append(got, i)
+			}
+		}
+		return m, got
+	}
+	m, got := sampled(nil, nil)
+	if want := append(append(seq(10, 20), seq(30, 40)...), seq(50, 60)...); !slices.Equal(got, want) {
+		t.Errorf("default: baseline minutes pulled %v, want %v", got, want)
+	}
+	if pd := m.Pushdown; pd == nil || pd.BaselineSampled != 30 || pd.BaselineSampleBlocks != 3 || pd.BaselineSampleBlockMinutes != 10 {
+		t.Errorf("default: pushdown %+v", pd)
+	}
+	two := 2
+	m, got = sampled(&two, D(5*time.Minute))
+	if want := append(seq(25, 30), seq(55, 60)...); !slices.Equal(got, want) {
+		t.Errorf("2 blocks of 5m: baseline minutes pulled %v, want %v", got, want)
+	}
+	if pd := m.Pushdown; pd == nil || pd.BaselineSampled != 10 || pd.BaselineSampleBlocks != 2 || pd.BaselineSampleBlockMinutes != 5 {
+		t.Errorf("2 blocks of 5m: pushdown %+v", pd)
 	}
 }
