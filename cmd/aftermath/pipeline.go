@@ -23,10 +23,15 @@ type analysis struct {
 }
 
 // analyzeInputs runs the pipeline sources -> detect -> (rules, report) on in.
-func analyzeInputs(ctx context.Context, in ingest.Inputs) (*analysis, error) {
-	d, err := loadAndDetect(ctx, in)
-	if err != nil {
-		return nil, err
+// d, when not nil, is in already loaded and detected (loadAndDetect: the last
+// analysis of a live fetch's second passes), which is not done again;
+// analyzeInputs closes it.
+func analyzeInputs(ctx context.Context, in ingest.Inputs, d *detected) (*analysis, error) {
+	if d == nil {
+		var err error
+		if d, err = loadAndDetect(ctx, in); err != nil {
+			return nil, err
+		}
 	}
 	defer d.loaded.Close()
 	rep, err := report.Build(ctx, d.loaded, d.ev, d.res, d.tz)
@@ -62,6 +67,9 @@ func loadAndDetect(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	return detectInputs(ctx, in)
 }
 
+// runDetectors is detect.Run; a test counts the runs through it.
+var runDetectors = detect.Run
+
 // unusableEvidence lists the sources given but unusable
 // (ingest.Loaded.NoEvidence), one message each.
 type unusableEvidence []string
@@ -93,7 +101,7 @@ func detectInputs(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
 	ev := detect.EvidenceOf(loaded)
-	res, err := detect.Run(ctx, ev, detect.Detectors())
+	res, err := runDetectors(ctx, ev, detect.Detectors())
 	if err != nil {
 		loaded.Close()
 		return nil, err
