@@ -69,6 +69,8 @@ type Report struct {
 	incidents *detect.Incidents
 	// proseErr is the first message Assemble could not say.
 	proseErr error
+	// printers are Assemble's while it runs, one per language, zone and day.
+	printers map[printerKey]printer
 }
 
 // Window is the analysed period and the zone its local times are shown in.
@@ -197,10 +199,11 @@ func (r *Report) Assemble() error {
 	if err != nil {
 		return err
 	}
-	r.proseErr = nil
+	r.proseErr, r.printers = nil, nil
 	r.Impact = assembleImpact(r, loc)
 	r.Timeline = assembleTimeline(r, loc)
 	r.Causes = assembleCauses(r, loc)
+	r.printers = nil
 	if r.proseErr != nil {
 		return fmt.Errorf("report: %w", r.proseErr)
 	}
