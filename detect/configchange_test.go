@@ -98,14 +98,17 @@ func TestRankChanges(t *testing.T) {
 		reasonHas  []string
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
+		absent     []string // facts of the first finding that must not be stated
 	}{
 		{
 			name:     "reference: the backlog ranks first with its arithmetic",
 			changes:  []sources.Change{ccPassword, ccReadme, ccCSS, ccBacklogUp, ccZoneMatch},
 			findings: ccFindings(ccIncidentKinds...),
-			facts:    ccFacts(ccRefQueue),
-			want:     []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
-			outcome:  OutcomeFound,
+			// A clients' timeout is known too: the health timeout is the
+			// limit, and the only one stated.
+			facts:   func() QueueFacts { q := ccFacts(ccRefQueue); q.ClientTimeoutS = 30; return q }(),
+			want:    []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
+			outcome: OutcomeFound,
 			reasonHas: []string{"linked: listen.backlog 511 -> 4096 (commit 9d78ccb", "skins/site.css (commit 0c55aa1): a file change",
 				"env.DB_PASSWORD REDACTED -> REDACTED (commit 7e57c0d): no known failure mechanism", "README.md"},
 			summaryHas: []string{
@@ -116,6 +119,57 @@ func TestRankChanges(t *testing.T) {
 			},
 			facts0: map[string]float64{"old_value": 511, "new_value": 4096, "wait_before_s": 9.58, "wait_after_s": 76.8,
 				"health_timeout_s": 10, "queue_passed_old_cap": 1, "hours_before_onset": 2.63, "risk_direction": 1, "linked": 1},
+			absent: []string{"client_timeout_s"},
+		},
+		{
+			// A change log written by a person: "4,096" is the same 4,096 a
+			// pool file writes, with the same arithmetic and facts.
+			name:       "a value grouped by thousands reads as the number",
+			changes:    []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.New = "4,096" })},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      ccFacts(ccRefQueue),
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s health timeout (it held 9.6 s before)", "reached 4,096 at 02:30"},
+			facts0:     map[string]float64{"old_value": 511, "new_value": 4096, "wait_after_s": 76.8, "risk_direction": 1},
+		},
+		{
+			// php-fpm refuses "4k" in a pool file: reading it as 4,096 (or
+			// 4,000) would blame the change with arithmetic on a guess.
+			name:       "a unit on a count is no number: no arithmetic, direction unknown",
+			changes:    []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.New = "4k" })},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      ccFacts(ccRefQueue),
+			want:       []string{"listen.backlog candidate"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"The values are not numbers: no arithmetic.", "Which way this change moved the risk is not known"},
+			facts0:     map[string]float64{"old_value": 511, "risk_direction": 0},
+			absent:     []string{"new_value", "wait_after_s"},
+		},
+		{
+			// No timeout can fail a queued check (the silent wedge): the wait
+			// is held against the clients' timeout, and the facts say so;
+			// no health timeout of 0 is made up.
+			name:       "no health timeout: the client timeout is the limit, and stated as such",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s client timeout (it held 9.6 s before)"},
+			facts0:     map[string]float64{"client_timeout_s": 10, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s"},
+		},
+		{
+			name:       "no timeout known at all: no limit is stated",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work (it held 9.6 s before)"},
+			facts0:     map[string]float64{"wait_before_s": 9.58, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s", "client_timeout_s"},
 		},
 		{
 			name:       "fixed: 4096 -> 64 lowers the risk",
@@ -278,6 +332,7 @@ func TestRankChanges(t *testing.T) {
 		reasonHas  []string
 		summaryHas []string
 		facts0     map[string]float64
+		absent     []string
 	}{
 		{
 			name:     "a deploy without a setting before a service-time rise is named by its subject, a candidate",
@@ -342,6 +397,11 @@ func TestRankChanges(t *testing.T) {
 			for k, v := range tt.facts0 {
 				if g, ok := FactMap(got[0].Facts)[k]; !ok || math.Abs(g-v) > 0.01 {
 					t.Errorf("fact %s = %v (present %v), want %v", k, g, ok, v)
+				}
+			}
+			for _, k := range tt.absent {
+				if g, ok := FactMap(got[0].Facts)[k]; ok {
+					t.Errorf("fact %s = %v stated, want it absent (not measured)", k, g)
 				}
 			}
 		})

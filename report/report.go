@@ -124,7 +124,8 @@ type Impact struct {
 
 // Moment is one timeline row.
 type Moment struct {
-	// Time is when it happened (RFC3339; rendered in the window's zone).
+	// Time is when it happened (RFC3339 in UTC, as every time of
+	// report.json; the prose renders it in the window's zone).
 	Time time.Time `json:"time"`
 	// Text says what happened, in English.
 	Text string `json:"text"`
@@ -247,4 +248,28 @@ func (r *Report) normalize() {
 		r.Impact.Caveats = []string{}
 	}
 	r.Evidence.normalize()
+	r.utcTimes()
+}
+
+// utcTimes writes every time of report.json in UTC ("Z"), the rule the
+// findings, the impact and the evidence already follow (detect states its
+// times in UTC); window.tz names the zone the prose prints them in. The
+// changes keep the offset their source wrote (a changes.yaml in +09:00, a
+// commit's author date), so they, the findings' copies of them and the
+// timeline moments taken from them are converted here, at the one place
+// report.json is written from.
+func (r *Report) utcTimes() {
+	for i := range r.Timeline {
+		r.Timeline[i].Time = r.Timeline[i].Time.UTC()
+	}
+	for i := range r.Changes {
+		r.Changes[i].Time = r.Changes[i].Time.UTC()
+	}
+	for i := range r.Findings {
+		if c := r.Findings[i].Change; c != nil && c.Time.Location() != time.UTC {
+			utc := *c
+			utc.Time = c.Time.UTC()
+			r.Findings[i].Change = &utc
+		}
+	}
 }
