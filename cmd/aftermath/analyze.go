@@ -130,12 +130,12 @@ source given that holds no usable evidence (nothing parsed, or nothing inside
 the window): no report is written then.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
+			in, d, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			return analyzeAndWrite(cmd, in, f.out, f.format, f.lang)
+			return analyzeAndWrite(cmd, in, d, f.out, f.format, f.lang)
 		},
 	}
 	fl := cmd.Flags()
@@ -157,42 +157,44 @@ the window): no report is written then.`,
 }
 
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
-// a temporary bundle (cleanup removes it).
-func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, func(), error) {
+// a temporary bundle (cleanup removes it; d is its analysis when its second
+// passes made one, see liveInputs).
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, *detected, func(), error) {
+	offlineInputs := func() (*ingest.Inputs, *detected, func(), error) {
+		in, cleanup, err := f.offlineInputs(stdin)
+		return in, nil, cleanup, err
+	}
 	if !slices.Contains(report.Langs, f.lang) {
-		return nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
+		return nil, nil, nil, usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
 	for _, format := range f.format {
 		if !slices.Contains(report.Formats, format) {
-			return nil, nil, usageErrorf("--format %q: one of %s", format, strings.Join(report.Formats, ", "))
+			return nil, nil, nil, usageErrorf("--format %q: one of %s", format, strings.Join(report.Formats, ", "))
 		}
 	}
 	if f.tz != "" {
 		if _, err := time.LoadLocation(f.tz); err != nil {
-			return nil, nil, usageErrorf("--tz: %v", err)
+			return nil, nil, nil, usageErrorf("--tz: %v", err)
 		}
 	}
 	offline := f.bundle != "" || len(f.access) > 0 || len(f.metrics) > 0
 	if f.config != "" || f.since != 0 || (!offline && f.from != "") {
 		if offline {
 			if f.since != 0 {
-				return nil, nil, usageErrorf("--since fetches live evidence: not with --bundle, --access or --metrics (give --from and --to, or nothing for the logs' own span)")
+				return nil, nil, nil, usageErrorf("--since fetches live evidence: not with --bundle, --access or --metrics (give --from and --to, or nothing for the logs' own span)")
 			}
-			return f.offlineInputs(stdin)
+			return offlineInputs()
 		}
-		in, cleanup, err := liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr)
-		if err != nil {
-			return nil, nil, err
-		}
-		in.Changes = append(in.Changes, f.changes...)
-		if f.tz != "" {
-			in.Manifest.Timezone = f.tz
-		}
-		f.site.apply(&in.Manifest.Site)
-		in.DurationFormat = string(f.durFmt)
-		return in, cleanup, nil
+		return liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr, func(in *ingest.Inputs) {
+			in.Changes = append(in.Changes, f.changes...)
+			if f.tz != "" {
+				in.Manifest.Timezone = f.tz
+			}
+			f.site.apply(&in.Manifest.Site)
+			in.DurationFormat = string(f.durFmt)
+		})
 	}
-	return f.offlineInputs(stdin)
+	return offlineInputs()
 }
 
 // offlineInputs reads a bundle or the files named on the command line, with
@@ -442,11 +444,14 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
 // summary. The error carries exit code 1 when the evidence was incomplete.
-func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, out string, formats []string, lang string) error {
+func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *detected, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
+		if d != nil {
+			d.loaded.Close()
+		}
 		return &exitError{code: exitUsage, err: err}
 	}
-	a, err := analyzeInputs(cmd.Context(), *in)
+	a, err := analyzeInputs(cmd.Context(), *in, d)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {

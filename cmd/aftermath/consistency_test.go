@@ -443,7 +443,7 @@ func analyzeScenario(t *testing.T, scenario string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := analyzeInputs(ctx, ingest.FromBundle(bd))
+	a, err := analyzeInputs(ctx, ingest.FromBundle(bd), nil)
 	if err != nil {
 		t.Fatalf("analyze %s: %v", scenario, err)
 	}

@@ -58,7 +58,7 @@ func newDemoCmd() *cobra.Command {
 			}
 			in := ingest.FromBundle(b)
 			fmt.Fprintf(cmd.OutOrStdout(), "analyzing the sample incident (%s)\n", b.Manifest.Generator)
-			return analyzeAndWrite(cmd, &in, out, report.Formats, lang)
+			return analyzeAndWrite(cmd, &in, nil, out, report.Formats, lang)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "aftermath-demo", "output directory")

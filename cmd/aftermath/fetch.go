@@ -77,7 +77,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			prog.close()
 			printNotes(stderr, notes, f.quiet)
 			if err == nil {
-				if err = secondPasses(ctx, cfg, f.out); err == nil {
+				if _, err = secondPasses(ctx, cfg, f.out, ingest.FromBundle, false); err == nil {
 					m, err = bundle.ReadManifest(filepath.Join(f.out, bundle.ManifestFile))
 				}
 			}
@@ -106,55 +106,69 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 
 // liveInputs fetches the window from the live sources of configPath into a
 // temporary bundle and returns its inputs, exactly as `analyze --bundle`
-// would read them. cleanup removes the bundle; call it when the analysis is
-// done. Progress and the fetch's warnings go to stderr (progress only when it
-// is a terminal). A partial fetch is not an error: bundle.yaml marks what is
-// incomplete and the analysis reports it.
-func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer) (in *ingest.Inputs, cleanup func(), err error) {
+// would read them, after adjust (may be nil: the caller's overrides). When
+// the fetch was pushed down, its second passes analyze the bundle, and d is
+// the analysis of the inputs returned (for analyzeInputs, which closes it);
+// otherwise d is nil. cleanup removes the bundle; call it when the analysis
+// is done. Progress and the fetch's warnings go to stderr (progress only when
+// it is a terminal). A partial fetch is not an error: bundle.yaml marks what
+// is incomplete and the analysis reports it.
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer, adjust func(*ingest.Inputs)) (in *ingest.Inputs, d *detected, cleanup func(), err error) {
 	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	fromT, toT, err := liveWindow(since, from, to, time.Now(), configZone(cfg, tz))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dir, err := os.MkdirTemp("", "aftermath-live-")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgressPrinter(stderr, true)
-	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, filepath.Join(dir, "bundle"), prog.report)
+	bdir := filepath.Join(dir, "bundle")
+	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, bdir, prog.report)
 	prog.close()
 	printNotes(stderr, notes, true)
+	inputsOf := func(b *bundle.Bundle) ingest.Inputs {
+		inputs := ingest.FromBundle(b)
+		inputs.Notes = append(inputs.Notes, cfg.Warnings...)
+		// The bundle is temporary: messages name what was fetched, not where.
+		inputs.Names = map[string]string{}
+		for _, q := range b.Manifest.Queries {
+			if q.File != "" && q.Query != "" {
+				inputs.Names[filepath.Join(b.Dir, q.File)] = q.Source + " " + q.Query
+			}
+		}
+		if adjust != nil {
+			adjust(&inputs)
+		}
+		return inputs
+	}
 	if err == nil {
-		err = secondPasses(sctx, cfg, filepath.Join(dir, "bundle"))
+		d, err = secondPasses(sctx, cfg, bdir, inputsOf, true)
 	}
 	if err != nil {
 		cleanup()
 		if errors.Is(err, context.Canceled) {
-			return nil, nil, &exitError{code: exitIncomplete, err: err}
+			return nil, nil, nil, &exitError{code: exitIncomplete, err: err}
 		}
-		return nil, nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	b, err := bundle.Open(filepath.Join(dir, "bundle"))
+	b, err := bundle.Open(bdir)
 	if err != nil {
-		cleanup()
-		return nil, nil, &exitError{code: exitUsage, err: err}
-	}
-	inputs := ingest.FromBundle(b)
-	inputs.Notes = append(inputs.Notes, cfg.Warnings...)
-	// The bundle is temporary: messages name what was fetched, not where.
-	inputs.Names = map[string]string{}
-	for _, q := range b.Manifest.Queries {
-		if q.File != "" && q.Query != "" {
-			inputs.Names[filepath.Join(b.Dir, q.File)] = q.Source + " " + q.Query
+		if d != nil {
+			d.loaded.Close()
 		}
+		cleanup()
+		return nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	return &inputs, cleanup, nil
+	inputs := inputsOf(b)
+	return &inputs, d, cleanup, nil
 }
 
 // loadLiveConfig reads --config, or ./aftermath.yaml when it is not given.

@@ -286,12 +286,12 @@ func TestFetchCommand(t *testing.T) {
 func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis {
 	t.Helper()
 	var stderr bytes.Buffer
-	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
+	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	a, err := analyzeInputs(context.Background(), *in)
+	a, err := analyzeInputs(context.Background(), *in, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,14 +305,14 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	// A misspelt key reaches the report's data_quality, not only stderr.
 	appendConfig(t, config, "pushdown_afer: 3h\n")
 	var stderr bytes.Buffer
-	in, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr)
+	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(in.Access) != 1 || len(in.Metrics) != 1 || in.Manifest.Timezone != "Asia/Seoul" || !in.Manifest.Window.From.Equal(from) {
 		t.Fatalf("inputs %+v", in)
 	}
-	rep, err := analyzeInputs(context.Background(), *in)
+	rep, err := analyzeInputs(context.Background(), *in, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,10 +332,10 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 		t.Errorf("cleanup left %s", dir)
 	}
 
-	if _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", "", &stderr); exitCode(err) != exitUsage {
+	if _, _, _, err := liveInputs(context.Background(), config, time.Hour, from.Format(time.RFC3339), "", "", &stderr, nil); exitCode(err) != exitUsage {
 		t.Errorf("--since with --from: %v", err)
 	}
-	if _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", "", &stderr); exitCode(err) != exitUsage {
+	if _, _, _, err := liveInputs(context.Background(), filepath.Join(t.TempDir(), "none.yaml"), time.Hour, "", "", "", &stderr, nil); exitCode(err) != exitUsage {
 		t.Errorf("missing configuration: %v", err)
 	}
 }

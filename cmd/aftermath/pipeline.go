@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,10 +23,15 @@ type analysis struct {
 }
 
 // analyzeInputs runs the pipeline sources -> detect -> (rules, report) on in.
-func analyzeInputs(ctx context.Context, in ingest.Inputs) (*analysis, error) {
-	d, err := loadAndDetect(ctx, in)
-	if err != nil {
-		return nil, err
+// d, when not nil, is in already loaded and detected (loadAndDetect: the last
+// analysis of a live fetch's second passes), which is not done again;
+// analyzeInputs closes it.
+func analyzeInputs(ctx context.Context, in ingest.Inputs, d *detected) (*analysis, error) {
+	if d == nil {
+		var err error
+		if d, err = loadAndDetect(ctx, in); err != nil {
+			return nil, err
+		}
 	}
 	defer d.loaded.Close()
 	rep, err := report.Build(ctx, d.loaded, d.ev, d.res, d.tz)
@@ -55,9 +59,29 @@ type detected struct {
 }
 
 // loadAndDetect loads in (keeping the requests for the rules, which read them
-// again) in the bundle's time zone, adds the notes a live bundle's manifest
-// carries, and runs every detector. The caller closes d.loaded.
+// again) and runs every detector on it (detectInputs). The caller closes
+// d.loaded.
 func loadAndDetect(ctx context.Context, in ingest.Inputs) (*detected, error) {
+	// The rules read the requests again: kept in a spill, they are not parsed twice.
+	in.KeepRequests = true
+	return detectInputs(ctx, in)
+}
+
+// runDetectors is detect.Run; a test counts the runs through it.
+var runDetectors = detect.Run
+
+// unusableEvidence lists the sources given but unusable
+// (ingest.Loaded.NoEvidence), one message each.
+type unusableEvidence []string
+
+func (u unusableEvidence) Error() string { return strings.Join(u, "\n") }
+
+// detectInputs loads in in the bundle's time zone, adds the notes a live
+// bundle's manifest carries, and runs every detector. A source given but
+// unusable is not a quiet site: no detector runs, and the error (an
+// unusableEvidence) makes the caller exit 2 with what was read. The caller
+// closes d.loaded.
+func detectInputs(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	tz := in.Manifest.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -66,22 +90,18 @@ func loadAndDetect(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", tz, err)
 	}
-	// The rules read the requests again: kept in a spill, they are not parsed twice.
-	in.KeepRequests = true
 	loaded, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
 	if err != nil {
 		return nil, err
 	}
 	if len(loaded.NoEvidence) > 0 {
-		// A source given but unusable is not a quiet site: no report is
-		// written, and the caller exits 2 with what was read.
 		loaded.Close()
-		return nil, &exitError{code: exitUsage, err: errors.New(strings.Join(loaded.NoEvidence, "\n"))}
+		return nil, &exitError{code: exitUsage, err: unusableEvidence(loaded.NoEvidence)}
 	}
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
 	ev := detect.EvidenceOf(loaded)
-	res, err := detect.Run(ctx, ev, detect.Detectors())
+	res, err := runDetectors(ctx, ev, detect.Detectors())
 	if err != nil {
 		loaded.Close()
 		return nil, err

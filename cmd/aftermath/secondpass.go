@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -13,59 +13,71 @@ import (
 )
 
 // secondPasses completes a pushed-down bundle at dir where the analysis
-// needs it: it runs the detectors on the bundle and, while a failing
-// stretch's edge or the start of a crawler whose lines were not all read
-// lies next to minutes that were only counted, pulls those minutes
-// (live.SecondPass, bounded) and looks again. A bundle that was not pushed
-// down is left alone.
-func secondPasses(ctx context.Context, cfg *live.Config, dir string) error {
-	for range live.MaxSecondPasses {
+// needs it: it analyzes the bundle (the inputs inputsOf makes of it) and,
+// while a failing stretch's edge or the start of a crawler whose lines were
+// not all read lies next to minutes that were only counted, pulls those
+// minutes (live.SecondPass, bounded) and analyzes again: each pass may move
+// an edge onto minutes still counted, which only a new analysis shows. A
+// bundle that was not pushed down is left alone.
+//
+// With final, the analysis of the bundle as the passes leave it is returned
+// (loaded and detected as loadAndDetect does, for analyzeInputs): the last
+// pass's own analysis when it pulled nothing, so the detectors run once per
+// state of the bundle, never twice on the same. Without final (fetch, which
+// analyzes nothing) it returns nil, and the bundle is not analyzed after the
+// last pass. A nil result with final means the caller analyzes: the bundle
+// was not pushed down, or analyze would refuse it.
+func secondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) ingest.Inputs, final bool) (*detected, error) {
+	for pass := 0; ; pass++ {
+		if pass == live.MaxSecondPasses && !final {
+			return nil, nil
+		}
 		b, err := bundle.Open(dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if b.Manifest.Pushdown == nil {
-			return nil
+			return nil, nil
 		}
-		edges, err := edgesOf(ctx, b)
-		if err != nil {
-			return err
+		in := inputsOf(b)
+		var d *detected
+		if final {
+			d, err = loadAndDetect(ctx, in)
+		} else {
+			d, err = detectInputs(ctx, in)
 		}
-		n, err := live.SecondPass(ctx, cfg, dir, edges)
+		if errors.As(err, new(unusableEvidence)) {
+			// No second pass can make it usable; analyze says why.
+			return nil, nil
+		}
 		if err != nil {
-			return fmt.Errorf("pushdown's second pass: %w", err)
+			return nil, err
+		}
+		if pass == live.MaxSecondPasses {
+			return d, nil
+		}
+		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.res))
+		if err != nil {
+			d.loaded.Close()
+			return nil, fmt.Errorf("pushdown's second pass: %w", err)
 		}
 		if n == 0 {
-			return nil
+			if !final {
+				d.loaded.Close()
+				return nil, nil
+			}
+			return d, nil
 		}
+		d.loaded.Close()
 	}
-	return nil
 }
 
-// edgesOf analyzes the bundle and returns where its failing stretches begin
-// (their onset and first failing minute) and end, and where each crawler
-// whose start is estimated (its lines were read only in some minutes)
-// starts: what a minute only counted could have moved.
-func edgesOf(ctx context.Context, b *bundle.Bundle) (live.Edges, error) {
+// edgesOf returns where an analysis's failing stretches begin (their onset
+// and first failing minute) and end, and where each crawler whose start is
+// estimated (its lines were read only in some minutes) starts: what a minute
+// only counted could have moved.
+func edgesOf(res *detect.Result) live.Edges {
 	var edges live.Edges
-	loc := time.UTC
-	if tz := b.Manifest.Timezone; tz != "" {
-		l, err := time.LoadLocation(tz)
-		if err != nil {
-			return edges, fmt.Errorf("time zone %q: %w", tz, err)
-		}
-		loc = l
-	}
-	loaded, err := ingest.Load(ctx, ingest.FromBundle(b), loc, detect.NewAggregate)
-	if err != nil {
-		return edges, err
-	}
-	defer loaded.Close()
-	ev := detect.EvidenceOf(loaded)
-	res, err := detect.Run(ctx, ev, detect.Detectors())
-	if err != nil {
-		return edges, err
-	}
 	if inc := res.Incidents; inc != nil {
 		for _, in := range inc.List {
 			edges.Starts = append(edges.Starts, in.Onset, in.Start)
@@ -79,5 +91,5 @@ func edgesOf(ctx context.Context, b *bundle.Bundle) (live.Edges, error) {
 			}
 		}
 	}
-	return edges, nil
+	return edges
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,7 +105,20 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 		return nil
 	}
 
+	// The detectors run once per state of the bundle: once for the full
+	// pull, and under pushdown once before the passes and once after each
+	// pass that pulled minutes; the analysis of the last state is the
+	// report's (before, a pass that pulled nothing was followed by one more
+	// run on the same bundle).
+	runs := 0
+	runDetectors = func(ctx context.Context, ev *detect.Evidence, ds []detect.Detector) (*detect.Result, error) {
+		runs++
+		return detect.Run(ctx, ev, ds)
+	}
+	t.Cleanup(func() { runDetectors = detect.Run })
 	full := run(t, "48h")
+	fullRuns := runs
+	runs = 0
 	pushed := run(t, "3h")
 	fc, pc := crawlerOf(t, full), crawlerOf(t, pushed)
 	// The crawl is said to start where its rise runs into the incident
@@ -129,11 +143,18 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	if pd == nil || len(pd.SecondPasses) == 0 || len(pd.SecondPasses) > live.MaxSecondPasses || pd.SecondPassMaxPasses != live.MaxSecondPasses {
 		t.Fatalf("evidence.pushdown: %+v, want 1 to %d second passes", pd, live.MaxSecondPasses)
 	}
+	if pd.BaselineSampleBlocks != live.DefaultBaselineSampleBlocks || pd.BaselineSampleBlockMinutes != int(live.DefaultBaselineSampleBlock/time.Minute) {
+		t.Errorf("evidence.pushdown: baseline sample of %d blocks of %d minutes, want the defaults", pd.BaselineSampleBlocks, pd.BaselineSampleBlockMinutes)
+	}
 	for i, p := range pd.SecondPasses {
 		if p.Failed != "" || p.Minutes == 0 || p.Minutes > pd.SecondPassMaxMinutes || p.Lines == 0 {
 			t.Errorf("second pass %d: %+v", i+1, p)
 		}
 	}
+	if fullRuns != 1 || runs != 1+len(pd.SecondPasses) {
+		t.Errorf("detector runs: %d for the full pull, %d for the pushdown with %d second passes; want 1 and %d", fullRuns, runs, len(pd.SecondPasses), 1+len(pd.SecondPasses))
+	}
+	t.Logf("detector runs: full pull %d, pushdown %d (%d second passes)", fullRuns, runs, len(pd.SecondPasses))
 	t.Logf("pushdown: %d of %d bytes in %d requests; second passes %+v", pd.PulledBytes, pd.FullBytes, pd.Requests, pd.SecondPasses)
 	// Its lines were read only where something stood out: the figures stay
 	// marked, in report.json and beside the finding in the postmortem.

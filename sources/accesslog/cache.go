@@ -6,6 +6,29 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
+// The words the cache verdict reads, exported so that a count made elsewhere
+// (Loki's, under pushdown) is built from the same rule.
+const (
+	// The response headers a cache writes, matched case-insensitively.
+	CacheStatusHeader = "Cache-Status" // RFC 9211
+	XCacheHeader      = "X-Cache"      // Varnish, Squid, CDNs
+	AgeHeader         = "Age"          // RFC 9111
+	// CacheStatusHit is the Cache-Status parameter saying a cache served a
+	// stored response (bare, hit=?1, or with a quoted value).
+	CacheStatusHit = "hit"
+	// CacheStatusKey and CacheStatusDetail are the Cache-Status parameters
+	// whose bare value holds the requested URL: nothing after one is read.
+	CacheStatusKey    = "key"
+	CacheStatusDetail = "detail"
+	// An X-Cache entry whose first word (upper-cased, at most XCacheMaxWord
+	// bytes) holds XCacheHit, or is XCacheStale or XCacheUpdating, says a
+	// stored response was served.
+	XCacheHit      = "HIT"
+	XCacheStale    = "STALE"
+	XCacheUpdating = "UPDATING"
+	XCacheMaxWord  = 32
+)
+
 // cacheEvidence collects what a line's response headers say about a cache in
 // front of PHP. Both parsers feed it the values of Cache-Status (RFC 9211),
 // X-Cache (Varnish, Squid, CDNs) and Age, in any order and any number of
@@ -30,16 +53,16 @@ func (c cacheEvidence) verdict() sources.Cache {
 // cacheHeader tells which cache header a response header name is (0: none).
 func cacheHeader(name []byte) byte {
 	switch len(name) {
-	case len("Cache-Status"):
-		if equalFold(name, "Cache-Status") {
+	case len(CacheStatusHeader):
+		if equalFold(name, CacheStatusHeader) {
 			return 's'
 		}
-	case len("X-Cache"):
-		if equalFold(name, "X-Cache") {
+	case len(XCacheHeader):
+		if equalFold(name, XCacheHeader) {
 			return 'x'
 		}
-	case len("Age"):
-		if equalFold(name, "Age") {
+	case len(AgeHeader):
+		if equalFold(name, AgeHeader) {
 			return 'a'
 		}
 	}
@@ -128,14 +151,14 @@ func (c *cacheEvidence) cacheStatus(v []byte) {
 						return
 					}
 				} else {
-					if equalFold(name, "key") || equalFold(name, "detail") {
+					if equalFold(name, CacheStatusKey) || equalFold(name, CacheStatusDetail) {
 						return
 					}
 					val = bare()
 				}
 			}
 			switch {
-			case equalFold(name, "hit") && (val == nil || string(val) == "?1"):
+			case equalFold(name, CacheStatusHit) && (val == nil || string(val) == "?1"):
 				c.hit = true
 			case equalFold(name, "fwd"):
 				c.miss = true
@@ -158,7 +181,7 @@ func (c *cacheEvidence) xCache(v []byte) {
 		if i := bytes.IndexAny(word, " \t"); i >= 0 {
 			word = word[:i]
 		}
-		var up [32]byte
+		var up [XCacheMaxWord]byte
 		if len(word) > len(up) {
 			continue
 		}
@@ -172,7 +195,7 @@ func (c *cacheEvidence) xCache(v []byte) {
 		switch {
 		// Served from the store, stale or while it refreshes (nginx's
 		// STALE and UPDATING): the origin did not answer this request.
-		case bytes.Contains(w, []byte("HIT")), bytes.Equal(w, []byte("STALE")), bytes.Equal(w, []byte("UPDATING")):
+		case bytes.Contains(w, []byte(XCacheHit)), bytes.Equal(w, []byte(XCacheStale)), bytes.Equal(w, []byte(XCacheUpdating)):
 			c.hit = true
 		// Went to the origin: a miss, a pass or bypass, an expired entry
 		// refetched, a revalidation the origin answered.

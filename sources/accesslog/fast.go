@@ -644,7 +644,7 @@ func fastRespHeaders(sc *scan, f *fastLine) bool {
 		if !kok || esc {
 			return false
 		}
-		if len(k) == len("Via") && equalFold(k, "Via") || len(k) == len("X-Powered-By") && equalFold(k, "X-Powered-By") {
+		if len(k) == len(ViaHeader) && equalFold(k, ViaHeader) || len(k) == len(PoweredByHeader) && equalFold(k, PoweredByHeader) {
 			f.upstream = true
 		}
 		if which := cacheHeader(k); which != 0 {
@@ -765,7 +765,7 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 	r.Origin = sources.OriginUnknown
 	if f.hasResp {
 		r.Cache = f.cache.verdict()
-		r.Origin = originOf(f.upstream, r.Status, r.Cache)
+		r.Origin = OriginOf(f.upstream, r.Status, r.Cache)
 	}
 	if viaAddr {
 		lp.counts.remoteAddr++

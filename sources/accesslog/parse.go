@@ -427,7 +427,7 @@ func origin(rh *fastjson.Value, status int) (sources.Origin, sources.Cache) {
 	upstream := false
 	var cache cacheEvidence
 	h.Visit(func(k []byte, v *fastjson.Value) {
-		if bytes.EqualFold(k, []byte("Via")) || bytes.EqualFold(k, []byte("X-Powered-By")) {
+		if bytes.EqualFold(k, []byte(ViaHeader)) || bytes.EqualFold(k, []byte(PoweredByHeader)) {
 			upstream = true
 		}
 		if which := cacheHeader(k); which != 0 {
@@ -437,13 +437,21 @@ func origin(rh *fastjson.Value, status int) (sources.Origin, sources.Cache) {
 		}
 	})
 	verdict := cache.verdict()
-	return originOf(upstream, status, verdict), verdict
+	return OriginOf(upstream, status, verdict), verdict
 }
 
-// originOf tells who answered a line with response headers, by whether they
-// carry PHP's marks (upstream), by status and by the cache's verdict. Both
-// parsers decide with it.
-func originOf(upstream bool, status int, cache sources.Cache) sources.Origin {
+// The response headers that mark PHP's answers, matched case-insensitively:
+// Caddy's reverse proxy adds Via, PHP adds X-Powered-By.
+const (
+	ViaHeader       = "Via"
+	PoweredByHeader = "X-Powered-By"
+)
+
+// OriginOf tells who answered a line with response headers, by whether they
+// carry PHP's marks (upstream: ViaHeader or PoweredByHeader), by status and
+// by the cache's verdict. Both parsers decide with it, and so does a count
+// made elsewhere that must place a line as they do (Loki's, under pushdown).
+func OriginOf(upstream bool, status int, cache sources.Cache) sources.Origin {
 	switch {
 	case cache == sources.CacheHit && status < 500:
 		// A cache answered from its store. It replays the headers PHP

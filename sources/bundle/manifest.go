@@ -121,6 +121,13 @@ type PushdownCost struct {
 	// how many of them were pulled raw (the rest were counted in Loki).
 	BaselineMinutes int `yaml:"baseline_minutes" json:"baseline_minutes"`
 	BaselineSampled int `yaml:"baseline_sampled_minutes" json:"baseline_sampled_minutes"`
+	// BaselineSampleBlocks and BaselineSampleBlockMinutes are how the sample
+	// was taken (the fetch's pushdown.baseline_sample_blocks and
+	// baseline_sample_block): that many stretches of that many minutes,
+	// spread over the baseline; absent from bundles fetched before the
+	// setting existed (which took 3 of 10).
+	BaselineSampleBlocks       int `yaml:"baseline_sample_blocks,omitempty" json:"baseline_sample_blocks,omitempty"`
+	BaselineSampleBlockMinutes int `yaml:"baseline_sample_block_minutes,omitempty" json:"baseline_sample_block_minutes,omitempty"`
 	// SecondPassMaxPasses and SecondPassMaxMinutes bound the second passes:
 	// how many an analysis may make and how many minutes each may pull.
 	SecondPassMaxPasses  int `yaml:"second_pass_max_passes" json:"second_pass_max_passes"`

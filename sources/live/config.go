@@ -19,6 +19,12 @@ const (
 	DefaultPushdownAfter  = 3 * time.Hour
 	DefaultPushdownFactor = 3.0
 	DefaultPushdownMargin = 10 * time.Minute
+	// DefaultBaselineSampleBlocks blocks of DefaultBaselineSampleBlock each
+	// are the baseline's raw sample under pushdown: half an hour, enough
+	// fingerprints, latencies and route costs for the detectors' baseline at a
+	// sixth of a 3 h baseline's lines.
+	DefaultBaselineSampleBlocks = 3
+	DefaultBaselineSampleBlock  = 10 * time.Minute
 )
 
 // Environment variables for Prometheus credentials (Loki's are logcli's:
@@ -84,6 +90,14 @@ type Pushdown struct {
 	// Margin is how much time around each flagged minute is pulled as well,
 	// on both sides, so onsets and recoveries are read. Default 10m.
 	Margin *Duration `yaml:"margin"`
+	// BaselineSampleBlocks and BaselineSampleBlock are the baseline's raw
+	// sample: that many stretches of that length, spread evenly over the
+	// baseline, the last one ending at the window (the rest of the baseline is
+	// counted in Loki). A baseline no longer than the sample is pulled whole.
+	// Default 3 blocks of 10m; at least 1 block of at least 1m, in whole
+	// minutes.
+	BaselineSampleBlocks *int      `yaml:"baseline_sample_blocks"`
+	BaselineSampleBlock  *Duration `yaml:"baseline_sample_block"`
 }
 
 // Changes names configuration history for the config_change detector.
@@ -113,6 +127,15 @@ func (p Pushdown) factor() float64 {
 }
 
 func (p Pushdown) margin() time.Duration { return p.Margin.or(DefaultPushdownMargin) }
+
+// baselineSample is the sample of the baseline pulled raw, with its defaults.
+func (p Pushdown) baselineSample() baselineSampling {
+	s := baselineSampling{blocks: DefaultBaselineSampleBlocks, block: int(p.BaselineSampleBlock.or(DefaultBaselineSampleBlock) / time.Minute)}
+	if p.BaselineSampleBlocks != nil {
+		s.blocks = *p.BaselineSampleBlocks
+	}
+	return s
+}
 
 // Location is the time zone (UTC when none is set).
 func (c *Config) Location() (*time.Location, error) {
@@ -216,6 +239,14 @@ func (c *Config) validate() error {
 	}
 	if f := c.Pushdown.Factor; f != 0 && (f < 1 || f != f) {
 		return keyErr("pushdown.factor", "%g: must be at least 1", f)
+	}
+	// The detectors need raw lines of the baseline (fingerprints, latencies,
+	// route costs): a sample of nothing would leave them without.
+	if n := c.Pushdown.BaselineSampleBlocks; n != nil && *n < 1 {
+		return keyErr("pushdown.baseline_sample_blocks", "%d: must be at least 1", *n)
+	}
+	if d := c.Pushdown.BaselineSampleBlock; d != nil && (*d < Duration(time.Minute) || time.Duration(*d)%time.Minute != 0) {
+		return keyErr("pushdown.baseline_sample_block", "%s: must be at least 1m, in whole minutes", time.Duration(*d))
 	}
 	s := c.Site
 	for key, v := range map[string]float64{"site.workers": float64(s.Workers), "site.backlog": float64(s.Backlog),

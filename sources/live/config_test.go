@@ -44,6 +44,10 @@ func TestExampleConfigLoads(t *testing.T) {
 	if c.BaselineDuration() != 3*time.Hour || c.PushdownAfterDuration() != 3*time.Hour || c.Pushdown.factor() != 3 || c.Pushdown.margin() != 10*time.Minute {
 		t.Errorf("durations: baseline %v pushdown_after %v", c.BaselineDuration(), c.PushdownAfterDuration())
 	}
+	if s := c.Pushdown.baselineSample(); s != (baselineSampling{blocks: DefaultBaselineSampleBlocks, block: int(DefaultBaselineSampleBlock / time.Minute)}) ||
+		c.Pushdown.BaselineSampleBlocks == nil || c.Pushdown.BaselineSampleBlock == nil {
+		t.Errorf("the example's baseline sample %+v is not spelled out as the defaults", s)
+	}
 	if c.Loki == nil || c.Loki.Selector != `{job="caddy", host="wiki"}` || len(c.Loki.Logs) != 2 || c.Loki.SplitBy.or(0) != time.Hour {
 		t.Errorf("loki: %+v", c.Loki)
 	}
@@ -149,6 +153,26 @@ func TestLoadErrors(t *testing.T) {
 			name: "negative site fact",
 			doc:  "site:\n  workers: -1\nprometheus:\n  url: http://p:9090\n",
 			want: []string{"aftermath.yaml:2: site.workers: must not be negative"},
+		},
+		{
+			name: "a baseline sample of no block",
+			doc:  "pushdown:\n  baseline_sample_blocks: 0\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:2: pushdown.baseline_sample_blocks: 0: must be at least 1"},
+		},
+		{
+			name: "a baseline sample block shorter than a minute",
+			doc:  "pushdown:\n  baseline_sample_block: 30s\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:2: pushdown.baseline_sample_block: 30s: must be at least 1m, in whole minutes"},
+		},
+		{
+			name: "a baseline sample block in part minutes",
+			doc:  "pushdown:\n  baseline_sample_block: 90s\nprometheus:\n  url: http://p:9090\n",
+			want: []string{"aftermath.yaml:2: pushdown.baseline_sample_block: 1m30s: must be at least 1m, in whole minutes"},
+		},
+		{
+			name: "a baseline sample of many blocks, not a number",
+			doc:  "pushdown:\n  baseline_sample_blocks: many\nprometheus:\n  url: http://p:9090\n",
+			want: []string{`aftermath.yaml:2: pushdown.baseline_sample_blocks: "many" is not a whole number`},
 		},
 		{
 			name: "syntax error",

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
 
@@ -140,40 +139,31 @@ const FamiliesFile = "access/loki-families.log.gz"
 // warning: a client that rose slowly is then seen only in the minutes that
 // stood out.
 func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, totals []int64, windowStart int, factor float64, cost *Progress) ([]string, []float64) {
-	q := familyCountQuery(query)
-	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
-	cost.Requests += int64(mv.Requests)
-	cost.WireBytes += mv.WireBytes
-	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, Series: len(mv.Series), Complete: err == nil,
-		Note: fmt.Sprintf("per-minute counts of each client family (agent/language), computed in Loki to choose the families to pull, %d requests, %d response bytes", mv.Requests, mv.WireBytes)}
-	if err == nil {
-		for _, s := range mv.Series {
-			if len(s.Values) != len(totals) {
-				err = fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(totals))
-				break
+	var fams []string
+	counts := map[string][]float64{}
+	err := f.computeInLoki(ctx, c, familyCountQuery(query), f.start, f.to, "",
+		"per-minute counts of each client family (agent/language), computed in Loki to choose the families to pull", cost,
+		func(mv loki.MinuteValues) (string, error) {
+			for _, s := range mv.Series {
+				if len(s.Values) != len(totals) {
+					return "", fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(totals))
+				}
+				counts[s.Metric[familyLabel]] = s.Values
 			}
-		}
-	}
+			fams = flagFamilies(counts, totals, windowStart, factor)
+			if len(fams) == 0 {
+				return "; no family stood out", nil
+			}
+			return "; pulled across the window: " + strings.Join(fams, ", "), nil
+		})
 	if err != nil {
-		rec.Complete, rec.Failed = false, true
-		rec.Note += "; failed: " + err.Error()
-		f.record(rec)
 		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf(
 			"per-family counts failed, so only the minutes that stood out were pulled: a client that rose slowly is seen only in those minutes, and its addresses and start may be short: %v", err))
 		return nil, nil
 	}
-	counts := make(map[string][]float64, len(mv.Series))
-	for _, s := range mv.Series {
-		counts[s.Metric[familyLabel]] = s.Values
-	}
-	fams := flagFamilies(counts, totals, windowStart, factor)
 	if len(fams) == 0 {
-		rec.Note += "; no family stood out"
-		f.record(rec)
 		return nil, nil
 	}
-	rec.Note += "; pulled across the window: " + strings.Join(fams, ", ")
-	f.record(rec)
 	perMinute := make([]float64, len(totals))
 	for _, fam := range fams {
 		for i, v := range counts[fam] {

@@ -332,6 +332,33 @@ func (f *fetcher) pullToFile(file, query, note string, pull func(sink func(loki.
 	return pulled{rec: rec, res: res, err: perr}, nil
 }
 
+// computeInLoki has Loki compute a metric query per minute of [from, to)
+// (loki.MinuteValues), adds its cost, and records it in bundle.yaml with
+// file (may be empty) and a note saying what was computed and at what cost.
+// use (called only when the query succeeds) reads the values and returns
+// what to add to the note; its error, like the query's, marks the record
+// failed with it and is returned: what else the failure means is the
+// caller's to say.
+func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, from, to time.Time, file, what string, cost *Progress, use func(loki.MinuteValues) (string, error)) error {
+	mv, err := c.MinuteValues(ctx, q, from, to)
+	cost.Requests += int64(mv.Requests)
+	cost.WireBytes += mv.WireBytes
+	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, File: file, Series: len(mv.Series),
+		Note: fmt.Sprintf("%s, %d requests, %d response bytes", what, mv.Requests, mv.WireBytes)}
+	if err == nil {
+		var more string
+		more, err = use(mv)
+		rec.Note += more
+	}
+	if err != nil {
+		rec.Failed = true
+		rec.Note += "; failed: " + err.Error()
+	}
+	rec.Complete = err == nil
+	f.record(rec)
+	return err
+}
+
 // ---- Loki ----
 
 func (f *fetcher) loki(ctx context.Context) error {
@@ -567,26 +594,23 @@ type pushdownPlan struct {
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
 // (bytes_over_time, which reads no line into a parser); -1 when it cannot.
+// A failure loses only the comparison, nothing of the evidence: its record
+// is marked failed, and an info note says the saving is not stated.
 func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, cost *Progress) int64 {
-	q := "sum(bytes_over_time(" + query + " [1m]))"
-	mv, err := c.MinuteValues(ctx, q, f.start, f.to)
-	cost.Requests += int64(mv.Requests)
-	cost.WireBytes += mv.WireBytes
-	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, Series: len(mv.Series), Complete: err == nil,
-		Note: fmt.Sprintf("the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary, %d requests, %d response bytes", mv.Requests, mv.WireBytes)}
+	var n float64
+	err := f.computeInLoki(ctx, c, "sum(bytes_over_time("+query+" [1m]))", f.start, f.to, "",
+		"the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary", cost,
+		func(mv loki.MinuteValues) (string, error) {
+			for _, s := range mv.Series {
+				for _, v := range s.Values {
+					n += v
+				}
+			}
+			return "", nil
+		})
 	if err != nil {
-		// Only the comparison is lost: nothing of the evidence.
-		rec.Note += "; failed: " + err.Error()
-		f.record(rec)
 		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the bytes of a full pull are unknown, so the pushdown's saving is not stated: %v", err))
 		return -1
-	}
-	f.record(rec)
-	var n float64
-	for _, s := range mv.Series {
-		for _, v := range s.Values {
-			n += v
-		}
 	}
 	return int64(math.Round(n))
 }
@@ -602,6 +626,8 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	}
 	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
 	cost.BaselineMinutes, cost.BaselineSampled = plan.baselineMinutes, plan.baselineSampled
+	sample := f.cfg.Pushdown.baselineSample()
+	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
 	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
@@ -671,7 +697,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 
 	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
-	reasons := flagMinutes(lines, failed, windowStart, factor, margin)
+	reasons := flagMinutes(lines, failed, windowStart, f.cfg.Pushdown.baselineSample(), factor, margin)
 	rows := make([]Minute, len(lines))
 	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart}
 	for i := range lines {

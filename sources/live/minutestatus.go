@@ -1,45 +1,40 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
-
-// upstreamLine selects the lines PHP answered, as the access-log reader
-// decides it: Caddy's proxy adds Via and PHP adds X-Powered-By to the
-// response headers, which Caddy logs after the request's own (a client may
-// send Via too). Caddy writes canonical header names.
-const upstreamLine = "|~ `\"resp_headers\":\\s*\\{.*\"(Via|X-Powered-By)\"\\s*:`"
 
 // statusFields extracts what the per-minute status counts need, dropping
 // lines that are not JSON rather than failing the query.
 const statusFields = `| json status="status", duration="duration" | __error__=""`
 
 // minuteStatusPart is one of the metric queries whose per-minute results,
-// combined, give the bundle.MinuteStatus rows.
+// combined, give the bundle.MinuteStatus rows. Each is grouped by status and
+// by the marks that place a line (phpLabel, hitLabel: cachehit.go), so that
+// accesslog.OriginOf decides who answered each group as it decides for a
+// line read.
 type minuteStatusPart struct {
-	upstream bool // only lines PHP answered
-	late     bool // only lines slower than the clients' timeout
-	seconds  bool // sum their durations instead of counting them
+	late    bool // only lines slower than the clients' timeout
+	seconds bool // sum the durations of the lines with PHP's marks instead of counting every line
 }
 
-// minuteStatusParts lists the queries: every line, PHP's, and each of them
-// late, counted; PHP's durations summed, late and all.
-var minuteStatusParts = []minuteStatusPart{
-	{}, {late: true}, {upstream: true}, {upstream: true, late: true},
-	{upstream: true, seconds: true}, {upstream: true, late: true, seconds: true},
-}
+// minuteStatusParts lists the queries: every line counted, and PHP's
+// durations summed, late and all.
+var minuteStatusParts = []minuteStatusPart{{}, {late: true}, {seconds: true}, {late: true, seconds: true}}
 
 // runs reports whether the part's query is made: without the clients'
 // timeout nothing is late.
@@ -61,18 +56,37 @@ func minuteStatusQueries(minutes []Minute, timeoutS float64) int {
 }
 
 func (p minuteStatusPart) query(logQuery string, timeoutS float64) string {
-	q := logQuery
-	if p.upstream {
-		q += " " + upstreamLine
+	q := logQuery + " " + phpStage
+	if p.seconds {
+		// Only PHP's time is summed: the other lines are left out before
+		// their JSON is parsed.
+		q += ` | ` + phpLabel + `!=""`
 	}
-	q += " " + statusFields
+	q += " " + hitStage + " " + statusFields
 	if p.late {
 		q += ` | duration > ` + strconv.FormatFloat(timeoutS, 'f', -1, 64) + ` | __error__=""`
 	}
+	by := `sum by (status, ` + phpLabel + `, ` + hitLabel + `) `
 	if p.seconds {
-		return `sum by (status) (sum_over_time(` + q + ` | unwrap duration | __error__="" [1m]))`
+		return by + `(sum_over_time(` + q + ` | unwrap duration | __error__="" [1m]))`
 	}
-	return `sum by (status) (count_over_time(` + q + ` [1m]))`
+	return by + `(count_over_time(` + q + ` [1m]))`
+}
+
+// statusGroup is one group of a minuteStatusPart's answer: a status and the
+// marks its lines carry.
+type statusGroup struct {
+	status   int
+	php, hit bool
+}
+
+// origin is who answered the group's lines, as the readers decide.
+func (g statusGroup) origin() sources.Origin {
+	cache := sources.CacheUnknown
+	if g.hit {
+		cache = sources.CacheHit
+	}
+	return accesslog.OriginOf(g.php, g.status, cache)
 }
 
 // minuteStatus has Loki count, per minute and status, the access-log lines
@@ -94,76 +108,97 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	}
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
-	// results[p][status][minute]
-	results := make([]map[int][]float64, len(minuteStatusParts))
+	// results[part][group][minute]
+	results := make([]map[statusGroup][]float64, len(minuteStatusParts))
 	for pi, part := range minuteStatusParts {
 		if !part.runs(timeoutS) {
 			continue
 		}
-		q := part.query(query, timeoutS)
-		mv, err := c.MinuteValues(ctx, q, from, to)
-		cost.Requests += int64(mv.Requests)
-		cost.WireBytes += mv.WireBytes
+		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile,
+			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost,
+			func(mv loki.MinuteValues) (string, error) {
+				groups := map[statusGroup][]float64{}
+				for _, s := range mv.Series {
+					st, err := strconv.Atoi(s.Metric["status"])
+					if err != nil || st < 100 || st > 999 {
+						// A status that is not one cannot be placed; the
+						// reader would have skipped the line too.
+						continue
+					}
+					groups[statusGroup{status: st, php: s.Metric[phpLabel] != "", hit: s.Metric[hitLabel] != ""}] = s.Values
+				}
+				results[pi] = groups
+				return "", nil
+			})
 		cost.Done++
-		rec := bundle.Query{Source: loki.Source, Query: q, From: from, To: to, File: bundle.MinuteStatusFile, Series: len(mv.Series), Complete: err == nil,
-			Note: fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled, %d requests, %d response bytes", len(notPulled), mv.Requests, mv.WireBytes)}
 		if err != nil {
-			rec.Failed = true
-			rec.Note += "; failed: " + err.Error()
-			f.record(rec)
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 				"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
 			return
 		}
-		f.record(rec)
-		byStatus := map[int][]float64{}
-		for _, s := range mv.Series {
-			st, err := strconv.Atoi(s.Metric["status"])
-			if err != nil || st < 100 || st > 999 {
-				// A status that is not one cannot be placed; the reader would
-				// have skipped the line too.
-				continue
-			}
-			byStatus[st] = s.Values
-		}
-		results[pi] = byStatus
 	}
-	at := func(part, status, minute int) float64 {
-		if v := results[part][status]; v != nil {
+	at := func(part int, g statusGroup, minute int) float64 {
+		if v := results[part][g]; v != nil {
 			return v[minute]
 		}
 		return 0
 	}
-	var rows []bundle.MinuteStatus
-	count := func(x float64) int64 { return int64(math.Round(x)) }
-	statuses := make([]int, 0, len(results[0]))
-	for st := range results[0] {
-		statuses = append(statuses, st)
+	groups := slices.SortedFunc(maps.Keys(results[0]), func(a, b statusGroup) int {
+		return cmp.Or(cmp.Compare(a.status, b.status), boolOrder(a.php, b.php), boolOrder(a.hit, b.hit))
+	})
+	// One row per status, origin and lateness: groups whose lines the
+	// readers place alike are summed.
+	type rowKey struct {
+		status int
+		origin sources.Origin
+		late   bool
 	}
-	sort.Ints(statuses)
+	var rows []bundle.MinuteStatus
 	for _, i := range notPulled {
-		for _, st := range statuses {
-			all, late, up, upLate := at(0, st, i), at(1, st, i), at(2, st, i), at(3, st, i)
-			other := sources.OriginStatic
-			if st >= 500 || st == 429 {
-				other = sources.OriginProxy
+		at0 := len(rows)
+		index := map[rowKey]int{}
+		add := func(k rowKey, requests, seconds float64) {
+			j, ok := index[k]
+			if !ok {
+				j = len(rows)
+				index[k] = j
+				rows = append(rows, bundle.MinuteStatus{Minute: minutes[i].T, Status: k.status, Origin: k.origin, Late: k.late})
 			}
-			for _, r := range []bundle.MinuteStatus{
-				{Status: st, Origin: sources.OriginUpstream, Requests: count(up - upLate), PHPSeconds: at(4, st, i) - at(5, st, i)},
-				{Status: st, Origin: sources.OriginUpstream, Late: true, Requests: count(upLate), PHPSeconds: at(5, st, i)},
-				{Status: st, Origin: other, Requests: count(all - up - (late - upLate))},
-				{Status: st, Origin: other, Late: true, Requests: count(late - upLate)},
-			} {
-				if r.Requests <= 0 {
-					continue
-				}
-				r.Minute = minutes[i].T
-				r.PHPSeconds = math.Max(0, math.Round(r.PHPSeconds*1e6)/1e6)
-				rows = append(rows, r)
-			}
+			rows[j].Requests += int64(math.Round(requests))
+			rows[j].PHPSeconds += seconds
 		}
+		for _, g := range groups {
+			o := g.origin()
+			var secs, secsLate float64
+			if o == sources.OriginUpstream {
+				secs, secsLate = at(2, g, i), at(3, g, i)
+			}
+			all, late := at(0, g, i), at(1, g, i)
+			add(rowKey{g.status, o, false}, all-late, secs-secsLate)
+			add(rowKey{g.status, o, true}, late, secsLate)
+		}
+		kept := rows[:at0]
+		for _, r := range rows[at0:] {
+			if r.Requests <= 0 {
+				continue
+			}
+			r.PHPSeconds = math.Max(0, math.Round(r.PHPSeconds*1e6)/1e6)
+			kept = append(kept, r)
+		}
+		rows = kept
 	}
 	if err := writeFileWith(filepath.Join(f.dir, bundle.MinuteStatusFile), func(w io.Writer) error { return bundle.WriteMinuteStatus(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,5 +198,98 @@ func TestFetch25hUnderMaxQueryLength(t *testing.T) {
 	}
 	if !noteWith(notes, loki.Source, sources.SeverityInfo, "limit: 12h") {
 		t.Errorf("no note of the limit learned: %v", notes)
+	}
+}
+
+// Every query a pushdown has Loki compute that fails has its record marked
+// failed in bundle.yaml and a note, whatever it was for: the measure of a
+// full pull's bytes (which loses only the comparison: an info note, the
+// evidence complete), the per-family counts and the per-minute status counts
+// (which leave the evidence short: a warning, an error).
+func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
+	for _, tc := range []struct {
+		in, severity, note string
+	}{
+		{"bytes_over_time(", sources.SeverityInfo, "the bytes of a full pull are unknown"},
+		{"sum by (aftermath_family)", sources.SeverityWarning, "per-family counts failed"},
+		{"unwrap duration", sources.SeverityError, "per-minute status counts failed"},
+	} {
+		m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+			cfg.PushdownAfter = D(0)
+			lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				q := r.URL.Query().Get("query")
+				if strings.Contains(q, tc.in) {
+					http.Error(w, "rpc error: code = Internal", http.StatusInternalServerError)
+					return true
+				}
+				return false
+			})
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec *bundle.Query
+		for i, q := range m.Queries {
+			if strings.Contains(q.Query, tc.in) && q.Failed {
+				rec = &m.Queries[i]
+			}
+		}
+		if rec == nil || rec.Complete || !strings.Contains(rec.Note, "; failed: ") {
+			t.Errorf("%s: no failed record in %+v", tc.in, m.Queries)
+		}
+		if !noteWith(notes, loki.Source, tc.severity, tc.note) {
+			t.Errorf("%s: no %s note %q in %v", tc.in, tc.severity, tc.note, notes)
+		}
+		if got := len(sources.Problems(notes)) > 0; got != (tc.severity != sources.SeverityInfo) {
+			t.Errorf("%s: problems %v in %v", tc.in, got, notes)
+		}
+		if r := recordOf(m, AccessFile); r == nil || !r.Complete {
+			t.Errorf("%s: the access log's record %+v", tc.in, r)
+		}
+	}
+}
+
+// pushdown.baseline_sample_blocks and baseline_sample_block set what of the
+// baseline is pulled raw: the default 3 blocks of 10 minutes of the hour
+// before the window, or 2 blocks of 5; bundle.yaml's pushdown section (and
+// so report.json's evidence.pushdown) states the setting used.
+func TestFetchBaselineSampleSetting(t *testing.T) {
+	sampled := func(blocks *int, block *Duration) (*bundle.Manifest, []int) {
+		t.Helper()
+		var dir string
+		cfg, _, _, from, to := smallIncident(t)
+		cfg.PushdownAfter = D(0)
+		cfg.Pushdown.BaselineSampleBlocks, cfg.Pushdown.BaselineSampleBlock = blocks, block
+		dir = filepath.Join(t.TempDir(), "bundle")
+		m, notes, err := Fetch(context.Background(), cfg, from, to, dir, nil)
+		if err != nil || len(sources.Problems(notes)) > 0 {
+			t.Fatalf("fetch: %v %v", err, notes)
+		}
+		minutes, err := ReadMinuteCounts(filepath.Join(dir, MinuteCountsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for i, mm := range minutes {
+			if mm.Reason == ReasonBaseline {
+				got = append(got, i)
+			}
+		}
+		return m, got
+	}
+	m, got := sampled(nil, nil)
+	if want := append(append(seq(10, 20), seq(30, 40)...), seq(50, 60)...); !slices.Equal(got, want) {
+		t.Errorf("default: baseline minutes pulled %v, want %v", got, want)
+	}
+	if pd := m.Pushdown; pd == nil || pd.BaselineSampled != 30 || pd.BaselineSampleBlocks != 3 || pd.BaselineSampleBlockMinutes != 10 {
+		t.Errorf("default: pushdown %+v", pd)
+	}
+	two := 2
+	m, got = sampled(&two, D(5*time.Minute))
+	if want := append(seq(25, 30), seq(55, 60)...); !slices.Equal(got, want) {
+		t.Errorf("2 blocks of 5m: baseline minutes pulled %v, want %v", got, want)
+	}
+	if pd := m.Pushdown; pd == nil || pd.BaselineSampled != 10 || pd.BaselineSampleBlocks != 2 || pd.BaselineSampleBlockMinutes != 5 {
+		t.Errorf("2 blocks of 5m: pushdown %+v", pd)
 	}
 }

@@ -18,7 +18,7 @@ const MinuteCountsFile = "access/minute-counts.csv"
 
 // Reasons a minute's raw lines were pulled (Minute.Reason).
 const (
-	ReasonBaseline = "baseline" // the minute is in the baseline's sample (baselineSample)
+	ReasonBaseline = "baseline" // the minute is in the baseline's sample (baselineSampling)
 	ReasonVolume   = "volume"   // its line count stood out
 	ReasonFailed   = "failed"   // its count of failed lines stood out
 	ReasonBoth     = "volume+failed"
@@ -56,31 +56,31 @@ type Minute struct {
 
 // The baseline is not pulled whole: Loki counts its lines per minute, status
 // and client family like every other minute, and its raw lines are pulled for
-// baselineBlocks stretches of baselineBlock minutes spread over it. Those give
-// the detectors what counts cannot (fingerprints, latencies, route costs) as
-// a sample, so the cost of a pushdown grows with what stood out, not with the
-// baseline; ingest knows a sampled minute from a counted one
-// (access/minute-status.csv), and the detectors mark the figures they
-// estimate from the sample.
-const (
-	baselineBlocks = 3
-	baselineBlock  = 10
-)
+// a sample (baselineSampling, set by pushdown.baseline_sample_blocks and
+// baseline_sample_block). The sample gives the detectors what counts cannot
+// (fingerprints, latencies, route costs), so the cost of a pushdown grows with
+// what stood out, not with the baseline; ingest knows a sampled minute from a
+// counted one (access/minute-status.csv), and the detectors mark the figures
+// they estimate from the sample.
+type baselineSampling struct {
+	// blocks stretches of block minutes each.
+	blocks, block int
+}
 
-// baselineSample reports whether baseline minute i (of windowStart) is in the
-// sample: baselineBlocks blocks spread evenly, the last one ending at the
-// window; a baseline no longer than the blocks is pulled whole.
-func baselineSample(i, windowStart int) bool {
-	if windowStart <= baselineBlocks*baselineBlock {
+// has reports whether baseline minute i (of windowStart) is in the sample:
+// the blocks spread evenly, the last one ending at the window; a baseline no
+// longer than the blocks is pulled whole.
+func (s baselineSampling) has(i, windowStart int) bool {
+	if windowStart <= s.blocks*s.block {
 		return true
 	}
-	step := windowStart / baselineBlocks
-	for b := 1; b <= baselineBlocks; b++ {
+	step := windowStart / s.blocks
+	for b := 1; b <= s.blocks; b++ {
 		end := b * step
-		if b == baselineBlocks {
+		if b == s.blocks {
 			end = windowStart
 		}
-		if i >= end-baselineBlock && i < end {
+		if i >= end-s.block && i < end {
 			return true
 		}
 	}
@@ -89,11 +89,11 @@ func baselineSample(i, windowStart int) bool {
 
 // flagMinutes decides which minutes to pull. lines and failed (nil when
 // unknown) are per-minute counts; minutes before windowStart are the
-// baseline, of which the sample (baselineSample) is pulled. A minute stands
+// baseline, of which the sample is pulled. A minute stands
 // out (standsOut) against the median of the unflagged minutes in the
 // referenceSpan before it; flagged minutes of the window bring margin minutes
 // on each side with them.
-func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin int) []string {
+func flagMinutes(lines, failed []int64, windowStart int, sample baselineSampling, factor float64, margin int) []string {
 	n := len(lines)
 	reasons := make([]string, n)
 	flagged := make([]bool, n)
@@ -126,7 +126,7 @@ func flagMinutes(lines, failed []int64, windowStart int, factor float64, margin 
 		fail := failed != nil && standsOut(failed[i], mf, factor)
 		flagged[i] = vol || fail
 		if i < windowStart {
-			if baselineSample(i, windowStart) {
+			if sample.has(i, windowStart) {
 				reasons[i] = ReasonBaseline
 			}
 			continue

@@ -102,9 +102,10 @@ func TestFlagMinutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reasons := flagMinutes(tt.lines, tt.failed, tt.windowStart, DefaultPushdownFactor, tt.margin)
+			sample := Pushdown{}.baselineSample()
+			reasons := flagMinutes(tt.lines, tt.failed, tt.windowStart, sample, DefaultPushdownFactor, tt.margin)
 			for i := 0; i < tt.windowStart; i++ {
-				if want := baselineSample(i, tt.windowStart); (reasons[i] == ReasonBaseline) != want {
+				if want := sample.has(i, tt.windowStart); (reasons[i] == ReasonBaseline) != want {
 					t.Fatalf("baseline minute %d: reason %q, in the sample: %t", i, reasons[i], want)
 				}
 			}
@@ -115,24 +116,36 @@ func TestFlagMinutes(t *testing.T) {
 	}
 }
 
-// The baseline is sampled, not pulled whole: three blocks of ten minutes
-// spread over it, the last right before the window, so that a longer baseline
-// costs no more raw lines; a baseline of half an hour or less is pulled whole.
+// The baseline is sampled, not pulled whole: by default three blocks of ten
+// minutes spread over it, the last right before the window, so that a longer
+// baseline costs no more raw lines; a baseline no longer than the sample is
+// pulled whole. pushdown.baseline_sample_blocks and baseline_sample_block
+// change the sample.
 func TestBaselineSample(t *testing.T) {
-	var got []int
-	for i := range 180 {
-		if baselineSample(i, 180) {
-			got = append(got, i)
+	sampled := func(s baselineSampling, windowStart int) []int {
+		var got []int
+		for i := range windowStart {
+			if s.has(i, windowStart) {
+				got = append(got, i)
+			}
 		}
+		return got
 	}
-	want := append(append(seq(50, 60), seq(110, 120)...), seq(170, 180)...)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("3 h baseline: sampled minutes %v, want %v", got, want)
+	def := Pushdown{}.baselineSample()
+	if want := append(append(seq(50, 60), seq(110, 120)...), seq(170, 180)...); !reflect.DeepEqual(sampled(def, 180), want) {
+		t.Errorf("3 h baseline: sampled minutes %v, want %v", sampled(def, 180), want)
 	}
-	for i := range 30 {
-		if !baselineSample(i, 30) {
-			t.Errorf("30 min baseline: minute %d not pulled", i)
-		}
+	if got := sampled(def, 30); !reflect.DeepEqual(got, seq(0, 30)) {
+		t.Errorf("30 min baseline: sampled %v, want every minute", got)
+	}
+	two, five := 2, 5
+	set := Pushdown{BaselineSampleBlocks: &two, BaselineSampleBlock: D(5 * time.Minute)}.baselineSample()
+	if want := append(seq(85, 90), seq(175, 180)...); !reflect.DeepEqual(sampled(set, 180), want) {
+		t.Errorf("2 blocks of 5m: sampled %v, want %v", sampled(set, 180), want)
+	}
+	one := Pushdown{BaselineSampleBlocks: &five, BaselineSampleBlock: D(time.Hour)}.baselineSample()
+	if got := sampled(one, 180); !reflect.DeepEqual(got, seq(0, 180)) {
+		t.Errorf("5 blocks of 1h over 3h: sampled %d minutes, want the whole baseline", len(got))
 	}
 }
 

@@ -287,8 +287,11 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	}
 	// The baseline is counted and sampled, not pulled whole, and the
 	// pushdown makes fewer requests than the full pull.
-	if c := pushed.cost; c != nil && (c.BaselineMinutes != 180 || c.BaselineSampled != baselineBlocks*baselineBlock) {
-		t.Errorf("baseline: %d of %d minutes pulled, want %d of 180", c.BaselineSampled, c.BaselineMinutes, baselineBlocks*baselineBlock)
+	want := DefaultBaselineSampleBlocks * int(DefaultBaselineSampleBlock/time.Minute)
+	if c := pushed.cost; c != nil && (c.BaselineMinutes != 180 || c.BaselineSampled != want ||
+		c.BaselineSampleBlocks != DefaultBaselineSampleBlocks || c.BaselineSampleBlockMinutes != int(DefaultBaselineSampleBlock/time.Minute)) {
+		t.Errorf("baseline: %d of %d minutes pulled in %d blocks of %d, want %d of 180", c.BaselineSampled, c.BaselineMinutes,
+			c.BaselineSampleBlocks, c.BaselineSampleBlockMinutes, want)
 	}
 	if pushed.requests >= full.requests {
 		t.Errorf("pushdown made %d requests to Loki, the full pull %d", pushed.requests, full.requests)

@@ -128,20 +128,17 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	n := len(pd.SecondPasses)
 	file := secondPassFile(n)
 	query := joinQuery(cfg.Loki.Selector, cfg.Loki.Pipeline) + familyFilter(pd.Families, false)
-	out, err := createOut(filepath.Join(dir, file))
+	// The record's window, when the pull leaves it out, is the minutes asked for.
+	f := &fetcher{cfg: cfg, dir: dir, start: pull[0], to: pull[len(pull)-1].Add(time.Minute), manifest: m}
+	note := fmt.Sprintf("; pushdown's second pass %d: %d counted minutes next to where a finding or failing stretch starts or ends", n+1, len(pull))
+	p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
+		return c.PullMinutes(ctx, query, pull, sink)
+	})
 	if err != nil {
 		return 0, err
 	}
-	res, perr := c.PullMinutes(ctx, query, pull, lineSink(out))
-	if err := out.Close(); err != nil {
-		return 0, err
-	}
+	res, perr := p.res, p.err
 	pass := bundle.SecondPass{Minutes: len(pull), Lines: res.Lines(), Bytes: res.Bytes(), Requests: int64(res.Requests())}
-	rec := res.Record(file)
-	if rec.Query == "" {
-		rec.Query = query
-	}
-	rec.Note += fmt.Sprintf("; pushdown's second pass %d: %d counted minutes next to where a finding or failing stretch starts or ends", n+1, len(pull))
 	if perr == nil && !res.Complete() {
 		perr = errors.New("incomplete pull")
 	}
@@ -182,7 +179,7 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	m.Queries = append(m.Queries, rec)
+	f.record(p.rec)
 	pd.SecondPasses = append(pd.SecondPasses, pass)
 	pd.PulledLines += pass.Lines
 	pd.PulledBytes += pass.Bytes

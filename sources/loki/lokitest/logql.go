@@ -34,7 +34,7 @@ func (m fakeMatcher) match(v string) bool {
 }
 
 type fakeStage struct {
-	op     string // |=, !=, |~, !~, json, label, unwrap, label_format, drop
+	op     string // |=, !=, |~, !~, json, regexp, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
 	re     *regexp.Regexp
 	params map[string]string // json: label -> field
@@ -161,6 +161,14 @@ func (e *Query) Matches(ls map[string]string) bool {
 	return true
 }
 
+// Labels runs the query's pipeline on one line of a stream with labels ls,
+// as the fake does when it answers: the labels the line leaves with, false
+// when the pipeline drops it.
+func (e *Query) Labels(ls map[string]string, line string) (map[string]string, bool) {
+	out, _, ok := e.apply(ls, line)
+	return out, ok
+}
+
 // apply runs the pipeline on one line: false if filtered out; the labels of the
 // result (stream labels plus what | json extracted) and, after | unwrap, the
 // sample's value.
@@ -187,6 +195,8 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 			}
 		case "json":
 			out = jsonLabels(out, line, s.params)
+		case "regexp":
+			out = regexpLabels(ls, out, line, s.re)
 		case "label":
 			keep, errLabel := evalFilter(s.filter, out)
 			if !keep {
@@ -244,6 +254,31 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 		}
 	}
 	return out, value, true
+}
+
+// regexpLabels extracts | regexp "re" as Loki's RegexpParser does: each named
+// sub-match of the leftmost match becomes a label (suffixed "_extracted" when
+// a stream label has the name); a line that does not match is kept with its
+// labels unchanged.
+func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) map[string]string {
+	m := re.FindStringSubmatch(line)
+	if m == nil {
+		return ls
+	}
+	out := make(map[string]string, len(ls)+2)
+	for k, v := range ls {
+		out[k] = v
+	}
+	for i, name := range re.SubexpNames() {
+		if name == "" {
+			continue
+		}
+		if _, taken := stream[name]; taken {
+			name += "_extracted"
+		}
+		out[name] = m[i]
+	}
+	return out
 }
 
 var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
@@ -719,6 +754,25 @@ func (p *parser) logExpr() (*Query, error) {
 					}
 				}
 				e.stages = append(e.stages, st)
+				continue
+			}
+			if p.tok.text == "regexp" {
+				if err := p.advance(); err != nil {
+					return nil, err
+				}
+				val := p.tok
+				if err := p.expect("string", ""); err != nil {
+					return nil, err
+				}
+				re, err := regexp.Compile(val.text)
+				if err != nil {
+					return nil, parseErr(val.pos, err.Error())
+				}
+				// Loki's NewRegexpParser: at least one named capture.
+				if !slices.ContainsFunc(re.SubexpNames(), func(n string) bool { return n != "" }) {
+					return nil, parseErr(val.pos, "at least one named capture must be supplied")
+				}
+				e.stages = append(e.stages, fakeStage{op: "regexp", re: re})
 				continue
 			}
 			if p.tok.text == "json" {

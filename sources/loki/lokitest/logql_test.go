@@ -28,6 +28,11 @@ func TestPipelineStages(t *testing.T) {
 		{"{job=\"caddy\"} | json ua=`request.headers[\"User-Agent\"][0]` | label_format fam=`{{ if contains \"Chrome/\" .ua }}chrome{{ end }}` | fam=\"chrome\" or fam=\"firefox\" | drop ua",
 			map[string]string{"job": "caddy", "fam": "chrome"}},
 		{"{job=\"caddy\"} | json ua=`request.headers[\"User-Agent\"][0]` | label_format fam=`{{ if contains \"Chrome/\" .ua }}chrome{{ end }}` | fam!=\"chrome\"", nil},
+		// | regexp: each named sub-match of the leftmost match is a label, a
+		// stream label's name gets "_extracted"; a line that does not match
+		// is kept, its labels unchanged, and a label filter then sees "".
+		{"{job=\"caddy\"} | regexp `\"status\":(?P<code>[0-9])(?P<job>[0-9]+)`", map[string]string{"job": "caddy", "code": "5", "job_extracted": "03"}},
+		{"{job=\"caddy\"} | regexp `\"nothing\":(?P<code>[0-9]+)` | code=\"\"", map[string]string{"job": "caddy"}},
 	}
 	for _, tt := range tests {
 		q, err := ParseQuery(tt.query)
@@ -41,6 +46,10 @@ func TestPipelineStages(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n got %v\nwant %v", tt.query, got, tt.want)
 		}
+	}
+	// Loki refuses a regexp without a named sub-match.
+	if _, err := ParseQuery("{job=\"caddy\"} | regexp `[0-9]+`"); err == nil {
+		t.Error("| regexp without a named sub-match was accepted")
 	}
 	// A line that is not JSON keeps its stream, with __error__ until dropped.
 	q, err := ParseQuery("{job=\"caddy\"} | json ua=`request.headers[\"User-Agent\"][0]` | drop ua, __error__")

@@ -13,6 +13,7 @@
 // with Loki's own texts. It implements the LogQL subset the client
 // and the pushdown queries use: a stream selector (=, !=, =~, !~), line filters
 // (|=, !=, |~, !~), | json with or without parameters (| json status="status"),
+// | regexp with named sub-matches,
 // label filters (| status >= 500 or duration >= 10, | __error__=""),
 // count_over_time / rate over a range, sum_over_time of an | unwrap label,
 // and one sum [by (...)]. Hooks inject
