@@ -1,12 +1,9 @@
 package detect
 
 import (
-	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"context"
 	"flag"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
@@ -599,9 +597,12 @@ func TestRankChangesFromRepositories(t *testing.T) {
 // blamed.
 func TestRankChangesLab(t *testing.T) {
 	base := testenv.LabIncident(t, "")
-	repo := ccExtractTarGz(t, filepath.Join(base, "changes", "config.tar.gz"))
+	repos, err := bundle.UnpackConfigArchives([]string{filepath.Join(base, "changes", "config.tar.gz")}, t.TempDir())
+	if err != nil || len(repos) != 1 {
+		t.Fatalf("the lab's config.tar.gz: repositories %v, %v", repos, err)
+	}
 	onset := time.Date(2026, 11, 29, 15, 37, 10, 0, time.UTC) // truth.json phases.onset
-	cs, notes, err := changes.FromGit(context.Background(), filepath.Join(repo, "config"), onset.Add(-72*time.Hour), onset)
+	cs, notes, err := changes.FromGit(context.Background(), repos[0], onset.Add(-72*time.Hour), onset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,68 +651,17 @@ func TestRankChangesLab(t *testing.T) {
 	t.Logf("%s\n%s", f.Summary, check.Reason)
 }
 
-func ccExtractTarGz(t *testing.T, tarball string) string {
-	t.Helper()
-	f, err := os.Open(tarball)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := t.TempDir()
-	tr := tar.NewReader(zr)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return dst
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dst, filepath.FromSlash(hdr.Name))
-		if !strings.HasPrefix(p, dst+string(filepath.Separator)) {
-			t.Fatalf("tar entry %q escapes", hdr.Name)
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				var b []byte
-				if b, err = io.ReadAll(tr); err == nil {
-					err = os.WriteFile(p, b, 0o644)
-				}
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // ccReadOpenMetrics reads the named series from an OpenMetrics text file
 // with timestamps (name{labels} value unix_seconds), by name then label set.
 func ccReadOpenMetrics(t *testing.T, path string, names ...string) map[string][]changes.Series {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
 	idx := map[string]int{}
 	out := map[string][]changes.Series{}
-	sc := bufio.NewScanner(zr)
+	sc := bufio.NewScanner(testenv.OpenGzip(t, path))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -82,7 +83,7 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportAllocs()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			cpu0 := cpuTime()
+			cpu0 := benchref.CPUTime()
 			b.ResetTimer()
 			for b.Loop() {
 				st, err := ReadReader(context.Background(), "bench.log", bytes.NewReader(bc.input),
@@ -93,7 +94,7 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			cpu := cpuTime() - cpu0
+			cpu := benchref.CPUTime() - cpu0
 			runtime.ReadMemStats(&after)
 			total := float64(b.N) * float64(lines)
 			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/line")
