@@ -142,8 +142,9 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
 	timeout := cf.HealthTimeoutS.V
 	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
-		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
+		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS.V
 	}
+	client := cf.ClientTimeoutS.V
 	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
 	computed := w > 0 && svc > 0
 	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && cf.OldValue.OK && cf.NewValue.OK {
@@ -158,6 +159,10 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		Summary                                  string
 		Deploy, Waits, Computed, Crossed         bool
 		Workers, Service, Before, After, Timeout float64
+		// ClientTimeout is the clients' timeout when it, not a health
+		// timeout, was the limit the waits were held against (0: not).
+		ClientTimeout                        float64
+		ClientCrossed, ClientOutlastedBefore bool
 		// PHP's median time per request across a runtime change (Korean
 		// says it here; the English summary carries it with its spans).
 		PHPMedians, RuledOut            bool
@@ -174,9 +179,12 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		// The change is what let the health check wait past its timeout.
 		Crossed: timeout > 0 && before <= timeout && after > timeout,
 		Workers: w, Service: svc, Before: before, After: after, Timeout: timeout,
-		PHPMedians:      cf.PHPMedianBeforeS.OK && cf.PHPMedianAfterS.OK,
-		RuledOut:        f.Role == RoleRuledOut,
-		PHPMedianBefore: cf.PHPMedianBeforeS.V, PHPMedianAfter: cf.PHPMedianAfterS.V,
+		ClientTimeout:         client,
+		ClientCrossed:         client > 0 && before <= client && after > client,
+		ClientOutlastedBefore: client > 0 && before > client && after > client,
+		PHPMedians:            cf.PHPMedianBeforeS.OK && cf.PHPMedianAfterS.OK,
+		RuledOut:              f.Role == RoleRuledOut,
+		PHPMedianBefore:       cf.PHPMedianBeforeS.V, PHPMedianAfter: cf.PHPMedianAfterS.V,
 	})
 }
 
@@ -198,22 +206,29 @@ func explainNotCause(p Phraser, f *Finding, _ Story) string {
 	c := *f.Change
 	cf := FactsOf[ConfigChangeFacts](f)
 	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
+	client := cf.ClientTimeoutS.V
 	passed := cf.QueuePassedOldCap
 	return p.Say("config_change.not_cause", struct {
 		Summary, What                       string
 		At                                  time.Time
 		Mitigation                          bool
 		WaitFits, StayedUnderOld, OldUnsafe bool
-		Peak, Old, Before, After, Timeout   float64
+		ClientFits                          bool
+		Peak, Old, New, Before, After       float64
+		Timeout, ClientTimeout              float64
 	}{
 		Summary: f.Summary, What: ChangeText(p, c), At: c.Time,
 		Mitigation: f.Role == RoleMitigation,
-		// A full queue's wait within the health check's timeout (or no
-		// timeout known) is why a mitigation keeps the check alive.
-		WaitFits:       after > 0 && (timeout == 0 || after <= timeout),
+		// A full queue's wait within the health check's timeout is why a
+		// mitigation keeps the check alive; when the clients' timeout was
+		// the limit (no timeout applies to the check), the claim is about
+		// the clients instead, as in the detector's summary.
+		WaitFits:       after > 0 && cf.HealthTimeoutS.OK && after <= timeout,
+		ClientFits:     after > 0 && client > 0 && after <= client,
 		StayedUnderOld: passed.OK && !passed.V && cf.OldValue.V > 0,
 		OldUnsafe:      before > 0 && timeout > 0 && before > timeout,
-		Peak:           cf.QueuePeak.V, Old: cf.OldValue.V, Before: before, After: after, Timeout: timeout,
+		Peak:           cf.QueuePeak.V, Old: cf.OldValue.V, New: cf.NewValue.V, Before: before, After: after,
+		Timeout: timeout, ClientTimeout: client,
 	})
 }
 

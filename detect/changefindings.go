@@ -60,9 +60,17 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 	default:
 		fmt.Fprintf(&b, " it works against the failure mode where %s.", a.k.effect)
 	}
-	if a.k.name == "listen.backlog" {
-		if wa := a.facts.WaitAfterS; wa.OK && (q.HealthTimeoutS <= 0 || wa.V <= q.HealthTimeoutS) {
+	if wa := a.facts.WaitAfterS; a.k.name == "listen.backlog" && wa.OK {
+		// The claim follows the limit the wait was held against: a health
+		// check no timeout applies to waits and passes, so only the
+		// clients' timeout says what the smaller queue does.
+		switch ht, ct := a.facts.HealthTimeoutS, a.facts.ClientTimeoutS; {
+		case ht.OK && wa.V <= ht.V:
 			b.WriteString(" The health check can no longer starve behind a full queue; overflow now fails fast at the proxy.")
+		case ct.OK && wa.V <= ct.V:
+			fmt.Fprintf(&b, " A full queue now drains within the clients' %s timeout; overflow now fails fast at the proxy.", fmtSecTrim(ct.V))
+		case ct.OK:
+			fmt.Fprintf(&b, " A full queue still outlasts the clients' %s timeout, so clients at its back still give up before PHP answers; only overflow past %s now fails fast at the proxy.", fmtSecTrim(ct.V), a.c.New)
 		}
 	}
 	if !q.Onset.IsZero() && a.c.Time.After(q.Onset) {

@@ -97,6 +97,8 @@ func TestRankChanges(t *testing.T) {
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
 		absent     []string // facts of the first finding that must not be stated
+		// summaryLacks are words the first finding's summary must not say.
+		summaryLacks []string
 	}{
 		{
 			name:     "reference: the backlog ranks first with its arithmetic",
@@ -170,15 +172,43 @@ func TestRankChanges(t *testing.T) {
 			absent:     []string{"health_timeout_s", "client_timeout_s"},
 		},
 		{
-			name:       "fixed: 4096 -> 64 lowers the risk",
-			changes:    []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" }), ccCSS},
-			findings:   ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
-			facts:      ccFacts(ccFixedQueue),
-			want:       []string{"listen.backlog mitigation"},
-			outcome:    OutcomeFound,
-			reasonHas:  []string{"no change explains the incident", "lowers the risk: listen.backlog 4096 -> 64"},
-			summaryHas: []string{"lowers the risk", "a full queue now holds 1.2 s of work against a 10 s health timeout (it held 77 s before)", "not an enabler"},
-			facts0:     map[string]float64{"risk_direction": -1, "linked": 0, "wait_after_s": 1.2},
+			name:      "fixed: 4096 -> 64 lowers the risk",
+			changes:   []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" }), ccCSS},
+			findings:  ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			facts:     ccFacts(ccFixedQueue),
+			want:      []string{"listen.backlog mitigation"},
+			outcome:   OutcomeFound,
+			reasonHas: []string{"no change explains the incident", "lowers the risk: listen.backlog 4096 -> 64"},
+			summaryHas: []string{"lowers the risk", "a full queue now holds 1.2 s of work against a 10 s health timeout (it held 77 s before)", "not an enabler",
+				"The health check can no longer starve behind a full queue"},
+			facts0: map[string]float64{"risk_direction": -1, "linked": 0, "wait_after_s": 1.2},
+		},
+		{
+			// No timeout applies to a queued check: the fix's claim is about
+			// the clients. A full queue of 64 at 3.2 s a request still holds
+			// 13 s, past their 10 s: "the health check can no longer starve"
+			// would be the obvious, wrong sentence.
+			name:     "fixed against the clients' timeout: clients at the back still give up",
+			changes:  []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" })},
+			findings: ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			facts:    QueueFacts{Workers: 16, ServiceTimeS: 3.217, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccFixedQueue, Loc: ccKST},
+			want:     []string{"listen.backlog mitigation"},
+			outcome:  OutcomeFound,
+			summaryHas: []string{"a full queue now holds 13 s of work against a 10 s client timeout",
+				"A full queue still outlasts the clients' 10 s timeout, so clients at its back still give up before PHP answers; only overflow past 64 now fails fast at the proxy."},
+			summaryLacks: []string{"health check"},
+			facts0:       map[string]float64{"client_timeout_s": 10, "wait_after_s": 12.87},
+			absent:       []string{"health_timeout_s"},
+		},
+		{
+			name:         "fixed within the clients' timeout",
+			changes:      []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" })},
+			findings:     ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			facts:        QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccFixedQueue, Loc: ccKST},
+			want:         []string{"listen.backlog mitigation"},
+			outcome:      OutcomeFound,
+			summaryHas:   []string{"A full queue now drains within the clients' 10 s timeout; overflow now fails fast at the proxy."},
+			summaryLacks: []string{"health check"},
 		},
 		{
 			name:       "queue never passed the old cap: not linked",
@@ -321,16 +351,17 @@ func TestRankChanges(t *testing.T) {
 	release := sources.Change{Time: ccOnset.Add(-25 * time.Minute), Source: "changes.yaml", Ref: "deploy-118",
 		Note: "Release 4.2: new search backend\n\nSwitches search to the new index service."}
 	tests = append(tests, []struct {
-		name       string
-		changes    []sources.Change
-		findings   []Finding
-		facts      QueueFacts
-		want       []string
-		outcome    string
-		reasonHas  []string
-		summaryHas []string
-		facts0     map[string]float64
-		absent     []string
+		name         string
+		changes      []sources.Change
+		findings     []Finding
+		facts        QueueFacts
+		want         []string
+		outcome      string
+		reasonHas    []string
+		summaryHas   []string
+		facts0       map[string]float64
+		absent       []string
+		summaryLacks []string
 	}{
 		{
 			name:     "a deploy without a setting before a service-time rise is named by its subject, a candidate",
@@ -390,6 +421,11 @@ func TestRankChanges(t *testing.T) {
 			for _, s := range tt.summaryHas {
 				if !strings.Contains(got[0].Summary, s) {
 					t.Errorf("summary lacks %q:\n%s", s, got[0].Summary)
+				}
+			}
+			for _, s := range tt.summaryLacks {
+				if strings.Contains(got[0].Summary, s) {
+					t.Errorf("summary says %q:\n%s", s, got[0].Summary)
 				}
 			}
 			for k, v := range tt.facts0 {

@@ -213,6 +213,50 @@ func TestSilentWedgeIsNotStarvation(t *testing.T) {
 	}
 }
 
+// health_timeout_s is stated only when a timeout applies to the queued
+// check: checks that timed out with no timeout known (no read_timeout, no
+// health_timeout) leave it absent rather than a measured-looking 0, and the
+// explanation names no timeout; a read_timeout is stated as the limit.
+func TestHealthTimeoutStatedOnlyWhenOneApplies(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		readTimeout float64
+		want        Maybe[float64]
+	}{
+		{"no timeout known", 0, Maybe[float64]{}},
+		{"read_timeout", 10, Some(10.0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from := t0.Add(-time.Hour)
+			p := &Pool{Queue: grid(from, 2*time.Hour, during(80*time.Minute, 100*time.Minute, 3000, 0)), Accepted: grid(from, 2*time.Hour, constant(21))}
+			ev := poolEvidence(p)
+			ev.Site.ReadTimeoutS = tc.readTimeout
+			ev.HealthLogGiven = true
+			for i := range 5 {
+				ev.Health = append(ev.Health, sources.HealthEvent{Time: t0.Add(time.Duration(25+i) * time.Minute), Upstream: "php:9000",
+					Kind: sources.HealthFailed, Error: "context deadline exceeded"})
+			}
+			fs, check, err := healthcheckDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != 1 {
+				t.Fatalf("no healthcheck_starved from checks that timed out: %+v", check)
+			}
+			facts := FactsOf[HealthcheckFacts](&fs[0])
+			if facts.HealthTimeoutS != tc.want {
+				t.Errorf("health_timeout_s = %+v, want %+v", facts.HealthTimeoutS, tc.want)
+			}
+			if _, stated := FactMap(fs[0].Facts)["health_timeout_s"]; stated != tc.want.OK {
+				t.Errorf("health_timeout_s stated %v, want %v", stated, tc.want.OK)
+			}
+			if s, _ := CheckTimeout(ev.Site, fs); s != tc.want.V {
+				t.Errorf("CheckTimeout = %v, want %v", s, tc.want.V)
+			}
+		})
+	}
+}
+
 func TestIdlePinning(t *testing.T) {
 	from := t0.Add(-time.Hour)
 	p := &Pool{Queue: grid(from, 2*time.Hour, during(70*time.Minute, 100*time.Minute, 200, 0)),

@@ -40,9 +40,9 @@ type HealthcheckFacts struct {
 	EstQueueWaitS Maybe[float64] `json:"est_queue_wait_s"`
 	QueuePeak     Maybe[float64] `json:"queue_peak"`
 	Backlog       Maybe[float64] `json:"backlog"`
-	// HealthTimeoutS is the timeout that applied to the queued check (0:
-	// none applies, it waits and passes).
-	HealthTimeoutS float64 `json:"health_timeout_s"`
+	// HealthTimeoutS is the timeout that applied to the queued check;
+	// absent when none applies (it waits and passes): no timeout is not 0.
+	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
 }
 
 func (*HealthcheckFacts) FindingKind() string { return KindHealthcheckStarved }
@@ -133,7 +133,9 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		facts.Backlog = Some(backlog)
 	}
 	timeout, timeoutWhy := QueuedCheckTimeout(ev.Site, timeouts > 0, proxy503 > 0)
-	facts.HealthTimeoutS = timeout
+	if timeout > 0 {
+		facts.HealthTimeoutS = Some(timeout)
+	}
 
 	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
 		reason := "the proxy never marked PHP down: no proxy-made 503, no failed check"
@@ -191,8 +193,8 @@ func QueuedCheckTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, 
 // 0: none applies).
 func CheckTimeout(site sources.Site, findings []Finding) (s float64, hc *Finding) {
 	if f := first(findings, KindHealthcheckStarved); f != nil {
-		if s := FactsOf[HealthcheckFacts](f).HealthTimeoutS; s > 0 {
-			return s, f
+		if s := FactsOf[HealthcheckFacts](f).HealthTimeoutS; s.OK {
+			return s.V, f
 		}
 	}
 	s, _ = QueuedCheckTimeout(site, false, false)

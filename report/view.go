@@ -352,7 +352,7 @@ func summary(p printer, r *Report) string {
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)
-		why.Wait, why.Timeout = max(hf.EstQueueWaitS.V, 0), max(hf.HealthTimeoutS, 0)
+		why.Wait, why.Timeout = max(hf.EstQueueWaitS.V, 0), max(hf.HealthTimeoutS.V, 0)
 		why.Made503 = hf.Proxy503.V > 0
 		s = append(s, p.say("summary.health", why))
 	} else if why.Change {
