@@ -167,6 +167,9 @@ type burst struct {
 	// whole (a pushdown's sample); notRead: its lines in the window were read
 	// only in some minutes (the rest were counted).
 	baselineSampled, notRead bool
+	// routesEstimated says why the routes' costs are estimated ("" when
+	// they are measured whole: routesEstimate).
+	routesEstimated string
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -261,6 +264,7 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
 	b.requests = c.Requests - b.readerRequests
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
+	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
 }
 
@@ -486,6 +490,11 @@ func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 	}
 	if b.baselineSampled && facts.BaselinePer10m.OK {
 		out = append(out, Estimate{Figures: []string{"baseline_per_10m"}, Reason: EstimateBaselineSample})
+	}
+	if b.routesEstimated != "" {
+		// What decided "expensive, uncacheable": the routes' costs and the
+		// share of its pages that went to the expensive ones.
+		out = append(out, Estimate{Figures: []string{"routes", "uncacheable_share"}, Reason: b.routesEstimated})
 	}
 	return out
 }
