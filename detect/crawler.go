@@ -167,6 +167,9 @@ type burst struct {
 	// whole (a pushdown's sample); notRead: its lines in the window were read
 	// only in some minutes (the rest were counted).
 	baselineSampled, notRead bool
+	// startEstimated: whether its rise ran into the incident was judged
+	// with minutes only counted (riseIntoIncident).
+	startEstimated bool
 	// routesEstimated says why the routes' costs are estimated ("" when
 	// they are measured whole: routesEstimate).
 	routesEstimated string
@@ -231,9 +234,10 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
 	}
-	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, bFrom, bTo)
+	perMinute := c.PerMinute
+	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, perMinute, bFrom, bTo)
 	b.notRead = !ev.Traffic.readWhole(c) && ev.countedIn(ev.From, ev.To)
-	peak, peakAt := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
 	b.peak10, b.peakAt = float64(peak), peakAt
 	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
 		return b, false
@@ -242,7 +246,7 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	// row) clearly above the baseline rate, and the last minute above it.
 	perMin := b.baseline10 / 10
 	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
+	above := func(m int64) bool { return float64(perMinute[m]) >= level }
 	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
 		if !above(m) {
 			continue
@@ -258,9 +262,11 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if b.onset.IsZero() {
 		return b, false
 	}
-	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
+	t, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
+	if ok {
 		b.onset = t
 	}
+	b.startEstimated = estimated
 	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
 	b.requests = c.Requests - b.readerRequests
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
@@ -326,18 +332,19 @@ func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 }
 
 // clusterBaseline10 is c's usual count per 10 minutes over [from, to)
-// (baselinePer10). When some of those minutes were only counted (a pushdown)
-// and c's lines were not read whole, the minutes read whole speak for it, and
-// sampled is true: the figure is an estimate.
-func (ev *Evidence) clusterBaseline10(c *Cluster, from, to time.Time) (per10 float64, sampled bool) {
+// (baselinePer10) from perMinute, its requests per minute. When some of
+// those minutes were only counted (a pushdown) and c's lines were not read
+// whole, the minutes read whole speak for it, and sampled is true: the
+// figure is an estimate.
+func (ev *Evidence) clusterBaseline10(c *Cluster, perMinute map[int64]int, from, to time.Time) (per10 float64, sampled bool) {
 	t := ev.Traffic
 	if t.readWhole(c) || !ev.countedIn(from, to) {
-		return baselinePer10(c.PerMinute, from, to), false
+		return baselinePer10(perMinute, from, to), false
 	}
 	var read []int
 	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
 		if t.readMinute(m) {
-			read = append(read, c.PerMinute[m])
+			read = append(read, perMinute[m])
 		}
 	}
 	return 10 * Median(read), true
@@ -487,6 +494,8 @@ func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 			figs = append(figs, "distinct_prefixes_64")
 		}
 		out = append(out, Estimate{Figures: figs, Reason: EstimateNotRead})
+	} else if b.startEstimated {
+		out = append(out, Estimate{Figures: []string{"start"}, Reason: EstimateNotRead})
 	}
 	if b.baselineSampled && facts.BaselinePer10m.OK {
 		out = append(out, Estimate{Figures: []string{"baseline_per_10m"}, Reason: EstimateBaselineSample})
