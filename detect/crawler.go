@@ -30,10 +30,11 @@ type CrawlerBurstFacts struct {
 	// DistinctIPs and Requests are the crawler's: the fingerprint's in the
 	// window less those of the addresses that read like people
 	// (reader.go), which FingerprintReaders and FingerprintReaderRequests
-	// count. The per-address figures, the prefixes and AssetShare are the
-	// crawler's too; the rates, UncacheableShare and PHPTimeShare are the
-	// whole fingerprint's (what a rule on it sees), since the readers' few
-	// pages barely move them.
+	// count. The per-address figures, the prefixes, AssetShare and the rates
+	// (BaselinePer10m, PeakPer10m: the readers of the baseline are those
+	// that read like people there) are the crawler's too; UncacheableShare
+	// and PHPTimeShare are the whole fingerprint's (what a rule on it sees),
+	// since the readers' few pages barely move them.
 	DistinctIPs               int     `json:"distinct_ips"`
 	Requests                  int     `json:"requests"`
 	FingerprintReaders        int     `json:"fingerprint_readers"`
@@ -170,6 +171,10 @@ type burst struct {
 	// startEstimated: whether its rise ran into the incident was judged
 	// with minutes only counted (riseIntoIncident).
 	startEstimated bool
+	// readersRose: the fingerprint rose (fingerprintBaseline10 to
+	// fingerprintPeak10) but not once its readers are left out.
+	readersRose                              bool
+	fingerprintBaseline10, fingerprintPeak10 float64
 	// routesEstimated says why the routes' costs are estimated ("" when
 	// they are measured whole: routesEstimate).
 	routesEstimated string
@@ -191,6 +196,10 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	for _, c := range ev.Traffic.Clusters() {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
+			if b.readersRose && !noBaseline {
+				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
+					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
+			}
 			continue
 		}
 		// Without a baseline every fingerprint "rose" from nothing: only one
@@ -234,32 +243,18 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
 	}
-	perMinute := c.PerMinute
+	// Its rates are the crawler's: the readers who share the fingerprint
+	// are left out of them, as of its addresses and requests.
+	perMinute := c.CrawlerPerMinute()
 	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, perMinute, bFrom, bTo)
 	b.notRead = !ev.Traffic.readWhole(c) && ev.countedIn(ev.From, ev.To)
 	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
 	b.peak10, b.peakAt = float64(peak), peakAt
-	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
-		return b, false
-	}
-	// Onset and fade: the first minute of a sustained rise (three minutes in a
-	// row) clearly above the baseline rate, and the last minute above it.
-	perMin := b.baseline10 / 10
-	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(perMinute[m]) >= level }
-	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
-		if !above(m) {
-			continue
-		}
-		t := time.Unix(m*60, 0).UTC()
-		if b.onset.IsZero() && above(m+1) && above(m+2) {
-			b.onset = t
-		}
-		if !b.onset.IsZero() {
-			b.end = t.Add(time.Minute)
-		}
+	if poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
+		b.onset, b.end = sustainedRise(perMinute, b.baseline10, ev.From, ev.To)
 	}
 	if b.onset.IsZero() {
+		ev.readersRise(c, &b, bFrom, bTo)
 		return b, false
 	}
 	t, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
@@ -272,6 +267,48 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
+}
+
+// sustainedRise finds, in perMinute over [from, to), the onset and fade of
+// a rise above baseline10 per 10 minutes: the first minute of three in a
+// row clearly above the baseline rate, and the end of the last minute above
+// it (zero times when there is none).
+func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time) {
+	perMin := baseline10 / 10
+	level := perMin + riseZ*math.Sqrt(perMin+1)
+	above := func(m int64) bool { return float64(perMinute[m]) >= level }
+	for m := from.Unix() / 60; m < to.Unix()/60; m++ {
+		if !above(m) {
+			continue
+		}
+		t := time.Unix(m*60, 0).UTC()
+		if onset.IsZero() && above(m+1) && above(m+2) {
+			onset = t
+		}
+		if !onset.IsZero() {
+			end = t.Add(time.Minute)
+		}
+	}
+	return onset, end
+}
+
+// readersRise marks b when c did not rise once its readers are left out but
+// rose with them, as riseOf judges a rise: a crowd of people, which the
+// check says rather than nothing.
+func (ev *Evidence) readersRise(c *Cluster, b *burst, bFrom, bTo time.Time) {
+	readers, _, _ := readersAndAssets(c)
+	if readers == 0 {
+		return
+	}
+	base, _ := ev.clusterBaseline10(c, c.PerMinute, bFrom, bTo)
+	peak, _ := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
+		return
+	}
+	if onset, _ := sustainedRise(c.PerMinute, base, ev.From, ev.To); onset.IsZero() {
+		return
+	}
+	b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10, b.readers = true, base, float64(peak), readers
 }
 
 // readersAndAssets counts the addresses under a fingerprint that read like
