@@ -32,7 +32,9 @@ bin="$dir/ingestbench"
 go build -o "$bin" ./cmd/ingestbench
 go build -o "$dir/analyzebench" ./cmd/analyzebench
 
-stamp=$(sha256sum < cmd/ingestbench/benchref/gen.go | cut -c1-10)
+# The generator draws its readers and writes its JSON with sources/simulate's
+# pieces, so their files name the log too.
+stamp=$(cat cmd/ingestbench/benchref/gen.go sources/simulate/clients.go sources/simulate/output.go | sha256sum | cut -c1-10)
 log="$dir/caddy-$size-$stamp.log"
 if [ ! -s "$log" ] || [ ! -s "$log.gz" ]; then
   echo "generating $log (and $log.gz) ..." >&2

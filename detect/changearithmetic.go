@@ -34,7 +34,13 @@ func backlogTest(a *assessment, q QueueFacts) {
 		a.facts.ServiceTimeS = Some(S)
 		s := fmt.Sprintf("With %s workers at %s per request, a full queue now holds %s of work", fmtInt(q.Workers), fmtSecTrim(S), fmtSecTrim(wa))
 		if limit > 0 {
-			a.facts.HealthTimeoutS = Some(q.HealthTimeoutS)
+			// Which limit the wait was held against is which of the two
+			// facts is stated: a health timeout nobody configured is not 0.
+			if limitName == "health timeout" {
+				a.facts.HealthTimeoutS = Some(limit)
+			} else {
+				a.facts.ClientTimeoutS = Some(limit)
+			}
 			s += fmt.Sprintf(" against a %s %s", fmtSecTrim(limit), limitName)
 		}
 		s += fmt.Sprintf(" (it held %s before)", fmtSecTrim(wb))

@@ -43,13 +43,18 @@ type ConfigChangeFacts struct {
 	MechanismScore    float64 `json:"mechanism_score"`
 	QuantitativeScore float64 `json:"quantitative_score"`
 	ProximityScore    float64 `json:"proximity_score"`
-	// The queue wait B*S/W before and after the change, with its inputs and
-	// the limit it was held against, when the setting's test could compute it.
-	WaitBeforeS    Maybe[float64] `json:"wait_before_s"`
-	WaitAfterS     Maybe[float64] `json:"wait_after_s"`
-	Workers        Maybe[int]     `json:"workers"`
-	ServiceTimeS   Maybe[float64] `json:"service_time_s"`
+	// The queue wait B*S/W before and after the change, with its inputs,
+	// when the setting's test could compute it.
+	WaitBeforeS  Maybe[float64] `json:"wait_before_s"`
+	WaitAfterS   Maybe[float64] `json:"wait_after_s"`
+	Workers      Maybe[int]     `json:"workers"`
+	ServiceTimeS Maybe[float64] `json:"service_time_s"`
+	// The limit the wait was held against, stated as what it is: the health
+	// timeout that can fail a queued check, or, when none applies (a check
+	// that waits and passes), the clients' timeout. At most one is stated;
+	// neither when no limit is known.
 	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
+	ClientTimeoutS Maybe[float64] `json:"client_timeout_s"`
 	// QueuePeak and QueuePassedOldCap: how deep the queue went against the
 	// old cap; WaitAtPeakS the work the peak held.
 	QueuePeak         Maybe[float64] `json:"queue_peak"`
@@ -139,14 +144,12 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
 		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS
 	}
-	old, errOld := strconv.ParseFloat(strings.ReplaceAll(c.Old, ",", ""), 64)
-	nw, errNew := strconv.ParseFloat(strings.ReplaceAll(c.New, ",", ""), 64)
 	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
 	computed := w > 0 && svc > 0
-	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && errOld == nil && errNew == nil {
+	if before == 0 && after == 0 && strings.Contains(c.Key, "backlog") && cf.OldValue.OK && cf.NewValue.OK {
 		var ok1, ok2 bool
-		before, w, svc, ok1 = queueingWait(st.Findings(), old)
-		after, _, _, ok2 = queueingWait(st.Findings(), nw)
+		before, w, svc, ok1 = queueingWait(st.Findings(), cf.OldValue.V)
+		after, _, _, ok2 = queueingWait(st.Findings(), cf.NewValue.V)
 		computed = ok1 && ok2
 	}
 	return p.Say("config_change.explain", struct {

@@ -2,11 +2,10 @@ package detect
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/duration"
+	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // ChangedValues names the setting a change sets as the mechanism table knows
@@ -23,7 +22,10 @@ func ChangedValues(c sources.Change) (setting string, old, nw float64, ok bool) 
 	return k.name, old, nw, okOld && okNew
 }
 
-// settingValue parses a value for comparison; "" means the knob's default.
+// settingValue reads a value in the knob's unit; "" means the knob's default.
+// The strings themselves are read by package changes (Number, Seconds), the
+// one reading of a setting's value; what is added here is the knob's: its
+// unit, its default and a zero that switches the limit off.
 func settingValue(v string, k *knob) (float64, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -36,11 +38,9 @@ func settingValue(v string, k *knob) (float64, bool) {
 	var ok bool
 	switch k.unit {
 	case "count":
-		var err error
-		f, err = strconv.ParseFloat(v, 64)
-		ok = err == nil
+		f, ok = changes.Number(v)
 	case "seconds":
-		f, ok = parseDurationS(v)
+		f, ok = changes.Seconds(v)
 	default:
 		return 0, false
 	}
@@ -48,17 +48,4 @@ func settingValue(v string, k *knob) (float64, bool) {
 		f = math.Inf(1)
 	}
 	return f, ok
-}
-
-// parseSeconds reads Caddy and php-fpm durations: "10s", "1m30s", "500ms",
-// "2d", a bare number (seconds) or "inf".
-func parseDurationS(v string) (float64, bool) {
-	if v == "inf" {
-		return math.Inf(1), true
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return f, true
-	}
-	d, err := duration.Parse(v)
-	return d.Seconds(), err == nil
 }

@@ -1,12 +1,9 @@
 package detect
 
 import (
-	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"context"
 	"flag"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
@@ -98,14 +96,17 @@ func TestRankChanges(t *testing.T) {
 		reasonHas  []string
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
+		absent     []string // facts of the first finding that must not be stated
 	}{
 		{
 			name:     "reference: the backlog ranks first with its arithmetic",
 			changes:  []sources.Change{ccPassword, ccReadme, ccCSS, ccBacklogUp, ccZoneMatch},
 			findings: ccFindings(ccIncidentKinds...),
-			facts:    ccFacts(ccRefQueue),
-			want:     []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
-			outcome:  OutcomeFound,
+			// A clients' timeout is known too: the health timeout is the
+			// limit, and the only one stated.
+			facts:   func() QueueFacts { q := ccFacts(ccRefQueue); q.ClientTimeoutS = 30; return q }(),
+			want:    []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
+			outcome: OutcomeFound,
 			reasonHas: []string{"linked: listen.backlog 511 -> 4096 (commit 9d78ccb", "skins/site.css (commit 0c55aa1): a file change",
 				"env.DB_PASSWORD REDACTED -> REDACTED (commit 7e57c0d): no known failure mechanism", "README.md"},
 			summaryHas: []string{
@@ -116,6 +117,57 @@ func TestRankChanges(t *testing.T) {
 			},
 			facts0: map[string]float64{"old_value": 511, "new_value": 4096, "wait_before_s": 9.58, "wait_after_s": 76.8,
 				"health_timeout_s": 10, "queue_passed_old_cap": 1, "hours_before_onset": 2.63, "risk_direction": 1, "linked": 1},
+			absent: []string{"client_timeout_s"},
+		},
+		{
+			// A change log written by a person: "4,096" is the same 4,096 a
+			// pool file writes, with the same arithmetic and facts.
+			name:       "a value grouped by thousands reads as the number",
+			changes:    []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.New = "4,096" })},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      ccFacts(ccRefQueue),
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s health timeout (it held 9.6 s before)", "reached 4,096 at 02:30"},
+			facts0:     map[string]float64{"old_value": 511, "new_value": 4096, "wait_after_s": 76.8, "risk_direction": 1},
+		},
+		{
+			// php-fpm refuses "4k" in a pool file: reading it as 4,096 (or
+			// 4,000) would blame the change with arithmetic on a guess.
+			name:       "a unit on a count is no number: no arithmetic, direction unknown",
+			changes:    []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.New = "4k" })},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      ccFacts(ccRefQueue),
+			want:       []string{"listen.backlog candidate"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"The values are not numbers: no arithmetic.", "Which way this change moved the risk is not known"},
+			facts0:     map[string]float64{"old_value": 511, "risk_direction": 0},
+			absent:     []string{"new_value", "wait_after_s"},
+		},
+		{
+			// No timeout can fail a queued check (the silent wedge): the wait
+			// is held against the clients' timeout, and the facts say so;
+			// no health timeout of 0 is made up.
+			name:       "no health timeout: the client timeout is the limit, and stated as such",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s client timeout (it held 9.6 s before)"},
+			facts0:     map[string]float64{"client_timeout_s": 10, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s"},
+		},
+		{
+			name:       "no timeout known at all: no limit is stated",
+			changes:    []sources.Change{ccBacklogUp},
+			findings:   ccFindings(ccIncidentKinds...),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
+			want:       []string{"listen.backlog enabler"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"a full queue now holds 77 s of work (it held 9.6 s before)"},
+			facts0:     map[string]float64{"wait_before_s": 9.58, "wait_after_s": 76.8},
+			absent:     []string{"health_timeout_s", "client_timeout_s"},
 		},
 		{
 			name:       "fixed: 4096 -> 64 lowers the risk",
@@ -278,6 +330,7 @@ func TestRankChanges(t *testing.T) {
 		reasonHas  []string
 		summaryHas []string
 		facts0     map[string]float64
+		absent     []string
 	}{
 		{
 			name:     "a deploy without a setting before a service-time rise is named by its subject, a candidate",
@@ -342,6 +395,11 @@ func TestRankChanges(t *testing.T) {
 			for k, v := range tt.facts0 {
 				if g, ok := FactMap(got[0].Facts)[k]; !ok || math.Abs(g-v) > 0.01 {
 					t.Errorf("fact %s = %v (present %v), want %v", k, g, ok, v)
+				}
+			}
+			for _, k := range tt.absent {
+				if g, ok := FactMap(got[0].Facts)[k]; ok {
+					t.Errorf("fact %s = %v stated, want it absent (not measured)", k, g)
 				}
 			}
 		})
@@ -503,9 +561,12 @@ func TestRankChangesFromRepositories(t *testing.T) {
 // blamed.
 func TestRankChangesLab(t *testing.T) {
 	base := testenv.LabIncident(t, "")
-	repo := ccExtractTarGz(t, filepath.Join(base, "changes", "config.tar.gz"))
+	repos, err := bundle.UnpackConfigArchives([]string{filepath.Join(base, "changes", "config.tar.gz")}, t.TempDir())
+	if err != nil || len(repos) != 1 {
+		t.Fatalf("the lab's config.tar.gz: repositories %v, %v", repos, err)
+	}
 	onset := time.Date(2026, 11, 29, 15, 37, 10, 0, time.UTC) // truth.json phases.onset
-	cs, notes, err := changes.FromGit(context.Background(), filepath.Join(repo, "config"), onset.Add(-72*time.Hour), onset)
+	cs, notes, err := changes.FromGit(context.Background(), repos[0], onset.Add(-72*time.Hour), onset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,68 +615,17 @@ func TestRankChangesLab(t *testing.T) {
 	t.Logf("%s\n%s", f.Summary, check.Reason)
 }
 
-func ccExtractTarGz(t *testing.T, tarball string) string {
-	t.Helper()
-	f, err := os.Open(tarball)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := t.TempDir()
-	tr := tar.NewReader(zr)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return dst
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dst, filepath.FromSlash(hdr.Name))
-		if !strings.HasPrefix(p, dst+string(filepath.Separator)) {
-			t.Fatalf("tar entry %q escapes", hdr.Name)
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				var b []byte
-				if b, err = io.ReadAll(tr); err == nil {
-					err = os.WriteFile(p, b, 0o644)
-				}
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // ccReadOpenMetrics reads the named series from an OpenMetrics text file
 // with timestamps (name{labels} value unix_seconds), by name then label set.
 func ccReadOpenMetrics(t *testing.T, path string, names ...string) map[string][]changes.Series {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
 	idx := map[string]int{}
 	out := map[string][]changes.Series{}
-	sc := bufio.NewScanner(zr)
+	sc := bufio.NewScanner(testenv.OpenGzip(t, path))
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

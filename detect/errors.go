@@ -1,9 +1,11 @@
 package detect
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,12 +74,7 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 		}
 		all = append(all, sc{strconv.Itoa(c), float64(n), float64(ef.Proxy[c])})
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].code < all[j].code
-	})
+	slices.SortFunc(all, func(a, b sc) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.code, b.code)) })
 	var parts []string
 	for _, x := range all {
 		parts = append(parts, p.Say("upstream_errors.status", struct {
@@ -172,12 +169,7 @@ func failureCodes(p Phraser, m MinuteFailures) string {
 	for s, n := range m.Status {
 		all = append(all, sc{s, n})
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].n != all[j].n {
-			return all[i].n > all[j].n
-		}
-		return all[i].s < all[j].s
-	})
+	slices.SortFunc(all, func(a, b sc) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.s, b.s)) })
 	var parts []string
 	for _, x := range all {
 		parts = append(parts, p.Say("upstream_errors.minute_status", struct {

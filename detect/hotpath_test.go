@@ -83,7 +83,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	k := Key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
@@ -115,7 +115,6 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		c.IPs[r.ClientIP] = &AddressBehaviour{}
 	}
 	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
-	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {

@@ -78,10 +78,9 @@ type Cluster struct {
 	Requests int
 	// IPs is how each address behaved (reader.go): its requests, and
 	// whether it read like a person who shares the fingerprint.
-	IPs      map[netip.Addr]*AddressBehaviour
-	Prefixes map[netip.Prefix]struct{}
-	Classes  map[PathClass]int
-	Labels   map[string]int
+	IPs     map[netip.Addr]*AddressBehaviour
+	Classes map[PathClass]int
+	Labels  map[string]int
 	// Routes counts requests by route template (routetemplate.go) as the
 	// table folded it when they came; Traffic.routes measures what each costs.
 	Routes map[string]int
@@ -357,7 +356,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	k := a.key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{}, Prefixes: map[netip.Prefix]struct{}{},
+		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
@@ -397,7 +396,6 @@ func (t *Traffic) Observe(r *sources.Request) {
 		c.IPs[r.ClientIP] = ab
 	}
 	ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
-	c.Prefixes[Prefix(r.ClientIP)] = struct{}{}
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
@@ -431,6 +429,17 @@ func Prefix(a netip.Addr) netip.Prefix {
 	}
 	p, _ := a.Prefix(bits)
 	return p
+}
+
+// DistinctPrefixes is the number of client networks (Prefix) among the
+// cluster's addresses in the window. It is counted from IPs when asked rather
+// than kept per request: Observe runs for every line, this once per report.
+func (c *Cluster) DistinctPrefixes() int {
+	prefixes := make(map[netip.Prefix]struct{}, len(c.IPs))
+	for ip := range c.IPs {
+		prefixes[Prefix(ip)] = struct{}{}
+	}
+	return len(prefixes)
 }
 
 // Total is the number of requests observed.

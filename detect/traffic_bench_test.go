@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkObserve(b *testing.B) {
 	site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php"}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := benchref.CPUTime()
 	for b.Loop() {
 		// The window over the whole log: every request's client detail is kept.
 		tr := NewTraffic(site, time.Unix(0, 0), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -25,7 +26,7 @@ func BenchmarkObserve(b *testing.B) {
 			tr.Observe(&reqs[i])
 		}
 	}
-	reportPerRequest(b, cpuTime()-cpu0, len(reqs))
+	reportPerRequest(b, benchref.CPUTime()-cpu0, len(reqs))
 }
 
 // reportPerRequest reports wall and CPU time per request: on a shared
@@ -45,7 +46,7 @@ func reportPerRequest(b *testing.B, cpu time.Duration, requests int) {
 func BenchmarkRouteTemplate(b *testing.B) {
 	reqs := generatedRequests(b, 16<<20)
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := benchref.CPUTime()
 	for b.Loop() {
 		tab := newRouteTable()
 		for i := range reqs {
@@ -53,5 +54,5 @@ func BenchmarkRouteTemplate(b *testing.B) {
 			tab.observe(tab.template(r.Path, r.Query), r.Time.Unix()/60, r)
 		}
 	}
-	reportPerRequest(b, cpuTime()-cpu0, len(reqs))
+	reportPerRequest(b, benchref.CPUTime()-cpu0, len(reqs))
 }

@@ -46,8 +46,8 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 	if c.Key.UA != "Chrome" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 || c.Versions["121"] != 3 {
 		t.Errorf("top cluster = %+v, versions %v", c.Key, c.Versions)
 	}
-	if len(c.IPs) != 3 || len(c.Prefixes) != 2 {
-		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), len(c.Prefixes))
+	if len(c.IPs) != 3 || c.DistinctPrefixes() != 2 {
+		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), c.DistinctPrefixes())
 	}
 	if got := Prefix(netip.MustParseAddr("2001:db8::1")).String(); got != "2001:db8::/64" {
 		t.Errorf("IPv6 prefix = %s", got)
@@ -167,5 +167,21 @@ func TestClusterBaselineFromReadMinutes(t *testing.T) {
 	tr.PulledFamilies([]string{"firefox/en"})
 	if !tr.readWhole(s) {
 		t.Errorf("a client of a family pulled whole reads as sampled (family %q)", s.family)
+	}
+}
+
+// TestClusterDistinctPrefixes: networks are counted as Prefix folds them, so
+// an IPv4 address written IPv4-mapped shares its /24 with the plain one, and
+// IPv6 addresses share a /64 rather than counting one each.
+func TestClusterDistinctPrefixes(t *testing.T) {
+	c := &Cluster{IPs: map[netip.Addr]*AddressBehaviour{}}
+	for _, ip := range []string{"10.0.1.1", "::ffff:10.0.1.2", "10.0.2.1", "2001:db8::1", "2001:db8::2", "2001:db8:0:1::1"} {
+		c.IPs[netip.MustParseAddr(ip)] = &AddressBehaviour{}
+	}
+	if got := c.DistinctPrefixes(); got != 4 {
+		t.Errorf("DistinctPrefixes = %d, want 4 (10.0.1/24, 10.0.2/24, 2001:db8::/64, 2001:db8:0:1::/64)", got)
+	}
+	if got := (&Cluster{}).DistinctPrefixes(); got != 0 {
+		t.Errorf("DistinctPrefixes of no addresses = %d, want 0", got)
 	}
 }

@@ -1,7 +1,9 @@
 package prose
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -43,25 +45,76 @@ func TestRender(t *testing.T) {
 	}
 	data := struct{ N int }{3}
 	for lang, want := range map[string]string{"en": "#III failed", "ko": "#III건(이/가) 실패"} {
-		got, err := c.Render(lang, "n", plain{}, data)
+		got, err := mustBind(t, c, lang, plain{}).Render("n", data)
 		if err != nil || got != want {
 			t.Errorf("Render(%s) = %q, %v; want %q", lang, got, err, want)
 		}
 	}
-	// Formats are bound per call: a second printer's numbers, not the first's.
-	if got, _ := c.Render("en", "n", noFormats{}, data); got != " failed" {
+	// Formats are bound per Bind: a second printer gets its own numbers, and
+	// the first keeps its.
+	first := mustBind(t, c, "en", plain{})
+	if got, _ := mustBind(t, c, "en", noFormats{}).Render("n", data); got != " failed" {
 		t.Errorf("Render with other formats = %q, want %q", got, " failed")
 	}
-	for _, tc := range []struct{ lang, name string }{{"en", "bad"}, {"en", "nosuch"}, {"de", "n"}} {
-		if got, err := c.Render(tc.lang, tc.name, plain{}, data); err == nil {
-			t.Errorf("Render(%s, %s) = %q, nil; want an error, not an empty sentence", tc.lang, tc.name, got)
+	if got, _ := first.Render("n", data); got != "#III failed" {
+		t.Errorf("Render after another Bind = %q, want %q", got, "#III failed")
+	}
+	for _, name := range []string{"bad", "nosuch"} {
+		if got, err := first.Render(name, data); err == nil {
+			t.Errorf("Render(en, %s) = %q, nil; want an error, not an empty sentence", name, got)
 		}
 	}
+	if b, err := c.Bind("de", plain{}); err == nil {
+		t.Errorf("Bind(de) = %v, nil; want an error", b)
+	}
 	// A map without the key is an error too, not "<no value>".
-	if got, err := c.Render("en", "bad", plain{}, map[string]any{"N": 1}); err == nil {
+	if got, err := first.Render("bad", map[string]any{"N": 1}); err == nil {
 		t.Errorf("Render with a missing key = %q, nil; want an error", got)
 	}
 	if got := c.Names("ko"); strings.Join(got, ",") != "bad,n" {
 		t.Errorf("Names(ko) = %v", got)
+	}
+}
+
+func mustBind(t *testing.T, c *Catalog, lang string, f Formats) *Bound {
+	t.Helper()
+	b, err := c.Bind(lang, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBoundConcurrent renders one catalog through several bindings from
+// several goroutines at once, as reports in two languages and zones do; run
+// with -race it fails if a binding touched the shared templates.
+func TestBoundConcurrent(t *testing.T) {
+	c, err := catalog(t, `{{define "n"}}{{i .}} failed{{end}}`, `{{define "n"}}{{i . | josa "이/가"}} 실패{{end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"en": "#II failed", "ko": "#II(이/가) 실패"}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Go(func() {
+			lang := Langs[g%2]
+			b, err := c.Bind(lang, plain{})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			for range 50 {
+				if got, err := b.Render("n", 2); err != nil || got != want[lang] {
+					errs <- fmt.Sprintf("Render(%s) = %q, %v; want %q", lang, got, err, want[lang])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -20,39 +20,9 @@ type chartView struct {
 	SVG     template.HTML
 }
 
-// chartWords are the charts' own words, per language.
-var chartWords = map[string]map[string]string{
-	LangEN: {
-		"status": "Requests by status per minute", "status_cap": "From the access log. Late: successes logged after the clients' timeout, read by nobody.",
-		"ok": "answered in time", "late": "late", "4xx": "4xx", "429": "429", "502": "502", "503": "503", "504": "504", "5xx": "other 5xx",
-		"goodput": "Goodput: ordinary clients' successes PHP answered in time, per minute", "goodput_cap": "From the access log. The crawlers' own answers in time are drawn apart; dashed: the usual goodput before the window.",
-		"good": "ordinary clients", "crawler_good": "crawlers' own", "usual": "usual", "lowest": "lowest while failing",
-		"workers": "php-fpm workers busy", "workers_cap": "Highest value of each minute.", "active": "active", "total": "total",
-		"queue": "php-fpm listen queue", "queue_cap": "Highest value of each minute (php-fpm's high-water mark where it went higher between scrapes); dashed: the backlog cap.", "depth": "queued", "peak": "peak", "backlog": "cap",
-		"cap_off": "cap off scale",
-		"cpu":     "CPU %", "cpu_cap": "Mean of each minute.", "cpu_l": "CPU",
-		"crawler": "Crawler cluster per minute against its baseline", "crawler_cap": "Cluster: ",
-		"reqs": "requests", "baseline": "baseline",
-		"window": "failing stretch",
-	},
-	LangKO: {
-		"status": "분당 상태별 요청", "status_cap": "접근 로그에서 셈. 늦은 응답: 이용자가 기다리는 시간보다 늦게 기록되어 아무도 받지 못한 성공 응답.",
-		"ok": "제때 응답", "late": "늦은 응답", "4xx": "4xx", "429": "429", "502": "502", "503": "503", "504": "504", "5xx": "그 밖의 5xx",
-		"goodput": "분당 goodput: PHP가 일반 이용자에게 제때 돌려준 성공 응답", "goodput_cap": "접근 로그에서 셈. 크롤러가 제때 받은 응답은 따로 그림. 점선: 분석 구간 전의 평소 값.",
-		"good": "일반 이용자", "crawler_good": "크롤러", "usual": "평소", "lowest": "실패 중 최저",
-		"workers": "점유된 php-fpm 워커", "workers_cap": "1분마다 가장 큰 값.", "active": "점유", "total": "전체",
-		"queue": "php-fpm 대기열", "queue_cap": "1분마다 가장 큰 값 (수집 사이에 더 길어졌으면 php-fpm이 기록한 최고값). 점선: 대기열 상한.", "depth": "대기", "peak": "최고", "backlog": "상한",
-		"cap_off": "상한은 그래프 밖",
-		"cpu":     "CPU %", "cpu_cap": "1분 평균.", "cpu_l": "CPU",
-		"crawler": "분당 크롤러 요청과 평소 값", "crawler_cap": "클러스터: ",
-		"reqs": "요청", "baseline": "평소",
-		"window": "실패 구간",
-	},
-}
-
 // charts draws every chart the evidence allows.
 func charts(r *Report, v *view, p printer) []chartView {
-	w := chartWords[p.lang]
+	w := wordTable(p, p.say("chart.words", nil))
 	from := r.Window.From.Truncate(time.Minute)
 	to := r.Window.To
 	if !to.After(from) {
@@ -134,20 +104,17 @@ func charts(r *Report, v *view, p printer) []chartView {
 		good := make([]timechart.Point, len(ms))
 		theirs := make([]timechart.Point, len(ms))
 		gmax, anyTheirs := 0.0, false
-		lowest := -1
 		for i := range ms {
 			good[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].Goodput)}
 			theirs[i] = timechart.Point{T: ms[i].Time, V: float64(ms[i].CrawlerGoodput)}
 			gmax = math.Max(gmax, math.Max(good[i].V, theirs[i].V))
 			anyTheirs = anyTheirs || ms[i].CrawlerGoodput > 0
-			if failing && !ms[i].Time.Before(r.Impact.Start) && ms[i].Time.Before(r.Impact.End) && (lowest < 0 || ms[i].Goodput < lowest) {
-				lowest = ms[i].Goodput
-			}
 		}
-		usual := 0.0
-		if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil {
-			usual = detect.FactsOf[detect.UpstreamErrorsFacts](f).GoodputUsualPerMin.V
-		}
+		// The usual and the lowest goodput are upstream_errors' numbers, the
+		// ones the text states: the chart's key repeats them, never
+		// recomputes them from the minutes.
+		ef := detect.FactsOf[detect.UpstreamErrorsFacts](firstKind(r.Findings, detect.KindUpstreamErrors))
+		usual, lowest := ef.GoodputUsualPerMin.V, ef.GoodputMinPerMin
 		c = newChart(math.Max(gmax, usual), w["goodput"])
 		decorate(c)
 		c.Area(good, timechart.ColourLine)
@@ -160,8 +127,8 @@ func charts(r *Report, v *view, p printer) []chartView {
 			c.HLine(usual, timechart.ColourRef)
 			c.Key("-"+timechart.ColourRef, w["usual"]+" "+p.n(usual))
 		}
-		if lowest >= 0 {
-			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest)))
+		if lowest.OK {
+			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest.V)))
 		}
 		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c)})
 	}
@@ -224,7 +191,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		c.HLine(cr.BaselinePerMin, timechart.ColourBaseline)
 		c.Key("-"+timechart.ColourBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
 		out = append(out, chartView{ID: "chart-crawler-" + strconv.Itoa(i+1), Title: w["crawler"],
-			Caption: w["crawler_cap"] + cr.Fingerprint + " (" + cr.Finding + ")", SVG: finish(c)})
+			Caption: p.say("chart.crawler_caption", cr.Fingerprint+" ("+cr.Finding+")"), SVG: finish(c)})
 	}
 	return out
 }

@@ -125,7 +125,7 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 		}
 		row := ClusterRow{
 			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs),
-			DistinctPrefixes: len(c.Prefixes), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
+			DistinctPrefixes: c.DistinctPrefixes(), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
 		}
 		perIP := make([]int, 0, len(c.IPs))
 		for _, n := range c.IPs {

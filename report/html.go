@@ -27,7 +27,11 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 		return nil, err
 	}
 	day := r.incidentDay()
-	v.Charts = charts(r, v, newPrinter(lang, loc, day))
+	p := newPrinter(lang, loc, day)
+	v.Charts = charts(r, v, p)
+	if err := p.err(); err != nil {
+		return nil, fmt.Errorf("report: charts: %w", err)
+	}
 	for i := range v.Charts {
 		v.Charts[i].Caption = cleanText(v.Charts[i].Caption)
 	}

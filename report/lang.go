@@ -47,16 +47,27 @@ var messages = prose.MustParse(proseFiles, "prose", Langs)
 
 // printer formats numbers, times and durations for one language and says the
 // report's messages in it. Its texts are plain (not Markdown, not HTML):
-// renderers escape them.
+// renderers escape them. A printer and its copies belong to one goroutine.
 type printer struct {
 	lang string
 	loc  *time.Location
 	// day is the incident's local date: times on another day carry their date.
 	day time.Time
-	// failed keeps the first message that could not be said, shared by the
-	// printer's copies: whoever made the printer reports it as an error, so
-	// a broken message never reads as an empty sentence.
-	failed *error
+	// shared is what the printer's copies share.
+	shared *printerShared
+}
+
+// printerShared is what a printer's copies share.
+type printerShared struct {
+	// failed keeps the first message that could not be said: whoever made
+	// the printer reports it as an error, so a broken message never reads as
+	// an empty sentence.
+	failed error
+	// bound holds each catalog the printer has said a message of, its
+	// functions bound to the printer: binding clones the catalog's templates,
+	// which costs more than the sentence, so it happens on a catalog's first
+	// message and never again.
+	bound map[*prose.Catalog]*prose.Bound
 }
 
 func newPrinter(lang string, loc *time.Location, day time.Time) printer {
@@ -64,32 +75,68 @@ func newPrinter(lang string, loc *time.Location, day time.Time) printer {
 		loc = time.UTC
 	}
 	d := day.In(loc)
-	return printer{lang: lang, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), failed: new(error)}
+	return printer{lang: lang, loc: loc, day: time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc), shared: &printerShared{}}
 }
 
 // say renders the report's message name with data in the printer's language.
 func (p printer) say(name string, data any) string {
-	s, err := messages.Render(p.lang, name, formats{p}, data)
+	return p.sayFrom(messages, name, data)
+}
+
+// sayFrom renders message name of catalog c with data in the printer's
+// language; a failure is kept in the printer.
+func (p printer) sayFrom(c *prose.Catalog, name string, data any) string {
+	b, ok := p.shared.bound[c]
+	if !ok {
+		var err error
+		if b, err = c.Bind(p.lang, formats{p}); err != nil {
+			p.fail(err)
+			return ""
+		}
+		if p.shared.bound == nil {
+			p.shared.bound = map[*prose.Catalog]*prose.Bound{}
+		}
+		p.shared.bound[c] = b
+	}
+	s, err := b.Render(name, data)
 	p.fail(err)
 	return s
 }
 
 // fail keeps err when it is the printer's first.
 func (p printer) fail(err error) {
-	if err != nil && *p.failed == nil {
-		*p.failed = err
+	if err != nil && p.shared.failed == nil {
+		p.shared.failed = err
 	}
 }
 
 // err is the first message the printer could not say.
-func (p printer) err() error { return *p.failed }
+func (p printer) err() error { return p.shared.failed }
 
-// say runs f once per language. The first message that could not be said
-// is kept in r, for Assemble to return.
+// printerKey names one of Assemble's printers.
+type printerKey struct {
+	lang string
+	loc  *time.Location
+	day  int64
+}
+
+// say runs f once per language. The printers are made once per Assemble
+// (Report.printers), so that each binds its messages once for every phrase
+// it says. The first message that could not be said is kept in r, for
+// Assemble to return.
 func (r *Report) say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
 	out := phrase{}
 	for _, l := range Langs {
 		p := newPrinter(l, loc, day)
+		key := printerKey{l, p.loc, p.day.Unix()}
+		if made, ok := r.printers[key]; ok {
+			p = made
+		} else {
+			if r.printers == nil {
+				r.printers = map[printerKey]printer{}
+			}
+			r.printers[key] = p
+		}
 		out[l] = f(p)
 		if r.proseErr == nil {
 			r.proseErr = p.err()
@@ -328,9 +375,7 @@ func (x phraser) Say(name string, data any) string {
 	if c == nil {
 		c = detect.Messages
 	}
-	s, err := c.Render(x.p.lang, name, formats{x.p}, data)
-	x.p.fail(err)
-	return s
+	return x.p.sayFrom(c, name, data)
 }
 
 // story is what a detector's prose may read of the report.

@@ -69,6 +69,8 @@ type Report struct {
 	incidents *detect.Incidents
 	// proseErr is the first message Assemble could not say.
 	proseErr error
+	// printers are Assemble's while it runs, one per language, zone and day.
+	printers map[printerKey]printer
 }
 
 // Window is the analysed period and the zone its local times are shown in.
@@ -122,7 +124,8 @@ type Impact struct {
 
 // Moment is one timeline row.
 type Moment struct {
-	// Time is when it happened (RFC3339; rendered in the window's zone).
+	// Time is when it happened (RFC3339 in UTC, as every time of
+	// report.json; the prose renders it in the window's zone).
 	Time time.Time `json:"time"`
 	// Text says what happened, in English.
 	Text string `json:"text"`
@@ -197,10 +200,11 @@ func (r *Report) Assemble() error {
 	if err != nil {
 		return err
 	}
-	r.proseErr = nil
+	r.proseErr, r.printers = nil, nil
 	r.Impact = assembleImpact(r, loc)
 	r.Timeline = assembleTimeline(r, loc)
 	r.Causes = assembleCauses(r, loc)
+	r.printers = nil
 	if r.proseErr != nil {
 		return fmt.Errorf("report: %w", r.proseErr)
 	}
@@ -244,4 +248,28 @@ func (r *Report) normalize() {
 		r.Impact.Caveats = []string{}
 	}
 	r.Evidence.normalize()
+	r.utcTimes()
+}
+
+// utcTimes writes every time of report.json in UTC ("Z"), the rule the
+// findings, the impact and the evidence already follow (detect states its
+// times in UTC); window.tz names the zone the prose prints them in. The
+// changes keep the offset their source wrote (a changes.yaml in +09:00, a
+// commit's author date), so they, the findings' copies of them and the
+// timeline moments taken from them are converted here, at the one place
+// report.json is written from.
+func (r *Report) utcTimes() {
+	for i := range r.Timeline {
+		r.Timeline[i].Time = r.Timeline[i].Time.UTC()
+	}
+	for i := range r.Changes {
+		r.Changes[i].Time = r.Changes[i].Time.UTC()
+	}
+	for i := range r.Findings {
+		if c := r.Findings[i].Change; c != nil && c.Time.Location() != time.UTC {
+			utc := *c
+			utc.Time = c.Time.UTC()
+			r.Findings[i].Change = &utc
+		}
+	}
 }

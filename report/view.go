@@ -90,46 +90,25 @@ type checkView struct{ Name, Outcome, Reason, Findings string }
 
 type findingView struct{ ID, Kind, When, Confidence, Summary string }
 
-// labels are the fixed words of the HTML page and of tables built in Go.
-var labels = map[string]map[string]string{
-	LangEN: {
-		"summary": "Summary", "impact": "Impact", "charts": "Charts", "timeline": "Timeline", "cause": "Cause",
-		"fix": "What to fix", "remains": "What remains", "sources": "Where the numbers come from",
-		"time": "time", "what": "what happened", "finding": "finding", "status": "status", "responses": "responses",
-		"by_caddy": "made by Caddy itself", "window": "window", "period": "failing", "requests": "requests logged",
-		"failed": "requests failed (5xx, 429, late)", "late": "successes after the clients' timeout",
-		"php_requests": "requests that needed PHP, while failing", "php_failed": "of them failed",
-		"rule": "Rule", "backtest": "Backtest on the recorded traffic",
-		"recommendations": "Configuration advice", "series": "series",
-		"agg": "per minute", "leaves": "What they leave out", "checks": "What each detector concluded",
-		"detector": "detector", "outcome": "outcome", "reason": "reason", "findings": "Findings",
-		"id": "id", "kind": "kind", "when": "when", "confidence": "confidence", "finding_summary": "summary",
-		"data_quality": "Data quality", "tz": "Times are local",
-		"role_trigger": "Trigger", "role_enabler": "Enabling change", "role_mechanism": "Mechanism", "role_candidate": "Possibly related change", "role_symptom": "Symptom",
-		"found": "found", "not_interesting": "nothing unusual", "could_not_run": "could not run",
-		"bt_crawler": "crawler requests refused", "bt_php": "crawler PHP time saved", "bt_other": "other logged-out requests refused", "bt_readers": "requests of readers who share the crawler's fingerprint refused",
-		"bt_logged_in": "logged-in requests refused", "bt_baseline": "refusals over the baseline", "bt_first": "first refusal",
-		"ruled_out": "Ruled out", "mitigations": "Already changed", "legend_window": "failing stretch", "legend_moments": "numbers mark the timeline rows",
-	},
-	LangKO: {
-		"summary": "요약", "impact": "영향", "charts": "그래프", "timeline": "경과", "cause": "원인",
-		"fix": "고칠 것", "remains": "남은 문제", "sources": "수치의 출처",
-		"time": "시각", "what": "일어난 일", "finding": "근거", "status": "상태", "responses": "응답",
-		"by_caddy": "Caddy가 직접 만듦", "window": "분석 구간", "period": "실패 구간", "requests": "기록된 요청",
-		"failed": "실패한 요청 (5xx, 429, 늦은 응답)", "late": "이용자가 떠난 뒤의 성공 응답",
-		"php_requests": "실패 구간에 PHP가 필요했던 요청", "php_failed": "그중 실패",
-		"rule": "규칙", "backtest": "기록된 요청으로 돌려 본 결과",
-		"recommendations": "설정 권고", "series": "지표",
-		"agg": "1분마다", "leaves": "빠진 것", "checks": "탐지기별 결과",
-		"detector": "탐지기", "outcome": "결과", "reason": "이유", "findings": "탐지 결과 (탐지기 원문, 영어)",
-		"id": "id", "kind": "종류", "when": "시각", "confidence": "신뢰도", "finding_summary": "요약",
-		"data_quality": "데이터 품질", "tz": "시각은 현지 시각",
-		"role_trigger": "계기", "role_enabler": "바탕이 된 변경", "role_mechanism": "작동 방식", "role_candidate": "관련이 있을 수 있는 변경", "role_symptom": "증상",
-		"found": "찾음", "not_interesting": "특이점 없음", "could_not_run": "실행 못 함",
-		"bt_crawler": "거절된 크롤러 요청", "bt_php": "아낀 크롤러 PHP 시간", "bt_other": "거절된 다른 비로그인 요청", "bt_readers": "크롤러와 지문이 같은 독자의 요청 중 거절된 것",
-		"bt_logged_in": "거절된 로그인 요청", "bt_baseline": "기준 기간에 거절했을 요청", "bt_first": "첫 거절",
-		"ruled_out": "원인이 아닌 것", "mitigations": "이미 바꾼 것", "legend_window": "실패 구간", "legend_moments": "숫자는 경과 표의 줄",
-	},
+// wordTable reads a table of words said by the catalog (the "labels" and
+// "chart.words" messages): one "key = word" a line, blank lines skipped. The
+// words are the reader's and live beside the sentences in each language's
+// file; Go keeps only the keys. A line without " = " is the printer's error.
+func wordTable(p printer, text string) map[string]string {
+	words := map[string]string{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		key, word, ok := strings.Cut(line, " = ")
+		if !ok || strings.TrimSpace(key) == "" {
+			p.fail(fmt.Errorf("prose: table line %q: want \"key = word\"", line))
+			continue
+		}
+		words[strings.TrimSpace(key)] = word
+	}
+	return words
 }
 
 // newView prepares r for rendering in lang.
@@ -143,7 +122,7 @@ func newView(r *Report, lang string) (*view, error) {
 	}
 	day := r.incidentDay()
 	p := newPrinter(lang, loc, day)
-	v := &view{Lang: lang, L: labels[lang], TZ: r.Window.TZ}
+	v := &view{Lang: lang, L: wordTable(p, p.say("labels", nil)), TZ: r.Window.TZ}
 	if v.TZ == "" {
 		v.TZ = "UTC"
 	}
@@ -369,7 +348,7 @@ func summary(p printer, r *Report) string {
 	}
 	if change != nil && change.Change != nil {
 		c := change.Change
-		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(c.Old, c.New), c.Time
+		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(detect.FactsOf[detect.ConfigChangeFacts](change)), c.Time
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)
@@ -396,15 +375,15 @@ func summary(p printer, r *Report) string {
 	return strings.Join(s, " ")
 }
 
-// direction compares two numeric settings: 1 when new is larger, -1 smaller,
-// 0 when equal or not numbers.
-func direction(old, new string) int {
-	o, err1 := strconv.ParseFloat(strings.ReplaceAll(old, ",", ""), 64)
-	n, err2 := strconv.ParseFloat(strings.ReplaceAll(new, ",", ""), 64)
+// direction says which way a change moved its setting, from the values the
+// config_change detector read (an absent one is the setting's default): 1
+// when the new value is larger, -1 smaller, 0 when equal or either is not a
+// number.
+func direction(cf *detect.ConfigChangeFacts) int {
 	switch {
-	case err1 != nil || err2 != nil || o == n:
+	case !cf.OldValue.OK || !cf.NewValue.OK || cf.OldValue.V == cf.NewValue.V:
 		return 0
-	case n > o:
+	case cf.NewValue.V > cf.OldValue.V:
 		return 1
 	}
 	return -1

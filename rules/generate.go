@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -618,52 +620,71 @@ func selectLabels(c *crawlerEvidence) []string {
 // zoneName names a zone after the conditions it carries, and only those:
 // "tools_zh_cn_logged_out" holds no User-Agent condition, so it does not say
 // "chrome" even when the crawler it answers claimed Chrome (a name that did
-// would tell the operator that other browsers pass). Browser versions that do
-// not fit in a name are counted instead ("chrome_3_versions"); Why lists them.
+// would tell the operator that other browsers pass); Why lists them all.
+//
+// A name that cannot state every condition within maxName (browser versions
+// counted as "chrome_3_versions", then the rest cut) ends in a short hash of
+// the name in full. Without it two zones that differ only in what was cut
+// would share a name: generate's uniqueName would tell them apart by their
+// order ("_2"), but not two proposals deployed side by side, and
+// caddy-ratelimit keeps one zone per name in a rate_limit block and its
+// state by name across the whole server.
 func zoneName(z *Zone) string {
-	const maxName = 60 // zoneNameOK allows 64; uniqueName may add "_NN"
-	name := "tools"
+	const (
+		maxName = 60 // zoneNameOK allows 64; uniqueName may add "_NN"
+		hashLen = 6  // hex digits: 24 bits, against the handful of zones of one site
+	)
+	full := strings.Join(zoneNameWords(z, false), "_")
+	if len(full) <= maxName {
+		return full
+	}
+	name := strings.Join(zoneNameWords(z, true), "_")
+	if keep := maxName - len("_") - hashLen; len(name) > keep {
+		name = strings.TrimRight(name[:keep], "_")
+	}
+	sum := sha256.Sum256([]byte(full))
+	return name + "_" + hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// zoneNameWords lists the parts of a zone's name in full: "tools", how it is
+// keyed, then one part per condition, with the browser versions listed or,
+// when countVersions, counted.
+func zoneNameWords(z *Zone, countVersions bool) []string {
+	words := []string{"tools"}
 	if z.PerClient {
-		name += "_per_client"
+		words = append(words, "per_client")
 	}
 	c := z.Cond
-	ua := func(versions string) string {
-		if c.UserAgent == "" {
-			return ""
+	if c.UserAgent != "" {
+		ua := slug(strings.TrimSuffix(c.UserAgent, "/"))
+		switch {
+		case len(c.UserAgentVersions) == 0:
+		case countVersions:
+			ua += fmt.Sprintf("_%d_versions", len(c.UserAgentVersions))
+		default:
+			ua += "_" + strings.Join(c.UserAgentVersions, "_")
 		}
-		return "_" + slug(strings.TrimSuffix(c.UserAgent, "/")) + versions
+		words = append(words, ua)
 	}
-	rest := ""
 	if c.Lang != "" {
-		rest += "_" + slug(c.Lang)
+		words = append(words, slug(c.Lang))
 	}
 	if c.NoClientHints {
-		rest += "_no_hints"
+		words = append(words, "no_hints")
 	}
 	switch {
 	case c.NotCookie != "":
-		rest += "_logged_out"
+		words = append(words, "logged_out")
 	case c.NoCookie:
-		rest += "_no_cookie"
+		words = append(words, "no_cookie")
 	}
 	if c.NoSiteReferer {
-		rest += "_no_site_referer"
+		words = append(words, "no_site_referer")
 	}
-	versions := ""
-	if len(c.UserAgentVersions) > 0 {
-		versions = "_" + strings.Join(c.UserAgentVersions, "_")
-		if len(name+ua(versions)+rest) > maxName {
-			versions = fmt.Sprintf("_%d_versions", len(c.UserAgentVersions))
-		}
+	if len(words) == 1 {
+		words = append(words, "any_client")
 	}
-	name += ua(versions) + rest
-	if name == "tools" {
-		name = "tools_any_client"
-	}
-	if len(name) > maxName {
-		name = strings.TrimRight(name[:maxName], "_")
-	}
-	return name
+	return words
 }
 
 // conditionsText lists, for humans, exactly the conditions every match block

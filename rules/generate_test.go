@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -272,7 +273,7 @@ func TestZoneNameStatesConditions(t *testing.T) {
 		{Zone{PerClient: true}, "tools_per_client"},
 		{Zone{}, "tools_any_client"},
 		{Zone{Cond: Conditions{UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120", "119", "118", "117", "116", "115", "114"}, Lang: "zh-cn", NoClientHints: true, NotCookie: "x="}},
-			"tools_chrome_8_versions_zh_cn_no_hints_logged_out"},
+			"tools_chrome_8_versions_zh_cn_no_hints_logged_out_f39c1c"}, // versions counted: hashed
 	} {
 		if got := zoneName(&tc.z); got != tc.want || !zoneNameOK(got) {
 			t.Errorf("%+v: name %q, want %q", tc.z.Cond, got, tc.want)
@@ -298,6 +299,51 @@ func TestZoneNames(t *testing.T) {
 	}
 	if !zones[2].PerClient || zones[2].Key() != "{client_ip}" || zones[0].Key() != zones[0].Name {
 		t.Errorf("keys %q %q", zones[0].Key(), zones[2].Key())
+	}
+}
+
+// TestCutZoneNamesStayApart: two zones whose names agree in their first 60
+// characters and differ only after them. Cut alone, both would be named
+// "tools_siteauditcrawler_enterprise_edition_zh_hant_tw_no_hint": generate's
+// "_2" parts them only within one proposal, and two proposals deployed in one
+// rate_limit block would leave Caddy one zone (it keeps zones by name). The
+// hash of the full name keeps them apart, whatever else was generated, and
+// the name still begins with what it limits.
+func TestCutZoneNamesStayApart(t *testing.T) {
+	cond := Conditions{UserAgent: "SiteAuditCrawler-Enterprise-Edition/", Lang: "zh-hant-tw", NoClientHints: true, NotCookie: "wikiUserID="}
+	withReferer := cond
+	withReferer.NoSiteReferer = true
+	zone := func(c Conditions) Zone {
+		z := Zone{Window: 10 * time.Minute, Events: 120, Cond: c,
+			Targets: []Target{{QueryKey: "action", QueryValues: []string{"history"}}}}
+		z.Name = zoneName(&z)
+		return z
+	}
+	// Each made alone, as two separate proposals would be.
+	a, b := zone(cond), zone(withReferer)
+	const readable = "tools_siteauditcrawler_enterprise_edition_zh_hant_tw_"
+	if a.Name != readable+"08b6f6" || b.Name != readable+"f41bff" {
+		t.Errorf("names %q and %q, want %q and %q (the hash of each full name, stable across runs)",
+			a.Name, b.Name, readable+"08b6f6", readable+"f41bff")
+	}
+	snippet, err := Caddyfile([]Zone{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := validateZones(snippet, []Zone{a, b})
+	if err != nil {
+		t.Fatalf("Caddy's adapter: %v\n%s", err, snippet)
+	}
+	if len(adapted) != 2 {
+		t.Errorf("Caddy adapted %d zones, want 2", len(adapted))
+	}
+
+	// The longest name the conditions allow still leaves uniqueName room for
+	// "_NN" within zoneNameOK's 64.
+	worst := Zone{Cond: Conditions{UserAgent: strings.Repeat("b", 40) + "/", UserAgentVersions: []string{"121", "120", "119", "118", "117", "116", "115", "114", "113", "112"},
+		Lang: strings.Repeat("x", 35), NoClientHints: true, NotCookie: "wikiUserID=", NoSiteReferer: true}}
+	if name := zoneName(&worst); len(name) > 60 || !zoneNameOK(name+"_99") {
+		t.Errorf("name %q (%d bytes) leaves no room for uniqueName", name, len(name))
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,32 +65,23 @@ func (s *siteFlags) register(fl *pflag.FlagSet) {
 
 // apply sets the facts given on the command line over site's.
 func (s *siteFlags) apply(site *sources.Site) {
-	if s.workers > 0 {
-		site.Workers = s.workers
-	}
-	if s.backlog > 0 {
-		site.Backlog = s.backlog
-	}
-	if s.clientTimeout > 0 {
-		site.ClientTimeoutS = s.clientTimeout.Seconds()
-	}
-	if s.healthURI != "" {
-		site.HealthURI = s.healthURI
-	}
-	if s.healthTimeout > 0 {
-		site.HealthTimeoutS = s.healthTimeout.Seconds()
-	}
-	if s.healthInterval > 0 {
-		site.HealthIntervalS = s.healthInterval.Seconds()
-	}
-	if s.healthFails > 0 {
-		site.HealthFails = s.healthFails
-	}
-	if s.readTimeout > 0 {
-		site.ReadTimeoutS = s.readTimeout.Seconds()
-	}
-	if s.loggedInCookie != "" {
-		site.LoggedInCookie = s.loggedInCookie
+	override(&site.Workers, s.workers)
+	override(&site.Backlog, s.backlog)
+	override(&site.ClientTimeoutS, s.clientTimeout.Seconds())
+	override(&site.HealthURI, s.healthURI)
+	override(&site.HealthTimeoutS, s.healthTimeout.Seconds())
+	override(&site.HealthIntervalS, s.healthInterval.Seconds())
+	override(&site.HealthFails, s.healthFails)
+	override(&site.ReadTimeoutS, s.readTimeout.Seconds())
+	override(&site.LoggedInCookie, s.loggedInCookie)
+}
+
+// override sets *fact to flag when the flag was given: a positive number or
+// a non-empty string (nothing is less than "", so v > zero says both).
+func override[T cmp.Ordered](fact *T, flag T) {
+	var zero T
+	if flag > zero {
+		*fact = flag
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // TestSimulateThenAnalyze is the foundation's acceptance path: a simulated
@@ -129,17 +129,8 @@ func TestDemo(t *testing.T) {
 // encoding/json, not with aftermath's own reader.
 func countStatuses(t *testing.T, path string, from, to time.Time) map[int]int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counts := map[int]int{}
-	dec := json.NewDecoder(zr)
+	dec := json.NewDecoder(testenv.OpenGzip(t, path))
 	for {
 		var l struct {
 			TS     float64 `json:"ts"`

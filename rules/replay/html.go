@@ -279,46 +279,35 @@ func (r *Report) charts(v *htmlView) {
 		v.Charts = append(v.Charts, htmlChart{ID: "chart-" + strings.ReplaceAll(name, "_", "-"), Title: title, Caption: caption, SVG: c.Finish()})
 	}
 
-	good := make([]timechart.Point, len(rows))
-	gmax := 0.0
-	for i, row := range rows {
-		good[i] = timechart.Point{T: row.IncidentTime, V: float64(row.Goodput)}
-		gmax = math.Max(gmax, good[i].V)
+	// area charts one figure of every row as an area in colour, its top at
+	// least floor (a bound drawn on it stays in view).
+	area := func(title, colour, key string, floor float64, value func(SeriesRow) float64) *timechart.Chart {
+		pts := make([]timechart.Point, len(rows))
+		top := floor
+		for i, row := range rows {
+			pts[i] = timechart.Point{T: row.IncidentTime, V: value(row)}
+			top = math.Max(top, pts[i].V)
+		}
+		c := timechart.New(labels, from, to, bucket, top, title)
+		behind(c)
+		c.Area(pts, colour)
+		c.Key(colour, key)
+		return c
 	}
+
 	title := "Goodput: 2xx answers in time, " + per
-	c := timechart.New(labels, from, to, bucket, gmax, title)
-	behind(c)
-	c.Area(good, timechart.ColourLine)
-	c.Key(timechart.ColourLine, "goodput")
+	c := area(title, timechart.ColourLine, "goodput", 0, func(row SeriesRow) float64 { return float64(row.Goodput) })
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-goodput", Title: title, Caption: "Every class, counted when the answer completed.", SVG: c.Finish()})
 
-	flight := make([]timechart.Point, len(rows))
-	fmax := float64(r.Generator.InFlightBound)
-	for i, row := range rows {
-		flight[i] = timechart.Point{T: row.IncidentTime, V: float64(row.InFlightHigh)}
-		fmax = math.Max(fmax, flight[i].V)
-	}
 	title = "Requests in flight (clients still waiting), highest " + per
-	c = timechart.New(labels, from, to, bucket, fmax, title)
-	behind(c)
-	c.Area(flight, timechart.ColourQueue)
-	c.Key(timechart.ColourQueue, "in flight")
+	c = area(title, timechart.ColourQueue, "in flight", float64(r.Generator.InFlightBound), func(row SeriesRow) float64 { return float64(row.InFlightHigh) })
 	c.HLine(float64(r.Generator.InFlightBound), timechart.ColourRef)
 	c.Key("-"+timechart.ColourRef, "schedule's ceiling "+num(r.Generator.InFlightBound))
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-in-flight", Title: title,
 		Caption: "Open loop: a request is sent at its instant whatever is still waiting, so against a server that stops answering this climbs to the ceiling (rate x client timeout).", SVG: c.Finish()})
 
-	lag := make([]timechart.Point, len(rows))
-	lmax := r.Generator.MaxLagMS
-	for i, row := range rows {
-		lag[i] = timechart.Point{T: row.IncidentTime, V: row.WorstLagMS}
-		lmax = math.Max(lmax, lag[i].V)
-	}
 	title = "The generator's worst scheduling lag (ms), " + per
-	c = timechart.New(labels, from, to, bucket, lmax, title)
-	behind(c)
-	c.Area(lag, timechart.ColourCPU)
-	c.Key(timechart.ColourCPU, "worst lag")
+	c = area(title, timechart.ColourCPU, "worst lag", r.Generator.MaxLagMS, func(row SeriesRow) float64 { return row.WorstLagMS })
 	c.HLine(r.Generator.MaxLagMS, timechart.ColourCrawler)
 	c.Key("-"+timechart.ColourCrawler, fmt.Sprintf("bound %s ms", chartNumber(r.Generator.MaxLagMS)))
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-lag", Title: title,

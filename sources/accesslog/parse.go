@@ -364,24 +364,27 @@ func (lp *lineParser) headers(hv *fastjson.Value, r *sources.Request) {
 
 // sameHost reports whether the URL referer names host (a request's Host,
 // which may carry a port): scheme and port aside, case-insensitively. A
-// relative or unparsable referer names no host.
+// relative or unparsable referer names no host. It runs for every line with
+// a Referer, so the referer is viewed as a string rather than the Host copied
+// to bytes (which allocates for a Host longer than a small stack buffer);
+// strings.EqualFold keeps neither.
 func sameHost(referer []byte, host string) bool {
-	_, rest, ok := bytes.Cut(referer, []byte("://"))
+	_, rest, ok := strings.Cut(unsafeString(referer), "://")
 	if !ok || host == "" {
 		return false
 	}
-	if i := bytes.IndexAny(rest, "/?#"); i >= 0 {
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	if i := bytes.LastIndexByte(rest, '@'); i >= 0 {
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
 		rest = rest[i+1:] // userinfo
 	}
-	return bytes.EqualFold(stripPort(rest), stripPort([]byte(host)))
+	return strings.EqualFold(stripPort(rest), stripPort(host))
 }
 
 // stripPort drops a trailing ":port" from a host, keeping IPv6 brackets' content whole.
-func stripPort(h []byte) []byte {
-	if i := bytes.LastIndexByte(h, ':'); i >= 0 && !bytes.Contains(h[i:], []byte("]")) {
+func stripPort(h string) string {
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i:], "]") {
 		return h[:i]
 	}
 	return h
@@ -803,9 +806,10 @@ func (lp *lineParser) strLast(last *string, b []byte) string {
 	return s
 }
 
-// unsafeString views b as a string without copying, for netip.ParseAddr on the
-// hot path: it keeps nothing of its input but a zone (interned as a copy, and
-// dropped anyway) and its error values (discarded).
+// unsafeString views b as a string without copying, for calls on the hot path
+// that keep nothing of their input: netip.ParseAddr keeps only a zone
+// (interned as a copy, and dropped anyway) and its error values (discarded);
+// sameHost only compares.
 func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }

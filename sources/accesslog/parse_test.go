@@ -448,6 +448,43 @@ func TestInternTableIsBounded(t *testing.T) {
 	}
 }
 
+// TestSameHost: the host comparison itself, on what a log line can carry.
+// A port is dropped on either side only after the last ':' outside IPv6
+// brackets, so an IPv6 address is not cut at its own colons; hosts longer
+// than a small stack buffer compare like short ones.
+func TestSameHost(t *testing.T) {
+	long := "a-rather-long-subdomain-for-a-wiki.department.example.org"
+	for _, tc := range []struct {
+		referer, host string
+		want          bool
+	}{
+		{"https://wiki.lab.test/w/A", "wiki.lab.test", true},
+		{"https://wiki.lab.test:8443/w/A", "wiki.lab.test", true},
+		{"https://wiki.lab.test/w/A", "wiki.lab.test:8443", true},
+		{"https://wiki.lab.test:443/", "wiki.lab.test:8443", true}, // ports aside, even different ones
+		{"https://wiki.lab.test:8443/", "wiki.lab.test.evil:8443", false},
+		{"HTTPS://WIKI.Lab.Test/", "wiki.lab.test", true},
+		{"https://ÄRZTE.example/", "ärzte.example", true}, // Unicode case folds, not only ASCII
+		{"http://[::1]/w/A", "[::1]:8080", true},
+		{"http://[::1]:8080/w/A", "[::1]", true},
+		{"http://[2001:db8::1]/", "[2001:db8::2]", false}, // cutting at the last ':' would make both "[2001:db8:"
+		{"http://[2001:db8::1]:443/", "[2001:DB8::1]:8443", true},
+		{"https://" + long + "/w/A", long, true},
+		{"https://" + strings.ToUpper(long) + ":8443/w/A", long + ":443", true},
+		{"https://" + long + "/w/A", long[1:], false},
+		{"https://user:pw@wiki.lab.test:8443/", "wiki.lab.test", true},
+		{"https://wiki.lab.test@evil.example/", "wiki.lab.test", false},
+		{"//wiki.lab.test/w/A", "wiki.lab.test", false}, // scheme-relative: no "://", read as relative
+		{"https://wiki.lab.test?q=1", "wiki.lab.test", true},
+		{"https://wiki.lab.test#top", "wiki.lab.test", true},
+		{"https:///w/A", "", false},
+	} {
+		if got := sameHost([]byte(tc.referer), tc.host); got != tc.want {
+			t.Errorf("sameHost(%q, %q) = %v, want %v", tc.referer, tc.host, got, tc.want)
+		}
+	}
+}
+
 // TestSiteReferer: whether the Referer names the request's own host, on both
 // parsers. A referer that merely contains the host (an open redirect, a
 // search for it, a look-alike domain) is not from the site.

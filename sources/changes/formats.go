@@ -102,38 +102,31 @@ func parseINI(name string, data []byte, fpm bool) (map[string]string, error) {
 	var entries []entry
 	pools := map[string]bool{}
 	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == ';' || s[0] == '#' {
-			continue
-		}
+	err := eachSettingLine(name, data, ";#", func(line int, s string) error {
 		if s[0] == '[' {
 			end := strings.IndexByte(s, ']')
 			if end < 0 {
-				return nil, fmt.Errorf("%s:%d: unterminated section header %q", name, line, s)
+				return fmt.Errorf("%s:%d: unterminated section header %q", name, line, s)
 			}
 			section = strings.TrimSpace(s[1:end])
 			if section != "global" {
 				pools[section] = true
 			}
-			continue
+			return nil
 		}
 		eq := strings.IndexByte(s, '=')
 		if eq <= 0 {
-			return nil, fmt.Errorf("%s:%d: not an ini line: %q", name, line, truncate(s, 60))
+			return fmt.Errorf("%s:%d: not an ini line: %q", name, line, truncate(s, 60))
 		}
 		key := strings.TrimSpace(s[:eq])
 		if strings.ContainsAny(key, " \t{}") {
-			return nil, fmt.Errorf("%s:%d: not an ini key: %q", name, line, truncate(key, 60))
+			return fmt.Errorf("%s:%d: not an ini key: %q", name, line, truncate(key, 60))
 		}
 		entries = append(entries, entry{section, key, iniValue(s[eq+1:])})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
@@ -182,19 +175,11 @@ func iniValue(v string) string {
 // canonical keys by envKey.
 func parseEnv(name string, data []byte) (map[string]string, error) {
 	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || s[0] == '#' {
-			continue
-		}
+	err := eachSettingLine(name, data, "#", func(line int, s string) error {
 		s = strings.TrimPrefix(s, "export ")
 		eq := strings.IndexByte(s, '=')
 		if eq <= 0 {
-			return nil, fmt.Errorf("%s:%d: not a KEY=VALUE line: %q", name, line, truncate(s, 60))
+			return fmt.Errorf("%s:%d: not a KEY=VALUE line: %q", name, line, truncate(s, 60))
 		}
 		k := strings.TrimSpace(s[:eq])
 		v := strings.TrimSpace(s[eq+1:])
@@ -207,11 +192,35 @@ func parseEnv(name string, data []byte) (map[string]string, error) {
 			}
 		}
 		out[envKey(k, "env.")] = v
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachSettingLine calls fn with each line of data (trimmed, and its number)
+// that is neither blank nor a comment, one starting with a byte of comments;
+// it stops at fn's first error. A line over 1 MiB is an error naming the file.
+func eachSettingLine(name string, data []byte, comments string, fn func(line int, s string) error) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.IndexByte(comments, s[0]) >= 0 {
+			continue
+		}
+		if err := fn(line, s); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // envKey maps a variable that sets a php-fpm knob to the pool file's key:

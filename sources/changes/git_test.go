@@ -1,18 +1,14 @@
 package changes
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -325,52 +321,15 @@ func TestFromGitLab(t *testing.T) {
 }
 
 // extractLabRepo unpacks the lab recording's config.tar.gz into a temporary
-// directory (the test ends as testenv.Missing says when the shared data is absent).
+// directory and returns its repository (the test ends as testenv.Missing says
+// when the shared data is absent).
 func extractLabRepo(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(testenv.LabIncident(t, "changes/config.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
+	repos, err := bundle.UnpackConfigArchives([]string{testenv.LabIncident(t, "changes/config.tar.gz")}, t.TempDir())
+	if err != nil || len(repos) != 1 {
+		t.Fatalf("the lab's config.tar.gz: repositories %v, %v", repos, err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := t.TempDir()
-	tr := tar.NewReader(zr)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dst, filepath.FromSlash(hdr.Name))
-		if !strings.HasPrefix(p, dst+string(filepath.Separator)) {
-			t.Fatalf("tar entry %q escapes the directory", hdr.Name)
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(out, tr); err != nil {
-				t.Fatal(err)
-			}
-			out.Close()
-		}
-	}
-	return filepath.Join(dst, "config")
+	return repos[0]
 }
 
 // BenchmarkFromGitHugeCommit measures a window whose one commit adds 2,000

@@ -2,7 +2,6 @@ package changes
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,15 +154,14 @@ func CanonicalKey(key string) string {
 }
 
 // SameValue compares setting values numerically when both are numbers
-// ("4096" and "4096.0"), as text without case otherwise.
+// ("4096", "4096.0" and "4,096"), as text without case otherwise.
 func SameValue(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if fa, err := strconv.ParseFloat(a, 64); err == nil {
-		if fb, err := strconv.ParseFloat(b, 64); err == nil {
+	if fa, ok := Number(a); ok {
+		if fb, ok := Number(b); ok {
 			return fa == fb
 		}
 	}
-	return strings.EqualFold(a, b)
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
 }
 
 func rankOf(source string) int {

@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -32,6 +30,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // simulatedCrawl is the reference crawl (crawler-backlog, seed 1) with
@@ -622,15 +621,11 @@ func TestFetchIncomplete(t *testing.T) {
 		{
 			name: "a Loki sub-range fails",
 			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
-				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				lk.SetBefore(failWhere(func(r *http.Request) bool {
 					q := r.URL.Query()
 					start, _ := strconv.ParseInt(q.Get("start"), 10, 64)
-					if r.URL.Path == "/loki/api/v1/query_range" && q.Get("limit") != "" && start >= errorAfter.UnixNano() {
-						http.Error(w, "too many outstanding requests", http.StatusBadGateway)
-						return true
-					}
-					return false
-				})
+					return r.URL.Path == "/loki/api/v1/query_range" && q.Get("limit") != "" && start >= errorAfter.UnixNano()
+				}, http.StatusBadGateway, "too many outstanding requests"))
 				return nil
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
@@ -652,13 +647,9 @@ func TestFetchIncomplete(t *testing.T) {
 			name: "Loki per-minute counts fail under pushdown",
 			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				cfg.PushdownAfter = D(0)
-				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
-					if strings.Contains(r.URL.Query().Get("query"), "[1m]") {
-						http.Error(w, "rpc error: code = Internal", http.StatusInternalServerError)
-						return true
-					}
-					return false
-				})
+				lk.SetBefore(failWhere(func(r *http.Request) bool {
+					return strings.Contains(r.URL.Query().Get("query"), "[1m]")
+				}, http.StatusInternalServerError, "rpc error: code = Internal"))
 				return nil
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
@@ -669,13 +660,9 @@ func TestFetchIncomplete(t *testing.T) {
 			name: "Loki per-minute status counts fail under pushdown",
 			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
 				cfg.PushdownAfter = D(0)
-				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
-					if strings.Contains(r.URL.Query().Get("query"), "unwrap") {
-						http.Error(w, "max concurrent tail requests limit exceeded", http.StatusTooManyRequests)
-						return true
-					}
-					return false
-				})
+				lk.SetBefore(failWhere(func(r *http.Request) bool {
+					return strings.Contains(r.URL.Query().Get("query"), "unwrap")
+				}, http.StatusTooManyRequests, "max concurrent tail requests limit exceeded"))
 				return nil
 			},
 			want:       map[string]string{"loki": sources.SeverityError},
@@ -833,6 +820,18 @@ func partialTotals(report map[string]any) bool {
 	return false
 }
 
+// failWhere is a fake's hook that answers code with msg, as a proxy in front
+// of it would, to every request fails picks.
+func failWhere(fails func(r *http.Request) bool, code int, msg string) func(w http.ResponseWriter, r *http.Request, n int) bool {
+	return func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		if !fails(r) {
+			return false
+		}
+		http.Error(w, msg, code)
+		return true
+	}
+}
+
 // closedURL is an http URL where nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
@@ -914,16 +913,7 @@ func TestFetchKeepsCredentialsOut(t *testing.T) {
 
 func gunzip(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
+	b, err := io.ReadAll(testenv.OpenGzip(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bufio"
-	stdgzip "compress/gzip"
 	"context"
 	"errors"
 	"math"
@@ -37,16 +36,7 @@ type labScan struct {
 
 func scanLab(t *testing.T) labScan {
 	t.Helper()
-	f, err := os.Open(labFile(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := stdgzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
+	sc := bufio.NewScanner(testenv.OpenGzip(t, labFile(t)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	res := labScan{max: map[string]float64{}}
 	minTS, maxTS := math.Inf(1), math.Inf(-1)

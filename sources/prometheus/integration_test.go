@@ -2,7 +2,6 @@ package prometheus
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -283,16 +282,7 @@ func TestLivePrometheusMatchesOffline(t *testing.T) {
 // TestLivePrometheusLabIncident does the same on the recording of the real
 // stack, when the shared data is there.
 func TestLivePrometheusLabIncident(t *testing.T) {
-	f, err := os.Open(testenv.LabIncident(t, "metrics/prometheus.om.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := io.ReadAll(zr)
+	text, err := io.ReadAll(testenv.OpenGzip(t, testenv.LabIncident(t, "metrics/prometheus.om.gz")))
 	if err != nil {
 		t.Fatal(err)
 	}

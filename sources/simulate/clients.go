@@ -29,46 +29,91 @@ type profile struct {
 	alpn     string // tls.proto
 }
 
-type uaEntry struct {
-	w        float64
-	ua       string
-	chua     string
-	mobile   bool
-	platform string
-	family   string // chromium, safari, firefox
+// ReaderBrowser is one browser of the reader population. A Chrome-based
+// browser names its Chrome release as %v in UserAgent and SecChUa: the
+// simulator's readers all run chromeRelease, the ingest benchmark's generator
+// (cmd/ingestbench/benchref) spreads several over its readers (WithChrome).
+type ReaderBrowser struct {
+	weight    float64 // share of the readers
+	UserAgent string
+	SecChUa   string // "" for non-Chromium
+	Mobile    bool
+	Platform  string // Sec-Ch-Ua-Platform value
+	Family    string // chromium, safari, firefox
 }
 
+// chromeRelease is the Chrome release of the simulated readers.
+const chromeRelease = "129"
+
+// WithChrome fills Chrome's release into b's headers.
+func (b ReaderBrowser) WithChrome(release string) ReaderBrowser {
+	b.UserAgent = strings.ReplaceAll(b.UserAgent, "%v", release)
+	b.SecChUa = strings.ReplaceAll(b.SecChUa, "%v", release)
+	return b
+}
+
+// Accept is the Accept header of b's page navigations.
+func (b ReaderBrowser) Accept() string {
+	switch b.Family {
+	case "chromium":
+		return AcceptChromium
+	case "safari":
+		return acceptSafari
+	}
+	return acceptFirefox
+}
+
+// AcceptEncoding is b's Accept-Encoding header (Safari sends no zstd).
+func (b ReaderBrowser) AcceptEncoding() string {
+	if b.Family == "safari" {
+		return "gzip, deflate, br"
+	}
+	return "gzip, deflate, br, zstd"
+}
+
+// Accept headers: a Chromium navigation's, Safari's and Firefox's, and the
+// one search engines' crawlers send.
 const (
-	acceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+	AcceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
 	acceptSafari   = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 	acceptFirefox  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8"
-	acceptBot      = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	AcceptBot      = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 )
 
-// browsers is the reader population of a Korean wiki: Chrome, Samsung Internet
-// and Whale on Android and Windows, Safari on iPhone, some Edge and Firefox.
-var browsers = []uaEntry{
-	{22, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/129.0.0.0 Safari/537.36",
-		`"Google Chrome";v="129", "Not=A?Brand";v="8", "Chromium";v="129"`, false, `"Windows"`, "chromium"},
-	{15, "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/129.0.0.0 Mobile Safari/537.36",
-		`"Google Chrome";v="129", "Not=A?Brand";v="8", "Chromium";v="129"`, true, `"Android"`, "chromium"},
+// readerBrowsers is the reader population of a Korean wiki: Chrome, Samsung
+// Internet and Whale on Android and Windows, Safari on iPhone, some Edge and
+// Firefox.
+var readerBrowsers = []ReaderBrowser{
+	{22, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36",
+		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"Windows"`, "chromium"},
+	{15, "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Mobile Safari/537.36",
+		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, true, `"Android"`, "chromium"},
 	{12, "Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S921N) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
 		`"Chromium";v="122", "Not(A:Brand";v="24", "Samsung Internet";v="26.0"`, true, `"Android"`, "chromium"},
 	{18, "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1",
 		"", true, "", "safari"},
 	{8, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Whale/3.28.266.14 Safari/537.36",
 		`"Whale";v="3", "Not-A.Brand";v="8", "Chromium";v="126"`, false, `"Windows"`, "chromium"},
-	{7, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/129.0.0.0 Safari/537.36 Edg/129.0.0.0",
-		`"Microsoft Edge";v="129", "Not=A?Brand";v="8", "Chromium";v="129"`, false, `"Windows"`, "chromium"},
+	{7, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36 Edg/%v.0.0.0",
+		`"Microsoft Edge";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"Windows"`, "chromium"},
 	{6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15",
 		"", false, "", "safari"},
 	{5, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:131.0) Gecko/20100101 Firefox/131.0",
 		"", false, "", "firefox"},
-	{5, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/129.0.0.0 Safari/537.36",
-		`"Google Chrome";v="129", "Not=A?Brand";v="8", "Chromium";v="129"`, false, `"macOS"`, "chromium"},
+	{5, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36",
+		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"macOS"`, "chromium"},
 	{2, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 NAVER(inapp; search; 2000; 12.8.5; 15)",
 		"", true, "", "safari"},
 }
+
+// browsers is readerBrowsers with chromeRelease filled in, once.
+var browsers = func() []ReaderBrowser {
+	bs := make([]ReaderBrowser, len(readerBrowsers))
+	for i, b := range readerBrowsers {
+		bs[i] = b.WithChrome(chromeRelease)
+	}
+	return bs
+}()
 
 type weighted struct {
 	w float64
@@ -104,38 +149,41 @@ func pickW(rng *rand.Rand, ws []weighted) string {
 	return ws[len(ws)-1].v
 }
 
-func pickUA(rng *rand.Rand) *uaEntry {
+// pickBrowser draws a browser of bs by its share of the readers.
+func pickBrowser(rng *rand.Rand, bs []ReaderBrowser) *ReaderBrowser {
 	total := 0.0
-	for i := range browsers {
-		total += browsers[i].w
+	for i := range bs {
+		total += bs[i].weight
 	}
 	x := rng.Float64() * total
-	for i := range browsers {
-		if x -= browsers[i].w; x < 0 {
-			return &browsers[i]
+	for i := range bs {
+		if x -= bs[i].weight; x < 0 {
+			return &bs[i]
 		}
 	}
-	return &browsers[0]
+	return &bs[0]
 }
+
+// PickReaderBrowser draws a reader's browser, its Chrome release left as %v.
+func PickReaderBrowser(rng *rand.Rand) ReaderBrowser { return *pickBrowser(rng, readerBrowsers) }
+
+// PickReaderLanguage draws a reader's Accept-Language.
+func PickReaderLanguage(rng *rand.Rand) string { return pickW(rng, readerLangs) }
 
 // newBrowser makes a reader's profile.
 func newBrowser(rng *rand.Rand, langs []weighted, loggedIn bool, names *nameList) *profile {
-	e := pickUA(rng)
-	p := &profile{ua: e.ua, lang: pickW(rng, langs), browser: true, chua: e.chua, mobile: e.mobile,
-		platform: e.platform, loggedIn: loggedIn, proto: "HTTP/2.0", alpn: "h2"}
-	switch e.family {
+	e := pickBrowser(rng, browsers)
+	p := &profile{ua: e.UserAgent, lang: pickW(rng, langs), browser: true, chua: e.SecChUa, mobile: e.Mobile,
+		platform: e.Platform, loggedIn: loggedIn, proto: "HTTP/2.0", alpn: "h2", accept: e.Accept(), encoding: e.AcceptEncoding()}
+	switch e.Family {
 	case "chromium":
-		p.accept, p.encoding = acceptChromium, "gzip, deflate, br, zstd"
 		if rng.Float64() < 0.3 {
 			p.proto, p.alpn = "HTTP/3.0", "h3"
 		}
 	case "safari":
-		p.accept, p.encoding = acceptSafari, "gzip, deflate, br"
 		if strings.HasPrefix(p.lang, "ko") {
 			p.lang = "ko-KR,ko;q=0.9"
 		}
-	default:
-		p.accept, p.encoding = acceptFirefox, "gzip, deflate, br, zstd"
 	}
 	switch {
 	case loggedIn:
@@ -150,7 +198,7 @@ func newBrowser(rng *rand.Rand, langs []weighted, loggedIn bool, names *nameList
 
 // crawlerProfile is the crawler's fixed fingerprint.
 func crawlerProfile(c *CrawlerSpec, names *nameList) *profile {
-	p := &profile{ua: c.UserAgent, lang: c.AcceptLanguage, accept: acceptChromium,
+	p := &profile{ua: c.UserAgent, lang: c.AcceptLanguage, accept: AcceptChromium,
 		encoding: "gzip, deflate, br", proto: "HTTP/1.1", alpn: "http/1.1", loggedIn: c.LoggedIn}
 	if c.SecChUa {
 		p.chua, p.platform = `"Not A(Brand";v="99", "Google Chrome";v="121", "Chromium";v="121"`, `"Windows"`
@@ -180,7 +228,7 @@ var bots = []bot{
 func botProfiles() []*profile {
 	ps := make([]*profile, len(bots))
 	for i, b := range bots {
-		ps[i] = &profile{ua: b.ua, from: b.from, accept: acceptBot, encoding: "gzip, deflate, br", proto: "HTTP/1.1", alpn: "http/1.1"}
+		ps[i] = &profile{ua: b.ua, from: b.from, accept: AcceptBot, encoding: "gzip, deflate, br", proto: "HTTP/1.1", alpn: "http/1.1"}
 	}
 	return ps
 }
@@ -192,7 +240,9 @@ var krPrefixes = []string{"211.36", "118.235", "175.223", "121.131", "220.72", "
 // Elsewhere, for readers whose language is not Korean.
 var otherPrefixes = []string{"126.212", "153.156", "73.162", "98.207", "24.5", "81.2", "91.64", "114.34", "36.226", "1.52", "14.161", "113.185"}
 
-func readerIP(rng *rand.Rand, lang string) string {
+// ReaderIP draws a reader's IPv4 address: a Korean access network, or
+// elsewhere for most readers whose language is not Korean.
+func ReaderIP(rng *rand.Rand, lang string) string {
 	pool := krPrefixes
 	if !strings.HasPrefix(lang, "ko") && rng.Float64() < 0.7 {
 		pool = otherPrefixes
@@ -275,7 +325,8 @@ func (g *addrGen) format(p, base, chain uint64) string {
 
 // ---- titles and names -------------------------------------------------------------
 
-var words = strings.Fields(`역사 과학 철학 문학 대한민국 서울 부산 인천 대구 광주 대전 경제 정치 음악 영화 드라마 축구 야구
+// TitleWords are the words the wiki's page titles are made of.
+var TitleWords = strings.Fields(`역사 과학 철학 문학 대한민국 서울 부산 인천 대구 광주 대전 경제 정치 음악 영화 드라마 축구 야구
 농구 컴퓨터 프로그래밍 수학 물리학 화학 생물학 지리 한국어 조선 고려 신라 백제 가야 발해 삼국시대 전쟁 혁명 헌법
 법률 대학교 교육 종교 불교 기독교 유교 예술 미술 건축 요리 김치 한복 태권도 바둑 게임 인터넷 위키 언어학 사회학
 심리학 천문학 지구 태양계 기후 환경 에너지 원자력 반도체 자동차 철도 지하철 항공 우주 로봇 인공지능 데이터
@@ -295,7 +346,7 @@ func newTitles(n int) *titleSet {
 	seen := map[string]bool{}
 	ts := &titleSet{}
 	for len(ts.enc) < n {
-		a, b := words[rng.IntN(len(words))], words[rng.IntN(len(words))]
+		a, b := TitleWords[rng.IntN(len(TitleWords))], TitleWords[rng.IntN(len(TitleWords))]
 		var t string
 		switch x := rng.Float64(); {
 		case x < 0.35:

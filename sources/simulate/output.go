@@ -148,9 +148,9 @@ func (o *outputs) close() error {
 
 // ---- JSON ---------------------------------------------------------------------------------
 
-// appendStr appends s as a JSON string the way zap does: quotes, backslashes
-// and control characters escaped, UTF-8 as is.
-func appendStr(b []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string the way zap (Caddy's logger)
+// does: quotes, backslashes and control characters escaped, UTF-8 as is.
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -188,9 +188,9 @@ func hdr(b []byte, first *bool, name, value string) []byte {
 		b = append(b, ',')
 	}
 	*first = false
-	b = appendStr(b, name)
+	b = AppendJSONString(b, name)
 	b = append(b, ':', '[')
-	b = appendStr(b, value)
+	b = AppendJSONString(b, value)
 	return append(b, ']')
 }
 
@@ -198,20 +198,20 @@ func hdr(b []byte, first *bool, name, value string) []byte {
 func (o *outputs) requestObject(s *sim, r *request) []byte {
 	b := o.reqObj[:0]
 	b = append(b, `{"remote_ip":`...)
-	b = appendStr(b, r.ip)
+	b = AppendJSONString(b, r.ip)
 	b = append(b, `,"remote_port":"`...)
 	b = strconv.AppendUint(b, uint64(r.port), 10)
 	b = append(b, `","client_ip":`...)
-	b = appendStr(b, r.ip)
+	b = AppendJSONString(b, r.ip)
 	b = append(b, `,"proto":`...)
 	p := r.prof
-	b = appendStr(b, p.proto)
+	b = AppendJSONString(b, p.proto)
 	b = append(b, `,"method":`...)
-	b = appendStr(b, r.method)
+	b = AppendJSONString(b, r.method)
 	b = append(b, `,"host":"`...)
 	b = append(b, s.sc.host()...)
 	b = append(b, `","uri":`...)
-	b = appendStr(b, r.uri)
+	b = AppendJSONString(b, r.uri)
 	b = append(b, `,"headers":{`...)
 	first := true
 	switch {
@@ -255,7 +255,7 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 			b = hdr(b, &first, "Cookie", p.cookie)
 		}
 		if r.notMod {
-			b = hdr(b, &first, "If-None-Match", etag(r.uri))
+			b = hdr(b, &first, "If-None-Match", ETag(r.uri))
 		}
 		if r.referer != "" {
 			b = hdr(b, &first, "Referer", r.referer)
@@ -283,7 +283,9 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 	return b
 }
 
-func etag(uri string) string {
+// ETag is the entity tag Caddy's file server would give the file at uri: a
+// hash of the uri standing for the file's size and modification time.
+func ETag(uri string) string {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(uri); i++ {
 		h = (h ^ uint64(uri[i])) * 1099511628211
@@ -325,40 +327,33 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 	first := true
 	switch r.origin {
 	case "static", "cache":
-		if r.status == 304 {
-			b = hdr(b, &first, "Etag", etag(r.uri))
-			b = hdr(b, &first, "Last-Modified", lastModified)
-			b = hdr(b, &first, "Server", "Caddy")
-			b = hdr(b, &first, "Vary", "Accept-Encoding")
-			break
-		}
-		ctype, gz := "text/html; charset=utf-8", true
-		if r.origin == "static" {
-			ctype, gz = "image/jpeg", false
-			for i := range siteAssets {
-				if siteAssets[i].uri == r.uri {
-					ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
+		if r.status != 304 { // a 304 has no body to describe
+			ctype, gz := "text/html; charset=utf-8", true
+			if r.origin == "static" {
+				ctype, gz = "image/jpeg", false
+				for i := range siteAssets {
+					if siteAssets[i].uri == r.uri {
+						ctype, gz = siteAssets[i].ctype, siteAssets[i].gz
+					}
+				}
+				for i := range wpAssets {
+					if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
+						ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
+					}
+				}
+				if r.uri == "/robots.txt" {
+					ctype = "text/plain; charset=utf-8"
 				}
 			}
-			for i := range wpAssets {
-				if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
-					ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
-				}
+			if gz {
+				b = hdr(b, &first, "Content-Encoding", "gzip")
+			} else {
+				b = hdr(b, &first, "Accept-Ranges", "bytes")
+				b = hdr(b, &first, "Content-Length", strconv.Itoa(r.size))
 			}
-			if r.uri == "/robots.txt" {
-				ctype = "text/plain; charset=utf-8"
-			}
+			b = hdr(b, &first, "Content-Type", ctype)
 		}
-		if !gz {
-			b = hdr(b, &first, "Accept-Ranges", "bytes")
-		}
-		if gz {
-			b = hdr(b, &first, "Content-Encoding", "gzip")
-		} else {
-			b = hdr(b, &first, "Content-Length", strconv.Itoa(r.size))
-		}
-		b = hdr(b, &first, "Content-Type", ctype)
-		b = hdr(b, &first, "Etag", etag(r.uri))
+		b = hdr(b, &first, "Etag", ETag(r.uri))
 		b = hdr(b, &first, "Last-Modified", lastModified)
 		b = hdr(b, &first, "Server", "Caddy")
 		b = hdr(b, &first, "Vary", "Accept-Encoding")
@@ -417,7 +412,7 @@ func (o *outputs) caddyError(s *sim, r *request, status int, msg string) {
 	b = append(b, `{"level":"error","ts":`...)
 	b = appendTS(b, o.caddyTS(s.now-25*micro))
 	b = append(b, `,"logger":"http.log.error.log0","msg":`...)
-	b = appendStr(b, msg)
+	b = AppendJSONString(b, msg)
 	b = append(b, `,"request":`...)
 	b = append(b, o.requestObject(s, r)...)
 	b = append(b, `,"duration":`...)
@@ -433,7 +428,7 @@ func (o *outputs) caddyError(s *sim, r *request, status int, msg string) {
 		trace = "reverseproxy.(*Handler).proxyLoopIteration (reverseproxy.go:666)"
 	}
 	b = append(b, `","err_trace":`...)
-	b = appendStr(b, trace)
+	b = AppendJSONString(b, trace)
 	b = append(b, '}')
 	o.line = b
 	o.caddy.line(b)
@@ -444,7 +439,7 @@ func (o *outputs) healthFailed(s *sim, errText string) {
 	b = append(b, `{"level":"info","ts":`...)
 	b = appendTS(b, o.caddyTS(s.now))
 	b = append(b, `,"logger":"http.handlers.reverse_proxy.health_checker.active","msg":"HTTP request failed","host":"127.0.0.1:9000","error":`...)
-	b = appendStr(b, errText)
+	b = AppendJSONString(b, errText)
 	b = append(b, '}')
 	o.line = b
 	o.caddy.line(b)

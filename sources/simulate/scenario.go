@@ -477,6 +477,23 @@ var (
 		}}
 )
 
+// wikiHistory is the wiki's configuration history from September to
+// mid-October, none of it a cause: the scenarios whose incident lies after it.
+func wikiHistory() []commit {
+	return []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+}
+
+// initialWith is the initial commit with change on top: a site whose first
+// configuration differs from the reference in a setting.
+func initialWith(change func(*SiteConfig)) commit {
+	initial := cmInitial
+	initial.apply = func(c *SiteConfig, x *repoExtras) {
+		cmInitial.apply(c, x)
+		change(c)
+	}
+	return initial
+}
+
 func siteDefaults(sc *Scenario) {
 	sc.Workers, sc.StartServers, sc.MinSpare, sc.MaxSpare = 16, 8, 4, 8
 	sc.Cores = 4
@@ -541,12 +558,7 @@ func crawlerBacklogWedge() Scenario {
 	sc.Description = "the same crawl on stock Caddy without a FastCGI read_timeout: queued health checks wait and " +
 		"pass, no 5xx while the queue grows (clients time out, Caddy logs 200s lasting minutes: a silent wedge) " +
 		"until the 4096 backlog fills and dials and checks time out at connect (502, 503)"
-	initial := cmInitial
-	initial.apply = func(c *SiteConfig, x *repoExtras) {
-		cmInitial.apply(c, x)
-		c.ReadTimeoutS = 0
-	}
-	sc.commits[0] = initial
+	sc.commits[0] = initialWith(func(c *SiteConfig) { c.ReadTimeoutS = 0 })
 	return sc
 }
 
@@ -578,7 +590,7 @@ func flashCrowd() Scenario {
 		Referers: []string{"https://n.news.naver.com/article/023/0003881234", "https://v.daum.net/v/20261014200112345",
 			"https://t.co/x1Kq9ZpL3w", "https://www.google.com/"},
 	}
-	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	sc.commits = wikiHistory()
 	return sc
 }
 
@@ -592,6 +604,6 @@ func slowDatabase() Scenario {
 	siteDefaults(&sc)
 	sc.SlowDB = &SlowDBSpec{From: at(2026, 10, 20, 14, 5, 0), To: at(2026, 10, 20, 14, 35, 0), WaitFactor: 10, ExtraWaitS: 40}
 	sc.ReaderSessions = 0.2 // a weekday afternoon
-	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	sc.commits = wikiHistory()
 	return sc
 }

@@ -80,7 +80,7 @@ func (c *scheduledClient) fire(s *sim) {
 func clientProfile(c *ClientSpec) *profile {
 	accept := c.Accept
 	if accept == "" {
-		accept = acceptBot
+		accept = AcceptBot
 	}
 	return &profile{ua: c.UserAgent, accept: accept, encoding: "gzip, deflate", proto: "HTTP/1.1", alpn: "http/1.1"}
 }

@@ -74,7 +74,7 @@ func slowDatabaseOffice() Scenario {
 	sc.ReaderSessions = 0.2
 	sc.SlowDB = &SlowDBSpec{From: at(2026, 10, 21, 13, 10, 0), To: at(2026, 10, 21, 13, 40, 0), WaitFactor: 10, ExtraWaitS: 30}
 	sc.Clients = officeClients(at(2026, 10, 21, 0, 0, 0))
-	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	sc.commits = wikiHistory()
 	return sc
 }
 
@@ -93,7 +93,7 @@ func idlePinning() Scenario {
 		Rate:     []RateAt{{at(2026, 10, 27, 2, 20, 0), 0.01}, {at(2026, 10, 27, 2, 40, 0), 0.035}},
 		Requests: []ClientRequest{{Weight: 1, Method: "GET", URI: "/w/%s", CPUS: 0.07, WaitS: 0.025}},
 	}}
-	sc.commits = []commit{cmInitial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS}
+	sc.commits = wikiHistory()
 	return sc
 }
 
@@ -143,14 +143,10 @@ func heavyScraperAmongBots() Scenario {
 			Requests: []ClientRequest{{Weight: 1, Method: "GET", URI: "/index.php?title=Special:RecentChanges&feed=atom", CPUS: 0.05, WaitS: 0.02}},
 		},
 	}
-	initial := cmInitial
-	initial.apply = func(c *SiteConfig, x *repoExtras) {
-		cmInitial.apply(c, x)
-		c.MaxChildren = 32
-	}
 	shrink := commit{at: day.Add(13*time.Hour + 45*time.Minute), message: "php-fpm: max_children 16 to fit the 4 GB instance",
 		apply: func(c *SiteConfig, _ *repoExtras) { c.MaxChildren = 16 }, cause: true}
-	sc.commits = []commit{initial, cmLinkWalk, cmReadme, cmCSS, cmBump, cmFix, cmLaterReadme, cmLaterCSS, shrink}
+	sc.commits = append(wikiHistory(), shrink)
+	sc.commits[0] = initialWith(func(c *SiteConfig) { c.MaxChildren = 32 })
 	return sc
 }
 

@@ -3,7 +3,6 @@ package simulate
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -60,16 +59,7 @@ type line struct {
 
 func readLines(t *testing.T, path string, each func(n int, raw []byte, l *line)) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
+	sc := bufio.NewScanner(testenv.OpenGzip(t, path))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	n := 0
 	for sc.Scan() {
@@ -146,16 +136,7 @@ func healthLog(t *testing.T, dir string) map[string]int {
 
 func readGz(t *testing.T, path string, each func(raw []byte)) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
+	sc := bufio.NewScanner(testenv.OpenGzip(t, path))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		each(sc.Bytes())

@@ -185,7 +185,7 @@ func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
-	ss := &session{cls: cls, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: cls, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
 	ss.wake(s, tagPage)
 }
@@ -237,15 +237,8 @@ func (ss *session) nextPage(s *sim) {
 func (s *sim) readerAction(ss *session, ref string) *request {
 	w := s.w
 	t := w.title()
-	p := ss.prof
 	x := w.rng.Float64()
-	mk := func(k kind, tool Tool, uri string) *request {
-		r := s.newReq(ss.cls, k, p, ss.ip, ss.port, "GET", uri, ref)
-		r.tool = tool
-		s.cost(r)
-		r.owner = ss
-		return r
-	}
+	mk := func(k kind, tool Tool, uri string) *request { return s.phpGet(ss, k, tool, uri, ref) }
 	switch {
 	case x < 0.84:
 		hit := 0.72
@@ -284,19 +277,40 @@ func (s *sim) readerAction(ss *session, ref string) *request {
 	return s.articleReq(ss, t, ref, 0.72)
 }
 
+// phpGet is ss's GET of uri that PHP answers, its work drawn now.
+func (s *sim) phpGet(ss *session, k kind, tool Tool, uri, ref string) *request {
+	r := s.newReq(ss.cls, k, ss.prof, ss.ip, ss.port, "GET", uri, ref)
+	r.tool = tool
+	s.cost(r)
+	r.owner = ss
+	return r
+}
+
 // articleReq: logged-out views are served from the HTML file cache when the
 // page is in it (popular pages nearly always are), logged-in views never.
 func (s *sim) articleReq(ss *session, t, ref string, hit float64) *request {
-	r := s.newReq(ss.cls, kindPage, ss.prof, ss.ip, ss.port, "GET", "/w/"+t, ref)
-	r.owner = ss
 	ss.last = t
-	if !ss.prof.loggedIn && s.w.rng.Float64() < hit {
-		r.route = routeCache
-		r.size = 14000 + s.w.rng.IntN(40000)
-		return r
+	return s.cachedOrPHP(ss, "/w/"+t, ref, hit)
+}
+
+// cachedOrPHP is ss's GET of a page that a cache (MediaWiki's HTML file
+// cache, WordPress's page cache) answers for logged-out readers with
+// probability hit; else PHP renders it.
+func (s *sim) cachedOrPHP(ss *session, uri, ref string, hit float64) *request {
+	r := s.newReq(ss.cls, kindPage, ss.prof, ss.ip, ss.port, "GET", uri, ref)
+	r.owner = ss
+	s.cachedOr(r, hit)
+	return r
+}
+
+// cachedOr has the page cache answer r, a logged-out client's, with
+// probability hit; else PHP renders it.
+func (s *sim) cachedOr(r *request, hit float64) {
+	if !r.prof.loggedIn && s.w.rng.Float64() < hit {
+		r.route, r.size = routeCache, 14000+s.w.rng.IntN(40000)
+		return
 	}
 	s.cost(r)
-	return r
 }
 
 func (ss *session) done(s *sim, r *request) {
@@ -384,7 +398,7 @@ func (s *sim) startEditor() {
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
-	ss := &session{cls: clsEditor, prof: p, ip: readerIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: clsEditor, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + w.rng.IntN(3)}
 	ss.wake(s, tagPage)
 }
@@ -462,29 +476,28 @@ func (s *sim) pickBot() (i int, ip, title string) {
 	return i, ip, w.title()
 }
 
+// botRequest: search engines fetch robots.txt now and then, and pages (often
+// from the cache); on the wiki some page histories too.
 func (s *sim) botRequest() {
-	if s.sc.App == AppWordPress {
-		s.wpBotRequest()
-		return
-	}
 	w := s.w
 	i, ip, t := s.pickBot()
+	get := func(k kind, uri string) *request {
+		return s.newReq(clsBot, k, w.bots[i], ip, randPort(w.rng), "GET", uri, "")
+	}
 	var r *request
 	switch y := w.rng.Float64(); {
 	case y < 0.02:
-		r = s.newReq(clsBot, kindAsset, w.bots[i], ip, randPort(w.rng), "GET", "/robots.txt", "")
+		r = get(kindAsset, "/robots.txt")
 		r.route = routeStatic
+	case s.sc.App == AppWordPress:
+		r = s.wpBotPage(get, y, t)
 	case y < 0.05:
-		r = s.newReq(clsBot, kindTool, w.bots[i], ip, randPort(w.rng), "GET", "/index.php?title="+t+"&action=history", "")
+		r = get(kindTool, "/index.php?title="+t+"&action=history")
 		r.tool = ToolHistory
 		s.cost(r)
 	default:
-		r = s.newReq(clsBot, kindPage, w.bots[i], ip, randPort(w.rng), "GET", "/w/"+t, "")
-		if w.rng.Float64() < 0.4 {
-			r.route, r.size = routeCache, 14000+w.rng.IntN(40000)
-		} else {
-			s.cost(r)
-		}
+		r = get(kindPage, "/w/"+t)
+		s.cachedOr(r, 0.4)
 	}
 	s.send(r)
 }

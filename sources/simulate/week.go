@@ -60,12 +60,7 @@ func week() Scenario {
 	// The configuration of crawler-backlog's night: PHP 8.3 with a 4,096
 	// backlog, no read_timeout, and a proxy that cuts queued health checks at
 	// health_timeout. Every commit predates the week.
-	initial := cmInitial
-	initial.apply = func(c *SiteConfig, x *repoExtras) {
-		cmInitial.apply(c, x)
-		c.ReadTimeoutS = 0
-	}
-	sc.commits = []commit{initial, cmLinkWalk, cmReadme, cmCSS, cmBump}
+	sc.commits = []commit{initialWith(func(c *SiteConfig) { c.ReadTimeoutS = 0 }), cmLinkWalk, cmReadme, cmCSS, cmBump}
 	return sc
 }
 

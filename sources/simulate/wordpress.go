@@ -49,7 +49,7 @@ func wpCookie(p *profile, rng *rand.Rand) string {
 
 func wpPostPath(slug string) string { return "/2026/10/" + slug + "/" }
 
-func wpTerm(rng *rand.Rand) string { return url.QueryEscape(words[rng.IntN(len(words))]) }
+func wpTerm(rng *rand.Rand) string { return url.QueryEscape(TitleWords[rng.IntN(len(TitleWords))]) }
 
 // wpToolURI is the URI of one of WordPress's uncached links on post slug t.
 func wpToolURI(tool Tool, t string, rng *rand.Rand) string {
@@ -74,17 +74,11 @@ func (ss *session) wpNextPage(s *sim) {
 	if len(ss.hot) > 0 && ss.last == "" {
 		t = ss.hot[w.rng.IntN(len(ss.hot))]
 	}
-	mk := func(k kind, tool Tool, uri string) *request {
-		r := s.newReq(ss.cls, k, ss.prof, ss.ip, ss.port, "GET", uri, ref)
-		r.tool = tool
-		s.cost(r)
-		r.owner = ss
-		return r
-	}
+	mk := func(k kind, tool Tool, uri string) *request { return s.phpGet(ss, k, tool, uri, ref) }
 	var r *request
 	switch x := w.rng.Float64(); {
 	case x < 0.86:
-		r = s.wpCachedOr(ss, wpPostPath(t), ref, 0.92)
+		r = s.cachedOrPHP(ss, wpPostPath(t), ref, 0.92)
 	case x < 0.90:
 		r = mk(kindTool, ToolWPSearch, wpToolURI(ToolWPSearch, t, w.rng))
 	case x < 0.92:
@@ -92,29 +86,15 @@ func (ss *session) wpNextPage(s *sim) {
 	case x < 0.94:
 		r = mk(kindTool, ToolWPReplyToCom, wpToolURI(ToolWPReplyToCom, t, w.rng))
 	case x < 0.98:
-		r = s.wpCachedOr(ss, "/category/"+url.PathEscape(words[w.rng.IntN(len(words))])+"/", ref, 0.8)
+		r = s.cachedOrPHP(ss, "/category/"+url.PathEscape(TitleWords[w.rng.IntN(len(TitleWords))])+"/", ref, 0.8)
 	default:
-		r = s.wpCachedOr(ss, "/feed/", ref, 0.95)
+		r = s.cachedOrPHP(ss, "/feed/", ref, 0.95)
 	}
 	if r.kind == kindPage && r.uri != "/feed/" && !strings.HasPrefix(r.uri, "/category/") {
 		ss.last = r.uri
 	}
 	ss.tries = 0
 	s.send(r)
-}
-
-// wpCachedOr is a page the cache answers for logged-out readers with
-// probability hit, else PHP renders it.
-func (s *sim) wpCachedOr(ss *session, uri, ref string, hit float64) *request {
-	r := s.newReq(ss.cls, kindPage, ss.prof, ss.ip, ss.port, "GET", uri, ref)
-	r.owner = ss
-	if !ss.prof.loggedIn && s.w.rng.Float64() < hit {
-		r.route = routeCache
-		r.size = 14000 + s.w.rng.IntN(40000)
-		return r
-	}
-	s.cost(r)
-	return r
 }
 
 // wpEditorStep: an author views a post, opens the editor, autosaves.
@@ -166,27 +146,17 @@ func (ss *session) wpFetchAssets(s *sim) {
 	})
 }
 
-// wpBotRequest: search engines read posts (often from the cache) and the feed.
-func (s *sim) wpBotRequest() {
-	w := s.w
-	i, ip, t := s.pickBot()
-	var r *request
-	switch y := w.rng.Float64(); {
-	case y < 0.02:
-		r = s.newReq(clsBot, kindAsset, w.bots[i], ip, randPort(w.rng), "GET", "/robots.txt", "")
-		r.route = routeStatic
-	case y < 0.06:
-		r = s.newReq(clsBot, kindPage, w.bots[i], ip, randPort(w.rng), "GET", "/feed/", "")
-		r.route, r.size = routeCache, 30000+w.rng.IntN(8000)
-	default:
-		r = s.newReq(clsBot, kindPage, w.bots[i], ip, randPort(w.rng), "GET", wpPostPath(t), "")
-		if w.rng.Float64() < 0.7 {
-			r.route, r.size = routeCache, 14000+w.rng.IntN(40000)
-		} else {
-			s.cost(r)
-		}
+// wpBotPage is a search engine's page on WordPress (y is botRequest's draw,
+// past robots.txt): the feed, or a post, often from the cache.
+func (s *sim) wpBotPage(get func(kind, string) *request, y float64, t string) *request {
+	if y < 0.06 {
+		r := get(kindPage, "/feed/")
+		r.route, r.size = routeCache, 30000+s.w.rng.IntN(8000)
+		return r
 	}
-	s.send(r)
+	r := get(kindPage, wpPostPath(t))
+	s.cachedOr(r, 0.7)
+	return r
 }
 
 // ---- configuration files -------------------------------------------------------

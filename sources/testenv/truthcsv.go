@@ -1,11 +1,9 @@
 package testenv
 
 import (
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"io"
-	"os"
 	"slices"
 	"testing"
 )
@@ -17,16 +15,7 @@ import (
 // column; any read error ends t too.
 func EachCSVRow(t testing.TB, path string, each func(col func(name string) int, rec []string)) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	r := csv.NewReader(zr)
+	r := csv.NewReader(OpenGzip(t, path))
 	head, err := r.Read()
 	if err != nil {
 		t.Fatalf("%s: header: %v", path, err)

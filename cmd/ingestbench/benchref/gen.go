@@ -9,7 +9,9 @@
 // (Chromium's client hints, Sec-Fetch-*), Cookie and Set-Cookie logged as
 // "REDACTED" (Caddy without log_credentials), MediaWiki's response headers, a
 // "tls" object on HTTPS lines, header keys in Go's random map order. Lines
-// average about 1,400 bytes.
+// average about 1,400 bytes. Its readers (browsers, languages, addresses), the
+// words of its titles, its ETags and its JSON strings are the simulator's
+// (sources/simulate), so the two cannot drift apart.
 //
 // The traffic of a given seed and span is the same whatever the size: the same
 // clients, pages and fingerprints over the same span of time, only denser. So
@@ -27,8 +29,9 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // GenOptions shapes a generated log.
@@ -67,7 +70,7 @@ const (
 	crawlerShare  = 1.0 / 3
 	crawlerAddrs  = 8000
 	crawlerUA     = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
-	crawlerAccept = acceptChromium
+	crawlerAccept = simulate.AcceptChromium
 )
 
 // GenStats describes a generated log.
@@ -116,62 +119,12 @@ func Generate(w io.Writer, o GenOptions) (GenStats, error) {
 
 // ---- the population ---------------------------------------------------------------
 
-type browser struct {
-	w                float64
-	ua, chua         string
-	mobile           bool
-	platform, family string
-}
-
-// Reader browsers of a Korean wiki (the simulator's population, Chromium
-// versions spread so that a fingerprint's versions vary as in real traffic).
-var browsers = []browser{
-	{22, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36",
-		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"Windows"`, "chromium"},
-	{15, "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Mobile Safari/537.36",
-		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, true, `"Android"`, "chromium"},
-	{12, "Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S921N) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
-		`"Chromium";v="122", "Not(A:Brand";v="24", "Samsung Internet";v="26.0"`, true, `"Android"`, "chromium"},
-	{18, "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1",
-		"", true, "", "safari"},
-	{8, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Whale/3.28.266.14 Safari/537.36",
-		`"Whale";v="3", "Not-A.Brand";v="8", "Chromium";v="126"`, false, `"Windows"`, "chromium"},
-	{7, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36 Edg/%v.0.0.0",
-		`"Microsoft Edge";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"Windows"`, "chromium"},
-	{6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15",
-		"", false, "", "safari"},
-	{5, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:131.0) Gecko/20100101 Firefox/131.0",
-		"", false, "", "firefox"},
-	{5, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%v.0.0.0 Safari/537.36",
-		`"Google Chrome";v="%v", "Not=A?Brand";v="8", "Chromium";v="%v"`, false, `"macOS"`, "chromium"},
-	{2, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 NAVER(inapp; search; 2000; 12.8.5; 15)",
-		"", true, "", "safari"},
-}
-
+// Chrome releases of the readers (the simulator's population has one), so
+// that a fingerprint's versions vary as in real traffic.
 var chromeVersions = []string{"129", "129", "129", "128", "128", "127", "126", "125"}
 
-type weighted struct {
-	w float64
-	v string
-}
-
-var langs = []weighted{
-	{70, "ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7"}, {10, "ko-KR,ko;q=0.9"}, {8, "en-US,en;q=0.9"},
-	{4, "en-US,en;q=0.9,ko;q=0.8"}, {3, "ja,en-US;q=0.9,en;q=0.8"}, {2, "zh-TW,zh;q=0.9,en-US;q=0.8,en;q=0.7"},
-	{1.5, "zh-CN,zh;q=0.9,ko;q=0.8"}, {1, "de-DE,de;q=0.9,en;q=0.8"}, {0.5, "vi-VN,vi;q=0.9,en;q=0.8"},
-}
-
-// Korean access networks by /16, and elsewhere.
-var krPrefixes = []string{"211.36", "118.235", "175.223", "121.131", "220.72", "223.38", "223.39", "223.62",
-	"218.38", "1.224", "58.140", "106.101", "106.102", "211.234", "117.111", "121.190", "39.7", "112.169"}
-var otherPrefixes = []string{"126.212", "153.156", "73.162", "98.207", "24.5", "81.2", "91.64", "114.34", "36.226", "1.52", "14.161", "113.185"}
-
-const (
-	acceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
-	acceptSafari   = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-	acceptFirefox  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8"
-	acceptImage    = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
-)
+// acceptImage is the Accept of a browser's image request.
+const acceptImage = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 
 // client is one reader: an address and a browser, fixed for the whole log.
 type client struct {
@@ -180,6 +133,8 @@ type client struct {
 	platform string
 	mobile   bool
 	family   string
+	accept   string // Accept of a navigation
+	encoding string // Accept-Encoding
 	lang     string
 	cookie   bool // logs "Cookie":["REDACTED"]
 	loggedIn bool
@@ -208,14 +163,6 @@ var bots = []bot{
 	{0.10, "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot", "", []string{"20.171.206", "20.171.207", "52.230.152"}, true},
 	{0.05, "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", "", []string{"54.36.148", "54.36.149", "51.222.253"}, true},
 }
-
-var words = strings.Fields(`역사 과학 철학 문학 대한민국 서울 부산 인천 대구 광주 대전 경제 정치 음악 영화 드라마 축구 야구
-농구 컴퓨터 프로그래밍 수학 물리학 화학 생물학 지리 한국어 조선 고려 신라 백제 가야 발해 삼국시대 전쟁 혁명 헌법
-법률 대학교 교육 종교 불교 기독교 유교 예술 미술 건축 요리 김치 한복 태권도 바둑 게임 인터넷 위키 언어학 사회학
-심리학 천문학 지구 태양계 기후 환경 에너지 원자력 반도체 자동차 철도 지하철 항공 우주 로봇 인공지능 데이터
-네트워크 보안 암호 소설 시인 작가 가수 배우 감독 올림픽 월드컵 한강 제주도 독도 백두산 설악산 민주주의 선거
-국회 대통령 외교 무역 금융 은행 주식 부동산 노동 인권 여성 청소년 노인 의학 병원 약학 유전자 진화 공룡 화산
-지진 태풍 바다 강 산 섬 고속도로 항구 공항 박물관 도서관 신문 방송 라디오 만화 애니메이션 웹툰 아이돌 힙합`)
 
 var specials = []string{"Special:RecentChanges", "Special:Search", "Special:Random", "Special:WhatLinksHere",
 	"%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC%EB%B0%94%EB%80%9C", "Special:Contributions", "Special:AllPages"}
@@ -254,6 +201,7 @@ func newGen(o GenOptions) *gen {
 	// The population depends on the seed only, never on the size.
 	pop := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 0x1095)), o: o}
+	words := simulate.TitleWords
 	for i := range 20000 {
 		a, b := words[pop.IntN(len(words))], words[pop.IntN(len(words))]
 		var t string
@@ -306,37 +254,15 @@ func newGen(o GenOptions) *gen {
 	return g
 }
 
-func pick(rng *rand.Rand, ws []weighted) string {
-	total := 0.0
-	for _, w := range ws {
-		total += w.w
-	}
-	x := rng.Float64() * total
-	for _, w := range ws {
-		if x -= w.w; x < 0 {
-			return w.v
-		}
-	}
-	return ws[len(ws)-1].v
-}
-
+// newReader draws a reader as the simulator does (its browser, language and
+// address), with one of several Chrome releases.
 func newReader(rng *rand.Rand) client {
-	total := 0.0
-	for _, b := range browsers {
-		total += b.w
-	}
-	x := rng.Float64() * total
-	e := &browsers[0]
-	for i := range browsers {
-		if x -= browsers[i].w; x < 0 {
-			e = &browsers[i]
-			break
-		}
-	}
-	v := chromeVersions[rng.IntN(len(chromeVersions))]
-	c := client{ua: strings.ReplaceAll(e.ua, "%v", v), chua: strings.ReplaceAll(e.chua, "%v", v), mobile: e.mobile,
-		platform: e.platform, family: e.family, lang: pick(rng, langs), proto: "HTTP/2.0", alpn: "h2", https: true}
-	if e.family == "chromium" && rng.Float64() < 0.3 {
+	e := simulate.PickReaderBrowser(rng)
+	e = e.WithChrome(chromeVersions[rng.IntN(len(chromeVersions))])
+	c := client{ua: e.UserAgent, chua: e.SecChUa, mobile: e.Mobile, platform: e.Platform, family: e.Family,
+		accept: e.Accept(), encoding: e.AcceptEncoding(), lang: simulate.PickReaderLanguage(rng),
+		proto: "HTTP/2.0", alpn: "h2", https: true}
+	if e.Family == "chromium" && rng.Float64() < 0.3 {
 		c.proto, c.alpn = "HTTP/3.0", "h3"
 	}
 	if rng.Float64() < 0.08 {
@@ -364,11 +290,7 @@ func newReader(rng *rand.Rand) client {
 		binary.BigEndian.PutUint64(a[8:], rng.Uint64())
 		c.ip = netip.AddrFrom16(a).String()
 	default:
-		pool := krPrefixes
-		if !strings.HasPrefix(c.lang, "ko") && rng.Float64() < 0.7 {
-			pool = otherPrefixes
-		}
-		c.ip = pool[rng.IntN(len(pool))] + "." + strconv.Itoa(rng.IntN(256)) + "." + strconv.Itoa(1+rng.IntN(254))
+		c.ip = simulate.ReaderIP(rng, c.lang)
 	}
 	return c
 }
@@ -496,7 +418,7 @@ func (g *gen) next(written int64) ([]byte, bool, int64) {
 		// MediaWiki's thumbnail URLs: hashed directories of the file name, a
 		// width from the few the skin asks for.
 		t := g.title()
-		h := etag(t)
+		h := simulate.ETag(t)
 		uri = "/images/thumb/" + h[1:2] + "/" + h[1:3] + "/" + t + ".jpg/" + []string{"220", "250", "330", "440"}[rng.IntN(4)] + "px-" + t + ".jpg"
 	case kindSearch:
 		uri = "/rest.php/v1/search/title?q=" + g.title()[:9] + "&limit=10"
@@ -599,17 +521,17 @@ func (g *gen) next(written int64) ([]byte, bool, int64) {
 	b = append(b, `","ts":`...)
 	b = strconv.AppendFloat(b, float64(ts)/1e9, 'f', -1, 64)
 	b = append(b, `,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":`...)
-	b = appendStr(b, c.ip)
+	b = simulate.AppendJSONString(b, c.ip)
 	b = append(b, `,"remote_port":"`...)
 	b = strconv.AppendInt(b, int64(1024+rng.IntN(64000)), 10)
 	b = append(b, `","client_ip":`...)
-	b = appendStr(b, c.ip)
+	b = simulate.AppendJSONString(b, c.ip)
 	b = append(b, `,"proto":`...)
-	b = appendStr(b, c.proto)
+	b = simulate.AppendJSONString(b, c.proto)
 	b = append(b, `,"method":"`...)
 	b = append(b, method...)
 	b = append(b, `","host":"wiki.example.org","uri":`...)
-	b = appendStr(b, uri)
+	b = simulate.AppendJSONString(b, uri)
 	b = append(b, `,"headers":{`...)
 	b = g.appendHeaders(b, g.requestHeaders(c, k, method))
 	b = append(b, '}')
@@ -662,7 +584,7 @@ func (g *gen) requestHeaders(c *client, k kind, method string) []header {
 		add("Upgrade-Insecure-Requests", "1")
 		add("User-Agent", c.ua)
 	case c.bot:
-		add("Accept", acceptSafari)
+		add("Accept", simulate.AcceptBot)
 		add("Accept-Encoding", "gzip, deflate, br")
 		if c.from != "" {
 			add("From", c.from)
@@ -672,13 +594,7 @@ func (g *gen) requestHeaders(c *client, k kind, method string) []header {
 			add("Connection", "keep-alive")
 		}
 	default:
-		accept, dest, mode := acceptChromium, "document", "navigate"
-		switch c.family {
-		case "safari":
-			accept = acceptSafari
-		case "firefox":
-			accept = acceptFirefox
-		}
+		accept, dest, mode := c.accept, "document", "navigate"
 		switch k {
 		case kindAsset:
 			accept, dest, mode = "text/css,*/*;q=0.1", "style", "no-cors"
@@ -688,11 +604,7 @@ func (g *gen) requestHeaders(c *client, k kind, method string) []header {
 			accept, dest, mode = "application/json, text/javascript, */*; q=0.01", "empty", "cors"
 		}
 		add("Accept", accept)
-		enc := "gzip, deflate, br, zstd"
-		if c.family == "safari" {
-			enc = "gzip, deflate, br"
-		}
-		add("Accept-Encoding", enc)
+		add("Accept-Encoding", c.encoding)
 		add("Accept-Language", c.lang)
 		if method == "POST" {
 			add("Content-Type", "application/x-www-form-urlencoded")
@@ -743,28 +655,23 @@ func (g *gen) responseHeaders(c *client, k kind, origin string, status, size int
 	add := func(name, value string) { h = append(h, header{name, value}) }
 	switch origin {
 	case "static":
-		if status == 304 {
-			add("Etag", etag(uri))
-			add("Last-Modified", "Thu, 01 Oct 2026 07:40:12 GMT")
-			add("Server", "Caddy")
-			add("Vary", "Accept-Encoding")
-			break
-		}
-		add("Accept-Ranges", "bytes")
-		add("Content-Length", strconv.Itoa(size))
-		ct := "image/jpeg"
-		if k == kindAsset {
-			for _, a := range assets {
-				if a.uri == uri {
-					ct = a.ctype
+		if status != 304 {
+			add("Accept-Ranges", "bytes")
+			add("Content-Length", strconv.Itoa(size))
+			ct := "image/jpeg"
+			if k == kindAsset {
+				for _, a := range assets {
+					if a.uri == uri {
+						ct = a.ctype
+					}
 				}
 			}
+			if k == kindRobots {
+				ct = "text/plain; charset=utf-8"
+			}
+			add("Content-Type", ct)
 		}
-		if k == kindRobots {
-			ct = "text/plain; charset=utf-8"
-		}
-		add("Content-Type", ct)
-		add("Etag", etag(uri))
+		add("Etag", simulate.ETag(uri))
 		add("Last-Modified", "Thu, 01 Oct 2026 07:40:12 GMT")
 		add("Server", "Caddy")
 		add("Vary", "Accept-Encoding")
@@ -821,36 +728,10 @@ func (g *gen) appendHeaders(b []byte, h []header) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendStr(b, kv.name)
+		b = simulate.AppendJSONString(b, kv.name)
 		b = append(b, ':', '[')
-		b = appendStr(b, kv.value)
+		b = simulate.AppendJSONString(b, kv.value)
 		b = append(b, ']')
 	}
 	return b
-}
-
-func etag(uri string) string {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(uri); i++ {
-		h = (h ^ uint64(uri[i])) * 1099511628211
-	}
-	return `"` + strconv.FormatUint(h%(1<<40), 36) + "-" + strconv.FormatUint(h>>44%4000, 36) + `"`
-}
-
-// appendStr appends s as a JSON string the way zap does.
-func appendStr(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, `\u00`...)
-			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }

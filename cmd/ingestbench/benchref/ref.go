@@ -149,14 +149,8 @@ func blocks(r io.Reader, fn func([]byte) error, free chan []byte) error {
 }
 
 func countFastJSON(p *fastjson.Parser, c *Counts, b []byte) {
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(line) == 0 {
+	for line := range bytes.Lines(b) {
+		if line = bytes.TrimSuffix(line, newline); len(line) == 0 {
 			continue
 		}
 		c.Lines++
@@ -169,17 +163,13 @@ func countFastJSON(p *fastjson.Parser, c *Counts, b []byte) {
 	}
 }
 
+var newline = []byte{'\n'}
+
 var paths = [][]string{{"ts"}, {"status"}, {"request", "client_ip"}}
 
 func countJSONParser(_ *fastjson.Parser, c *Counts, b []byte) {
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(line) == 0 {
+	for line := range bytes.Lines(b) {
+		if line = bytes.TrimSuffix(line, newline); len(line) == 0 {
 			continue
 		}
 		c.Lines++

@@ -172,42 +172,34 @@ func (f *Loki) ResetStats() {
 // SetBefore installs a hook that runs first for every request (n counts
 // requests from 1); if it returns true it has answered.
 func (f *Loki) SetBefore(h func(w http.ResponseWriter, r *http.Request, n int) bool) {
-	f.mu.Lock()
-	f.before = h
-	f.mu.Unlock()
+	f.locked(func() { f.before = h })
 }
 
 // SetAlter installs a hook that may change the answer of a log query after
 // its limit is applied (e.g. drop a line).
 func (f *Loki) SetAlter(h func(r *http.Request, out []Stream) []Stream) {
-	f.mu.Lock()
-	f.alter = h
-	f.mu.Unlock()
+	f.locked(func() { f.alter = h })
 }
 
 // SetMaxEntries sets max_entries_limit_per_query (0: no limit).
-func (f *Loki) SetMaxEntries(n int) {
-	f.mu.Lock()
-	f.maxEntries = n
-	f.mu.Unlock()
-}
+func (f *Loki) SetMaxEntries(n int) { f.locked(func() { f.maxEntries = n }) }
 
 // SetMaxQueryLength sets max_query_length (0: no limit): query_range and
 // /series over a longer range answer 400 with Loki's text
 // "the query time range exceeds the limit (query length: 25h30m0s, limit: 12h)".
-func (f *Loki) SetMaxQueryLength(d time.Duration) {
-	f.mu.Lock()
-	f.maxQueryLength = d
-	f.mu.Unlock()
-}
+func (f *Loki) SetMaxQueryLength(d time.Duration) { f.locked(func() { f.maxQueryLength = d }) }
 
 // SetMaxQuerySeries sets max_query_series (0: no limit): a metric query whose
 // answer holds more series answers 400 with Loki's text "maximum number of
 // series (500) reached for a single query; ...".
-func (f *Loki) SetMaxQuerySeries(n int) {
+func (f *Loki) SetMaxQuerySeries(n int) { f.locked(func() { f.maxQuerySeries = n }) }
+
+// locked runs set under the fake's lock: the hooks and limits are read by the
+// server's goroutines.
+func (f *Loki) locked(set func()) {
 	f.mu.Lock()
-	f.maxQuerySeries = n
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	set()
 }
 
 // tooLong answers Loki's 400 if [start, end] is longer than max_query_length.
@@ -410,23 +402,13 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 		return
 	}
-	series, scanned, scannedBytes, err := f.evalMetric(expr, start, end, int64(step))
-	if err != nil {
-		f.Fail(w, 400, err.Error())
-		return
-	}
-	if f.tooManySeries(w, len(series)) {
-		return
-	}
-	res := make([]map[string]any, 0, len(series))
-	for _, s := range series {
+	f.answerMetric(w, expr, start, end, int64(step), "matrix", func(s fakeSeries) map[string]any {
 		vals := make([][2]any, 0, len(s.points))
 		for _, p := range s.points {
-			vals = append(vals, [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)})
+			vals = append(vals, samplePair(p))
 		}
-		res = append(res, map[string]any{"metric": s.labels, "values": vals})
-	}
-	f.ok(w, "matrix", map[string]any{"resultType": "matrix", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+		return map[string]any{"metric": s.labels, "values": vals}
+	})
 }
 
 func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
@@ -445,7 +427,16 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "log queries are not supported as an instant query type, please change your query to a range query type")
 		return
 	}
-	series, scanned, scannedBytes, err := f.evalMetric(expr, t, t, 1)
+	f.answerMetric(w, expr, t, t, 1, "vector", func(s fakeSeries) map[string]any {
+		return map[string]any{"metric": s.labels, "value": samplePair(s.points[0])}
+	})
+}
+
+// answerMetric evaluates a metric query and answers its series as Loki does
+// (resultType matrix or vector, each series written by render); a query Loki
+// refuses, or one over max_query_series, answers 400.
+func (f *Loki) answerMetric(w http.ResponseWriter, expr *Query, start, end, step int64, resultType string, render func(fakeSeries) map[string]any) {
+	series, scanned, scannedBytes, err := f.evalMetric(expr, start, end, step)
 	if err != nil {
 		f.Fail(w, 400, err.Error())
 		return
@@ -455,10 +446,14 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 	}
 	res := make([]map[string]any, 0, len(series))
 	for _, s := range series {
-		p := s.points[0]
-		res = append(res, map[string]any{"metric": s.labels, "value": [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)}})
+		res = append(res, render(s))
 	}
-	f.ok(w, "vector", map[string]any{"resultType": "vector", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+	f.ok(w, resultType, map[string]any{"resultType": resultType, "result": res, "stats": fakeStats(scanned, scannedBytes)})
+}
+
+// samplePair is a point as Prometheus's API writes it: [unix seconds, "value"].
+func samplePair(p fakePoint) [2]any {
+	return [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)}
 }
 
 func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
