@@ -64,15 +64,29 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	cost := ""
 	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
 	// is the service time per request, not the logged duration.
+	var estimated []Estimate
 	if s := serviceTime(ev, prior); s > 0 {
 		php := float64(n) * s
 		facts.WorkerSeconds = Some(round(php, 1))
 		cost = fmt.Sprintf(": about %s of worker time at %s each", fmtSec(php), fmtSec(s))
+		if serviceTimeSampled(ev, prior) {
+			estimated = []Estimate{{Figures: []string{"worker_seconds"}, Reason: EstimateBaselineSample}}
+		}
 	}
 	summary := fmt.Sprintf("%s requests were still queued for PHP when their clients gave up after %s (PHP answers logged late, and the proxy's 504s whose requests stay in php-fpm's queue)%s, spent on answers nobody read.",
 		fmtInt(n), timeoutText, cost)
 	return []Finding{{Kind: KindClientAbandonedWork, Role: RoleSymptom, Start: start, End: end, Confidence: 0.85,
-		Summary: summary, Facts: facts}}, Check{}, nil
+		Summary: summary, Facts: facts, Estimated: estimated}}, Check{}, nil
+}
+
+// serviceTimeSampled reports whether serviceTime is the baseline's median
+// taken over a pushdown's sample (normalServiceTimeSampled) rather than the
+// saturation's measure from php-fpm's own counters.
+func serviceTimeSampled(ev *Evidence, prior []Finding) bool {
+	if f := first(prior, KindWorkerSaturation); f != nil && FactsOf[WorkerSaturationFacts](f).ServiceTimeS.V > 0 {
+		return false
+	}
+	return normalServiceTimeSampled(ev)
 }
 
 // serviceTime is PHP's time per request during the incident: from the

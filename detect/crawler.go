@@ -30,10 +30,11 @@ type CrawlerBurstFacts struct {
 	// DistinctIPs and Requests are the crawler's: the fingerprint's in the
 	// window less those of the addresses that read like people
 	// (reader.go), which FingerprintReaders and FingerprintReaderRequests
-	// count. The per-address figures, the prefixes and AssetShare are the
-	// crawler's too; the rates, UncacheableShare and PHPTimeShare are the
-	// whole fingerprint's (what a rule on it sees), since the readers' few
-	// pages barely move them.
+	// count. The per-address figures, the prefixes, AssetShare and the rates
+	// (BaselinePer10m, PeakPer10m: the readers of the baseline are those
+	// that read like people there) are the crawler's too; UncacheableShare
+	// and PHPTimeShare are the whole fingerprint's (what a rule on it sees),
+	// since the readers' few pages barely move them.
 	DistinctIPs               int     `json:"distinct_ips"`
 	Requests                  int     `json:"requests"`
 	FingerprintReaders        int     `json:"fingerprint_readers"`
@@ -167,6 +168,16 @@ type burst struct {
 	// whole (a pushdown's sample); notRead: its lines in the window were read
 	// only in some minutes (the rest were counted).
 	baselineSampled, notRead bool
+	// startEstimated: whether its rise ran into the incident was judged
+	// with minutes only counted (riseIntoIncident).
+	startEstimated bool
+	// readersRose: the fingerprint rose (fingerprintBaseline10 to
+	// fingerprintPeak10) but not once its readers are left out.
+	readersRose                              bool
+	fingerprintBaseline10, fingerprintPeak10 float64
+	// routesEstimated says why the routes' costs are estimated ("" when
+	// they are measured whole: routesEstimate).
+	routesEstimated string
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -185,6 +196,10 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	for _, c := range ev.Traffic.Clusters() {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
+			if b.readersRose && !noBaseline {
+				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
+					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
+			}
 			continue
 		}
 		// Without a baseline every fingerprint "rose" from nothing: only one
@@ -228,40 +243,72 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if float64(c.Requests) < minShare*float64(windowTotal) {
 		return b, false
 	}
-	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, bFrom, bTo)
+	// Its rates are the crawler's: the readers who share the fingerprint
+	// are left out of them, as of its addresses and requests.
+	perMinute := c.CrawlerPerMinute()
+	b.baseline10, b.baselineSampled = ev.clusterBaseline10(c, perMinute, bFrom, bTo)
 	b.notRead = !ev.Traffic.readWhole(c) && ev.countedIn(ev.From, ev.To)
-	peak, peakAt := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
 	b.peak10, b.peakAt = float64(peak), peakAt
-	if !poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
+	if poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
+		b.onset, b.end = sustainedRise(perMinute, b.baseline10, ev.From, ev.To)
+	}
+	if b.onset.IsZero() {
+		ev.readersRise(c, &b, bFrom, bTo)
 		return b, false
 	}
-	// Onset and fade: the first minute of a sustained rise (three minutes in a
-	// row) clearly above the baseline rate, and the last minute above it.
-	perMin := b.baseline10 / 10
+	t, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
+	if ok {
+		b.onset = t
+	}
+	b.startEstimated = estimated
+	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
+	b.requests = c.Requests - b.readerRequests
+	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
+	b.routesEstimated = ev.routesEstimate(b.routes)
+	return b, true
+}
+
+// sustainedRise finds, in perMinute over [from, to), the onset and fade of
+// a rise above baseline10 per 10 minutes: the first minute of three in a
+// row clearly above the baseline rate, and the end of the last minute above
+// it (zero times when there is none).
+func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time) {
+	perMin := baseline10 / 10
 	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
-	for m := ev.From.Unix() / 60; m < ev.To.Unix()/60; m++ {
+	above := func(m int64) bool { return float64(perMinute[m]) >= level }
+	for m := from.Unix() / 60; m < to.Unix()/60; m++ {
 		if !above(m) {
 			continue
 		}
 		t := time.Unix(m*60, 0).UTC()
-		if b.onset.IsZero() && above(m+1) && above(m+2) {
-			b.onset = t
+		if onset.IsZero() && above(m+1) && above(m+2) {
+			onset = t
 		}
-		if !b.onset.IsZero() {
-			b.end = t.Add(time.Minute)
+		if !onset.IsZero() {
+			end = t.Add(time.Minute)
 		}
 	}
-	if b.onset.IsZero() {
-		return b, false
+	return onset, end
+}
+
+// readersRise marks b when c did not rise once its readers are left out but
+// rose with them, as riseOf judges a rise: a crowd of people, which the
+// check says rather than nothing.
+func (ev *Evidence) readersRise(c *Cluster, b *burst, bFrom, bTo time.Time) {
+	readers, _, _ := readersAndAssets(c)
+	if readers == 0 {
+		return
 	}
-	if t, ok := riseIntoIncident(c, ev, b.onset); ok {
-		b.onset = t
+	base, _ := ev.clusterBaseline10(c, c.PerMinute, bFrom, bTo)
+	peak, _ := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
+		return
 	}
-	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
-	b.requests = c.Requests - b.readerRequests
-	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
-	return b, true
+	if onset, _ := sustainedRise(c.PerMinute, base, ev.From, ev.To); onset.IsZero() {
+		return
+	}
+	b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10, b.readers = true, base, float64(peak), readers
 }
 
 // readersAndAssets counts the addresses under a fingerprint that read like
@@ -322,18 +369,19 @@ func baselinePer10(perMinute map[int64]int, from, to time.Time) float64 {
 }
 
 // clusterBaseline10 is c's usual count per 10 minutes over [from, to)
-// (baselinePer10). When some of those minutes were only counted (a pushdown)
-// and c's lines were not read whole, the minutes read whole speak for it, and
-// sampled is true: the figure is an estimate.
-func (ev *Evidence) clusterBaseline10(c *Cluster, from, to time.Time) (per10 float64, sampled bool) {
+// (baselinePer10) from perMinute, its requests per minute. When some of
+// those minutes were only counted (a pushdown) and c's lines were not read
+// whole, the minutes read whole speak for it, and sampled is true: the
+// figure is an estimate.
+func (ev *Evidence) clusterBaseline10(c *Cluster, perMinute map[int64]int, from, to time.Time) (per10 float64, sampled bool) {
 	t := ev.Traffic
 	if t.readWhole(c) || !ev.countedIn(from, to) {
-		return baselinePer10(c.PerMinute, from, to), false
+		return baselinePer10(perMinute, from, to), false
 	}
 	var read []int
 	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
 		if t.readMinute(m) {
-			read = append(read, c.PerMinute[m])
+			read = append(read, perMinute[m])
 		}
 	}
 	return 10 * Median(read), true
@@ -483,9 +531,16 @@ func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 			figs = append(figs, "distinct_prefixes_64")
 		}
 		out = append(out, Estimate{Figures: figs, Reason: EstimateNotRead})
+	} else if b.startEstimated {
+		out = append(out, Estimate{Figures: []string{"start"}, Reason: EstimateNotRead})
 	}
 	if b.baselineSampled && facts.BaselinePer10m.OK {
 		out = append(out, Estimate{Figures: []string{"baseline_per_10m"}, Reason: EstimateBaselineSample})
+	}
+	if b.routesEstimated != "" {
+		// What decided "expensive, uncacheable": the routes' costs and the
+		// share of its pages that went to the expensive ones.
+		out = append(out, Estimate{Figures: []string{"routes", "uncacheable_share"}, Reason: b.routesEstimated})
 	}
 	return out
 }

@@ -121,7 +121,7 @@ type shape struct {
 	dur      float64
 }
 
-func feed(tr *Traffic, s shape, at time.Time, d time.Duration, n int) {
+func feed(tr interface{ Observe(*sources.Request) }, s shape, at time.Time, d time.Duration, n int) {
 	for i := 0; i < n; i++ {
 		p := s.paths[i%len(s.paths)]
 		path, query, _ := strings.Cut(p, "?")

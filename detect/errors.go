@@ -86,15 +86,17 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 		parts = append(parts, p.Say("upstream_errors.late", ef.LateSuccess))
 	}
 	// Goodput is the ordinary clients' answers in time, never the crawler's:
-	// it fell, held, or has no usual to compare with.
+	// it fell, held, or has no usual to compare with; nothing is said
+	// without a lowest minute (every minute of the stretch only counted).
 	gMin, gUsual := float64(ef.GoodputMinPerMin.V), ef.GoodputUsualPerMin.V
 	goodput := ""
 	switch {
+	case !ef.GoodputMinPerMin.OK:
 	case gUsual > 0 && gMin < gUsual:
 		goodput = "fell"
 	case gUsual > 0:
 		goodput = "held"
-	case ef.GoodputMinPerMin.OK && !ef.GoodputUsualPerMin.OK:
+	case !ef.GoodputUsualPerMin.OK:
 		goodput = "unknown"
 	}
 	return p.Say("upstream_errors.explain", struct {
@@ -267,7 +269,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	}
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)
-	usualGood := Median(ev.countMinutes(func(m *Minute) int { return ev.ordinaryGoodput(m, crawlers) }).Base)
+	usualGood, usualSampled := ev.usualOrdinaryGoodput(crawlers)
 	var window []Minute
 	for _, m := range ev.Traffic.Minutes() {
 		if ev.inWindow(&m) {
@@ -281,7 +283,10 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	start, end := inc.Start, inc.End
 	logged := ev.Traffic.loggedMilestones(start, end)
 	peakN, peakAt := logged.WorstFailed, logged.Worst
-	minGood := math.MaxInt
+	minGood, minOK, minReadOnly := ev.lowestOrdinaryGoodput(window, start, end, crawlers)
+	if !minOK {
+		minGood = math.MaxInt
+	}
 	facts := &UpstreamErrorsFacts{FailedTotal: total, PeakFailedPerMin: peakN, Status: map[int]int{}, Proxy: map[int]int{}}
 	// Nothing usual was measured without a baseline: no "usual" number is stated.
 	if !noBaseline {
@@ -294,9 +299,6 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	var lat Histogram
 	for i := range window {
 		m := &window[i]
-		if !m.Start.Before(start) && m.Start.Before(end) {
-			minGood = min(minGood, ev.ordinaryGoodput(m, crawlers))
-		}
 		for s, c := range m.Status {
 			status[s] += c
 		}
@@ -352,8 +354,17 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		}
 	}
 	summary += "."
+	// A crawler whose lines were not all read has answers in the minutes a
+	// pushdown only counted that cannot be taken out of their goodput.
+	var estimated []Estimate
+	if usualSampled && facts.GoodputUsualPerMin.OK {
+		estimated = append(estimated, Estimate{Figures: []string{"goodput_usual_per_min"}, Reason: EstimateBaselineSample})
+	}
+	if minReadOnly && facts.GoodputMinPerMin.OK {
+		estimated = append(estimated, Estimate{Figures: []string{"goodput_min_per_min"}, Reason: EstimateReadMinutes})
+	}
 	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
-		Summary: summary, Facts: facts, Logged: &logged}}, Check{}, nil
+		Summary: summary, Facts: facts, Logged: &logged, Estimated: estimated}}, Check{}, nil
 }
 
 // LoggedMilestones are a failing stretch's first, worst and last minute by

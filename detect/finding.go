@@ -77,10 +77,15 @@ const (
 	// EstimateBaselineSample: its usual rate comes from the baseline's
 	// sampled minutes, not from every baseline minute.
 	EstimateBaselineSample = "baseline_sampled"
+	// EstimateReadMinutes: it comes from the minutes whose lines were read
+	// only, since what it needs (a crawler's share of a minute's answers, a
+	// route's PHP time) is not in the minutes that were only counted.
+	EstimateReadMinutes = "read_minutes_only"
 )
 
 // Estimate names figures of a finding (fact names; "start" for the
-// finding's start) estimated for one reason.
+// finding's start, "routes" for its Routes' measured costs) estimated for
+// one reason.
 type Estimate struct {
 	Figures []string `json:"figures"`
 	Reason  string   `json:"reason"`

@@ -62,3 +62,54 @@ func (ev *Evidence) OrdinaryGoodput(start time.Time, findings []Finding) (good i
 	}
 	return ev.ordinaryGoodput(m, crawlerClusters(ev, findings)), true
 }
+
+// crawlersReadWhole reports whether every one of crawlers had all its lines
+// read (Traffic.readWhole): only then can its answers be taken out of a
+// minute a pushdown only counted, whose goodput holds them unnamed.
+func (ev *Evidence) crawlersReadWhole(crawlers []*Cluster) bool {
+	for _, c := range crawlers {
+		if !ev.Traffic.readWhole(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// usualOrdinaryGoodput is the baseline's median minute of ordinary goodput.
+// When a crawler's lines were not all read and some baseline minutes were
+// only counted, its answers cannot be taken out of those minutes: the
+// minutes read whole (the baseline's sample) speak for the baseline, and
+// sampled is true.
+func (ev *Evidence) usualOrdinaryGoodput(crawlers []*Cluster) (usual float64, sampled bool) {
+	good := func(m *Minute) int { return ev.ordinaryGoodput(m, crawlers) }
+	bFrom, bTo, _ := ev.baselineRange()
+	if ev.crawlersReadWhole(crawlers) || !ev.countedIn(bFrom, bTo) {
+		return Median(ev.countMinutes(good).Base), false
+	}
+	return Median(ev.countReadMinutes(good).Base), true
+}
+
+// lowestOrdinaryGoodput is the fewest ordinary answers in time of one of
+// minutes that starts in [from, to); ok is false when none does. A minute
+// only counted is left out when a crawler's lines were not all read (its
+// answers there cannot be taken out), and readOnly then says the lowest
+// comes from the minutes read whole.
+func (ev *Evidence) lowestOrdinaryGoodput(minutes []Minute, from, to time.Time, crawlers []*Cluster) (lowest int, ok, readOnly bool) {
+	whole := ev.crawlersReadWhole(crawlers)
+	lowest = math.MaxInt
+	for i := range minutes {
+		m := &minutes[i]
+		if m.Start.Before(from) || !m.Start.Before(to) {
+			continue
+		}
+		if !whole && m.Counted > 0 {
+			readOnly = true
+			continue
+		}
+		lowest = min(lowest, ev.ordinaryGoodput(m, crawlers))
+	}
+	if lowest == math.MaxInt {
+		return 0, false, readOnly
+	}
+	return lowest, true, readOnly
+}

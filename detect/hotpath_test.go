@@ -97,7 +97,17 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if r.Origin == sources.OriginUpstream {
 		c.PHPPerMinute[m] += r.Duration
 	}
-	if r.Time.Before(t.from) || !r.Time.Before(t.to) {
+	if r.Time.Before(t.from) {
+		if c.before == nil {
+			c.before = map[netip.Addr]*AddressBehaviour{}
+		}
+		if c.before[r.ClientIP] == nil {
+			c.before[r.ClientIP] = &AddressBehaviour{}
+		}
+		c.before[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+		return
+	}
+	if !r.Time.Before(t.to) {
 		return
 	}
 	c.Requests++

@@ -1,6 +1,9 @@
 package detect
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Readers who share a crawler's fingerprint. A fingerprint (ClusterKey:
 // browser family, language, logged in or not, client hints) is coarse: a
@@ -48,6 +51,16 @@ type AddressBehaviour struct {
 	// First is its first arrival, FirstPage and LastPage its first and last
 	// page's (unix nanoseconds).
 	First, FirstPage, LastPage int64
+	// arrivals counts its requests by the minute they arrived, in runs of
+	// one minute (unix seconds / 60), so that a reader's requests can be
+	// taken out of its fingerprint's rate (Cluster.CrawlerPerMinute).
+	arrivals []minuteRun
+}
+
+// minuteRun is a count of requests that arrived in one minute.
+type minuteRun struct {
+	minute int64
+	n      int
 }
 
 // Observe adds one arrival at (unix nanoseconds); asset says whether it was
@@ -57,6 +70,13 @@ func (b *AddressBehaviour) Observe(at int64, asset, siteReferer bool) {
 		b.First = at
 	}
 	b.Requests++
+	// Requests come in log order, so most arrive in the minute of the one
+	// before.
+	if m := at / int64(time.Minute); len(b.arrivals) > 0 && b.arrivals[len(b.arrivals)-1].minute == m {
+		b.arrivals[len(b.arrivals)-1].n++
+	} else {
+		b.arrivals = append(b.arrivals, minuteRun{minute: m, n: 1})
+	}
 	if asset {
 		b.Assets++
 		return
@@ -84,4 +104,39 @@ func (b *AddressBehaviour) Reader() bool {
 		return false
 	}
 	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages >= minReaderPages && span >= minReaderSpan
+}
+
+// CrawlerPerMinute is the cluster's requests per arrival minute without
+// those of the addresses that read like people: the readers of the window
+// (Cluster.IPs) and, before it, those the addresses seen there read like
+// (judged on what each did before the window), so that its rates are the
+// crawler's, as its addresses and requests are. It is PerMinute itself when
+// no address read like a person.
+func (c *Cluster) CrawlerPerMinute() map[int64]int {
+	if !IsBrowser(c.Key.UA) {
+		// A declared bot or tool is nobody's browser: its addresses that
+		// pace like readers (a feed fetcher polling) are its own requests.
+		return c.PerMinute
+	}
+	var out map[int64]int
+	for _, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
+		for _, ab := range ips {
+			if !ab.Reader() {
+				continue
+			}
+			if out == nil {
+				out = make(map[int64]int, len(c.PerMinute))
+				for m, n := range c.PerMinute {
+					out[m] = n
+				}
+			}
+			for _, r := range ab.arrivals {
+				out[r.minute] -= r.n
+			}
+		}
+	}
+	if out == nil {
+		return c.PerMinute
+	}
+	return out
 }

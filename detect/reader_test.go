@@ -1,8 +1,15 @@
 package detect
 
 import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // TestReader: who, under a fingerprint, reads like a person. Two obvious rules
@@ -51,5 +58,59 @@ func TestReader(t *testing.T) {
 		if b.Requests != len(tc.reqs) {
 			t.Errorf("%s: %d requests counted, want %d", tc.name, b.Requests, len(tc.reqs))
 		}
+	}
+}
+
+// TestCrawlerRatesLeaveOutReaders: people whose Chrome asks for zh-CN read
+// the site (a page and its two assets per visit, 21 requests a minute) from
+// an hour before the window to its end, and a crawler with the same
+// fingerprint bursts at 500 requests a minute for 20 minutes. The
+// fingerprint's own counts, the obvious rates, say it rose from 210 to 5,210
+// per 10 minutes; the crawler's rates leave the readers out, in the baseline
+// (judged on what each address did there) as in the window: from 0 to 5,000,
+// the same set as its addresses and requests.
+func TestCrawlerRatesLeaveOutReaders(t *testing.T) {
+	from, to := t0, t0.Add(time.Hour)
+	tr := NewTraffic(sources.Site{}, from, to)
+	const crawlerUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	var rs []sources.Request
+	add := func(at time.Time, ip, path string, origin sources.Origin) {
+		p, q, _ := strings.Cut(path, "?")
+		rs = append(rs, sources.Request{Time: at, ClientIP: netip.MustParseAddr(ip), Method: "GET", Path: p, Query: q, Status: 200,
+			UserAgent: crawlerUA, Lang: "zh-cn", LoggedIn: sources.LoggedInNo, Origin: origin, TLS: true})
+	}
+	visit := 0
+	for at := from.Add(-time.Hour); at.Before(to); at = at.Add(time.Minute) {
+		for k := range 7 {
+			ip := fmt.Sprintf("172.16.%d.%d", visit/250, visit%250+1)
+			visit++
+			start := at.Add(time.Duration(k) * 8 * time.Second)
+			add(start, ip, fmt.Sprintf("/wiki/Article_%d", visit), sources.OriginUpstream)
+			add(start.Add(300*time.Millisecond), ip, "/static/skin.css", sources.OriginStatic)
+			add(start.Add(400*time.Millisecond), ip, "/static/wiki.js", sources.OriginStatic)
+		}
+	}
+	burst := from.Add(20 * time.Minute)
+	for i := range 20 * 500 {
+		add(burst.Add(time.Duration(i)*20*time.Minute/(20*500)), spreadIPs(i), fmt.Sprintf("/w/index.php?title=P%d&action=history", i), sources.OriginUpstream)
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+	for i := range rs {
+		tr.Observe(&rs[i])
+	}
+	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
+	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+	}
+	f := FactsOf[CrawlerBurstFacts](&fs[0])
+	if f.FingerprintReaders != 7*60 || f.Requests != 20*500 {
+		t.Errorf("%d readers and %d crawler requests in the window, want 420 and 10,000", f.FingerprintReaders, f.Requests)
+	}
+	if f.PeakPer10m != 5000 || !f.BaselinePer10m.OK || f.BaselinePer10m.V != 0 {
+		t.Errorf("the crawler rose from %v to %v per 10 minutes, want 0 to 5,000 (the fingerprint's, readers in: 210 to 5,210)", f.BaselinePer10m, f.PeakPer10m)
 	}
 }

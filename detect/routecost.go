@@ -166,6 +166,33 @@ func (ev *Evidence) queueFreeMinute() func(m int64) bool {
 	}
 }
 
+// routesEstimate says why the measured costs of routes are estimated, ""
+// when they are not. A cost is measured from the lines read, so where a
+// pushdown only counted some minutes of the stretch a route was measured
+// over, its cost rests on the others: on the baseline's sample
+// (EstimateBaselineSample) for a route measured over the baseline, on the
+// minutes read (EstimateReadMinutes) for one measured anywhere else.
+func (ev *Evidence) routesEstimate(routes []RouteCost) string {
+	if ev.Traffic == nil || !ev.Traffic.counted {
+		return ""
+	}
+	bFrom, bTo, _ := ev.baselineRange()
+	reason := ""
+	for _, r := range routes {
+		switch r.MeasuredOver {
+		case "":
+			// Not measured at all: clientRoutes' unmeasured share says so.
+		case MeasuredBaseline:
+			if reason == "" && ev.countedIn(bFrom, bTo) {
+				reason = EstimateBaselineSample
+			}
+		default:
+			return EstimateReadMinutes
+		}
+	}
+	return reason
+}
+
 // clientRoutes lists a cluster's route templates in the window with their
 // measured cost, most requested first, the share of its page requests
 // (assets left out) that went to expensive ones, and the share that went to

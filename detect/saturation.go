@@ -117,10 +117,14 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		facts.ServiceTimeS = Some(round(float64(workers)/rate, 3))
 		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(float64(workers)/rate))
 	}
+	var estimated []Estimate
 	if normal := normalServiceTime(ev); normal > 0 {
 		facts.NormalServiceTimeS = Some(round(normal, 3))
 		facts.NormalCapacityPerS = Some(round(float64(workers)/normal, 1))
 		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", float64(workers)/normal, fmtSec(normal))
+		if normalServiceTimeSampled(ev) {
+			estimated = []Estimate{{Figures: []string{"normal_service_time_s", "normal_capacity_per_s"}, Reason: EstimateBaselineSample}}
+		}
 	}
 	if inc := increase(p.MaxChildrenReached, start, end); inc > 0 {
 		facts.MaxChildrenReachedIncrease = Some(inc)
@@ -138,7 +142,7 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		workers, busy.Round(time.Second), start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), bound, capacity)
 	conf := 0.7 + 0.25*math.Min(1, busy.Minutes()/10)
 	return []Finding{{Kind: KindWorkerSaturation, Role: RoleMechanism, Start: start, End: end, Confidence: round(conf, 2),
-		Summary: summary, Facts: facts}}, Check{}, nil
+		Summary: summary, Facts: facts, Estimated: estimated}}, Check{}, nil
 }
 
 // poolSize is the pool's maximum: the larger of the site facts and the most
@@ -158,10 +162,7 @@ func normalServiceTime(ev *Evidence) float64 {
 	if ev.Traffic == nil {
 		return 0
 	}
-	from, to, _ := ev.baselineRange()
-	if to.After(ev.From) {
-		to = ev.From
-	}
+	from, to := ev.normalServiceRange()
 	var h Histogram
 	for _, m := range ev.Traffic.minutes {
 		if !m.Start.Before(from) && m.Start.Before(to) {
@@ -172,6 +173,27 @@ func normalServiceTime(ev *Evidence) float64 {
 		return 0
 	}
 	return h.Quantile(0.5)
+}
+
+// normalServiceRange is the baseline before the window, where
+// normalServiceTime reads PHP's durations.
+func (ev *Evidence) normalServiceRange() (from, to time.Time) {
+	from, to, _ = ev.baselineRange()
+	if to.After(ev.From) {
+		to = ev.From
+	}
+	return from, to
+}
+
+// normalServiceTimeSampled reports whether normalServiceTime rests on a
+// pushdown's sample: durations exist only in lines read, and some minutes of
+// its range were only counted.
+func normalServiceTimeSampled(ev *Evidence) bool {
+	if ev.Traffic == nil {
+		return false
+	}
+	from, to := ev.normalServiceRange()
+	return ev.countedIn(from, to)
 }
 
 // increase of a counter over [from, to], tolerating resets.

@@ -105,6 +105,10 @@ type Cluster struct {
 	// family is the client family a pushdown counts it in
 	// (bundle.ClientFamily), of its first request.
 	family string
+	// before is how each address behaved before the window, so that the
+	// readers of the baseline are taken out of the crawler's rate as those
+	// of the window are (crawlerPerMinute).
+	before map[netip.Addr]*AddressBehaviour
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -372,6 +376,17 @@ func (t *Traffic) Observe(r *sources.Request) {
 		c.PHPPerMinute[m] += r.Duration
 	}
 	if !inWindow {
+		if r.Time.Before(t.from) {
+			if c.before == nil {
+				c.before = map[netip.Addr]*AddressBehaviour{}
+			}
+			ab := c.before[r.ClientIP]
+			if ab == nil {
+				ab = &AddressBehaviour{}
+				c.before[r.ClientIP] = ab
+			}
+			ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+		}
 		return
 	}
 	c.Requests++

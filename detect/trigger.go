@@ -143,29 +143,83 @@ func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 // the onset rose, for this incident, when it burst. The rate before is its
 // own over the hour before the lead; the burst must clear it as riseOf's
 // rise clears the baseline. ok is false when there is no such rise (the
-// client ran steadily into the incident: its early start stands).
-func riseIntoIncident(c *Cluster, ev *Evidence, firstRise time.Time) (time.Time, bool) {
+// client ran steadily into the incident: its early start stands), or when
+// no minute of that stretch was read to judge by. estimated is true when
+// minutes a pushdown only counted took part (rateAround) or left it
+// unjudged.
+func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, firstRise time.Time) (start time.Time, ok, estimated bool) {
 	inc := ev.incidents().WorstIncident()
 	if inc == nil || inc.Onset.IsZero() || !firstRise.Before(inc.Onset.Add(-TriggerLead)) {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	leadFrom := inc.Onset.Add(-TriggerLead)
-	before := baselinePer10(c.PerMinute, leadFrom.Add(-time.Hour), leadFrom)
 	to := inc.Onset.Add(onsetSpan)
 	if to.After(ev.To) {
 		to = ev.To
 	}
-	peak, _ := rollingMax(c.PerMinute, leadFrom, to, 10)
+	perMinute, estimated, known := ev.rateAround(c, crawlerPerMinute, leadFrom.Add(-time.Hour), to)
+	if !known {
+		return time.Time{}, false, true
+	}
+	before := max(0, baselinePer10(perMinute, leadFrom.Add(-time.Hour), leadFrom))
+	peak, _ := rollingMax(perMinute, leadFrom, to, 10)
 	if !poissonExcess(float64(peak), before, riseRatio, riseZ) {
-		return time.Time{}, false
+		return time.Time{}, false, estimated
 	}
 	perMin := before / 10
 	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
+	above := func(m int64) bool { return float64(perMinute[m]) >= level }
 	for m := leadFrom.Unix() / 60; m < to.Unix()/60; m++ {
 		if above(m) && above(m+1) && above(m+2) {
-			return time.Unix(m*60, 0).UTC(), true
+			return time.Unix(m*60, 0).UTC(), true, estimated
 		}
 	}
-	return time.Time{}, false
+	return time.Time{}, false, estimated
+}
+
+// rateAround is c's requests per arrival minute over [from, to) (of
+// crawlerPerMinute, its readers left out), as riseIntoIncident weighs its
+// rise. A minute a pushdown only counted is not
+// a quiet one: when c's lines were not all read, that minute holds c's
+// requests unnamed among the counts. They are taken as what the minute
+// counted beyond the other clients' usual minute (the median, over the
+// minutes of [from, to) that were read, of every arrival but the
+// crawler's), and
+// estimated is true; a minute may then come out below zero, which the sums
+// of ten minutes even out. known is false when no minute of [from, to) was
+// read to tell the others' usual from.
+func (ev *Evidence) rateAround(c *Cluster, crawlerPerMinute map[int64]int, from, to time.Time) (perMinute map[int64]int, estimated, known bool) {
+	t := ev.Traffic
+	if t.readWhole(c) || !ev.countedIn(from, to) {
+		return crawlerPerMinute, false, true
+	}
+	var others []int
+	var counted []int64
+	for m := from.Unix() / 60; m < (to.Unix()+59)/60; m++ {
+		all := 0
+		if a := t.arrivals[m]; a != nil {
+			all = a.Requests
+		}
+		if t.readMinute(m) {
+			others = append(others, all-crawlerPerMinute[m])
+		} else {
+			counted = append(counted, m)
+		}
+	}
+	if len(others) == 0 {
+		return nil, false, false
+	}
+	usual := int(math.Round(Median(others)))
+	perMinute = make(map[int64]int, len(crawlerPerMinute)+len(counted))
+	for m, n := range crawlerPerMinute {
+		perMinute[m] = n
+	}
+	for _, m := range counted {
+		all := 0
+		if a := t.arrivals[m]; a != nil {
+			all = a.Requests
+		}
+		perMinute[m] = all - usual
+	}
+	return perMinute, true, true
 }

@@ -2,12 +2,15 @@ package detect
 
 import (
 	"context"
-
-	"github.com/aftermath-forensics/aftermath/sources"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -132,4 +135,91 @@ func TestEarlyMinorBotIsContext(t *testing.T) {
 			t.Errorf("the crawl that took the workers has role %q, want trigger", crawlRole)
 		}
 	}
+}
+
+// TestRiseThroughCountedMinutes: a crawler walks the site at 40 requests a
+// minute from 00:30 and bursts to 400 a minute at 02:55, into a failing
+// stretch from 03:00. A full pull says it rose into the incident with its
+// burst, at 02:55. A pushdown read its lines only from 02:20 on (its family
+// not pulled), and the hour before the lead (01:30-02:30) is mostly minutes
+// only counted. Reading them as quiet, the obvious answer, puts a rise
+// from nothing at 02:30, the lead's edge. They held 60 requests a minute
+// against the others' usual 20: the walk's 40 is there, and the burst at
+// 02:55 stands, its start marked estimated.
+func TestRiseThroughCountedMinutes(t *testing.T) {
+	from, to := t0, t0.Add(4*time.Hour)
+	site := sources.Site{ClientTimeoutS: 10}
+	crawl := shape{ua: chrome121, lang: "zh-cn", loggedIn: sources.LoggedInNo, ips: spreadIPs, status: 200, origin: sources.OriginUpstream, dur: 4,
+		paths: []string{"/w/index.php?title=X&action=history", "/w/Special:WhatLinksHere/X"}}
+	countedFrom, countedTo := t0.Add(30*time.Minute), t0.Add(140*time.Minute)
+	burst := t0.Add(175 * time.Minute)
+	var lines requestLog
+	feed(&lines, readers, from.Add(-time.Hour), 5*time.Hour, 5*60*20)
+	feed(&lines, crawl, countedFrom, burst.Sub(countedFrom), int(burst.Sub(countedFrom).Minutes())*40)
+	feed(&lines, crawl, burst, 20*time.Minute, 20*400)
+	feed(&lines, down, t0.Add(3*time.Hour), 20*time.Minute, 20*200)
+	build := func(pushdown bool) *Traffic {
+		if !pushdown {
+			return lines.traffic(site, from, to, nil)
+		}
+		return lines.traffic(site, from, to, func(r *sources.Request) bool { return !r.Time.Before(countedFrom) && r.Time.Before(countedTo) })
+	}
+	startOf := func(t *testing.T, tr *Traffic) *Finding {
+		ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
+		fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fs) != 1 {
+			t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+		}
+		return &fs[0]
+	}
+	full, pushed := startOf(t, build(false)), startOf(t, build(true))
+	if !full.Start.Equal(burst) || len(full.Estimated) != 0 {
+		t.Errorf("full pull: crawler starts %s (estimated %+v), want its burst at %s, measured", full.Start, full.Estimated, burst)
+	}
+	if !pushed.Start.Equal(full.Start) {
+		t.Errorf("pushdown: crawler starts %s, full pull %s (counted minutes read as quiet put it about %s)", pushed.Start, full.Start, t0.Add(150*time.Minute))
+	}
+	if !slices.ContainsFunc(pushed.Estimated, func(e Estimate) bool { return slices.Contains(e.Figures, "start") }) {
+		t.Errorf("pushdown: the start is not marked estimated: %+v", pushed.Estimated)
+	}
+}
+
+// requestLog keeps the requests fed to it, to be read or counted.
+type requestLog []sources.Request
+
+func (l *requestLog) Observe(r *sources.Request) { *l = append(*l, *r) }
+
+// traffic aggregates the log as a pushdown would: the requests counted
+// says were only counted (per minute, status, origin and lateness, as
+// Loki counts them), the others read. counted nil reads every request.
+func (l requestLog) traffic(site sources.Site, from, to time.Time, counted func(*sources.Request) bool) *Traffic {
+	tr := NewTraffic(site, from, to)
+	rows := map[bundle.MinuteStatus]bundle.MinuteStatus{}
+	for i := range l {
+		r := &l[i]
+		if counted == nil || !counted(r) {
+			tr.Observe(r)
+			continue
+		}
+		k := bundle.MinuteStatus{Minute: r.Time.Truncate(time.Minute), Status: r.Status, Origin: r.Origin, Late: failure.Late(r.Duration, site.ClientTimeoutS)}
+		row := rows[k]
+		if row.Requests == 0 {
+			row = k
+		}
+		row.Requests++
+		if r.Origin == sources.OriginUpstream {
+			row.PHPSeconds += r.Duration
+		}
+		rows[k] = row
+	}
+	var out []bundle.MinuteStatus
+	for _, row := range rows {
+		out = append(out, row)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Minute.Before(out[j].Minute) })
+	tr.AddMinuteStatus(out)
+	return tr
 }

@@ -156,7 +156,8 @@ func perMinute(pts []metrics.Point, from, to time.Time, agg string) []Point {
 	return out
 }
 
-// crawlerRows extracts each crawler cluster's requests per minute in the window.
+// crawlerRows extracts each crawler cluster's requests per minute in the
+// window, its readers left out as in its rates (Cluster.CrawlerPerMinute).
 func crawlerRows(fs []detect.Finding, t *detect.Traffic, from, to time.Time) []CrawlerRow {
 	var out []CrawlerRow
 	for _, f := range fs {
@@ -168,8 +169,9 @@ func crawlerRows(fs []detect.Finding, t *detect.Traffic, from, to time.Time) []C
 				continue
 			}
 			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: detect.FactsOf[detect.CrawlerBurstFacts](&f).BaselinePer10m.V / 10}
+			perMinute := c.CrawlerPerMinute()
 			for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
-				row.Points = append(row.Points, Point{T: m.UTC(), V: float64(c.PerMinute[m.Unix()/60])})
+				row.Points = append(row.Points, Point{T: m.UTC(), V: float64(perMinute[m.Unix()/60])})
 			}
 			out = append(out, row)
 			break

@@ -13,14 +13,14 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
 
-// A client family is what Loki can tell of a request's client without
-// sending its lines: a coarse agent (bot, firefox, chrome, safari, other:
-// the first of these whose token the User-Agent holds) and the first two
-// letters of its Accept-Language. It is coarser than the fingerprint the
-// detectors group requests by (family without version, language, login,
-// client hints), so the lines of one fingerprint fall in one family, and a
-// family pulled whole holds every line of the fingerprints in it. There are
-// a few dozen families on a real site, far below Loki's max_query_series.
+// Client families (bundle.ClientFamily: a coarse agent and the first two
+// letters of the primary Accept-Language tag) are what Loki can tell of a
+// request's client without sending its lines. A family is coarser than the
+// fingerprint the detectors group requests by (family without version,
+// language, login, client hints), so the lines of one fingerprint fall in
+// one family, and a family pulled whole holds every line of the
+// fingerprints in it. There are a few dozen families on a real site, far
+// below Loki's max_query_series.
 const (
 	familyLabel = "aftermath_family"
 	familyUA    = "aftermath_ua"
@@ -29,16 +29,11 @@ const (
 
 // familyStages adds the family label to every JSON line. Loki's JSON
 // expressions read Caddy's header arrays (request.headers["User-Agent"][0]),
-// and label_format maps them with its template functions (contains takes the
-// substring first, as in Loki).
+// and label_format computes the family from them as the detectors do
+// (bundle.ClientFamilyTemplate).
 var familyStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]`, " +
 	familyLang + "=`request.headers[\"Accept-Language\"][0]`" +
-	" | label_format " + familyLabel + "=`" +
-	`{{ if contains "bot" (lower .` + familyUA + `) }}bot` +
-	`{{ else if contains "Firefox/" .` + familyUA + ` }}firefox` +
-	`{{ else if contains "Chrome/" .` + familyUA + ` }}chrome` +
-	`{{ else if contains "Safari/" .` + familyUA + ` }}safari` +
-	`{{ else }}other{{ end }}/{{ .` + familyLang + ` | trim | trunc 2 | lower }}` + "`"
+	" | label_format " + familyLabel + "=`" + bundle.ClientFamilyTemplate(familyUA, familyLang) + "`"
 
 // dropFamilyLabels removes what familyStages added (and a parse error's
 // labels), so the lines come back in their own streams.

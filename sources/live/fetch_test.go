@@ -543,8 +543,10 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 
 	// The report of the pushed-down day equals the full pull's, but for what
 	// says how much was read (the evidence block's counters and files, the
-	// clusters seen in the lines read, what the pushdown pulled) and the note
-	// that says so.
+	// clusters seen in the lines read, what the pushdown pulled), the note
+	// that says so, and the marks of the figures that rest on the lines read
+	// (findings[].estimated: the usual service time and route costs from the
+	// baseline's sample), which the full pull has none of.
 	pushed, full := reports[true], reports[false]
 	if pushed.report == nil || full.report == nil {
 		t.Fatal("a 24h subtest failed")
@@ -559,7 +561,15 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 	if _, ok := pushed.report["evidence"].(map[string]any)["pushdown"].(map[string]any); !ok {
 		t.Errorf("the pushed-down report's evidence has no pushdown section")
 	}
+	for _, f := range full.report["findings"].([]any) {
+		if e, ok := f.(map[string]any)["estimated"]; ok {
+			t.Errorf("the full pull marks figures estimated: %v", e)
+		}
+	}
 	for _, r := range []map[string]any{pushed.report, full.report} {
+		for _, f := range r["findings"].([]any) {
+			delete(f.(map[string]any), "estimated")
+		}
 		delete(r, "data_quality")
 		ev := r["evidence"].(map[string]any)
 		for _, k := range []string{"lines", "requests", "bytes", "clusters", "access_files", "pushdown"} {

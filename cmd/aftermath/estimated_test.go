@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
+)
+
+// TestPushdownMarksSampledFigures: a crawler walks the site at 10 requests a
+// minute from the baseline on and bursts for 20 minutes, failing and
+// abandoning requests; Loki refuses the per-family counts (three families
+// against max_query_series 2), so its lines are read only where something
+// stood out. The figures that rest on the baseline's sample or on the
+// minutes read are marked beside their finding: upstream_errors' usual
+// goodput, client_abandoned_work's worker time (PHP's usual service time
+// is known from lines read only) and the crawler's route costs. A full pull
+// marks nothing.
+//
+// The obvious usual goodput is wrong here: the baseline minutes only
+// counted hold the crawler's walk in their answers, which cannot be taken
+// out of them, so the median over all baseline minutes is 5 a minute above
+// the full pull's (35 against 30). From the sample it is within 3.
+func TestPushdownMarksSampledFigures(t *testing.T) {
+	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
+	burstFrom, burstTo := from.Add(140*time.Minute), from.Add(160*time.Minute)
+	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	run := pushdownFake(t, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+		burst := !m.Before(burstFrom) && m.Before(burstTo)
+		n := 10
+		if burst {
+			n = 400
+		}
+		for range n {
+			ts := m.Add(time.Duration(testRand(int64(time.Minute))))
+			status, dur := 200, 0.2+float64(testRand(100))/1000
+			if burst {
+				switch r := testRand(10); {
+				case r < 3:
+					status, dur = 503, 0.0002
+				case r < 4:
+					// Answered after the clients' 30 s timeout: abandoned.
+					dur = 35 + float64(testRand(10))
+				default:
+					dur = 2 + float64(testRand(8000))/1000
+				}
+			}
+			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+testRand(80), testRand(256), testRand(256), 1+testRand(254)), crawler, "zh-CN,zh;q=0.9",
+				fmt.Sprintf("/index.php?title=Page_%d&action=history", testRand(100000)), status, dur)
+		}
+	}, 2)
+	findingOf := func(t *testing.T, r *report.Report, kind string) *detect.Finding {
+		for i := range r.Findings {
+			if r.Findings[i].Kind == kind {
+				return &r.Findings[i]
+			}
+		}
+		t.Fatalf("no %s finding: %v", kind, r.Findings)
+		return nil
+	}
+	marked := func(f *detect.Finding, figure, reason string) bool {
+		return slices.ContainsFunc(f.Estimated, func(e detect.Estimate) bool {
+			return e.Reason == reason && slices.Contains(e.Figures, figure)
+		})
+	}
+
+	full := run(t, "48h")
+	for _, f := range full.Findings {
+		if len(f.Estimated) != 0 {
+			t.Errorf("full pull: %s marks figures estimated: %+v", f.Kind, f.Estimated)
+		}
+	}
+	pushed := run(t, "3h")
+	if pushed.Evidence.Pushdown == nil {
+		t.Fatal("no pushdown")
+	}
+	errs := findingOf(t, pushed, detect.KindUpstreamErrors)
+	if !marked(errs, "goodput_usual_per_min", detect.EstimateBaselineSample) {
+		t.Errorf("upstream_errors: usual goodput not marked from the baseline's sample: %+v", errs.Estimated)
+	}
+	fu := detect.FactsOf[detect.UpstreamErrorsFacts](findingOf(t, full, detect.KindUpstreamErrors)).GoodputUsualPerMin
+	pu := detect.FactsOf[detect.UpstreamErrorsFacts](errs).GoodputUsualPerMin
+	if !fu.OK || !pu.OK || math.Abs(pu.V-fu.V) > 3 {
+		t.Errorf("usual goodput: pushdown %v, full pull %v, want within 3 a minute", pu, fu)
+	}
+	if a := findingOf(t, pushed, detect.KindClientAbandonedWork); !marked(a, "worker_seconds", detect.EstimateBaselineSample) {
+		t.Errorf("client_abandoned_work: worker time not marked from the baseline's sample: %+v", a.Estimated)
+	}
+	c := findingOf(t, pushed, detect.KindCrawlerBurst)
+	// Its routes were walked in the baseline too: their costs rest on its sample.
+	if !marked(c, "routes", detect.EstimateBaselineSample) || !marked(c, "uncacheable_share", detect.EstimateBaselineSample) {
+		t.Errorf("crawler_burst: route costs not marked as measured over the baseline's sample: %+v", c.Estimated)
+	}
+	// Markdown escapes the underscores.
+	for lang, word := range map[string]string{"en": `goodput\_usual\_per\_min (from the baseline's sampled minutes)`, "ko": `goodput\_usual\_per\_min (기준 기간 중 표본으로 읽은 분에서 추정)`} {
+		md, err := report.Render(pushed, "md", lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), word) {
+			t.Errorf("the %s postmortem does not mark the usual goodput (%q)", lang, word)
+		}
+	}
+}
