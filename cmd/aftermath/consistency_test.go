@@ -518,10 +518,16 @@ func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
 				}
 			}
 		}},
+		// The chart's key states upstream_errors' lowest goodput: a renderer
+		// holding its own copy of that fact must be caught.
 		{figGoodputLow, fmtHTML, func(c *report.Report) {
-			c.Evidence.Minutes = slices.Clone(c.Evidence.Minutes)
-			for i := range c.Evidence.Minutes {
-				c.Evidence.Minutes[i].Goodput += 2
+			c.Findings = slices.Clone(c.Findings)
+			for i := range c.Findings {
+				if c.Findings[i].Kind == detect.KindUpstreamErrors {
+					ef := *detect.FactsOf[detect.UpstreamErrorsFacts](&c.Findings[i])
+					ef.GoodputMinPerMin.V += 2
+					c.Findings[i].Facts = &ef
+				}
 			}
 		}},
 		{figFailed, fmtMarkdownEN, func(c *report.Report) { c.Impact.FailedRequests++ }},
