@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -98,15 +97,7 @@ func TestCrawlerRatesLeaveOutReaders(t *testing.T) {
 	for i := range rs {
 		tr.Observe(&rs[i])
 	}
-	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
-	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fs) != 1 {
-		t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
-	}
-	f := FactsOf[CrawlerBurstFacts](&fs[0])
+	f := FactsOf[CrawlerBurstFacts](oneCrawler(t, tr, from, to))
 	if f.FingerprintReaders != 7*60 || f.Requests != 20*500 {
 		t.Errorf("%d readers and %d crawler requests in the window, want 420 and 10,000", f.FingerprintReaders, f.Requests)
 	}

@@ -164,18 +164,7 @@ func TestRiseThroughCountedMinutes(t *testing.T) {
 		}
 		return lines.traffic(site, from, to, func(r *sources.Request) bool { return !r.Time.Before(countedFrom) && r.Time.Before(countedTo) })
 	}
-	startOf := func(t *testing.T, tr *Traffic) *Finding {
-		ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
-		fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(fs) != 1 {
-			t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
-		}
-		return &fs[0]
-	}
-	full, pushed := startOf(t, build(false)), startOf(t, build(true))
+	full, pushed := oneCrawler(t, build(false), from, to), oneCrawler(t, build(true), from, to)
 	if !full.Start.Equal(burst) || len(full.Estimated) != 0 {
 		t.Errorf("full pull: crawler starts %s (estimated %+v), want its burst at %s, measured", full.Start, full.Estimated, burst)
 	}
@@ -222,4 +211,19 @@ func (l requestLog) traffic(site sources.Site, from, to time.Time, counted func(
 	sort.Slice(out, func(i, j int) bool { return out[i].Minute.Before(out[j].Minute) })
 	tr.AddMinuteStatus(out)
 	return tr
+}
+
+// oneCrawler runs crawler_burst over tr's window from..to with the hour
+// before as baseline, and fails unless it finds exactly one crawler.
+func oneCrawler(t *testing.T, tr *Traffic, from, to time.Time) *Finding {
+	t.Helper()
+	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
+	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 {
+		t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+	}
+	return &fs[0]
 }

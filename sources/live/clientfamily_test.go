@@ -11,7 +11,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
-	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
@@ -56,20 +55,7 @@ func TestClientFamilyAgreesWithTheReader(t *testing.T) {
 	if len(langs) != len(headers) {
 		t.Fatalf("the reader made %d requests of %d lines", len(langs), len(headers))
 	}
-	c, err := loki.New(loki.Config{Addr: lk.URL(), Retries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mv, err := c.MinuteValues(context.Background(), familyCountQuery(`{job="caddy"}`), t0, t0.Add(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int{}
-	for _, s := range mv.Series {
-		for _, v := range s.Values {
-			got[s.Metric[familyLabel]] += int(v)
-		}
-	}
+	got := lokiFamilyCounts(t, lk.URL(), t0)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Loki's families %v, the detectors' %v (the reader's tags %q)", got, want, langs)
 	}
