@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -284,9 +283,6 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	logged := ev.Traffic.loggedMilestones(start, end)
 	peakN, peakAt := logged.WorstFailed, logged.Worst
 	minGood, minOK, minReadOnly := ev.lowestOrdinaryGoodput(window, start, end, crawlers)
-	if !minOK {
-		minGood = math.MaxInt
-	}
 	facts := &UpstreamErrorsFacts{FailedTotal: total, PeakFailedPerMin: peakN, Status: map[int]int{}, Proxy: map[int]int{}}
 	// Nothing usual was measured without a baseline: no "usual" number is stated.
 	if !noBaseline {
@@ -310,7 +306,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 			lat.Merge(&m.Latency)
 		}
 	}
-	if minGood != math.MaxInt {
+	if minOK {
 		facts.GoodputMinPerMin = Some(minGood)
 	}
 	var parts []string
@@ -347,7 +343,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s",
 		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),
 		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"))
-	if minGood != math.MaxInt {
+	if minOK {
 		summary += fmt.Sprintf("; PHP goodput (ordinary clients' answers in time) was %s a minute at its lowest", fmtNum(float64(minGood)))
 		if !noBaseline {
 			summary += fmt.Sprintf(" (usually %s)", fmtNum(usualGood))

@@ -1,12 +1,9 @@
 package detect
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
-
-	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // TestPinningStartsWhenWorkersWereTaken: idle connections take a worker
@@ -54,21 +51,7 @@ func TestPinningStartsWhenWorkersWereTaken(t *testing.T) {
 				CPU:    grid(from, 2*time.Hour, constant(3)),
 				Total:  grid(from, 2*time.Hour, constant(16)),
 			}
-			ev := poolEvidence(p)
-			ev.Site.ClientTimeoutS = 10
-			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
-			normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
-			feed(ev.Traffic, normal, from, time.Hour, 3000)
-			feed(ev.Traffic, normal, t0, 40*time.Minute, 20)
-			refused := shape{ua: firefox, ips: fewIPs, status: 503, origin: sources.OriginProxy, dur: 0.001, paths: []string{"/w/A"}}
-			feed(ev.Traffic, refused, t0, 40*time.Minute, 1500)
-			fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(fs) != 1 {
-				t.Fatalf("no idle_pinning: %+v", check)
-			}
+			ev, fs := pinnedStall(t, p, from, t0)
 			if inc := ev.incidents().WorstIncident(); !inc.Onset.Equal(t0) {
 				t.Fatalf("incident onset %s, want %s (the first failure and every worker busy)", inc.Onset, t0)
 			}

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"maps"
 	"net/netip"
 	"time"
 )
@@ -125,10 +126,7 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 				continue
 			}
 			if out == nil {
-				out = make(map[int64]int, len(c.PerMinute))
-				for m, n := range c.PerMinute {
-					out[m] = n
-				}
+				out = maps.Clone(c.PerMinute)
 			}
 			for _, r := range ab.arrivals {
 				out[r.minute] -= r.n

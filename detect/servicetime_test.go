@@ -114,22 +114,7 @@ func TestPinningJudgesTheIncidentOnly(t *testing.T) {
 		CPU:   grid(from, 2*time.Hour, during(60*time.Minute, 100*time.Minute, 3, 96)),
 		Total: grid(from, 2*time.Hour, constant(16)),
 	}
-	ev := poolEvidence(p)
-	ev.Site.ClientTimeoutS = 10
-	ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
-	normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
-	feed(ev.Traffic, normal, from, time.Hour, 3000)
-	// During the stall PHP answers a handful; the proxy refuses the rest.
-	feed(ev.Traffic, normal, t0, 40*time.Minute, 20)
-	refused := shape{ua: firefox, ips: fewIPs, status: 503, origin: sources.OriginProxy, dur: 0.001, paths: []string{"/w/A"}}
-	feed(ev.Traffic, refused, t0, 40*time.Minute, 1500)
-	fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fs) != 1 {
-		t.Fatalf("no idle_pinning: %+v", check)
-	}
+	_, fs := pinnedStall(t, p, from, t0)
 	if cpu := FactMap(fs[0].Facts)["cpu_avg_pct"]; cpu > 10 {
 		t.Errorf("cpu_avg_pct = %v: averaged outside the incident", cpu)
 	}
@@ -182,4 +167,28 @@ func TestPinningOnAQuietSite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pinnedStall is p's evidence with an hour of ordinary answers from from and,
+// for 40 minutes from t0, a stall where PHP answers a handful and the proxy
+// refuses the rest; it fails unless idle_pinning finds exactly one finding.
+func pinnedStall(t *testing.T, p *Pool, from, t0 time.Time) (*Evidence, []Finding) {
+	t.Helper()
+	ev := poolEvidence(p)
+	ev.Site.ClientTimeoutS = 10
+	ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+	normal := shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.2, paths: []string{"/w/A"}}
+	feed(ev.Traffic, normal, from, time.Hour, 3000)
+	// During the stall PHP answers a handful; the proxy refuses the rest.
+	feed(ev.Traffic, normal, t0, 40*time.Minute, 20)
+	refused := shape{ua: firefox, ips: fewIPs, status: 503, origin: sources.OriginProxy, dur: 0.001, paths: []string{"/w/A"}}
+	feed(ev.Traffic, refused, t0, 40*time.Minute, 1500)
+	fs, check, err := pinningDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 {
+		t.Fatalf("no idle_pinning: %+v", check)
+	}
+	return ev, fs
 }

@@ -229,12 +229,7 @@ func (t *Traffic) AddMinuteStatus(rows []bundle.MinuteStatus) (added int) {
 		// Counted requests are data too: the span (and so the baseline
 		// chosen from it) reaches the minutes that were counted, not read.
 		if r.Requests > 0 {
-			if t.first.IsZero() || r.Minute.Before(t.first) {
-				t.first = r.Minute
-			}
-			if r.Minute.After(t.last) {
-				t.last = r.Minute
-			}
+			t.extend(r.Minute)
 			t.counted = true
 		}
 		added++
@@ -314,15 +309,20 @@ func (k *Keyer) agent(ua string) agent {
 	return a
 }
 
+// extend widens the span of the data seen (first, last) to at.
+func (t *Traffic) extend(at time.Time) {
+	if t.first.IsZero() || at.Before(t.first) {
+		t.first = at
+	}
+	if at.After(t.last) {
+		t.last = at
+	}
+}
+
 // Observe adds one request.
 func (t *Traffic) Observe(r *sources.Request) {
 	t.total++
-	if t.first.IsZero() || r.Time.Before(t.first) {
-		t.first = r.Time
-	}
-	if r.Time.After(t.last) {
-		t.last = r.Time
-	}
+	t.extend(r.Time)
 	m := r.Time.Unix() / 60
 	mm := t.lastMM
 	if mm == nil || m != t.lastMinute {

@@ -131,8 +131,12 @@ func queryValueVar(key string) string { return "{http.request.uri.query." + key 
 // queryValue is what queryValueVar gives for a raw query string.
 func queryValue(rawQuery, key string) string {
 	vals, _ := url.ParseQuery(rawQuery)
-	return strings.Join(vals[key], ",")
+	return joinedValue(vals, key)
 }
+
+// joinedValue is key's values in vals as queryValueVar gives them: every
+// value, joined by ','.
+func joinedValue(vals url.Values, key string) string { return strings.Join(vals[key], ",") }
 
 // hasQueryKey reports whether the raw query string names key, as
 // url.ParseQuery reads keys; cheap enough for every request of a pass.
@@ -169,7 +173,7 @@ func observeValues(samples map[string]*valueSample, keys []string, rawQuery stri
 		if vals == nil {
 			vals, _ = url.ParseQuery(rawQuery)
 		}
-		s.add(strings.Join(vals[k], ","))
+		s.add(joinedValue(vals, k))
 	}
 }
 

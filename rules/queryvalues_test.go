@@ -171,19 +171,7 @@ func TestValuePatternMatchers(t *testing.T) {
 	for i, tt := range tests {
 		zones = append(zones, Zone{Name: fmt.Sprintf("z%d", i), Window: time.Minute, Events: 1, Targets: []Target{{QueryKey: "s", ValueRegexp: tt.pattern}}})
 	}
-	snippet, err := Caddyfile(zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, zones)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, snippet)
-	}
-	m, err := loadMatchers(adapted, zones, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	m := caddyMatchers(t, zones)
 	filter := newLineFilter(zones)
 	for i, tt := range tests {
 		for _, q := range append(slices.Clone(tt.match), tt.miss...) {

@@ -51,19 +51,7 @@ func TestRouteTargets(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	snippet, err := Caddyfile(zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, zones)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, snippet)
-	}
-	m, err := loadMatchers(adapted, zones, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	m := caddyMatchers(t, zones)
 	for i, tt := range tests {
 		for _, uri := range append(slices.Clone(tt.match), tt.miss...) {
 			p, q, _ := strings.Cut(uri, "?")
@@ -113,4 +101,25 @@ func TestWordPressRule(t *testing.T) {
 	if bt.OtherLoggedOutRefusedShare > 0.02 {
 		t.Errorf("refused %.2f%% of other logged-out requests", 100*bt.OtherLoggedOutRefusedShare)
 	}
+}
+
+// caddyMatchers are zones' matchers as Caddy's own adapter and matcher
+// modules build them from the generated Caddyfile (no logged-in cookie),
+// closed when t ends.
+func caddyMatchers(t *testing.T, zones []Zone) *zoneMatchers {
+	t.Helper()
+	snippet, err := Caddyfile(zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted, err := validateZones(snippet, zones)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, snippet)
+	}
+	m, err := loadMatchers(adapted, zones, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.close)
+	return m
 }

@@ -446,9 +446,7 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 // summary. The error carries exit code 1 when the evidence was incomplete.
 func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *detected, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		if d != nil {
-			d.loaded.Close()
-		}
+		d.close()
 		return &exitError{code: exitUsage, err: err}
 	}
 	a, err := analyzeInputs(cmd.Context(), *in, d)

@@ -161,9 +161,7 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	}
 	b, err := bundle.Open(bdir)
 	if err != nil {
-		if d != nil {
-			d.loaded.Close()
-		}
+		d.close()
 		cleanup()
 		return nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}

@@ -58,6 +58,13 @@ type detected struct {
 	res    *detect.Result
 }
 
+// close releases what d loaded; a nil d holds nothing.
+func (d *detected) close() {
+	if d != nil {
+		d.loaded.Close()
+	}
+}
+
 // loadAndDetect loads in (keeping the requests for the rules, which read them
 // again) and runs every detector on it (detectInputs). The caller closes
 // d.loaded.

@@ -58,17 +58,16 @@ func secondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf fu
 		}
 		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.res))
 		if err != nil {
-			d.loaded.Close()
+			d.close()
 			return nil, fmt.Errorf("pushdown's second pass: %w", err)
 		}
-		if n == 0 {
-			if !final {
-				d.loaded.Close()
-				return nil, nil
-			}
+		if n == 0 && final {
 			return d, nil
 		}
-		d.loaded.Close()
+		d.close()
+		if n == 0 {
+			return nil, nil
+		}
 	}
 }
 

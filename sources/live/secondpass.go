@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,8 @@ type Edges struct {
 	Starts, Ends []time.Time
 }
 
-// secondPassFile is the access log of second pass n (1-based).
+// secondPassFile is the access log of the second pass after n earlier ones
+// (n counts from 0; the file names count from 1).
 func secondPassFile(n int) string {
 	return filepath.Join(bundle.AccessDir, fmt.Sprintf("loki-pass%d.log.gz", n+1))
 }
@@ -74,11 +76,7 @@ func touchedMinutes(minutes []Minute, edges Edges, limit int) []time.Time {
 	if len(picked) == 0 {
 		return nil
 	}
-	ms := make([]int64, 0, len(picked))
-	for m := range picked {
-		ms = append(ms, m)
-	}
-	slices.Sort(ms)
+	ms := slices.Sorted(maps.Keys(picked))
 	if len(ms) > limit {
 		ms = ms[:limit]
 	}
