@@ -29,7 +29,7 @@ test:
 	$(GO) run ./cmd/testsummary -- $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 	# A short, bounded fuzz of the rule generator: hostile log values must never
 	# add a directive, handler or site (its corpus is in rules/testdata/fuzz).
-	$(GO) test -run '^$$' -fuzz FuzzGenerate -fuzztime 10s ./rules/
+	$(GO) test -run '^$$' -fuzz FuzzGenerate -fuzztime 10s -timeout $(TEST_TIMEOUT) ./rules/
 
 # Ingest benchmark (issue 9): aftermath's ingest against the bare reference loop,
 # zcat and GoAccess on a generated 1 GiB Caddy log (and 4 GiB for the flat-memory
