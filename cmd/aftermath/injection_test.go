@@ -93,7 +93,7 @@ func TestHostileLogValuesRenderInert(t *testing.T) {
 	dir := t.TempDir()
 	b, out := filepath.Join(dir, "bundle"), filepath.Join(dir, "out")
 	writeHostileBundle(t, b)
-	if code := run([]string{"analyze", "--bundle", b, "--out", out}); code != exitOK && code != exitIncomplete {
+	if code := runQuiet(t, []string{"analyze", "--bundle", b, "--out", out}); code != exitOK && code != exitIncomplete {
 		t.Fatalf("analyze exit %d", code)
 	}
 	read := func(name string) string {

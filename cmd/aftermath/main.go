@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -115,14 +116,24 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(args []string) int { return runTo(args, nil, nil) }
+
+// runTo is run writing to stdout and stderr instead of the process's (nil
+// keeps it): tests keep what a command prints and show it only when they fail.
+func runTo(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	if stdout != nil {
+		root.SetOut(stdout)
+	}
+	if stderr != nil {
+		root.SetErr(stderr)
+	}
 	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "aftermath:", err)
+	fmt.Fprintln(root.ErrOrStderr(), "aftermath:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

@@ -23,10 +23,10 @@ func TestSimulateThenAnalyze(t *testing.T) {
 	dir := t.TempDir()
 	b := filepath.Join(dir, "bundle")
 	out := filepath.Join(dir, "out")
-	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
+	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
 		t.Fatalf("simulate exit %d", code)
 	}
-	code := run([]string{"analyze", "--bundle", b, "--out", out})
+	code := runQuiet(t, []string{"analyze", "--bundle", b, "--out", out})
 	if code != exitOK && code != exitIncomplete {
 		t.Fatalf("analyze exit %d", code)
 	}
@@ -73,7 +73,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := run(tt.args); got != tt.want {
+			if got := runQuiet(t, tt.args); got != tt.want {
 				t.Errorf("exit %d, want %d", got, tt.want)
 			}
 		})
@@ -86,7 +86,7 @@ func TestUsageErrors(t *testing.T) {
 // run and this one write the same bytes).
 func TestDemo(t *testing.T) {
 	out := t.TempDir()
-	code := run([]string{"demo", "--out", out})
+	code := runQuiet(t, []string{"demo", "--out", out})
 	if code != exitOK && code != exitIncomplete {
 		t.Fatalf("demo exit %d", code)
 	}
@@ -180,7 +180,7 @@ func TestIncompleteNamesDataQualityFile(t *testing.T) {
 // failed makes rules exit 1 and print the note, as analyze does.
 func TestRulesPartialLiveBundle(t *testing.T) {
 	b := filepath.Join(t.TempDir(), "bundle")
-	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
+	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
 		t.Fatalf("simulate exit %d", code)
 	}
 	rulesOn := func() (int, string) {

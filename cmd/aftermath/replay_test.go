@@ -56,7 +56,7 @@ func TestReplayEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	b := filepath.Join(dir, "bundle")
-	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "1", "--baseline-hours", "1", "--out", b}); code != exitOK {
+	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "1", "--baseline-hours", "1", "--out", b}); code != exitOK {
 		t.Fatalf("simulate exited %d", code)
 	}
 	var mu sync.Mutex
@@ -71,7 +71,7 @@ func TestReplayEndToEnd(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	out := filepath.Join(dir, "replay")
-	code := run([]string{"replay", "--bundle", b, "--target", srv.URL, "--from", "2026-10-02T17:20:00Z", "--to", "2026-10-02T17:21:00Z",
+	code := runQuiet(t, []string{"replay", "--bundle", b, "--target", srv.URL, "--from", "2026-10-02T17:20:00Z", "--to", "2026-10-02T17:21:00Z",
 		"--speed", "20", "--client-timeout", "1s", "--max-lag", "2s", "--out", out})
 	if code != exitOK {
 		t.Fatalf("replay exited %d", code)

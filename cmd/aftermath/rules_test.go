@@ -73,7 +73,7 @@ func followHeader(t *testing.T, file string, withGlobal bool) string {
 // refuses: the step is needed, not decoration.
 func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
 	out := t.TempDir()
-	if code := run([]string{"demo", "--out", out}); code != exitOK && code != exitIncomplete {
+	if code := runQuiet(t, []string{"demo", "--out", out}); code != exitOK && code != exitIncomplete {
 		t.Fatalf("demo exit %d", code)
 	}
 	file, err := os.ReadFile(filepath.Join(out, "rules.caddy"))

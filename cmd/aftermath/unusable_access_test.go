@@ -47,7 +47,7 @@ func TestAnalyzeUnusableAccessLog(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	args := []string{"analyze", "--access", log, "--from", "2026-11-29T15:30:00Z", "--to", "2026-11-29T15:50:00Z", "--out", out}
-	if code := run(args); code != exitUsage {
+	if code := runQuiet(t, args); code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
 	root := newRootCmd()
