@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -70,12 +71,28 @@ var templateFuncs = template.FuncMap{
 		return s
 	},
 	"regexReplaceAll": func(re, s, repl string) (string, error) {
-		r, err := regexp.Compile(re)
+		r, err := compiledRegexp(re)
 		if err != nil {
 			return "", err
 		}
 		return r.ReplaceAllString(s, repl), nil
 	},
+}
+
+// compiled holds each regexReplaceAll pattern compiled once: a template runs
+// once per line, and compiling per line was most of the fake's time.
+var compiled sync.Map // pattern -> *regexp.Regexp
+
+func compiledRegexp(re string) (*regexp.Regexp, error) {
+	if r, ok := compiled.Load(re); ok {
+		return r.(*regexp.Regexp), nil
+	}
+	r, err := regexp.Compile(re)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Store(re, r)
+	return r, nil
 }
 
 // labelCmp is one comparison of a label filter; join is "or" or "and" with
@@ -341,34 +358,17 @@ var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\
 // number's or bool's text, an object or array kept as its JSON text, "" for a
 // path that leads nowhere or to null; __error__ on a line that is not JSON.
 func jsonExpressions(out map[string]string, line string, params map[string]string) map[string]string {
-	var p fastjson.Parser
+	p := jsonParsers.Get()
+	defer jsonParsers.Put(p)
 	v, err := p.Parse(line)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		out["__error__"] = "JSONParserErr"
 		return out
 	}
 	for label, expr := range params {
-		var keys []string
-		ok := true
-		for rest := expr; rest != "" && ok; {
-			m := jsonPathRE.FindStringSubmatch(rest)
-			if m == nil {
-				ok = false
-				break
-			}
-			rest = rest[len(m[0]):]
-			switch {
-			case m[3] != "":
-				keys = append(keys, m[3]) // fastjson reads a number as an array index
-			case m[1] != "":
-				keys = append(keys, m[1])
-			default:
-				k, err := strconv.Unquote(`"` + m[2] + `"`)
-				ok = err == nil
-				keys = append(keys, k)
-			}
-		}
-		x := v.Get(keys...)
+		path := jsonPathOf(expr)
+		x := v.Get(path.keys...)
+		ok := path.ok
 		switch {
 		case !ok || x == nil || x.Type() == fastjson.TypeNull:
 			out[label] = ""
@@ -383,6 +383,47 @@ func jsonExpressions(out map[string]string, line string, params map[string]strin
 
 var promDurationRE = regexp.MustCompile(`^(?:[0-9]+(?:ms|s|m|h|d|w|y))+$`)
 var promUnitRE = regexp.MustCompile(`([0-9]+)(ms|s|m|h|d|w|y)`)
+
+// jsonParsers reuse fastjson's parsers across lines (each parse reuses the
+// parser's memory).
+var jsonParsers fastjson.ParserPool
+
+// jsonPath is one | json expression read as fastjson's keys; ok is false
+// when the expression is not a path the fake reads.
+type jsonPath struct {
+	keys []string
+	ok   bool
+}
+
+// jsonPaths holds each expression read once (the fake reads it per line).
+var jsonPaths sync.Map // expression -> jsonPath
+
+func jsonPathOf(expr string) jsonPath {
+	if p, ok := jsonPaths.Load(expr); ok {
+		return p.(jsonPath)
+	}
+	p := jsonPath{ok: true}
+	for rest := expr; rest != "" && p.ok; {
+		m := jsonPathRE.FindStringSubmatch(rest)
+		if m == nil {
+			p.ok = false
+			break
+		}
+		rest = rest[len(m[0]):]
+		switch {
+		case m[3] != "":
+			p.keys = append(p.keys, m[3]) // fastjson reads a number as an array index
+		case m[1] != "":
+			p.keys = append(p.keys, m[1])
+		default:
+			k, err := strconv.Unquote(`"` + m[2] + `"`)
+			p.ok = err == nil
+			p.keys = append(p.keys, k)
+		}
+	}
+	jsonPaths.Store(expr, p)
+	return p
+}
 
 // promDuration parses a duration as Loki parses LogQL ranges (Prometheus'
 // syntax: units ms, s, m, h, d, w, y; nothing below a millisecond).
