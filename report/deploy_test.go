@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // The files of testdata/deploy are the README's scheduling examples for
@@ -22,10 +24,7 @@ import (
 const deployDir = "testdata/deploy"
 
 func TestDeploySystemdUnits(t *testing.T) {
-	tool, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze is not installed (Debian package systemd): the unit files are not verified")
-	}
+	tool := testenv.Program(t, "systemd-analyze", "apt-get install systemd; without it the unit files are not verified")
 	dir := t.TempDir()
 	var units []string
 	for _, name := range []string{"aftermath-scan.service", "aftermath-scan.timer"} {
@@ -42,7 +41,7 @@ func TestDeploySystemdUnits(t *testing.T) {
 	cmd := exec.Command(tool, append([]string{"verify", "--man=no"}, units...)...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	// verify exits 0 on unknown keys but says so: any word from it is a defect.
 	if err != nil || strings.TrimSpace(stderr.String()) != "" {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, stderr.String())
@@ -295,10 +294,7 @@ func checkShell(t *testing.T, what, script string) {
 			t.Errorf("%s lacks %q: %s", what, want, script)
 		}
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh to check the script's syntax")
-	}
+	sh := testenv.Program(t, "sh", "apt-get install dash; without it the script's syntax is not checked")
 	if out, err := exec.Command(sh, "-n", "-c", script).CombinedOutput(); err != nil {
 		t.Errorf("%s: sh -n: %v\n%s\n%s", what, err, out, script)
 	}
