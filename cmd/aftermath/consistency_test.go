@@ -430,31 +430,31 @@ func readable(t *testing.T, format string, data []byte) string {
 	return b.String()
 }
 
-// analyzeScenario simulates a scenario (seed 1) and analyzes it with the
-// pipeline `aftermath analyze` runs.
-func analyzeScenario(t *testing.T, scenario string) *report.Report {
-	t.Helper()
-	b := filepath.Join(t.TempDir(), "bundle")
-	ctx := context.Background()
+// analyzeScenarioIn simulates a scenario (seed 1) and analyzes it with the
+// pipeline `aftermath analyze` runs, in dir. analyzedScenario shares it
+// between tests.
+func analyzeScenarioIn(ctx context.Context, dir, scenario string) (*report.Report, error) {
+	b := filepath.Join(dir, "bundle")
 	if _, err := simulate.Run(ctx, simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2}); err != nil {
-		t.Fatalf("simulate %s: %v", scenario, err)
+		return nil, fmt.Errorf("simulate %s: %w", scenario, err)
 	}
 	bd, err := bundle.Open(b)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	a, err := analyzeInputs(ctx, ingest.FromBundle(bd), nil)
 	if err != nil {
-		t.Fatalf("analyze %s: %v", scenario, err)
+		return nil, fmt.Errorf("analyze %s: %w", scenario, err)
 	}
-	return a.report
+	return a.report, nil
 }
 
 func TestOneNumberEverywhere(t *testing.T) {
 	dump := os.Getenv("AFTERMATH_CONSISTENCY_DUMP") // a directory: keep each rendering there
 	for _, sc := range simulate.Scenarios() {
 		t.Run(sc, func(t *testing.T) {
-			r := analyzeScenario(t, sc)
+			t.Parallel()
+			r := analyzedScenario(t, sc)
 			out, data := renderAll(t, r)
 			if dump != "" {
 				d := filepath.Join(dump, sc)
@@ -476,7 +476,7 @@ func TestOneNumberEverywhere(t *testing.T) {
 // format only (as if that renderer computed its own number); each time the
 // comparison must name that format and figure.
 func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
-	r := analyzeScenario(t, "crawler-backlog")
+	r := analyzedScenario(t, "crawler-backlog")
 	out, data := renderAll(t, r)
 	if p := disagreements(t, out, data); len(p) > 0 {
 		t.Fatalf("the unchanged report already disagrees: %v", p)

@@ -72,10 +72,7 @@ func followHeader(t *testing.T, file string, withGlobal bool) string {
 // option the same paste puts the zones after the rewrite, which the check
 // refuses: the step is needed, not decoration.
 func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
-	out := t.TempDir()
-	if code := runQuiet(t, []string{"demo", "--out", out}); code != exitOK && code != exitIncomplete {
-		t.Fatalf("demo exit %d", code)
-	}
+	out := demoOut(t)
 	file, err := os.ReadFile(filepath.Join(out, "rules.caddy"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,16 +140,6 @@ func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
 }
 
 func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
-
-// sampleDir writes the demo's sample incident, as `aftermath demo` simulates it.
-func sampleDir(t *testing.T) string {
-	t.Helper()
-	b, err := simulateDemo(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Dir
-}
 
 // TestRulesOutput: piped, stdout is the rules file alone (so "> rules.caddy"
 // works) and the tables go to stderr with their headers as written; --out

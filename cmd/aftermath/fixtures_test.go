@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/report"
+)
+
+// The package's tests share what is costly to make and that they only read:
+// the simulated sample incident, the demo's output and each scenario's
+// analysis are made once per test binary (each took seconds, and up to six
+// tests made the same one again). A test that needs to change one makes its
+// own.
+
+// TestMain gives the shared fixtures a directory and removes it at the end.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aftermath-cmd-test-")
+	if err != nil {
+		panic(err)
+	}
+	fixtureDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixtureDir holds the shared fixtures; TestMain removes it.
+var fixtureDir string
+
+// once is a value made at most once, with the error that making it gave.
+type once[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (o *once[T]) get(t testing.TB, build func() (T, error)) T {
+	t.Helper()
+	o.once.Do(func() { o.v, o.err = build() })
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	return o.v
+}
+
+var sample once[string]
+
+// sampleDir is the sample incident's bundle (simulateDemo's: seeded, the same
+// bytes each time), simulated once. Tests must not write into it.
+func sampleDir(t *testing.T) string {
+	t.Helper()
+	return sample.get(t, func() (string, error) {
+		b, err := simulateDemo(context.Background(), filepath.Join(fixtureDir, "sample"))
+		if err != nil {
+			return "", err
+		}
+		return b.Dir, nil
+	})
+}
+
+// demoRun is one run of `aftermath demo --out DIR`.
+type demoRun struct {
+	out     string // the --out directory
+	code    int
+	printed string
+}
+
+var demo once[demoRun]
+
+// demoOut runs `aftermath demo` once and returns its --out directory after
+// checking its exit status; the tests that read the demo's files share it.
+// Tests must not write into it.
+func demoOut(t *testing.T) string {
+	t.Helper()
+	d := demo.get(t, func() (demoRun, error) {
+		d := demoRun{out: filepath.Join(fixtureDir, "demo")}
+		var out lockedBuffer
+		d.code = runTo([]string{"demo", "--out", d.out}, &out, &out)
+		d.printed = out.String()
+		return d, nil
+	})
+	if d.code != exitOK && d.code != exitIncomplete {
+		t.Fatalf("demo exit %d:\n%s", d.code, d.printed)
+	}
+	return d.out
+}
+
+var scenarios sync.Map // scenario name -> *once[*report.Report]
+
+// analyzedScenario is analyzeScenario's report for scenario, made once; tests
+// that change it must change a copy.
+func analyzedScenario(t *testing.T, scenario string) *report.Report {
+	t.Helper()
+	o, _ := scenarios.LoadOrStore(scenario, &once[*report.Report]{})
+	return o.(*once[*report.Report]).get(t, func() (*report.Report, error) {
+		return analyzeScenarioIn(context.Background(), filepath.Join(fixtureDir, "scenario-"+scenario), scenario)
+	})
+}
