@@ -42,6 +42,8 @@ func analyzeInputs(ctx context.Context, in ingest.Inputs, d *detected) (*analysi
 	if err != nil {
 		return nil, err
 	}
+	gen := buildInfo()
+	rep.Generator = &gen
 	rep.Rules = prop.Rules
 	rep.Recommendations = prop.Recommendations
 	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
