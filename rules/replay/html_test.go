@@ -206,10 +206,11 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		charts := strings.Count(string(page), `<svg class="chart"`)
-		for _, width := range []int{1400, 390} {
+		for _, width := range []int{1366, 390} {
 			t.Run(fmt.Sprintf("%s at %d px", name, width), func(t *testing.T) {
 				l := layoutcheck.Measure(t, dir, name+".html", width)
 				l.CheckReadable(t, width)
+				l.CheckFits(t, width)
 				if len(l.Dates) != charts || charts < 5 {
 					t.Fatalf("%d charts measured, %d in the page", len(l.Dates), charts)
 				}
