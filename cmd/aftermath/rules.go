@@ -22,6 +22,7 @@ import (
 )
 
 type rulesFlags struct {
+	quiet        bool
 	bundle       string
 	access       []string
 	metrics      []string
@@ -72,6 +73,8 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 			if err != nil {
 				return err
 			}
+			in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
+			defer endProgress(*in)
 			return runRules(cmd, in, f)
 		},
 	}
@@ -87,6 +90,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.out, "out", "", "write the rules file (header comment and rate_limit block) to FILE")
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
 	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.durFmt.register(fl)
 	return cmd
 }
@@ -138,7 +142,9 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 	}
 	defer d.loaded.Close()
 	loaded, res, loc := d.loaded, d.res, d.loc
+	stage(*in, "proposing and backtesting rules")
 	prop, err := d.propose(ctx, *in)
+	endProgress(*in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
