@@ -131,7 +131,13 @@ source given that holds no usable evidence (nothing parsed, or nothing inside
 the window): no report is written then.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, d, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
+			stderr := cmd.ErrOrStderr()
+			if f.quiet {
+				// A live fetch's notes still print; its progress, drawn
+				// only on a terminal, does not.
+				stderr = struct{ io.Writer }{stderr}
+			}
+			in, d, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), stderr)
 			if err != nil {
 				return err
 			}

@@ -89,7 +89,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
 	fl.StringVar(&f.out, "out", "", "write the rules file (header comment and rate_limit block) to FILE")
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
-	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
+	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the site block that served the logged requests; with two candidates, rules names both and asks for this)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.durFmt.register(fl)
 	return cmd
