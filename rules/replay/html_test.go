@@ -151,9 +151,10 @@ func TestHTMLReport(t *testing.T) {
 	if !got.ids["invalid"] || got.ids["valid"] || !strings.Contains(got.text, "INVALID RUN: the generator's worst scheduling lag was 150 ms") {
 		t.Errorf("an invalid run must say so at the top: ids %v", got.ids)
 	}
-	// Three seconds behind schedule, shaded on each of the six charts.
-	if got.shaded != 3*6 {
-		t.Errorf("%d shaded columns, want 18 (3 seconds on 6 charts)", got.shaded)
+	// Three seconds behind schedule, shaded on each of the six charts, in
+	// both drawings of each (wide and narrow).
+	if got.shaded != 3*6*2 {
+		t.Errorf("%d shaded columns, want 36 (3 seconds on 6 charts, each drawn wide and narrow)", got.shaded)
 	}
 	if got.elements["script"] != 0 || got.elements["b"] != 0 || got.elements["img"] != 0 {
 		t.Errorf("markup from a fingerprint or an error message became elements: %v", got.elements)
