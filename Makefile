@@ -4,12 +4,21 @@ BIN     := bin/aftermath
 OUT     ?= aftermath-demo
 PKGS    := ./...
 
+# The build stamps what it was built from with -ldflags, so `aftermath version`
+# and report.json name the commit even where GOFLAGS carries -buildvcs=false
+# (the Go toolchain then records no VCS revision). A -ldflags on the command
+# line wins over one in GOFLAGS. Override any of them: make build VERSION=v1.2.0
+VERSION    ?= $(shell git describe --always --dirty 2>/dev/null)
+COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS    := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
+
 .PHONY: all build run test bench bench-go fmt clean accuracy
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/aftermath
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aftermath
 
 # Simulate the sample incident (crawler-backlog, seed 1: the same every time)
 # and write its postmortem.

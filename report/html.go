@@ -37,7 +37,7 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 	}
 	// The legend's swatch is the charts' shading and the charts' narrowest
 	// width is the one their label sizes were chosen for: one definition each.
-	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return timechart.ColourShade }, "chartMinPx": func() int { return timechart.MinWidthPx }}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
+	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return timechart.ColourShade }, "chartMinPx": func() int { return timechart.MinWidthPx }, "narrowBelowPx": func() int { return timechart.NarrowBelowPx }}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("report: template %s: %w", htmlTemplate, err)
 	}

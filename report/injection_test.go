@@ -125,7 +125,8 @@ func TestInjectionHTML(t *testing.T) {
 	}
 }
 
-// checkInertHTML asserts that page holds no active content and wantSVG charts.
+// checkInertHTML asserts that page holds no active content and wantSVG
+// charts, each drawn twice (wide and narrow: 2*wantSVG <svg> elements).
 func checkInertHTML(t *testing.T, page []byte, wantSVG int) {
 	t.Helper()
 	doc, err := html.Parse(bytes.NewReader(page))
@@ -169,8 +170,8 @@ func checkInertHTML(t *testing.T, page []byte, wantSVG int) {
 		}
 	}
 	walk(doc)
-	if svgs != wantSVG {
-		t.Errorf("%d <svg> elements, want %d", svgs, wantSVG)
+	if svgs != 2*wantSVG {
+		t.Errorf("%d <svg> elements, want %d (%d charts, wide and narrow)", svgs, 2*wantSVG, wantSVG)
 	}
 	if paths < wantSVG {
 		t.Errorf("%d <path> elements for %d charts", paths, wantSVG)

@@ -29,6 +29,10 @@ const Schema = "aftermath.report/v1"
 type Report struct {
 	// Schema is always "aftermath.report/v1".
 	Schema string `json:"schema"`
+	// Generator names the aftermath build that wrote the report: a reader of
+	// an old report.json can tell which version's detectors produced it. The
+	// caller sets it after Build (the build is the command's to know).
+	Generator *Generator `json:"generator,omitempty"`
 	// Window is the analysed period.
 	Window Window `json:"window"`
 	// Coverage says, for each source (access log, php-fpm metrics, CPU,
@@ -71,6 +75,25 @@ type Report struct {
 	proseErr error
 	// printers are Assemble's while it runs, one per language, zone and day.
 	printers map[printerKey]printer
+}
+
+// Generator is the program that wrote a report: its version and the commit,
+// build date and Go toolchain it was built from ("" where unknown).
+type Generator struct {
+	// Name is always "aftermath".
+	Name string `json:"name"`
+	// Version is `git describe --always --dirty` when built by the Makefile
+	// ("v0.4.1-3-gabc1234-dirty"), the module version from go install, or
+	// "(devel)".
+	Version string `json:"version"`
+	// Commit is the full commit hash the binary was built from.
+	Commit string `json:"commit,omitempty"`
+	// Modified says the tree had uncommitted changes at build time.
+	Modified bool `json:"modified,omitempty"`
+	// BuildDate is when the binary was built (RFC3339), where the build said.
+	BuildDate string `json:"build_date,omitempty"`
+	// GoVersion is the toolchain that compiled it ("go1.26.8").
+	GoVersion string `json:"go_version,omitempty"`
 }
 
 // Window is the analysed period and the zone its local times are shown in.

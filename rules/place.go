@@ -21,6 +21,9 @@ type Placement struct {
 	Caddyfile string
 	// Site is the site block's address(es) as written.
 	Site string
+	// Why says why that site block was chosen ("--site" when the caller
+	// named it): what it does that the others do not.
+	Why string
 	// AddedOrder says whether OrderOption was added (false: it was there).
 	AddedOrder bool
 	// Check is what Caddy's adapter made of the result.
@@ -104,11 +107,19 @@ func topBlocks(src []byte, filename string) ([]caddyBlock, error) {
 // PlaceInCaddyfile returns src (a Caddyfile named filename) with the global
 // option OrderOption and block (a rate_limit block, as Proposal.Block holds
 // it) added, and zones the zone names block defines. The block goes into the
-// site block whose address is site, or, when site is "", into the one site
-// block that proxies to an application (php_fastcgi or reverse_proxy), or
-// the only site block. The result must adapt in Caddy with one rate_limit
-// handler holding exactly zones, ahead of any rewrite in its server.
+// site block whose address is site, or, when site is "", into the site block
+// that served the logged requests (PlaceInServingSite, without the Host
+// headers). The result must adapt in Caddy with one rate_limit handler
+// holding exactly zones, ahead of any rewrite in its server.
 func PlaceInCaddyfile(src []byte, filename, block string, zones []string, site string) (*Placement, error) {
+	return PlaceInServingSite(src, filename, block, zones, site, nil)
+}
+
+// PlaceInServingSite is PlaceInCaddyfile choosing, when site is "", the site
+// block that served the logged requests: hosts counts them by the Host header
+// the access log holds (request.host; nil when unknown). See servingsite.go
+// for how; with two candidates left it refuses and names both.
+func PlaceInServingSite(src []byte, filename, block string, zones []string, site string, hosts map[string]int) (*Placement, error) {
 	if strings.TrimSpace(block) == "" {
 		return nil, errors.New("place: no rate_limit block to place")
 	}
@@ -117,19 +128,16 @@ func PlaceInCaddyfile(src []byte, filename, block string, zones []string, site s
 		return nil, fmt.Errorf("place: %w", err)
 	}
 	var global *caddyBlock
-	var sites, proxies []*caddyBlock
+	var sites []*caddyBlock
 	for i := range blocks {
 		b := &blocks[i]
 		switch {
 		case len(b.keys) == 0 && i == 0:
 			global = b
-		case len(b.keys) > 0 && strings.HasPrefix(b.keys[0], "("):
-			// a snippet
+		case len(b.keys) > 0 && (strings.HasPrefix(b.keys[0], "(") || strings.HasPrefix(b.keys[0], "&(")):
+			// a snippet or a named route
 		default:
 			sites = append(sites, b)
-			if b.has("php_fastcgi") || b.has("reverse_proxy") {
-				proxies = append(proxies, b)
-			}
 		}
 	}
 	var target *caddyBlock
@@ -140,8 +148,8 @@ func PlaceInCaddyfile(src []byte, filename, block string, zones []string, site s
 		}
 		return strings.Join(out, "; ")
 	}
-	switch {
-	case site != "":
+	why := "--site"
+	if site != "" {
 		for _, b := range sites {
 			for _, k := range b.keys {
 				if k == site {
@@ -152,18 +160,24 @@ func PlaceInCaddyfile(src []byte, filename, block string, zones []string, site s
 		if target == nil {
 			return nil, fmt.Errorf("place: %s has no site block for %q (its sites: %s)", filename, site, names(sites))
 		}
-	case len(proxies) == 1:
-		target = proxies[0]
-	case len(proxies) == 0 && len(sites) == 1:
-		target = sites[0]
-	case len(sites) == 0:
-		return nil, fmt.Errorf("place: %s holds no site block", filename)
-	default:
-		cands := proxies
-		if len(cands) == 0 {
-			cands = sites
+	} else {
+		parsed, err := parseSites(src, filename)
+		if err != nil {
+			return nil, fmt.Errorf("place: %w", err)
 		}
-		return nil, fmt.Errorf("place: %s has several site blocks that could be the site (%s): name one with --site", filename, names(cands))
+		chosen, because, err := chooseServingSite(parsed, filename, hosts)
+		if err != nil {
+			return nil, err
+		}
+		why = because
+		for _, b := range sites {
+			if chosen.file == filename && b.open == chosen.lastLine {
+				target = b
+			}
+		}
+		if target == nil {
+			return nil, fmt.Errorf("place: the site that served the logged requests, %s, is defined in %s:%d, not in %s's own text: add the rate_limit block there by hand", chosen.name(), chosen.file, chosen.line, filename)
+		}
 	}
 	if target.has("rate_limit") {
 		return nil, fmt.Errorf("place: the site block %s (line %d) already has a rate_limit block: merge the zones by hand", strings.Join(target.keys, " "), target.open)
@@ -215,7 +229,7 @@ func PlaceInCaddyfile(src []byte, filename, block string, zones []string, site s
 	if err != nil {
 		return nil, err
 	}
-	return &Placement{Caddyfile: out, Site: strings.Join(target.keys, " "), AddedOrder: addOrder, Check: check}, nil
+	return &Placement{Caddyfile: out, Site: strings.Join(target.keys, " "), Why: why, AddedOrder: addOrder, Check: check}, nil
 }
 
 // UnifiedDiff renders the change from a to b as a unified diff with three

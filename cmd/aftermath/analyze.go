@@ -26,6 +26,7 @@ import (
 )
 
 type analyzeFlags struct {
+	quiet   bool
 	config  string
 	since   time.Duration
 	from    string
@@ -130,11 +131,19 @@ source given that holds no usable evidence (nothing parsed, or nothing inside
 the window): no report is written then.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, d, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
+			stderr := cmd.ErrOrStderr()
+			if f.quiet {
+				// A live fetch's notes still print; its progress, drawn
+				// only on a terminal, does not.
+				stderr = struct{ io.Writer }{stderr}
+			}
+			in, d, cleanup, err := f.inputs(cmd.Context(), cmd.InOrStdin(), stderr)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
+			in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
+			defer endProgress(*in)
 			return analyzeAndWrite(cmd, in, d, f.out, f.format, f.lang)
 		},
 	}
@@ -151,6 +160,7 @@ the window): no report is written then.`,
 	fl.StringSliceVar(&f.format, "format", report.Formats, "outputs to write: md, html, json")
 	fl.StringVar(&f.lang, "lang", "en", "language of the postmortem and the HTML report: en or ko")
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.site.register(fl)
 	f.durFmt.register(fl)
 	return cmd
@@ -450,6 +460,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *detected, out str
 		return &exitError{code: exitUsage, err: err}
 	}
 	a, err := analyzeInputs(cmd.Context(), *in, d)
+	endProgress(*in)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {

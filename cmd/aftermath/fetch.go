@@ -9,12 +9,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -259,53 +257,6 @@ func printFetchSummary(w io.Writer, dir string, m *bundle.Manifest) {
 	fmt.Fprintf(w, ": %s access-log lines (%s), %s metric series, %d queries (%d incomplete)\n",
 		detect.FormatInt(lines), formatBytes(bytes), detect.FormatInt(int64(series)), len(m.Queries), incompleteQueries)
 	fmt.Fprintf(w, "wrote %s (analyze it with: aftermath analyze --bundle %s)\n", dir, dir)
-}
-
-// progressPrinter draws one status line per phase on a terminal, redrawn in
-// place at most ten times a second; it prints nothing elsewhere.
-type progressPrinter struct {
-	w       io.Writer
-	enabled bool
-	mu      sync.Mutex
-	last    time.Time
-	open    bool // a status line is on screen without its newline
-}
-
-func newProgressPrinter(w io.Writer, enabled bool) *progressPrinter {
-	return &progressPrinter{w: w, enabled: enabled && isTerminal(w)}
-}
-
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func (p *progressPrinter) report(pr live.Progress) {
-	if !p.enabled {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if !pr.Finished && p.open && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	fmt.Fprintf(p.w, "\r\033[K%s", formatProgress(pr, now))
-	p.open = !pr.Finished
-	if pr.Finished {
-		fmt.Fprintln(p.w)
-	}
-}
-
-func (p *progressPrinter) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.open {
-		fmt.Fprintln(p.w)
-		p.open = false
-	}
 }
 
 // formatProgress renders a progress report:

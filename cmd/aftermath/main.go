@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,56 +20,6 @@ const (
 	exitIncomplete = 1 // done, but evidence incomplete (or, for scan, something is anomalous)
 	exitUsage      = 2 // usage or input error
 )
-
-// version, when set by the linker (-X main.version=...), overrides the
-// version read from the build info.
-var version = ""
-
-// versionString is the version and commit aftermath was built from, as the
-// Go toolchain recorded them (runtime/debug.ReadBuildInfo): the module
-// version ("v0.4.1" from go install, "(devel)" from a checkout) and the VCS
-// revision, its time and whether the tree had uncommitted changes.
-func versionString() string {
-	v := version
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		if v == "" {
-			v = "unknown (no build info)"
-		}
-		return v
-	}
-	if v == "" {
-		v = bi.Main.Version
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, at string
-	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	var parts []string
-	if rev != "" {
-		parts = append(parts, "commit "+rev[:min(12, len(rev))])
-	} else {
-		parts = append(parts, "commit unknown (built without VCS information)")
-	}
-	if at != "" {
-		parts = append(parts, at)
-	}
-	if modified {
-		parts = append(parts, "with uncommitted changes")
-	}
-	return v + " (" + strings.Join(parts, ", ") + ", " + bi.GoVersion + ")"
-}
 
 // exitError carries an exit code through cobra's error return.
 type exitError struct {
@@ -103,7 +51,7 @@ func newRootCmd() *cobra.Command {
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version and the commit it was built from",
+		Short: "Print the version, the commit and date it was built from, and its Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(cmd.OutOrStdout(), "aftermath", versionString())

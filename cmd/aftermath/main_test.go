@@ -40,6 +40,9 @@ func TestSimulateThenAnalyze(t *testing.T) {
 	if rep["schema"] != "aftermath.report/v1" {
 		t.Errorf("schema = %v", rep["schema"])
 	}
+	if g, _ := rep["generator"].(map[string]any); g["name"] != "aftermath" || g["version"] == "" || g["go_version"] == "" {
+		t.Errorf("generator = %v, want aftermath's name, version and Go version", rep["generator"])
+	}
 	if _, ok := rep["data_quality"].([]any); !ok {
 		t.Errorf("data_quality missing or not a list: %v", rep["data_quality"])
 	}

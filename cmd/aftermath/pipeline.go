@@ -34,14 +34,18 @@ func analyzeInputs(ctx context.Context, in ingest.Inputs, d *detected) (*analysi
 		}
 	}
 	defer d.loaded.Close()
+	stage(in, "writing the report")
 	rep, err := report.Build(ctx, d.loaded, d.ev, d.res, d.tz)
 	if err != nil {
 		return nil, err
 	}
+	stage(in, "proposing and backtesting rules")
 	prop, err := d.propose(ctx, in)
 	if err != nil {
 		return nil, err
 	}
+	gen := buildInfo()
+	rep.Generator = &gen
 	rep.Rules = prop.Rules
 	rep.Recommendations = prop.Recommendations
 	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
@@ -108,6 +112,7 @@ func detectInputs(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	// A bundle fetched live says in its manifest which queries were partial.
 	loaded.DataQuality = append(loaded.DataQuality, live.ManifestNotes(in.Manifest)...)
 	ev := detect.EvidenceOf(loaded)
+	stage(in, "detecting")
 	res, err := runDetectors(ctx, ev, detect.Detectors())
 	if err != nil {
 		loaded.Close()

@@ -19,6 +19,7 @@ import (
 )
 
 type replayFlags struct {
+	quiet                                                bool
 	bundle, target, from, to, only, out, forwardedHeader string
 	speed                                                float64
 	targetIsMine                                         bool
@@ -54,6 +55,7 @@ the client address travels in --forwarded-header, which the target's Caddy must 
 		RunE: func(cmd *cobra.Command, args []string) error { return runReplay(cmd, f) },
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory (required)")
 	fl.StringVar(&f.target, "target", "", "staging site, http(s)://host:port (required)")
 	fl.StringVar(&f.from, "from", "", "start of the range to replay, RFC3339 (default: the bundle's window)")
@@ -110,6 +112,8 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 		}
 	}
 	ctx := cmd.Context()
+	in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
+	defer endProgress(*in)
 	d, err := loadAndDetect(ctx, *in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -120,6 +124,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	endProgress(*in)
 	if len(plan.Shots) == 0 {
 		return usageErrorf("no request arrived between %s and %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}

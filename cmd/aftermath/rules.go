@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
@@ -20,6 +22,7 @@ import (
 )
 
 type rulesFlags struct {
+	quiet        bool
 	bundle       string
 	access       []string
 	metrics      []string
@@ -70,6 +73,8 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 			if err != nil {
 				return err
 			}
+			in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
+			defer endProgress(*in)
 			return runRules(cmd, in, f)
 		},
 	}
@@ -84,7 +89,8 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
 	fl.StringVar(&f.out, "out", "", "write the rules file (header comment and rate_limit block) to FILE")
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
-	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
+	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the site block that served the logged requests; with two candidates, rules names both and asks for this)")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.durFmt.register(fl)
 	return cmd
 }
@@ -136,7 +142,9 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 	}
 	defer d.loaded.Close()
 	loaded, res, loc := d.loaded, d.res, d.loc
+	stage(*in, "proposing and backtesting rules")
 	prop, err := d.propose(ctx, *in)
+	endProgress(*in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -174,7 +182,13 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 		for _, r := range prop.Rules {
 			zones = append(zones, r.Name)
 		}
-		pl, err := rules.PlaceInCaddyfile(userCaddyfile, f.caddyfile, prop.Block, zones, f.site)
+		var hosts map[string]int
+		if f.site == "" {
+			if hosts, err = loggedHosts(ctx, loaded.Requests); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+		}
+		pl, err := rules.PlaceInServingSite(userCaddyfile, f.caddyfile, prop.Block, zones, f.site, hosts)
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
@@ -183,8 +197,12 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 			return &exitError{code: exitUsage, err: fmt.Errorf("--caddyfile: %w", err)}
 		}
 		fmt.Fprint(out, rules.UnifiedDiff(f.caddyfile, copyPath, string(userCaddyfile), pl.Caddyfile))
-		fmt.Fprintf(human, "wrote %s: the zones are in the site block %s (server %s, handlers in order: %s); Caddy's adapter accepts it.\n",
-			report.TerminalSafe(copyPath), report.TerminalSafe(pl.Site), report.TerminalSafe(pl.Check.Server), strings.Join(pl.Check.Handlers, ", "))
+		chosen := "named by --site"
+		if pl.Why != "--site" {
+			chosen = "chosen because " + pl.Why
+		}
+		fmt.Fprintf(human, "wrote %s: the zones are in the site block %s (%s; server %s, handlers in order: %s); Caddy's adapter accepts it.\n",
+			report.TerminalSafe(copyPath), report.TerminalSafe(pl.Site), report.TerminalSafe(chosen), report.TerminalSafe(pl.Check.Server), strings.Join(pl.Check.Handlers, ", "))
 		for _, w := range pl.Check.Warnings {
 			fmt.Fprintln(human, "caddy warning:", report.TerminalSafe(w))
 		}
@@ -271,4 +289,24 @@ func printBacktest(w io.Writer, prop *rules.Proposal, loc *time.Location) {
 		row("(all zones)", "", "", *prop.Backtest)
 	}
 	_ = t.Render()
+}
+
+// loggedHosts counts the kept requests by the Host header Caddy logged
+// (request.host): which site block served them (rules.PlaceInServingSite).
+func loggedHosts(ctx context.Context, spill *accesslog.Spill) (map[string]int, error) {
+	if spill == nil {
+		return nil, nil
+	}
+	hosts := map[string]int{}
+	err := spill.Read(ctx, func(batch []sources.Request) error {
+		for i := range batch {
+			hosts[batch[i].Host]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("counting the logged Host headers: %w", err)
+	}
+	delete(hosts, "")
+	return hosts, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -175,7 +176,11 @@ func TestRulesOutput(t *testing.T) {
 	}
 
 	user := filepath.Join(t.TempDir(), "Caddyfile")
-	site := "wiki.example.org {\n\trewrite /wiki/* /index.php?title={path}\n\tphp_fastcgi unix//run/php/php8.2-fpm.sock\n}\n"
+	// The logged requests' Host is wiki.example.org: the shop (PHP too) and
+	// php-fpm's loopback status page (a proxy at its top level) did not serve them.
+	site := "wiki.example.org {\n\trewrite /wiki/* /index.php?title={path}\n\tphp_fastcgi unix//run/php/php8.2-fpm.sock\n}\n" +
+		"shop.example.org {\n\tlog\n\tphp_fastcgi unix//run/php/shop.sock\n}\n" +
+		"http://127.0.0.1:9180 {\n\treverse_proxy 127.0.0.1:9001\n}\n"
 	if err := os.WriteFile(user, []byte(site), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +200,24 @@ func TestRulesOutput(t *testing.T) {
 	}
 	if !strings.Contains(string(placed), site[len("wiki.example.org {\n"):]) || !strings.Contains(stderr, "Caddy's adapter accepts it") {
 		t.Errorf("the copy:\n%s\nstderr:\n%s", placed, stderr)
+	}
+	if !strings.Contains(stderr, "in the site block wiki.example.org (chosen because it serves the logged Host headers") ||
+		strings.Index(string(placed), "rate_limit {") > strings.Index(string(placed), "shop.example.org {") {
+		t.Errorf("the zones are not in wiki.example.org, or stderr does not say why:\n%s\n%s", placed, stderr)
+	}
+
+	// Two sites that both log and run PHP for any Host: refused, both named.
+	both := "http://:80 {\n\tlog\n\tphp_fastcgi unix//run/php/a.sock\n}\nhttp://:8080 {\n\tlog\n\troute {\n\t\tphp_fastcgi unix//run/php/b.sock\n\t}\n}\n"
+	if err := os.WriteFile(user, []byte(both), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCmd()
+	root.SetArgs([]string{"rules", "--bundle", b, "--caddyfile", user})
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	err = root.ExecuteContext(context.Background())
+	if code := exitCode(err); code != exitUsage || !strings.Contains(err.Error(), "http://:80 (") || !strings.Contains(err.Error(), "http://:8080 (") || !strings.Contains(err.Error(), "--site") {
+		t.Errorf("two candidates: exit %d, want %d naming both and --site: %v", code, exitUsage, err)
 	}
 }
 

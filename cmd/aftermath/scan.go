@@ -31,6 +31,7 @@ const webhookEnv = "AFTERMATH_WEBHOOK_URL"
 var webhookBackoff = 2 * time.Second
 
 type scanFlags struct {
+	quiet     bool
 	config    string
 	bundle    string
 	now       string
@@ -73,6 +74,7 @@ window and lookback only.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runScan(cmd, &f) },
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	fl.StringVar(&f.config, "config", "", "aftermath.yaml (live sources)")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory")
 	fl.StringVar(&f.now, "now", "", "end of the window, RFC3339 (default: the end of the bundle's window, or the current minute with --config)")
@@ -138,7 +140,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		webhook = os.Getenv(webhookEnv)
 	}
 
+	in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
 	set, err := scan.Load(ctx, *in, cfg, now)
+	endProgress(*in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

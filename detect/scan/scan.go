@@ -146,7 +146,8 @@ func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) 
 			Message: "no access log given: requests, statuses and client fingerprints are unknown"})
 	}
 	var skips sources.Skips
-	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: cfg.Loc, DurationFormat: in.DurationFormat}, &skips,
+	onRead := in.ReadStage("reading the access log", in.Access)
+	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: cfg.Loc, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				s.col.Observe(&batch[i])

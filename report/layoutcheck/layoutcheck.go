@@ -43,12 +43,15 @@ func RequireChromium(t testing.TB) {
 const probe = `(function(){
 const out = {}, de = document.documentElement;
 out.scrollWidth = de.scrollWidth; out.clientWidth = de.clientWidth;
+out.pageScrollWidth = document.scrollingElement.scrollWidth; out.innerWidth = innerWidth;
+// Charts, tables and code drawn or hidden per width: only what shows counts.
+const shown = el => el.getClientRects().length > 0;
 let min = 1e9, minAt = '', n;
 const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 while ((n = walker.nextNode())) {
   if (!n.textContent.trim()) continue;
   const el = n.parentElement;
-  if (el.closest('title, script')) continue;
+  if (el.closest('title, script') || !shown(el)) continue;
   const cs = getComputedStyle(el);
   if (cs.display === 'none' || cs.visibility === 'hidden') continue;
   let size = parseFloat(cs.fontSize);
@@ -57,8 +60,23 @@ while ((n = walker.nextNode())) {
 }
 out.minFontPx = min; out.minFontAt = minAt;
 out.overlaps = []; out.dates = [];
+out.chartsOutside = []; out.stretchesHidden = []; out.scrollingBoxes = [];
 document.querySelectorAll('svg.chart').forEach(svg => {
+  if (!shown(svg)) return;
   const id = (svg.closest('figure') || {}).id;
+  // The chart whole in the window's width, and its failing stretch inside
+  // the part of it that shows without scrolling anything sideways.
+  const box = svg.getBoundingClientRect();
+  let left = 0, right = innerWidth;
+  for (let p = svg.parentElement; p; p = p.parentElement) {
+    const r = p.getBoundingClientRect();
+    if (getComputedStyle(p).overflowX !== 'visible') { left = Math.max(left, r.left); right = Math.min(right, r.right); }
+  }
+  if (box.left < left - 0.5 || box.right > right + 0.5) out.chartsOutside.push(id + ': ' + Math.round(box.left) + '-' + Math.round(box.right) + ' px, visible ' + Math.round(left) + '-' + Math.round(right));
+  svg.querySelectorAll('rect.window').forEach(w => {
+    const r = w.getBoundingClientRect();
+    if (r.left < left - 0.5 || r.right > right + 0.5) out.stretchesHidden.push(id + ': ' + Math.round(r.left) + '-' + Math.round(r.right) + ' px, visible ' + Math.round(left) + '-' + Math.round(right));
+  });
   const ts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
   for (let a = 0; a < ts.length; a++) for (let b = a + 1; b < ts.length; b++) {
     const r = ts[a][1], s = ts[b][1];
@@ -71,6 +89,8 @@ out.brokenWords = [];
 document.querySelectorAll('td, th').forEach(cell => {
   const tw = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); let t;
   while ((t = tw.nextNode())) {
+    // Code (a PromQL query) is no prose: on a phone it wraps where it must.
+    if (t.parentElement.closest('code')) continue;
     // A word may break after a hyphen, slash or comma, nowhere else.
     const re = /[^\s\-\/,]+[\-\/,]?/g; let m;
     while ((m = re.exec(t.textContent))) {
@@ -79,9 +99,12 @@ document.querySelectorAll('td, th').forEach(cell => {
     }
   }
 });
+document.querySelectorAll('table, pre').forEach(el => {
+  if (shown(el) && el.scrollWidth > el.clientWidth + 1) out.scrollingBoxes.push(el.tagName + ' ' + el.textContent.trim().slice(0, 40));
+});
 out.titlesNotAbove = [];
 document.querySelectorAll('figure').forEach(f => {
-  const cap = f.querySelector('figcaption'), svg = f.querySelector('svg');
+  const cap = f.querySelector('figcaption'), svg = [...f.querySelectorAll('svg')].find(shown);
   if (!cap || !svg || cap.getBoundingClientRect().bottom > svg.getBoundingClientRect().top) out.titlesNotAbove.push(f.id);
 });
 parent.postMessage(JSON.stringify(out), '*');
@@ -90,9 +113,19 @@ parent.postMessage(JSON.stringify(out), '*');
 // Layout is what the probe measured at one width.
 type Layout struct {
 	ScrollWidth, ClientWidth int
-	MinFontPx                float64
-	MinFontAt                string
-	Overlaps                 []string
+	// PageScrollWidth is document.scrollingElement.scrollWidth, against the
+	// window's InnerWidth.
+	PageScrollWidth, InnerWidth int
+	// ChartsOutside lists the shown charts that do not fit the part of the
+	// page that shows without sideways scrolling; StretchesHidden the
+	// failing stretches (rect.window) that lie outside it.
+	ChartsOutside, StretchesHidden []string
+	// ScrollingBoxes lists the tables and code blocks that scroll sideways
+	// inside themselves.
+	ScrollingBoxes []string
+	MinFontPx      float64
+	MinFontAt      string
+	Overlaps       []string
 	// Dates holds each chart's date labels on its time axis.
 	Dates          [][]string
 	BrokenWords    []string
@@ -195,6 +228,29 @@ func (l Layout) CheckReadable(t *testing.T, width int) {
 	}
 	if len(l.TitlesNotAbove) > 0 {
 		t.Errorf("charts whose title is not above them: %q", l.TitlesNotAbove)
+	}
+}
+
+// CheckFits fails t where the page measured at width does not fit it as a
+// phone needs: the page wider than the window, a chart wider than what
+// shows, a failing stretch outside it, or a table or code block that must
+// be scrolled sideways to be read.
+func (l Layout) CheckFits(t *testing.T, width int) {
+	t.Helper()
+	if l.InnerWidth != width {
+		t.Fatalf("the window was %d px wide, want %d", l.InnerWidth, width)
+	}
+	if l.PageScrollWidth > l.InnerWidth {
+		t.Errorf("the page overflows sideways: scrollWidth %d px in %d px", l.PageScrollWidth, l.InnerWidth)
+	}
+	if len(l.ChartsOutside) > 0 {
+		t.Errorf("charts wider than what shows: %q", l.ChartsOutside)
+	}
+	if len(l.StretchesHidden) > 0 {
+		t.Errorf("failing stretches outside what shows: %q", l.StretchesHidden)
+	}
+	if len(l.ScrollingBoxes) > 0 {
+		t.Errorf("tables or code that scroll sideways: %q", l.ScrollingBoxes)
 	}
 }
 

@@ -21,25 +21,36 @@ import (
 	"time"
 )
 
-// Geometry of every chart, in SVG user units (the page scales them).
+// Geometry of every chart, in SVG user units (the page scales them). Each
+// chart is drawn twice: wide for a laptop, and narrow for a phone, where the
+// same 12-unit labels would shrink below 10 px if the wide one were scaled
+// down to the screen. The page shows one of them (style.html.tmpl).
 const (
-	width  = 960.0
-	height = 250.0
-	padL   = 64.0
-	padR   = 16.0
-	padT   = 40.0
-	padB   = 44.0 // two lines under the axis: the time, and the date where it changes
+	wideWidth   = 960.0
+	narrowWidth = 360.0
+	height      = 250.0
+	padL        = 64.0
+	padR        = 16.0
+	padTop      = 40.0 // the legend's row above the plot
+	padB        = 44.0 // two lines under the axis: the time, and the date where it changes
+	legendRow   = 18.0 // the height of one more legend row, when the legend wraps
+	// wideTicks and narrowTicks bound the time labels of each width.
+	wideTicks   = 10
+	narrowTicks = 4
 )
 
 // Text sizes in SVG user units, and the narrowest width a page lets a chart
 // shrink to (the CSS min-width of svg.chart, below which it scrolls): 12 units
 // at 860 px wide still render at 10.75 px on a phone.
 const (
-	fontSize     = 12.0
-	MinWidthPx   = 860
-	labelGap     = 4.0 // the least room between two labels
-	markerRowTop = padT + 13
+	fontSize   = 12.0
+	MinWidthPx = 860
+	labelGap   = 4.0 // the least room between two labels
 )
+
+// NarrowBelowPx is the page width under which the narrow drawing is shown:
+// there the wide one would need MinWidthPx and scroll.
+const NarrowBelowPx = MinWidthPx + 60
 
 // Colours: failures in warm colours on top of the green of answered
 // requests; what the server never answered in dark greys.
@@ -89,9 +100,11 @@ type Moment struct {
 	Index int
 }
 
-// Chart draws one time chart.
+// Chart draws one time chart. Its drawing calls are kept and played at each
+// width when Finish draws it.
 type Chart struct {
-	b        strings.Builder
+	title    string
+	ops      []func(*canvas)
 	l        Labels
 	from, to time.Time
 	// bucket is how much time one sample covers (a minute in the
@@ -110,55 +123,81 @@ func New(l Labels, from, to time.Time, bucket time.Duration, yMax float64, title
 		c.bucket = time.Minute
 	}
 	c.yStep, c.yMax = yScale(yMax)
-	c.printf(`<svg class="chart" viewBox="0 0 %s %s" role="img" aria-label="%s" preserveAspectRatio="xMidYMid meet">`,
-		f1(width), f1(height), html.EscapeString(title))
-	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#bdbdbd"/>`, f1(padL), f1(padT), f1(width-padL-padR), f1(height-padT-padB))
+	c.title = title
 	return c
 }
 
-func (c *Chart) printf(format string, args ...any) {
+// canvas is a Chart being drawn at one width.
+type canvas struct {
+	*Chart
+	b             strings.Builder
+	width, height float64
+	padT          float64 // the plot's top: below the legend's rows
+	maxTicks      int64
+	legendRows    [][][2]string
+}
+
+func (c *canvas) printf(format string, args ...any) {
 	fmt.Fprintf(&c.b, format, args...)
 }
 
+func (c *canvas) markerRowTop() float64 { return c.padT + 13 }
+
+// start opens the SVG; class names the drawing ("chart" the wide one,
+// "chart narrow" the phone's).
+func (c *canvas) start(class string) {
+	c.printf(`<svg class="%s" viewBox="0 0 %s %s" role="img" aria-label="%s" preserveAspectRatio="xMidYMid meet">`,
+		class, f1(c.width), f1(c.height), html.EscapeString(c.title))
+	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#ffffff" stroke="#bdbdbd"/>`, f1(padL), f1(c.padT), f1(c.width-padL-padR), f1(c.height-c.padT-padB))
+}
+
 // x maps a time to the horizontal axis.
-func (c *Chart) x(t time.Time) float64 {
+func (c *canvas) x(t time.Time) float64 {
 	span := c.to.Sub(c.from).Seconds()
 	if span <= 0 {
 		return padL
 	}
-	v := padL + (width-padL-padR)*t.Sub(c.from).Seconds()/span
-	return math.Max(padL, math.Min(width-padR, v))
+	v := padL + (c.width-padL-padR)*t.Sub(c.from).Seconds()/span
+	return math.Max(padL, math.Min(c.width-padR, v))
 }
 
 // y maps a value to the vertical axis.
-func (c *Chart) y(v float64) float64 {
+func (c *canvas) y(v float64) float64 {
 	if c.yMax <= 0 || math.IsNaN(v) {
-		return height - padB
+		return c.height - padB
 	}
 	v = math.Max(0, math.Min(v, c.yMax))
-	return height - padB - (height-padT-padB)*v/c.yMax
+	return c.height - padB - (c.height-c.padT-padB)*v/c.yMax
 }
 
 // Shade marks a stretch of time (the failing stretch, the seconds a replay's
 // generator fell behind).
 func (c *Chart) Shade(from, to time.Time, label string) {
+	c.ops = append(c.ops, func(k *canvas) { k.shade(from, to, label) })
+}
+
+func (c *canvas) shade(from, to time.Time, label string) {
 	if !to.After(from) || !to.After(c.from) || !from.Before(c.to) {
 		return
 	}
 	x0, x1 := c.x(from), c.x(to)
 	c.printf(`<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-		f1(x0), f1(padT), f1(math.Max(1, x1-x0)), f1(height-padT-padB), ColourShade, html.EscapeString(label))
+		f1(x0), f1(c.padT), f1(math.Max(1, x1-x0)), f1(c.height-c.padT-padB), ColourShade, html.EscapeString(label))
 }
 
 // Axes draws the grid, the value labels and the time labels.
 func (c *Chart) Axes() {
+	c.ops = append(c.ops, func(k *canvas) { k.axes() })
+}
+
+func (c *canvas) axes() {
 	for i := 0; float64(i)*c.yStep <= c.yMax*1.0001; i++ {
 		v := float64(i) * c.yStep
 		y := c.y(v)
-		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e0e0e0"/>`, f1(padL), f1(y), f1(width-padR), f1(y))
+		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e0e0e0"/>`, f1(padL), f1(y), f1(c.width-padR), f1(y))
 		c.printf(`<text class="ylab" x="%s" y="%s" text-anchor="end">%s</text>`, f1(padL-6), f1(y+4), html.EscapeString(c.l.Number(v)))
 	}
-	step := tickStep(c.to.Sub(c.from), c.bucket)
+	step := tickStep(c.to.Sub(c.from), c.bucket, c.maxTicks)
 	clock := "15:04"
 	if step < time.Minute {
 		clock = "15:04:05"
@@ -166,22 +205,22 @@ func (c *Chart) Axes() {
 	lastDay := ""
 	for t := firstTick(c.from, step, c.l.Loc); !t.After(c.to); t = t.Add(step) {
 		x := c.x(t)
-		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#9e9e9e"/>`, f1(x), f1(height-padB), f1(x), f1(height-padB+4))
-		c.label("xlab", x, height-padB+20, t.In(c.l.Loc).Format(clock))
+		c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#9e9e9e"/>`, f1(x), f1(c.height-padB), f1(x), f1(c.height-padB+4))
+		c.label("xlab", x, c.height-padB+20, t.In(c.l.Loc).Format(clock))
 		// The date under the first time and under every time that starts a
 		// new local day, so a window across midnight says which day each
 		// hour belongs to.
 		if day := c.l.Date(t); day != lastDay {
-			c.label("xdate", x, height-padB+36, day)
+			c.label("xdate", x, c.height-padB+36, day)
 			lastDay = day
 		}
 	}
 }
 
 // label writes one centred axis label, kept inside the chart's width.
-func (c *Chart) label(class string, x, y float64, text string) {
+func (c *canvas) label(class string, x, y float64, text string) {
 	half := textWidth(text) / 2
-	x = math.Max(half, math.Min(width-half, x))
+	x = math.Max(half, math.Min(c.width-half, x))
 	c.printf(`<text class="%s" x="%s" y="%s" text-anchor="middle">%s</text>`, class, f1(x), f1(y), html.EscapeString(text))
 }
 
@@ -203,6 +242,10 @@ func textWidth(s string) float64 {
 // would print their numbers on top of each other: their lines stay, and the
 // labels that would touch are merged into one ("4-6", "3, 7") over the group.
 func (c *Chart) Moments(ms []Moment) {
+	c.ops = append(c.ops, func(k *canvas) { k.moments(ms) })
+}
+
+func (c *canvas) moments(ms []Moment) {
 	type mark struct {
 		x   float64
 		idx int
@@ -213,7 +256,7 @@ func (c *Chart) Moments(ms []Moment) {
 			continue
 		}
 		x := c.x(m.At)
-		c.printf(`<line class="moment" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`, f1(x), f1(padT), f1(x), f1(height-padB), ColourMoment)
+		c.printf(`<line class="moment" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-dasharray="3 3"/>`, f1(x), f1(c.padT), f1(x), f1(c.height-padB), ColourMoment)
 		marks = append(marks, mark{x, m.Index})
 	}
 	sort.SliceStable(marks, func(i, j int) bool { return marks[i].x < marks[j].x })
@@ -224,7 +267,7 @@ func (c *Chart) Moments(ms []Moment) {
 	span := func(g group) (left, right float64) {
 		mid := (g.xs[0] + g.xs[len(g.xs)-1]) / 2
 		half := textWidth(indexList(g.idxs)) / 2
-		mid = math.Max(padL+half, math.Min(width-padR-half, mid))
+		mid = math.Max(padL+half, math.Min(c.width-padR-half, mid))
 		return mid - half, mid + half
 	}
 	var groups []group
@@ -243,7 +286,7 @@ func (c *Chart) Moments(ms []Moment) {
 	}
 	for _, g := range groups {
 		left, right := span(g)
-		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((left+right)/2), f1(markerRowTop), html.EscapeString(indexList(g.idxs)))
+		c.printf(`<text class="mk" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((left+right)/2), f1(c.markerRowTop()), html.EscapeString(indexList(g.idxs)))
 	}
 }
 
@@ -265,6 +308,10 @@ func indexList(idxs []int) string {
 // Stack draws stacked step areas, one per layer, bottom first: layer li's
 // value at times[i] is layers[li][i], over one bucket from times[i].
 func (c *Chart) Stack(times []time.Time, layers [][]float64, colours []string) {
+	c.ops = append(c.ops, func(k *canvas) { k.stack(times, layers, colours) })
+}
+
+func (c *canvas) stack(times []time.Time, layers [][]float64, colours []string) {
 	base := make([]float64, len(times))
 	for li, vals := range layers {
 		var top, bottom []string
@@ -286,6 +333,10 @@ func (c *Chart) Stack(times []time.Time, layers [][]float64, colours []string) {
 
 // Line draws values at the middle of their bucket.
 func (c *Chart) Line(ps []Point, colour string, dashed bool) {
+	c.ops = append(c.ops, func(k *canvas) { k.line(ps, colour, dashed) })
+}
+
+func (c *canvas) line(ps []Point, colour string, dashed bool) {
 	if len(ps) == 0 {
 		return
 	}
@@ -305,6 +356,10 @@ func (c *Chart) Line(ps []Point, colour string, dashed bool) {
 
 // Area fills under a line (lightly) and draws it.
 func (c *Chart) Area(ps []Point, colour string) {
+	c.ops = append(c.ops, func(k *canvas) { k.area(ps, colour) })
+}
+
+func (c *canvas) area(ps []Point, colour string) {
 	if len(ps) == 0 {
 		return
 	}
@@ -315,34 +370,81 @@ func (c *Chart) Area(ps []Point, colour string) {
 	first, last := ps[0].T.Add(c.bucket/2), ps[len(ps)-1].T.Add(c.bucket/2)
 	c.printf(`<path class="fill" d="M%s L%s L%sZ" fill="%s" fill-opacity="0.18" stroke="none"/>`,
 		pt(c.x(first), c.y(0)), strings.Join(d, " L"), pt(c.x(last), c.y(0)), colour)
-	c.Line(ps, colour, false)
+	c.line(ps, colour, false)
 }
 
 // HLine draws a constant reference line, dashed.
 func (c *Chart) HLine(v float64, colour string) {
+	c.ops = append(c.ops, func(k *canvas) { k.hLine(v, colour) })
+}
+
+func (c *canvas) hLine(v float64, colour string) {
 	y := c.y(v)
-	c.printf(`<path class="ref" d="M%s L%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`, pt(padL, y), pt(width-padR, y), colour)
+	c.printf(`<path class="ref" d="M%s L%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"/>`, pt(padL, y), pt(c.width-padR, y), colour)
 }
 
 // Key adds a legend entry; a colour written "-#rrggbb" is shown dashed.
 func (c *Chart) Key(colour, label string) { c.legend = append(c.legend, [2]string{colour, label}) }
 
-// Finish draws the legend and closes the SVG.
+// Finish draws the chart twice, wide and narrow (the page shows the one
+// that fits its width), each with its legend, and closes them.
 func (c *Chart) Finish() template.HTML {
+	wide := c.draw("chart", wideWidth, wideTicks)
+	narrow := c.draw("chart narrow", narrowWidth, narrowTicks)
+	// Safe: built from numbers, colours and escaped words.
+	return template.HTML(wide + "\n" + narrow)
+}
+
+// draw plays the chart's calls at one width: the legend wraps into as many
+// rows as it needs (the plot starts below them) and the time axis carries at
+// most maxTicks labels.
+func (c *Chart) draw(class string, width float64, maxTicks int64) string {
+	k := &canvas{Chart: c, width: width, height: height, padT: padTop, maxTicks: maxTicks}
+	var row [][2]string
 	x := padL
 	for _, l := range c.legend {
-		colour, dashed := strings.CutPrefix(l[0], "-")
-		if dashed {
-			c.printf(`<line x1="%s" y1="16" x2="%s" y2="16" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/>`, f1(x), f1(x+18), colour)
-		} else {
-			c.printf(`<rect x="%s" y="10" width="18" height="12" fill="%s"/>`, f1(x), colour)
+		w := 24 + textWidth(l[1]) + 18
+		if len(row) > 0 && x+w-18 > width-padR {
+			k.legendRows = append(k.legendRows, row)
+			row, x = nil, padL
 		}
-		c.printf(`<text class="lg" x="%s" y="20">%s</text>`, f1(x+24), html.EscapeString(l[1]))
-		x += 24 + textWidth(l[1]) + 18
+		row = append(row, l)
+		x += w
 	}
-	c.b.WriteString(`</svg>`)
-	// Safe: built above from numbers, colours and escaped words.
-	return template.HTML(c.b.String())
+	if len(row) > 0 {
+		k.legendRows = append(k.legendRows, row)
+	}
+	if n := len(k.legendRows); n > 1 {
+		k.padT += legendRow * float64(n-1)
+		k.height += legendRow * float64(n-1)
+	}
+	k.start(class)
+	for _, op := range c.ops {
+		op(k)
+	}
+	k.legendDraw()
+	k.b.WriteString(`</svg>`)
+	return k.b.String()
+}
+
+// legendDraw writes the legend's rows above the plot.
+func (c *canvas) legendDraw() {
+	for r, row := range c.legendRows {
+		dy := legendRow * float64(r)
+		x := padL
+		for _, l := range row {
+			colour, dashed := strings.CutPrefix(l[0], "-")
+			// The first row's y as the single row always had it ("10", not "10.0").
+			y := func(v float64) string { return strconv.FormatFloat(v+dy, 'f', -1, 64) }
+			if dashed {
+				c.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/>`, f1(x), y(16), f1(x+18), y(16), colour)
+			} else {
+				c.printf(`<rect x="%s" y="%s" width="18" height="12" fill="%s"/>`, f1(x), y(10), colour)
+			}
+			c.printf(`<text class="lg" x="%s" y="%s">%s</text>`, f1(x+24), y(20), html.EscapeString(l[1]))
+			x += 24 + textWidth(l[1]) + 18
+		}
+	}
 }
 
 // yScale picks the grid step, 1, 2 or 5 times a power of ten, that cuts v
@@ -373,11 +475,12 @@ var tickSteps = []time.Duration{
 	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
 }
 
-// tickStep picks a time-label interval that gives at most about ten labels,
-// never finer than one bucket (a label between two samples says nothing).
-func tickStep(span, bucket time.Duration) time.Duration {
+// tickStep picks a time-label interval that gives at most about maxTicks
+// labels, never finer than one bucket (a label between two samples says
+// nothing).
+func tickStep(span, bucket time.Duration, maxTicks int64) time.Duration {
 	for _, step := range tickSteps {
-		if step >= bucket && span/step <= 10 {
+		if step >= bucket && int64(span/step) <= maxTicks {
 			return step
 		}
 	}

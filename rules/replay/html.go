@@ -77,7 +77,7 @@ func (r *Report) HTML() ([]byte, error) {
 	v := r.htmlView()
 	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{
 		"shade":      func() string { return timechart.ColourShade },
-		"chartMinPx": func() int { return timechart.MinWidthPx },
+		"chartMinPx": func() int { return timechart.MinWidthPx }, "narrowBelowPx": func() int { return timechart.NarrowBelowPx },
 	}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("replay report: template %s: %w", htmlTemplate, err)

@@ -151,9 +151,10 @@ func TestHTMLReport(t *testing.T) {
 	if !got.ids["invalid"] || got.ids["valid"] || !strings.Contains(got.text, "INVALID RUN: the generator's worst scheduling lag was 150 ms") {
 		t.Errorf("an invalid run must say so at the top: ids %v", got.ids)
 	}
-	// Three seconds behind schedule, shaded on each of the six charts.
-	if got.shaded != 3*6 {
-		t.Errorf("%d shaded columns, want 18 (3 seconds on 6 charts)", got.shaded)
+	// Three seconds behind schedule, shaded on each of the six charts, in
+	// both drawings of each (wide and narrow).
+	if got.shaded != 3*6*2 {
+		t.Errorf("%d shaded columns, want 36 (3 seconds on 6 charts, each drawn wide and narrow)", got.shaded)
 	}
 	if got.elements["script"] != 0 || got.elements["b"] != 0 || got.elements["img"] != 0 {
 		t.Errorf("markup from a fingerprint or an error message became elements: %v", got.elements)
@@ -206,10 +207,11 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		charts := strings.Count(string(page), `<svg class="chart"`)
-		for _, width := range []int{1400, 390} {
+		for _, width := range []int{1366, 390} {
 			t.Run(fmt.Sprintf("%s at %d px", name, width), func(t *testing.T) {
 				l := layoutcheck.Measure(t, dir, name+".html", width)
 				l.CheckReadable(t, width)
+				l.CheckFits(t, width)
 				if len(l.Dates) != charts || charts < 5 {
 					t.Fatalf("%d charts measured, %d in the page", len(l.Dates), charts)
 				}

@@ -139,6 +139,11 @@ const defaultBlock = 1 << 20
 
 // Options tunes a read.
 type Options struct {
+	// OnRead, when set, is told how many bytes were read from an input
+	// file as they are read (the file's bytes: compressed ones for a gzip
+	// file), for progress shown to a person. It may be called from several
+	// goroutines.
+	OnRead func(n int64)
 	// LoggedInCookie is a substring of the Cookie header that marks a logged-in
 	// user (e.g. "wikiUserID="); "" means the site's pattern is unknown.
 	LoggedInCookie string
@@ -389,7 +394,24 @@ func (rd *reader) readFile(ctx context.Context, path string) (Stats, error) {
 		return Stats{}, fmt.Errorf("access log: %w", err)
 	}
 	defer f.Close()
+	if rd.opts.OnRead != nil {
+		return rd.readStream(ctx, path, readCounter{f, rd.opts.OnRead})
+	}
 	return rd.readStream(ctx, path, f)
+}
+
+// readCounter tells onRead how many bytes each Read returned.
+type readCounter struct {
+	r      io.Reader
+	onRead func(int64)
+}
+
+func (c readCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.onRead(int64(n))
+	}
+	return n, err
 }
 
 // maxWorkers bounds Options.Workers, and with it the memory of a read.

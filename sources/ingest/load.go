@@ -49,10 +49,45 @@ type Inputs struct {
 	// named after what the user gave ("standard input", the Loki selector).
 	// A path not in it is named as it is.
 	Names map[string]string
+	// Progress, when set, is told what Load is reading (for a person at a
+	// terminal); nil says nothing.
+	Progress Progress
 	// Notes are what reading the inputs' descriptions left out (unknown keys
 	// in bundle.yaml or in the site section of a configuration): Load puts
 	// them in data_quality.
 	Notes []sources.QualityNote
+}
+
+// Progress is told what Load is doing while it reads: the stage, its total
+// bytes (0: unknown; below 0: a stage with nothing to count), and the bytes
+// read. Read may be called from several goroutines.
+type Progress interface {
+	Stage(name string, totalBytes int64)
+	Read(n int64)
+}
+
+// ReadStage tells in.Progress about a new stage of name over files (their
+// sizes make its total; a file that cannot be measured, standard input,
+// leaves it unknown; no files, a stage whose bytes are not counted), and returns what counts the stage's bytes (nil without
+// Progress: accesslog.Options.OnRead then counts nothing).
+func (in *Inputs) ReadStage(name string, files []string) func(int64) {
+	if in.Progress == nil {
+		return nil
+	}
+	total := int64(-1) // nothing to count
+	if len(files) > 0 {
+		total = 0
+	}
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil || !st.Mode().IsRegular() {
+			total = 0
+			break
+		}
+		total += st.Size()
+	}
+	in.Progress.Stage(name, total)
+	return in.Progress.Read
 }
 
 // name is what messages call the input at path.
@@ -194,7 +229,8 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			l.Requests = spill
 		}
 	}
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat}, &skips,
+	onRead := in.ReadStage("reading the access log", in.Access)
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
@@ -249,6 +285,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			return nil, err
 		}
 		l.Metrics = store
+		in.ReadStage("reading metrics", nil)
 		var metricSkips sources.Skips
 		for _, f := range in.Metrics {
 			ls, err := store.LoadFile(f, &metricSkips)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// helperArgsEnv carries the arguments of a run of the CLI in a child process
+// (this test binary again), so that its stderr can be a terminal or a pipe.
+const helperArgsEnv = "AFTERMATH_TEST_RUN_ARGS"
+
+// TestCLIChildProcess is not a test: run by TestProgressOnlyOnATerminal in a
+// child process, it runs the CLI with the arguments in helperArgsEnv and
+// exits with its code.
+func TestCLIChildProcess(t *testing.T) {
+	args := os.Getenv(helperArgsEnv)
+	if args == "" {
+		t.Skip("runs only as TestProgressOnlyOnATerminal's child")
+	}
+	os.Exit(run(strings.Split(args, "\x1f")))
+}
+
+// TestProgressOnlyOnATerminal: analyze under a pseudo-terminal (script(1))
+// draws its stages on stderr, with the bytes of the access log read and the
+// percent; piped, or with --quiet on a terminal, stderr carries no progress.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) from util-linux is not installed")
+	}
+	dir := t.TempDir()
+	b := filepath.Join(dir, "bundle")
+	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "2", "--baseline-hours", "2", "--out", b}); code != exitOK {
+		t.Fatalf("simulate exit %d", code)
+	}
+	analyze := func(extra ...string) []string {
+		return append([]string{"analyze", "--bundle", b, "--out", filepath.Join(dir, "out"), "--format", "json"}, extra...)
+	}
+	child := func(args []string, onTerminal bool) string {
+		t.Helper()
+		env := append(os.Environ(), helperArgsEnv+"="+strings.Join(args, "\x1f"))
+		self := os.Args[0] + " -test.run=^TestCLIChildProcess$"
+		var cmd *exec.Cmd
+		if onTerminal {
+			// script gives the child a pseudo-terminal for stdin, stdout
+			// and stderr, and copies what it writes to its own stdout.
+			cmd = exec.Command(script, "-qec", self+" 2>&1 >/dev/null", "/dev/null")
+		} else {
+			cmd = exec.Command(os.Args[0], "-test.run=^TestCLIChildProcess$")
+		}
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > exitIncomplete) {
+			t.Fatalf("%v: %v\n%s\n%s", args, err, stdout.String(), stderr.String())
+		}
+		if onTerminal {
+			return stdout.String()
+		}
+		return stderr.String()
+	}
+	bar := regexp.MustCompile(`reading the access log\s+\d+% \|`)
+	tty := child(analyze(), true)
+	for _, want := range []string{"detecting", "proposing and backtesting rules", " MB"} {
+		if !strings.Contains(tty, want) {
+			t.Errorf("on a terminal, stderr lacks %q:\n%q", want, tty)
+		}
+	}
+	if !bar.MatchString(tty) || !strings.Contains(tty, "100% |") {
+		t.Errorf("on a terminal, no percent of the access log read:\n%q", tty)
+	}
+	for name, got := range map[string]string{"piped": child(analyze(), false), "--quiet on a terminal": child(analyze("--quiet"), true)} {
+		if strings.Contains(got, "reading the access log") || strings.Contains(got, "detecting") || strings.Contains(got, "%") || strings.Contains(got, "\r") {
+			t.Errorf("%s: stderr carries progress:\n%q", name, got)
+		}
+	}
+}
