@@ -296,11 +296,17 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	inc := incs.WorstIncident()
 	_, _, noBaseline := ev.baselineRange()
 	if inc == nil {
-		if noBaseline {
-			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)",
-				fmtInt(total), pct(absFailedShare))}, nil
+		// Minutes without lines are not counted: the reason says so, or
+		// it would read as a window that failed no one.
+		unknown := ""
+		if d := unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), ev.From, ev.To); d > 0 {
+			unknown = fmt.Sprintf("; the access log has no lines for %s of the window: those minutes are unknown, not counted", spanText(d))
 		}
-		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
+		if noBaseline {
+			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)%s",
+				fmtInt(total), pct(absFailedShare), unknown)}, nil
+		}
+		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline%s", fmtInt(total), fmtNum(expected), unknown)}, nil
 	}
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)

@@ -255,3 +255,57 @@ func koClock(hm string) string {
 	}
 	return fmt.Sprintf("%d시 %d분", at.Hour(), at.Minute())
 }
+
+// A scan that could not see its window writes nothing that reads as a quiet
+// site: over no data (exit 2, as before), and over a window whose last 30
+// minutes have no lines while the pool saturates (a log pipeline lagging
+// behind the outage), scan.json says judged false and scan.md why.
+func TestScanUnjudgedWindows(t *testing.T) {
+	ref := referenceBundle(t)
+	lagging := variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:15")) }, false)
+	tests := []struct {
+		name, bundle, now string
+		code              int
+		unknown           string // the minutes scan.md names as unknown (KST)
+	}{
+		{name: "no data", bundle: ref, now: "2026-10-03T06:00:00Z", code: exitUsage, unknown: "No access-log lines from 14:00 to 15:00"},
+		{name: "last 30 minutes missing", bundle: lagging, now: kst(t, "02:45").Format(time.RFC3339), code: exitIncomplete, unknown: "No access-log lines from 02:15 to 02:45"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "scan")
+			code, stdout := runScanCLI(t, "--bundle", tc.bundle, "--now", tc.now, "--out", out)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, stdout)
+			}
+			if strings.Contains(stdout, "nothing anomalous") {
+				t.Errorf("the terminal reads as a quiet window: %s", stdout)
+			}
+			js := readScanJSON(t, out)
+			if judged, ok := js["judged"].(bool); !ok || judged {
+				t.Errorf("scan.json judged %v, want false", js["judged"])
+			}
+			if why, _ := js["not_judged"].(string); why == "" {
+				t.Error("scan.json does not say why the window was not judged")
+			}
+			if us, _ := js["unknown"].([]any); len(us) == 0 {
+				t.Error("scan.json lists no unknown minutes")
+			}
+			md, err := os.ReadFile(filepath.Join(out, "scan.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, quiet := range []string{"Nothing anomalous", "nothing anomalous"} {
+				if strings.Contains(string(md), quiet) {
+					t.Errorf("scan.md says %q of a window it could not see", quiet)
+				}
+			}
+			if !strings.Contains(string(md), "could not be judged") && !strings.Contains(string(md), "Could not judge") {
+				t.Error("scan.md does not say it could not judge the window")
+			}
+			if !strings.Contains(string(md), tc.unknown) {
+				t.Errorf("scan.md does not name the unknown minutes (%q)", tc.unknown)
+			}
+		})
+	}
+}
