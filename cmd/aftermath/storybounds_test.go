@@ -206,6 +206,13 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 			if !strings.Contains(title, "–"+until+", end from the php-fpm metrics") {
 				t.Errorf("title %q: want the metrics' end, said so", title)
 			}
+			// The access log's charts (statuses, goodput, the crawler) shade
+			// the minutes without lines as no data, in both languages.
+			for format, word := range map[string]string{"html en": "<title>no data</title>", "html ko": "<title>데이터 없음</title>"} {
+				if n := strings.Count(out[format], `class="nodata"`); n < 3 || !strings.Contains(out[format], word) {
+					t.Errorf("%s shades %d charts as no data (want the access log's three, titled %q)", format, n, word)
+				}
+			}
 			for i, want := range tc.gap {
 				format := []string{"md en", "md ko"}[i]
 				if summary := section(out[format], 1); !strings.Contains(summary, want) {
@@ -222,6 +229,9 @@ func TestStoryCompleteLogStillRecovers(t *testing.T) {
 	out, r := storyOf(t, referenceBundle(t))
 	if r.Impact.EndKnown != nil || r.Impact.EndBound != nil {
 		t.Errorf("end_known %v, end_bound %+v on a complete log", r.Impact.EndKnown, r.Impact.EndBound)
+	}
+	if strings.Contains(out["html en"], `class="nodata"`) {
+		t.Error("the complete log's charts shade minutes as no data")
 	}
 	if !strings.Contains(out["md en"], "Failures fell back to the usual rate at 03:10") {
 		t.Errorf("the complete log's summary lost its recovery: %s", section(out["md en"], 1))
