@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
@@ -98,13 +99,20 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 	case !ef.GoodputUsualPerMin.OK:
 		goodput = "unknown"
 	}
+	// An edge the access log cannot show is where the log begins or stops,
+	// not where the failures did.
+	var openStart, openEnd bool
+	if f.Logged != nil {
+		openStart, openEnd = f.Logged.OpenStart != nil, f.Logged.OpenEnd != nil
+	}
 	return p.Say("upstream_errors.explain", struct {
-		Start, End time.Time
-		Parts      []string
-		Peak       int
-		Goodput    string
-		Min, Usual float64
-	}{f.Start, f.End, parts, max(ef.PeakFailedPerMin, 0), goodput, gMin, gUsual})
+		Start, End         time.Time
+		OpenStart, OpenEnd bool
+		Parts              []string
+		Peak               int
+		Goodput            string
+		Min, Usual         float64
+	}{f.Start, f.End, openStart, openEnd, parts, max(ef.PeakFailedPerMin, 0), goodput, gMin, gUsual})
 }
 
 // errorMoments are the failing stretch's milestones: the first failing
@@ -144,13 +152,41 @@ func errorMoments(f *Finding, s Story) []Moment {
 			}{m.Failed, failureCodes(p, *m)}
 		}
 	}
-	add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
-		return p.Say("upstream_errors.moment.first", minute(first)(p))
-	})
+	// edge is what a milestone at an edge the log cannot show says: where
+	// the log begins or stops instead of an onset or a recovery, and what
+	// the metrics show beyond it.
+	edge := func(m *MinuteFailures, e *Edge) func(p Phraser) any {
+		return func(p Phraser) any {
+			return struct {
+				Failed       int
+				Codes        string
+				Gap          bool
+				From, To, At time.Time
+				BoundedBy    string
+				Ongoing      bool
+			}{m.Failed, failureCodes(p, *m), e.Unlogged.Kind == sources.StretchGap, e.Unlogged.From, e.Unlogged.To, e.At, e.BoundedBy, e.Ongoing}
+		}
+	}
+	ms := f.Logged
+	if ms.OpenStart != nil {
+		add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
+			return p.Say("upstream_errors.moment.first_unlogged", edge(first, ms.OpenStart)(p))
+		})
+	} else {
+		add(first.Time, EventFailuresStart, "failures_begin", 1, func(p Phraser) string {
+			return p.Say("upstream_errors.moment.first", minute(first)(p))
+		})
+	}
 	add(worst.Time, EventFailurePeak, "failure_peak", 0, func(p Phraser) string {
 		return p.Say("upstream_errors.moment.peak", minute(worst)(p))
 	})
-	if last != worst {
+	switch {
+	case ms.OpenEnd != nil:
+		// Even at the peak: a log that stops there shows no recovery.
+		add(last.Time, EventLastFailure, "failure_end", 0, func(p Phraser) string {
+			return p.Say("upstream_errors.moment.last_unlogged", edge(last, ms.OpenEnd)(p))
+		})
+	case last != worst:
 		add(last.Time, EventLastFailure, "failure_end", 0, func(p Phraser) string {
 			return p.Say("upstream_errors.moment.last", minute(last)(p))
 		})
@@ -260,11 +296,17 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	inc := incs.WorstIncident()
 	_, _, noBaseline := ev.baselineRange()
 	if inc == nil {
-		if noBaseline {
-			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)",
-				fmtInt(total), pct(absFailedShare))}, nil
+		// Minutes without lines are not counted: the reason says so, or
+		// it would read as a window that failed no one.
+		unknown := ""
+		if d := unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), ev.From, ev.To); d > 0 {
+			unknown = fmt.Sprintf("; the access log has no lines for %s of the window: those minutes are unknown, not counted", spanText(d))
 		}
-		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline", fmtInt(total), fmtNum(expected))}, nil
+		if noBaseline {
+			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)%s",
+				fmtInt(total), pct(absFailedShare), unknown)}, nil
+		}
+		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline%s", fmtInt(total), fmtNum(expected), unknown)}, nil
 	}
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)
@@ -281,6 +323,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	// quotes.
 	start, end := inc.Start, inc.End
 	logged := ev.Traffic.loggedMilestones(start, end)
+	logged.OpenStart, logged.OpenEnd = inc.OpenStart, inc.OpenEnd
 	peakN, peakAt := logged.WorstFailed, logged.Worst
 	minGood, minOK, minReadOnly := ev.lowestOrdinaryGoodput(window, start, end, crawlers)
 	facts := &UpstreamErrorsFacts{FailedTotal: total, PeakFailedPerMin: peakN, Status: map[int]int{}, Proxy: map[int]int{}}
@@ -377,6 +420,10 @@ type LoggedMilestones struct {
 	First, Worst, Last time.Time
 	// WorstFailed is what Worst logged as failed (Minute.Failed).
 	WorstFailed int
+	// OpenStart and OpenEnd are the incident's edges the access log cannot
+	// show (Incident.OpenStart, OpenEnd): the first minute is then where the
+	// log begins, the last where it stops, neither an onset nor a recovery.
+	OpenStart, OpenEnd *Edge
 }
 
 // loggedMilestones reads the minutes logged in [from, to) (from on a whole

@@ -39,6 +39,10 @@ type Evidence struct {
 	// Incidents are the stretches of the window where clients were failed,
 	// and the baseline before them; Run finds them when nil.
 	Incidents *Incidents
+	// Coverage is what each source really covers of the window (ingest
+	// measures it): an incident's edge that runs into minutes the access
+	// log has no lines for is unknown, never a recovery (Unlogged).
+	Coverage []sources.Coverage
 }
 
 // NewAggregate is the ingest.NewAggregate the detectors read: the access log
@@ -51,7 +55,7 @@ func NewAggregate(site sources.Site, from, to time.Time) ingest.Aggregate {
 // Traffic is nil when the access log was not read into one).
 func EvidenceOf(l *ingest.Loaded) *Evidence {
 	ev := &Evidence{From: l.From, To: l.To, BaselineFrom: l.BaselineFrom, BaselineTo: l.BaselineTo, Site: l.Site,
-		Health: l.Health, HealthLogGiven: l.HealthLogGiven, FPM: l.FPM, FPMLogGiven: l.FPMLogGiven, Changes: l.Changes, Loc: l.Loc}
+		Health: l.Health, HealthLogGiven: l.HealthLogGiven, FPM: l.FPM, FPMLogGiven: l.FPMLogGiven, Changes: l.Changes, Loc: l.Loc, Coverage: l.Coverage}
 	if l.Metrics != nil {
 		ev.Metrics = l.Metrics
 	}

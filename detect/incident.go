@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -38,7 +39,38 @@ type Incident struct {
 	// PeakFailedPerMin is the most failures among one minute's arrivals, at PeakAt.
 	PeakFailedPerMin int       `json:"peak_failed_per_min"`
 	PeakAt           time.Time `json:"peak_at"`
+	// OpenStart and OpenEnd are set when the access log has no lines right
+	// before Start or right after End (its head or tail is missing, a gap, a
+	// file cut short): the failures may have begun earlier or gone on later,
+	// so that edge is unknown, never a recovery or an onset. Nil: the log
+	// covers mergeGap beyond the edge, as long as a pause must last to end
+	// a stretch.
+	OpenStart *Edge `json:"open_start,omitempty"`
+	OpenEnd   *Edge `json:"open_end,omitempty"`
+	// Unlogged lists the access log's stretches without lines inside
+	// [Start, End): a silence of the log is no pause of the failures, so the
+	// stretch runs across them; their minutes are not in the counts.
+	Unlogged []sources.Stretch `json:"unlogged,omitempty"`
 }
+
+// Edge is an end of a failing stretch the access log cannot show.
+type Edge struct {
+	// Unlogged is the access log's stretch without lines the edge runs into.
+	Unlogged sources.Stretch `json:"unlogged"`
+	// BoundedBy names a source that covers those minutes and bounds the
+	// stretch instead: "metrics" when php-fpm's pool was saturated (every
+	// worker busy, or more queued than workers) at the edge and the series
+	// show where that saturation began (a start) or ended (an end). Empty:
+	// nothing bounds it.
+	BoundedBy string `json:"bounded_by,omitempty"`
+	// At is where the bounding source shows the saturation beginning or
+	// ending; Ongoing is true when it had not ended when the window did.
+	At      time.Time `json:"at,omitzero"`
+	Ongoing bool      `json:"ongoing,omitempty"`
+}
+
+// Bounded reports whether another source bounds the edge.
+func (e *Edge) Bounded() bool { return e != nil && e.BoundedBy != "" }
 
 // Baseline sources: where the period thresholds are relative to came from.
 const (
@@ -200,6 +232,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 
 	first, last := ev.From.Unix()/60, (ev.To.Unix()+59)/60
 	saturated := ev.saturatedRuns()
+	unlogged := Unlogged(ev.Coverage, ev.From, ev.To)
 	var list []Incident
 	for m := first; m < last; m++ {
 		a := ev.Traffic.arrivals[m]
@@ -209,7 +242,10 @@ func FindIncidents(ev *Evidence) *Incidents {
 		t := time.Unix(m*60, 0).UTC()
 		if n := len(list); n > 0 {
 			prev := &list[n-1]
-			if t.Sub(prev.End) <= mergeGap || coveredBy(saturated, prev.End, t) {
+			// Minutes the access log has no lines for are no pause: only
+			// the logged minutes between two failing ones can end a stretch.
+			logged := t.Sub(prev.End) - unloggedWithin(unlogged, prev.End, t)
+			if logged <= mergeGap || coveredBy(saturated, prev.End, t) {
 				prev.End = t.Add(time.Minute)
 				continue
 			}
@@ -264,6 +300,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 		}
 	}
 	for i := range in.List {
+		ev.openEdges(&in.List[i], unlogged, saturated)
 		if in.Worst < 0 || in.List[i].Failed > in.List[in.Worst].Failed {
 			in.Worst = i
 		}
@@ -279,6 +316,44 @@ func FindIncidents(ev *Evidence) *Incidents {
 			n, clockIn(w.Start, ev.loc()), clockIn(w.End, ev.loc()), fmtInt(w.Failed)))
 	}
 	return in
+}
+
+// openEdges marks the edges of inc that run into minutes the access log
+// has no lines for (unlogged), and the stretches inside it. Such an edge is
+// bounded by the php-fpm metrics when they cover those minutes and the pool
+// was saturated (saturated) at the edge: the saturation's own end (or start)
+// is then what is known, and the report says it is the metrics'.
+func (ev *Evidence) openEdges(inc *Incident, unlogged []sources.Stretch, saturated []run) {
+	metricsCover := func(a, b time.Time) bool { return coveredOver(ev.Coverage, ingest.CoverageMetrics, a, b) }
+	for _, s := range unlogged {
+		switch {
+		case !s.From.Before(inc.Start) && !s.To.After(inc.End):
+			inc.Unlogged = append(inc.Unlogged, s)
+		case inc.OpenEnd == nil && EndsAtUnlogged([]sources.Stretch{s}, inc.End):
+			e := &Edge{Unlogged: s}
+			for _, r := range saturated {
+				if r.Start.After(inc.End) || !r.End.After(inc.End) {
+					continue
+				}
+				// The pool was saturated when the log stopped and stayed so
+				// past it: its end, where the series cover it, bounds the
+				// failing stretch.
+				end := earlier(r.End, ev.To)
+				if metricsCover(inc.End, earlier(end.Add(mergeGap), ev.To)) {
+					e.BoundedBy, e.At = ingest.CoverageMetrics, end
+					e.Ongoing = ev.Pool != nil && !r.End.Before(ev.To.Add(-ev.Pool.Step))
+				}
+				break
+			}
+			inc.OpenEnd = e
+		case inc.OpenStart == nil && s.From.Before(inc.Start) && !s.To.Before(inc.Start.Add(-mergeGap)):
+			e := &Edge{Unlogged: s}
+			if sat := inc.SaturatedFrom; !sat.IsZero() && sat.Before(inc.Start) && metricsCover(later(sat.Add(-mergeGap), ev.From), inc.Start) {
+				e.BoundedBy, e.At = ingest.CoverageMetrics, sat
+			}
+			inc.OpenStart = e
+		}
+	}
 }
 
 // widenToEdges extends each clear stretch over the failing minutes before

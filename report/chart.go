@@ -8,6 +8,8 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report/timechart"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // chartView is one inline SVG chart of report.html, drawn by package
@@ -44,7 +46,16 @@ func charts(r *Report, v *view, p printer) []chartView {
 		}
 		c.Axes()
 	}
-	finish := func(c *timechart.Chart) template.HTML {
+	// Minutes a chart's source has no evidence for are drawn as no data,
+	// never as a quiet zero or a line across them.
+	finish := func(c *timechart.Chart, source string) template.HTML {
+		gaps := uncoveredOf(r, source)
+		for _, g := range gaps {
+			c.NoData(g.From, g.To, w["nodata"])
+		}
+		if len(gaps) > 0 {
+			c.Key(timechart.ColourNoData, w["nodata"])
+		}
 		c.Moments(moments)
 		return c.Finish()
 	}
@@ -97,7 +108,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		for _, k := range keys {
 			c.Key(k.colour, w[k.key])
 		}
-		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c)})
+		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c, ingest.CoverageAccess)})
 
 		// Ordinary clients' goodput against its usual level, the crawlers'
 		// own answers in time apart: the text's goodput is the ordinary one.
@@ -130,7 +141,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		if lowest.OK {
 			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest.V)))
 		}
-		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c)})
+		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c, ingest.CoverageAccess)})
 	}
 
 	if act := r.Evidence.series(SeriesActive); act != nil && len(act.Points) > 0 {
@@ -147,7 +158,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 			c.Line(chartPoints(tot.Points), timechart.ColourRef, true)
 			c.Key("-"+timechart.ColourRef, w["total"])
 		}
-		out = append(out, chartView{ID: "chart-workers", Title: w["workers"], Caption: w["workers_cap"], SVG: finish(c)})
+		out = append(out, chartView{ID: "chart-workers", Title: w["workers"], Caption: w["workers_cap"], SVG: finish(c, ingest.CoverageMetrics)})
 	}
 
 	if q := r.Evidence.series(SeriesQueue); q != nil && len(q.Points) > 0 {
@@ -168,7 +179,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		case bl != nil && bl.Max > 0:
 			c.Key("-"+timechart.ColourRef, w["cap_off"]+": "+p.n(bl.Max))
 		}
-		out = append(out, chartView{ID: "chart-queue", Title: w["queue"], Caption: w["queue_cap"], SVG: finish(c)})
+		out = append(out, chartView{ID: "chart-queue", Title: w["queue"], Caption: w["queue_cap"], SVG: finish(c, ingest.CoverageMetrics)})
 	}
 
 	if cpu := r.Evidence.series(SeriesCPU); cpu != nil && len(cpu.Points) > 0 {
@@ -176,7 +187,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		decorate(c)
 		c.Area(chartPoints(cpu.Points), timechart.ColourCPU)
 		c.Key(timechart.ColourCPU, w["cpu_l"])
-		out = append(out, chartView{ID: "chart-cpu", Title: w["cpu"], Caption: w["cpu_cap"], SVG: finish(c)})
+		out = append(out, chartView{ID: "chart-cpu", Title: w["cpu"], Caption: w["cpu_cap"], SVG: finish(c, ingest.CoverageCPU)})
 	}
 
 	for i, cr := range r.Evidence.Crawlers {
@@ -191,9 +202,24 @@ func charts(r *Report, v *view, p printer) []chartView {
 		c.HLine(cr.BaselinePerMin, timechart.ColourBaseline)
 		c.Key("-"+timechart.ColourBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
 		out = append(out, chartView{ID: "chart-crawler-" + strconv.Itoa(i+1), Title: w["crawler"],
-			Caption: p.say("chart.crawler_caption", cr.Fingerprint+" ("+cr.Finding+")"), SVG: finish(c)})
+			Caption: p.say("chart.crawler_caption", cr.Fingerprint+" ("+cr.Finding+")"), SVG: finish(c, ingest.CoverageAccess)})
 	}
 	return out
+}
+
+// uncoveredOf is the stretches of the window source has no evidence for:
+// the access log's through detect.Unlogged (the story's one reading of it),
+// the others' from their coverage.
+func uncoveredOf(r *Report, source string) []sources.Stretch {
+	if source == ingest.CoverageAccess {
+		return detect.Unlogged(r.Coverage, r.Window.From, r.Window.To)
+	}
+	for _, c := range r.Coverage {
+		if c.Source == source && (c.State == sources.CoverageIncomplete || c.State == sources.CoverageComplete) {
+			return c.Uncovered
+		}
+	}
+	return nil
 }
 
 // classCount sums the statuses of one hundred (2 for 2xx).

@@ -18,6 +18,14 @@ func assembleImpact(r *Report, loc *time.Location) Impact {
 	if in := r.incidents; in != nil {
 		if w := in.WorstIncident(); w != nil {
 			im.Onset = w.Onset
+			unknown := false
+			if w.OpenStart != nil {
+				im.StartKnown, im.StartBound = &unknown, w.OpenStart
+			}
+			if w.OpenEnd != nil {
+				im.EndKnown, im.EndBound = &unknown, w.OpenEnd
+			}
+			im.Unlogged = w.Unlogged
 			for i, inc := range in.List {
 				if i != in.Worst {
 					im.OtherStretches = append(im.OtherStretches, inc)

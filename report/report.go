@@ -116,6 +116,22 @@ type Impact struct {
 	// Onset is when the worst incident began: its first failing minute, or
 	// the pool saturation that ran into it (zero when there is none).
 	Onset time.Time `json:"onset,omitzero"`
+	// StartKnown and EndKnown are written, as false, only when the access
+	// log has no lines right before Start or right after End (its head or
+	// tail is missing, a gap, a file cut short): the failures may have begun
+	// earlier or gone on later, and Start or End is where the log begins or
+	// stops, neither an onset nor a recovery. Absent: the log shows the edge.
+	StartKnown *bool `json:"start_known,omitempty"`
+	EndKnown   *bool `json:"end_known,omitempty"`
+	// StartBound and EndBound go with an unknown edge: the stretch of the
+	// access log without lines it runs into, and the source that bounds the
+	// failing stretch instead, where one does ("metrics": php-fpm's pool
+	// saturated until or from "at").
+	StartBound *detect.Edge `json:"start_bound,omitempty"`
+	EndBound   *detect.Edge `json:"end_bound,omitempty"`
+	// Unlogged lists the stretches inside [Start, End) without access-log
+	// lines: unknown minutes, not in the counts.
+	Unlogged []sources.Stretch `json:"unlogged,omitempty"`
 	// OtherStretches lists the window's other incidents, in time order:
 	// separate stretches of failures, never merged into the worst.
 	OtherStretches []detect.Incident `json:"other_stretches,omitempty"`

@@ -48,6 +48,15 @@ type Scan struct {
 	Baseline scan.BaselineInfo `json:"baseline"`
 	// Anomalous is true when an anomaly is warning or critical (exit 1).
 	Anomalous bool `json:"anomalous"`
+	// Judged is false when the scan could not judge the window: no
+	// access-log lines in it, or more than half of it without any.
+	// NotJudged says why. A scan not judged never reads as a quiet window:
+	// anomalous false then means only that nothing was seen.
+	Judged    bool   `json:"judged"`
+	NotJudged string `json:"not_judged,omitempty"`
+	// Unknown lists the window's stretches without access-log lines (a
+	// missing head, gaps, a missing end): unknown minutes, not quiet ones.
+	Unknown []sources.Stretch `json:"unknown,omitempty"`
 	// Anomalies, most severe first: each with its kind, severity, start,
 	// observed and baseline values, score and summary.
 	Anomalies []scan.Anomaly `json:"anomalies"`
@@ -102,6 +111,9 @@ func BuildScan(res *scan.Result, tz string) *Scan {
 		Window:      Window{From: res.Window.From.UTC(), To: res.Window.To.UTC(), TZ: tz},
 		Baseline:    res.Baseline,
 		Anomalous:   res.Anomalous(),
+		Judged:      res.Judged,
+		NotJudged:   res.NotJudged,
+		Unknown:     res.Unknown,
 		Anomalies:   res.Anomalies,
 		Measures:    res.Measures,
 		Findings:    res.Findings,
@@ -265,6 +277,13 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 	switch {
 	case alarming > 0:
 		verdict = fmt.Sprintf("%d anomal%s", alarming, map[bool]string{true: "y", false: "ies"}[alarming == 1])
+		if !s.Judged {
+			verdict += "; the rest could not be judged: " + TerminalSafe(s.NotJudged)
+		}
+	case !s.Judged:
+		verdict = "could not judge: " + TerminalSafe(s.NotJudged)
+	case len(s.Unknown) > 0:
+		verdict = fmt.Sprintf("nothing anomalous in the minutes the access log covers (%s unknown)", unknownSpan(s.Unknown))
 	case len(s.Anomalies) > 0:
 		verdict = fmt.Sprintf("nothing anomalous (%d for information)", len(s.Anomalies))
 	}
@@ -302,6 +321,15 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 	for _, p := range paths {
 		fmt.Fprintln(w, "wrote", TerminalSafe(p))
 	}
+}
+
+// unknownSpan sums stretches without lines, for the terminal ("32m0s").
+func unknownSpan(us []sources.Stretch) string {
+	var d time.Duration
+	for _, u := range us {
+		d += u.To.Sub(u.From)
+	}
+	return d.Round(time.Minute).String()
 }
 
 // since renders an anomaly's start: a clock time within a day of the window's

@@ -52,7 +52,7 @@ var scanNow = time.Date(2026, 10, 21, 18, 0, 0, 0, time.UTC) // 03:00 KST
 func crawlerScan() *scan.Result {
 	w := scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}
 	return &scan.Result{
-		Now: scanNow, Window: w,
+		Now: scanNow, Window: w, Judged: true,
 		Baseline: scan.BaselineInfo{Method: "the same hours on each previous day", Days: 7, Used: 6, Seasonal: true,
 			Slots: []scan.Slot{{Range: scan.Range{From: w.From.AddDate(0, 0, -1), To: w.To.AddDate(0, 0, -1)}, Covered: true, Requests: 358}}},
 		Anomalies: []scan.Anomaly{
@@ -98,7 +98,7 @@ func hostileScan() *scan.Result {
 }
 
 func TestScanJSONMatchesSchema(t *testing.T) {
-	quiet := &scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow},
+	quiet := &scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}, Judged: true,
 		Baseline: scan.BaselineInfo{Method: "the same hours on each previous day", Days: 7}}
 	failed := BuildScan(crawlerScan(), "Asia/Seoul")
 	failed.Delivery = &Delivery{Target: "https://hooks.slack.com", Events: []string{"opened crawler_burst: critical"}, Attempts: 4, Error: "HTTP 500"}
@@ -107,6 +107,9 @@ func TestScanJSONMatchesSchema(t *testing.T) {
 		"hostile":          BuildScan(hostileScan(), "Asia/Seoul"),
 		"quiet":            BuildScan(quiet, ""),
 		"delivery failure": failed,
+		"not judged": BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}, Baseline: quiet.Baseline,
+			NotJudged: "the access log has no lines for 32 min of the window's 60 min",
+			Unknown:   []sources.Stretch{{From: scanNow.Add(-32 * time.Minute), To: scanNow, Kind: sources.StretchTail}}}, "UTC"),
 	}
 	for name, s := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -240,11 +243,26 @@ func TestWriteScanAndSummary(t *testing.T) {
 	if strings.Contains(got, "\x1b") {
 		t.Errorf("summary passes an escape sequence to the terminal:\n%q", got)
 	}
-	quiet := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}}, "UTC")
+	quiet := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}, Judged: true}, "UTC")
 	out.Reset()
 	PrintScanSummary(&out, quiet)
 	if !strings.Contains(out.String(), "nothing anomalous") {
 		t.Errorf("quiet summary: %s", out.String())
+	}
+	// A window the scan could not see is never told as quiet.
+	blind := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow},
+		NotJudged: "no access-log lines from 17:00 to 18:00"}, "UTC")
+	out.Reset()
+	PrintScanSummary(&out, blind)
+	if got := out.String(); strings.Contains(got, "nothing anomalous") || !strings.Contains(got, "could not judge: no access-log lines") {
+		t.Errorf("summary of a window not judged: %s", got)
+	}
+	md, err := RenderScanMarkdown(blind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "Nothing anomalous") || !strings.Contains(string(md), "**Could not judge this window**: no access-log lines from 17:00 to 18:00.") {
+		t.Errorf("scan.md of a window not judged:\n%s", md)
 	}
 }
 

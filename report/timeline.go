@@ -44,8 +44,12 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 		day = f.Start
 	}
 	var cs []candidate
+	// A crawl "dies down" only where the access log, its one evidence,
+	// goes on showing it: at the edge of minutes without lines its end is
+	// unknown, and the failing stretch's own moment says where the log stops.
+	unlogged := detect.Unlogged(r.Coverage, r.Window.From, r.Window.To)
 	add := func(f *detect.Finding, t time.Time, event, topic string, prio int, text func(p printer) string) {
-		if t.IsZero() {
+		if t.IsZero() || event == EventBurstEnd && detect.EndsAtUnlogged(unlogged, t) {
 			return
 		}
 		ph := r.say(loc, day, text)

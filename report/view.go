@@ -12,6 +12,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // view is what the Markdown and HTML templates render: every text already in
@@ -242,13 +243,28 @@ func title(p printer, r *Report) string {
 	if !failing {
 		from, to = r.Window.From, r.Window.To
 	}
+	// An edge the access log cannot show is not put in the title as if it
+	// were the outage's: it is unknown, or the metrics' bound, said so.
+	im := r.Impact
+	var startAt, endAt time.Time
+	startOpen, endOpen := failing && im.StartBound != nil, failing && im.EndBound != nil
+	startBound, endBound := startOpen && im.StartBound.Bounded(), endOpen && im.EndBound.Bounded() && !im.EndBound.Ongoing
+	if startBound {
+		startAt = im.StartBound.At
+	}
+	if endBound {
+		endAt = im.EndBound.At
+	}
 	return p.say("title", struct {
-		Failing  bool
-		Year     int
-		Day      time.Time
-		From, To time.Time
-		TZ       string
-	}{failing, p.day.Year(), p.day, from, to, r.Window.TZ})
+		Failing              bool
+		Year                 int
+		Day                  time.Time
+		From, To             time.Time
+		TZ                   string
+		StartOpen, EndOpen   bool
+		StartBound, EndBound bool
+		StartAt, EndAt       time.Time
+	}{failing, p.day.Year(), p.day, from, to, r.Window.TZ, startOpen, endOpen, startBound, endBound, startAt, endAt})
 }
 
 // summary is the opening paragraph, modelled on the reference postmortem: what
@@ -282,6 +298,11 @@ func summary(p printer, r *Report) string {
 		Requests, Failed int
 	}{r.Window.From, r.Window.To, im.Requests, im.FailedRequests}
 	switch {
+	case errs != nil && (im.StartBound != nil || im.EndBound != nil):
+		s = append(s, p.say("summary.failed_open", struct {
+			Impact
+			StartOpen, EndOpen, EndGap bool
+		}{im, im.StartBound != nil, im.EndBound != nil, im.EndBound != nil && im.EndBound.Unlogged.Kind == sources.StretchGap}))
 	case errs != nil:
 		s = append(s, p.say("summary.failed", im))
 	case coverageIncomplete(r, "access"):
@@ -292,6 +313,9 @@ func summary(p printer, r *Report) string {
 		s = append(s, p.say("summary.no_baseline", window))
 	default:
 		s = append(s, p.say("summary.usual", window))
+	}
+	if errs != nil {
+		s = append(s, unknownMinutes(p, r)...)
 	}
 	if errs != nil && len(im.OtherStretches) > 0 {
 		// Separate stretches stay separate: the worst leads, the others are named.
@@ -359,8 +383,11 @@ func summary(p printer, r *Report) string {
 		s = append(s, p.say("summary.change", why))
 	}
 	// How it ended. A failing stretch that runs to the window's end did
-	// not end as far as the evidence shows.
-	if errs != nil && !errs.End.Before(r.Window.To.Truncate(time.Minute)) {
+	// not end as far as the evidence shows; one that runs into minutes the
+	// access log has no lines for ended where nobody saw.
+	if errs != nil && im.EndBound != nil {
+		s = append(s, p.say("summary.end_unknown", edgeText(im.EndBound, r.Window.To)))
+	} else if errs != nil && !errs.End.Before(r.Window.To.Truncate(time.Minute)) {
 		s = append(s, p.say("summary.still_failing", r.Window.To))
 	} else if errs != nil {
 		died := crawler != nil && crawler.End.Sub(errs.End).Abs() <= 5*time.Minute
@@ -373,6 +400,34 @@ func summary(p printer, r *Report) string {
 		s = append(s, p.say("summary.rule", r.Rules[0]))
 	}
 	return strings.Join(s, " ")
+}
+
+// edgeData is what a sentence about an edge the access log cannot show
+// reads: the stretch without lines, and what bounds it.
+type edgeData struct {
+	From, To, At, WindowTo time.Time
+	Missing                time.Duration
+	Gap, Bounded, Ongoing  bool
+}
+
+func edgeText(e *detect.Edge, windowTo time.Time) edgeData {
+	u := e.Unlogged
+	return edgeData{From: u.From, To: u.To, At: e.At, WindowTo: windowTo, Missing: u.To.Sub(u.From),
+		Gap: u.Kind == sources.StretchGap, Bounded: e.Bounded(), Ongoing: e.Ongoing}
+}
+
+// unknownMinutes says where the failing stretch's start is unknown and
+// which stretches inside it the access log has no lines for: its counts
+// leave those minutes out, and a gap there is no pause of the failures.
+func unknownMinutes(p printer, r *Report) []string {
+	var out []string
+	if e := r.Impact.StartBound; e != nil {
+		out = append(out, p.say("summary.start_unknown", edgeText(e, r.Window.To)))
+	}
+	for _, u := range r.Impact.Unlogged {
+		out = append(out, p.say("summary.unlogged_inside", edgeText(&detect.Edge{Unlogged: u}, r.Window.To)))
+	}
+	return out
 }
 
 // direction says which way a change moved its setting, from the values the
@@ -444,6 +499,9 @@ func impactOf(p printer, r *Report) impactView {
 		v.Window = r.Window.From.In(p.loc).Format("2006-01-02 15:04") + " – " + p.stamp(r.Window.To)
 	}
 	v.Period = p.stamp(im.Start) + " – " + p.stamp(im.End)
+	if im.StartBound != nil || im.EndBound != nil {
+		v.Period += " " + p.say("impact.period_open", struct{ StartOpen, EndOpen bool }{im.StartBound != nil, im.EndBound != nil})
+	}
 	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
 	codes := make([]string, 0, len(im.StatusCounts))
 	for c := range im.StatusCounts {

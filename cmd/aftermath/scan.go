@@ -183,7 +183,15 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	var deliveryErr error
-	if webhook != "" || f.state != "" {
+	if !doc.Judged && !doc.Anomalous && (webhook != "" || f.state != "") {
+		// A window that could not be judged ends no anomaly: announcing
+		// nothing keeps the state, so an open one is not closed as over.
+		doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "notify", Severity: sources.SeverityWarning,
+			Message: "nothing announced and the state kept: the window could not be judged (" + doc.NotJudged + ")"})
+		if paths, err = report.WriteScan(f.out, doc); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	} else if webhook != "" || f.state != "" {
 		deliveryErr = f.announce(ctx, cmd.OutOrStdout(), webhook, res, doc, loc, paths)
 		if deliveryErr != nil {
 			doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "notify", Severity: sources.SeverityError,
@@ -201,6 +209,10 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		return &exitError{code: exitUsage, err: deliveryErr}
 	case doc.Anomalous:
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("anomalous: see %s", paths[len(paths)-1])}
+	case !doc.Judged:
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("could not judge the window: %s; see %s", doc.NotJudged, paths[len(paths)-1])}
+	case len(doc.Unknown) > 0:
+		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: part of the window has no access-log lines, see %s", paths[len(paths)-1])}
 	case incomplete(fetchNotes):
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: the scan judged what was fetched, see %s", paths[len(paths)-1])}
 	}

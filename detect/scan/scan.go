@@ -28,6 +28,13 @@ type Result struct {
 	Anomalies []Anomaly
 	// Measures are the site-wide measures against their baseline.
 	Measures []Measure
+	// Judged is false when the access log leaves too much of the window
+	// unknown to call it anything (NotJudged says why): such a scan never
+	// says "nothing anomalous". Unknown lists the window's stretches
+	// without access-log lines (a missing head, gaps, a missing end).
+	Judged    bool
+	NotJudged string
+	Unknown   []sources.Stretch
 	// Findings and Checks are what the detectors concluded on the window.
 	Findings []detect.Finding
 	Checks   []detect.Check
@@ -231,6 +238,10 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 			Message: fmt.Sprintf("no request between %s and %s (the logs span %s to %s)", cfg.observed(now).From.Format(time.RFC3339),
 				now.Format(time.RFC3339), s.stats.First.Format(time.RFC3339), s.stats.Last.Format(time.RFC3339))})
 	}
+	// What of the window the access log covers, for the detectors (an
+	// incident's edge at minutes without lines is unknown) and the verdict.
+	cov := windowCoverage(ev.Traffic, w)
+	ev.Coverage = append(withoutSource(ev.Coverage, cov.Source), cov)
 	var failed []sources.QualityNote
 	res, err := detect.Run(ctx, &ev, detectors(&failed))
 	if err != nil {
@@ -266,6 +277,13 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 			Message: fmt.Sprintf("the access logs begin at %s, inside the window", s.stats.First.Format(time.RFC3339))})
 	}
 
+	// What of the window the access log covers: minutes without lines at
+	// the site's rate are unknown, and most of a window unknown is not
+	// judged.
+	out.Unknown = cov.Uncovered
+	out.Judged, out.NotJudged = judgeable(cov, w, cfg.Loc)
+	notes = append(notes, unknownNotes(cov, w, cfg.Loc)...)
+
 	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, readings: ev.WindowReadings(), seasonal: out.Baseline.Seasonal}
 	j.run()
 	for _, a := range j.anomalies {
@@ -277,6 +295,17 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 		RawRange: cfg.observed(now), RawLines: pend.traffic.Total(), SlotLines: slotLines,
 		MetricFiles: s.loaded.MetricFiles, MetricSamples: s.loaded.MetricSamples}
 	return out, nil
+}
+
+// withoutSource is cov without the coverage of source.
+func withoutSource(cov []sources.Coverage, source string) []sources.Coverage {
+	var out []sources.Coverage
+	for _, c := range cov {
+		if c.Source != source {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // before keeps the items of xs that happened before now.

@@ -69,6 +69,7 @@ const (
 	ColourLine      = "#1565c0"
 	ColourRef       = "#616161"
 	ColourShade     = "#fde4e4"
+	ColourNoData    = "#e0e0e0"
 	ColourMoment    = "#9e9e9e"
 	ColourQueue     = "#00838f"
 	ColourCPU       = "#5d4037"
@@ -183,6 +184,32 @@ func (c *canvas) shade(from, to time.Time, label string) {
 	x0, x1 := c.x(from), c.x(to)
 	c.printf(`<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
 		f1(x0), f1(c.padT), f1(math.Max(1, x1-x0)), f1(c.height-c.padT-padB), ColourShade, html.EscapeString(label))
+}
+
+// NoData covers [from, to) with a grey band: minutes its source has no
+// evidence for. Drawn over the data, it hides what a line drawn across the
+// stretch would suggest; the label is its tooltip.
+func (c *Chart) NoData(from, to time.Time, label string) {
+	if !to.After(from) || !to.After(c.from) || !from.Before(c.to) {
+		return
+	}
+	x0, x1 := c.x(later(from, c.from)), c.x(earlier(to, c.to))
+	c.printf(`<rect class="nodata" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.85"><title>%s</title></rect>`,
+		f1(x0), f1(padT), f1(math.Max(1, x1-x0)), f1(height-padT-padB), ColourNoData, html.EscapeString(label))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // Axes draws the grid, the value labels and the time labels.

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// The reference crawl (crawler-backlog, seed 1) fails clients from 02:17 to
+// 03:10 KST (17:17-18:10Z); its window runs to 03:30. These tests take its
+// access log away where people lose it, and check that no sentence, in any
+// language or format, tells the minutes without lines as a recovery.
+var (
+	refOnce   sync.Once
+	refBundle string
+	refErr    error
+)
+
+// referenceBundle simulates crawler-backlog once for the tests of this file.
+func referenceBundle(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulation in -short mode")
+	}
+	refOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "storybounds")
+		if err != nil {
+			refErr = err
+			return
+		}
+		refBundle = filepath.Join(dir, "bundle")
+		_, refErr = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: refBundle, Seed: 1, BaselineHours: 2})
+	})
+	if refErr != nil {
+		t.Fatal(refErr)
+	}
+	return refBundle
+}
+
+// variantBundle copies the reference bundle with its access log rewritten:
+// the lines keep(ts) accepts, then, with half, the first refused line cut in
+// the middle (a log copied while it was written).
+func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string {
+	t.Helper()
+	src := referenceBundle(t)
+	dst := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(dst, "access", "access.log.gz")
+	in, err := os.Open(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(dst, "access", "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(out)
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		ts := time.Unix(0, int64(l.TS*1e9)).UTC()
+		if keep(ts) {
+			w.Write(sc.Bytes())
+			w.WriteByte('\n')
+			continue
+		}
+		if half {
+			w.Write(sc.Bytes()[:len(sc.Bytes())/2])
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gz); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// storyOf analyzes a bundle and renders every format a reader sees: the
+// Markdown and HTML in English and Korean, and report.json.
+func storyOf(t *testing.T, dir string) (map[string]string, *report.Report) {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyzeInputs(context.Background(), ingest.FromBundle(b), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range []struct{ format, lang string }{
+		{report.FormatMarkdown, report.LangEN}, {report.FormatMarkdown, report.LangKO},
+		{report.FormatHTML, report.LangEN}, {report.FormatHTML, report.LangKO},
+		{report.FormatJSON, report.LangEN},
+	} {
+		data, err := report.Render(a.report, f.format, f.lang)
+		if err != nil {
+			t.Fatalf("%s %s: %v", f.format, f.lang, err)
+		}
+		out[f.format+" "+f.lang] = string(data)
+	}
+	return out, a.report
+}
+
+// recoveryClaims are the sentences that tell a stretch as over or as usual,
+// in each language, as the catalogs word them.
+var recoveryClaims = []string{
+	"then the site recovers", "fell back to the usual rate", "no more requests failed than usual", "the crawl dies down", "as the crawl died down",
+	"이후 회복함", "평소 수준으로 돌아왔습니다", "크롤링이 잦아듦", "크롤링이 잦아들며", "실패가 평소보다 많지 않았습니다",
+}
+
+func kst(t *testing.T, clock string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, "2026-10-03T"+clock+":00+09:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at.UTC()
+}
+
+func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
+	tests := []struct {
+		name string
+		keep func(time.Time) bool
+		half bool
+		// stops is where the access log's lines stop inside the incident
+		// (KST); gap names the hole in the summary when there is one.
+		stops string
+		gap   []string
+	}{
+		{name: "cut mid-incident with a half line", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:45")) }, half: true, stops: "02:45"},
+		{name: "last hour missing, cut at the peak", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:30")) }, stops: "02:30"},
+		{name: "holed inside the incident", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:35")) || !ts.Before(kst(t, "03:15")) }, stops: "02:35",
+			gap: []string{"no lines from 02:35 to 03:15", "2시 35분부터 3시 15분까지(40분) 접근 로그가 한 줄도 없고"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, r := storyOf(t, variantBundle(t, tc.keep, tc.half))
+			for format, text := range out {
+				for _, claim := range recoveryClaims {
+					if strings.Contains(text, claim) {
+						t.Errorf("%s says %q although the access log stops at %s", format, claim, tc.stops)
+					}
+				}
+			}
+			im := r.Impact
+			if im.EndKnown == nil || *im.EndKnown || im.EndBound == nil {
+				t.Fatalf("impact end_known %v, end_bound %+v: want the end unknown", im.EndKnown, im.EndBound)
+			}
+			if !im.End.Equal(kst(t, tc.stops)) {
+				t.Errorf("impact end %s, want where the log stops (%s KST)", im.End.Format(time.RFC3339), tc.stops)
+			}
+			// The metrics cover the window: the pool stayed saturated
+			// past the log's end, and the story says it is their bound.
+			if im.EndBound.BoundedBy != "metrics" || !im.EndBound.At.After(im.End) {
+				t.Fatalf("end bound %+v: want the php-fpm metrics' saturation, after %s", im.EndBound, im.End.Format(time.RFC3339))
+			}
+			until := im.EndBound.At.In(mustLoad(t, "Asia/Seoul")).Format("15:04")
+			for format, want := range map[string]string{
+				"md en": "the php-fpm metrics show the pool saturated until " + until,
+				"md ko": "php-fpm 지표로는 " + koClock(until) + "까지 풀이 포화 상태였습니다",
+			} {
+				if !strings.Contains(out[format], want) {
+					t.Errorf("%s does not say which source bounds the failing stretch (%q)", format, want)
+				}
+			}
+			title := strings.SplitN(out["md en"], "\n", 2)[0]
+			if strings.Contains(title, "–"+tc.stops+" ") {
+				t.Errorf("title %q ends the outage where the access log stops", title)
+			}
+			if !strings.Contains(title, "–"+until+", end from the php-fpm metrics") {
+				t.Errorf("title %q: want the metrics' end, said so", title)
+			}
+			// The access log's charts (statuses, goodput, the crawler) shade
+			// the minutes without lines as no data, in both languages.
+			for format, word := range map[string]string{"html en": "<title>no data</title>", "html ko": "<title>데이터 없음</title>"} {
+				if n := strings.Count(out[format], `class="nodata"`); n < 3 || !strings.Contains(out[format], word) {
+					t.Errorf("%s shades %d charts as no data (want the access log's three, titled %q)", format, n, word)
+				}
+			}
+			for i, want := range tc.gap {
+				format := []string{"md en", "md ko"}[i]
+				if summary := section(out[format], 1); !strings.Contains(summary, want) {
+					t.Errorf("%s summary does not name the gap (%q): %s", format, want, summary)
+				}
+			}
+		})
+	}
+}
+
+// The same incident with its whole access log tells the recovery the log
+// shows: the sentences above are bounded by coverage, not removed.
+func TestStoryCompleteLogStillRecovers(t *testing.T) {
+	out, r := storyOf(t, referenceBundle(t))
+	if r.Impact.EndKnown != nil || r.Impact.EndBound != nil {
+		t.Errorf("end_known %v, end_bound %+v on a complete log", r.Impact.EndKnown, r.Impact.EndBound)
+	}
+	if strings.Contains(out["html en"], `class="nodata"`) {
+		t.Error("the complete log's charts shade minutes as no data")
+	}
+	if !strings.Contains(out["md en"], "Failures fell back to the usual rate at 03:10") {
+		t.Errorf("the complete log's summary lost its recovery: %s", section(out["md en"], 1))
+	}
+}
+
+// section returns the text after the n-th "## " heading of a Markdown
+// document, up to the next one.
+func section(md string, n int) string {
+	parts := strings.Split(md, "\n## ")
+	if n >= len(parts) {
+		return ""
+	}
+	return parts[n]
+}
+
+func mustLoad(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// koClock writes "03:10" as the Korean prose does ("3시 10분").
+func koClock(hm string) string {
+	at, _ := time.Parse("15:04", hm)
+	if at.Minute() == 0 {
+		return fmt.Sprintf("%d시", at.Hour())
+	}
+	return fmt.Sprintf("%d시 %d분", at.Hour(), at.Minute())
+}
+
+// A scan that could not see its window writes nothing that reads as a quiet
+// site: over no data (exit 2, as before), and over a window whose last 30
+// minutes have no lines while the pool saturates (a log pipeline lagging
+// behind the outage), scan.json says judged false and scan.md why.
+func TestScanUnjudgedWindows(t *testing.T) {
+	ref := referenceBundle(t)
+	lagging := variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:15")) }, false)
+	tests := []struct {
+		name, bundle, now string
+		code              int
+		unknown           string // the minutes scan.md names as unknown (KST)
+	}{
+		{name: "no data", bundle: ref, now: "2026-10-03T06:00:00Z", code: exitUsage, unknown: "No access-log lines from 14:00 to 15:00"},
+		{name: "last 30 minutes missing", bundle: lagging, now: kst(t, "02:45").Format(time.RFC3339), code: exitIncomplete, unknown: "No access-log lines from 02:15 to 02:45"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "scan")
+			code, stdout := runScanCLI(t, "--bundle", tc.bundle, "--now", tc.now, "--out", out)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, stdout)
+			}
+			if strings.Contains(stdout, "nothing anomalous") {
+				t.Errorf("the terminal reads as a quiet window: %s", stdout)
+			}
+			js := readScanJSON(t, out)
+			if judged, ok := js["judged"].(bool); !ok || judged {
+				t.Errorf("scan.json judged %v, want false", js["judged"])
+			}
+			if why, _ := js["not_judged"].(string); why == "" {
+				t.Error("scan.json does not say why the window was not judged")
+			}
+			if us, _ := js["unknown"].([]any); len(us) == 0 {
+				t.Error("scan.json lists no unknown minutes")
+			}
+			md, err := os.ReadFile(filepath.Join(out, "scan.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, quiet := range []string{"Nothing anomalous", "nothing anomalous"} {
+				if strings.Contains(string(md), quiet) {
+					t.Errorf("scan.md says %q of a window it could not see", quiet)
+				}
+			}
+			if !strings.Contains(string(md), "could not be judged") && !strings.Contains(string(md), "Could not judge") {
+				t.Error("scan.md does not say it could not judge the window")
+			}
+			if !strings.Contains(string(md), tc.unknown) {
+				t.Errorf("scan.md does not name the unknown minutes (%q)", tc.unknown)
+			}
+		})
+	}
+}

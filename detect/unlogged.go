@@ -1,0 +1,123 @@
+package detect
+
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
+)
+
+// Unlogged returns the stretches of [from, to) the access log has no lines
+// for, in time order: a missing head, gaps, a missing tail, and the rest of
+// the window after a file that was cut short. Every claim about a minute
+// (failing, recovered, quiet) rests on the access log's lines; in these
+// minutes it has none, so what happened there is unknown.
+//
+// It is the one place the story reads the access log's coverage: a gap list
+// that sources adds later (gaps judged against the site's own rate, the time
+// lost between rotated files) plugs in here, as more stretches of
+// Coverage.Uncovered or a list beside it, and every edge, sentence and chart
+// shading follows. Without an access log (not given) it returns nil: no
+// minute is claimed from it then.
+func Unlogged(cov []sources.Coverage, from, to time.Time) []sources.Stretch {
+	c, ok := accessCoverage(cov)
+	if !ok || !to.After(from) {
+		return nil
+	}
+	var out []sources.Stretch
+	add := func(s sources.Stretch) {
+		s.From, s.To = later(s.From, from), earlier(s.To, to)
+		if !s.To.After(s.From) {
+			return
+		}
+		if n := len(out); n > 0 && !s.From.After(out[n-1].To) {
+			out[n-1].To = later(out[n-1].To, s.To)
+			if s.Kind == sources.StretchTail {
+				out[n-1].Kind = sources.StretchTail
+			}
+			return
+		}
+		out = append(out, s)
+	}
+	switch c.State {
+	case sources.CoverageNotGiven:
+		return nil
+	case sources.CoverageNone:
+		add(sources.Stretch{From: from, To: to, Kind: sources.StretchGap})
+		return out
+	}
+	for _, u := range c.Uncovered {
+		add(u)
+	}
+	// A file cut short ends its evidence early: the minutes after the last
+	// line read are unknown even when too few to count as a gap at the
+	// site's rate.
+	if len(c.Truncated) > 0 && c.Last != nil && c.Last.Before(to) {
+		add(sources.Stretch{From: *c.Last, To: to, Kind: sources.StretchTail})
+	}
+	return out
+}
+
+// accessCoverage is the access log's coverage among cov.
+func accessCoverage(cov []sources.Coverage) (sources.Coverage, bool) {
+	for _, c := range cov {
+		if c.Source == ingest.CoverageAccess {
+			return c, true
+		}
+	}
+	return sources.Coverage{}, false
+}
+
+// coveredOver reports whether source has evidence over all of [from, to):
+// given, and none of its uncovered stretches overlaps it.
+func coveredOver(cov []sources.Coverage, source string, from, to time.Time) bool {
+	for _, c := range cov {
+		if c.Source != source {
+			continue
+		}
+		if c.State != sources.CoverageComplete && c.State != sources.CoverageIncomplete {
+			return false
+		}
+		if c.First == nil || c.Last == nil || c.First.After(from) || c.Last.Before(to.Add(-time.Duration(c.Resolution*float64(time.Second)))) {
+			return false
+		}
+		for _, u := range c.Uncovered {
+			if u.From.Before(to) && u.To.After(from) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// unloggedWithin is how much of [a, b) lies in the stretches ss.
+func unloggedWithin(ss []sources.Stretch, a, b time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range ss {
+		if lo, hi := later(s.From, a), earlier(s.To, b); hi.After(lo) {
+			d += hi.Sub(lo)
+		}
+	}
+	return d
+}
+
+// earlier returns the earlier of a and b.
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// EndsAtUnlogged reports whether something the access log shows ending at t
+// may have gone on unseen: a stretch without lines begins within mergeGap
+// of t (a pause shorter than that ends no failing stretch either).
+func EndsAtUnlogged(unlogged []sources.Stretch, t time.Time) bool {
+	for _, s := range unlogged {
+		if s.To.After(t) && !s.From.After(t.Add(mergeGap)) {
+			return true
+		}
+	}
+	return false
+}
