@@ -190,6 +190,9 @@ func (c *Client) series(ctx context.Context, from, to time.Time, selectors []str
 // QueryMatrix runs a metric query (count_over_time, rate, sum by, ...) over
 // [from, to] at step and returns its matrix. Windows with more steps than Loki
 // accepts per call (11,000 points per series) are fetched in several calls.
+// Loki evaluates a range query on the step's grid (from the Unix epoch; its
+// frontend rounds the start down and the end up), so the steps are those of
+// the grid from from rounded down to to rounded up.
 func (c *Client) QueryMatrix(ctx context.Context, query string, from, to time.Time, step time.Duration) ([]MatrixSeries, error) {
 	out, err := c.matrix(ctx, query, from, to, step, nil)
 	return out, c.queryErr(query, err)
@@ -206,6 +209,11 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	if to.Before(from) {
 		return nil, fmt.Errorf("end %s is before start %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
 	}
+	// The calls are made on the grid Loki evaluates on, each starting one
+	// step after the last one ended: a call whose ends were off the grid
+	// would be rounded outwards by Loki, and the grid point between two
+	// calls evaluated (and counted) by both.
+	from, to = alignToStep(from, to, step)
 	bySeries := map[string]*MatrixSeries{}
 	// seriesSpan bounds the chunks after Loki refused one for its series
 	// count: fewer hours hold fewer streams when streams come and go.
@@ -263,6 +271,30 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Labels < out[j].Labels })
 	return out, nil
+}
+
+// alignToStep rounds from down and to up to multiples of step counted from
+// the Unix epoch, as Loki's query frontend does before it splits and
+// evaluates a metric query (queryrange's metricQuerySplitter.alignStartEnd).
+// A step that is not whole milliseconds is left alone: Loki reads steps in
+// milliseconds.
+func alignToStep(from, to time.Time, step time.Duration) (time.Time, time.Time) {
+	if step <= 0 || step%time.Millisecond != 0 {
+		return from, to
+	}
+	floor := func(t time.Time) time.Time {
+		ns := t.UnixNano()
+		m := ns % int64(step)
+		if m < 0 {
+			m += int64(step)
+		}
+		return time.Unix(0, ns-m).UTC()
+	}
+	f := floor(to)
+	if f.Before(to) {
+		f = f.Add(step)
+	}
+	return floor(from), f
 }
 
 // QueryVector runs an instant metric query at t (Loki refuses log queries here).

@@ -360,10 +360,7 @@ func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to tim
 	if err != nil {
 		return mc, c.queryErr(selector, fmt.Errorf("listing streams: %w", err))
 	}
-	q, err := countQuery(selector, labelNames(streams), time.Minute)
-	if err != nil {
-		return mc, c.queryErr(selector, err)
-	}
+	q := groupedCount(selector, labelNames(streams), MinuteRange)
 	mc.Query = q
 	series, err := c.minuteMatrix(ctx, q, from, to, m)
 	if err != nil {
@@ -398,9 +395,10 @@ type MinuteSeries struct {
 }
 
 // MinuteValues evaluates query, a metric query whose range aggregations span
-// [1m] (sum by (status) (count_over_time({job="caddy"} | json [1m]))), once per
-// minute of [from, to) widened to whole minutes: what Loki computes for minute
-// m covers log lines in [m, m+1m).
+// MinuteRange (sum by (status) (count_over_time({job="caddy"} | json [1m] offset 1ns))),
+// once per minute of [from, to) widened to whole minutes: what Loki computes
+// for minute m covers log lines in [m, m+1m). The query is split where Loki's
+// limits demand, on the minute grid, so that every minute is evaluated once.
 func (c *Client) MinuteValues(ctx context.Context, query string, from, to time.Time) (MinuteValues, error) {
 	from, to = wholeMinutes(from, to)
 	mv := MinuteValues{Query: query, From: from, To: to}
@@ -424,12 +422,12 @@ func wholeMinutes(from, to time.Time) (time.Time, time.Time) {
 	return from, to
 }
 
-// minuteMatrix runs a [1m] metric query at a 1m step over the whole minutes
-// [from, to). Steps sit 1 ns before each minute's end because a LogQL range
-// is (t-1m, t].
+// minuteMatrix runs a MinuteRange metric query at a 1m step over the whole
+// minutes [from, to): the step at the end of minute m (m+1m, on the grid Loki
+// evaluates on) gives minute m.
 func (c *Client) minuteMatrix(ctx context.Context, q string, from, to time.Time, m *meter) ([]MinuteSeries, error) {
-	start := from.Add(time.Minute - time.Nanosecond)
-	series, err := c.matrix(ctx, q, start, to.Add(-time.Nanosecond), time.Minute, m)
+	first := from.Add(time.Minute)
+	series, err := c.matrix(ctx, q, first, to, time.Minute, m)
 	if err != nil {
 		return nil, err
 	}
@@ -439,9 +437,11 @@ func (c *Client) minuteMatrix(ctx context.Context, q string, from, to time.Time,
 		ms := MinuteSeries{Metric: s.Metric, Labels: s.Labels, Values: make([]float64, n)}
 		for _, p := range s.Points {
 			// Loki reports step times in milliseconds: round back to the step.
-			i := int(math.Round(float64(p.T.Sub(start)) / float64(time.Minute)))
+			i := int(math.Round(float64(p.T.Sub(first)) / float64(time.Minute)))
 			if i >= 0 && i < n {
-				ms.Values[i] += p.V
+				// Each step is asked for once (matrix splits on the grid):
+				// a second value for it would be counted twice.
+				ms.Values[i] = p.V
 			}
 		}
 		out = append(out, ms)

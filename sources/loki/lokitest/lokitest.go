@@ -6,8 +6,9 @@
 // It serves query_range for log queries (streams, start inclusive, end
 // exclusive, limit default 100, direction default backward, the oldest/newest
 // `limit` entries across all matching streams) and for metric queries (matrix,
-// steps start, start+step, ... <= end, each range aggregation over
-// (t-range, t], no sample for an empty window), instant queries (vector),
+// start rounded down and end up to the step's grid as Loki's frontend does,
+// then steps start, start+step, ... <= end, each range aggregation over
+// (t-range, t], shifted back by an `offset`, no sample for an empty window), instant queries (vector),
 // /series, /labels, the stats block, plain-text error bodies, and the
 // 400s of max_entries_limit_per_query, max_query_length and max_query_series
 // with Loki's own texts. It implements the LogQL subset the client
@@ -403,6 +404,14 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 		return
 	}
+	// Loki's query frontend puts every metric query on the step's grid,
+	// counted from the Unix epoch, before it splits and evaluates it: the
+	// start is rounded down and the end up (pkg/querier/queryrange,
+	// metricQuerySplitter.alignStartEnd), unconditionally and in
+	// milliseconds. The answer is not moved back to what was asked: two
+	// requests whose ends meet between grid points both evaluate the grid
+	// point between them.
+	start, end = alignToStep(start, end, int64(step))
 	f.answerMetric(w, expr, start, end, int64(step), "matrix", func(s fakeSeries) map[string]any {
 		vals := make([][2]any, 0, len(s.points))
 		for _, p := range s.points {
@@ -524,6 +533,27 @@ func (f *Loki) labels(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Strings(out)
 	f.ok(w, "labels", out)
+}
+
+// alignToStep rounds start down and end up to multiples of step (ns), as
+// Loki's frontend does with the step in whole milliseconds.
+func alignToStep(start, end, step int64) (int64, int64) {
+	stepNs := step / 1e6 * 1e6
+	if stepNs <= 0 {
+		return start, end
+	}
+	floor := func(x int64) int64 {
+		m := x % stepNs
+		if m < 0 {
+			m += stepNs
+		}
+		return x - m
+	}
+	start = floor(start)
+	if e := floor(end); e != end {
+		end = e + stepNs
+	}
+	return start, end
 }
 
 // promTime renders a step time as Loki does: seconds with millisecond precision.
@@ -668,7 +698,7 @@ type fakeSeries struct {
 // sample | unwrap could not read fails the query, as in Loki, unless a label
 // filter after the unwrap dropped it.
 func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64, error) {
-	rng := int64(expr.rng)
+	rng, off := int64(expr.rng), int64(expr.offset)
 	type sample struct {
 		ts int64
 		v  float64
@@ -683,7 +713,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		if !expr.Matches(s.labels) {
 			continue
 		}
-		for _, e := range s.window(start-rng, end+1) {
+		for _, e := range s.window(start-rng-off, end-off+1) {
 			scanned++
 			scannedBytes += int64(len(e.Line))
 			ls, v, ok := expr.apply(s.labels, e.Line)
@@ -731,9 +761,9 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			groups[gk] = a
 		}
 		for t := start; t <= end; t += step {
-			// (t-rng, t]
-			lo := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-rng })
-			hi := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t })
+			// (t-rng-off, t-off]
+			lo := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-rng-off })
+			hi := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-off })
 			if hi == lo {
 				continue
 			}
