@@ -226,6 +226,9 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 		if seriesSpan > 0 && seriesSpan < span {
 			span = seriesSpan
 		}
+		if b := c.bytesSpanLimit(); b > 0 && b < span {
+			span = b
+		}
 		end := chunkEnd(start, to, span, step)
 		p := url.Values{
 			"query": {query},
@@ -236,6 +239,9 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 		var d queryData
 		if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
 			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
+				continue
+			}
+			if be := bytesLimitOf(err); be != nil && c.learnBytesLimit(be, end.Sub(start), step) {
 				continue
 			}
 			if se := seriesLimitOf(err); se != nil && end.Sub(start) > c.cfg.SplitBy {

@@ -115,6 +115,10 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if IsQueryError(err) {
+				// The lines' query is the count's: Loki would refuse it too.
+				return nil, err
+			}
 			// Still pull the lines; they just cannot be verified.
 			j.sr.Problems = append(j.sr.Problems, "count_over_time cross-check failed, lines unverified: "+c.scrub(err).Error())
 			return all, nil
@@ -153,17 +157,50 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 	return res, c.queryErr(query, err)
 }
 
-// counts runs the count cross-check for [from, to).
+// counts runs the count cross-check for [from, to). When Loki refuses it
+// for the bytes it would read, the range is counted in halves (on the
+// minute, down to single minutes) and the halves' counts summed.
 func (c *Client) counts(ctx context.Context, query string, names []string, from, to time.Time, m *meter) ([]Sample, error) {
 	q, err := countQuery(query, names, to.Sub(from))
 	if err != nil {
 		return nil, err
 	}
 	out, err := c.vector(ctx, q, to.Add(-time.Nanosecond), m)
+	if be := bytesLimitOf(err); be != nil {
+		mid := from.Add(to.Sub(from) / 2).Truncate(time.Minute)
+		if mid.After(from) && mid.Before(to) {
+			a, err := c.counts(ctx, query, names, from, mid, m)
+			if err != nil {
+				return nil, err
+			}
+			b, err := c.counts(ctx, query, names, mid, to, m)
+			if err != nil {
+				return nil, err
+			}
+			return sumSamples(a, b), nil
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("loki query %q: %w", q, err)
+		return nil, &QueryError{Query: q, Err: err}
 	}
 	return out, nil
+}
+
+// sumSamples adds b's samples to a's, by labels.
+func sumSamples(a, b []Sample) []Sample {
+	index := map[string]int{}
+	for i, s := range a {
+		index[s.Labels] = i
+	}
+	for _, s := range b {
+		if i, ok := index[s.Labels]; ok {
+			a[i].V += s.V
+			continue
+		}
+		index[s.Labels] = len(a)
+		a = append(a, s)
+	}
+	return a
 }
 
 // sameCounts compares per-stream counts, ignoring zero entries.
@@ -239,16 +276,17 @@ func (c *Client) notes(r Result) []sources.QualityNote {
 		if len(why) == 0 {
 			why = append(why, "incomplete")
 		}
-		out = append(out, sources.QualityNote{
-			Source:   Source,
-			Severity: sev,
-			Message: fmt.Sprintf("%s [%s, %s): %s", r.Query, s.From.Format(time.RFC3339), s.To.Format(time.RFC3339),
-				strings.Join(why, "; ")),
-		})
+		// The reason first, then the query, once: a reason naming the
+		// query it failed on (a count's) already says it.
+		msg := fmt.Sprintf("[%s, %s): %s", s.From.Format(time.RFC3339), s.To.Format(time.RFC3339), strings.Join(why, "; "))
+		if !strings.Contains(msg, queryMark) {
+			msg += queryMark + r.Query
+		}
+		out = append(out, sources.QualityNote{Source: Source, Severity: sev, Message: msg})
 	}
 	if bad > maxNotes {
 		out = append(out, sources.QualityNote{Source: Source, Severity: sources.SeverityError,
-			Message: fmt.Sprintf("%s: %d more incomplete sub-ranges not listed (%d of %d incomplete)", r.Query, bad-maxNotes, bad, len(r.SubRanges))})
+			Message: fmt.Sprintf("%d more incomplete sub-ranges not listed (%d of %d incomplete)%s%s", bad-maxNotes, bad, len(r.SubRanges), queryMark, r.Query)})
 	}
 	return out
 }
