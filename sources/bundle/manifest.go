@@ -112,6 +112,11 @@ type PushdownCost struct {
 	Requests             int64 `yaml:"requests" json:"requests"`
 	ResponseBytes        int64 `yaml:"response_bytes" json:"response_bytes"`
 	ResponseDecodedBytes int64 `yaml:"response_decoded_bytes,omitempty" json:"response_decoded_bytes,omitempty"`
+	// LokiBytesProcessed is what Loki said it read to answer those
+	// requests (the stats.summary.totalBytesProcessed of its answers): the
+	// work the access log cost Loki, not the network. 0 when Loki sent no
+	// statistics.
+	LokiBytesProcessed int64 `yaml:"loki_bytes_processed,omitempty" json:"loki_bytes_processed,omitempty"`
 	// FullLines and FullBytes are what a full pull would have pulled, as Loki
 	// counted them (count_over_time, bytes_over_time): measured, not
 	// estimated. -1 when Loki could not say.

@@ -382,10 +382,11 @@ func (f *fetcher) loki(ctx context.Context) error {
 	}
 	// What the access log cost, counts and pulls, for the pushdown's summary.
 	var accessCost bundle.PushdownCost
-	var decodedAtPhase int64
+	var decodedAtPhase, processedAtPhase int64
 	phase := func(name string) {
 		cur = Progress{Source: loki.Source, Phase: name, Unit: "lines", Started: time.Now()}
 		_, decodedAtPhase = c.ResponseBytes()
+		processedAtPhase = c.BytesProcessed()
 		f.progress(cur)
 	}
 	finish := func() {
@@ -396,6 +397,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 			accessCost.Requests += cur.Requests
 			accessCost.ResponseBytes += cur.WireBytes
 			accessCost.ResponseDecodedBytes += decoded - decodedAtPhase
+			accessCost.LokiBytesProcessed += c.BytesProcessed() - processedAtPhase
 		}
 	}
 	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
@@ -695,8 +697,8 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
-	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes on the wire, %d unpacked)", pushdownMark,
-		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes, cost.ResponseDecodedBytes)
+	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes on the wire, %d unpacked; Loki read %d bytes to answer)", pushdownMark,
+		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes, cost.ResponseDecodedBytes, cost.LokiBytesProcessed)
 	if cost.FullBytes > 0 {
 		msg += fmt.Sprintf("; a full pull would have pulled %d lines (%d bytes, as Loki measured them): %.1f%% of its bytes", cost.FullLines, cost.FullBytes,
 			100*float64(cost.PulledBytes)/float64(cost.FullBytes))

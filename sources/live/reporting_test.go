@@ -47,7 +47,8 @@ func TestMalformedPipelineStopsAtTheFirst400(t *testing.T) {
 }
 
 // The limits a pushdown learned from Loki are in bundle.yaml's pushdown
-// section, which report.json's evidence.pushdown is, in Loki's own words.
+// section, which report.json's evidence.pushdown is, in Loki's own words,
+// with what the access log cost Loki by its own statistics.
 func TestPushdownRecordsTheLimitsLearned(t *testing.T) {
 	m, _, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		cfg.PushdownAfter = D(0)
@@ -58,6 +59,11 @@ func TestPushdownRecordsTheLimitsLearned(t *testing.T) {
 	}
 	if m.Pushdown == nil {
 		t.Fatal("no pushdown section")
+	}
+	// The cost is stated in Loki's own statistics and in both sizes of its
+	// answers: gzip on the wire, well under the JSON it unpacks to.
+	if pd := m.Pushdown; pd.LokiBytesProcessed <= 0 || pd.ResponseBytes <= 0 || 2*pd.ResponseBytes >= pd.ResponseDecodedBytes {
+		t.Errorf("pushdown cost: Loki processed %d bytes, %d response bytes on the wire, %d unpacked", pd.LokiBytesProcessed, pd.ResponseBytes, pd.ResponseDecodedBytes)
 	}
 	learned := strings.Join(m.Pushdown.LimitsLearned, "\n")
 	if !strings.Contains(learned, "at most 45m") || !strings.Contains(learned, "the query time range exceeds the limit") {

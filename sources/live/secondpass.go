@@ -185,5 +185,6 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	pd.ResponseBytes += res.WireBytes()
 	_, decoded := c.ResponseBytes()
 	pd.ResponseDecodedBytes += decoded
+	pd.LokiBytesProcessed += c.BytesProcessed()
 	return len(pull), bundle.WriteManifest(dir, m)
 }

@@ -251,6 +251,7 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			}
 			return nil, err
 		}
+		c.traffic.processedBy(d.Stats)
 		if d.ResultType != "matrix" {
 			return nil, fmt.Errorf("want a matrix, Loki answered resultType %q (is this a log query?)", d.ResultType)
 		}
@@ -315,6 +316,7 @@ func (c *Client) vector(ctx context.Context, query string, t time.Time, m *meter
 	if err := c.get(ctx, pathQuery, p, &d, m); err != nil {
 		return nil, err
 	}
+	c.traffic.processedBy(d.Stats)
 	if d.ResultType != "vector" {
 		return nil, fmt.Errorf("want a vector, Loki answered resultType %q", d.ResultType)
 	}
@@ -344,6 +346,7 @@ func (c *Client) logPage(ctx context.Context, query string, from, to time.Time, 
 	if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
 		return nil, nil, err
 	}
+	c.traffic.processedBy(d.Stats)
 	if d.ResultType != "streams" {
 		return nil, nil, fmt.Errorf("want streams, Loki answered resultType %q (is this a metric query?)", d.ResultType)
 	}

@@ -386,7 +386,21 @@ func unwrapURLError(err error) error {
 // trafficTotals are the response bytes of every request of a client.
 type trafficTotals struct {
 	wire, decoded atomic.Int64
+	// processed sums Loki's own data.stats.summary.totalBytesProcessed:
+	// what it read to answer, as opposed to what it sent.
+	processed atomic.Int64
 }
+
+// processedBy adds an answer's statistics (nil when Loki sent none).
+func (t *trafficTotals) processedBy(s *Stats) {
+	if s != nil {
+		t.processed.Add(s.Summary.TotalBytesProcessed)
+	}
+}
+
+// BytesProcessed is what Loki says it read to answer this client's queries
+// so far (the stats block of its answers): the work a query cost Loki.
+func (c *Client) BytesProcessed() int64 { return c.traffic.processed.Load() }
 
 func (t *trafficTotals) add(wire, decoded int64) {
 	t.wire.Add(wire)
