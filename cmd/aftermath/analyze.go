@@ -23,6 +23,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
 type analyzeFlags struct {
@@ -483,6 +484,9 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *detected, out str
 	if incomplete(rep.DataQuality) {
 		if dataQuality == "" {
 			dataQuality = rulesPath
+		}
+		if where, ok := live.LokiUnreachable(in.Manifest); ok {
+			return &exitError{code: exitIncomplete, err: fmt.Errorf("see data_quality in %s\n%s", dataQuality, unreachableLine(where))}
 		}
 		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", dataQuality)}
 	}

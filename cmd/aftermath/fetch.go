@@ -86,6 +86,9 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			printFetchSummary(cmd.OutOrStdout(), f.out, m)
+			if where, ok := live.LokiUnreachable(*m); ok {
+				return &exitError{code: exitIncomplete, err: fmt.Errorf("see the notes above and %s\n%s", filepath.Join(f.out, bundle.ManifestFile), unreachableLine(where))}
+			}
 			if incomplete(notes) {
 				return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see the notes above and %s", filepath.Join(f.out, bundle.ManifestFile))}
 			}
@@ -239,7 +242,7 @@ func printFetchSummary(w io.Writer, dir string, m *bundle.Manifest) {
 	var lines, bytes int64
 	var series, incompleteQueries int
 	for _, q := range m.Queries {
-		if q.File == live.AccessFile {
+		if live.IsPulledAccess(q) {
 			lines += q.Lines
 			bytes += q.Bytes
 		}

@@ -107,6 +107,11 @@ func detectInputs(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	}
 	if len(loaded.NoEvidence) > 0 {
 		loaded.Close()
+		if where, ok := live.LokiUnreachable(in.Manifest); ok {
+			// Not the logs' fault, nor the user's: the same exit and last
+			// line as when a pushdown's counts found Loki unreachable.
+			return nil, &exitError{code: exitIncomplete, err: fmt.Errorf("%w\n%s", unusableEvidence(loaded.NoEvidence), unreachableLine(where))}
+		}
 		return nil, &exitError{code: exitUsage, err: unusableEvidence(loaded.NoEvidence)}
 	}
 	// A bundle fetched live says in its manifest which queries were partial.
@@ -148,4 +153,10 @@ func writeRules(dir string, a *analysis) (string, error) {
 		return "", fmt.Errorf("rules: %w", err)
 	}
 	return p, nil
+}
+
+// unreachableLine is the last line of a command whose live fetch found Loki
+// unreachable (live.LokiUnreachable), in every fetch mode.
+func unreachableLine(where string) string {
+	return "evidence incomplete: " + where + " is unreachable, so no access-log line could be fetched"
 }

@@ -106,9 +106,17 @@ type PushdownCost struct {
 	PulledBytes int64 `yaml:"pulled_bytes" json:"pulled_bytes"`
 	// Requests and ResponseBytes are the HTTP requests made to Loki for the
 	// access log (counts and pulls, retries included) and their response
-	// bytes.
-	Requests      int64 `yaml:"requests" json:"requests"`
-	ResponseBytes int64 `yaml:"response_bytes" json:"response_bytes"`
+	// bytes as they crossed the network (gzip when Loki compressed them;
+	// bundles fetched before response_decoded_bytes existed counted them
+	// unpacked). ResponseDecodedBytes are the same answers unpacked.
+	Requests             int64 `yaml:"requests" json:"requests"`
+	ResponseBytes        int64 `yaml:"response_bytes" json:"response_bytes"`
+	ResponseDecodedBytes int64 `yaml:"response_decoded_bytes,omitempty" json:"response_decoded_bytes,omitempty"`
+	// LokiBytesProcessed is what Loki said it read to answer those
+	// requests (the stats.summary.totalBytesProcessed of its answers): the
+	// work the access log cost Loki, not the network. 0 when Loki sent no
+	// statistics.
+	LokiBytesProcessed int64 `yaml:"loki_bytes_processed,omitempty" json:"loki_bytes_processed,omitempty"`
 	// FullLines and FullBytes are what a full pull would have pulled, as Loki
 	// counted them (count_over_time, bytes_over_time): measured, not
 	// estimated. -1 when Loki could not say.
@@ -136,6 +144,11 @@ type PushdownCost struct {
 	// a failing stretch's edge touched minutes that were only counted; their
 	// lines, bytes and requests are in the totals above too.
 	SecondPasses []SecondPass `yaml:"second_passes,omitempty" json:"second_passes,omitempty"`
+	// LimitsLearned are Loki's limits the fetch met and followed, one
+	// sentence each with Loki's own words (max_query_length,
+	// max_query_series, max_query_bytes_read, max_querier_bytes_read; the
+	// lines per call are in each pull's record): absent when none was met.
+	LimitsLearned []string `yaml:"limits_learned,omitempty" json:"limits_learned,omitempty"`
 }
 
 // SecondPass is one second pass of a pushdown: the minutes it pulled raw and

@@ -253,12 +253,14 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	}
 	l.Access = stats
 	l.SkippedLines = skips.Count("")
+	countedRows := 0
 	if in.MinuteStatus != "" {
 		rows, err := bundle.ReadMinuteStatus(in.MinuteStatus)
 		if err != nil {
 			return nil, err
 		}
 		added := traffic.AddMinuteStatus(rows)
+		countedRows = added
 		// The client families pulled across the range were read whole: the
 		// counts hold none of their lines.
 		if pf, ok := traffic.(interface{ PulledFamilies([]string) }); ok && in.Manifest.Pushdown != nil {
@@ -267,7 +269,15 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		for _, r := range rows {
 			accessCoverage.Observe(r.Minute, int(r.Requests))
 		}
-		if added > 0 {
+		switch {
+		case added > 0 && accessPullFailed(in.Manifest):
+			// A pull that failed is replaced by the counts of its minutes
+			// where the fetch had them; whether it had them all, the
+			// fetch's own notes say: the totals are not vouched for here.
+			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
+				"requests, statuses and PHP time of the lines that were not pulled, or whose pull failed, come from per-minute counts (%s, %d rows); fingerprints, addresses and latencies cover only the lines pulled",
+				bundle.MinuteStatusFile, added)})
+		case added > 0:
 			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
 				"requests, statuses and PHP time of the lines that were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the lines pulled (the minutes that stood out, and the client families pulled across the window)",
 				bundle.MinuteStatusFile, added)})
@@ -310,7 +320,9 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		} else {
 			l.Traffic = traffic
 		}
-	case stats.Requests == 0:
+	case stats.Requests == 0 && countedRows == 0:
+		// Requests only counted (a pushdown whose raw pulls all failed)
+		// are evidence still: not so a log with no line at all.
 		names := make([]string, len(in.Access))
 		for i, p := range in.Access {
 			names[i] = in.name(p)
@@ -356,6 +368,17 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	}
 	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.Metrics)
 	return l, nil
+}
+
+// accessPullFailed reports whether a fetch's pull of access-log lines
+// failed (bundle.yaml records it).
+func accessPullFailed(m bundle.Manifest) bool {
+	for _, q := range m.Queries {
+		if strings.HasPrefix(q.File, bundle.AccessDir+"/") && q.HasFailed() {
+			return true
+		}
+	}
+	return false
 }
 
 // windowFromSpan sets the window to the evidence's own span, in whole

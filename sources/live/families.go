@@ -42,7 +42,7 @@ const dropFamilyLabels = " | drop " + familyUA + ", " + familyLang + ", " + fami
 
 // familyCountQuery counts query's lines per minute and family.
 func familyCountQuery(query string) string {
-	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " [1m]))"
+	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " " + loki.MinuteRange + "))"
 }
 
 // familyFilter selects the lines of families (in: true) or every other line
@@ -192,8 +192,8 @@ func familySpans(from time.Time, perMinute []float64, limit int) []loki.Span {
 // pullFamilies pulls the lines of plan's families across the whole range into
 // FamiliesFile; the minutes pulled whole leave them out (familyFilter), and
 // the per-minute status counts too, so no line is read or counted twice. A
-// failed pull leaves those totals short: an error note says so.
-func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string, plan pushdownPlan, phase func(string), finish func()) error {
+// failed pull is replaced by the families' counts (countFailedFamilies).
+func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string, plan *pushdownPlan, phase func(string), finish func()) error {
 	q := query + familyFilter(plan.families, true)
 	phase("access log, client families")
 	defer finish()
@@ -204,11 +204,9 @@ func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string
 	if err != nil {
 		return err
 	}
-	if p.err != nil {
-		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
-			"%s: the lines of the client families %s were not all pulled, so their addresses and fingerprints, and the requests of the minutes not pulled whole, are short: %v",
-			FamiliesFile, strings.Join(plan.families, ", "), p.err))
-	}
 	f.record(p.rec)
+	if p.err != nil || !p.res.Complete() {
+		return f.countFailedFamilies(ctx, c, query, plan, p.err)
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -326,7 +327,7 @@ func (f *fetcher) pullToFile(file, query, note string, pull func(sink func(loki.
 		rec.Complete, rec.Failed = false, true
 		rec.Note += "; failed: " + perr.Error()
 		if loki.IsQueryError(perr) {
-			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q of %s is malformed: %w", query, file, perr))
+			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: the Loki query of %s is malformed: %w", file, perr))
 		}
 	}
 	return pulled{rec: rec, res: res, err: perr}, nil
@@ -381,16 +382,22 @@ func (f *fetcher) loki(ctx context.Context) error {
 	}
 	// What the access log cost, counts and pulls, for the pushdown's summary.
 	var accessCost bundle.PushdownCost
+	var decodedAtPhase, processedAtPhase int64
 	phase := func(name string) {
 		cur = Progress{Source: loki.Source, Phase: name, Unit: "lines", Started: time.Now()}
+		_, decodedAtPhase = c.ResponseBytes()
+		processedAtPhase = c.BytesProcessed()
 		f.progress(cur)
 	}
 	finish := func() {
 		cur.Finished = true
 		f.progress(cur)
 		if !strings.HasPrefix(cur.Phase, "log ") {
+			_, decoded := c.ResponseBytes()
 			accessCost.Requests += cur.Requests
 			accessCost.ResponseBytes += cur.WireBytes
+			accessCost.ResponseDecodedBytes += decoded - decodedAtPhase
+			accessCost.LokiBytesProcessed += c.BytesProcessed() - processedAtPhase
 		}
 	}
 	query := joinQuery(lcfg.Selector, lcfg.Pipeline)
@@ -404,6 +411,9 @@ func (f *fetcher) loki(ctx context.Context) error {
 	defer func() {
 		for _, l := range c.LimitsLearned() {
 			f.note(loki.Source, sources.SeverityInfo, l)
+		}
+		if c.Unreachable() {
+			f.unreachable(lcfg.Addr)
 		}
 	}()
 	if pushdown {
@@ -435,7 +445,11 @@ func (f *fetcher) loki(ctx context.Context) error {
 				note += "; without the client families pulled across the range (" + FamiliesFile + ")"
 			}
 		}
+		var written lineMinutes
 		p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
+			if access && pushdown {
+				sink = written.record(sink)
+			}
 			if pushdown {
 				pq := query
 				if access {
@@ -456,6 +470,11 @@ func (f *fetcher) loki(ctx context.Context) error {
 			}
 			if access && pushdown {
 				f.dropPushdownSummary()
+			}
+		}
+		if access && pushdown && (perr != nil || !res.Complete()) {
+			if err := f.countFailedPull(ctx, c, &plan, res, written, &cur); err != nil {
+				return err
 			}
 		}
 		// Like Prometheus' "no series matched": a selector that matches
@@ -490,11 +509,12 @@ func (f *fetcher) loki(ctx context.Context) error {
 		return err
 	}
 	if len(plan.families) > 0 {
-		if err := f.pullFamilies(ctx, c, query, plan, phase, finish); err != nil {
+		if err := f.pullFamilies(ctx, c, query, &plan, phase, finish); err != nil {
 			return err
 		}
 	}
 	if pushdown {
+		accessCost.LimitsLearned = c.LimitsLearned()
 		f.pushdownCost(accessCost, plan)
 	}
 	for _, lg := range lcfg.Logs {
@@ -511,6 +531,47 @@ func (f *fetcher) loki(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unreachableNote is the note of the record that says Loki was
+// unreachable (LokiUnreachable finds it).
+const unreachableNote = "unreachable: the last request failed after every retry, and none succeeded since"
+
+// unreachable records that Loki at addr stopped answering: whatever mode
+// the fetch ran in (full pull or pushdown), this record and its note name
+// it, so that the command's last line can (LokiUnreachable).
+func (f *fetcher) unreachable(addr string) {
+	where := "Loki at " + redactURL(addr)
+	f.note(loki.Source, sources.SeverityError, where+" is "+unreachableNote)
+	f.record(bundle.Query{Source: loki.Source, Query: where, From: f.start, To: f.to, Failed: true, Note: unreachableNote})
+}
+
+// LokiUnreachable returns "Loki at <address>" when the fetch that wrote m
+// found Loki unreachable.
+func LokiUnreachable(m bundle.Manifest) (string, bool) {
+	for _, q := range m.Queries {
+		if q.Source == loki.Source && q.Failed && q.Note == unreachableNote {
+			return q.Query, true
+		}
+	}
+	return "", false
+}
+
+// redactURL drops the user information of an address.
+func redactURL(addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil || u.User == nil {
+		return addr
+	}
+	u.User = nil
+	return u.String()
+}
+
+// IsPulledAccess reports whether q is a pull of raw access-log lines from
+// Loki: the access log (AccessFile), the client families pulled across the
+// range (FamiliesFile) and the second passes' files, not the counts.
+func IsPulledAccess(q bundle.Query) bool {
+	return q.Source == loki.Source && strings.HasPrefix(q.File, bundle.AccessDir+"/") && strings.HasSuffix(q.File, ".log.gz")
 }
 
 // failed records a source that could not run at all.
@@ -590,6 +651,12 @@ type pushdownPlan struct {
 	// baselineMinutes and baselineSampled: the baseline's minutes, and how
 	// many of them are pulled raw.
 	baselineMinutes, baselineSampled int
+	// rows are access/minute-counts.csv's; status what Loki counted per
+	// minute and status of statusQuery (the lines the access pull reads),
+	// nil when it was not asked (every minute pulled) or failed.
+	rows        []Minute
+	status      *statusCounts
+	statusQuery string
 }
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
@@ -598,7 +665,7 @@ type pushdownPlan struct {
 // is marked failed, and an info note says the saving is not stated.
 func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, cost *Progress) int64 {
 	var n float64
-	err := f.computeInLoki(ctx, c, "sum(bytes_over_time("+query+" [1m]))", f.start, f.to, "",
+	err := f.computeInLoki(ctx, c, "sum(bytes_over_time("+query+" "+loki.MinuteRange+"))", f.start, f.to, "",
 		"the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary", cost,
 		func(mv loki.MinuteValues) (string, error) {
 			for _, s := range mv.Series {
@@ -630,8 +697,8 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
-	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes)", pushdownMark,
-		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes)
+	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes on the wire, %d unpacked; Loki read %d bytes to answer)", pushdownMark,
+		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes, cost.ResponseDecodedBytes, cost.LokiBytesProcessed)
 	if cost.FullBytes > 0 {
 		msg += fmt.Sprintf("; a full pull would have pulled %d lines (%d bytes, as Loki measured them): %.1f%% of its bytes", cost.FullLines, cost.FullBytes,
 			100*float64(cost.PulledBytes)/float64(cost.FullBytes))
@@ -664,7 +731,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 			"per-minute counts failed, so no access-log line was pulled (a window up to pushdown_after %s is pulled in full instead): %v",
 			f.cfg.PushdownAfterDuration(), err))
 		if loki.IsQueryError(err) {
-			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: loki query %q is malformed: %w", query, err))
+			f.queryErrs = append(f.queryErrs, fmt.Errorf("fetch: the Loki query of the per-minute counts is malformed: %w", err))
 		}
 		return pushdownPlan{}, false
 	}
@@ -726,7 +793,8 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.
-	f.minuteStatus(ctx, c, query+familyFilter(plan.families, false), rows, cost)
+	plan.rows, plan.statusQuery = rows, query+familyFilter(plan.families, false)
+	plan.status = f.minuteStatus(ctx, c, plan.statusQuery, rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {

@@ -68,9 +68,9 @@ func (p minuteStatusPart) query(logQuery string, timeoutS float64) string {
 	}
 	by := `sum by (status, ` + phpLabel + `, ` + hitLabel + `) `
 	if p.seconds {
-		return by + `(sum_over_time(` + q + ` | unwrap duration | __error__="" [1m]))`
+		return by + `(sum_over_time(` + q + ` | unwrap duration | __error__="" ` + loki.MinuteRange + `))`
 	}
-	return by + `(count_over_time(` + q + ` [1m]))`
+	return by + `(count_over_time(` + q + ` ` + loki.MinuteRange + `))`
 }
 
 // statusGroup is one group of a minuteStatusPart's answer: a status and the
@@ -89,14 +89,22 @@ func (g statusGroup) origin() sources.Origin {
 	return accesslog.OriginOf(g.php, g.status, cache)
 }
 
+// statusCounts is what the minuteStatusParts' queries answered, per minute
+// of [from, from+n minutes): results[part][group][minute].
+type statusCounts struct {
+	from    time.Time
+	results []map[statusGroup][]float64
+}
+
 // minuteStatus has Loki count, per minute and status, the access-log lines
 // of the minutes that were not pulled (by origin and lateness, with PHP's
 // time), and writes them to bundle.MinuteStatusFile: the analysis then counts
 // the whole window's requests although it read only the minutes that stand
 // out. Without the clients' timeout nothing is late. A failed query leaves
 // the file out and the fetch partial (an error note, exit 1): the totals
-// would undercount.
-func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, cost *Progress) {
+// would undercount. The counts are of every minute and are kept (returned),
+// so that a raw pull that fails later is replaced by them (countFailedPull).
+func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, cost *Progress) *statusCounts {
 	var notPulled []int
 	for i, m := range minutes {
 		if !m.Pulled {
@@ -104,18 +112,30 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 		}
 	}
 	if len(notPulled) == 0 {
-		return
+		return nil
 	}
+	sc, err := f.countStatus(ctx, c, query, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
+	if err != nil {
+		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
+			"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
+		return nil
+	}
+	if err := writeFileWith(filepath.Join(f.dir, bundle.MinuteStatusFile), func(w io.Writer) error { return bundle.WriteMinuteStatus(w, sc.rows(minutes, notPulled)) }); err != nil {
+		f.note(SourceFetch, sources.SeverityError, err.Error())
+	}
+	return sc
+}
+
+// countStatus runs the minuteStatusParts' queries over minutes' range.
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
-	// results[part][group][minute]
-	results := make([]map[statusGroup][]float64, len(minuteStatusParts))
+	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts))}
 	for pi, part := range minuteStatusParts {
 		if !part.runs(timeoutS) {
 			continue
 		}
-		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile,
-			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost,
+		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
 			func(mv loki.MinuteValues) (string, error) {
 				groups := map[statusGroup][]float64{}
 				for _, s := range mv.Series {
@@ -127,18 +147,22 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 					}
 					groups[statusGroup{status: st, php: s.Metric[phpLabel] != "", hit: s.Metric[hitLabel] != ""}] = s.Values
 				}
-				results[pi] = groups
+				sc.results[pi] = groups
 				return "", nil
 			})
 		cost.Done++
 		if err != nil {
-			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
-				"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
-			return
+			return nil, err
 		}
 	}
+	return sc, nil
+}
+
+// rows are the bundle.MinuteStatus rows of minutes[i] for i in which.
+func (sc *statusCounts) rows(minutes []Minute, which []int) []bundle.MinuteStatus {
+	results := sc.results
 	at := func(part int, g statusGroup, minute int) float64 {
-		if v := results[part][g]; v != nil {
+		if v := results[part][g]; v != nil && minute >= 0 && minute < len(v) {
 			return v[minute]
 		}
 		return 0
@@ -154,7 +178,8 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 		late   bool
 	}
 	var rows []bundle.MinuteStatus
-	for _, i := range notPulled {
+	for _, mi := range which {
+		i := int(minutes[mi].T.Sub(sc.from) / time.Minute)
 		at0 := len(rows)
 		index := map[rowKey]int{}
 		add := func(k rowKey, requests, seconds float64) {
@@ -162,7 +187,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 			if !ok {
 				j = len(rows)
 				index[k] = j
-				rows = append(rows, bundle.MinuteStatus{Minute: minutes[i].T, Status: k.status, Origin: k.origin, Late: k.late})
+				rows = append(rows, bundle.MinuteStatus{Minute: minutes[mi].T, Status: k.status, Origin: k.origin, Late: k.late})
 			}
 			rows[j].Requests += int64(math.Round(requests))
 			rows[j].PHPSeconds += seconds
@@ -187,9 +212,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 		}
 		rows = kept
 	}
-	if err := writeFileWith(filepath.Join(f.dir, bundle.MinuteStatusFile), func(w io.Writer) error { return bundle.WriteMinuteStatus(w, rows) }); err != nil {
-		f.note(SourceFetch, sources.SeverityError, err.Error())
-	}
+	return rows
 }
 
 // boolOrder orders false before true.

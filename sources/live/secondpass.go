@@ -183,5 +183,8 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	pd.PulledBytes += pass.Bytes
 	pd.Requests += pass.Requests
 	pd.ResponseBytes += res.WireBytes()
+	_, decoded := c.ResponseBytes()
+	pd.ResponseDecodedBytes += decoded
+	pd.LokiBytesProcessed += c.BytesProcessed()
 	return len(pull), bundle.WriteManifest(dir, m)
 }

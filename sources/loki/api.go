@@ -190,6 +190,9 @@ func (c *Client) series(ctx context.Context, from, to time.Time, selectors []str
 // QueryMatrix runs a metric query (count_over_time, rate, sum by, ...) over
 // [from, to] at step and returns its matrix. Windows with more steps than Loki
 // accepts per call (11,000 points per series) are fetched in several calls.
+// Loki evaluates a range query on the step's grid (from the Unix epoch; its
+// frontend rounds the start down and the end up), so the steps are those of
+// the grid from from rounded down to to rounded up.
 func (c *Client) QueryMatrix(ctx context.Context, query string, from, to time.Time, step time.Duration) ([]MatrixSeries, error) {
 	out, err := c.matrix(ctx, query, from, to, step, nil)
 	return out, c.queryErr(query, err)
@@ -206,6 +209,11 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	if to.Before(from) {
 		return nil, fmt.Errorf("end %s is before start %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))
 	}
+	// The calls are made on the grid Loki evaluates on, each starting one
+	// step after the last one ended: a call whose ends were off the grid
+	// would be rounded outwards by Loki, and the grid point between two
+	// calls evaluated (and counted) by both.
+	from, to = alignToStep(from, to, step)
 	bySeries := map[string]*MatrixSeries{}
 	// seriesSpan bounds the chunks after Loki refused one for its series
 	// count: fewer hours hold fewer streams when streams come and go.
@@ -217,6 +225,9 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 		}
 		if seriesSpan > 0 && seriesSpan < span {
 			span = seriesSpan
+		}
+		if b := c.bytesSpanLimit(); b > 0 && b < span {
+			span = b
 		}
 		end := chunkEnd(start, to, span, step)
 		p := url.Values{
@@ -230,6 +241,9 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
 				continue
 			}
+			if be := bytesLimitOf(err); be != nil && c.learnBytesLimit(be, end.Sub(start), step) {
+				continue
+			}
 			if se := seriesLimitOf(err); se != nil && end.Sub(start) > c.cfg.SplitBy {
 				seriesSpan = c.cfg.SplitBy
 				c.noteSeriesLimit(se, seriesSpan)
@@ -237,6 +251,7 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			}
 			return nil, err
 		}
+		c.traffic.processedBy(d.Stats)
 		if d.ResultType != "matrix" {
 			return nil, fmt.Errorf("want a matrix, Loki answered resultType %q (is this a log query?)", d.ResultType)
 		}
@@ -265,6 +280,30 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	return out, nil
 }
 
+// alignToStep rounds from down and to up to multiples of step counted from
+// the Unix epoch, as Loki's query frontend does before it splits and
+// evaluates a metric query (queryrange's metricQuerySplitter.alignStartEnd).
+// A step that is not whole milliseconds is left alone: Loki reads steps in
+// milliseconds.
+func alignToStep(from, to time.Time, step time.Duration) (time.Time, time.Time) {
+	if step <= 0 || step%time.Millisecond != 0 {
+		return from, to
+	}
+	floor := func(t time.Time) time.Time {
+		ns := t.UnixNano()
+		m := ns % int64(step)
+		if m < 0 {
+			m += int64(step)
+		}
+		return time.Unix(0, ns-m).UTC()
+	}
+	f := floor(to)
+	if f.Before(to) {
+		f = f.Add(step)
+	}
+	return floor(from), f
+}
+
 // QueryVector runs an instant metric query at t (Loki refuses log queries here).
 func (c *Client) QueryVector(ctx context.Context, query string, t time.Time) ([]Sample, error) {
 	out, err := c.vector(ctx, query, t, nil)
@@ -277,6 +316,7 @@ func (c *Client) vector(ctx context.Context, query string, t time.Time, m *meter
 	if err := c.get(ctx, pathQuery, p, &d, m); err != nil {
 		return nil, err
 	}
+	c.traffic.processedBy(d.Stats)
 	if d.ResultType != "vector" {
 		return nil, fmt.Errorf("want a vector, Loki answered resultType %q", d.ResultType)
 	}
@@ -306,6 +346,7 @@ func (c *Client) logPage(ctx context.Context, query string, from, to time.Time, 
 	if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
 		return nil, nil, err
 	}
+	c.traffic.processedBy(d.Stats)
 	if d.ResultType != "streams" {
 		return nil, nil, fmt.Errorf("want streams, Loki answered resultType %q (is this a metric query?)", d.ResultType)
 	}

@@ -1,6 +1,7 @@
 package loki
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,9 @@ type Client struct {
 	// sub-range.
 	unreachable atomic.Bool
 
+	// traffic is every answer's size, on the wire and unpacked.
+	traffic trafficTotals
+
 	// retry is the policy of every request (tests give it a Sleep that
 	// records the waits instead of waiting).
 	retry httpretry.Policy
@@ -95,6 +99,11 @@ func New(cfg Config) (*Client, error) {
 	c.limit.Store(int64(cfg.Limit))
 	return c, nil
 }
+
+// Unreachable reports whether the last request to Loki failed after every
+// retry (refused, reset, timed out, or 429/5xx throughout), with no request
+// answered since.
+func (c *Client) Unreachable() bool { return c.unreachable.Load() }
 
 // Limit is the per-call line limit in force (lowered if the server refused more).
 func (c *Client) Limit() int { return int(c.limit.Load()) }
@@ -254,6 +263,7 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 	}
 	c.authorize(req)
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		m.add(1, 0)
@@ -263,13 +273,31 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 		return transient(err), 0, fmt.Errorf("request failed: %w", unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	body := &countingReader{r: resp.Body}
-	defer func() { m.add(1, body.n) }()
+	// The answer is asked for gzipped (as Loki's frontend sends it) and
+	// unpacked here, so both sizes are known: wire is what crossed the
+	// network, decoded what was read.
+	wire := &countingReader{r: resp.Body}
+	var body io.Reader = wire
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			m.add(1, wire.n)
+			c.traffic.add(wire.n, 0)
+			return true, 0, fmt.Errorf("reading response: %w", err)
+		}
+		defer zr.Close()
+		body = zr
+	}
+	decoded := &countingReader{r: body}
+	defer func() {
+		m.add(1, wire.n)
+		c.traffic.add(wire.n, decoded.n)
+	}()
 
 	// Read what is left (bounded) so the connection can be reused.
-	defer func() { _, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10)) }()
+	defer func() { _, _ = io.Copy(io.Discard, io.LimitReader(wire, 64<<10)) }()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(body, errBodyMax))
+		b, _ := io.ReadAll(io.LimitReader(decoded, errBodyMax))
 		ae := &APIError{StatusCode: resp.StatusCode, Message: errorText(b)}
 		if ae.Retryable() {
 			return true, httpretry.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), ae
@@ -283,7 +311,7 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 		out = new(json.RawMessage)
 	}
 	env := envelope{Data: out}
-	if err := json.NewDecoder(body).Decode(&env); err != nil {
+	if err := json.NewDecoder(decoded).Decode(&env); err != nil {
 		if ctx.Err() != nil {
 			return false, 0, ctx.Err()
 		}
@@ -355,6 +383,36 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// trafficTotals are the response bytes of every request of a client.
+type trafficTotals struct {
+	wire, decoded atomic.Int64
+	// processed sums Loki's own data.stats.summary.totalBytesProcessed:
+	// what it read to answer, as opposed to what it sent.
+	processed atomic.Int64
+}
+
+// processedBy adds an answer's statistics (nil when Loki sent none).
+func (t *trafficTotals) processedBy(s *Stats) {
+	if s != nil {
+		t.processed.Add(s.Summary.TotalBytesProcessed)
+	}
+}
+
+// BytesProcessed is what Loki says it read to answer this client's queries
+// so far (the stats block of its answers): the work a query cost Loki.
+func (c *Client) BytesProcessed() int64 { return c.traffic.processed.Load() }
+
+func (t *trafficTotals) add(wire, decoded int64) {
+	t.wire.Add(wire)
+	t.decoded.Add(decoded)
+}
+
+// ResponseBytes is what every answer so far weighed: on the wire (gzip, as
+// sent) and unpacked (what Loki's JSON is without compression).
+func (c *Client) ResponseBytes() (wire, decoded int64) {
+	return c.traffic.wire.Load(), c.traffic.decoded.Load()
+}
+
 type countingReader struct {
 	r io.Reader
 	n int64
@@ -369,13 +427,33 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // scrub makes sure no secret appears in an error's text.
 func (c *Client) scrub(err error) error { return redact.Error(err, c.secrets) }
 
-// queryErr names the query that failed, as callers expect:
-// loki query "{job=\"caddy\"}": loki answered 400: parse error ...
+// QueryError is an error of one LogQL query: the reason first, then the
+// query, once (a query is often hundreds of characters):
+//
+//	loki answered 400: parse error ...; loki query: {job="caddy"} | json | ...
+type QueryError struct {
+	Query string
+	Err   error
+}
+
+func (e *QueryError) Error() string { return e.Err.Error() + queryMark + e.Query }
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// queryMark introduces the query after the reason in errors and notes.
+const queryMark = "; loki query: "
+
+// queryErr names the query that failed (QueryError). An error that names
+// its query already keeps it: that is the query Loki refused (the count of
+// a pull, say), and naming the pull's too would print LogQL twice.
 func (c *Client) queryErr(q string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return c.scrub(fmt.Errorf("loki query %q: %w", q, err))
+	var qe *QueryError
+	if errors.As(err, &qe) {
+		return c.scrub(err)
+	}
+	return c.scrub(&QueryError{Query: q, Err: err})
 }
 
 // lowerLimit caps the per-call limit after the server refused `requested`

@@ -108,12 +108,27 @@ func countQuery(logQuery string, names []string, rng time.Duration) (string, err
 	if err != nil {
 		return "", err
 	}
+	return groupedCount(logQuery, names, "["+r+"]"), nil
+}
+
+// groupedCount is sum by (names) (count_over_time(logQuery rng)), rng a
+// range with its modifiers.
+func groupedCount(logQuery string, names []string, rng string) string {
 	by := ""
 	if len(names) > 0 {
 		by = " by (" + strings.Join(names, ", ") + ")"
 	}
-	return fmt.Sprintf("sum%s (count_over_time(%s [%s]))", by, strings.TrimSpace(logQuery), r), nil
+	return fmt.Sprintf("sum%s (count_over_time(%s %s))", by, strings.TrimSpace(logQuery), rng)
 }
+
+// MinuteRange is the range of a per-minute metric query (MinuteValues): a
+// minute, shifted back by a nanosecond. Loki evaluates a range over
+// (t-1m, t] and puts the steps of a query_range on the minute grid (its
+// frontend rounds start and end to the step): at the step t = m+1m the
+// shifted range is (m-1ns, m+1m-1ns], that is the minute [m, m+1m) a raw
+// pull of that minute reads, so a line logged on the minute's first
+// nanosecond is counted in the same minute it is pulled in.
+const MinuteRange = "[1m] offset 1ns"
 
 // formatRange renders d as a LogQL range. Loki parses ranges with Prometheus'
 // duration syntax (ms, s, m, h, d, w, y), which has no unit below a millisecond.

@@ -193,6 +193,30 @@ type runState struct {
 
 	mu           sync.Mutex
 	limitChanges []string
+
+	// malformed is the first refusal of the query as malformed (a 400
+	// "parse error": IsQueryError); stop ends the run then, since every
+	// other sub-range would be refused alike.
+	malformed error
+	stop      func()
+}
+
+// refused records err when Loki refused the query as malformed, and stops
+// the run; it reports whether it did.
+func (rs *runState) refused(err error) bool {
+	if !IsQueryError(err) {
+		return false
+	}
+	rs.mu.Lock()
+	if rs.malformed == nil {
+		rs.malformed = err
+	}
+	stop := rs.stop
+	rs.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return true
 }
 
 func (rs *runState) noteLimit(s string) {
@@ -253,6 +277,9 @@ func (c *Client) run(ctx context.Context, rs *runState, res *Result, spans []spa
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	rs.mu.Lock()
+	rs.stop = cancel
+	rs.mu.Unlock()
 
 	feed := make(chan *job)
 	var wg sync.WaitGroup
@@ -327,6 +354,15 @@ func (c *Client) run(ctx context.Context, rs *runState, res *Result, spans []spa
 	res.Limit = c.Limit()
 	res.LimitChanges = rs.limitChanges
 	res.ServerBytesProcessed = rs.serverBytes.Load()
+	rs.mu.Lock()
+	malformed := rs.malformed
+	rs.mu.Unlock()
+	if malformed != nil {
+		// One refusal says it all: no note per sub-range, and the error
+		// is Loki's 400 (IsQueryError), which the caller names once.
+		res.Notes = nil
+		return malformed
+	}
 	res.Notes = c.notes(*res)
 	switch {
 	case sinkErr != nil:
@@ -346,12 +382,14 @@ func (c *Client) work(ctx context.Context, rs *runState, j *job, plan planFunc) 
 	}()
 	streams, err := plan(ctx, j, m)
 	if err != nil {
+		rs.refused(err)
 		j.sr.Err = c.scrub(err)
 		return
 	}
 	j.sr.Streams = len(streams)
 	for _, ps := range streams {
 		if err := c.pageStream(ctx, rs, j, ps, m); err != nil {
+			rs.refused(err)
 			j.sr.Err = c.scrub(fmt.Errorf("stream %s: %w", ps.key, err))
 			return
 		}
@@ -378,8 +416,16 @@ func (c *Client) pageStream(ctx context.Context, rs *runState, j *job, ps planne
 	var seen map[string]int
 	for start.Before(end) {
 		limit := c.Limit()
-		vals, err := c.page(ctx, rs, j, ps.query, start, end, limit, m)
+		// Under Loki's bytes limits a page spans no more than they allow.
+		pageEnd := end
+		if w := c.bytesSpanLimit(); w > 0 && start.Add(w).Before(end) {
+			pageEnd = start.Add(w)
+		}
+		vals, err := c.page(ctx, rs, j, ps.query, start, pageEnd, limit, m)
 		if errors.Is(err, errLimitLowered) {
+			continue
+		}
+		if be := bytesLimitOf(err); be != nil && c.learnBytesLimit(be, pageEnd.Sub(start), time.Minute) {
 			continue
 		}
 		if err != nil {
@@ -412,6 +458,10 @@ func (c *Client) pageStream(ctx context.Context, rs *runState, j *job, ps planne
 			return err
 		}
 		if !full {
+			if pageEnd.Before(end) {
+				start, seen = pageEnd, nil
+				continue
+			}
 			return nil // the server had no more lines in [start, end)
 		}
 		last := vals[len(vals)-1].ts

@@ -409,8 +409,8 @@ func TestBadQueryIsNotRetried(t *testing.T) {
 			if !errors.As(err, &ae) || ae.StatusCode != 400 {
 				t.Errorf("error %v is not a 400 APIError", err)
 			}
-			if !strings.Contains(err.Error(), tt.lokiText) || !strings.HasPrefix(err.Error(), "loki query ") ||
-				!strings.Contains(err.Error(), fmt.Sprintf("%q", "count_over_time("+tt.query+"[1m])")) {
+			// Loki's reason first, then the query, once.
+			if !strings.Contains(err.Error(), tt.lokiText) || !strings.HasSuffix(err.Error(), "; loki query: count_over_time("+tt.query+"[1m])") {
 				t.Errorf("error %q lacks Loki's text or the query", err)
 			}
 			if calls, _ := f.Stats(); calls["error"] != 1 || len(s.get()) != 0 {

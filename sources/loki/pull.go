@@ -115,6 +115,10 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if IsQueryError(err) {
+				// The lines' query is the count's: Loki would refuse it too.
+				return nil, err
+			}
 			// Still pull the lines; they just cannot be verified.
 			j.sr.Problems = append(j.sr.Problems, "count_over_time cross-check failed, lines unverified: "+c.scrub(err).Error())
 			return all, nil
@@ -153,17 +157,50 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 	return res, c.queryErr(query, err)
 }
 
-// counts runs the count cross-check for [from, to).
+// counts runs the count cross-check for [from, to). When Loki refuses it
+// for the bytes it would read, the range is counted in halves (on the
+// minute, down to single minutes) and the halves' counts summed.
 func (c *Client) counts(ctx context.Context, query string, names []string, from, to time.Time, m *meter) ([]Sample, error) {
 	q, err := countQuery(query, names, to.Sub(from))
 	if err != nil {
 		return nil, err
 	}
 	out, err := c.vector(ctx, q, to.Add(-time.Nanosecond), m)
+	if be := bytesLimitOf(err); be != nil {
+		mid := from.Add(to.Sub(from) / 2).Truncate(time.Minute)
+		if mid.After(from) && mid.Before(to) {
+			a, err := c.counts(ctx, query, names, from, mid, m)
+			if err != nil {
+				return nil, err
+			}
+			b, err := c.counts(ctx, query, names, mid, to, m)
+			if err != nil {
+				return nil, err
+			}
+			return sumSamples(a, b), nil
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("loki query %q: %w", q, err)
+		return nil, &QueryError{Query: q, Err: err}
 	}
 	return out, nil
+}
+
+// sumSamples adds b's samples to a's, by labels.
+func sumSamples(a, b []Sample) []Sample {
+	index := map[string]int{}
+	for i, s := range a {
+		index[s.Labels] = i
+	}
+	for _, s := range b {
+		if i, ok := index[s.Labels]; ok {
+			a[i].V += s.V
+			continue
+		}
+		index[s.Labels] = len(a)
+		a = append(a, s)
+	}
+	return a
 }
 
 // sameCounts compares per-stream counts, ignoring zero entries.
@@ -239,16 +276,17 @@ func (c *Client) notes(r Result) []sources.QualityNote {
 		if len(why) == 0 {
 			why = append(why, "incomplete")
 		}
-		out = append(out, sources.QualityNote{
-			Source:   Source,
-			Severity: sev,
-			Message: fmt.Sprintf("%s [%s, %s): %s", r.Query, s.From.Format(time.RFC3339), s.To.Format(time.RFC3339),
-				strings.Join(why, "; ")),
-		})
+		// The reason first, then the query, once: a reason naming the
+		// query it failed on (a count's) already says it.
+		msg := fmt.Sprintf("[%s, %s): %s", s.From.Format(time.RFC3339), s.To.Format(time.RFC3339), strings.Join(why, "; "))
+		if !strings.Contains(msg, queryMark) {
+			msg += queryMark + r.Query
+		}
+		out = append(out, sources.QualityNote{Source: Source, Severity: sev, Message: msg})
 	}
 	if bad > maxNotes {
 		out = append(out, sources.QualityNote{Source: Source, Severity: sources.SeverityError,
-			Message: fmt.Sprintf("%s: %d more incomplete sub-ranges not listed (%d of %d incomplete)", r.Query, bad-maxNotes, bad, len(r.SubRanges))})
+			Message: fmt.Sprintf("%d more incomplete sub-ranges not listed (%d of %d incomplete)%s%s", bad-maxNotes, bad, len(r.SubRanges), queryMark, r.Query)})
 	}
 	return out
 }
@@ -360,10 +398,7 @@ func (c *Client) MinuteCounts(ctx context.Context, selector string, from, to tim
 	if err != nil {
 		return mc, c.queryErr(selector, fmt.Errorf("listing streams: %w", err))
 	}
-	q, err := countQuery(selector, labelNames(streams), time.Minute)
-	if err != nil {
-		return mc, c.queryErr(selector, err)
-	}
+	q := groupedCount(selector, labelNames(streams), MinuteRange)
 	mc.Query = q
 	series, err := c.minuteMatrix(ctx, q, from, to, m)
 	if err != nil {
@@ -398,9 +433,10 @@ type MinuteSeries struct {
 }
 
 // MinuteValues evaluates query, a metric query whose range aggregations span
-// [1m] (sum by (status) (count_over_time({job="caddy"} | json [1m]))), once per
-// minute of [from, to) widened to whole minutes: what Loki computes for minute
-// m covers log lines in [m, m+1m).
+// MinuteRange (sum by (status) (count_over_time({job="caddy"} | json [1m] offset 1ns))),
+// once per minute of [from, to) widened to whole minutes: what Loki computes
+// for minute m covers log lines in [m, m+1m). The query is split where Loki's
+// limits demand, on the minute grid, so that every minute is evaluated once.
 func (c *Client) MinuteValues(ctx context.Context, query string, from, to time.Time) (MinuteValues, error) {
 	from, to = wholeMinutes(from, to)
 	mv := MinuteValues{Query: query, From: from, To: to}
@@ -424,12 +460,12 @@ func wholeMinutes(from, to time.Time) (time.Time, time.Time) {
 	return from, to
 }
 
-// minuteMatrix runs a [1m] metric query at a 1m step over the whole minutes
-// [from, to). Steps sit 1 ns before each minute's end because a LogQL range
-// is (t-1m, t].
+// minuteMatrix runs a MinuteRange metric query at a 1m step over the whole
+// minutes [from, to): the step at the end of minute m (m+1m, on the grid Loki
+// evaluates on) gives minute m.
 func (c *Client) minuteMatrix(ctx context.Context, q string, from, to time.Time, m *meter) ([]MinuteSeries, error) {
-	start := from.Add(time.Minute - time.Nanosecond)
-	series, err := c.matrix(ctx, q, start, to.Add(-time.Nanosecond), time.Minute, m)
+	first := from.Add(time.Minute)
+	series, err := c.matrix(ctx, q, first, to, time.Minute, m)
 	if err != nil {
 		return nil, err
 	}
@@ -439,9 +475,11 @@ func (c *Client) minuteMatrix(ctx context.Context, q string, from, to time.Time,
 		ms := MinuteSeries{Metric: s.Metric, Labels: s.Labels, Values: make([]float64, n)}
 		for _, p := range s.Points {
 			// Loki reports step times in milliseconds: round back to the step.
-			i := int(math.Round(float64(p.T.Sub(start)) / float64(time.Minute)))
+			i := int(math.Round(float64(p.T.Sub(first)) / float64(time.Minute)))
 			if i >= 0 && i < n {
-				ms.Values[i] += p.V
+				// Each step is asked for once (matrix splits on the grid):
+				// a second value for it would be counted twice.
+				ms.Values[i] = p.V
 			}
 		}
 		out = append(out, ms)

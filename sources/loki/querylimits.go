@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,47 @@ var queryLengthRE = regexp.MustCompile(`the query time range exceeds the limit \
 //
 //	maximum number of series (500) reached for a single query; consider reducing ...
 var seriesLimitRE = regexp.MustCompile(`maximum number of series \((\d+)\) reached for a single query`)
+
+// Loki refuses a query whose estimated bytes (from its index, before any
+// filter) exceed max_query_bytes_read, or whose share on one querier (a
+// piece of split_queries_by_interval) exceeds max_querier_bytes_read
+// (HTTP 400, sizes as go-humanize writes them):
+//
+//	the query would read too many bytes (query: 150 MB, limit: 100 MB); consider ...
+//	query too large to execute on a single querier: (query: 5GB, limit: 1GB); consider ...
+var bytesLimitRE = regexp.MustCompile(`(the query would read too many bytes|query too large to execute on a single querier:) \(query: ([^,]+), limit: ([^)]+)\)`)
+
+// bytesLimitError is Loki's 400 for a query reading more bytes than its
+// max_query_bytes_read or max_querier_bytes_read.
+type bytesLimitError struct {
+	query, limit int64 // 0 when unreadable
+	api          *APIError
+}
+
+func (e *bytesLimitError) Error() string { return e.api.Error() }
+func (e *bytesLimitError) Unwrap() error { return e.api }
+
+// parseSize reads a size as go-humanize writes it ("150 MB", "1.0 MiB", "5GB").
+func parseSize(s string) int64 {
+	m := regexp.MustCompile(`^\s*([0-9.]+)\s*([kKMGTP]?i?B)\s*$`).FindStringSubmatch(s)
+	if m == nil {
+		return 0
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0
+	}
+	unit := strings.ToUpper(m[2])
+	base := 1000.0
+	if strings.Contains(unit, "I") {
+		base = 1024
+	}
+	exp := strings.Index("BKMGTP", unit[:1])
+	for range exp {
+		x *= base
+	}
+	return int64(x)
+}
 
 // queryLengthError is Loki's 400 for a time range above max_query_length.
 type queryLengthError struct {
@@ -56,6 +98,9 @@ func asQueryLimitError(e *APIError) error {
 		}
 		return &queryLengthError{max: d, api: e}
 	}
+	if m := bytesLimitRE.FindStringSubmatch(e.Message); m != nil {
+		return &bytesLimitError{query: parseSize(m[2]), limit: parseSize(m[3]), api: e}
+	}
 	if m := seriesLimitRE.FindStringSubmatch(e.Message); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return &seriesLimitError{max: n, api: e}
@@ -69,6 +114,9 @@ type queryLimits struct {
 	mu sync.Mutex
 	// length is the longest time range one request may span (0: not known).
 	length time.Duration
+	// bytesSpan is the longest range a request may span to stay under
+	// Loki's bytes limits (0: none met).
+	bytesSpan time.Duration
 	// learned lists one sentence per limit learned, for data-quality notes.
 	learned []string
 }
@@ -99,6 +147,48 @@ func (c *Client) learnQueryLength(qe *queryLengthError, asked time.Duration) boo
 		c.limits.learned = append(c.limits.learned, fmt.Sprintf("queries split into ranges of at most %s: Loki said %q", duration.Format(limit), qe.api.Message))
 	}
 	return true
+}
+
+// bytesSpanLimit is the longest range one request may cover under Loki's
+// bytes limits (0: none met).
+func (c *Client) bytesSpanLimit() time.Duration {
+	c.limits.mu.Lock()
+	defer c.limits.mu.Unlock()
+	return c.limits.bytesSpan
+}
+
+// learnBytesLimit narrows requests after Loki refused one spanning asked
+// for the bytes it would read: to the share of asked that fits (with a
+// tenth to spare), on the grid of step (a minute at least), never below
+// one step. It reports false when asked is that already: nothing shorter
+// would help, the error stands.
+func (c *Client) learnBytesLimit(be *bytesLimitError, asked, step time.Duration) bool {
+	if step < time.Minute {
+		step = time.Minute
+	}
+	if asked <= step {
+		return false
+	}
+	span := asked / 2
+	if be.query > 0 && be.limit > 0 && be.limit < be.query {
+		span = time.Duration(float64(asked) * 0.9 * float64(be.limit) / float64(be.query))
+	}
+	span = max(span/step*step, step)
+	c.limits.mu.Lock()
+	defer c.limits.mu.Unlock()
+	if c.limits.bytesSpan == 0 || span < c.limits.bytesSpan {
+		c.limits.bytesSpan = span
+		c.limits.learned = append(c.limits.learned, fmt.Sprintf("queries split into ranges of at most %s for the bytes they read: Loki said %q", duration.Format(span), be.api.Message))
+	}
+	return true
+}
+
+func bytesLimitOf(err error) *bytesLimitError {
+	var be *bytesLimitError
+	if errors.As(err, &be) {
+		return be
+	}
+	return nil
 }
 
 // noteSeriesLimit records that a metric query was split further because Loki

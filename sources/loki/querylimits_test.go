@@ -73,7 +73,7 @@ func TestLongWindowFollowsMaxQueryLength(t *testing.T) {
 	}
 	diffMultiset(t, expected(f, `{job="caddy"}`, t0, t0.Add(window)), col.got)
 
-	mv, err := c.MinuteValues(ctx, `sum by (host) (count_over_time({job="caddy"}[1m]))`, t0, t0.Add(window))
+	mv, err := c.MinuteValues(ctx, `sum by (host) (count_over_time({job="caddy"}`+MinuteRange+"))", t0, t0.Add(window))
 	if err != nil {
 		t.Fatalf("MinuteValues over 25h: %v", err)
 	}

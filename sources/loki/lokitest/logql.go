@@ -163,8 +163,10 @@ type Query struct {
 	stages   []fakeStage
 	fn       string // "", count_over_time, rate, sum_over_time, bytes_over_time
 	rng      time.Duration
-	sum      bool
-	by       []string
+	// offset shifts the range back: at t it is (t-rng-offset, t-offset].
+	offset time.Duration
+	sum    bool
+	by     []string
 }
 
 // Matches reports whether the query's stream selector selects a stream with
@@ -622,6 +624,12 @@ func (p *parser) expr() (*Query, error) {
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
+		var off time.Duration
+		if p.tok.kind == "ident" && p.tok.text == "offset" {
+			if off, err = p.offset(); err != nil {
+				return nil, err
+			}
+		}
 		if err := p.expect("punct", ")"); err != nil {
 			return nil, err
 		}
@@ -638,10 +646,37 @@ func (p *parser) expr() (*Query, error) {
 			}
 			return nil, fmt.Errorf("parse error : invalid aggregation %s %s unwrap", fn, with)
 		}
-		e.fn, e.rng = fn, d
+		e.fn, e.rng, e.offset = fn, d, off
 		return e, nil
 	}
 	return p.logExpr()
+}
+
+// offset reads `offset <duration>` after a range. Loki's lexer reads the
+// duration as Prometheus does and, failing that, as Go's time.ParseDuration
+// (so "1ns" is one).
+func (p *parser) offset() (time.Duration, error) {
+	if err := p.advance(); err != nil {
+		return 0, err
+	}
+	if p.tok.kind != "number" {
+		return 0, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting DURATION")
+	}
+	text, pos := p.tok.text, p.tok.pos
+	if err := p.advance(); err != nil {
+		return 0, err
+	}
+	if p.tok.kind != "ident" || p.tok.pos != pos+len(text) {
+		return 0, parseErr(pos, "syntax error: unexpected "+text+", expecting DURATION")
+	}
+	text += p.tok.text
+	d, err := promDuration(text)
+	if err != nil {
+		if d, err = time.ParseDuration(text); err != nil {
+			return 0, parseErr(pos, "syntax error: unexpected "+text+", expecting DURATION")
+		}
+	}
+	return d, p.advance()
 }
 
 func (p *parser) byClause() ([]string, error) {

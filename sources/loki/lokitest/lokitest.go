@@ -6,8 +6,9 @@
 // It serves query_range for log queries (streams, start inclusive, end
 // exclusive, limit default 100, direction default backward, the oldest/newest
 // `limit` entries across all matching streams) and for metric queries (matrix,
-// steps start, start+step, ... <= end, each range aggregation over
-// (t-range, t], no sample for an empty window), instant queries (vector),
+// start rounded down and end up to the step's grid as Loki's frontend does,
+// then steps start, start+step, ... <= end, each range aggregation over
+// (t-range, t], shifted back by an `offset`, no sample for an empty window), instant queries (vector),
 // /series, /labels, the stats block, plain-text error bodies, and the
 // 400s of max_entries_limit_per_query, max_query_length and max_query_series
 // with Loki's own texts. It implements the LogQL subset the client
@@ -23,6 +24,7 @@
 package lokitest
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -73,6 +75,11 @@ type Loki struct {
 	maxQueryLength time.Duration
 	// maxQuerySeries is max_query_series (0: no limit).
 	maxQuerySeries int
+	// maxQueryBytes is max_query_bytes_read, maxQuerierBytes
+	// max_querier_bytes_read (0: no limit); splitInterval is
+	// split_queries_by_interval, the pieces a querier answers.
+	maxQueryBytes, maxQuerierBytes int64
+	splitInterval                  time.Duration
 	// before runs first for every request (n counts requests from 1); if it
 	// returns true it has answered.
 	before func(w http.ResponseWriter, r *http.Request, n int) bool
@@ -100,6 +107,13 @@ func New(t testing.TB) *Loki {
 		f.headers = append(f.headers, r.Header.Clone())
 		before := f.before
 		f.mu.Unlock()
+		// Loki's frontend gzips its answers for a client that accepts it
+		// (query_frontend.compress_responses).
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			gw := &gzipWriter{ResponseWriter: w, zw: gzip.NewWriter(w)}
+			defer gw.zw.Close()
+			w = gw
+		}
 		if before != nil && before(w, r, n) {
 			return
 		}
@@ -107,6 +121,27 @@ func New(t testing.TB) *Loki {
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// gzipWriter gzips an answer.
+type gzipWriter struct {
+	http.ResponseWriter
+	zw          *gzip.Writer
+	wroteHeader bool
+}
+
+func (g *gzipWriter) WriteHeader(code int) {
+	if !g.wroteHeader {
+		g.wroteHeader = true
+		g.Header().Set("Content-Encoding", "gzip")
+		g.Header().Del("Content-Length")
+		g.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (g *gzipWriter) Write(b []byte) (int, error) {
+	g.WriteHeader(http.StatusOK)
+	return g.zw.Write(b)
 }
 
 // URL is the fake's base URL.
@@ -148,8 +183,8 @@ func (f *Loki) count(kind string, bytes int) {
 	f.mu.Unlock()
 }
 
-// Stats returns the requests answered and the response bytes written so far,
-// by kind: series, labels, logs, matrix, vector, error.
+// Stats returns the requests answered and the response bytes written so far
+// (before gzip), by kind: series, labels, logs, matrix, vector, error.
 func (f *Loki) Stats() (map[string]int, map[string]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -194,6 +229,80 @@ func (f *Loki) SetMaxQueryLength(d time.Duration) { f.locked(func() { f.maxQuery
 // answer holds more series answers 400 with Loki's text "maximum number of
 // series (500) reached for a single query; ...".
 func (f *Loki) SetMaxQuerySeries(n int) { f.locked(func() { f.maxQuerySeries = n }) }
+
+// SetMaxQueryBytesRead sets max_query_bytes_read (0: no limit): a query
+// whose selector's streams hold more bytes in its range (Loki estimates from
+// its index, before any filter) answers 400 with Loki's text "the query
+// would read too many bytes (query: 150 MB, limit: 100 MB); ...".
+func (f *Loki) SetMaxQueryBytesRead(n int64) { f.locked(func() { f.maxQueryBytes = n }) }
+
+// SetMaxQuerierBytesRead sets max_querier_bytes_read (0: no limit): the same
+// test for each piece of split_queries_by_interval (1h) a querier answers,
+// with Loki's text "query too large to execute on a single querier: ...".
+func (f *Loki) SetMaxQuerierBytesRead(n int64) { f.locked(func() { f.maxQuerierBytes = n }) }
+
+// tooManyBytes answers Loki's 400 when the query's selector reads more
+// bytes in [start, end] than max_query_bytes_read, or in one hour-aligned
+// piece of it than max_querier_bytes_read.
+func (f *Loki) tooManyBytes(w http.ResponseWriter, expr *Query, start, end int64) bool {
+	f.mu.Lock()
+	maxQuery, maxQuerier := f.maxQueryBytes, f.maxQuerierBytes
+	split := int64(f.splitInterval)
+	if split <= 0 {
+		split = int64(time.Hour)
+	}
+	if maxQuery <= 0 && maxQuerier <= 0 {
+		f.mu.Unlock()
+		return false
+	}
+	f.sortLocked()
+	bytesIn := func(from, to int64) int64 {
+		var n int64
+		for _, s := range f.streams {
+			if expr.Matches(s.labels) {
+				for _, e := range s.window(from, to+1) {
+					n += int64(len(e.Line))
+				}
+			}
+		}
+		return n
+	}
+	total := bytesIn(start, end)
+	var worst int64
+	if maxQuerier > 0 {
+		for from := start - start%split; from <= end; from += split {
+			worst = max(worst, bytesIn(max(from, start), min(from+split-1, end)))
+		}
+	}
+	f.mu.Unlock()
+	switch {
+	case maxQuery > 0 && total > maxQuery:
+		f.Fail(w, http.StatusBadRequest, fmt.Sprintf("the query would read too many bytes (query: %s, limit: %s); consider adding more specific stream selectors or reduce the time range of the query", humanBytes(total), humanBytes(maxQuery)))
+		return true
+	case maxQuerier > 0 && worst > maxQuerier:
+		f.Fail(w, http.StatusBadRequest, fmt.Sprintf("query too large to execute on a single querier: (query: %s, limit: %s); consider adding more specific stream selectors, reduce the time range of the query, or increase the max_querier_bytes_read limit", humanBytes(worst), humanBytes(maxQuerier)))
+		return true
+	}
+	return false
+}
+
+// humanBytes writes a size as Loki's messages do (go-humanize's Bytes:
+// SI units, "150 MB").
+func humanBytes(n int64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB"}
+	x, i := float64(n), 0
+	for x >= 1000 && i < len(units)-1 {
+		x /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	if x < 10 {
+		return fmt.Sprintf("%.1f %s", x, units[i])
+	}
+	return fmt.Sprintf("%.0f %s", x, units[i])
+}
 
 // locked runs set under the fake's lock: the hooks and limits are read by the
 // server's goroutines.
@@ -347,6 +456,9 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, err.Error())
 		return
 	}
+	if f.tooManyBytes(w, expr, start-int64(expr.rng)-int64(expr.offset), end) {
+		return
+	}
 	if expr.fn == "" { // log query
 		limit := 100
 		if s := q.Get("limit"); s != "" {
@@ -403,6 +515,14 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)")
 		return
 	}
+	// Loki's query frontend puts every metric query on the step's grid,
+	// counted from the Unix epoch, before it splits and evaluates it: the
+	// start is rounded down and the end up (pkg/querier/queryrange,
+	// metricQuerySplitter.alignStartEnd), unconditionally and in
+	// milliseconds. The answer is not moved back to what was asked: two
+	// requests whose ends meet between grid points both evaluate the grid
+	// point between them.
+	start, end = alignToStep(start, end, int64(step))
 	f.answerMetric(w, expr, start, end, int64(step), "matrix", func(s fakeSeries) map[string]any {
 		vals := make([][2]any, 0, len(s.points))
 		for _, p := range s.points {
@@ -426,6 +546,9 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 	}
 	if expr.fn == "" {
 		f.Fail(w, 400, "log queries are not supported as an instant query type, please change your query to a range query type")
+		return
+	}
+	if f.tooManyBytes(w, expr, t-int64(expr.rng)-int64(expr.offset), t) {
 		return
 	}
 	f.answerMetric(w, expr, t, t, 1, "vector", func(s fakeSeries) map[string]any {
@@ -524,6 +647,27 @@ func (f *Loki) labels(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Strings(out)
 	f.ok(w, "labels", out)
+}
+
+// alignToStep rounds start down and end up to multiples of step (ns), as
+// Loki's frontend does with the step in whole milliseconds.
+func alignToStep(start, end, step int64) (int64, int64) {
+	stepNs := step / 1e6 * 1e6
+	if stepNs <= 0 {
+		return start, end
+	}
+	floor := func(x int64) int64 {
+		m := x % stepNs
+		if m < 0 {
+			m += stepNs
+		}
+		return x - m
+	}
+	start = floor(start)
+	if e := floor(end); e != end {
+		end = e + stepNs
+	}
+	return start, end
 }
 
 // promTime renders a step time as Loki does: seconds with millisecond precision.
@@ -668,7 +812,7 @@ type fakeSeries struct {
 // sample | unwrap could not read fails the query, as in Loki, unless a label
 // filter after the unwrap dropped it.
 func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64, error) {
-	rng := int64(expr.rng)
+	rng, off := int64(expr.rng), int64(expr.offset)
 	type sample struct {
 		ts int64
 		v  float64
@@ -683,7 +827,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		if !expr.Matches(s.labels) {
 			continue
 		}
-		for _, e := range s.window(start-rng, end+1) {
+		for _, e := range s.window(start-rng-off, end-off+1) {
 			scanned++
 			scannedBytes += int64(len(e.Line))
 			ls, v, ok := expr.apply(s.labels, e.Line)
@@ -731,9 +875,9 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			groups[gk] = a
 		}
 		for t := start; t <= end; t += step {
-			// (t-rng, t]
-			lo := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-rng })
-			hi := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t })
+			// (t-rng-off, t-off]
+			lo := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-rng-off })
+			hi := sort.Search(len(ss), func(i int) bool { return ss[i].ts > t-off })
 			if hi == lo {
 				continue
 			}

@@ -1,0 +1,72 @@
+package live
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+)
+
+// A pipeline Loki cannot parse, under a full pull, stops at Loki's first
+// 400: no sub-range asks again, one note names it, and that note and the
+// error give Loki's reason first and the LogQL once, after it. Before, each
+// sub-range was counted and paged (two 400s each) and noted with the query
+// printed twice before the reason.
+func TestMalformedPipelineStopsAtTheFirst400(t *testing.T) {
+	cfg, lk, _, from, to := smallIncident(t)
+	cfg.Loki.Pipeline = `| json | status >= `
+	cfg.Loki.Parallel = 1
+	_, notes, err := Fetch(context.Background(), cfg, from, to, filepath.Join(t.TempDir(), "bundle"), nil)
+	if err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("err %v: want the query named malformed", err)
+	}
+	calls, _ := lk.Stats()
+	if calls["error"] != 1 {
+		t.Errorf("Loki answered %d errors: the first 400 must stop the pull", calls["error"])
+	}
+	var lines []string
+	for _, n := range notes {
+		if n.Source == loki.Source && n.Severity != sources.SeverityInfo {
+			lines = append(lines, n.Message)
+		}
+	}
+	if len(lines) != 1 {
+		t.Errorf("%d error notes, want 1: %q", len(lines), lines)
+	}
+	for _, msg := range append(lines, err.Error()) {
+		reason := strings.Index(msg, "parse error")
+		query := strings.Index(msg, "{job=")
+		if reason < 0 || query < reason || strings.Count(msg, "{job=") != 1 {
+			t.Errorf("%q: want Loki's reason, then the LogQL once", msg)
+		}
+	}
+}
+
+// The limits a pushdown learned from Loki are in bundle.yaml's pushdown
+// section, which report.json's evidence.pushdown is, in Loki's own words,
+// with what the access log cost Loki by its own statistics.
+func TestPushdownRecordsTheLimitsLearned(t *testing.T) {
+	m, _, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+		cfg.PushdownAfter = D(0)
+		lk.SetMaxQueryLength(45 * time.Minute)
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Pushdown == nil {
+		t.Fatal("no pushdown section")
+	}
+	// The cost is stated in Loki's own statistics and in both sizes of its
+	// answers: gzip on the wire, well under the JSON it unpacks to.
+	if pd := m.Pushdown; pd.LokiBytesProcessed <= 0 || pd.ResponseBytes <= 0 || 2*pd.ResponseBytes >= pd.ResponseDecodedBytes {
+		t.Errorf("pushdown cost: Loki processed %d bytes, %d response bytes on the wire, %d unpacked", pd.LokiBytesProcessed, pd.ResponseBytes, pd.ResponseDecodedBytes)
+	}
+	learned := strings.Join(m.Pushdown.LimitsLearned, "\n")
+	if !strings.Contains(learned, "at most 45m") || !strings.Contains(learned, "the query time range exceeds the limit") {
+		t.Errorf("limits learned %q: want max_query_length's 45m in Loki's words", learned)
+	}
+}
