@@ -298,6 +298,10 @@ type Scenario struct {
 	// Weekly, when set, holds seven factors (Sunday first) that scale reader
 	// and editor sessions by the weekday (KST); nil keeps every day alike.
 	Weekly []float64
+	// OfficeEditors, when set, replaces EditorSessions' daily curve: new
+	// editor sessions per second at times (linear between knots, constant
+	// outside), the working day of an office whose staff use the site.
+	OfficeEditors []RateAt
 
 	Crawler *CrawlerSpec
 	Crowd   *CrowdSpec
