@@ -175,6 +175,13 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 				review(c, "a deploy that changed no setting aftermath reads, not just before an onset that no traffic change explains")
 				continue
 			}
+			if f, ok := cacheChangeFinding(c, q, findings); ok {
+				// The repository and the change log may both record it.
+				if !sameRefLinked(deploys, c) {
+					deploys = append(deploys, f)
+				}
+				continue
+			}
 			review(c, "a file change with no setting read from it")
 			continue
 		}

@@ -180,6 +180,12 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		if f.Kind == KindIdlePinning && f.Start.Before(sp.end) && f.End.After(sp.onset) {
 			return nil, Check{Reason: "the workers were held without working (idle_pinning): PHP answered little, not slowly"}, nil
 		}
+		// A cache that emptied sends PHP what it used to answer, cold:
+		// PHP's time rises because of it, and the cache is the cause.
+		if f.Kind == KindCacheCollapse && !f.Start.After(sp.onset.Add(mergeGap)) && f.End.After(sp.onset) {
+			return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but the cache emptied first (%s, at %s): the requests it no longer answered reached PHP, and the cache is the cause",
+				fmtSec(med0), fmtSec(med1), KindCacheCollapse, clockIn(f.Start, ev.loc()))}, nil
+		}
 	}
 	facts.ServiceMedianDuringS, facts.ServiceP90DuringS = round(med1, 3), round(p90d, 3)
 	facts.ArrivalsPerMinBefore, facts.ArrivalsPerMinDuring = round(arr0, 1), round(arr1, 1)
