@@ -273,8 +273,13 @@ func diffConfig(rc repoCommit) []sources.Change {
 		cs = append(cs, mk(dockerFile, "FROM", a.Image, b.Image))
 	}
 	if a.DeployHook != b.DeployHook {
-		// A script, not a setting: a change log records the file only.
-		cs = append(cs, mk(deployHookFile, "", "", ""))
+		// A script, not a setting: a change log records the file only,
+		// as git names a file it added.
+		added := ""
+		if a.DeployHook == "" {
+			added = "added"
+		}
+		cs = append(cs, mk(deployHookFile, "", "", added))
 	}
 	if a.MaxChildren != b.MaxChildren {
 		cs = append(cs, mk(poolFile, "pm.max_children", strconv.Itoa(a.MaxChildren), strconv.Itoa(b.MaxChildren)))
