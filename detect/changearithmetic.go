@@ -101,7 +101,13 @@ func backlogTest(a *assessment, q QueueFacts) {
 	a.quantText = sentences(sent)
 }
 
-// workersTest: the same wait, for a pool that got smaller or larger.
+// workersTest judges a pool that got smaller or larger by Little's law on
+// the incident's own numbers: at the peak, the requests a second that needed
+// PHP times the service time is the workers the load kept busy. A cut
+// enabled the incident when the old pool would have held that load and the
+// new one could not; when neither could, the load alone overran the pool;
+// when the new one could, the cut played no part. Two full-queue waits are
+// no verdict: both may be past every timeout.
 func workersTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
@@ -110,33 +116,38 @@ func workersTest(a *assessment, q QueueFacts) {
 		a.quantText = "Service time or values unknown: no arithmetic."
 		return
 	}
-	B := float64(q.Backlog)
-	if B <= 0 {
-		B = math.Max(q.QueuePeak, queueMax(q.Queue))
-	}
 	a.facts.ServiceTimeS = Some(S)
-	s := fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request", fmtNum(math.Round(old/S)), fmtNum(math.Round(nw/S)), fmtSecTrim(S))
-	if B <= 0 {
-		a.quantText = s + "."
+	if q.PeakPHPPerS <= 0 {
+		a.quantText = fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request; the load at the peak is unknown (no access log), so whether the old pool would have held cannot be said.",
+			fmtNum(math.Round(old/S)), fmtNum(math.Round(nw/S)), fmtSecTrim(S))
+		if a.risk > 0 {
+			a.cannotJudge = "could not judge: whether the old pool would have held needs the requests that reached PHP at the peak, from the access log, which the evidence lacks"
+		}
 		return
 	}
-	wb, wa := QueueWait(B, S, old), QueueWait(B, S, nw)
-	a.facts.WaitBeforeS = Some(round(wb, 2))
-	a.facts.WaitAfterS = Some(round(wa, 2))
-	s += fmt.Sprintf("; a queue of %s now holds %s of work (%s before)", fmtNum(B), fmtSecTrim(wa), fmtSecTrim(wb))
-	if T := q.HealthTimeoutS; T > 0 {
-		a.facts.HealthTimeoutS = Some(T)
-		s += fmt.Sprintf(" against a %s health timeout", fmtSecTrim(T))
-		switch {
-		case a.risk > 0 && wb <= T && wa > T:
-			a.quant = 1
-		case a.risk > 0 && wb > T:
-			a.quant = 0.7
-		case a.risk > 0:
-			a.quant = 0.4
-		case wa <= T:
-			a.quant = 1
-		}
+	lambda := q.PeakPHPPerS
+	need := lambda * S
+	a.facts.PeakPHPPerS = Some(round(lambda, 2))
+	a.facts.WorkersNeeded = Some(round(need, 1))
+	a.facts.OldPoolHeld = Some(need <= old)
+	s := fmt.Sprintf("By Little's law, at the peak (%s from %s, the proxy's failures and their retries counted as PHP's) %s requests a second needed PHP at %s each: %s busy workers, against %s before the change and %s after it",
+		spanText(demandSpan), clockIn(q.PeakAt, q.Loc), fmtNum(round(lambda, 1)), fmtSecTrim(S), fmtNum(round(need, 1)), fmtNum(old), fmtNum(nw))
+	switch {
+	case a.risk > 0 && need <= old && need > nw:
+		a.quant = 1
+		s += fmt.Sprintf(": the old pool of %s would have held this load, the new %s could not", fmtNum(old), fmtNum(nw))
+	case a.risk > 0 && need > old:
+		a.quant = 0.5
+		s += fmt.Sprintf(": the old pool of %s would not have held it either; the cut made the shortfall worse", fmtNum(old))
+	case a.risk > 0:
+		a.quant = 0
+		a.notLinked = fmt.Sprintf("by Little's law the peak load kept %s workers busy (%s requests a second at %s each), within the new pool of %s: the cut from %s played no part",
+			fmtNum(round(need, 1)), fmtNum(round(lambda, 1)), fmtSecTrim(S), fmtNum(nw), fmtNum(old))
+	case need <= nw:
+		a.quant = 1
+		s += fmt.Sprintf(": the new pool of %s holds it", fmtNum(nw))
+	default:
+		s += fmt.Sprintf(": the new pool of %s would not hold it either", fmtNum(nw))
 	}
 	a.quantText = s + "."
 }

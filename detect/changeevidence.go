@@ -70,6 +70,14 @@ type ConfigChangeFacts struct {
 	// time (a PHP runtime, the opcode cache), from the access log.
 	PHPMedianBeforeS Maybe[float64] `json:"php_median_before_s"`
 	PHPMedianAfterS  Maybe[float64] `json:"php_median_after_s"`
+	// PeakPHPPerS and WorkersNeeded judge a change of the pool's size by
+	// Little's law on the incident's own numbers: at the peak, requests a
+	// second that needed PHP times the service time (ServiceTimeS) is the
+	// workers the load kept busy, held against the old and new sizes.
+	PeakPHPPerS   Maybe[float64] `json:"peak_php_per_s"`
+	WorkersNeeded Maybe[float64] `json:"workers_needed"`
+	// OldPoolHeld: the workers needed fit in the old pool.
+	OldPoolHeld Maybe[bool] `json:"old_pool_held"`
 }
 
 func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
@@ -167,6 +175,10 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		// says it here; the English summary carries it with its spans).
 		PHPMedians, RuledOut            bool
 		PHPMedianBefore, PHPMedianAfter float64
+		// Little: the pool's size judged by Little's law (busy workers
+		// needed at the peak against the old and new sizes).
+		Little, OldHeld                   bool
+		PeakPHP, Needed, OldSize, NewSize float64
 	}{
 		At: c.Time, Key: c.Key, Old: SettingValue(c.Old), New: SettingValue(c.New),
 		Detail: changeDetail(c), DeployName: DeployName(c) + shortRefDetail(c), Text: ChangeText(p, c),
@@ -185,6 +197,9 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		PHPMedians:            cf.PHPMedianBeforeS.OK && cf.PHPMedianAfterS.OK,
 		RuledOut:              f.Role == RoleRuledOut,
 		PHPMedianBefore:       cf.PHPMedianBeforeS.V, PHPMedianAfter: cf.PHPMedianAfterS.V,
+		Little:  cf.WorkersNeeded.OK && cf.PeakPHPPerS.OK && cf.ServiceTimeS.OK,
+		OldHeld: cf.OldPoolHeld.V,
+		PeakPHP: cf.PeakPHPPerS.V, Needed: cf.WorkersNeeded.V, OldSize: cf.OldValue.V, NewSize: cf.NewValue.V,
 	})
 }
 
@@ -426,5 +441,39 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	if math.IsNaN(q.ServiceTimeS) {
 		q.ServiceTimeS = 0
 	}
+	if inc := ev.incidents().WorstIncident(); inc != nil && ev.Traffic != nil {
+		q.PeakPHPPerS, q.PeakAt = ev.peakPHPDemand(inc.Onset, inc.Start)
+	}
 	return q
+}
+
+// Where the load that filled the pool is read: from demandLead before the
+// onset (the load rises into it) to demandSpan after clients began to be
+// failed (a lunch peak goes on rising once the pool is full), in stretches
+// of demandSpan. Later, clients retrying their failures inflate the count;
+// the first minutes' retries make it an upper bound.
+const (
+	demandLead = 30 * time.Minute
+	demandSpan = 5 * time.Minute
+)
+
+// peakPHPDemand is the busiest demandSpan's requests a second that needed
+// PHP from demandLead before the onset to demandSpan after the first
+// failures: PHP's answers and the proxy's 502, 503 and 504, whose requests
+// were bound for PHP (by the minute they were logged).
+func (ev *Evidence) peakPHPDemand(onset, failing time.Time) (float64, time.Time) {
+	perMinute := map[int64]int{}
+	from, to := onset.Add(-demandLead), later(onset, failing).Add(demandSpan)
+	if to.After(ev.To) {
+		to = ev.To
+	}
+	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+		mm := ev.Traffic.Minute(m)
+		if mm == nil {
+			continue
+		}
+		perMinute[m.Unix()/60] = mm.PHPDone + mm.ProxyStatus[502] + mm.ProxyStatus[503] + mm.ProxyStatus[504]
+	}
+	n, at := rollingMax(perMinute, from, to, int(demandSpan/time.Minute))
+	return float64(n) / demandSpan.Seconds(), at
 }

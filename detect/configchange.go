@@ -62,6 +62,13 @@ type QueueFacts struct {
 	// a change whose mechanism is the service time made PHP slower; nil
 	// without an access log.
 	PHPTimes func(from, to time.Time) Histogram
+	// PeakPHPPerS is the busiest stretch's requests a second that needed PHP
+	// (PHP's answers and the proxy's 502/503/504, which would have reached
+	// it), around the onset; PeakAt is where that stretch starts. 0: unknown.
+	// Little's law makes PeakPHPPerS x ServiceTimeS the workers the load
+	// kept busy, against which a pool's old and new sizes are judged.
+	PeakPHPPerS float64
+	PeakAt      time.Time
 }
 
 // QueuePoint is one sample of the listen queue depth.
@@ -166,6 +173,13 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 			}
 			if c.File == "" && c.Note != "" {
 				review(c, "a deploy that changed no setting aftermath reads, not just before an onset that no traffic change explains")
+				continue
+			}
+			if f, ok := cacheChangeFinding(c, q, findings); ok {
+				// The repository and the change log may both record it.
+				if !sameRefLinked(deploys, c) {
+					deploys = append(deploys, f)
+				}
 				continue
 			}
 			review(c, "a file change with no setting read from it")

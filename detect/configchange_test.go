@@ -287,11 +287,36 @@ func TestRankChanges(t *testing.T) {
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
 			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
-			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST},
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset},
 			want:       []string{"pm.max_children trigger"},
 			outcome:    OutcomeFound,
-			summaryHas: []string{"Capacity went from 107 to 53 requests per second", "a queue of 511 now holds 9.6 s of work (4.8 s before)"},
-			facts0:     map[string]float64{"wait_before_s": 4.79, "wait_after_s": 9.58},
+			summaryHas: []string{"80 requests a second needed PHP at 0.3 s each: 24 busy workers, against 32 before the change and 16 after it", "the old pool of 32 would have held this load, the new 16 could not"},
+			facts0:     map[string]float64{"workers_needed": 24, "peak_php_per_s": 80, "old_pool_held": 1},
+		},
+		{
+			// Both pools overrun: the cut made it worse, it did not enable
+			// what the old pool could not have held either.
+			name: "fewer workers, but the load overran the old pool too",
+			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
+			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 200, PeakAt: ccOnset},
+			want:       []string{"pm.max_children trigger"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"60 busy workers", "the old pool of 32 would not have held it either"},
+			facts0:     map[string]float64{"workers_needed": 60, "old_pool_held": 0},
+		},
+		{
+			// The load never needed more than the new pool: the cut is
+			// ruled out whatever the two full-queue waits say.
+			name: "fewer workers, within the new pool: ruled out",
+			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
+			findings:  ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			facts:     QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 20, PeakAt: ccOnset},
+			want:      []string{"pm.max_children ruled_out"},
+			outcome:   OutcomeFound,
+			reasonHas: []string{"6 workers busy", "played no part"},
 		},
 		{
 			name: "a shorter read timeout the check now fails under",

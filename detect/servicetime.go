@@ -49,6 +49,9 @@ type ServiceTimeFacts struct {
 	// CPUDuringPct and CPUBeforePct need a CPU series.
 	CPUDuringPct Maybe[float64] `json:"cpu_during_pct"`
 	CPUBeforePct Maybe[float64] `json:"cpu_before_pct"`
+	// BaselineWindowMinutes is stated when no data preceded the window and
+	// the baseline is the window's own first minutes, before the slowdown.
+	BaselineWindowMinutes Maybe[float64] `json:"baseline_window_minutes"`
 }
 
 func (*ServiceTimeFacts) FindingKind() string { return KindServiceTimeRegression }
@@ -109,14 +112,11 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if ev.Traffic == nil {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: PHP's durations unknown"}, nil
 	}
-	inc := ev.incidents().WorstIncident()
-	if inc == nil {
-		return nil, Check{Reason: "no incident in the window: no stretch to compare PHP's time in"}, nil
+	sp, check, ok := ev.serviceSpan()
+	if !ok {
+		return nil, check, nil
 	}
-	bFrom, bTo, none := ev.baselineRange()
-	if none {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no baseline before the incident: could not judge whether PHP's time per request rose"}, nil
-	}
+	bFrom, bTo := sp.baseFrom, sp.baseTo
 	before := ev.phpServiceTimes(bFrom, bTo, false)
 	if before.N < minServiceSamples {
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers in the baseline: could not judge PHP's usual time per request", before.N)}, nil
@@ -125,9 +125,12 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	// PHP's own time during the incident: the answers of minutes in which
 	// nothing queued; when the queue never emptied, Little's law over the
 	// workers (busy workers / answers a second), which leaves the queue out.
-	during := ev.phpServiceTimes(inc.Onset, inc.End, true)
-	all := ev.phpServiceTimes(inc.Onset, inc.End, false)
+	during := ev.phpServiceTimes(sp.onset, sp.end, true)
+	all := ev.phpServiceTimes(sp.onset, sp.end, false)
 	facts := &ServiceTimeFacts{ServiceMedianBeforeS: round(med0, 3), ServiceP90BeforeS: round(p90b, 3), PHPAnswersBefore: before.N}
+	if sp.inWindow {
+		facts.BaselineWindowMinutes = Some(round(bTo.Sub(bFrom).Minutes(), 1))
+	}
 	var med1, p90d float64
 	method := "answers logged while nothing queued"
 	switch {
@@ -135,7 +138,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		med1, p90d = during.Quantile(0.5), during.Quantile(0.9)
 		facts.PHPAnswersDuring = during.N
 	case all.N >= minServiceSamples && ev.Pool != nil && len(ev.Pool.Active) > 0:
-		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(inc.Onset, inc.End)
+		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(sp.onset, sp.end)
 		if l0 <= 0 || l1 <= 0 {
 			return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the queue never emptied during the incident and busy workers cannot be related to answers: could not judge PHP's own time"}, nil
 		}
@@ -149,10 +152,23 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 			return nil, Check{Reason: fmt.Sprintf("the queue never emptied; by Little's law PHP's own time per request was %s during the incident against %s before: no regression", fmtSec(l1), fmtSec(l0))}, nil
 		}
 		method = "Little's law over the busy workers (the queue never emptied)"
+	case sp.inWindow && all.N >= minServiceSamples:
+		// The slowdown was found from the answers as logged: without the
+		// busy workers, they are all there is to measure it by.
+		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
+		facts.PHPAnswersDuring = all.N
+		facts.ServiceIncludesQueueWait = Some(true)
+		method = "answers as logged, queue wait included"
 	default:
 		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers during the incident (%d without queueing): could not judge PHP's time per request", all.N, during.N)}, nil
 	}
-	arr0, arr1 := ev.arrivalsBefore(inc, bFrom, bTo), ev.arrivalsPerMinute(inc.Onset, inc.End, false)
+	var arr0 float64
+	if sp.inc != nil {
+		arr0 = ev.arrivalsBefore(sp.inc, bFrom, bTo)
+	} else {
+		arr0 = ev.arrivalsPerMinute(bFrom, bTo, true)
+	}
+	arr1 := ev.arrivalsPerMinute(sp.onset, sp.end, false)
 	if !facts.ServiceIncludesQueueWait.V && med1 < serviceRise*med0 {
 		return nil, Check{Reason: fmt.Sprintf("PHP's median time per request was %s during the incident against %s before: no regression", fmtSec(med1), fmtSec(med0))}, nil
 	}
@@ -161,20 +177,29 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 			fmtSec(med0), fmtSec(med1), fmtNum(arr0), fmtNum(arr1))}, nil
 	}
 	for _, f := range prior {
-		if f.Kind == KindIdlePinning && f.Start.Before(inc.End) && f.End.After(inc.Onset) {
+		if f.Kind == KindIdlePinning && f.Start.Before(sp.end) && f.End.After(sp.onset) {
 			return nil, Check{Reason: "the workers were held without working (idle_pinning): PHP answered little, not slowly"}, nil
+		}
+		// A cache that emptied sends PHP what it used to answer, cold:
+		// PHP's time rises because of it, and the cache is the cause.
+		if f.Kind == KindCacheCollapse && !f.Start.After(sp.onset.Add(mergeGap)) && f.End.After(sp.onset) {
+			return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but the cache emptied first (%s, at %s): the requests it no longer answered reached PHP, and the cache is the cause",
+				fmtSec(med0), fmtSec(med1), KindCacheCollapse, clockIn(f.Start, ev.loc()))}, nil
 		}
 	}
 	facts.ServiceMedianDuringS, facts.ServiceP90DuringS = round(med1, 3), round(p90d, 3)
 	facts.ArrivalsPerMinBefore, facts.ArrivalsPerMinDuring = round(arr0, 1), round(arr1, 1)
-	start := ev.serviceRiseStart(inc, med0)
+	start := sp.onset
+	if sp.inc != nil {
+		start = ev.serviceRiseStart(sp.inc, med0)
+	}
 	queueNote := " (measured from " + method + ")"
 	if p := ev.Pool; p == nil || len(p.Queue) == 0 {
 		queueNote = " (no queue series: the durations may include time waiting in php-fpm's queue)"
 	}
 	cpuText := "CPU unknown"
 	if p := ev.Pool; p != nil && len(p.CPU) > 0 {
-		c0, c1 := meanBetween(p.CPU, bFrom, bTo), meanBetween(p.CPU, inc.Onset, inc.End)
+		c0, c1 := meanBetween(p.CPU, bFrom, bTo), meanBetween(p.CPU, sp.onset, sp.end)
 		if !math.IsNaN(c1) {
 			facts.CPUDuringPct = Some(round(c1, 1))
 			cpuText = fmt.Sprintf("CPU %.0f%%", c1)
@@ -191,14 +216,142 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s while arrivals did not (%s to %s a minute)%s; %s.",
 		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), fmtNum(arr0), fmtNum(arr1), queueNote, cpuText)
+	if sp.inWindow {
+		summary += fmt.Sprintf(" The baseline is the first %s of the window (%s to %s), before the slowdown: no data before the window was available.",
+			spanText(bTo.Sub(bFrom)), clockIn(bFrom, ev.loc()), clockIn(bTo, ev.loc()))
+		if sp.failed >= 0 {
+			summary += fmt.Sprintf(" %s of %s requests failed while PHP was slow.", fmtInt(sp.failed), fmtInt(sp.requests))
+		}
+	}
 	conf := 0.6 + 0.1*math.Min(math.Log10(med1/med0), 3)
-	f := Finding{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: inc.End, Confidence: round(math.Min(conf, 0.9), 2),
+	f := Finding{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: sp.end, Confidence: round(math.Min(conf, 0.9), 2),
 		Summary: summary, Facts: facts}
 	if ev.countedIn(bFrom, bTo) {
 		// PHP's usual durations come from the baseline minutes read whole.
 		f.Estimated = []Estimate{{Figures: []string{"service_median_before_s", "service_p90_before_s"}, Reason: EstimateBaselineSample}}
 	}
 	return []Finding{f}, Check{}, nil
+}
+
+// serviceSpan is the stretch a service-time regression is judged over and
+// the baseline it is held against.
+type serviceSpan struct {
+	baseFrom, baseTo time.Time
+	onset, end       time.Time
+	// inc is the worst incident the stretch is, nil for a slowdown found
+	// inside the window (inWindow) that failed too few to be an incident.
+	inc *Incident
+	// inWindow: the baseline is the window's own minutes before the
+	// slowdown, for want of data before it.
+	inWindow bool
+	// failed and requests count the arrivals of an in-window slowdown and
+	// those that failed (-1: not counted).
+	failed, requests int
+}
+
+// serviceSpan settles what is compared: the worst incident against the
+// baseline; else, when no incident stands out (a slowdown that failed few)
+// or no data precedes it, a jump of PHP's time per request found inside the
+// window, against the baseline or, lacking one, the window's own minutes
+// before the jump.
+func (ev *Evidence) serviceSpan() (serviceSpan, Check, bool) {
+	inc := ev.incidents().WorstIncident()
+	bFrom, bTo, none := ev.baselineRange()
+	if inc != nil && !none {
+		return serviceSpan{baseFrom: bFrom, baseTo: bTo, onset: inc.Onset, end: inc.End, inc: inc, failed: -1}, Check{}, true
+	}
+	if sp, ok := ev.slowdownInWindow(bFrom, bTo, none); ok {
+		return sp, Check{}, true
+	}
+	if inc == nil {
+		return serviceSpan{}, Check{Reason: "no incident in the window and PHP's time per request never jumped inside it: no stretch to compare PHP's time in"}, false
+	}
+	return serviceSpan{}, Check{Outcome: OutcomeCouldNotRun, Reason: "no baseline before the incident: could not judge whether PHP's time per request rose"}, false
+}
+
+const (
+	// slowRunMinutes is how many minutes running PHP's median answer must
+	// stand serviceRise times above the usual to be a slowdown rather
+	// than a slow page or two.
+	slowRunMinutes = 3
+	// minMinuteAnswers is the fewest PHP answers a minute's median is
+	// read from.
+	minMinuteAnswers = 3
+)
+
+// slowdownInWindow finds the first minute of the window from which PHP's
+// median answer stood serviceRise times above the usual for slowRunMinutes
+// minutes running, and where it fell back. The usual is the baseline's when
+// there is one (none false), else the window's own minutes before that
+// minute, at least minUsableBaseline of them: the minutes before a slowdown
+// are its baseline, whatever the window's edges.
+func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSpan, bool) {
+	first, _ := ev.Traffic.Span()
+	from := later(first.Truncate(time.Minute), ev.From.Truncate(time.Minute))
+	to := ev.To.Truncate(time.Minute)
+	median := func(m time.Time) (float64, bool) {
+		mm := ev.Traffic.Minute(m)
+		if mm == nil || mm.PHPDurations.N < minMinuteAnswers {
+			return 0, false
+		}
+		return mm.PHPDurations.Quantile(0.5), true
+	}
+	usualOf := func(m time.Time) (float64, time.Time, bool) {
+		if !none {
+			h := ev.phpServiceTimes(bFrom, bTo, false)
+			return h.Quantile(0.5), bFrom, h.N >= minServiceSamples
+		}
+		if m.Sub(from) < minUsableBaseline {
+			return 0, time.Time{}, false
+		}
+		h := ev.phpServiceTimes(from, m, false)
+		return h.Quantile(0.5), from, h.N >= minServiceSamples
+	}
+	slow := func(m time.Time, usual float64) bool {
+		v, ok := median(m)
+		return ok && v >= serviceRise*usual
+	}
+	start := from
+	if !none {
+		start = later(from, bTo)
+	}
+	for m := start; !m.Add(slowRunMinutes * time.Minute).After(to); m = m.Add(time.Minute) {
+		usual, base, ok := usualOf(m)
+		if !ok || usual <= 0 || !slow(m, usual) {
+			continue
+		}
+		run := true
+		for k := 1; k < slowRunMinutes; k++ {
+			run = run && slow(m.Add(time.Duration(k)*time.Minute), usual)
+		}
+		if !run {
+			continue
+		}
+		// The slowdown ends at the first of two minutes running back
+		// under the rise (or the window's end).
+		end := m.Add(slowRunMinutes * time.Minute)
+		for ; end.Before(to); end = end.Add(time.Minute) {
+			if !slow(end, usual) && !slow(end.Add(time.Minute), usual) {
+				break
+			}
+		}
+		sp := serviceSpan{baseFrom: bFrom, baseTo: bTo, onset: m, end: end, inc: nil, failed: -1}
+		if none {
+			sp.baseFrom, sp.baseTo, sp.inWindow = base, m, true
+		}
+		if inc := ev.incidents().WorstIncident(); inc != nil && inc.Onset.Before(end) && inc.End.After(m) {
+			sp.inc = inc
+		}
+		sp.failed, sp.requests = 0, 0
+		for a := m.Unix() / 60; a < end.Unix()/60; a++ {
+			if am := ev.Traffic.arrivals[a]; am != nil {
+				sp.failed += am.failed(ev.Traffic.lateAfter)
+				sp.requests += am.Requests
+			}
+		}
+		return sp, true
+	}
+	return serviceSpan{}, false
 }
 
 // phpServiceTimes merges the durations of PHP's answers logged in [from, to).

@@ -192,3 +192,56 @@ func pinnedStall(t *testing.T, p *Pool, from, t0 time.Time) (*Evidence, []Findin
 	}
 	return ev, fs
 }
+
+// TestServiceTimeInWindowBaseline: a recording that starts three minutes
+// before every PHP page turns twenty times slower for five minutes, with too
+// few failures to make an incident. The first three minutes of the window
+// are the baseline and the slowdown is named from its first minute; the same
+// slowdown under a doubling of arrivals is the load's story, not PHP's.
+func TestServiceTimeInWindowBaseline(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		surge  int // extra arrivals a minute during the slowdown
+		wantOK bool
+	}{
+		{"arrivals flat", 0, true},
+		{"arrivals doubled", 60, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &Evidence{From: t0, To: t0.Add(15 * time.Minute), Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
+			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+			page := func(dur float64) shape {
+				return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
+			}
+			feed(ev.Traffic, page(0.1), t0.Add(time.Second), 3*time.Minute, 180)
+			feed(ev.Traffic, page(2), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 300+5*tt.surge)
+			feed(ev.Traffic, page(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 420)
+			failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
+			feed(ev.Traffic, failed, t0.Add(5*time.Minute), time.Minute, 4)
+			fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.wantOK {
+				if len(fs) != 0 || !strings.Contains(check.Reason, "arrivals rose") {
+					t.Fatalf("findings %+v, check %+v: want the load's story", fs, check)
+				}
+				return
+			}
+			if len(fs) != 1 {
+				t.Fatalf("no finding: %+v", check)
+			}
+			f := fs[0]
+			if !f.Start.Equal(t0.Add(3*time.Minute)) || !f.End.Equal(t0.Add(8*time.Minute)) {
+				t.Errorf("slowdown %s to %s, want %s to %s", f.Start, f.End, t0.Add(3*time.Minute), t0.Add(8*time.Minute))
+			}
+			facts := FactMap(f.Facts)
+			if facts["baseline_window_minutes"] != 3 || facts["service_median_before_s"] > 0.11 || facts["service_median_during_s"] < 1.9 {
+				t.Errorf("facts %v: want the first 3 minutes as baseline, 0.1 s -> 2 s", facts)
+			}
+			if !strings.Contains(f.Summary, "first 3 min of the window") || !strings.Contains(f.Summary, "4 of ") {
+				t.Errorf("summary %q: want the in-window baseline and the few failures stated", f.Summary)
+			}
+		})
+	}
+}

@@ -22,6 +22,10 @@ type Minute struct {
 	Goodput int
 	// Cached counts 2xx answered without PHP (static files, cache hits).
 	Cached int
+	// CacheHits and CacheMisses count the responses whose cache headers
+	// (Cache-Status, X-Cache, Age) said a cache answered or passed the
+	// request on: the minute's hit ratio, where a cache is logged.
+	CacheHits, CacheMisses int
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
 	Late int
 	// PHPDone counts responses PHP produced (any status); PHPSeconds sums their durations.
@@ -336,6 +340,12 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	if r.Origin == sources.OriginUpstream {
 		mm.PHPDurations.Add(r.Duration)
+	}
+	switch r.Cache {
+	case sources.CacheHit:
+		mm.CacheHits++
+	case sources.CacheMiss:
+		mm.CacheMisses++
 	}
 	t.observeArrival(r)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)

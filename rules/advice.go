@@ -157,6 +157,7 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: strconv.Itoa(n), Why: why})
 		}
 	}
+	recs = unblamePoolSize(recs, findings)
 
 	// read_timeout: what lets a queued check fail at all.
 	switch {
@@ -282,3 +283,46 @@ func missing(m map[string]bool) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// unblamePoolSize keeps the advice from recommending a pool size the report
+// blames: when a configuration change that cut pm.max_children is linked to
+// the incident with Little's law's count of the workers the peak needed, a
+// recommendation at or below the blamed size, or below that count, becomes
+// the old size back (or the workers the peak needed, with a quarter's
+// headroom, if more).
+func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recommendation {
+	for i := range findings {
+		f := &findings[i]
+		if f.Kind != detect.KindConfigChange || f.Change == nil || f.Change.Key != "pm.max_children" {
+			continue
+		}
+		cf := detect.FactsOf[detect.ConfigChangeFacts](f)
+		if !cf.Linked || !cf.OldValue.OK || !cf.NewValue.OK || cf.NewValue.V >= cf.OldValue.V || !cf.WorkersNeeded.OK {
+			continue
+		}
+		blamed, old := cf.NewValue.V, cf.OldValue.V
+		want := math.Max(old, math.Ceil(cf.WorkersNeeded.V*blameHeadroom))
+		why := fmt.Sprintf("Not %s: %s blames the cut from %s to %s. By Little's law the peak needed %s busy workers (%s requests a second at %s s each), so %s: the old size back, or the workers the peak needed with a quarter's headroom if that is more, if memory allows that many children (each may use up to PHP's memory_limit).",
+			num(blamed), f.ID, num(old), num(blamed), num(cf.WorkersNeeded.V), num(cf.PeakPHPPerS.V), num(cf.ServiceTimeS.V), num(want))
+		found := false
+		for j := range recs {
+			if recs[j].Key != "pm.max_children" {
+				continue
+			}
+			found = true
+			// A size above the blamed one that still holds the peak stands.
+			if v, err := strconv.ParseFloat(recs[j].Value, 64); err == nil && v > blamed && v >= cf.WorkersNeeded.V {
+				continue
+			}
+			recs[j] = Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(want), Why: why}
+		}
+		if !found {
+			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(want), Why: why})
+		}
+	}
+	return recs
+}
+
+// blameHeadroom is the margin over the workers a peak kept busy that a
+// restored pool is sized with: the next peak is not the last one's.
+const blameHeadroom = 1.25

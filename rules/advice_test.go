@@ -182,3 +182,43 @@ func TestPowerOfTwoBelow(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseNeverKeepsABlamedPoolSize: the pool was cut from 8 to 3 and the
+// report blames the cut (Little's law: the peak needed 5 workers). The CPU
+// was busy, so the CPU rule alone would say "keep 3": the very value the
+// report blames. The advice gives the old size back instead; a pool cut
+// the report does not blame keeps the CPU rule's answer.
+func TestAdviseNeverKeepsABlamedPoolSize(t *testing.T) {
+	cut := func(linked bool) detect.Finding {
+		f := detect.Finding{ID: "config_change-1", Kind: detect.KindConfigChange,
+			Change: &sources.Change{Key: "pm.max_children", Old: "8", New: "3"},
+			Facts: detect.MustParseFacts(detect.KindConfigChange, map[string]float64{"old_value": 8, "new_value": 3,
+				"workers_needed": 5.2, "peak_php_per_s": 13, "service_time_s": 0.4, "old_pool_held": 1})}
+		detect.FactsOf[detect.ConfigChangeFacts](&f).Linked = linked
+		return f
+	}
+	for _, tt := range []struct {
+		name   string
+		linked bool
+		want   string
+	}{
+		{"blamed", true, "8"},
+		{"not blamed", false, "3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			recs, _ := Advise([]detect.Finding{saturation(3, 0.4, 90, true), cut(tt.linked)}, sources.Site{}, "")
+			got := ""
+			for _, r := range recs {
+				if r.Key == "pm.max_children" {
+					got = r.Value
+					if tt.linked && !strings.Contains(r.Why, "blames the cut from 8 to 3") {
+						t.Errorf("why %q does not name the blamed cut", r.Why)
+					}
+				}
+			}
+			if got != tt.want {
+				t.Errorf("pm.max_children advice %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -221,6 +221,9 @@ func writeRepo(ctx context.Context, sc *Scenario, dir string) ([]repoCommit, err
 				"wp-content/themes/child/style.css": strings.Join(x.css, "\n") + "\n",
 			}
 		}
+		if cfg.DeployHook != "" {
+			files[deployHookFile] = cfg.DeployHook
+		}
 		for name, content := range files {
 			p := filepath.Join(dir, name)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -249,6 +252,9 @@ func writeRepo(ctx context.Context, sc *Scenario, dir string) ([]repoCommit, err
 	return out, nil
 }
 
+// deployHookFile is the release pipeline's post-deploy script.
+const deployHookFile = "deploy/post-deploy.sh"
+
 // diffConfig lists what a commit changed that a change log would record.
 func diffConfig(rc repoCommit) []sources.Change {
 	if rc.before.Image == "" { // the initial commit creates everything
@@ -265,6 +271,15 @@ func diffConfig(rc repoCommit) []sources.Change {
 	}
 	if a.Image != b.Image {
 		cs = append(cs, mk(dockerFile, "FROM", a.Image, b.Image))
+	}
+	if a.DeployHook != b.DeployHook {
+		// A script, not a setting: a change log records the file only,
+		// as git names a file it added.
+		added := ""
+		if a.DeployHook == "" {
+			added = "added"
+		}
+		cs = append(cs, mk(deployHookFile, "", "", added))
 	}
 	if a.MaxChildren != b.MaxChildren {
 		cs = append(cs, mk(poolFile, "pm.max_children", strconv.Itoa(a.MaxChildren), strconv.Itoa(b.MaxChildren)))

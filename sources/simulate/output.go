@@ -327,6 +327,9 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 	first := true
 	switch r.origin {
 	case "static", "cache":
+		if name := s.sc.CacheStatus; name != "" && r.origin == "cache" {
+			b = hdr(b, &first, "Cache-Status", name+"; hit")
+		}
 		if r.status != 304 { // a 304 has no body to describe
 			ctype, gz := "text/html; charset=utf-8", true
 			if r.origin == "static" {
@@ -363,6 +366,9 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 			cc = "private, must-revalidate, max-age=0"
 		}
 		b = hdr(b, &first, "Cache-Control", cc)
+		if name := s.sc.CacheStatus; name != "" && r.kind == kindPage && !r.prof.loggedIn && r.method == "GET" {
+			b = hdr(b, &first, "Cache-Status", name+"; fwd=uri-miss")
+		}
 		switch {
 		case r.kind == kindSearch || r.kind == kindAPI || r.tool == ToolWPRestSearch:
 			b = hdr(b, &first, "Content-Type", "application/json; charset=utf-8")

@@ -310,7 +310,7 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 		{rate: seasonalRate(begin, end, sc.ReaderSessions, sc.Weekly), fire: func(s *sim) {
 			s.startReader(clsReader, readerLangs, nil, pickW(w.rng, readerRefs))
 		}},
-		{rate: seasonalRate(begin, end, sc.EditorSessions, sc.Weekly), fire: func(s *sim) { s.startEditor() }},
+		{rate: editorRate(sc, begin, end), fire: func(s *sim) { s.startEditor() }},
 		{rate: flat(begin, sc.BotRate), fire: func(s *sim) { s.botRequest() }},
 	}
 	for i, g := range gens {
@@ -357,6 +357,19 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 }
 
 var readerRefs = []weighted{{40, ""}, {25, "https://www.google.com/"}, {25, "https://search.naver.com/"}, {10, "https://search.daum.net/"}}
+
+// editorRate is the rate of new editor sessions: the office's day when the
+// scenario gives one, else the site's seasonal curve.
+func editorRate(sc *Scenario, begin, end int64) *plf {
+	if len(sc.OfficeEditors) == 0 {
+		return seasonalRate(begin, end, sc.EditorSessions, sc.Weekly)
+	}
+	p := &plf{}
+	for _, k := range sc.OfficeEditors {
+		p.add(k.At.UnixNano(), k.Rate)
+	}
+	return p
+}
 
 func flat(begin int64, v float64) *plf {
 	p := &plf{}

@@ -219,6 +219,42 @@ type SlowDBSpec struct {
 	CapS float64
 }
 
+// CachePurgeSpec is the page cache emptied at At: the chance that a
+// cacheable page is in it drops to HitFloor and climbs back linearly to
+// what it was over RecoverMinutes, as pages are cached again.
+// A purge that flushes the object cache too (wp cache flush) leaves every
+// render cold: ColdFactor multiplies a missed page's database wait at At,
+// easing back to 1 over RecoverMinutes (1 or 0: no effect).
+type CachePurgeSpec struct {
+	At             time.Time
+	HitFloor       float64
+	RecoverMinutes float64
+	ColdFactor     float64
+}
+
+// cold is the factor on a missed page's database wait at now.
+func (p *CachePurgeSpec) cold(now int64) float64 {
+	since := time.Duration(now - p.At.UnixNano())
+	if since < 0 || p.ColdFactor <= 1 || p.RecoverMinutes <= 0 || since.Minutes() >= p.RecoverMinutes {
+		return 1
+	}
+	return p.ColdFactor - (p.ColdFactor-1)*since.Minutes()/p.RecoverMinutes
+}
+
+// hit is the chance a cacheable page is cached at now (unix ns), usually
+// usual.
+func (p *CachePurgeSpec) hit(now int64, usual float64) float64 {
+	since := time.Duration(now - p.At.UnixNano())
+	if since < 0 || p.RecoverMinutes <= 0 {
+		return usual
+	}
+	f := since.Minutes() / p.RecoverMinutes
+	if f >= 1 {
+		return usual
+	}
+	return min(usual, p.HitFloor+(usual-p.HitFloor)*f)
+}
+
 // RateLimit is a caddy-ratelimit zone with a static key (one site-wide bucket).
 type RateLimit struct {
 	Name    string
@@ -243,6 +279,9 @@ type SiteConfig struct {
 	// scenario's Workers. A change is a graceful reload: busy children finish
 	// their request, surplus ones exit.
 	MaxChildren int
+	// DeployHook is the post-deploy script (deploy/post-deploy.sh) the
+	// release pipeline runs; "" writes none. No setting aftermath reads.
+	DeployHook string
 }
 
 // maxChildren is the pool's pm.max_children under c.
@@ -298,6 +337,10 @@ type Scenario struct {
 	// Weekly, when set, holds seven factors (Sunday first) that scale reader
 	// and editor sessions by the weekday (KST); nil keeps every day alike.
 	Weekly []float64
+	// OfficeEditors, when set, replaces EditorSessions' daily curve: new
+	// editor sessions per second at times (linear between knots, constant
+	// outside), the working day of an office whose staff use the site.
+	OfficeEditors []RateAt
 
 	Crawler *CrawlerSpec
 	Crowd   *CrowdSpec
@@ -313,6 +356,13 @@ type Scenario struct {
 	// Pinning holds php-fpm workers with idle connections that never send a
 	// request (another proxy's connection pool), bypassing Caddy.
 	Pinning *PinSpec
+	// CacheStatus, when set, names the page cache in a Cache-Status
+	// response header (RFC 9211) on cacheable pages: "NAME; hit" when it
+	// answered, "NAME; fwd=uri-miss" when PHP did. Empty logs none.
+	CacheStatus string
+	// CachePurge empties the page cache at a moment; it refills as pages
+	// are requested again.
+	CachePurge *CachePurgeSpec
 	// NoBaseline: the evidence starts at the window's start whatever
 	// Options.BaselineHours asks: there is no quiet time before it.
 	NoBaseline bool

@@ -306,11 +306,17 @@ func (s *sim) cachedOrPHP(ss *session, uri, ref string, hit float64) *request {
 // cachedOr has the page cache answer r, a logged-out client's, with
 // probability hit; else PHP renders it.
 func (s *sim) cachedOr(r *request, hit float64) {
+	if p := s.sc.CachePurge; p != nil {
+		hit = p.hit(s.now, hit)
+	}
 	if !r.prof.loggedIn && s.w.rng.Float64() < hit {
 		r.route, r.size = routeCache, 14000+s.w.rng.IntN(40000)
 		return
 	}
 	s.cost(r)
+	if p := s.sc.CachePurge; p != nil {
+		r.wait *= p.cold(s.now)
+	}
 }
 
 func (ss *session) done(s *sim, r *request) {

@@ -283,6 +283,9 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 		ph.Onset, end = rfc(sc.SlowDB.From.UnixNano()), sc.SlowDB.To.UnixNano()
 	case sc.Pinning != nil:
 		ph.Onset, end = rfc(sc.Pinning.From.UnixNano()), sc.Pinning.To.Add(time.Duration(sc.Pinning.HoldS*float64(time.Second))).UnixNano()
+	case sc.CachePurge != nil:
+		p := sc.CachePurge
+		ph.Onset, end = rfc(p.At.UnixNano()), p.At.Add(minutes(p.RecoverMinutes)).UnixNano()
 	}
 	ph.End = rfc(end)
 	ph.Saturation, ph.First503, ph.QueueFull, ph.LastError = rfc(st.satAt), rfc(st.first503), rfc(st.queueFullAt), rfc(st.last5xx)

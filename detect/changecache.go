@@ -1,0 +1,50 @@
+package detect
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// cacheChangeLead is how long before a cache emptied a change may come and
+// still be what emptied it: a release's post-deploy step runs within
+// minutes of the commit.
+const cacheChangeLead = 15 * time.Minute
+
+// cacheChangeFinding links, by time alone, a change that set no setting
+// aftermath reads (a script, a release) to a cache_collapse that began
+// within cacheChangeLead after it: the cache emptied as it was deployed.
+// The logs cannot say what it changed, so it is named as what enabled the
+// collapse, with the minutes between them, and the verdict is the reader's
+// to confirm in the change itself.
+func cacheChangeFinding(c sources.Change, q QueueFacts, findings []Finding) (Finding, bool) {
+	cc := first(findings, KindCacheCollapse)
+	if cc == nil || c.Time.After(cc.Start) || cc.Start.Sub(c.Time) > cacheChangeLead {
+		return Finding{}, false
+	}
+	lead := cc.Start.Sub(c.Time)
+	what := refText(c)
+	if c.File != "" {
+		what = c.File + ", " + what
+	}
+	summary := fmt.Sprintf("%s (%s, %s) came %s before the cache emptied at %s (%s): linked by time, though no setting aftermath reads changed in it. Check whether it purges or bypasses the cache (a cache flush in a deploy step, a changed cache key or rule).",
+		DeployName(c), what, clockIn(c.Time, q.Loc), spanText(lead), clockIn(cc.Start, q.Loc), KindCacheCollapse)
+	facts := &ConfigChangeFacts{Linked: true}
+	if !q.Onset.IsZero() {
+		facts.HoursBeforeOnset = Some(round(q.Onset.Sub(c.Time).Hours(), 2))
+	}
+	return Finding{Kind: KindConfigChange, Role: RoleEnabler, Start: c.Time, End: c.Time, Confidence: 0.6,
+		Summary: summary, Facts: facts, Change: changePtr(c)}, true
+}
+
+// sameRefLinked reports whether a finding of fs is about c's commit or
+// deploy already (the repository and the change log record it alike).
+func sameRefLinked(fs []Finding, c sources.Change) bool {
+	for i := range fs {
+		if d := fs[i].Change; d != nil && c.Ref != "" && d.Ref == c.Ref && d.File == c.File {
+			return true
+		}
+	}
+	return false
+}
