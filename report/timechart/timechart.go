@@ -190,12 +190,16 @@ func (c *canvas) shade(from, to time.Time, label string) {
 // evidence for. Drawn over the data, it hides what a line drawn across the
 // stretch would suggest; the label is its tooltip.
 func (c *Chart) NoData(from, to time.Time, label string) {
+	c.ops = append(c.ops, func(k *canvas) { k.noData(from, to, label) })
+}
+
+func (c *canvas) noData(from, to time.Time, label string) {
 	if !to.After(from) || !to.After(c.from) || !from.Before(c.to) {
 		return
 	}
 	x0, x1 := c.x(later(from, c.from)), c.x(earlier(to, c.to))
 	c.printf(`<rect class="nodata" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.85"><title>%s</title></rect>`,
-		f1(x0), f1(padT), f1(math.Max(1, x1-x0)), f1(height-padT-padB), ColourNoData, html.EscapeString(label))
+		f1(x0), f1(c.padT), f1(math.Max(1, x1-x0)), f1(c.height-c.padT-padB), ColourNoData, html.EscapeString(label))
 }
 
 func later(a, b time.Time) time.Time {
