@@ -208,7 +208,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 		return nil, nil, usageErrorf("give both --from and --to, or neither (then the bundle's window, or the logs' own span, is analyzed)")
 	}
 	cleanup := func() {}
-	access, stdinCopy, err := expandAccess(f.access, stdin)
+	access, skipped, stdinCopy, err := expandAccess(f.access, stdin)
 	if stdinCopy != "" {
 		cleanup = func() { os.Remove(stdinCopy) }
 	}
@@ -238,6 +238,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 		}
 	}
 	in.Notes = append(in.Notes, siteNotes...)
+	in.Notes = append(in.Notes, bundle.SkippedNotes(skipped)...)
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}
@@ -266,15 +267,16 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 // expandAccess resolves --access: a directory stands for the access logs in
 // it, and - for standard input, copied to a temporary file (returned, for the
 // caller to remove) because the rules read the requests a second time.
-func expandAccess(args []string, stdin io.Reader) (paths []string, stdinCopy string, err error) {
+// skipped names the files of such a directory that are not read.
+func expandAccess(args []string, stdin io.Reader) (paths, skipped []string, stdinCopy string, err error) {
 	for _, a := range args {
 		if a == "-" {
 			if stdinCopy != "" {
-				return nil, stdinCopy, usageErrorf("--access -: standard input can be given once")
+				return nil, nil, stdinCopy, usageErrorf("--access -: standard input can be given once")
 			}
 			tmp, err := os.CreateTemp("", "aftermath-stdin-*.log")
 			if err != nil {
-				return nil, "", fmt.Errorf("--access -: %w", err)
+				return nil, nil, "", fmt.Errorf("--access -: %w", err)
 			}
 			stdinCopy = tmp.Name()
 			_, err = io.Copy(tmp, stdin)
@@ -282,29 +284,30 @@ func expandAccess(args []string, stdin io.Reader) (paths []string, stdinCopy str
 				err = cerr
 			}
 			if err != nil {
-				return nil, stdinCopy, fmt.Errorf("--access -: reading standard input: %w", err)
+				return nil, nil, stdinCopy, fmt.Errorf("--access -: reading standard input: %w", err)
 			}
 			paths = append(paths, stdinCopy)
 			continue
 		}
 		fi, err := os.Stat(a)
 		if err != nil {
-			return nil, stdinCopy, usageErrorf("--access: %v", err)
+			return nil, nil, stdinCopy, usageErrorf("--access: %v", err)
 		}
 		if !fi.IsDir() {
 			paths = append(paths, a)
 			continue
 		}
-		logs, err := bundle.AccessLogs(a)
+		logs, notRead, err := bundle.AccessLogs(a)
 		if err != nil {
-			return nil, stdinCopy, usageErrorf("--access %s: %v", a, err)
+			return nil, nil, stdinCopy, usageErrorf("--access %s: %v", a, err)
 		}
 		if len(logs) == 0 {
-			return nil, stdinCopy, usageErrorf("--access %s: the directory holds no access log (*.log, *.jsonl or *.json, plain or .gz)", a)
+			return nil, nil, stdinCopy, usageErrorf("--access %s: the directory holds no access log (*.log, *.jsonl or *.json, their rotations such as .1 or -20261119, plain or .gz)", a)
 		}
 		paths = append(paths, logs...)
+		skipped = append(skipped, notRead...)
 	}
-	return paths, stdinCopy, nil
+	return paths, skipped, stdinCopy, nil
 }
 
 // readSiteConfig reads the site section and the timezone of aftermath.yaml
