@@ -239,6 +239,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 	}
 	in.Notes = append(in.Notes, siteNotes...)
 	in.Notes = append(in.Notes, bundle.SkippedNotes(skipped)...)
+	in.AccessSkipped = append(in.AccessSkipped, skipped...)
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}

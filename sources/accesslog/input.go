@@ -24,6 +24,13 @@ type Input struct {
 	// FirstSkipped is the line number of the first skipped line (0: none).
 	FirstSkipped int64
 	First, Last  time.Time // earliest and latest request delivered
+	// SpanFirst and SpanLast are the earliest and latest request in the
+	// input, those left out as duplicates of an earlier input included:
+	// the stretch of time the file itself holds.
+	SpanFirst, SpanLast time.Time
+	// Cut names why the input ends before its writer stopped (ReasonTruncatedGzip,
+	// ReasonCorruptGzip), "" when it was read to its end.
+	Cut string
 	// DurationUnit is what a whole-number duration was read in: "s", "ms" or
 	// "ns" (Caddy's duration_format); DurationDetected says it was inferred
 	// from the values rather than given.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -146,6 +147,9 @@ type pipeline struct {
 	stats     Stats
 	fileLines int64
 	input     Input
+	// span is the earliest and latest request of the input, those an
+	// earlier input already held included: the file's own span.
+	spanFirst, spanLast time.Time
 
 	durUnit float64 // for whole-number durations, decided before the workers start
 	mu      sync.Mutex
@@ -171,7 +175,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 			if reason := gzipReason(err); reason != "" {
 				rd.skips.Add(reason, name)
 				rd.names = append(rd.names, name)
-				stats.Inputs = []Input{{Name: name}}
+				stats.Inputs = []Input{{Name: name, Cut: reason}}
 				return stats, nil
 			}
 			return stats, fmt.Errorf("read access log %s: %w", name, err)
@@ -230,6 +234,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 	if p.endErr != nil {
 		if reason := gzipReason(p.endErr); gzipped && reason != "" {
 			rd.skips.Add(reason, p.location(p.fileLines))
+			p.stats.Inputs[0].Cut = reason
 			return p.stats, nil
 		}
 		return p.stats, fmt.Errorf("read access log %s at line %d: %w", name, p.fileLines, p.endErr)
@@ -246,6 +251,7 @@ func (p *pipeline) finish() {
 	rd, in := p.rd, &p.input
 	in.Lines, in.Requests = p.stats.Lines, p.stats.Requests
 	in.First, in.Last = p.stats.First, p.stats.Last
+	in.SpanFirst, in.SpanLast = p.spanFirst, p.spanLast
 	in.counts = p.counts
 	if rd.overlap != nil {
 		for i, n := range rd.overlap.dups {
@@ -515,6 +521,15 @@ func (p *pipeline) deliver(c *chunk) error {
 	// Stats count what the sink was given, so a cancelled batch is not counted.
 	if err := p.ctx.Err(); err != nil {
 		return err
+	}
+	for i := range c.reqs {
+		t := c.reqs[i].Time
+		if p.spanFirst.IsZero() || t.Before(p.spanFirst) {
+			p.spanFirst = t
+		}
+		if t.After(p.spanLast) {
+			p.spanLast = t
+		}
 	}
 	if rd.overlap != nil {
 		if err := rd.overlap.filter(c); err != nil {

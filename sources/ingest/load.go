@@ -25,9 +25,12 @@ import (
 type Inputs struct {
 	Manifest bundle.Manifest
 	Access   []string
-	Metrics  []string
-	Changes  []string
-	Logs     []string
+	// AccessSkipped names the files beside the access logs that were not
+	// read (a bundle's access/ or --access DIR): coverage lists them.
+	AccessSkipped []string
+	Metrics       []string
+	Changes       []string
+	Logs          []string
 	// ConfigRepos are git repositories of configuration to review for changes.
 	ConfigRepos []string
 	// ConfigArchives are tar archives of such repositories (changes/*.tar.gz).
@@ -65,7 +68,7 @@ func (in *Inputs) name(path string) string {
 
 // FromBundle lists a bundle's evidence.
 func FromBundle(b *bundle.Bundle) Inputs {
-	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
+	return Inputs{Manifest: b.Manifest, Access: b.Access, AccessSkipped: b.AccessSkipped, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
 		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus, Notes: b.Warnings}
 }
 

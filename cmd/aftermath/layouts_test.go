@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// simulated is the simulator's reference incident written once, with its
+// access-log lines in memory, for tests that lay the same evidence out as
+// people have it (rotated, holed, re-encoded).
+type simulated struct {
+	dir   string      // the bundle as written
+	lines [][]byte    // its access-log lines, in file order
+	times []time.Time // each line's time
+}
+
+func simulateIncident(t *testing.T) *simulated {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: dir, Seed: 1, BaselineHours: 2}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "access", "access.log.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &simulated{dir: dir}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := bytes.Clone(sc.Bytes())
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		s.lines = append(s.lines, line)
+		s.times = append(s.times, time.Unix(0, int64(l.TS*1e9)).UTC())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// layout copies the bundle without its access log into a new directory, for
+// the caller to lay access/ out; edit, when not nil, rewrites bundle.yaml.
+func (s *simulated) layout(t *testing.T, edit func(manifest string) string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS(s.dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "access", "access.log.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		p := filepath.Join(dir, "bundle.yaml")
+		if err := os.WriteFile(p, []byte(edit(string(mustRead(t, p)))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// at is the index of the first line at or after tm.
+func (s *simulated) at(tm time.Time) int {
+	for i, x := range s.times {
+		if !x.Before(tm) {
+			return i
+		}
+	}
+	return len(s.times)
+}
+
+// analyzeJSON runs analyze with args and returns its exit code, message and
+// report.json as a generic document.
+func analyzeJSON(t *testing.T, args ...string) (int, string, map[string]any) {
+	t.Helper()
+	out := t.TempDir()
+	code, msg := runCLI(append([]string{"analyze", "--out", out, "--format", "json"}, args...), nil)
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatalf("exit %d (%s), no report.json: %v", code, msg, err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return code, msg, r
+}
+
+// withoutInputListing drops from a report what says how the access log was
+// laid out in files (how many, their lines and bytes, each one's span, and
+// the notes that name what one file shared with another), leaving what the
+// evidence says.
+func withoutInputListing(r map[string]any) map[string]any {
+	ev := r["evidence"].(map[string]any)
+	for _, k := range []string{"access_files", "lines", "bytes"} {
+		delete(ev, k)
+	}
+	for _, c := range r["coverage"].([]any) {
+		delete(c.(map[string]any), "inputs")
+	}
+	var dq []any
+	for _, n := range r["data_quality"].([]any) {
+		if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "counted once") || strings.Contains(m["message"].(string), ": not read: ")) {
+			continue
+		}
+		dq = append(dq, n)
+	}
+	r["data_quality"] = dq
+	return r
+}
+
+// accessCoverageOf returns report.json's access coverage.
+func accessCoverageOf(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	for _, c := range r["coverage"].([]any) {
+		if m := c.(map[string]any); m["source"] == "access" {
+			return m
+		}
+	}
+	t.Fatal("no access coverage")
+	return nil
+}
+
+// TestEvidenceLayouts lays the simulator's reference incident out as people
+// have it and checks that the report says the same thing, or names what the
+// layout lost.
+func TestEvidenceLayouts(t *testing.T) {
+	sim := simulateIncident(t)
+	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
+	if code != exitOK {
+		t.Fatalf("the bundle as simulated: exit %d (%s)", code, msg)
+	}
+	n := len(sim.lines)
+	onset := time.Date(2026, 10, 2, 17, 35, 0, 0, time.UTC)
+	resume := onset.Add(35 * time.Minute)
+
+	t.Run("logrotate's layout with overlaps reads as the one file", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		a, c := n*4/10, n*7/10
+		// access.log.2.gz, access.log.1 and access.log, each repeating the
+		// last few hundred lines of the one before (copytruncate's overlap),
+		// and a file that is not a log.
+		writeLines(t, filepath.Join(b, "access", "access.log.2.gz"), sim.lines[:a+300], true)
+		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[a:c+150], false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[c:], false)
+		os.WriteFile(filepath.Join(b, "access", "README"), []byte("rotated daily\n"), 0o644)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Errorf("exit %d (%s), want 0 as for the one file", code, msg)
+		}
+		cov := accessCoverageOf(t, r)
+		inputs, _ := cov["inputs"].([]any)
+		if len(inputs) != 4 {
+			t.Fatalf("coverage.inputs %v, want the three files read and the README not read", inputs)
+		}
+		if in := inputs[0].(map[string]any); !strings.HasSuffix(in["name"].(string), "access.log.2.gz") || in["first"] == nil {
+			t.Errorf("first input %v, want access.log.2.gz with its span", in)
+		}
+		if in := inputs[3].(map[string]any); in["not_read"] == nil {
+			t.Errorf("last input %v, want README, not read", in)
+		}
+		if !reflect.DeepEqual(withoutInputListing(ref), withoutInputListing(r)) {
+			a, _ := json.MarshalIndent(withoutInputListing(ref), "", " ")
+			b, _ := json.MarshalIndent(withoutInputListing(r), "", " ")
+			t.Errorf("the rotated layout's report differs from the one file's:\n%s", firstDifference(string(a), string(b)))
+		}
+	})
+
+	t.Run("a rotation that lost 35 minutes names the gap and the files", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[:sim.at(onset)], false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[sim.at(resume):], false)
+		code, _, r := analyzeJSON(t, "--bundle", b)
+		if code != exitIncomplete {
+			t.Errorf("exit %d, want 1: 35 minutes of the access log are missing", code)
+		}
+		cov := accessCoverageOf(t, r)
+		var gaps []map[string]any
+		for _, u := range cov["uncovered"].([]any) {
+			if m := u.(map[string]any); m["kind"] == "gap" {
+				gaps = append(gaps, m)
+			}
+		}
+		if len(gaps) != 1 {
+			t.Fatalf("gaps %v, want one", gaps)
+		}
+		g := gaps[0]
+		if g["from"] != onset.Format(time.RFC3339) || g["to"] != resume.Format(time.RFC3339) {
+			t.Errorf("gap %v to %v, want %s to %s", g["from"], g["to"], onset, resume)
+		}
+		if !strings.HasSuffix(g["after"].(string), "access.log.1") || !strings.HasSuffix(g["before"].(string), "access/access.log") {
+			t.Errorf("gap between %v and %v, want access.log.1 and access.log", g["after"], g["before"])
+		}
+		if e, _ := g["expected"].(float64); e < 1000 {
+			t.Errorf("gap expected %v lines, want the thousands the incident's rate writes", g["expected"])
+		}
+		found := false
+		for _, n := range r["data_quality"].([]any) {
+			found = found || strings.Contains(n.(map[string]any)["message"].(string), "lines lost between rotated files")
+		}
+		if !found {
+			t.Errorf("no data_quality note names the rotation's gap: %v", r["data_quality"])
+		}
+	})
+}
+
+// firstDifference shows where two renderings first differ.
+func firstDifference(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			lo := max(0, i-3)
+			return "want:\n" + strings.Join(la[lo:min(len(la), i+3)], "\n") + "\ngot:\n" + strings.Join(lb[lo:min(len(lb), i+3)], "\n")
+		}
+	}
+	return "lengths differ"
+}
