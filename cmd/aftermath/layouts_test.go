@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -221,6 +222,53 @@ func TestEvidenceLayouts(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no data_quality note names the rotation's gap: %v", r["data_quality"])
+		}
+	})
+
+	t.Run("harmless input: notes in bundle.yaml, Caddy's own lines in the journal, leave the run complete", func(t *testing.T) {
+		b := sim.layout(t, func(m string) string {
+			m = strings.Replace(m, "site:\n", "site:\n  app: mediawiki\n  upstream: 127.0.0.1:9000\n", 1)
+			return m + "contents:\n  access: access/access.log (journalctl -u caddy -o cat)\nnote: >-\n  Paged at 02:40 KST.\n"
+		})
+		// journalctl -o cat: Caddy's own lines (its default logger's,
+		// without a logger key, and the health checker's) among the
+		// access log's, in time order.
+		own := func(tm time.Time, logger, msg string) []byte {
+			l := map[string]any{"level": "info", "ts": float64(tm.UnixNano()) / 1e9, "msg": msg}
+			if logger != "" {
+				l["logger"] = logger
+			}
+			data, _ := json.Marshal(l)
+			return data
+		}
+		start := sim.times[0]
+		mixed := [][]byte{own(start, "", "using config from file"), own(start, "", "serving initial configuration")}
+		for i, l := range sim.lines {
+			if i%500 == 0 {
+				mixed = append(mixed, own(sim.times[i], "http.handlers.reverse_proxy.health_checker.active", "HTTP request failed"))
+			}
+			mixed = append(mixed, l)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), mixed, false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Errorf("exit %d (%s), want 0: nothing the analysis needs is missing", code, msg)
+		}
+		var infos []string
+		for _, n := range r["data_quality"].([]any) {
+			m := n.(map[string]any)
+			if m["severity"] != "info" {
+				t.Errorf("%s note: %s", m["severity"], m["message"])
+				continue
+			}
+			infos = append(infos, m["message"].(string))
+		}
+		text := strings.Join(infos, "\n")
+		want := []string{fmt.Sprintf("%d lines skipped: not an access log line", 2+(n+499)/500), `unknown key "contents"`, `unknown key "app" in site`, `unknown key "upstream" in site`}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("no info note says %q:\n%s", w, text)
+			}
 		}
 	})
 }

@@ -164,9 +164,13 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	if err != nil {
 		return ReasonUnknownShape
 	}
-	var ts, logger, request, status, duration, size, respHeaders *fastjson.Value
+	var ts, logger, request, status, duration, size, respHeaders, level, msg *fastjson.Value
 	top.Visit(func(k []byte, v *fastjson.Value) {
 		switch string(k) {
+		case "level":
+			level = v
+		case "msg":
+			msg = v
 		case "ts":
 			ts = v
 		case "logger":
@@ -194,6 +198,11 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 				return reason
 			}
 			return lp.parseInner(inner, r)
+		}
+		if level != nil && msg != nil && ts != nil {
+			// Caddy's default logger writes no "logger" key ("serving
+			// initial configuration"): its own log, not a request.
+			return ReasonNotAccessLog
 		}
 		return ReasonUnknownShape
 	}

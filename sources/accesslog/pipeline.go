@@ -90,6 +90,9 @@ func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) 
 	if skips == nil {
 		skips = &sources.Skips{}
 	}
+	// Another logger's lines (Caddy's own log in a journal shared with the
+	// access log, journalctl -o cat) are not requests: nothing is lost.
+	skips.Expect(ReasonNotAccessLog, "lines of another of Caddy's loggers (its own log, mixed in), not requests: nothing the analysis needs is in them")
 	if sink == nil {
 		sink = func([]sources.Request) error { return nil }
 	}
