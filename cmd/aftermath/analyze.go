@@ -40,6 +40,7 @@ type analyzeFlags struct {
 	tz      string
 	site    siteFlags
 	durFmt  durationFormat
+	logTZ   logZone
 }
 
 // siteFlags are the site facts logs cannot tell, given on the command line;
@@ -153,6 +154,7 @@ the window): no report is written then.`,
 	fl.StringVar(&f.tz, "tz", "", "time zone for local times (default: the bundle's, else UTC)")
 	f.site.register(fl)
 	f.durFmt.register(fl)
+	f.logTZ.register(fl)
 	return cmd
 }
 
@@ -192,6 +194,8 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			}
 			f.site.apply(&in.Manifest.Site)
 			in.DurationFormat = string(f.durFmt)
+			// Checked when the flag was parsed; a live fetch has no Caddyfile.
+			_ = f.logTZ.apply(in, "")
 		})
 	}
 	return offlineInputs()
@@ -258,6 +262,9 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 	}
 	f.site.apply(&in.Manifest.Site)
 	in.DurationFormat = string(f.durFmt)
+	if err := f.logTZ.apply(in, f.bundle); err != nil {
+		return fail(err)
+	}
 	if stdinCopy != "" {
 		// The copy is removed when the analysis ends: messages name the input.
 		in.Names = map[string]string{stdinCopy: "standard input"}

@@ -271,6 +271,110 @@ func TestEvidenceLayouts(t *testing.T) {
 			}
 		}
 	})
+
+	// consoleLines re-encodes the lines as Caddy's console encoder writes
+	// them (time to the millisecond, without a zone, in loc).
+	consoleLines := func(t *testing.T, loc *time.Location) [][]byte {
+		out := make([][]byte, len(sim.lines))
+		for i, l := range sim.lines {
+			var m map[string]any
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatal(err)
+			}
+			logger, msg := m["logger"].(string), m["msg"].(string)
+			for _, k := range []string{"level", "ts", "logger", "msg"} {
+				delete(m, k)
+			}
+			fields, _ := json.Marshal(m)
+			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), logger, msg, fields)
+		}
+		return out
+	}
+	// The console encoder writes times to the millisecond: the reference
+	// for it is the JSON log with its times cut to the millisecond.
+	var msRef map[string]any
+	msReference := func(t *testing.T) map[string]any {
+		if msRef != nil {
+			return msRef
+		}
+		b := sim.layout(t, nil)
+		cut := make([][]byte, len(sim.lines))
+		for i, l := range sim.lines {
+			var m map[string]any
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
+			cut[i], _ = json.Marshal(m)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), cut, false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("the JSON log to the millisecond: exit %d (%s)", code, msg)
+		}
+		msRef = r
+		return r
+	}
+	// sameTimes compares a report with the JSON log's but for the input
+	// listing and the notes on how the lines were encoded.
+	sameTimes := func(t *testing.T, r map[string]any) {
+		t.Helper()
+		ref := msReference(t)
+		strip := func(r map[string]any) map[string]any {
+			r = withoutInputListing(r)
+			var dq []any
+			for _, n := range r["data_quality"].([]any) {
+				if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "console encoder") || strings.Contains(m["message"].(string), "have no zone")) {
+					continue
+				}
+				dq = append(dq, n)
+			}
+			r["data_quality"] = dq
+			return r
+		}
+		if !reflect.DeepEqual(strip(ref), strip(r)) {
+			a, _ := json.MarshalIndent(strip(ref), "", " ")
+			b, _ := json.MarshalIndent(strip(r), "", " ")
+			t.Errorf("the console-encoded log's report differs from the JSON log's:\n%s", firstDifference(string(a), string(b)))
+		}
+	}
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+
+	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
+		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
+
+	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		cf := filepath.Join(b, "changes", "config", "Caddyfile")
+		data := strings.Replace(string(mustRead(t, cf)), "format json", "format console {\n\t\t\ttime_local\n\t\t}", 1)
+		if err := os.WriteFile(cf, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
+
+	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		tokyo, _ := time.LoadLocation("Asia/Tokyo")
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b, "--log-tz", "Asia/Tokyo")
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
 }
 
 // firstDifference shows where two renderings first differ.

@@ -28,6 +28,7 @@ type rulesFlags struct {
 	validate     bool
 	tz           string
 	durFmt       durationFormat
+	logTZ        logZone
 	out          string
 	caddyfile    string
 	site         string
@@ -86,6 +87,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
 	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the one site with php_fastcgi or reverse_proxy)")
 	f.durFmt.register(fl)
+	f.logTZ.register(fl)
 	return cmd
 }
 
@@ -112,6 +114,9 @@ func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
 		in.Manifest.Timezone = f.tz
 	}
 	in.DurationFormat = string(f.durFmt)
+	if err := f.logTZ.apply(in, f.bundle); err != nil {
+		return nil, err
+	}
 	if len(in.Access) == 0 {
 		return nil, usageErrorf("no access log to generate rules from")
 	}

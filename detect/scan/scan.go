@@ -146,7 +146,7 @@ func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) 
 			Message: "no access log given: requests, statuses and client fingerprints are unknown"})
 	}
 	var skips sources.Skips
-	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: cfg.Loc, DurationFormat: in.DurationFormat}, &skips,
+	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				s.col.Observe(&batch[i])

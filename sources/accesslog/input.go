@@ -218,6 +218,9 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		zone := "UTC, what Caddy writes unless the log sets time_local"
 		if opts.Zone != nil {
 			zone = opts.Zone.String() + " (the zone given for times without one)"
+			if opts.ZoneWhy != "" {
+				zone = opts.Zone.String() + " (" + opts.ZoneWhy + ")"
+			}
 		}
 		add(sources.SeverityInfo, "%d times have no zone (Caddy's time_format wall, wall_milli or wall_nano): read as %s", c.zoneless, zone)
 	}

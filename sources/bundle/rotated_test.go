@@ -54,3 +54,30 @@ func TestListAccessLogsRotations(t *testing.T) {
 		t.Errorf("notes %+v", notes)
 	}
 }
+
+// TestLogZone: zone-less log times are UTC unless --log-tz says otherwise or
+// a Caddy configuration in changes/ sets time_local (then the bundle's
+// timezone); a commented-out time_local changes nothing.
+func TestLogZone(t *testing.T) {
+	dir := t.TempDir()
+	cfgDir := filepath.Join(dir, ChangesDir, "config")
+	os.MkdirAll(cfgDir, 0o755)
+	cf := filepath.Join(cfgDir, "Caddyfile")
+	os.WriteFile(cf, []byte("site {\n\tlog {\n\t\tformat console # time_local\n\t}\n}\n"), 0o644)
+	if loc, _, _, err := LogZone(dir, "", "Asia/Seoul"); err != nil || loc != nil {
+		t.Errorf("commented time_local: zone %v (%v), want UTC", loc, err)
+	}
+	os.WriteFile(cf, []byte("site {\n\tlog {\n\t\tformat console {\n\t\t\ttime_local\n\t\t}\n\t}\n}\n"), 0o644)
+	if loc, why, _, err := LogZone(dir, "", "Asia/Seoul"); err != nil || loc == nil || loc.String() != "Asia/Seoul" || !strings.Contains(why, "sets time_local") {
+		t.Errorf("time_local: zone %v, %q (%v), want Asia/Seoul", loc, why, err)
+	}
+	if loc, _, warn, _ := LogZone(dir, "", ""); loc != nil || !strings.Contains(warn, "--log-tz") {
+		t.Errorf("time_local without a zone: %v, warning %q", loc, warn)
+	}
+	if loc, why, _, _ := LogZone(dir, "Asia/Tokyo", "Asia/Seoul"); loc == nil || loc.String() != "Asia/Tokyo" || why != "--log-tz" {
+		t.Errorf("--log-tz: %v %q", loc, why)
+	}
+	if loc, _, _, _ := LogZone(t.TempDir(), "", "Asia/Seoul"); loc != nil {
+		t.Errorf("no configuration: %v, want UTC: the display zone never moves evidence", loc)
+	}
+}

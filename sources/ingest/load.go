@@ -46,6 +46,12 @@ type Inputs struct {
 	// user gave it (accesslog.Options.DurationFormat): "" or "auto" detects
 	// it per log, and the detection is stated in data_quality.
 	DurationFormat string
+	// LogZone is where the access log's times written without a zone are
+	// read (bundle.LogZone): nil is UTC, what Caddy writes unless its
+	// configuration sets time_local. Never the display zone by default.
+	LogZone *time.Location
+	// LogZoneWhy says where LogZone came from, for data_quality.
+	LogZoneWhy string
 	// Names says what to call an input path in messages when the path is
 	// not the user's: a temporary copy of standard input, or a file of the
 	// temporary bundle a live analysis fetches into (gone once it ends) is
@@ -99,6 +105,9 @@ type Loaded struct {
 	BaselineFrom, BaselineTo time.Time
 	Site                     sources.Site
 	Loc                      *time.Location
+	// LogZone is Inputs.LogZone: where zone-less access-log times were
+	// read, for a later pass over the same logs (the rules').
+	LogZone *time.Location
 	// Traffic holds the access log's requests (and per-minute counts), nil
 	// when no access log was given or none of it was usable.
 	Traffic Aggregate
@@ -158,7 +167,7 @@ func (l *Loaded) Close() error {
 // minute, else the metrics'.
 func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAggregate) (_ *Loaded, err error) {
 	m := in.Manifest
-	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, Pushdown: m.Pushdown}
+	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, LogZone: in.LogZone, Pushdown: m.Pushdown}
 	if m.Baseline != nil {
 		l.BaselineFrom, l.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
@@ -197,7 +206,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			l.Requests = spill
 		}
 	}
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat}, &skips,
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
