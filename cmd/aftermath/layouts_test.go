@@ -388,3 +388,48 @@ func firstDifference(a, b string) string {
 	}
 	return "lengths differ"
 }
+
+// TestFractionalMilliseconds: the simulated incident's durations rewritten
+// as a log shipper's transform writes them (duration*1000, a fraction) are
+// read as milliseconds, with a warning that says so, and the report is the
+// one of the seconds log; read as seconds, every PHP request was late.
+func TestFractionalMilliseconds(t *testing.T) {
+	sim := simulateIncident(t)
+	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
+	if code != exitOK {
+		t.Fatalf("exit %d (%s)", code, msg)
+	}
+	b := sim.layout(t, nil)
+	ms := make([][]byte, len(sim.lines))
+	for i, l := range sim.lines {
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(l))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := m["duration"].(json.Number).Float64()
+		// A shipper's float: three decimals of a millisecond, always a fraction.
+		m["duration"] = json.Number(fmt.Sprintf("%.4f", s*1e3+5e-5))
+		ms[i], _ = json.Marshal(m)
+	}
+	writeLines(t, filepath.Join(b, "access", "access.log"), ms, false)
+	_, _, r := analyzeJSON(t, "--bundle", b)
+	var warned bool
+	for _, n := range r["data_quality"].([]any) {
+		m := n.(map[string]any)
+		warned = warned || strings.Contains(m["message"].(string), "read as milliseconds")
+	}
+	if !warned {
+		t.Errorf("no note says the fractions were read as milliseconds: %v", r["data_quality"])
+	}
+	impact := func(r map[string]any) string {
+		im := r["impact"].(map[string]any)
+		delete(im, "caveats") // the detection's warning is one of them
+		data, _ := json.Marshal(im)
+		return string(data)
+	}
+	if a, b := impact(ref), impact(r); a != b {
+		t.Errorf("impact with fractional milliseconds\n%s\nwant the seconds log's\n%s", b, a)
+	}
+}

@@ -55,6 +55,10 @@ type lineParser struct {
 	port    uint16
 	durKind byte
 	durInt  int64
+	// fracUnit divides a fractional duration: 1 (or 0) for Caddy's seconds,
+	// 1e3 for the fractional milliseconds a log shipper's transform writes
+	// (detected per input, or given as the duration format).
+	fracUnit float64
 
 	// unwrapped is set while the line inside a Docker or journald wrapper,
 	// or rebuilt from a console line, is parsed: wrappers do not nest.
@@ -701,6 +705,9 @@ func (lp *lineParser) durationOfNumber(num []byte) (float64, bool) {
 		return f, true
 	}
 	lp.durKind = 'f'
+	if lp.fracUnit > 1 {
+		return f / lp.fracUnit, true
+	}
 	return f, true
 }
 

@@ -155,6 +155,8 @@ type pipeline struct {
 	spanFirst, spanLast time.Time
 
 	durUnit float64 // for whole-number durations, decided before the workers start
+	// fracUnit divides fractional durations (lineParser.fracUnit).
+	fracUnit float64
 	mu      sync.Mutex
 	counts  shapeCounts // the workers', added as they finish
 }
@@ -198,6 +200,21 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		durUnit, detected = in.sniff.durationUnit()
 	}
 	in.DurationUnit, in.DurationDetected = unitName(durUnit), detected
+	fracUnit := 1.0
+	switch {
+	case rd.durUnit > 1:
+		// Given as ms or ns: the log's numbers are in that unit, fractions too.
+		fracUnit = rd.durUnit
+	case rd.durUnit == 0:
+		fracUnit = in.sniff.fractionUnit()
+		in.FractionUnit = unitName(fracUnit)
+		if fracUnit > 1 && durUnit == 1 {
+			// The whole numbers among fractional milliseconds (12.0
+			// written as 12) are milliseconds too.
+			durUnit = fracUnit
+			in.DurationUnit = unitName(durUnit)
+		}
+	}
 
 	n := workers(rd.opts.Workers)
 	p := &pipeline{
@@ -209,6 +226,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		stats:     stats,
 		input:     in,
 		durUnit:   durUnit,
+		fracUnit:  fracUnit,
 	}
 	p.free = make(chan *chunk, p.maxChunks)
 	go p.chunker(sr)
@@ -427,7 +445,7 @@ func readFull(r io.Reader, buf []byte) (int, error) {
 
 func (p *pipeline) worker() {
 	lp := p.rd.getParser()
-	lp.durUnit = p.durUnit
+	lp.durUnit, lp.fracUnit = p.durUnit, p.fracUnit
 	defer func() {
 		p.mu.Lock()
 		p.counts.add(lp.counts)
