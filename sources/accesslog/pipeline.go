@@ -157,8 +157,8 @@ type pipeline struct {
 	durUnit float64 // for whole-number durations, decided before the workers start
 	// fracUnit divides fractional durations (lineParser.fracUnit).
 	fracUnit float64
-	mu      sync.Mutex
-	counts  shapeCounts // the workers', added as they finish
+	mu       sync.Mutex
+	counts   shapeCounts // the workers', added as they finish
 }
 
 // readStream reads one stream through the pipeline.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -271,8 +272,12 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 		l.DataQuality = append(l.DataQuality, metricSkips.Notes("metrics", "samples")...)
 		if l.MetricSamples == 0 {
-			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
-				strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
+			if failed := failedFetches(in.Manifest.Queries, bundle.MetricsDir+"/"); failed != "" {
+				l.NoEvidence = append(l.NoEvidence, "no metrics: "+failed)
+			} else {
+				l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
+					strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
+			}
 		}
 	}
 	if spanWindow {
@@ -290,7 +295,11 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		for i, p := range in.Access {
 			names[i] = in.name(p)
 		}
-		l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
+		if failed := failedFetches(in.Manifest.Queries, bundle.AccessDir+"/"); failed != "" && stats.Lines == 0 {
+			l.NoEvidence = append(l.NoEvidence, "no access log: "+failed)
+		} else {
+			l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
+		}
 	default:
 		l.Traffic = traffic
 		if first, last := traffic.Span(); last.Before(l.From) || !first.Before(l.To) {
@@ -360,6 +369,27 @@ func noAccessMessage(paths []string, stats accesslog.Stats, skips *sources.Skips
 	}
 	return fmt.Sprintf("no usable line in the access logs (%s): %d lines read%s; aftermath reads Caddy's JSON access log (one JSON object a line, as Caddy writes it)",
 		strings.Join(paths, ", "), stats.Lines, skipSummary(skips, "lines"))
+}
+
+// failedFetches names the queries of a fetched bundle that filled files
+// under prefix and failed, with what their source said ("loki: ... failed:
+// connection refused"): an empty file there is the source's failure, and the
+// message names the source, not the file. "" when none failed.
+func failedFetches(queries []bundle.Query, prefix string) string {
+	var parts []string
+	for _, q := range queries {
+		if !strings.HasPrefix(q.File, prefix) || !q.HasFailed() {
+			continue
+		}
+		part := q.Source + " could not be read"
+		if q.Note != "" {
+			part += " (" + q.Note + ")"
+		}
+		if !slices.Contains(parts, part) {
+			parts = append(parts, part)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // skipSummary lists skips' reasons with their counts: ", 12 lines skipped:
