@@ -294,11 +294,6 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 	if s := in.sniff; in.FractionUnit == "ms" {
 		add(sources.SeverityWarning, "durations are fractions whose quickest static answers (%d served from disk or cache among the first %d requests, the quickest tenth at %.3g or more) would take %.3g s or more as seconds, which a file server never does: read as milliseconds (a log shipper's transform of Caddy's seconds); give --duration-format s if that is wrong",
 			len(s.staticFracs), s.requests, percentile(s.staticFracs, 0.1), percentile(s.staticFracs, 0.1))
-	} else if in.FractionUnit == "s" && len(s.staticFracs) < minStaticSample && len(s.allFracs) >= minStaticSample && percentile(s.allFracs, 0.1) >= fastStatic {
-		// No static answer to tell by, and even the quickest answers are
-		// slow as seconds: an outage, or milliseconds.
-		add(sources.SeverityWarning, "the field duration holds fractions read as seconds, and the quickest tenth of the first %d requests took %.3g s or more with no static answer among them to tell the unit by: if a log shipper wrote milliseconds, give --duration-format ms",
-			len(s.allFracs), percentile(s.allFracs, 0.1))
 	}
 	if in.DurationUnit == "s" && opts.DurationFormat == "" && c.wholeSeconds > 0 && in.sniff.fracs > 0 {
 		// Caddy writes seconds as fractions: whole numbers after fractions
