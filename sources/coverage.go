@@ -38,6 +38,38 @@ type Stretch struct {
 	To   time.Time `json:"to"`
 	// Kind is "head", "gap" or "tail".
 	Kind string `json:"kind"`
+	// Expected is how many pieces of evidence the stretch would have held
+	// at the source's usual rate (what makes its silence a hole, not a
+	// quiet site: the chance of none at that rate is e^-Expected); 0 for a
+	// source scraped at a fixed interval, whose every silence is a hole.
+	Expected float64 `json:"expected,omitempty"`
+	// After and Before name the inputs on either side of a gap that falls
+	// between two files (a rotation that lost lines): the file whose last
+	// line is where the gap begins, and the file whose first line is where
+	// it ends. Empty for a gap inside one input.
+	After  string `json:"after,omitempty"`
+	Before string `json:"before,omitempty"`
+}
+
+// InputSpan is one input of a source as it was read: a file's own span
+// (the lines it shares with other inputs included), or why it was not read.
+type InputSpan struct {
+	Name string `json:"name"`
+	// First and Last are the earliest and latest evidence in the input,
+	// absent when it held none (or was not read).
+	First *time.Time `json:"first,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
+	// Requests counts what it contributed; Duplicates what it held that
+	// an earlier input (or itself, earlier) already had: counted once.
+	Requests   int64 `json:"requests"`
+	Duplicates int64 `json:"duplicates,omitempty"`
+	// SkippedLines counts its lines that could not be used.
+	SkippedLines int64 `json:"skipped_lines,omitempty"`
+	// Cut says why its evidence ends before its writer stopped (a gzip
+	// stream cut mid-way), "" when it does not.
+	Cut string `json:"cut,omitempty"`
+	// NotRead says why the input was not read at all ("" when it was).
+	NotRead string `json:"not_read,omitempty"`
 }
 
 // Coverage is the time one source of evidence really covers inside the
@@ -64,6 +96,49 @@ type Coverage struct {
 	// Resolution is how far apart two pieces of evidence may be without a
 	// gap between them, in seconds (for metrics, a few scrape intervals).
 	Resolution float64 `json:"resolution_s,omitempty"`
+	// Inputs lists the files the source was read from, in the order read,
+	// with each one's span, and the files beside them that were not read
+	// (for the access log; empty for other sources).
+	Inputs []InputSpan `json:"inputs,omitempty"`
+}
+
+// Gaps returns the stretches between two pieces of evidence (Kind "gap"):
+// the holes inside the covered span, each with what it was expected to
+// hold and, when it falls between two files, which.
+func (c Coverage) Gaps() []Stretch {
+	var out []Stretch
+	for _, u := range c.Uncovered {
+		if u.Kind == StretchGap {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// AttributeGaps names, for each uncovered stretch that begins where one
+// input's evidence ends and ends where another's begins (within slack), the
+// two inputs: a rotation that lost the lines between two files. It also
+// keeps the inputs in c.Inputs.
+func (c *Coverage) AttributeGaps(inputs []InputSpan, slack time.Duration) {
+	c.Inputs = inputs
+	near := func(a, b time.Time) bool {
+		d := a.Sub(b)
+		return d > -slack && d < slack
+	}
+	for i := range c.Uncovered {
+		u := &c.Uncovered[i]
+		for _, a := range inputs {
+			if a.Last == nil || !near(*a.Last, u.From) {
+				continue
+			}
+			for _, b := range inputs {
+				if b.Name == a.Name || b.First == nil || !near(*b.First, u.To) {
+					continue
+				}
+				u.After, u.Before = a.Name, b.Name
+			}
+		}
+	}
 }
 
 // Complete reports whether the coverage leaves nothing of the window unknown.
@@ -181,12 +256,17 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 	sort.Ints(sorted)
 	perBucket := float64(sorted[len(sorted)/2])
 	minGap = max(minGap, MinGap)
+	expected := func(a, b time.Time) float64 {
+		if rateFree {
+			return 0
+		}
+		return perBucket * float64(b.Sub(a)) / float64(m.bucket)
+	}
 	missing := func(a, b time.Time) bool {
-		d := b.Sub(a)
-		if d < minGap {
+		if b.Sub(a) < minGap {
 			return false
 		}
-		return rateFree || perBucket*float64(d)/float64(m.bucket) >= expectedMissing
+		return rateFree || expected(a, b) >= expectedMissing
 	}
 	// First and Last are bucket bounds, not the exact times of the first and
 	// last evidence: evidence that comes as per-bucket counts (a pushed-down
@@ -201,17 +281,17 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 	}
 	c.First, c.Last = &first, &last
 	if missing(from, first) {
-		c.Uncovered = append(c.Uncovered, Stretch{From: from, To: first, Kind: StretchHead})
+		c.Uncovered = append(c.Uncovered, Stretch{From: from, To: first, Kind: StretchHead, Expected: expected(from, first)})
 	}
 	for i := 1; i < len(keys); i++ {
 		a := time.Unix(0, (keys[i-1]+1)*int64(m.bucket)).UTC()
 		b := time.Unix(0, keys[i]*int64(m.bucket)).UTC()
 		if missing(a, b) {
-			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: StretchGap})
+			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: StretchGap, Expected: expected(a, b)})
 		}
 	}
 	if missing(last, to) {
-		c.Uncovered = append(c.Uncovered, Stretch{From: last, To: to, Kind: StretchTail})
+		c.Uncovered = append(c.Uncovered, Stretch{From: last, To: to, Kind: StretchTail, Expected: expected(last, to)})
 	}
 	c.State = CoverageComplete
 	if len(c.Uncovered) > 0 {

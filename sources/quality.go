@@ -43,6 +43,23 @@ type Skips struct {
 	mu       sync.Mutex
 	counts   map[string]int
 	examples map[string][]string
+	// expected holds the reasons whose skips are by design, with why: they
+	// are noted as info, not as evidence missing.
+	expected map[string]string
+}
+
+// Expect marks the lines skipped for reason as expected, why saying so
+// (Caddy's own log lines in a journal shared with its access log are not
+// requests, and nothing the analysis needs is lost with them): Notes writes
+// them as info, so that they do not make a run incomplete. They are still
+// counted and shown.
+func (s *Skips) Expect(reason, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expected == nil {
+		s.expected = map[string]string{}
+	}
+	s.expected[reason] = why
 }
 
 // Add records one skipped unit (usually a line) at location (e.g. "access.log:17").
@@ -68,7 +85,14 @@ func (s *Skips) AddN(reason, location string, n int) {
 func (s *Skips) Merge(other *Skips) {
 	other.mu.Lock()
 	counts, examples := other.counts, other.examples
+	expected := make(map[string]string, len(other.expected))
+	for r, why := range other.expected {
+		expected[r] = why
+	}
 	other.mu.Unlock()
+	for r, why := range expected {
+		s.Expect(r, why)
+	}
 	for reason, n := range counts {
 		s.mu.Lock()
 		if s.counts == nil {
@@ -114,7 +138,11 @@ func (s *Skips) Notes(source, unit string) []QualityNote {
 		if ex := s.examples[r]; len(ex) > 0 {
 			msg += " (first at " + strings.Join(ex, ", ") + ")"
 		}
-		notes = append(notes, QualityNote{Source: source, Severity: SeverityWarning, Message: msg})
+		sev := SeverityWarning
+		if why, ok := s.expected[r]; ok {
+			sev, msg = SeverityInfo, msg+": "+why
+		}
+		notes = append(notes, QualityNote{Source: source, Severity: sev, Message: msg})
 	}
 	return notes
 }

@@ -16,8 +16,9 @@ import (
 // section of aftermath.yaml, changes.yaml) into out, a pointer to a struct
 // with yaml tags. It is lenient where people are and strict where a number
 // would be wrong:
-//   - a key out does not know is a warning, not an error: "file:line:
-//     unknown key "worker" in site, ignored (did you mean "workers"?)";
+//   - a key out does not know is a note, not an error: a warning when it is
+//     a near miss ("file:line: unknown key "worker" in site, ignored (did you
+//     mean "workers"?)"), info otherwise (people keep notes there);
 //   - a time without a zone ("2026-10-02 23:48", "2026-10-02T23:48:00") is
 //     in loc, the document's time zone (an error when loc is nil);
 //   - a value of the wrong type is an error naming the file, the line and the
@@ -127,10 +128,15 @@ func (w *yamlWalker) walk(n *yaml.Node, t reflect.Type, p string) {
 					msg += " in " + p
 				}
 				msg += ", ignored"
+				// A near miss is a fact the user meant to give and that is
+				// lost: a warning. Any other key is a note kept beside the
+				// facts (contents, note, site.app): info.
+				sev := SeverityInfo
 				if near := nearest(k.Value, fields); near != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", near)
+					sev = SeverityWarning
 				}
-				w.notes = append(w.notes, QualityNote{Source: "input", Severity: SeverityWarning, Message: msg})
+				w.notes = append(w.notes, QualityNote{Source: "input", Severity: sev, Message: msg})
 				continue
 			}
 			w.walk(v, ft, join(p, k.Value))

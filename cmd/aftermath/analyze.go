@@ -42,6 +42,7 @@ type analyzeFlags struct {
 	tz      string
 	site    siteFlags
 	durFmt  durationFormat
+	logTZ   logZone
 }
 
 // siteFlags are the site facts logs cannot tell, given on the command line;
@@ -164,6 +165,7 @@ the window): no report is written then.`,
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.site.register(fl)
 	f.durFmt.register(fl)
+	f.logTZ.register(fl)
 	return cmd
 }
 
@@ -203,6 +205,8 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			}
 			f.site.apply(&in.Manifest.Site)
 			in.DurationFormat = string(f.durFmt)
+			// Checked when the flag was parsed; a live fetch has no Caddyfile.
+			_ = f.logTZ.apply(in, "")
 		})
 	}
 	return offlineInputs()
@@ -219,7 +223,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 		return nil, nil, usageErrorf("give both --from and --to, or neither (then the bundle's window, or the logs' own span, is analyzed)")
 	}
 	cleanup := func() {}
-	access, stdinCopy, err := expandAccess(f.access, stdin)
+	access, skipped, stdinCopy, err := expandAccess(f.access, stdin)
 	if stdinCopy != "" {
 		cleanup = func() { os.Remove(stdinCopy) }
 	}
@@ -249,6 +253,8 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 		}
 	}
 	in.Notes = append(in.Notes, siteNotes...)
+	in.Notes = append(in.Notes, bundle.SkippedNotes(skipped)...)
+	in.AccessSkipped = append(in.AccessSkipped, skipped...)
 	if f.tz != "" {
 		in.Manifest.Timezone = f.tz
 	}
@@ -267,6 +273,9 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 	}
 	f.site.apply(&in.Manifest.Site)
 	in.DurationFormat = string(f.durFmt)
+	if err := f.logTZ.apply(in, f.bundle); err != nil {
+		return fail(err)
+	}
 	if stdinCopy != "" {
 		// The copy is removed when the analysis ends: messages name the input.
 		in.Names = map[string]string{stdinCopy: "standard input"}
@@ -277,15 +286,16 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 // expandAccess resolves --access: a directory stands for the access logs in
 // it, and - for standard input, copied to a temporary file (returned, for the
 // caller to remove) because the rules read the requests a second time.
-func expandAccess(args []string, stdin io.Reader) (paths []string, stdinCopy string, err error) {
+// skipped names the files of such a directory that are not read.
+func expandAccess(args []string, stdin io.Reader) (paths, skipped []string, stdinCopy string, err error) {
 	for _, a := range args {
 		if a == "-" {
 			if stdinCopy != "" {
-				return nil, stdinCopy, usageErrorf("--access -: standard input can be given once")
+				return nil, nil, stdinCopy, usageErrorf("--access -: standard input can be given once")
 			}
 			tmp, err := os.CreateTemp("", "aftermath-stdin-*.log")
 			if err != nil {
-				return nil, "", fmt.Errorf("--access -: %w", err)
+				return nil, nil, "", fmt.Errorf("--access -: %w", err)
 			}
 			stdinCopy = tmp.Name()
 			_, err = io.Copy(tmp, stdin)
@@ -293,29 +303,30 @@ func expandAccess(args []string, stdin io.Reader) (paths []string, stdinCopy str
 				err = cerr
 			}
 			if err != nil {
-				return nil, stdinCopy, fmt.Errorf("--access -: reading standard input: %w", err)
+				return nil, nil, stdinCopy, fmt.Errorf("--access -: reading standard input: %w", err)
 			}
 			paths = append(paths, stdinCopy)
 			continue
 		}
 		fi, err := os.Stat(a)
 		if err != nil {
-			return nil, stdinCopy, usageErrorf("--access: %v", err)
+			return nil, nil, stdinCopy, usageErrorf("--access: %v", err)
 		}
 		if !fi.IsDir() {
 			paths = append(paths, a)
 			continue
 		}
-		logs, err := bundle.AccessLogs(a)
+		logs, notRead, err := bundle.AccessLogs(a)
 		if err != nil {
-			return nil, stdinCopy, usageErrorf("--access %s: %v", a, err)
+			return nil, nil, stdinCopy, usageErrorf("--access %s: %v", a, err)
 		}
 		if len(logs) == 0 {
-			return nil, stdinCopy, usageErrorf("--access %s: the directory holds no access log (*.log, *.jsonl or *.json, plain or .gz)", a)
+			return nil, nil, stdinCopy, usageErrorf("--access %s: the directory holds no access log (*.log, *.jsonl or *.json, their rotations such as .1 or -20261119, plain or .gz)", a)
 		}
 		paths = append(paths, logs...)
+		skipped = append(skipped, notRead...)
 	}
-	return paths, stdinCopy, nil
+	return paths, skipped, stdinCopy, nil
 }
 
 // readSiteConfig reads the site section and the timezone of aftermath.yaml

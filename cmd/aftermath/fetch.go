@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -84,6 +85,10 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 				return &exitError{code: exitIncomplete, err: fmt.Errorf("%w; partial bundle in %s", err, f.out)}
 			case err != nil:
 				return &exitError{code: exitUsage, err: err}
+			}
+			if nothing := fetchedNothing(m); nothing != "" {
+				printFetchTotals(cmd.OutOrStdout(), m)
+				return &exitError{code: exitUsage, err: fmt.Errorf("fetched nothing: %s; %s holds no evidence to analyze", nothing, f.out)}
 			}
 			printFetchSummary(cmd.OutOrStdout(), f.out, m)
 			if where, ok := live.LokiUnreachable(*m); ok {
@@ -239,6 +244,37 @@ func printNotes(w io.Writer, notes []sources.QualityNote, quiet bool) {
 }
 
 func printFetchSummary(w io.Writer, dir string, m *bundle.Manifest) {
+	printFetchTotals(w, m)
+	fmt.Fprintf(w, "wrote %s (analyze it with: aftermath analyze --bundle %s)\n", dir, dir)
+}
+
+// fetchedNothing says, when a fetch got not one access-log line nor one
+// metric series, which sources failed and why ("" when something was
+// fetched): such a bundle holds nothing to analyze.
+func fetchedNothing(m *bundle.Manifest) string {
+	var failed []string
+	for _, q := range m.Queries {
+		if q.Lines > 0 || q.Series > 0 {
+			return ""
+		}
+		if q.HasFailed() {
+			what := q.Source + " failed"
+			if q.Note != "" {
+				what += " (" + q.Note + ")"
+			}
+			if !slices.Contains(failed, what) {
+				failed = append(failed, what)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return "every source answered with no line and no series for the window"
+	}
+	return strings.Join(failed, "; ")
+}
+
+// printFetchTotals writes the window and what the fetch got.
+func printFetchTotals(w io.Writer, m *bundle.Manifest) {
 	var lines, bytes int64
 	var series, incompleteQueries int
 	for _, q := range m.Queries {
@@ -259,7 +295,6 @@ func printFetchSummary(w io.Writer, dir string, m *bundle.Manifest) {
 	}
 	fmt.Fprintf(w, ": %s access-log lines (%s), %s metric series, %d queries (%d incomplete)\n",
 		detect.FormatInt(lines), formatBytes(bytes), detect.FormatInt(int64(series)), len(m.Queries), incompleteQueries)
-	fmt.Fprintf(w, "wrote %s (analyze it with: aftermath analyze --bundle %s)\n", dir, dir)
 }
 
 // formatProgress renders a progress report:

@@ -30,6 +30,10 @@ func runFetch(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&errw)
 	err := cmd.ExecuteContext(context.Background())
+	if err != nil {
+		// The run's last line, as main prints it.
+		fmt.Fprintf(&errw, "aftermath: %v\n", err)
+	}
 	return exitCode(err), out.String(), errw.String()
 }
 
@@ -201,8 +205,28 @@ func TestFetchCommand(t *testing.T) {
 			args: func(c, o string, f, to time.Time) []string {
 				return []string{"--config", c, "--since", "30m", "--out", o}
 			},
-			// The fakes hold nothing near now: no Prometheus series is a warning.
-			want: exitIncomplete,
+			// The fakes hold nothing near now: a fetch of nothing is no
+			// bundle to analyze.
+			want:     exitUsage,
+			inStderr: "aftermath: fetched nothing: ",
+		},
+		{
+			name: "Loki and Prometheus both down: nothing fetched, exit 2 naming both",
+			args: func(c, o string, f, to time.Time) []string {
+				return []string{"--config", c, "--from", rfc(f), "--to", rfc(to), "--out", o}
+			},
+			setup: func(t *testing.T, lk *lokitest.Loki, pr *livetest.Prometheus) {
+				lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+					http.Error(w, "ingester unavailable", http.StatusServiceUnavailable)
+					return true
+				})
+				pr.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return true
+				})
+			},
+			want:     exitUsage,
+			inStderr: "fetched nothing: loki failed",
 		},
 		{
 			name: "no window",
@@ -263,6 +287,14 @@ func TestFetchCommand(t *testing.T) {
 			}
 			if strings.Contains(stderr, "\r") {
 				t.Errorf("progress drawn on a stderr that is not a terminal: %q", stderr)
+			}
+			if strings.Contains(tt.inStderr, "fetched nothing") {
+				if strings.Contains(stdout+stderr, "analyze it with") {
+					t.Errorf("a fetch of nothing suggests analyzing it:\n%s\n%s", stdout, stderr)
+				}
+				if strings.Contains(tt.name, "Prometheus") && !strings.Contains(stderr, "prometheus failed") {
+					t.Errorf("the last line does not name Prometheus:\n%s", stderr)
+				}
 			}
 			if tt.want == exitUsage {
 				return
@@ -402,5 +434,33 @@ func TestProgressPrinterRedraws(t *testing.T) {
 	}
 	if newProgressPrinter(&buf, true).enabled {
 		t.Error("a buffer is not a terminal")
+	}
+}
+
+// TestAnalyzeLiveSourcesDown: with Loki and Prometheus both failing, the
+// last line of analyze --config names them, not empty files.
+func TestAnalyzeLiveSourcesDown(t *testing.T) {
+	config, lk, pr, from, to := liveFakes(t)
+	lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		http.Error(w, "ingester unavailable", http.StatusServiceUnavailable)
+		return true
+	})
+	pr.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return true
+	})
+	code, msg := runCLI([]string{"analyze", "--config", config, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--out", t.TempDir()}, nil)
+	if code != exitUsage {
+		t.Fatalf("exit %d (%s), want 2", code, msg)
+	}
+	for _, want := range []string{"loki could not be read", "prometheus could not be read"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the last line does not say %q: %s", want, msg)
+		}
+	}
+	for _, wrong := range []string{"are empty", "no usable sample in the metrics files"} {
+		if strings.Contains(msg, wrong) {
+			t.Errorf("the last line blames the files (%q): %s", wrong, msg)
+		}
 	}
 }

@@ -135,7 +135,7 @@ func (d *detected) propose(ctx context.Context, in ingest.Inputs) (*rules.Propos
 	if inc := d.res.Incidents; inc != nil && inc.Baseline.Usable() {
 		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
 	}
-	return rules.Propose(ctx, rules.Input{Findings: d.res.Findings, Access: in.Access, Requests: d.loaded.Requests, Site: ev.Site, DurationFormat: in.DurationFormat, Zone: ev.Loc,
+	return rules.Propose(ctx, rules.Input{Findings: d.res.Findings, Access: in.Access, Requests: d.loaded.Requests, Site: ev.Site, DurationFormat: in.DurationFormat, Zone: in.LogZone,
 		From: ev.From, To: ev.To, BaselineFrom: bFrom, BaselineTo: bTo})
 }
 

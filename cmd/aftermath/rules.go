@@ -31,6 +31,7 @@ type rulesFlags struct {
 	validate     bool
 	tz           string
 	durFmt       durationFormat
+	logTZ        logZone
 	out          string
 	caddyfile    string
 	site         string
@@ -92,6 +93,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the site block that served the logged requests; with two candidates, rules names both and asks for this)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	f.durFmt.register(fl)
+	f.logTZ.register(fl)
 	return cmd
 }
 
@@ -118,6 +120,9 @@ func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
 		in.Manifest.Timezone = f.tz
 	}
 	in.DurationFormat = string(f.durFmt)
+	if err := f.logTZ.apply(in, f.bundle); err != nil {
+		return nil, err
+	}
 	if len(in.Access) == 0 {
 		return nil, usageErrorf("no access log to generate rules from")
 	}

@@ -44,6 +44,7 @@ type scanFlags struct {
 	reportURL string
 	tz        string
 	durFmt    durationFormat
+	logTZ     logZone
 	attempts  int
 	timeout   time.Duration
 }
@@ -90,6 +91,7 @@ window and lookback only.`,
 	f.timeout = 10 * time.Second
 	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
 	f.durFmt.register(fl)
+	f.logTZ.register(fl)
 	return cmd
 }
 
@@ -131,6 +133,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 		defer ls.cleanup()
 		in, fetchNotes = &ls.inputs, ls.notes
 		in.DurationFormat = string(f.durFmt)
+		_ = f.logTZ.apply(in, "") // checked when the flag was parsed
 		printNotes(cmd.ErrOrStderr(), fetchNotes, true)
 	} else if f.profiles != "" {
 		return usageErrorf("--profiles keeps the profiles of live scans: it needs --config")
@@ -257,6 +260,9 @@ func (f *scanFlags) inputs(cfg *live.Config) (*ingest.Inputs, time.Time, string,
 	}
 	in := ingest.FromBundle(b)
 	in.DurationFormat = string(f.durFmt)
+	if err := f.logTZ.apply(&in, f.bundle); err != nil {
+		return nil, time.Time{}, "", err
+	}
 	now := b.Manifest.Window.To
 	if f.now != "" {
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
@@ -343,7 +349,7 @@ func proposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res 
 	if len(crawlers) == 0 || len(in.Access) == 0 {
 		return nil
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat, Zone: cfg.Loc,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat, Zone: in.LogZone,
 		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}

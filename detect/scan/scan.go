@@ -154,7 +154,7 @@ func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) 
 	}
 	var skips sources.Skips
 	onRead := in.ReadStage("reading the access log", in.Access)
-	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: cfg.Loc, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
+	s.stats, err = accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Manifest.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				s.col.Observe(&batch[i])

@@ -40,7 +40,7 @@ func Prepare(ctx context.Context, a Analysis, o PlanOptions) (*Plan, *rules.Prop
 	if bFrom.IsZero() || !bTo.After(bFrom) {
 		bFrom, bTo = ev.From.Add(-defaultBaselineSpan), ev.From
 	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: a.Findings, Access: a.Access, Requests: a.Loaded.Requests, Site: ev.Site, Zone: ev.Loc,
+	prop, err := rules.Propose(ctx, rules.Input{Findings: a.Findings, Access: a.Access, Requests: a.Loaded.Requests, Site: ev.Site, Zone: a.Loaded.LogZone,
 		From: o.From, To: o.To, BaselineFrom: bFrom, BaselineTo: bTo})
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: proposing the rule for the range: %w", err)

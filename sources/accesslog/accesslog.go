@@ -164,9 +164,11 @@ type Options struct {
 	Prefilter func(line []byte) bool
 	// Zone is where times written without a zone are read (Caddy's
 	// time_format wall, wall_milli, wall_nano, and the console encoder's
-	// default): the bundle's time zone or --tz. nil means UTC, which is what
-	// Caddy writes unless the log sets time_local.
-	Zone *time.Location
+	// default). nil means UTC, which is what Caddy writes unless the log
+	// sets time_local; the caller decides (bundle.LogZone), never from the
+	// zone times are displayed in. ZoneWhy says why, for the notes.
+	Zone    *time.Location
+	ZoneWhy string
 	// DurationFormat is Caddy's duration_format for durations written as
 	// whole numbers: "s", "ms" or "ns" (or Caddy's other spellings of them).
 	// "" or "auto" detects it per input from the first lines' values (stated

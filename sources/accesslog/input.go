@@ -24,11 +24,22 @@ type Input struct {
 	// FirstSkipped is the line number of the first skipped line (0: none).
 	FirstSkipped int64
 	First, Last  time.Time // earliest and latest request delivered
+	// SpanFirst and SpanLast are the earliest and latest request in the
+	// input, those left out as duplicates of an earlier input included:
+	// the stretch of time the file itself holds.
+	SpanFirst, SpanLast time.Time
+	// Cut names why the input ends before its writer stopped (ReasonTruncatedGzip,
+	// ReasonCorruptGzip), "" when it was read to its end.
+	Cut string
 	// DurationUnit is what a whole-number duration was read in: "s", "ms" or
 	// "ns" (Caddy's duration_format); DurationDetected says it was inferred
 	// from the values rather than given.
 	DurationUnit     string
 	DurationDetected bool
+	// FractionUnit is what a fractional duration was read in when it was
+	// detected: "s" (Caddy's own), or "ms" (a log shipper's transform
+	// wrote milliseconds with a fraction); "" when the format was given.
+	FractionUnit string
 	// Duplicates counts requests left out because an earlier input held them;
 	// DuplicateOf names those inputs.
 	Duplicates  int64
@@ -111,6 +122,9 @@ type sniffResult struct {
 	// whole-number and fractional durations among the requests
 	ints           []int64
 	fracs, strings int
+	// fractional durations of the answers Caddy served itself from disk
+	// or cache (OriginStatic), and of all requests, as written
+	staticFracs, allFracs []float64
 	// the first unusable line: its number, skip reason and a copy
 	badLine   int
 	badReason string
@@ -160,6 +174,10 @@ func sniff(head []byte, eof bool, opts Options) sniffResult {
 			s.ints = append(s.ints, lp.durInt)
 		case 'f':
 			s.fracs++
+			s.allFracs = append(s.allFracs, r.Duration)
+			if r.Origin == sources.OriginStatic {
+				s.staticFracs = append(s.staticFracs, r.Duration)
+			}
 		case 's':
 			s.strings++
 		}
@@ -187,6 +205,38 @@ func (s sniffResult) durationUnit() (div float64, detected bool) {
 	return 1e3, true
 }
 
+// minStaticSample is how many static answers among the first lines make
+// their durations evidence of the unit.
+const minStaticSample = 5
+
+// fastStatic is the duration, in seconds, that the quickest tenth of the
+// answers Caddy serves itself from disk or cache stays under: a file or a
+// cached page written to the socket takes 0.1 to 10 ms (1e-4 to 1e-2 s).
+// Written as fractional milliseconds the same answers read 0.1 to 10, which
+// as seconds no file server ever takes for a tenth of its answers.
+const fastStatic = 0.05
+
+// fractionUnit decides how fractional durations of an input are read:
+// seconds, Caddy's own, unless the quickest tenth of the static answers
+// among the first lines all took fastStatic or longer, which only
+// milliseconds explain (a log shipper's transform that wrote duration*1000).
+func (s sniffResult) fractionUnit() float64 {
+	if len(s.staticFracs) < minStaticSample {
+		return 1
+	}
+	if percentile(s.staticFracs, 0.1) >= fastStatic {
+		return 1e3
+	}
+	return 1
+}
+
+// percentile returns the p-quantile (nearest rank) of vs, which it sorts.
+func percentile(vs []float64, p float64) float64 {
+	sort.Float64s(vs)
+	i := int(p * float64(len(vs)))
+	return vs[min(i, len(vs)-1)]
+}
+
 // notes are the data-quality notes about one input, in the order a reader
 // needs them.
 func (in *Input) notes(opts Options) []sources.QualityNote {
@@ -211,6 +261,9 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		zone := "UTC, what Caddy writes unless the log sets time_local"
 		if opts.Zone != nil {
 			zone = opts.Zone.String() + " (the zone given for times without one)"
+			if opts.ZoneWhy != "" {
+				zone = opts.Zone.String() + " (" + opts.ZoneWhy + ")"
+			}
 		}
 		add(sources.SeverityInfo, "%d times have no zone (Caddy's time_format wall, wall_milli or wall_nano): read as %s", c.zoneless, zone)
 	}
@@ -237,6 +290,10 @@ func (in *Input) notes(opts Options) []sources.QualityNote {
 		}
 		add(sev, "durations are whole numbers (%d to %d in the first %d requests): read as %s, Caddy's duration_format %s, because %s%s; give the duration format if that is wrong",
 			lo, hi, len(s.ints), unitWords[in.DurationUnit], in.DurationUnit, why, guess)
+	}
+	if s := in.sniff; in.FractionUnit == "ms" {
+		add(sources.SeverityWarning, "durations are fractions whose quickest static answers (%d served from disk or cache among the first %d requests, the quickest tenth at %.3g or more) would take %.3g s or more as seconds, which a file server never does: read as milliseconds (a log shipper's transform of Caddy's seconds); give --duration-format s if that is wrong",
+			len(s.staticFracs), s.requests, percentile(s.staticFracs, 0.1), percentile(s.staticFracs, 0.1))
 	}
 	if in.DurationUnit == "s" && opts.DurationFormat == "" && c.wholeSeconds > 0 && in.sniff.fracs > 0 {
 		// Caddy writes seconds as fractions: whole numbers after fractions

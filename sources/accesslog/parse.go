@@ -55,6 +55,10 @@ type lineParser struct {
 	port    uint16
 	durKind byte
 	durInt  int64
+	// fracUnit divides a fractional duration: 1 (or 0) for Caddy's seconds,
+	// 1e3 for the fractional milliseconds a log shipper's transform writes
+	// (detected per input, or given as the duration format).
+	fracUnit float64
 
 	// unwrapped is set while the line inside a Docker or journald wrapper,
 	// or rebuilt from a console line, is parsed: wrappers do not nest.
@@ -164,9 +168,13 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 	if err != nil {
 		return ReasonUnknownShape
 	}
-	var ts, logger, request, status, duration, size, respHeaders *fastjson.Value
+	var ts, logger, request, status, duration, size, respHeaders, level, msg *fastjson.Value
 	top.Visit(func(k []byte, v *fastjson.Value) {
 		switch string(k) {
+		case "level":
+			level = v
+		case "msg":
+			msg = v
 		case "ts":
 			ts = v
 		case "logger":
@@ -194,6 +202,11 @@ func (lp *lineParser) parseSlow(line []byte, r *sources.Request) string {
 				return reason
 			}
 			return lp.parseInner(inner, r)
+		}
+		if level != nil && msg != nil && ts != nil {
+			// Caddy's default logger writes no "logger" key ("serving
+			// initial configuration"): its own log, not a request.
+			return ReasonNotAccessLog
 		}
 		return ReasonUnknownShape
 	}
@@ -692,6 +705,9 @@ func (lp *lineParser) durationOfNumber(num []byte) (float64, bool) {
 		return f, true
 	}
 	lp.durKind = 'f'
+	if lp.fracUnit > 1 {
+		return f / lp.fracUnit, true
+	}
 	return f, true
 }
 

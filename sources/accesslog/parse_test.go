@@ -175,7 +175,7 @@ func TestParseLine(t *testing.T) {
 		{name: "logger with a look-alike prefix", mod: set("logger", "http.log.accessory"), reason: ReasonNotAccessLog},
 		{name: "logger not a string", mod: set("logger", num("1")), reason: ReasonNotAccessLog},
 		{name: "no logger but a request", mod: set("logger", nil), check: func(*testing.T, sources.Request) {}},
-		{name: "no logger, no request", raw: `{"level":"info","ts":1795966434.7949092,"msg":"maxprocs: Leaving GOMAXPROCS=2"}`, reason: ReasonUnknownShape},
+		{name: "no logger, no request: Caddy's default logger", raw: `{"level":"info","ts":1795966434.7949092,"msg":"maxprocs: Leaving GOMAXPROCS=2"}`, reason: ReasonNotAccessLog},
 		{name: "JSON array", raw: `[1,2,3]`, reason: ReasonUnknownShape},
 		{name: "JSON string", raw: `"handled request"`, reason: ReasonUnknownShape},
 		{name: "malformed JSON", raw: baseLine[:len(baseLine)-1], reason: ReasonMalformedJSON},

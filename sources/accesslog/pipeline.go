@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -89,6 +90,9 @@ func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) 
 	if skips == nil {
 		skips = &sources.Skips{}
 	}
+	// Another logger's lines (Caddy's own log in a journal shared with the
+	// access log, journalctl -o cat) are not requests: nothing is lost.
+	skips.Expect(ReasonNotAccessLog, "lines of another of Caddy's loggers (its own log, mixed in), not requests: nothing the analysis needs is in them")
 	if sink == nil {
 		sink = func([]sources.Request) error { return nil }
 	}
@@ -146,10 +150,15 @@ type pipeline struct {
 	stats     Stats
 	fileLines int64
 	input     Input
+	// span is the earliest and latest request of the input, those an
+	// earlier input already held included: the file's own span.
+	spanFirst, spanLast time.Time
 
 	durUnit float64 // for whole-number durations, decided before the workers start
-	mu      sync.Mutex
-	counts  shapeCounts // the workers', added as they finish
+	// fracUnit divides fractional durations (lineParser.fracUnit).
+	fracUnit float64
+	mu       sync.Mutex
+	counts   shapeCounts // the workers', added as they finish
 }
 
 // readStream reads one stream through the pipeline.
@@ -171,7 +180,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 			if reason := gzipReason(err); reason != "" {
 				rd.skips.Add(reason, name)
 				rd.names = append(rd.names, name)
-				stats.Inputs = []Input{{Name: name}}
+				stats.Inputs = []Input{{Name: name, Cut: reason}}
 				return stats, nil
 			}
 			return stats, fmt.Errorf("read access log %s: %w", name, err)
@@ -191,6 +200,21 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		durUnit, detected = in.sniff.durationUnit()
 	}
 	in.DurationUnit, in.DurationDetected = unitName(durUnit), detected
+	fracUnit := 1.0
+	switch {
+	case rd.durUnit > 1:
+		// Given as ms or ns: the log's numbers are in that unit, fractions too.
+		fracUnit = rd.durUnit
+	case rd.durUnit == 0:
+		fracUnit = in.sniff.fractionUnit()
+		in.FractionUnit = unitName(fracUnit)
+		if fracUnit > 1 && durUnit == 1 {
+			// The whole numbers among fractional milliseconds (12.0
+			// written as 12) are milliseconds too.
+			durUnit = fracUnit
+			in.DurationUnit = unitName(durUnit)
+		}
+	}
 
 	n := workers(rd.opts.Workers)
 	p := &pipeline{
@@ -202,6 +226,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 		stats:     stats,
 		input:     in,
 		durUnit:   durUnit,
+		fracUnit:  fracUnit,
 	}
 	p.free = make(chan *chunk, p.maxChunks)
 	go p.chunker(sr)
@@ -230,6 +255,7 @@ func (rd *reader) readStream(ctx context.Context, name string, r io.Reader) (Sta
 	if p.endErr != nil {
 		if reason := gzipReason(p.endErr); gzipped && reason != "" {
 			rd.skips.Add(reason, p.location(p.fileLines))
+			p.stats.Inputs[0].Cut = reason
 			return p.stats, nil
 		}
 		return p.stats, fmt.Errorf("read access log %s at line %d: %w", name, p.fileLines, p.endErr)
@@ -246,6 +272,7 @@ func (p *pipeline) finish() {
 	rd, in := p.rd, &p.input
 	in.Lines, in.Requests = p.stats.Lines, p.stats.Requests
 	in.First, in.Last = p.stats.First, p.stats.Last
+	in.SpanFirst, in.SpanLast = p.spanFirst, p.spanLast
 	in.counts = p.counts
 	if rd.overlap != nil {
 		for i, n := range rd.overlap.dups {
@@ -418,7 +445,7 @@ func readFull(r io.Reader, buf []byte) (int, error) {
 
 func (p *pipeline) worker() {
 	lp := p.rd.getParser()
-	lp.durUnit = p.durUnit
+	lp.durUnit, lp.fracUnit = p.durUnit, p.fracUnit
 	defer func() {
 		p.mu.Lock()
 		p.counts.add(lp.counts)
@@ -515,6 +542,15 @@ func (p *pipeline) deliver(c *chunk) error {
 	// Stats count what the sink was given, so a cancelled batch is not counted.
 	if err := p.ctx.Err(); err != nil {
 		return err
+	}
+	for i := range c.reqs {
+		t := c.reqs[i].Time
+		if p.spanFirst.IsZero() || t.Before(p.spanFirst) {
+			p.spanFirst = t
+		}
+		if t.After(p.spanLast) {
+			p.spanLast = t
+		}
 	}
 	if rd.overlap != nil {
 		if err := rd.overlap.filter(c); err != nil {

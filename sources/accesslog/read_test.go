@@ -97,7 +97,7 @@ func TestReadSkips(t *testing.T) {
 		{name: "invalid UTF-8", input: good + "\n" + strings.Replace(good, "Android", "Andr\xc3\x28id", 1) + "\n",
 			requests: 1, lines: 2, skips: map[string]string{ReasonInvalidUTF8: "(first at t.log:2)"}},
 		{name: "Caddy's own log", input: caddyOwn + "\n" + good + "\n",
-			requests: 1, lines: 3, skips: map[string]string{ReasonNotAccessLog: "(first at t.log:1)", ReasonUnknownShape: "(first at t.log:2)"}},
+			requests: 1, lines: 3, skips: map[string]string{ReasonNotAccessLog: "(first at t.log:1, t.log:2)"}},
 		{name: "truncated last line", input: good + "\n" + good[:700],
 			requests: 1, lines: 2, skips: map[string]string{ReasonTruncatedLine: "(first at t.log:2)"}},
 		{name: "last line cut inside a UTF-8 sequence", input: good + "\n" + "{\"msg\":\"\xed\x86",

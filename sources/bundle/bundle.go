@@ -27,8 +27,12 @@ const (
 type Bundle struct {
 	Dir      string
 	Manifest Manifest
-	// Access lists Caddy access logs (*.log, *.jsonl, *.json, optionally .gz).
+	// Access lists Caddy access logs (*.log, *.jsonl, *.json, their
+	// rotations, optionally .gz), oldest first (see ListAccessLogs).
 	Access []string
+	// AccessSkipped lists the other files of access/, not read (each is
+	// named in Warnings).
+	AccessSkipped []string
 	// Metrics lists OpenMetrics files (*.om, *.prom, *.txt, optionally .gz).
 	Metrics []string
 	// ChangeLogs lists changes.yaml files.
@@ -62,9 +66,10 @@ func OpenIn(dir string, loc *time.Location) (*Bundle, error) {
 		return nil, err
 	}
 	b := &Bundle{Dir: dir, Manifest: *m, Warnings: warnings}
-	if b.Access, err = list(dir, AccessDir, accessExts...); err != nil {
+	if b.Access, b.AccessSkipped, err = ListAccessLogs(dir, AccessDir); err != nil {
 		return nil, err
 	}
+	b.Warnings = append(b.Warnings, SkippedNotes(b.AccessSkipped)...)
 	if b.Metrics, err = list(dir, MetricsDir, ".om", ".prom", ".txt"); err != nil {
 		return nil, err
 	}
@@ -99,15 +104,22 @@ func OpenIn(dir string, loc *time.Location) (*Bundle, error) {
 	return b, nil
 }
 
-// AccessLogs lists the access logs in dir as a bundle's access/ is listed:
-// *.log, *.jsonl and *.json, optionally .gz, in name order (Caddy's rotated
-// files sort by their time, before the live one).
-func AccessLogs(dir string) ([]string, error) {
-	return list(dir, "", accessExts...)
+// AccessLogs lists the access logs in dir as a bundle's access/ is listed
+// (ListAccessLogs), and the files it does not read.
+func AccessLogs(dir string) (logs, skipped []string, err error) {
+	return ListAccessLogs(dir, "")
 }
 
-// accessExts are the names access logs have.
-var accessExts = []string{".log", ".jsonl", ".json"}
+// SkippedNotes says, for each file of an access-log directory that is not
+// read, that it was not and why: nothing given is left out silently.
+func SkippedNotes(skipped []string) []sources.QualityNote {
+	var out []sources.QualityNote
+	for _, p := range skipped {
+		out = append(out, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
+			"%s: not read: its name is not an access log's (*.log, *.jsonl or *.json, a rotation of one such as .1, .2.gz or -20261119.gz, optionally .gz); give it with --access to read it", p)})
+	}
+	return out
+}
 
 func isRegular(path string) bool {
 	fi, err := os.Stat(path)

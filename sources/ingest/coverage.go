@@ -84,6 +84,7 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		// A pull that failed before writing anything is not a log not
 		// given: measured, it covers nothing.
 		c := access.Measure(CoverageAccess, from, to, 0, false)
+		c.AttributeGaps(l.accessInputs(in), time.Minute)
 		c.Truncated = append(truncated, failed...)
 		if len(truncated) > 0 && c.State == sources.CoverageComplete {
 			c.State = sources.CoverageIncomplete
@@ -134,6 +135,24 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 	}
 }
 
+// accessInputs lists the access logs read, each with its own span, and
+// the files beside them that were not read.
+func (l *Loaded) accessInputs(in Inputs) []sources.InputSpan {
+	var out []sources.InputSpan
+	for _, a := range l.Access.Inputs {
+		s := sources.InputSpan{Name: in.name(a.Name), Requests: a.Requests, Duplicates: a.Duplicates + a.Repeated, SkippedLines: a.Skipped, Cut: a.Cut}
+		if !a.SpanFirst.IsZero() {
+			first, last := a.SpanFirst.UTC(), a.SpanLast.UTC()
+			s.First, s.Last = &first, &last
+		}
+		out = append(out, s)
+	}
+	for _, p := range in.AccessSkipped {
+		out = append(out, sources.InputSpan{Name: in.name(p), NotRead: "its name is not an access log's"})
+	}
+	return out
+}
+
 // outsideWindow names the series of a metrics source that were read but
 // fall outside the window, with their span: a series misread (seconds for
 // milliseconds, another day) is named, not silently absent.
@@ -176,7 +195,15 @@ func coverageMessage(c sources.Coverage, from, to time.Time, loc *time.Location)
 			parts = append(parts, fmt.Sprintf("the evidence begins at %s, %s after the window does (nothing from %s to %s)",
 				at(u.To), roundMinutes(u.To.Sub(u.From)), at(u.From), at(u.To)))
 		default:
-			parts = append(parts, fmt.Sprintf("nothing from %s to %s (%s)", at(u.From), at(u.To), roundMinutes(u.To.Sub(u.From))))
+			part := fmt.Sprintf("nothing from %s to %s (%s", at(u.From), at(u.To), roundMinutes(u.To.Sub(u.From)))
+			if u.Expected > 0 {
+				part += fmt.Sprintf(", where the usual rate would have written about %.0f lines", u.Expected)
+			}
+			part += ")"
+			if u.After != "" {
+				part += fmt.Sprintf(", between the last line of %s and the first of %s: lines lost between rotated files", u.After, u.Before)
+			}
+			parts = append(parts, part)
 		}
 	}
 	msg := "incomplete: " + strings.Join(parts, "; ")

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +26,12 @@ import (
 type Inputs struct {
 	Manifest bundle.Manifest
 	Access   []string
-	Metrics  []string
-	Changes  []string
-	Logs     []string
+	// AccessSkipped names the files beside the access logs that were not
+	// read (a bundle's access/ or --access DIR): coverage lists them.
+	AccessSkipped []string
+	Metrics       []string
+	Changes       []string
+	Logs          []string
 	// ConfigRepos are git repositories of configuration to review for changes.
 	ConfigRepos []string
 	// ConfigArchives are tar archives of such repositories (changes/*.tar.gz).
@@ -43,6 +47,12 @@ type Inputs struct {
 	// user gave it (accesslog.Options.DurationFormat): "" or "auto" detects
 	// it per log, and the detection is stated in data_quality.
 	DurationFormat string
+	// LogZone is where the access log's times written without a zone are
+	// read (bundle.LogZone): nil is UTC, what Caddy writes unless its
+	// configuration sets time_local. Never the display zone by default.
+	LogZone *time.Location
+	// LogZoneWhy says where LogZone came from, for data_quality.
+	LogZoneWhy string
 	// Names says what to call an input path in messages when the path is
 	// not the user's: a temporary copy of standard input, or a file of the
 	// temporary bundle a live analysis fetches into (gone once it ends) is
@@ -100,7 +110,7 @@ func (in *Inputs) name(path string) string {
 
 // FromBundle lists a bundle's evidence.
 func FromBundle(b *bundle.Bundle) Inputs {
-	return Inputs{Manifest: b.Manifest, Access: b.Access, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
+	return Inputs{Manifest: b.Manifest, Access: b.Access, AccessSkipped: b.AccessSkipped, Metrics: b.Metrics, Changes: b.ChangeLogs, Logs: b.Logs, ConfigRepos: b.ConfigRepos,
 		ConfigArchives: b.ConfigArchives, MinuteStatus: b.MinuteStatus, Notes: b.Warnings}
 }
 
@@ -131,6 +141,9 @@ type Loaded struct {
 	BaselineFrom, BaselineTo time.Time
 	Site                     sources.Site
 	Loc                      *time.Location
+	// LogZone is Inputs.LogZone: where zone-less access-log times were
+	// read, for a later pass over the same logs (the rules').
+	LogZone *time.Location
 	// Traffic holds the access log's requests (and per-minute counts), nil
 	// when no access log was given or none of it was usable.
 	Traffic Aggregate
@@ -190,7 +203,7 @@ func (l *Loaded) Close() error {
 // minute, else the metrics'.
 func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAggregate) (_ *Loaded, err error) {
 	m := in.Manifest
-	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, Pushdown: m.Pushdown}
+	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, LogZone: in.LogZone, Pushdown: m.Pushdown}
 	if m.Baseline != nil {
 		l.BaselineFrom, l.BaselineTo = m.Baseline.From, m.Baseline.To
 	}
@@ -230,7 +243,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 	}
 	onRead := in.ReadStage("reading the access log", in.Access)
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: loc, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
@@ -306,8 +319,12 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 		l.DataQuality = append(l.DataQuality, metricSkips.Notes("metrics", "samples")...)
 		if l.MetricSamples == 0 {
-			l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
-				strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
+			if failed := failedFetches(in.Manifest.Queries, bundle.MetricsDir+"/"); failed != "" {
+				l.NoEvidence = append(l.NoEvidence, "no metrics: "+failed)
+			} else {
+				l.NoEvidence = append(l.NoEvidence, fmt.Sprintf("no usable sample in the metrics files (%s)%s: aftermath reads Prometheus or OpenMetrics text with a timestamp on every sample",
+					strings.Join(in.Metrics, ", "), skipSummary(&metricSkips, "samples")))
+			}
 		}
 	}
 	if spanWindow {
@@ -327,7 +344,11 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		for i, p := range in.Access {
 			names[i] = in.name(p)
 		}
-		l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
+		if failed := failedFetches(in.Manifest.Queries, bundle.AccessDir+"/"); failed != "" && stats.Lines == 0 {
+			l.NoEvidence = append(l.NoEvidence, "no access log: "+failed)
+		} else {
+			l.NoEvidence = append(l.NoEvidence, noAccessMessage(names, stats, &skips))
+		}
 	default:
 		l.Traffic = traffic
 		if first, last := traffic.Span(); last.Before(l.From) || !first.Before(l.To) {
@@ -408,6 +429,27 @@ func noAccessMessage(paths []string, stats accesslog.Stats, skips *sources.Skips
 	}
 	return fmt.Sprintf("no usable line in the access logs (%s): %d lines read%s; aftermath reads Caddy's JSON access log (one JSON object a line, as Caddy writes it)",
 		strings.Join(paths, ", "), stats.Lines, skipSummary(skips, "lines"))
+}
+
+// failedFetches names the queries of a fetched bundle that filled files
+// under prefix and failed, with what their source said ("loki: ... failed:
+// connection refused"): an empty file there is the source's failure, and the
+// message names the source, not the file. "" when none failed.
+func failedFetches(queries []bundle.Query, prefix string) string {
+	var parts []string
+	for _, q := range queries {
+		if !strings.HasPrefix(q.File, prefix) || !q.HasFailed() {
+			continue
+		}
+		part := q.Source + " could not be read"
+		if q.Note != "" {
+			part += " (" + q.Note + ")"
+		}
+		if !slices.Contains(parts, part) {
+			parts = append(parts, part)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // skipSummary lists skips' reasons with their counts: ", 12 lines skipped:

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// simulated is the simulator's reference incident written once, with its
+// access-log lines in memory, for tests that lay the same evidence out as
+// people have it (rotated, holed, re-encoded).
+type simulated struct {
+	dir   string      // the bundle as written
+	lines [][]byte    // its access-log lines, in file order
+	times []time.Time // each line's time
+}
+
+func simulateIncident(t *testing.T) *simulated {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: dir, Seed: 1, BaselineHours: 2}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "access", "access.log.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &simulated{dir: dir}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := bytes.Clone(sc.Bytes())
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		s.lines = append(s.lines, line)
+		s.times = append(s.times, time.Unix(0, int64(l.TS*1e9)).UTC())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// layout copies the bundle without its access log into a new directory, for
+// the caller to lay access/ out; edit, when not nil, rewrites bundle.yaml.
+func (s *simulated) layout(t *testing.T, edit func(manifest string) string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS(s.dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "access", "access.log.gz")); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		p := filepath.Join(dir, "bundle.yaml")
+		if err := os.WriteFile(p, []byte(edit(string(mustRead(t, p)))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// at is the index of the first line at or after tm.
+func (s *simulated) at(tm time.Time) int {
+	for i, x := range s.times {
+		if !x.Before(tm) {
+			return i
+		}
+	}
+	return len(s.times)
+}
+
+// analyzeJSON runs analyze with args and returns its exit code, message and
+// report.json as a generic document.
+func analyzeJSON(t *testing.T, args ...string) (int, string, map[string]any) {
+	t.Helper()
+	out := t.TempDir()
+	code, msg := runCLI(append([]string{"analyze", "--out", out, "--format", "json"}, args...), nil)
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatalf("exit %d (%s), no report.json: %v", code, msg, err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return code, msg, r
+}
+
+// withoutInputListing drops from a report what says how the access log was
+// laid out in files (how many, their lines and bytes, each one's span, and
+// the notes that name what one file shared with another), leaving what the
+// evidence says.
+func withoutInputListing(r map[string]any) map[string]any {
+	ev := r["evidence"].(map[string]any)
+	for _, k := range []string{"access_files", "lines", "bytes"} {
+		delete(ev, k)
+	}
+	for _, c := range r["coverage"].([]any) {
+		delete(c.(map[string]any), "inputs")
+	}
+	var dq []any
+	for _, n := range r["data_quality"].([]any) {
+		if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "counted once") || strings.Contains(m["message"].(string), ": not read: ")) {
+			continue
+		}
+		dq = append(dq, n)
+	}
+	r["data_quality"] = dq
+	return r
+}
+
+// accessCoverageOf returns report.json's access coverage.
+func accessCoverageOf(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	for _, c := range r["coverage"].([]any) {
+		if m := c.(map[string]any); m["source"] == "access" {
+			return m
+		}
+	}
+	t.Fatal("no access coverage")
+	return nil
+}
+
+// TestEvidenceLayouts lays the simulator's reference incident out as people
+// have it and checks that the report says the same thing, or names what the
+// layout lost.
+func TestEvidenceLayouts(t *testing.T) {
+	sim := simulateIncident(t)
+	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
+	if code != exitOK {
+		t.Fatalf("the bundle as simulated: exit %d (%s)", code, msg)
+	}
+	n := len(sim.lines)
+	onset := time.Date(2026, 10, 2, 17, 35, 0, 0, time.UTC)
+	resume := onset.Add(35 * time.Minute)
+
+	t.Run("logrotate's layout with overlaps reads as the one file", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		a, c := n*4/10, n*7/10
+		// access.log.2.gz, access.log.1 and access.log, each repeating the
+		// last few hundred lines of the one before (copytruncate's overlap),
+		// and a file that is not a log.
+		writeLines(t, filepath.Join(b, "access", "access.log.2.gz"), sim.lines[:a+300], true)
+		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[a:c+150], false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[c:], false)
+		os.WriteFile(filepath.Join(b, "access", "README"), []byte("rotated daily\n"), 0o644)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Errorf("exit %d (%s), want 0 as for the one file", code, msg)
+		}
+		cov := accessCoverageOf(t, r)
+		inputs, _ := cov["inputs"].([]any)
+		if len(inputs) != 4 {
+			t.Fatalf("coverage.inputs %v, want the three files read and the README not read", inputs)
+		}
+		if in := inputs[0].(map[string]any); !strings.HasSuffix(in["name"].(string), "access.log.2.gz") || in["first"] == nil {
+			t.Errorf("first input %v, want access.log.2.gz with its span", in)
+		}
+		if in := inputs[3].(map[string]any); in["not_read"] == nil {
+			t.Errorf("last input %v, want README, not read", in)
+		}
+		if !reflect.DeepEqual(withoutInputListing(ref), withoutInputListing(r)) {
+			a, _ := json.MarshalIndent(withoutInputListing(ref), "", " ")
+			b, _ := json.MarshalIndent(withoutInputListing(r), "", " ")
+			t.Errorf("the rotated layout's report differs from the one file's:\n%s", firstDifference(string(a), string(b)))
+		}
+	})
+
+	t.Run("a rotation that lost 35 minutes names the gap and the files", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[:sim.at(onset)], false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[sim.at(resume):], false)
+		code, _, r := analyzeJSON(t, "--bundle", b)
+		if code != exitIncomplete {
+			t.Errorf("exit %d, want 1: 35 minutes of the access log are missing", code)
+		}
+		cov := accessCoverageOf(t, r)
+		var gaps []map[string]any
+		for _, u := range cov["uncovered"].([]any) {
+			if m := u.(map[string]any); m["kind"] == "gap" {
+				gaps = append(gaps, m)
+			}
+		}
+		if len(gaps) != 1 {
+			t.Fatalf("gaps %v, want one", gaps)
+		}
+		g := gaps[0]
+		if g["from"] != onset.Format(time.RFC3339) || g["to"] != resume.Format(time.RFC3339) {
+			t.Errorf("gap %v to %v, want %s to %s", g["from"], g["to"], onset, resume)
+		}
+		if !strings.HasSuffix(g["after"].(string), "access.log.1") || !strings.HasSuffix(g["before"].(string), "access/access.log") {
+			t.Errorf("gap between %v and %v, want access.log.1 and access.log", g["after"], g["before"])
+		}
+		if e, _ := g["expected"].(float64); e < 1000 {
+			t.Errorf("gap expected %v lines, want the thousands the incident's rate writes", g["expected"])
+		}
+		found := false
+		for _, n := range r["data_quality"].([]any) {
+			found = found || strings.Contains(n.(map[string]any)["message"].(string), "lines lost between rotated files")
+		}
+		if !found {
+			t.Errorf("no data_quality note names the rotation's gap: %v", r["data_quality"])
+		}
+	})
+
+	t.Run("harmless input: notes in bundle.yaml, Caddy's own lines in the journal, leave the run complete", func(t *testing.T) {
+		b := sim.layout(t, func(m string) string {
+			m = strings.Replace(m, "site:\n", "site:\n  app: mediawiki\n  upstream: 127.0.0.1:9000\n", 1)
+			return m + "contents:\n  access: access/access.log (journalctl -u caddy -o cat)\nnote: >-\n  Paged at 02:40 KST.\n"
+		})
+		// journalctl -o cat: Caddy's own lines (its default logger's,
+		// without a logger key, and the health checker's) among the
+		// access log's, in time order.
+		own := func(tm time.Time, logger, msg string) []byte {
+			l := map[string]any{"level": "info", "ts": float64(tm.UnixNano()) / 1e9, "msg": msg}
+			if logger != "" {
+				l["logger"] = logger
+			}
+			data, _ := json.Marshal(l)
+			return data
+		}
+		start := sim.times[0]
+		mixed := [][]byte{own(start, "", "using config from file"), own(start, "", "serving initial configuration")}
+		for i, l := range sim.lines {
+			if i%500 == 0 {
+				mixed = append(mixed, own(sim.times[i], "http.handlers.reverse_proxy.health_checker.active", "HTTP request failed"))
+			}
+			mixed = append(mixed, l)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), mixed, false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Errorf("exit %d (%s), want 0: nothing the analysis needs is missing", code, msg)
+		}
+		var infos []string
+		for _, n := range r["data_quality"].([]any) {
+			m := n.(map[string]any)
+			if m["severity"] != "info" {
+				t.Errorf("%s note: %s", m["severity"], m["message"])
+				continue
+			}
+			infos = append(infos, m["message"].(string))
+		}
+		text := strings.Join(infos, "\n")
+		want := []string{fmt.Sprintf("%d lines skipped: not an access log line", 2+(n+499)/500), `unknown key "contents"`, `unknown key "app" in site`, `unknown key "upstream" in site`}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("no info note says %q:\n%s", w, text)
+			}
+		}
+	})
+
+	// consoleLines re-encodes the lines as Caddy's console encoder writes
+	// them (time to the millisecond, without a zone, in loc).
+	consoleLines := func(t *testing.T, loc *time.Location) [][]byte {
+		out := make([][]byte, len(sim.lines))
+		for i, l := range sim.lines {
+			var m map[string]any
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatal(err)
+			}
+			logger, msg := m["logger"].(string), m["msg"].(string)
+			for _, k := range []string{"level", "ts", "logger", "msg"} {
+				delete(m, k)
+			}
+			fields, _ := json.Marshal(m)
+			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), logger, msg, fields)
+		}
+		return out
+	}
+	// The console encoder writes times to the millisecond: the reference
+	// for it is the JSON log with its times cut to the millisecond.
+	var msRef map[string]any
+	msReference := func(t *testing.T) map[string]any {
+		if msRef != nil {
+			return msRef
+		}
+		b := sim.layout(t, nil)
+		cut := make([][]byte, len(sim.lines))
+		for i, l := range sim.lines {
+			var m map[string]any
+			if err := json.Unmarshal(l, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
+			cut[i], _ = json.Marshal(m)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), cut, false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("the JSON log to the millisecond: exit %d (%s)", code, msg)
+		}
+		msRef = r
+		return r
+	}
+	// sameTimes compares a report with the JSON log's but for the input
+	// listing and the notes on how the lines were encoded.
+	sameTimes := func(t *testing.T, r map[string]any) {
+		t.Helper()
+		ref := msReference(t)
+		strip := func(r map[string]any) map[string]any {
+			r = withoutInputListing(r)
+			var dq []any
+			for _, n := range r["data_quality"].([]any) {
+				if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "console encoder") || strings.Contains(m["message"].(string), "have no zone")) {
+					continue
+				}
+				dq = append(dq, n)
+			}
+			r["data_quality"] = dq
+			return r
+		}
+		if !reflect.DeepEqual(strip(ref), strip(r)) {
+			a, _ := json.MarshalIndent(strip(ref), "", " ")
+			b, _ := json.MarshalIndent(strip(r), "", " ")
+			t.Errorf("the console-encoded log's report differs from the JSON log's:\n%s", firstDifference(string(a), string(b)))
+		}
+	}
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+
+	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
+		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
+
+	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		cf := filepath.Join(b, "changes", "config", "Caddyfile")
+		data := strings.Replace(string(mustRead(t, cf)), "format json", "format console {\n\t\t\ttime_local\n\t\t}", 1)
+		if err := os.WriteFile(cf, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b)
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
+
+	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		tokyo, _ := time.LoadLocation("Asia/Tokyo")
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		code, msg, r := analyzeJSON(t, "--bundle", b, "--log-tz", "Asia/Tokyo")
+		if code != exitOK {
+			t.Fatalf("exit %d (%s)", code, msg)
+		}
+		sameTimes(t, r)
+	})
+}
+
+// firstDifference shows where two renderings first differ.
+func firstDifference(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			lo := max(0, i-3)
+			return "want:\n" + strings.Join(la[lo:min(len(la), i+3)], "\n") + "\ngot:\n" + strings.Join(lb[lo:min(len(lb), i+3)], "\n")
+		}
+	}
+	return "lengths differ"
+}
+
+// TestFractionalMilliseconds: the simulated incident's durations rewritten
+// as a log shipper's transform writes them (duration*1000, a fraction) are
+// read as milliseconds, with a warning that says so, and the report is the
+// one of the seconds log; read as seconds, every PHP request was late.
+func TestFractionalMilliseconds(t *testing.T) {
+	sim := simulateIncident(t)
+	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
+	if code != exitOK {
+		t.Fatalf("exit %d (%s)", code, msg)
+	}
+	b := sim.layout(t, nil)
+	ms := make([][]byte, len(sim.lines))
+	for i, l := range sim.lines {
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(l))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := m["duration"].(json.Number).Float64()
+		// A shipper's float: three decimals of a millisecond, always a fraction.
+		m["duration"] = json.Number(fmt.Sprintf("%.4f", s*1e3+5e-5))
+		ms[i], _ = json.Marshal(m)
+	}
+	writeLines(t, filepath.Join(b, "access", "access.log"), ms, false)
+	_, _, r := analyzeJSON(t, "--bundle", b)
+	var warned bool
+	for _, n := range r["data_quality"].([]any) {
+		m := n.(map[string]any)
+		warned = warned || strings.Contains(m["message"].(string), "read as milliseconds")
+	}
+	if !warned {
+		t.Errorf("no note says the fractions were read as milliseconds: %v", r["data_quality"])
+	}
+	impact := func(r map[string]any) string {
+		im := r["impact"].(map[string]any)
+		delete(im, "caveats") // the detection's warning is one of them
+		data, _ := json.Marshal(im)
+		return string(data)
+	}
+	if a, b := impact(ref), impact(r); a != b {
+		t.Errorf("impact with fractional milliseconds\n%s\nwant the seconds log's\n%s", b, a)
+	}
+}
