@@ -108,6 +108,11 @@ func detectInputs(ctx context.Context, in ingest.Inputs) (*detected, error) {
 	if len(loaded.NoEvidence) > 0 {
 		loaded.Close()
 		if where, ok := live.LokiUnreachable(in.Manifest); ok {
+			if nothing := fetchedNothing(&in.Manifest); nothing != "" {
+				// No source gave anything: there is nothing to analyze, as
+				// for a fetch of nothing, and the sources are named.
+				return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\nnothing to analyze: %s is unreachable; %s", unusableEvidence(loaded.NoEvidence), where, nothing)}
+			}
 			// Not the logs' fault, nor the user's: the same exit and last
 			// line as when a pushdown's counts found Loki unreachable.
 			return nil, &exitError{code: exitIncomplete, err: fmt.Errorf("%w\n%s", unusableEvidence(loaded.NoEvidence), unreachableLine(where))}

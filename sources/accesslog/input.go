@@ -213,8 +213,12 @@ const minStaticSample = 5
 // answers Caddy serves itself from disk or cache stays under: a file or a
 // cached page written to the socket takes 0.1 to 10 ms (1e-4 to 1e-2 s).
 // Written as fractional milliseconds the same answers read 0.1 to 10, which
-// as seconds no file server ever takes for a tenth of its answers.
-const fastStatic = 0.05
+// as seconds no file server ever takes for a tenth of its answers. The bar
+// sits at the bottom of that range, not below it: a slow disk or a busy
+// host can push a tenth of real second-valued static answers to tens of
+// milliseconds, and misreading seconds as milliseconds would erase every
+// duration of the log.
+const fastStatic = 0.1
 
 // fractionUnit decides how fractional durations of an input are read:
 // seconds, Caddy's own, unless the quickest tenth of the static answers
