@@ -235,6 +235,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
 			continue
 		}
+		b.markCostly()
 		f := crawlerFinding(b, ev)
 		ev.judgeTrigger(&f, c)
 		found = append(found, f)
@@ -444,10 +445,28 @@ func (ev *Evidence) countedIn(from, to time.Time) bool {
 // times an article's PHP time, each answer PHP's.
 func automation(b burst) (string, bool) {
 	why, auto := Automated(b.c.Key, b.assetShare, b.toolShare)
-	if !auto && b.assetShare < maxAssetShare && b.readerShare < maxNoReaderShare && b.uncachedShare >= minToolShare {
+	if !auto && b.noReaderCrawl() {
 		return "", true
 	}
 	return why, auto
+}
+
+// markCostly sets Costly on the routes of a crawl judged automated only
+// because nobody was seen reading (automation): those its verdict rests on.
+func (b burst) markCostly() {
+	if _, auto := Automated(b.c.Key, b.assetShare, b.toolShare); auto {
+		return
+	}
+	for i := range b.routes {
+		b.routes[i].Costly = costlyUncached(b.routes[i]) && !b.routes[i].Expensive
+	}
+}
+
+// noReaderCrawl: nobody was seen reading under the fingerprint, it fetched
+// no assets, and most of its pages were PHP's each time at noReaderCostFactor
+// times the typical request or more.
+func (b burst) noReaderCrawl() bool {
+	return b.assetShare < maxAssetShare && b.readerShare < maxNoReaderShare && b.uncachedShare >= minToolShare
 }
 
 // maxNoReaderShare: under this share of a fingerprint's addresses reading
@@ -471,11 +490,18 @@ func uncachedShare(c *Cluster, routes []RouteCost) float64 {
 	}
 	n := 0
 	for _, r := range routes {
-		if r.PHPAnswers >= minCostSamples && r.PHPShare >= uncacheableShare && r.SiteTypical > 0 && r.PHPPerRequest >= noReaderCostFactor*r.SiteTypical {
+		if costlyUncached(r) {
 			n += r.Requests
 		}
 	}
 	return clampUnit(float64(n) / float64(pages))
+}
+
+// costlyUncached: PHP answered the template itself (uncacheableShare of its
+// answers or more, on minCostSamples PHP answers) at noReaderCostFactor times
+// the site's typical PHP request or more.
+func costlyUncached(r RouteCost) bool {
+	return r.PHPAnswers >= minCostSamples && r.PHPShare >= uncacheableShare && r.SiteTypical > 0 && r.PHPPerRequest >= noReaderCostFactor*r.SiteTypical
 }
 
 // Automated decides whether a client fingerprint is automated from how it
