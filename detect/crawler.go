@@ -69,6 +69,10 @@ type CrawlerBurstFacts struct {
 	// after) and PHPAddedShare are judgeTrigger's weighing.
 	OnsetLeadS    Maybe[float64] `json:"onset_lead_s"`
 	PHPAddedShare Maybe[float64] `json:"php_added_share"`
+	// ConsequenceAfterS is how long (seconds) clients had been failed when
+	// it rose, stated only when that is past ConsequenceLag: a consequence
+	// of the outage, never its trigger.
+	ConsequenceAfterS Maybe[float64] `json:"consequence_after_s"`
 }
 
 func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }

@@ -136,7 +136,8 @@ func (w triggerWeight) contextReason() string {
 // judgeTrigger keeps a would-be trigger finding of client c a trigger only
 // when its time and weight say it can be one; else it becomes context, and
 // its summary says why. Facts: onset_lead_s (seconds the rise started before
-// the onset, negative after) and php_added_share.
+// the onset, negative after), php_added_share, and consequence_after_s when
+// it rose after clients began to be failed (a consequence).
 func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 	w, ok := ev.weighRise(c, f.Start)
 	if !ok {
@@ -150,6 +151,9 @@ func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 	if why := w.contextReason(); why != "" {
 		f.Role = RoleContext
 		f.Summary += " Context, not the trigger: " + why + "."
+	}
+	if w.failingFor > ConsequenceLag {
+		facts.ConsequenceAfterS = Some(w.failingFor.Seconds())
 	}
 }
 
