@@ -54,7 +54,9 @@ bench-go:
 
 # Diagnosis accuracy (issue 13): every simulate scenario over 5 seeds, each
 # analyzed as `aftermath analyze` does and scored against its truth.json; prints
-# one table and a summary line per scenario. A measurement, not part of `test`.
+# one table and a summary line per scenario, then the independent incidents'
+# scores (shared/data/independent, score_findings.py's checks) beside them.
+# A measurement, not part of `test`.
 accuracy:
 	$(GO) test -tags accuracy -run '^TestAccuracy$$' -count=1 -timeout 60m -v ./cmd/aftermath/
 

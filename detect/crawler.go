@@ -56,12 +56,23 @@ type CrawlerBurstFacts struct {
 	// /64 networks, each only when the cluster used that address family.
 	DistinctPrefixes24 Maybe[int] `json:"distinct_prefixes_24"`
 	DistinctPrefixes64 Maybe[int] `json:"distinct_prefixes_64"`
+	// FingerprintOthers and FingerprintOtherRequests count the addresses
+	// of the fingerprint (readers apart) that sent most of their requests
+	// outside the burst's span, and their requests (actor.go): other
+	// clients sharing its headers, not part of the burst. Stated only when
+	// there were some.
+	FingerprintOthers        Maybe[int] `json:"fingerprint_others"`
+	FingerprintOtherRequests Maybe[int] `json:"fingerprint_other_requests"`
 	// Spread is a crawl over many addresses with few requests each.
 	Spread bool `json:"spread"`
 	// OnsetLeadS (seconds the rise started before the onset, negative
 	// after) and PHPAddedShare are judgeTrigger's weighing.
 	OnsetLeadS    Maybe[float64] `json:"onset_lead_s"`
 	PHPAddedShare Maybe[float64] `json:"php_added_share"`
+	// ConsequenceAfterS is how long (seconds) clients had been failed when
+	// it rose, stated only when that is past ConsequenceLag: a consequence
+	// of the outage, never its trigger.
+	ConsequenceAfterS Maybe[float64] `json:"consequence_after_s"`
 }
 
 func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
@@ -178,6 +189,17 @@ type burst struct {
 	// routesEstimated says why the routes' costs are estimated ("" when
 	// they are measured whole: routesEstimate).
 	routesEstimated string
+	// actor holds the addresses that took part in the burst when some of
+	// the fingerprint's did not (actor.go; nil: all but its readers);
+	// others and otherRequests count those set apart, actorPerMinute is
+	// the actor's own rate.
+	actor                 map[netip.Addr]bool
+	others, otherRequests int
+	actorPerMinute        map[int64]int
+	// readerShare is the share of the fingerprint's addresses in the window
+	// that read like people; uncachedShare the share of its page requests
+	// that went to templates PHP answered itself (uncacheableShare or more).
+	readerShare, uncachedShare float64
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -217,6 +239,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
 			continue
 		}
+		b.markCostly()
 		f := crawlerFinding(b, ev)
 		ev.judgeTrigger(&f, c)
 		found = append(found, f)
@@ -257,14 +280,27 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		ev.readersRise(c, &b, bFrom, bTo)
 		return b, false
 	}
+	ev.burstActor(&b)
+	if b.actorPerMinute != nil {
+		perMinute = b.actorPerMinute
+	}
 	t, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
 	if ok {
 		b.onset = t
 	}
 	b.startEstimated = estimated
 	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
-	b.requests = c.Requests - b.readerRequests
+	b.requests = c.Requests - b.readerRequests - b.otherRequests
+	if b.actor != nil {
+		assets := 0
+		for ip := range b.actor {
+			assets += c.IPs[ip].Assets
+		}
+		b.assetShare = float64(assets) / float64(max(b.requests, 1))
+	}
+	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
+	b.uncachedShare = uncachedShare(c, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
 }
@@ -403,8 +439,73 @@ func (ev *Evidence) countedIn(from, to time.Time) bool {
 }
 
 // automation decides whether a burst is automated, or says why it looks human.
+// Cheap pages speak for people only where people are seen: a browser
+// fingerprint none of whose addresses read like a person (under
+// maxNoReaderShare of them fetched assets, clicked through the site's pages
+// or dwelt), that fetched no assets and whose pages PHP rendered each time
+// (uncacheable) at noReaderCostFactor times the site's typical request or more
+// is a crawl, though each page costs under expensiveFactor: a WordPress search crawl over thousands of
+// IPv6 addresses walks `/?s=`, REST searches and `?replytocom=` at 1.6 to 3.5
+// times an article's PHP time, each answer PHP's.
 func automation(b burst) (string, bool) {
-	return Automated(b.c.Key, b.assetShare, b.toolShare)
+	why, auto := Automated(b.c.Key, b.assetShare, b.toolShare)
+	if !auto && b.noReaderCrawl() {
+		return "", true
+	}
+	return why, auto
+}
+
+// markCostly sets Costly on the routes of a crawl judged automated only
+// because nobody was seen reading (automation): those its verdict rests on.
+func (b burst) markCostly() {
+	if _, auto := Automated(b.c.Key, b.assetShare, b.toolShare); auto {
+		return
+	}
+	for i := range b.routes {
+		b.routes[i].Costly = costlyUncached(b.routes[i]) && !b.routes[i].Expensive
+	}
+}
+
+// noReaderCrawl: nobody was seen reading under the fingerprint, it fetched
+// no assets, and most of its pages were PHP's each time at noReaderCostFactor
+// times the typical request or more.
+func (b burst) noReaderCrawl() bool {
+	return b.assetShare < maxAssetShare && b.readerShare < maxNoReaderShare && b.uncachedShare >= minToolShare
+}
+
+// maxNoReaderShare: under this share of a fingerprint's addresses reading
+// like people, nobody is seen reading. noReaderCostFactor: where nobody is
+// seen reading, a page PHP rendered each time at this many times the site's
+// typical PHP request is work the crawl added (expensiveFactor's margin
+// guards readers' own pages, and there are none to guard).
+const (
+	maxNoReaderShare   = 0.05
+	noReaderCostFactor = 1.5
+)
+
+// uncachedShare is the share of c's page requests that went to templates PHP
+// answered itself (uncacheableShare of their answers or more, measured on at
+// least minCostSamples PHP answers) at noReaderCostFactor times the site's
+// typical PHP request or more.
+func uncachedShare(c *Cluster, routes []RouteCost) float64 {
+	pages := c.Requests - c.Classes[ClassAsset]
+	if pages <= 0 {
+		return 0
+	}
+	n := 0
+	for _, r := range routes {
+		if costlyUncached(r) {
+			n += r.Requests
+		}
+	}
+	return clampUnit(float64(n) / float64(pages))
+}
+
+// costlyUncached: PHP answered the template itself (uncacheableShare of its
+// answers or more, on minCostSamples PHP answers) at noReaderCostFactor times
+// the site's typical PHP request or more.
+func costlyUncached(r RouteCost) bool {
+	return r.PHPAnswers >= minCostSamples && r.PHPShare >= uncacheableShare && r.SiteTypical > 0 && r.PHPPerRequest >= noReaderCostFactor*r.SiteTypical
 }
 
 // Automated decides whether a client fingerprint is automated from how it
@@ -433,7 +534,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	v6 := 0
 	prefixes := map[netip.Prefix]struct{}{}
 	for ip, ab := range c.IPs {
-		if ab.Reader() {
+		if ab.Reader() || !b.inActor(ip) {
 			continue
 		}
 		n := ab.Requests
@@ -456,6 +557,9 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		PeakPer10m:                b.peak10,
 		AssetShare:                round(b.assetShare, 3),
 		UncacheableShare:          round(b.toolShare, 3),
+	}
+	if b.others > 0 {
+		facts.FingerprintOthers, facts.FingerprintOtherRequests = Some(b.others), Some(b.otherRequests)
 	}
 	if totalPHP > 0 {
 		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
@@ -502,6 +606,10 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	summary := fmt.Sprintf("%s requests %s from %s, %s; they walked %s and fetched %s assets.",
 		who, rose, b.onset.In(ev.Loc).Format("15:04"), how,
 		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
+	if b.others > 0 {
+		summary += fmt.Sprintf(" %s other addresses of the same fingerprint (%s requests) sent most of their requests outside the burst and are not counted in it.",
+			fmtInt(b.others), fmtInt(b.otherRequests))
+	}
 	conf := 0.6
 	if b.assetShare < 0.01 {
 		conf += 0.15

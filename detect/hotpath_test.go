@@ -115,6 +115,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		c.IPs[r.ClientIP] = &AddressBehaviour{}
 	}
 	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	c.IPs[r.ClientIP].routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {

@@ -56,6 +56,11 @@ type AddressBehaviour struct {
 	// one minute (unix seconds / 60), so that a reader's requests can be
 	// taken out of its fingerprint's rate (Cluster.CrawlerPerMinute).
 	arrivals []minuteRun
+	// routes has a bit set for each route template it asked for, by the
+	// template's bit in its cluster (Cluster.routeBit), so that addresses
+	// that walked the same routes can be told from those that did not
+	// (actor.go) at eight bytes an address.
+	routes uint64
 }
 
 // minuteRun is a count of requests that arrived in one minute.

@@ -66,6 +66,12 @@ type RouteCost struct {
 	PHPAnswers   int    `json:"php_answers"`
 	MeasuredOver string `json:"measured_over,omitempty"`
 	Expensive    bool   `json:"expensive"`
+	// Costly is set on the routes of a crawl nobody was seen reading
+	// (crawler.go, automation) that PHP answered itself at
+	// noReaderCostFactor times the site's typical request or more, under
+	// the expensive bar: the routes its verdict rests on, which its rule
+	// names beside the expensive ones.
+	Costly bool `json:"costly,omitempty"`
 }
 
 // routeCosts is every template's measured cost, by canonical template.

@@ -113,6 +113,9 @@ type Cluster struct {
 	// readers of the baseline are taken out of the crawler's rate as those
 	// of the window are (crawlerPerMinute).
 	before map[netip.Addr]*AddressBehaviour
+	// routeBits numbers its route templates of the window in order of first
+	// sight, up to 63; later ones share bit 63 (AddressBehaviour.routes).
+	routeBits map[string]uint8
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -406,6 +409,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		c.IPs[r.ClientIP] = ab
 	}
 	ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
@@ -427,6 +431,21 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
 	}
+}
+
+// routeBit is the bit of route template tpl among c's (routeBits).
+func (c *Cluster) routeBit(tpl string) uint64 {
+	bit, ok := c.routeBits[tpl]
+	if !ok {
+		if c.routeBits == nil {
+			c.routeBits = map[string]uint8{}
+		}
+		bit = uint8(min(len(c.routeBits), 63))
+		if bit < 63 {
+			c.routeBits[tpl] = bit
+		}
+	}
+	return 1 << bit
 }
 
 // Prefix is the network a per-prefix limit would group an address into: /24 for

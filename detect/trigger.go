@@ -20,6 +20,13 @@ const (
 	// onset that a trigger must account for: a client using less than a
 	// fifth of it could not have taken the workers, however early it came.
 	MaterialPHPShare = 0.2
+	// ConsequenceLag is how long after clients began to be failed a rise
+	// may start and still be the failing's trigger: the minute a rise is
+	// found in and the minute failures are, each by arrival, can differ by
+	// a minute either way. A rise that starts later came after the failures
+	// it would explain: users retrying and reloading, monitors probing, all
+	// effects of the outage.
+	ConsequenceLag = 2 * time.Minute
 	// onsetSpan is how long after the onset the added PHP time is summed:
 	// long enough that requests stalled at the onset have been answered
 	// (PHP time is counted when PHP answers), short enough to stay the
@@ -42,6 +49,9 @@ type triggerWeight struct {
 	// rise at all.
 	addedShare float64
 	measured   bool
+	// failingFor is how long clients had been failed when the rise began
+	// (zero or negative: not yet).
+	failingFor time.Duration
 }
 
 // weighRise measures a client's rise that started at start against the worst
@@ -52,6 +62,9 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 		return triggerWeight{}, false
 	}
 	w := triggerWeight{onset: inc.Onset, lead: inc.Onset.Sub(start)}
+	if !inc.Start.IsZero() {
+		w.failingFor = start.Sub(inc.Start)
+	}
 	from := inc.Onset.Unix() / 60
 	to := min(inc.Onset.Add(onsetSpan).Unix(), ev.To.Unix()) / 60
 	if to <= from {
@@ -101,10 +114,13 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 
 // contextReason says why a rise is context rather than the trigger, or ""
 // when it can be the trigger: it started at most TriggerLead before the
-// onset (or during the incident) and accounts for a material share of the
-// PHP time added at the onset.
+// onset (or during the incident, but no later than ConsequenceLag after
+// clients began to be failed: a later rise is an effect) and accounts for a
+// material share of the PHP time added at the onset.
 func (w triggerWeight) contextReason() string {
 	switch {
+	case w.failingFor > ConsequenceLag:
+		return fmt.Sprintf("it rose %s after clients began to be failed, so it is a consequence of the outage (users retrying and reloading, monitors probing), not its cause: a trigger rises before the failures it explains", spanText(w.failingFor))
 	case w.lead > TriggerLead:
 		return fmt.Sprintf("it started %s before the incident's onset, more than the %s a trigger may lead it by", spanText(w.lead), spanText(TriggerLead))
 	case w.measured && w.addedShare < MaterialPHPShare:
@@ -120,7 +136,8 @@ func (w triggerWeight) contextReason() string {
 // judgeTrigger keeps a would-be trigger finding of client c a trigger only
 // when its time and weight say it can be one; else it becomes context, and
 // its summary says why. Facts: onset_lead_s (seconds the rise started before
-// the onset, negative after) and php_added_share.
+// the onset, negative after), php_added_share, and consequence_after_s when
+// it rose after clients began to be failed (a consequence).
 func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 	w, ok := ev.weighRise(c, f.Start)
 	if !ok {
@@ -134,6 +151,9 @@ func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 	if why := w.contextReason(); why != "" {
 		f.Role = RoleContext
 		f.Summary += " Context, not the trigger: " + why + "."
+	}
+	if w.failingFor > ConsequenceLag {
+		facts.ConsequenceAfterS = Some(w.failingFor.Seconds())
 	}
 }
 

@@ -14,9 +14,11 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
-// TestContextReason: a trigger starts at most TriggerLead before the onset and
+// TestContextReason: a trigger starts at most TriggerLead before the onset,
+// no later than ConsequenceLag after clients began to be failed, and
 // accounts for a material share of the PHP time added there; the boundaries
-// are where the obvious answer (the earliest rise) goes wrong.
+// are where the obvious answer (the earliest rise, or the biggest one inside
+// the outage) goes wrong.
 func TestContextReason(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -29,6 +31,9 @@ func TestContextReason(t *testing.T) {
 		{"office-hours clients four hours before", triggerWeight{lead: 4 * time.Hour, addedShare: 0.5, measured: true}, "before the incident's onset"},
 		{"just past the allowance", triggerWeight{lead: TriggerLead + time.Minute, addedShare: 1, measured: true}, "more than the 30 min"},
 		{"PHP time not measured: judged by time alone", triggerWeight{lead: 10 * time.Minute}, ""},
+		{"users retrying six minutes into the failing, with 30% of the PHP time added", triggerWeight{lead: -7 * time.Minute, failingFor: 6 * time.Minute, addedShare: 0.3, measured: true}, "consequence of the outage"},
+		{"a crawl found a minute after the first failures (minutes by arrival)", triggerWeight{lead: -time.Minute, failingFor: time.Minute, addedShare: 0.8, measured: true}, ""},
+		{"just past the lag", triggerWeight{lead: -3 * time.Minute, failingFor: ConsequenceLag + time.Minute, addedShare: 0.8, measured: true}, "after clients began to be failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.w.contextReason()

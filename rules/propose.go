@@ -185,7 +185,7 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 		ref := crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End,
 			measured: f.Routes != nil}
 		for _, r := range f.Routes {
-			if r.Expensive {
+			if r.Expensive || r.Costly {
 				ref.expensive = append(ref.expensive, r.Template)
 			}
 		}

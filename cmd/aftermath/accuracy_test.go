@@ -19,6 +19,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // `make accuracy`: every simulate scenario over several seeds, each bundle
@@ -100,6 +101,25 @@ func TestAccuracy(t *testing.T) {
 	}
 	fmt.Fprintf(&out, "\n%d runs (%d seeds, %.3g h baseline, %d at a time) in %s\n", len(jobs), *accSeeds, *accBaseline,
 		*accParallel, time.Since(t0).Round(time.Second))
+
+	// Beside the simulator's scores, the independent incidents' (written by
+	// a generator that shares no code with aftermath), scored as
+	// score_findings.py scores them (independent_test.go).
+	// The simulator's table is printed first: Independent ends the test
+	// (a skip, outside CI) when the incidents are not there.
+	os.Stdout.Write(out.Bytes())
+	t1 := time.Now()
+	root := testenv.Independent(t)
+	results, err := scoreIndependent(root, filepath.Join(dir, "independent"), *accParallel)
+	if err != nil {
+		t.Errorf("independent incidents: %v", err)
+	}
+	out.Reset()
+	fmt.Fprintln(&out, "\nindependent incidents (shared/data/independent, score_findings.py's checks):")
+	for _, r := range results {
+		fmt.Fprintln(&out, indSummary(r))
+	}
+	fmt.Fprintf(&out, "%d incidents in %s\n", len(results), time.Since(t1).Round(time.Second))
 	os.Stdout.Write(out.Bytes())
 }
 

@@ -262,8 +262,11 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 		case detect.KindCrawlerBurst:
 			if v, ok := factOf(f, "distinct_ips"); ok {
 				add(figCrawlerIPs, v)
+				// The fingerprint's addresses: the crawler's, its readers'
+				// and its other clients' (set apart from the burst).
 				readers, _ := factOf(f, "fingerprint_readers")
-				add(figFingerprintIPs, v+readers)
+				others, _ := factOf(f, "fingerprint_others")
+				add(figFingerprintIPs, v+readers+others)
 			}
 		}
 	}

@@ -51,6 +51,24 @@ func LabIncident(t testing.TB, rel string) string {
 	return p
 }
 
+// Independent returns the directory of the incidents written by the
+// independent generator (one bundle with its truth.json per directory),
+// which sits beside the repository in shared/data/independent. When it is
+// not there, t ends as Missing says.
+func Independent(t testing.TB) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(root), "shared", "data", "independent")
+	if _, err := os.Stat(p); err != nil {
+		Missing(t, "the independent incidents are not there (they live beside the repository in shared/data/independent): %v", err)
+	}
+	return p
+}
+
 // Program returns the path of the named program on PATH. When it is not
 // installed, t ends as Missing says; install tells how to get it.
 func Program(t testing.TB, name, install string) string {

@@ -1,0 +1,134 @@
+package detect
+
+import (
+	"math"
+	"net/netip"
+	"time"
+)
+
+// Who is one actor under a fingerprint. A fingerprint (ClusterKey) gathers
+// every client whose headers look alike: the readers who share it are set
+// apart by what they did (reader.go), and so are the other automated clients
+// of the day that share it without taking part in its burst. A library's
+// user agent (python-requests) is one fingerprint for a wiki's archiving bot
+// polling all day, a scanner probing for a minute at 03:00 and the scraper
+// whose four addresses took the workers at 14:12; counting them as one
+// crawler states ten addresses where four acted, and a start when the
+// fingerprint first appeared (the bot's first poll) rather than when its
+// rate rose.
+//
+// The burst's span is the stretch around its peak in which the fingerprint's
+// rate (readers apart) stayed above its baseline's level, as sustainedRise
+// judges a minute above it, with gaps shorter than spanGap bridged. An
+// address is part of the burst when at least half of its requests of the
+// window arrived inside that span; the others are the fingerprint's other
+// clients, counted and named in the facts but not as the burst, unless it
+// walked only route templates the burst's addresses walked: a crawl's early
+// addresses, before its rate rose, are the crawl. The burst's
+// start is then where the rate of its own addresses rose (sustainedRise from
+// the span's start), never earlier than the span.
+const spanGap = 10 // minutes
+
+// burstSpan is the span (unix minutes, [start, end)) of the rise whose peak
+// ten minutes start at peakAt, in perMinute against the level of
+// baseline10; ok is false when no minute of the peak was above the level.
+func burstSpan(perMinute map[int64]int, baseline10 float64, peakAt, from, to time.Time) (start, end int64, ok bool) {
+	perMin := baseline10 / 10
+	level := perMin + riseZ*math.Sqrt(perMin+1)
+	above := func(m int64) bool { return float64(perMinute[m]) >= level }
+	fromM, toM := from.Unix()/60, to.Unix()/60
+	anchor, best := int64(-1), -1
+	for m := peakAt.Unix() / 60; m < peakAt.Unix()/60+10 && m < toM; m++ {
+		if n := perMinute[m]; above(m) && n > best {
+			anchor, best = m, n
+		}
+	}
+	if anchor < 0 {
+		return 0, 0, false
+	}
+	start, last := anchor, anchor
+	for m := anchor - 1; m >= fromM && start-m <= spanGap; m-- {
+		if above(m) {
+			start = m
+		}
+	}
+	for m := anchor + 1; m < toM && m-last <= spanGap; m++ {
+		if above(m) {
+			last = m
+		}
+	}
+	return start, last + 1, true
+}
+
+// inSpan counts the requests of ab that arrived in the minutes [start, end).
+func (b *AddressBehaviour) inSpan(start, end int64) int {
+	n := 0
+	for _, r := range b.arrivals {
+		if r.minute >= start && r.minute < end {
+			n += r.n
+		}
+	}
+	return n
+}
+
+// burstActor sets apart, within b's fingerprint, the addresses (readers
+// apart) that sent most of their requests outside the burst's span, and
+// moves b's start to where the rate of the remaining ones rose. It changes
+// nothing when every address took part.
+func (ev *Evidence) burstActor(b *burst) {
+	c := b.c
+	start, end, ok := burstSpan(c.CrawlerPerMinute(), b.baseline10, b.peakAt, ev.From, ev.To)
+	if !ok {
+		return
+	}
+	actor := map[netip.Addr]bool{}
+	var spanRoutes uint64
+	for ip, ab := range c.IPs {
+		if !ab.Reader() && 2*ab.inSpan(start, end) >= ab.Requests {
+			actor[ip] = true
+			spanRoutes |= ab.routes
+		}
+	}
+	// An address that came mostly outside the span but walked only routes
+	// the burst's addresses walked is the same actor early or late (a
+	// crawl's first requests before its rate rose).
+	others, otherRequests := 0, 0
+	for ip, ab := range c.IPs {
+		if ab.Reader() || actor[ip] {
+			continue
+		}
+		if ab.routes != 0 && ab.routes&^spanRoutes == 0 {
+			actor[ip] = true
+			continue
+		}
+		others++
+		otherRequests += ab.Requests
+	}
+	if others == 0 || len(actor) == 0 {
+		return
+	}
+	// The actor's own rate: its addresses' arrivals, before the window too.
+	perMinute := map[int64]int{}
+	for ip := range actor {
+		for _, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
+			if ab := ips[ip]; ab != nil {
+				for _, r := range ab.arrivals {
+					perMinute[r.minute] += r.n
+				}
+			}
+		}
+	}
+	onset, _ := sustainedRise(perMinute, b.baseline10, time.Unix(start*60, 0).UTC(), ev.To)
+	if onset.IsZero() {
+		return
+	}
+	b.actor, b.others, b.otherRequests = actor, others, otherRequests
+	b.onset = onset
+	b.actorPerMinute = perMinute
+}
+
+// inActor reports whether ip, an address of b's fingerprint that did not
+// read like a person, took part in the burst.
+func (b *burst) inActor(ip netip.Addr) bool {
+	return b.actor == nil || b.actor[ip]
+}
