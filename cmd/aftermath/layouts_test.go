@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // simulated is the simulator's reference incident written once, with its
@@ -28,10 +25,7 @@ type simulated struct {
 
 func simulateIncident(t *testing.T) *simulated {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: dir, Seed: 1, BaselineHours: 2}); err != nil {
-		t.Fatal(err)
-	}
+	dir := referenceBundle(t)
 	f, err := os.Open(filepath.Join(dir, "access", "access.log.gz"))
 	if err != nil {
 		t.Fatal(err)

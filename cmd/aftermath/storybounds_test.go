@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,31 +22,22 @@ import (
 // 03:10 KST (17:17-18:10Z); its window runs to 03:30. These tests take its
 // access log away where people lose it, and check that no sentence, in any
 // language or format, tells the minutes without lines as a recovery.
-var (
-	refOnce   sync.Once
-	refBundle string
-	refErr    error
-)
+var reference once[string]
 
-// referenceBundle simulates crawler-backlog once for the tests of this file.
+// referenceBundle is crawler-backlog, seed 1, with two hours of baseline,
+// simulated once per test binary for the tests that lay its access log out
+// as people have it (cut, holed, rotated, re-encoded). Tests must not write
+// into it.
 func referenceBundle(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
-	refOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "storybounds")
-		if err != nil {
-			refErr = err
-			return
-		}
-		refBundle = filepath.Join(dir, "bundle")
-		_, refErr = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: refBundle, Seed: 1, BaselineHours: 2})
+	return reference.get(t, func() (string, error) {
+		dir := filepath.Join(fixtureDir, "reference")
+		_, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: dir, Seed: 1, BaselineHours: 2})
+		return dir, err
 	})
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
-	return refBundle
 }
 
 // variantBundle copies the reference bundle with its access log rewritten:
