@@ -9,12 +9,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"testing"
 	"time"
 
@@ -159,22 +161,18 @@ func Measure(t *testing.T, dir, page string, width int) Layout {
 	if err := os.WriteFile(outer, []byte(frame), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Generous but bounded: Chromium on a loaded two-core machine is slow.
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, Chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, fmt.Sprintf("profile-%d-%s", width, page)),
-		"--hide-scrollbars", "--force-device-scale-factor=1", "--allow-file-access-from-files",
-		"--virtual-time-budget=10000", "--window-size=1500,3000", "--dump-dom",
-		(&url.URL{Scheme: "file", Path: outer}).String())
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, Tail(stderr.String(), 2000))
+	profile := filepath.Join(dir, fmt.Sprintf("profile-%d-%s", width, page))
+	dom, log, err := runChromium(outer, profile, dir)
+	// A Chromium killed by a signal (it segfaults now and then on a loaded
+	// machine) measured nothing: one more run, then its error stands. An
+	// exit with a status is Chromium's answer and is not retried.
+	if crashed(err) {
+		dom, log, err = runChromium(outer, profile, dir)
 	}
-	doc, err := html.Parse(&stdout)
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, Tail(log, 2000))
+	}
+	doc, err := html.Parse(bytes.NewReader(dom))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +192,7 @@ func Measure(t *testing.T, dir, page string, width int) Layout {
 	}
 	walk(doc)
 	if found == "" {
-		t.Fatalf("the probe posted nothing (did the framed page load?)\n%s", Tail(stderr.String(), 2000))
+		t.Fatalf("the probe posted nothing (did the framed page load?)\n%s", Tail(log, 2000))
 	}
 	var l Layout
 	if err := json.Unmarshal([]byte(found), &l); err != nil {
@@ -260,4 +258,33 @@ func Tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// runChromium dumps the DOM of the page at outer after its scripts ran.
+func runChromium(outer, profile, home string) (dom []byte, log string, err error) {
+	// Generous but bounded: Chromium on a loaded two-core machine is slow.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+profile,
+		"--hide-scrollbars", "--force-device-scale-factor=1", "--allow-file-access-from-files",
+		"--virtual-time-budget=10000", "--window-size=1500,3000", "--dump-dom",
+		(&url.URL{Scheme: "file", Path: outer}).String())
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return stdout.Bytes(), stderr.String(), err
+}
+
+// crashed says whether err is a process killed by a signal other than the
+// context's deadline (a timeout is a verdict on the page, not a crash).
+func crashed(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() != syscall.SIGKILL
 }
