@@ -5,10 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,16 +128,8 @@ func accuracyRun(dir, scenario string, seed int64) (accScore, error) {
 		BaselineHours: *accBaseline}); err != nil {
 		return accScore{}, err
 	}
-	root := newRootCmd()
-	root.SetArgs([]string{"analyze", "--bundle", b, "--out", out, "--format", "json"})
-	var stderr bytes.Buffer
-	root.SetOut(io.Discard)
-	root.SetErr(&stderr)
-	if err := root.Execute(); err != nil {
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != exitIncomplete {
-			return accScore{}, fmt.Errorf("analyze: %w (%s)", err, stderr.String())
-		}
+	if err := analyzeBundle(b, out); err != nil {
+		return accScore{}, err
 	}
 	var tr simulate.Truth
 	if err := readJSON(filepath.Join(b, "truth.json"), &tr); err != nil {

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // The package's tests share what is costly to make and that they only read:
@@ -78,7 +85,7 @@ func demoOut(t *testing.T) string {
 	t.Helper()
 	d := demo.get(t, func() (demoRun, error) {
 		d := demoRun{out: filepath.Join(fixtureDir, "demo")}
-		var out lockedBuffer
+		var out testenv.LockedBuffer
 		d.code = runTo([]string{"demo", "--out", d.out}, &out, &out)
 		d.printed = out.String()
 		return d, nil
@@ -99,4 +106,36 @@ func analyzedScenario(t *testing.T, scenario string) *report.Report {
 	return o.(*once[*report.Report]).get(t, func() (*report.Report, error) {
 		return analyzeScenarioIn(context.Background(), filepath.Join(fixtureDir, "scenario-"+scenario), scenario)
 	})
+}
+
+// readTimedLines reads a gzipped Caddy JSON access log: its lines in file
+// order and each line's time.
+func readTimedLines(path string) ([][]byte, []time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var lines [][]byte
+	var times []time.Time
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", path, len(lines)+1, err)
+		}
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+		times = append(times, time.Unix(0, int64(l.TS*1e9)).UTC())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return lines, times, nil
 }

@@ -254,16 +254,8 @@ func scoreIndependent(root, out string, parallel int) ([]indResult, error) {
 }
 
 func scoreOneIndependent(bundleDir, out string) indResult {
-	root := newRootCmd()
-	root.SetArgs([]string{"analyze", "--bundle", bundleDir, "--out", out, "--format", "json"})
-	var stderr bytes.Buffer
-	root.SetOut(io.Discard)
-	root.SetErr(&stderr)
-	if err := root.Execute(); err != nil {
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != exitIncomplete {
-			return indResult{Err: fmt.Errorf("analyze: %w (%s)", err, stderr.String())}
-		}
+	if err := analyzeBundle(bundleDir, out); err != nil {
+		return indResult{Err: err}
 	}
 	var tr indTruth
 	if err := readJSON(filepath.Join(bundleDir, "truth.json"), &tr); err != nil {
@@ -371,4 +363,22 @@ func TestScoreTruth(t *testing.T) {
 			t.Errorf("%s: missed %v, want one saying %q", c.name, missed, c.missed)
 		}
 	}
+}
+
+// analyzeBundle runs `aftermath analyze --format json` on a bundle as a user
+// would and returns an error unless it wrote its report: exit 0, or 1 for
+// evidence it called incomplete.
+func analyzeBundle(bundleDir, out string) error {
+	root := newRootCmd()
+	root.SetArgs([]string{"analyze", "--bundle", bundleDir, "--out", out, "--format", "json"})
+	var stderr bytes.Buffer
+	root.SetOut(io.Discard)
+	root.SetErr(&stderr)
+	if err := root.Execute(); err != nil {
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitIncomplete {
+			return fmt.Errorf("analyze: %w (%s)", err, stderr.String())
+		}
+	}
+	return nil
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,33 +24,14 @@ var labOnset = time.Date(2026, 11, 29, 15, 37, 10, 0, time.UTC)
 // labLines returns the lab's access-log lines with their times.
 func labLines(t *testing.T) ([][]byte, []time.Time) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(labDir, "access", "access.log.gz"))
-	if err != nil {
+	lines, times, err := readTimedLines(filepath.Join(labDir, "access", "access.log.gz"))
+	if errors.Is(err, fs.ErrNotExist) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the lab recording is needed in CI: %v", err)
 		}
 		t.Skipf("lab recording not available: %v", err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var lines [][]byte
-	var times []time.Time
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l struct {
-			TS float64 `json:"ts"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-		times = append(times, time.Unix(0, int64(l.TS*1e9)).UTC())
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return lines, times

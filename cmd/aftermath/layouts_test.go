@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,36 +21,17 @@ type simulated struct {
 	times []time.Time // each line's time
 }
 
+var incident once[*simulated]
+
+// simulateIncident is the reference incident with its lines read, once per
+// test binary. Tests must not change it.
 func simulateIncident(t *testing.T) *simulated {
 	t.Helper()
 	dir := referenceBundle(t)
-	f, err := os.Open(filepath.Join(dir, "access", "access.log.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &simulated{dir: dir}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := bytes.Clone(sc.Bytes())
-		var l struct {
-			TS float64 `json:"ts"`
-		}
-		if err := json.Unmarshal(line, &l); err != nil {
-			t.Fatal(err)
-		}
-		s.lines = append(s.lines, line)
-		s.times = append(s.times, time.Unix(0, int64(l.TS*1e9)).UTC())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return incident.get(t, func() (*simulated, error) {
+		lines, times, err := readTimedLines(filepath.Join(dir, "access", "access.log.gz"))
+		return &simulated{dir: dir, lines: lines, times: times}, err
+	})
 }
 
 // layout copies the bundle without its access log into a new directory, for

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,56 +43,21 @@ func referenceBundle(t *testing.T) string {
 // the middle (a log copied while it was written).
 func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string {
 	t.Helper()
-	src := referenceBundle(t)
-	dst := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	gz := filepath.Join(dst, "access", "access.log.gz")
-	in, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(filepath.Join(dst, "access", "access.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := bufio.NewWriter(out)
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l struct {
-			TS float64 `json:"ts"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		ts := time.Unix(0, int64(l.TS*1e9)).UTC()
-		if keep(ts) {
-			w.Write(sc.Bytes())
-			w.WriteByte('\n')
+	sim := simulateIncident(t)
+	dst := sim.layout(t, nil)
+	var log bytes.Buffer
+	for i, line := range sim.lines {
+		if keep(sim.times[i]) {
+			log.Write(line)
+			log.WriteByte('\n')
 			continue
 		}
 		if half {
-			w.Write(sc.Bytes()[:len(sc.Bytes())/2])
+			log.Write(line[:len(line)/2])
 			break
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(gz); err != nil {
+	if err := os.WriteFile(filepath.Join(dst, "access", "access.log"), log.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,24 +46,6 @@ func backfill(t *testing.T, promtool string, text []byte) string {
 	return data
 }
 
-// lockedBuffer collects a process's output from its copying goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startPrometheus runs the server over dataDir on a free loopback port until
 // the test ends, and returns its URL once /-/ready answers. A port taken
 // between choosing and binding it is retried.
@@ -93,7 +73,7 @@ func startPrometheus(t *testing.T, server, dataDir string) string {
 func startOnce(t *testing.T, server, cfg, dataDir string) (url string, portTaken bool) {
 	t.Helper()
 	addr := freePort(t)
-	var logs lockedBuffer
+	var logs testenv.LockedBuffer
 	cmd := exec.Command(server,
 		"--config.file="+cfg,
 		"--storage.tsdb.path="+dataDir,
