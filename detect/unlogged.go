@@ -13,12 +13,11 @@ import (
 // (failing, recovered, quiet) rests on the access log's lines; in these
 // minutes it has none, so what happened there is unknown.
 //
-// It is the one place the story reads the access log's coverage: a gap list
-// that sources adds later (gaps judged against the site's own rate, the time
-// lost between rotated files) plugs in here, as more stretches of
-// Coverage.Uncovered or a list beside it, and every edge, sentence and chart
-// shading follows. Without an access log (not given) it returns nil: no
-// minute is claimed from it then.
+// It is the one place the story reads the access log's coverage: the gaps
+// sources found (silences too long for the site's own rate, the time lost
+// between rotated files) arrive as stretches of Coverage.Uncovered, and
+// every edge, sentence and chart shading follows from them. Without an
+// access log (not given) it returns nil: no minute is claimed from it then.
 func Unlogged(cov []sources.Coverage, from, to time.Time) []sources.Stretch {
 	c, ok := accessCoverage(cov)
 	if !ok || !to.After(from) {
