@@ -87,7 +87,7 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 // named the trigger, because those templates were measured as expensive and
 // uncacheable; the posts readers get from the page cache are not.
 func TestWordPressCrawlIsTheTrigger(t *testing.T) {
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1, BaselineHours: 3})
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1})
 	var crawler *Finding
 	for i := range res.Findings {
 		if res.Findings[i].Kind == KindCrawlerBurst {

@@ -2,29 +2,79 @@ package detect
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
-// simulateBundle writes a scenario with a short baseline and analyzes it.
+// simulateBundle is a scenario with a short baseline (3 hours unless
+// o.BaselineHours says otherwise), simulated and analyzed once per test
+// binary: several tests read the same scenario at the same seed, and each
+// simulation takes seconds. Tests must not change the Result.
 func simulateBundle(t *testing.T, o simulate.Options) (*Result, simulate.Truth) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
-	o.Out = filepath.Join(t.TempDir(), "bundle")
 	if o.BaselineHours == 0 {
-		o.BaselineHours = 4
+		o.BaselineHours = 3
 	}
-	sum, err := simulate.Run(context.Background(), o)
+	key, err := json.Marshal(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runBundle(t, o.Out), sum.Truth
+	v, _ := simulated.LoadOrStore(string(key), &simulatedOnce{})
+	s := v.(*simulatedOnce)
+	s.once.Do(func() {
+		o.Out = filepath.Join(fixtureDir, fmt.Sprintf("bundle-%d", simulatedCount.Add(1)))
+		var sum simulate.Summary
+		if sum, s.err = simulate.Run(context.Background(), o); s.err != nil {
+			return
+		}
+		s.truth = sum.Truth
+		s.res, s.err = analyzeBundle(o.Out)
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.res, s.truth
+}
+
+// simulatedOnce is one scenario's analysis, made once.
+type simulatedOnce struct {
+	once  sync.Once
+	res   *Result
+	truth simulate.Truth
+	err   error
+}
+
+var (
+	simulated      sync.Map // simulate.Options as JSON -> *simulatedOnce
+	simulatedCount atomic.Int64
+)
+
+// analyzeBundle is runBundle's analysis for a bundle shared between tests:
+// what it loaded is closed once the detectors have run.
+func analyzeBundle(dir string) (*Result, error) {
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, NewAggregate)
+	if err != nil {
+		return nil, err
+	}
+	defer loaded.Close()
+	return Run(context.Background(), EvidenceOf(loaded), Detectors())
 }
 
 func mustTime(t *testing.T, s string) time.Time {
@@ -73,6 +123,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			res, truth := simulateBundle(t, tt.opts)
 			for _, k := range tt.must {
 				if first(res.Findings, k) == nil {
@@ -141,6 +192,7 @@ func TestScenarioChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
+			t.Parallel()
 			res, truth := simulateBundle(t, simulate.Options{Scenario: tt.scenario, Seed: 1})
 			var backlog *Finding
 			firstLinked := -1

@@ -30,7 +30,8 @@ func TestServiceTimeAndPinningScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
-			res, truth := simulateBundle(t, simulate.Options{Scenario: tt.scenario, Seed: 1, BaselineHours: 3})
+			t.Parallel()
+			res, truth := simulateBundle(t, simulate.Options{Scenario: tt.scenario, Seed: 1})
 			for _, k := range tt.mustNot {
 				if f := first(res.Findings, k); f != nil {
 					t.Errorf("%s found: %s", k, f.Summary)

@@ -51,7 +51,7 @@ func TestContextReason(t *testing.T) {
 // is judged against: the change made before the stall is linked, not
 // dismissed as made after the onset.
 func TestMinorBotBeforeStall(t *testing.T) {
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1, BaselineHours: 3})
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1})
 	if truth.Trigger == nil || truth.Trigger.Kind == KindCrawlerBurst {
 		t.Fatalf("scenario truth changed: trigger %+v", truth.Trigger)
 	}
@@ -81,7 +81,7 @@ func TestMinorBotBeforeStall(t *testing.T) {
 // rate all night and burst into a 20-minute outage 13 hours later is the
 // trigger from its burst, not from its first stray rise.
 func TestCrawlerBurstLeadsIntoIncident(t *testing.T) {
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "long-window-blip", Seed: 1, BaselineHours: 3})
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "long-window-blip", Seed: 1})
 	c := first(res.Findings, KindCrawlerBurst)
 	if c == nil || truth.Trigger == nil {
 		t.Fatalf("no crawler finding (truth trigger %+v)", truth.Trigger)
