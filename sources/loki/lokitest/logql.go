@@ -50,6 +50,62 @@ type fakeStage struct {
 type labelFormat struct {
 	dst, rename string
 	tmpl        *template.Template
+	// memo holds the template's output by the labels it ran on: a template
+	// sees only the labels (the fake has no __line__ or __timestamp__) and
+	// its functions are pure, so lines with the same labels (a handful of
+	// user agents and languages) share one execution. Executing it for each
+	// line was most of the fake's time in the pushdown tests.
+	memo *templateMemo
+}
+
+// templateMemo is a template's output (or its failure) by the labels it ran on.
+type templateMemo struct {
+	mu sync.Mutex
+	m  map[string]templateOutput
+}
+
+type templateOutput struct {
+	s   string
+	err bool
+}
+
+// maxTemplateMemo bounds a memo: labels that differ on every line (an
+// address, a path) would otherwise grow it with the lines.
+const maxTemplateMemo = 1 << 14
+
+// execute is the template's output for labels ls, and false when it failed.
+func (f *labelFormat) execute(ls map[string]string) (string, bool) {
+	keys := make([]string, 0, len(ls))
+	for k := range ls {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var kb strings.Builder
+	for _, k := range keys {
+		kb.WriteString(k)
+		kb.WriteByte(0)
+		kb.WriteString(ls[k])
+		kb.WriteByte(0)
+	}
+	key := kb.String()
+	f.memo.mu.Lock()
+	o, ok := f.memo.m[key]
+	f.memo.mu.Unlock()
+	if ok {
+		return o.s, !o.err
+	}
+	var b strings.Builder
+	if err := f.tmpl.Execute(&b, ls); err != nil {
+		o = templateOutput{err: true}
+	} else {
+		o = templateOutput{s: b.String()}
+	}
+	f.memo.mu.Lock()
+	if len(f.memo.m) < maxTemplateMemo {
+		f.memo.m[key] = o
+	}
+	f.memo.mu.Unlock()
+	return o.s, !o.err
 }
 
 // templateFuncs are the template functions of Loki's line_format and
@@ -240,12 +296,12 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 					delete(cp, f.rename)
 					continue
 				}
-				var b strings.Builder
-				if err := f.tmpl.Execute(&b, out); err != nil {
+				v, ok := f.execute(out)
+				if !ok {
 					cp["__error__"] = "TemplateFormatErr"
 					continue
 				}
-				cp[f.dst] = b.String()
+				cp[f.dst] = v
 			}
 			out = cp
 		case "drop":
@@ -814,7 +870,7 @@ func (p *parser) logExpr() (*Query, error) {
 							if err != nil {
 								return nil, parseErr(p.tok.pos, err.Error())
 							}
-							f.tmpl = t
+							f.tmpl, f.memo = t, &templateMemo{m: map[string]templateOutput{}}
 						default:
 							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
 						}
