@@ -75,9 +75,13 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	}
 	if im.LateRequests > 0 {
 		late := struct {
-			Late     int
-			TimeoutS float64
+			Late      int
+			TimeoutS  float64
+			Estimated bool
 		}{Late: im.LateRequests}
+		if in := r.incidents; in != nil && in.LateSource != detect.LateFromSite {
+			late.Estimated = true
+		}
 		if f := firstKind(r.Findings, detect.KindClientAbandonedWork); f != nil {
 			late.TimeoutS = max(detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS, 0)
 		}
