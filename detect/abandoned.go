@@ -57,8 +57,8 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	c := ev.countMinutes(func(m *Minute) int { return m.Abandoned })
 	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
-		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)",
-			fmtInt(n), timeoutText, fmtNum(expected))}, nil
+		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)%s",
+			fmtInt(n), timeoutText, fmtNum(expected), ev.unjudgedClause())}, nil
 	}
 	facts := &AbandonedWorkFacts{Requests: n, ClientTimeoutS: timeout}
 	cost := ""

@@ -19,6 +19,7 @@ func (s changeStory) Window() (time.Time, time.Time) { return s.from, s.to }
 func (s changeStory) Changes() []sources.Change      { return s.changes }
 func (s changeStory) QueueSeries() []SeriesPoint     { return nil }
 func (s changeStory) Minutes() []MinuteFailures      { return nil }
+func (s changeStory) Coverage() []sources.Coverage   { return nil }
 
 // TestChangeMomentsLinkTheirOwnFinding: a cause's moments name the deploys
 // that followed it, but a deploy judged in a finding of its own (the 07:07

@@ -77,7 +77,7 @@ type CrawlerBurstFacts struct {
 
 func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
 
-func explainCrawler(p Phraser, f *Finding, _ Story) string {
+func explainCrawler(p Phraser, f *Finding, s Story) string {
 	cf := FactsOf[CrawlerBurstFacts](f)
 	b, pk := cf.BaselinePer10m.V, cf.PeakPer10m
 	// The networks the crawl spread over: IPv4 /24s, else IPv6 /64s.
@@ -102,7 +102,8 @@ func explainCrawler(p Phraser, f *Finding, _ Story) string {
 		Crowd, Ratio, PrefixBits string
 		Prefixes                 float64
 		Paths                    []string
-	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths})
+		Unseen                   string
+	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths, sayUnseen(p, s, f.Start)})
 }
 
 // Timeline events of a crawler burst.
@@ -112,11 +113,16 @@ const (
 )
 
 func crawlerMoments(f *Finding, s Story) []Moment {
+	// Where the access log begins (or resumes) with the crawl already
+	// coming in, its rise is not seen: the moment says so, not "start to
+	// climb".
+	unseen := unseenStart(s, f.Start)
 	out := []Moment{{Time: f.Start, Event: EventBurstOnset, Topic: "burst", Text: func(p Phraser) string {
 		return p.Say("crawler_burst.moment.onset", struct {
-			Crowd string
-			Facts *CrawlerBurstFacts
-		}{Crowd(p, f), FactsOf[CrawlerBurstFacts](f)})
+			Crowd  string
+			Facts  *CrawlerBurstFacts
+			Unseen *Unseen
+		}{Crowd(p, f), FactsOf[CrawlerBurstFacts](f), unseen})
 	}}}
 	if _, to := s.Window(); f.End.After(f.Start) && f.End.Before(to) {
 		out = append(out, Moment{Time: f.End, Event: EventBurstEnd, Topic: "burst_end", Text: func(p Phraser) string {
@@ -247,7 +253,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	check := Check{}
 	switch {
 	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
-		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests", riseRatio, minShare*100)
+		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause())
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
 	}
@@ -603,8 +609,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if !facts.BaselinePer10m.OK {
 		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts.PHPTimeShare.V))
 	}
-	summary := fmt.Sprintf("%s requests %s from %s, %s; they walked %s and fetched %s assets.",
-		who, rose, b.onset.In(ev.Loc).Format("15:04"), how,
+	summary := fmt.Sprintf("%s requests %s%s, %s; they walked %s and fetched %s assets.",
+		who, rose, ev.fromText(b.onset), how,
 		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
 	if b.others > 0 {
 		summary += fmt.Sprintf(" %s other addresses of the same fingerprint (%s requests) sent most of their requests outside the burst and are not counted in it.",

@@ -93,6 +93,9 @@ type Story interface {
 	QueueSeries() []SeriesPoint
 	// Minutes are the report's per-minute access-log counts over the window.
 	Minutes() []MinuteFailures
+	// Coverage is what each source really covers of the window: a start
+	// or an end where the access log has no lines is unknown (Unlogged).
+	Coverage() []sources.Coverage
 }
 
 // SeriesPoint is one minute of a metric series the report shows.

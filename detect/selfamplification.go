@@ -37,13 +37,23 @@ func (*SelfAmplificationFacts) FindingKind() string { return KindSelfAmplificati
 // EventSelfCall is the timeline event of the site's first call to itself.
 const EventSelfCall = "self_call"
 
-func explainSelfAmplification(p Phraser, f *Finding, _ Story) string {
-	return p.Say("self_amplification.explain", about[SelfAmplificationFacts]{f, FactsOf[SelfAmplificationFacts](f)})
+func explainSelfAmplification(p Phraser, f *Finding, s Story) string {
+	return p.Say("self_amplification.explain", struct {
+		about[SelfAmplificationFacts]
+		Unseen string
+	}{about[SelfAmplificationFacts]{f, FactsOf[SelfAmplificationFacts](f)}, sayUnseen(p, s, f.Start)})
 }
 
-func selfAmplificationMoments(f *Finding, _ Story) []Moment {
+// selfAmplificationMoments places the first self-call; where the access
+// log begins (or resumes) with the site already calling itself, the first
+// call is not seen and the moment says so.
+func selfAmplificationMoments(f *Finding, s Story) []Moment {
+	unseen := unseenStart(s, f.Start)
 	return []Moment{{Time: f.Start, Event: EventSelfCall, Topic: "self", Text: func(p Phraser) string {
-		return p.Say("self_amplification.moment", FactsOf[SelfAmplificationFacts](f).SelfCalls)
+		return p.Say("self_amplification.moment", struct {
+			SelfCalls int
+			Unseen    *Unseen
+		}{FactsOf[SelfAmplificationFacts](f).SelfCalls, unseen})
 	}}}
 }
 
@@ -60,7 +70,7 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	c := ev.countReadMinutes(func(m *Minute) int { return m.SelfCalls })
 	n, start, end := c.Total, c.Start, c.End
 	if n == 0 {
-		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
+		return nil, Check{Reason: "no request from the site to its own API was logged" + ev.unjudgedClause()}, nil
 	}
 	expected := c.Expected()
 	facts := &SelfAmplificationFacts{SelfCalls: n, Expected: Some(round(expected, 1))}
@@ -68,7 +78,11 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	// worker is busy, because the outer request holds one worker while its
 	// inner call waits in the queue for another.
 	saturated, during := 0, 0
+	// unseenSaturated is how much of the saturation the access log has no
+	// lines for: calls made then are unknown, not absent.
+	var unseenSaturated time.Duration
 	if sat := first(prior, KindWorkerSaturation); sat != nil {
+		unseenSaturated = unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), sat.Start, sat.End)
 		for m := sat.Start.Truncate(time.Minute); m.Before(sat.End); m = m.Add(time.Minute) {
 			if mm := ev.Traffic.Minute(m); mm != nil {
 				saturated += mm.SelfCalls
@@ -81,7 +95,11 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	_, _, noBaseline := ev.baselineRange()
 	rose := !noBaseline && poissonExcess(float64(n), expected, riseRatio, riseZ)
 	if !rose && saturated == 0 {
-		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected), and none while every worker was busy", fmtInt(n), fmtNum(expected))}, nil
+		busy := "and none while every worker was busy"
+		if unseenSaturated > 0 {
+			busy = fmt.Sprintf("and none logged while every worker was busy, but the access log has no lines for %s of that saturation: whether the site called itself then cannot be judged", spanText(unseenSaturated))
+		}
+		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected), %s%s", fmtInt(n), fmtNum(expected), busy, ev.unjudgedClause())}, nil
 	}
 	var summary string
 	if saturated > 0 {
@@ -97,8 +115,8 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 		summary = fmt.Sprintf("The site called its own API %s times while every php-fpm worker was busy (%s): each such request held a second worker, or waited in the queue for one while holding the first.",
 			fmtInt(saturated), usual)
 	} else {
-		summary = fmt.Sprintf("The site called its own API %s times from %s (usually %s in as long): each such request holds a second worker while the first waits for it.",
-			fmtInt(n), start.In(ev.Loc).Format("15:04"), fmtNum(expected))
+		summary = fmt.Sprintf("The site called its own API %s times%s (usually %s in as long): each such request holds a second worker while the first waits for it.",
+			fmtInt(n), ev.fromText(start), fmtNum(expected))
 	}
 	f := Finding{Kind: KindSelfAmplification, Role: RoleMechanism, Start: start, End: end, Confidence: 0.7,
 		Summary: summary, Facts: facts}

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -119,4 +120,76 @@ func EndsAtUnlogged(unlogged []sources.Stretch, t time.Time) bool {
 		}
 	}
 	return false
+}
+
+// StartsAtUnlogged returns the stretch without access-log lines that
+// something the access log shows beginning at t may have begun in, unseen:
+// t lies in it or within mergeGap after its end (the log begins, or
+// resumes after a gap, with it already going on). ok is false when the log
+// covers mergeGap before t: the start is then seen.
+func StartsAtUnlogged(unlogged []sources.Stretch, t time.Time) (s sources.Stretch, ok bool) {
+	for _, s := range unlogged {
+		if !s.From.After(t) && !s.To.Before(t.Add(-mergeGap)) {
+			return s, true
+		}
+	}
+	return sources.Stretch{}, false
+}
+
+// Unseen is where the access log begins, or resumes after a gap, with
+// something already going on: the catalog's words for a start the log
+// cannot show ("already under way when the access log begins at 02:22").
+type Unseen struct {
+	// Gap is true when the log resumes after a gap (From-To), false when
+	// it begins at To.
+	Gap      bool
+	From, To time.Time
+}
+
+// unseenStart is the Unseen a start at t runs into, nil when the log shows it.
+func unseenStart(s Story, t time.Time) *Unseen {
+	from, to := s.Window()
+	u, ok := StartsAtUnlogged(Unlogged(s.Coverage(), from, to), t)
+	if !ok {
+		return nil
+	}
+	return &Unseen{Gap: u.Kind == sources.StretchGap, From: u.From, To: u.To}
+}
+
+// fromText is " from 02:21" for something the access log shows beginning
+// at t, or, where t runs into minutes without lines, where the log begins
+// (or resumes) with it already under way: the English of a finding's
+// summary.
+func (ev *Evidence) fromText(t time.Time) string {
+	u, ok := StartsAtUnlogged(Unlogged(ev.Coverage, ev.From, ev.To), t)
+	switch {
+	case !ok:
+		return " from " + clockIn(t, ev.loc())
+	case u.Kind == sources.StretchGap:
+		return ", already under way when the access log resumes at " + clockIn(u.To, ev.loc()) + " after a gap (when it began is unknown)"
+	}
+	return ", already under way when the access log begins at " + clockIn(u.To, ev.loc()) + " (when it began is unknown)"
+}
+
+// sayUnseen is the catalog's clause for a start at t the access log cannot
+// show ("already under way when the access log begins at 02:22"), "" when
+// the log shows it.
+func sayUnseen(p Phraser, s Story, t time.Time) string {
+	u := unseenStart(s, t)
+	if u == nil {
+		return ""
+	}
+	return p.Say("unseen.start", u)
+}
+
+// unjudgedClause ends a check's reason that found nothing beyond the usual
+// while the access log has no lines for part of the window: the minutes
+// without lines hold no count to judge, so the reason says so rather than
+// "as usual" for them ("" when the log covers the window).
+func (ev *Evidence) unjudgedClause() string {
+	d := unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), ev.From, ev.To)
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the access log has no lines for %s of the window: those minutes cannot be judged", spanText(d))
 }

@@ -25,10 +25,9 @@ func TestConsequenceMoment(t *testing.T) {
 			f := detect.Finding{Kind: detect.KindCrawlerBurst, Role: detect.RoleContext, Start: start, Facts: facts,
 				Fingerprint: &detect.Fingerprint{UserAgent: "Chrome 142", AcceptLanguage: "ja", LoggedIn: sources.LoggedInNo.String()}}
 			p := phraser{newPrinter(tt.lang, time.UTC, start), nil}
-			text := p.Say("crawler_burst.moment.onset", struct {
-				Crowd string
-				Facts *detect.CrawlerBurstFacts
-			}{detect.Crowd(p, &f), facts})
+			spec, _ := detect.SpecOf(detect.KindCrawlerBurst)
+			r := &Report{Window: Window{From: start.Add(-time.Hour), To: start.Add(time.Hour)}}
+			text := spec.Moments(&f, story{r})[0].Text(p)
 			if got := strings.Contains(text, tt.want); got != after {
 				t.Errorf("%s, rose after the failures %v: %q", tt.lang, after, text)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // assembleImpact counts what users saw from the per-minute evidence. An outage
@@ -74,35 +75,36 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	}
 	if im.LateRequests > 0 {
 		late := struct {
-			Late     int
-			TimeoutS float64
+			Late      int
+			TimeoutS  float64
+			Estimated bool
 		}{Late: im.LateRequests}
+		if in := r.incidents; in != nil && in.LateSource != detect.LateFromSite {
+			late.Estimated = true
+		}
 		if f := firstKind(r.Findings, detect.KindClientAbandonedWork); f != nil {
 			late.TimeoutS = max(detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS, 0)
 		}
 		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.late", late) }))
 	}
-	for _, g := range minuteGaps(r.Evidence.Minutes) {
-		gap := struct{ From, To time.Time }{g[0], g[1]}
-		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.gap", gap) }))
+	// A gap is a silence the site's own rate says should have held lines:
+	// the access log's coverage found them (sources.CoverageMeter). A minute
+	// without lines on a quiet site is not one; listing every such minute
+	// told a week-long window's night as hundreds of holes.
+	for _, c := range r.Coverage {
+		if c.Source != ingest.CoverageAccess {
+			continue
+		}
+		for _, g := range c.Gaps() {
+			gap := struct{ From, To time.Time }{g.From, g.To}
+			out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.gap", gap) }))
+		}
 	}
 	for _, n := range r.DataQuality {
 		if n.Severity == sources.SeverityInfo {
 			continue
 		}
 		out = append(out, phrase{LangEN: n.Source + ": " + n.Message, LangKO: n.Source + ": " + n.Message})
-	}
-	return out
-}
-
-// minuteGaps finds missing minutes between the first and last minute logged:
-// [first missing minute, end of the gap).
-func minuteGaps(ms []MinuteRow) [][2]time.Time {
-	var out [][2]time.Time
-	for i := 1; i < len(ms); i++ {
-		if d := ms[i].Time.Sub(ms[i-1].Time); d > time.Minute {
-			out = append(out, [2]time.Time{ms[i-1].Time.Add(time.Minute), ms[i].Time})
-		}
 	}
 	return out
 }

@@ -384,6 +384,7 @@ type story struct{ r *Report }
 func (s story) Findings() []detect.Finding   { return s.r.Findings }
 func (s story) Window() (from, to time.Time) { return s.r.Window.From, s.r.Window.To }
 func (s story) Changes() []sources.Change    { return s.r.Changes }
+func (s story) Coverage() []sources.Coverage { return s.r.Coverage }
 
 func (s story) QueueSeries() []detect.SeriesPoint {
 	q := s.r.Evidence.series(SeriesQueue)

@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -382,9 +385,45 @@ func TestImpact(t *testing.T) {
 	if q.Impact.FailedRequests != 0 || len(q.Timeline) != 0 || len(q.Causes) != 0 {
 		t.Errorf("quiet report: %+v", q.Impact)
 	}
-	if !strings.Contains(strings.Join(q.Impact.Caveats, "\n"), "No access-log line from 02:10 to 02:13") {
-		t.Errorf("the gap in the log is not a caveat: %q", q.Impact.Caveats)
+	// A gap is a silence the site's own rate says should have held lines,
+	// as the access log's coverage finds it: three minutes without a line
+	// at 400 a minute is one; a minute without a line at 2 a minute is not.
+	for _, tc := range []struct {
+		perMin  int
+		missing []int
+		want    string
+	}{{400, []int{10, 11, 12}, "No access-log line from 02:10 to 02:13"}, {2, []int{17}, ""}} {
+		r := minutesReport(t, tc.perMin, tc.missing)
+		caveats := strings.Join(r.Impact.Caveats, "\n")
+		switch {
+		case tc.want != "" && !strings.Contains(caveats, tc.want):
+			t.Errorf("%d a minute: the gap in the log is not a caveat: %q", tc.perMin, r.Impact.Caveats)
+		case tc.want == "" && strings.Contains(caveats, "No access-log line"):
+			t.Errorf("%d a minute: a quiet minute is told as a gap: %q", tc.perMin, r.Impact.Caveats)
+		}
 	}
+}
+
+// minutesReport is 30 minutes of perMin requests without the given
+// minutes, with the access log's coverage as sources measures it.
+func minutesReport(t *testing.T, perMin int, missing []int) *Report {
+	t.Helper()
+	meter := sources.NewCoverageMeter(time.Minute)
+	var ms []MinuteRow
+	for i := 0; i < 30; i++ {
+		if slices.Contains(missing, i) {
+			continue
+		}
+		m := MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: perMin, Status: map[string]int{"200": perMin}, PHP: perMin, Goodput: perMin}
+		meter.Observe(m.Time, m.Requests)
+		ms = append(ms, m)
+	}
+	r := &Report{Window: Window{From: at("02:00"), To: at("02:30"), TZ: "Asia/Seoul"}, Evidence: Evidence{Minutes: ms},
+		Coverage: []sources.Coverage{meter.Measure(ingest.CoverageAccess, at("02:00"), at("02:30"), 0, false)}}
+	if err := r.Assemble(); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestJosa(t *testing.T) {

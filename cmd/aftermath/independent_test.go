@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -381,4 +382,37 @@ func analyzeBundle(bundleDir, out string) error {
 		}
 	}
 	return nil
+}
+
+// A complete bundle that does not give the clients' timeout
+// (site.client_timeout_s) is analysed with the timeout estimated from its
+// own answers: nothing the analysis needed is missing, so the exit status
+// is 0, and the report says the late count rests on an estimate. The
+// estimate's note was a warning and failed every independent bundle with
+// "evidence incomplete".
+func TestEstimatedTimeoutIsNoMissingEvidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyzes a day-long bundle")
+	}
+	b := filepath.Join(testenv.Independent(t), "idle-pinning")
+	code, msg, r := analyzeJSON(t, "--bundle", b)
+	if code != exitOK {
+		t.Errorf("exit %d (%s), want 0 on complete evidence", code, msg)
+	}
+	noted := false
+	for _, n := range r["data_quality"].([]any) {
+		if m := n.(map[string]any); strings.Contains(m["message"].(string), "the clients' timeout is unknown") {
+			noted = true
+			if m["severity"] != "info" {
+				t.Errorf("the estimated timeout is noted as %v: %v", m["severity"], m["message"])
+			}
+		}
+	}
+	if !noted {
+		t.Error("data_quality does not say the clients' timeout was estimated")
+	}
+	caveats, _ := json.Marshal(r["impact"].(map[string]any)["caveats"])
+	if !strings.Contains(string(caveats), "(estimated from the log: site.client_timeout_s is not given)") {
+		t.Errorf("the late count's caveat does not say its timeout is an estimate: %s", caveats)
+	}
 }

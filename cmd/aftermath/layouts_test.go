@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -347,6 +349,36 @@ func TestEvidenceLayouts(t *testing.T) {
 			t.Fatalf("exit %d (%s)", code, msg)
 		}
 		sameTimes(t, r)
+	})
+
+	// replay sends the requests logged in its range: read in the wrong zone
+	// the console log's 17:20Z lines sit nine hours off and none is sent.
+	t.Run("replay reads the console encoder's times in --log-tz", func(t *testing.T) {
+		b := sim.layout(t, nil)
+		tokyo, _ := time.LoadLocation("Asia/Tokyo")
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+		defer srv.Close()
+		out := filepath.Join(t.TempDir(), "replay")
+		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
+		if code := runQuiet(t, []string{"replay", "--bundle", b, "--log-tz", "Asia/Tokyo", "--target", srv.URL, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
+			"--speed", "20", "--client-timeout", "1s", "--max-lag", "2s", "--out", out}); code != exitOK {
+			t.Fatalf("replay exited %d", code)
+		}
+		var rep struct {
+			Classes map[string]struct {
+				Sent int `json:"sent"`
+			} `json:"classes"`
+		}
+		if err := json.Unmarshal(mustRead(t, filepath.Join(out, "replay.json")), &rep); err != nil {
+			t.Fatal(err)
+		}
+		// The lines logged in the range, give or take those that arrived
+		// before it (replay places a request at its arrival).
+		logged := sim.at(to) - sim.at(from)
+		if sent := rep.Classes["all"].Sent; sent < logged*8/10 || sent > logged*12/10 {
+			t.Errorf("replay sent %d requests from 17:20:00Z to 17:20:20Z; the log holds %d lines there", sent, logged)
+		}
 	})
 }
 

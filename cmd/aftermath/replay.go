@@ -25,6 +25,7 @@ type replayFlags struct {
 	targetIsMine                                         bool
 	clientTimeout, maxDuration, maxLag                   time.Duration
 	maxRequests                                          int
+	logTZ                                                logZone
 }
 
 // defaultClientTimeout is the clients' patience when the site facts do not say.
@@ -57,6 +58,7 @@ the client address travels in --forwarded-header, which the target's Caddy must 
 	fl := cmd.Flags()
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
 	fl.StringVar(&f.bundle, "bundle", "", "evidence bundle directory (required)")
+	f.logTZ.register(fl)
 	fl.StringVar(&f.target, "target", "", "staging site, http(s)://host:port (required)")
 	fl.StringVar(&f.from, "from", "", "start of the range to replay, RFC3339 (default: the bundle's window)")
 	fl.StringVar(&f.to, "to", "", "end of the range to replay, RFC3339 (default: the bundle's window)")
@@ -101,6 +103,12 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	}
 	if len(in.Access) == 0 {
 		return usageErrorf("bundle %s holds no access log to replay", f.bundle)
+	}
+	// The requests are sent at the instants they were logged: zone-less
+	// times are read where analyze reads them (--log-tz, the bundle's
+	// Caddyfile), or the replay would shift by the zone's offset.
+	if err := f.logTZ.apply(in, f.bundle); err != nil {
+		return err
 	}
 	from, to := in.Manifest.Window.From, in.Manifest.Window.To
 	if f.from != "" || f.to != "" {

@@ -127,7 +127,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	var cache *profileCache
 	if liveCfg != nil {
 		cache = openProfileCache(f.profiles, cfg.Slots(now))
-		if ls, err = fetchScan(ctx, liveCfg, cfg, now, cache.holds, cmd.ErrOrStderr()); err != nil {
+		if ls, err = fetchScan(ctx, liveCfg, cfg, now, cache.holds, cmd.ErrOrStderr(), !f.quiet); err != nil {
 			return err
 		}
 		defer ls.cleanup()

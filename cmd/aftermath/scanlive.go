@@ -37,7 +37,7 @@ type liveScan struct {
 // (pushdown is for one long window, and a slot is as long as the window);
 // bundle.yaml's records of every range tell the scan which stretches of
 // access log are complete.
-func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.Time, cached func(scan.Range) bool, stderr io.Writer) (*liveScan, error) {
+func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.Time, cached func(scan.Range) bool, stderr io.Writer, progress bool) (*liveScan, error) {
 	dir, err := os.MkdirTemp("", "aftermath-scan-")
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.T
 			ls.fetchedSlots = append(ls.fetchedSlots, s)
 		}
 	}
-	prog := newProgressPrinter(stderr, true)
+	prog := newProgressPrinter(stderr, progress)
 	defer prog.close()
 	for i, r := range ranges {
 		rc := *cfg

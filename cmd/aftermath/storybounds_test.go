@@ -272,3 +272,88 @@ func TestScanUnjudgedWindows(t *testing.T) {
 		})
 	}
 }
+
+// onsetClaims are the sentences that tell a rise or a first call as seen,
+// in each language, as the catalogs word them.
+var onsetClaims = []string{
+	"start to climb", "first request from the site to its own API",
+	"늘기 시작함", "자신의 API를 부른 첫 기록",
+}
+
+// When the access log begins mid-incident (its head lost: a log rotated
+// away, a collector started late), the crawl and the site's calls to
+// itself are already going on in its first minute. Told as seen, the
+// timeline said the crawl "start to climb" and placed the "first request
+// from the site to its own API" at 02:22, where the evidence merely begins.
+func TestStoryHeadMissing(t *testing.T) {
+	out, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return !ts.Before(kst(t, "02:22")) }, false))
+	for format, text := range out {
+		for _, claim := range onsetClaims {
+			if strings.Contains(text, claim) {
+				t.Errorf("%s says %q although the access log begins at 02:22 with it under way", format, claim)
+			}
+		}
+	}
+	for format, want := range map[string][]string{
+		"md en": {"are already coming in when the access log begins; when they began is unknown",
+			"the site is already calling its own API when the access log begins; when it began is unknown",
+			"It was already under way when the access log began at 02:22; when it began is unknown."},
+		"md ko": {"접근 로그가 시작할 때 이미 들어오고 있음. 언제 시작했는지는 알 수 없음",
+			"접근 로그가 시작할 때 사이트가 이미 자신의 API를 부르고 있음",
+			"접근 로그가 시작한 2시 22분에 이미 진행 중이었으며, 언제 시작했는지는 알 수 없습니다."},
+	} {
+		for _, w := range want {
+			if !strings.Contains(out[format], w) {
+				t.Errorf("%s does not say the start is unseen (%q)", format, w)
+			}
+		}
+	}
+	for _, f := range r.Findings {
+		switch f.Kind {
+		case "crawler_burst":
+			if !strings.Contains(f.Summary, ", already under way when the access log begins at 02:22 (when it began is unknown)") {
+				t.Errorf("%s summary places its start as seen: %s", f.ID, f.Summary)
+			}
+		case "self_amplification":
+			if strings.Contains(f.Summary, " from 02:2") {
+				t.Errorf("%s summary places its start as seen: %s", f.ID, f.Summary)
+			}
+		}
+	}
+}
+
+// The same detectors on the complete log still tell the rise they see.
+func TestStoryCompleteLogStillClimbs(t *testing.T) {
+	out, _ := storyOf(t, referenceBundle(t))
+	for _, want := range []string{"start to climb", "first request from the site to its own API"} {
+		if !strings.Contains(out["md en"], want) {
+			t.Errorf("the complete log's timeline lost %q", want)
+		}
+	}
+}
+
+// A log that stops before the incident (02:05, the pool saturates from
+// 02:18): the checks that find nothing beyond the usual in the lines they
+// have must not judge the minutes no line covers. The obvious reasons
+// ("as usual ... and none while every worker was busy") read as a quiet
+// site over 85 minutes nobody saw.
+func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
+	_, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:05")) }, false))
+	reasons := map[string]string{}
+	for _, c := range r.Checks {
+		reasons[c.Name] = c.Reason
+	}
+	for _, name := range []string{"self_amplification", "client_abandoned_work", "crawler_burst"} {
+		reason, ok := reasons[name]
+		if !ok {
+			t.Errorf("no %s check", name)
+			continue
+		}
+		if !strings.Contains(reason, "the access log has no lines for 1 h 25 min of the window: those minutes cannot be judged") {
+			t.Errorf("%s judges minutes without lines: %q", name, reason)
+		}
+	}
+	if reason := reasons["self_amplification"]; strings.Contains(reason, "and none while every worker was busy") {
+		t.Errorf("self_amplification says no call came during a saturation the log does not cover: %q", reason)
+	}
+}
