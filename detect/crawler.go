@@ -69,6 +69,10 @@ type CrawlerBurstFacts struct {
 	// after) and PHPAddedShare are judgeTrigger's weighing.
 	OnsetLeadS    Maybe[float64] `json:"onset_lead_s"`
 	PHPAddedShare Maybe[float64] `json:"php_added_share"`
+	// Fingerprints counts the fingerprints (user agent, language, client
+	// hints) the crawler's requests were spread over when they were one
+	// actor (actorjoin.go); stated only then.
+	Fingerprints Maybe[int] `json:"fingerprints"`
 	// ConsequenceAfterS is how long (seconds) clients had been failed when
 	// it rose, stated only when that is past ConsequenceLag: a consequence
 	// of the outage, never its trigger.
@@ -215,7 +219,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	costs := ev.measureRoutes()
 	var found []Finding
 	var surges, unjudged []string
-	for _, c := range ev.Traffic.Clusters() {
+	for _, c := range ev.joinActors(ev.Traffic.Clusters(), bFrom, bTo) {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
 			if b.readersRose && !noBaseline {
@@ -592,6 +596,13 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		fp.SecChUa = "absent"
 	}
 	who := strings.Replace(c.Key.String(), c.Key.UA, fp.UserAgent, 1)
+	if len(c.Members) > 0 {
+		who = fp.rotating(c.Members) + " / " + loggedInText(c.Key.LoggedIn)
+		facts.Fingerprints = Some(len(c.Members))
+	}
+	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
+		fp.Method = "POST"
+	}
 	var how string
 	if spread {
 		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
@@ -620,9 +631,13 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if c.Key.NoClientHints {
 		conf += 0.1
 	}
+	var keys []ClusterKey
+	for _, m := range c.Members {
+		keys = append(keys, m.Key)
+	}
 	return Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(walked, 10),
+		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
 		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)], Estimated: b.estimates(facts),
 	}
 }
