@@ -204,6 +204,9 @@ type burst struct {
 	// that read like people; uncachedShare the share of its page requests
 	// that went to templates PHP answered itself (uncacheableShare or more).
 	readerShare, uncachedShare float64
+	// minor: it rose, but its own requests (readers and other clients
+	// apart) were under minShare of the window's.
+	minor bool
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -218,10 +221,13 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	windowPHP := ev.windowPHPSeconds()
 	costs := ev.measureRoutes()
 	var found []Finding
-	var surges, unjudged []string
+	var surges, unjudged, minor []string
 	for _, c := range ev.joinActors(ev.Traffic.Clusters(), bFrom, bTo) {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
+			if b.minor && !noBaseline {
+				minor = append(minor, fmt.Sprintf("%s (%s requests of %s, readers apart)", c.Key, fmtInt(b.requests), fmtInt(windowTotal)))
+			}
 			if b.readersRose && !noBaseline {
 				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
 					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
@@ -254,6 +260,9 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests", riseRatio, minShare*100)
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	}
+	if len(minor) > 0 {
+		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; rose, but with under %s of the window's requests once their readers are left out: ", pct(minShare))+strings.Join(minor, "; "), "; ")
 	}
 	if len(unjudged) > 0 {
 		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
@@ -301,6 +310,14 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 			assets += c.IPs[ip].Assets
 		}
 		b.assetShare = float64(assets) / float64(max(b.requests, 1))
+	}
+	// The share that makes a burst worth judging is the crawler's own: the
+	// readers who share its fingerprint (a lunch crowd of logged-in staff,
+	// most of whom fetched assets) weigh nothing in it, nor do its other
+	// clients.
+	if float64(b.requests) < minShare*float64(windowTotal) {
+		b.minor = true
+		return b, false
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
