@@ -372,18 +372,29 @@ func (b burst) posts() int {
 	return n
 }
 
-// rotating lists in fp the user agents and languages of an actor's
-// fingerprints and names them for a summary: "8 fingerprints (Chrome
-// 126/125, Firefox 127; Accept-Language en-us, de-de or none)".
+// rotating lists in fp the user agents (one per family, with the major
+// versions seen) and languages of an actor's fingerprints, and names them
+// for a summary: "8 fingerprints (Chrome 126/125, Firefox 127;
+// Accept-Language en-us, de-de, none)".
 func (fp *Fingerprint) rotating(members []MemberOf) string {
-	var langs []string
+	var langs, families []string
+	versions := map[string][]string{}
 	for _, m := range members {
-		if !slices.Contains(fp.UserAgents, m.UA) {
-			fp.UserAgents = append(fp.UserAgents, m.UA)
+		f := m.Key.UA
+		if !slices.Contains(families, f) {
+			families = append(families, f)
+		}
+		for _, v := range strings.Split(strings.TrimSpace(strings.TrimPrefix(m.UA, f)), "/") {
+			if v != "" && !slices.Contains(versions[f], v) {
+				versions[f] = append(versions[f], v)
+			}
 		}
 		if !slices.Contains(langs, m.Key.Lang) {
 			langs = append(langs, m.Key.Lang)
 		}
+	}
+	for _, f := range families {
+		fp.UserAgents = append(fp.UserAgents, strings.TrimSpace(f+" "+strings.Join(versions[f], "/")))
 	}
 	if len(langs) > 1 {
 		fp.AcceptLanguages = langs

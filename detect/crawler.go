@@ -315,8 +315,14 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	// readers who share its fingerprint (a lunch crowd of logged-in staff,
 	// most of whom fetched assets) weigh nothing in it, nor do its other
 	// clients.
-	if float64(b.requests) < minShare*float64(windowTotal) {
-		b.minor = true
+	own := b.requests
+	if !IsBrowser(c.Key.UA) {
+		// A declared bot is nobody's browser: its addresses that pace
+		// like readers are its own requests (CrawlerPerMinute).
+		own = c.Requests - b.otherRequests
+	}
+	if float64(own) < minShare*float64(windowTotal) {
+		b.minor, b.requests = true, own
 		return b, false
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
