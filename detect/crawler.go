@@ -69,6 +69,10 @@ type CrawlerBurstFacts struct {
 	// after) and PHPAddedShare are judgeTrigger's weighing.
 	OnsetLeadS    Maybe[float64] `json:"onset_lead_s"`
 	PHPAddedShare Maybe[float64] `json:"php_added_share"`
+	// Fingerprints counts the fingerprints (user agent, language, client
+	// hints) the crawler's requests were spread over when they were one
+	// actor (actorjoin.go); stated only then.
+	Fingerprints Maybe[int] `json:"fingerprints"`
 	// ConsequenceAfterS is how long (seconds) clients had been failed when
 	// it rose, stated only when that is past ConsequenceLag: a consequence
 	// of the outage, never its trigger.
@@ -206,6 +210,9 @@ type burst struct {
 	// that read like people; uncachedShare the share of its page requests
 	// that went to templates PHP answered itself (uncacheableShare or more).
 	readerShare, uncachedShare float64
+	// minor: it rose, but its own requests (readers and other clients
+	// apart) were under minShare of the window's.
+	minor bool
 }
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -220,10 +227,13 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	windowPHP := ev.windowPHPSeconds()
 	costs := ev.measureRoutes()
 	var found []Finding
-	var surges, unjudged []string
-	for _, c := range ev.Traffic.Clusters() {
+	var surges, unjudged, minor []string
+	for _, c := range ev.joinActors(ev.Traffic.Clusters(), bFrom, bTo) {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
+			if b.minor && !noBaseline {
+				minor = append(minor, fmt.Sprintf("%s (%s requests of %s, readers apart)", c.Key, fmtInt(b.requests), fmtInt(windowTotal)))
+			}
 			if b.readersRose && !noBaseline {
 				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
 					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
@@ -256,6 +266,9 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause())
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	}
+	if len(minor) > 0 {
+		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; rose, but with under %s of the window's requests once their readers are left out: ", pct(minShare))+strings.Join(minor, "; "), "; ")
 	}
 	if len(unjudged) > 0 {
 		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
@@ -303,6 +316,20 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 			assets += c.IPs[ip].Assets
 		}
 		b.assetShare = float64(assets) / float64(max(b.requests, 1))
+	}
+	// The share that makes a burst worth judging is the crawler's own: the
+	// readers who share its fingerprint (a lunch crowd of logged-in staff,
+	// most of whom fetched assets) weigh nothing in it, nor do its other
+	// clients.
+	own := b.requests
+	if !IsBrowser(c.Key.UA) {
+		// A declared bot is nobody's browser: its addresses that pace
+		// like readers are its own requests (CrawlerPerMinute).
+		own = c.Requests - b.otherRequests
+	}
+	if float64(own) < minShare*float64(windowTotal) {
+		b.minor, b.requests = true, own
+		return b, false
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
@@ -598,6 +625,13 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		fp.SecChUa = "absent"
 	}
 	who := strings.Replace(c.Key.String(), c.Key.UA, fp.UserAgent, 1)
+	if len(c.Members) > 0 {
+		who = fp.rotating(c.Members) + " / " + loggedInText(c.Key.LoggedIn)
+		facts.Fingerprints = Some(len(c.Members))
+	}
+	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
+		fp.Method = "POST"
+	}
 	var how string
 	if spread {
 		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
@@ -626,9 +660,13 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if c.Key.NoClientHints {
 		conf += 0.1
 	}
+	var keys []ClusterKey
+	for _, m := range c.Members {
+		keys = append(keys, m.Key)
+	}
 	return Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, TopPaths: topPathCounts(walked, 10),
+		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
 		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)], Estimated: b.estimates(facts),
 	}
 }

@@ -34,6 +34,14 @@ type Fingerprint struct {
 	LoggedIn       string   `json:"logged_in"`
 	SecChUa        string   `json:"sec_ch_ua,omitempty"`
 	Paths          []string `json:"paths"`
+	// UserAgents and AcceptLanguages list what an actor spread over several
+	// fingerprints rotated (actorjoin.go), UserAgent and AcceptLanguage
+	// being then its largest part's; empty for one fingerprint.
+	UserAgents      []string `json:"user_agents,omitempty"`
+	AcceptLanguages []string `json:"accept_languages,omitempty"`
+	// Method is "POST" when nearly all its requests were POSTs (a flood of
+	// logins or forms); empty otherwise.
+	Method string `json:"method,omitempty"`
 }
 
 // Finding is one thing the detectors found, as serialised in report.json.
@@ -52,7 +60,10 @@ type Finding struct {
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 	// Cluster is the fingerprint as detect.Key computes it, so in-process
 	// consumers (the rules backtest) can tell the crawler's requests apart.
-	Cluster  *ClusterKey     `json:"-"`
+	Cluster *ClusterKey `json:"-"`
+	// Clusters are the fingerprints of an actor joined over several
+	// (actorjoin.go), Cluster the largest; nil for one fingerprint.
+	Clusters []ClusterKey    `json:"-"`
 	Change   *sources.Change `json:"change,omitempty"`
 	TopPaths []PathCount     `json:"top_paths,omitempty"`
 	// Routes are a client's route templates with their measured cost

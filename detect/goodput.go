@@ -19,7 +19,7 @@ func crawlerClusters(ev *Evidence, prior []Finding) []*Cluster {
 		if f.Kind != KindCrawlerBurst || f.Cluster == nil {
 			continue
 		}
-		if c := ev.Traffic.clusters[*f.Cluster]; c != nil {
+		if c := ev.Traffic.ClusterOf(*f.Cluster); c != nil {
 			out = append(out, c)
 		}
 	}

@@ -105,6 +105,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 			c.before[r.ClientIP] = &AddressBehaviour{}
 		}
 		c.before[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+		c.before[r.ClientIP].ObserveMethod(r.Method)
 		return
 	}
 	if !r.Time.Before(t.to) {
@@ -115,6 +116,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		c.IPs[r.ClientIP] = &AddressBehaviour{}
 	}
 	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	c.IPs[r.ClientIP].ObserveMethod(r.Method)
 	c.IPs[r.ClientIP].routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)

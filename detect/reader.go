@@ -49,6 +49,9 @@ type AddressBehaviour struct {
 	// SessionClicks counts its pages that came from the site's own pages
 	// (sources.Request.SiteReferer) after an earlier request of its own.
 	SessionClicks int
+	// Posts counts its requests by POST (a form, a login, an API call):
+	// pages sent, not read (ObserveMethod).
+	Posts int
 	// First is its first arrival, FirstPage and LastPage its first and last
 	// page's (unix nanoseconds).
 	First, FirstPage, LastPage int64
@@ -99,7 +102,17 @@ func (b *AddressBehaviour) Observe(at int64, asset, siteReferer bool) {
 	b.Pages++
 }
 
-// Reader applies the criteria above.
+// ObserveMethod counts the request just observed among Posts when its
+// method was POST.
+func (b *AddressBehaviour) ObserveMethod(method string) {
+	if method == "POST" {
+		b.Posts++
+	}
+}
+
+// Reader applies the criteria above. Reading over minutes counts the pages
+// read, not those posted: an address that posted a login form four times,
+// minutes apart, dwelt on nothing.
 func (b *AddressBehaviour) Reader() bool {
 	span := time.Duration(b.LastPage - b.FirstPage)
 	if b.Pages == 0 {
@@ -109,7 +122,7 @@ func (b *AddressBehaviour) Reader() bool {
 	if float64(b.Pages)/minutes > maxReaderPagesPerMinute {
 		return false
 	}
-	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages >= minReaderPages && span >= minReaderSpan
+	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages-b.Posts >= minReaderPages && span >= minReaderSpan
 }
 
 // CrawlerPerMinute is the cluster's requests per arrival minute without

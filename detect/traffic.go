@@ -116,6 +116,9 @@ type Cluster struct {
 	// routeBits numbers its route templates of the window in order of first
 	// sight, up to 63; later ones share bit 63 (AddressBehaviour.routes).
 	routeBits map[string]uint8
+	// Members are the fingerprints of a cluster joined over several
+	// (actorjoin.go), the largest first; nil for one fingerprint's.
+	Members []MemberOf
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -158,6 +161,9 @@ type Traffic struct {
 	// when the site gives none (0: none applied), lateSource how it was found.
 	lateAfter  float64
 	lateSource string
+	// joined holds the clusters joined over several fingerprints by the
+	// crawler detector (actorjoin.go), by their key (ClusterOf).
+	joined map[ClusterKey]*Cluster
 }
 
 // agent is what Observe needs of a user agent.
@@ -399,6 +405,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 				c.before[r.ClientIP] = ab
 			}
 			ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+			ab.ObserveMethod(r.Method)
 		}
 		return
 	}
@@ -409,6 +416,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		c.IPs[r.ClientIP] = ab
 	}
 	ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	ab.ObserveMethod(r.Method)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := ToolLabel(r.Path, r.Query, class)
@@ -509,21 +517,24 @@ func (t *Traffic) Clusters() []*Cluster {
 	return out
 }
 
+// loggedInText says a login state for humans.
+func loggedInText(l sources.LoggedIn) string {
+	switch l {
+	case sources.LoggedInYes:
+		return "logged in"
+	case sources.LoggedInNo:
+		return "logged out"
+	}
+	return "login unknown"
+}
+
 // String renders a fingerprint for humans: "Chrome 121 / zh-cn / logged out / no client hints".
 func (k ClusterKey) String() string {
 	lang := k.Lang
 	if lang == "" {
 		lang = "no language"
 	}
-	s := k.UA + " / " + lang + " / "
-	switch k.LoggedIn {
-	case sources.LoggedInYes:
-		s += "logged in"
-	case sources.LoggedInNo:
-		s += "logged out"
-	default:
-		s += "login unknown"
-	}
+	s := k.UA + " / " + lang + " / " + loggedInText(k.LoggedIn)
 	if k.NoClientHints {
 		s += " / no client hints"
 	}

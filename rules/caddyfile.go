@@ -116,6 +116,12 @@ func printTarget(b *strings.Builder, t Target) error {
 }
 
 func printConditions(b *strings.Builder, c Conditions) error {
+	if c.Method != "" {
+		// A constant of detect's (never a log value), checked all the same.
+		if err := writeLine(b, []string{"method", c.Method}); err != nil {
+			return err
+		}
+	}
 	if c.NotCookie != "" {
 		if err := writeLine(b, []string{"not", "header", "Cookie", "*" + c.NotCookie + "*"}); err != nil {
 			return err

@@ -95,6 +95,9 @@ type Conditions struct {
 	// ("121", "120"): header_regexp User-Agent Chrome/(?:121|120)(?:\D|$).
 	// Crawlers tend to keep one stale browser version; readers update.
 	UserAgentVersions []string
+	// Method requires the request method ("POST"): a flood of POSTs is
+	// held while readers' GETs of the same paths pass.
+	Method string
 	// NoSiteReferer excludes requests whose Referer is a page of the site
 	// itself (http or https, the request's own host): a reader who clicks a
 	// tool on a page sends one, a crawler that sent none is still held.
@@ -159,6 +162,11 @@ type crawlerEvidence struct {
 	Key      detect.ClusterKey
 	Spread   bool
 	Requests int
+	// Fingerprints counts the fingerprints of the actor (more than one when
+	// it rotated user agents and languages: no one of them is its own, and
+	// the zone keys on none); Method is "POST" for a flood of POSTs.
+	Fingerprints int
+	Method       string
 	// Labels counts the crawler's requests by detect.ToolLabel.
 	Labels map[string]*labelEvidence
 	// ToolRequests counts its requests for tools (classes tool, special, api):
@@ -435,6 +443,10 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 		note(sources.SeverityWarning, "%s: logged-in cookie pattern unknown (site facts) and the crawler sent cookies: the zone may limit logged-in users", c.Finding)
 	}
 
+	if c.Method != "" {
+		z.Cond.Method = c.Method
+		z.condWhy = append(z.condWhy, fmt.Sprintf("method %s: the crawler's requests were %ss, so readers opening the same paths (GET) are never limited", c.Method, c.Method))
+	}
 	if !z.PerClient {
 		addConditions(z, c, labels)
 		addRefererCondition(z, c)
@@ -483,13 +495,20 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 	}
 	token := uaToken(c.Key.UA)
 	uaOK := token != "" && float64(c.ToolRequests-c.UATokenRequests) <= maxMisses*float64(c.ToolRequests)
+	// An actor that rotated fingerprints shares no User-Agent or language:
+	// keying on its largest part's would let the rest through.
+	rotating := c.Fingerprints > 1
+	if rotating {
+		uaOK = false
+		z.condWhy = append(z.condWhy, fmt.Sprintf("no User-Agent or Accept-Language: the crawler rotated %d fingerprints, and a zone on one would let the others through", c.Fingerprints))
+	}
 	cands := []struct {
 		bit  int
 		ok   bool
 		what string
 		set  func()
 	}{
-		{condLang, c.Key.Lang != "" && safeLang(c.Key.Lang), "Accept-Language " + c.Key.Lang,
+		{condLang, !rotating && c.Key.Lang != "" && safeLang(c.Key.Lang), "Accept-Language " + c.Key.Lang,
 			func() { z.Cond.Lang = c.Key.Lang }},
 		// Evidence, not the key: the key marks missing hints only over HTTPS,
 		// but a crawler that never sent them is told apart by it either way
@@ -672,6 +691,9 @@ func zoneNameWords(z *Zone, countVersions bool) []string {
 	if c.NoClientHints {
 		words = append(words, "no_hints")
 	}
+	if c.Method != "" {
+		words = append(words, slug(c.Method))
+	}
 	switch {
 	case c.NotCookie != "":
 		words = append(words, "logged_out")
@@ -720,6 +742,9 @@ func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []string) 
 	}
 	if c.NoSiteReferer {
 		checked = append(checked, "no Referer from the site's own pages")
+	}
+	if c.Method != "" {
+		checked = append(checked, "method "+c.Method)
 	}
 	return checked, unchecked
 }

@@ -378,3 +378,35 @@ func TestSafeValues(t *testing.T) {
 		t.Errorf("regexps: %s %s", langRegexp("zh-cn"), titleRegexp([]string{"Special:A.B"}))
 	}
 }
+
+// TestGenerateRotatingPostFlood: a flood of login POSTs that rotated its
+// User-Agent and Accept-Language over several fingerprints. The obvious
+// rule keys on its largest part's header, where the whole crawl walked:
+// "Accept-Language en-us" left the other fingerprints through, half of the
+// flood. The zone matches the method and the paths, keys on no header a
+// part does not share, and Caddy's own adapter builds exactly that.
+func TestGenerateRotatingPostFlood(t *testing.T) {
+	ord := [8]int{0: 500, condLang: 20, condHints: 200, condUA: 300}
+	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", Lang: "en-us", LoggedIn: sources.LoggedInNo, NoClientHints: true},
+		Spread: true, Requests: 100, ToolRequests: 100, UATokenRequests: 60, Fingerprints: 7, Method: "POST",
+		Labels: map[string]*labelEvidence{"/wp-login.php": {N: 100}}, Ordinary: map[string]*[8]int{"/wp-login.php": &ord}}
+	zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wordpress_logged_in_"})
+	if len(zones) != 1 {
+		t.Fatal("no zone")
+	}
+	want := Conditions{NotCookie: "wordpress_logged_in_", Method: "POST", NoClientHints: true}
+	if got := zones[0].Cond; !reflect.DeepEqual(got, want) {
+		t.Errorf("conditions %+v, want %+v (why: %v)", got, want, zones[0].condWhy)
+	}
+	zones[0].Window, zones[0].Events = time.Minute, 10
+	block, err := Caddyfile(zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(block, "\t\t\tmethod POST\n") {
+		t.Errorf("no method matcher in\n%s", block)
+	}
+	if _, err := validateZones(block, zones); err != nil {
+		t.Errorf("Caddy's adapter: %v", err)
+	}
+}

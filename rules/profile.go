@@ -25,6 +25,11 @@ func crawlerIndex(refs []crawlerRef, k detect.ClusterKey) int {
 		if ref.key == k {
 			return i
 		}
+		for _, m := range ref.members {
+			if m == k {
+				return i
+			}
+		}
 	}
 	return -1
 }
@@ -41,6 +46,11 @@ type crawlerRef struct {
 	// routes; a report.json from before route costs did not).
 	expensive []string
 	measured  bool
+	// members are the fingerprints of an actor detect joined over several
+	// (key is the largest); nil for one fingerprint. method is "POST" for a
+	// flood of POSTs (detect.Fingerprint.Method).
+	members []detect.ClusterKey
+	method  string
 }
 
 // profile is what the first pass over the access logs learns.
@@ -77,6 +87,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	var earliest time.Time
 	for _, ref := range refs {
 		p.crawlers = append(p.crawlers, &crawlerEvidence{Finding: ref.finding, Key: ref.key, Spread: ref.spread,
+			Fingerprints: max(len(ref.members), 1), Method: ref.method,
 			Labels: map[string]*labelEvidence{}, Ordinary: map[string]*[8]int{}, Versions: map[string]int{},
 			OrdinaryVer: map[string]map[string]*[8]int{}, OrdinaryAllVer: map[string]*[8]int{}, QueryValues: map[string]*valueSample{}})
 		if earliest.IsZero() || ref.onset.Before(earliest) {
@@ -121,7 +132,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				if ci >= 0 {
-					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, r.SiteReferer, p.arrivals.stretch(at), cls)
+					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls)
 				}
 				var label string
 				switch {

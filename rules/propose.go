@@ -183,7 +183,10 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 			break
 		}
 		ref := crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End,
-			measured: f.Routes != nil}
+			measured: f.Routes != nil, members: f.Clusters}
+		if f.Fingerprint != nil {
+			ref.method = f.Fingerprint.Method
+		}
 		for _, r := range f.Routes {
 			if r.Expensive || r.Costly {
 				ref.expensive = append(ref.expensive, r.Template)

@@ -62,8 +62,9 @@ type readerTracker map[readerKey]*addressTrack
 
 // observe notes one arrival at (unix nanoseconds) from ip under crawler's
 // fingerprint, in the given stretch and class; asset says whether it was for a
-// page asset, siteReferer whether its Referer named the site.
-func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, stretch int, class arrivalClass) {
+// page asset, siteReferer whether its Referer named the site, method is its
+// method (a POST is no page read).
+func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass) {
 	k := readerKey{crawler, ip}
 	t := rt[k]
 	if t == nil {
@@ -71,6 +72,7 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 		rt[k] = t
 	}
 	t.Observe(at, asset, siteReferer)
+	t.ObserveMethod(method)
 	for i := range t.cells {
 		if c := &t.cells[i]; c.stretch == stretch && c.class == class {
 			c.n++

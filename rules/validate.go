@@ -441,6 +441,9 @@ func expectedZone(z *Zone) adaptedZone {
 			set["vars_regexp"] = caddyhttp.MatchVarsRE{titleVar: &caddyhttp.MatchRegexp{Pattern: titleRegexp(t.TitleNames)}}
 		}
 		c := z.Cond
+		if c.Method != "" {
+			set["method"] = caddyhttp.MatchMethod{c.Method}
+		}
 		hdr := caddyhttp.MatchHeader{}
 		var not []map[string]any
 		if c.NotCookie != "" {

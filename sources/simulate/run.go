@@ -325,6 +325,14 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	if c := sc.Crawler; c != nil {
 		cr := &crawler{spec: c, prof: crawlerProfile(c, w.names), rng: rand.New(rand.NewPCG(uint64(o.Seed), 30)),
 			addrs: &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 31)), ipv6: c.IPv6, share: c.SharedPrefixShare}}
+		if c.IPv6Share > 0 {
+			cr.addrs6 = &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 33)), ipv6: true, share: c.SharedPrefixShare}
+		}
+		for _, a := range c.Agents {
+			spec := *c
+			spec.UserAgent, spec.AcceptLanguage, spec.SecChUa = a.UserAgent, a.AcceptLanguage, a.SecChUa
+			cr.agents = append(cr.agents, crawlerProfile(&spec, w.names))
+		}
 		s.crawlerQ = cr
 		onset := c.Onset.UnixNano()
 		s.st.burst = distinct{from: onset, to: onset + 600*second}

@@ -55,13 +55,18 @@ const (
 	ToolWPSearch     Tool = "wp-search"      // /?s=TERM
 	ToolWPRestSearch Tool = "wp-rest-search" // /wp-json/wp/v2/search?search=TERM
 	ToolWPReplyToCom Tool = "wp-replytocom"  // /YYYY/MM/SLUG/?replytocom=N
+
+	// WordPress's login endpoints, POSTed by a credential-stuffing flood:
+	// each attempt hashes a password (PHP and the database, never cached).
+	ToolWPLogin  Tool = "wp-login"  // POST /wp-login.php
+	ToolWPXMLRPC Tool = "wp-xmlrpc" // POST /xmlrpc.php
 )
 
 // Tools lists every tool a crawler can be given.
 func Tools() []Tool {
 	return []Tool{ToolEdit, ToolHistory, ToolWatch, ToolContributions, ToolRecentChangesLinked,
 		ToolCiteThisPage, ToolWhatLinksHere, ToolWhatLinksHereTitle, ToolNewItem,
-		ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom}
+		ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom, ToolWPLogin, ToolWPXMLRPC}
 }
 
 // CrawlerSpec is the crawler of a scenario: its fingerprint, what it walks, where
@@ -114,6 +119,30 @@ type CrawlerSpec struct {
 	RetryMaxS float64
 	// TimeoutS is the crawler's own client timeout; 0 uses the site's client timeout.
 	TimeoutS float64
+
+	// Agents, when set, rotate the fingerprint (UserAgent, AcceptLanguage
+	// and SecChUa are then ignored): each fresh address draws one, and an
+	// attempt switches to another with AgentSwitch probability, as a flood
+	// through residential proxies does.
+	Agents      []CrawlerAgent
+	AgentSwitch float64
+	// IPv6Share is the share of fresh addresses drawn as IPv6 (each in a
+	// /64 of its own unless SharedPrefixShare says otherwise); the rest are
+	// IPv4. Zero keeps IPv6 deciding the family.
+	IPv6Share float64
+	// AttemptsMin and AttemptsMax, when set, replace RequestsPerIP: each
+	// fresh address sends a uniform number of attempts in that range, the
+	// later ones AttemptGapMinS..AttemptGapMaxS seconds apart (it comes
+	// back minutes later), interleaved with the other addresses'.
+	AttemptsMin, AttemptsMax       int
+	AttemptGapMinS, AttemptGapMaxS float64
+}
+
+// CrawlerAgent is one fingerprint of a rotating crawler.
+type CrawlerAgent struct {
+	UserAgent      string
+	AcceptLanguage string
+	SecChUa        bool
 }
 
 // RateKnot is the crawler's rate (requests/s, before retries) at Minute
@@ -163,8 +192,11 @@ func DefaultCrawler() CrawlerSpec {
 }
 
 func (c *CrawlerSpec) validate() error {
-	if c.UserAgent == "" {
+	if c.UserAgent == "" && len(c.Agents) == 0 {
 		return fmt.Errorf("crawler: empty user agent")
+	}
+	if c.AttemptsMax < c.AttemptsMin || c.AttemptGapMaxS < c.AttemptGapMinS || c.IPv6Share < 0 || c.IPv6Share > 1 {
+		return fmt.Errorf("crawler: attempts %d..%d, gaps %v..%vs or IPv6 share %v out of order", c.AttemptsMin, c.AttemptsMax, c.AttemptGapMinS, c.AttemptGapMaxS, c.IPv6Share)
 	}
 	if len(c.Tools) == 0 {
 		return fmt.Errorf("crawler: no tools")

@@ -521,6 +521,91 @@ type crawler struct {
 	rng   *rand.Rand
 	ip    string
 	used  int
+	// addrs6 hands out the IPv6 addresses when IPv6Share mixes families.
+	addrs6 *addrGen
+	// agents are the profiles of a rotating crawler (Agents), agent the
+	// current address's.
+	agents []*profile
+	agent  *profile
+	// revisits holds, by time, the later attempts of addresses already used
+	// (AttemptsMax > 0).
+	revisits revisitQueue
+}
+
+// revisit is a later attempt of an address at a time (unix ns).
+type revisit struct {
+	at   int64
+	ip   string
+	prof *profile
+}
+
+// revisitQueue is a min-heap of revisits by time.
+type revisitQueue []revisit
+
+func (q *revisitQueue) push(v revisit) {
+	*q = append(*q, v)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (q *revisitQueue) pop() revisit {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h[l].at < h[m].at {
+			m = l
+		}
+		if r < n && h[r].at < h[m].at {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// freshAddr hands out a new address of the crawler's, of the family
+// IPv6Share draws.
+func (c *crawler) freshAddr(s *sim) string {
+	g := c.addrs
+	if c.addrs6 != nil && c.rng.Float64() < c.spec.IPv6Share {
+		g = c.addrs6
+	}
+	ip := g.fresh()
+	s.st.lastIPFresh, s.st.lastPfxFresh = true, g.chain == 0
+	return ip
+}
+
+// distinctAddrs counts the addresses and prefixes handed out.
+func (c *crawler) distinctAddrs() (addrs, prefixes int64) {
+	addrs, prefixes = c.addrs.addrs, c.addrs.prefixes
+	if c.addrs6 != nil {
+		addrs, prefixes = addrs+c.addrs6.addrs, prefixes+c.addrs6.prefixes
+	}
+	return addrs, prefixes
+}
+
+// pickAgent draws one of a rotating crawler's profiles (nil without Agents).
+func (c *crawler) pickAgent() *profile {
+	if len(c.agents) == 0 {
+		return nil
+	}
+	return c.agents[c.rng.IntN(len(c.agents))]
 }
 
 func newCrawlerRate(c *CrawlerSpec, begin, end int64) *plf {
@@ -563,17 +648,52 @@ func newCrawlerRate(c *CrawlerSpec, begin, end int64) *plf {
 func (c *crawler) dispatch(s *sim) {
 	tool := c.spec.Tools[c.rng.IntN(len(c.spec.Tools))]
 	t, _ := s.w.titles.pick(c.rng)
+	if c.spec.AttemptsMax > 0 {
+		c.attempt(s)
+	}
 	r := s.toolReq(clsCrawler, tool, c.prof, t, c.rng)
 	c.send(s, r)
 }
 
+// attempt picks the address of the next attempt of a crawler that sends a
+// few attempts per address, spread over minutes: an address whose next
+// attempt is due, else a fresh one, whose later attempts are queued.
+func (c *crawler) attempt(s *sim) {
+	if len(c.revisits) > 0 && c.revisits[0].at <= s.now {
+		v := c.revisits.pop()
+		c.ip, c.agent = v.ip, v.prof
+		if sw := c.pickAgent(); sw != nil && c.rng.Float64() < c.spec.AgentSwitch {
+			c.agent = sw
+		}
+		c.used = -1 // kept by send
+		return
+	}
+	c.ip, c.agent = c.freshAddr(s), c.pickAgent()
+	c.used = -1
+	n := c.spec.AttemptsMin + c.rng.IntN(c.spec.AttemptsMax-c.spec.AttemptsMin+1)
+	at := s.now
+	for i := 1; i < n; i++ {
+		at += secs(c.spec.AttemptGapMinS + c.rng.Float64()*(c.spec.AttemptGapMaxS-c.spec.AttemptGapMinS))
+		c.revisits.push(revisit{at: at, ip: c.ip, prof: c.agent})
+	}
+}
+
 func (c *crawler) send(s *sim, r *request) {
-	// keep the address with probability 1-1/RequestsPerIP: a geometric number
-	// of consecutive requests per address, mean RequestsPerIP
-	if c.ip == "" || r.retryOf != 0 || c.rng.Float64() < 1/c.spec.RequestsPerIP {
-		c.ip = c.addrs.fresh()
+	switch {
+	case c.used < 0 && r.retryOf == 0:
+		// attempt chose the address
 		c.used = 0
-		s.st.lastIPFresh, s.st.lastPfxFresh = true, c.addrs.chain == 0
+	case c.ip == "" || r.retryOf != 0 || c.rng.Float64() < 1/c.spec.RequestsPerIP:
+		// keep the address with probability 1-1/RequestsPerIP: a geometric
+		// number of consecutive requests per address, mean RequestsPerIP
+		c.ip = c.freshAddr(s)
+		c.used = 0
+		if a := c.pickAgent(); a != nil && r.retryOf == 0 {
+			c.agent = a
+		}
+	}
+	if c.agent != nil && r.retryOf == 0 {
+		r.prof = c.agent
 	}
 	c.used++
 	r.ip, r.port = c.ip, randPort(c.rng)
@@ -633,9 +753,20 @@ func (s *sim) toolReq(cls class, tool Tool, p *profile, t string, rng *rand.Rand
 		uri = "/w/Special:NewItem?site=kowiki&page=" + t
 	case ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom:
 		uri = wpToolURI(tool, t, rng)
+	case ToolWPLogin:
+		uri = "/wp-login.php"
+	case ToolWPXMLRPC:
+		uri = "/xmlrpc.php"
 	}
-	r := s.newReq(cls, kindTool, p, "", 0, "GET", uri, "")
+	method := "GET"
+	if tool == ToolWPLogin || tool == ToolWPXMLRPC {
+		method = "POST"
+	}
+	r := s.newReq(cls, kindTool, p, "", 0, method, uri, "")
 	r.tool = tool
+	if method == "POST" {
+		r.bytesIn = 60 + rng.IntN(200) // log=...&pwd=..., or one system.multicall
+	}
 	s.cost(r)
 	return r
 }
@@ -706,6 +837,10 @@ var toolCosts = map[Tool]cost{
 	ToolWPSearch:     {0.34, 0.30, 21000, 200},
 	ToolWPRestSearch: {0.24, 0.28, 2600, 200},
 	ToolWPReplyToCom: {0.22, 0.08, 28000, 200},
+	// A failed login hashes the password (bcrypt/phpass) and renders the
+	// form again; xmlrpc answers a fault. Both are 200.
+	ToolWPLogin:  {0.30, 0.02, 4200, 200},
+	ToolWPXMLRPC: {0.30, 0.02, 420, 200},
 }
 
 var kindCosts = [...]cost{

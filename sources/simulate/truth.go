@@ -311,12 +311,19 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 
 	// crawler
 	if c := sc.Crawler; c != nil && s.crawlerQ != nil {
-		a := s.crawlerQ.addrs
+		addrs, all := s.crawlerQ.distinctAddrs()
 		tc := &TruthCrawler{Requests: st.crawler, RequestsInWindow: st.window.reqs, Retries: st.crawlerRetries,
-			DistinctIPs: a.addrs, Tools: c.Tools,
+			DistinctIPs: addrs, Tools: c.Tools,
 			Fingerprint: map[string]string{"user_agent": c.UserAgent, "accept_language": c.AcceptLanguage,
 				"logged_in": strconv.FormatBool(c.LoggedIn), "sec_ch_ua": strconv.FormatBool(c.SecChUa),
 				"ip_family": map[bool]string{false: "ipv4", true: "ipv6"}[c.IPv6]}}
+		if len(c.Agents) > 0 {
+			tc.Fingerprint["user_agent"], tc.Fingerprint["accept_language"] = c.Agents[0].UserAgent, ""
+			tc.Fingerprint["agents"] = strconv.Itoa(len(c.Agents))
+		}
+		if c.IPv6Share > 0 {
+			tc.Fingerprint["ip_family"] = "ipv4+ipv6"
+		}
 		span := func(d distinct) TruthSpan {
 			sp := TruthSpan{From: rfc(d.from), To: rfc(d.to), Requests: d.reqs, DistinctIPs: d.ips}
 			p := d.pfx
@@ -327,7 +334,6 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 			}
 			return sp
 		}
-		all := a.prefixes
 		if c.IPv6 {
 			tc.DistinctPrefixes64 = &all
 		} else {
@@ -482,7 +488,12 @@ func (s *sim) trigger(sc *Scenario, onset string) *TruthTrigger {
 	case sc.Trigger != "":
 		return &TruthTrigger{Kind: sc.Trigger, Onset: onset}
 	case sc.Crawler != nil:
-		return &TruthTrigger{Kind: "crawler_burst", UserAgent: sc.Crawler.UserAgent, Onset: onset}
+		ua := sc.Crawler.UserAgent
+		if ua == "" && len(sc.Crawler.Agents) > 0 {
+			// A rotating crawler is named by its most used agent, the first.
+			ua = sc.Crawler.Agents[0].UserAgent
+		}
+		return &TruthTrigger{Kind: "crawler_burst", UserAgent: ua, Onset: onset}
 	case sc.SlowDB != nil:
 		return &TruthTrigger{Kind: "service_time_regression", Onset: onset}
 	case sc.Pinning != nil:
