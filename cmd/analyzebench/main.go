@@ -41,6 +41,10 @@ type result struct {
 	Check   string  `json:"check"`
 	IngestS float64 `json:"ingest_s"`
 	AfterS  float64 `json:"after_s"`
+	// AllocMiB and Mallocs are what the run allocated on the heap in all
+	// (runtime.MemStats): unlike time, the same on a busy machine.
+	AllocMiB float64 `json:"alloc_mib"`
+	Mallocs  uint64  `json:"mallocs"`
 }
 
 func main() {
@@ -68,6 +72,9 @@ func main() {
 	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
 		res.RSSKiB = hwm
 	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.AllocMiB, res.Mallocs = float64(ms.TotalAlloc)/(1<<20), ms.Mallocs
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
