@@ -114,15 +114,15 @@ func (ev *Evidence) countReadMinutes(count func(*Minute) int) minuteCount {
 func (ev *Evidence) countMinutesOf(count func(*Minute) int, readOnly bool) minuteCount {
 	bFrom, bTo, _ := ev.baselineRange()
 	var c minuteCount
-	for _, m := range ev.Traffic.Minutes() {
+	for _, m := range ev.Traffic.minutesInOrder() {
 		if readOnly && m.Counted > 0 {
 			continue
 		}
-		n := count(&m)
+		n := count(m)
 		if !m.Start.Before(bFrom) && m.Start.Before(bTo) {
 			c.Base = append(c.Base, n)
 		}
-		if !ev.inWindow(&m) {
+		if !ev.inWindow(m) {
 			continue
 		}
 		c.Minutes++

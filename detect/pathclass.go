@@ -42,6 +42,19 @@ func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
 	return classifyPath(rawPath, rawQuery, healthURI, nil)
 }
 
+// PathClassifier is ClassifyPath for a pass over many requests: it decodes
+// every path into one buffer it keeps, so that a percent-encoded path (every
+// title outside ASCII) allocates nothing. It is not safe for concurrent use.
+type PathClassifier struct {
+	HealthURI string
+	scratch   []byte
+}
+
+// Classify returns ClassifyPath(rawPath, rawQuery, c.HealthURI).
+func (c *PathClassifier) Classify(rawPath, rawQuery string) PathClass {
+	return classifyPath(rawPath, rawQuery, c.HealthURI, &c.scratch)
+}
+
 // classifyPath is ClassifyPath with a scratch buffer for the unescaped path,
 // which Traffic keeps from one request to the next (nil: allocate one).
 func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClass {

@@ -341,8 +341,13 @@ func isUUID(s string) bool {
 // the template names one ("action=history"), and segment by segment the same
 // text or a placeholder that covers it ("/wiki/{slug}" covers
 // "/wiki/Main_Page" once the table folded the names under /wiki/).
+//
+// A matcher keeps the pieces of the last target it split, so that a pass
+// over millions of requests allocates nothing per request; it is not safe
+// for concurrent use.
 type TemplateMatcher struct {
 	templates []compiledTemplate
+	scratch   templateScratch
 }
 
 type compiledTemplate struct {
@@ -370,7 +375,8 @@ func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
 	if len(m.templates) == 0 {
 		return "", false
 	}
-	var sc templateScratch
+	sc := &m.scratch
+	sc.reset()
 	segs := sc.segments(rawPath)
 	items := sc.query(rawQuery)
 	for _, t := range m.templates {

@@ -127,6 +127,9 @@ type Traffic struct {
 	site     sources.Site
 	from, to time.Time
 	minutes  map[int64]*Minute
+	// inOrder is minutes in time order, kept until a minute is added:
+	// the detectors ask for them many times, once the reading is done.
+	inOrder  []*Minute
 	clusters map[ClusterKey]*Cluster
 	total    int
 	first    time.Time
@@ -188,6 +191,7 @@ func (t *Traffic) minute(m int64) *Minute {
 	if mm == nil {
 		mm = &Minute{Start: time.Unix(m*60, 0).UTC(), Status: map[int]int{}, ProxyStatus: map[int]int{}}
 		t.minutes[m] = mm
+		t.inOrder = nil
 	}
 	return mm
 }
@@ -487,12 +491,25 @@ func (t *Traffic) Span() (first, last time.Time) { return t.first, t.last }
 
 // Minutes returns the per-minute counts in time order.
 func (t *Traffic) Minutes() []Minute {
-	out := make([]Minute, 0, len(t.minutes))
-	for _, m := range t.minutes {
-		out = append(out, *m)
+	in := t.minutesInOrder()
+	out := make([]Minute, len(in))
+	for i, m := range in {
+		out[i] = *m
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
 	return out
+}
+
+// minutesInOrder returns the per-minute counts in time order, not copied:
+// for callers that only read them.
+func (t *Traffic) minutesInOrder() []*Minute {
+	if t.inOrder == nil && len(t.minutes) > 0 {
+		t.inOrder = make([]*Minute, 0, len(t.minutes))
+		for _, m := range t.minutes {
+			t.inOrder = append(t.inOrder, m)
+		}
+		sort.Slice(t.inOrder, func(i, j int) bool { return t.inOrder[i].Start.Before(t.inOrder[j].Start) })
+	}
+	return t.inOrder
 }
 
 // Minute returns the counts of the minute starting at start (nil if none).

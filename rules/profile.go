@@ -99,7 +99,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 		tokens[i] = uaToken(ref.key.UA)
 	}
 	var keys detect.Keyer
-	health := in.Site.HealthURI
+	classifier := detect.PathClassifier{HealthURI: in.Site.HealthURI}
 	costly := newCostlyRoutes(refs)
 	valueKeys := wildcardKeys(refs)
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
@@ -110,7 +110,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
-				class := detect.ClassifyPath(r.Path, r.Query, health)
+				class := classifier.Classify(r.Path, r.Query)
 				if class == detect.ClassHealth {
 					continue
 				}

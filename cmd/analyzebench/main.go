@@ -41,6 +41,10 @@ type result struct {
 	Check   string  `json:"check"`
 	IngestS float64 `json:"ingest_s"`
 	AfterS  float64 `json:"after_s"`
+	// AllocMiB and Mallocs are what the run allocated on the heap in all
+	// (runtime.MemStats): unlike time, the same on a busy machine.
+	AllocMiB float64 `json:"alloc_mib"`
+	Mallocs  uint64  `json:"mallocs"`
 }
 
 func main() {
@@ -50,7 +54,12 @@ func main() {
 	}
 	t0 := time.Now()
 	res := result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
-	if err := analyze(os.Args[1], &res); err != nil {
+	stop, err := profile()
+	if err == nil {
+		err = analyze(os.Args[1], &res)
+		stop()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "analyzebench:", err)
 		os.Exit(1)
 	}
@@ -63,6 +72,9 @@ func main() {
 	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
 		res.RSSKiB = hwm
 	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	res.AllocMiB, res.Mallocs = float64(ms.TotalAlloc)/(1<<20), ms.Mallocs
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
@@ -87,17 +99,6 @@ func analyze(path string, res *result) error {
 	}
 	defer loaded.Close()
 	t1 := time.Now()
-	if p := os.Getenv("ANALYZEBENCH_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	ev := detect.EvidenceOf(loaded)
 	out, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
@@ -127,6 +128,38 @@ func analyze(path string, res *result) error {
 	res.Check = fmt.Sprintf("%d findings, %d rules, %d bytes rendered; ingest %.2fs, after ingest %.2fs",
 		len(out.Findings), len(prop.Rules), rendered, res.IngestS, res.AfterS)
 	return nil
+}
+
+// profile starts the profiles the environment asks for, over the whole
+// analysis (ingest included): ANALYZEBENCH_CPUPROFILE=FILE a CPU profile,
+// ANALYZEBENCH_MEMPROFILE=FILE the allocations (every 64 KiB allocated is
+// sampled, for go tool pprof -sample_index=alloc_space or inuse_space).
+func profile() (stop func(), err error) {
+	var cpu *os.File
+	if p := os.Getenv("ANALYZEBENCH_CPUPROFILE"); p != "" {
+		if cpu, err = os.Create(p); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			return nil, err
+		}
+	}
+	mem := os.Getenv("ANALYZEBENCH_MEMPROFILE")
+	if mem != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
+	return func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			cpu.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}, nil
 }
 
 // firstTime reads the time of a log's first line.

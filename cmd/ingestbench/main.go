@@ -5,6 +5,9 @@
 //	ingestbench run   -what ingest|ref FILE                    one measured read (in this process)
 //	ingestbench table -plain FILE -gzip FILE.gz [-reps N]      alternate and repeat every reader
 //	                                                         in child processes; print the table
+//	ingestbench analysis -plain FILE [-big FILE] [-reps N]   all of analyze (analyzebench) beside the
+//	                                                         reference loop at 1 and 2 cores: the
+//	                                                         ratio per core and peak RSS (issue 26)
 //
 // Each measured read runs in its own process, so that its peak RSS (getrusage's
 // maxrss) and CPU time (user+sys) are its own. The table gives medians: on a
@@ -61,6 +64,8 @@ func main() {
 		err = runCmd(os.Args[2:])
 	case "table":
 		err = tableCmd(os.Args[2:])
+	case "analysis":
+		err = analysisCmd(os.Args[2:])
 	default:
 		usage()
 	}
@@ -71,7 +76,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ingestbench gen|run|table [flags]; see the package documentation")
+	fmt.Fprintln(os.Stderr, "usage: ingestbench gen|run|table|analysis [flags]; see the package documentation")
 	os.Exit(2)
 }
 

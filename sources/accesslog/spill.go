@@ -175,7 +175,9 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 			if err := sink(batch); err != nil {
 				return err
 			}
-			batch = make([]sources.Request, 0, 1024) // the sink may keep the last batch's strings, not its slice
+			// The sink may keep the last batch's strings, not its slice (as
+			// Read's sinks: TestKeptStringsSurvive), so the slice is reused.
+			batch = batch[:0]
 		}
 		batch = batch[:len(batch)+1]
 		if err := d.decode(&batch[len(batch)-1]); err != nil {

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// The whole-analysis benchmark (issue 26): all of analyze (cmd/analyzebench:
+// ingest, detectors, report, rules with their backtest, rendering) against the
+// bare reference loop over the same log, at 1 and 2 cores, alternating, each
+// run in its own process. What it costs is CPU time: MB per CPU-second is the
+// speed of one core, whatever else the machine runs, so the ratio of the two
+// is the share of a bare parser's speed the analysis keeps. Peak RSS is each
+// process's own (VmHWM).
+
+// analysisBudget is issue 26's budget at 1 core: the analysis at least half
+// the bare loop's speed per core, under 80 MiB.
+const (
+	analysisMinRatio = 0.5
+	analysisMaxRSS   = 80.0
+)
+
+func analysisCmd(args []string) error {
+	fs := flag.NewFlagSet("analysis", flag.ExitOnError)
+	plain := fs.String("plain", "", "the generated log")
+	reps := fs.Int("reps", 3, "runs of each (medians are printed)")
+	big := fs.String("big", "", "a larger log of the same traffic (e.g. 4 GiB) for the flat-memory check of the analysis (optional)")
+	analyzeBin := fs.String("analyze", "", "the analyzebench binary (default: beside this one)")
+	fs.Parse(args)
+	if *plain == "" {
+		return errors.New("analysis: -plain is required")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if *analyzeBin == "" {
+		*analyzeBin = filepath.Join(filepath.Dir(self), "analyzebench")
+	}
+	if _, err := os.Stat(*analyzeBin); err != nil {
+		return fmt.Errorf("analysis: %w (go build -o %s ./cmd/analyzebench)", err, *analyzeBin)
+	}
+	withProcs := func(c *exec.Cmd, procs int) *exec.Cmd {
+		c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+		return c
+	}
+	analysis := func(procs int, file string) func() *exec.Cmd {
+		return func() *exec.Cmd { return withProcs(exec.Command(*analyzeBin, file), procs) }
+	}
+	ref := func(procs int) func() *exec.Cmd {
+		return func() *exec.Cmd { return withProcs(exec.Command(self, "run", "-what", "ref", *plain), procs) }
+	}
+	readers := []reader{
+		{name: "analysis, 1 core", reps: *reps, self: true, cmd: analysis(1, *plain)},
+		{name: "reference loop, 1 core", reps: *reps, self: true, cmd: ref(1)},
+		{name: "analysis, 2 cores", reps: *reps, self: true, cmd: analysis(2, *plain)},
+		{name: "reference loop, 2 cores", reps: *reps, self: true, cmd: ref(2)},
+	}
+	size := fileSize(*plain)
+	results := make([][]result, len(readers))
+	for round := range *reps {
+		for i, r := range readers {
+			res, err := measure(r, size)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.name, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d  %-24s %7.2fs wall %7.2fs cpu %6.0f MiB  %s\n",
+				round+1, r.name, res.WallS, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
+			results[i] = append(results[i], res)
+		}
+	}
+	var bigRes []result
+	if *big != "" {
+		// The same analysis at 1 core over the log and a larger one of the
+		// same traffic, alternating: memory that grows with lines, not with
+		// distinct keys, shows as a larger peak.
+		for range 2 {
+			for _, f := range []string{*plain, *big} {
+				res, err := measure(reader{name: "analysis " + f, self: true, cmd: analysis(1, f)}, fileSize(f))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "flat memory  %-40s %7.2fs cpu %6.0f MiB  %s\n", f, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
+				bigRes = append(bigRes, res)
+			}
+		}
+	}
+	printAnalysis(os.Stdout, readers, results, bigRes, size)
+	return nil
+}
+
+func printAnalysis(w io.Writer, readers []reader, results [][]result, big []result, size int64) {
+	type summary struct{ cpuMBps, wallMBps, rss float64 }
+	sum := map[string]summary{}
+	var lines int64
+	for i, r := range readers {
+		var walls, cpus, rss []float64
+		for _, x := range results[i] {
+			walls, cpus, rss = append(walls, x.WallS), append(cpus, x.CPUS), append(rss, float64(x.RSSKiB)/1024)
+			lines = x.Lines
+		}
+		sum[r.name] = summary{cpuMBps: float64(size) / detect.Median(cpus) / 1e6, wallMBps: float64(size) / detect.Median(walls) / 1e6, rss: slices.Max(rss)}
+	}
+	fmt.Fprintf(w, "\nwhole analysis: generated Caddy log, %.0f MB, %d lines; %d CPUs, load average %s\n",
+		float64(size)/1e6, lines, runtime.NumCPU(), loadavg())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cores\tanalysis MB/s per core (CPU)\tbare loop MB/s per core (CPU)\tratio\tanalysis MB/s (wall)\tanalysis peak RSS MiB\tbare loop peak RSS MiB\t")
+	for _, n := range []string{"1 core", "2 cores"} {
+		a, b := sum["analysis, "+n], sum["reference loop, "+n]
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t\n", n, a.cpuMBps, b.cpuMBps, a.cpuMBps/b.cpuMBps, a.wallMBps, a.rss, b.rss)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\ntargets (issue 26)")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	verdict := func(ok bool) string {
+		if ok {
+			return "holds"
+		}
+		return "DOES NOT HOLD"
+	}
+	a1, r1 := sum["analysis, 1 core"], sum["reference loop, 1 core"]
+	x := a1.cpuMBps / r1.cpuMBps
+	fmt.Fprintf(tw, "1 core: analysis / bare loop, per core (CPU)\t%.2f\t>= %.1f\t%s\n", x, analysisMinRatio, verdict(x >= analysisMinRatio))
+	fmt.Fprintf(tw, "1 core: analysis peak RSS, MiB (%.0f MB log)\t%.0f\t< %.0f\t%s\n", float64(size)/1e6, a1.rss, analysisMaxRSS, verdict(a1.rss < analysisMaxRSS))
+	if len(big) >= 2 {
+		var small, large []float64
+		for i, b := range big {
+			if i%2 == 0 {
+				small = append(small, float64(b.RSSKiB)/1024)
+			} else {
+				large = append(large, float64(b.RSSKiB)/1024)
+			}
+		}
+		x = slices.Max(large) / slices.Max(small)
+		fmt.Fprintf(tw, "analysis peak RSS %.0f MB log / %.0f MB log\t%.2f\tflat (<= 1.15)\t%s\t%.0f MiB vs %.0f MiB\n",
+			float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), slices.Max(large), slices.Max(small))
+	}
+	tw.Flush()
+}
