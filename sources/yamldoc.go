@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // DecodeYAML decodes a YAML document written by hand (bundle.yaml, the site
@@ -252,7 +252,7 @@ func yamlSyntaxError(file string, err error) error {
 	return fmt.Errorf("%s: not valid YAML: %s", file, strings.TrimPrefix(m, "yaml: "))
 }
 
-// yamlTypeError rewrites yaml.v3's type errors in the user's words: the
+// yamlTypeError rewrites yaml's type errors in the user's words: the
 // file, the line, the key, what was written and what was expected.
 func yamlTypeError(file string, err error, paths map[int]string) error {
 	// A type's own UnmarshalYAML (a duration's) fails with its own error,
