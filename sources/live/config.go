@@ -174,6 +174,9 @@ func Parse(path string, data []byte) (*Config, error) {
 	if err := refuseSecrets(path, doc, nil); err != nil {
 		return nil, err
 	}
+	if err := refuseOtherSourceKeys(path, doc); err != nil {
+		return nil, err
+	}
 	// Unknown keys are warnings with "did you mean", as in bundle.yaml: a
 	// note or a misspelt key must not stop an on-call engineer's fetch, but
 	// must be seen (a misspelt site fact is a fact missing).
@@ -209,11 +212,13 @@ func (c *Config) resolvePaths(dir string) {
 		for _, p := range []*string{&l.PasswordFile, &l.BearerTokenFile, &l.CAFile, &l.CertFile, &l.KeyFile} {
 			abs(p)
 		}
+		l.HTTP.SetDirectory(dir)
 	}
 	if p := c.Prometheus; p != nil {
 		for _, q := range []*string{&p.PasswordFile, &p.BearerTokenFile, &p.CAFile} {
 			abs(q)
 		}
+		p.HTTP.SetDirectory(dir)
 	}
 	abs(&c.Changes.ConfigRepo)
 	for i := range c.Changes.Files {
