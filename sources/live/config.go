@@ -19,6 +19,10 @@ const (
 	DefaultPushdownAfter  = 3 * time.Hour
 	DefaultPushdownFactor = 3.0
 	DefaultPushdownMargin = 10 * time.Minute
+	// DefaultPushdownMaxShare: a pushdown that would pull half of a full
+	// pull's bytes or more is not worth what it costs Loki (see
+	// Pushdown.MaxShare).
+	DefaultPushdownMaxShare = 0.5
 	// DefaultBaselineSampleBlocks blocks of DefaultBaselineSampleBlock each
 	// are the baseline's raw sample under pushdown: half an hour, enough
 	// fingerprints, latencies and route costs for the detectors' baseline at a
@@ -98,6 +102,20 @@ type Pushdown struct {
 	// minutes.
 	BaselineSampleBlocks *int      `yaml:"baseline_sample_blocks"`
 	BaselineSampleBlock  *Duration `yaml:"baseline_sample_block"`
+	// MaxShare is the cost model's bar: a pushdown is chosen only when the
+	// minutes it would pull hold less than this share of a full pull's bytes
+	// (bytes_over_time per minute, asked before any parsing query); above
+	// it the window is pulled whole, as a pushdown costs Loki more than a
+	// full pull (every query over the range reads all of it again). Default
+	// 0.5; 1 always pushes down. Between 0 and 1.
+	MaxShare *float64 `yaml:"max_share"`
+}
+
+func (p Pushdown) maxShare() float64 {
+	if p.MaxShare == nil {
+		return DefaultPushdownMaxShare
+	}
+	return *p.MaxShare
 }
 
 // Changes names configuration history for the config_change detector.
@@ -241,6 +259,9 @@ func (c *Config) validate() error {
 		if d != nil && *d < 0 {
 			return keyErr(key, "must not be negative")
 		}
+	}
+	if m := c.Pushdown.MaxShare; m != nil && (*m <= 0 || *m > 1 || *m != *m) {
+		return keyErr("pushdown.max_share", "%g: must be above 0 and at most 1", *m)
 	}
 	if f := c.Pushdown.Factor; f != 0 && (f < 1 || f != f) {
 		return keyErr("pushdown.factor", "%g: must be at least 1", f)
