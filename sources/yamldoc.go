@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // DecodeYAML decodes a YAML document written by hand (bundle.yaml, the site
@@ -118,6 +118,10 @@ func (w *yamlWalker) walk(n *yaml.Node, t reflect.Type, p string) {
 			return
 		}
 		fields := yamlFields(t)
+		if _, open := fields[anyKey]; open {
+			// An inline map takes every key (Prometheus' http_headers).
+			return
+		}
 		kept := n.Content[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -167,6 +171,10 @@ func join(p, k string) string {
 	return p + "." + k
 }
 
+// anyKey stands in yamlFields' answer for the keys of an inline map: the
+// struct takes any key.
+const anyKey = "\x00any"
+
 // yamlFields maps the yaml keys of struct t to their types (inline structs
 // included; fields tagged "-" left out).
 func yamlFields(t reflect.Type) map[string]reflect.Type {
@@ -182,6 +190,10 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 			continue
 		}
 		if strings.Contains(opts, "inline") {
+			if f.Type.Kind() == reflect.Map {
+				out[anyKey] = f.Type.Elem()
+				continue
+			}
 			for k, v := range yamlFields(f.Type) {
 				out[k] = v
 			}
@@ -252,7 +264,7 @@ func yamlSyntaxError(file string, err error) error {
 	return fmt.Errorf("%s: not valid YAML: %s", file, strings.TrimPrefix(m, "yaml: "))
 }
 
-// yamlTypeError rewrites yaml.v3's type errors in the user's words: the
+// yamlTypeError rewrites yaml's type errors in the user's words: the
 // file, the line, the key, what was written and what was expected.
 func yamlTypeError(file string, err error, paths map[int]string) error {
 	// A type's own UnmarshalYAML (a duration's) fails with its own error,

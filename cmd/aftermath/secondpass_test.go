@@ -47,7 +47,7 @@ func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push f
 	config := filepath.Join(t.TempDir(), "aftermath.yaml")
 	return func(t *testing.T, pushdownAfter string) *report.Report {
 		t.Helper()
-		doc := fmt.Sprintf("timezone: UTC\nbaseline: 1h\npushdown_after: %s\nsite:\n  workers: 16\n  client_timeout_s: 30\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", pushdownAfter, lk.URL())
+		doc := fmt.Sprintf("timezone: UTC\nbaseline: 1h\npushdown_after: %s\npushdown:\n  max_share: 1\nsite:\n  workers: 16\n  client_timeout_s: 30\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", pushdownAfter, lk.URL())
 		if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}

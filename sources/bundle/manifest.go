@@ -97,6 +97,27 @@ type Manifest struct {
 	Note string `yaml:"note,omitempty"`
 }
 
+// Choices of PullEstimate.Chosen.
+const (
+	ChosenPushdown = "pushdown"
+	ChosenFull     = "full pull"
+)
+
+// PullEstimate is the cost model a fetch ran before pulling a window longer
+// than pushdown_after: what a full pull and a pushdown would still pull (raw
+// bytes, from Loki's bytes_over_time per minute) and have Loki read (its
+// totalBytesProcessed, estimated), and which was chosen.
+type PullEstimate struct {
+	FullBytes         int64 `yaml:"full_bytes" json:"full_bytes"`
+	FullLokiBytes     int64 `yaml:"full_loki_bytes" json:"full_loki_bytes"`
+	PushdownBytes     int64 `yaml:"pushdown_bytes" json:"pushdown_bytes"`
+	PushdownLokiBytes int64 `yaml:"pushdown_loki_bytes" json:"pushdown_loki_bytes"`
+	// MaxShare is the bar (pushdown.max_share): a pushdown is chosen when it
+	// pulls less than this share of FullBytes.
+	MaxShare float64 `yaml:"max_share" json:"max_share"`
+	Chosen   string  `yaml:"chosen" json:"chosen"`
+}
+
 // PushdownCost is what a pushed-down fetch pulled of the access log from Loki,
 // and what a full pull of the same window and baseline would have pulled.
 type PushdownCost struct {
@@ -122,6 +143,11 @@ type PushdownCost struct {
 	// estimated. -1 when Loki could not say.
 	FullLines int64 `yaml:"full_lines" json:"full_lines"`
 	FullBytes int64 `yaml:"full_bytes" json:"full_bytes"`
+	// Estimate is the cost model that chose the pushdown, with both
+	// estimates (absent when the bytes per minute were not known, and from
+	// bundles fetched before it existed). When it chooses the full pull
+	// there is no pushdown section: a note says so, with both estimates.
+	Estimate *PullEstimate `yaml:"estimate,omitempty" json:"estimate,omitempty"`
 	// Families are the client families (agent/language) whose lines were
 	// pulled across the whole window.
 	Families []string `yaml:"families,omitempty" json:"families,omitempty"`

@@ -17,7 +17,7 @@ import (
 	"sort"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -19,6 +19,10 @@ const (
 	DefaultPushdownAfter  = 3 * time.Hour
 	DefaultPushdownFactor = 3.0
 	DefaultPushdownMargin = 10 * time.Minute
+	// DefaultPushdownMaxShare: a pushdown that would pull half of a full
+	// pull's bytes or more is not worth what it costs Loki (see
+	// Pushdown.MaxShare).
+	DefaultPushdownMaxShare = 0.5
 	// DefaultBaselineSampleBlocks blocks of DefaultBaselineSampleBlock each
 	// are the baseline's raw sample under pushdown: half an hour, enough
 	// fingerprints, latencies and route costs for the detectors' baseline at a
@@ -98,6 +102,20 @@ type Pushdown struct {
 	// minutes.
 	BaselineSampleBlocks *int      `yaml:"baseline_sample_blocks"`
 	BaselineSampleBlock  *Duration `yaml:"baseline_sample_block"`
+	// MaxShare is the cost model's bar: a pushdown is chosen only when the
+	// minutes it would pull hold less than this share of a full pull's bytes
+	// (bytes_over_time per minute, asked before any parsing query); above
+	// it the window is pulled whole, as a pushdown costs Loki more than a
+	// full pull (every query over the range reads all of it again). Default
+	// 0.5; 1 always pushes down. Between 0 and 1.
+	MaxShare *float64 `yaml:"max_share"`
+}
+
+func (p Pushdown) maxShare() float64 {
+	if p.MaxShare == nil {
+		return DefaultPushdownMaxShare
+	}
+	return *p.MaxShare
 }
 
 // Changes names configuration history for the config_change detector.
@@ -174,6 +192,9 @@ func Parse(path string, data []byte) (*Config, error) {
 	if err := refuseSecrets(path, doc, nil); err != nil {
 		return nil, err
 	}
+	if err := refuseOtherSourceKeys(path, doc); err != nil {
+		return nil, err
+	}
 	// Unknown keys are warnings with "did you mean", as in bundle.yaml: a
 	// note or a misspelt key must not stop an on-call engineer's fetch, but
 	// must be seen (a misspelt site fact is a fact missing).
@@ -209,11 +230,13 @@ func (c *Config) resolvePaths(dir string) {
 		for _, p := range []*string{&l.PasswordFile, &l.BearerTokenFile, &l.CAFile, &l.CertFile, &l.KeyFile} {
 			abs(p)
 		}
+		l.HTTP.SetDirectory(dir)
 	}
 	if p := c.Prometheus; p != nil {
 		for _, q := range []*string{&p.PasswordFile, &p.BearerTokenFile, &p.CAFile} {
 			abs(q)
 		}
+		p.HTTP.SetDirectory(dir)
 	}
 	abs(&c.Changes.ConfigRepo)
 	for i := range c.Changes.Files {
@@ -236,6 +259,9 @@ func (c *Config) validate() error {
 		if d != nil && *d < 0 {
 			return keyErr(key, "must not be negative")
 		}
+	}
+	if m := c.Pushdown.MaxShare; m != nil && (*m <= 0 || *m > 1 || *m != *m) {
+		return keyErr("pushdown.max_share", "%g: must be above 0 and at most 1", *m)
 	}
 	if f := c.Pushdown.Factor; f != 0 && (f < 1 || f != f) {
 		return keyErr("pushdown.factor", "%g: must be at least 1", f)

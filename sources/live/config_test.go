@@ -175,6 +175,46 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`aftermath.yaml:2: pushdown.baseline_sample_blocks: "many" is not a whole number`},
 		},
 		{
+			name: "Loki's address key under prometheus",
+			doc:  "prometheus:\n  addr: http://p:9090\n",
+			want: []string{"aftermath.yaml:2: prometheus.addr: not a key of prometheus (loki has it): did you mean url?"},
+		},
+		{
+			name: "Prometheus' address key under loki",
+			doc:  "loki:\n  url: http://loki:3100\n  selector: '{job=\"caddy\"}'\n",
+			want: []string{"aftermath.yaml:2: loki.url: not a key of loki (prometheus has it): did you mean addr?"},
+		},
+		{
+			name: "inline password in the http block",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  http:\n    basic_auth:\n      username: u\n      password: " + secret + "\n",
+			want: []string{"aftermath.yaml:7: loki.http.basic_auth.password: secrets are not read", "password_file"},
+		},
+		{
+			name: "inline credentials in the http block",
+			doc:  "prometheus:\n  url: http://p:9090\n  http:\n    authorization:\n      credentials: " + secret + "\n",
+			want: []string{"aftermath.yaml:5: prometheus.http.authorization.credentials: secrets are not read", "credentials_file"},
+		},
+		{
+			name: "inline private key in the http block",
+			doc:  "prometheus:\n  url: http://p:9090\n  http:\n    tls_config:\n      key: " + secret + "\n",
+			want: []string{"aftermath.yaml:5: prometheus.http.tls_config.key: secrets are not read", "key_file"},
+		},
+		{
+			name: "a credential header with an inline value in the http block",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  http:\n    http_headers:\n      X-Api-Key:\n        values: [" + secret + "]\n",
+			want: []string{"aftermath.yaml:6: loki.http.http_headers.X-Api-Key: credentials are not read"},
+		},
+		{
+			name: "credentials both flat and in the http block",
+			doc:  "prometheus:\n  url: http://p:9090\n  username: u\n  http:\n    authorization: {type: Bearer}\n",
+			want: []string{"prometheus", "set both by the flat keys", "and by the http: block"},
+		},
+		{
+			name: "a missing file named in the http block",
+			doc:  "loki:\n  addr: http://loki:3100\n  selector: '{job=\"caddy\"}'\n  http:\n    authorization: {credentials_file: nope.txt}\n",
+			want: []string{"loki", "nope.txt"},
+		},
+		{
 			name: "syntax error",
 			doc:  "loki:\n  addr: [\n",
 			want: []string{"aftermath.yaml:"},

@@ -25,7 +25,7 @@ func TestFailedRawPullFallsBackOnCounts(t *testing.T) {
 	run := func(t *testing.T, fail func(r *http.Request) bool) (analysis, *bundle.Manifest, []sources.QualityNote, string) {
 		t.Helper()
 		cfg, lk, _, from, to := smallIncident(t)
-		cfg.PushdownAfter = D(0)
+		pushDownAlways(cfg)
 		if fail != nil {
 			lk.SetBefore(failWhere(fail, http.StatusBadGateway, "too many outstanding requests"))
 		}

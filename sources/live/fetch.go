@@ -422,6 +422,10 @@ func (f *fetcher) loki(ctx context.Context) error {
 		plan, ok = f.pushdown(ctx, c, query, &cur)
 		minutes = plan.minutes
 		finish()
+		if plan.full {
+			// The cost model chose the full pull (pullEstimate).
+			pushdown = false
+		}
 		if !ok {
 			// The counts choose the minutes to pull: without them no pull
 			// is made, and each says so in bundle.yaml and a note.
@@ -648,6 +652,11 @@ type pushdownPlan struct {
 	counted int64
 	// fullLines and fullBytes are what a full pull would pull (-1: unknown).
 	fullLines, fullBytes int64
+	// estimate is the cost model's (nil when the bytes per minute are
+	// unknown); full is true when it chose the full pull, and then nothing
+	// else of the plan is used.
+	estimate *bundle.PullEstimate
+	full     bool
 	// baselineMinutes and baselineSampled: the baseline's minutes, and how
 	// many of them are pulled raw.
 	baselineMinutes, baselineSampled int
@@ -660,26 +669,36 @@ type pushdownPlan struct {
 }
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
-// (bytes_over_time, which reads no line into a parser); -1 when it cannot.
-// A failure loses only the comparison, nothing of the evidence: its record
-// is marked failed, and an info note says the saving is not stated.
-func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, cost *Progress) int64 {
+// (bytes_over_time, which reads no line into a parser), in total (-1 when
+// it cannot) and per minute of the counts' minutes (nil when it cannot, or
+// the minutes do not match). A failure loses only the comparison and the
+// cost model, nothing of the evidence: its record is marked failed, and an
+// info note says the saving is not stated.
+func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, minutes int, cost *Progress) (int64, []float64) {
 	var n float64
+	var perMinute []float64
 	err := f.computeInLoki(ctx, c, "sum(bytes_over_time("+query+" "+loki.MinuteRange+"))", f.start, f.to, "",
-		"the raw bytes a full pull would read, measured in Loki for the pushdown's cost summary", cost,
+		"the raw bytes a full pull would read per minute, measured in Loki for the cost model and the pushdown's cost summary", cost,
 		func(mv loki.MinuteValues) (string, error) {
+			perMinute = make([]float64, minutes)
 			for _, s := range mv.Series {
-				for _, v := range s.Values {
+				if len(s.Values) != minutes {
+					perMinute = nil
+				}
+				for i, v := range s.Values {
 					n += v
+					if perMinute != nil {
+						perMinute[i] += v
+					}
 				}
 			}
 			return "", nil
 		})
 	if err != nil {
-		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the bytes of a full pull are unknown, so the pushdown's saving is not stated: %v", err))
-		return -1
+		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the bytes of a full pull are unknown, so the pushdown's saving is not stated and no cost model chose between it and a full pull: %v", err))
+		return -1, nil
 	}
-	return int64(math.Round(n))
+	return int64(math.Round(n)), perMinute
 }
 
 // pushdownCost states in bundle.yaml and a note what the pushdown pulled of
@@ -691,7 +710,7 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 			cost.PulledBytes += q.Bytes
 		}
 	}
-	cost.FullLines, cost.FullBytes, cost.Families = plan.fullLines, plan.fullBytes, plan.families
+	cost.FullLines, cost.FullBytes, cost.Families, cost.Estimate = plan.fullLines, plan.fullBytes, plan.families, plan.estimate
 	cost.BaselineMinutes, cost.BaselineSampled = plan.baselineMinutes, plan.baselineSampled
 	sample := f.cfg.Pushdown.baselineSample()
 	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
@@ -702,6 +721,9 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	if cost.FullBytes > 0 {
 		msg += fmt.Sprintf("; a full pull would have pulled %d lines (%d bytes, as Loki measured them): %.1f%% of its bytes", cost.FullLines, cost.FullBytes,
 			100*float64(cost.PulledBytes)/float64(cost.FullBytes))
+	}
+	if cost.Estimate != nil {
+		msg += "; " + describeEstimate(*cost.Estimate)
 	}
 	f.note(loki.Source, sources.SeverityInfo, msg)
 }
@@ -779,6 +801,27 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 			plan.baselineSampled++
 		}
 	}
+	// The cost model, before any query that parses lines: from the counts
+	// and the bytes per minute, what each way would still cost.
+	var minuteBytes []float64
+	plan.fullLines = counted
+	plan.fullBytes, minuteBytes = f.fullBytes(ctx, c, query, len(rows), cost)
+	if minuteBytes != nil {
+		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS), f.cfg.Pushdown.maxShare())
+		plan.estimate = &est
+		if est.Chosen == bundle.ChosenFull {
+			// The counts stay in bundle.yaml as what the model read; no
+			// minute-counts.csv: every minute is pulled.
+			rec.File, frec.File = "", ""
+			rec.Note += "; " + describeEstimate(est)
+			f.record(rec)
+			f.record(frec)
+			f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the window is longer than pushdown_after (%s), but its access log was pulled whole: %s",
+				f.cfg.PushdownAfterDuration(), describeEstimate(est)))
+			plan.full = true
+			return plan, true
+		}
+	}
 	if len(plan.minutes) < len(rows) {
 		var perMinute []float64
 		plan.families, perMinute = f.families(ctx, c, query, lines, windowStart, factor, cost)
@@ -789,7 +832,6 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
-	plan.fullLines, plan.fullBytes = counted, f.fullBytes(ctx, c, query, cost)
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.

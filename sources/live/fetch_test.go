@@ -300,6 +300,11 @@ func TestFetchMatchesOfflineBundle(t *testing.T) {
 func TestFetchPushdownFindsTheIncident(t *testing.T) {
 	cfg, sim, lk, _ := servedIncident(t)
 	cfg.PushdownAfter = D(30 * time.Minute)
+	// Its flagged minutes hold 56% of the bytes, so the cost model would
+	// pull it whole (TestCostModelPullsWholeWhatMostlyStandsOut): this test
+	// is of the pushdown's findings.
+	one := 1.0
+	cfg.Pushdown.MaxShare = &one
 	out := filepath.Join(t.TempDir(), "bundle")
 	from, to := sim.Manifest.Window.From, sim.Manifest.Window.To
 	var ph phases
@@ -652,7 +657,7 @@ func TestFetchIncomplete(t *testing.T) {
 		{
 			name: "Loki per-minute counts fail under pushdown",
 			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
-				cfg.PushdownAfter = D(0)
+				pushDownAlways(cfg)
 				lk.SetBefore(failWhere(func(r *http.Request) bool {
 					return strings.Contains(r.URL.Query().Get("query"), "[1m]")
 				}, http.StatusInternalServerError, "rpc error: code = Internal"))
@@ -665,7 +670,7 @@ func TestFetchIncomplete(t *testing.T) {
 		{
 			name: "Loki per-minute status counts fail under pushdown",
 			setup: func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) func(Progress) bool {
-				cfg.PushdownAfter = D(0)
+				pushDownAlways(cfg)
 				lk.SetBefore(failWhere(func(r *http.Request) bool {
 					return strings.Contains(r.URL.Query().Get("query"), "unwrap")
 				}, http.StatusTooManyRequests, "max concurrent tail requests limit exceeded"))

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/config"
+
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
 
@@ -27,8 +30,8 @@ type Loki struct {
 	BearerTokenFile string `yaml:"bearer_token_file"`
 	// OrgID is sent as X-Scope-OrgID (the tenant). Default: $LOKI_ORG_ID.
 	OrgID string `yaml:"org_id"`
-	// CAFile is a PEM bundle of CAs trusted besides the system's. Default:
-	// $LOKI_CA_CERT_PATH.
+	// CAFile is a PEM bundle of the CAs trusted (instead of the system's, as
+	// in logcli). Default: $LOKI_CA_CERT_PATH.
 	CAFile string `yaml:"ca_file"`
 	// CertFile and KeyFile are a client certificate for mutual TLS. Default:
 	// $LOKI_CLIENT_CERT_PATH and $LOKI_CLIENT_KEY_PATH.
@@ -37,6 +40,13 @@ type Loki struct {
 	// InsecureSkipVerify turns off TLS certificate verification (also on when
 	// $LOKI_TLS_SKIP_VERIFY is true). Default false.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	// HTTP is the http: block, the same shape for Loki and Prometheus:
+	// Prometheus' HTTP client settings (basic_auth, authorization, oauth2,
+	// tls_config, proxy_url, http_headers, follow_redirects, enable_http2),
+	// with secrets in files (password_file, credentials_file). The flat keys
+	// above still work and are merged into it; a setting given both ways is
+	// an error. Credentials set here win over the environment's.
+	HTTP *config.HTTPClientConfig `yaml:"http"`
 
 	// Selector is the LogQL stream selector of Caddy's access log, e.g.
 	// `{job="caddy", host="wiki"}`. Required.
@@ -164,14 +174,27 @@ func (l *Loki) clientConfig() (loki.Config, error) {
 		}
 		return b
 	}
+	// The environment fills in a TLS file only where neither a flat key nor
+	// the http: block names one.
+	var tlsHTTP config.TLSConfig
+	if l.HTTP != nil {
+		tlsHTTP = l.HTTP.TLSConfig
+	}
+	envFile := func(flat, inHTTP, fromEnv string) string {
+		if flat != "" || inHTTP != "" {
+			return flat
+		}
+		return fromEnv
+	}
 	lc := loki.Config{
 		Addr:               or(l.Addr, env.Addr),
 		Username:           or(l.Username, env.Username),
 		OrgID:              or(l.OrgID, env.OrgID),
-		CAFile:             or(l.CAFile, env.CAFile),
-		CertFile:           or(l.CertFile, env.CertFile),
-		KeyFile:            or(l.KeyFile, env.KeyFile),
+		CAFile:             envFile(l.CAFile, tlsHTTP.CAFile, env.CAFile),
+		CertFile:           envFile(l.CertFile, tlsHTTP.CertFile, env.CertFile),
+		KeyFile:            envFile(l.KeyFile, tlsHTTP.KeyFile, env.KeyFile),
 		InsecureSkipVerify: l.InsecureSkipVerify || env.InsecureSkipVerify,
+		HTTP:               l.HTTP,
 		Limit:              l.Limit,
 		Parallel:           l.Parallel,
 		SplitBy:            l.SplitBy.or(0),
@@ -187,6 +210,9 @@ func (l *Loki) clientConfig() (loki.Config, error) {
 	// A credential file named in this section wins over the environment, and
 	// then no credential of the other kind is taken from the environment.
 	switch {
+	case httpauth.HasAuth(l.HTTP):
+		// Credentials of the http: block: none from the environment.
+		lc.Username = l.Username
 	case l.BearerTokenFile != "":
 		if _, err := readSecret(l.BearerTokenFile); err != nil {
 			return lc, keyErr("loki.bearer_token_file", "%v", err)

@@ -58,7 +58,7 @@ func TestFetchSelectorMatchingNothing(t *testing.T) {
 		m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) {
 			cfg.Loki.Selector = `{job="cadddy"}`
 			if pushdown {
-				cfg.PushdownAfter = D(0)
+				pushDownAlways(cfg)
 			}
 		}, nil)
 		if err != nil {
@@ -93,7 +93,7 @@ func TestFetchSelectorMatchingNothing(t *testing.T) {
 // access log and every configured log) each have a failed record and a note.
 func TestFetchCountsFailedRecordsEverySkippedPull(t *testing.T) {
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
-		cfg.PushdownAfter = D(0)
+		pushDownAlways(cfg)
 		cfg.Loki.Logs = []LokiLog{{Name: "php-fpm", Selector: `{job="php-fpm"}`}}
 		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 			if strings.Contains(r.URL.Query().Get("query"), "[1m]") {
@@ -121,7 +121,7 @@ func TestFetchCountsFailedRecordsEverySkippedPull(t *testing.T) {
 // pulled for some minutes: not the notes, not bundle.yaml.
 func TestFetchFailedRawPullDropsPushdownSummary(t *testing.T) {
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
-		cfg.PushdownAfter = D(0)
+		pushDownAlways(cfg)
 		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 			if r.URL.Path == "/loki/api/v1/query_range" && r.URL.Query().Get("limit") != "" {
 				http.Error(w, "too many outstanding requests", http.StatusBadGateway)
@@ -142,7 +142,7 @@ func TestFetchFailedRawPullDropsPushdownSummary(t *testing.T) {
 		t.Errorf("access record %+v", r)
 	}
 	// Without the failure the summary is there (the test can fail).
-	_, notes, _ = fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.PushdownAfter = D(0) }, nil)
+	_, notes, _ = fetchSmall(t, func(cfg *Config, _ lokiFake) { pushDownAlways(cfg) }, nil)
 	if !noteWith(notes, loki.Source, sources.SeverityInfo, "raw lines were pulled for") {
 		t.Errorf("no pushdown summary on success: %v", notes)
 	}
@@ -172,6 +172,7 @@ func TestFetch25hUnderMaxQueryLength(t *testing.T) {
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		lk.SetMaxQueryLength(12 * time.Hour)
 		cfg.Prometheus = nil
+		pushDownAlways(cfg) // the lines are in its last 2 h: the cost model would pull it whole
 	}, func(from, to time.Time) (time.Time, time.Time) { return to.Add(-25 * time.Hour), to })
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
 		{"unwrap duration", sources.SeverityError, "per-minute status counts failed"},
 	} {
 		m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
-			cfg.PushdownAfter = D(0)
+			pushDownAlways(cfg)
 			lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 				q := r.URL.Query().Get("query")
 				if strings.Contains(q, tc.in) {
@@ -257,7 +258,7 @@ func TestFetchBaselineSampleSetting(t *testing.T) {
 		t.Helper()
 		var dir string
 		cfg, _, _, from, to := smallIncident(t)
-		cfg.PushdownAfter = D(0)
+		pushDownAlways(cfg)
 		cfg.Pushdown.BaselineSampleBlocks, cfg.Pushdown.BaselineSampleBlock = blocks, block
 		dir = filepath.Join(t.TempDir(), "bundle")
 		m, notes, err := Fetch(context.Background(), cfg, from, to, dir, nil)

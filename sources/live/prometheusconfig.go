@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/config"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
 
@@ -34,7 +36,7 @@ type Prometheus struct {
 	// Not for credentials: Authorization, and any header whose name speaks
 	// of a key, token, secret, password, cookie or session, is refused.
 	Headers map[string]string `yaml:"headers"`
-	// CAFile is a PEM bundle of CAs trusted besides the system's.
+	// CAFile is a PEM bundle of the CAs trusted (instead of the system's).
 	CAFile string `yaml:"ca_file"`
 	// InsecureSkipVerify turns off TLS certificate verification. Default false.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
@@ -43,6 +45,10 @@ type Prometheus struct {
 	// Retries is how many times a query is retried after a 429, a 5xx or a broken
 	// connection. Default 2; -1 for none.
 	Retries int `yaml:"retries"`
+	// HTTP is the http: block, the same shape as Loki's (see Loki.HTTP).
+	// The flat keys above still work and are merged into it; a setting given
+	// both ways is an error. Credentials set here win over the environment's.
+	HTTP *config.HTTPClientConfig `yaml:"http"`
 }
 
 // promParser checks series selectors as a stock server parses them.
@@ -93,11 +99,14 @@ func (p *Prometheus) clientConfig() prometheus.Config {
 		Timeout:            p.Timeout.or(0),
 		Retries:            p.Retries,
 		Headers:            p.Headers,
+		HTTP:               p.HTTP,
 	}
 	// A credential file named in this section wins over the environment, and
 	// then no credential of the other kind is taken from the environment.
 	envUser := os.Getenv(EnvPrometheusUsername)
 	switch {
+	case httpauth.HasAuth(p.HTTP):
+		// Credentials of the http: block: none from the environment.
 	case pc.BearerTokenFile != "":
 	case pc.PasswordFile != "":
 		if pc.Username == "" {

@@ -51,7 +51,7 @@ func TestMalformedPipelineStopsAtTheFirst400(t *testing.T) {
 // with what the access log cost Loki by its own statistics.
 func TestPushdownRecordsTheLimitsLearned(t *testing.T) {
 	m, _, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
-		cfg.PushdownAfter = D(0)
+		pushDownAlways(cfg)
 		lk.SetMaxQueryLength(45 * time.Minute)
 	}, nil)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
@@ -32,7 +32,13 @@ var secretKeys = map[string]string{
 	"aws_secret_access_key": "the AWS credential chain (AWS_SECRET_ACCESS_KEY, a profile, an instance role)",
 	"session_token":         "the AWS credential chain (AWS_SESSION_TOKEN, a profile, an instance role)",
 	"aws_session_token":     "the AWS credential chain (AWS_SESSION_TOKEN, a profile, an instance role)",
+	// The http: block's inline secrets (Prometheus' HTTP client settings).
+	"credentials": "credentials_file",
+	"secrets":     "files",
 }
+
+// tlsSecretKeys are the tls_config keys that hold a private key inline.
+var tlsSecretKeys = map[string]string{"key": "key_file"}
 
 // envHint names the environment variable that holds a secret of a section.
 func envHint(section, key string) string {
@@ -58,7 +64,11 @@ func refuseSecrets(file string, n *yaml.Node, path []string) error {
 			k, v := n.Content[i], n.Content[i+1]
 			key := strings.ToLower(strings.ReplaceAll(k.Value, "-", "_"))
 			p := append(append([]string(nil), path...), k.Value)
-			if instead, ok := secretKeys[key]; ok {
+			instead, ok := secretKeys[key]
+			if !ok && len(path) > 0 && path[len(path)-1] == "tls_config" {
+				instead, ok = tlsSecretKeys[key]
+			}
+			if ok {
 				section := ""
 				if len(path) > 0 {
 					section = path[0]
@@ -66,10 +76,10 @@ func refuseSecrets(file string, n *yaml.Node, path []string) error {
 				return &Error{File: file, Line: k.Line, Key: strings.Join(p, "."),
 					Msg: "secrets are not read from the configuration file: use " + instead + envHint(section, key) + " instead"}
 			}
-			if len(path) == 2 && path[1] == "headers" && credentialHeader.MatchString(k.Value) {
+			if isHeaders(path) && credentialHeader.MatchString(k.Value) && !onlyFiles(v) {
 				return &Error{File: file, Line: k.Line, Key: strings.Join(p, "."),
-					Msg: "credentials are not read from the configuration file: use bearer_token_file or password_file, or " +
-						EnvPrometheusBearerToken + " / " + EnvPrometheusPassword}
+					Msg: "credentials are not read from the configuration file: use bearer_token_file or password_file, " +
+						"an http: block's credentials_file or http_headers files, or " + EnvPrometheusBearerToken + " / " + EnvPrometheusPassword}
 			}
 			if v.Kind == yaml.ScalarNode && hasURLPassword(v.Value) {
 				return &Error{File: file, Line: v.Line, Key: strings.Join(p, "."),
@@ -87,6 +97,26 @@ func refuseSecrets(file string, n *yaml.Node, path []string) error {
 		}
 	}
 	return nil
+}
+
+// isHeaders reports whether path is a section's headers: prometheus'
+// headers, or either source's http.http_headers.
+func isHeaders(path []string) bool {
+	return (len(path) == 2 && path[1] == "headers") || (len(path) == 3 && path[1] == "http" && path[2] == "http_headers")
+}
+
+// onlyFiles reports whether an http_headers entry takes its values from
+// files only (files: [...]), the one way a credential header may be set.
+func onlyFiles(v *yaml.Node) bool {
+	if v.Kind != yaml.MappingNode || len(v.Content) == 0 {
+		return false
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if v.Content[i].Value != "files" {
+			return false
+		}
+	}
+	return true
 }
 
 // credentialHeader matches the names of headers that carry credentials.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/httpretry"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
 )
@@ -77,17 +78,21 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loki: address: %w", err)
 	}
-	tc, err := cfg.tlsConfig()
+	hs, err := cfg.httpSettings()
 	if err != nil {
 		return nil, err
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tc
-	tr.MaxIdleConnsPerHost = cfg.Parallel * 2
+	// Credentials, TLS, proxy and headers: Prometheus' HTTP client
+	// settings build the transport. Answers are asked for gzipped and
+	// unpacked in try, so that both sizes are known.
+	rt, err := httpauth.RoundTripper(hs, Source)
+	if err != nil {
+		return nil, fmt.Errorf("loki: %w", err)
+	}
 	c := &Client{
 		cfg:  cfg,
 		base: base,
-		hc:   &http.Client{Transport: tr},
+		hc:   &http.Client{Transport: rt, CheckRedirect: httpauth.NoRedirects(hs)},
 		retry: httpretry.Policy{
 			Attempts: cfg.Retries + 1,
 			Base:     retryBase,
@@ -95,7 +100,8 @@ func New(cfg Config) (*Client, error) {
 			Budget:   retryBudget,
 		},
 	}
-	c.secrets = redact.Secrets(cfg.Username, cfg.Password, cfg.BearerToken)
+	user, pass := httpauth.Basic(hs)
+	c.secrets = redact.Secrets(user, pass, "", httpauth.Secrets(hs)...)
 	c.limit.Store(int64(cfg.Limit))
 	return c, nil
 }
@@ -326,13 +332,9 @@ func (c *Client) try(ctx context.Context, u string, out any, m *meter) (retry bo
 	return false, 0, nil
 }
 
+// authorize adds the tenant; credentials are the transport's
+// (httpauth.RoundTripper).
 func (c *Client) authorize(req *http.Request) {
-	switch {
-	case c.cfg.BearerToken != "":
-		req.Header.Set("Authorization", "Bearer "+c.cfg.BearerToken)
-	case c.cfg.Username != "" || c.cfg.Password != "":
-		req.SetBasicAuth(c.cfg.Username, c.cfg.Password)
-	}
 	if c.cfg.OrgID != "" {
 		req.Header.Set("X-Scope-OrgID", c.cfg.OrgID)
 	}

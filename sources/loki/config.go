@@ -1,7 +1,6 @@
 package loki
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/config"
 
 	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
@@ -58,6 +59,12 @@ type Config struct {
 	CertFile           string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
 	KeyFile            string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
+	// HTTP is the http: block (Prometheus' HTTP client settings: basic_auth,
+	// authorization, oauth2, tls_config, proxy_url, http_headers, ...), the
+	// same shape as Prometheus'. The flat credential and TLS fields above
+	// are merged into it; one setting given both ways is an error. Its
+	// secrets marshal as "<secret>".
+	HTTP *config.HTTPClientConfig `yaml:"http,omitempty" json:"http,omitempty"`
 
 	// Limit is the number of lines asked for per query_range call (default 5000).
 	// It must not exceed the server's max_entries_limit_per_query; when Loki
@@ -105,9 +112,9 @@ const redacted = redact.Mark
 
 // String renders the configuration with every credential redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("loki.Config{Addr:%q, Username:%q, Password:%q, BearerToken:%q, BearerTokenFile:%q, OrgID:%q, CAFile:%q, CertFile:%q, KeyFile:%q, InsecureSkipVerify:%t, Limit:%d, Parallel:%d, SplitBy:%s, Retries:%d, Timeout:%s}",
+	return fmt.Sprintf("loki.Config{Addr:%q, Username:%q, Password:%q, BearerToken:%q, BearerTokenFile:%q, OrgID:%q, CAFile:%q, CertFile:%q, KeyFile:%q, InsecureSkipVerify:%t, HTTP:%q, Limit:%d, Parallel:%d, SplitBy:%s, Retries:%d, Timeout:%s}",
 		redact.URL(c.Addr), redact.Value(c.Username), redact.Value(c.Password), redact.Value(c.BearerToken), c.BearerTokenFile,
-		c.OrgID, c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify, c.Limit, c.Parallel, c.SplitBy, c.Retries, c.Timeout)
+		c.OrgID, c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify, httpauth.Describe(c.HTTP), c.Limit, c.Parallel, c.SplitBy, c.Retries, c.Timeout)
 }
 
 // GoString makes %#v redact as well.
@@ -155,14 +162,6 @@ func (c Config) normalized() (Config, error) {
 		return c, fmt.Errorf("loki: address %s is not an http(s) URL", redact.URL(c.Addr))
 	}
 	c.Addr, c.Username, c.Password = addr, user, pass
-	tok, err := httpauth.Secret(c.BearerToken, c.BearerTokenFile, "bearer token")
-	if err != nil {
-		return c, fmt.Errorf("loki: %w", err)
-	}
-	c.BearerToken = tok
-	if c.BearerToken != "" && (c.Username != "" || c.Password != "") {
-		return c, fmt.Errorf("loki: %w", httpauth.ErrBasicAndBearer)
-	}
 	if c.Limit <= 0 {
 		c.Limit = DefaultLimit
 	}
@@ -187,12 +186,14 @@ func (c Config) normalized() (Config, error) {
 	return c, nil
 }
 
-// tlsConfig builds the TLS settings: the system roots plus CAFile, an optional
-// client certificate, and InsecureSkipVerify.
-func (c Config) tlsConfig() (*tls.Config, error) {
-	tc, err := httpauth.TLSConfig(c.CAFile, c.CertFile, c.KeyFile, c.InsecureSkipVerify)
+// httpSettings is the http: block with the flat credential and TLS fields
+// merged in (httpauth.Settings).
+func (c Config) httpSettings() (config.HTTPClientConfig, error) {
+	hc, err := httpauth.Settings(c.HTTP, httpauth.Flat{Username: c.Username, Password: c.Password,
+		BearerToken: c.BearerToken, BearerTokenFile: c.BearerTokenFile,
+		CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile, InsecureSkipVerify: c.InsecureSkipVerify})
 	if err != nil {
-		return nil, fmt.Errorf("loki: %w", err)
+		return hc, fmt.Errorf("loki: %w", err)
 	}
-	return tc, nil
+	return hc, nil
 }

@@ -110,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := cfg.transport()
+	rt, hc, err := cfg.transport()
 	if err != nil {
 		return nil, err
 	}
@@ -125,11 +125,10 @@ func New(cfg Config) (*Client, error) {
 	// The transport reads credential files per request; read them once here
 	// too, so that an error echoing them is scrubbed. A file that cannot be
 	// read fails the request instead, with nothing to scrub.
-	password, _ := httpauth.Secret(cfg.Password, cfg.PasswordFile, "password")
-	token, _ := httpauth.Secret(cfg.BearerToken, cfg.BearerTokenFile, "bearer token")
+	user, password := httpauth.Basic(hc)
 	return &Client{cfg: cfg, api: v1.NewAPI(answerRecorder{c}), seen: map[string]bool{},
 		retry:   httpretry.Policy{Base: retryBase, Max: retryMax, Budget: retryBudget},
-		secrets: redact.Secrets(cfg.Username, password, token, headerValues...)}, nil
+		secrets: redact.Secrets(user, password, "", append(headerValues, httpauth.Secrets(hc)...)...)}, nil
 }
 
 // String describes the client without credentials.

@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/config"
 
 	"github.com/aftermath-forensics/aftermath/sources/httpauth"
 	"github.com/aftermath-forensics/aftermath/sources/redact"
@@ -47,7 +48,8 @@ type Config struct {
 	// (read at every request). Bearer and basic auth are mutually exclusive.
 	BearerToken     string `yaml:"-" json:"-"`
 	BearerTokenFile string `yaml:"bearer_token_file,omitempty" json:"bearer_token_file,omitempty"`
-	// CAFile is a PEM bundle of CAs trusted in addition to the system's.
+	// CAFile is a PEM bundle of the CAs trusted (instead of the system's, as in
+	// Prometheus and logcli).
 	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
 	// InsecureSkipVerify turns off TLS certificate verification.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
@@ -60,6 +62,12 @@ type Config struct {
 	// Headers are added to every request, e.g. {"X-Scope-OrgID": "tenant"}
 	// for Mimir or Cortex. Their values are treated as secrets.
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// HTTP is the http: block (Prometheus' own HTTP client settings:
+	// basic_auth, authorization, oauth2, tls_config, proxy_url,
+	// http_headers, ...), the same shape as Loki's. The flat credential and
+	// TLS fields above are merged into it; one setting given both ways is an
+	// error. Its secrets marshal as "<secret>".
+	HTTP *config.HTTPClientConfig `yaml:"http,omitempty" json:"http,omitempty"`
 }
 
 const redacted = redact.Mark
@@ -96,9 +104,9 @@ func (c Config) String() string {
 		names = append(names, k+":"+redacted)
 	}
 	sort.Strings(names)
-	return fmt.Sprintf("prometheus.Config{URL:%q, Username:%q, Password:%q, PasswordFile:%q, BearerToken:%q, BearerTokenFile:%q, CAFile:%q, InsecureSkipVerify:%t, Timeout:%s, Retries:%d, Headers:[%s]}",
+	return fmt.Sprintf("prometheus.Config{URL:%q, Username:%q, Password:%q, PasswordFile:%q, BearerToken:%q, BearerTokenFile:%q, CAFile:%q, InsecureSkipVerify:%t, HTTP:%q, Timeout:%s, Retries:%d, Headers:[%s]}",
 		redact.URL(c.URL), redact.Value(c.Username), redact.Value(c.Password), c.PasswordFile, redact.Value(c.BearerToken),
-		c.BearerTokenFile, c.CAFile, c.InsecureSkipVerify, c.Timeout, c.Retries, strings.Join(names, " "))
+		c.BearerTokenFile, c.CAFile, c.InsecureSkipVerify, httpauth.Describe(c.HTTP), c.Timeout, c.Retries, strings.Join(names, " "))
 }
 
 // GoString makes %#v redact as well.
@@ -165,53 +173,43 @@ func (c Config) normalized() (Config, error) {
 	return c, nil
 }
 
-// transport builds the HTTP transport: TLS settings, then credentials and
-// headers added to every request.
-func (c Config) transport() (http.RoundTripper, error) {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	tc, err := httpauth.TLSConfig(c.CAFile, "", "", c.InsecureSkipVerify)
+// httpSettings is the http: block with the flat credential and TLS fields
+// and Headers merged in (httpauth.Settings). Header values go in as
+// secrets, so that they marshal redacted.
+func (c Config) httpSettings() (config.HTTPClientConfig, error) {
+	hc, err := httpauth.Settings(c.HTTP, httpauth.Flat{Username: c.Username, Password: c.Password, PasswordFile: c.PasswordFile,
+		BearerToken: c.BearerToken, BearerTokenFile: c.BearerTokenFile, CAFile: c.CAFile, InsecureSkipVerify: c.InsecureSkipVerify})
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
+		return hc, fmt.Errorf("prometheus: %w", err)
 	}
-	base.TLSClientConfig = tc
-	return &authTransport{base: base, cfg: c}, nil
-}
-
-// authTransport adds credentials and configured headers to each request.
-type authTransport struct {
-	base http.RoundTripper
-	cfg  Config
-}
-
-func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	// A RoundTripper must not modify the caller's request.
-	req = req.Clone(req.Context())
-	for k, v := range t.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	c := t.cfg
-	switch {
-	case c.BearerToken != "" || c.BearerTokenFile != "":
-		tok, err := secret(c.BearerToken, c.BearerTokenFile, "bearer token")
-		if err != nil {
-			return nil, err
+	if len(c.Headers) > 0 {
+		h := &config.Headers{Headers: map[string]config.Header{}}
+		if hc.HTTPHeaders != nil {
+			for k, v := range hc.HTTPHeaders.Headers {
+				h.Headers[k] = v
+			}
 		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	case c.Username != "" || c.Password != "" || c.PasswordFile != "":
-		pw, err := secret(c.Password, c.PasswordFile, "password")
-		if err != nil {
-			return nil, err
+		for k, v := range c.Headers {
+			if _, dup := h.Headers[k]; dup {
+				return hc, fmt.Errorf("prometheus: header %s is set both in headers and in http.http_headers: keep one", k)
+			}
+			h.Headers[k] = config.Header{Secrets: []config.Secret{config.Secret(v)}}
 		}
-		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.Username+":"+pw)))
+		hc.HTTPHeaders = h
 	}
-	return t.base.RoundTrip(req)
+	return hc, nil
 }
 
-// secret is httpauth.Secret with the source in its error.
-func secret(value, file, what string) (string, error) {
-	v, err := httpauth.Secret(value, file, what)
+// transport builds the HTTP transport from Prometheus' HTTP client
+// settings: TLS, credentials (files read at every request) and headers.
+func (c Config) transport() (http.RoundTripper, config.HTTPClientConfig, error) {
+	hc, err := c.httpSettings()
 	if err != nil {
-		return "", fmt.Errorf("prometheus: %w", err)
+		return nil, hc, err
 	}
-	return v, nil
+	rt, err := httpauth.RoundTripper(hc, "prometheus")
+	if err != nil {
+		return nil, hc, fmt.Errorf("prometheus: %w", err)
+	}
+	return rt, hc, nil
 }
