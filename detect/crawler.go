@@ -13,7 +13,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindCrawlerBurst, Order: 1, New: func() Detector { return crawlerDetector{} },
+		Kind: KindCrawlerBurst, New: func() Detector { return crawlerDetector{} },
 		NewFacts: func() Facts { return &CrawlerBurstFacts{} },
 		Role:     RoleTrigger,
 		Scan: ScanMeasure{Metric: "requests per 10 minutes at the peak",

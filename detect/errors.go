@@ -16,7 +16,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindUpstreamErrors, Order: 5, New: func() Detector { return errorsDetector{} },
+		Kind: KindUpstreamErrors, Requires: []string{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,

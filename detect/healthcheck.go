@@ -13,7 +13,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindHealthcheckStarved, Order: 4, New: func() Detector { return healthcheckDetector{} },
+		Kind: KindHealthcheckStarved, New: func() Detector { return healthcheckDetector{} },
 		NewFacts: func() Facts { return &HealthcheckFacts{} },
 		Role:     RoleMechanism,
 		Chain:    5,

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindWorkerSaturation, Order: 2, New: func() Detector { return saturationDetector{} },
+		Kind: KindWorkerSaturation, New: func() Detector { return saturationDetector{} },
 		NewFacts: func() Facts { return &WorkerSaturationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    1,

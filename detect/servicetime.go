@@ -16,7 +16,7 @@ const KindServiceTimeRegression = "service_time_regression"
 
 func init() {
 	Register(Spec{
-		Kind: KindServiceTimeRegression, Order: 8, New: func() Detector { return serviceTimeDetector{} },
+		Kind: KindServiceTimeRegression, Requires: []string{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
 		// When no traffic change explains the onset, what changed is the
 		// service time: it is the trigger.
 		Role:     RoleTrigger,

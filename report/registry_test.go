@@ -23,7 +23,7 @@ const teapotKind = "teapot_replies"
 
 func init() {
 	detect.Register(detect.Spec{
-		Kind: teapotKind, Order: 100, New: func() detect.Detector { return teapotDetector{} },
+		Kind: teapotKind, New: func() detect.Detector { return teapotDetector{} },
 		NewFacts: func() detect.Facts { return &teapotFacts{} },
 		Role:     detect.RoleMechanism, Chain: 100,
 		Explain: func(p detect.Phraser, f *detect.Finding, _ detect.Story) string {
