@@ -217,7 +217,7 @@ func littleWait(ev *Evidence) (wait, depth, backlog float64) {
 		if rate <= 0 || q.V <= 0 {
 			continue
 		}
-		if w := q.V / rate; w > wait {
+		if w := LittleTime(q.V, rate); w > wait {
 			wait, depth = w, q.V
 		}
 	}

@@ -436,7 +436,7 @@ func (ev *Evidence) littleServiceTime(from, to time.Time) float64 {
 	if n == 0 || secs <= 0 || math.IsNaN(busy) {
 		return 0
 	}
-	return busy / (float64(n) / secs)
+	return LittleTime(busy, float64(n)/secs)
 }
 
 // serviceRiseStart is the first minute, from shortly before the onset, whose

@@ -186,13 +186,8 @@ func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, 
 	if !poissonExcess(float64(peak), before, riseRatio, riseZ) {
 		return time.Time{}, false, estimated
 	}
-	perMin := before / 10
-	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(perMinute[m]) >= level }
-	for m := leadFrom.Unix() / 60; m < to.Unix()/60; m++ {
-		if above(m) && above(m+1) && above(m+2) {
-			return time.Unix(m*60, 0).UTC(), true, estimated
-		}
+	if m, ok := SustainedOnset(perMinute, RiseLevel(before/10, riseZ), leadFrom.Unix()/60, to.Unix()/60); ok {
+		return time.Unix(m*60, 0).UTC(), true, estimated
 	}
 	return time.Time{}, false, estimated
 }

@@ -25,8 +25,22 @@ func Late(durationS, clientTimeoutS float64) bool {
 }
 
 // Excess reports whether observed stands out above an expected count: at
-// least ratio times it, and more than z Poisson standard deviations above it
-// (+1 under the root, so that an expected 0 still needs a handful of events).
+// least ratio times it, and more than z Poisson deviations above it
+// (poissonMargin).
 func Excess(observed, expected, ratio, z float64) bool {
-	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
+	return observed >= ratio*expected && observed-expected > poissonMargin(expected, z)
+}
+
+// Level is the count that stands out above an expected count on its own
+// (no ratio): expected plus z Poisson deviations (poissonMargin). Reaching it
+// minute after minute is a sustained rise (detect.SustainedOnset).
+func Level(expected, z float64) float64 {
+	return expected + poissonMargin(expected, z)
+}
+
+// poissonMargin is z standard deviations of a Poisson count with mean
+// expected, +1 under the root so that an expected 0 still needs a handful of
+// events.
+func poissonMargin(expected, z float64) float64 {
+	return z * math.Sqrt(expected+1)
 }
