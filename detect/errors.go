@@ -360,7 +360,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	sort.Ints(codes)
 	for _, s := range codes {
 		facts.Status[s] = status[s]
-		if s >= 500 || s == 429 {
+		if failure.Status(s) {
 			facts.Proxy[s] = proxy[s]
 			who := "PHP"
 			switch {

@@ -10,7 +10,15 @@ import "math"
 // Status reports whether a response status failed its client: 429 (a rate
 // limit refused it) or 5xx.
 func Status(code int) bool {
-	return code == 429 || code >= 500 && code < 600
+	return code == 429 || ServerError(code)
+}
+
+// ServerError reports whether a status is 5xx: Status without 429. A replay
+// of proposed rate limits counts its failures by it, since there 429 is the
+// rules' own answer, counted apart as the refusals they were written to make:
+// counting it failed too would call every refusal a failure.
+func ServerError(code int) bool {
+	return code >= 500 && code < 600
 }
 
 // StatusPattern matches the statuses Status reports, as a regular expression
