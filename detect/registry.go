@@ -31,7 +31,7 @@ type Spec struct {
 	NewFacts func() Facts
 	// Role is the kind's usual part in the causal story. A symptom kind is
 	// fixed: what users saw is never the root cause, whatever a finding says.
-	Role string
+	Role Role
 	// Chain orders mechanisms and symptoms along the causal chain (1 first),
 	// so that the causes read in rank order tell the story: workers fill, the
 	// queue grows, the health check starves. 0 means no place on the chain.
@@ -235,7 +235,7 @@ func SpecOf(kind string) (Spec, bool) {
 }
 
 // specRole is the usual role of kind, "" when it is not registered.
-func specRole(kind string) string {
+func specRole(kind string) Role {
 	s, _ := SpecOf(kind)
 	return s.Role
 }

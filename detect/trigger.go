@@ -34,11 +34,6 @@ const (
 	onsetSpan = 15 * time.Minute
 )
 
-// RoleContext marks a finding that is part of the story but not a cause: a
-// rise that started too early or weighed too little to have triggered the
-// incident. The timeline shows it; the causes do not rank it.
-const RoleContext = "context"
-
 // triggerWeight is how a client's rise relates to the incident's onset.
 type triggerWeight struct {
 	onset time.Time

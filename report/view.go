@@ -133,7 +133,7 @@ func newView(r *Report, lang string) (*view, error) {
 	v.Impact = impactOf(p, r)
 	v.Timeline = rows(p, r)
 	for _, c := range r.Causes {
-		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+c.Role], Finding: c.Finding, Kind: c.Kind,
+		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+string(c.Role)], Finding: c.Finding, Kind: c.Kind,
 			Text: c.text(lang) + estimatedMark(p, r.finding(c.Finding))})
 	}
 	for i := range r.Findings {
