@@ -92,7 +92,7 @@ func TestRankChanges(t *testing.T) {
 		facts    QueueFacts
 		// want: the key and role of each finding in rank order.
 		want       []string
-		outcome    string
+		outcome    Outcome
 		reasonHas  []string
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
@@ -381,7 +381,7 @@ func TestRankChanges(t *testing.T) {
 		findings     []Finding
 		facts        QueueFacts
 		want         []string
-		outcome      string
+		outcome      Outcome
 		reasonHas    []string
 		summaryHas   []string
 		facts0       map[string]float64
@@ -495,7 +495,7 @@ func TestRankChangesGolden(t *testing.T) {
 	for _, f := range fs {
 		b.WriteString(f.ID + " " + string(f.Role) + " " + strconv.FormatFloat(f.Confidence, 'f', 2, 64) + "\n" + f.Summary + "\n\n")
 	}
-	b.WriteString("check: " + check.Outcome + "\n" + check.Reason + "\n")
+	b.WriteString("check: " + string(check.Outcome) + "\n" + check.Reason + "\n")
 	golden := filepath.Join("testdata", "configchange", "reference.golden")
 	if *updateConfigChange {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {

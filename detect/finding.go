@@ -116,17 +116,20 @@ type PathCount struct {
 	Requests int    `json:"requests"`
 }
 
+// Outcome is what one detector concluded (report.json checks' "outcome").
+type Outcome string
+
 // Outcome values of a Check.
 const (
-	OutcomeFound          = "found"
-	OutcomeNotInteresting = "not_interesting"
-	OutcomeCouldNotRun    = "could_not_run"
+	OutcomeFound          Outcome = "found"
+	OutcomeNotInteresting Outcome = "not_interesting"
+	OutcomeCouldNotRun    Outcome = "could_not_run"
 )
 
 // Check is the outcome of one detector, listed in the report whatever it found.
 type Check struct {
 	Name     string   `json:"name"`
-	Outcome  string   `json:"outcome"`
+	Outcome  Outcome  `json:"outcome"`
 	Reason   string   `json:"reason,omitempty"`
 	Findings []string `json:"findings,omitempty"`
 }

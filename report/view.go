@@ -166,7 +166,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Queries = append(v.Queries, queryView{Name: s.Name, Query: s.Query, Agg: s.Agg})
 	}
 	for _, c := range r.Checks {
-		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[c.Outcome]), Reason: c.Reason, Findings: strings.Join(c.Findings, ", ")})
+		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[string(c.Outcome)]), Reason: c.Reason, Findings: strings.Join(c.Findings, ", ")})
 	}
 	for _, f := range r.Findings {
 		when := p.stamp(f.Start)
