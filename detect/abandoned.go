@@ -7,7 +7,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindClientAbandonedWork, Order: 6, New: func() Detector { return abandonedDetector{} },
+		Kind: KindClientAbandonedWork, Requires: []string{KindWorkerSaturation}, New: func() Detector { return abandonedDetector{} },
 		NewFacts: func() Facts { return &AbandonedWorkFacts{} },
 		Role:     RoleSymptom,
 		Chain:    7,

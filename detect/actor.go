@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"math"
 	"net/netip"
 	"time"
 )
@@ -33,8 +32,7 @@ const spanGap = 10 // minutes
 // ten minutes start at peakAt, in perMinute against the level of
 // baseline10; ok is false when no minute of the peak was above the level.
 func burstSpan(perMinute map[int64]int, baseline10 float64, peakAt, from, to time.Time) (start, end int64, ok bool) {
-	perMin := baseline10 / 10
-	level := perMin + riseZ*math.Sqrt(perMin+1)
+	level := RiseLevel(baseline10/10, riseZ)
 	above := func(m int64) bool { return float64(perMinute[m]) >= level }
 	fromM, toM := from.Unix()/60, to.Unix()/60
 	anchor, best := int64(-1), -1

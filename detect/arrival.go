@@ -41,7 +41,7 @@ func (t *Traffic) observeArrival(r *sources.Request) {
 	a := t.arrival(arrivedIn(r))
 	a.Requests++
 	switch {
-	case r.Status >= 500 || r.Status == 429:
+	case failure.Status(r.Status):
 		a.Refused++
 	case r.Status >= 200 && r.Status < 400:
 		if failure.Late(r.Duration, t.site.ClientTimeoutS) {
@@ -57,7 +57,7 @@ func (t *Traffic) arrivalCounts(minute int64, status int, late bool, n int) {
 	a := t.arrival(minute)
 	a.Requests += n
 	switch {
-	case status >= 500 || status == 429:
+	case failure.Status(status):
 		a.Refused += n
 	case late && status >= 200 && status < 400:
 		a.Late += n

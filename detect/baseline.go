@@ -3,8 +3,6 @@ package detect
 import (
 	"slices"
 	"time"
-
-	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // recentBaseline is how much of the baseline speaks for "usual" right before
@@ -75,12 +73,6 @@ func rollingMax(perMinute map[int64]int, from, to time.Time, size int) (int, tim
 		}
 	}
 	return best, time.Unix(bestAt*60, 0).UTC()
-}
-
-// poissonExcess reports whether observed is significantly above an expected
-// count (failure.Excess: the one definition fetch's pushdown flags by too).
-func poissonExcess(observed, expected, ratio, z float64) bool {
-	return failure.Excess(observed, expected, ratio, z)
 }
 
 // minuteCount is one per-minute count of the access log over the window, with

@@ -16,7 +16,7 @@ const KindCacheCollapse = "cache_collapse"
 
 func init() {
 	Register(Spec{
-		Kind: KindCacheCollapse, Order: 7, New: func() Detector { return cacheCollapseDetector{} },
+		Kind: KindCacheCollapse, New: func() Detector { return cacheCollapseDetector{} },
 		NewFacts: func() Facts { return &CacheCollapseFacts{} },
 		Role:     RoleTrigger,
 		Scan: ScanMeasure{Metric: "cache hit ratio",

@@ -119,14 +119,14 @@ func workersTest(a *assessment, q QueueFacts) {
 	a.facts.ServiceTimeS = Some(S)
 	if q.PeakPHPPerS <= 0 {
 		a.quantText = fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request; the load at the peak is unknown (no access log), so whether the old pool would have held cannot be said.",
-			fmtNum(math.Round(old/S)), fmtNum(math.Round(nw/S)), fmtSecTrim(S))
+			fmtNum(math.Round(LittleRate(old, S))), fmtNum(math.Round(LittleRate(nw, S))), fmtSecTrim(S))
 		if a.risk > 0 {
 			a.cannotJudge = "could not judge: whether the old pool would have held needs the requests that reached PHP at the peak, from the access log, which the evidence lacks"
 		}
 		return
 	}
 	lambda := q.PeakPHPPerS
-	need := lambda * S
+	need := LittleHeld(lambda, S)
 	a.facts.PeakPHPPerS = Some(round(lambda, 2))
 	a.facts.WorkersNeeded = Some(round(need, 1))
 	a.facts.OldPoolHeld = Some(need <= old)
@@ -175,7 +175,7 @@ func timeoutTest(a *assessment, q QueueFacts) {
 		}
 		return
 	}
-	w := peak * q.ServiceTimeS / float64(q.Workers)
+	w := QueueWait(peak, q.ServiceTimeS, float64(q.Workers))
 	a.facts.WaitAtPeakS = Some(round(w, 2))
 	s := fmt.Sprintf("At its peak of %s the queue held %s of work; the timeout went from %s to %s", fmtNum(peak), fmtSecTrim(w), timeoutText(old), timeoutText(nw))
 	switch {

@@ -26,7 +26,7 @@ func deployFinding(c sources.Change, q QueueFacts, present map[string]bool) (Fin
 		return Finding{}, false
 	}
 	serviceTime := present[KindServiceTimeRegression]
-	if present[RoleTrigger] && !serviceTime {
+	if present[string(RoleTrigger)] && !serviceTime {
 		return Finding{}, false
 	}
 	lead := q.Onset.Sub(c.Time)

@@ -16,7 +16,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindConfigChange, Order: 9, New: func() Detector { return configChangeDetector{} },
+		Kind: KindConfigChange, Requires: configChangeReads, New: func() Detector { return configChangeDetector{} },
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
 		Scan:     ScanMeasure{Severity: "info"},
@@ -26,6 +26,17 @@ func init() {
 
 		ExplainNotCause: explainNotCause,
 	})
+}
+
+// configChangeReads are the kinds config_change weighs a change against:
+// every other detector's, since a setting is judged by the findings its knob
+// moves (changeknobs.go), a cache or deploy change by cache_collapse and
+// service_time_regression, and without an incident the earliest trigger or
+// mechanism stands in for the onset. A new kind a change may explain is
+// added here.
+var configChangeReads = []string{
+	KindCacheCollapse, KindClientAbandonedWork, KindCrawlerBurst, KindHealthcheckStarved, KindIdlePinning,
+	KindListenQueueOverflow, KindSelfAmplification, KindServiceTimeRegression, KindUpstreamErrors, KindWorkerSaturation,
 }
 
 // ConfigChangeFacts are a config_change finding's numbers: the change's

@@ -16,7 +16,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	switch {
 	case a.risk == 0 || a.cannotJudge != "":
 		role = RoleCandidate
-	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[RoleTrigger]:
+	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[string(RoleTrigger)]:
 		role = RoleTrigger
 	}
 	var b strings.Builder

@@ -41,7 +41,7 @@ func TestRuntimeChangeNeedsSlowerPHP(t *testing.T) {
 	tests := []struct {
 		name       string
 		phpTimes   func(from, to time.Time) Histogram
-		role       string
+		role       Role
 		summaryHas string
 		judged     bool
 	}{

@@ -11,21 +11,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
-// Roles of config_change findings besides RoleTrigger and RoleEnabler.
-const (
-	// RoleMitigation marks a change that lowers the risk the incident shows (a
-	// smaller backlog, a tighter rate limit): recognised, never blamed.
-	RoleMitigation = "mitigation"
-	// RoleRuledOut marks a change of a setting whose failure mode the incident
-	// shows, but which the numbers clear (the queue never passed the old cap):
-	// reported so that nobody blames it, with the arithmetic that clears it.
-	RoleRuledOut = "ruled_out"
-	// RoleCandidate marks a change whose failure mechanism matches the findings
-	// but whose effect the values cannot tell (a new PHP version): worth a
-	// look, not an explanation.
-	RoleCandidate = "candidate"
-)
-
 // QueueFacts are the incident's queueing numbers that RankChanges tests each
 // change against. Zero means unknown; a test that needs an unknown number is
 // skipped and the finding says so (with a lower confidence).
@@ -150,7 +135,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		// A trigger already found (a crawler in time and weight, a service
 		// time regression) explains the onset: a change is then its enabler.
 		if f.Role == RoleTrigger || f.Role == "" && specRole(f.Kind) == RoleTrigger {
-			present[RoleTrigger] = true
+			present[string(RoleTrigger)] = true
 		}
 	}
 

@@ -92,7 +92,7 @@ func TestRankChanges(t *testing.T) {
 		facts    QueueFacts
 		// want: the key and role of each finding in rank order.
 		want       []string
-		outcome    string
+		outcome    Outcome
 		reasonHas  []string
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
@@ -381,7 +381,7 @@ func TestRankChanges(t *testing.T) {
 		findings     []Finding
 		facts        QueueFacts
 		want         []string
-		outcome      string
+		outcome      Outcome
 		reasonHas    []string
 		summaryHas   []string
 		facts0       map[string]float64
@@ -424,7 +424,7 @@ func TestRankChanges(t *testing.T) {
 			got, check := RankChanges(tt.changes, tt.findings, tt.facts)
 			var roles []string
 			for _, f := range got {
-				roles = append(roles, f.Change.Key+" "+f.Role)
+				roles = append(roles, f.Change.Key+" "+string(f.Role))
 				if f.Kind != KindConfigChange || f.Change == nil || f.Confidence < 0 || f.Confidence > 1 || f.Summary == "" {
 					t.Errorf("malformed finding %+v", f)
 				}
@@ -493,9 +493,9 @@ func TestRankChangesGolden(t *testing.T) {
 		ccFindings(ccIncidentKinds...), ccFacts(ccRefQueue))
 	var b strings.Builder
 	for _, f := range fs {
-		b.WriteString(f.ID + " " + f.Role + " " + strconv.FormatFloat(f.Confidence, 'f', 2, 64) + "\n" + f.Summary + "\n\n")
+		b.WriteString(f.ID + " " + string(f.Role) + " " + strconv.FormatFloat(f.Confidence, 'f', 2, 64) + "\n" + f.Summary + "\n\n")
 	}
-	b.WriteString("check: " + check.Outcome + "\n" + check.Reason + "\n")
+	b.WriteString("check: " + string(check.Outcome) + "\n" + check.Reason + "\n")
 	golden := filepath.Join("testdata", "configchange", "reference.golden")
 	if *updateConfigChange {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindCrawlerBurst, Order: 1, New: func() Detector { return crawlerDetector{} },
+		Kind: KindCrawlerBurst, New: func() Detector { return crawlerDetector{} },
 		NewFacts: func() Facts { return &CrawlerBurstFacts{} },
 		Role:     RoleTrigger,
 		Scan: ScanMeasure{Metric: "requests per 10 minutes at the peak",
@@ -343,19 +343,15 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 // row clearly above the baseline rate, and the end of the last minute above
 // it (zero times when there is none).
 func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time) {
-	perMin := baseline10 / 10
-	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(perMinute[m]) >= level }
-	for m := from.Unix() / 60; m < to.Unix()/60; m++ {
-		if !above(m) {
-			continue
-		}
-		t := time.Unix(m*60, 0).UTC()
-		if onset.IsZero() && above(m+1) && above(m+2) {
-			onset = t
-		}
-		if !onset.IsZero() {
-			end = t.Add(time.Minute)
+	level := RiseLevel(baseline10/10, riseZ)
+	first, ok := SustainedOnset(perMinute, level, from.Unix()/60, to.Unix()/60)
+	if !ok {
+		return onset, end
+	}
+	onset = time.Unix(first*60, 0).UTC()
+	for m := first; m < to.Unix()/60; m++ {
+		if float64(perMinute[m]) >= level {
+			end = time.Unix(m*60, 0).UTC().Add(time.Minute)
 		}
 	}
 	return onset, end

@@ -16,7 +16,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindUpstreamErrors, Order: 5, New: func() Detector { return errorsDetector{} },
+		Kind: KindUpstreamErrors, Requires: []string{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,
@@ -360,7 +360,7 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	sort.Ints(codes)
 	for _, s := range codes {
 		facts.Status[s] = status[s]
-		if s >= 500 || s == 429 {
+		if failure.Status(s) {
 			facts.Proxy[s] = proxy[s]
 			who := "PHP"
 			switch {

@@ -3,6 +3,7 @@ package detect
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -69,14 +70,14 @@ func EvidenceOf(l *ingest.Loaded) *Evidence {
 type Detector interface {
 	// Name is the finding kind the detector produces.
 	Name() string
-	// Detect examines the evidence and the findings of the detectors that ran
-	// before it. It always returns a Check saying what it concluded.
+	// Detect examines the evidence and prior, the findings so far of the
+	// kinds its Spec requires (none for a detector not registered). It
+	// always returns a Check saying what it concluded.
 	Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error)
 }
 
-// Detectors lists every registered detector in the order they run: later
-// ones read earlier findings (healthcheck_starved reads the queue,
-// config_change reads all).
+// Detectors lists every registered detector in the order they run (Specs):
+// each after the kinds it requires.
 func Detectors() []Detector {
 	var out []Detector
 	for _, s := range Specs() {
@@ -120,7 +121,7 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 	res.Incidents = ev.incidents()
 	res.DataQuality = append(res.DataQuality, res.Incidents.Notes...)
 	for _, d := range detectors {
-		fs, check, err := d.Detect(ctx, ev, res.Findings)
+		fs, check, err := d.Detect(ctx, ev, required(res.Findings, d.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("detector %s: %w", d.Name(), err)
 		}
@@ -144,6 +145,18 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 		res.Checks = append(res.Checks, check)
 	}
 	return res, nil
+}
+
+// required are the findings of the kinds kind's Spec requires, in run order.
+func required(fs []Finding, kind string) []Finding {
+	s, _ := SpecOf(kind)
+	var out []Finding
+	for _, f := range fs {
+		if slices.Contains(s.Requires, f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func countKind(fs []Finding, kind string) int {

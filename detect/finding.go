@@ -19,12 +19,31 @@ const (
 	KindConfigChange        = "config_change"
 )
 
-// Role classifies a finding in the causal story.
+// Role classifies a finding in the causal story (report.json "role").
+type Role string
+
+// Roles: a kind's usual part (Spec.Role), and what a finding's own evidence
+// made of it.
 const (
-	RoleTrigger   = "trigger"
-	RoleEnabler   = "enabler"
-	RoleMechanism = "mechanism"
-	RoleSymptom   = "symptom"
+	RoleTrigger   Role = "trigger"
+	RoleEnabler   Role = "enabler"
+	RoleMechanism Role = "mechanism"
+	RoleSymptom   Role = "symptom"
+	// RoleMitigation marks a change that lowers the risk the incident shows (a
+	// smaller backlog, a tighter rate limit): recognised, never blamed.
+	RoleMitigation Role = "mitigation"
+	// RoleRuledOut marks a change of a setting whose failure mode the incident
+	// shows, but which the numbers clear (the queue never passed the old cap):
+	// reported so that nobody blames it, with the arithmetic that clears it.
+	RoleRuledOut Role = "ruled_out"
+	// RoleCandidate marks a change whose failure mechanism matches the findings
+	// but whose effect the values cannot tell (a new PHP version): worth a
+	// look, not an explanation.
+	RoleCandidate Role = "candidate"
+	// RoleContext marks a finding that is part of the story but not a cause: a
+	// rise that started too early or weighed too little to have triggered the
+	// incident. The timeline shows it; the causes do not rank it.
+	RoleContext Role = "context"
 )
 
 // Fingerprint describes a client cluster (crawler_burst's "fingerprint" field).
@@ -48,7 +67,7 @@ type Fingerprint struct {
 type Finding struct {
 	ID         string    `json:"id"`
 	Kind       string    `json:"kind"`
-	Role       string    `json:"role,omitempty"`
+	Role       Role      `json:"role,omitempty"`
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end"`
 	Confidence float64   `json:"confidence"`
@@ -108,17 +127,20 @@ type PathCount struct {
 	Requests int    `json:"requests"`
 }
 
+// Outcome is what one detector concluded (report.json checks' "outcome").
+type Outcome string
+
 // Outcome values of a Check.
 const (
-	OutcomeFound          = "found"
-	OutcomeNotInteresting = "not_interesting"
-	OutcomeCouldNotRun    = "could_not_run"
+	OutcomeFound          Outcome = "found"
+	OutcomeNotInteresting Outcome = "not_interesting"
+	OutcomeCouldNotRun    Outcome = "could_not_run"
 )
 
 // Check is the outcome of one detector, listed in the report whatever it found.
 type Check struct {
 	Name     string   `json:"name"`
-	Outcome  string   `json:"outcome"`
+	Outcome  Outcome  `json:"outcome"`
 	Reason   string   `json:"reason,omitempty"`
 	Findings []string `json:"findings,omitempty"`
 }

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindHealthcheckStarved, Order: 4, New: func() Detector { return healthcheckDetector{} },
+		Kind: KindHealthcheckStarved, New: func() Detector { return healthcheckDetector{} },
 		NewFacts: func() Facts { return &HealthcheckFacts{} },
 		Role:     RoleMechanism,
 		Chain:    5,
@@ -217,7 +217,7 @@ func littleWait(ev *Evidence) (wait, depth, backlog float64) {
 		if rate <= 0 || q.V <= 0 {
 			continue
 		}
-		if w := q.V / rate; w > wait {
+		if w := LittleTime(q.V, rate); w > wait {
 			wait, depth = w, q.V
 		}
 	}

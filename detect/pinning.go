@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindIdlePinning, Order: 8, New: func() Detector { return pinningDetector{} },
+		Kind: KindIdlePinning, New: func() Detector { return pinningDetector{} },
 		NewFacts: func() Facts { return &IdlePinningFacts{} },
 		Role:     RoleMechanism,
 		Chain:    3,

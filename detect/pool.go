@@ -34,21 +34,35 @@ type Pool struct {
 	Healthy []metrics.Point
 }
 
+// The PromQL of each Pool series, defined here only: the scan's pool profile
+// runs the same queries and the report names them under its charts.
+const (
+	QueryActive             = "sum(phpfpm_active_processes)"
+	QueryTotal              = "sum(phpfpm_total_processes)"
+	QueryQueue              = "sum(phpfpm_listen_queue)"
+	QueryBacklog            = "max(phpfpm_listen_queue_length)"
+	QueryMaxQueue           = "sum(phpfpm_max_listen_queue)"
+	QueryMaxChildrenReached = "sum(phpfpm_max_children_reached)"
+	QueryAccepted           = "sum(rate(phpfpm_accepted_connections[1m]))"
+	QueryStartSince         = "min(phpfpm_start_since)"
+	QueryHealthy            = "min(caddy_reverse_proxy_upstreams_healthy)"
+)
+
 // poolQueries maps each Pool series to the PromQL that fills it. The same
 // queries run against a live Prometheus and against a bundle's files.
 var poolQueries = []struct {
 	query string
 	dst   func(*Pool) *[]metrics.Point
 }{
-	{"sum(phpfpm_active_processes)", func(p *Pool) *[]metrics.Point { return &p.Active }},
-	{"sum(phpfpm_total_processes)", func(p *Pool) *[]metrics.Point { return &p.Total }},
-	{"sum(phpfpm_listen_queue)", func(p *Pool) *[]metrics.Point { return &p.Queue }},
-	{"max(phpfpm_listen_queue_length)", func(p *Pool) *[]metrics.Point { return &p.Backlog }},
-	{"sum(phpfpm_max_listen_queue)", func(p *Pool) *[]metrics.Point { return &p.MaxQueue }},
-	{"sum(phpfpm_max_children_reached)", func(p *Pool) *[]metrics.Point { return &p.MaxChildrenReached }},
-	{"sum(rate(phpfpm_accepted_connections[1m]))", func(p *Pool) *[]metrics.Point { return &p.Accepted }},
-	{"min(phpfpm_start_since)", func(p *Pool) *[]metrics.Point { return &p.StartSince }},
-	{"min(caddy_reverse_proxy_upstreams_healthy)", func(p *Pool) *[]metrics.Point { return &p.Healthy }},
+	{QueryActive, func(p *Pool) *[]metrics.Point { return &p.Active }},
+	{QueryTotal, func(p *Pool) *[]metrics.Point { return &p.Total }},
+	{QueryQueue, func(p *Pool) *[]metrics.Point { return &p.Queue }},
+	{QueryBacklog, func(p *Pool) *[]metrics.Point { return &p.Backlog }},
+	{QueryMaxQueue, func(p *Pool) *[]metrics.Point { return &p.MaxQueue }},
+	{QueryMaxChildrenReached, func(p *Pool) *[]metrics.Point { return &p.MaxChildrenReached }},
+	{QueryAccepted, func(p *Pool) *[]metrics.Point { return &p.Accepted }},
+	{QueryStartSince, func(p *Pool) *[]metrics.Point { return &p.StartSince }},
+	{QueryHealthy, func(p *Pool) *[]metrics.Point { return &p.Healthy }},
 }
 
 // cpuQueries are tried in order: CloudWatch's EC2 metric is what the reference

@@ -11,7 +11,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindListenQueueOverflow, Order: 3, New: func() Detector { return queueDetector{} },
+		Kind: KindListenQueueOverflow, New: func() Detector { return queueDetector{} },
 		NewFacts: func() Facts { return &ListenQueueFacts{} },
 		Role:     RoleMechanism,
 		Chain:    4,

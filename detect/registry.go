@@ -2,7 +2,8 @@ package detect
 
 import (
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,15 +13,17 @@ import (
 
 // Spec declares one finding kind: everything the rest of the pipeline needs to
 // know about it. Each detector's file registers its Spec from init, as Caddy
-// modules do, so adding a detector is that file and its test: the run order,
-// the causal story (role, chain position), the report's prose and timeline, the
+// modules do, so adding a detector is that file and its test: the run order
+// (from Requires), the causal story (role, chain position), the report's prose and timeline, the
 // scan's measure and the report.json schema's kind list all read the registry.
 type Spec struct {
 	// Kind is the finding kind the detector produces (report.json "kind").
 	Kind string
-	// Order places the detector in the run: later ones read earlier findings
-	// (healthcheck_starved reads the queue, config_change reads all).
-	Order int
+	// Requires are the kinds whose findings the detector reads: it runs
+	// after them and its prior findings are theirs only, so a dependency
+	// cannot hide in the run order (as golang.org/x/tools/go/analysis's
+	// Analyzer.Requires). Register refuses a cycle.
+	Requires []string
 	// New returns the detector.
 	New func() Detector
 	// NewFacts returns the kind's empty facts struct (a pointer), so that a
@@ -28,7 +31,7 @@ type Spec struct {
 	NewFacts func() Facts
 	// Role is the kind's usual part in the causal story. A symptom kind is
 	// fixed: what users saw is never the root cause, whatever a finding says.
-	Role string
+	Role Role
 	// Chain orders mechanisms and symptoms along the causal chain (1 first),
 	// so that the causes read in rank order tell the story: workers fill, the
 	// queue grows, the health check starves. 0 means no place on the chain.
@@ -130,13 +133,18 @@ type Moment struct {
 	Text  func(p Phraser) string
 }
 
-var registry = struct {
+// kinds is a set of registered specs.
+type kinds struct {
 	sync.RWMutex
 	specs map[string]Spec
-}{specs: map[string]Spec{}}
+}
 
-// Register adds a finding kind. It panics on a duplicate or incomplete spec:
-// registration happens at init, and a broken one must stop the program.
+// registry holds every kind registered at init (a test swaps in its own).
+var registry = &kinds{specs: map[string]Spec{}}
+
+// Register adds a finding kind. It panics on a duplicate or incomplete spec
+// and on requirements that form a cycle: registration happens at init, and a
+// broken one must stop the program.
 func Register(s Spec) {
 	if s.Kind == "" || s.New == nil || s.NewFacts == nil || s.Role == "" {
 		panic(fmt.Sprintf("detect.Register: kind %q needs Kind, New, NewFacts and Role", s.Kind))
@@ -149,23 +157,75 @@ func Register(s Spec) {
 	if _, dup := registry.specs[s.Kind]; dup {
 		panic("detect.Register: kind " + s.Kind + " registered twice")
 	}
+	// Any new cycle passes through the new kind, so following requirements
+	// from it finds every cycle once its last member registers; a kind not
+	// registered yet ends a path (init order across files is by file name).
+	if cycle := requireCycle(registry.specs, s); cycle != nil {
+		panic("detect.Register: kinds require each other in a cycle: " + strings.Join(cycle, " -> "))
+	}
 	registry.specs[s.Kind] = s
 }
 
-// Specs lists every registered kind in run order.
+// requireCycle returns a cycle of requirements through s.Kind (starting and
+// ending with it) among specs and s, or nil.
+func requireCycle(specs map[string]Spec, s Spec) []string {
+	seen := map[string]bool{}
+	var path []string
+	var visit func(kind string, requires []string) []string
+	visit = func(kind string, requires []string) []string {
+		path = append(path, kind)
+		defer func() { path = path[:len(path)-1] }()
+		for _, r := range requires {
+			if r == s.Kind {
+				return append(slices.Clone(path), r)
+			}
+			next, ok := specs[r]
+			if !ok || seen[r] {
+				continue
+			}
+			seen[r] = true
+			if c := visit(r, next.Requires); c != nil {
+				return c
+			}
+		}
+		return nil
+	}
+	return visit(s.Kind, s.Requires)
+}
+
+// Specs lists every registered kind in run order: each after the kinds it
+// requires, and among those free to run, by kind name, so that the order is
+// the same on every run. It panics when a kind requires one never registered.
 func Specs() []Spec {
 	registry.RLock()
 	defer registry.RUnlock()
-	out := make([]Spec, 0, len(registry.specs))
-	for _, s := range registry.specs {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Order != out[j].Order {
-			return out[i].Order < out[j].Order
+	waiting := map[string]int{} // unmet requirements per kind
+	requiredBy := map[string][]string{}
+	var ready []string
+	for kind, s := range registry.specs {
+		for _, r := range s.Requires {
+			if _, ok := registry.specs[r]; !ok {
+				panic(fmt.Sprintf("detect: kind %q requires %q, which no detector registers", kind, r))
+			}
+			requiredBy[r] = append(requiredBy[r], kind)
 		}
-		return out[i].Kind < out[j].Kind
-	})
+		waiting[kind] = len(s.Requires)
+		if len(s.Requires) == 0 {
+			ready = append(ready, kind)
+		}
+	}
+	out := make([]Spec, 0, len(registry.specs))
+	for len(ready) > 0 {
+		slices.Sort(ready)
+		kind := ready[0]
+		ready = ready[1:]
+		out = append(out, registry.specs[kind])
+		for _, k := range requiredBy[kind] {
+			if waiting[k]--; waiting[k] == 0 {
+				ready = append(ready, k)
+			}
+		}
+	}
 	return out
 }
 
@@ -178,7 +238,7 @@ func SpecOf(kind string) (Spec, bool) {
 }
 
 // specRole is the usual role of kind, "" when it is not registered.
-func specRole(kind string) string {
+func specRole(kind string) Role {
 	s, _ := SpecOf(kind)
 	return s.Role
 }

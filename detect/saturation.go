@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindWorkerSaturation, Order: 2, New: func() Detector { return saturationDetector{} },
+		Kind: KindWorkerSaturation, New: func() Detector { return saturationDetector{} },
 		NewFacts: func() Facts { return &WorkerSaturationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    1,
@@ -113,15 +113,18 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 	capacity := ""
 	if !math.IsNaN(rate) && rate > 0 {
 		facts.CompletionRatePerS = Some(round(rate, 2))
-		// Little's law with every worker busy: throughput = workers / service time.
-		facts.ServiceTimeS = Some(round(float64(workers)/rate, 3))
-		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(float64(workers)/rate))
+		// Little's law with every worker busy: the service time is the
+		// workers over the rate they finish at.
+		serviceS := LittleTime(float64(workers), rate)
+		facts.ServiceTimeS = Some(round(serviceS, 3))
+		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(serviceS))
 	}
 	var estimated []Estimate
 	if normal := normalServiceTime(ev); normal > 0 {
 		facts.NormalServiceTimeS = Some(round(normal, 3))
-		facts.NormalCapacityPerS = Some(round(float64(workers)/normal, 1))
-		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", float64(workers)/normal, fmtSec(normal))
+		normalCapacity := LittleRate(float64(workers), normal)
+		facts.NormalCapacityPerS = Some(round(normalCapacity, 1))
+		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", normalCapacity, fmtSec(normal))
 		if normalServiceTimeSampled(ev) {
 			estimated = []Estimate{{Figures: []string{"normal_service_time_s", "normal_capacity_per_s"}, Reason: EstimateBaselineSample}}
 		}

@@ -183,7 +183,7 @@ func TestScenarios(t *testing.T) {
 func TestScenarioChanges(t *testing.T) {
 	tests := []struct {
 		scenario string
-		wantRole string
+		wantRole Role
 		wantNew  string
 	}{
 		{"crawler-backlog-wedge", RoleEnabler, "4096"},

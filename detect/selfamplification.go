@@ -8,7 +8,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindSelfAmplification, Order: 7, New: func() Detector { return selfAmplificationDetector{} },
+		Kind: KindSelfAmplification, Requires: []string{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
 		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    2,

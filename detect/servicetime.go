@@ -16,7 +16,7 @@ const KindServiceTimeRegression = "service_time_regression"
 
 func init() {
 	Register(Spec{
-		Kind: KindServiceTimeRegression, Order: 8, New: func() Detector { return serviceTimeDetector{} },
+		Kind: KindServiceTimeRegression, Requires: []string{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
 		// When no traffic change explains the onset, what changed is the
 		// service time: it is the trigger.
 		Role:     RoleTrigger,
@@ -436,7 +436,7 @@ func (ev *Evidence) littleServiceTime(from, to time.Time) float64 {
 	if n == 0 || secs <= 0 || math.IsNaN(busy) {
 		return 0
 	}
-	return busy / (float64(n) / secs)
+	return LittleTime(busy, float64(n)/secs)
 }
 
 // serviceRiseStart is the first minute, from shortly before the onset, whose

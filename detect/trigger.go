@@ -34,11 +34,6 @@ const (
 	onsetSpan = 15 * time.Minute
 )
 
-// RoleContext marks a finding that is part of the story but not a cause: a
-// rise that started too early or weighed too little to have triggered the
-// incident. The timeline shows it; the causes do not rank it.
-const RoleContext = "context"
-
 // triggerWeight is how a client's rise relates to the incident's onset.
 type triggerWeight struct {
 	onset time.Time
@@ -186,13 +181,8 @@ func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, 
 	if !poissonExcess(float64(peak), before, riseRatio, riseZ) {
 		return time.Time{}, false, estimated
 	}
-	perMin := before / 10
-	level := perMin + riseZ*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(perMinute[m]) >= level }
-	for m := leadFrom.Unix() / 60; m < to.Unix()/60; m++ {
-		if above(m) && above(m+1) && above(m+2) {
-			return time.Unix(m*60, 0).UTC(), true, estimated
-		}
+	if m, ok := SustainedOnset(perMinute, RiseLevel(before/10, riseZ), leadFrom.Unix()/60, to.Unix()/60); ok {
+		return time.Unix(m*60, 0).UTC(), true, estimated
 	}
 	return time.Time{}, false, estimated
 }

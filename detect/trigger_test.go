@@ -118,14 +118,14 @@ func TestEarlyMinorBotIsContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		roles := map[string]string{}
+		roles := map[string]Role{}
 		for _, f := range fs {
 			roles[f.Cluster.UA] = f.Role
 			if f.Cluster.UA != "Chrome" && FactMap(f.Facts)["php_added_share"] >= MaterialPHPShare {
 				t.Errorf("the feed bot's php_added_share %v: want well under %v", FactMap(f.Facts)["php_added_share"], MaterialPHPShare)
 			}
 		}
-		var botRole, crawlRole string
+		var botRole, crawlRole Role
 		for ua, r := range roles {
 			if ua == "Chrome" {
 				crawlRole = r

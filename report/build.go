@@ -21,11 +21,11 @@ var poolSeries = []struct {
 	id, name, query, agg string
 	get                  func(*detect.Pool) []metrics.Point
 }{
-	{SeriesActive, "php-fpm active", "sum(phpfpm_active_processes)", "max", func(p *detect.Pool) []metrics.Point { return p.Active }},
-	{SeriesTotal, "php-fpm total", "sum(phpfpm_total_processes)", "max", func(p *detect.Pool) []metrics.Point { return p.Total }},
-	{SeriesQueue, "listen queue", "sum(phpfpm_listen_queue)", "max", func(p *detect.Pool) []metrics.Point { return p.Queue }},
-	{SeriesBacklog, "backlog", "max(phpfpm_listen_queue_length)", "max", func(p *detect.Pool) []metrics.Point { return p.Backlog }},
-	{SeriesHealthy, "upstreams healthy", "min(caddy_reverse_proxy_upstreams_healthy)", "min", func(p *detect.Pool) []metrics.Point { return p.Healthy }},
+	{SeriesActive, "php-fpm active", detect.QueryActive, "max", func(p *detect.Pool) []metrics.Point { return p.Active }},
+	{SeriesTotal, "php-fpm total", detect.QueryTotal, "max", func(p *detect.Pool) []metrics.Point { return p.Total }},
+	{SeriesQueue, "listen queue", detect.QueryQueue, "max", func(p *detect.Pool) []metrics.Point { return p.Queue }},
+	{SeriesBacklog, "backlog", detect.QueryBacklog, "max", func(p *detect.Pool) []metrics.Point { return p.Backlog }},
+	{SeriesHealthy, "upstreams healthy", detect.QueryHealthy, "min", func(p *detect.Pool) []metrics.Point { return p.Healthy }},
 	{SeriesCPU, "CPU %", "", "mean", func(p *detect.Pool) []metrics.Point { return p.CPU }},
 }
 

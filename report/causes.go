@@ -9,20 +9,20 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
-var roleRank = map[string]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
+var roleRank = map[detect.Role]int{detect.RoleTrigger: 0, detect.RoleEnabler: 1, detect.RoleMechanism: 2, detect.RoleCandidate: 3, detect.RoleSymptom: 4}
 
 // notCause is true for the roles of findings reported so that nobody blames
 // them: a change that lowered the risk, one the arithmetic clears, or a rise
 // too early or too small to have triggered the incident (context: the
 // timeline shows it).
-func notCause(role string) bool {
+func notCause(role detect.Role) bool {
 	return role == detect.RoleMitigation || role == detect.RoleRuledOut || role == detect.RoleContext
 }
 
 // roleOf is the finding's role: fixed for symptom kinds, else its own, else
 // its kind's. A config_change may also be a mitigation (it lowered the risk) or
 // ruled out (the numbers clear it): neither is a cause.
-func roleOf(f *detect.Finding) string {
+func roleOf(f *detect.Finding) detect.Role {
 	spec, known := detect.SpecOf(f.Kind)
 	if known && spec.Role == detect.RoleSymptom {
 		return detect.RoleSymptom

@@ -63,11 +63,12 @@ func TestSummaryChangeDirectionFromFacts(t *testing.T) {
 // so "no longer starves" would be the obvious and wrong sentence.
 func TestChangeProseAgainstClientTimeout(t *testing.T) {
 	tests := []struct {
-		name, old, new, role string
-		facts                map[string]float64
-		notCause             bool
-		en, ko               []string
-		notKo                []string
+		name, old, new string
+		role           detect.Role
+		facts          map[string]float64
+		notCause       bool
+		en, ko         []string
+		notKo          []string
 	}{
 		{"enabler: the clients were outlasted before too", "511", "4096", detect.RoleEnabler,
 			map[string]float64{"old_value": 511, "new_value": 4096, "wait_before_s": 102.74, "wait_after_s": 823.55, "workers": 16, "service_time_s": 3.217, "client_timeout_s": 10},

@@ -286,7 +286,7 @@ func TestCausesRanking(t *testing.T) {
 			name: "ruled out and mitigation",
 			findings: func(r *Report) []detect.Finding {
 				out := []detect.Finding{*firstKind(r.Findings, detect.KindUpstreamErrors)}
-				for _, role := range []string{detect.RoleRuledOut, detect.RoleMitigation} {
+				for _, role := range []detect.Role{detect.RoleRuledOut, detect.RoleMitigation} {
 					f := *firstKind(r.Findings, detect.KindConfigChange)
 					f.Role = role
 					out = append(out, f)
@@ -311,7 +311,7 @@ func TestCausesRanking(t *testing.T) {
 				if c.Explanation == "" {
 					t.Errorf("cause %s has no explanation", c.Finding)
 				}
-				got = append(got, c.Kind+":"+c.Role)
+				got = append(got, c.Kind+":"+string(c.Role))
 			}
 			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("causes:\n got %v\nwant %v", got, tt.want)

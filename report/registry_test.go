@@ -23,7 +23,7 @@ const teapotKind = "teapot_replies"
 
 func init() {
 	detect.Register(detect.Spec{
-		Kind: teapotKind, Order: 100, New: func() detect.Detector { return teapotDetector{} },
+		Kind: teapotKind, New: func() detect.Detector { return teapotDetector{} },
 		NewFacts: func() detect.Facts { return &teapotFacts{} },
 		Role:     detect.RoleMechanism, Chain: 100,
 		Explain: func(p detect.Phraser, f *detect.Finding, _ detect.Story) string {
@@ -138,7 +138,7 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 		moment = moment || (m.Finding == id && m.Event == "teapot" && m.Text == "the first 418 answer")
 	}
 	for _, c := range got.Causes {
-		cause = cause || (c.Finding == id && c.Role == detect.RoleMechanism && c.Explanation == "PHP answered 418 20 times from 02:30.")
+		cause = cause || (c.Finding == id && c.Role == string(detect.RoleMechanism) && c.Explanation == "PHP answered 418 20 times from 02:30.")
 	}
 	if !moment || !cause {
 		t.Errorf("timeline %+v\ncauses %+v\nwant the registered detector's moment and explanation", got.Timeline, got.Causes)

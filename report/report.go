@@ -188,7 +188,7 @@ type Cause struct {
 	// Rank orders causes from 1 (the trigger when there is one).
 	Rank int `json:"rank"`
 	// Role is trigger, enabler, mechanism or symptom.
-	Role string `json:"role"`
+	Role detect.Role `json:"role"`
 	// Explanation tells the finding's part in the story with its numbers (English).
 	Explanation string `json:"explanation"`
 

@@ -91,7 +91,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 			conf[f.ID] = f.Confidence
 		}
 		for _, c := range r.Causes {
-			_ = t.Append(strconv.Itoa(c.Rank), cell(c.Role), cell(c.Finding), strconv.FormatFloat(conf[c.Finding], 'f', 2, 64))
+			_ = t.Append(strconv.Itoa(c.Rank), cell(string(c.Role)), cell(c.Finding), strconv.FormatFloat(conf[c.Finding], 'f', 2, 64))
 		}
 		_ = t.Render()
 	}

@@ -55,7 +55,7 @@ func TestNoRuleForAContextCrawler(t *testing.T) {
 		t.Fatal("the reference report has no crawler_burst finding")
 	}
 	day := r.Window.From
-	want := func(role, en, ko string) {
+	want := func(role detect.Role, en, ko string) {
 		t.Helper()
 		c.Role = role
 		got := map[string]string{LangEN: en, LangKO: ko}

@@ -133,7 +133,7 @@ func newView(r *Report, lang string) (*view, error) {
 	v.Impact = impactOf(p, r)
 	v.Timeline = rows(p, r)
 	for _, c := range r.Causes {
-		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+c.Role], Finding: c.Finding, Kind: c.Kind,
+		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+string(c.Role)], Finding: c.Finding, Kind: c.Kind,
 			Text: c.text(lang) + estimatedMark(p, r.finding(c.Finding))})
 	}
 	for i := range r.Findings {
@@ -166,7 +166,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Queries = append(v.Queries, queryView{Name: s.Name, Query: s.Query, Agg: s.Agg})
 	}
 	for _, c := range r.Checks {
-		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[c.Outcome]), Reason: c.Reason, Findings: strings.Join(c.Findings, ", ")})
+		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[string(c.Outcome)]), Reason: c.Reason, Findings: strings.Join(c.Findings, ", ")})
 	}
 	for _, f := range r.Findings {
 		when := p.stamp(f.Start)

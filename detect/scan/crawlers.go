@@ -179,13 +179,9 @@ func (j *judge) onset(c *detect.Cluster, b Baseline) time.Time {
 	if c == nil {
 		return w.From
 	}
-	perMin := b.Median / j.cfg.Since.Minutes()
-	level := perMin + 3*math.Sqrt(perMin+1)
-	above := func(m int64) bool { return float64(c.PerMinute[m]) >= level }
-	for m := w.From.Unix() / 60; m < w.To.Unix()/60; m++ {
-		if above(m) && above(m+1) && above(m+2) {
-			return time.Unix(m*60, 0).UTC()
-		}
+	level := detect.RiseLevel(b.Median/j.cfg.Since.Minutes(), standOutZ)
+	if m, ok := detect.SustainedOnset(c.PerMinute, level, w.From.Unix()/60, w.To.Unix()/60); ok {
+		return time.Unix(m*60, 0).UTC()
 	}
 	return w.From
 }

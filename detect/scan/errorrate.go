@@ -3,6 +3,8 @@ package scan
 import (
 	"fmt"
 	"math"
+
+	"github.com/aftermath-forensics/aftermath/detect"
 )
 
 // errors judges failed responses and the proxy's own 503s.
@@ -27,8 +29,7 @@ func (j *judge) errors() {
 	}
 	start := j.cfg.Window(r.To).From
 	if j.traffic != nil {
-		perMin := b.Median / j.cfg.Since.Minutes()
-		level := perMin + 3*math.Sqrt(perMin+1)
+		level := detect.RiseLevel(b.Median/j.cfg.Since.Minutes(), standOutZ)
 		w := j.cfg.Window(r.To)
 		if ms, ok := j.traffic.FailingMilestones(w.From, w.To, level); ok {
 			start = ms.First

@@ -66,6 +66,10 @@ const (
 	minLatencySlot    = 20
 	// criticalSaturatedMinutes: every worker busy this long is critical.
 	criticalSaturatedMinutes = 10
+	// standOutZ: when the scan dates an anomaly its baseline already judged,
+	// the first minute this many Poisson deviations above the usual
+	// (detect.RiseLevel) is its start; detect's riseZ is 5.
+	standOutZ = 3
 )
 
 // judge scores one scan.

@@ -333,19 +333,19 @@ func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact in
 		}
 		return s[0].Points, nil
 	}
-	active, err := get("sum(phpfpm_active_processes)")
+	active, err := get(detect.QueryActive)
 	if err != nil || len(active) == 0 {
 		return nil, err
 	}
-	total, err := get("sum(phpfpm_total_processes)")
+	total, err := get(detect.QueryTotal)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := get("sum(phpfpm_listen_queue)")
+	queue, err := get(detect.QueryQueue)
 	if err != nil {
 		return nil, err
 	}
-	backlog, err := get("max(phpfpm_listen_queue_length)")
+	backlog, err := get(detect.QueryBacklog)
 	if err != nil {
 		return nil, err
 	}

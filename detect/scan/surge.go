@@ -2,7 +2,6 @@ package scan
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -54,8 +53,7 @@ func (j *judge) surge(auto, humans []rise) {
 	}
 	start := j.cfg.Window(j.recent.To).From
 	if j.traffic != nil {
-		perMin := b.Median / j.cfg.Since.Minutes()
-		level := perMin + 3*math.Sqrt(perMin+1)
+		level := detect.RiseLevel(b.Median/j.cfg.Since.Minutes(), standOutZ)
 		start = firstMinute(j.traffic, j.cfg.Window(j.recent.To), func(m *detect.Minute) bool { return float64(m.Requests) >= level })
 	}
 	j.anomalies = append(j.anomalies, &Anomaly{

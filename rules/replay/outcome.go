@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // Outcome is what became of one request, in the taxonomy of the overload
@@ -163,7 +165,7 @@ func (c *Counts) Judged() int { return c.Sent - c.Stopped }
 func (c *Counts) Failed() int {
 	n := c.LateTotal() - c.Late[429] + c.Timeout + c.Refused + c.Reset + c.EOF + c.OtherError
 	for s, v := range c.Answered {
-		if s >= 500 {
+		if failure.ServerError(s) {
 			n += v
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fastjson/fastfloat"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // Bounds of a parser's intern table. Methods, hosts, languages and user agents
@@ -473,7 +474,7 @@ func OriginOf(upstream bool, status int, cache sources.Cache) sources.Origin {
 		return sources.OriginStatic
 	case upstream:
 		return sources.OriginUpstream
-	case status >= 500 || status == 429:
+	case failure.Status(status):
 		// Caddy's own refusals: no healthy upstream, a dial or read timeout,
 		// or a rate_limit zone saying no.
 		return sources.OriginProxy

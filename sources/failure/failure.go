@@ -10,7 +10,15 @@ import "math"
 // Status reports whether a response status failed its client: 429 (a rate
 // limit refused it) or 5xx.
 func Status(code int) bool {
-	return code == 429 || code >= 500 && code < 600
+	return code == 429 || ServerError(code)
+}
+
+// ServerError reports whether a status is 5xx: Status without 429. A replay
+// of proposed rate limits counts its failures by it, since there 429 is the
+// rules' own answer, counted apart as the refusals they were written to make:
+// counting it failed too would call every refusal a failure.
+func ServerError(code int) bool {
+	return code >= 500 && code < 600
 }
 
 // StatusPattern matches the statuses Status reports, as a regular expression
@@ -25,8 +33,22 @@ func Late(durationS, clientTimeoutS float64) bool {
 }
 
 // Excess reports whether observed stands out above an expected count: at
-// least ratio times it, and more than z Poisson standard deviations above it
-// (+1 under the root, so that an expected 0 still needs a handful of events).
+// least ratio times it, and more than z Poisson deviations above it
+// (poissonMargin).
 func Excess(observed, expected, ratio, z float64) bool {
-	return observed >= ratio*expected && observed-expected > z*math.Sqrt(expected+1)
+	return observed >= ratio*expected && observed-expected > poissonMargin(expected, z)
+}
+
+// Level is the count that stands out above an expected count on its own
+// (no ratio): expected plus z Poisson deviations (poissonMargin). Reaching it
+// minute after minute is a sustained rise (detect.SustainedOnset).
+func Level(expected, z float64) float64 {
+	return expected + poissonMargin(expected, z)
+}
+
+// poissonMargin is z standard deviations of a Poisson count with mean
+// expected, +1 under the root so that an expected 0 still needs a handful of
+// events.
+func poissonMargin(expected, z float64) float64 {
+	return z * math.Sqrt(expected+1)
 }
