@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/rules/replay"
 )
 
@@ -114,12 +115,12 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	ctx := cmd.Context()
 	in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
 	defer endProgress(*in)
-	d, err := loadAndDetect(ctx, *in)
+	d, err := analysis.Detect(ctx, *in)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: pipelineError(*in, err)}
 	}
-	defer d.loaded.Close()
-	plan, prop, err := replay.Prepare(ctx, replay.Analysis{Loaded: d.loaded, Findings: d.res.Findings, Access: in.Access},
+	defer d.Close()
+	plan, prop, err := d.PrepareReplay(ctx, *in,
 		replay.PlanOptions{From: from, To: to, Speed: f.speed, Only: only, MaxRequests: f.maxRequests})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -134,8 +135,8 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	switch {
 	case timeout > 0:
 		notes = append(notes, fmt.Sprintf("client timeout %s from --client-timeout", timeout))
-	case d.ev.Site.ClientTimeoutS > 0:
-		timeout = time.Duration(d.ev.Site.ClientTimeoutS * float64(time.Second))
+	case d.Evidence.Site.ClientTimeoutS > 0:
+		timeout = time.Duration(d.Evidence.Site.ClientTimeoutS * float64(time.Second))
 		notes = append(notes, fmt.Sprintf("client timeout %s from the site facts (client_timeout_s)", timeout))
 	default:
 		timeout = defaultClientTimeout
