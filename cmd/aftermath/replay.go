@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aftermath-forensics/aftermath/analysis"
+	"github.com/aftermath-forensics/aftermath/report/replayview"
 	"github.com/aftermath-forensics/aftermath/rules/replay"
 )
 
@@ -203,7 +204,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	page, err := rep.HTML()
+	page, err := replayview.HTML(rep)
 	if err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err := os.WriteFile(jsPath, js, 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if err := os.WriteFile(mdPath, rep.Markdown(), 0o644); err != nil {
+	if err := os.WriteFile(mdPath, replayview.Markdown(rep), 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	if err := os.WriteFile(htmlPath, page, 0o644); err != nil {
