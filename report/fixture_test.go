@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -246,16 +246,16 @@ func referenceReport(t testing.TB) *Report {
 			{Name: detect.KindIdlePinning, Outcome: detect.OutcomeNotInteresting, Reason: "CPU averaged 99% while requests queued: the workers were working"},
 			{Name: detect.KindConfigChange, Outcome: detect.OutcomeFound, Findings: []string{"config_change-1"}},
 		},
-		Rules: []rules.Rule{{
+		Rules: []rule.Rule{{
 			Name:      "page_tools",
 			Finding:   "crawler_burst-1",
 			Caddyfile: "rate_limit {\n\tzone page_tools {\n\t\tmatch {\n\t\t\tnot header Cookie *wikiUserID=*\n\t\t\tquery action=edit action=watch\n\t\t}\n\t\tkey static\n\t\twindow 10m\n\t\tevents 150\n\t}\n}",
 			Why:       "The crawler's tools saw at most 41 logged-out requests per 10 minutes over the baseline; 150 leaves room for readers.",
-			Backtest: rules.Backtest{CrawlerRequests: 13695, CrawlerRefused: 11960, CrawlerRefusedShare: 0.873, CrawlerPHPSecondsSaved: 3588,
+			Backtest: rule.Backtest{CrawlerRequests: 13695, CrawlerRefused: 11960, CrawlerRefusedShare: 0.873, CrawlerPHPSecondsSaved: 3588,
 				LoggedInRequests: 1204, OtherLoggedOutRequests: 21350, OtherLoggedOutRefused: 212, OtherLoggedOutRefusedShare: 0.0099,
 				BaselineRequests: 48000, BaselineRefused: 0, FirstRefusal: at("02:17")},
 		}},
-		Recommendations: []rules.Recommendation{{Target: "php-fpm", Key: "listen.backlog", Value: "64",
+		Recommendations: []rule.Recommendation{{Target: "php-fpm", Key: "listen.backlog", Value: "64",
 			Why: "With 16 workers at 0.3 s a request, a full queue of 64 waits 1.2 s, under the 10 s health timeout; one of 4,096 waits 77 s."}},
 		DataQuality: []sources.QualityNote{
 			{Source: "access", Severity: sources.SeverityWarning, Message: "3 lines skipped: not JSON (access.log:17, access.log:18, access.log:902)"},

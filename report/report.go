@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -54,10 +54,10 @@ type Report struct {
 	Causes []Cause `json:"causes"`
 	// Rules are the generated Caddy rate_limit rules with their backtests. The
 	// caller sets them after Build (rules are generated from the same findings).
-	Rules []rules.Rule `json:"rules"`
+	Rules []rule.Rule `json:"rules"`
 	// Recommendations are configuration advice with its arithmetic; set by the
 	// caller like Rules.
-	Recommendations []rules.Recommendation `json:"recommendations"`
+	Recommendations []rule.Recommendation `json:"recommendations"`
 	// DataQuality lists what could not be read or checked: caveats on every number.
 	DataQuality []sources.QualityNote `json:"data_quality"`
 	// Changes are the configuration changes that were read (git, changes.yaml,
@@ -266,10 +266,10 @@ func (r *Report) normalize() {
 		r.Causes = []Cause{}
 	}
 	if r.Rules == nil {
-		r.Rules = []rules.Rule{}
+		r.Rules = []rule.Rule{}
 	}
 	if r.Recommendations == nil {
-		r.Recommendations = []rules.Recommendation{}
+		r.Recommendations = []rule.Recommendation{}
 	}
 	if r.DataQuality == nil {
 		r.DataQuality = []sources.QualityNote{}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/templates"
 )
@@ -77,7 +77,7 @@ type Scan struct {
 	// Rules are the rate-limit zones proposed for the window's crawler_burst
 	// findings, each with its backtest over the window: the next step a
 	// crawler anomaly names. Set by the caller after BuildScan.
-	Rules []rules.Rule `json:"rules"`
+	Rules []rule.Rule `json:"rules"`
 	// Caddyfile is the rules file for them (rules.caddy: how to deploy,
 	// then the rate_limit block).
 	Caddyfile string `json:"caddyfile,omitempty"`
@@ -146,7 +146,7 @@ func (s *Scan) normalize() {
 		s.Baseline.Slots = []scan.Slot{}
 	}
 	if s.Rules == nil {
-		s.Rules = []rules.Rule{}
+		s.Rules = []rule.Rule{}
 	}
 	if s.Delivery != nil && s.Delivery.Events == nil {
 		s.Delivery.Events = []string{}
@@ -212,16 +212,16 @@ func RenderScanMarkdown(s *Scan) ([]byte, error) {
 }
 
 // scanRule is a proposed rule as scan.md shows it: the block with the steps
-// to deploy it (rules.DeploySteps, the same lines rules.caddy opens with),
+// to deploy it (rule.DeploySteps, the same lines rules.caddy opens with),
 // in a fence longer than any run of backticks in it.
 type scanRule struct {
-	rules.Rule
+	rule.Rule
 	Block, Fence string
 }
 
-func newScanRule(r rules.Rule) *scanRule {
+func newScanRule(r rule.Rule) *scanRule {
 	var b strings.Builder
-	for _, l := range rules.DeploySteps() {
+	for _, l := range rule.DeploySteps() {
 		b.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	b.WriteString(r.Caddyfile)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -278,9 +278,9 @@ func TestScanMarkdownNextStep(t *testing.T) {
 	res.Anomalies = append(res.Anomalies, scan.Anomaly{Kind: detect.KindHealthcheckStarved, Severity: scan.SeverityCritical, Start: res.Window.From,
 		Metric: "estimated wait of a queued health check (s)", Observed: 27.4, NoBaseline: true, Summary: "against a 10 s health timeout"})
 	doc := BuildScan(res, "Asia/Seoul")
-	doc.Rules = []rules.Rule{{Name: "tools_zh_cn_logged_out", Finding: "crawler_burst-1", Events: 10, Window: "10m",
+	doc.Rules = []rule.Rule{{Name: "tools_zh_cn_logged_out", Finding: "crawler_burst-1", Events: 10, Window: "10m",
 		Caddyfile: "rate_limit {\n\tzone tools_zh_cn_logged_out {\n\t\tkey tools_zh_cn_logged_out\n\t\twindow 10m\n\t\tevents 10\n\t}\n}\n",
-		Backtest: rules.Backtest{CrawlerRequests: 15850, CrawlerRefused: 15788, CrawlerRefusedShare: 15788.0 / 15850,
+		Backtest: rule.Backtest{CrawlerRequests: 15850, CrawlerRefused: 15788, CrawlerRefusedShare: 15788.0 / 15850,
 			FingerprintReaderRequests: 8, OtherLoggedOutRequests: 3493, BaselineRequests: 11439}}}
 	md, err := RenderScanMarkdown(doc)
 	if err != nil {
@@ -292,8 +292,8 @@ func TestScanMarkdownNextStep(t *testing.T) {
 	for _, want := range []string{
 		"**Do this now:** limit it with the rate\\_limit zone tools\\_zh\\_cn\\_logged\\_out",
 		"# 1. Needs the caddy-ratelimit module, version v0.1.0",
-		"#      " + rules.BuildCommand,
-		"#          " + rules.OrderOption,
+		"#      " + rule.BuildCommand,
+		"#          " + rule.OrderOption,
 		"#      caddy validate --config Caddyfile",
 		"\tzone tools_zh_cn_logged_out {",
 		"refuses 15,788 of the crawler's 15,850 requests (99.6%), 0 of 8 requests of readers who share its fingerprint, 0 of 3,493 other logged-out requests",

@@ -11,7 +11,7 @@ import (
 	"unicode"
 
 	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -546,7 +546,7 @@ func rows(p printer, r *Report) []rowView {
 	return out
 }
 
-func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
+func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 	bt := rl.Backtest
 	fence := "```"
 	for strings.Contains(rl.Caddyfile, fence) {
@@ -556,10 +556,10 @@ func ruleOf(p printer, l map[string]string, rl rules.Rule) ruleView {
 		return p.say("backtest.of", struct{ N, Total int }{n, total})
 	}
 	// The block opens with what deploying it takes, as rules.caddy does
-	// (one source: rules.DeploySteps): pasted alone, it still says it needs
+	// (one source: rule.DeploySteps): pasted alone, it still says it needs
 	// caddy-ratelimit and where it goes.
 	var head strings.Builder
-	for _, l := range rules.DeploySteps() {
+	for _, l := range rule.DeploySteps() {
 		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: head.String() + rl.Caddyfile, Fence: fence}

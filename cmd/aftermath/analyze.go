@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -172,8 +172,8 @@ the window): no report is written then.`,
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
 // a temporary bundle (cleanup removes it; d is its analysis when its second
 // passes made one, see liveInputs).
-func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, *detected, func(), error) {
-	offlineInputs := func() (*ingest.Inputs, *detected, func(), error) {
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, *analysis.Detected, func(), error) {
+	offlineInputs := func() (*ingest.Inputs, *analysis.Detected, func(), error) {
 		in, cleanup, err := f.offlineInputs(stdin)
 		return in, nil, cleanup, err
 	}
@@ -466,21 +466,17 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
 // summary. The error carries exit code 1 when the evidence was incomplete.
-func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *detected, out string, formats []string, lang string) error {
+func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		d.close()
+		d.Close()
 		return &exitError{code: exitUsage, err: err}
 	}
 	a, err := analyzeInputs(cmd.Context(), *in, d)
 	endProgress(*in)
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return err
-		}
-		return &exitError{code: exitUsage, err: err}
+		return err
 	}
-	rep := a.report
+	rep := a.Report
 	paths, err := report.WriteAll(out, rep, formats, lang)
 	if err != nil {
 		return err

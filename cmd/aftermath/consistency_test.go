@@ -449,7 +449,7 @@ func analyzeScenarioIn(ctx context.Context, dir, scenario string) (*report.Repor
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", scenario, err)
 	}
-	return a.report, nil
+	return a.Report, nil
 }
 
 func TestOneNumberEverywhere(t *testing.T) {

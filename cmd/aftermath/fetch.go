@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -76,7 +77,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			prog.close()
 			printNotes(stderr, notes, f.quiet)
 			if err == nil {
-				if _, err = secondPasses(ctx, cfg, f.out, ingest.FromBundle, false); err == nil {
+				if _, err = analysis.SecondPasses(ctx, cfg, f.out, ingest.FromBundle, false); err == nil {
 					m, err = bundle.ReadManifest(filepath.Join(f.out, bundle.ManifestFile))
 				}
 			}
@@ -119,7 +120,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 // is done. Progress and the fetch's warnings go to stderr (progress only when
 // it is a terminal). A partial fetch is not an error: bundle.yaml marks what
 // is incomplete and the analysis reports it.
-func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer, adjust func(*ingest.Inputs)) (in *ingest.Inputs, d *detected, cleanup func(), err error) {
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer, adjust func(*ingest.Inputs)) (in *ingest.Inputs, d *analysis.Detected, cleanup func(), err error) {
 	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -156,7 +157,7 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 		return inputs
 	}
 	if err == nil {
-		d, err = secondPasses(sctx, cfg, bdir, inputsOf, true)
+		d, err = analysis.SecondPasses(sctx, cfg, bdir, inputsOf, true)
 	}
 	if err != nil {
 		cleanup()
@@ -167,7 +168,7 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	}
 	b, err := bundle.Open(bdir)
 	if err != nil {
-		d.close()
+		d.Close()
 		cleanup()
 		return nil, nil, nil, &exitError{code: exitUsage, err: err}
 	}

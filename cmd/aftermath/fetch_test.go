@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
@@ -313,12 +315,27 @@ func TestFetchCommand(t *testing.T) {
 	}
 }
 
+// detectorRuns counts the detectors' runs of analyzeLive's analyses: the
+// pipeline tells the inputs' progress "detecting" before each run.
+var detectorRuns int
+
+// runCounter is a progress that counts detectorRuns.
+type runCounter struct{}
+
+func (runCounter) Stage(name string, _ int64) {
+	if name == "detecting" {
+		detectorRuns++
+	}
+}
+func (runCounter) Read(int64) {}
+
 // analyzeLive analyzes [from, to) as analyze --config does, from the
 // sources config names.
-func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis {
+func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis.Analysis {
 	t.Helper()
 	var stderr bytes.Buffer
-	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr, nil)
+	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr,
+		func(in *ingest.Inputs) { in.Progress = runCounter{} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,15 +365,15 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.report.Evidence.Requests == 0 {
+	if rep.Report.Evidence.Requests == 0 {
 		t.Errorf("the live analysis saw no request")
 	}
 	warned := false
-	for _, n := range rep.report.DataQuality {
+	for _, n := range rep.Report.DataQuality {
 		warned = warned || (n.Severity == sources.SeverityWarning && strings.Contains(n.Message, `unknown key "pushdown_afer", ignored (did you mean "pushdown_after"?)`))
 	}
 	if !warned || !strings.Contains(stderr.String(), `unknown key "pushdown_afer"`) {
-		t.Errorf("the unknown key is not in data_quality and on stderr: %+v\n%s", rep.report.DataQuality, stderr.String())
+		t.Errorf("the unknown key is not in data_quality and on stderr: %+v\n%s", rep.Report.DataQuality, stderr.String())
 	}
 	dir := filepath.Dir(filepath.Dir(in.Access[0]))
 	cleanup()

@@ -22,14 +22,14 @@ func TestMessagesNameTheUsersInput(t *testing.T) {
 		}
 		a := analyzeLive(t, config, from, to)
 		found := false
-		for _, n := range a.report.DataQuality {
+		for _, n := range a.Report.DataQuality {
 			if strings.Contains(n.Message, os.TempDir()) || strings.Contains(n.Message, "aftermath-live-") {
 				t.Errorf("a note names the temporary bundle: %s", n.Message)
 			}
 			found = found || strings.Contains(n.Message, `loki {job="php-fpm"} is empty`)
 		}
 		if !found {
-			t.Errorf("no note says the php-fpm log from Loki is empty: %+v", a.report.DataQuality)
+			t.Errorf("no note says the php-fpm log from Loki is empty: %+v", a.Report.DataQuality)
 		}
 	})
 	t.Run("empty standard input", func(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
+	"github.com/aftermath-forensics/aftermath/report/replayview"
 	"github.com/aftermath-forensics/aftermath/rules/replay"
 )
 
@@ -122,12 +124,12 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	ctx := cmd.Context()
 	in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
 	defer endProgress(*in)
-	d, err := loadAndDetect(ctx, *in)
+	d, err := analysis.Detect(ctx, *in)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: pipelineError(*in, err)}
 	}
-	defer d.loaded.Close()
-	plan, prop, err := replay.Prepare(ctx, replay.Analysis{Loaded: d.loaded, Findings: d.res.Findings, Access: in.Access},
+	defer d.Close()
+	plan, prop, err := d.PrepareReplay(ctx, *in,
 		replay.PlanOptions{From: from, To: to, Speed: f.speed, Only: only, MaxRequests: f.maxRequests})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -142,8 +144,8 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	switch {
 	case timeout > 0:
 		notes = append(notes, fmt.Sprintf("client timeout %s from --client-timeout", timeout))
-	case d.ev.Site.ClientTimeoutS > 0:
-		timeout = time.Duration(d.ev.Site.ClientTimeoutS * float64(time.Second))
+	case d.Evidence.Site.ClientTimeoutS > 0:
+		timeout = time.Duration(d.Evidence.Site.ClientTimeoutS * float64(time.Second))
 		notes = append(notes, fmt.Sprintf("client timeout %s from the site facts (client_timeout_s)", timeout))
 	default:
 		timeout = defaultClientTimeout
@@ -210,7 +212,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	page, err := rep.HTML()
+	page, err := replayview.HTML(rep)
 	if err != nil {
 		return err
 	}
@@ -218,7 +220,7 @@ func runReplay(cmd *cobra.Command, f replayFlags) error {
 	if err := os.WriteFile(jsPath, js, 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if err := os.WriteFile(mdPath, rep.Markdown(), 0o644); err != nil {
+	if err := os.WriteFile(mdPath, replayview.Markdown(rep), 0o644); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	if err := os.WriteFile(htmlPath, page, 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
@@ -141,14 +142,14 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 		}
 	}
 	ctx := cmd.Context()
-	d, err := loadAndDetect(ctx, *in)
+	d, err := analysis.Detect(ctx, *in)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: pipelineError(*in, err)}
 	}
-	defer d.loaded.Close()
-	loaded, res, loc := d.loaded, d.res, d.loc
+	defer d.Close()
+	loaded, res, loc := d.Loaded, d.Result, d.Loc
 	stage(*in, "proposing and backtesting rules")
-	prop, err := d.propose(ctx, *in)
+	prop, err := d.Propose(ctx, *in)
 	endProgress(*in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

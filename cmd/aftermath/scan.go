@@ -10,11 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/report/notify"
-	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
@@ -144,7 +143,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	}
 
 	in.Progress = newProgressPrinter(cmd.ErrOrStderr(), !f.quiet)
-	set, err := scan.Load(ctx, *in, cfg, now)
+	set, err := analysis.LoadScans(ctx, *in, cfg, now)
 	endProgress(*in)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -335,24 +334,16 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 }
 
 // proposeForScan adds the next step of each crawler anomaly to doc: a
-// rate-limit zone for its crawler_burst finding, sized on the detectors'
-// lookback before the window and backtested over the window (the same
-// rules.Propose as analyze). A scan without a crawler_burst finding proposes
-// nothing. Zones Propose rejected are named in data_quality.
+// rate-limit zone for its crawler_burst finding (analysis.ProposeForScan). A
+// scan without a crawler_burst finding proposes nothing. Zones Propose
+// rejected are named in data_quality.
 func proposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
-	var crawlers []detect.Finding
-	for _, f := range res.Findings {
-		if f.Kind == detect.KindCrawlerBurst {
-			crawlers = append(crawlers, f)
-		}
-	}
-	if len(crawlers) == 0 || len(in.Access) == 0 {
-		return nil
-	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: crawlers, Access: in.Access, Site: in.Manifest.Site, DurationFormat: in.DurationFormat, Zone: in.LogZone,
-		From: res.Window.From, To: res.Window.To, BaselineFrom: res.Window.From.Add(-cfg.Lookback), BaselineTo: res.Window.From})
+	prop, err := analysis.ProposeForScan(ctx, in, cfg, res)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("scan: proposing rules: %w", err)}
+		return &exitError{code: exitUsage, err: err}
+	}
+	if prop == nil {
+		return nil
 	}
 	doc.Rules = prop.Rules
 	if len(prop.Rules) > 0 {

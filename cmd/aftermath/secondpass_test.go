@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +51,7 @@ func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push f
 			t.Fatal(err)
 		}
 		a := analyzeLive(t, config, from, to)
-		return a.report
+		return a.Report
 	}
 }
 
@@ -110,15 +109,10 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	// pass that pulled minutes; the analysis of the last state is the
 	// report's (before, a pass that pulled nothing was followed by one more
 	// run on the same bundle).
-	runs := 0
-	runDetectors = func(ctx context.Context, ev *detect.Evidence, ds []detect.Detector) (*detect.Result, error) {
-		runs++
-		return detect.Run(ctx, ev, ds)
-	}
-	t.Cleanup(func() { runDetectors = detect.Run })
+	detectorRuns = 0
 	full := run(t, "48h")
-	fullRuns := runs
-	runs = 0
+	fullRuns := detectorRuns
+	detectorRuns = 0
 	pushed := run(t, "3h")
 	fc, pc := crawlerOf(t, full), crawlerOf(t, pushed)
 	// The crawl is said to start where its rise runs into the incident
@@ -151,10 +145,10 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 			t.Errorf("second pass %d: %+v", i+1, p)
 		}
 	}
-	if fullRuns != 1 || runs != 1+len(pd.SecondPasses) {
-		t.Errorf("detector runs: %d for the full pull, %d for the pushdown with %d second passes; want 1 and %d", fullRuns, runs, len(pd.SecondPasses), 1+len(pd.SecondPasses))
+	if fullRuns != 1 || detectorRuns != 1+len(pd.SecondPasses) {
+		t.Errorf("detector runs: %d for the full pull, %d for the pushdown with %d second passes; want 1 and %d", fullRuns, detectorRuns, len(pd.SecondPasses), 1+len(pd.SecondPasses))
 	}
-	t.Logf("detector runs: full pull %d, pushdown %d (%d second passes)", fullRuns, runs, len(pd.SecondPasses))
+	t.Logf("detector runs: full pull %d, pushdown %d (%d second passes)", fullRuns, detectorRuns, len(pd.SecondPasses))
 	t.Logf("pushdown: %d of %d bytes in %d requests; second passes %+v", pd.PulledBytes, pd.FullBytes, pd.Requests, pd.SecondPasses)
 	// Its lines were read only where something stood out: the figures stay
 	// marked, in report.json and beside the finding in the postmortem.

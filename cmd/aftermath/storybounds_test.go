@@ -81,13 +81,13 @@ func storyOf(t *testing.T, dir string) (map[string]string, *report.Report) {
 		{report.FormatHTML, report.LangEN}, {report.FormatHTML, report.LangKO},
 		{report.FormatJSON, report.LangEN},
 	} {
-		data, err := report.Render(a.report, f.format, f.lang)
+		data, err := report.Render(a.Report, f.format, f.lang)
 		if err != nil {
 			t.Fatalf("%s %s: %v", f.format, f.lang, err)
 		}
 		out[f.format+" "+f.lang] = string(data)
 	}
-	return out, a.report
+	return out, a.Report
 }
 
 // recoveryClaims are the sentences that tell a stretch as over or as usual,

@@ -1,6 +1,6 @@
 // Command analyzebench times what aftermath analyze --access does on one log
-// (cmd/aftermath's analyzeInputs, then rendering every format), split into
-// ingest (ingest.Load) and what follows it, and prints the result as JSON for
+// (analysis.Run, then rendering every format), split into ingest and what
+// follows it, and prints the result as JSON for
 // ingestbench's table. It is its own program because report and rules make a
 // much bigger binary than ingest needs, which would add to ingestbench's RSS.
 // Like ingestbench it lives under cmd/ because it imports detect, report and
@@ -19,10 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
-	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -78,9 +77,10 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
-// analyze runs what aftermath analyze --access does (cmd/aftermath's
-// analyzeInputs, then rendering every format), with the incident window on the
-// log's busiest stretch: the hour starting 11 hours into it.
+// analyze runs what aftermath analyze --access does (analysis.Run, then
+// rendering every format), with the incident window on the log's busiest
+// stretch: the hour starting 11 hours into it. Ingest ends where the pipeline
+// says it is detecting (afterIngest).
 func analyze(path string, res *result) error {
 	ctx := context.Background()
 	first, err := firstTime(path)
@@ -91,44 +91,42 @@ func analyze(path string, res *result) error {
 	m := bundle.Manifest{Timezone: "UTC"}
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
-	in := ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}
+	after := &afterIngest{}
+	in := ingest.Inputs{Manifest: m, Access: []string{path}, Progress: after}
 	t0 := time.Now()
-	loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
+	a, err := analysis.Run(ctx, in, analysis.Options{})
 	if err != nil {
 		return err
 	}
-	defer loaded.Close()
-	t1 := time.Now()
-	ev := detect.EvidenceOf(loaded)
-	out, err := detect.Run(ctx, ev, detect.Detectors())
-	if err != nil {
-		return err
-	}
-	rep, err := report.Build(ctx, loaded, ev, out, "UTC")
-	if err != nil {
-		return err
-	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: out.Findings, Access: in.Access, Requests: loaded.Requests, Site: ev.Site, Zone: ev.Loc,
-		From: ev.From, To: ev.To, BaselineFrom: ev.BaselineFrom, BaselineTo: ev.BaselineTo})
-	if err != nil {
-		return err
-	}
-	rep.Rules = prop.Rules
 	rendered := 0
 	for _, format := range report.Formats {
-		b, err := report.Render(rep, format, "en")
+		b, err := report.Render(a.Report, format, "en")
 		if err != nil {
 			return err
 		}
 		rendered += len(b)
 	}
 	t2 := time.Now()
-	res.Bytes, res.Lines = loaded.Access.Bytes, loaded.Access.Lines
+	t1 := after.at
+	ev := a.Report.Evidence
+	res.Bytes, res.Lines = ev.Bytes, ev.Lines
 	res.IngestS, res.AfterS = t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
 	res.Check = fmt.Sprintf("%d findings, %d rules, %d bytes rendered; ingest %.2fs, after ingest %.2fs",
-		len(out.Findings), len(prop.Rules), rendered, res.IngestS, res.AfterS)
+		len(a.Report.Findings), len(a.Report.Rules), rendered, res.IngestS, res.AfterS)
 	return nil
 }
+
+// afterIngest is the pipeline's progress: it notes when detection begins,
+// which is where ingest is over.
+type afterIngest struct{ at time.Time }
+
+func (p *afterIngest) Stage(name string, _ int64) {
+	if name == "detecting" && p.at.IsZero() {
+		p.at = time.Now()
+	}
+}
+
+func (p *afterIngest) Read(int64) {}
 
 // profile starts the profiles the environment asks for, over the whole
 // analysis (ingest included): ANALYZEBENCH_CPUPROFILE=FILE a CPU profile,

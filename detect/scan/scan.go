@@ -108,9 +108,14 @@ type Set struct {
 	notes []sources.QualityNote
 }
 
+// Loader reads evidence in loc as the detectors read it, with their view of
+// it: analysis.Load, the pipeline's one loader (which scan, below it, cannot
+// import).
+type Loader func(ctx context.Context, in ingest.Inputs, loc *time.Location) (*ingest.Loaded, *detect.Evidence, error)
+
 // Load reads the evidence of in for scans at nows: metrics, logs and changes
-// through ingest.Load, the access logs in one pass into a Collector.
-func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) (*Set, error) {
+// through load, the access logs in one pass into a Collector.
+func Load(ctx context.Context, in ingest.Inputs, cfg Config, load Loader, nows ...time.Time) (*Set, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -120,18 +125,18 @@ func Load(ctx context.Context, in ingest.Inputs, cfg Config, nows ...time.Time) 
 	}
 	sorted := append([]time.Time(nil), nows...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
-	// ingest.Load reads everything but the access logs: the Collector reads
+	// load reads everything but the access logs: the Collector reads
 	// those, once, into the slots and windows the scans need.
 	rest := in
 	rest.Access = nil
 	rest.Manifest.Window.From = sorted[0].Add(-cfg.Since).UTC()
 	rest.Manifest.Window.To = sorted[len(sorted)-1].UTC()
 	rest.Manifest.Baseline = nil
-	loaded, err := ingest.Load(ctx, rest, cfg.Loc, detect.NewAggregate)
+	loaded, ev, err := load(ctx, rest, cfg.Loc)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
-	s := &Set{cfg: cfg, loaded: loaded, ev: detect.EvidenceOf(loaded), col: NewCollector(cfg, in.Manifest.Site, sorted)}
+	s := &Set{cfg: cfg, loaded: loaded, ev: ev, col: NewCollector(cfg, in.Manifest.Site, sorted)}
 	// bundle.yaml says which ranges of access log a fetch pulled in full (a
 	// live scan fetches its window and its slots, not the days between).
 	var fetched []Range

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/report/notify"
@@ -123,7 +124,7 @@ func TestWeekReplay(t *testing.T) {
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	set, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, nows...)
+	set, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +256,12 @@ func TestReplayMatchesSingleScan(t *testing.T) {
 	ctx := context.Background()
 	crawlHour := simulate.WeekStart.AddDate(0, 0, 3).Add(3 * time.Hour)
 	nows := []time.Time{crawlHour.Add(-time.Hour), crawlHour, crawlHour.Add(10 * time.Minute), crawlHour.AddDate(0, 0, 1)}
-	many, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, nows...)
+	many, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer many.Close()
-	one, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, crawlHour)
+	one, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}

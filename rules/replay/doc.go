@@ -21,6 +21,9 @@
 //   - scale.go divides a rule's windows by the speed-up, since a window does
 //     not compress with the traffic;
 //   - report.go sets the replay beside the rule's backtest and writes it as
-//     JSON (aftermath.replay/v1); markdown.go and html.go render it for
-//     people, html.go with the postmortem's charts (report/timechart).
+//     JSON (aftermath.replay/v1); package report/replayview renders it for
+//     people (Markdown, and HTML with the postmortem's charts).
+//
+// The rule proposed for the range and the plan are prepared by the pipeline
+// (analysis.PrepareReplay).
 package replay

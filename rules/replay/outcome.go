@@ -134,7 +134,7 @@ func (c *Counts) merge(o *Counts) {
 }
 
 // Goodput counts 2xx answers in time.
-func (c *Counts) Goodput() int { return c.answeredIn(200, 299) }
+func (c *Counts) Goodput() int { return c.AnsweredIn(200, 299) }
 
 // RateLimited counts 429s, in time or late.
 func (c *Counts) RateLimited() int { return c.Answered[429] + c.Late[429] }
@@ -172,7 +172,8 @@ func (c *Counts) Failed() int {
 	return n
 }
 
-func (c *Counts) answeredIn(lo, hi int) int {
+// AnsweredIn counts the answers in time with a status from lo to hi.
+func (c *Counts) AnsweredIn(lo, hi int) int {
 	n := 0
 	for s, v := range c.Answered {
 		if s >= lo && s <= hi {

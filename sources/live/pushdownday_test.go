@@ -213,8 +213,8 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		if p := sources.Problems(notes); len(p) > 0 {
 			t.Fatalf("notes: %v", p)
 		}
-		// The second passes analyze --config makes (cmd/aftermath's
-		// secondPasses, from the same edges: the failing stretches and a
+		// The second passes analyze --config makes (analysis.SecondPasses,
+		// from the same edges: the failing stretches and a
 		// crawler start marked estimated).
 		// The analysis of the bundle as it stands: the last pass's, when
 		// that pass changed nothing (it pulled no minute and left

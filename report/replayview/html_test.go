@@ -1,91 +1,73 @@
-package replay
+package replayview
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
 
-	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report/layoutcheck"
-	"github.com/aftermath-forensics/aftermath/rules"
-	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/rules/replay"
 )
 
-// saturatedRun is a replay's measurement written by hand in the shape of a
-// saturated stack: two incident minutes at 10x, a crawler of 40 requests a
-// replay second beside 12 ordinary and 1 logged-in, answered for four
-// seconds and then timing out, late, 503, reset and refused, with the
-// generator falling 150 ms behind in three seconds (so the run is invalid),
-// a fingerprint that tries to inject markup and a transport error message
-// that does too.
-func saturatedRun() ReportInput {
-	from := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC)
-	hostile := detect.ClusterKey{UA: `<script>alert(1)</script>"><b>bold</b>`, Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
-	p := &Plan{From: from, To: from.Add(2 * time.Minute), Speed: 10, CrawlerKeys: []detect.ClusterKey{hostile}, ClientsByPlan: 900}
-	rng := rand.New(rand.NewPCG(1, 2))
-	perSecond := [numClasses]int{ClassCrawler: 40, ClassOtherLoggedOut: 12, ClassLoggedIn: 1}
-	res := &Result{Started: from.Add(24 * time.Hour), Ended: from.Add(24*time.Hour + 33*time.Second), Sources: 900, OpenHigh: 420,
-		Environment:  Environment{GoVersion: "go1.26", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GOMAXPROCS: 1},
-		ErrorSamples: map[string]string{"connection_reset": `read tcp 127.0.0.9:1->127.0.0.1:2: <img src=x onerror=alert(1)> reset`}}
-	res.Seconds = make([]Second, 13)
-	res.Goodput = make([]int, 23)
-	for sec := range 12 {
-		for c := Class(0); c < numClasses; c++ {
-			for k := range perSecond[c] {
-				offset := time.Duration(sec)*time.Second + time.Duration(k)*time.Second/time.Duration(perSecond[c])
-				p.Shots = append(p.Shots, Shot{Offset: offset, Class: c, Arrival: from.Add(offset * 10)})
-				lag := time.Duration(rng.IntN(3000)) * time.Microsecond
-				if sec >= 6 && sec <= 8 && k == 0 {
-					lag = 150 * time.Millisecond
-				}
-				res.Lags = append(res.Lags, lag)
-				o, status := OutcomeAnswered, 200
-				switch x := rng.IntN(100); {
-				case sec < 4 && c == ClassCrawler && x < 30:
-					status = 429
-				case sec < 4:
-				case x < 45:
-					o, status = OutcomeTimeout, 0
-				case x < 60:
-					o = OutcomeLate
-				case x < 75:
-					status = 503
-				case x < 80:
-					o, status = OutcomeReset, 0
-				case x < 83:
-					o, status = OutcomeRefused, 0
-				case x < 85:
-					status = 404
-				}
-				if sec == 11 && k == 0 {
-					o, status = OutcomeStopped, 0
-				}
-				res.Classes[c].add(o, status)
-				res.Seconds[sec].Classes[c].add(o, status)
-				if o == OutcomeAnswered && status == 200 {
-					res.Goodput[sec+rng.IntN(2)]++
-				}
-			}
-		}
-		res.Seconds[sec].InFlightHigh = min(53*(sec+1), 420)
-		res.InFlightHigh = max(res.InFlightHigh, res.Seconds[sec].InFlightHigh)
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// measured reads a replay's measurement as rules/replay wrote it: its golden
+// files (NAME.json, rewritten by go test -update there) are what these tests
+// render, so a change to the measurement reaches the renderings.
+func measured(t *testing.T, name string) *replay.Report {
+	t.Helper()
+	js, err := os.ReadFile(filepath.Join("..", "..", "rules", "replay", "testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	res.WorstLag, res.WorstLagAt = 150*time.Millisecond, 6*time.Second
-	slices.SortStableFunc(p.Shots, func(a, b Shot) int { return int(a.Offset - b.Offset) })
-	bt := &rules.Backtest{CrawlerRequests: 480, CrawlerRefused: 470, OtherLoggedOutRequests: 144, LoggedInRequests: 12}
-	return ReportInput{Plan: p, Result: res, Backtest: bt, RuleName: "tools_chrome_zh_cn", RuleFile: "out/rules.caddy", ScaledRuleFile: "out/rules-speed-10x.caddy",
-		Options: Options{Target: &url.URL{Scheme: "http", Host: "127.0.0.1:8080"}, Loopback: true, ClientTimeout: 10 * time.Second, LateWindow: 10 * time.Second, MaxLag: 100 * time.Millisecond},
-		Notes:   []string{"client timeout 10s from the site facts (client_timeout_s)"}}
+	var r replay.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		t.Fatalf("%s.json: %v", name, err)
+	}
+	return &r
+}
+
+// TestRenderGolden renders the golden measurement (a crawler mostly refused,
+// an ordinary client that timed out, a fingerprint whose user agent tries to
+// inject Markdown) as replay.md and replay.html.
+func TestRenderGolden(t *testing.T) {
+	rep := measured(t, "report")
+	md := Markdown(rep)
+	page, err := HTML(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]byte{"report.md": md, "report.html": page} {
+		path := filepath.Join("testdata", name)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to write it)", err)
+		}
+		if string(want) != string(got) {
+			t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+		}
+	}
+	// A value from a log line never becomes a link or markup.
+	if strings.Contains(string(md), "Evil](") || strings.Contains(string(md), "<b>") {
+		t.Errorf("the crawler's fingerprint was not escaped:\n%s", md)
+	}
+	if !strings.Contains(string(Markdown(measured(t, "stopped"))), "Stopped early") {
+		t.Errorf("the report must say the run stopped early")
+	}
 }
 
 // parsed is replay.html as a browser's parser reads it.
@@ -138,8 +120,8 @@ func parseReplayHTML(t *testing.T, page []byte) parsed {
 // as charts; an invalid run says so at the top and shades the seconds the
 // generator fell behind; text from a log line or a socket stays text.
 func TestHTMLReport(t *testing.T) {
-	rep := NewReport(saturatedRun())
-	page, err := rep.HTML()
+	rep := measured(t, "saturated")
+	page, err := HTML(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +155,7 @@ func TestHTMLReport(t *testing.T) {
 		}
 	}
 
-	valid, err := NewReport(goldenRun()).HTML()
+	valid, err := HTML(measured(t, "report"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +177,8 @@ func TestHTMLReport(t *testing.T) {
 func TestHTMLLayoutInChromium(t *testing.T) {
 	layoutcheck.RequireChromium(t)
 	dir := t.TempDir()
-	for name, in := range map[string]ReportInput{"saturated": saturatedRun(), "golden": goldenRun()} {
-		page, err := NewReport(in).HTML()
+	for name, fixture := range map[string]string{"saturated": "saturated", "golden": "report"} {
+		page, err := HTML(measured(t, fixture))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,39 +208,22 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 }
 
 // TestLagAndInFlightInEveryReport: whatever the run (valid, invalid, stopped
-// early, with no rule to compare), each of replay.json, replay.md and
+// early, with no rule to compare), each of replay.md and
 // replay.html states the generator's worst scheduling lag and its in-flight
-// high-water mark, and the HTML charts both.
+// high-water mark, and the HTML charts both (replay.json: package replay).
 func TestLagAndInFlightInEveryReport(t *testing.T) {
-	noRule := goldenRun()
-	noRule.Backtest = nil
-	stopped := goldenRun()
-	stopped.Result.Stopped, stopped.Result.Unsent = "interrupted", 4
-	for name, in := range map[string]ReportInput{"valid": goldenRun(), "invalid": saturatedRun(), "no rule": noRule, "stopped": stopped} {
-		rep := NewReport(in)
+	for name, fixture := range map[string]string{"valid": "report", "invalid": "saturated", "no rule": "no-rule", "stopped": "stopped"} {
+		rep := measured(t, fixture)
 		lag := fmt.Sprintf("%.1f ms", rep.Generator.WorstLagMS)
 		high := rep.Generator.InFlightHigh
 		if high == 0 || rep.Generator.WorstLagMS == 0 {
 			t.Fatalf("%s: the fixture should have lag and requests in flight", name)
 		}
-		js, err := rep.JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back struct {
-			Generator map[string]any `json:"generator"`
-		}
-		if err := json.Unmarshal(js, &back); err != nil {
-			t.Fatal(err)
-		}
-		if back.Generator["worst_lag_ms"] != rep.Generator.WorstLagMS || back.Generator["in_flight_high_water"] != float64(high) {
-			t.Errorf("%s: replay.json generator %v", name, back.Generator)
-		}
-		md := string(rep.Markdown())
+		md := string(Markdown(rep))
 		if !strings.Contains(md, "Worst scheduling lag "+lag) || !strings.Contains(md, fmt.Sprintf("In flight (clients still waiting) at most %d;", high)) {
 			t.Errorf("%s: replay.md does not state the lag (%s) and the in-flight high-water mark (%d)", name, lag, high)
 		}
-		page, err := rep.HTML()
+		page, err := HTML(rep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,30 +232,6 @@ func TestLagAndInFlightInEveryReport(t *testing.T) {
 			!strings.Contains(h, fmt.Sprintf("<th scope=\"row\">In flight at most (clients still waiting)</th><td>%d</td>", high)) ||
 			!strings.Contains(h, `id="chart-lag"`) || !strings.Contains(h, `id="chart-in-flight"`) {
 			t.Errorf("%s: replay.html does not state and chart the lag (%s) and the in-flight high-water mark (%d)", name, lag, high)
-		}
-	}
-}
-
-// TestTargetPasswordNeverWritten: a target given with a password in its URL
-// is written redacted in every report.
-func TestTargetPasswordNeverWritten(t *testing.T) {
-	in := goldenRun()
-	in.Options.Target = &url.URL{Scheme: "http", User: url.UserPassword("ops", "s3cret-pw"), Host: "127.0.0.1:8080"}
-	rep := NewReport(in)
-	js, err := rep.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := rep.HTML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, out := range map[string][]byte{"replay.json": js, "replay.md": rep.Markdown(), "replay.html": page} {
-		if bytes.Contains(out, []byte("s3cret-pw")) {
-			t.Errorf("%s holds the target's password", name)
-		}
-		if !bytes.Contains(out, []byte("127.0.0.1:8080")) {
-			t.Errorf("%s does not name the target", name)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
-// secondPasses completes a pushed-down bundle at dir where the analysis
+// SecondPasses completes a pushed-down bundle at dir where the analysis
 // needs it: it analyzes the bundle (the inputs inputsOf makes of it) and,
 // while a failing stretch's edge or the start of a crawler whose lines were
 // not all read lies next to minutes that were only counted, pulls those
@@ -21,13 +21,13 @@ import (
 // bundle that was not pushed down is left alone.
 //
 // With final, the analysis of the bundle as the passes leave it is returned
-// (loaded and detected as loadAndDetect does, for analyzeInputs): the last
+// (loaded and detected as Detect does, for Finish): the last
 // pass's own analysis when it pulled nothing, so the detectors run once per
 // state of the bundle, never twice on the same. Without final (fetch, which
 // analyzes nothing) it returns nil, and the bundle is not analyzed after the
 // last pass. A nil result with final means the caller analyzes: the bundle
 // was not pushed down, or analyze would refuse it.
-func secondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) ingest.Inputs, final bool) (*detected, error) {
+func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) ingest.Inputs, final bool) (*Detected, error) {
 	for pass := 0; ; pass++ {
 		if pass == live.MaxSecondPasses && !final {
 			return nil, nil
@@ -40,13 +40,13 @@ func secondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf fu
 			return nil, nil
 		}
 		in := inputsOf(b)
-		var d *detected
+		var d *Detected
 		if final {
-			d, err = loadAndDetect(ctx, in)
+			d, err = Detect(ctx, in)
 		} else {
 			d, err = detectInputs(ctx, in)
 		}
-		if errors.As(err, new(unusableEvidence)) {
+		if errors.As(err, new(UnusableEvidence)) {
 			// No second pass can make it usable; analyze says why.
 			return nil, nil
 		}
@@ -56,15 +56,15 @@ func secondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf fu
 		if pass == live.MaxSecondPasses {
 			return d, nil
 		}
-		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.res))
+		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.Result))
 		if err != nil {
-			d.close()
+			d.Close()
 			return nil, fmt.Errorf("pushdown's second pass: %w", err)
 		}
 		if n == 0 && final {
 			return d, nil
 		}
-		d.close()
+		d.Close()
 		if n == 0 {
 			return nil, nil
 		}

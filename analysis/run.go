@@ -1,0 +1,68 @@
+package analysis
+
+import (
+	"context"
+
+	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
+)
+
+// Analysis is what an analysis produces: the report and the rules file's text.
+type Analysis struct {
+	Report *report.Report
+	// Caddyfile is every proposed zone in one rate_limit block ("" if none).
+	Caddyfile string
+}
+
+// Options are what an analysis is run with beyond its inputs.
+type Options struct {
+	// Generator, when set, names the program that wrote the report.
+	Generator *report.Generator
+}
+
+// Run runs the whole pipeline on in: it loads and detects (Detect), then
+// builds the report and proposes the rules (Finish).
+func Run(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
+	d, err := Detect(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return d.Finish(ctx, in, o)
+}
+
+// Finish builds the report of d and proposes and backtests the rules for its
+// findings, then closes d. in is what d was detected from (Detect, or the last
+// of SecondPasses).
+func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
+	defer d.Close()
+	stage(in, "writing the report")
+	rep, err := report.Build(ctx, d.Loaded, d.Evidence, d.Result, d.TZ)
+	if err != nil {
+		return nil, err
+	}
+	stage(in, "proposing and backtesting rules")
+	prop, err := d.Propose(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rep.Generator = o.Generator
+	rep.Rules = prop.Rules
+	rep.Recommendations = prop.Recommendations
+	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
+	return &Analysis{Report: rep, Caddyfile: prop.Caddyfile}, nil
+}
+
+// Propose generates and backtests the rate-limit rules for d's findings over
+// its window.
+func (d *Detected) Propose(ctx context.Context, in ingest.Inputs) (*rules.Proposal, error) {
+	ev := d.Evidence
+	// The zones are sized on the baseline the detectors compared with: the
+	// given one, or the data before the incident's onset, never the incident.
+	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
+	if inc := d.Result.Incidents; inc != nil && inc.Baseline.Usable() {
+		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
+	}
+	return rules.Propose(ctx, rules.Input{Findings: d.Result.Findings, Access: in.Access, Requests: d.Loaded.Requests, Site: ev.Site, DurationFormat: in.DurationFormat, Zone: in.LogZone,
+		From: ev.From, To: ev.To, BaselineFrom: bFrom, BaselineTo: bTo})
+}
