@@ -207,15 +207,26 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 				ID  string
 				Max float64
 			}
-			Crawlers []struct{ Fingerprint string }
+			Crawlers []struct{ Finding, Fingerprint string }
 		}
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
 	tr = truth{}
+	// A crawler joined from several fingerprints (one actor rotating its
+	// user agents) has its addresses spread over as many rows of the
+	// terminal's fingerprint table: no one row states the actor's count.
+	joined := map[string]bool{}
+	for _, f := range rep.Findings {
+		if n, ok := factOf(f, "fingerprints"); ok && n > 1 {
+			joined[fmt.Sprint(f["id"])] = true
+		}
+	}
 	for _, c := range rep.Evidence.Crawlers {
-		crawlers = append(crawlers, c.Fingerprint)
+		if !joined[c.Finding] {
+			crawlers = append(crawlers, c.Fingerprint)
+		}
 	}
 	add := func(fig string, v float64) {
 		if !containsValue(tr[fig], v) {
@@ -262,6 +273,9 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 		case detect.KindCrawlerBurst:
 			if v, ok := factOf(f, "distinct_ips"); ok {
 				add(figCrawlerIPs, v)
+				if joined[fmt.Sprint(f["id"])] {
+					continue
+				}
 				// The fingerprint's addresses: the crawler's, its readers'
 				// and its other clients' (set apart from the burst).
 				readers, _ := factOf(f, "fingerprint_readers")
