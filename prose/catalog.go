@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -127,6 +128,11 @@ func (noFormats) Capitalize(s string) string       { return s }
 // Catalog is one package's messages in every language.
 type Catalog struct {
 	langs map[string]*template.Template
+	// plain is the English bound to Plain, made on the first Say: Texts
+	// render their English through it.
+	plain     *Bound
+	plainErr  error
+	plainOnce sync.Once
 }
 
 // Parse reads dir/<lang>.tmpl from fsys for each of langs. Every message

@@ -19,7 +19,11 @@
 //   - advice.go states the php-fpm and Caddy settings with their arithmetic.
 package rules
 
-import "time"
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
+)
 
 // Rule is one generated rate_limit zone with what it would have done. Its
 // Caddyfile is a complete rate_limit block holding this zone alone; the
@@ -123,4 +127,7 @@ type Recommendation struct {
 	Key    string `json:"key"`    // "listen.backlog"
 	Value  string `json:"value"`  // "64"
 	Why    string `json:"why"`
+	// WhyText is Why as said by a catalog, for the report to say in its
+	// language.
+	WhyText prose.Text `json:"-"`
 }
