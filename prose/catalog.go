@@ -60,6 +60,9 @@ type Formats interface {
 	Josa(pair, word string) string
 	// Capitalize starts a sentence: its first letter upper case.
 	Capitalize(s string) string
+	// Text says a Text held in a message's data (a reason inside a
+	// summary) in the same language: English is its own rendering.
+	Text(t Text) string
 }
 
 // Span is a stretch's two ends as Formats.Ends prints them.
@@ -84,6 +87,8 @@ func funcs(f Formats) template.FuncMap {
 		"josa":  f.Josa,
 		// capitalize starts a sentence with a message said inside it.
 		"capitalize": f.Capitalize,
+		// text says a Text of the data in the message's language.
+		"text": f.Text,
 		// seconds turns a number of seconds into a duration, for dur.
 		"seconds": func(v any) (time.Duration, error) {
 			x, err := number(v)
@@ -124,6 +129,7 @@ func (noFormats) Ends(_, _ time.Time, _ bool) Span { return Span{} }
 func (noFormats) List([]string) string             { return "" }
 func (noFormats) Josa(_, word string) string       { return word }
 func (noFormats) Capitalize(s string) string       { return s }
+func (noFormats) Text(Text) string                 { return "" }
 
 // Catalog is one package's messages in every language.
 type Catalog struct {

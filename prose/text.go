@@ -90,6 +90,7 @@ func (Plain) HM(t time.Time) string      { return t.Format("15:04") }
 func (Plain) List(items []string) string { return englishList(items) }
 func (Plain) Josa(_, word string) string { return word }
 func (Plain) Capitalize(s string) string { return capitalize(s) }
+func (Plain) Text(t Text) string         { return t.String() }
 func (p Plain) Ends(from, to time.Time, _ bool) Span {
 	return Span{From: p.At(from), To: p.At(to)}
 }

@@ -368,6 +368,7 @@ func (x formats) HM(t time.Time) string         { return x.p.hm(t) }
 func (x formats) List(items []string) string    { return x.p.list(items) }
 func (x formats) Josa(pair, word string) string { return josa(word, pair) }
 func (x formats) Capitalize(s string) string    { return capitalize(s) }
+func (x formats) Text(t prose.Text) string      { return x.p.text(t, t.String()) }
 func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
 	a, b := x.p.ends(from, to, dated)
 	return prose.Span{From: a, To: b}
