@@ -152,7 +152,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Rules = append(v.Rules, ruleOf(p, v.L, rl))
 	}
 	for _, rc := range r.Recommendations {
-		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: rc.Value, Why: p.text(rc.WhyText, rc.Why)})
+		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: p.text(rc.ValueText, rc.Value), Why: p.text(rc.WhyText, rc.Why)})
 	}
 	if len(r.Rules) == 0 {
 		v.NoFix = p.say("fix.none", nil)

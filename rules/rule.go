@@ -130,4 +130,7 @@ type Recommendation struct {
 	// WhyText is Why as said by a catalog, for the report to say in its
 	// language.
 	WhyText prose.Text `json:"-"`
+	// ValueText is Value as said by a catalog when it is words, not a
+	// number or a setting's own text.
+	ValueText prose.Text `json:"-"`
 }
