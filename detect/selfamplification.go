@@ -55,12 +55,12 @@ func (selfAmplificationDetector) Name() string { return KindSelfAmplification }
 
 func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("self_amplification.no_log", nil)), nil
 	}
 	c := ev.countReadMinutes(func(m *Minute) int { return m.SelfCalls })
 	n, start, end := c.Total, c.Start, c.End
 	if n == 0 {
-		return nil, Check{Reason: "no request from the site to its own API was logged"}, nil
+		return nil, because("", Messages.Say("self_amplification.none", nil)), nil
 	}
 	expected := c.Expected()
 	facts := &SelfAmplificationFacts{SelfCalls: n, Expected: Some(round(expected, 1))}
@@ -81,7 +81,10 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	_, _, noBaseline := ev.baselineRange()
 	rose := !noBaseline && poissonExcess(float64(n), expected, riseRatio, riseZ)
 	if !rose && saturated == 0 {
-		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected), and none while every worker was busy", fmtInt(n), fmtNum(expected))}, nil
+		return nil, because("", Messages.Say("self_amplification.usual", struct {
+			N        int
+			Expected float64
+		}{n, expected})), nil
 	}
 	var summary string
 	if saturated > 0 {
