@@ -2,7 +2,8 @@ package detect
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 func init() {
@@ -41,42 +42,45 @@ func (abandonedDetector) Name() string { return KindClientAbandonedWork }
 
 func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_log", nil)), nil
 	}
 	// The clients' timeout: the site's, else the estimate incident.go made
 	// (and counted late answers with).
 	incs := ev.incidents()
 	timeout := incs.LateAfterS
 	if timeout <= 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the clients' timeout is unknown (site.client_timeout_s) and could not be estimated: cannot tell when a client gave up"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_timeout", nil)), nil
 	}
-	timeoutText := fmtSec(timeout)
-	if incs.LateSource != LateFromSite {
-		timeoutText += " (estimated)"
-	}
+	said := struct {
+		N                   int
+		Timeout, Expected   float64
+		Estimated           bool
+		WorkerSeconds, Each float64
+		Unjudged            prose.Text
+	}{Timeout: timeout, Estimated: incs.LateSource != LateFromSite}
 	c := ev.countMinutes(func(m *Minute) int { return m.Abandoned })
 	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
-		return nil, Check{Reason: fmt.Sprintf("%s PHP responses came after the clients' %s timeout (%s expected from the baseline)%s",
-			fmtInt(n), timeoutText, fmtNum(expected), ev.unjudgedClause())}, nil
+		said.N, said.Expected, said.Unjudged = n, expected, ev.unjudgedClause()
+		return nil, because("", Messages.Say("client_abandoned_work.usual", said)), nil
 	}
 	facts := &AbandonedWorkFacts{Requests: n, ClientTimeoutS: timeout}
-	cost := ""
+	said.N = n
 	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
 	// is the service time per request, not the logged duration.
 	var estimated []Estimate
 	if s := serviceTime(ev, prior); s > 0 {
 		php := float64(n) * s
 		facts.WorkerSeconds = Some(round(php, 1))
-		cost = fmt.Sprintf(": about %s of worker time at %s each", fmtSec(php), fmtSec(s))
+		said.WorkerSeconds, said.Each = php, s
 		if serviceTimeSampled(ev, prior) {
 			estimated = []Estimate{{Figures: []string{"worker_seconds"}, Reason: EstimateBaselineSample}}
 		}
 	}
-	summary := fmt.Sprintf("%s requests were still queued for PHP when their clients gave up after %s (PHP answers logged late, and the proxy's 504s whose requests stay in php-fpm's queue)%s, spent on answers nobody read.",
-		fmtInt(n), timeoutText, cost)
-	return []Finding{{Kind: KindClientAbandonedWork, Role: RoleSymptom, Start: start, End: end, Confidence: 0.85,
-		Summary: summary, Facts: facts, Estimated: estimated}}, Check{}, nil
+	f := Finding{Kind: KindClientAbandonedWork, Role: RoleSymptom, Start: start, End: end, Confidence: 0.85,
+		Facts: facts, Estimated: estimated}
+	f.summarize(Messages.Say("client_abandoned_work.summary", said))
+	return []Finding{f}, Check{}, nil
 }
 
 // serviceTimeSampled reports whether serviceTime is the baseline's median

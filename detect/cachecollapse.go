@@ -126,7 +126,7 @@ func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []F
 	if !logged {
 		// Most sites log no cache header at all: there is no cache to
 		// judge, which is not a gap in the evidence worth a warning.
-		return nil, Check{Reason: fmt.Sprintf("no minute logged %d responses with a cache verdict (Cache-Status, X-Cache or Age): no cache in front of PHP was seen, so no hit ratio to follow", minCacheVerdicts)}, nil
+		return nil, because("", Messages.Say("cache_collapse.no_cache", minCacheVerdicts)), nil
 	}
 	low := func(m time.Time, usual float64) bool {
 		r, ok := ratio(m)

@@ -263,7 +263,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	check := Check{}
 	switch {
 	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
-		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause())
+		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause().String())
 	case len(surges) > 0:
 		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
 	}

@@ -3,7 +3,6 @@ package detect
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -288,7 +287,7 @@ func (m *Minute) Failed() int {
 
 func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: response statuses are unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("upstream_errors.no_log", nil)), nil
 	}
 	c := ev.countMinutes((*Minute).Failed)
 	total, expected := c.Total, c.Expected()
@@ -298,15 +297,19 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if inc == nil {
 		// Minutes without lines are not counted: the reason says so, or
 		// it would read as a window that failed no one.
-		unknown := ""
+		quiet := struct {
+			Total           int
+			Share, Expected float64
+			Unlogged        time.Duration
+			UnloggedText    string
+		}{Total: total, Share: absFailedShare, Expected: expected}
 		if d := unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), ev.From, ev.To); d > 0 {
-			unknown = fmt.Sprintf("; the access log has no lines for %s of the window: those minutes are unknown, not counted", spanText(d))
+			quiet.Unlogged, quiet.UnloggedText = d, spanText(d)
 		}
 		if noBaseline {
-			return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window, but no minute in which %s of the arriving requests failed (no baseline to compare with)%s",
-				fmtInt(total), pct(absFailedShare), unknown)}, nil
+			return nil, because("", Messages.Say("upstream_errors.quiet_no_baseline", quiet)), nil
 		}
-		return nil, Check{Reason: fmt.Sprintf("%s failed responses in the window against %s expected from the baseline%s", fmtInt(total), fmtNum(expected), unknown)}, nil
+		return nil, because("", Messages.Say("upstream_errors.quiet", quiet)), nil
 	}
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)
@@ -352,7 +355,16 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if minOK {
 		facts.GoodputMinPerMin = Some(minGood)
 	}
-	var parts []string
+	type statusPart struct{ N, Code, Proxy int }
+	said := struct {
+		Start, End, PeakAt time.Time
+		Parts              []statusPart
+		Late, Timeout      float64
+		LateEstimated      bool
+		Peak               int
+		MinOK, HasUsual    bool
+		MinGood, UsualGood float64
+	}{Start: start.In(ev.Loc), End: end.In(ev.Loc), PeakAt: peakAt.In(ev.Loc), Peak: peakN}
 	codes := make([]int, 0, len(status))
 	for s := range status {
 		codes = append(codes, s)
@@ -362,37 +374,17 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 		facts.Status[s] = status[s]
 		if failure.Status(s) {
 			facts.Proxy[s] = proxy[s]
-			who := "PHP"
-			switch {
-			case proxy[s] == status[s]:
-				who = "all made by Caddy"
-			case proxy[s] > 0:
-				who = fmt.Sprintf("%s made by Caddy", fmtInt(proxy[s]))
-			}
-			parts = append(parts, fmt.Sprintf("%s × %d (%s)", fmtInt(status[s]), s, who))
+			said.Parts = append(said.Parts, statusPart{status[s], s, proxy[s]})
 		}
 	}
 	if late := float64(facts.LateSuccess); late > 0 {
-		timeout := fmt.Sprintf("the clients' %s timeout", fmtSec(incs.LateAfterS))
-		if incs.LateSource != LateFromSite {
-			timeout = fmt.Sprintf("%s (an estimate of the clients' timeout)", fmtSec(incs.LateAfterS))
-		}
-		parts = append(parts, fmt.Sprintf("%s successes logged after %s", fmtNum(late), timeout))
+		said.Late, said.Timeout, said.LateEstimated = late, incs.LateAfterS, incs.LateSource != LateFromSite
 	}
 	if lat.N > 0 {
 		facts.SuccessP50S = Some(round(lat.Quantile(0.5), 3))
 		facts.SuccessP99S = Some(round(lat.Quantile(0.99), 3))
 	}
-	summary := fmt.Sprintf("From %s to %s: %s; failures peaked at %s a minute at %s",
-		start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), strings.Join(parts, ", "),
-		fmtInt(peakN), peakAt.In(ev.Loc).Format("15:04"))
-	if minOK {
-		summary += fmt.Sprintf("; PHP goodput (ordinary clients' answers in time) was %s a minute at its lowest", fmtNum(float64(minGood)))
-		if !noBaseline {
-			summary += fmt.Sprintf(" (usually %s)", fmtNum(usualGood))
-		}
-	}
-	summary += "."
+	said.MinOK, said.HasUsual, said.MinGood, said.UsualGood = minOK, !noBaseline, float64(minGood), usualGood
 	// A crawler whose lines were not all read has answers in the minutes a
 	// pushdown only counted that cannot be taken out of their goodput.
 	var estimated []Estimate
@@ -402,8 +394,10 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	if minReadOnly && facts.GoodputMinPerMin.OK {
 		estimated = append(estimated, Estimate{Figures: []string{"goodput_min_per_min"}, Reason: EstimateReadMinutes})
 	}
-	return []Finding{{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
-		Summary: summary, Facts: facts, Logged: &logged, Estimated: estimated}}, Check{}, nil
+	f := Finding{Kind: KindUpstreamErrors, Role: RoleSymptom, Start: start, End: end, Confidence: 0.95,
+		Facts: facts, Logged: &logged, Estimated: estimated}
+	f.summarize(Messages.Say("upstream_errors.summary", said))
+	return []Finding{f}, Check{}, nil
 }
 
 // LoggedMilestones are a failing stretch's first, worst and last minute by

@@ -3,6 +3,8 @@ package detect
 import (
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
+
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -72,6 +74,9 @@ type Finding struct {
 	End        time.Time `json:"end"`
 	Confidence float64   `json:"confidence"`
 	Summary    string    `json:"summary"`
+	// SummaryText is Summary as said by a catalog, for the report to say in
+	// its language (summarize sets both).
+	SummaryText prose.Text `json:"-"`
 	// Facts are the kind's numbers (its Spec's NewFacts type), written as
 	// report.json's "facts" object by name.
 	Facts Facts `json:"facts"`
@@ -139,8 +144,23 @@ const (
 
 // Check is the outcome of one detector, listed in the report whatever it found.
 type Check struct {
-	Name     string   `json:"name"`
-	Outcome  Outcome  `json:"outcome"`
-	Reason   string   `json:"reason,omitempty"`
-	Findings []string `json:"findings,omitempty"`
+	Name    string  `json:"name"`
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
+	// ReasonText is Reason as said by a catalog, for the report to say in
+	// its language (Check.because sets both).
+	ReasonText prose.Text `json:"-"`
+	Findings   []string   `json:"findings,omitempty"`
 }
+
+// summarize sets the finding's summary to t, in English and as said.
+func (f *Finding) summarize(t prose.Text) { f.Summary, f.SummaryText = t.String(), t }
+
+// because is a check that concluded outcome ("" for not_interesting) for
+// the reason t.
+func because(outcome Outcome, t prose.Text) Check {
+	return Check{Outcome: outcome, Reason: t.String(), ReasonText: t}
+}
+
+// setReason sets the check's reason to t, in English and as said.
+func (c *Check) setReason(t prose.Text) { c.Reason, c.ReasonText = t.String(), t }

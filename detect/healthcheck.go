@@ -2,7 +2,7 @@ package detect
 
 import (
 	"context"
-	"fmt"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"math"
 	"strings"
 	"time"
@@ -71,10 +71,17 @@ func (healthcheckDetector) Name() string { return KindHealthcheckStarved }
 
 func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil && ev.Pool == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "neither access log nor metrics"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("healthcheck_starved.no_input", nil)), nil
 	}
 	facts := &HealthcheckFacts{}
-	var evidence []string
+	// evidence is what showed the proxy marking PHP down, counted and said
+	// by the messages (healthcheck_starved.evidence).
+	var evidence struct {
+		Proxy503, Failures, Timeouts, Ups int
+		Unhealthy                         time.Duration
+		N                                 int
+		Sep                               string
+	}
 
 	// 1. 503s the proxy made itself.
 	proxy503, first503, last503 := 0, time.Time{}, time.Time{}
@@ -83,7 +90,8 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		proxy503, first503, last503 = c.Total, c.Start, c.End
 		facts.Proxy503 = Some(proxy503)
 		if proxy503 > 0 {
-			evidence = append(evidence, fmt.Sprintf("Caddy answered %s requests with 503 itself (no PHP headers)", fmtInt(proxy503)))
+			evidence.Proxy503 = proxy503
+			evidence.N++
 		}
 	}
 
@@ -107,7 +115,8 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		facts.HealthCheckFailures = Some(failures)
 		facts.HealthRecoveries = Some(ups)
 		if failures > 0 {
-			evidence = append(evidence, fmt.Sprintf("the health checker logged %d failed checks (%d timeouts) and %d recoveries", failures, timeouts, ups))
+			evidence.Failures, evidence.Timeouts, evidence.Ups = failures, timeouts, ups
+			evidence.N++
 		}
 	}
 
@@ -119,7 +128,8 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		}
 		facts.UnhealthySeconds = Some(unhealthy.Seconds())
 		if unhealthy > 0 {
-			evidence = append(evidence, fmt.Sprintf("caddy_reverse_proxy_upstreams_healthy read 0 for %s", unhealthy.Round(time.Second)))
+			evidence.Unhealthy = unhealthy.Round(time.Second)
+			evidence.N++
 		}
 	}
 
@@ -138,34 +148,42 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 
 	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
-		reason := "the proxy never marked PHP down: no proxy-made 503, no failed check"
-		if timeout == 0 && wait > 0 {
-			reason += fmt.Sprintf("; the queue held about %s of waiting but no timeout applies to the health check (%s), so it waited and passed: a silent outage where clients time out and no 5xx is logged", fmtSec(wait), timeoutWhy)
-		}
-		return nil, Check{Reason: reason}, nil
+		return nil, because("", Messages.Say("healthcheck_starved.never_down", struct {
+			Silent bool
+			Wait   float64
+			Why    prose.Text
+		}{timeout == 0 && wait > 0, wait, timeoutWhy})), nil
 	}
 	starved := timeout > 0 && wait > timeout
 	if !starved && timeouts == 0 {
-		return nil, Check{Reason: fmt.Sprintf("the proxy marked PHP down (%s) but the queue wait (%s) does not exceed the health timeout (%s) and no check timed out: something else failed the checks",
-			strings.Join(evidence, "; "), fmtSec(wait), fmtSec(timeout))}, nil
+		evidence.Sep = "; "
+		return nil, because("", Messages.Say("healthcheck_starved.not_starved", struct {
+			Evidence      any
+			Wait, Timeout float64
+		}{evidence, wait, timeout})), nil
 	}
 	start, end := first503, last503
 	if start.IsZero() {
 		start, end = ev.From, ev.To
 	}
-	cmp := "no queue depth to estimate the wait"
+	evidence.Sep = ", "
+	said := struct {
+		Wait, Depth, Timeout float64
+		Why                  prose.Text
+		Evidence             any
+	}{Evidence: evidence}
 	if wait > 0 {
 		// queuePeak is the depth where the wait was longest, not the
 		// queue's own peak (listen_queue_overflow states that).
-		cmp = fmt.Sprintf("at its longest, about %s of waiting behind %s queued, against a %s health timeout (%s)", fmtSec(wait), fmtNum(queuePeak), fmtSec(timeout), timeoutWhy)
+		said.Wait, said.Depth, said.Timeout, said.Why = wait, queuePeak, timeout, timeoutWhy
 	}
-	summary := fmt.Sprintf("The health check waited in php-fpm's queue behind everyone else: %s; so %s.", cmp, strings.Join(evidence, ", "))
-	conf := 0.5 + 0.1*float64(len(evidence))
+	conf := 0.5 + 0.1*float64(evidence.N)
 	if starved {
 		conf += 0.15
 	}
-	return []Finding{{Kind: KindHealthcheckStarved, Role: RoleMechanism, Start: start, End: end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts}}, Check{}, nil
+	f := Finding{Kind: KindHealthcheckStarved, Role: RoleMechanism, Start: start, End: end, Confidence: round(math.Min(conf, 0.95), 2), Facts: facts}
+	f.summarize(Messages.Say("healthcheck_starved.summary", said))
+	return []Finding{f}, Check{}, nil
 }
 
 // QueuedCheckTimeout is the timeout that can fail a health check queued
@@ -174,16 +192,16 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 // configured health_timeout evidently applied. 0 means none applies: Caddy's
 // FastCGI transport ignores health_timeout once connected, so a queued check
 // waits and passes.
-func QueuedCheckTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, string) {
+func QueuedCheckTimeout(site sources.Site, sawTimeouts, sawDown bool) (float64, prose.Text) {
 	switch {
 	case site.ReadTimeoutS > 0:
-		return site.ReadTimeoutS, "the FastCGI read_timeout"
+		return site.ReadTimeoutS, Messages.Say("healthcheck_starved.timeout_read", nil)
 	case site.HealthTimeoutS > 0 && (sawTimeouts || sawDown):
-		return site.HealthTimeoutS, "health_timeout; checks did time out"
+		return site.HealthTimeoutS, Messages.Say("healthcheck_starved.timeout_health", nil)
 	case site.HealthTimeoutS > 0:
-		return 0, fmt.Sprintf("health_timeout %s is configured, but Caddy's FastCGI transport ignores it once connected and no read_timeout is set", fmtSec(site.HealthTimeoutS))
+		return 0, Messages.Say("healthcheck_starved.timeout_ignored", site.HealthTimeoutS)
 	}
-	return 0, "no timeout is known"
+	return 0, Messages.Say("healthcheck_starved.timeout_unknown", nil)
 }
 
 // CheckTimeout is the timeout a queued health check was held to in an

@@ -1,7 +1,7 @@
 package detect
 
 import (
-	"fmt"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"math"
 	"sort"
 	"time"
@@ -307,13 +307,17 @@ func FindIncidents(ev *Evidence) *Incidents {
 	}
 	in.chooseBaseline(ev, given, givenOK, givenWhy)
 	if b := in.Baseline; b.Usable() && b.To.Sub(b.From) < shortBaseline {
-		in.note(sources.SeverityInfo, fmt.Sprintf("the baseline (%s, %s to %s) is short: what was usual rests on few minutes", baselineText(b.Source),
-			clockIn(b.From, ev.loc()), clockIn(b.To, ev.loc())))
+		in.note(sources.SeverityInfo, Messages.Say("incident.baseline_short", struct {
+			Source   string
+			From, To time.Time
+		}{b.Source, b.From.In(ev.loc()), b.To.In(ev.loc())}))
 	}
 	if n := len(in.List); n > 1 {
 		w := in.List[in.Worst]
-		in.note(sources.SeverityInfo, fmt.Sprintf("%d separate stretches of failures in the window; the report leads with the worst (%s to %s, %s failed) and lists the others",
-			n, clockIn(w.Start, ev.loc()), clockIn(w.End, ev.loc()), fmtInt(w.Failed)))
+		in.note(sources.SeverityInfo, Messages.Say("incident.stretches", struct {
+			N, Failed  int
+			Start, End time.Time
+		}{n, w.Failed, w.Start.In(ev.loc()), w.End.In(ev.loc())}))
 	}
 	return in
 }
@@ -394,8 +398,24 @@ func (ev *Evidence) loc() *time.Location {
 	return ev.Loc
 }
 
-func (in *Incidents) note(sev, msg string) {
-	in.Notes = append(in.Notes, sources.QualityNote{Source: "incident", Severity: sev, Message: msg})
+func (in *Incidents) note(sev string, t prose.Text) {
+	in.Notes = append(in.Notes, sources.Note("incident", sev, t))
+}
+
+// baselineSpan is a given baseline too short to use, for the messages
+// that say so: the span given (RFC 3339 in English, as report.json has
+// always had it), what it held and what is needed.
+type baselineSpan struct {
+	From, To             time.Time
+	FromText, ToText     string
+	Held, Needed         time.Duration
+	HeldText, NeededText string
+}
+
+func givenTooShort(from, to time.Time, held Baseline, loc *time.Location) baselineSpan {
+	d := max(0, held.To.Sub(held.From))
+	return baselineSpan{From: from.In(loc), To: to.In(loc), FromText: from.Format(time.RFC3339), ToText: to.Format(time.RFC3339),
+		Held: d, Needed: minUsableBaseline, HeldText: spanText(d), NeededText: spanText(minUsableBaseline)}
 }
 
 // countIncident sums the arrivals of an incident's failing stretch.
@@ -456,9 +476,9 @@ func coveredBy(rs []run, a, b time.Time) bool {
 
 // givenBaseline is the baseline the user gave, cut to its last recentBaseline,
 // when it holds enough data to compare with; else why not.
-func (ev *Evidence) givenBaseline() (Baseline, bool, string) {
+func (ev *Evidence) givenBaseline() (Baseline, bool, prose.Text) {
 	if ev.BaselineFrom.IsZero() || !ev.BaselineTo.After(ev.BaselineFrom) {
-		return Baseline{Source: BaselineNone}, false, ""
+		return Baseline{Source: BaselineNone}, false, prose.Text{}
 	}
 	b := Baseline{From: ev.BaselineFrom, To: ev.BaselineTo, Source: BaselineGiven}
 	if ev.Traffic != nil {
@@ -474,10 +494,9 @@ func (ev *Evidence) givenBaseline() (Baseline, bool, string) {
 		b.From = b.To.Add(-recentBaseline)
 	}
 	if b.To.Sub(b.From) < minUsableBaseline {
-		return b, false, fmt.Sprintf("the given baseline %s to %s holds %s of data, under the %s needed",
-			ev.BaselineFrom.Format(time.RFC3339), ev.BaselineTo.Format(time.RFC3339), spanText(max(0, b.To.Sub(b.From))), spanText(minUsableBaseline))
+		return b, false, Messages.Say("incident.given_baseline_short", givenTooShort(ev.BaselineFrom, ev.BaselineTo, b, ev.loc()))
 	}
-	return b, true, ""
+	return b, true, prose.Text{}
 }
 
 // beforeWindow is the data before the window (its last recentBaseline), when
@@ -492,7 +511,7 @@ func (ev *Evidence) beforeWindow() (Baseline, bool) {
 // an incident (then it ends at the onset); else the hours before the worst
 // incident's onset (after any earlier incident); else, with no incident, the
 // data before the window. None of these compares the incident with itself.
-func (in *Incidents) chooseBaseline(ev *Evidence, given Baseline, givenOK bool, givenWhy string) {
+func (in *Incidents) chooseBaseline(ev *Evidence, given Baseline, givenOK bool, givenWhy prose.Text) {
 	loc := ev.loc()
 	worst := in.WorstIncident()
 	if givenOK {
@@ -505,16 +524,19 @@ func (in *Incidents) chooseBaseline(ev *Evidence, given Baseline, givenOK bool, 
 		if b.To.Sub(b.From) >= minUsableBaseline {
 			in.Baseline = b
 			if b.To.Before(given.To) {
-				in.note(sources.SeverityInfo, fmt.Sprintf("the given baseline reaches into the incident: it is used up to the onset at %s", clockIn(b.To, loc)))
+				in.note(sources.SeverityInfo, Messages.Say("incident.given_baseline_cut", b.To.In(loc)))
 			}
 			return
 		}
-		givenWhy = fmt.Sprintf("the given baseline %s to %s leaves %s before the incident's onset, under the %s needed",
-			given.From.Format(time.RFC3339), given.To.Format(time.RFC3339), spanText(max(0, b.To.Sub(b.From))), spanText(minUsableBaseline))
+		givenWhy = Messages.Say("incident.given_baseline_before_onset", givenTooShort(given.From, given.To, b, loc))
 	}
 	first, _ := ev.Traffic.Span()
 	first = first.Truncate(time.Minute)
-	var why string
+	type instead struct {
+		Given prose.Text
+		What  string
+	}
+	var why prose.Text
 	if worst != nil {
 		b := Baseline{From: later(first, worst.Onset.Add(-recentBaseline)), To: worst.Onset, Source: BaselineBeforeOnset}
 		for _, inc := range in.List {
@@ -524,27 +546,33 @@ func (in *Incidents) chooseBaseline(ev *Evidence, given Baseline, givenOK bool, 
 		}
 		if b.To.Sub(b.From) >= minUsableBaseline {
 			in.Baseline = b
-			if givenWhy != "" {
-				in.note(sources.SeverityWarning, givenWhy+": the baseline is the data before the onset instead")
+			if givenWhy.String() != "" {
+				in.note(sources.SeverityWarning, Messages.Say("incident.baseline_instead", instead{givenWhy, "onset"}))
 			}
 			return
 		}
-		why = fmt.Sprintf("only %s of data before the incident's onset at %s (%s are needed)", spanText(max(0, b.To.Sub(b.From))), clockIn(worst.Onset, loc), spanText(minUsableBaseline))
+		why = Messages.Say("incident.too_little_before_onset", struct {
+			Held, Needed         time.Duration
+			HeldText, NeededText string
+			Onset                time.Time
+		}{max(0, b.To.Sub(b.From)), minUsableBaseline, spanText(max(0, b.To.Sub(b.From))), spanText(minUsableBaseline), worst.Onset.In(loc)})
 	} else if b, ok := ev.beforeWindow(); ok {
 		in.Baseline = b
-		if givenWhy != "" {
-			in.note(sources.SeverityWarning, givenWhy+": the baseline is the data before the window instead")
+		if givenWhy.String() != "" {
+			in.note(sources.SeverityWarning, Messages.Say("incident.baseline_instead", instead{givenWhy, "window"}))
 		}
 		return
 	} else {
-		why = fmt.Sprintf("only %s of data before the window (%s are needed)", spanText(max(0, ev.From.Sub(first))), spanText(minUsableBaseline))
-	}
-	if givenWhy != "" {
-		why = givenWhy + "; " + why
+		why = Messages.Say("incident.too_little_before_window", struct {
+			Held, Needed         time.Duration
+			HeldText, NeededText string
+		}{max(0, ev.From.Sub(first)), minUsableBaseline, spanText(max(0, ev.From.Sub(first))), spanText(minUsableBaseline)})
 	}
 	in.Baseline = Baseline{Source: BaselineNone}
-	in.note(sources.SeverityWarning, "no baseline was available: "+why+
-		"; the detectors judged by absolute criteria (share of requests failed, share of PHP time, queue wait against the timeouts) and compared nothing with what was usual")
+	in.note(sources.SeverityWarning, Messages.Say("incident.no_baseline", struct {
+		Given, Why prose.Text
+		HasGiven   bool
+	}{givenWhy, why, givenWhy.String() != ""}))
 }
 
 // lateThreshold settles when an answer came too late for its reader, applies
@@ -579,25 +607,22 @@ func (in *Incidents) lateThreshold(ev *Evidence, b Baseline, ok bool) float64 {
 		after := minLateS
 		ev.Traffic.applyLateAfter(after, LateAssumed)
 		in.LateAfterS, in.LateSource = after, LateAssumed
-		in.note(sources.SeverityWarning, fmt.Sprintf("the clients' timeout is unknown (site.client_timeout_s) and no quiet minutes were logged to estimate it from: answers slower than %s are counted as late (an assumption: few readers wait longer); set client_timeout_s for exact counts",
-			fmtSec(after)))
+		in.note(sources.SeverityWarning, Messages.Say("incident.late_assumed", after))
 		return after
 	}
 	tail := h.Quantile(0.99)
 	after := math.Max(lateTailFactor*tail, minLateS)
 	ev.Traffic.applyLateAfter(after, source)
 	in.LateAfterS, in.LateSource = after, source
-	from := "the baseline's"
-	if source == LateFromQuietMinutes {
-		from = "the quietest minutes' (no usable baseline)"
-	}
 	// Estimated from the log itself, the timeout is no evidence missing:
 	// the data is complete and the report says the figure is an estimate
 	// (the impact's late caveat, the findings' "estimated"), so the note is
 	// info and leaves the exit status to what is really missing. Only the
 	// bare assumption above, with no answers to estimate from, is a warning.
-	in.note(sources.SeverityInfo, fmt.Sprintf("the clients' timeout is unknown (site.client_timeout_s): answers slower than %s (%gx %s 99th percentile of %s, and at least %s) are counted as late, reaching nobody; set client_timeout_s for exact counts",
-		fmtSec(after), lateTailFactor, from, fmtSec(tail), fmtSec(minLateS)))
+	in.note(sources.SeverityInfo, Messages.Say("incident.late_estimated", struct {
+		After, Factor, Tail, Min float64
+		Quiet                    bool
+	}{after, lateTailFactor, tail, minLateS, source == LateFromQuietMinutes}))
 	return after
 }
 
@@ -662,17 +687,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// baselineText names where a baseline came from, for notes.
-func baselineText(source string) string {
-	switch source {
-	case BaselineGiven:
-		return "the given one"
-	case BaselineBeforeOnset:
-		return "the data before the incident's onset"
-	case BaselineBeforeWindow:
-		return "the data before the window"
-	}
-	return "none"
 }

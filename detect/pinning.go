@@ -99,34 +99,37 @@ const (
 func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Queue) == 0 || len(p.Active) == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no listen queue or active worker series"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_series", nil)), nil
 	}
 	if len(p.CPU) == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no CPU series: cannot tell idle workers from busy ones"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_cpu", nil)), nil
 	}
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: PHP's answers unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_log", nil)), nil
 	}
 	inc := ev.incidents().WorstIncident()
 	if inc == nil {
-		return nil, Check{Reason: "no incident in the window"}, nil
+		return nil, because("", Messages.Say("idle_pinning.no_incident", nil)), nil
 	}
 	workers := poolSize(ev)
 	if workers == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the pool's size is unknown: cannot tell whether every worker was busy"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_pool_size", nil)), nil
 	}
 	start, end := inc.Onset, inc.End
 	active := meanBetween(p.Active, start, end)
 	if math.IsNaN(active) || active < busyShare*float64(workers) {
-		return nil, Check{Reason: fmt.Sprintf("%.1f of %d workers were busy on average during the incident: not every worker was held", active, workers)}, nil
+		return nil, because("", Messages.Say("idle_pinning.not_all_busy", struct {
+			Active  float64
+			Workers int
+		}{active, workers})), nil
 	}
 	cpu := meanBetween(p.CPU, start, end)
 	if math.IsNaN(cpu) || cpu >= idleCPUPct {
-		return nil, Check{Reason: fmt.Sprintf("CPU averaged %.0f%% during the incident: the workers were working", cpu)}, nil
+		return nil, because("", Messages.Say("idle_pinning.cpu_busy", cpu)), nil
 	}
 	qPeak := p.queuePeak(start, end)
 	if qPeak.V < 1 {
-		return nil, Check{Reason: "nothing queued during the incident"}, nil
+		return nil, because("", Messages.Say("idle_pinning.nothing_queued", nil)), nil
 	}
 	minutes := math.Max(end.Sub(start).Minutes(), 1)
 	var h Histogram
@@ -170,7 +173,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		limit = collapseShare * usualDone
 	}
 	if perMin >= limit {
-		return nil, Check{Reason: fmt.Sprintf("PHP answered %s requests a minute during the incident with %.1f workers busy (collapse would be under %s): the busy workers were working", fmtNum(perMin), active, fmtNum(limit))}, nil
+		return nil, because("", Messages.Say("idle_pinning.answering", struct{ PerMin, Active, Limit float64 }{perMin, active, limit})), nil
 	}
 	// What PHP did answer tells pinned workers from slow ones: slow
 	// answers spread over many durations are workers busy working (a
@@ -192,8 +195,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		conf = math.Min(0.5+share/2, 0.9)
 		timeoutText = fmt.Sprintf("; %s of PHP's responses ended together near %s, the mark of a fixed timeout freeing pinned workers", pct(share), fmtSec(mode))
 	} else if h.N >= minServiceSamples && before.N >= minServiceSamples && h.Quantile(0.5) >= serviceRise*before.Quantile(0.5) {
-		return nil, Check{Reason: fmt.Sprintf("PHP answered little, but what it answered was slow (median %s, usually %s) and spread: workers were slow, not pinned",
-			fmtSec(h.Quantile(0.5)), fmtSec(before.Quantile(0.5)))}, nil
+		return nil, because("", Messages.Say("idle_pinning.slow", struct{ Median, Usual float64 }{h.Quantile(0.5), before.Quantile(0.5)})), nil
 	}
 	usual := ""
 	if usualDone > 0 {

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -156,7 +155,7 @@ const queueOverBaseline = 10.0
 func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Queue) == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no phpfpm_listen_queue series: the accept queue is unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("listen_queue_overflow.no_series", nil)), nil
 	}
 	workers := poolSize(ev)
 	bFrom, bTo, _ := ev.baselineRange()
@@ -168,8 +167,8 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 		backlog = float64(ev.Site.Backlog)
 	}
 	if pk.V < threshold {
-		return nil, Check{Reason: fmt.Sprintf("the listen queue peaked at %s (deep means over %s: the workers, or %gx its usual %s)",
-			fmtNum(pk.V), fmtNum(threshold), queueOverBaseline, fmtNum(usual))}, nil
+		return nil, because("", Messages.Say("listen_queue_overflow.shallow", struct{ Peak, Threshold, Factor, Usual float64 }{
+			pk.V, threshold, queueOverBaseline, usual})), nil
 	}
 	// The peak may come from php-fpm's high-water mark, between two scrapes
 	// that both stayed under the threshold: then the peak alone is the stretch.
@@ -178,7 +177,11 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 		start, end = rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
 	}
 	facts := &ListenQueueFacts{QueuePeak: pk.V, QueuePeakAt: pk.T.Unix(), QueueUsual: usual, Workers: workers}
-	capText := ""
+	said := struct {
+		Usual, Peak, Backlog, Rate, Wait float64
+		PeakAt, CapAt                    time.Time
+		HasCap, ReachedCap               bool
+	}{Usual: usual, Peak: pk.V, Backlog: backlog, PeakAt: pk.T.In(ev.Loc), HasCap: backlog > 0}
 	if backlog > 0 {
 		facts.Backlog = Some(backlog)
 		// php-fpm reports the queue as the kernel sees it; at the cap it reads
@@ -186,24 +189,20 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 		facts.ReachedCap = Some(pk.V >= backlog*0.98)
 		if pk.V >= backlog*0.98 {
 			at, _ := firstAtLeast(p.Queue, backlog*0.98, ev.From, ev.To)
-			capText = fmt.Sprintf(", reaching its cap of %s at %s (connections beyond it are dropped)", fmtNum(backlog), at.In(ev.Loc).Format("15:04"))
-		} else {
-			capText = fmt.Sprintf(" of a %s cap", fmtNum(backlog))
+			said.ReachedCap, said.CapAt = true, at.In(ev.Loc)
 		}
 	}
-	waitText := ""
 	if rate := valueAt(p.Accepted, pk.T); rate > 0 {
 		facts.EstWaitAtPeakS = Some(round(pk.V/rate, 1))
-		waitText = fmt.Sprintf("; at %.1f completions/s that is %s of waiting", rate, fmtSec(pk.V/rate))
+		said.Rate, said.Wait = rate, pk.V/rate
 	}
-	summary := fmt.Sprintf("php-fpm's listen queue grew from a usual %s to %s at %s%s%s.",
-		fmtNum(usual), fmtNum(pk.V), pk.T.In(ev.Loc).Format("15:04"), capText, waitText)
 	conf := 0.9
 	if backlog == 0 {
 		conf = 0.75
 	}
-	return []Finding{{Kind: KindListenQueueOverflow, Role: RoleMechanism, Start: start, End: end, Confidence: conf,
-		Summary: summary, Facts: facts}}, Check{}, nil
+	f := Finding{Kind: KindListenQueueOverflow, Role: RoleMechanism, Start: start, End: end, Confidence: conf, Facts: facts}
+	f.summarize(Messages.Say("listen_queue_overflow.summary", said))
+	return []Finding{f}, Check{}, nil
 }
 
 func medianPoints(ps []metrics.Point) float64 {

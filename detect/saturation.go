@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -77,11 +76,11 @@ const cpuBoundPct = 80.0
 func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Active) == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no phpfpm_active_processes series: worker occupancy is unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_series", nil)), nil
 	}
 	workers := poolSize(ev)
 	if workers == 0 {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "pool size unknown: neither phpfpm_total_processes nor site.workers"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_pool_size", nil)), nil
 	}
 	rs := runs(p.Active, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= float64(workers) })
 	var longest run
@@ -94,37 +93,41 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		}
 	}
 	if busy < minSaturated {
-		return nil, Check{Reason: fmt.Sprintf("all %d workers were busy for %s in the window (under %s)", workers, busy.Round(time.Second), minSaturated)}, nil
+		return nil, because("", Messages.Say("worker_saturation.brief", struct {
+			Workers   int
+			Busy, Min time.Duration
+		}{workers, busy.Round(time.Second), minSaturated})), nil
 	}
 	start, end := rs[0].Start, rs[len(rs)-1].End.Add(p.Step)
 	facts := &WorkerSaturationFacts{Workers: workers, SaturatedSeconds: busy.Seconds()}
 	cpu := meanBetween(p.CPU, start, end)
-	bound := "of unknown kind (no CPU series)"
+	said := struct {
+		Workers                               int
+		Busy                                  time.Duration
+		Start, End                            time.Time
+		CPUKnown, CPUBound                    bool
+		CPU, Rate, Service, Normal, NormalCap float64
+	}{Workers: workers, Busy: busy.Round(time.Second), Start: start.In(ev.Loc), End: end.In(ev.Loc), CPU: cpu}
 	if !math.IsNaN(cpu) {
+		said.CPUKnown, said.CPUBound = true, cpu >= cpuBoundPct
 		facts.CPUAvgPct = Some(round(cpu, 1))
 		facts.CPUBound = Some(cpu >= cpuBoundPct)
-		if cpu >= cpuBoundPct {
-			bound = fmt.Sprintf("CPU-bound (CPU %.0f%%)", cpu)
-		} else {
-			bound = fmt.Sprintf("waiting-bound (CPU only %.0f%%: workers were waiting on something, not computing)", cpu)
-		}
 	}
 	rate := meanBetween(p.Accepted, start, end)
-	capacity := ""
 	if !math.IsNaN(rate) && rate > 0 {
 		facts.CompletionRatePerS = Some(round(rate, 2))
 		// Little's law with every worker busy: the service time is the
 		// workers over the rate they finish at.
 		serviceS := LittleTime(float64(workers), rate)
 		facts.ServiceTimeS = Some(round(serviceS, 3))
-		capacity = fmt.Sprintf("; they completed %.1f requests/s, %s each", rate, fmtSec(serviceS))
+		said.Rate, said.Service = rate, serviceS
 	}
 	var estimated []Estimate
 	if normal := normalServiceTime(ev); normal > 0 {
 		facts.NormalServiceTimeS = Some(round(normal, 3))
 		normalCapacity := LittleRate(float64(workers), normal)
 		facts.NormalCapacityPerS = Some(round(normalCapacity, 1))
-		capacity += fmt.Sprintf(" (normal capacity %.0f/s at %s per request)", normalCapacity, fmtSec(normal))
+		said.Normal, said.NormalCap = normal, normalCapacity
 		if normalServiceTimeSampled(ev) {
 			estimated = []Estimate{{Figures: []string{"normal_service_time_s", "normal_capacity_per_s"}, Reason: EstimateBaselineSample}}
 		}
@@ -141,11 +144,11 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		}
 		facts.MaxChildrenWarnings = Some(n)
 	}
-	summary := fmt.Sprintf("All %d php-fpm workers were busy for %s between %s and %s, %s%s.",
-		workers, busy.Round(time.Second), start.In(ev.Loc).Format("15:04"), end.In(ev.Loc).Format("15:04"), bound, capacity)
 	conf := 0.7 + 0.25*math.Min(1, busy.Minutes()/10)
-	return []Finding{{Kind: KindWorkerSaturation, Role: RoleMechanism, Start: start, End: end, Confidence: round(conf, 2),
-		Summary: summary, Facts: facts, Estimated: estimated}}, Check{}, nil
+	f := Finding{Kind: KindWorkerSaturation, Role: RoleMechanism, Start: start, End: end, Confidence: round(conf, 2),
+		Facts: facts, Estimated: estimated}
+	f.summarize(Messages.Say("worker_saturation.summary", said))
+	return []Finding{f}, Check{}, nil
 }
 
 // poolSize is the pool's maximum: the larger of the site facts and the most

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 func init() {
@@ -65,12 +67,12 @@ func (selfAmplificationDetector) Name() string { return KindSelfAmplification }
 
 func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("self_amplification.no_log", nil)), nil
 	}
 	c := ev.countReadMinutes(func(m *Minute) int { return m.SelfCalls })
 	n, start, end := c.Total, c.Start, c.End
 	if n == 0 {
-		return nil, Check{Reason: "no request from the site to its own API was logged" + ev.unjudgedClause()}, nil
+		return nil, because("", Messages.Say("self_amplification.none", struct{ Unjudged prose.Text }{ev.unjudgedClause()})), nil
 	}
 	expected := c.Expected()
 	facts := &SelfAmplificationFacts{SelfCalls: n, Expected: Some(round(expected, 1))}
@@ -95,11 +97,13 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	_, _, noBaseline := ev.baselineRange()
 	rose := !noBaseline && poissonExcess(float64(n), expected, riseRatio, riseZ)
 	if !rose && saturated == 0 {
-		busy := "and none while every worker was busy"
-		if unseenSaturated > 0 {
-			busy = fmt.Sprintf("and none logged while every worker was busy, but the access log has no lines for %s of that saturation: whether the site called itself then cannot be judged", spanText(unseenSaturated))
-		}
-		return nil, Check{Reason: fmt.Sprintf("%s self-calls to the API in the window, as usual (%s expected), %s%s", fmtInt(n), fmtNum(expected), busy, ev.unjudgedClause())}, nil
+		return nil, because("", Messages.Say("self_amplification.usual", struct {
+			N               int
+			Expected        float64
+			UnseenSaturated time.Duration
+			UnseenSpan      string
+			Unjudged        prose.Text
+		}{n, expected, unseenSaturated, spanText(unseenSaturated), ev.unjudgedClause()})), nil
 	}
 	var summary string
 	if saturated > 0 {

@@ -110,7 +110,7 @@ func (serviceTimeDetector) Name() string { return KindServiceTimeRegression }
 
 func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: PHP's durations unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_log", nil)), nil
 	}
 	sp, check, ok := ev.serviceSpan()
 	if !ok {
@@ -170,7 +170,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	arr1 := ev.arrivalsPerMinute(sp.onset, sp.end, false)
 	if !facts.ServiceIncludesQueueWait.V && med1 < serviceRise*med0 {
-		return nil, Check{Reason: fmt.Sprintf("PHP's median time per request was %s during the incident against %s before: no regression", fmtSec(med1), fmtSec(med0))}, nil
+		return nil, because("", Messages.Say("service_time_regression.none", struct{ During, Before float64 }{med1, med0})), nil
 	}
 	if arr1 > arrivalsFlat*arr0 {
 		return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but arrivals rose too (%s to %s a minute): the load slowed PHP, not PHP the site",

@@ -1,9 +1,9 @@
 package detect
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
@@ -186,10 +186,13 @@ func sayUnseen(p Phraser, s Story, t time.Time) string {
 // while the access log has no lines for part of the window: the minutes
 // without lines hold no count to judge, so the reason says so rather than
 // "as usual" for them ("" when the log covers the window).
-func (ev *Evidence) unjudgedClause() string {
+func (ev *Evidence) unjudgedClause() prose.Text {
 	d := unloggedWithin(Unlogged(ev.Coverage, ev.From, ev.To), ev.From, ev.To)
 	if d <= 0 {
-		return ""
+		return prose.Text{}
 	}
-	return fmt.Sprintf("; the access log has no lines for %s of the window: those minutes cannot be judged", spanText(d))
+	return Messages.Say("unjudged", struct {
+		Span    string
+		Missing time.Duration
+	}{spanText(d), d})
 }

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -59,6 +60,9 @@ type Formats interface {
 	Josa(pair, word string) string
 	// Capitalize starts a sentence: its first letter upper case.
 	Capitalize(s string) string
+	// Text says a Text held in a message's data (a reason inside a
+	// summary) in the same language: English is its own rendering.
+	Text(t Text) string
 }
 
 // Span is a stretch's two ends as Formats.Ends prints them.
@@ -83,6 +87,8 @@ func funcs(f Formats) template.FuncMap {
 		"josa":  f.Josa,
 		// capitalize starts a sentence with a message said inside it.
 		"capitalize": f.Capitalize,
+		// text says a Text of the data in the message's language.
+		"text": f.Text,
 		// seconds turns a number of seconds into a duration, for dur.
 		"seconds": func(v any) (time.Duration, error) {
 			x, err := number(v)
@@ -123,10 +129,16 @@ func (noFormats) Ends(_, _ time.Time, _ bool) Span { return Span{} }
 func (noFormats) List([]string) string             { return "" }
 func (noFormats) Josa(_, word string) string       { return word }
 func (noFormats) Capitalize(s string) string       { return s }
+func (noFormats) Text(Text) string                 { return "" }
 
 // Catalog is one package's messages in every language.
 type Catalog struct {
 	langs map[string]*template.Template
+	// plain is the English bound to Plain, made on the first Say: Texts
+	// render their English through it.
+	plain     *Bound
+	plainErr  error
+	plainOnce sync.Once
 }
 
 // Parse reads dir/<lang>.tmpl from fsys for each of langs. Every message

@@ -118,3 +118,36 @@ func TestBoundConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// A Text keeps its English, rendered with Plain's numbers at once, and the
+// message it was said with, for the report to say again in its language; a
+// message that cannot be said reads as a marked defect, not as nothing.
+func TestSayText(t *testing.T) {
+	c, err := catalog(t,
+		`{{define "n"}}{{i .N}} failed in {{secs .S}}{{end}}{{define "bad"}}{{i .Missing}}{{end}}`,
+		`{{define "n"}}{{i .N}}건이 {{secs .S}} 동안 실패{{end}}{{define "bad"}}{{i .Missing}}{{end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := struct {
+		N int
+		S float64
+	}{8001, 0.199}
+	txt := c.Say("n", data)
+	if got, want := txt.String(), "8,001 failed in 0.2 s"; got != want {
+		t.Errorf("Say(n).String() = %q, want %q", got, want)
+	}
+	if mc, name, d := txt.Message(); mc != c || name != "n" || d != data {
+		t.Errorf("Say(n).Message() = %p, %q, %v; want the catalog, n and the data", mc, name, d)
+	}
+	ko, err := mustBind(t, c, "ko", plain{}).Render("n", data)
+	if err != nil || !strings.HasPrefix(ko, "#") {
+		t.Errorf("the Text's message in ko = %q, %v", ko, err)
+	}
+	if got := c.Say("bad", data).String(); !strings.HasPrefix(got, "%!(prose:") {
+		t.Errorf("Say(bad) = %q, want a marked defect", got)
+	}
+	if mc, _, _ := Plainly("as written").Message(); mc != nil || Plainly("as written").String() != "as written" {
+		t.Error("Plainly has a message or changed its text")
+	}
+}

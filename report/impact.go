@@ -104,7 +104,7 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 		if n.Severity == sources.SeverityInfo {
 			continue
 		}
-		out = append(out, phrase{LangEN: n.Source + ": " + n.Message, LangKO: n.Source + ": " + n.Message})
+		out = append(out, r.say(loc, day, func(p printer) string { return n.Source + ": " + p.text(n.Text, n.Message) }))
 	}
 	return out
 }

@@ -228,7 +228,7 @@ func TestInjectionJSON(t *testing.T) {
 // reaches the terminal, and no hostile line break splits a table row.
 func TestInjectionTerminal(t *testing.T) {
 	var buf bytes.Buffer
-	PrintSummary(&buf, injectionReport(t), "/tmp/x\x1b]0;title\x07/report.json")
+	PrintSummary(&buf, injectionReport(t), LangEN, "/tmp/x\x1b]0;title\x07/report.json")
 	out := buf.String()
 	if regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u202e]").MatchString(out) {
 		t.Errorf("control characters reach the terminal: %q", out)

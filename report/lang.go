@@ -83,6 +83,19 @@ func (p printer) say(name string, data any) string {
 	return p.sayFrom(messages, name, data)
 }
 
+// text says t in the printer's language: English is t's own rendering,
+// which report.json holds (english, so that a text read back without its
+// message says the same), and any other language renders t's message again
+// with the printer's numbers and times. A text with no message behind it
+// reads as english in every language.
+func (p printer) text(t prose.Text, english string) string {
+	c, name, data := t.Message()
+	if p.lang == LangEN || c == nil {
+		return english
+	}
+	return p.sayFrom(c, name, data)
+}
+
 // sayFrom renders message name of catalog c with data in the printer's
 // language; a failure is kept in the printer.
 func (p printer) sayFrom(c *prose.Catalog, name string, data any) string {
@@ -355,6 +368,7 @@ func (x formats) HM(t time.Time) string         { return x.p.hm(t) }
 func (x formats) List(items []string) string    { return x.p.list(items) }
 func (x formats) Josa(pair, word string) string { return josa(word, pair) }
 func (x formats) Capitalize(s string) string    { return capitalize(s) }
+func (x formats) Text(t prose.Text) string      { return x.p.text(t, t.String()) }
 func (x formats) Ends(from, to time.Time, dated bool) prose.Span {
 	a, b := x.p.ends(from, to, dated)
 	return prose.Span{From: a, To: b}

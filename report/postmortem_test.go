@@ -489,7 +489,7 @@ func TestWriteAll(t *testing.T) {
 
 func TestTerminalSummary(t *testing.T) {
 	var buf bytes.Buffer
-	PrintSummary(&buf, referenceReport(t), "/tmp/out/postmortem.md")
+	PrintSummary(&buf, referenceReport(t), LangEN, "/tmp/out/postmortem.md")
 	out := buf.String()
 	for _, want := range []string{"8,001", "page_tools", "crawler_burst-1", "wrote /tmp/out/postmortem.md", "11,960 of 13,695 (87%)"} {
 		if !strings.Contains(out, want) {

@@ -43,20 +43,26 @@ func cell(s string) string {
 	return s
 }
 
-// PrintSummary writes a few tables for the terminal: impact by status, the
-// timeline, the causes, the rules, the top fingerprints and the data-quality
-// notes, then the paths written (if any are given).
-func PrintSummary(w io.Writer, r *Report, paths ...string) {
-	p := newPrinter(LangEN, mustLocation(r), r.Impact.Start)
+// PrintSummary writes a few tables for the terminal in lang (en or ko; an
+// unknown one reads as English): impact by status, the timeline, the causes,
+// the rules, the top fingerprints and the data-quality notes, then the paths
+// written (if any are given).
+func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
+	if !validLang(lang) {
+		lang = LangEN
+	}
+	p := newPrinter(lang, mustLocation(r), r.Impact.Start)
+	words := wordTable(p, p.say("terminal.words", nil))
 	for _, line := range coverageLines(p, r) {
 		fmt.Fprintln(w, TerminalSafe(line))
 	}
-	fmt.Fprintf(w, "window %s to %s (%s): %s requests, %s failed (5xx, 429, late)",
-		r.Window.From.Format("2006-01-02 15:04Z07:00"), r.Window.To.Format("2006-01-02 15:04Z07:00"), cell(r.Window.TZ),
-		p.i(r.Impact.Requests), p.i(r.Impact.FailedRequests))
+	fmt.Fprint(w, p.say("terminal.window", struct {
+		From, To, TZ     string
+		Requests, Failed int
+	}{r.Window.From.Format("2006-01-02 15:04Z07:00"), r.Window.To.Format("2006-01-02 15:04Z07:00"), cell(r.Window.TZ),
+		r.Impact.Requests, r.Impact.FailedRequests}))
 	if r.Impact.PHPRequests > 0 {
-		fmt.Fprintf(w, "; from %s to %s, %s of %s PHP requests failed (%s)", p.stamp(r.Impact.Start), p.stamp(r.Impact.End),
-			p.i(r.Impact.PHPFailed), p.i(r.Impact.PHPRequests), p.pct(r.Impact.PHPFailedShare))
+		fmt.Fprint(w, p.say("terminal.php_failed", r.Impact))
 	}
 	fmt.Fprintln(w)
 
@@ -67,7 +73,7 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 	sort.Strings(statuses)
 	if len(statuses) > 0 {
 		t := NewTable(w)
-		t.Header("status", "requests")
+		t.Header(words["status"], words["requests"])
 		for _, s := range statuses {
 			_ = t.Append(cell(s), p.i(r.Impact.StatusCounts[s]))
 		}
@@ -76,46 +82,51 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 
 	if len(r.Timeline) > 0 {
 		t := NewTable(w)
-		t.Header("time", "what happened", "finding")
+		t.Header(words["time"], words["what"], words["finding"])
 		for _, m := range r.Timeline {
-			_ = t.Append(p.stamp(m.Time), cell(m.Text), cell(m.Finding))
+			_ = t.Append(p.stamp(m.Time), cell(m.text(lang)), cell(m.Finding))
 		}
 		_ = t.Render()
 	}
 
 	if len(r.Causes) > 0 {
 		t := NewTable(w)
-		t.Header("rank", "role", "finding", "confidence")
+		t.Header(words["rank"], words["role"], words["finding"], words["confidence"])
 		conf := map[string]float64{}
 		for _, f := range r.Findings {
 			conf[f.ID] = f.Confidence
 		}
 		for _, c := range r.Causes {
-			_ = t.Append(strconv.Itoa(c.Rank), cell(string(c.Role)), cell(c.Finding), strconv.FormatFloat(conf[c.Finding], 'f', 2, 64))
+			role := string(c.Role)
+			if word, ok := words["role_"+role]; ok {
+				role = word
+			}
+			_ = t.Append(strconv.Itoa(c.Rank), cell(role), cell(c.Finding), strconv.FormatFloat(conf[c.Finding], 'f', 2, 64))
 		}
 		_ = t.Render()
 	}
 
 	if len(r.Rules) > 0 {
+		of := func(n, total int) string { return p.say("backtest.of", struct{ N, Total int }{n, total}) }
 		t := NewTable(w)
-		t.Header("rule", "crawler refused", "other logged-out refused", "readers sharing the fingerprint refused", "logged-in refused", "baseline refused")
+		t.Header(words["rule"], words["crawler_refused"], words["other_refused"], words["readers_refused"], words["logged_in_refused"], words["baseline_refused"])
 		for _, rl := range r.Rules {
 			b := rl.Backtest
 			_ = t.Append(cell(rl.Name),
-				fmt.Sprintf("%s of %s (%s)", p.i(b.CrawlerRefused), p.i(b.CrawlerRequests), p.pct(b.CrawlerRefusedShare)),
-				fmt.Sprintf("%s of %s (%s)", p.i(b.OtherLoggedOutRefused), p.i(b.OtherLoggedOutRequests), p.pct(b.OtherLoggedOutRefusedShare)),
-				fmt.Sprintf("%s of %s", p.i(b.FingerprintReaderRefused), p.i(b.FingerprintReaderRequests)),
-				fmt.Sprintf("%s of %s", p.i(b.LoggedInRefused), p.i(b.LoggedInRequests)),
-				fmt.Sprintf("%s of %s", p.i(b.BaselineRefused), p.i(b.BaselineRequests)))
+				of(b.CrawlerRefused, b.CrawlerRequests)+" ("+p.pct(b.CrawlerRefusedShare)+")",
+				of(b.OtherLoggedOutRefused, b.OtherLoggedOutRequests)+" ("+p.pct(b.OtherLoggedOutRefusedShare)+")",
+				of(b.FingerprintReaderRefused, b.FingerprintReaderRequests),
+				of(b.LoggedInRefused, b.LoggedInRequests),
+				of(b.BaselineRefused, b.BaselineRequests))
 		}
 		_ = t.Render()
 	} else {
-		fmt.Fprintln(w, "no rule was generated")
+		fmt.Fprintln(w, p.say("terminal.no_rule", nil))
 	}
 
 	if len(r.Evidence.Clusters) > 0 {
 		t := NewTable(w)
-		t.Header("fingerprint", "requests", "addresses", "per address (median)")
+		t.Header(words["fingerprint"], words["requests"], words["addresses"], words["per_address"])
 		for i, c := range r.Evidence.Clusters {
 			if i == 5 {
 				break
@@ -125,12 +136,12 @@ func PrintSummary(w io.Writer, r *Report, paths ...string) {
 		_ = t.Render()
 	}
 	for _, n := range r.DataQuality {
-		fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(n.Message))
+		fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
 	}
 	if len(paths) > 0 {
 		fmt.Fprintln(w)
 		for _, path := range paths {
-			fmt.Fprintln(w, "wrote", TerminalSafe(path))
+			fmt.Fprintln(w, p.say("terminal.wrote", TerminalSafe(path)))
 		}
 	}
 }

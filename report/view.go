@@ -152,7 +152,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Rules = append(v.Rules, ruleOf(p, v.L, rl))
 	}
 	for _, rc := range r.Recommendations {
-		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: rc.Value, Why: rc.Why})
+		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: p.text(rc.ValueText, rc.Value), Why: p.text(rc.WhyText, rc.Why)})
 	}
 	if len(r.Rules) == 0 {
 		v.NoFix = p.say("fix.none", nil)
@@ -166,7 +166,7 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Queries = append(v.Queries, queryView{Name: s.Name, Query: s.Query, Agg: s.Agg})
 	}
 	for _, c := range r.Checks {
-		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[string(c.Outcome)]), Reason: c.Reason, Findings: strings.Join(c.Findings, ", ")})
+		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[string(c.Outcome)]), Reason: p.text(c.ReasonText, c.Reason), Findings: strings.Join(c.Findings, ", ")})
 	}
 	for _, f := range r.Findings {
 		when := p.stamp(f.Start)
@@ -174,10 +174,10 @@ func newView(r *Report, lang string) (*view, error) {
 			when += "–" + p.stamp(f.End)
 		}
 		v.Findings = append(v.Findings, findingView{ID: f.ID, Kind: f.Kind, When: when,
-			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: f.Summary + estimatedMark(p, &f)})
+			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
-		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+n.Message)
+		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+p.text(n.Text, n.Message))
 	}
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"math"
 	"strconv"
 	"strings"
@@ -46,8 +47,8 @@ func Advise(findings []detect.Finding, site sources.Site, listen string) ([]Reco
 func advise(findings []detect.Finding, site sources.Site, listen string, p99 float64) ([]Recommendation, []sources.QualityNote) {
 	var recs []Recommendation
 	var notes []sources.QualityNote
-	note := func(format string, args ...any) {
-		notes = append(notes, sources.QualityNote{Source: "advice", Severity: sources.SeverityInfo, Message: fmt.Sprintf(format, args...)})
+	note := func(t prose.Text) {
+		notes = append(notes, sources.Note("advice", sources.SeverityInfo, t))
 	}
 	sat := firstFinding(findings, detect.KindWorkerSaturation)
 	hc := firstFinding(findings, detect.KindHealthcheckStarved)
@@ -58,21 +59,26 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	// else the one measured under the incident. sInc is the latter. T: the
 	// timeout a queued check is held to.
 	var w, s, sInc, t, backlog float64
-	var wFrom, sFrom, tFrom, bFrom string
+	// Where each number came from: a finding's id, the site facts, or how
+	// the finding measured it (the advice.from message).
+	var wFrom, sFrom, tFrom, bFrom prose.Text
+	from := func(how, id string) prose.Text {
+		return Messages.Say("advice.from", struct{ How, ID string }{how, id})
+	}
 	sf := detect.FactsOf[detect.WorkerSaturationFacts](sat)
 	hf := detect.FactsOf[detect.HealthcheckFacts](hc)
 	if sat != nil && sf.Workers > 0 {
-		w, wFrom = float64(sf.Workers), sat.ID
+		w, wFrom = float64(sf.Workers), from("finding", sat.ID)
 	} else if site.Workers > 0 {
-		w, wFrom = float64(site.Workers), "site facts"
+		w, wFrom = float64(site.Workers), from("site", "")
 	}
 	if sat != nil {
 		sInc = sf.ServiceTimeS.V
 		switch {
 		case sf.NormalServiceTimeS.V > 0:
-			s, sFrom = sf.NormalServiceTimeS.V, "the pool's normal service time, "+sat.ID
+			s, sFrom = sf.NormalServiceTimeS.V, from("normal_service", sat.ID)
 		case sInc > 0:
-			s, sFrom = sInc, "measured while all workers were busy, "+sat.ID
+			s, sFrom = sInc, from("busy_service", sat.ID)
 		}
 	}
 	// T is the timeout detect says a queued check was held to. When none
@@ -83,20 +89,20 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	ct, ctFinding := detect.CheckTimeout(site, findings)
 	switch {
 	case ctFinding != nil:
-		t, tFrom = ct, ctFinding.ID+", the timeout that applied to the queued check"
+		t, tFrom = ct, from("check_timeout", ctFinding.ID)
 	case ct > 0:
-		t, tFrom = ct, "the FastCGI read_timeout (site facts)"
+		t, tFrom = ct, from("read_timeout", "")
 	case site.ClientTimeoutS > 0:
-		t, tFrom = site.ClientTimeoutS, "the clients' timeout (site facts; no timeout applies to a queued health check)"
+		t, tFrom = site.ClientTimeoutS, from("client_timeout", "")
 	}
 	switch {
 	case hc != nil && hf.Backlog.V > 0:
-		backlog, bFrom = hf.Backlog.V, hc.ID
+		backlog, bFrom = hf.Backlog.V, from("finding", hc.ID)
 	case lq != nil && detect.FactsOf[detect.ListenQueueFacts](lq).Backlog.V > 0:
-		backlog, bFrom = detect.FactsOf[detect.ListenQueueFacts](lq).Backlog.V, lq.ID
+		backlog, bFrom = detect.FactsOf[detect.ListenQueueFacts](lq).Backlog.V, from("finding", lq.ID)
 	}
 	if backlog == 0 && site.Backlog > 0 {
-		backlog, bFrom = float64(site.Backlog), "site facts"
+		backlog, bFrom = float64(site.Backlog), from("site", "")
 	}
 
 	// listen.backlog: B <= W*T/S, over the safety factor, down to a power of
@@ -105,38 +111,35 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	var b int
 	switch {
 	case w == 0 || s == 0 || t == 0:
-		note("no listen.backlog advice: it needs the workers (W), their service time (S, from worker_saturation) and the health timeout (T); missing: %s",
-			missing(map[string]bool{"W": w == 0, "S": s == 0, "T": t == 0}))
+		note(Messages.Say("advice.no_backlog", missing(map[string]bool{"W": w == 0, "S": s == 0, "T": t == 0})))
 	default:
 		limit := detect.DrainableBacklog(t, s, w)
 		target := limit / drainFactor
 		b = powerOfTwoBelow(target)
-		why := fmt.Sprintf("A full queue of B requests waits B x S / W before a worker takes the last one. With W = %s workers (%s), S = %s s (%s) and T = %s s (%s), the queue drains within the timeout while B <= W x T / S = %s x %s / %s = %s. "+
-			"aftermath aims for a drain of T / %d = %s s, not T itself (safety factor %d: under overload the service time rises, crawled tools cost several times an article, a self-calling page holds two workers, and the check needs its own service time after the queue): %s / %d = %s, rounded down to a power of two: %d.",
-			num(w), wFrom, num(s), sFrom, num(t), tFrom, num(w), num(t), num(s), num(limit),
-			drainFactor, num(t/drainFactor), drainFactor, num(limit), drainFactor, num(target), b)
+		said := backlogAdvice{W: num(w), WFrom: wFrom, S: num(s), SFrom: sFrom, T: num(t), TFrom: tFrom, Limit: num(limit),
+			Factor: drainFactor, Drain: num(t / drainFactor), Target: num(target), B: b}
 		if sInc > 0 && sInc != s {
 			first := b
 			for b > 1 && detect.QueueWait(float64(b), sInc, w) > t/2 {
 				b /= 2
 			}
 			if b != first {
-				why += fmt.Sprintf(" During the incident the service time was %s s (%.1f times normal): a full queue of %d would have waited %s s, more than half the timeout, so it is halved to %d.",
-					num(sInc), sInc/s, first, num(detect.QueueWait(float64(first), sInc, w)), b)
+				said.Halved, said.First = true, first
+				said.Times, said.FirstWait = fmt.Sprintf("%.1f", sInc/s), num(detect.QueueWait(float64(first), sInc, w))
 			}
-			why += fmt.Sprintf(" At the incident's %s s a full queue of %d waits %d x %s / %s = %s s.", num(sInc), b, b, num(sInc), num(w), num(detect.QueueWait(float64(b), sInc, w)))
+			said.Incident, said.SInc, said.Wait = true, num(sInc), num(detect.QueueWait(float64(b), sInc, w))
 		} else {
-			why += fmt.Sprintf(" A full queue of %d then waits %d x %s / %s = %s s.", b, b, num(s), num(w), num(detect.QueueWait(float64(b), s, w)))
+			said.Wait = num(detect.QueueWait(float64(b), s, w))
 		}
+		said.Final = b
 		if backlog > 0 {
 			sb := s
 			if sInc > 0 {
 				sb = sInc
 			}
-			why += fmt.Sprintf(" The %s in force (%s) waits %s x %s / %s = %s s.", num(backlog), bFrom, num(backlog), num(sb), num(w), num(backlog*sb/w))
+			said.InForce, said.BFrom, said.SB, said.InForceWait = num(backlog), bFrom, num(sb), num(backlog*sb/w)
 		}
-		why += " Overflow beyond it fails fast only on a Unix socket (see listen)."
-		recs = append(recs, Recommendation{Target: "php-fpm", Key: "listen.backlog", Value: strconv.Itoa(b), Why: why})
+		recs = append(recs, recommend("php-fpm", "listen.backlog", strconv.Itoa(b), Messages.Say("advice.backlog", said)))
 	}
 
 	// pm.max_children: only if the CPU had room while every worker was busy.
@@ -144,17 +147,17 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 		cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
 		switch {
 		case !hasCPU || cpu <= 0:
-			note("no pm.max_children advice: %s has no CPU measurement", sat.ID)
+			note(Messages.Say("advice.no_cpu", sat.ID))
 		case sf.CPUBound.V || cpu >= cpuTarget:
-			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(w),
-				Why: fmt.Sprintf("Keep %s: while all %s workers were busy the CPU averaged %s%% (%s), so more children would only queue on the CPU; a rate limit, not more workers, takes the crawl off.",
-					num(w), num(w), num(cpu), sat.ID)})
+			recs = append(recs, recommend("php-fpm", "pm.max_children", num(w), Messages.Say("advice.children_keep", struct{ W, CPU, ID string }{num(w), num(cpu), sat.ID})))
 		default:
 			n := int(math.Floor(w * cpuTarget / cpu))
 			n = min(n, int(w)*maxChildrenFactor)
-			why := fmt.Sprintf("All %s workers were busy while the CPU averaged only %s%% (%s): they were waiting, not computing. Throughput grows with workers until the CPU is busy: W x %s%% / %s%% = %s x %s / %s = %s, so %d (capped at %dx the current pool), if memory allows %d children (each may use up to PHP's memory_limit). A larger pool also drains the queue faster: recompute listen.backlog with the new W.",
-				num(w), num(cpu), sat.ID, num(cpuTarget), num(cpu), num(w), num(cpuTarget), num(cpu), num(w*cpuTarget/cpu), n, maxChildrenFactor, n)
-			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: strconv.Itoa(n), Why: why})
+			why := Messages.Say("advice.children_grow", struct {
+				W, CPU, ID, Target, Exact string
+				N, Cap                    int
+			}{num(w), num(cpu), sat.ID, num(cpuTarget), num(w * cpuTarget / cpu), n, maxChildrenFactor})
+			recs = append(recs, recommend("php-fpm", "pm.max_children", strconv.Itoa(n), why))
 		}
 	}
 	recs = unblamePoolSize(recs, findings)
@@ -163,27 +166,30 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	switch {
 	case ct > 0:
 		v := ct
-		recs = append(recs, Recommendation{Target: "caddy", Key: "php_fastcgi read_timeout", Value: num(v) + "s",
-			Why: fmt.Sprintf("Keep it: Caddy's FastCGI transport waits for php-fpm until read_timeout once connected, whatever health_timeout says, so read_timeout (%ss) is what lets a check queued in php-fpm fail, and what turns a request queued longer than that into a 504 instead of a reply nobody reads.", num(v))})
+		recs = append(recs, recommend("caddy", "php_fastcgi read_timeout", num(v)+"s", Messages.Say("advice.read_timeout_keep", num(v))))
 	default:
 		v := site.ClientTimeoutS
-		from := "the clients' timeout: nobody waits longer"
+		said := struct {
+			Known   bool
+			V, From string
+			P99     string
+			HasP99  bool
+		}{V: num(v), From: "client"}
 		if v == 0 {
-			v, from = site.HealthTimeoutS, "the health_timeout"
+			v, said.From = site.HealthTimeoutS, "health_timeout"
 		}
 		if v == 0 {
-			v, from = 10, "a common client patience, the site's being unknown"
+			v, said.From = 10, "common"
 		}
 		if !math.IsNaN(p99) && v < 2*p99 {
-			v, from = math.Ceil(2*p99), "twice the p99 of ordinary PHP durations"
+			v, said.From = math.Ceil(2*p99), "p99"
 		}
-		verb := "Make sure it is set (aftermath could not tell whether it is)"
-		if site.HealthTimeoutS > 0 || site.HealthFails > 0 || site.HealthURI != "" {
-			verb = "Set it (the site facts give none)"
+		said.V = num(v)
+		if !math.IsNaN(p99) {
+			said.HasP99, said.P99 = true, num(p99)
 		}
-		recs = append(recs, Recommendation{Target: "caddy", Key: "php_fastcgi read_timeout", Value: num(v) + "s",
-			Why: fmt.Sprintf("%s, to %ss, %s: without read_timeout Caddy's FastCGI transport waits for php-fpm as long as it takes once connected, and health_timeout does not cut a connected check short, so a check queued behind a crawl waits minutes and passes: the upstream is never marked down, clients time out, and Caddy logs late 200s with no 5xx at all (a silent wedge).%s",
-				verb, num(v), from, p99Text(p99))})
+		said.Known = site.HealthTimeoutS > 0 || site.HealthFails > 0 || site.HealthURI != ""
+		recs = append(recs, recommend("caddy", "php_fastcgi read_timeout", num(v)+"s", Messages.Say("advice.read_timeout_set", said)))
 	}
 
 	// health_timeout and health_fails.
@@ -192,24 +198,27 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 		if ht == 0 {
 			ht = t
 		}
-		why := fmt.Sprintf("Keep health_timeout at the read_timeout (%ss): for php_fastcgi only the transport's read_timeout bounds a connected check, so a different health_timeout only misleads the reader of the config.", num(t))
+		said := struct {
+			T, S, W, Wait string
+			B             int
+		}{T: num(t), B: b}
 		if b > 0 {
-			why += fmt.Sprintf(" With listen.backlog %d a queued check waits at most %d x %s / %s = %s s, well under it.", b, b, num(s), num(w), num(detect.QueueWait(float64(b), s, w)))
+			said.S, said.W, said.Wait = num(s), num(w), num(detect.QueueWait(float64(b), s, w))
 		}
-		recs = append(recs, Recommendation{Target: "caddy", Key: "health_timeout", Value: num(t) + "s", Why: why})
+		recs = append(recs, recommend("caddy", "health_timeout", num(t)+"s", Messages.Say("advice.health_timeout", said)))
 	}
 	fails := max(site.HealthFails, minHealthFails)
 	interval := site.HealthIntervalS
-	whyFails := fmt.Sprintf("Marking the only upstream down makes Caddy answer 503 to everyone, so one slow check must not do it: %d consecutive failures", fails)
+	failsSaid := struct {
+		Fails, InForce       int
+		Interval, T, Failing string
+		Timed, Enough        bool
+	}{Fails: fails, InForce: site.HealthFails, Enough: site.HealthFails > 0 && site.HealthFails >= minHealthFails}
 	if interval > 0 && t > 0 {
-		whyFails += fmt.Sprintf(" at health_interval %ss take at least %d x %s + %s = %s s of failing checks", num(interval), fails, num(interval), num(t), num(float64(fails)*interval+t))
+		failsSaid.Timed, failsSaid.Interval, failsSaid.T, failsSaid.Failing = true, num(interval), num(t), num(float64(fails)*interval+t)
 	}
-	if site.HealthFails > 0 && site.HealthFails >= minHealthFails {
-		whyFails += fmt.Sprintf("; the %d in force is enough", site.HealthFails)
-	}
-	whyFails += "."
 	if hc != nil || site.HealthFails > 0 {
-		recs = append(recs, Recommendation{Target: "caddy", Key: "health_fails", Value: strconv.Itoa(fails), Why: whyFails})
+		recs = append(recs, recommend("caddy", "health_fails", strconv.Itoa(fails), Messages.Say("advice.health_fails", failsSaid)))
 	}
 
 	// Unix socket or TCP: whether a small backlog fails fast at all.
@@ -219,30 +228,50 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 
 // listenAdvice says whether php-fpm's listener lets a full backlog fail fast.
 func listenAdvice(listen string, b int) Recommendation {
-	tcpWhy := "On TCP a small backlog does not fail fast: the kernel drops the SYNs of connections beyond it (ListenOverflows rises), Caddy's dials wait until the FastCGI dial timeout (3 s by default) and end in 502, and the health check's own connect is dropped the same way, so the upstream still flaps (in the reference recording with backlog 64 and no rate limit: 25 flaps in five minutes, 1,300 503s and 2,257 502s). A Unix socket refuses at once (EAGAIN): Caddy answers 502 immediately and the check keeps its place. Alternatively serve health_uri from a separate pool (its own listen) so the check is never queued behind the crawl."
 	unix := strings.HasPrefix(listen, "/") || strings.HasPrefix(listen, "unix/") || strings.HasPrefix(listen, "unix:")
-	backlog := ""
-	if b > 0 {
-		backlog = fmt.Sprintf(" with listen.backlog %d", b)
-	}
+	said := struct {
+		B      int
+		Listen string
+	}{b, listen}
 	switch {
 	case listen == "":
-		return Recommendation{Target: "php-fpm", Key: "listen", Value: "a Unix socket, e.g. /run/php/php-fpm-www.sock",
-			Why: "aftermath could not tell whether php-fpm listens on a Unix socket or TCP. If it is a socket, keep it: overflow" + backlog + " fails at once. " + tcpWhy}
+		return recommendSaid("php-fpm", "listen", Messages.Say("advice.value_socket", nil), Messages.Say("advice.listen_unknown", said))
 	case unix:
-		return Recommendation{Target: "php-fpm", Key: "listen", Value: listen,
-			Why: "Keep the Unix socket: when its backlog" + backlog + " is full, connect fails at once (EAGAIN), so Caddy answers 502 immediately instead of waiting for a dial timeout, and the health check is refused rather than queued."}
+		return recommend("php-fpm", "listen", listen, Messages.Say("advice.listen_unix", said))
 	default:
-		return Recommendation{Target: "php-fpm", Key: "listen", Value: "a Unix socket instead of " + listen,
-			Why: "php-fpm listens on TCP (" + listen + "). " + tcpWhy}
+		return recommendSaid("php-fpm", "listen", Messages.Say("advice.value_socket_instead", listen), Messages.Say("advice.listen_tcp", said))
 	}
 }
 
-func p99Text(p99 float64) string {
-	if math.IsNaN(p99) {
-		return ""
-	}
-	return fmt.Sprintf(" Ordinary PHP requests before the crawl took up to %s s (p99), well within it.", num(p99))
+// recommend is a recommendation whose reason is t.
+func recommend(target, key, value string, t prose.Text) Recommendation {
+	return Recommendation{Target: target, Key: key, Value: value, Why: t.String(), WhyText: t}
+}
+
+// recommendSaid is a recommendation whose value is said too (not a number
+// or a setting's own text).
+func recommendSaid(target, key string, value, why prose.Text) Recommendation {
+	r := recommend(target, key, value.String(), why)
+	r.ValueText = value
+	return r
+}
+
+// backlogAdvice is the listen.backlog arithmetic, each number as num prints
+// it (advice.backlog).
+type backlogAdvice struct {
+	W, S, T, Limit, Drain, Target, Wait string
+	WFrom, SFrom, TFrom, BFrom          prose.Text
+	Factor, B, Final                    int
+	// Halved: the incident's service time halved B from First.
+	Halved           bool
+	First            int
+	Times, FirstWait string
+	// Incident: the wait is told at the incident's service time SInc.
+	Incident bool
+	SInc     string
+	// InForce is the backlog in force ("" when unknown), waiting InForceWait
+	// at SB.
+	InForce, SB, InForceWait string
 }
 
 func firstFinding(fs []detect.Finding, kind string) *detect.Finding {
@@ -302,8 +331,8 @@ func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recomme
 		}
 		blamed, old := cf.NewValue.V, cf.OldValue.V
 		want := math.Max(old, math.Ceil(cf.WorkersNeeded.V*blameHeadroom))
-		why := fmt.Sprintf("Not %s: %s blames the cut from %s to %s. By Little's law the peak needed %s busy workers (%s requests a second at %s s each), so %s: the old size back, or the workers the peak needed with a quarter's headroom if that is more, if memory allows that many children (each may use up to PHP's memory_limit).",
-			num(blamed), f.ID, num(old), num(blamed), num(cf.WorkersNeeded.V), num(cf.PeakPHPPerS.V), num(cf.ServiceTimeS.V), num(want))
+		why := Messages.Say("advice.children_unblame", struct{ Blamed, ID, Old, Needed, Peak, Service, Want string }{
+			num(blamed), f.ID, num(old), num(cf.WorkersNeeded.V), num(cf.PeakPHPPerS.V), num(cf.ServiceTimeS.V), num(want)})
 		found := false
 		for j := range recs {
 			if recs[j].Key != "pm.max_children" {
@@ -314,10 +343,10 @@ func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recomme
 			if v, err := strconv.ParseFloat(recs[j].Value, 64); err == nil && v > blamed && v >= cf.WorkersNeeded.V {
 				continue
 			}
-			recs[j] = Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(want), Why: why}
+			recs[j] = recommend("php-fpm", "pm.max_children", num(want), why)
 		}
 		if !found {
-			recs = append(recs, Recommendation{Target: "php-fpm", Key: "pm.max_children", Value: num(want), Why: why})
+			recs = append(recs, recommend("php-fpm", "pm.max_children", num(want), why))
 		}
 	}
 	return recs

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // Severity of a data-quality note, as written into report.json.
@@ -20,6 +22,15 @@ type QualityNote struct {
 	Source   string `json:"source" yaml:"source"`
 	Severity string `json:"severity" yaml:"severity"`
 	Message  string `json:"message" yaml:"message"`
+	// Text is Message as said by a catalog, for the report to say in its
+	// language; a note without one (read back from report.json) reads as
+	// Message in every language.
+	Text prose.Text `json:"-" yaml:"-"`
+}
+
+// Note is a data-quality note whose message is the English of t.
+func Note(source, severity string, t prose.Text) QualityNote {
+	return QualityNote{Source: source, Severity: severity, Message: t.String(), Text: t}
 }
 
 // Problems keeps the notes that say something is missing or wrong: every

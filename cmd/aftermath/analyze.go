@@ -487,7 +487,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected
 		return err
 	}
 	paths = append(paths, rulesPath)
-	report.PrintSummary(cmd.OutOrStdout(), rep, paths...)
+	report.PrintSummary(cmd.OutOrStdout(), rep, lang, paths...)
 	if incomplete(rep.DataQuality) {
 		if dataQuality == "" {
 			dataQuality = rulesPath

@@ -406,7 +406,7 @@ func renderAll(t *testing.T, r *report.Report) (rendering, []byte) {
 		out[x.name] = readable(t, x.format, data)
 	}
 	var term bytes.Buffer
-	report.PrintSummary(&term, r)
+	report.PrintSummary(&term, r, report.LangEN)
 	out[fmtTerminal] = term.String()
 	data, err := report.Render(r, report.FormatJSON, report.LangEN)
 	if err != nil {
@@ -506,7 +506,7 @@ func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
 		switch format {
 		case fmtTerminal:
 			var b bytes.Buffer
-			report.PrintSummary(&b, c)
+			report.PrintSummary(&b, c, report.LangEN)
 			out[format] = b.String()
 			return
 		}

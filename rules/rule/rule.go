@@ -6,7 +6,11 @@
 // without linking Caddy.
 package rule
 
-import "time"
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
+)
 
 // Rule is one generated rate_limit zone with what it would have done. Its
 // Caddyfile is a complete rate_limit block holding this zone alone; the
@@ -110,4 +114,10 @@ type Recommendation struct {
 	Key    string `json:"key"`    // "listen.backlog"
 	Value  string `json:"value"`  // "64"
 	Why    string `json:"why"`
+	// WhyText is Why as said by a catalog, for the report to say in its
+	// language.
+	WhyText prose.Text `json:"-"`
+	// ValueText is Value as said by a catalog when it is words, not a
+	// number or a setting's own text.
+	ValueText prose.Text `json:"-"`
 }
