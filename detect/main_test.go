@@ -3,6 +3,8 @@ package detect
 import (
 	"os"
 	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // fixtureDir holds the bundles tests share (simulateBundle's); TestMain
@@ -10,12 +12,5 @@ import (
 var fixtureDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aftermath-detect-test-")
-	if err != nil {
-		panic(err)
-	}
-	fixtureDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-detect-test-", &fixtureDir))
 }

@@ -3,27 +3,13 @@ package detect
 import (
 	"math"
 	"strconv"
-	"strings"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // FormatInt groups thousands with commas ("8,001"), as the reference postmortem
 // writes its numbers.
-func FormatInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func FormatInt(n int64) string { return prose.GroupDigits(n) }
 
 func fmtInt(n int) string { return FormatInt(int64(n)) }
 

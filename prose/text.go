@@ -65,18 +65,18 @@ type Plain struct{}
 
 func (Plain) N(v float64) string {
 	if v == math.Trunc(v) || math.Abs(v) >= 100 {
-		return groupDigits(int64(math.Round(v)))
+		return GroupDigits(int64(math.Round(v)))
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
-func (Plain) I(v int) string { return groupDigits(int64(v)) }
+func (Plain) I(v int) string { return GroupDigits(int64(v)) }
 func (Plain) Pct(share float64) string {
 	return strconv.FormatFloat(math.Round(share*100), 'f', 0, 64) + "%"
 }
 func (Plain) Secs(v float64) string {
 	switch {
 	case v >= 100:
-		return groupDigits(int64(math.Round(v))) + " s"
+		return GroupDigits(int64(math.Round(v))) + " s"
 	case v >= 10:
 		return strconv.FormatFloat(math.Round(v), 'f', 0, 64) + " s"
 	}
@@ -95,8 +95,9 @@ func (p Plain) Ends(from, to time.Time, _ bool) Span {
 	return Span{From: p.At(from), To: p.At(to)}
 }
 
-// groupDigits prints n with a comma every three digits ("8,001").
-func groupDigits(n int64) string {
+// GroupDigits prints n with a comma every three digits ("8,001"), as the
+// reference postmortem writes its numbers; detect prints its counts with it.
+func GroupDigits(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -25,14 +25,7 @@ import (
 
 // TestMain gives the shared fixtures a directory and removes it at the end.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aftermath-cmd-test-")
-	if err != nil {
-		panic(err)
-	}
-	fixtureDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-cmd-test-", &fixtureDir))
 }
 
 // fixtureDir holds the shared fixtures; TestMain removes it.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // The package's tests share the bundles they only read: each scenario at
@@ -17,14 +19,7 @@ import (
 
 // TestMain gives the shared bundles a directory and removes it at the end.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aftermath-simulate-test-")
-	if err != nil {
-		panic(err)
-	}
-	fixtureDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-simulate-test-", &fixtureDir))
 }
 
 // fixtureDir holds the shared bundles; TestMain removes it.
