@@ -68,32 +68,19 @@ func analysisCmd(args []string) error {
 		{name: "reference loop, 2 cores", reps: *reps, self: true, cmd: ref(2)},
 	}
 	size := fileSize(*plain)
-	results := make([][]result, len(readers))
-	for round := range *reps {
-		for i, r := range readers {
-			res, err := measure(r, size)
-			if err != nil {
-				return fmt.Errorf("%s: %w", r.name, err)
-			}
-			fmt.Fprintf(os.Stderr, "round %d  %-24s %7.2fs wall %7.2fs cpu %6.0f MiB  %s\n",
-				round+1, r.name, res.WallS, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
-			results[i] = append(results[i], res)
-		}
+	results, err := alternate(readers, size)
+	if err != nil {
+		return err
 	}
 	var bigRes []result
 	if *big != "" {
 		// The same analysis at 1 core over the log and a larger one of the
-		// same traffic, alternating: memory that grows with lines, not with
-		// distinct keys, shows as a larger peak.
-		for range 2 {
-			for _, f := range []string{*plain, *big} {
-				res, err := measure(reader{name: "analysis " + f, self: true, cmd: analysis(1, f)}, fileSize(f))
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "flat memory  %-40s %7.2fs cpu %6.0f MiB  %s\n", f, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
-				bigRes = append(bigRes, res)
-			}
+		// same traffic.
+		bigRes, err = flatMemory([]string{*plain, *big}, func(f string) reader {
+			return reader{name: "analysis " + f, self: true, cmd: analysis(1, f)}
+		})
+		if err != nil {
+			return err
 		}
 	}
 	printAnalysis(os.Stdout, readers, results, bigRes, size)

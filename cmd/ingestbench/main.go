@@ -339,13 +339,32 @@ func tableCmd(args []string) error {
 			reader{name: "GoAccess --log-format=CADDY", reps: *gaReps, cmd: ga("CADDY")},
 			reader{name: "GoAccess, Caddy format without tls", reps: *gaReps, cmd: ga(caddyNoTLS)})
 	}
+	results, err := alternate(readers, size)
+	if err != nil {
+		return err
+	}
+	var bigRes []result
+	if *big != "" {
+		bigRes, err = flatMemory([]string{*plain, *big}, func(f string) reader {
+			return reader{name: "ingest " + f, self: true, cmd: child("ingest", 2, f)}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	printTable(os.Stdout, readers, results, bigRes, size)
+	return nil
+}
+
+// alternate runs each reader its reps times, one run of each per round, so
+// that a change in the machine's load falls on all of them; it prints each
+// run to stderr.
+func alternate(readers []reader, size int64) ([][]result, error) {
 	results := make([][]result, len(readers))
 	maxReps := 0
 	for _, r := range readers {
 		maxReps = max(maxReps, r.reps)
 	}
-	// Alternate: one run of each reader per round, so that a change in the
-	// machine's load falls on all of them.
 	for round := range maxReps {
 		for i, r := range readers {
 			if round >= r.reps {
@@ -353,28 +372,32 @@ func tableCmd(args []string) error {
 			}
 			res, err := measure(r, size)
 			if err != nil {
-				return fmt.Errorf("%s: %w", r.name, err)
+				return nil, fmt.Errorf("%s: %w", r.name, err)
 			}
 			fmt.Fprintf(os.Stderr, "round %d  %-38s %7.2fs wall %7.2fs cpu %6.0f MiB  %s\n",
 				round+1, r.name, res.WallS, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
 			results[i] = append(results[i], res)
 		}
 	}
-	var bigRes []result
-	if *big != "" {
-		for range 2 {
-			for _, f := range []string{*plain, *big} {
-				res, err := measure(reader{name: "ingest " + f, self: true, cmd: child("ingest", 2, f)}, fileSize(f))
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "flat memory  %-40s %7.2fs wall %6.0f MiB  %s\n", f, res.WallS, float64(res.RSSKiB)/1024, res.Check)
-				bigRes = append(bigRes, res)
+	return results, nil
+}
+
+// flatMemory runs the reader of each file twice, alternating: memory that
+// grows with lines, not with distinct keys, shows as a larger peak on the
+// larger file.
+func flatMemory(files []string, of func(file string) reader) ([]result, error) {
+	var out []result
+	for range 2 {
+		for _, f := range files {
+			res, err := measure(of(f), fileSize(f))
+			if err != nil {
+				return nil, err
 			}
+			fmt.Fprintf(os.Stderr, "flat memory  %-40s %7.2fs wall %7.2fs cpu %6.0f MiB  %s\n", f, res.WallS, res.CPUS, float64(res.RSSKiB)/1024, res.Check)
+			out = append(out, res)
 		}
 	}
-	printTable(os.Stdout, readers, results, bigRes, size)
-	return nil
+	return out, nil
 }
 
 func fileSize(path string) int64 {
