@@ -447,21 +447,16 @@ func readable(t *testing.T, format string, data []byte) string {
 	return b.String()
 }
 
-// analyzeScenarioIn simulates a scenario (seed 1) and analyzes it with the
-// pipeline `aftermath analyze` runs, in dir. analyzedScenario shares it
-// between tests.
-func analyzeScenarioIn(ctx context.Context, dir, scenario string) (*report.Report, error) {
-	b := filepath.Join(dir, "bundle")
-	if _, err := simulate.Run(ctx, simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2}); err != nil {
-		return nil, fmt.Errorf("simulate %s: %w", scenario, err)
-	}
+// analyzeBundleReport analyzes a bundle with the pipeline `aftermath
+// analyze` runs. analyzedScenario shares it between tests.
+func analyzeBundleReport(ctx context.Context, b string) (*report.Report, error) {
 	bd, err := bundle.Open(b)
 	if err != nil {
 		return nil, err
 	}
 	a, err := analyzeInputs(ctx, ingest.FromBundle(bd), nil)
 	if err != nil {
-		return nil, fmt.Errorf("analyze %s: %w", scenario, err)
+		return nil, fmt.Errorf("analyze %s: %w", b, err)
 	}
 	return a.Report, nil
 }

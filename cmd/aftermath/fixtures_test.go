@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -89,15 +90,35 @@ func demoOut(t *testing.T) string {
 	return d.out
 }
 
-var scenarios sync.Map // scenario name -> *once[*report.Report]
+var (
+	scenarioBundles sync.Map // scenario name -> *once[string]
+	scenarios       sync.Map // scenario name -> *once[*report.Report]
+)
 
-// analyzedScenario is analyzeScenario's report for scenario, made once; tests
-// that change it must change a copy.
+// scenarioBundle is the scenario simulated with seed 1 and two hours of
+// baseline, once per test binary: the bundle analyzedScenario analyzes, and
+// referenceBundle's. Tests must not write into it.
+func scenarioBundle(t testing.TB, scenario string) string {
+	t.Helper()
+	o, _ := scenarioBundles.LoadOrStore(scenario, &once[string]{})
+	return o.(*once[string]).get(t, func() (string, error) {
+		b := filepath.Join(fixtureDir, "scenario-"+scenario, "bundle")
+		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2}); err != nil {
+			return "", fmt.Errorf("simulate %s: %w", scenario, err)
+		}
+		return b, nil
+	})
+}
+
+// analyzedScenario is scenarioBundle's bundle analyzed with the pipeline
+// `aftermath analyze` runs, made once; tests that change it must change a
+// copy.
 func analyzedScenario(t *testing.T, scenario string) *report.Report {
 	t.Helper()
+	b := scenarioBundle(t, scenario)
 	o, _ := scenarios.LoadOrStore(scenario, &once[*report.Report]{})
 	return o.(*once[*report.Report]).get(t, func() (*report.Report, error) {
-		return analyzeScenarioIn(context.Background(), filepath.Join(fixtureDir, "scenario-"+scenario), scenario)
+		return analyzeBundleReport(context.Background(), b)
 	})
 }
 

@@ -34,10 +34,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		t.Skip("script(1) from util-linux is not installed")
 	}
 	dir := t.TempDir()
-	b := filepath.Join(dir, "bundle")
-	if code := run([]string{"simulate", "--scenario", "crawler-backlog", "--seed", "2", "--baseline-hours", "2", "--out", b}); code != exitOK {
-		t.Fatalf("simulate exit %d", code)
-	}
+	b := referenceBundle(t)
 	analyze := func(extra ...string) []string {
 		return append([]string{"analyze", "--bundle", b, "--out", filepath.Join(dir, "out"), "--format", "json"}, extra...)
 	}

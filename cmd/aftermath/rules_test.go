@@ -146,7 +146,7 @@ func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
 // works) and the tables go to stderr with their headers as written; --out
 // writes the same file; --caddyfile prints the diff of a checked copy.
 func TestRulesOutput(t *testing.T) {
-	b := sampleDir(t)
+	b := referenceBundle(t)
 	code, stdout, stderr := runRoot(t, "rules", "--bundle", b)
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
@@ -225,7 +225,7 @@ func TestRulesOutput(t *testing.T) {
 // analyze on the same access log without metrics exits 1 (its evidence is
 // incomplete); rules must not.
 func TestRulesExitCodeIgnoresMetrics(t *testing.T) {
-	b := sampleDir(t)
+	b := referenceBundle(t)
 	bd, err := bundle.Open(b)
 	if err != nil {
 		t.Fatal(err)

@@ -11,31 +11,23 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/report"
-	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
-	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // The reference crawl (crawler-backlog, seed 1) fails clients from 02:17 to
 // 03:10 KST (17:17-18:10Z); its window runs to 03:30. These tests take its
 // access log away where people lose it, and check that no sentence, in any
 // language or format, tells the minutes without lines as a recovery.
-var reference once[string]
 
-// referenceBundle is crawler-backlog, seed 1, with two hours of baseline,
-// simulated once per test binary for the tests that lay its access log out
-// as people have it (cut, holed, rotated, re-encoded). Tests must not write
-// into it.
+// referenceBundle is crawler-backlog, seed 1, with two hours of baseline
+// (scenarioBundle's, the one analyzedScenario analyzes), simulated once per
+// test binary for the tests that lay its access log out as people have it
+// (cut, holed, rotated, re-encoded). Tests must not write into it.
 func referenceBundle(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
-	return reference.get(t, func() (string, error) {
-		dir := filepath.Join(fixtureDir, "reference")
-		_, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Out: dir, Seed: 1, BaselineHours: 2})
-		return dir, err
-	})
+	return scenarioBundle(t, "crawler-backlog")
 }
 
 // variantBundle copies the reference bundle with its access log rewritten:
@@ -67,27 +59,37 @@ func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string
 // Markdown and HTML in English and Korean, and report.json.
 func storyOf(t *testing.T, dir string) (map[string]string, *report.Report) {
 	t.Helper()
-	b, err := bundle.Open(dir)
+	r, err := analyzeBundleReport(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := analyzeInputs(context.Background(), ingest.FromBundle(b), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return renderStory(t, r), r
+}
+
+// referenceStory is storyOf the reference bundle, from its shared analysis.
+func referenceStory(t *testing.T) (map[string]string, *report.Report) {
+	t.Helper()
+	referenceBundle(t) // skips in -short mode
+	r := analyzedScenario(t, "crawler-backlog")
+	return renderStory(t, r), r
+}
+
+// renderStory renders every format storyOf returns.
+func renderStory(t *testing.T, r *report.Report) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	for _, f := range []struct{ format, lang string }{
 		{report.FormatMarkdown, report.LangEN}, {report.FormatMarkdown, report.LangKO},
 		{report.FormatHTML, report.LangEN}, {report.FormatHTML, report.LangKO},
 		{report.FormatJSON, report.LangEN},
 	} {
-		data, err := report.Render(a.Report, f.format, f.lang)
+		data, err := report.Render(r, f.format, f.lang)
 		if err != nil {
 			t.Fatalf("%s %s: %v", f.format, f.lang, err)
 		}
 		out[f.format+" "+f.lang] = string(data)
 	}
-	return out, a.Report
+	return out
 }
 
 // recoveryClaims are the sentences that tell a stretch as over or as usual,
@@ -179,7 +181,7 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 // The same incident with its whole access log tells the recovery the log
 // shows: the sentences above are bounded by coverage, not removed.
 func TestStoryCompleteLogStillRecovers(t *testing.T) {
-	out, r := storyOf(t, referenceBundle(t))
+	out, r := referenceStory(t)
 	if r.Impact.EndKnown != nil || r.Impact.EndBound != nil {
 		t.Errorf("end_known %v, end_bound %+v on a complete log", r.Impact.EndKnown, r.Impact.EndBound)
 	}
@@ -324,7 +326,7 @@ func TestStoryHeadMissing(t *testing.T) {
 
 // The same detectors on the complete log still tell the rise they see.
 func TestStoryCompleteLogStillClimbs(t *testing.T) {
-	out, _ := storyOf(t, referenceBundle(t))
+	out, _ := referenceStory(t)
 	for _, want := range []string{"start to climb", "first request from the site to its own API"} {
 		if !strings.Contains(out["md en"], want) {
 			t.Errorf("the complete log's timeline lost %q", want)

@@ -131,6 +131,9 @@ http://:%d {
 	if len(warnings) > 0 {
 		t.Logf("caddy warnings: %v", warnings)
 	}
+	// Loading the config redirects Caddy's default log to discard, saying
+	// so on the log it replaces.
+	silenceCaddyLog(t)
 	if err := caddy.Load(js, true); err != nil {
 		t.Fatalf("starting caddy: %v", err)
 	}
