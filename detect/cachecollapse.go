@@ -12,7 +12,7 @@ import (
 // answered fell while arrivals stayed flat, so the pages it used to answer
 // reached PHP, and the pool filled. The cache emptying is what changed at
 // the onset (a purge, a restart, an eviction), not the traffic and not PHP.
-const KindCacheCollapse = "cache_collapse"
+const KindCacheCollapse Kind = "cache_collapse"
 
 func init() {
 	Register(Spec{
@@ -56,7 +56,7 @@ type CacheCollapseFacts struct {
 	OnsetAfterS float64 `json:"onset_after_s"`
 }
 
-func (*CacheCollapseFacts) FindingKind() string { return KindCacheCollapse }
+func (*CacheCollapseFacts) FindingKind() Kind { return KindCacheCollapse }
 
 const (
 	// minCacheVerdicts is the fewest responses with a cache verdict a
@@ -81,7 +81,7 @@ const (
 
 type cacheCollapseDetector struct{}
 
-func (cacheCollapseDetector) Name() string { return KindCacheCollapse }
+func (cacheCollapseDetector) Name() Kind { return KindCacheCollapse }
 
 func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

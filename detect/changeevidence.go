@@ -34,7 +34,7 @@ func init() {
 // service_time_regression, and without an incident the earliest trigger or
 // mechanism stands in for the onset. A new kind a change may explain is
 // added here.
-var configChangeReads = []string{
+var configChangeReads = []Kind{
 	KindCacheCollapse, KindClientAbandonedWork, KindCrawlerBurst, KindHealthcheckStarved, KindIdlePinning,
 	KindListenQueueOverflow, KindSelfAmplification, KindServiceTimeRegression, KindUpstreamErrors, KindWorkerSaturation,
 }
@@ -91,7 +91,7 @@ type ConfigChangeFacts struct {
 	OldPoolHeld Maybe[bool] `json:"old_pool_held"`
 }
 
-func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
+func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
 
 // Timeline events of configuration changes.
 const (
@@ -352,7 +352,7 @@ func firstLine(s string, n int) string {
 // metric steps) and links those whose mechanism explains the findings present.
 type configChangeDetector struct{}
 
-func (configChangeDetector) Name() string { return KindConfigChange }
+func (configChangeDetector) Name() Kind { return KindConfigChange }
 
 func (configChangeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	inferred, err := metricChanges(ctx, ev)

@@ -79,7 +79,7 @@ type CrawlerBurstFacts struct {
 	ConsequenceAfterS Maybe[float64] `json:"consequence_after_s"`
 }
 
-func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
+func (*CrawlerBurstFacts) FindingKind() Kind { return KindCrawlerBurst }
 
 func explainCrawler(p Phraser, f *Finding, s Story) string {
 	cf := FactsOf[CrawlerBurstFacts](f)
@@ -147,7 +147,7 @@ func Crowd(p Phraser, f *Finding) string {
 // like people (assets after pages, cacheable articles) is a surge, never a crawler.
 type crawlerDetector struct{}
 
-func (crawlerDetector) Name() string { return KindCrawlerBurst }
+func (crawlerDetector) Name() Kind { return KindCrawlerBurst }
 
 // Thresholds, all relative: a burst must be riseRatio times its own baseline and
 // riseZ Poisson deviations above it, and carry minShare of the window's requests

@@ -15,7 +15,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindUpstreamErrors, Requires: []string{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
+		Kind: KindUpstreamErrors, Requires: []Kind{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,
@@ -51,7 +51,7 @@ type UpstreamErrorsFacts struct {
 	Proxy  map[int]int `json:"-"`
 }
 
-func (*UpstreamErrorsFacts) FindingKind() string { return KindUpstreamErrors }
+func (*UpstreamErrorsFacts) FindingKind() Kind { return KindUpstreamErrors }
 
 // Timeline events of the failing stretch.
 const (
@@ -258,7 +258,7 @@ func (f *UpstreamErrorsFacts) setExtraFact(name string, v float64) bool {
 // upstream_errors): never one "errors" number, but who answered what.
 type errorsDetector struct{}
 
-func (errorsDetector) Name() string { return KindUpstreamErrors }
+func (errorsDetector) Name() Kind { return KindUpstreamErrors }
 
 // failureRiseRatio is lower than a crawler's rise ratio: failures are what users
 // feel, and twice the usual failures, far beyond noise, is already an incident

@@ -45,7 +45,7 @@ type HealthcheckFacts struct {
 	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
 }
 
-func (*HealthcheckFacts) FindingKind() string { return KindHealthcheckStarved }
+func (*HealthcheckFacts) FindingKind() Kind { return KindHealthcheckStarved }
 
 // EventHealthStarved is the timeline event of the health check starving.
 const EventHealthStarved = "health_starved"
@@ -67,7 +67,7 @@ func healthMoment(p Phraser, f *Finding) string {
 // marked PHP down and answered 503 itself (design.md, healthcheck_starved).
 type healthcheckDetector struct{}
 
-func (healthcheckDetector) Name() string { return KindHealthcheckStarved }
+func (healthcheckDetector) Name() Kind { return KindHealthcheckStarved }
 
 func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil && ev.Pool == nil {

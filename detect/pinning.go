@@ -44,7 +44,7 @@ type IdlePinningFacts struct {
 	ClimbS Maybe[float64] `json:"climb_s"`
 }
 
-func (*IdlePinningFacts) FindingKind() string { return KindIdlePinning }
+func (*IdlePinningFacts) FindingKind() Kind { return KindIdlePinning }
 
 // EventPinning is the timeline event of workers held without working.
 const EventPinning = "pinning"
@@ -72,7 +72,7 @@ func pinningMoments(f *Finding, _ Story) []Moment {
 // together at one fixed timeout. Busy-but-progressing workers are saturation.
 type pinningDetector struct{}
 
-func (pinningDetector) Name() string { return KindIdlePinning }
+func (pinningDetector) Name() Kind { return KindIdlePinning }
 
 const (
 	// idleCPUPct: below it the host is idle, whatever the workers claim.

@@ -37,7 +37,7 @@ type ListenQueueFacts struct {
 	EstWaitAtPeakS Maybe[float64] `json:"est_wait_at_peak_s"`
 }
 
-func (*ListenQueueFacts) FindingKind() string { return KindListenQueueOverflow }
+func (*ListenQueueFacts) FindingKind() Kind { return KindListenQueueOverflow }
 
 // Timeline events of the listen queue.
 const (
@@ -146,7 +146,7 @@ func oldBacklog(fs []Finding) (float64, bool) {
 // queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
 type queueDetector struct{}
 
-func (queueDetector) Name() string { return KindListenQueueOverflow }
+func (queueDetector) Name() Kind { return KindListenQueueOverflow }
 
 // A queue is deep when more requests wait than there are workers (each waits at
 // least one full service time) and when it is far above its usual level.

@@ -43,7 +43,7 @@ type WorkerSaturationFacts struct {
 	MaxChildrenWarnings Maybe[int] `json:"max_children_warnings"`
 }
 
-func (*WorkerSaturationFacts) FindingKind() string { return KindWorkerSaturation }
+func (*WorkerSaturationFacts) FindingKind() Kind { return KindWorkerSaturation }
 
 // EventSaturation is the timeline event of every worker turning busy.
 const EventSaturation = "saturation"
@@ -63,7 +63,7 @@ func saturationMoment(p Phraser, f *Finding) string {
 // saturationDetector finds stretches where every php-fpm worker was busy.
 type saturationDetector struct{}
 
-func (saturationDetector) Name() string { return KindWorkerSaturation }
+func (saturationDetector) Name() Kind { return KindWorkerSaturation }
 
 // Saturation must last minSaturated to matter: a pool touching its maximum for
 // one scrape is ordinary at peak hour.

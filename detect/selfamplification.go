@@ -10,7 +10,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindSelfAmplification, Requires: []string{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
+		Kind: KindSelfAmplification, Requires: []Kind{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
 		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    2,
@@ -34,7 +34,7 @@ type SelfAmplificationFacts struct {
 	ShareOfPHPWhileSaturated Maybe[float64] `json:"share_of_php_while_saturated"`
 }
 
-func (*SelfAmplificationFacts) FindingKind() string { return KindSelfAmplification }
+func (*SelfAmplificationFacts) FindingKind() Kind { return KindSelfAmplification }
 
 // EventSelfCall is the timeline event of the site's first call to itself.
 const EventSelfCall = "self_call"
@@ -63,7 +63,7 @@ func selfAmplificationMoments(f *Finding, s Story) []Moment {
 // request holds two workers, and when workers are short the inner call waits.
 type selfAmplificationDetector struct{}
 
-func (selfAmplificationDetector) Name() string { return KindSelfAmplification }
+func (selfAmplificationDetector) Name() Kind { return KindSelfAmplification }
 
 func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

@@ -12,11 +12,11 @@ import (
 // KindServiceTimeRegression is PHP's own time per request rising while
 // arrivals did not: a slow database or external API (CPU low) or slower code
 // or CPU (CPU high).
-const KindServiceTimeRegression = "service_time_regression"
+const KindServiceTimeRegression Kind = "service_time_regression"
 
 func init() {
 	Register(Spec{
-		Kind: KindServiceTimeRegression, Requires: []string{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
+		Kind: KindServiceTimeRegression, Requires: []Kind{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
 		// When no traffic change explains the onset, what changed is the
 		// service time: it is the trigger.
 		Role:     RoleTrigger,
@@ -54,7 +54,7 @@ type ServiceTimeFacts struct {
 	BaselineWindowMinutes Maybe[float64] `json:"baseline_window_minutes"`
 }
 
-func (*ServiceTimeFacts) FindingKind() string { return KindServiceTimeRegression }
+func (*ServiceTimeFacts) FindingKind() Kind { return KindServiceTimeRegression }
 
 // EventServiceTime is the timeline event of PHP's requests turning slower.
 const EventServiceTime = "service_time"
@@ -106,7 +106,7 @@ func serviceTimeMoments(f *Finding, _ Story) []Moment {
 // lengthens every answer by its queue without PHP getting slower).
 type serviceTimeDetector struct{}
 
-func (serviceTimeDetector) Name() string { return KindServiceTimeRegression }
+func (serviceTimeDetector) Name() Kind { return KindServiceTimeRegression }
 
 func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

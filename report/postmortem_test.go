@@ -249,7 +249,7 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 	}
 }
 
-func dropKind(fs []detect.Finding, kind string) []detect.Finding {
+func dropKind(fs []detect.Finding, kind detect.Kind) []detect.Finding {
 	var out []detect.Finding
 	for _, f := range fs {
 		if f.Kind != kind {
@@ -311,7 +311,7 @@ func TestCausesRanking(t *testing.T) {
 				if c.Explanation == "" {
 					t.Errorf("cause %s has no explanation", c.Finding)
 				}
-				got = append(got, c.Kind+":"+string(c.Role))
+				got = append(got, string(c.Kind)+":"+string(c.Role))
 			}
 			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("causes:\n got %v\nwant %v", got, tt.want)

@@ -184,7 +184,7 @@ type Cause struct {
 	// Finding is the id of the finding explained.
 	Finding string `json:"finding"`
 	// Kind is that finding's kind.
-	Kind string `json:"kind"`
+	Kind detect.Kind `json:"kind"`
 	// Rank orders causes from 1 (the trigger when there is one).
 	Rank int `json:"rank"`
 	// Role is trigger, enabler, mechanism or symptom.
