@@ -10,13 +10,13 @@ import (
 )
 
 // finding renders a linked change.
-func (a *assessment) finding(q QueueFacts, present map[Kind]bool) Finding {
+func (a *assessment) finding(q QueueFacts, present shown) Finding {
 	a.facts.Linked = true
 	role := RoleEnabler
 	switch {
 	case a.risk == 0 || a.cannotJudge != "":
 		role = RoleCandidate
-	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[Kind(RoleTrigger)]:
+	case !math.IsNaN(a.hours) && a.hours <= 1 && !present.trigger:
 		role = RoleTrigger
 	}
 	var b strings.Builder

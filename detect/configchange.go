@@ -127,15 +127,15 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	}
 	// A rise judged context (trigger.go: too early or too small) explains
 	// nothing: it links no change, nor keeps a change from being the trigger.
-	present := map[Kind]bool{}
+	present := shown{kinds: map[Kind]bool{}}
 	for _, f := range findings {
 		if f.Role != RoleContext {
-			present[f.Kind] = true
+			present.kinds[f.Kind] = true
 		}
 		// A trigger already found (a crawler in time and weight, a service
 		// time regression) explains the onset: a change is then its enabler.
 		if f.Role == RoleTrigger || f.Role == "" && specRole(f.Kind) == RoleTrigger {
-			present[Kind(RoleTrigger)] = true
+			present.trigger = true
 		}
 	}
 
@@ -277,8 +277,16 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	return out, check
 }
 
+// shown is what the findings show that a change is weighed against: the
+// kinds found (a rise judged context counts for none), and whether a trigger
+// already explains the onset.
+type shown struct {
+	kinds   map[Kind]bool
+	trigger bool
+}
+
 // assess scores one change against the findings and the numbers.
-func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present map[Kind]bool) *assessment {
+func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present shown) *assessment {
 	if k.name == "read_timeout" && c.New == "" && c.Old != "" {
 		// Removing the read timeout is its own failure mode (design.md).
 		silent := *k
@@ -295,7 +303,7 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		}
 	}
 	for i, kind := range k.kinds {
-		if present[kind] {
+		if present.kinds[kind] {
 			a.found = append(a.found, kind)
 			if a.mech == 0 {
 				a.mech = 0.8
