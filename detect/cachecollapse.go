@@ -22,7 +22,7 @@ func init() {
 		Scan: ScanMeasure{Metric: "cache hit ratio",
 			Observed: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioLowest },
 			Baseline: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioBefore }},
-		Events: map[string]int{EventCacheCollapse: 1},
+		Events: map[Event]int{EventCacheCollapse: 1},
 		Explain: func(p Phraser, f *Finding, _ Story) string {
 			return p.Say("cache_collapse.explain", about[CacheCollapseFacts]{f, FactsOf[CacheCollapseFacts](f)})
 		},
@@ -35,7 +35,7 @@ func init() {
 }
 
 // EventCacheCollapse is the timeline event of the cache emptying.
-const EventCacheCollapse = "cache_collapse"
+const EventCacheCollapse Event = "cache_collapse"
 
 // CacheCollapseFacts are a cache_collapse finding's numbers. Hit ratios are
 // shares (0-1) of the responses whose cache headers gave a verdict.

@@ -20,7 +20,7 @@ func init() {
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
 		Scan:     ScanMeasure{Severity: "info"},
-		Events:   map[string]int{EventConfigChange: 0, EventDeploy: 14},
+		Events:   map[Event]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
 
@@ -95,8 +95,8 @@ func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
 
 // Timeline events of configuration changes.
 const (
-	EventConfigChange = "config_change"
-	EventDeploy       = "deploy"
+	EventConfigChange Event = "config_change"
+	EventDeploy       Event = "deploy"
 )
 
 // changeMoments are the change itself (a mitigation or a ruled-out change says

@@ -19,7 +19,7 @@ func init() {
 		Scan: ScanMeasure{Metric: "requests per 10 minutes at the peak",
 			Observed: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).PeakPer10m },
 			Baseline: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V }},
-		Events:  map[string]int{EventBurstOnset: 1, EventBurstEnd: 13},
+		Events:  map[Event]int{EventBurstOnset: 1, EventBurstEnd: 13},
 		Explain: explainCrawler,
 		Moments: crawlerMoments,
 	})
@@ -112,8 +112,8 @@ func explainCrawler(p Phraser, f *Finding, s Story) string {
 
 // Timeline events of a crawler burst.
 const (
-	EventBurstOnset = "burst_onset"
-	EventBurstEnd   = "burst_end"
+	EventBurstOnset Event = "burst_onset"
+	EventBurstEnd   Event = "burst_end"
 )
 
 func crawlerMoments(f *Finding, s Story) []Moment {

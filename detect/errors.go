@@ -22,7 +22,7 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window",
 			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
 			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
-		Events:  map[string]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
+		Events:  map[Event]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
 		Explain: explainErrors,
 		Moments: errorMoments,
 	})
@@ -55,9 +55,9 @@ func (*UpstreamErrorsFacts) FindingKind() Kind { return KindUpstreamErrors }
 
 // Timeline events of the failing stretch.
 const (
-	EventFailuresStart = "failures_start"
-	EventFailurePeak   = "failure_peak"
-	EventLastFailure   = "last_failure"
+	EventFailuresStart Event = "failures_start"
+	EventFailurePeak   Event = "failure_peak"
+	EventLastFailure   Event = "last_failure"
 )
 
 func explainErrors(p Phraser, f *Finding, _ Story) string {
@@ -119,7 +119,7 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 // placed them (Finding.Logged), each told with what that minute logged.
 func errorMoments(f *Finding, s Story) []Moment {
 	var out []Moment
-	add := func(t time.Time, event, topic string, prio int, text func(p Phraser) string) {
+	add := func(t time.Time, event Event, topic string, prio int, text func(p Phraser) string) {
 		out = append(out, Moment{Time: t, Event: event, Topic: topic, Prio: prio, Text: text})
 	}
 	var first, worst, last *MinuteFailures

@@ -21,7 +21,7 @@ func init() {
 		// limit, not a usual value; the summary states it.
 		Scan: ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)",
 			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V }},
-		Events:  map[string]int{EventHealthStarved: 7},
+		Events:  map[Event]int{EventHealthStarved: 7},
 		Explain: explainHealth,
 		Moments: healthMoments,
 	})
@@ -48,7 +48,7 @@ type HealthcheckFacts struct {
 func (*HealthcheckFacts) FindingKind() Kind { return KindHealthcheckStarved }
 
 // EventHealthStarved is the timeline event of the health check starving.
-const EventHealthStarved = "health_starved"
+const EventHealthStarved Event = "health_starved"
 
 func explainHealth(p Phraser, f *Finding, _ Story) string {
 	return p.Say("healthcheck_starved.explain", FactsOf[HealthcheckFacts](f))

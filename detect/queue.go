@@ -17,7 +17,7 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak",
 			Observed: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueuePeak },
 			Baseline: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueueUsual }},
-		Events:  map[string]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},
+		Events:  map[Event]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},
 		Explain: explainQueue,
 		Moments: queueMoments,
 	})
@@ -41,10 +41,10 @@ func (*ListenQueueFacts) FindingKind() Kind { return KindListenQueueOverflow }
 
 // Timeline events of the listen queue.
 const (
-	EventQueueDeep   = "queue_deep"
-	EventQueueOldCap = "queue_old_cap"
-	EventQueuePeak   = "queue_peak"
-	EventQueueCap    = "queue_cap"
+	EventQueueDeep   Event = "queue_deep"
+	EventQueueOldCap Event = "queue_old_cap"
+	EventQueuePeak   Event = "queue_peak"
+	EventQueueCap    Event = "queue_cap"
 )
 
 func explainQueue(p Phraser, f *Finding, s Story) string {
@@ -62,7 +62,7 @@ func explainQueue(p Phraser, f *Finding, s Story) string {
 // cap. Without the series only the finding's start is known.
 func queueMoments(f *Finding, s Story) []Moment {
 	var out []Moment
-	add := func(t time.Time, event string, prio int, text func(p Phraser) string) {
+	add := func(t time.Time, event Event, prio int, text func(p Phraser) string) {
 		out = append(out, Moment{Time: t, Event: event, Topic: "queue", Prio: prio, Text: text})
 	}
 	qf := FactsOf[ListenQueueFacts](f)

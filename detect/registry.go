@@ -49,7 +49,7 @@ type Spec struct {
 	Moments func(f *Finding, s Story) []Moment
 	// Events orders the kind's timeline events among all others at the same
 	// minute (lower first: cause before effect).
-	Events map[string]int
+	Events map[Event]int
 	// Messages are the sentences Explain and Moments say; nil means
 	// detect's own (Messages). A detector registered from outside this
 	// package brings its catalog here, so adding one stays one file.
@@ -119,12 +119,16 @@ type MinuteFailures struct {
 	Late int
 }
 
+// Event names a timeline moment (report.json timeline "event"); each
+// detector's file declares the events its moments carry.
+type Event string
+
 // Moment is one timeline event a finding contributes.
 type Moment struct {
 	Time time.Time
 	// Event names the moment (report.json timeline "event"); Spec.Events
 	// orders it.
-	Event string
+	Event Event
 	// Topic de-duplicates: two moments in the same minute with the same topic
 	// say the same thing, and the lower Prio wins.
 	Topic string
@@ -252,7 +256,7 @@ func Kinds() []Kind {
 }
 
 // EventOrder is the tie-break rank of a timeline event among all kinds'.
-func EventOrder(event string) int {
+func EventOrder(event Event) int {
 	for _, s := range Specs() {
 		if o, ok := s.Events[event]; ok {
 			return o

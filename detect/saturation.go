@@ -17,7 +17,7 @@ func init() {
 		Chain:    1,
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy",
 			Observed: func(f *Finding) float64 { return FactsOf[WorkerSaturationFacts](f).SaturatedSeconds }},
-		Events:  map[string]int{EventSaturation: 2},
+		Events:  map[Event]int{EventSaturation: 2},
 		Explain: explainSaturation,
 		Moments: saturationMoments,
 	})
@@ -46,7 +46,7 @@ type WorkerSaturationFacts struct {
 func (*WorkerSaturationFacts) FindingKind() Kind { return KindWorkerSaturation }
 
 // EventSaturation is the timeline event of every worker turning busy.
-const EventSaturation = "saturation"
+const EventSaturation Event = "saturation"
 
 func explainSaturation(p Phraser, f *Finding, _ Story) string {
 	return p.Say("worker_saturation.explain", about[WorkerSaturationFacts]{f, FactsOf[WorkerSaturationFacts](f)})

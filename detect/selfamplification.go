@@ -17,7 +17,7 @@ func init() {
 		Scan: ScanMeasure{Metric: "the site's calls to its own API",
 			Observed: func(f *Finding) float64 { return float64(FactsOf[SelfAmplificationFacts](f).SelfCalls) },
 			Baseline: func(f *Finding) float64 { return FactsOf[SelfAmplificationFacts](f).Expected.V }},
-		Events:  map[string]int{EventSelfCall: 3},
+		Events:  map[Event]int{EventSelfCall: 3},
 		Explain: explainSelfAmplification,
 		Moments: selfAmplificationMoments,
 	})
@@ -37,7 +37,7 @@ type SelfAmplificationFacts struct {
 func (*SelfAmplificationFacts) FindingKind() Kind { return KindSelfAmplification }
 
 // EventSelfCall is the timeline event of the site's first call to itself.
-const EventSelfCall = "self_call"
+const EventSelfCall Event = "self_call"
 
 func explainSelfAmplification(p Phraser, f *Finding, s Story) string {
 	return p.Say("self_amplification.explain", struct {

@@ -24,7 +24,7 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "latency", Metric: "median PHP service time (s)",
 			Observed: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianDuringS },
 			Baseline: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianBeforeS }},
-		Events:  map[string]int{EventServiceTime: 1},
+		Events:  map[Event]int{EventServiceTime: 1},
 		Explain: explainServiceTime,
 		Moments: serviceTimeMoments,
 	})
@@ -57,7 +57,7 @@ type ServiceTimeFacts struct {
 func (*ServiceTimeFacts) FindingKind() Kind { return KindServiceTimeRegression }
 
 // EventServiceTime is the timeline event of PHP's requests turning slower.
-const EventServiceTime = "service_time"
+const EventServiceTime Event = "service_time"
 
 const (
 	// serviceRise: PHP's median own time must rise at least this many

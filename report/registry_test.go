@@ -44,7 +44,7 @@ func init() {
 			"m/ko.tmpl": {Data: []byte(`{{define "teapot.explain"}}PHP가 {{at .Start}}부터 {{n .Replies}}번 418로 답했습니다.{{end}}` +
 				`{{define "teapot.moment"}}첫 418 응답{{end}}`)},
 		}, "m", Langs),
-		Events: map[string]int{"teapot": 20},
+		Events: map[detect.Event]int{"teapot": 20},
 	})
 }
 

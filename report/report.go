@@ -174,7 +174,7 @@ type Moment struct {
 	// self_call, queue_old_cap, queue_peak, queue_cap, queue_deep,
 	// health_starved, failures_start, failure_peak, last_failure, burst_end,
 	// pinning, config_change, deploy.
-	Event string `json:"event"`
+	Event detect.Event `json:"event"`
 
 	texts phrase
 }
