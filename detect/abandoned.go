@@ -8,7 +8,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindClientAbandonedWork, Requires: []string{KindWorkerSaturation}, New: func() Detector { return abandonedDetector{} },
+		Kind: KindClientAbandonedWork, Requires: []Kind{KindWorkerSaturation}, New: func() Detector { return abandonedDetector{} },
 		NewFacts: func() Facts { return &AbandonedWorkFacts{} },
 		Role:     RoleSymptom,
 		Chain:    7,
@@ -31,14 +31,14 @@ type AbandonedWorkFacts struct {
 	WorkerSeconds Maybe[float64] `json:"worker_seconds"`
 }
 
-func (*AbandonedWorkFacts) FindingKind() string { return KindClientAbandonedWork }
+func (*AbandonedWorkFacts) FindingKind() Kind { return KindClientAbandonedWork }
 
 // abandonedDetector counts work PHP did for clients that had already left:
 // Caddy 2.11 logs no 499, so it shows as PHP responses whose duration exceeds
 // the clients' timeout (design.md).
 type abandonedDetector struct{}
 
-func (abandonedDetector) Name() string { return KindClientAbandonedWork }
+func (abandonedDetector) Name() Kind { return KindClientAbandonedWork }
 
 func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

@@ -12,7 +12,7 @@ import (
 // answered fell while arrivals stayed flat, so the pages it used to answer
 // reached PHP, and the pool filled. The cache emptying is what changed at
 // the onset (a purge, a restart, an eviction), not the traffic and not PHP.
-const KindCacheCollapse = "cache_collapse"
+const KindCacheCollapse Kind = "cache_collapse"
 
 func init() {
 	Register(Spec{
@@ -22,7 +22,7 @@ func init() {
 		Scan: ScanMeasure{Metric: "cache hit ratio",
 			Observed: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioLowest },
 			Baseline: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioBefore }},
-		Events: map[string]int{EventCacheCollapse: 1},
+		Events: map[Event]int{EventCacheCollapse: 1},
 		Explain: func(p Phraser, f *Finding, _ Story) string {
 			return p.Say("cache_collapse.explain", about[CacheCollapseFacts]{f, FactsOf[CacheCollapseFacts](f)})
 		},
@@ -35,7 +35,7 @@ func init() {
 }
 
 // EventCacheCollapse is the timeline event of the cache emptying.
-const EventCacheCollapse = "cache_collapse"
+const EventCacheCollapse Event = "cache_collapse"
 
 // CacheCollapseFacts are a cache_collapse finding's numbers. Hit ratios are
 // shares (0-1) of the responses whose cache headers gave a verdict.
@@ -56,7 +56,7 @@ type CacheCollapseFacts struct {
 	OnsetAfterS float64 `json:"onset_after_s"`
 }
 
-func (*CacheCollapseFacts) FindingKind() string { return KindCacheCollapse }
+func (*CacheCollapseFacts) FindingKind() Kind { return KindCacheCollapse }
 
 const (
 	// minCacheVerdicts is the fewest responses with a cache verdict a
@@ -81,7 +81,7 @@ const (
 
 type cacheCollapseDetector struct{}
 
-func (cacheCollapseDetector) Name() string { return KindCacheCollapse }
+func (cacheCollapseDetector) Name() Kind { return KindCacheCollapse }
 
 func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

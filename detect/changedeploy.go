@@ -21,12 +21,12 @@ const deployLead = time.Hour
 // service time, which new code can raise. It is what changed, so it is
 // said, as a candidate: the logs cannot tell what it shipped. It is named
 // by its subject (DeployName), never as a setting.
-func deployFinding(c sources.Change, q QueueFacts, present map[string]bool) (Finding, bool) {
+func deployFinding(c sources.Change, q QueueFacts, present shown) (Finding, bool) {
 	if c.File != "" || q.Onset.IsZero() || c.Time.After(q.Onset) || q.Onset.Sub(c.Time) > deployLead {
 		return Finding{}, false
 	}
-	serviceTime := present[KindServiceTimeRegression]
-	if present[string(RoleTrigger)] && !serviceTime {
+	serviceTime := present.kinds[KindServiceTimeRegression]
+	if present.trigger && !serviceTime {
 		return Finding{}, false
 	}
 	lead := q.Onset.Sub(c.Time)

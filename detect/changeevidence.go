@@ -20,7 +20,7 @@ func init() {
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
 		Scan:     ScanMeasure{Severity: "info"},
-		Events:   map[string]int{EventConfigChange: 0, EventDeploy: 14},
+		Events:   map[Event]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
 
@@ -34,7 +34,7 @@ func init() {
 // service_time_regression, and without an incident the earliest trigger or
 // mechanism stands in for the onset. A new kind a change may explain is
 // added here.
-var configChangeReads = []string{
+var configChangeReads = []Kind{
 	KindCacheCollapse, KindClientAbandonedWork, KindCrawlerBurst, KindHealthcheckStarved, KindIdlePinning,
 	KindListenQueueOverflow, KindSelfAmplification, KindServiceTimeRegression, KindUpstreamErrors, KindWorkerSaturation,
 }
@@ -91,12 +91,12 @@ type ConfigChangeFacts struct {
 	OldPoolHeld Maybe[bool] `json:"old_pool_held"`
 }
 
-func (*ConfigChangeFacts) FindingKind() string { return KindConfigChange }
+func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
 
 // Timeline events of configuration changes.
 const (
-	EventConfigChange = "config_change"
-	EventDeploy       = "deploy"
+	EventConfigChange Event = "config_change"
+	EventDeploy       Event = "deploy"
 )
 
 // changeMoments are the change itself (a mitigation or a ruled-out change says
@@ -352,7 +352,7 @@ func firstLine(s string, n int) string {
 // metric steps) and links those whose mechanism explains the findings present.
 type configChangeDetector struct{}
 
-func (configChangeDetector) Name() string { return KindConfigChange }
+func (configChangeDetector) Name() Kind { return KindConfigChange }
 
 func (configChangeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	inferred, err := metricChanges(ctx, ev)

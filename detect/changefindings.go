@@ -10,13 +10,13 @@ import (
 )
 
 // finding renders a linked change.
-func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
+func (a *assessment) finding(q QueueFacts, present shown) Finding {
 	a.facts.Linked = true
 	role := RoleEnabler
 	switch {
 	case a.risk == 0 || a.cannotJudge != "":
 		role = RoleCandidate
-	case !math.IsNaN(a.hours) && a.hours <= 1 && !present[string(RoleTrigger)]:
+	case !math.IsNaN(a.hours) && a.hours <= 1 && !present.trigger:
 		role = RoleTrigger
 	}
 	var b strings.Builder
@@ -26,7 +26,7 @@ func (a *assessment) finding(q QueueFacts, present map[string]bool) Finding {
 	}
 	fmt.Fprintf(&b, " Mechanism: %s", a.k.effect)
 	if len(a.found) > 0 {
-		fmt.Fprintf(&b, " (found: %s)", strings.Join(a.found, ", "))
+		fmt.Fprintf(&b, " (found: %s)", joinKinds(a.found, ", "))
 	}
 	b.WriteString(".")
 	if a.risk == 0 {

@@ -70,7 +70,7 @@ type assessment struct {
 	k     *knob
 	risk  int     // +1 raises the risk, -1 lowers it, 0 unknown direction
 	mech  float64 // mechanism score: is its failure mode among the findings?
-	found []string
+	found []Kind
 	quant float64 // quantitative test score; 0 means the test rules it out
 	// quantText is the arithmetic, as a sentence for the summary; notLinked
 	// says why the change is reviewed but not linked.
@@ -127,15 +127,15 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	}
 	// A rise judged context (trigger.go: too early or too small) explains
 	// nothing: it links no change, nor keeps a change from being the trigger.
-	present := map[string]bool{}
+	present := shown{kinds: map[Kind]bool{}}
 	for _, f := range findings {
 		if f.Role != RoleContext {
-			present[f.Kind] = true
+			present.kinds[f.Kind] = true
 		}
 		// A trigger already found (a crawler in time and weight, a service
 		// time regression) explains the onset: a change is then its enabler.
 		if f.Role == RoleTrigger || f.Role == "" && specRole(f.Kind) == RoleTrigger {
-			present[string(RoleTrigger)] = true
+			present.trigger = true
 		}
 	}
 
@@ -195,7 +195,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		case after:
 			review(c, fmt.Sprintf("made %s after the onset: it cannot have caused the incident", spanText(c.Time.Sub(q.Onset))))
 		case a.mech == 0:
-			review(c, "none of the findings its failure mode would produce ("+strings.Join(k.kinds, ", ")+") was found")
+			review(c, "none of the findings its failure mode would produce ("+joinKinds(k.kinds, ", ")+") was found")
 		case a.notLinked != "":
 			ruledOut = append(ruledOut, a)
 		default:
@@ -277,13 +277,21 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	return out, check
 }
 
+// shown is what the findings show that a change is weighed against: the
+// kinds found (a rise judged context counts for none), and whether a trigger
+// already explains the onset.
+type shown struct {
+	kinds   map[Kind]bool
+	trigger bool
+}
+
 // assess scores one change against the findings and the numbers.
-func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present map[string]bool) *assessment {
+func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present shown) *assessment {
 	if k.name == "read_timeout" && c.New == "" && c.Old != "" {
 		// Removing the read timeout is its own failure mode (design.md).
 		silent := *k
 		silent.effect = "without a FastCGI read timeout a queued health check waits and passes, so the upstream is never marked down while clients time out and PHP works for nobody (a silent wedge)"
-		silent.kinds = []string{KindClientAbandonedWork, KindIdlePinning, KindUpstreamErrors}
+		silent.kinds = []Kind{KindClientAbandonedWork, KindIdlePinning, KindUpstreamErrors}
 		silent.test = nil
 		k = &silent
 	}
@@ -295,7 +303,7 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		}
 	}
 	for i, kind := range k.kinds {
-		if present[kind] {
+		if present.kinds[kind] {
 			a.found = append(a.found, kind)
 			if a.mech == 0 {
 				a.mech = 0.8

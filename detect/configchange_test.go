@@ -54,7 +54,7 @@ func ccFacts(queue []QueuePoint) QueueFacts {
 	return QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Onset: ccOnset, Queue: queue, Loc: ccKST}
 }
 
-func ccFindings(kinds ...string) []Finding {
+func ccFindings(kinds ...Kind) []Finding {
 	var fs []Finding
 	for _, k := range kinds {
 		fs = append(fs, Finding{Kind: k, Start: ccOnset, End: ccOnset.Add(44 * time.Minute)})
@@ -62,7 +62,7 @@ func ccFindings(kinds ...string) []Finding {
 	return fs
 }
 
-var ccIncidentKinds = []string{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved,
+var ccIncidentKinds = []Kind{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved,
 	KindUpstreamErrors, KindClientAbandonedWork}
 
 const ccCommit = "9d78ccbea301e57b510ff3f93c1312f5e6a9a843"

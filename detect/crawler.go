@@ -19,7 +19,7 @@ func init() {
 		Scan: ScanMeasure{Metric: "requests per 10 minutes at the peak",
 			Observed: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).PeakPer10m },
 			Baseline: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V }},
-		Events:  map[string]int{EventBurstOnset: 1, EventBurstEnd: 13},
+		Events:  map[Event]int{EventBurstOnset: 1, EventBurstEnd: 13},
 		Explain: explainCrawler,
 		Moments: crawlerMoments,
 	})
@@ -79,7 +79,7 @@ type CrawlerBurstFacts struct {
 	ConsequenceAfterS Maybe[float64] `json:"consequence_after_s"`
 }
 
-func (*CrawlerBurstFacts) FindingKind() string { return KindCrawlerBurst }
+func (*CrawlerBurstFacts) FindingKind() Kind { return KindCrawlerBurst }
 
 func explainCrawler(p Phraser, f *Finding, s Story) string {
 	cf := FactsOf[CrawlerBurstFacts](f)
@@ -112,8 +112,8 @@ func explainCrawler(p Phraser, f *Finding, s Story) string {
 
 // Timeline events of a crawler burst.
 const (
-	EventBurstOnset = "burst_onset"
-	EventBurstEnd   = "burst_end"
+	EventBurstOnset Event = "burst_onset"
+	EventBurstEnd   Event = "burst_end"
 )
 
 func crawlerMoments(f *Finding, s Story) []Moment {
@@ -147,7 +147,7 @@ func Crowd(p Phraser, f *Finding) string {
 // like people (assets after pages, cacheable articles) is a surge, never a crawler.
 type crawlerDetector struct{}
 
-func (crawlerDetector) Name() string { return KindCrawlerBurst }
+func (crawlerDetector) Name() Kind { return KindCrawlerBurst }
 
 // Thresholds, all relative: a burst must be riseRatio times its own baseline and
 // riseZ Poisson deviations above it, and carry minShare of the window's requests

@@ -15,14 +15,14 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindUpstreamErrors, Requires: []string{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
+		Kind: KindUpstreamErrors, Requires: []Kind{KindCrawlerBurst}, New: func() Detector { return errorsDetector{} },
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,
 		Scan: ScanMeasure{Anomaly: "error_rate", Metric: "failed responses in the window",
 			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
 			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
-		Events:  map[string]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
+		Events:  map[Event]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
 		Explain: explainErrors,
 		Moments: errorMoments,
 	})
@@ -51,13 +51,13 @@ type UpstreamErrorsFacts struct {
 	Proxy  map[int]int `json:"-"`
 }
 
-func (*UpstreamErrorsFacts) FindingKind() string { return KindUpstreamErrors }
+func (*UpstreamErrorsFacts) FindingKind() Kind { return KindUpstreamErrors }
 
 // Timeline events of the failing stretch.
 const (
-	EventFailuresStart = "failures_start"
-	EventFailurePeak   = "failure_peak"
-	EventLastFailure   = "last_failure"
+	EventFailuresStart Event = "failures_start"
+	EventFailurePeak   Event = "failure_peak"
+	EventLastFailure   Event = "last_failure"
 )
 
 func explainErrors(p Phraser, f *Finding, _ Story) string {
@@ -119,7 +119,7 @@ func explainErrors(p Phraser, f *Finding, _ Story) string {
 // placed them (Finding.Logged), each told with what that minute logged.
 func errorMoments(f *Finding, s Story) []Moment {
 	var out []Moment
-	add := func(t time.Time, event, topic string, prio int, text func(p Phraser) string) {
+	add := func(t time.Time, event Event, topic string, prio int, text func(p Phraser) string) {
 		out = append(out, Moment{Time: t, Event: event, Topic: topic, Prio: prio, Text: text})
 	}
 	var first, worst, last *MinuteFailures
@@ -258,7 +258,7 @@ func (f *UpstreamErrorsFacts) setExtraFact(name string, v float64) bool {
 // upstream_errors): never one "errors" number, but who answered what.
 type errorsDetector struct{}
 
-func (errorsDetector) Name() string { return KindUpstreamErrors }
+func (errorsDetector) Name() Kind { return KindUpstreamErrors }
 
 // failureRiseRatio is lower than a crawler's rise ratio: failures are what users
 // feel, and twice the usual failures, far beyond noise, is already an incident

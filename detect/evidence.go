@@ -69,7 +69,7 @@ func EvidenceOf(l *ingest.Loaded) *Evidence {
 // Detector is one named check of design.md's table.
 type Detector interface {
 	// Name is the finding kind the detector produces.
-	Name() string
+	Name() Kind
 	// Detect examines the evidence and prior, the findings so far of the
 	// kinds its Spec requires (none for a detector not registered). It
 	// always returns a Check saying what it concluded.
@@ -139,7 +139,7 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 			}
 		}
 		if check.Outcome == OutcomeCouldNotRun {
-			res.DataQuality = append(res.DataQuality, sources.QualityNote{Source: d.Name(), Severity: sources.SeverityInfo,
+			res.DataQuality = append(res.DataQuality, sources.QualityNote{Source: string(d.Name()), Severity: sources.SeverityInfo,
 				Message: "could not run: " + check.Reason})
 		}
 		res.Checks = append(res.Checks, check)
@@ -148,7 +148,7 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 }
 
 // required are the findings of the kinds kind's Spec requires, in run order.
-func required(fs []Finding, kind string) []Finding {
+func required(fs []Finding, kind Kind) []Finding {
 	s, _ := SpecOf(kind)
 	var out []Finding
 	for _, f := range fs {
@@ -159,7 +159,7 @@ func required(fs []Finding, kind string) []Finding {
 	return out
 }
 
-func countKind(fs []Finding, kind string) int {
+func countKind(fs []Finding, kind Kind) int {
 	n := 0
 	for _, f := range fs {
 		if f.Kind == kind {
@@ -170,7 +170,7 @@ func countKind(fs []Finding, kind string) int {
 }
 
 // first returns the first finding of kind, or nil.
-func first(fs []Finding, kind string) *Finding {
+func first(fs []Finding, kind Kind) *Finding {
 	for i := range fs {
 		if fs[i].Kind == kind {
 			return &fs[i]

@@ -18,7 +18,7 @@ import (
 // is 1 or 0): FactMap builds it, and a finding's JSON goes through it.
 type Facts interface {
 	// FindingKind is the kind of finding these facts belong to.
-	FindingKind() string
+	FindingKind() Kind
 }
 
 // Maybe is a fact a detector states only when it could measure it.
@@ -215,7 +215,7 @@ func setFactNumber(v reflect.Value, x float64) {
 }
 
 // NewFacts returns empty facts of kind, from its registered Spec.
-func NewFacts(kind string) (Facts, error) {
+func NewFacts(kind Kind) (Facts, error) {
 	s, ok := SpecOf(kind)
 	if !ok {
 		return nil, fmt.Errorf("finding kind %q is not registered", kind)
@@ -257,7 +257,7 @@ func (f *Finding) UnmarshalJSON(data []byte) error {
 
 // ParseFacts reads report.json's facts object of a finding of kind into the
 // kind's struct; a name the kind does not declare is an error.
-func ParseFacts(kind string, m map[string]float64) (Facts, error) {
+func ParseFacts(kind Kind, m map[string]float64) (Facts, error) {
 	fs, err := NewFacts(kind)
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func ParseFacts(kind string, m map[string]float64) (Facts, error) {
 
 // MustParseFacts is ParseFacts for facts known to be right (tests, tables);
 // it panics on a name the kind does not declare.
-func MustParseFacts(kind string, m map[string]float64) Facts {
+func MustParseFacts(kind Kind, m map[string]float64) Facts {
 	fs, err := ParseFacts(kind, m)
 	if err != nil {
 		panic(err)

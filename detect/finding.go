@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/prose"
@@ -8,18 +9,31 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
-// Finding kinds: the contract of report.json (design.md, "Detectors").
+// Kind names a finding kind (report.json "kind"): the contract of
+// report.json (design.md, "Detectors").
+type Kind string
+
+// Finding kinds.
 const (
-	KindCrawlerBurst        = "crawler_burst"
-	KindWorkerSaturation    = "worker_saturation"
-	KindListenQueueOverflow = "listen_queue_overflow"
-	KindHealthcheckStarved  = "healthcheck_starved"
-	KindUpstreamErrors      = "upstream_errors"
-	KindClientAbandonedWork = "client_abandoned_work"
-	KindSelfAmplification   = "self_amplification"
-	KindIdlePinning         = "idle_pinning"
-	KindConfigChange        = "config_change"
+	KindCrawlerBurst        Kind = "crawler_burst"
+	KindWorkerSaturation    Kind = "worker_saturation"
+	KindListenQueueOverflow Kind = "listen_queue_overflow"
+	KindHealthcheckStarved  Kind = "healthcheck_starved"
+	KindUpstreamErrors      Kind = "upstream_errors"
+	KindClientAbandonedWork Kind = "client_abandoned_work"
+	KindSelfAmplification   Kind = "self_amplification"
+	KindIdlePinning         Kind = "idle_pinning"
+	KindConfigChange        Kind = "config_change"
 )
+
+// joinKinds writes kinds separated by sep, as strings.Join does strings.
+func joinKinds(kinds []Kind, sep string) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, sep)
+}
 
 // Role classifies a finding in the causal story (report.json "role").
 type Role string
@@ -68,7 +82,7 @@ type Fingerprint struct {
 // Finding is one thing the detectors found, as serialised in report.json.
 type Finding struct {
 	ID         string    `json:"id"`
-	Kind       string    `json:"kind"`
+	Kind       Kind      `json:"kind"`
 	Role       Role      `json:"role,omitempty"`
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end"`
@@ -144,7 +158,7 @@ const (
 
 // Check is the outcome of one detector, listed in the report whatever it found.
 type Check struct {
-	Name    string  `json:"name"`
+	Name    Kind    `json:"name"`
 	Outcome Outcome `json:"outcome"`
 	Reason  string  `json:"reason,omitempty"`
 	// ReasonText is Reason as said by a catalog, for the report to say in

@@ -21,7 +21,7 @@ func init() {
 		// limit, not a usual value; the summary states it.
 		Scan: ScanMeasure{Severity: "critical", Metric: "estimated wait of a queued health check (s)",
 			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V }},
-		Events:  map[string]int{EventHealthStarved: 7},
+		Events:  map[Event]int{EventHealthStarved: 7},
 		Explain: explainHealth,
 		Moments: healthMoments,
 	})
@@ -45,10 +45,10 @@ type HealthcheckFacts struct {
 	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
 }
 
-func (*HealthcheckFacts) FindingKind() string { return KindHealthcheckStarved }
+func (*HealthcheckFacts) FindingKind() Kind { return KindHealthcheckStarved }
 
 // EventHealthStarved is the timeline event of the health check starving.
-const EventHealthStarved = "health_starved"
+const EventHealthStarved Event = "health_starved"
 
 func explainHealth(p Phraser, f *Finding, _ Story) string {
 	return p.Say("healthcheck_starved.explain", FactsOf[HealthcheckFacts](f))
@@ -67,7 +67,7 @@ func healthMoment(p Phraser, f *Finding) string {
 // marked PHP down and answered 503 itself (design.md, healthcheck_starved).
 type healthcheckDetector struct{}
 
-func (healthcheckDetector) Name() string { return KindHealthcheckStarved }
+func (healthcheckDetector) Name() Kind { return KindHealthcheckStarved }
 
 func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil && ev.Pool == nil {

@@ -24,8 +24,8 @@ type labTruth struct {
 		DistinctPrefixes24 int `json:"distinct_prefixes_24"`
 	} `json:"crawler"`
 	ExpectedFindings []struct {
-		Kind string `json:"kind"`
-		Must bool   `json:"must"`
+		Kind Kind `json:"kind"`
+		Must bool `json:"must"`
 	} `json:"expected_findings"`
 }
 

@@ -19,7 +19,7 @@ func init() {
 		Scan: ScanMeasure{Severity: "critical", Metric: "PHP answers a minute while every worker was busy",
 			Observed: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMin },
 			Baseline: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMinBefore.V }},
-		Events:  map[string]int{EventPinning: 4},
+		Events:  map[Event]int{EventPinning: 4},
 		Explain: explainPinning,
 		Moments: pinningMoments,
 	})
@@ -44,10 +44,10 @@ type IdlePinningFacts struct {
 	ClimbS Maybe[float64] `json:"climb_s"`
 }
 
-func (*IdlePinningFacts) FindingKind() string { return KindIdlePinning }
+func (*IdlePinningFacts) FindingKind() Kind { return KindIdlePinning }
 
 // EventPinning is the timeline event of workers held without working.
-const EventPinning = "pinning"
+const EventPinning Event = "pinning"
 
 func explainPinning(p Phraser, f *Finding, _ Story) string {
 	return p.Say("idle_pinning.explain", FactsOf[IdlePinningFacts](f))
@@ -72,7 +72,7 @@ func pinningMoments(f *Finding, _ Story) []Moment {
 // together at one fixed timeout. Busy-but-progressing workers are saturation.
 type pinningDetector struct{}
 
-func (pinningDetector) Name() string { return KindIdlePinning }
+func (pinningDetector) Name() Kind { return KindIdlePinning }
 
 const (
 	// idleCPUPct: below it the host is idle, whatever the workers claim.

@@ -17,7 +17,7 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "listen queue peak",
 			Observed: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueuePeak },
 			Baseline: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueueUsual }},
-		Events:  map[string]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},
+		Events:  map[Event]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},
 		Explain: explainQueue,
 		Moments: queueMoments,
 	})
@@ -37,14 +37,14 @@ type ListenQueueFacts struct {
 	EstWaitAtPeakS Maybe[float64] `json:"est_wait_at_peak_s"`
 }
 
-func (*ListenQueueFacts) FindingKind() string { return KindListenQueueOverflow }
+func (*ListenQueueFacts) FindingKind() Kind { return KindListenQueueOverflow }
 
 // Timeline events of the listen queue.
 const (
-	EventQueueDeep   = "queue_deep"
-	EventQueueOldCap = "queue_old_cap"
-	EventQueuePeak   = "queue_peak"
-	EventQueueCap    = "queue_cap"
+	EventQueueDeep   Event = "queue_deep"
+	EventQueueOldCap Event = "queue_old_cap"
+	EventQueuePeak   Event = "queue_peak"
+	EventQueueCap    Event = "queue_cap"
 )
 
 func explainQueue(p Phraser, f *Finding, s Story) string {
@@ -62,7 +62,7 @@ func explainQueue(p Phraser, f *Finding, s Story) string {
 // cap. Without the series only the finding's start is known.
 func queueMoments(f *Finding, s Story) []Moment {
 	var out []Moment
-	add := func(t time.Time, event string, prio int, text func(p Phraser) string) {
+	add := func(t time.Time, event Event, prio int, text func(p Phraser) string) {
 		out = append(out, Moment{Time: t, Event: event, Topic: "queue", Prio: prio, Text: text})
 	}
 	qf := FactsOf[ListenQueueFacts](f)
@@ -146,7 +146,7 @@ func oldBacklog(fs []Finding) (float64, bool) {
 // queueDetector finds a deep php-fpm listen queue, and whether it hit its cap.
 type queueDetector struct{}
 
-func (queueDetector) Name() string { return KindListenQueueOverflow }
+func (queueDetector) Name() Kind { return KindListenQueueOverflow }
 
 // A queue is deep when more requests wait than there are workers (each waits at
 // least one full service time) and when it is far above its usual level.

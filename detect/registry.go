@@ -3,7 +3,6 @@ package detect
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,12 +17,12 @@ import (
 // scan's measure and the report.json schema's kind list all read the registry.
 type Spec struct {
 	// Kind is the finding kind the detector produces (report.json "kind").
-	Kind string
+	Kind Kind
 	// Requires are the kinds whose findings the detector reads: it runs
 	// after them and its prior findings are theirs only, so a dependency
 	// cannot hide in the run order (as golang.org/x/tools/go/analysis's
 	// Analyzer.Requires). Register refuses a cycle.
-	Requires []string
+	Requires []Kind
 	// New returns the detector.
 	New func() Detector
 	// NewFacts returns the kind's empty facts struct (a pointer), so that a
@@ -50,7 +49,7 @@ type Spec struct {
 	Moments func(f *Finding, s Story) []Moment
 	// Events orders the kind's timeline events among all others at the same
 	// minute (lower first: cause before effect).
-	Events map[string]int
+	Events map[Event]int
 	// Messages are the sentences Explain and Moments say; nil means
 	// detect's own (Messages). A detector registered from outside this
 	// package brings its catalog here, so adding one stays one file.
@@ -63,7 +62,7 @@ type Spec struct {
 type ScanMeasure struct {
 	// Anomaly is the scan's anomaly kind (a finding kind, or a concern such as
 	// "saturation" several kinds join under); empty means Kind itself.
-	Anomaly string
+	Anomaly Kind
 	// Severity is the anomaly's severity before the scan's floors: "info",
 	// "warning" or "critical"; empty means "warning".
 	Severity string
@@ -120,12 +119,16 @@ type MinuteFailures struct {
 	Late int
 }
 
+// Event names a timeline moment (report.json timeline "event"); each
+// detector's file declares the events its moments carry.
+type Event string
+
 // Moment is one timeline event a finding contributes.
 type Moment struct {
 	Time time.Time
 	// Event names the moment (report.json timeline "event"); Spec.Events
 	// orders it.
-	Event string
+	Event Event
 	// Topic de-duplicates: two moments in the same minute with the same topic
 	// say the same thing, and the lower Prio wins.
 	Topic string
@@ -136,11 +139,11 @@ type Moment struct {
 // kinds is a set of registered specs.
 type kinds struct {
 	sync.RWMutex
-	specs map[string]Spec
+	specs map[Kind]Spec
 }
 
 // registry holds every kind registered at init (a test swaps in its own).
-var registry = &kinds{specs: map[string]Spec{}}
+var registry = &kinds{specs: map[Kind]Spec{}}
 
 // Register adds a finding kind. It panics on a duplicate or incomplete spec
 // and on requirements that form a cycle: registration happens at init, and a
@@ -155,24 +158,24 @@ func Register(s Spec) {
 	registry.Lock()
 	defer registry.Unlock()
 	if _, dup := registry.specs[s.Kind]; dup {
-		panic("detect.Register: kind " + s.Kind + " registered twice")
+		panic(fmt.Sprintf("detect.Register: kind %q registered twice", s.Kind))
 	}
 	// Any new cycle passes through the new kind, so following requirements
 	// from it finds every cycle once its last member registers; a kind not
 	// registered yet ends a path (init order across files is by file name).
 	if cycle := requireCycle(registry.specs, s); cycle != nil {
-		panic("detect.Register: kinds require each other in a cycle: " + strings.Join(cycle, " -> "))
+		panic("detect.Register: kinds require each other in a cycle: " + joinKinds(cycle, " -> "))
 	}
 	registry.specs[s.Kind] = s
 }
 
 // requireCycle returns a cycle of requirements through s.Kind (starting and
 // ending with it) among specs and s, or nil.
-func requireCycle(specs map[string]Spec, s Spec) []string {
-	seen := map[string]bool{}
-	var path []string
-	var visit func(kind string, requires []string) []string
-	visit = func(kind string, requires []string) []string {
+func requireCycle(specs map[Kind]Spec, s Spec) []Kind {
+	seen := map[Kind]bool{}
+	var path []Kind
+	var visit func(kind Kind, requires []Kind) []Kind
+	visit = func(kind Kind, requires []Kind) []Kind {
 		path = append(path, kind)
 		defer func() { path = path[:len(path)-1] }()
 		for _, r := range requires {
@@ -199,9 +202,9 @@ func requireCycle(specs map[string]Spec, s Spec) []string {
 func Specs() []Spec {
 	registry.RLock()
 	defer registry.RUnlock()
-	waiting := map[string]int{} // unmet requirements per kind
-	requiredBy := map[string][]string{}
-	var ready []string
+	waiting := map[Kind]int{} // unmet requirements per kind
+	requiredBy := map[Kind][]Kind{}
+	var ready []Kind
 	for kind, s := range registry.specs {
 		for _, r := range s.Requires {
 			if _, ok := registry.specs[r]; !ok {
@@ -230,7 +233,7 @@ func Specs() []Spec {
 }
 
 // SpecOf returns the spec of kind.
-func SpecOf(kind string) (Spec, bool) {
+func SpecOf(kind Kind) (Spec, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	s, ok := registry.specs[kind]
@@ -238,14 +241,14 @@ func SpecOf(kind string) (Spec, bool) {
 }
 
 // specRole is the usual role of kind, "" when it is not registered.
-func specRole(kind string) Role {
+func specRole(kind Kind) Role {
 	s, _ := SpecOf(kind)
 	return s.Role
 }
 
 // Kinds lists every registered finding kind in run order.
-func Kinds() []string {
-	var out []string
+func Kinds() []Kind {
+	var out []Kind
 	for _, s := range Specs() {
 		out = append(out, s.Kind)
 	}
@@ -253,7 +256,7 @@ func Kinds() []string {
 }
 
 // EventOrder is the tie-break rank of a timeline event among all kinds'.
-func EventOrder(event string) int {
+func EventOrder(event Event) int {
 	for _, s := range Specs() {
 		if o, ok := s.Events[event]; ok {
 			return o

@@ -11,32 +11,32 @@ import (
 // onlyKinds replaces the registry with an empty one for the test.
 func onlyKinds(t *testing.T) {
 	saved := registry
-	registry = &kinds{specs: map[string]Spec{}}
+	registry = &kinds{specs: map[Kind]Spec{}}
 	t.Cleanup(func() { registry = saved })
 }
 
 // stubFacts are a test kind's facts.
-type stubFacts struct{ kind string }
+type stubFacts struct{ kind Kind }
 
-func (f *stubFacts) FindingKind() string { return f.kind }
+func (f *stubFacts) FindingKind() Kind { return f.kind }
 
 // stubDetector finds one finding of its kind and records the kinds of the
 // prior findings it was given.
 type stubDetector struct {
-	kind string
+	kind Kind
 	saw  *[]string
 }
 
-func (d stubDetector) Name() string { return d.kind }
+func (d stubDetector) Name() Kind { return d.kind }
 
 func (d stubDetector) Detect(_ context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	for _, f := range prior {
-		*d.saw = append(*d.saw, d.kind+" saw "+f.ID)
+		*d.saw = append(*d.saw, string(d.kind)+" saw "+f.ID)
 	}
 	return []Finding{{Kind: d.kind, Start: ev.From, End: ev.To, Facts: &stubFacts{d.kind}}}, Check{}, nil
 }
 
-func registerStub(kind string, saw *[]string, requires ...string) {
+func registerStub(kind Kind, saw *[]string, requires ...Kind) {
 	Register(Spec{Kind: kind, Requires: requires, Role: RoleMechanism,
 		New:      func() Detector { return stubDetector{kind: kind, saw: saw} },
 		NewFacts: func() Facts { return &stubFacts{kind} }})
@@ -58,7 +58,7 @@ func TestRequiredKindsRunFirst(t *testing.T) {
 	}
 	var ran []string
 	for _, c := range res.Checks {
-		ran = append(ran, c.Name)
+		ran = append(ran, string(c.Name))
 	}
 	if want := []string{"mm_bystander", "zz_source", "aa_reader", "bb_late_reader"}; !slices.Equal(ran, want) {
 		t.Errorf("ran %q, want %q", ran, want)
@@ -103,7 +103,7 @@ func registerPanic(f func()) (msg string) {
 
 // The built-in detectors' order: each after what it reads.
 func TestBuiltinRunOrder(t *testing.T) {
-	pos := map[string]int{}
+	pos := map[Kind]int{}
 	for i, k := range Kinds() {
 		pos[k] = i
 	}

@@ -17,7 +17,7 @@ func init() {
 		Chain:    1,
 		Scan: ScanMeasure{Anomaly: "saturation", Metric: "seconds with every worker busy",
 			Observed: func(f *Finding) float64 { return FactsOf[WorkerSaturationFacts](f).SaturatedSeconds }},
-		Events:  map[string]int{EventSaturation: 2},
+		Events:  map[Event]int{EventSaturation: 2},
 		Explain: explainSaturation,
 		Moments: saturationMoments,
 	})
@@ -43,10 +43,10 @@ type WorkerSaturationFacts struct {
 	MaxChildrenWarnings Maybe[int] `json:"max_children_warnings"`
 }
 
-func (*WorkerSaturationFacts) FindingKind() string { return KindWorkerSaturation }
+func (*WorkerSaturationFacts) FindingKind() Kind { return KindWorkerSaturation }
 
 // EventSaturation is the timeline event of every worker turning busy.
-const EventSaturation = "saturation"
+const EventSaturation Event = "saturation"
 
 func explainSaturation(p Phraser, f *Finding, _ Story) string {
 	return p.Say("worker_saturation.explain", about[WorkerSaturationFacts]{f, FactsOf[WorkerSaturationFacts](f)})
@@ -63,7 +63,7 @@ func saturationMoment(p Phraser, f *Finding) string {
 // saturationDetector finds stretches where every php-fpm worker was busy.
 type saturationDetector struct{}
 
-func (saturationDetector) Name() string { return KindWorkerSaturation }
+func (saturationDetector) Name() Kind { return KindWorkerSaturation }
 
 // Saturation must last minSaturated to matter: a pool touching its maximum for
 // one scrape is ordinary at peak hour.

@@ -101,25 +101,25 @@ func TestScenarios(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    simulate.Options
-		must    []string
-		mustNot []string
+		must    []Kind
+		mustNot []Kind
 		lang    string // the crawler's primary language, if one is expected
 	}{
 		{"reference crawl", simulate.Options{Scenario: "crawler-backlog", Seed: 1},
-			[]string{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved, KindUpstreamErrors},
-			[]string{KindIdlePinning}, "zh-cn"},
+			[]Kind{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved, KindUpstreamErrors},
+			[]Kind{KindIdlePinning}, "zh-cn"},
 		{"reference crawl, another seed", simulate.Options{Scenario: "crawler-backlog", Seed: 7},
-			[]string{KindCrawlerBurst, KindHealthcheckStarved}, nil, "zh-cn"},
+			[]Kind{KindCrawlerBurst, KindHealthcheckStarved}, nil, "zh-cn"},
 		{"Firefox crawler in Russian on other tools", simulate.Options{Scenario: "crawler-backlog", Seed: 2, Crawler: &firefoxRu},
-			[]string{KindCrawlerBurst}, nil, "ru-ru"},
+			[]Kind{KindCrawlerBurst}, nil, "ru-ru"},
 		{"IPv6 crawler in English", simulate.Options{Scenario: "crawler-backlog", Seed: 3, Crawler: &v6},
-			[]string{KindCrawlerBurst}, nil, "en-us"},
+			[]Kind{KindCrawlerBurst}, nil, "en-us"},
 		{"fixed: backlog 64 and a page-tools limit", simulate.Options{Scenario: "crawler-backlog-fixed", Seed: 1},
-			[]string{KindCrawlerBurst}, []string{KindHealthcheckStarved}, "zh-cn"},
+			[]Kind{KindCrawlerBurst}, []Kind{KindHealthcheckStarved}, "zh-cn"},
 		{"flash crowd", simulate.Options{Scenario: "flash-crowd", Seed: 1},
-			nil, []string{KindCrawlerBurst}, ""},
+			nil, []Kind{KindCrawlerBurst}, ""},
 		{"slow database", simulate.Options{Scenario: "slow-database", Seed: 1},
-			[]string{KindWorkerSaturation}, []string{KindCrawlerBurst, KindIdlePinning}, ""},
+			[]Kind{KindWorkerSaturation}, []Kind{KindCrawlerBurst, KindIdlePinning}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,14 +10,14 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindSelfAmplification, Requires: []string{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
+		Kind: KindSelfAmplification, Requires: []Kind{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
 		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    2,
 		Scan: ScanMeasure{Metric: "the site's calls to its own API",
 			Observed: func(f *Finding) float64 { return float64(FactsOf[SelfAmplificationFacts](f).SelfCalls) },
 			Baseline: func(f *Finding) float64 { return FactsOf[SelfAmplificationFacts](f).Expected.V }},
-		Events:  map[string]int{EventSelfCall: 3},
+		Events:  map[Event]int{EventSelfCall: 3},
 		Explain: explainSelfAmplification,
 		Moments: selfAmplificationMoments,
 	})
@@ -34,10 +34,10 @@ type SelfAmplificationFacts struct {
 	ShareOfPHPWhileSaturated Maybe[float64] `json:"share_of_php_while_saturated"`
 }
 
-func (*SelfAmplificationFacts) FindingKind() string { return KindSelfAmplification }
+func (*SelfAmplificationFacts) FindingKind() Kind { return KindSelfAmplification }
 
 // EventSelfCall is the timeline event of the site's first call to itself.
-const EventSelfCall = "self_call"
+const EventSelfCall Event = "self_call"
 
 func explainSelfAmplification(p Phraser, f *Finding, s Story) string {
 	return p.Say("self_amplification.explain", struct {
@@ -63,7 +63,7 @@ func selfAmplificationMoments(f *Finding, s Story) []Moment {
 // request holds two workers, and when workers are short the inner call waits.
 type selfAmplificationDetector struct{}
 
-func (selfAmplificationDetector) Name() string { return KindSelfAmplification }
+func (selfAmplificationDetector) Name() Kind { return KindSelfAmplification }
 
 func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

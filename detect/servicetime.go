@@ -12,11 +12,11 @@ import (
 // KindServiceTimeRegression is PHP's own time per request rising while
 // arrivals did not: a slow database or external API (CPU low) or slower code
 // or CPU (CPU high).
-const KindServiceTimeRegression = "service_time_regression"
+const KindServiceTimeRegression Kind = "service_time_regression"
 
 func init() {
 	Register(Spec{
-		Kind: KindServiceTimeRegression, Requires: []string{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
+		Kind: KindServiceTimeRegression, Requires: []Kind{KindIdlePinning, KindCacheCollapse}, New: func() Detector { return serviceTimeDetector{} },
 		// When no traffic change explains the onset, what changed is the
 		// service time: it is the trigger.
 		Role:     RoleTrigger,
@@ -24,7 +24,7 @@ func init() {
 		Scan: ScanMeasure{Anomaly: "latency", Metric: "median PHP service time (s)",
 			Observed: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianDuringS },
 			Baseline: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianBeforeS }},
-		Events:  map[string]int{EventServiceTime: 1},
+		Events:  map[Event]int{EventServiceTime: 1},
 		Explain: explainServiceTime,
 		Moments: serviceTimeMoments,
 	})
@@ -54,10 +54,10 @@ type ServiceTimeFacts struct {
 	BaselineWindowMinutes Maybe[float64] `json:"baseline_window_minutes"`
 }
 
-func (*ServiceTimeFacts) FindingKind() string { return KindServiceTimeRegression }
+func (*ServiceTimeFacts) FindingKind() Kind { return KindServiceTimeRegression }
 
 // EventServiceTime is the timeline event of PHP's requests turning slower.
-const EventServiceTime = "service_time"
+const EventServiceTime Event = "service_time"
 
 const (
 	// serviceRise: PHP's median own time must rise at least this many
@@ -106,7 +106,7 @@ func serviceTimeMoments(f *Finding, _ Story) []Moment {
 // lengthens every answer by its queue without PHP getting slower).
 type serviceTimeDetector struct{}
 
-func (serviceTimeDetector) Name() string { return KindServiceTimeRegression }
+func (serviceTimeDetector) Name() Kind { return KindServiceTimeRegression }
 
 func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {

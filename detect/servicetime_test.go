@@ -19,14 +19,14 @@ import (
 func TestServiceTimeAndPinningScenarios(t *testing.T) {
 	tests := []struct {
 		scenario string
-		want     string   // the kind that must be found, as the trigger
-		mustNot  []string // kinds that must not be found
+		want     Kind   // the kind that must be found, as the trigger
+		mustNot  []Kind // kinds that must not be found
 	}{
-		{"slow-database", KindServiceTimeRegression, []string{KindIdlePinning}},
-		{"slow-database-office", KindServiceTimeRegression, []string{KindIdlePinning}},
-		{"idle-pinning", KindIdlePinning, []string{KindServiceTimeRegression}},
-		{"crawler-backlog", "", []string{KindServiceTimeRegression, KindIdlePinning}},
-		{"flash-crowd", "", []string{KindServiceTimeRegression, KindIdlePinning}},
+		{"slow-database", KindServiceTimeRegression, []Kind{KindIdlePinning}},
+		{"slow-database-office", KindServiceTimeRegression, []Kind{KindIdlePinning}},
+		{"idle-pinning", KindIdlePinning, []Kind{KindServiceTimeRegression}},
+		{"crawler-backlog", "", []Kind{KindServiceTimeRegression, KindIdlePinning}},
+		{"flash-crowd", "", []Kind{KindServiceTimeRegression, KindIdlePinning}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestServiceTimeAndPinningScenarios(t *testing.T) {
 			if f.Role != RoleTrigger {
 				t.Errorf("%s role %q, want trigger", tt.want, f.Role)
 			}
-			if truth.Trigger == nil || truth.Trigger.Kind != tt.want {
+			if truth.Trigger == nil || Kind(truth.Trigger.Kind) != tt.want {
 				t.Fatalf("truth trigger %+v, want %s", truth.Trigger, tt.want)
 			}
 			onset := mustTime(t, truth.Trigger.Onset)

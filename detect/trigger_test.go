@@ -52,7 +52,7 @@ func TestContextReason(t *testing.T) {
 // dismissed as made after the onset.
 func TestMinorBotBeforeStall(t *testing.T) {
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1})
-	if truth.Trigger == nil || truth.Trigger.Kind == KindCrawlerBurst {
+	if truth.Trigger == nil || Kind(truth.Trigger.Kind) == KindCrawlerBurst {
 		t.Fatalf("scenario truth changed: trigger %+v", truth.Trigger)
 	}
 	for _, f := range res.Findings {

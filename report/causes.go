@@ -38,7 +38,7 @@ func roleOf(f *detect.Finding) detect.Role {
 
 // chainPlace is the kind's place along the causal chain (its spec's Chain),
 // false when it has none.
-func chainPlace(kind string) (int, bool) {
+func chainPlace(kind detect.Kind) (int, bool) {
 	s, ok := detect.SpecOf(kind)
 	return s.Chain, ok && s.Chain > 0
 }

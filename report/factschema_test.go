@@ -98,7 +98,7 @@ func TestSchemaFactsAreTheTypes(t *testing.T) {
 	}
 	gotNames, wantNames := schemaFactNames(got), schemaFactNames(want)
 	for _, kind := range builtinKinds() {
-		g, w := gotNames[kind], wantNames[kind]
+		g, w := gotNames[string(kind)], wantNames[string(kind)]
 		for _, n := range w {
 			if !slices.Contains(g, n) {
 				t.Errorf("%s: the facts of %s lack %q, a name of its facts struct", file, kind, n)

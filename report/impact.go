@@ -109,7 +109,7 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	return out
 }
 
-func firstKind(fs []detect.Finding, kind string) *detect.Finding {
+func firstKind(fs []detect.Finding, kind detect.Kind) *detect.Finding {
 	for i := range fs {
 		if fs[i].Kind == kind {
 			return &fs[i]

@@ -129,7 +129,11 @@ func TestPostmortemCarriesTheNumbers(t *testing.T) {
 
 func TestTimeline(t *testing.T) {
 	r := referenceReport(t)
-	type row struct{ local, event, finding string }
+	type row struct {
+		local   string
+		event   detect.Event
+		finding string
+	}
 	var got []row
 	for _, m := range r.Timeline {
 		got = append(got, row{m.Time.In(kst).Format("01-02 15:04"), m.Event, m.Finding})
@@ -175,26 +179,26 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(r *Report)
-		want map[string]int // events and how often they must appear
+		want map[detect.Event]int // events and how often they must appear
 	}{
 		{
 			// The health check starved in the same minute failures began:
 			// one moment, the more specific one.
 			name: "first 503 and first failure",
 			edit: func(r *Report) {},
-			want: map[string]int{EventHealthStarved: 1, EventFailuresStart: 0},
+			want: map[detect.Event]int{EventHealthStarved: 1, EventFailuresStart: 0},
 		},
 		{
 			// Without the health finding, the first failing minute is the moment.
 			name: "failures without health check",
 			edit: func(r *Report) { r.Findings = dropKind(r.Findings, detect.KindHealthcheckStarved) },
-			want: map[string]int{EventHealthStarved: 0, EventFailuresStart: 1},
+			want: map[detect.Event]int{EventHealthStarved: 0, EventFailuresStart: 1},
 		},
 		{
 			// The queue peak is its cap: one moment.
 			name: "peak at the cap",
 			edit: func(r *Report) {},
-			want: map[string]int{EventQueueCap: 1, EventQueuePeak: 0},
+			want: map[detect.Event]int{EventQueueCap: 1, EventQueuePeak: 0},
 		},
 		{
 			// Two detectors reporting the same burst twice: one moment a minute.
@@ -204,7 +208,7 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 				dup.ID = "crawler_burst-2"
 				r.Findings = append(r.Findings, dup)
 			},
-			want: map[string]int{EventBurstOnset: 1, EventBurstEnd: 1},
+			want: map[detect.Event]int{EventBurstOnset: 1, EventBurstEnd: 1},
 		},
 		{
 			// The deploy after the change is also a mitigation finding: one moment.
@@ -214,13 +218,13 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 				r.Findings = append(r.Findings, detect.Finding{ID: "config_change-2", Kind: detect.KindConfigChange, Role: detect.RoleMitigation,
 					Start: c.Time, End: c.Time, Facts: detect.MustParseFacts(detect.KindConfigChange, map[string]float64{"wait_after_s": 1.2}), Change: &c})
 			},
-			want: map[string]int{EventDeploy: 1},
+			want: map[detect.Event]int{EventDeploy: 1},
 		},
 		{
 			// No queue series: only the finding's start can be placed.
 			name: "queue without series",
 			edit: func(r *Report) { r.Evidence.Series = nil },
-			want: map[string]int{EventQueueDeep: 1, EventQueueCap: 0, EventQueueOldCap: 0},
+			want: map[detect.Event]int{EventQueueDeep: 1, EventQueueCap: 0, EventQueueOldCap: 0},
 		},
 	}
 	for _, tt := range tests {
@@ -230,7 +234,7 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 			if err := r.Assemble(); err != nil {
 				t.Fatal(err)
 			}
-			count := map[string]int{}
+			count := map[detect.Event]int{}
 			seen := map[string]bool{}
 			for _, m := range r.Timeline {
 				count[m.Event]++
@@ -249,7 +253,7 @@ func TestTimelineMergesDuplicates(t *testing.T) {
 	}
 }
 
-func dropKind(fs []detect.Finding, kind string) []detect.Finding {
+func dropKind(fs []detect.Finding, kind detect.Kind) []detect.Finding {
 	var out []detect.Finding
 	for _, f := range fs {
 		if f.Kind != kind {
@@ -311,7 +315,7 @@ func TestCausesRanking(t *testing.T) {
 				if c.Explanation == "" {
 					t.Errorf("cause %s has no explanation", c.Finding)
 				}
-				got = append(got, c.Kind+":"+string(c.Role))
+				got = append(got, string(c.Kind)+":"+string(c.Role))
 			}
 			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("causes:\n got %v\nwant %v", got, tt.want)

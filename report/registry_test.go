@@ -19,7 +19,7 @@ import (
 // real detector declares itself (init + detect.Register). It proves that a new
 // detector is one file: its finding reaches report.json, the timeline and the
 // causes, in both languages, without any other file knowing of it.
-const teapotKind = "teapot_replies"
+const teapotKind detect.Kind = "teapot_replies"
 
 func init() {
 	detect.Register(detect.Spec{
@@ -44,7 +44,7 @@ func init() {
 			"m/ko.tmpl": {Data: []byte(`{{define "teapot.explain"}}PHP가 {{at .Start}}부터 {{n .Replies}}번 418로 답했습니다.{{end}}` +
 				`{{define "teapot.moment"}}첫 418 응답{{end}}`)},
 		}, "m", Langs),
-		Events: map[string]int{"teapot": 20},
+		Events: map[detect.Event]int{"teapot": 20},
 	})
 }
 
@@ -53,12 +53,12 @@ type teapotFacts struct {
 	Replies int `json:"replies"`
 }
 
-func (*teapotFacts) FindingKind() string { return teapotKind }
+func (*teapotFacts) FindingKind() detect.Kind { return teapotKind }
 
 // teapotDetector finds minutes in which PHP answered 418.
 type teapotDetector struct{}
 
-func (teapotDetector) Name() string { return teapotKind }
+func (teapotDetector) Name() detect.Kind { return teapotKind }
 
 func (teapotDetector) Detect(_ context.Context, ev *detect.Evidence, _ []detect.Finding) ([]detect.Finding, detect.Check, error) {
 	if ev.Traffic == nil {
@@ -118,7 +118,7 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	}
 	id := ""
 	for _, f := range got.Findings {
-		if f.Kind == teapotKind {
+		if f.Kind == string(teapotKind) {
 			id = f.ID
 		}
 	}

@@ -174,7 +174,7 @@ type Moment struct {
 	// self_call, queue_old_cap, queue_peak, queue_cap, queue_deep,
 	// health_starved, failures_start, failure_peak, last_failure, burst_end,
 	// pinning, config_change, deploy.
-	Event string `json:"event"`
+	Event detect.Event `json:"event"`
 
 	texts phrase
 }
@@ -184,7 +184,7 @@ type Cause struct {
 	// Finding is the id of the finding explained.
 	Finding string `json:"finding"`
 	// Kind is that finding's kind.
-	Kind string `json:"kind"`
+	Kind detect.Kind `json:"kind"`
 	// Rank orders causes from 1 (the trigger when there is one).
 	Rank int `json:"rank"`
 	// Role is trigger, enabler, mechanism or symptom.

@@ -298,7 +298,7 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 			if a.NoBaseline {
 				usual, score = "-", "-"
 			}
-			_ = t.Append(cell(a.Severity), cell(a.Kind), cell(a.Key), since(a.Start, s.Window.To, loc),
+			_ = t.Append(cell(a.Severity), cell(string(a.Kind)), cell(a.Key), since(a.Start, s.Window.To, loc),
 				num(a.Observed), usual, score)
 		}
 		_ = t.Render()

@@ -127,15 +127,15 @@ func registeredKinds(doc any) {
 	kind := doc.(map[string]any)["$defs"].(map[string]any)["kind"].(map[string]any)
 	var enum []any
 	for _, k := range detect.Kinds() {
-		enum = append(enum, k)
+		enum = append(enum, string(k))
 	}
 	kind["enum"] = enum
 }
 
 // builtinKinds are the registry's kinds without those this package's tests
 // register: what the published schemas list.
-func builtinKinds() []string {
-	var out []string
+func builtinKinds() []detect.Kind {
+	var out []detect.Kind
 	for _, k := range detect.Kinds() {
 		if k != teapotKind {
 			out = append(out, k)
@@ -149,7 +149,7 @@ func builtinKinds() []string {
 func TestSchemaKindsAreTheRegistry(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
-		extra []string
+		extra []detect.Kind
 	}{
 		{"schema/report.v1.schema.json", nil},
 		{"schema/scan.v1.schema.json", scan.Concerns},
@@ -163,7 +163,7 @@ func TestSchemaKindsAreTheRegistry(t *testing.T) {
 		if loc == nil {
 			t.Fatalf("%s: no kind enum", tc.file)
 		}
-		var got []string
+		var got []detect.Kind
 		if err := json.Unmarshal(raw[loc[2]-1:loc[3]+1], &got); err != nil {
 			t.Fatalf("%s: kind enum: %v", tc.file, err)
 		}

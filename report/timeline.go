@@ -48,7 +48,7 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	// goes on showing it: at the edge of minutes without lines its end is
 	// unknown, and the failing stretch's own moment says where the log stops.
 	unlogged := detect.Unlogged(r.Coverage, r.Window.From, r.Window.To)
-	add := func(f *detect.Finding, t time.Time, event, topic string, prio int, text func(p printer) string) {
+	add := func(f *detect.Finding, t time.Time, event detect.Event, topic string, prio int, text func(p printer) string) {
 		if t.IsZero() || event == EventBurstEnd && detect.EndsAtUnlogged(unlogged, t) {
 			return
 		}

@@ -133,7 +133,7 @@ func newView(r *Report, lang string) (*view, error) {
 	v.Impact = impactOf(p, r)
 	v.Timeline = rows(p, r)
 	for _, c := range r.Causes {
-		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+string(c.Role)], Finding: c.Finding, Kind: c.Kind,
+		v.Causes = append(v.Causes, causeView{Rank: c.Rank, Role: v.L["role_"+string(c.Role)], Finding: c.Finding, Kind: string(c.Kind),
 			Text: c.text(lang) + estimatedMark(p, r.finding(c.Finding))})
 	}
 	for i := range r.Findings {
@@ -166,14 +166,14 @@ func newView(r *Report, lang string) (*view, error) {
 		v.Queries = append(v.Queries, queryView{Name: s.Name, Query: s.Query, Agg: s.Agg})
 	}
 	for _, c := range r.Checks {
-		v.Checks = append(v.Checks, checkView{Name: c.Name, Outcome: orDash(v.L[string(c.Outcome)]), Reason: p.text(c.ReasonText, c.Reason), Findings: strings.Join(c.Findings, ", ")})
+		v.Checks = append(v.Checks, checkView{Name: string(c.Name), Outcome: orDash(v.L[string(c.Outcome)]), Reason: p.text(c.ReasonText, c.Reason), Findings: strings.Join(c.Findings, ", ")})
 	}
 	for _, f := range r.Findings {
 		when := p.stamp(f.Start)
 		if f.End.After(f.Start) {
 			when += "–" + p.stamp(f.End)
 		}
-		v.Findings = append(v.Findings, findingView{ID: f.ID, Kind: f.Kind, When: when,
+		v.Findings = append(v.Findings, findingView{ID: f.ID, Kind: string(f.Kind), When: when,
 			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {

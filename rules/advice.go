@@ -274,7 +274,7 @@ type backlogAdvice struct {
 	InForce, SB, InForceWait string
 }
 
-func firstFinding(fs []detect.Finding, kind string) *detect.Finding {
+func firstFinding(fs []detect.Finding, kind detect.Kind) *detect.Finding {
 	for i := range fs {
 		if fs[i].Kind == kind {
 			return &fs[i]

@@ -54,7 +54,7 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 				fmt.Sprintf("/index.php?title=Page_%d&action=history", testRand(100000)), status, dur)
 		}
 	}, 2)
-	findingOf := func(t *testing.T, r *report.Report, kind string) *detect.Finding {
+	findingOf := func(t *testing.T, r *report.Report, kind detect.Kind) *detect.Finding {
 		for i := range r.Findings {
 			if r.Findings[i].Kind == kind {
 				return &r.Findings[i]

@@ -262,7 +262,7 @@ func rulesProblems(loadNotes, detectNotes []sources.QualityNote, prop *rules.Pro
 		}
 	}
 	for _, n := range sources.Problems(detectNotes) {
-		if n.Source == detect.KindCrawlerBurst {
+		if n.Source == string(detect.KindCrawlerBurst) {
 			out = append(out, n)
 		}
 	}

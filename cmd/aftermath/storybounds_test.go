@@ -343,7 +343,7 @@ func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
 	_, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:05")) }, false))
 	reasons := map[string]string{}
 	for _, c := range r.Checks {
-		reasons[c.Name] = c.Reason
+		reasons[string(c.Name)] = c.Reason
 	}
 	for _, name := range []string{"self_amplification", "client_abandoned_work", "crawler_burst"} {
 		reason, ok := reasons[name]

@@ -6,26 +6,27 @@ import (
 	"time"
 )
 
-// Anomaly kinds beyond the finding kinds of package detect.
+// Anomaly kinds beyond the finding kinds of package detect: an anomaly's
+// kind is a finding kind or one of these concerns, in one namespace.
 const (
 	// KindSurge is a rise of requests that behaves like people (assets after
 	// pages, cacheable articles, sessions): a flash crowd. Severity info.
-	KindSurge = "surge"
+	KindSurge detect.Kind = "surge"
 	// KindErrorRate is a rise of failed responses (5xx, 429, late successes);
 	// upstream_errors findings join it.
-	KindErrorRate = "error_rate"
+	KindErrorRate detect.Kind = "error_rate"
 	// KindLatency is a rise of PHP's response time over successes.
-	KindLatency = "latency"
+	KindLatency detect.Kind = "latency"
 	// KindSaturation is a rise of busy-worker minutes, listen-queue depth or
 	// CPU; worker_saturation and listen_queue_overflow findings join it.
-	KindSaturation = "saturation"
+	KindSaturation detect.Kind = "saturation"
 	// KindRequestRate is a rise of uncacheable requests (tools, special
 	// pages, API) that no single fingerprint explains.
-	KindRequestRate = "request_rate"
+	KindRequestRate detect.Kind = "request_rate"
 )
 
 // Concerns are the anomaly kinds a scan adds to the finding kinds.
-var Concerns = []string{KindSurge, KindErrorRate, KindLatency, KindSaturation, KindRequestRate}
+var Concerns = []detect.Kind{KindSurge, KindErrorRate, KindLatency, KindSaturation, KindRequestRate}
 
 // Severities, in increasing order.
 const (
@@ -52,7 +53,7 @@ type Anomaly struct {
 	// Kind is a finding kind of package detect (crawler_burst,
 	// healthcheck_starved, ...) or surge, error_rate, latency, saturation,
 	// request_rate.
-	Kind string `json:"kind"`
+	Kind detect.Kind `json:"kind"`
 	// Severity is info, warning or critical. Only warning and critical make a
 	// scan anomalous (exit 1) and are announced.
 	Severity string `json:"severity"`
@@ -91,9 +92,9 @@ type Anomaly struct {
 // ID identifies an anomaly across scans: kind and key.
 func (a *Anomaly) ID() string {
 	if a.Key == "" {
-		return a.Kind
+		return string(a.Kind)
 	}
-	return a.Kind + " " + a.Key
+	return string(a.Kind) + " " + a.Key
 }
 
 // Alarming reports whether a's severity makes a scan anomalous.

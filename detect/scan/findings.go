@@ -11,12 +11,13 @@ import (
 // severity resolved.
 type scanMeasure struct {
 	detect.ScanMeasure
-	kind, severity string
+	kind     detect.Kind
+	severity string
 }
 
 // findingKind says what anomaly a detector's finding becomes, and how it is
 // measured when no seasonal anomaly of its concern exists (the kind's spec).
-func findingKind(kind string) scanMeasure {
+func findingKind(kind detect.Kind) scanMeasure {
 	spec, _ := detect.SpecOf(kind)
 	m := scanMeasure{ScanMeasure: spec.Scan, kind: spec.Scan.Anomaly, severity: spec.Scan.Severity}
 	if m.kind == "" {

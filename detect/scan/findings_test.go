@@ -27,7 +27,7 @@ func TestFindingWithoutBaseline(t *testing.T) {
 	j := &judge{cfg: Config{}.Defaults(), site: sources.Site{ClientTimeoutS: 10}, recent: hourProfile(now, 1000, nil),
 		res: &detect.Result{Findings: findings}}
 	j.run()
-	byKind := map[string]*Anomaly{}
+	byKind := map[detect.Kind]*Anomaly{}
 	for _, a := range j.anomalies {
 		byKind[a.Kind] = a
 	}

@@ -139,7 +139,7 @@ func (j *judge) measureSiteAt(name string, o, g float64, b Baseline, m measure) 
 	return up
 }
 
-func (j *judge) find(kind, key string) *Anomaly {
+func (j *judge) find(kind detect.Kind, key string) *Anomaly {
 	for _, a := range j.anomalies {
 		if a.Kind == kind && a.Key == key {
 			return a

@@ -63,8 +63,8 @@ func TestJudge(t *testing.T) {
 		p.Lines += 2400
 		return p
 	}
-	finding := func(kind string, facts map[string]float64) detect.Finding {
-		return detect.Finding{ID: kind + "-1", Kind: kind, Start: now.Add(-40 * time.Minute), End: now, Summary: kind + " finding", Facts: detect.MustParseFacts(kind, facts)}
+	finding := func(kind detect.Kind, facts map[string]float64) detect.Finding {
+		return detect.Finding{ID: string(kind) + "-1", Kind: kind, Start: now.Add(-40 * time.Minute), End: now, Summary: string(kind) + " finding", Facts: detect.MustParseFacts(kind, facts)}
 	}
 	tests := []struct {
 		name     string
@@ -103,7 +103,7 @@ func TestJudge(t *testing.T) {
 			j.run()
 			var got []string
 			for _, a := range j.anomalies {
-				got = append(got, a.Kind+"/"+a.Severity)
+				got = append(got, string(a.Kind)+"/"+a.Severity)
 				if a.Summary == "" || a.Start.IsZero() {
 					t.Errorf("%s: no summary or start", a.ID())
 				}
@@ -120,7 +120,7 @@ func TestJudge(t *testing.T) {
 
 type panicky struct{}
 
-func (panicky) Name() string { return "panicky" }
+func (panicky) Name() detect.Kind { return "panicky" }
 func (panicky) Detect(context.Context, *detect.Evidence, []detect.Finding) ([]detect.Finding, detect.Check, error) {
 	var rs []int
 	_ = rs[len(rs)-1] // index out of range, as a detector with a bug does

@@ -337,7 +337,7 @@ func (g guarded) Detect(ctx context.Context, ev *detect.Evidence, prior []detect
 		if p := recover(); p != nil {
 			fs, err = nil, nil
 			c = detect.Check{Outcome: detect.OutcomeCouldNotRun, Reason: fmt.Sprintf("the detector failed on this window (%v)", p)}
-			*g.failed = append(*g.failed, sources.QualityNote{Source: g.Name(), Severity: sources.SeverityError,
+			*g.failed = append(*g.failed, sources.QualityNote{Source: string(g.Name()), Severity: sources.SeverityError,
 				Message: fmt.Sprintf("the %s detector failed on the window %s to %s (%v): a bug; the scan went on without it",
 					g.Name(), ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), p)})
 		}

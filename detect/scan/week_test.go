@@ -284,7 +284,7 @@ func TestReplayMatchesSingleScan(t *testing.T) {
 
 func crawlerAnomaly(r *scan.Result) *scan.Anomaly { return find(r, detect.KindCrawlerBurst) }
 
-func find(r *scan.Result, kind string) *scan.Anomaly {
+func find(r *scan.Result, kind detect.Kind) *scan.Anomaly {
 	if r == nil {
 		return nil
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/renameio/v2/maybe"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 )
 
@@ -44,10 +45,10 @@ type State struct {
 
 // Entry is one announced anomaly.
 type Entry struct {
-	Kind     string `json:"kind"`
-	Key      string `json:"key"`
-	Severity string `json:"severity"`
-	Metric   string `json:"metric"`
+	Kind     detect.Kind `json:"kind"`
+	Key      string      `json:"key"`
+	Severity string      `json:"severity"`
+	Metric   string      `json:"metric"`
 	// Observed, Baseline and Score are as last announced: worsening is
 	// measured against them, not against every scan.
 	Observed float64 `json:"observed"`

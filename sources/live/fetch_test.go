@@ -357,15 +357,15 @@ func TestFetchPushdownFindsTheIncident(t *testing.T) {
 	got := analyze(t, out)
 	// The crawl, the saturation and the starved health check must be found
 	// where a full pull finds them.
-	wantKinds := map[string]detect.Finding{}
+	wantKinds := map[detect.Kind]detect.Finding{}
 	for _, f := range full.findings {
 		wantKinds[f.Kind] = f
 	}
-	gotKinds := map[string]detect.Finding{}
+	gotKinds := map[detect.Kind]detect.Finding{}
 	for _, f := range got.findings {
 		gotKinds[f.Kind] = f
 	}
-	for _, kind := range []string{detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindHealthcheckStarved, detect.KindUpstreamErrors} {
+	for _, kind := range []detect.Kind{detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindHealthcheckStarved, detect.KindUpstreamErrors} {
 		w, ok := wantKinds[kind]
 		if !ok {
 			t.Fatalf("the full pull has no %s", kind)
