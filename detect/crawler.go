@@ -620,32 +620,20 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if c.Key.NoClientHints {
 		fp.SecChUa = "absent"
 	}
-	who := strings.Replace(c.Key.String(), c.Key.UA, fp.UserAgent, 1)
+	said := crawlerSummary{Who: crawlerWho{UA: fp.UserAgent, Lang: c.Key.Lang, LoggedIn: loggedIn, NoClientHints: c.Key.NoClientHints}}
 	if len(c.Members) > 0 {
-		who = fp.rotating(c.Members) + " / " + loggedInText(c.Key.LoggedIn)
+		said.Who = crawlerWho{Fingerprints: len(c.Members), Langs: fp.rotating(c.Members), LoggedIn: loggedIn}
+		said.Who.UserAgents = fp.UserAgents
 		facts.Fingerprints = Some(len(c.Members))
 	}
 	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
 		fp.Method = "POST"
 	}
-	var how string
-	if spread {
-		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
-			fmtInt(len(perIP)), fmtInt(len(prefixes)), fmtNum(medianPerIP))
-	} else {
-		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
-	}
-	rose := fmt.Sprintf("rose from %s to %s per 10 minutes", fmtNum(b.baseline10), fmtNum(b.peak10))
-	if !facts.BaselinePer10m.OK {
-		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts.PHPTimeShare.V))
-	}
-	summary := fmt.Sprintf("%s requests %s%s, %s; they walked %s and fetched %s assets.",
-		who, rose, ev.fromText(b.onset), how,
-		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
-	if b.others > 0 {
-		summary += fmt.Sprintf(" %s other addresses of the same fingerprint (%s requests) sent most of their requests outside the burst and are not counted in it.",
-			fmtInt(b.others), fmtInt(b.otherRequests))
-	}
+	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
+	said.Baseline, said.Peak, said.HasBaseline, said.PHPShare = b.baseline10, b.peak10, facts.BaselinePer10m.OK, facts.PHPTimeShare.V
+	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)
+	said.Paths, said.AssetShare = fp.Paths[:min(3, len(fp.Paths))], b.assetShare
+	said.Others, said.OtherRequests = b.others, b.otherRequests
 	conf := 0.6
 	if b.assetShare < 0.01 {
 		conf += 0.15
@@ -660,11 +648,37 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	for _, m := range c.Members {
 		keys = append(keys, m.Key)
 	}
-	return Finding{
+	f := Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
+		Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
 		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)], Estimated: b.estimates(facts),
 	}
+	f.summarize(Messages.Say("crawler_burst.summary", said))
+	return f
+}
+
+// crawlerWho is the fingerprint a crawler's summary names: one client's
+// (UA, Lang, NoClientHints) or, for an actor joined from several, how many
+// (Fingerprints) with their user agents and languages ("" for none).
+type crawlerWho struct {
+	UA, Lang, LoggedIn string
+	NoClientHints      bool
+	Fingerprints       int
+	UserAgents, Langs  []string
+}
+
+// crawlerSummary is what a crawler_burst summary says: who, how its rate
+// rose (per 10 minutes) from when, how spread it was, what it walked.
+type crawlerSummary struct {
+	Who                              crawlerWho
+	HasBaseline, Spread              bool
+	Baseline, Peak, PHPShare, Median float64
+	Start                            time.Time
+	Unseen                           *Unseen
+	Addresses, Networks, MaxPerIP    int
+	Paths                            []string
+	AssetShare                       float64
+	Others, OtherRequests            int
 }
 
 // estimates marks the burst's figures that a pushdown left estimated.
