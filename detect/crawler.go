@@ -2,13 +2,14 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 func init() {
@@ -227,16 +228,15 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	windowPHP := ev.windowPHPSeconds()
 	costs := ev.measureRoutes()
 	var found []Finding
-	var surges, unjudged, minor []string
+	var said crawlerChecked
 	for _, c := range ev.joinActors(ev.Traffic.Clusters(), bFrom, bTo) {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
 			if b.minor && !noBaseline {
-				minor = append(minor, fmt.Sprintf("%s (%s requests of %s, readers apart)", c.Key, fmtInt(b.requests), fmtInt(windowTotal)))
+				said.Minor = append(said.Minor, crawlerMinor{sayKey(c.Key), b.requests, windowTotal})
 			}
 			if b.readersRose && !noBaseline {
-				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
-					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
+				said.Surges = append(said.Surges, crawlerSurge{Key: sayKey(c.Key), Baseline: b.fingerprintBaseline10, Peak: b.fingerprintPeak10, ReadersOnly: true, Readers: b.readers})
 			}
 			continue
 		}
@@ -248,11 +248,10 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		if reason, automated := automation(b); !automated {
 			if b.unmeasured >= 0.5 && b.assetShare < maxAssetShare {
 				// Not "cheap": unknown. Say so rather than call it legitimate.
-				unjudged = append(unjudged, fmt.Sprintf("%s rose %s -> %s per 10 min, but the cost of its pages could not be measured (%s of its page requests went to routes PHP answered fewer than %d times in the data)",
-					c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), pct(b.unmeasured), minCostSamples))
+				said.Unjudged = append(said.Unjudged, crawlerSurge{Key: sayKey(c.Key), Baseline: b.baseline10, Peak: b.peak10, Unmeasured: b.unmeasured})
 				continue
 			}
-			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
+			said.Surges = append(said.Surges, crawlerSurge{Key: sayKey(c.Key), Baseline: b.baseline10, Peak: b.peak10, Why: reason})
 			continue
 		}
 		b.markCostly()
@@ -261,22 +260,61 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		found = append(found, f)
 	}
 	check := Check{}
-	switch {
-	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
-		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause().String())
-	case len(surges) > 0:
-		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	said.None = len(found) == 0 && len(said.Surges) == 0 && len(said.Unjudged) == 0
+	said.NoBaseline = noBaseline
+	if said.None {
+		said.RiseRatio, said.MinSharePct, said.Uncovered = riseRatio, minShare*100, ev.unjudgedClause()
 	}
-	if len(minor) > 0 {
-		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; rose, but with under %s of the window's requests once their readers are left out: ", pct(minShare))+strings.Join(minor, "; "), "; ")
-	}
-	if len(unjudged) > 0 {
-		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
-	}
-	if noBaseline {
-		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; no baseline before the incident: fingerprints were judged by their share of PHP time (at least %s), not by a rise", pct(noBaselinePHPShare)), "; ")
+	said.MinShare, said.PHPShare, said.MinSamples = minShare, noBaselinePHPShare, minCostSamples
+	if said.None || len(said.Surges) > 0 || len(said.Minor) > 0 || len(said.Unjudged) > 0 || noBaseline {
+		check.setReason(Messages.Say("crawler_burst.checked", said))
 	}
 	return found, check, nil
+}
+
+// crawlerChecked is what the crawler check says when it finds no crawler,
+// or beside those it found: fingerprints that rose but read like people
+// (Surges), carried too small a share once their readers are left out
+// (Minor) or could not be costed (Unjudged), and whether there was a
+// baseline to rise from.
+type crawlerChecked struct {
+	None                   bool
+	RiseRatio, MinSharePct float64
+	Uncovered              prose.Text
+	Surges, Unjudged       []crawlerSurge
+	Minor                  []crawlerMinor
+	MinShare, PHPShare     float64
+	MinSamples             int
+	NoBaseline             bool
+}
+
+// crawlerSurge is a fingerprint's rise per 10 minutes and why it was not
+// judged a crawler: only its readers rose (Readers), it read like people
+// (Why), or Unmeasured of its page requests went to routes too rarely
+// answered to cost.
+type crawlerSurge struct {
+	Key            prose.Text
+	Baseline, Peak float64
+	ReadersOnly    bool
+	Readers        int
+	Why            prose.Text
+	Unmeasured     float64
+}
+
+// crawlerMinor is a fingerprint that rose with Requests of the window's
+// Total, its readers apart.
+type crawlerMinor struct {
+	Key             prose.Text
+	Requests, Total int
+}
+
+// sayKey is a client fingerprint as a sentence names it: "Chrome 121 /
+// zh-cn / logged out / no client hints".
+func sayKey(k ClusterKey) prose.Text {
+	return Messages.Say("crawler_burst.key", struct {
+		UA, Lang, LoggedIn string
+		NoClientHints      bool
+	}{k.UA, k.Lang, k.LoggedIn.String(), k.NoClientHints})
 }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
@@ -476,10 +514,10 @@ func (ev *Evidence) countedIn(from, to time.Time) bool {
 // is a crawl, though each page costs under expensiveFactor: a WordPress search crawl over thousands of
 // IPv6 addresses walks `/?s=`, REST searches and `?replytocom=` at 1.6 to 3.5
 // times an article's PHP time, each answer PHP's.
-func automation(b burst) (string, bool) {
+func automation(b burst) (prose.Text, bool) {
 	why, auto := Automated(b.c.Key, b.assetShare, b.toolShare)
 	if !auto && b.noReaderCrawl() {
-		return "", true
+		return prose.Text{}, true
 	}
 	return why, auto
 }
@@ -544,15 +582,15 @@ func costlyUncached(r RouteCost) bool {
 // of its page requests, by measured cost) unless the agent is forged (a
 // Chromium without client hints).
 // The crawler detector and the scan both judge by it.
-func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
+func Automated(k ClusterKey, assetShare, toolShare float64) (prose.Text, bool) {
 	declaredBot := !IsBrowser(k.UA)
 	if assetShare >= maxAssetShare && !declaredBot {
-		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
+		return Messages.Say("crawler_burst.human.assets", assetShare*100), false
 	}
 	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to expensive, uncacheable ones)", toolShare*100), false
+		return Messages.Say("crawler_burst.human.cheap", toolShare*100), false
 	}
-	return "", true
+	return prose.Text{}, true
 }
 
 func crawlerFinding(b burst, ev *Evidence) Finding {

@@ -83,7 +83,6 @@ var notYetKorean = map[string]string{
 	"holds fewer than":              "rules note, rules/propose.go",
 	"no crawler_burst finding":      "rules note, rules/propose.go",
 	"the crawler is context":        "rules note, rules/propose.go",
-	"judged legitimate":             "crawler_burst reason, detect/crawler.go",
 	"no change explains":            "config_change reason, detect/configchange.go",
 	"the day before) is not":        "config_change summary, detect/changetext.go",
 	"days before) lowers":           "config_change summary, detect/changetext.go",
