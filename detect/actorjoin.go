@@ -1,8 +1,6 @@
 package detect
 
 import (
-	"cmp"
-	"fmt"
 	"math"
 	"math/bits"
 	"net/netip"
@@ -373,10 +371,9 @@ func (b burst) posts() int {
 }
 
 // rotating lists in fp the user agents (one per family, with the major
-// versions seen) and languages of an actor's fingerprints, and names them
-// for a summary: "8 fingerprints (Chrome 126/125, Firefox 127;
-// Accept-Language en-us, de-de, none)".
-func (fp *Fingerprint) rotating(members []MemberOf) string {
+// versions seen) and languages of an actor's fingerprints, and returns its
+// languages in order ("" for none), for a summary to name.
+func (fp *Fingerprint) rotating(members []MemberOf) []string {
 	var langs, families []string
 	versions := map[string][]string{}
 	for _, m := range members {
@@ -399,9 +396,5 @@ func (fp *Fingerprint) rotating(members []MemberOf) string {
 	if len(langs) > 1 {
 		fp.AcceptLanguages = langs
 	}
-	text := make([]string, len(langs))
-	for i, l := range langs {
-		text[i] = cmp.Or(l, "none")
-	}
-	return fmt.Sprintf("%d fingerprints (%s; Accept-Language %s)", len(members), strings.Join(fp.UserAgents, ", "), strings.Join(text, ", "))
+	return langs
 }

@@ -2,13 +2,14 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 func init() {
@@ -227,16 +228,15 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	windowPHP := ev.windowPHPSeconds()
 	costs := ev.measureRoutes()
 	var found []Finding
-	var surges, unjudged, minor []string
+	var said crawlerChecked
 	for _, c := range ev.joinActors(ev.Traffic.Clusters(), bFrom, bTo) {
 		b, ok := riseOf(c, ev, bFrom, bTo, windowTotal, costs)
 		if !ok {
 			if b.minor && !noBaseline {
-				minor = append(minor, fmt.Sprintf("%s (%s requests of %s, readers apart)", c.Key, fmtInt(b.requests), fmtInt(windowTotal)))
+				said.Minor = append(said.Minor, crawlerMinor{sayKey(c.Key), b.requests, windowTotal})
 			}
 			if b.readersRose && !noBaseline {
-				surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min, but only through the addresses that read like people (%s of them); the others did not rise",
-					c.Key, fmtNum(b.fingerprintBaseline10), fmtNum(b.fingerprintPeak10), fmtInt(b.readers)))
+				said.Surges = append(said.Surges, crawlerSurge{Key: sayKey(c.Key), Baseline: b.fingerprintBaseline10, Peak: b.fingerprintPeak10, ReadersOnly: true, Readers: b.readers})
 			}
 			continue
 		}
@@ -248,11 +248,10 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		if reason, automated := automation(b); !automated {
 			if b.unmeasured >= 0.5 && b.assetShare < maxAssetShare {
 				// Not "cheap": unknown. Say so rather than call it legitimate.
-				unjudged = append(unjudged, fmt.Sprintf("%s rose %s -> %s per 10 min, but the cost of its pages could not be measured (%s of its page requests went to routes PHP answered fewer than %d times in the data)",
-					c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), pct(b.unmeasured), minCostSamples))
+				said.Unjudged = append(said.Unjudged, crawlerSurge{Key: sayKey(c.Key), Baseline: b.baseline10, Peak: b.peak10, Unmeasured: b.unmeasured})
 				continue
 			}
-			surges = append(surges, fmt.Sprintf("%s rose %s -> %s per 10 min but %s", c.Key, fmtNum(b.baseline10), fmtNum(b.peak10), reason))
+			said.Surges = append(said.Surges, crawlerSurge{Key: sayKey(c.Key), Baseline: b.baseline10, Peak: b.peak10, Why: reason})
 			continue
 		}
 		b.markCostly()
@@ -261,22 +260,61 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		found = append(found, f)
 	}
 	check := Check{}
-	switch {
-	case len(found) == 0 && len(surges) == 0 && len(unjudged) == 0:
-		check.Reason = fmt.Sprintf("no fingerprint rose %.0fx above its baseline with at least %.0f%% of the window's requests%s", riseRatio, minShare*100, ev.unjudgedClause().String())
-	case len(surges) > 0:
-		check.Reason = "judged legitimate (a surge, not a crawler): " + strings.Join(surges, "; ")
+	said.None = len(found) == 0 && len(said.Surges) == 0 && len(said.Unjudged) == 0
+	said.NoBaseline = noBaseline
+	if said.None {
+		said.RiseRatio, said.MinSharePct, said.Uncovered = riseRatio, minShare*100, ev.unjudgedClause()
 	}
-	if len(minor) > 0 {
-		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; rose, but with under %s of the window's requests once their readers are left out: ", pct(minShare))+strings.Join(minor, "; "), "; ")
-	}
-	if len(unjudged) > 0 {
-		check.Reason = strings.TrimPrefix(check.Reason+"; could not judge: "+strings.Join(unjudged, "; "), "; ")
-	}
-	if noBaseline {
-		check.Reason = strings.TrimPrefix(check.Reason+fmt.Sprintf("; no baseline before the incident: fingerprints were judged by their share of PHP time (at least %s), not by a rise", pct(noBaselinePHPShare)), "; ")
+	said.MinShare, said.PHPShare, said.MinSamples = minShare, noBaselinePHPShare, minCostSamples
+	if said.None || len(said.Surges) > 0 || len(said.Minor) > 0 || len(said.Unjudged) > 0 || noBaseline {
+		check.setReason(Messages.Say("crawler_burst.checked", said))
 	}
 	return found, check, nil
+}
+
+// crawlerChecked is what the crawler check says when it finds no crawler,
+// or beside those it found: fingerprints that rose but read like people
+// (Surges), carried too small a share once their readers are left out
+// (Minor) or could not be costed (Unjudged), and whether there was a
+// baseline to rise from.
+type crawlerChecked struct {
+	None                   bool
+	RiseRatio, MinSharePct float64
+	Uncovered              prose.Text
+	Surges, Unjudged       []crawlerSurge
+	Minor                  []crawlerMinor
+	MinShare, PHPShare     float64
+	MinSamples             int
+	NoBaseline             bool
+}
+
+// crawlerSurge is a fingerprint's rise per 10 minutes and why it was not
+// judged a crawler: only its readers rose (Readers), it read like people
+// (Why), or Unmeasured of its page requests went to routes too rarely
+// answered to cost.
+type crawlerSurge struct {
+	Key            prose.Text
+	Baseline, Peak float64
+	ReadersOnly    bool
+	Readers        int
+	Why            prose.Text
+	Unmeasured     float64
+}
+
+// crawlerMinor is a fingerprint that rose with Requests of the window's
+// Total, its readers apart.
+type crawlerMinor struct {
+	Key             prose.Text
+	Requests, Total int
+}
+
+// sayKey is a client fingerprint as a sentence names it: "Chrome 121 /
+// zh-cn / logged out / no client hints".
+func sayKey(k ClusterKey) prose.Text {
+	return Messages.Say("crawler_burst.key", struct {
+		UA, Lang, LoggedIn string
+		NoClientHints      bool
+	}{k.UA, k.Lang, k.LoggedIn.String(), k.NoClientHints})
 }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
@@ -476,10 +514,10 @@ func (ev *Evidence) countedIn(from, to time.Time) bool {
 // is a crawl, though each page costs under expensiveFactor: a WordPress search crawl over thousands of
 // IPv6 addresses walks `/?s=`, REST searches and `?replytocom=` at 1.6 to 3.5
 // times an article's PHP time, each answer PHP's.
-func automation(b burst) (string, bool) {
+func automation(b burst) (prose.Text, bool) {
 	why, auto := Automated(b.c.Key, b.assetShare, b.toolShare)
 	if !auto && b.noReaderCrawl() {
-		return "", true
+		return prose.Text{}, true
 	}
 	return why, auto
 }
@@ -544,15 +582,15 @@ func costlyUncached(r RouteCost) bool {
 // of its page requests, by measured cost) unless the agent is forged (a
 // Chromium without client hints).
 // The crawler detector and the scan both judge by it.
-func Automated(k ClusterKey, assetShare, toolShare float64) (string, bool) {
+func Automated(k ClusterKey, assetShare, toolShare float64) (prose.Text, bool) {
 	declaredBot := !IsBrowser(k.UA)
 	if assetShare >= maxAssetShare && !declaredBot {
-		return fmt.Sprintf("its browsers fetched assets (%.0f%% of its requests), as people rendering pages do", assetShare*100), false
+		return Messages.Say("crawler_burst.human.assets", assetShare*100), false
 	}
 	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return fmt.Sprintf("it read cheap or cached pages (%.0f%% went to expensive, uncacheable ones)", toolShare*100), false
+		return Messages.Say("crawler_burst.human.cheap", toolShare*100), false
 	}
-	return "", true
+	return prose.Text{}, true
 }
 
 func crawlerFinding(b burst, ev *Evidence) Finding {
@@ -620,32 +658,20 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if c.Key.NoClientHints {
 		fp.SecChUa = "absent"
 	}
-	who := strings.Replace(c.Key.String(), c.Key.UA, fp.UserAgent, 1)
+	said := crawlerSummary{Who: crawlerWho{UA: fp.UserAgent, Lang: c.Key.Lang, LoggedIn: loggedIn, NoClientHints: c.Key.NoClientHints}}
 	if len(c.Members) > 0 {
-		who = fp.rotating(c.Members) + " / " + loggedInText(c.Key.LoggedIn)
+		said.Who = crawlerWho{Fingerprints: len(c.Members), Langs: fp.rotating(c.Members), LoggedIn: loggedIn}
+		said.Who.UserAgents = fp.UserAgents
 		facts.Fingerprints = Some(len(c.Members))
 	}
 	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
 		fp.Method = "POST"
 	}
-	var how string
-	if spread {
-		how = fmt.Sprintf("spread over %s addresses in %s networks (median %s request per address), so per-IP and per-/24 limits could not catch it",
-			fmtInt(len(perIP)), fmtInt(len(prefixes)), fmtNum(medianPerIP))
-	} else {
-		how = fmt.Sprintf("concentrated: one address sent %s requests, so a per-client limit would catch it", fmtInt(maxPerIP))
-	}
-	rose := fmt.Sprintf("rose from %s to %s per 10 minutes", fmtNum(b.baseline10), fmtNum(b.peak10))
-	if !facts.BaselinePer10m.OK {
-		rose = fmt.Sprintf("reached %s per 10 minutes (no baseline before the incident to compare with; %s of PHP's time)", fmtNum(b.peak10), pct(facts.PHPTimeShare.V))
-	}
-	summary := fmt.Sprintf("%s requests %s%s, %s; they walked %s and fetched %s assets.",
-		who, rose, ev.fromText(b.onset), how,
-		strings.Join(fp.Paths[:min(3, len(fp.Paths))], ", "), pct(b.assetShare))
-	if b.others > 0 {
-		summary += fmt.Sprintf(" %s other addresses of the same fingerprint (%s requests) sent most of their requests outside the burst and are not counted in it.",
-			fmtInt(b.others), fmtInt(b.otherRequests))
-	}
+	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
+	said.Baseline, said.Peak, said.HasBaseline, said.PHPShare = b.baseline10, b.peak10, facts.BaselinePer10m.OK, facts.PHPTimeShare.V
+	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)
+	said.Paths, said.AssetShare = fp.Paths[:min(3, len(fp.Paths))], b.assetShare
+	said.Others, said.OtherRequests = b.others, b.otherRequests
 	conf := 0.6
 	if b.assetShare < 0.01 {
 		conf += 0.15
@@ -660,11 +686,37 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	for _, m := range c.Members {
 		keys = append(keys, m.Key)
 	}
-	return Finding{
+	f := Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
-		Summary: summary, Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
+		Facts: facts, Fingerprint: fp, Cluster: &c.Key, Clusters: keys, TopPaths: topPathCounts(walked, 10),
 		Routes: b.routes[:min(len(b.routes), maxFindingRoutes)], Estimated: b.estimates(facts),
 	}
+	f.summarize(Messages.Say("crawler_burst.summary", said))
+	return f
+}
+
+// crawlerWho is the fingerprint a crawler's summary names: one client's
+// (UA, Lang, NoClientHints) or, for an actor joined from several, how many
+// (Fingerprints) with their user agents and languages ("" for none).
+type crawlerWho struct {
+	UA, Lang, LoggedIn string
+	NoClientHints      bool
+	Fingerprints       int
+	UserAgents, Langs  []string
+}
+
+// crawlerSummary is what a crawler_burst summary says: who, how its rate
+// rose (per 10 minutes) from when, how spread it was, what it walked.
+type crawlerSummary struct {
+	Who                              crawlerWho
+	HasBaseline, Spread              bool
+	Baseline, Peak, PHPShare, Median float64
+	Start                            time.Time
+	Unseen                           *Unseen
+	Addresses, Networks, MaxPerIP    int
+	Paths                            []string
+	AssetShare                       float64
+	Others, OtherRequests            int
 }
 
 // estimates marks the burst's figures that a pushdown left estimated.

@@ -156,6 +156,16 @@ func unseenStart(s Story, t time.Time) *Unseen {
 	return &Unseen{Gap: u.Kind == sources.StretchGap, From: u.From, To: u.To}
 }
 
+// unseenAt is the Unseen a start at t runs into, in the evidence's zone;
+// nil when the access log shows it.
+func (ev *Evidence) unseenAt(t time.Time) *Unseen {
+	u, ok := StartsAtUnlogged(Unlogged(ev.Coverage, ev.From, ev.To), t)
+	if !ok {
+		return nil
+	}
+	return &Unseen{Gap: u.Kind == sources.StretchGap, From: u.From.In(ev.loc()), To: u.To.In(ev.loc())}
+}
+
 // fromText is " from 02:21" for something the access log shows beginning
 // at t, or, where t runs into minutes without lines, where the log begins
 // (or resumes) with it already under way: the English of a finding's

@@ -124,7 +124,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	var prof *profile
 	switch {
 	case len(refs) == 0:
-		note(sources.SeverityInfo, "no crawler_burst finding among the causes: no rate limit proposed")
+		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityInfo, Messages.Say("rules.no_crawler", nil)))
 	case len(in.Access) == 0:
 		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
 	default:
@@ -160,8 +160,7 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 			// Present but not a cause (it rose too early or weighed too
 			// little): limiting it would not have prevented the incident,
 			// and readers who share its fingerprint would pay for the rule.
-			notes = append(notes, sources.QualityNote{Source: "rules", Severity: sources.SeverityInfo,
-				Message: f.ID + ": the crawler is context, not a cause of the incident: no rule for it"})
+			notes = append(notes, sources.Note("rules", sources.SeverityInfo, Messages.Say("rules.crawler_context", f.ID)))
 			continue
 		}
 		key, ok := clusterOf(f)
@@ -280,8 +279,11 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		return fmt.Errorf("rules: sizing: %w", err)
 	}
 	if span < windowsInBaseline*win {
-		note(sources.SeverityWarning, "the baseline (%s) holds fewer than %d windows of %s: the zones' sizes rest on few samples",
-			span.Round(time.Second), windowsInBaseline, CaddyDuration(win))
+		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityWarning, Messages.Say("rules.baseline_few_windows", struct {
+			Span   time.Duration
+			N      int
+			Window string
+		}{span.Round(time.Second), windowsInBaseline, CaddyDuration(win)})))
 	}
 	for i := range zones {
 		z := &zones[i]

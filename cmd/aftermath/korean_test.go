@@ -80,11 +80,6 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 // code that says it: the next ones to move to a catalog.
 var notYetKorean = map[string]string{
 	"Answers crawler_burst":         "rule rationale, rules/propose.go",
-	"holds fewer than":              "rules note, rules/propose.go",
-	"no crawler_burst finding":      "rules note, rules/propose.go",
-	"the crawler is context":        "rules note, rules/propose.go",
-	"requests rose from":            "crawler_burst summary, detect/crawler.go",
-	"judged legitimate":             "crawler_burst reason, detect/crawler.go",
 	"no change explains":            "config_change reason, detect/configchange.go",
 	"the day before) is not":        "config_change summary, detect/changetext.go",
 	"days before) lowers":           "config_change summary, detect/changetext.go",

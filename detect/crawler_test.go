@@ -1,0 +1,47 @@
+package detect
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// A crawler's summary says a joined actor and a start the log cannot show
+// in the words report.json has always held.
+func TestCrawlerSummaryEnglish(t *testing.T) {
+	at := time.Date(2026, 11, 30, 2, 16, 0, 0, time.UTC)
+	said := crawlerSummary{
+		Who:         crawlerWho{Fingerprints: 8, UserAgents: []string{"Chrome 126/125", "Firefox 127"}, Langs: []string{"en-us", ""}, LoggedIn: "no"},
+		HasBaseline: false, Peak: 9605, PHPShare: 0.53, Start: at, Unseen: &Unseen{Gap: true, From: at.Add(-time.Hour), To: at},
+		Spread: false, MaxPerIP: 12001, Paths: []string{"a", "b"}, AssetShare: 0.004, Others: 3, OtherRequests: 1200,
+	}
+	want := "8 fingerprints (Chrome 126/125, Firefox 127; Accept-Language en-us, none) / logged out requests reached 9,605 per 10 minutes (no baseline before the incident to compare with; 53% of PHP's time), already under way when the access log resumes at 02:16 after a gap (when it began is unknown), concentrated: one address sent 12,001 requests, so a per-client limit would catch it; they walked a, b and fetched 0% assets. 3 other addresses of the same fingerprint (1,200 requests) sent most of their requests outside the burst and are not counted in it."
+	if got := Messages.Say("crawler_burst.summary", said).String(); got != want {
+		t.Errorf("summary:\n got %s\nwant %s", got, want)
+	}
+}
+
+// The crawler check's reason joins its clauses with "; " whichever of them
+// are said, in the words report.json has always held.
+func TestCrawlerCheckedEnglish(t *testing.T) {
+	key := sayKey(ClusterKey{UA: "Chrome 121", LoggedIn: sources.LoggedInNo, NoClientHints: true})
+	said := crawlerChecked{
+		Surges:   []crawlerSurge{{Key: key, Baseline: 10, Peak: 200, Why: Messages.Say("crawler_burst.human.cheap", 12.5)}},
+		Minor:    []crawlerMinor{{key, 300, 100000}},
+		Unjudged: []crawlerSurge{{Key: key, Baseline: 5, Peak: 50, Unmeasured: 0.6}},
+		MinShare: 0.02, PHPShare: 0.1, MinSamples: 20, NoBaseline: true,
+	}
+	k := "Chrome 121 / no language / logged out / no client hints"
+	want := "judged legitimate (a surge, not a crawler): " + k + " rose 10 -> 200 per 10 min but it read cheap or cached pages (12% went to expensive, uncacheable ones); " +
+		"rose, but with under 2% of the window's requests once their readers are left out: " + k + " (300 requests of 100,000, readers apart); " +
+		"could not judge: " + k + " rose 5 -> 50 per 10 min, but the cost of its pages could not be measured (60% of its page requests went to routes PHP answered fewer than 20 times in the data); " +
+		"no baseline before the incident: fingerprints were judged by their share of PHP time (at least 10%), not by a rise"
+	if got := Messages.Say("crawler_burst.checked", said).String(); got != want {
+		t.Errorf("reason:\n got %s\nwant %s", got, want)
+	}
+	said = crawlerChecked{Minor: said.Minor, MinShare: 0.02}
+	if got, want := Messages.Say("crawler_burst.checked", said).String(), "rose, but with under 2% of the window's requests once their readers are left out: "+k+" (300 requests of 100,000, readers apart)"; got != want {
+		t.Errorf("reason:\n got %s\nwant %s", got, want)
+	}
+}
