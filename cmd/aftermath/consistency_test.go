@@ -244,7 +244,7 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 		}
 	}
 	for _, f := range rep.Findings {
-		switch f["kind"] {
+		switch detect.Kind(fmt.Sprint(f["kind"])) {
 		case detect.KindListenQueueOverflow:
 			v, ok := factOf(f, "queue_peak")
 			if !ok {
