@@ -13,6 +13,10 @@ type Analysis struct {
 	Report *report.Report
 	// Caddyfile is every proposed zone in one rate_limit block ("" if none).
 	Caddyfile string
+	// Placed is the configuration repository's Caddyfile with that block
+	// placed in it, and PlacedDiff the change ("" when not placed:
+	// Report.RulesPlacement says why).
+	Placed, PlacedDiff string
 }
 
 // Options are what an analysis is run with beyond its inputs.
@@ -50,7 +54,9 @@ func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*An
 	rep.Rules = prop.Rules
 	rep.Recommendations = prop.Recommendations
 	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
-	return &Analysis{Report: rep, Caddyfile: prop.Caddyfile}, nil
+	placement, placed, diff := d.placeInConfigRepo(ctx, prop)
+	rep.RulesPlacement = placement
+	return &Analysis{Report: rep, Caddyfile: prop.Caddyfile, Placed: placed, PlacedDiff: diff}, nil
 }
 
 // Propose generates and backtests the rate-limit rules for d's findings over

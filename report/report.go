@@ -55,6 +55,10 @@ type Report struct {
 	// Rules are the generated Caddy rate_limit rules with their backtests. The
 	// caller sets them after Build (rules are generated from the same findings).
 	Rules []rule.Rule `json:"rules"`
+	// RulesPlacement says where the rules' zones go in the configuration
+	// repository's Caddyfile, or why they were not placed there (nil when
+	// there is no rule).
+	RulesPlacement *RulesPlacement `json:"rules_placement,omitempty"`
 	// Recommendations are configuration advice with its arithmetic; set by the
 	// caller like Rules.
 	Recommendations []rule.Recommendation `json:"recommendations"`
@@ -311,4 +315,26 @@ func (r *Report) utcTimes() {
 			r.Findings[i].Change = &utc
 		}
 	}
+}
+
+// RulesPlacement is where analyze placed the rules' zones in the Caddyfile
+// of the configuration repository in the evidence (as rules --caddyfile
+// does), or why it did not.
+type RulesPlacement struct {
+	// Caddyfile is the Caddyfile found, named from its repository's
+	// directory ("" when none was found).
+	Caddyfile string `json:"caddyfile,omitempty"`
+	// Site is the site block the zones went into, its address(es) as
+	// written, and Line the line of its "{" in Caddyfile; Why says why that
+	// site block served the logged requests.
+	Site string `json:"site,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// Placed and Diff name the files written beside the rules file: the
+	// Caddyfile with the zones placed (accepted by Caddy's adapter) and the
+	// change as a unified diff.
+	Placed string `json:"placed,omitempty"`
+	Diff   string `json:"diff,omitempty"`
+	// NotPlaced says why the zones were not placed ("" when they were).
+	NotPlaced string `json:"not_placed,omitempty"`
 }

@@ -38,7 +38,10 @@ type view struct {
 	Mitigations []string
 
 	Rules []ruleView
-	Recs  []recView
+	// Placement says where the zones go in the configuration's Caddyfile,
+	// or why they were not placed there ("" without a rule).
+	Placement string
+	Recs      []recView
 	// NoFix is set when no rule was generated.
 	NoFix string
 
@@ -150,6 +153,13 @@ func newView(r *Report, lang string) (*view, error) {
 	}
 	for _, rl := range r.Rules {
 		v.Rules = append(v.Rules, ruleOf(p, v.L, rl))
+	}
+	if r.RulesPlacement != nil && len(r.Rules) > 0 {
+		if r.RulesPlacement.NotPlaced != "" {
+			v.Placement = p.say("rules.not_placed", r.RulesPlacement)
+		} else {
+			v.Placement = p.say("rules.placed", r.RulesPlacement)
+		}
 	}
 	for _, rc := range r.Recommendations {
 		v.Recs = append(v.Recs, recView{Target: rc.Target, Key: rc.Key, Value: p.text(rc.ValueText, rc.Value), Why: p.text(rc.WhyText, rc.Why)})

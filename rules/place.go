@@ -21,6 +21,9 @@ type Placement struct {
 	Caddyfile string
 	// Site is the site block's address(es) as written.
 	Site string
+	// Line is the line of the site block's "{" in the Caddyfile as given:
+	// the block goes right after it.
+	Line int
 	// Why says why that site block was chosen ("--site" when the caller
 	// named it): what it does that the others do not.
 	Why string
@@ -229,7 +232,7 @@ func PlaceInServingSite(src []byte, filename, block string, zones []string, site
 	if err != nil {
 		return nil, err
 	}
-	return &Placement{Caddyfile: out, Site: strings.Join(target.keys, " "), Why: why, AddedOrder: addOrder, Check: check}, nil
+	return &Placement{Caddyfile: out, Site: strings.Join(target.keys, " "), Line: target.open, Why: why, AddedOrder: addOrder, Check: check}, nil
 }
 
 // UnifiedDiff renders the change from a to b as a unified diff with three

@@ -113,7 +113,11 @@ func newAnalyzeCmd() *cobra.Command {
 		Short: "Analyze an incident window and write the postmortem",
 		Long: `Analyze reads the evidence of an incident window (a bundle written by fetch or
 simulate, or access logs and metrics named with --access and --metrics) and writes
-postmortem.md, report.html, report.json and rules.caddy into --out.
+postmortem.md, report.html, report.json and rules.caddy into --out. When the
+evidence holds a configuration repository with a Caddyfile, the rules' block is
+also placed in it as "rules --caddyfile" does (the site block that served the
+logged requests, checked by Caddy's adapter): ` + analysis.PlacedCaddyfile + ` and
+` + analysis.PlacedDiff + ` beside rules.caddy, and the postmortem says where, or why not.
 
 The window: --from/--to when given (a time without a zone is in --tz, else the
 bundle's time zone); else a bundle's window; else, with --access/--metrics, the

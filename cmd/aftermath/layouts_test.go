@@ -297,6 +297,9 @@ func TestEvidenceLayouts(t *testing.T) {
 		ref := msReference(t)
 		strip := func(r map[string]any) map[string]any {
 			r = withoutInputListing(r)
+			// The time_local case edits the Caddyfile, which moves its
+			// site block's line: where the zones go is not a time.
+			delete(r, "rules_placement")
 			var dq []any
 			for _, n := range r["data_quality"].([]any) {
 				if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "console encoder") || strings.Contains(m["message"].(string), "have no zone")) {

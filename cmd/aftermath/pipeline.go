@@ -66,6 +66,15 @@ func writeRules(dir string, a *analysis.Analysis) (string, error) {
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("rules: %w", err)
 	}
+	// The configuration's Caddyfile with the zones placed, beside it
+	// (report.json's rules_placement says where, or why not).
+	if a.Placed != "" {
+		for name, text := range map[string]string{analysis.PlacedCaddyfile: a.Placed, analysis.PlacedDiff: a.PlacedDiff} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				return "", fmt.Errorf("rules: %w", err)
+			}
+		}
+	}
 	return p, nil
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
@@ -184,17 +182,7 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 			fmt.Fprintln(human, "no rate limit proposed: nothing to place in", report.TerminalSafe(f.caddyfile))
 			break
 		}
-		var zones []string
-		for _, r := range prop.Rules {
-			zones = append(zones, r.Name)
-		}
-		var hosts map[string]int
-		if f.site == "" {
-			if hosts, err = loggedHosts(ctx, loaded.Requests); err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-		}
-		pl, err := rules.PlaceInServingSite(userCaddyfile, f.caddyfile, prop.Block, zones, f.site, hosts)
+		pl, err := d.PlaceZones(ctx, prop, userCaddyfile, f.caddyfile, f.site)
 		if err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
@@ -295,24 +283,4 @@ func printBacktest(w io.Writer, prop *rules.Proposal, loc *time.Location) {
 		row("(all zones)", "", "", *prop.Backtest)
 	}
 	_ = t.Render()
-}
-
-// loggedHosts counts the kept requests by the Host header Caddy logged
-// (request.host): which site block served them (rules.PlaceInServingSite).
-func loggedHosts(ctx context.Context, spill *accesslog.Spill) (map[string]int, error) {
-	if spill == nil {
-		return nil, nil
-	}
-	hosts := map[string]int{}
-	err := spill.Read(ctx, func(batch []sources.Request) error {
-		for i := range batch {
-			hosts[batch[i].Host]++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("counting the logged Host headers: %w", err)
-	}
-	delete(hosts, "")
-	return hosts, nil
 }

@@ -157,6 +157,10 @@ type Loaded struct {
 	FPMLogGiven    bool
 	// Changes are the configuration changes read (changes.yaml, git).
 	Changes []sources.Change
+	// ConfigRepos are the working trees of the configuration repositories
+	// read (a bundle's archives unpacked: they last until Close), where the
+	// rules look for the Caddyfile to place their zones in.
+	ConfigRepos []string
 
 	Access        accesslog.Stats
 	SkippedLines  int
@@ -376,6 +380,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 		repos = append(repos, unpacked...)
 	}
+	l.ConfigRepos = repos
 	for _, repo := range repos {
 		cs, notes, err := changes.FromGit(ctx, repo, l.From.Add(-changes.Lookback), l.To)
 		if err != nil {
