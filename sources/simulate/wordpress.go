@@ -211,7 +211,7 @@ func renderWPCaddyfile(sc *Scenario, c SiteConfig) string {
 		method GET
 		not header Cookie *wordpress_logged_in_*
 		not header Cookie *comment_author_*
-		not query *
+		expression {query} == ""
 		file /wp-content/cache/supercache/{host}{path}index-https.html
 	}
 	rewrite @supercache {file_match.relative}
