@@ -122,17 +122,10 @@ func printAnalysis(w io.Writer, readers []reader, results [][]result, big []resu
 	fmt.Fprintf(tw, "1 core: analysis / bare loop, per core (CPU)\t%.2f\t>= %.1f\t%s\n", x, analysisMinRatio, verdict(x >= analysisMinRatio))
 	fmt.Fprintf(tw, "1 core: analysis peak RSS, MiB (%.0f MB log)\t%.0f\t< %.0f\t%s\n", float64(size)/1e6, a1.rss, analysisMaxRSS, verdict(a1.rss < analysisMaxRSS))
 	if len(big) >= 2 {
-		var small, large []float64
-		for i, b := range big {
-			if i%2 == 0 {
-				small = append(small, float64(b.RSSKiB)/1024)
-			} else {
-				large = append(large, float64(b.RSSKiB)/1024)
-			}
-		}
-		x = slices.Max(large) / slices.Max(small)
+		var small, large float64
+		x, small, large = flatPeaks(big)
 		fmt.Fprintf(tw, "analysis peak RSS %.0f MB log / %.0f MB log\t%.2f\tflat (<= 1.15)\t%s\t%.0f MiB vs %.0f MiB\n",
-			float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), slices.Max(large), slices.Max(small))
+			float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), large, small)
 	}
 	tw.Flush()
 }
