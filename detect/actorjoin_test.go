@@ -78,7 +78,7 @@ func TestSameTimeIsNotOneActor(t *testing.T) {
 	addr := 0
 	next := func() netip.Addr {
 		addr++
-		return netip.MustParseAddr(fmt.Sprintf("10.%d.%d.%d", addr/62500, addr/250%250, addr%250+1))
+		return nthAddr(addr)
 	}
 	req := func(at time.Time, ip netip.Addr, ua, lang, method, path, query string, dur float64) sources.Request {
 		return sources.Request{Time: at.Add(time.Duration(dur * float64(time.Second))), ClientIP: ip, Method: method, Path: path, Query: query,

@@ -1,10 +1,8 @@
 package detect
 
 import (
-	"context"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +25,7 @@ func TestCrawlerWeighsWithoutItsReaders(t *testing.T) {
 	addr := 0
 	next := func() netip.Addr {
 		addr++
-		return netip.MustParseAddr(fmt.Sprintf("10.%d.%d.%d", addr/62500, addr/250%250, addr%250+1))
+		return nthAddr(addr)
 	}
 	req := func(at time.Time, ip netip.Addr, method, path string) sources.Request {
 		return sources.Request{Time: at, ClientIP: ip, Method: method, Path: path, Status: 200, UserAgent: ua, Lang: "ko-kr",
@@ -49,15 +47,8 @@ func TestCrawlerWeighsWithoutItsReaders(t *testing.T) {
 			}
 		}
 	}
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
-	for i := range rs {
-		tr.Observe(&rs[i])
-	}
-	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
-	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	observeInOrder(tr, rs)
+	fs, check := crawlersOf(t, tr, from, to)
 	if len(fs) != 0 {
 		t.Fatalf("staff at lunch were called a crawler: %s", fs[0].Summary)
 	}

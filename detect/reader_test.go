@@ -3,7 +3,6 @@ package detect
 import (
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -93,10 +92,7 @@ func TestCrawlerRatesLeaveOutReaders(t *testing.T) {
 	for i := range 20 * 500 {
 		add(burst.Add(time.Duration(i)*20*time.Minute/(20*500)), spreadIPs(i), fmt.Sprintf("/w/index.php?title=P%d&action=history", i), sources.OriginUpstream)
 	}
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
-	for i := range rs {
-		tr.Observe(&rs[i])
-	}
+	observeInOrder(tr, rs)
 	f := FactsOf[CrawlerBurstFacts](oneCrawler(t, tr, from, to))
 	if f.FingerprintReaders != 7*60 || f.Requests != 20*500 {
 		t.Errorf("%d readers and %d crawler requests in the window, want 420 and 10,000", f.FingerprintReaders, f.Requests)

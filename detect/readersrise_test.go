@@ -1,10 +1,7 @@
 package detect
 
 import (
-	"context"
 	"fmt"
-	"net/netip"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +23,7 @@ func TestReadersRiseIsNoCrawler(t *testing.T) {
 	var rs []sources.Request
 	visit := 0
 	read := func(at time.Time) {
-		ip := netip.MustParseAddr(fmt.Sprintf("10.%d.%d.%d", visit/62500, visit/250%250, visit%250+1))
+		ip := nthAddr(visit)
 		visit++
 		for page := range 3 {
 			rs = append(rs, sources.Request{Time: at.Add(time.Duration(page) * time.Minute), ClientIP: ip, Method: "GET",
@@ -43,15 +40,8 @@ func TestReadersRiseIsNoCrawler(t *testing.T) {
 			read(at.Add(time.Duration(k) * time.Minute / time.Duration(n)))
 		}
 	}
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
-	for i := range rs {
-		tr.Observe(&rs[i])
-	}
-	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
-	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	observeInOrder(tr, rs)
+	fs, check := crawlersOf(t, tr, from, to)
 	if len(fs) != 0 {
 		t.Fatalf("readers reading a story were called a crawler: %s", fs[0].Summary)
 	}

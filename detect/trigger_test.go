@@ -2,6 +2,8 @@ package detect
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -222,13 +224,34 @@ func (l requestLog) traffic(site sources.Site, from, to time.Time, counted func(
 // before as baseline, and fails unless it finds exactly one crawler.
 func oneCrawler(t *testing.T, tr *Traffic, from, to time.Time) *Finding {
 	t.Helper()
+	fs, check := crawlersOf(t, tr, from, to)
+	if len(fs) != 1 {
+		t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+	}
+	return &fs[0]
+}
+
+// crawlersOf runs the crawler detector over [from, to) of tr, with the hour
+// before as its baseline.
+func crawlersOf(t *testing.T, tr *Traffic, from, to time.Time) ([]Finding, Check) {
+	t.Helper()
 	ev := &Evidence{From: from, To: to, BaselineFrom: from.Add(-time.Hour), BaselineTo: from, Traffic: tr, Loc: time.UTC}
 	fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) != 1 {
-		t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+	return fs, check
+}
+
+// observeInOrder observes rs in time order, as the access log holds them.
+func observeInOrder(tr *Traffic, rs []sources.Request) {
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+	for i := range rs {
+		tr.Observe(&rs[i])
 	}
-	return &fs[0]
+}
+
+// nthAddr is the n-th of many distinct addresses in 10.0.0.0/8.
+func nthAddr(n int) netip.Addr {
+	return netip.MustParseAddr(fmt.Sprintf("10.%d.%d.%d", n/62500, n/250%250, n%250+1))
 }
