@@ -248,6 +248,13 @@ func classifySeeds() [][2]string {
 		{"/W/API.PHP", "x=%zz"}, {"/w/load.php", "modules=site"}, {"/w/%zz", ""}, {"/w/%C4%B0", ""},
 		{"/w/\xff%FF", "title=%ff"}, {"/w/SP%C3%89CIAL:x", ""}, {"/x.PNG", ""}, {"/index.php", "curid=3&action="},
 		{"/w/%E3%81%82%E4%B8%80%ED%9E%A3", "title=+&&=&action=Render"},
+		// readQuery against url.ParseQuery: escaped keys, repeated keys (the
+		// first valid value counts), pairs it drops, and a case rule of Unicode.
+		{"/w/index.php", "%74itle=Special%3AX"}, {"/w/index.php", "%61%63%74%69%6F%6E=edit"}, {"/w/index.php", "act%69on=view&curid=2"},
+		{"/w/index.php", "title=%zz&title=Special:Log"}, {"/w/index.php", "action=edit%&action=view"}, {"/w/index.php", "action=V%C4%B0EW"},
+		{"/w/index.php", "diff;=1"}, {"/w/index.php", "oldid"}, {"/w/index.php", "curid&action"}, {"/w/index.php", "ti+tle=x&acti%6Fn=history"},
+		{"/w/index.php", "title=a+b%2Fc&action=&action=edit"}, {"/w/index.php", strings.Repeat("&", 9999) + "action=edit"},
+		{"/w/index.php", strings.Repeat("&", 10000) + "action=edit"}, // past net/url's bound on parameters
 	}
 }
 

@@ -61,6 +61,10 @@ func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClas
 	if healthURI != "" && rawPath == healthURI {
 		return ClassHealth
 	}
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	*scratch = (*scratch)[:0]
 	p := pathUnescape(rawPath, scratch) // p may view *scratch: it must not outlive this call
 	if assetExt[strings.ToLower(path.Ext(p))] {
 		return ClassAsset
@@ -69,15 +73,15 @@ func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClas
 	if strings.HasSuffix(lp, "/api.php") || strings.HasSuffix(lp, "/rest.php") || strings.Contains(lp, "/api/") {
 		return ClassAPI
 	}
-	var q url.Values // no query (most page views and assets): nothing to parse
+	var q queryFacts // no query (most page views and assets): nothing to read
 	if rawQuery != "" {
-		q, _ = url.ParseQuery(rawQuery)
+		q = readQuery(rawQuery, scratch)
 	}
-	title := strings.ToLower(q.Get("title"))
+	title := strings.ToLower(q.title)
 	if hasSpecialNamespace(lp) || hasSpecialNamespace(title) {
 		return ClassSpecial
 	}
-	if !viewActions[strings.ToLower(q.Get("action"))] || q.Has("diff") || q.Has("oldid") || q.Has("curid") && q.Has("action") {
+	if !viewActions[strings.ToLower(q.action)] || q.has&(hasDiff|hasOldid) != 0 || q.has&(hasCurid|hasAction) == hasCurid|hasAction {
 		return ClassTool
 	}
 	if strings.HasSuffix(lp, ".php") && !strings.HasSuffix(lp, "/index.php") {
@@ -90,6 +94,147 @@ func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClas
 		return ClassArticle
 	}
 	return ClassOther
+}
+
+// queryFacts is what classifyPath reads of a query, as url.ParseQuery would
+// give it: the first "title" and "action" values, and which of the keys it
+// looks at are present.
+type queryFacts struct {
+	title, action string
+	has           uint8 // hasTitle, hasAction, ...
+}
+
+// The keys classifyPath reads, as bits of queryFacts.has.
+const (
+	hasTitle uint8 = 1 << iota
+	hasAction
+	hasDiff
+	hasOldid
+	hasCurid
+)
+
+// maxQueryParams is url.ParseQuery's bound on a query's parameters (Go's
+// defaultMaxParams): past it, it parses nothing.
+const maxQueryParams = 10000
+
+// readQuery is url.ParseQuery(rawQuery) reduced to the keys classifyPath
+// reads, without building the map: a query's pairs are split on '&', those
+// holding ';' or failing to unescape skipped, keys and values unescaped
+// (url.QueryUnescape). The values it returns are views of *scratch, which it
+// appends to: they must not outlive the caller's use of it.
+func readQuery(rawQuery string, scratch *[]byte) (q queryFacts) {
+	if strings.Count(rawQuery, "&") >= maxQueryParams {
+		// Rare enough to leave to net/url, whose bound (and GODEBUG) it is.
+		v, _ := url.ParseQuery(rawQuery)
+		for _, k := range []struct {
+			key string
+			bit uint8
+		}{{"title", hasTitle}, {"action", hasAction}, {"diff", hasDiff}, {"oldid", hasOldid}, {"curid", hasCurid}} {
+			if v.Has(k.key) {
+				q.has |= k.bit
+			}
+		}
+		q.title, q.action = v.Get("title"), v.Get("action")
+		return q
+	}
+	for rest := rawQuery; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "&")
+		if part == "" || strings.IndexByte(part, ';') >= 0 {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		bit := queryKeyBit(k)
+		if bit == 0 || !validEscapes(v) {
+			continue // not a key read here, or a pair url.ParseQuery drops
+		}
+		switch {
+		case bit == hasTitle && q.has&hasTitle == 0:
+			q.title = appendQueryUnescaped(scratch, v)
+		case bit == hasAction && q.has&hasAction == 0:
+			q.action = appendQueryUnescaped(scratch, v)
+		}
+		q.has |= bit
+	}
+	return q
+}
+
+// queryKeyBit returns the bit of a raw query key classifyPath reads once
+// unescaped, 0 for any other key or one that does not unescape.
+func queryKeyBit(k string) uint8 {
+	if strings.IndexByte(k, '%') >= 0 || strings.IndexByte(k, '+') >= 0 {
+		// Each byte of a key read here takes at most 3 escaped ones.
+		if len(k) > 3*len("action") || !validEscapes(k) {
+			return 0
+		}
+		var buf [3 * len("action")]byte
+		b := buf[:0]
+		for i := 0; i < len(k); i++ {
+			switch c := k[i]; c {
+			case '%':
+				b = append(b, unhex(k[i+1])<<4|unhex(k[i+2]))
+				i += 2
+			case '+':
+				b = append(b, ' ')
+			default:
+				b = append(b, c)
+			}
+		}
+		return queryKeyBit(string(b)) // no escapes left: compared, not kept
+	}
+	switch k {
+	case "title":
+		return hasTitle
+	case "action":
+		return hasAction
+	case "diff":
+		return hasDiff
+	case "oldid":
+		return hasOldid
+	case "curid":
+		return hasCurid
+	}
+	return 0
+}
+
+// validEscapes reports whether url.QueryUnescape(s) succeeds: every '%' is
+// followed by two hex digits.
+func validEscapes(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; {
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return false
+		}
+		j := strings.IndexByte(s[i+3:], '%')
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return true
+}
+
+// appendQueryUnescaped is url.QueryUnescape(s) for an s with valid escapes,
+// appended to *scratch and returned as a view of it (s itself when it has
+// nothing to unescape).
+func appendQueryUnescaped(scratch *[]byte, s string) string {
+	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
+		return s
+	}
+	start := len(*scratch)
+	b := *scratch
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case '+':
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	*scratch = b
+	return unsafe.String(unsafe.SliceData(b[start:]), len(b)-start)
 }
 
 func hasSpecialNamespace(s string) bool {
