@@ -42,6 +42,11 @@ func TestToolLabel(t *testing.T) {
 		{"/w/index.php", "title=Foo&diff=3", "diff"},
 		{"/w/Foo", "", "article"},
 		{"/static/a.css", "", "asset"},
+		// Lowering changes these bytes' width: the name is still cut from
+		// the path where the namespace is (it once panicked instead).
+		{"/PageIm/%FF%FE/Special:25/x", "", "Special:25 (path)"},
+		{"/w/%C4%B0%C8%BA/SPECIAL:Log/y", "", "SPECIAL:Log (path)"},
+		{"/w/index.php", "title=%C8%BA%C8%BASpecial:Export/z", "Special:Export (title=)"},
 	}
 	for _, tt := range tests {
 		class := ClassifyPath(tt.path, tt.query, "")

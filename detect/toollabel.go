@@ -3,6 +3,8 @@ package detect
 import (
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ToolLabel names what a request asked for at the granularity a rate limit would
@@ -47,11 +49,40 @@ func specialName(s string) string {
 		if i < 0 {
 			continue
 		}
-		rest := s[i:]
-		if j := strings.IndexByte(rest[len(ns):], '/'); j >= 0 {
-			rest = rest[:len(ns)+j]
+		start, nsEnd := i, i+len(ns)
+		if strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
+			// Lowering may change a rune's width (an invalid byte becomes
+			// U+FFFD, "İ" becomes "i"): find where the match is in s.
+			start, nsEnd = lowerToOriginal(s, i, i+len(ns))
+			if start < 0 || nsEnd < 0 {
+				continue
+			}
+		}
+		rest := s[start:]
+		if j := strings.IndexByte(s[nsEnd:], '/'); j >= 0 {
+			rest = s[start : nsEnd+j]
 		}
 		return rest
 	}
 	return ""
+}
+
+// lowerToOriginal maps byte offsets of strings.ToLower(s) back to s, rune by
+// rune as ToLower maps them (-1 where an offset falls inside a rune).
+func lowerToOriginal(s string, from, to int) (sFrom, sTo int) {
+	sFrom, sTo = -1, -1
+	lo := 0
+	for si, r := range s { // an invalid byte is U+FFFD, as ToLower writes it
+		if lo == from {
+			sFrom = si
+		}
+		if lo == to {
+			sTo = si
+		}
+		lo += utf8.RuneLen(unicode.ToLower(r))
+	}
+	if lo == to {
+		sTo = len(s)
+	}
+	return sFrom, sTo
 }
