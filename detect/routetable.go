@@ -65,6 +65,9 @@ type routeTable struct {
 	// lastKey and lastRecord cache the record of the last template.
 	lastKey    string
 	lastRecord *routeRecord
+	// folds counts the places folded so far: while it stays the same, a
+	// target's template stays what it was (targetmemo.go).
+	folds uint64
 
 	// The hot path's scratch: template runs once per request, and a request
 	// whose template and names the table holds already allocates nothing.
@@ -108,6 +111,7 @@ func (t *routeTable) template(rawPath, rawQuery string) string {
 		}
 		if t.track(t.place, it.value) {
 			t.folded[string(t.place)] = ""
+			t.folds++
 			it.value = ""
 		}
 	}
@@ -165,6 +169,7 @@ func (t *routeTable) fold(segs []string, track bool) {
 			} else if track && t.track(t.place, s) {
 				ph := ns + phSlug
 				t.folded[string(t.place)] = ph
+				t.folds++
 				segs[i] = ph
 			}
 		}

@@ -376,6 +376,9 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 	for _, bound := range []int{maxInterned, 5} {
 		maxInterned = bound
 		tab, orig := newRouteTable(), newRouteTableOriginal()
+		// Observe's way: through the memo of targets, in front of a table of its own.
+		var memo targetMemo
+		memoTab, scratch := newRouteTable(), []byte(nil)
 		seen := map[string]bool{}
 		fails := 0
 		for _, tg := range targets {
@@ -383,6 +386,13 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 			if got != want && fails < 10 {
 				fails++
 				t.Errorf("interned %d: template(%q, %q) = %q, the original %q", bound, tg[0], tg[1], got, want)
+			}
+			slot := memo.slot(tg[0], tg[1], "/healthz.php", &scratch)
+			class := classifyPathOriginal(tg[0], tg[1], "/healthz.php")
+			if got := slot.routeTemplate(memoTab); (got != want || slot.class != class || slot.toolLabel() != ToolLabel(tg[0], tg[1], class)) && fails < 10 {
+				fails++
+				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(),
+					want, class, ToolLabel(tg[0], tg[1], class))
 			}
 			seen[want] = true
 			if got, want := RouteTemplate(tg[0], tg[1]), routeTemplateOriginal(tg[0], tg[1]); got != want && fails < 10 {
@@ -407,8 +417,10 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 		if len(orig.folded) < 10 || namespaced == 0 || query == 0 {
 			t.Errorf("the stream folded %d places (%d after a namespace, %d query keys): it tests too little", len(orig.folded), namespaced, query)
 		}
-		if len(tab.folded) != len(orig.folded) || len(tab.literals) != len(orig.literals) {
-			t.Errorf("interned %d: %d places folded and %d tracked, the original %d and %d", bound, len(tab.folded), len(tab.literals), len(orig.folded), len(orig.literals))
+		for _, tb := range []*routeTable{tab, memoTab} {
+			if len(tb.folded) != len(orig.folded) || len(tb.literals) != len(orig.literals) {
+				t.Errorf("interned %d: %d places folded and %d tracked, the original %d and %d", bound, len(tb.folded), len(tb.literals), len(orig.folded), len(orig.literals))
+			}
 		}
 		if len(tab.interned) > bound {
 			t.Errorf("%d templates interned, bound %d", len(tab.interned), bound)

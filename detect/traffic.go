@@ -144,6 +144,9 @@ type Traffic struct {
 	lastMM     *Minute
 	keys       Keyer
 	scratch    []byte // classifyPath's unescaped path
+	// targets remembers the class, label and route template of the
+	// targets seen lately (targetmemo.go).
+	targets targetMemo
 
 	// routes aggregates every request by route template: who answered and
 	// PHP's time, per minute, so that cost is measured, not named.
@@ -362,7 +365,8 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	t.observeArrival(r)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
-	class := classifyPath(r.Path, r.Query, t.site.HealthURI, &t.scratch)
+	target := t.targets.slot(r.Path, r.Query, t.site.HealthURI, &t.scratch)
+	class := target.class
 	if class == ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
@@ -373,7 +377,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		mm.SelfCalls++
 		return
 	}
-	tpl := t.routes.template(r.Path, r.Query)
+	tpl := target.routeTemplate(t.routes)
 	t.routes.observe(tpl, m, r)
 	a := t.keys.agent(r.UserAgent)
 	k := a.key(r)
@@ -423,7 +427,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	ab.ObserveMethod(r.Method)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
-	label := ToolLabel(r.Path, r.Query, class)
+	label := target.toolLabel()
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
 		c.Labels[label]++
 	} else {

@@ -1,0 +1,76 @@
+package detect
+
+import (
+	"hash/maphash"
+)
+
+// A targetMemo remembers what Observe derives from a request target (raw
+// path and query) alone, for the targets seen lately: its path class, its
+// tool label and its route template. Popular pages, assets and a crawler's
+// repeated URLs come back again and again; each is classified and templated
+// once, and a repeat costs a hash and a comparison.
+//
+// The memo is a fixed table of memoSlots indexed by a hash of the target
+// (a newer target takes its slot), so that its memory is bounded whatever
+// the log: a client varying its URLs costs time, not memory.
+//
+// Class and label depend on the target alone. The template also depends on
+// what the route table folded so far (routetable.go): a remembered template
+// holds while the table's folds count is the one it was built under, and in
+// that case building it again would find every name it tracks already
+// tracked, so skipping it changes nothing in the table either.
+type targetMemo struct {
+	slots []memoSlot
+	seed  maphash.Seed
+}
+
+// memoSlots is the size of a targetMemo (a power of two): on the generated
+// benchmark log, about half the requests find their target in it.
+const memoSlots = 1 << 14
+
+type memoSlot struct {
+	// path and query are the target, in one string of their own (a
+	// request's may view a larger buffer, which the memo must not keep).
+	path, query string
+	class       PathClass
+	template    string
+	// templateFolds is the route table's folds count when template was
+	// built; hasTemplate and hasLabel say whether they were.
+	templateFolds         uint64
+	label                 string
+	hasTemplate, hasLabel bool
+}
+
+// slot returns the slot of a target, with its class: the one remembered, or
+// a new one classified now (classifyPath with healthURI and scratch).
+func (m *targetMemo) slot(rawPath, rawQuery, healthURI string, scratch *[]byte) *memoSlot {
+	if m.slots == nil {
+		m.slots = make([]memoSlot, memoSlots)
+		m.seed = maphash.MakeSeed()
+	}
+	h := maphash.String(m.seed, rawPath) ^ maphash.String(m.seed, rawQuery)*0x9e3779b97f4a7c15
+	s := &m.slots[h&(memoSlots-1)]
+	if len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery && s.class != "" {
+		return s
+	}
+	both := rawPath + rawQuery
+	*s = memoSlot{path: both[:len(rawPath)], query: both[len(rawPath):], class: classifyPath(rawPath, rawQuery, healthURI, scratch)}
+	return s
+}
+
+// routeTemplate returns the target's template as the route table t folds it now.
+func (s *memoSlot) routeTemplate(t *routeTable) string {
+	if !s.hasTemplate || s.templateFolds != t.folds {
+		s.template = t.template(s.path, s.query)
+		s.templateFolds, s.hasTemplate = t.folds, true
+	}
+	return s.template
+}
+
+// toolLabel returns ToolLabel of the target and its class.
+func (s *memoSlot) toolLabel() string {
+	if !s.hasLabel {
+		s.label, s.hasLabel = ToolLabel(s.path, s.query, s.class), true
+	}
+	return s.label
+}
