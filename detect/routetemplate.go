@@ -348,6 +348,9 @@ func isUUID(s string) bool {
 type TemplateMatcher struct {
 	templates []compiledTemplate
 	scratch   templateScratch
+	// targets remembers the answers for the targets matched lately
+	// (targetmemo.go): the templates never change.
+	targets targetMemo
 }
 
 type compiledTemplate struct {
@@ -375,6 +378,16 @@ func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
 	if len(m.templates) == 0 {
 		return "", false
 	}
+	s := m.targets.slot(rawPath, rawQuery)
+	if !s.hasMatch {
+		s.matched, s.matchOK = m.match(rawPath, rawQuery)
+		s.hasMatch = true
+	}
+	return s.matched, s.matchOK
+}
+
+// match is Match without the memo.
+func (m *TemplateMatcher) match(rawPath, rawQuery string) (string, bool) {
 	sc := &m.scratch
 	sc.reset()
 	segs := sc.segments(rawPath)

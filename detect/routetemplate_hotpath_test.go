@@ -387,9 +387,9 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 				fails++
 				t.Errorf("interned %d: template(%q, %q) = %q, the original %q", bound, tg[0], tg[1], got, want)
 			}
-			slot := memo.slot(tg[0], tg[1], "/healthz.php", &scratch)
+			slot := memo.slot(tg[0], tg[1])
 			class := classifyPathOriginal(tg[0], tg[1], "/healthz.php")
-			if got := slot.routeTemplate(memoTab); (got != want || slot.class != class || slot.toolLabel() != ToolLabel(tg[0], tg[1], class)) && fails < 10 {
+			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel() != ToolLabel(tg[0], tg[1], class)) && fails < 10 {
 				fails++
 				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(),
 					want, class, ToolLabel(tg[0], tg[1], class))
@@ -416,6 +416,22 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 		}
 		if len(orig.folded) < 10 || namespaced == 0 || query == 0 {
 			t.Errorf("the stream folded %d places (%d after a namespace, %d query keys): it tests too little", len(orig.folded), namespaced, query)
+		}
+		// A matcher answers the same through its memo as without.
+		var some []string
+		for tpl := range seen {
+			if some = append(some, tpl); len(some) == 50 {
+				break
+			}
+		}
+		m := NewTemplateMatcher(some)
+		for _, tg := range targets {
+			got, gotOK := m.Match(tg[0], tg[1])
+			want, wantOK := m.match(tg[0], tg[1])
+			if (got != want || gotOK != wantOK) && fails < 20 {
+				fails++
+				t.Errorf("Match(%q, %q) = %q, %v; without the memo %q, %v", tg[0], tg[1], got, gotOK, want, wantOK)
+			}
 		}
 		for _, tb := range []*routeTable{tab, memoTab} {
 			if len(tb.folded) != len(orig.folded) || len(tb.literals) != len(orig.literals) {

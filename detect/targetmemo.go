@@ -32,30 +32,41 @@ type memoSlot struct {
 	// path and query are the target, in one string of their own (a
 	// request's may view a larger buffer, which the memo must not keep).
 	path, query string
+	used        bool
 	class       PathClass
 	template    string
 	// templateFolds is the route table's folds count when template was
-	// built; hasTemplate and hasLabel say whether they were.
-	templateFolds         uint64
-	label                 string
-	hasTemplate, hasLabel bool
+	// built.
+	templateFolds uint64
+	label         string
+	matched       string // TemplateMatcher.Match's answer
+	// Which of the facts were found.
+	hasClass, hasTemplate, hasLabel, hasMatch, matchOK bool
 }
 
-// slot returns the slot of a target, with its class: the one remembered, or
-// a new one classified now (classifyPath with healthURI and scratch).
-func (m *targetMemo) slot(rawPath, rawQuery, healthURI string, scratch *[]byte) *memoSlot {
+// slot returns the slot of a target: the one remembered, or a new one with
+// no facts yet.
+func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 	if m.slots == nil {
 		m.slots = make([]memoSlot, memoSlots)
 		m.seed = maphash.MakeSeed()
 	}
 	h := maphash.String(m.seed, rawPath) ^ maphash.String(m.seed, rawQuery)*0x9e3779b97f4a7c15
 	s := &m.slots[h&(memoSlots-1)]
-	if len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery && s.class != "" {
+	if s.used && len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery {
 		return s
 	}
 	both := rawPath + rawQuery
-	*s = memoSlot{path: both[:len(rawPath)], query: both[len(rawPath):], class: classifyPath(rawPath, rawQuery, healthURI, scratch)}
+	*s = memoSlot{path: both[:len(rawPath)], query: both[len(rawPath):], used: true}
 	return s
+}
+
+// pathClass returns classifyPath of the target (with healthURI and scratch).
+func (s *memoSlot) pathClass(healthURI string, scratch *[]byte) PathClass {
+	if !s.hasClass {
+		s.class, s.hasClass = classifyPath(s.path, s.query, healthURI, scratch), true
+	}
+	return s.class
 }
 
 // routeTemplate returns the target's template as the route table t folds it now.
@@ -67,7 +78,7 @@ func (s *memoSlot) routeTemplate(t *routeTable) string {
 	return s.template
 }
 
-// toolLabel returns ToolLabel of the target and its class.
+// toolLabel returns ToolLabel of the target and its class (pathClass first).
 func (s *memoSlot) toolLabel() string {
 	if !s.hasLabel {
 		s.label, s.hasLabel = ToolLabel(s.path, s.query, s.class), true

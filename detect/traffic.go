@@ -365,8 +365,8 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	t.observeArrival(r)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
-	target := t.targets.slot(r.Path, r.Query, t.site.HealthURI, &t.scratch)
-	class := target.class
+	target := t.targets.slot(r.Path, r.Query)
+	class := target.pathClass(t.site.HealthURI, &t.scratch)
 	if class == ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
