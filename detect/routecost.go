@@ -106,10 +106,11 @@ func (ev *Evidence) measureRoutes() routeCosts {
 			continue
 		}
 		ls := make([]routeMinute, len(levels))
-		for m, rm := range rec.minutes {
+		for j := range rec.minutes {
+			rm := &rec.minutes[j]
 			for i, l := range levels {
-				if l.in(m) {
-					ls[i].add(rm)
+				if l.in(rm.minute) {
+					ls[i].add(&rm.routeMinute)
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -49,9 +51,58 @@ func (a *routeMinute) add(b *routeMinute) {
 
 // routeRecord is one template's requests by the minute they were logged
 // (unix seconds / 60), so that cost can be measured over any stretch (the
-// baseline, minutes without a queue) once it is known.
+// baseline, minutes without a queue) once it is known. Its minutes are
+// in time order, each held in place: requests come in log order, so a
+// request's minute is nearly always the last one or a new one after it.
 type routeRecord struct {
-	minutes map[int64]*routeMinute
+	minutes []routeMinuteAt
+}
+
+// routeMinuteAt is a routeMinute with its minute (unix seconds / 60).
+type routeMinuteAt struct {
+	minute int64
+	routeMinute
+}
+
+// at returns the counts of minute m, added empty if new. The pointer holds
+// until the next minute is added.
+func (rec *routeRecord) at(m int64) *routeMinute {
+	n := len(rec.minutes)
+	if n > 0 && rec.minutes[n-1].minute == m {
+		return &rec.minutes[n-1].routeMinute
+	}
+	if n == 0 || rec.minutes[n-1].minute < m {
+		rec.minutes = append(rec.minutes, routeMinuteAt{minute: m})
+		return &rec.minutes[n].routeMinute
+	}
+	i, found := slices.BinarySearchFunc(rec.minutes, m, func(a routeMinuteAt, m int64) int { return cmp.Compare(a.minute, m) })
+	if !found {
+		rec.minutes = slices.Insert(rec.minutes, i, routeMinuteAt{minute: m})
+	}
+	return &rec.minutes[i].routeMinute
+}
+
+// merge adds the minutes of b to rec's, both in time order.
+func (rec *routeRecord) merge(b *routeRecord) {
+	if len(rec.minutes) == 0 {
+		rec.minutes = slices.Clone(b.minutes)
+		return
+	}
+	out := make([]routeMinuteAt, 0, len(rec.minutes)+len(b.minutes))
+	x, y := rec.minutes, b.minutes
+	for len(x) > 0 && len(y) > 0 {
+		switch {
+		case x[0].minute < y[0].minute:
+			out, x = append(out, x[0]), x[1:]
+		case y[0].minute < x[0].minute:
+			out, y = append(out, y[0]), y[1:]
+		default:
+			m := x[0]
+			m.add(&y[0].routeMinute)
+			out, x, y = append(out, m), x[1:], y[1:]
+		}
+	}
+	rec.minutes = append(append(out, x...), y...)
 }
 
 // routeTable aggregates requests by route template in one streaming pass.
@@ -212,17 +263,13 @@ func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
 				rec = t.records[tpl]
 			}
 			if rec == nil {
-				rec = &routeRecord{minutes: map[int64]*routeMinute{}}
+				rec = &routeRecord{}
 				t.records[tpl] = rec
 			}
 		}
 		t.lastKey, t.lastRecord = tpl, rec
 	}
-	rm := rec.minutes[m]
-	if rm == nil {
-		rm = &routeMinute{}
-		rec.minutes[m] = rm
-	}
+	rm := rec.at(m)
 	rm.Requests++
 	switch r.Origin {
 	case sources.OriginUpstream:
@@ -248,15 +295,10 @@ func (t *routeTable) routes() map[string]*routeRecord {
 		c := t.canonical(tpl)
 		into := out[c]
 		if into == nil {
-			into = &routeRecord{minutes: make(map[int64]*routeMinute, len(rec.minutes))}
+			into = &routeRecord{}
 			out[c] = into
 		}
-		for m, rm := range rec.minutes {
-			if into.minutes[m] == nil {
-				into.minutes[m] = &routeMinute{}
-			}
-			into.minutes[m].add(rm)
-		}
+		into.merge(rec)
 	}
 	return out
 }

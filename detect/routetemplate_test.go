@@ -2,6 +2,8 @@ package detect
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -71,7 +73,7 @@ func TestRouteTableFolds(t *testing.T) {
 		}
 		t.Fatalf("routes %q, want /wiki/{slug} and two index.php actions", keys)
 	}
-	if n := routes["/wiki/{slug}"].minutes[1].Requests; n != 3*maxLiterals {
+	if n := routes["/wiki/{slug}"].at(1).Requests; n != 3*maxLiterals {
 		t.Errorf("/wiki/{slug} holds %d requests, want all %d (those before the fold too)", n, 3*maxLiterals)
 	}
 	if routes["/index.php?action=history&title"] == nil {
@@ -88,7 +90,7 @@ func TestRouteTableFolds(t *testing.T) {
 	if len(big.records) > maxRoutes+1 {
 		t.Errorf("%d records, cap %d plus %q", len(big.records), maxRoutes, OtherRoute)
 	}
-	if big.records[OtherRoute] == nil || big.records[OtherRoute].minutes[1].Requests == 0 {
+	if big.records[OtherRoute] == nil || big.records[OtherRoute].at(1).Requests == 0 {
 		t.Errorf("requests past the cap must be counted in %q", OtherRoute)
 	}
 }
@@ -113,5 +115,44 @@ func TestTemplateMatcher(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("Match(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
 		}
+	}
+}
+
+// TestRouteRecordMinutes holds a record's minutes, kept in order in place, to
+// a map of them: requests out of order, and records merged.
+func TestRouteRecordMinutes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	want := map[int64]routeMinute{}
+	var merged routeRecord
+	for range 20 {
+		var rec routeRecord
+		m := int64(rng.IntN(50))
+		for range 200 {
+			switch rng.IntN(10) {
+			case 0: // a late line: an earlier minute
+				m -= int64(rng.IntN(5))
+			case 1, 2:
+				m += int64(1 + rng.IntN(3))
+			}
+			php := rng.IntN(3)
+			rm := rec.at(m)
+			rm.Requests++
+			rm.PHP += php
+			w := want[m]
+			w.Requests++
+			w.PHP += php
+			want[m] = w
+		}
+		merged.merge(&rec)
+	}
+	got := map[int64]routeMinute{}
+	for i, rm := range merged.minutes {
+		if i > 0 && merged.minutes[i-1].minute >= rm.minute {
+			t.Fatalf("minutes out of order at %d: %d after %d", i, rm.minute, merged.minutes[i-1].minute)
+		}
+		got[rm.minute] = rm.routeMinute
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged minutes differ from the map's:\n%v\n%v", got, want)
 	}
 }
