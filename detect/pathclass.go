@@ -44,18 +44,15 @@ func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
 
 // PathClassifier is ClassifyPath for a pass over many requests: it decodes
 // every path into one buffer it keeps, so that a percent-encoded path (every
-// title outside ASCII) allocates nothing, and remembers the classes of the
-// targets it saw lately. It is not safe for concurrent use.
+// title outside ASCII) allocates nothing. It is not safe for concurrent use.
 type PathClassifier struct {
 	HealthURI string
 	scratch   []byte
-	// targets remembers the classes of the targets seen lately (targetmemo.go).
-	targets targetMemo
 }
 
 // Classify returns ClassifyPath(rawPath, rawQuery, c.HealthURI).
 func (c *PathClassifier) Classify(rawPath, rawQuery string) PathClass {
-	return c.targets.slot(rawPath, rawQuery).pathClass(c.HealthURI, &c.scratch)
+	return classifyPath(rawPath, rawQuery, c.HealthURI, &c.scratch)
 }
 
 // classifyPath is ClassifyPath with a scratch buffer for the unescaped path,
