@@ -29,6 +29,10 @@ type AbandonedWorkFacts struct {
 	// WorkerSeconds is the worker time spent on them, when PHP's service
 	// time is known.
 	WorkerSeconds Maybe[float64] `json:"worker_seconds"`
+	// ClientLeft is how many of Requests were logged with status 0 (or
+	// 499): the client closed the connection before PHP answered, at
+	// whatever time, so PHP ran on after it left. Stated when any were.
+	ClientLeft Maybe[int] `json:"client_left"`
 }
 
 func (*AbandonedWorkFacts) FindingKind() Kind { return KindClientAbandonedWork }
@@ -57,6 +61,7 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		Estimated           bool
 		WorkerSeconds, Each float64
 		Unjudged            prose.Text
+		ClientLeft          int
 	}{Timeout: timeout, Estimated: incs.LateSource != LateFromSite}
 	c := ev.countMinutes(func(m *Minute) int { return m.Abandoned })
 	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
@@ -66,6 +71,10 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	}
 	facts := &AbandonedWorkFacts{Requests: n, ClientTimeoutS: timeout}
 	said.N = n
+	if left := ev.countMinutes(func(m *Minute) int { return m.ClientLeft }).Total; left > 0 {
+		facts.ClientLeft = Some(left)
+		said.ClientLeft = left
+	}
 	// Caddy's duration includes the wait in php-fpm's queue, so the worker time
 	// is the service time per request, not the logged duration.
 	var estimated []Estimate

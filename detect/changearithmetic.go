@@ -149,7 +149,30 @@ func workersTest(a *assessment, q QueueFacts) {
 	default:
 		s += fmt.Sprintf(": the new pool of %s would not hold it either", fmtNum(nw))
 	}
-	a.quantText = s + "."
+	a.quantText = s + "." + loadText(a, q, lambda)
+}
+
+// loadText names the load that filled the pool beside the change that let
+// it: the trigger found, else the demand for PHP against its usual over the
+// hour before the load could rise into the onset.
+func loadText(a *assessment, q QueueFacts, lambda float64) string {
+	if a.risk <= 0 || a.quant == 0 {
+		return ""
+	}
+	if q.UsualPHPPerS > 0 {
+		a.facts.UsualPHPPerS = Some(round(q.UsualPHPPerS, 2))
+	}
+	switch {
+	case q.LoadTrigger != "":
+		return fmt.Sprintf(" The load that filled the pool: %s, the trigger; the cut is what let it fail.", q.LoadTrigger)
+	case q.UsualPHPPerS <= 0:
+		return ""
+	case lambda > arrivalsFlat*q.UsualPHPPerS:
+		return fmt.Sprintf(" The load that filled the pool was demand for PHP rising from a usual %s requests a second (%s to %s) to %s: the trigger, and the cut is what let it fail.",
+			fmtNum(round(q.UsualPHPPerS, 1)), clockIn(q.Onset.Add(-demandLead-time.Hour), q.Loc), clockIn(q.Onset.Add(-demandLead), q.Loc), fmtNum(round(lambda, 1)))
+	}
+	return fmt.Sprintf(" Demand for PHP did not rise (a usual %s requests a second from %s to %s, %s at the peak): the ordinary load filled the smaller pool.",
+		fmtNum(round(q.UsualPHPPerS, 1)), clockIn(q.Onset.Add(-demandLead-time.Hour), q.Loc), clockIn(q.Onset.Add(-demandLead), q.Loc), fmtNum(round(lambda, 1)))
 }
 
 // timeoutTest: would the check have survived the observed queue wait under

@@ -89,6 +89,9 @@ type ConfigChangeFacts struct {
 	WorkersNeeded Maybe[float64] `json:"workers_needed"`
 	// OldPoolHeld: the workers needed fit in the old pool.
 	OldPoolHeld Maybe[bool] `json:"old_pool_held"`
+	// UsualPHPPerS is that demand over the hour before the load could rise
+	// into the onset: the load that filled the pool, against the usual.
+	UsualPHPPerS Maybe[float64] `json:"usual_php_per_s"`
 }
 
 func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
@@ -190,6 +193,11 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		// needed at the peak against the old and new sizes).
 		Little, OldHeld                   bool
 		PeakPHP, Needed, OldSize, NewSize float64
+		// The load that filled the pool (English says it in the
+		// summary): the trigger found, else demand against its usual.
+		LoadTrigger string
+		Usual       float64
+		LoadRose    bool
 	}{
 		At: c.Time, Key: c.Key, Old: SettingValue(c.Old), New: SettingValue(c.New),
 		Detail: changeDetail(c), DeployName: DeployName(c) + shortRefDetail(c), Text: ChangeText(p, c),
@@ -211,7 +219,20 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		Little:  cf.WorkersNeeded.OK && cf.PeakPHPPerS.OK && cf.ServiceTimeS.OK,
 		OldHeld: cf.OldPoolHeld.V,
 		PeakPHP: cf.PeakPHPPerS.V, Needed: cf.WorkersNeeded.V, OldSize: cf.OldValue.V, NewSize: cf.NewValue.V,
+		LoadTrigger: loadTriggerOf(st.Findings()), Usual: cf.UsualPHPPerS.V,
+		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > arrivalsFlat*cf.UsualPHPPerS.V,
 	})
+}
+
+// loadTriggerOf is the ID of the trigger among fs other than a change ("":
+// none), the load a pool change is named beside.
+func loadTriggerOf(fs []Finding) string {
+	for _, f := range fs {
+		if f.Role == RoleTrigger && f.Kind != KindConfigChange {
+			return f.ID
+		}
+	}
+	return ""
 }
 
 // maxDeploys bounds the changes shown after the enabling one: a busy
@@ -454,8 +475,30 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	}
 	if inc := ev.incidents().WorstIncident(); inc != nil && ev.Traffic != nil {
 		q.PeakPHPPerS, q.PeakAt = ev.peakPHPDemand(inc.Onset, inc.Start)
+		q.UsualPHPPerS = ev.usualPHPDemand(inc.Onset)
+	}
+	if id := loadTriggerOf(prior); id != "" {
+		q.LoadTrigger = id
 	}
 	return q
+}
+
+// usualPHPDemand is the requests a second that needed PHP (as
+// peakPHPDemand counts them) over the hour before the load could rise into
+// the onset (demandLead before it); 0 when the log has none there.
+func (ev *Evidence) usualPHPDemand(onset time.Time) float64 {
+	from, to := onset.Add(-demandLead-time.Hour), onset.Add(-demandLead)
+	n, minutes := 0, 0
+	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
+		if mm := ev.Traffic.Minute(m); mm != nil {
+			n += mm.PHPDone + mm.ProxyStatus[502] + mm.ProxyStatus[503] + mm.ProxyStatus[504]
+			minutes++
+		}
+	}
+	if minutes < int(time.Hour/time.Minute)/2 {
+		return 0
+	}
+	return float64(n) / (float64(minutes) * 60)
 }
 
 // Where the load that filled the pool is read: from demandLead before the

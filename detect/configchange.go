@@ -54,6 +54,13 @@ type QueueFacts struct {
 	// kept busy, against which a pool's old and new sizes are judged.
 	PeakPHPPerS float64
 	PeakAt      time.Time
+	// UsualPHPPerS is the same demand a second over the hour before the
+	// load could rise into the onset (0: unknown): whether the load that
+	// filled the pool was a rise or the ordinary one.
+	UsualPHPPerS float64
+	// LoadTrigger is the ID of the trigger found, when one is: the load
+	// that filled the pool, named beside the change.
+	LoadTrigger string
 }
 
 // QueuePoint is one sample of the listen queue depth.

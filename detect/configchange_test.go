@@ -294,6 +294,43 @@ func TestRankChanges(t *testing.T) {
 			facts0:     map[string]float64{"workers_needed": 24, "peak_php_per_s": 80, "old_pool_held": 1},
 		},
 		{
+			// The load that filled the pool is named beside the cut: a
+			// demand for PHP eight times its usual is the trigger.
+			name: "fewer workers, filled by a rise of demand",
+			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
+			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 10},
+			want:       []string{"pm.max_children trigger"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"The load that filled the pool was demand for PHP rising from a usual 10 requests a second", "to 80: the trigger, and the cut is what let it fail"},
+			facts0:     map[string]float64{"usual_php_per_s": 10, "workers_needed": 24},
+		},
+		{
+			// The obvious story, a surge, is wrong when demand is what it
+			// always is at that hour: the ordinary load filled the pool.
+			name: "fewer workers, filled by the ordinary load",
+			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
+			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 70},
+			want:       []string{"pm.max_children trigger"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"Demand for PHP did not rise (a usual 70 requests a second", "the ordinary load filled the smaller pool"},
+			facts0:     map[string]float64{"usual_php_per_s": 70},
+		},
+		{
+			// A trigger found elsewhere (a slowdown) is the load named.
+			name: "fewer workers, filled by a slowdown found as the trigger",
+			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
+			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 75, LoadTrigger: "service_time_regression-1"},
+			want:       []string{"pm.max_children trigger"},
+			outcome:    OutcomeFound,
+			summaryHas: []string{"The load that filled the pool: service_time_regression-1, the trigger; the cut is what let it fail."},
+		},
+		{
 			// Both pools overrun: the cut made it worse, it did not enable
 			// what the old pool could not have held either.
 			name: "fewer workers, but the load overran the old pool too",

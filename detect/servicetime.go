@@ -46,6 +46,15 @@ type ServiceTimeFacts struct {
 	ServiceP90DuringS        float64        `json:"service_p90_during_s"`
 	ArrivalsPerMinBefore     float64        `json:"arrivals_per_min_before"`
 	ArrivalsPerMinDuring     float64        `json:"arrivals_per_min_during"`
+	// ArrivalsPerMinAtOnset and ArrivalsRoseAfterFailingS are stated when
+	// arrivals rose during the incident but not at its onset: the mean
+	// minute from the onset through the first minute clients were failed
+	// in, and how long after they began to be failed the rise held (people
+	// reloading and retrying: a consequence, not the cause).
+	ArrivalsPerMinAtOnset     Maybe[float64] `json:"arrivals_per_min_at_onset"`
+	ArrivalsRoseAfterFailingS Maybe[float64] `json:"arrivals_rose_after_failing_s"`
+	// ArrivalsRoseAt is when that later rise held, in Unix seconds.
+	ArrivalsRoseAt Maybe[float64] `json:"arrivals_rose_at"`
 	// CPUDuringPct and CPUBeforePct need a CPU series.
 	CPUDuringPct Maybe[float64] `json:"cpu_during_pct"`
 	CPUBeforePct Maybe[float64] `json:"cpu_before_pct"`
@@ -59,6 +68,10 @@ func (*ServiceTimeFacts) FindingKind() Kind { return KindServiceTimeRegression }
 // EventServiceTime is the timeline event of PHP's requests turning slower.
 const EventServiceTime Event = "service_time"
 
+// EventArrivalsAfterFailing is the timeline event of arrivals rising after
+// clients began to be failed: people reloading and retrying.
+const EventArrivalsAfterFailing Event = "arrivals_after_failing"
+
 const (
 	// serviceRise: PHP's median own time must rise at least this many
 	// times over the baseline's to be a regression: less is the ordinary
@@ -67,6 +80,10 @@ const (
 	// arrivalsFlat: arrivals at most this many times the baseline's are
 	// "did not rise"; a surge that slows PHP is the surge's story.
 	arrivalsFlat = 1.5
+	// arrivalsRose: arrivals more than this many times the baseline's
+	// during the incident are said to have risen, and when they rose
+	// (at the onset, or only after clients began to be failed) is told.
+	arrivalsRose = 1.2
 	// minServiceSamples is the fewest PHP answers a median is read from.
 	minServiceSamples = 10
 	// busyCPUPct: above it the host was working, not waiting.
@@ -93,9 +110,17 @@ func explainServiceTime(p Phraser, f *Finding, _ Story) string {
 }
 
 func serviceTimeMoments(f *Finding, _ Story) []Moment {
-	return []Moment{{Time: f.Start, Event: EventServiceTime, Topic: "service_time", Text: func(p Phraser) string {
-		return p.Say("service_time_regression.moment", FactsOf[ServiceTimeFacts](f))
+	facts := FactsOf[ServiceTimeFacts](f)
+	ms := []Moment{{Time: f.Start, Event: EventServiceTime, Topic: "service_time", Text: func(p Phraser) string {
+		return p.Say("service_time_regression.moment", facts)
 	}}}
+	// Arrivals that rose after clients began to be failed are the
+	// outage's effect: the timeline says so where they rose.
+	if facts.ArrivalsRoseAt.OK {
+		ms = append(ms, Moment{Time: time.Unix(int64(facts.ArrivalsRoseAt.V), 0).UTC(), Event: EventArrivalsAfterFailing, Topic: "arrivals_after_failing",
+			Text: func(p Phraser) string { return p.Say("service_time_regression.moment.late_arrivals", facts) }})
+	}
+	return ms
 }
 
 // serviceTimeDetector finds PHP's own time per request rising across the
@@ -172,7 +197,11 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if !facts.ServiceIncludesQueueWait.V && med1 < serviceRise*med0 {
 		return nil, because("", Messages.Say("service_time_regression.none", struct{ During, Before float64 }{med1, med0})), nil
 	}
-	if arr1 > arrivalsFlat*arr0 {
+	// Arrivals that rose only after clients began to be failed are people
+	// reloading and retrying: the outage's effect. What slowed PHP is told
+	// by the arrivals at the onset.
+	lateRise := ev.arrivalsRoseLate(sp, arr0, arr1)
+	if arr1 > arrivalsFlat*arr0 && !lateRise.ok {
 		return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but arrivals rose too (%s to %s a minute): the load slowed PHP, not PHP the site",
 			fmtSec(med0), fmtSec(med1), fmtNum(arr0), fmtNum(arr1))}, nil
 	}
@@ -189,6 +218,14 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	facts.ServiceMedianDuringS, facts.ServiceP90DuringS = round(med1, 3), round(p90d, 3)
 	facts.ArrivalsPerMinBefore, facts.ArrivalsPerMinDuring = round(arr0, 1), round(arr1, 1)
+	arrivalsText := fmt.Sprintf("while arrivals did not (%s to %s a minute)", fmtNum(arr0), fmtNum(arr1))
+	if lateRise.ok {
+		facts.ArrivalsPerMinAtOnset = Some(round(lateRise.atOnset, 1))
+		facts.ArrivalsRoseAfterFailingS = Some(lateRise.after.Seconds())
+		facts.ArrivalsRoseAt = Some(float64(lateRise.at.Unix()))
+		arrivalsText = fmt.Sprintf("while arrivals did not rise at the onset (%s to %s a minute); they rose to %s a minute only %s after clients began to be failed, people reloading and retrying: a consequence of the outage, not its cause",
+			fmtNum(arr0), fmtNum(round(lateRise.atOnset, 1)), fmtNum(arr1), spanText(lateRise.after))
+	}
 	start := sp.onset
 	if sp.inc != nil {
 		start = ev.serviceRiseStart(sp.inc, med0)
@@ -214,8 +251,8 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 			facts.CPUBeforePct = Some(round(c0, 1))
 		}
 	}
-	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s while arrivals did not (%s to %s a minute)%s; %s.",
-		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), fmtNum(arr0), fmtNum(arr1), queueNote, cpuText)
+	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s %s%s; %s.",
+		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), arrivalsText, queueNote, cpuText)
 	if sp.inWindow {
 		summary += fmt.Sprintf(" The baseline is the first %s of the window (%s to %s), before the slowdown: no data before the window was available.",
 			spanText(bTo.Sub(bFrom)), clockIn(bFrom, ev.loc()), clockIn(bTo, ev.loc()))
@@ -414,6 +451,55 @@ func (ev *Evidence) arrivalsBefore(inc *Incident, bFrom, bTo time.Time) float64 
 		return ev.arrivalsPerMinute(from, inc.Onset, true)
 	}
 	return ev.arrivalsPerMinute(bFrom, bTo, true)
+}
+
+// lateArrivals is a rise of arrivals during an incident that was not there
+// at its onset: atOnset is the mean minute from the onset through the first
+// minute clients were failed in, after how long after that beginning the
+// rise held.
+type lateArrivals struct {
+	ok      bool
+	atOnset float64
+	at      time.Time
+	after   time.Duration
+}
+
+// arrivalsRoseLate tells whether arrivals that rose during the incident
+// (arr1 against the usual arr0) rose only after clients began to be failed:
+// flat at the onset (through the first failing minute), and held above
+// arrivalsRose times the usual only from a later minute. A trigger rises
+// before the failures it explains; a later rise is their effect.
+func (ev *Evidence) arrivalsRoseLate(sp serviceSpan, arr0, arr1 float64) lateArrivals {
+	if sp.inc == nil || arr0 <= 0 || arr1 <= arrivalsRose*arr0 {
+		return lateArrivals{}
+	}
+	failFrom := sp.inc.Start
+	if failFrom.IsZero() || failFrom.Before(sp.onset) {
+		failFrom = sp.onset
+	}
+	// The onset's arrivals are those of the minutes up to the first
+	// failing one, that minute included: a load that failed the site was
+	// there by then, while reloads answer failures seconds after them.
+	onsetEnd := failFrom.Truncate(time.Minute).Add(time.Minute)
+	if onsetEnd.After(sp.end) {
+		return lateArrivals{}
+	}
+	atOnset := ev.arrivalsPerMinute(sp.onset, onsetEnd, false)
+	if atOnset > arrivalsFlat*arr0 {
+		return lateArrivals{}
+	}
+	perMinute := map[int64]int{}
+	for m := sp.onset.Unix() / 60; m < sp.end.Unix()/60; m++ {
+		if a := ev.Traffic.arrivals[m]; a != nil {
+			perMinute[m] = a.Requests
+		}
+	}
+	m, ok := SustainedOnset(perMinute, arrivalsRose*arr0, onsetEnd.Unix()/60, sp.end.Unix()/60)
+	if !ok {
+		return lateArrivals{}
+	}
+	at := time.Unix(m*60, 0).UTC()
+	return lateArrivals{ok: true, atOnset: atOnset, at: at, after: at.Sub(failFrom)}
 }
 
 // arrivalsLookback is how far before the onset arrivals are compared with.

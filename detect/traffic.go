@@ -35,6 +35,10 @@ type Minute struct {
 	// PHP responses logged after the clients' timeout, and the proxy's 504s at
 	// its read timeout (the request stays queued in php-fpm and runs later).
 	Abandoned int
+	// ClientLeft counts requests whose client closed the connection before
+	// any response (Caddy logs status 0, or 499 where it names it): PHP,
+	// if it had the request, ran on for nobody. They are in Abandoned.
+	ClientLeft int
 	// Latency holds durations of PHP successes only (overload-lessons.md: a
 	// percentile over timeouts describes the client, not the server).
 	Latency Histogram
@@ -199,12 +203,20 @@ func (t *Traffic) minute(m int64) *Minute {
 	return mm
 }
 
+// statusClientClosed is the status a Caddy that names a client's leaving
+// logs for it (caddyserver/caddy#7827, after 2.11, which logs 0).
+const statusClientClosed = 499
+
 // count adds n responses of one status, origin and lateness whose PHP
 // durations sum to phpSeconds. It reports whether they were goodput, whose
 // latencies the caller adds when it has them.
 func (mm *Minute) count(status int, origin sources.Origin, late bool, n int, phpSeconds float64) (goodput bool) {
 	mm.Requests += n
 	mm.Status[status] += n
+	if status == 0 || status == statusClientClosed {
+		mm.ClientLeft += n
+		mm.Abandoned += n
+	}
 	switch origin {
 	case sources.OriginProxy:
 		mm.ProxyStatus[status] += n

@@ -287,6 +287,20 @@ func (p *CachePurgeSpec) hit(now int64, usual float64) float64 {
 	return min(usual, p.HitFloor+(usual-p.HitFloor)*f)
 }
 
+// ReloadSpec is how people whose page failed (a 5xx, or no answer before
+// they gave up) try again: up to Tries reloads, each with chance Chance,
+// GapMinS..GapMaxS seconds after the failure. A share NewAddress of the
+// reloads comes from another network (a phone leaving the office Wi-Fi for
+// mobile data: a fresh address) and a share OtherBrowser from another
+// browser (not logged in there), so that an outage brings new addresses and
+// fingerprints, not only more requests, after its failures began.
+type ReloadSpec struct {
+	Tries                    int
+	Chance                   float64
+	GapMinS, GapMaxS         float64
+	NewAddress, OtherBrowser float64
+}
+
 // RateLimit is a caddy-ratelimit zone with a static key (one site-wide bucket).
 type RateLimit struct {
 	Name    string
@@ -395,6 +409,13 @@ type Scenario struct {
 	// CachePurge empties the page cache at a moment; it refills as pages
 	// are requested again.
 	CachePurge *CachePurgeSpec
+	// LoggedInShare is the share of readers logged in (zero: 7%); on
+	// WordPress a logged-in reader's every page runs PHP.
+	LoggedInShare float64
+	// Reloads, when set, replaces how readers whose page failed try again
+	// (nil: at most twice, 45% of the time, 2-8 s later, from the same
+	// browser and address).
+	Reloads *ReloadSpec
 	// NoBaseline: the evidence starts at the window's start whatever
 	// Options.BaselineHours asks: there is no quiet time before it.
 	NoBaseline bool

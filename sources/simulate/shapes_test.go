@@ -103,7 +103,8 @@ func TestShapesTruthMatchesEvidence(t *testing.T) {
 		"heavy-scraper-among-bots": func(t *testing.T, dir string, tr Truth, m *bundle.Manifest, lines []evidenceLine) {
 			checkHeavyScraper(t, tr, m, lines)
 		},
-		"wedge-little-baseline": checkWedgeLittleBaseline,
+		"wedge-little-baseline":   checkWedgeLittleBaseline,
+		"slow-dependency-reloads": checkReloads,
 	}
 	for name, check := range checks {
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +238,40 @@ func checkSlowDatabaseOffice(t *testing.T, dir string, tr Truth, m *bundle.Manif
 	}
 	if tr.Pool.CPUPeakPct > 30 {
 		t.Errorf("CPU peak %.0f%%: a slow database leaves the CPU idle", tr.Pool.CPUPeakPct)
+	}
+}
+
+// checkReloads: arrivals, addresses and fingerprints are flat until the
+// database slows, and rise only once pages fail, by reloads: some from
+// fresh addresses, some from browsers the address had not used.
+func checkReloads(t *testing.T, dir string, tr Truth, m *bundle.Manifest, lines []evidenceLine) {
+	onset := parseRFC(t, tr.Phases.Onset)
+	all := func(evidenceLine) bool { return true }
+	before := perWindow(lines, onset.Add(-20*time.Minute), onset, all)
+	during := perWindow(lines, onset.Add(2*time.Minute), onset.Add(22*time.Minute), all)
+	if float64(during) < 1.5*float64(before) {
+		t.Errorf("arrivals %d in the 20 min before the onset, %d in 20 min after it: want the reloads to add half again", before, during)
+	}
+	addresses := func(from, to time.Time) (ips, agents int) {
+		seenIP, seenUA := map[string]bool{}, map[string]bool{}
+		for _, l := range lines {
+			if a := l.arrival(); a >= float64(from.Unix()) && a < float64(to.Unix()) {
+				seenIP[l.ip], seenUA[l.ip+" "+l.ua] = true, true
+			}
+		}
+		return len(seenIP), len(seenUA)
+	}
+	ip0, ua0 := addresses(onset.Add(-20*time.Minute), onset)
+	ip1, ua1 := addresses(onset.Add(2*time.Minute), onset.Add(22*time.Minute))
+	if ip1 <= ip0 || ua1-ip1 <= ua0-ip0 {
+		t.Errorf("addresses %d -> %d, address-browser pairs beyond one per address %d -> %d: want both to rise with the reloads",
+			ip0, ip1, ua0-ip0, ua1-ip1)
+	}
+	if slowBefore, slowDuring := medianPHP(lines, onset.Add(-20*time.Minute), onset), medianPHP(lines, onset, onset.Add(20*time.Minute)); slowDuring < 5*slowBefore {
+		t.Errorf("PHP median duration %.2fs before, %.2fs during: want every request slower", slowBefore, slowDuring)
+	}
+	if tr.Trigger == nil || tr.Trigger.Kind != "service_time_regression" {
+		t.Errorf("trigger %+v: the slow database, not the reloads", tr.Trigger)
 	}
 }
 

@@ -180,7 +180,11 @@ const (
 
 func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string) {
 	w := s.w
-	loggedIn := w.rng.Float64() < 0.07
+	share := 0.07
+	if s.sc.LoggedInShare > 0 {
+		share = s.sc.LoggedInShare
+	}
+	loggedIn := w.rng.Float64() < share
 	p := newBrowser(w.rng, langs, loggedIn, w.names)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
@@ -200,6 +204,10 @@ func (ss *session) wake(s *sim, tag int32) {
 			c := *r
 			c.retryOf = r.seq
 			c.clearRuntime()
+			if rs := s.sc.Reloads; rs != nil {
+				ss.moveOn(s, rs)
+				c.ip, c.port, c.prof = ss.ip, ss.port, ss.prof
+			}
 			s.send(&c)
 		}
 	case tagAssets:
@@ -326,10 +334,14 @@ func (ss *session) done(s *sim, r *request) {
 	w := s.w
 	if r.gaveUp || r.status >= 500 {
 		// reload once or twice, or leave
-		if ss.tries < 2 && w.rng.Float64() < 0.45 {
+		tries, chance, gapMin, gapMax := 2, 0.45, 2.0, 8.0
+		if rs := s.sc.Reloads; rs != nil {
+			tries, chance, gapMin, gapMax = rs.Tries, rs.Chance, rs.GapMinS, rs.GapMaxS
+		}
+		if ss.tries < tries && w.rng.Float64() < chance {
 			ss.tries++
 			ss.pending = r
-			s.after(secs(2+w.rng.Float64()*6), ss, tagRetry)
+			s.after(secs(gapMin+w.rng.Float64()*(gapMax-gapMin)), ss, tagRetry)
 			return
 		}
 		if w.rng.Float64() < 0.6 {
@@ -346,6 +358,22 @@ func (ss *session) done(s *sim, r *request) {
 	ss.pages--
 	if ss.pages > 0 {
 		s.after(secs(4+w.rng.ExpFloat64()*25), ss, tagPage)
+	}
+}
+
+// moveOn is where a reload of ss comes from under rs: now and then another
+// network (a fresh address and connection) or another browser of the same
+// person, with no session cookie of the site there.
+func (ss *session) moveOn(s *sim, rs *ReloadSpec) {
+	w := s.w
+	if w.rng.Float64() < rs.NewAddress {
+		ss.ip, ss.port = ReaderIP(w.rng, ss.prof.lang), randPort(w.rng)
+	}
+	if w.rng.Float64() < rs.OtherBrowser {
+		lang := ss.prof.lang
+		ss.prof = newBrowser(w.rng, []weighted{{1, lang}}, false, w.names)
+		ss.prof.cookie = ""
+		ss.port = randPort(w.rng)
 	}
 }
 
