@@ -55,11 +55,22 @@ func minuteStatusQueries(minutes []Minute, timeoutS float64) int {
 	return n
 }
 
-func (p minuteStatusPart) query(logQuery string, timeoutS float64) string {
-	q := logQuery + " " + phpStage
+// statusLines are the lines a status count reads: query's (a selector and
+// the configured pipeline), of the client families familyFilter chooses
+// ("" for every line).
+type statusLines struct {
+	query, familyFilter string
+}
+
+func (p minuteStatusPart) query(lines statusLines, timeoutS float64) string {
+	q := lines.query
 	if p.seconds {
 		// Only PHP's time is summed: the other lines are left out before
-		// their JSON is parsed.
+		// any parser runs (phpLineFilter), and for good by phpStage's mark.
+		q += phpLineFilter
+	}
+	q += lines.familyFilter + " " + phpStage
+	if p.seconds {
 		q += ` | ` + phpLabel + `!=""`
 	}
 	q += " " + hitStage + " " + statusFields
@@ -104,7 +115,7 @@ type statusCounts struct {
 // the file out and the fetch partial (an error note, exit 1): the totals
 // would undercount. The counts are of every minute and are kept (returned),
 // so that a raw pull that fails later is replaced by them (countFailedPull).
-func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, cost *Progress) *statusCounts {
+func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, cost *Progress) *statusCounts {
 	var notPulled []int
 	for i, m := range minutes {
 		if !m.Pulled {
@@ -114,7 +125,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	if len(notPulled) == 0 {
 		return nil
 	}
-	sc, err := f.countStatus(ctx, c, query, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
+	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
@@ -126,8 +137,8 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	return sc
 }
 
-// countStatus runs the minuteStatusParts' queries over minutes' range.
-func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
+// countStatus runs the minuteStatusParts' queries of lines over minutes' range.
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
 	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts))}
@@ -135,7 +146,7 @@ func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, query string,
 		if !part.runs(timeoutS) {
 			continue
 		}
-		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
+		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
 			func(mv loki.MinuteValues) (string, error) {
 				groups := map[statusGroup][]float64{}
 				for _, s := range mv.Series {
