@@ -306,3 +306,65 @@ func TestFamilySpansAroundPulledMinutes(t *testing.T) {
 		t.Errorf("spans %v\nwant %v", got, want)
 	}
 }
+
+// A late line is a failed one, so the per-minute counts of late lines are
+// asked only over the stretch where Loki counted failed lines (lateSpan):
+// here two baseline minutes outside the sample, the rest of the 6.5 hours
+// holding none. The counts of those minutes are still exact. Before, both
+// late parts read the whole range.
+func TestLateCountsOnlyWhereLinesFailed(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	late := map[int]bool{20: true, 30: true}
+	for m := 0; m < 390; m++ {
+		base := from.Add(time.Duration(m) * time.Minute)
+		for i := range 12 {
+			ts := base.Add(time.Duration(i) * time.Second)
+			dur := 0.05
+			if late[m] && i < 2 {
+				dur = 3
+			}
+			lk.Push(accessStream, ts, livetest.CaddyLine(ts, fmt.Sprintf("198.51.100.%d", i), "Mozilla/5.0 Chrome/121.0 Safari/537.36", "ko", "/", 200, dur, 900))
+		}
+	}
+	cfg := &Config{
+		Baseline: D(3 * time.Hour),
+		Site:     sources.Site{Workers: 16, ClientTimeoutS: 1},
+		Loki:     &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+	}
+	pushDownAlways(cfg)
+	out := filepath.Join(t.TempDir(), "bundle")
+	m, notes, err := Fetch(context.Background(), cfg, from.Add(3*time.Hour), from.Add(390*time.Minute), out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sources.Problems(notes); len(p) > 0 {
+		t.Fatalf("notes: %v", p)
+	}
+	var lateParts int
+	for _, q := range m.Queries {
+		if q.File == bundle.MinuteStatusFile && strings.Contains(q.Query, "duration >") {
+			lateParts++
+			if !q.From.Equal(from.Add(20*time.Minute)) || !q.To.Equal(from.Add(31*time.Minute)) {
+				t.Errorf("late lines counted over [%s, %s), want the failed minutes' 00:20 to 00:31: %s", q.From.Format("15:04"), q.To.Format("15:04"), q.Query)
+			}
+		}
+	}
+	if lateParts != 2 {
+		t.Errorf("%d late parts asked, want 2", lateParts)
+	}
+	rows, err := bundle.ReadMinuteStatus(filepath.Join(out, bundle.MinuteStatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]int64{}
+	for _, r := range rows {
+		if r.Late {
+			got[int(r.Minute.Sub(from)/time.Minute)] += r.Requests
+		}
+	}
+	if want := map[int]int64{20: 2, 30: 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("late requests per minute %v, want %v", got, want)
+	}
+}
