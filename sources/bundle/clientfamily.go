@@ -68,6 +68,18 @@ func ClientFamily(userAgent, lang string) string {
 	return agent + "/" + l
 }
 
+// ClientFamilyAgent is the token a User-Agent holds in the agent named
+// name (a family's part before the slash) and whether its case is folded;
+// ok is false for the agent of no token ("other").
+func ClientFamilyAgent(name string) (token string, fold, ok bool) {
+	for _, a := range familyAgents {
+		if a.name == name {
+			return a.token, a.fold, true
+		}
+	}
+	return "", false, false
+}
+
 // ClientFamilyTemplate is ClientFamily as a template of Loki's label_format
 // (text/template with Loki's functions: contains takes the substring first,
 // regexReplaceAll the expression, the text and the replacement), reading

@@ -39,8 +39,15 @@ func markStage(label, keys string) string {
 	return "| regexp `" + respHeaders + "(?P<" + label + `>")(?:` + keys + ")`"
 }
 
+// phpMarks are the names of the response headers that carry PHP's marks.
+var phpMarks = foldCase(accesslog.ViaHeader, true) + `"\s*:|` + foldCase(accesslog.PoweredByHeader, true) + `"\s*:`
+
 // phpStage marks the lines whose response headers carry PHP's marks.
-var phpStage = markStage(phpLabel, foldCase(accesslog.ViaHeader, true)+`"\s*:|`+foldCase(accesslog.PoweredByHeader, true)+`"\s*:`)
+var phpStage = markStage(phpLabel, phpMarks)
+
+// phpLineFilter keeps the lines phpStage marks, as a line filter: for a
+// query that wants only those, before any parser runs.
+var phpLineFilter = " |~ `" + respHeaders + `"(?:` + phpMarks + ")`"
 
 // hitStage marks the lines a cache says it served: the cache verdict's hit
 // (accesslog's cacheEvidence) as a regular expression.

@@ -10,7 +10,8 @@
 //	                           whether it was complete, its requests and bytes
 //	access/loki.log.gz         the access-log lines exactly as Loki returns them
 //	access/loki-families.log.gz (pushdown only) the lines of the client
-//	                           families pulled across the range
+//	                           families pulled across the range, in the
+//	                           minutes access/loki.log.gz does not hold
 //	access/loki-pass<n>.log.gz (pushdown only) the lines of a second pass
 //	access/minute-counts.csv   (pushdown only) lines and failed lines per minute,
 //	                           counted inside Loki, and which minutes were pulled
@@ -42,14 +43,21 @@
 // detectors' own test), so a quiet site does not flag a minute for two lines.
 //
 // A client that rises slowly (a crawler walking for hours before it bursts)
-// never makes a minute stand out among everyone's lines. So Loki also counts
+// never makes a minute stand out among everyone's lines. So Loki counts
 // lines per minute and client family (a coarse agent and the first two
 // letters of Accept-Language, computed with | json and | label_format: a few
-// dozen series), and a family that stands out against its own past in a
+// dozen series), in the one metric query whose sum is every line's count
+// per minute, and a family that stands out against its own past in a
 // 10-minute stretch, with a fifth of that stretch's lines, is pulled across
 // the whole range (access/loki-families.log.gz, in spans of about one page
-// each; the minutes pulled whole leave those families out): its addresses,
-// start and rule backtest are those of a full pull. A client whose family was
+// each, for the minutes not pulled whole: those are pulled with the stream
+// selector alone, no parser, and hold the families' lines): its addresses,
+// start and rule backtest are those of a full pull. Loki runs a parser only
+// where a count needs one, behind line filters where a query can be
+// narrowed (the families' agent tokens and languages, a failed status, PHP's
+// response headers): raw minutes are pulled with the selector alone, and
+// a second pass tells the families' lines it already holds by their
+// headers on the client (familyOf, the detectors' bundle.ClientFamily). A client whose family was
 // not pulled is read only in the minutes pulled: the report marks its
 // addresses, requests and start as estimated (lower bounds) next to them.
 //

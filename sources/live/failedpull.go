@@ -80,7 +80,7 @@ func (f *fetcher) countFailedPull(ctx context.Context, c *loki.Client, plan *pus
 		return nil
 	}
 	if plan.status == nil {
-		sc, err := f.countStatus(ctx, c, plan.statusQuery, plan.rows,
+		sc, err := f.countStatus(ctx, c, plan.statusLines, plan.rows,
 			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose raw pull failed", len(failed)), cost)
 		if err != nil {
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
@@ -178,7 +178,8 @@ func dropLines(path string, written lineMinutes, drop map[int64]bool) (int64, er
 
 // countFailedFamilies replaces a failed pull of the client families' lines
 // (FamiliesFile) with Loki's per-minute status counts of those lines in
-// every minute: the file is emptied (a partial file beside the counts would
+// every minute not pulled whole (AccessFile holds them in the others): the
+// file is emptied (a partial file beside the counts would
 // count its lines twice) and the families are no longer recorded as pulled
 // across the range, so no analysis takes their clients as read whole and a
 // second pass reads their lines with the rest of its minutes. When the
@@ -192,7 +193,7 @@ func (f *fetcher) countFailedFamilies(ctx context.Context, c *loki.Client, query
 	if len(plan.rows) == 0 {
 		return nil
 	}
-	sc, err := f.countStatus(ctx, c, query+familyFilter(plan.families, true), plan.rows,
+	sc, err := f.countStatus(ctx, c, statusLines{query, familyFilter(plan.families, true)}, plan.rows,
 		fmt.Sprintf("per-minute counts computed in Loki of the client families %s, whose pull failed", fams), &Progress{})
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
@@ -207,16 +208,18 @@ func (f *fetcher) countFailedFamilies(ctx context.Context, c *loki.Client, query
 	if err := empty.Close(); err != nil {
 		return err
 	}
-	all := make([]int, len(plan.rows))
-	for i := range all {
-		all[i] = i
+	var notPulled []int
+	for i, r := range plan.rows {
+		if !r.Pulled {
+			notPulled = append(notPulled, i)
+		}
 	}
 	statusPath := filepath.Join(f.dir, bundle.MinuteStatusFile)
 	rows, err := bundle.ReadMinuteStatus(statusPath)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	added := sc.rows(plan.rows, all)
+	added := sc.rows(plan.rows, notPulled)
 	rows = append(rows, added...)
 	slices.SortStableFunc(rows, func(a, b bundle.MinuteStatus) int { return a.Minute.Compare(b.Minute) })
 	if err := writeFileWith(statusPath, func(w io.Writer) error { return bundle.WriteMinuteStatus(w, rows) }); err != nil {

@@ -2,8 +2,11 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,9 +43,11 @@ var familyStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]
 // labels), so the lines come back in their own streams.
 const dropFamilyLabels = " | drop " + familyUA + ", " + familyLang + ", " + familyLabel + ", __error__, __error_details__"
 
-// familyCountQuery counts query's lines per minute and family.
+// familyCountQuery counts query's lines per minute and family, every line:
+// a line whose JSON does not parse keeps its count (drop, not a filter on
+// __error__, which a metric query would otherwise fail on).
 func familyCountQuery(query string) string {
-	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " " + loki.MinuteRange + "))"
+	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
 }
 
 // familyFilter selects the lines of families (in: true) or every other line
@@ -59,7 +64,53 @@ func familyFilter(families []string, in bool) string {
 	for i, f := range families {
 		cmps[i] = familyLabel + op + strconv.Quote(f)
 	}
-	return familyStages + " | " + strings.Join(cmps, join) + dropFamilyLabels
+	narrow := ""
+	if in {
+		narrow = familyLineFilter(families)
+	}
+	return narrow + familyStages + " | " + strings.Join(cmps, join) + dropFamilyLabels
+}
+
+// familyLineFilter narrows a query for the lines of families with line
+// filters on the raw JSON, before any parser: Loki's line filters are its
+// cheapest stage, and a line they leave out is never parsed. A line of
+// family agent/lang holds the agent's token (bundle.ClientFamilyAgent, in
+// any case when the agent's test folds it) and the language's letters in
+// some case, wherever in the line: the filters let through more than the
+// families, and familyStages decide. A filter is left out when some family
+// cannot be narrowed by it (the agent of no token, an empty language); ""
+// when neither can.
+func familyLineFilter(families []string) string {
+	var agents, langs []string
+	agentsOK, langsOK := true, true
+	for _, f := range families {
+		agent, lang, _ := strings.Cut(f, "/")
+		token, fold, ok := bundle.ClientFamilyAgent(agent)
+		if !ok || token == "" {
+			agentsOK = false
+		} else {
+			re := regexp.QuoteMeta(token)
+			if fold {
+				re = "(?i:" + re + ")"
+			}
+			if !slices.Contains(agents, re) {
+				agents = append(agents, re)
+			}
+		}
+		if lang == "" {
+			langsOK = false
+		} else if re := "(?i:" + regexp.QuoteMeta(lang) + ")"; !slices.Contains(langs, re) {
+			langs = append(langs, re)
+		}
+	}
+	var out string
+	if agentsOK && len(agents) > 0 {
+		out += " |~ " + strconv.Quote(strings.Join(agents, "|"))
+	}
+	if langsOK && len(langs) > 0 {
+		out += " |~ " + strconv.Quote(strings.Join(langs, "|"))
+	}
+	return out
 }
 
 // familyBucket is the stretch a family's count is judged over: longer than a
@@ -124,41 +175,59 @@ func flagFamilies(counts map[string][]float64, totals []int64, windowStart int, 
 }
 
 // FamiliesFile is where a pushed-down fetch writes the lines of the client
-// families that stood out, across the whole range; AccessFile then holds the
-// other lines of the minutes pulled whole: the two files hold no line twice.
+// families that stood out, in the minutes AccessFile does not hold (it holds
+// every line of the minutes pulled whole): together they hold the families'
+// lines across the whole range, and no line twice.
 const FamiliesFile = "access/loki-families.log.gz"
 
-// families counts lines per minute and client family inside Loki and returns
-// the families to pull across the range (flagFamilies) with their summed
-// lines per minute. totals are every line's per-minute counts over the same
-// minutes. A failed count leaves pushdown to the minutes alone, with a
+// familyMinutes has Loki count query's lines per minute and client family
+// (familyCountQuery, one metric query with | json over the range) and
+// returns them as counts per family and, summed, as every line's
+// per-minute counts: the minutes are flagged by the sum, so the families
+// cost no pass over the range of their own. Lines whose JSON does not parse
+// are counted too, in the family of a request without headers (the query
+// drops the parse error rather than failing on it).
+func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to time.Time) (loki.MinuteCounts, map[string][]float64, error) {
+	q := familyCountQuery(query)
+	mv, err := c.MinuteValues(ctx, q, from, to)
+	mc := loki.MinuteCounts{Query: q, From: mv.From, To: mv.To, Requests: mv.Requests, WireBytes: mv.WireBytes}
+	if err != nil {
+		return mc, nil, err
+	}
+	counts := map[string][]float64{}
+	sm := loki.StreamMinutes{Counts: make([]int64, mc.Minutes())}
+	for _, s := range mv.Series {
+		if len(s.Values) != len(sm.Counts) {
+			return mc, nil, fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(sm.Counts))
+		}
+		fam := s.Metric[familyLabel]
+		if counts[fam] == nil {
+			counts[fam] = make([]float64, len(s.Values))
+		}
+		for i, v := range s.Values {
+			counts[fam][i] += v
+			sm.Counts[i] += int64(math.Round(v))
+		}
+	}
+	mc.Streams = []loki.StreamMinutes{sm}
+	return mc, counts, nil
+}
+
+// families returns the families to pull across the range (flagFamilies) of
+// counts (familyMinutes; nil when that failed, err saying why) with their
+// summed lines per minute. totals are every line's per-minute counts over the
+// same minutes. Failed counts leave pushdown to the minutes alone, with a
 // warning: a client that rose slowly is then seen only in the minutes that
 // stood out.
-func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, totals []int64, windowStart int, factor float64, cost *Progress) ([]string, []float64) {
-	var fams []string
-	counts := map[string][]float64{}
-	err := f.computeInLoki(ctx, c, familyCountQuery(query), f.start, f.to, "",
-		"per-minute counts of each client family (agent/language), computed in Loki to choose the families to pull", cost,
-		func(mv loki.MinuteValues) (string, error) {
-			for _, s := range mv.Series {
-				if len(s.Values) != len(totals) {
-					return "", fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(totals))
-				}
-				counts[s.Metric[familyLabel]] = s.Values
-			}
-			fams = flagFamilies(counts, totals, windowStart, factor)
-			if len(fams) == 0 {
-				return "; no family stood out", nil
-			}
-			return "; pulled across the window: " + strings.Join(fams, ", "), nil
-		})
+func (f *fetcher) families(counts map[string][]float64, err error, totals []int64, windowStart int, factor float64) ([]string, []float64, string) {
 	if err != nil {
 		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf(
 			"per-family counts failed, so only the minutes that stood out were pulled: a client that rose slowly is seen only in those minutes, and its addresses and start may be short: %v", err))
-		return nil, nil
+		return nil, nil, ""
 	}
+	fams := flagFamilies(counts, totals, windowStart, factor)
 	if len(fams) == 0 {
-		return nil, nil
+		return nil, nil, "no client family stood out"
 	}
 	perMinute := make([]float64, len(totals))
 	for _, fam := range fams {
@@ -166,43 +235,156 @@ func (f *fetcher) families(ctx context.Context, c *loki.Client, query string, to
 			perMinute[i] += v
 		}
 	}
-	return fams, perMinute
+	return fams, perMinute, "client families pulled across the window: " + strings.Join(fams, ", ")
 }
 
-// familySpans cuts [from, from+len(perMinute) minutes) into spans holding
+// familySpans cuts the minutes of [from, from+len(perMinute) minutes) that
+// were not pulled whole (pulled(i) false; nil: none was) into spans holding
 // about limit of the families' lines each (perMinute, as Loki counted them),
-// so that the family pull costs a count and a page per span: a family that is
-// sparse across a day is pulled in a few requests, not two per hour.
-func familySpans(from time.Time, perMinute []float64, limit int) []loki.Span {
+// so that the family pull costs a count and a page per span: a family that
+// is sparse across a day is pulled in a few requests, not two per hour. The
+// minutes pulled whole hold the families' lines already (their pull has no
+// parser to leave them out): a run of them ends a span, unless the families
+// have fewer lines there than a page, which costs less to pull again and
+// drop (inPulledMinute) than the count and page of a new span. Spans in
+// which Loki counted no line of the families are not asked for.
+func familySpans(from time.Time, perMinute []float64, pulled func(i int) bool, limit int) []loki.Span {
+	if pulled == nil {
+		pulled = func(int) bool { return false }
+	}
 	var out []loki.Span
-	start, sum := 0, 0.0
-	for i, v := range perMinute {
-		if i > start && sum+v > float64(limit) {
-			out = append(out, loki.Span{From: from.Add(time.Duration(start) * time.Minute), To: from.Add(time.Duration(i) * time.Minute)})
-			start, sum = i, 0
+	at := func(i int) time.Time { return from.Add(time.Duration(i) * time.Minute) }
+	start, end, sum := -1, -1, 0.0
+	closeSpan := func() {
+		if start >= 0 && sum > 0 {
+			out = append(out, loki.Span{From: at(start), To: at(end)})
+		}
+		start, sum = -1, 0
+	}
+	n := len(perMinute)
+	for i := 0; i < n; {
+		if pulled(i) {
+			j, gap := i, 0.0
+			for j < n && pulled(j) {
+				gap += perMinute[j]
+				j++
+			}
+			if start >= 0 && j < n && gap < float64(limit) {
+				sum += gap
+			} else {
+				closeSpan()
+			}
+			i = j
+			continue
+		}
+		v := perMinute[i]
+		i++
+		if v <= 0 {
+			continue // a span neither begins nor ends where Loki counted none
+		}
+		if start >= 0 && sum+v > float64(limit) {
+			closeSpan()
+		}
+		if start < 0 {
+			start = i - 1
 		}
 		sum += v
+		end = i
 	}
-	if len(perMinute) > start {
-		out = append(out, loki.Span{From: from.Add(time.Duration(start) * time.Minute), To: from.Add(time.Duration(len(perMinute)) * time.Minute)})
-	}
+	closeSpan()
 	return out
 }
 
-// pullFamilies pulls the lines of plan's families across the whole range into
-// FamiliesFile; the minutes pulled whole leave them out (familyFilter), and
-// the per-minute status counts too, so no line is read or counted twice. A
+// familyOf is the client family of a Caddy access-log line as Loki's
+// familyStages compute it and the detectors do (bundle.ClientFamily): from
+// the first User-Agent and Accept-Language values of request.headers. A line
+// that is not JSON has the family of a request without those headers, as
+// in Loki, where the failed | json leaves both labels empty.
+func familyOf(line string) string {
+	var l struct {
+		Request struct {
+			Headers map[string][]string `json:"headers"`
+		} `json:"request"`
+	}
+	_ = json.Unmarshal([]byte(line), &l)
+	first := func(name string) string {
+		if v := l.Request.Headers[name]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	return bundle.ClientFamily(first("User-Agent"), first("Accept-Language"))
+}
+
+// notFamilies wraps sink so that the lines of families are dropped and
+// counted instead: the client decides a line's family (familyOf), so a pull
+// of raw minutes runs no parser in Loki.
+func notFamilies(families []string, dropped *droppedLines, sink func(loki.Entry) error) func(loki.Entry) error {
+	if len(families) == 0 {
+		return sink
+	}
+	in := map[string]bool{}
+	for _, f := range families {
+		in[f] = true
+	}
+	return func(e loki.Entry) error {
+		if in[familyOf(e.Line)] {
+			dropped.lines++
+			dropped.bytes += int64(len(e.Line))
+			return nil
+		}
+		return sink(e)
+	}
+}
+
+// droppedLines counts the lines a pull received and did not keep.
+type droppedLines struct{ lines, bytes int64 }
+
+// inPulledMinute wraps sink so that the lines of minutes pulled whole
+// (pulled holds Unix minutes) are dropped and counted instead: a family
+// span bridging them pulled them again.
+func inPulledMinute(pulled map[int64]bool, dropped *droppedLines, sink func(loki.Entry) error) func(loki.Entry) error {
+	return func(e loki.Entry) error {
+		if pulled[e.T.Unix()/60] {
+			dropped.lines++
+			dropped.bytes += int64(len(e.Line))
+			return nil
+		}
+		return sink(e)
+	}
+}
+
+// pullFamilies pulls the lines of plan's families in the minutes not
+// pulled whole (familySpans, from the minutes as they stand after the
+// access pull: a minute whose pull failed is counted, and its families'
+// lines are pulled here) into FamiliesFile; the per-minute status counts
+// leave them out (familyFilter), so no line is read or counted twice. A
 // failed pull is replaced by the families' counts (countFailedFamilies).
 func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string, plan *pushdownPlan, phase func(string), finish func()) error {
+	pulled := map[int64]bool{}
+	for _, m := range plan.minutes {
+		pulled[m.Unix()/60] = true
+	}
+	var from time.Time
+	if len(plan.rows) > 0 {
+		from = plan.rows[0].T
+	}
+	plan.familySpans = familySpans(from, plan.familyPerMinute, func(i int) bool { return i < len(plan.rows) && plan.rows[i].Pulled }, c.Limit())
 	q := query + familyFilter(plan.families, true)
 	phase("access log, client families")
 	defer finish()
-	note := fmt.Sprintf("; pushdown: the lines of the client families %s across the range, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
+	note := fmt.Sprintf("; pushdown: the lines of the client families %s in the minutes not pulled whole, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
+	var dropped droppedLines
 	p, err := f.pullToFile(FamiliesFile, q, note, func(sink func(loki.Entry) error) (loki.Result, error) {
-		return c.PullSpans(ctx, q, plan.familySpans, sink)
+		return c.PullSpans(ctx, q, plan.familySpans, inPulledMinute(pulled, &dropped, sink))
 	})
 	if err != nil {
 		return err
+	}
+	if dropped.lines > 0 {
+		p.rec.Lines -= dropped.lines
+		p.rec.Bytes -= dropped.bytes
+		p.rec.Note += fmt.Sprintf("; %d lines (%d bytes) of minutes pulled whole, which the spans bridged, were pulled again and dropped", dropped.lines, dropped.bytes)
 	}
 	f.record(p.rec)
 	if p.err != nil || !p.res.Complete() {

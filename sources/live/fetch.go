@@ -446,7 +446,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 		if pushdown {
 			note = fmt.Sprintf("; pushdown: raw lines of %d minutes (the baseline's sample and the flagged minutes, see %s)", len(minutes), MinuteCountsFile)
 			if access && len(plan.families) > 0 {
-				note += "; without the client families pulled across the range (" + FamiliesFile + ")"
+				note += "; every line of those minutes, the client families' too (" + FamiliesFile + " has theirs in the other minutes)"
 			}
 		}
 		var written lineMinutes
@@ -455,12 +455,10 @@ func (f *fetcher) loki(ctx context.Context) error {
 				sink = written.record(sink)
 			}
 			if pushdown {
-				pq := query
-				if access {
-					// The families' lines come from their own pull, across the range.
-					pq += familyFilter(plan.families, false)
-				}
-				return c.PullMinutes(ctx, pq, minutes, sink)
+				// The selector and the configured pipeline only: no parser
+				// runs in Loki for the minutes pulled whole (the families'
+				// pull leaves them out instead).
+				return c.PullMinutes(ctx, query, minutes, sink)
 			}
 			return c.Pull(ctx, selector, pipeline, f.start, f.to, sink)
 		})
@@ -631,23 +629,37 @@ func joinQuery(selector, pipeline string) string {
 // (failure.Status and failure.Late): 429 and 5xx, or (when the clients'
 // timeout is known) answers slower than it. Lines that are not JSON, or whose
 // fields do not parse, are dropped rather than failing the whole metric query.
+//
+// Without the timeout only the status decides, and a line filter on the raw
+// JSON keeps the lines holding a failed status before any parser runs (a
+// superset: the status label decides); with it any line may be late, and
+// every line is parsed.
 func failedFilter(site sources.Site) string {
 	cond := "status=~" + strconv.Quote(failure.StatusPattern)
+	narrow := " " + failedStatusLineFilter
 	if t := site.ClientTimeoutS; t > 0 {
 		cond += " or duration > " + strconv.FormatFloat(t, 'f', -1, 64)
+		narrow = ""
 	}
-	return statusFields + ` | ` + cond + ` | __error__=""`
+	return strings.TrimSpace(narrow+" "+statusFields) + ` | ` + cond + ` | __error__=""`
 }
+
+// failedStatusLineFilter keeps the lines whose JSON holds a "status" key
+// with a failed status (failure.StatusPattern), as a number or a string.
+var failedStatusLineFilter = "|~ " + strconv.Quote(`"status"\s*:\s*"?(?:`+failure.StatusPattern+`)\b`)
 
 // pushdownPlan is what a pushdown decided to pull.
 type pushdownPlan struct {
 	// minutes are pulled whole: the baseline's sample and the minutes that
 	// stand out.
 	minutes []time.Time
-	// families are the client families whose lines are pulled across the
-	// whole range, in familySpans (the minutes pulled whole leave them out).
-	families    []string
-	familySpans []loki.Span
+	// families are the client families whose lines are pulled in the
+	// minutes not pulled whole, in familySpans (cut by pullFamilies once
+	// the access pull has settled which minutes those are), from
+	// familyPerMinute, their lines per minute as Loki counted them.
+	families        []string
+	familySpans     []loki.Span
+	familyPerMinute []float64
 	// counted is the number of lines the per-minute counts found.
 	counted int64
 	// fullLines and fullBytes are what a full pull would pull (-1: unknown).
@@ -661,11 +673,11 @@ type pushdownPlan struct {
 	// many of them are pulled raw.
 	baselineMinutes, baselineSampled int
 	// rows are access/minute-counts.csv's; status what Loki counted per
-	// minute and status of statusQuery (the lines the access pull reads),
+	// minute and status of statusLines (the lines no pull reads),
 	// nil when it was not asked (every minute pulled) or failed.
 	rows        []Minute
 	status      *statusCounts
-	statusQuery string
+	statusLines statusLines
 }
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
@@ -733,10 +745,24 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 // of the lines it will not pull, and returns what to pull (false when the
 // counts failed: then nothing is pulled, which the caller records).
 func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) (pushdownPlan, bool) {
-	mc, err := c.MinuteCounts(ctx, query, f.start, f.to)
+	// One metric query counts every line per minute and client family: its
+	// sum flags the minutes, its families the clients that rose slowly, in
+	// one pass over the range. When it fails (Loki's max_query_series, a
+	// stage Loki refuses), every line is counted alone and no family is
+	// pulled across the range.
+	mc, famCounts, famErr := familyMinutes(ctx, c, query, f.start, f.to)
+	var err error
+	if famErr != nil {
+		cost.Requests, cost.WireBytes = int64(mc.Requests), mc.WireBytes
+		frec := mc.Record("")
+		frec.Complete, frec.Failed = false, true
+		frec.Note = fmt.Sprintf("per-minute counts of each client family (agent/language), %d requests, %d response bytes; failed: %v", mc.Requests, mc.WireBytes, famErr)
+		f.record(frec)
+		mc, err = minuteTotals(ctx, c, query, f.start, f.to)
+	}
 	// Two count queries, then minuteStatus's (added once the minutes to pull
 	// are known).
-	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 2
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = cost.Requests+int64(mc.Requests), cost.WireBytes+mc.WireBytes, 1, 2
 	for _, n := range mc.Totals() {
 		cost.Count += n
 	}
@@ -764,7 +790,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	}
 
 	fq := joinQuery(query, failedFilter(f.cfg.Site))
-	fc, ferr := c.MinuteCounts(ctx, fq, f.start, f.to)
+	fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
 	cost.Requests += int64(fc.Requests)
 	cost.WireBytes += fc.WireBytes
 	cost.Done = 2
@@ -823,10 +849,10 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		}
 	}
 	if len(plan.minutes) < len(rows) {
-		var perMinute []float64
-		plan.families, perMinute = f.families(ctx, c, query, lines, windowStart, factor, cost)
-		if len(plan.families) > 0 {
-			plan.familySpans = familySpans(mc.From, perMinute, c.Limit())
+		var chose string
+		plan.families, plan.familyPerMinute, chose = f.families(famCounts, famErr, lines, windowStart, factor)
+		if chose != "" {
+			rec.Note += "; " + chose
 		}
 	}
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
@@ -835,8 +861,8 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.
-	plan.rows, plan.statusQuery = rows, query+familyFilter(plan.families, false)
-	plan.status = f.minuteStatus(ctx, c, plan.statusQuery, rows, cost)
+	plan.rows, plan.statusLines = rows, statusLines{query, familyFilter(plan.families, false)}
+	plan.status = f.minuteStatus(ctx, c, plan.statusLines, rows, cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {
@@ -857,6 +883,27 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
 	return plan, true
+}
+
+// minuteTotals is query's lines per minute of [from, to) (widened to whole
+// minutes) as one series: sum(count_over_time) in one metric query, where
+// loki.MinuteCounts first lists the streams to count each apart, a request
+// the pushdown, which sums them, does not need.
+func minuteTotals(ctx context.Context, c *loki.Client, query string, from, to time.Time) (loki.MinuteCounts, error) {
+	q := "sum(count_over_time(" + query + " " + loki.MinuteRange + "))"
+	mv, err := c.MinuteValues(ctx, q, from, to)
+	mc := loki.MinuteCounts{Query: q, From: mv.From, To: mv.To, Requests: mv.Requests, WireBytes: mv.WireBytes}
+	if err != nil {
+		return mc, err
+	}
+	sm := loki.StreamMinutes{Counts: make([]int64, mc.Minutes())}
+	for _, s := range mv.Series {
+		for i, v := range s.Values {
+			sm.Counts[i] += int64(math.Round(v))
+		}
+	}
+	mc.Streams = []loki.StreamMinutes{sm}
+	return mc, nil
 }
 
 func writeFileWith(path string, write func(io.Writer) error) error {

@@ -46,20 +46,50 @@ func minuteStatusQueries(minutes []Minute, timeoutS float64) int {
 	if !slices.ContainsFunc(minutes, func(m Minute) bool { return !m.Pulled }) {
 		return 0
 	}
+	_, _, late := lateSpan(minutes)
 	n := 0
 	for _, p := range minuteStatusParts {
-		if p.runs(timeoutS) {
+		if p.runs(timeoutS) && (!p.late || late) {
 			n++
 		}
 	}
 	return n
 }
 
-func (p minuteStatusPart) query(logQuery string, timeoutS float64) string {
-	q := logQuery + " " + phpStage
+// lateSpan is the stretch of minutes (indexes first to last) in which a line
+// may be late: a late line is a failed one, so outside the minutes whose
+// failed count (Loki's, of every line) is not 0, or unknown, none is. The
+// late parts are asked for that stretch only, and not at all when there is
+// none (ok false): each is a pass of Loki over its range.
+func lateSpan(minutes []Minute) (first, last int, ok bool) {
+	first, last = -1, -1
+	for i, m := range minutes {
+		if m.Failed != 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return first, last, first >= 0
+}
+
+// statusLines are the lines a status count reads: query's (a selector and
+// the configured pipeline), of the client families familyFilter chooses
+// ("" for every line).
+type statusLines struct {
+	query, familyFilter string
+}
+
+func (p minuteStatusPart) query(lines statusLines, timeoutS float64) string {
+	q := lines.query
 	if p.seconds {
 		// Only PHP's time is summed: the other lines are left out before
-		// their JSON is parsed.
+		// any parser runs (phpLineFilter), and for good by phpStage's mark.
+		q += phpLineFilter
+	}
+	q += lines.familyFilter + " " + phpStage
+	if p.seconds {
 		q += ` | ` + phpLabel + `!=""`
 	}
 	q += " " + hitStage + " " + statusFields
@@ -94,6 +124,9 @@ func (g statusGroup) origin() sources.Origin {
 type statusCounts struct {
 	from    time.Time
 	results []map[statusGroup][]float64
+	// offset is, per part, the minute (from from) its values begin at: a
+	// late part covers only lateSpan.
+	offset []int
 }
 
 // minuteStatus has Loki count, per minute and status, the access-log lines
@@ -104,7 +137,7 @@ type statusCounts struct {
 // the file out and the fetch partial (an error note, exit 1): the totals
 // would undercount. The counts are of every minute and are kept (returned),
 // so that a raw pull that fails later is replaced by them (countFailedPull).
-func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, cost *Progress) *statusCounts {
+func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, cost *Progress) *statusCounts {
 	var notPulled []int
 	for i, m := range minutes {
 		if !m.Pulled {
@@ -114,7 +147,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	if len(notPulled) == 0 {
 		return nil
 	}
-	sc, err := f.countStatus(ctx, c, query, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
+	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
@@ -126,16 +159,26 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, query string
 	return sc
 }
 
-// countStatus runs the minuteStatusParts' queries over minutes' range.
-func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, query string, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
+// countStatus runs the minuteStatusParts' queries of lines over minutes' range.
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
-	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts))}
+	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts)), offset: make([]int, len(minuteStatusParts))}
+	first, last, anyLate := lateSpan(minutes)
 	for pi, part := range minuteStatusParts {
 		if !part.runs(timeoutS) {
 			continue
 		}
-		err := f.computeInLoki(ctx, c, part.query(query, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
+		pfrom, pto, pwhat := from, to, what
+		if part.late {
+			if !anyLate {
+				continue // no failed line, so no late one: every count is 0
+			}
+			sc.offset[pi] = first
+			pfrom, pto = minutes[first].T, minutes[last].T.Add(time.Minute)
+			pwhat += "; late lines, only where Loki counted failed ones"
+		}
+		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), pfrom, pto, bundle.MinuteStatusFile, pwhat, cost,
 			func(mv loki.MinuteValues) (string, error) {
 				groups := map[statusGroup][]float64{}
 				for _, s := range mv.Series {
@@ -162,6 +205,7 @@ func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, query string,
 func (sc *statusCounts) rows(minutes []Minute, which []int) []bundle.MinuteStatus {
 	results := sc.results
 	at := func(part int, g statusGroup, minute int) float64 {
+		minute -= sc.offset[part]
 		if v := results[part][g]; v != nil && minute >= 0 && minute < len(v) {
 			return v[minute]
 		}

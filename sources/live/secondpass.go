@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -125,18 +126,27 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	}
 	n := len(pd.SecondPasses)
 	file := secondPassFile(n)
-	query := joinQuery(cfg.Loki.Selector, cfg.Loki.Pipeline) + familyFilter(pd.Families, false)
+	// The selector and the configured pipeline only: the families' lines,
+	// which the bundle holds already, are told and dropped here
+	// (notFamilies), not by a parser in Loki.
+	query := joinQuery(cfg.Loki.Selector, cfg.Loki.Pipeline)
 	// The record's window, when the pull leaves it out, is the minutes asked for.
 	f := &fetcher{cfg: cfg, dir: dir, start: pull[0], to: pull[len(pull)-1].Add(time.Minute), manifest: m}
 	note := fmt.Sprintf("; pushdown's second pass %d: %d counted minutes next to where a finding or failing stretch starts or ends", n+1, len(pull))
+	var dropped droppedLines
 	p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
-		return c.PullMinutes(ctx, query, pull, sink)
+		return c.PullMinutes(ctx, query, pull, notFamilies(pd.Families, &dropped, sink))
 	})
 	if err != nil {
 		return 0, err
 	}
+	if dropped.lines > 0 {
+		p.rec.Lines -= dropped.lines
+		p.rec.Bytes -= dropped.bytes
+		p.rec.Note += fmt.Sprintf("; %d lines (%d bytes) of the client families %s dropped: %s holds them", dropped.lines, dropped.bytes, strings.Join(pd.Families, ", "), FamiliesFile)
+	}
 	res, perr := p.res, p.err
-	pass := bundle.SecondPass{Minutes: len(pull), Lines: res.Lines(), Bytes: res.Bytes(), Requests: int64(res.Requests())}
+	pass := bundle.SecondPass{Minutes: len(pull), Lines: p.rec.Lines, Bytes: p.rec.Bytes, Requests: int64(res.Requests())}
 	if perr == nil && !res.Complete() {
 		perr = errors.New("incomplete pull")
 	}

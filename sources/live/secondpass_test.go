@@ -59,7 +59,7 @@ func TestFamilySpans(t *testing.T) {
 	for i := 600; i < 620; i++ {
 		per[i] = 400 // its burst
 	}
-	got := familySpans(t0, per, 5000)
+	got := familySpans(t0, per, nil, 5000)
 	// 600 quiet minutes and 9 of the burst hold 4,800 lines; the next span
 	// takes the burst's other 11 minutes and 300 quiet ones (5,000).
 	want := []loki.Span{

@@ -89,7 +89,9 @@ type Loki struct {
 	n       int
 	calls   map[string]int   // by kind: series, labels, logs, matrix, vector, error
 	written map[string]int64 // response bytes by kind
-	headers []http.Header
+	// processed sums the totalBytesProcessed of every answer (BytesProcessed).
+	processed int64
+	headers   []http.Header
 }
 
 // New starts a fake Loki, closed when t's test ends.
@@ -201,10 +203,18 @@ func (f *Loki) Stats() (map[string]int, map[string]int64) {
 	return c, w
 }
 
+// BytesProcessed is the sum of totalBytesProcessed over every answer so
+// far: what Loki's statistics say it read.
+func (f *Loki) BytesProcessed() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.processed
+}
+
 // ResetStats zeroes what Stats counts.
 func (f *Loki) ResetStats() {
 	f.mu.Lock()
-	f.calls, f.written = map[string]int{}, map[string]int64{}
+	f.calls, f.written, f.processed = map[string]int{}, map[string]int64{}, 0
 	f.mu.Unlock()
 }
 
@@ -498,7 +508,7 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 			}
 			res = append(res, map[string]any{"stream": o.Labels, "values": vals})
 		}
-		f.ok(w, "logs", map[string]any{"resultType": "streams", "result": res, "stats": fakeStats(scanned, scannedBytes)})
+		f.ok(w, "logs", map[string]any{"resultType": "streams", "result": res, "stats": f.stats(scanned, scannedBytes)})
 		return
 	}
 	step := time.Duration(0)
@@ -575,7 +585,7 @@ func (f *Loki) answerMetric(w http.ResponseWriter, expr *Query, start, end, step
 	for _, s := range series {
 		res = append(res, render(s))
 	}
-	f.ok(w, resultType, map[string]any{"resultType": resultType, "result": res, "stats": fakeStats(scanned, scannedBytes)})
+	f.ok(w, resultType, map[string]any{"resultType": resultType, "result": res, "stats": f.stats(scanned, scannedBytes)})
 }
 
 // samplePair is a point as Prometheus's API writes it: [unix seconds, "value"].
@@ -682,7 +692,12 @@ func promTime(ns int64) string {
 	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
 }
 
-func fakeStats(lines, bytes int64) map[string]any {
+// stats is an answer's data.stats: the lines and bytes the query read
+// (BytesProcessed sums them over every answer).
+func (f *Loki) stats(lines, bytes int64) map[string]any {
+	f.mu.Lock()
+	f.processed += bytes
+	f.mu.Unlock()
 	zero := map[string]any{"compressedBytes": 0, "decompressedBytes": 0, "decompressedLines": 0, "headChunkBytes": bytes,
 		"headChunkLines": lines, "totalBatches": 1, "totalChunksMatched": 1, "totalDuplicates": 0, "totalLinesSent": lines, "totalReached": 1}
 	return map[string]any{

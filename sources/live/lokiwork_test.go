@@ -1,0 +1,370 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
+)
+
+// The family pull's line filters (familyLineFilter) let through every line
+// of the families, whatever the case of the agent's token or the language,
+// and the families' lines are those the client tells by familyOf: a
+// "Chrome/" or "zh" elsewhere in a line (its path) passes the filters and
+// is left out by the family stages.
+func TestFamilyPullNarrowedLikeTheClient(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	t0 := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	cases := []struct{ ua, lang, path string }{
+		{"Mozilla/5.0 (compatible; GoogleBOT/2.1)", "", "/"},
+		{"Mozilla/5.0 (compatible; bingbot/2.0) Chrome/120.0", "zh-CN", "/"},
+		{"Mozilla/5.0 (Windows NT 10.0) AppleWebKit/537.36 Chrome/121.0.0.0 Safari/537.36", "ZH-cn,zh;q=0.9", "/wiki"},
+		{"Mozilla/5.0 (Windows NT 10.0) AppleWebKit/537.36 Chrome/121.0.0.0 Safari/537.36", "ko-KR", "/zh/Chrome/"},
+		{"Mozilla/5.0 (X11; rv:131.0) Gecko/20100101 Firefox/131.0", "de", "/Chrome/zh"},
+		{"curl/8.0", "ja", "/"},
+		{"Mozilla/5.0 (iPhone) AppleWebKit/605.1.15 Mobile/15E148", "zh", "/"},
+	}
+	var lines []string
+	for i, c := range cases {
+		ts := t0.Add(time.Duration(i) * time.Second)
+		line := livetest.CaddyLine(ts, "198.51.100.1", c.ua, c.lang, c.path, 200, 0.1, 100)
+		lk.Push(accessStream, ts, line)
+		lines = append(lines, line)
+	}
+	c, err := loki.New(loki.Config{Addr: lk.URL(), Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fams := range [][]string{{"chrome/zh"}, {"bot/", "chrome/zh"}, {"other/zh", "other/ja"}, {"firefox/de", "safari/"}} {
+		t.Run(strings.Join(fams, ","), func(t *testing.T) {
+			narrow := familyLineFilter(fams)
+			if fams[0] == "chrome/zh" && !strings.Contains(narrow, `|~ "Chrome/"`) {
+				t.Errorf("no line filter for %v: %q", fams, narrow)
+			}
+			var want []string
+			for _, l := range lines {
+				if slices.Contains(fams, familyOf(l)) {
+					want = append(want, l)
+				}
+			}
+			var got []string
+			if _, err := c.QueryRange(context.Background(), `{job="caddy"}`+familyFilter(fams, true), t0, t0.Add(time.Minute), func(e loki.Entry) error {
+				got = append(got, e.Line)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("Loki pulled %d lines:\n%s\nthe client's families hold %d:\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// familyDay pushes 6.5 hours of a site's readers, a crawler that walks from
+// the fourth hour (a client family no minute of everyone's lines shows) and
+// a burst of everyone in its fifth, with a few 502s in the burst.
+func familyDay(t *testing.T, lk *lokitest.Loki, from time.Time) {
+	t.Helper()
+	for m := 0; m < 390; m++ {
+		base := from.Add(time.Duration(m) * time.Minute)
+		n := 0
+		push := func(ip, ua, lang string, status int) {
+			ts := base.Add(time.Duration(n) * 50 * time.Millisecond)
+			n++
+			lk.Push(accessStream, ts, livetest.CaddyLine(ts, ip, ua, lang, fmt.Sprintf("/page/%d", n), status, 0.05, 900))
+		}
+		for i := range 12 {
+			push(fmt.Sprintf("198.51.100.%d", i), "Mozilla/5.0 (Windows NT 10.0) AppleWebKit/537.36 Chrome/121.0.0.0 Safari/537.36", "ko-KR", 200)
+		}
+		if m >= 230 {
+			for i := range 6 {
+				push(fmt.Sprintf("203.0.113.%d", (m*6+i)%250), "Mozilla/5.0 (compatible; WalkerBot/1.0)", "", 200)
+			}
+		}
+		if m >= 300 && m < 310 {
+			for i := range 80 {
+				status := 200
+				if i%20 == 0 {
+					status = 502
+				}
+				push(fmt.Sprintf("192.0.2.%d", i), "Mozilla/5.0 (X11; rv:131.0) Gecko/20100101 Firefox/131.0", "de", status)
+			}
+		}
+	}
+}
+
+// A pushdown asks Loki for no parser in the raw minutes it pulls: the
+// minutes are pulled with the stream selector alone and hold every line,
+// the client family pulled across the range comes from its own pull only
+// where the minutes did not hold it, and the two files hold each line of
+// the range at most once, the family's everywhere. Where the site sets no
+// timeout, the failed lines are counted behind a line filter on their
+// status, and every line's count is the sum of the families'. Before, every
+// minute pull ran | json and label_format over its lines to leave the
+// family out, and the lines were counted apart from the families.
+func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	familyDay(t, lk, from)
+	var mu sync.Mutex
+	var logQueries, metricQueries []string
+	lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		q := r.URL.Query().Get("query")
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(q, "_over_time(") {
+			metricQueries = append(metricQueries, q)
+		} else if q != "" {
+			logQueries = append(logQueries, q)
+		}
+		return false
+	})
+	cfg := &Config{
+		Baseline: D(3 * time.Hour),
+		Site:     sources.Site{Workers: 16},
+		Loki:     &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+	}
+	pushDownAlways(cfg)
+	out := filepath.Join(t.TempDir(), "bundle")
+	m, notes, err := Fetch(context.Background(), cfg, from.Add(3*time.Hour), from.Add(390*time.Minute), out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sources.Problems(notes); len(p) > 0 {
+		t.Fatalf("notes: %v", p)
+	}
+	if m.Pushdown == nil || !slices.Contains(m.Pushdown.Families, "bot/") {
+		t.Fatalf("the crawler's family was not pulled across the range: %+v", m.Pushdown)
+	}
+	fams := m.Pushdown.Families
+	inFamilies := func(line string) bool { return slices.Contains(fams, familyOf(line)) }
+	var minutePulls int
+	for _, q := range logQueries {
+		switch {
+		case strings.Contains(q, familyLabel+`="bot/"`):
+			if !strings.Contains(q, `} |~ "(?i:bot)|`) {
+				t.Errorf("the family pull parses lines no line filter left out: %s", q)
+			}
+		case strings.Contains(q, "|"):
+			t.Errorf("a raw pull runs a pipeline in Loki: %s", q)
+		default:
+			minutePulls++
+		}
+	}
+	if minutePulls == 0 {
+		t.Errorf("no raw minute pulled: %v", logQueries)
+	}
+	var failedCounted bool
+	for _, q := range metricQueries {
+		failedCounted = failedCounted || strings.Contains(q, failedStatusLineFilter+" "+statusFields)
+	}
+	if !failedCounted {
+		t.Errorf("no failed count behind a line filter on the status: %v", metricQueries)
+	}
+
+	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulled := map[int64]bool{}
+	for _, mi := range minutes {
+		if mi.Pulled {
+			pulled[mi.T.Unix()/60] = true
+		}
+	}
+	seen := map[string]int{}
+	for _, file := range []string{AccessFile, FamiliesFile} {
+		for _, l := range strings.Split(strings.TrimSpace(gunzip(t, filepath.Join(out, file))), "\n") {
+			seen[l]++
+			if file == FamiliesFile && !inFamilies(l) {
+				t.Errorf("%s holds a line of another family: %s", file, l)
+			}
+		}
+	}
+	lk.Each(`{job="caddy"}`, minutes[0].T, from.Add(390*time.Minute), func(_ string, e lokitest.Entry) {
+		want := 0
+		if pulled[e.TS/int64(time.Minute)] || inFamilies(e.Line) {
+			want = 1
+		}
+		if seen[e.Line] != want {
+			t.Errorf("line held %d times, want %d: %s", seen[e.Line], want, e.Line)
+		}
+	})
+	// Every line's per-minute count is the sum of the families' counts: no
+	// count of its own over the range.
+	var lines, inLoki int64
+	for _, mi := range minutes {
+		lines += mi.Lines
+	}
+	lk.Each(`{job="caddy"}`, minutes[0].T, from.Add(390*time.Minute), func(string, lokitest.Entry) { inLoki++ })
+	if lines != inLoki {
+		t.Errorf("%s counts %d lines, Loki holds %d", MinuteCountsFile, lines, inLoki)
+	}
+	for _, q := range metricQueries {
+		if strings.Contains(q, "count_over_time(") && strings.Contains(q, loki.MinuteRange) {
+			if !strings.Contains(q, "|") {
+				t.Errorf("every line counted apart from the families: %s", q)
+			}
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	// The counts of the minutes not pulled leave the family's lines out.
+	rows, err := bundle.ReadMinuteStatus(filepath.Join(out, bundle.MinuteStatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counted int64
+	for _, r := range rows {
+		counted += r.Requests
+	}
+	var want int64
+	lk.Each(`{job="caddy"}`, minutes[0].T, from.Add(390*time.Minute), func(_ string, e lokitest.Entry) {
+		if !pulled[e.TS/int64(time.Minute)] && !inFamilies(e.Line) {
+			want++
+		}
+	})
+	if counted != want {
+		t.Errorf("%s counts %d requests, want %d", bundle.MinuteStatusFile, counted, want)
+	}
+
+	// A second pass pulls counted minutes with the selector alone and
+	// drops, on the client, the families' lines the bundle holds.
+	var edge time.Time
+	for _, mi := range minutes {
+		if !mi.Pulled && mi.T.After(from.Add(4*time.Hour)) {
+			edge = mi.T.Add(time.Minute)
+			break
+		}
+	}
+	mu.Lock()
+	logQueries = nil
+	mu.Unlock()
+	n, err := SecondPass(context.Background(), cfg, out, Edges{Starts: []time.Time{edge}})
+	if err != nil || n == 0 {
+		t.Fatalf("second pass: %d minutes, %v", n, err)
+	}
+	for _, q := range logQueries {
+		if strings.Contains(q, "|") {
+			t.Errorf("the second pass runs a pipeline in Loki: %s", q)
+		}
+	}
+	var passLines int
+	for _, l := range strings.Split(strings.TrimSpace(gunzip(t, filepath.Join(out, secondPassFile(0)))), "\n") {
+		passLines++
+		if inFamilies(l) {
+			t.Errorf("the second pass kept a line of the families the bundle holds: %s", l)
+		}
+	}
+	pm, err := bundle.ReadManifest(filepath.Join(out, bundle.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := recordOf(pm, secondPassFile(0)); rec == nil || rec.Lines != int64(passLines) || pm.Pushdown.SecondPasses[0].Lines != int64(passLines) {
+		t.Errorf("the second pass wrote %d lines, bundle.yaml says %+v and %+v", passLines, rec, pm.Pushdown.SecondPasses)
+	}
+}
+
+// The family spans leave out the minutes pulled whole: a long run of them
+// (the families' lines there above a page) ends a span, a short one is
+// bridged (pulled again and dropped costs less than a new span's count and
+// page), and a stretch where Loki counted none of the families' lines is
+// not asked for.
+func TestFamilySpansAroundPulledMinutes(t *testing.T) {
+	t0 := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	per := make([]float64, 100)
+	for i := range per {
+		per[i] = 10
+	}
+	for i := 80; i < 90; i++ {
+		per[i] = 0
+	}
+	pulledMinute := func(i int) bool { return (i >= 20 && i < 30) || (i >= 50 && i < 52) || i >= 85 }
+	for i := 20; i < 30; i++ {
+		per[i] = 100 // 1,000 lines: a page
+	}
+	got := familySpans(t0, per, pulledMinute, 1000)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	want := []loki.Span{{From: at(0), To: at(20)}, {From: at(30), To: at(80)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("spans %v\nwant %v", got, want)
+	}
+}
+
+// A late line is a failed one, so the per-minute counts of late lines are
+// asked only over the stretch where Loki counted failed lines (lateSpan):
+// here two baseline minutes outside the sample, the rest of the 6.5 hours
+// holding none. The counts of those minutes are still exact. Before, both
+// late parts read the whole range.
+func TestLateCountsOnlyWhereLinesFailed(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	late := map[int]bool{20: true, 30: true}
+	for m := 0; m < 390; m++ {
+		base := from.Add(time.Duration(m) * time.Minute)
+		for i := range 12 {
+			ts := base.Add(time.Duration(i) * time.Second)
+			dur := 0.05
+			if late[m] && i < 2 {
+				dur = 3
+			}
+			lk.Push(accessStream, ts, livetest.CaddyLine(ts, fmt.Sprintf("198.51.100.%d", i), "Mozilla/5.0 Chrome/121.0 Safari/537.36", "ko", "/", 200, dur, 900))
+		}
+	}
+	cfg := &Config{
+		Baseline: D(3 * time.Hour),
+		Site:     sources.Site{Workers: 16, ClientTimeoutS: 1},
+		Loki:     &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+	}
+	pushDownAlways(cfg)
+	out := filepath.Join(t.TempDir(), "bundle")
+	m, notes, err := Fetch(context.Background(), cfg, from.Add(3*time.Hour), from.Add(390*time.Minute), out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sources.Problems(notes); len(p) > 0 {
+		t.Fatalf("notes: %v", p)
+	}
+	var lateParts int
+	for _, q := range m.Queries {
+		if q.File == bundle.MinuteStatusFile && strings.Contains(q.Query, "duration >") {
+			lateParts++
+			if !q.From.Equal(from.Add(20*time.Minute)) || !q.To.Equal(from.Add(31*time.Minute)) {
+				t.Errorf("late lines counted over [%s, %s), want the failed minutes' 00:20 to 00:31: %s", q.From.Format("15:04"), q.To.Format("15:04"), q.Query)
+			}
+		}
+	}
+	if lateParts != 2 {
+		t.Errorf("%d late parts asked, want 2", lateParts)
+	}
+	rows, err := bundle.ReadMinuteStatus(filepath.Join(out, bundle.MinuteStatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]int64{}
+	for _, r := range rows {
+		if r.Late {
+			got[int(r.Minute.Sub(from)/time.Minute)] += r.Requests
+		}
+	}
+	if want := map[int]int64{20: 2, 30: 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("late requests per minute %v, want %v", got, want)
+	}
+}
