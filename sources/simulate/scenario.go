@@ -395,6 +395,8 @@ type Scenario struct {
 	// CachePurge empties the page cache at a moment; it refills as pages
 	// are requested again.
 	CachePurge *CachePurgeSpec
+	// Timezone is the bundle's display zone ("" is Asia/Seoul, the site's).
+	Timezone string
 	// NoBaseline: the evidence starts at the window's start whatever
 	// Options.BaselineHours asks: there is no quiet time before it.
 	NoBaseline bool
