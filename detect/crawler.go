@@ -36,12 +36,19 @@ type CrawlerBurstFacts struct {
 	// that read like people there) are the crawler's too; UncacheableShare
 	// and PHPTimeShare are the whole fingerprint's (what a rule on it sees),
 	// since the readers' few pages barely move them.
-	DistinctIPs               int     `json:"distinct_ips"`
-	Requests                  int     `json:"requests"`
-	FingerprintReaders        int     `json:"fingerprint_readers"`
-	FingerprintReaderRequests int     `json:"fingerprint_reader_requests"`
-	RequestsPerIPMedian       float64 `json:"requests_per_ip_median"`
-	RequestsPerIPMax          int     `json:"requests_per_ip_max"`
+	DistinctIPs int `json:"distinct_ips"`
+	// Clients counts the crawler's addresses as hosts (client.go): an IPv4
+	// address each, an IPv6 /64 each, so that one host rotating addresses
+	// inside its /64 is one client. ClientIPv6PrefixBits (64) names the
+	// unit of its IPv6 addresses, stated only when there were some; an
+	// IPv4 client is an address. The headline counts clients.
+	Clients                   int        `json:"clients"`
+	ClientIPv6PrefixBits      Maybe[int] `json:"client_ipv6_prefix_bits"`
+	Requests                  int        `json:"requests"`
+	FingerprintReaders        int        `json:"fingerprint_readers"`
+	FingerprintReaderRequests int        `json:"fingerprint_reader_requests"`
+	RequestsPerIPMedian       float64    `json:"requests_per_ip_median"`
+	RequestsPerIPMax          int        `json:"requests_per_ip_max"`
 	// BaselinePer10m is the cluster's usual rate; none without a baseline
 	// before the incident.
 	BaselinePer10m Maybe[float64] `json:"baseline_per_10m"`
@@ -597,6 +604,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
 	// The crawler's addresses: the fingerprint's less its readers'.
 	perIP := make([]int, 0, len(c.IPs))
+	addrs := make([]netip.Addr, 0, len(c.IPs))
 	maxPerIP := 0
 	v6 := 0
 	prefixes := map[netip.Prefix]struct{}{}
@@ -606,6 +614,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		}
 		n := ab.Requests
 		perIP = append(perIP, n)
+		addrs = append(addrs, ip)
 		maxPerIP = max(maxPerIP, n)
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
@@ -614,8 +623,10 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
+	clients, clientsV6 := clientCount(addrs)
 	facts := &CrawlerBurstFacts{
 		DistinctIPs:               len(perIP),
+		Clients:                   clients,
 		Requests:                  b.requests,
 		FingerprintReaders:        b.readers,
 		FingerprintReaderRequests: b.readerRequests,
@@ -649,6 +660,9 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if v6 > 0 {
 		facts.DistinctPrefixes64 = Some(v6Prefixes)
 	}
+	if clientsV6 {
+		facts.ClientIPv6PrefixBits = Some(ClientIPv6Bits)
+	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
 	spread := maxPerIP*10 < b.requests && medianPerIP <= 3
 	facts.Spread = spread
@@ -668,6 +682,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		fp.Method = "POST"
 	}
 	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
+	said.Clients = clients
 	said.Baseline, said.Peak, said.HasBaseline, said.PHPShare = b.baseline10, b.peak10, facts.BaselinePer10m.OK, facts.PHPTimeShare.V
 	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)
 	said.Paths, said.AssetShare = fp.Paths[:min(3, len(fp.Paths))], b.assetShare
@@ -685,6 +700,11 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	var keys []ClusterKey
 	for _, m := range c.Members {
 		keys = append(keys, m.Key)
+		mf := MemberFingerprint{UserAgent: m.Key.UA, AcceptLanguage: m.Key.Lang, LoggedIn: m.Key.LoggedIn.String()}
+		if m.Key.NoClientHints {
+			mf.SecChUa = "absent"
+		}
+		fp.Members = append(fp.Members, mf)
 	}
 	f := Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
@@ -714,9 +734,12 @@ type crawlerSummary struct {
 	Start                            time.Time
 	Unseen                           *Unseen
 	Addresses, Networks, MaxPerIP    int
-	Paths                            []string
-	AssetShare                       float64
-	Others, OtherRequests            int
+	// Clients counts the addresses as hosts (client.go); the summary names
+	// them when an IPv6 /64 held several addresses.
+	Clients               int
+	Paths                 []string
+	AssetShare            float64
+	Others, OtherRequests int
 }
 
 // estimates marks the burst's figures that a pushdown left estimated.

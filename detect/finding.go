@@ -77,6 +77,22 @@ type Fingerprint struct {
 	// Method is "POST" when nearly all its requests were POSTs (a flood of
 	// logins or forms); empty otherwise.
 	Method string `json:"method,omitempty"`
+	// Members are the fingerprints of an actor joined over several
+	// (actorjoin.go), each as a rule tells its requests apart (user-agent
+	// family, primary language, login state, client hints), so that a
+	// consumer of report.json (rules) sees the whole actor, not its
+	// largest part; empty for one fingerprint.
+	Members []MemberFingerprint `json:"members,omitempty"`
+}
+
+// MemberFingerprint is one fingerprint of a joined actor, in
+// Fingerprint's terms: UserAgent is the family ("Chrome"), SecChUa
+// "absent" for a Chromium agent without client hints.
+type MemberFingerprint struct {
+	UserAgent      string `json:"user_agent"`
+	AcceptLanguage string `json:"accept_language"`
+	LoggedIn       string `json:"logged_in"`
+	SecChUa        string `json:"sec_ch_ua,omitempty"`
 }
 
 // Finding is one thing the detectors found, as serialised in report.json.

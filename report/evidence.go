@@ -61,9 +61,12 @@ type MinuteRow struct {
 
 // ClusterRow is one client fingerprint in the window.
 type ClusterRow struct {
-	Fingerprint         string         `json:"fingerprint"`
-	Requests            int            `json:"requests"`
-	DistinctIPs         int            `json:"distinct_ips"`
+	Fingerprint string `json:"fingerprint"`
+	Requests    int    `json:"requests"`
+	DistinctIPs int    `json:"distinct_ips"`
+	// Clients counts the addresses as hosts: an IPv4 address each, an
+	// IPv6 /64 each (detect.ClientOf).
+	Clients             int            `json:"clients"`
 	DistinctPrefixes    int            `json:"distinct_prefixes"`
 	RequestsPerIPMedian float64        `json:"requests_per_ip_median"`
 	Classes             map[string]int `json:"classes"`
@@ -124,7 +127,7 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 			break
 		}
 		row := ClusterRow{
-			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs),
+			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
 			DistinctPrefixes: c.DistinctPrefixes(), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
 		}
 		perIP := make([]int, 0, len(c.IPs))

@@ -126,12 +126,12 @@ func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
 
 	if len(r.Evidence.Clusters) > 0 {
 		t := NewTable(w)
-		t.Header(words["fingerprint"], words["requests"], words["addresses"], words["per_address"])
+		t.Header(words["fingerprint"], words["requests"], words["addresses"], words["clients"], words["per_address"])
 		for i, c := range r.Evidence.Clusters {
 			if i == 5 {
 				break
 			}
-			_ = t.Append(cell(c.Fingerprint), p.i(c.Requests), p.i(c.DistinctIPs), p.n(c.RequestsPerIPMedian))
+			_ = t.Append(cell(c.Fingerprint), p.i(c.Requests), p.i(c.DistinctIPs), p.i(c.Clients), p.n(c.RequestsPerIPMedian))
 		}
 		_ = t.Render()
 	}

@@ -359,11 +359,17 @@ func summary(p printer, r *Report) string {
 		if took {
 			workers = float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers)
 		}
+		// The headline counts hosts (an IPv6 /64 as one); a report.json
+		// written before clients were counted has addresses only.
+		clients := cf.Clients
+		if clients == 0 {
+			clients = cf.DistinctIPs
+		}
 		s = append(s, p.say("summary.crawler", struct {
-			Spread, TookAll, Weighed bool
-			IPs, Workers, Share      float64
-			Paths                    []string
-		}{cf.Spread, took, weighed, float64(cf.DistinctIPs), workers, share, paths}))
+			Spread, TookAll, Weighed     bool
+			IPs, Clients, Workers, Share float64
+			Paths                        []string
+		}{cf.Spread, took, weighed, float64(cf.DistinctIPs), float64(clients), workers, share, paths}))
 	} else if sat != nil {
 		s = append(s, p.say("summary.saturated", float64(detect.FactsOf[detect.WorkerSaturationFacts](sat).Workers)))
 	}

@@ -182,7 +182,7 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 			break
 		}
 		ref := crawlerRef{finding: f.ID, key: key, spread: detect.FactsOf[detect.CrawlerBurstFacts](&f).Spread, onset: f.Start, end: f.End,
-			measured: f.Routes != nil, members: f.Clusters}
+			measured: f.Routes != nil, members: membersOf(f)}
 		if f.Fingerprint != nil {
 			ref.method = f.Fingerprint.Method
 		}
@@ -206,13 +206,31 @@ func clusterOf(f detect.Finding) (detect.ClusterKey, bool) {
 	if fp == nil || fp.UserAgent == "" {
 		return detect.ClusterKey{}, false
 	}
-	ua := fp.UserAgent
+	return keyOf(fp.UserAgent, fp.AcceptLanguage, fp.LoggedIn, fp.SecChUa), true
+}
+
+// membersOf returns the fingerprints of an actor joined over several: the
+// in-process keys, or those rebuilt from the fingerprint's members of a
+// finding read back from report.json; nil for one fingerprint.
+func membersOf(f detect.Finding) []detect.ClusterKey {
+	if f.Clusters != nil || f.Fingerprint == nil {
+		return f.Clusters
+	}
+	var keys []detect.ClusterKey
+	for _, m := range f.Fingerprint.Members {
+		keys = append(keys, keyOf(m.UserAgent, m.AcceptLanguage, m.LoggedIn, m.SecChUa))
+	}
+	return keys
+}
+
+// keyOf is the cluster key a fingerprint of report.json names.
+func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
 	// "Chrome 121/120/119" names the family followed by its major versions.
 	if i := strings.LastIndexByte(ua, ' '); i > 0 && ua[i+1] >= '0' && ua[i+1] <= '9' {
 		ua = ua[:i]
 	}
-	k := detect.ClusterKey{UA: ua, Lang: fp.AcceptLanguage, NoClientHints: fp.SecChUa == "absent"}
-	switch fp.LoggedIn {
+	k := detect.ClusterKey{UA: ua, Lang: lang, NoClientHints: secChUa == "absent"}
+	switch loggedIn {
 	case "no":
 		k.LoggedIn = sources.LoggedInNo
 	case "yes":
@@ -220,7 +238,7 @@ func clusterOf(f detect.Finding) (detect.ClusterKey, bool) {
 	default:
 		k.LoggedIn = sources.LoggedInUnknown
 	}
-	return k, true
+	return k
 }
 
 // propose does the rules part of Propose.

@@ -30,6 +30,14 @@ type accReport struct {
 	} `json:"impact"`
 	Findings []accFinding `json:"findings"`
 	Causes   []accCause   `json:"causes"`
+	Rules    []struct {
+		Backtest struct {
+			CrawlerRequests        int `json:"crawler_requests"`
+			CrawlerRefused         int `json:"crawler_refused"`
+			OtherLoggedOutRequests int `json:"other_logged_out_requests"`
+			OtherLoggedOutRefused  int `json:"other_logged_out_refused"`
+		} `json:"backtest"`
+	} `json:"rules"`
 }
 
 type accCause struct {
@@ -41,6 +49,9 @@ type accCause struct {
 
 type accFingerprint struct {
 	UserAgent string `json:"user_agent"`
+	// UserAgents are a rotating actor's (one per family); the truth names
+	// one of its agents, not necessarily the largest part's.
+	UserAgents []string `json:"user_agents"`
 }
 
 type accChange struct {
@@ -85,6 +96,11 @@ type accScore struct {
 	// none) and whether the report's enablers say the same.
 	WantChange  string
 	ChangeRight bool
+	// ActorRefused and OthersRefused are the rules' backtest: the share of
+	// the crawlers' requests refused (every zone's, over every zone's
+	// crawler) and of other logged-out requests (every zone's refusals over
+	// the window's other requests); nil without a rule.
+	ActorRefused, OthersRefused *float64
 }
 
 // accTolerance is the acceptance bound of issue 13 for onsets and the
@@ -161,7 +177,15 @@ func score(scenario string, seed int64, tr simulate.Truth, rep accReport) accSco
 		if tr.Trigger.UserAgent == "" {
 			return true
 		}
-		return f.Fingerprint != nil && uaMatches(f.Fingerprint.UserAgent, tr.Trigger.UserAgent)
+		if f.Fingerprint == nil {
+			return false
+		}
+		for _, ua := range append([]string{f.Fingerprint.UserAgent}, f.Fingerprint.UserAgents...) {
+			if uaMatches(ua, tr.Trigger.UserAgent) {
+				return true
+			}
+		}
+		return false
 	}
 	label := func(f *accFinding, kind string) string {
 		if f != nil && f.Fingerprint != nil && f.Fingerprint.UserAgent != "" {
@@ -244,6 +268,19 @@ func score(scenario string, seed int64, tr simulate.Truth, rep accReport) accSco
 		}
 	}
 
+	// The rules' backtest (issue 25's goal: >= 95% of the actor, < 0.5% of
+	// other logged-out requests).
+	if len(rep.Rules) > 0 {
+		var crawler, refused, others, othersRefused int
+		for _, r := range rep.Rules {
+			b := r.Backtest
+			crawler, refused = crawler+b.CrawlerRequests, refused+b.CrawlerRefused
+			others, othersRefused = max(others, b.OtherLoggedOutRequests), othersRefused+b.OtherLoggedOutRefused
+		}
+		a, o := float64(refused)/float64(max(crawler, 1)), float64(othersRefused)/float64(max(others, 1))
+		s.ActorRefused, s.OthersRefused = &a, &o
+	}
+
 	// The enabling change.
 	var enablers []string
 	matched := false
@@ -308,19 +345,24 @@ func (s accScore) row() []string {
 	if s.WantChange != "" {
 		change += " (" + s.WantChange + ")"
 	}
+	rules := "-"
+	if s.ActorRefused != nil {
+		rules = fmt.Sprintf("%.1f%% / %.2f%%", 100**s.ActorRefused, 100**s.OthersRefused)
+	}
 	return []string{s.Scenario, fmt.Sprint(s.Seed), kinds, s.WantTrigger + " -> " + s.GotTrigger, yesNo(s.TriggerRight),
-		minutesText(s.OnsetErr), stretch, addr, change}
+		minutesText(s.OnsetErr), stretch, addr, change, rules}
 }
 
 // accHeader: tablewriter formats headers (upper case, spaced punctuation), so
 // they are plain words.
 var accHeader = []string{"scenario", "seed", "kinds missing or forbidden", "trigger truth then rank 1", "trigger right",
-	"onset error", "failing stretch error start end", "crawler addresses error", "enabling change right"}
+	"onset error", "failing stretch error start end", "crawler addresses error", "enabling change right",
+	"rules refuse crawler then other logged out"}
 
 // summary is one line per scenario over its seeds.
 func summary(scenario string, rows []accScore) string {
 	n := len(rows)
-	var kinds, trig, onset, stretch, change int
+	var kinds, trig, onset, stretch, change, ruled, rulesMet int
 	var addr []float64
 	for _, s := range rows {
 		if len(s.Missing)+len(s.Forbidden) == 0 {
@@ -341,6 +383,12 @@ func summary(scenario string, rows []accScore) string {
 		if s.AddrErr != nil {
 			addr = append(addr, math.Abs(*s.AddrErr))
 		}
+		if s.ActorRefused != nil {
+			ruled++
+			if *s.ActorRefused >= 0.95 && *s.OthersRefused < 0.005 {
+				rulesMet++
+			}
+		}
 	}
 	a := "-"
 	if len(addr) > 0 {
@@ -351,8 +399,12 @@ func summary(scenario string, rows []accScore) string {
 	if len(rows) > 0 && rows[0].WantTrigger == "none" {
 		onsetText = "onset n/a (no trigger)"
 	}
+	rules := ""
+	if ruled > 0 {
+		rules = fmt.Sprintf(", rules >= 95%% of the crawler and < 0.5%% of others %d/%d", rulesMet, ruled)
+	}
 	return fmt.Sprintf("%s: kinds right %d/%d, trigger right %d/%d, %s, failing stretch within 2 min %d/%d, "+
-		"enabling change right %d/%d, crawler addresses %s", scenario, kinds, n, trig, n, onsetText, stretch, n, change, n, a)
+		"enabling change right %d/%d, crawler addresses %s%s", scenario, kinds, n, trig, n, onsetText, stretch, n, change, n, a, rules)
 }
 
 // TestAccuracyScore: the score tells a right report from reports that are
@@ -378,8 +430,8 @@ func TestAccuracyScore(t *testing.T) {
 			{ID: "b1", Kind: "crawler_burst", Start: ts("2026-10-29T02:00:00Z")},
 			{ID: "x1", Kind: "config_change", Change: &accChange{"listen.backlog", "4096"}},
 		}
-		r.Findings[0].Fingerprint = &accFingerprint{"Chrome 121"}
-		r.Findings[2].Fingerprint = &accFingerprint{"Chrome 129"}
+		r.Findings[0].Fingerprint = &accFingerprint{UserAgent: "Chrome 121"}
+		r.Findings[2].Fingerprint = &accFingerprint{UserAgent: "Chrome 129"}
 		r.Causes = []accCause{{"c1", "crawler_burst", 1, "trigger"}, {"w1", "worker_saturation", 2, "mechanism"}}
 		return r
 	}
@@ -394,6 +446,13 @@ func TestAccuracyScore(t *testing.T) {
 	r.Causes[0].Finding = "b1"
 	if s := score("x", 1, tr, r); s.TriggerRight || s.AddrErr == nil {
 		t.Errorf("the wrong client as trigger scored right: %+v", s)
+	}
+	// A rotating actor whose largest part is another family: the truth's
+	// agent is among its user agents.
+	r = right()
+	r.Findings[0].Fingerprint = &accFingerprint{UserAgent: "Firefox 127", UserAgents: []string{"Firefox 127", "Chrome 121/120"}}
+	if s := score("x", 1, tr, r); !s.TriggerRight {
+		t.Errorf("the rotating actor holding the truth's agent scored wrong: %+v", s)
 	}
 	// A second trigger beside the right one is wrong too.
 	r = right()

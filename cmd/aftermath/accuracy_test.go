@@ -62,7 +62,9 @@ func TestAccuracy(t *testing.T) {
 				j := jobs[i]
 				scores[i], errs[i] = accuracyRun(filepath.Join(dir, fmt.Sprintf("%s-%d", j.scenario, j.seed)), j.scenario, j.seed)
 				if errs[i] == nil {
-					t.Logf("%s seed %d done", j.scenario, j.seed)
+					// The row as it comes: on a busy machine a run in
+					// pieces reads the finished runs before the table.
+					t.Logf("%s seed %d done: %s", j.scenario, j.seed, strings.Join(scores[i].row()[2:], " | "))
 				}
 			}
 		}()

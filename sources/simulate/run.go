@@ -69,6 +69,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	varied := sc.varyBySeed(o.Seed)
 	if o.Crawler != nil {
 		c := *o.Crawler
 		c.Tools = append([]Tool(nil), c.Tools...)
@@ -122,6 +123,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		s.query("changes/config", "git repository of the site's configuration", int64(len(commits)), 0, 0),
 	)
 	truth := s.truth(&sc, o, commits)
+	truth.Varied = varied
 	if err := writeJSON(filepath.Join(o.Out, "truth.json"), truth); err != nil {
 		return Summary{}, err
 	}
@@ -140,7 +142,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	m := &bundle.Manifest{
 		Window:   bundle.Window{From: sc.From.UTC(), To: sc.To.UTC()},
 		Baseline: baseline,
-		Timezone: "Asia/Seoul",
+		Timezone: sc.zone(),
 		Site: sources.Site{
 			Workers: sc.maxChildren(endCfg), Backlog: winCfg.Backlog, HealthURI: "/healthz.php",
 			HealthIntervalS: sc.HealthIntervalS, HealthTimeoutS: sc.HealthTimeoutS, HealthFails: sc.HealthFails,

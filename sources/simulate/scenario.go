@@ -416,6 +416,8 @@ type Scenario struct {
 	// (nil: at most twice, 45% of the time, 2-8 s later, from the same
 	// browser and address).
 	Reloads *ReloadSpec
+	// Timezone is the bundle's display zone ("" is Asia/Seoul, the site's).
+	Timezone string
 	// NoBaseline: the evidence starts at the window's start whatever
 	// Options.BaselineHours asks: there is no quiet time before it.
 	NoBaseline bool

@@ -13,9 +13,12 @@ import (
 // Truth is truth.json: what happened in the run, and what a correct analysis
 // of the bundle finds. Detectors never read it; tests compare them with it.
 type Truth struct {
-	Source             string           `json:"source"`
-	Scenario           string           `json:"scenario"`
-	Generator          string           `json:"generator"`
+	Source    string `json:"source"`
+	Scenario  string `json:"scenario"`
+	Generator string `json:"generator"`
+	// Varied lists what the seed changed from the scenario as written
+	// (vary.go); empty for seed 1.
+	Varied             []string         `json:"varied,omitempty"`
 	Window             TruthWindow      `json:"window"`
 	Baseline           TruthWindow      `json:"baseline"`
 	Phases             TruthPhases      `json:"phases"`

@@ -1,0 +1,85 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// TestCrawlerClientsPerSlash64: an IPv6 crawler that draws a new address
+// for every request inside 40 /64s is 6,000 addresses but 40 hosts; the
+// obvious count (addresses) calls it a crawler of thousands. One spread
+// over 6,000 /64s, an address each, is 6,000 clients; an IPv4 and IPv6 mix
+// counts each family in its unit. distinct_ips stays the addresses (what a
+// per-address limit sees), clients and client_ipv6_prefix_bits say the
+// hosts and their unit; an IPv4 crawler states no IPv6 unit.
+func TestCrawlerClientsPerSlash64(t *testing.T) {
+	readers := shape{ua: chrome125, lang: "ko-kr", loggedIn: sources.LoggedInNo, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.1,
+		paths: []string{"/w/A", "/static/skin.css", "/static/wiki.js", "/w/B"}}
+	tools := []string{"/w/index.php?title=X&action=edit", "/w/Special:WhatLinksHere/X", "/w/index.php?title=Y&action=history"}
+	tests := []struct {
+		name    string
+		ips     func(i int) string
+		clients int
+		words   string
+	}{
+		{"rotating inside 40 /64s", func(i int) string { return fmt.Sprintf("2001:db8:%x::%x:7", i%40, i/40+1) },
+			40, "40 clients (6,000 addresses, each IPv6 /64 counted as one client)"},
+		{"an address in each of 6,000 /64s", func(i int) string { return fmt.Sprintf("2001:db8:%x:%x::7", i/250, i%250) },
+			6000, "6,000 addresses"},
+		{"IPv4 addresses and rotating IPv6", func(i int) string {
+			if i%2 == 0 {
+				return spreadIPs(i / 2)
+			}
+			return fmt.Sprintf("2001:db8:%x::%x:7", i%20, i/20+1)
+		}, 3000 + 10, "3,010 clients (6,000 addresses"},
+		{"IPv4 only", spreadIPs, 6000, "6,000 addresses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crawl := shape{ua: chrome121, lang: "zh-cn", loggedIn: sources.LoggedInNo, ips: tt.ips, status: 200,
+				origin: sources.OriginUpstream, dur: 0.3, paths: tools}
+			tr := NewTraffic(sources.Site{}, t0, t0.Add(time.Hour))
+			feed(tr, readers, t0.Add(-3*time.Hour), 4*time.Hour, 24000)
+			feed(tr, crawl, t0.Add(15*time.Minute), 30*time.Minute, 6000)
+			ev := &Evidence{From: t0, To: t0.Add(time.Hour), Traffic: tr, Loc: time.UTC}
+			fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != 1 {
+				t.Fatalf("%d crawler findings, want 1: %s", len(fs), check.Reason)
+			}
+			f := fs[0]
+			facts := FactsOf[CrawlerBurstFacts](&f)
+			wantV6 := Some(ClientIPv6Bits)
+			if tt.name == "IPv4 only" {
+				wantV6 = Maybe[int]{}
+			}
+			if facts.DistinctIPs != 6000 || facts.Clients != tt.clients || facts.ClientIPv6PrefixBits != wantV6 {
+				t.Errorf("%d addresses, %d clients (IPv6 per %+v); want 6000 addresses, %d clients (IPv6 per %+v)",
+					facts.DistinctIPs, facts.Clients, facts.ClientIPv6PrefixBits, tt.clients, wantV6)
+			}
+			if !strings.Contains(f.Summary, tt.words) {
+				t.Errorf("summary %q does not say %q", f.Summary, tt.words)
+			}
+		})
+	}
+}
+
+func TestClientOf(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"192.0.2.7", "192.0.2.7/32"},
+		{"::ffff:192.0.2.7", "192.0.2.7/32"},
+		{"2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+	} {
+		if got := ClientOf(netip.MustParseAddr(tt.addr)); got.String() != tt.want {
+			t.Errorf("ClientOf(%s) = %s, want %s", tt.addr, got, tt.want)
+		}
+	}
+}

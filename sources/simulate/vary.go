@@ -1,0 +1,109 @@
+package simulate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+)
+
+// Variation by seed (issue 25): the scenarios were written beside the
+// detectors, so each fixed fingerprint, spread and header habit is one the
+// detectors were tuned on. From seed 2 on, a scenario varies what it kept
+// fixed, drawn from the seed: the crawler's browser version, the set,
+// order and switching of a rotating flood's fingerprints, its share of
+// IPv6 addresses, how densely an IPv6 crawl packs addresses into a /64,
+// whether the page cache says Cache-Status where no cache mechanism is
+// under test, and the bundle's display zone. Seed 1 is each scenario as
+// written (its outputs are the reference ones). truth.json lists what was
+// varied.
+
+// displayZones are the zones a varied bundle is displayed in; evidence
+// times are absolute, so the zone must move no finding.
+var displayZones = []string{"Asia/Seoul", "UTC", "America/Chicago", "Europe/Berlin", "Asia/Tokyo", "America/Sao_Paulo"}
+
+// browserVersion finds a browser's major version in a User-Agent.
+var browserVersion = regexp.MustCompile(`(Chrome|Firefox|Edg|Version)/(\d+)|rv:(\d+)`)
+
+// varyBySeed varies sc for seed (nothing for seed 1) and says what it
+// changed.
+func (sc *Scenario) varyBySeed(seed int64) []string {
+	if seed == 1 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 90))
+	var said []string
+	zone := displayZones[rng.IntN(len(displayZones))]
+	if zone != sc.zone() {
+		sc.Timezone = zone
+		said = append(said, "display zone "+zone)
+	}
+	if c := sc.Crawler; c != nil {
+		v := *c
+		switch {
+		case len(v.Agents) > 1:
+			agents := append([]CrawlerAgent(nil), v.Agents...)
+			rng.Shuffle(len(agents), func(i, j int) { agents[i], agents[j] = agents[j], agents[i] })
+			keep := max(3, len(agents)-rng.IntN(len(agents)/2+1))
+			v.Agents = agents[:min(keep, len(agents))]
+			v.AgentSwitch = 0.1 + 0.5*rng.Float64()
+			said = append(said, fmt.Sprintf("%d rotating fingerprints (of %d), switching %.0f%% of attempts", len(v.Agents), len(agents), 100*v.AgentSwitch))
+		case IsBrowserAgent(v.UserAgent):
+			shift := 1 + rng.IntN(4)
+			v.UserAgent = shiftVersions(v.UserAgent, shift)
+			said = append(said, "user agent "+v.UserAgent)
+		}
+		if v.IPv6Share > 0 {
+			v.IPv6Share = 0.15 + 0.6*rng.Float64()
+			said = append(said, fmt.Sprintf("%.0f%% IPv6 addresses", 100*v.IPv6Share))
+		}
+		if v.IPv6 && v.SharedPrefixShare < 1 {
+			v.SharedPrefixShare = 0.9 * rng.Float64()
+			said = append(said, fmt.Sprintf("%.0f%% of fresh IPv6 addresses in the previous one's /64", 100*v.SharedPrefixShare))
+		}
+		sc.Crawler = &v
+	}
+	if sc.App == AppWordPress && sc.CacheStatus == "" && sc.CachePurge == nil && rng.IntN(2) == 0 {
+		sc.CacheStatus = "wpsc"
+		said = append(said, "Cache-Status logged")
+	}
+	return said
+}
+
+// IsBrowserAgent: ua names a browser whose major version can move
+// (Chrome, Firefox, Safari, Edge), not a bot or a tool.
+func IsBrowserAgent(ua string) bool {
+	return len(ua) > 8 && ua[:8] == "Mozilla/" && browserVersion.MatchString(ua) && !botLike.MatchString(ua)
+}
+
+var botLike = regexp.MustCompile(`(?i)bot|crawl|spider|slurp`)
+
+// shiftVersions moves every major version in ua down by shift: the same
+// browser, some releases older.
+func shiftVersions(ua string, shift int) string {
+	return browserVersion.ReplaceAllStringFunc(ua, func(m string) string {
+		sub := browserVersion.FindStringSubmatch(m)
+		for i := 2; i <= 3; i++ {
+			if sub[i] == "" {
+				continue
+			}
+			n, err := strconv.Atoi(sub[i])
+			if err != nil || n <= shift {
+				return m
+			}
+			if i == 3 {
+				return "rv:" + strconv.Itoa(n-shift)
+			}
+			return sub[1] + "/" + strconv.Itoa(n-shift)
+		}
+		return m
+	})
+}
+
+// zone is the bundle's display zone.
+func (sc *Scenario) zone() string {
+	if sc.Timezone != "" {
+		return sc.Timezone
+	}
+	return "Asia/Seoul"
+}
