@@ -19,7 +19,7 @@ func init() {
 		Kind: KindConfigChange, Requires: configChangeReads, New: func() Detector { return configChangeDetector{} },
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
-		Scan:     ScanMeasure{Severity: "info"},
+		Scan:     ScanMeasure{Severity: AnomalyInfo},
 		Events:   map[Event]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,

@@ -63,14 +63,27 @@ type ScanMeasure struct {
 	// Anomaly is the scan's anomaly kind (a finding kind, or a concern such as
 	// "saturation" several kinds join under); empty means Kind itself.
 	Anomaly Kind
-	// Severity is the anomaly's severity before the scan's floors: "info",
-	// "warning" or "critical"; empty means "warning".
-	Severity string
+	// Severity is the anomaly's severity before the scan's floors; empty
+	// means AnomalyWarning.
+	Severity AnomalySeverity
 	// Metric names the observed value in the scan report.
 	Metric   string
 	Observed func(f *Finding) float64
 	Baseline func(f *Finding) float64
 }
+
+// AnomalySeverity is how loud a scan's anomaly is (scan.json "severity"):
+// info is news, warning and critical make the scan anomalous. It ranks
+// alarms, unlike a data-quality note's sources.Severity, which weighs a
+// caveat. Package scan names it scan.Severity.
+type AnomalySeverity string
+
+// The severities of an anomaly, in increasing order.
+const (
+	AnomalyInfo     AnomalySeverity = "info"
+	AnomalyWarning  AnomalySeverity = "warning"
+	AnomalyCritical AnomalySeverity = "critical"
+)
 
 // Phraser says a detector's messages in one language: the report implements
 // it, so a detector's prose lives beside the detector and its words in the

@@ -187,7 +187,7 @@ func newView(r *Report, lang string) (*view, error) {
 			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
-		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+p.text(n.Text, n.Message))
+		v.DataQuality = append(v.DataQuality, string(n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
 	}
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

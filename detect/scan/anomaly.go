@@ -28,15 +28,20 @@ const (
 // Concerns are the anomaly kinds a scan adds to the finding kinds.
 var Concerns = []detect.Kind{KindSurge, KindErrorRate, KindLatency, KindSaturation, KindRequestRate}
 
+// Severity is how loud an anomaly is: info is news, warning and critical
+// make the scan anomalous. Detectors' specs name it too (ScanMeasure), so it
+// is declared in package detect.
+type Severity = detect.AnomalySeverity
+
 // Severities, in increasing order.
 const (
-	SeverityInfo     = "info"
-	SeverityWarning  = "warning"
-	SeverityCritical = "critical"
+	SeverityInfo     = detect.AnomalyInfo
+	SeverityWarning  = detect.AnomalyWarning
+	SeverityCritical = detect.AnomalyCritical
 )
 
 // SeverityRank orders severities (info 0, warning 1, critical 2; -1 unknown).
-func SeverityRank(s string) int {
+func SeverityRank(s Severity) int {
 	switch s {
 	case SeverityInfo:
 		return 0
@@ -56,7 +61,7 @@ type Anomaly struct {
 	Kind detect.Kind `json:"kind"`
 	// Severity is info, warning or critical. Only warning and critical make a
 	// scan anomalous (exit 1) and are announced.
-	Severity string `json:"severity"`
+	Severity Severity `json:"severity"`
 	// Key tells anomalies of one kind apart: the fingerprint of a
 	// crawler_burst, the path class of a request_rate; "" for site-wide ones.
 	// Kind and Key identify an anomaly from one scan to the next.

@@ -12,7 +12,7 @@ import (
 type scanMeasure struct {
 	detect.ScanMeasure
 	kind     detect.Kind
-	severity string
+	severity Severity
 }
 
 // findingKind says what anomaly a detector's finding becomes, and how it is
@@ -77,8 +77,8 @@ func (j *judge) findings() {
 // findingSeverity applies the scan's volume floors and critical rules to a
 // finding: the detectors judge relative rises only, and a scan that runs every
 // hour must not alarm on six slow requests.
-func (j *judge) findingSeverity(f *detect.Finding, sev string) (string, string) {
-	floor := func(v, min float64, what string) (string, string) {
+func (j *judge) findingSeverity(f *detect.Finding, sev Severity) (Severity, string) {
+	floor := func(v, min float64, what string) (Severity, string) {
 		if v < min {
 			return SeverityInfo, fmt.Sprintf(" (Below the scan's floor of %s %s: noted, not alarming.)", num(min), what)
 		}
