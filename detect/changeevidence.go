@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +17,8 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindConfigChange, Requires: configChangeReads, New: func() Detector { return configChangeDetector{} },
+		Kind: KindConfigChange, Requires: configChangeReads(), RequiresRoles: onsetRoles,
+		New:      func() Detector { return configChangeDetector{} },
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
 		Scan:     ScanMeasure{Severity: AnomalyInfo},
@@ -28,16 +30,36 @@ func init() {
 	})
 }
 
-// configChangeReads are the kinds config_change weighs a change against:
-// every other detector's, since a setting is judged by the findings its knob
-// moves (changeknobs.go), a cache or deploy change by cache_collapse and
-// service_time_regression, and without an incident the earliest trigger or
-// mechanism stands in for the onset. A new kind a change may explain is
-// added here.
-var configChangeReads = []Kind{
-	KindCacheCollapse, KindClientAbandonedWork, KindCrawlerBurst, KindHealthcheckStarved, KindIdlePinning,
-	KindListenQueueOverflow, KindSelfAmplification, KindServiceTimeRegression, KindUpstreamErrors, KindWorkerSaturation,
+// configChangeReads are the kinds config_change weighs a change against,
+// gathered from the parts that read them rather than listed: the kinds each
+// setting's failure mode shows as (the knob table, changeknobs.go, and a
+// removed read timeout's silent wedge), cache_collapse for a cache change
+// (changecache.go), service_time_regression for a deploy (changedeploy.go),
+// and worker_saturation and healthcheck_starved for the queue arithmetic's
+// service time and health timeout (queueFacts). A knob that names a new kind
+// makes config_change read it.
+func configChangeReads() []Kind {
+	var out []Kind
+	add := func(ks ...Kind) {
+		for _, k := range ks {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	for _, kb := range knobs {
+		add(kb.k.kinds...)
+	}
+	add(readTimeoutRemovedKinds...)
+	add(KindCacheCollapse, KindServiceTimeRegression, KindWorkerSaturation, KindHealthcheckStarved)
+	return out
 }
+
+// onsetRoles are the roles whose findings config_change reads whatever their
+// kind: without an incident the earliest trigger or mechanism stands in for
+// the onset, and a trigger already found makes a change its enabler
+// (RankChanges), so a trigger kind added later is read without being named.
+var onsetRoles = []Role{RoleTrigger, RoleMechanism}
 
 // ConfigChangeFacts are a config_change finding's numbers: the change's
 // scores, and the before/after queue arithmetic its setting's test ran.
