@@ -154,14 +154,3 @@ func TestRequiredRolesRunFirst(t *testing.T) {
 		t.Errorf("closing a cycle through a role: %q", got)
 	}
 }
-
-// config_change reads every kind a change may explain: the built-in kinds
-// but itself, from its knob table, its cache and deploy tests and its roles.
-func TestConfigChangeReadsEveryKind(t *testing.T) {
-	reads := Requirements(KindConfigChange)
-	for _, k := range Kinds() {
-		if k != KindConfigChange && !slices.Contains(reads, k) {
-			t.Errorf("config_change does not read %s (it reads %q)", k, reads)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package detect
+package configchange
 
 import (
 	"fmt"
@@ -369,5 +369,3 @@ func metricsOnly(c sources.Change) bool {
 	}
 	return c.Source != ""
 }
-
-func clampUnit(v float64) float64 { return math.Max(0, math.Min(1, v)) }

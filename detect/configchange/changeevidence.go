@@ -1,4 +1,4 @@
-package detect
+package configchange
 
 import (
 	"context"
@@ -441,14 +441,14 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
 	if ev.Traffic != nil {
-		q.PHPTimes = func(from, to time.Time) Histogram { return ev.phpServiceTimes(from, to, true) }
+		q.PHPTimes = func(from, to time.Time) Histogram { return ev.PHPServiceTimes(from, to, true) }
 	}
 	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
 			q.Backlog = int(b.V)
 		}
-		q.QueuePeak = p.queuePeak(ev.From, ev.To).V
+		q.QueuePeak = p.QueuePeak(ev.From, ev.To).V
 		for _, pt := range between(p.Queue, ev.From, ev.To) {
 			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
 		}
@@ -457,7 +457,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	// (incident.go): a change after it cannot have made the incident
 	// possible, and an early minor rise does not move it. Without an
 	// incident, the earliest trigger or mechanism stands in.
-	if inc := ev.incidents().WorstIncident(); inc != nil {
+	if inc := ev.FoundIncidents().WorstIncident(); inc != nil {
 		q.Onset = inc.Onset
 	}
 	for _, f := range prior {
@@ -474,8 +474,8 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	if math.IsNaN(q.ServiceTimeS) {
 		q.ServiceTimeS = 0
 	}
-	if inc := ev.incidents().WorstIncident(); inc != nil && ev.Traffic != nil {
-		q.PeakPHPPerS, q.PeakAt = ev.peakPHPDemand(inc.Onset, inc.Start)
+	if inc := ev.FoundIncidents().WorstIncident(); inc != nil && ev.Traffic != nil {
+		q.PeakPHPPerS, q.PeakAt = peakPHPDemand(ev, inc.Onset, inc.Start)
 	}
 	return q
 }
@@ -494,7 +494,7 @@ const (
 // PHP from demandLead before the onset to demandSpan after the first
 // failures: PHP's answers and the proxy's 502, 503 and 504, whose requests
 // were bound for PHP (by the minute they were logged).
-func (ev *Evidence) peakPHPDemand(onset, failing time.Time) (float64, time.Time) {
+func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) {
 	perMinute := map[int64]int{}
 	from, to := onset.Add(-demandLead), later(onset, failing).Add(demandSpan)
 	if to.After(ev.To) {
