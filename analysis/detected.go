@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	_ "github.com/aftermath-forensics/aftermath/detect/configchange" // registers config_change among detect.Detectors()
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )

@@ -2,4 +2,8 @@
 // one named check per failure signature of design.md ("Detectors"). Every check
 // reports an outcome: a finding, "not interesting" with the reason, or "could not
 // run" with the evidence it lacked.
+//
+// A detector registers its Spec from init (registry.go); one may live in its
+// own package and register from there, as the config-change analysis does
+// (package configchange, which reads detect's helpers in shared.go).
 package detect

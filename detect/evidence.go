@@ -147,12 +147,12 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 	return res, nil
 }
 
-// required are the findings of the kinds kind's Spec requires, in run order.
+// required are the findings of the kinds kind requires, in run order.
 func required(fs []Finding, kind Kind) []Finding {
-	s, _ := SpecOf(kind)
+	reqs := Requirements(kind)
 	var out []Finding
 	for _, f := range fs {
-		if slices.Contains(s.Requires, f.Kind) {
+		if slices.Contains(reqs, f.Kind) {
 			out = append(out, f)
 		}
 	}

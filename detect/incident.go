@@ -398,7 +398,7 @@ func (ev *Evidence) loc() *time.Location {
 	return ev.Loc
 }
 
-func (in *Incidents) note(sev string, t prose.Text) {
+func (in *Incidents) note(sev sources.Severity, t prose.Text) {
 	in.Notes = append(in.Notes, sources.Note("incident", sev, t))
 }
 

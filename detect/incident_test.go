@@ -3,14 +3,11 @@ package detect
 import (
 	"context"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 var (
@@ -180,36 +177,6 @@ func TestGoodputLeavesTheCrawlerOut(t *testing.T) {
 	if got := FactMap(fs[0].Facts)["goodput_usual_per_min"]; got < 19 || got > 21 {
 		t.Errorf("goodput_usual_per_min = %v, want the readers' 20", got)
 	}
-}
-
-// On a bundle without metrics, no configuration change is blamed by the
-// backlog arithmetic that needs the listen queue: the wedge's 511 -> 4096
-// raise is a candidate the analysis could not judge, not an enabler.
-func TestNoMetricsNoBacklogBlame(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation in -short mode")
-	}
-	dir := filepath.Join(t.TempDir(), "bundle")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog-wedge", Seed: 1, BaselineHours: 0.5, Out: dir}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(dir, "metrics")); err != nil {
-		t.Fatal(err)
-	}
-	res := runBundle(t, dir)
-	for _, f := range res.Findings {
-		if f.Kind != KindConfigChange || f.Change == nil || f.Change.Key != "listen.backlog" || f.Change.New != "4096" {
-			continue
-		}
-		if f.Role == RoleEnabler || f.Role == RoleTrigger || f.Confidence > 0.4 {
-			t.Errorf("listen.backlog -> 4096 is %s %.2f without the queue series: %s", f.Role, f.Confidence, f.Summary)
-		}
-		if !strings.Contains(f.Summary, "could not judge") {
-			t.Errorf("summary does not say it could not judge: %s", f.Summary)
-		}
-		return
-	}
-	t.Fatalf("the backlog change was not reviewed at all; checks %+v", res.Checks)
 }
 
 func notesHave(ns []sources.QualityNote, s string) bool {

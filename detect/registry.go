@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -23,6 +24,12 @@ type Spec struct {
 	// cannot hide in the run order (as golang.org/x/tools/go/analysis's
 	// Analyzer.Requires). Register refuses a cycle.
 	Requires []Kind
+	// RequiresRoles are roles whose kinds' findings the detector reads
+	// whichever kinds register them (config_change dates the onset by the
+	// earliest trigger or mechanism found): it requires every other kind of
+	// those roles as if each were in Requires, a kind registered later
+	// included.
+	RequiresRoles []Role
 	// New returns the detector.
 	New func() Detector
 	// NewFacts returns the kind's empty facts struct (a pointer), so that a
@@ -63,14 +70,27 @@ type ScanMeasure struct {
 	// Anomaly is the scan's anomaly kind (a finding kind, or a concern such as
 	// "saturation" several kinds join under); empty means Kind itself.
 	Anomaly Kind
-	// Severity is the anomaly's severity before the scan's floors: "info",
-	// "warning" or "critical"; empty means "warning".
-	Severity string
+	// Severity is the anomaly's severity before the scan's floors; empty
+	// means AnomalyWarning.
+	Severity AnomalySeverity
 	// Metric names the observed value in the scan report.
 	Metric   string
 	Observed func(f *Finding) float64
 	Baseline func(f *Finding) float64
 }
+
+// AnomalySeverity is how loud a scan's anomaly is (scan.json "severity"):
+// info is news, warning and critical make the scan anomalous. It ranks
+// alarms, unlike a data-quality note's sources.Severity, which weighs a
+// caveat. Package scan names it scan.Severity.
+type AnomalySeverity string
+
+// The severities of an anomaly, in increasing order.
+const (
+	AnomalyInfo     AnomalySeverity = "info"
+	AnomalyWarning  AnomalySeverity = "warning"
+	AnomalyCritical AnomalySeverity = "critical"
+)
 
 // Phraser says a detector's messages in one language: the report implements
 // it, so a detector's prose lives beside the detector and its words in the
@@ -169,9 +189,25 @@ func Register(s Spec) {
 	registry.specs[s.Kind] = s
 }
 
+// requirements are the kinds s requires among specs: its Requires, then
+// every other kind of specs whose role is in its RequiresRoles, by name.
+func requirements(specs map[Kind]Spec, s Spec) []Kind {
+	out := slices.Clone(s.Requires)
+	var byRole []Kind
+	for kind, o := range specs {
+		if kind != s.Kind && slices.Contains(s.RequiresRoles, o.Role) && !slices.Contains(out, kind) {
+			byRole = append(byRole, kind)
+		}
+	}
+	slices.Sort(byRole)
+	return append(out, byRole...)
+}
+
 // requireCycle returns a cycle of requirements through s.Kind (starting and
 // ending with it) among specs and s, or nil.
 func requireCycle(specs map[Kind]Spec, s Spec) []Kind {
+	with := maps.Clone(specs)
+	with[s.Kind] = s
 	seen := map[Kind]bool{}
 	var path []Kind
 	var visit func(kind Kind, requires []Kind) []Kind
@@ -187,13 +223,13 @@ func requireCycle(specs map[Kind]Spec, s Spec) []Kind {
 				continue
 			}
 			seen[r] = true
-			if c := visit(r, next.Requires); c != nil {
+			if c := visit(r, requirements(with, next)); c != nil {
 				return c
 			}
 		}
 		return nil
 	}
-	return visit(s.Kind, s.Requires)
+	return visit(s.Kind, requirements(with, s))
 }
 
 // Specs lists every registered kind in run order: each after the kinds it
@@ -206,14 +242,15 @@ func Specs() []Spec {
 	requiredBy := map[Kind][]Kind{}
 	var ready []Kind
 	for kind, s := range registry.specs {
-		for _, r := range s.Requires {
+		reqs := requirements(registry.specs, s)
+		for _, r := range reqs {
 			if _, ok := registry.specs[r]; !ok {
 				panic(fmt.Sprintf("detect: kind %q requires %q, which no detector registers", kind, r))
 			}
 			requiredBy[r] = append(requiredBy[r], kind)
 		}
-		waiting[kind] = len(s.Requires)
-		if len(s.Requires) == 0 {
+		waiting[kind] = len(reqs)
+		if len(reqs) == 0 {
 			ready = append(ready, kind)
 		}
 	}
@@ -238,6 +275,14 @@ func SpecOf(kind Kind) (Spec, bool) {
 	defer registry.RUnlock()
 	s, ok := registry.specs[kind]
 	return s, ok
+}
+
+// Requirements are the kinds kind requires (Spec.Requires and the kinds of
+// its RequiresRoles), whose findings it reads.
+func Requirements(kind Kind) []Kind {
+	registry.RLock()
+	defer registry.RUnlock()
+	return requirements(registry.specs, registry.specs[kind])
 }
 
 // specRole is the usual role of kind, "" when it is not registered.

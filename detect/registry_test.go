@@ -108,7 +108,7 @@ func TestBuiltinRunOrder(t *testing.T) {
 		pos[k] = i
 	}
 	for _, s := range Specs() {
-		for _, r := range s.Requires {
+		for _, r := range Requirements(s.Kind) {
 			if pos[r] >= pos[s.Kind] {
 				t.Errorf("%s runs before %s, which it requires", s.Kind, r)
 			}
@@ -116,5 +116,41 @@ func TestBuiltinRunOrder(t *testing.T) {
 	}
 	if s, _ := SpecOf(KindServiceTimeRegression); !slices.Contains(s.Requires, KindIdlePinning) {
 		t.Errorf("service_time_regression reads idle_pinning's finding but requires only %q", s.Requires)
+	}
+}
+
+// A detector that requires a role runs after every other kind of that role,
+// one registered after it included, and reads their findings; a cycle closed
+// through a role is refused like any other.
+func TestRequiredRolesRunFirst(t *testing.T) {
+	onlyKinds(t)
+	var saw []string
+	Register(Spec{Kind: "aa_weigher", RequiresRoles: []Role{RoleTrigger}, Role: RoleEnabler,
+		New:      func() Detector { return stubDetector{kind: "aa_weigher", saw: &saw} },
+		NewFacts: func() Facts { return &stubFacts{"aa_weigher"} }})
+	registerStub("mm_mechanism", &saw)
+	registerTrigger := func(kind Kind, requires ...Kind) {
+		Register(Spec{Kind: kind, Requires: requires, Role: RoleTrigger,
+			New:      func() Detector { return stubDetector{kind: kind, saw: &saw} },
+			NewFacts: func() Facts { return &stubFacts{kind} }})
+	}
+	registerTrigger("zz_trigger")
+	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	res, err := Run(context.Background(), &Evidence{From: from, To: from.Add(time.Hour)}, Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []string
+	for _, c := range res.Checks {
+		ran = append(ran, string(c.Name))
+	}
+	if want := []string{"mm_mechanism", "zz_trigger", "aa_weigher"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %q, want %q", ran, want)
+	}
+	if want := []string{"aa_weigher saw zz_trigger-1"}; !slices.Equal(saw, want) {
+		t.Errorf("prior findings: %q, want %q", saw, want)
+	}
+	if got := registerPanic(func() { registerTrigger("bb_trigger", "aa_weigher") }); got != "detect.Register: kinds require each other in a cycle: bb_trigger -> aa_weigher -> bb_trigger" {
+		t.Errorf("closing a cycle through a role: %q", got)
 	}
 }

@@ -12,26 +12,51 @@ import (
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/scan"
 )
 
-// factsDef is where report.v1.schema.json states each kind's facts: one
-// if-kind-then-facts rule per registered kind, generated from the kinds' facts
-// structs (go test ./report -run TestSchemaFactsAreTheTypes -update).
-const factsDef = `"finding_facts": `
+// factsSchema is a schema whose $defs state each kind's facts: one
+// if-kind-then-facts rule per kind, generated from the facts structs (go test
+// ./report -run TestSchemaFactsAreTheTypes -update).
+type factsSchema struct {
+	file string
+	// def opens the generated $defs entry.
+	def         string
+	description string
+	kinds       []detect.Kind
+	// names are the fact names (and numbered prefixes) of a kind.
+	names func(detect.Kind) (names, numberedPrefixes []string)
+}
 
-// factsSchemaText renders $defs.finding_facts from the registry, indented as
-// the schema file is: for every built-in kind, its facts object may carry
-// exactly the names its facts struct declares (detect.FactNames).
-func factsSchemaText() string {
+// factsSchemas are report.json's finding facts (each kind's facts struct,
+// detect.FactNames) and scan.json's anomaly facts (a concern's struct and
+// those of the findings that join it, scan.FactNames).
+func factsSchemas() []factsSchema {
+	return []factsSchema{
+		{file: "schema/report.v1.schema.json", def: `"finding_facts": `,
+			description: "the facts each finding kind states: exactly the names of its facts struct, generated from the types",
+			kinds:       builtinKinds(),
+			names: func(kind detect.Kind) ([]string, []string) {
+				spec, _ := detect.SpecOf(kind)
+				return detect.FactNames(spec.NewFacts())
+			}},
+		{file: "schema/scan.v1.schema.json", def: `"anomaly_facts": `,
+			description: "the facts each anomaly kind states: the names of its concern's facts struct and of the facts structs of the finding kinds that join it, generated from the types",
+			kinds:       append(builtinKinds(), scan.Concerns()...),
+			names:       scan.FactNames},
+	}
+}
+
+// text renders the $defs entry, indented as the schema files are: for every
+// kind, its facts object may carry exactly the names fs.names gives.
+func (fs factsSchema) text() string {
 	var b strings.Builder
 	b.WriteString("{\n")
-	b.WriteString(`      "description": "the facts each finding kind states: exactly the names of its facts struct, generated from the types",` + "\n")
+	fmt.Fprintf(&b, "      \"description\": %q,\n", fs.description)
 	b.WriteString(`      "allOf": [` + "\n")
-	kinds := builtinKinds()
-	for i, kind := range kinds {
-		spec, _ := detect.SpecOf(kind)
-		names, prefixes := detect.FactNames(spec.NewFacts())
-		slices.Sort(names)
+	for i, kind := range fs.kinds {
+		names, prefixes := fs.names(kind)
+		names = slices.Sorted(slices.Values(names))
 		fmt.Fprintf(&b, "        {\n          \"if\": {\"properties\": {\"kind\": {\"const\": %q}}, \"required\": [\"kind\"]},\n", kind)
 		b.WriteString("          \"then\": {\"properties\": {\"facts\": {\n            \"type\": \"object\",\n            \"additionalProperties\": false,\n")
 		if len(prefixes) > 0 {
@@ -52,7 +77,7 @@ func factsSchemaText() string {
 			fmt.Fprintf(&b, "\n              %q: {\"type\": \"number\"}", n)
 		}
 		b.WriteString("\n            }\n          }}}\n        }")
-		if i < len(kinds)-1 {
+		if i < len(fs.kinds)-1 {
 			b.WriteString(",")
 		}
 		b.WriteString("\n")
@@ -61,30 +86,36 @@ func factsSchemaText() string {
 	return b.String()
 }
 
-// The schema's facts of every registered kind are the names its facts struct
-// declares: a field added, renamed or dropped in a struct without the schema
-// following (or a name in the schema no struct has) fails here.
+// The schemas' facts of every registered kind are the names its facts
+// structs declare: a field added, renamed or dropped in a struct without the
+// schema following (or a name in the schema no struct has) fails here.
 func TestSchemaFactsAreTheTypes(t *testing.T) {
-	const file = "schema/report.v1.schema.json"
+	for _, fs := range factsSchemas() {
+		checkFactsSchema(t, fs)
+	}
+}
+
+func checkFactsSchema(t *testing.T, fs factsSchema) {
+	file := fs.file
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := bytes.Index(raw, []byte(factsDef))
+	start := bytes.Index(raw, []byte(fs.def))
 	if start < 0 {
-		t.Fatalf("%s: no $defs.finding_facts", file)
+		t.Fatalf("%s: no $defs.%s", file, strings.Trim(fs.def, `": `))
 	}
-	start += len(factsDef)
+	start += len(fs.def)
 	dec := json.NewDecoder(bytes.NewReader(raw[start:]))
 	var got any
 	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("%s: finding_facts: %v", file, err)
+		t.Fatalf("%s: %s %v", file, fs.def, err)
 	}
 	end := start + int(dec.InputOffset())
-	text := factsSchemaText()
+	text := fs.text()
 	var want any
 	if err := json.Unmarshal([]byte(text), &want); err != nil {
-		t.Fatalf("generated finding_facts: %v", err)
+		t.Fatalf("generated %s %v", fs.def, err)
 	}
 	if reflect.DeepEqual(got, want) {
 		return
@@ -97,20 +128,20 @@ func TestSchemaFactsAreTheTypes(t *testing.T) {
 		return
 	}
 	gotNames, wantNames := schemaFactNames(got), schemaFactNames(want)
-	for _, kind := range builtinKinds() {
+	for _, kind := range fs.kinds {
 		g, w := gotNames[string(kind)], wantNames[string(kind)]
 		for _, n := range w {
 			if !slices.Contains(g, n) {
-				t.Errorf("%s: the facts of %s lack %q, a name of its facts struct", file, kind, n)
+				t.Errorf("%s: the facts of %s lack %q, a name of its facts structs", file, kind, n)
 			}
 		}
 		for _, n := range g {
 			if !slices.Contains(w, n) {
-				t.Errorf("%s: the facts of %s list %q, which its facts struct does not declare", file, kind, n)
+				t.Errorf("%s: the facts of %s list %q, which no facts struct of it declares", file, kind, n)
 			}
 		}
 	}
-	t.Errorf("%s: finding_facts differs from the facts structs (run go test ./report -run %s -update)", file, t.Name())
+	t.Errorf("%s: %s differs from the facts structs (run go test ./report -run %s -update)", file, fs.def, t.Name())
 }
 
 // schemaFactNames reads finding_facts back as kind -> fact names (patterns

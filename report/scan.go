@@ -298,7 +298,7 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 			if a.NoBaseline {
 				usual, score = "-", "-"
 			}
-			_ = t.Append(cell(a.Severity), cell(string(a.Kind)), cell(a.Key), since(a.Start, s.Window.To, loc),
+			_ = t.Append(cell(string(a.Severity)), cell(string(a.Kind)), cell(a.Key), since(a.Start, s.Window.To, loc),
 				num(a.Observed), usual, score)
 		}
 		_ = t.Render()
@@ -315,7 +315,7 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 	}
 	for _, n := range s.DataQuality {
 		if n.Severity != sources.SeverityInfo {
-			fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(n.Message))
+			fmt.Fprintf(w, "%s (%s): %s\n", cell(string(n.Severity)), cell(n.Source), TerminalSafe(n.Message))
 		}
 	}
 	for _, p := range paths {

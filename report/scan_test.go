@@ -62,7 +62,7 @@ func crawlerScan() *scan.Result {
 				Findings: []string{"crawler_burst-1"},
 				Fingerprint: &detect.Fingerprint{UserAgent: "Chrome 121", AcceptLanguage: "zh-cn", LoggedIn: "no", SecChUa: "absent",
 					Paths: []string{"Special:Contributions (path)"}},
-				Facts: map[string]float64{"distinct_ips": 20819}},
+				Facts: &scan.CrawlerRiseFacts{DistinctIPs: 20819}},
 			{Kind: scan.KindErrorRate, Severity: scan.SeverityCritical, Start: w.From.Add(18 * time.Minute), Metric: "failed responses in the window",
 				Observed: 11312, Score: 11312, Summary: "11,312 responses failed."},
 			{Kind: scan.KindSurge, Severity: scan.SeverityInfo, Start: w.From, Metric: "client requests in the window",

@@ -152,7 +152,7 @@ func TestSchemaKindsAreTheRegistry(t *testing.T) {
 		extra []detect.Kind
 	}{
 		{"schema/report.v1.schema.json", nil},
-		{"schema/scan.v1.schema.json", scan.Concerns},
+		{"schema/scan.v1.schema.json", scan.Concerns()},
 	} {
 		raw, err := os.ReadFile(tc.file)
 		if err != nil {

@@ -136,7 +136,7 @@ func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
 		_ = t.Render()
 	}
 	for _, n := range r.DataQuality {
-		fmt.Fprintf(w, "%s (%s): %s\n", cell(n.Severity), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
+		fmt.Fprintf(w, "%s (%s): %s\n", cell(string(n.Severity)), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
 	}
 	if len(paths) > 0 {
 		fmt.Fprintln(w)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/configchange"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -23,8 +24,8 @@ const (
 	EventFailurePeak   = detect.EventFailurePeak
 	EventLastFailure   = detect.EventLastFailure
 	EventPinning       = detect.EventPinning
-	EventConfigChange  = detect.EventConfigChange
-	EventDeploy        = detect.EventDeploy
+	EventConfigChange  = configchange.EventConfigChange
+	EventDeploy        = configchange.EventDeploy
 )
 
 // candidate is a moment before de-duplication: two candidates in the same
@@ -91,7 +92,9 @@ func assembleTimeline(r *Report, loc *time.Location) []Moment {
 }
 
 // changeText describes a configuration change as the config_change detector does.
-func changeText(p printer, c sources.Change) string { return detect.ChangeText(phraser{p, nil}, c) }
+func changeText(p printer, c sources.Change) string {
+	return configchange.ChangeText(phraser{p, nil}, c)
+}
 
 // crowd names a crawler cluster in prose, as the crawler_burst detector does.
 func crowd(p printer, f *detect.Finding) string { return detect.Crowd(phraser{p, nil}, f) }

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/configchange"
 	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -187,7 +188,7 @@ func newView(r *Report, lang string) (*view, error) {
 			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
-		v.DataQuality = append(v.DataQuality, n.Severity+" ("+n.Source+"): "+p.text(n.Text, n.Message))
+		v.DataQuality = append(v.DataQuality, string(n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
 	}
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -388,7 +389,7 @@ func summary(p printer, r *Report) string {
 	}
 	if change != nil && change.Change != nil {
 		c := change.Change
-		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), detect.SettingValue(c.Old), detect.SettingValue(c.New), direction(detect.FactsOf[detect.ConfigChangeFacts](change)), c.Time
+		why.Change, why.Key, why.Old, why.New, why.Grew, why.At = true, orDash(c.Key), configchange.SettingValue(c.Old), configchange.SettingValue(c.New), direction(detect.FactsOf[configchange.ConfigChangeFacts](change)), c.Time
 	}
 	if health != nil {
 		hf := detect.FactsOf[detect.HealthcheckFacts](health)
@@ -450,7 +451,7 @@ func unknownMinutes(p printer, r *Report) []string {
 // config_change detector read (an absent one is the setting's default): 1
 // when the new value is larger, -1 smaller, 0 when equal or either is not a
 // number.
-func direction(cf *detect.ConfigChangeFacts) int {
+func direction(cf *configchange.ConfigChangeFacts) int {
 	switch {
 	case !cf.OldValue.OK || !cf.NewValue.OK || cf.OldValue.V == cf.NewValue.V:
 		return 0

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/configchange"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -325,7 +326,7 @@ func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recomme
 		if f.Kind != detect.KindConfigChange || f.Change == nil || f.Change.Key != "pm.max_children" {
 			continue
 		}
-		cf := detect.FactsOf[detect.ConfigChangeFacts](f)
+		cf := detect.FactsOf[configchange.ConfigChangeFacts](f)
 		if !cf.Linked || !cf.OldValue.OK || !cf.NewValue.OK || cf.NewValue.V >= cf.OldValue.V || !cf.WorkersNeeded.OK {
 			continue
 		}

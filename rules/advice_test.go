@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/configchange"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -194,7 +195,7 @@ func TestAdviseNeverKeepsABlamedPoolSize(t *testing.T) {
 			Change: &sources.Change{Key: "pm.max_children", Old: "8", New: "3"},
 			Facts: detect.MustParseFacts(detect.KindConfigChange, map[string]float64{"old_value": 8, "new_value": 3,
 				"workers_needed": 5.2, "peak_php_per_s": 13, "service_time_s": 0.4, "old_pool_held": 1})}
-		detect.FactsOf[detect.ConfigChangeFacts](&f).Linked = linked
+		detect.FactsOf[configchange.ConfigChangeFacts](&f).Linked = linked
 		return f
 	}
 	for _, tt := range []struct {

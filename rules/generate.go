@@ -283,7 +283,7 @@ func generate(crawlers []*crawlerEvidence, site siteEvidence) ([]Zone, []sources
 // zoneFor builds the zone answering one crawler, or nil with the reason.
 func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNote) {
 	var notes []sources.QualityNote
-	note := func(sev, format string, args ...any) {
+	note := func(sev sources.Severity, format string, args ...any) {
 		notes = append(notes, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
 	}
 	z := &Zone{finding: c.Finding, requests: c.Requests, PerClient: !c.Spread}

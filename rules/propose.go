@@ -109,7 +109,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 		return nil, fmt.Errorf("rules: window %s to %s is empty", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
 	}
 	p := &Proposal{}
-	note := func(sev, format string, args ...any) {
+	note := func(sev sources.Severity, format string, args ...any) {
 		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
 	}
 	var saturation *detect.Finding
@@ -243,7 +243,7 @@ func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
 
 // propose does the rules part of Propose.
 func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) error {
-	note := func(sev, format string, args ...any) {
+	note := func(sev sources.Severity, format string, args ...any) {
 		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
 	}
 	bFrom, bTo, how, ok := baselineRange(in, prof, refs, note)
@@ -546,7 +546,7 @@ func (e *engine) reload(zones []Zone, newToOld []int) error {
 
 // baselineRange picks the period zones are sized on: the given baseline, else
 // the data before the window, else the data before the earliest crawler onset.
-func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev, format string, args ...any)) (from, to time.Time, how string, ok bool) {
+func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev sources.Severity, format string, args ...any)) (from, to time.Time, how string, ok bool) {
 	if prof.first.IsZero() {
 		note(sources.SeverityWarning, "the access logs held no request: no rate limit proposed")
 		return from, to, "", false

@@ -92,7 +92,7 @@ func recordFor(t *testing.T, in Input, between func()) (*recordedArrivals, *sour
 	if between != nil {
 		between()
 	}
-	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(string, string, ...any) {})
+	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(sources.Severity, string, ...any) {})
 	if !ok {
 		t.Fatal("no baseline")
 	}

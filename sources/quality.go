@@ -9,19 +9,25 @@ import (
 	"github.com/aftermath-forensics/aftermath/prose"
 )
 
-// Severity of a data-quality note, as written into report.json.
+// Severity is how much a data-quality note weighs, as written into
+// report.json: info notes what was left out by design, warning a caveat on
+// the numbers, error input that could not be read. It is not a scan's
+// anomaly severity (detect.AnomalySeverity), which ranks alarms.
+type Severity string
+
+// The severities of a data-quality note.
 const (
-	SeverityInfo    = "info"
-	SeverityWarning = "warning"
-	SeverityError   = "error"
+	SeverityInfo    Severity = "info"
+	SeverityWarning Severity = "warning"
+	SeverityError   Severity = "error"
 )
 
 // QualityNote is one entry of report.json's data_quality: something the reader
 // or a detector could not use, or a caveat on the numbers.
 type QualityNote struct {
-	Source   string `json:"source" yaml:"source"`
-	Severity string `json:"severity" yaml:"severity"`
-	Message  string `json:"message" yaml:"message"`
+	Source   string   `json:"source" yaml:"source"`
+	Severity Severity `json:"severity" yaml:"severity"`
+	Message  string   `json:"message" yaml:"message"`
 	// Text is Message as said by a catalog, for the report to say in its
 	// language; a note without one (read back from report.json) reads as
 	// Message in every language.
@@ -29,7 +35,7 @@ type QualityNote struct {
 }
 
 // Note is a data-quality note whose message is the English of t.
-func Note(source, severity string, t prose.Text) QualityNote {
+func Note(source string, severity Severity, t prose.Text) QualityNote {
 	return QualityNote{Source: source, Severity: severity, Message: t.String(), Text: t}
 }
 

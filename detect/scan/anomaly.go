@@ -6,37 +6,20 @@ import (
 	"time"
 )
 
-// Anomaly kinds beyond the finding kinds of package detect: an anomaly's
-// kind is a finding kind or one of these concerns, in one namespace.
-const (
-	// KindSurge is a rise of requests that behaves like people (assets after
-	// pages, cacheable articles, sessions): a flash crowd. Severity info.
-	KindSurge detect.Kind = "surge"
-	// KindErrorRate is a rise of failed responses (5xx, 429, late successes);
-	// upstream_errors findings join it.
-	KindErrorRate detect.Kind = "error_rate"
-	// KindLatency is a rise of PHP's response time over successes.
-	KindLatency detect.Kind = "latency"
-	// KindSaturation is a rise of busy-worker minutes, listen-queue depth or
-	// CPU; worker_saturation and listen_queue_overflow findings join it.
-	KindSaturation detect.Kind = "saturation"
-	// KindRequestRate is a rise of uncacheable requests (tools, special
-	// pages, API) that no single fingerprint explains.
-	KindRequestRate detect.Kind = "request_rate"
-)
-
-// Concerns are the anomaly kinds a scan adds to the finding kinds.
-var Concerns = []detect.Kind{KindSurge, KindErrorRate, KindLatency, KindSaturation, KindRequestRate}
+// Severity is how loud an anomaly is: info is news, warning and critical
+// make the scan anomalous. Detectors' specs name it too (ScanMeasure), so it
+// is declared in package detect.
+type Severity = detect.AnomalySeverity
 
 // Severities, in increasing order.
 const (
-	SeverityInfo     = "info"
-	SeverityWarning  = "warning"
-	SeverityCritical = "critical"
+	SeverityInfo     = detect.AnomalyInfo
+	SeverityWarning  = detect.AnomalyWarning
+	SeverityCritical = detect.AnomalyCritical
 )
 
 // SeverityRank orders severities (info 0, warning 1, critical 2; -1 unknown).
-func SeverityRank(s string) int {
+func SeverityRank(s Severity) int {
 	switch s {
 	case SeverityInfo:
 		return 0
@@ -56,7 +39,7 @@ type Anomaly struct {
 	Kind detect.Kind `json:"kind"`
 	// Severity is info, warning or critical. Only warning and critical make a
 	// scan anomalous (exit 1) and are announced.
-	Severity string `json:"severity"`
+	Severity Severity `json:"severity"`
 	// Key tells anomalies of one kind apart: the fingerprint of a
 	// crawler_burst, the path class of a request_rate; "" for site-wide ones.
 	// Kind and Key identify an anomaly from one scan to the next.
@@ -85,8 +68,13 @@ type Anomaly struct {
 	Findings []string `json:"findings,omitempty"`
 	// Fingerprint is the client fingerprint of a crawler_burst.
 	Fingerprint *detect.Fingerprint `json:"fingerprint,omitempty"`
-	// Facts are named numbers behind the summary.
-	Facts map[string]float64 `json:"facts,omitempty"`
+	// Facts are the numbers behind the summary: the concern's facts struct
+	// (Concern.NewFacts), or the facts of the finding the anomaly was made
+	// from. scan.json writes them as one object of numbers (FactMap).
+	Facts detect.Facts `json:"facts,omitempty"`
+	// Joined are the facts of the findings that joined the anomaly since;
+	// scan.json adds the names Facts does not state.
+	Joined []detect.Facts `json:"-"`
 }
 
 // ID identifies an anomaly across scans: kind and key.

@@ -121,6 +121,38 @@ func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (s
 	return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
 }
 
+func init() {
+	registerConcern(Concern{Kind: detect.KindCrawlerBurst, NewFacts: func() detect.Facts { return &CrawlerRiseFacts{} }})
+}
+
+// CrawlerRiseFacts are the numbers behind a crawler_burst the scan measured
+// itself: an automated fingerprint's rise against its seasonal baseline. The
+// crawler detector's finding of the same fingerprint joins it with its own
+// facts (detect.CrawlerBurstFacts).
+type CrawlerRiseFacts struct {
+	// Requests, DistinctIPs and DistinctPrefixes are the fingerprint's
+	// window; RequestsUsual and DistinctIPsUsual their baseline medians.
+	Requests         int     `json:"requests"`
+	RequestsUsual    float64 `json:"requests_usual"`
+	DistinctIPs      int     `json:"distinct_ips"`
+	DistinctIPsUsual float64 `json:"distinct_ips_usual"`
+	DistinctPrefixes int     `json:"distinct_prefixes"`
+	// PeakPer10m is its busiest 10 minutes, starting at PeakAt (Unix
+	// seconds); UsualPer10m the usual 10 minutes at this hour.
+	PeakPer10m  float64 `json:"peak_per_10m"`
+	PeakAt      int64   `json:"peak_at"`
+	UsualPer10m float64 `json:"usual_per_10m"`
+	// AssetShare and UncacheableShare are how it read the site
+	// (detect.Reading).
+	AssetShare       float64 `json:"asset_share"`
+	UncacheableShare float64 `json:"uncacheable_share"`
+	// BaselineSlots counts the baseline's covered slots.
+	BaselineSlots int `json:"baseline_slots"`
+}
+
+// FindingKind implements detect.Facts.
+func (*CrawlerRiseFacts) FindingKind() detect.Kind { return detect.KindCrawlerBurst }
+
 // crawlerAnomaly reports an automated fingerprint's rise. Its observed value
 // is the busiest 10 minutes of the window against the usual 10 minutes at this
 // hour: a burst shows there first, while the hour's total still lags.
@@ -142,12 +174,12 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 		Start:  j.onset(r.minutes, r.requests),
 		Metric: "requests per 10 minutes at the peak", Observed: peak10, Baseline: round(usual10, 1), Score: round(r.score, 1),
 		Fingerprint: fp,
-		Facts: map[string]float64{
-			"requests": float64(c.Requests), "requests_usual": r.requests.Median,
-			"distinct_ips": float64(c.IPs), "distinct_prefixes": float64(c.Prefixes),
-			"peak_per_10m": peak10, "peak_at": float64(peakAt.Unix()), "usual_per_10m": round(usual10, 1),
-			"asset_share": round(j.readings[r.key].AssetShare, 3), "uncacheable_share": round(j.readings[r.key].ExpensiveShare, 3),
-			"baseline_slots": float64(r.b.N), "distinct_ips_usual": r.ips.Median,
+		Facts: &CrawlerRiseFacts{
+			Requests: c.Requests, RequestsUsual: r.requests.Median,
+			DistinctIPs: c.IPs, DistinctPrefixes: c.Prefixes,
+			PeakPer10m: peak10, PeakAt: peakAt.Unix(), UsualPer10m: round(usual10, 1),
+			AssetShare: round(j.readings[r.key].AssetShare, 3), UncacheableShare: round(j.readings[r.key].ExpensiveShare, 3),
+			BaselineSlots: r.b.N, DistinctIPsUsual: r.ips.Median,
 		},
 	}
 	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s, up to %s in 10 minutes; at this hour it usually sends %s requests from %s addresses (median of %d days). It looks automated: %s.",

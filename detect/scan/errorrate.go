@@ -7,6 +7,36 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
+// KindErrorRate is a rise of failed responses (5xx, 429, late successes);
+// upstream_errors findings join it. An anomaly kind beyond the finding kinds
+// of package detect, in their namespace.
+const KindErrorRate detect.Kind = "error_rate"
+
+func init() {
+	registerConcern(Concern{Kind: KindErrorRate, NewFacts: func() detect.Facts { return &ErrorRateFacts{} }})
+}
+
+// ErrorRateFacts are the numbers behind an error_rate: the window's failed
+// responses by cause.
+type ErrorRateFacts struct {
+	// Status5xx, Status429 and Late count the failed responses: 5xx, 429 and
+	// successes logged after the clients gave up.
+	Status5xx int `json:"status_5xx"`
+	Status429 int `json:"status_429"`
+	Late      int `json:"late"`
+	// Proxy503 counts the 503s Caddy made itself (it had marked PHP down);
+	// Proxy503Usual is their baseline median.
+	Proxy503      int     `json:"proxy_503"`
+	Proxy503Usual float64 `json:"proxy_503_usual"`
+	// FailedShare is the share of the window's lines that failed.
+	FailedShare float64 `json:"failed_share"`
+	// BaselineSlots counts the baseline's covered slots.
+	BaselineSlots int `json:"baseline_slots"`
+}
+
+// FindingKind implements detect.Facts.
+func (*ErrorRateFacts) FindingKind() detect.Kind { return KindErrorRate }
+
 // errors judges failed responses and the proxy's own 503s.
 func (j *judge) errors() {
 	r := j.recent
@@ -42,8 +72,8 @@ func (j *judge) errors() {
 	j.anomalies = append(j.anomalies, &Anomaly{
 		Kind: KindErrorRate, Severity: sev, Start: start,
 		Metric: "failed responses in the window", Observed: float64(r.Failed), Baseline: b.Median, Score: round(m.score(float64(r.Failed), b), 1),
-		Facts: map[string]float64{"status_5xx": float64(r.Server5xx), "status_429": float64(r.Status429), "proxy_503": float64(r.Proxy503),
-			"late": float64(r.Late), "failed_share": round(failedShare, 4), "baseline_slots": float64(b.N), "proxy_503_usual": pb.Median},
+		Facts: &ErrorRateFacts{Status5xx: r.Server5xx, Status429: r.Status429, Proxy503: r.Proxy503,
+			Late: r.Late, FailedShare: round(failedShare, 4), BaselineSlots: b.N, Proxy503Usual: pb.Median},
 		Summary: fmt.Sprintf("%s responses failed %s, %s of all: %s 5xx%s, %s 429 and %s successes logged after the clients gave up; usually %s at this hour (median of %d days).",
 			count(r.Failed), j.span(), pct(failedShare), count(r.Server5xx), proxy, count(r.Status429), count(r.Late), num(b.Median), b.N),
 	})

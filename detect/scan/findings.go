@@ -12,7 +12,7 @@ import (
 type scanMeasure struct {
 	detect.ScanMeasure
 	kind     detect.Kind
-	severity string
+	severity Severity
 }
 
 // findingKind says what anomaly a detector's finding becomes, and how it is
@@ -49,14 +49,14 @@ func (j *judge) findings() {
 				a.Severity = sev
 			}
 			a.Summary += " " + f.Summary
-			addMissingFacts(a.Facts, detect.FactMap(f.Facts))
+			a.Joined = append(a.Joined, f.Facts)
 			if a.Fingerprint == nil {
 				a.Fingerprint = f.Fingerprint
 			}
 			continue
 		}
 		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.Metric,
-			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: detect.FactMap(f.Facts)}
+			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: f.Facts}
 		if fk.Observed != nil {
 			a.Observed = fk.Observed(f)
 		}
@@ -77,8 +77,8 @@ func (j *judge) findings() {
 // findingSeverity applies the scan's volume floors and critical rules to a
 // finding: the detectors judge relative rises only, and a scan that runs every
 // hour must not alarm on six slow requests.
-func (j *judge) findingSeverity(f *detect.Finding, sev string) (string, string) {
-	floor := func(v, min float64, what string) (string, string) {
+func (j *judge) findingSeverity(f *detect.Finding, sev Severity) (Severity, string) {
+	floor := func(v, min float64, what string) (Severity, string) {
 		if v < min {
 			return SeverityInfo, fmt.Sprintf(" (Below the scan's floor of %s %s: noted, not alarming.)", num(min), what)
 		}
@@ -109,14 +109,4 @@ func (j *judge) findingSeverity(f *detect.Finding, sev string) (string, string) 
 		}
 	}
 	return sev, ""
-}
-
-// addMissingFacts adds to an anomaly's facts those of a joining finding it
-// does not state yet: the first finding's numbers stand.
-func addMissingFacts(into, from map[string]float64) {
-	for k, v := range from {
-		if _, ok := into[k]; !ok {
-			into[k] = v
-		}
-	}
 }

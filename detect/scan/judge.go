@@ -185,7 +185,7 @@ func (j *judge) dropIdleChanges() {
 	j.anomalies = kept
 }
 
-func (j *judge) note(severity, msg string) {
+func (j *judge) note(severity sources.Severity, msg string) {
 	j.notes = append(j.notes, sources.QualityNote{Source: "scan", Severity: severity, Message: msg})
 }
 

@@ -103,7 +103,7 @@ func TestJudge(t *testing.T) {
 			j.run()
 			var got []string
 			for _, a := range j.anomalies {
-				got = append(got, string(a.Kind)+"/"+a.Severity)
+				got = append(got, string(a.Kind)+"/"+string(a.Severity))
 				if a.Summary == "" || a.Start.IsZero() {
 					t.Errorf("%s: no summary or start", a.ID())
 				}

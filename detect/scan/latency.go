@@ -7,6 +7,29 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
+// KindLatency is a rise of PHP's response time over successes. An anomaly
+// kind beyond the finding kinds of package detect, in their namespace.
+const KindLatency detect.Kind = "latency"
+
+func init() {
+	registerConcern(Concern{Kind: KindLatency, NewFacts: func() detect.Facts { return &LatencyFacts{} }})
+}
+
+// LatencyFacts are the numbers behind a latency anomaly: PHP's success
+// percentiles in the window and usually (seconds).
+type LatencyFacts struct {
+	P95       float64 `json:"p95_s"`
+	P50       float64 `json:"p50_s"`
+	P95Usual  float64 `json:"p95_usual_s"`
+	P50Usual  float64 `json:"p50_usual_s"`
+	Successes int     `json:"successes"`
+	// BaselineSlots counts the baseline's covered slots.
+	BaselineSlots int `json:"baseline_slots"`
+}
+
+// FindingKind implements detect.Facts.
+func (*LatencyFacts) FindingKind() detect.Kind { return KindLatency }
+
 // lowerQuantile is the low end of a quantile's 3-sigma confidence interval
 // from its sample size (order statistics: the rank q*n varies by
 // sqrt(n*q*(1-q))).
@@ -61,8 +84,8 @@ func (j *judge) latency() {
 	j.anomalies = append(j.anomalies, &Anomaly{
 		Kind: KindLatency, Severity: sev, Start: start,
 		Metric: metric, Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(g, b), 1),
-		Facts: map[string]float64{"p95_s": round(o95, 3), "p50_s": round(o50, 3), "p95_usual_s": round(b95.Median, 3), "p50_usual_s": round(b50.Median, 3),
-			"successes": float64(r.Latency.N), "baseline_slots": float64(b.N)},
+		Facts: &LatencyFacts{P95: round(o95, 3), P50: round(o50, 3), P95Usual: round(b95.Median, 3), P50Usual: round(b50.Median, 3),
+			Successes: r.Latency.N, BaselineSlots: b.N},
 		Summary: fmt.Sprintf("PHP answered its successes slower %s: 95th percentile %s (usually %s), median %s (usually %s), over %s successes.",
 			j.span(), secs(o95), secs(b95.Median), secs(o50), secs(b50.Median), count(r.Latency.N)),
 	})

@@ -11,7 +11,7 @@ import (
 // scan.json accepts: the registry spells them as plain strings, since detect
 // cannot import this package.
 func TestRegisteredScanMeasures(t *testing.T) {
-	kinds := append(detect.Kinds(), Concerns...)
+	kinds := append(detect.Kinds(), Concerns()...)
 	for _, s := range detect.Specs() {
 		m := findingKind(s.Kind)
 		if !slices.Contains(kinds, m.kind) {

@@ -4,8 +4,39 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
+
+// KindSaturation is a rise of busy-worker minutes, listen-queue depth or CPU;
+// worker_saturation and listen_queue_overflow findings join it. An anomaly
+// kind beyond the finding kinds of package detect, in their namespace.
+const KindSaturation detect.Kind = "saturation"
+
+func init() {
+	registerConcern(Concern{Kind: KindSaturation, NewFacts: func() detect.Facts { return &SaturationFacts{} }})
+}
+
+// SaturationFacts are the numbers behind a saturation: the pool's busy
+// minutes, listen queue and CPU in the window and usually.
+type SaturationFacts struct {
+	Workers               float64 `json:"workers"`
+	SaturatedMinutes      float64 `json:"saturated_minutes"`
+	SaturatedMinutesUsual float64 `json:"saturated_minutes_usual"`
+	QueuePeak             float64 `json:"queue_peak"`
+	QueuePeakUsual        float64 `json:"queue_peak_usual"`
+	// Backlog is the listen queue's length, when php-fpm reported it.
+	Backlog detect.Maybe[float64] `json:"backlog"`
+	// CPUMean and CPUMeanUsual are in percent, with a CPU series.
+	CPUMean      detect.Maybe[float64] `json:"cpu_mean_pct"`
+	CPUMeanUsual detect.Maybe[float64] `json:"cpu_mean_usual_pct"`
+	// BaselineSlots counts the slots of the baseline the observed value is
+	// measured against.
+	BaselineSlots int `json:"baseline_slots"`
+}
+
+// FindingKind implements detect.Facts.
+func (*SaturationFacts) FindingKind() detect.Kind { return KindSaturation }
 
 // saturation judges busy workers, the listen queue and CPU.
 func (j *judge) saturation() {
@@ -55,14 +86,14 @@ func (j *judge) saturation() {
 		start = p.FirstSaturated
 	}
 	cpu := "no CPU series"
-	facts := map[string]float64{"workers": p.Workers, "saturated_minutes": p.SaturatedMinutes, "saturated_minutes_usual": bSat.Median,
-		"queue_peak": p.QueuePeak, "queue_peak_usual": bQueue.Median, "baseline_slots": float64(b.N)}
+	facts := &SaturationFacts{Workers: p.Workers, SaturatedMinutes: p.SaturatedMinutes, SaturatedMinutesUsual: bSat.Median,
+		QueuePeak: p.QueuePeak, QueuePeakUsual: bQueue.Median, BaselineSlots: b.N}
 	if p.Backlog > 0 {
-		facts["backlog"] = p.Backlog
+		facts.Backlog = detect.Some(p.Backlog)
 	}
 	if p.HasCPU {
 		cpu = fmt.Sprintf("CPU averaged %.0f%% (usually %.0f%%)", p.CPUMean, bCPU.Median)
-		facts["cpu_mean_pct"], facts["cpu_mean_usual_pct"] = round(p.CPUMean, 1), round(bCPU.Median, 1)
+		facts.CPUMean, facts.CPUMeanUsual = detect.Some(round(p.CPUMean, 1)), detect.Some(round(bCPU.Median, 1))
 	}
 	j.anomalies = append(j.anomalies, &Anomaly{
 		Kind: KindSaturation, Severity: sev, Start: start,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	_ "github.com/aftermath-forensics/aftermath/detect/configchange" // registers config_change among detect.Detectors()
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"

@@ -8,6 +8,34 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
+// KindSurge is a rise of requests that behaves like people (assets after
+// pages, cacheable articles, sessions): a flash crowd. Severity info. An
+// anomaly kind beyond the finding kinds of package detect, in their
+// namespace.
+const KindSurge detect.Kind = "surge"
+
+func init() {
+	registerConcern(Concern{Kind: KindSurge, NewFacts: func() detect.Facts { return &SurgeFacts{} }})
+}
+
+// SurgeFacts are the numbers behind a surge: how much of the rise looks like
+// people.
+type SurgeFacts struct {
+	// AssetShare and CookieShare are the shares of the people's requests
+	// that fetched assets and carried cookies.
+	AssetShare  float64 `json:"asset_share"`
+	CookieShare float64 `json:"cookie_share"`
+	// Languages counts the languages with 10 requests or more.
+	Languages int `json:"languages"`
+	// FingerprintsRising counts the people's fingerprints that rose.
+	FingerprintsRising int `json:"fingerprints_rising"`
+	// BaselineSlots counts the baseline's covered slots.
+	BaselineSlots int `json:"baseline_slots"`
+}
+
+// FindingKind implements detect.Facts.
+func (*SurgeFacts) FindingKind() detect.Kind { return KindSurge }
+
 // surge judges the requests of people: the window's requests less those of
 // the automated fingerprints that rose, against the usual requests.
 func (j *judge) surge(auto, humans []rise) {
@@ -59,8 +87,8 @@ func (j *judge) surge(auto, humans []rise) {
 	j.anomalies = append(j.anomalies, &Anomaly{
 		Kind: KindSurge, Severity: SeverityInfo, Start: start,
 		Metric: "client requests in the window", Observed: o, Baseline: b.Median, Score: round(surgeMeasure.score(o, b), 1),
-		Facts: map[string]float64{"asset_share": round(share(assets, req), 3), "cookie_share": round(share(cookies, req), 3),
-			"languages": float64(len(langs)), "fingerprints_rising": float64(len(humans)), "baseline_slots": float64(b.N)},
+		Facts: &SurgeFacts{AssetShare: round(share(assets, req), 3), CookieShare: round(share(cookies, req), 3),
+			Languages: len(langs), FingerprintsRising: len(humans), BaselineSlots: b.N},
 		Summary: fmt.Sprintf("Requests rose to %s %s against a usual %s at this hour (median of %d days), and the rise behaves like people: %s of requests were assets fetched after pages, %s carried cookies, %d languages%s. A surge (a flash crowd), not an attack.",
 			num(o), j.span(), num(b.Median), b.N, pct(share(assets, req)), pct(share(cookies, req)), len(langs), who),
 	})

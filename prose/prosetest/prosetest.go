@@ -67,16 +67,31 @@ func Said(dir, method string) (names []string, problems []string, err error) {
 // defines a message the code never says.
 func Check(t *testing.T, c *prose.Catalog, langs []string, dir, method string) {
 	t.Helper()
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatal(err)
+	CheckDirs(t, c, langs, []string{dir}, method)
+}
+
+// CheckDirs is Check for a catalog that the code of several directories
+// says (package detect's, which the detectors registered from their own
+// packages speak too): each message is said in one of them at least.
+func CheckDirs(t *testing.T, c *prose.Catalog, langs []string, dirs []string, method string) {
+	t.Helper()
+	var said []string
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatal(err)
+		}
+		names, problems, err := Said(dir, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Error(p)
+		}
+		said = append(said, names...)
 	}
-	said, problems, err := Said(dir, method)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Error(p)
-	}
+	slices.Sort(said)
+	said = slices.Compact(said)
+	dir := strings.Join(dirs, ", ")
 	if len(said) == 0 {
 		t.Fatalf("no call of %s(name, data) found in %s", method, dir)
 	}

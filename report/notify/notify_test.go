@@ -20,7 +20,7 @@ var t0 = time.Date(2026, 10, 21, 12, 0, 0, 0, time.UTC)
 
 func hour(n int) time.Time { return t0.Add(time.Duration(n) * time.Hour) }
 
-func crawler(sev string, observed, score float64) scan.Anomaly {
+func crawler(sev scan.Severity, observed, score float64) scan.Anomaly {
 	return scan.Anomaly{Kind: "crawler_burst", Key: "Chrome / zh-cn / logged out", Severity: sev, Start: hour(0),
 		Metric: "requests per 10 minutes at the peak", Observed: observed, Baseline: 1, Score: score, Summary: "a crawler"}
 }

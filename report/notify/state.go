@@ -45,10 +45,10 @@ type State struct {
 
 // Entry is one announced anomaly.
 type Entry struct {
-	Kind     detect.Kind `json:"kind"`
-	Key      string      `json:"key"`
-	Severity string      `json:"severity"`
-	Metric   string      `json:"metric"`
+	Kind     detect.Kind   `json:"kind"`
+	Key      string        `json:"key"`
+	Severity scan.Severity `json:"severity"`
+	Metric   string        `json:"metric"`
 	// Observed, Baseline and Score are as last announced: worsening is
 	// measured against them, not against every scan.
 	Observed float64 `json:"observed"`
@@ -134,9 +134,9 @@ func (e Event) String() string {
 	s := e.Type + " " + e.Anomaly.ID()
 	switch {
 	case e.Type == Worsened && e.Previous != nil && e.Previous.Severity != e.Anomaly.Severity:
-		s += ": " + e.Previous.Severity + " -> " + e.Anomaly.Severity
+		s += ": " + string(e.Previous.Severity) + " -> " + string(e.Anomaly.Severity)
 	case e.Type != Closed:
-		s += ": " + e.Anomaly.Severity
+		s += ": " + string(e.Anomaly.Severity)
 	}
 	return s
 }

@@ -76,11 +76,11 @@ func Compose(events []Event, window scan.Range, loc *time.Location, report strin
 	return Message{Text: b.String()}
 }
 
-func severityChange(from, to string) string {
+func severityChange(from, to scan.Severity) string {
 	if from == to {
-		return to
+		return string(to)
 	}
-	return from + "->" + to
+	return string(from) + "->" + string(to)
 }
 
 // slack escapes the three characters Slack's mrkdwn gives meaning to.

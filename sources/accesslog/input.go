@@ -245,7 +245,7 @@ func percentile(vs []float64, p float64) float64 {
 // needs them.
 func (in *Input) notes(opts Options) []sources.QualityNote {
 	var out []sources.QualityNote
-	add := func(sev, format string, args ...any) {
+	add := func(sev sources.Severity, format string, args ...any) {
 		out = append(out, sources.QualityNote{Source: "access", Severity: sev, Message: in.Name + ": " + fmt.Sprintf(format, args...)})
 	}
 	if in.Diagnosis != "" {

@@ -252,7 +252,7 @@ func (r *gitRepo) commitChanges(ctx context.Context, c commit) ([]sources.Change
 	}
 	var out []sources.Change
 	var notes []sources.QualityNote
-	qnote := func(sev, format string, args ...any) {
+	qnote := func(sev sources.Severity, format string, args ...any) {
 		notes = append(notes, sources.QualityNote{Source: SourceGit, Severity: sev,
 			Message: fmt.Sprintf("%s commit %s: ", r.dir, short(c.hash)) + fmt.Sprintf(format, args...)})
 	}

@@ -226,7 +226,7 @@ type fetcher struct {
 // note adds a data-quality note. The source is shown before the message, so
 // a message starting with it ("loki: ...", as the clients' errors do) loses
 // that prefix.
-func (f *fetcher) note(source, severity, msg string) {
+func (f *fetcher) note(source string, severity sources.Severity, msg string) {
 	msg = strings.TrimPrefix(msg, source+": ")
 	f.notes = append(f.notes, sources.QualityNote{Source: source, Severity: severity, Message: msg})
 }

@@ -621,7 +621,7 @@ func TestFetchIncomplete(t *testing.T) {
 		name  string
 		setup func(t *testing.T, cfg *Config, lk *lokitest.Loki, pr *livetest.Prometheus) (cancelOn func(Progress) bool)
 		// want: source -> the severity a note of it must have.
-		want       map[string]string
+		want       map[string]sources.Severity
 		incomplete []string // sources with an incomplete record
 		canceled   bool
 		lines      bool // the access log still holds lines
@@ -639,7 +639,7 @@ func TestFetchIncomplete(t *testing.T) {
 				}, http.StatusBadGateway, "too many outstanding requests"))
 				return nil
 			},
-			want:       map[string]string{"loki": sources.SeverityError},
+			want:       map[string]sources.Severity{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			lines:      true,
 			partial:    true,
@@ -650,7 +650,7 @@ func TestFetchIncomplete(t *testing.T) {
 				cfg.Loki.Addr = closedURL(t)
 				return nil
 			},
-			want:       map[string]string{"loki": sources.SeverityError},
+			want:       map[string]sources.Severity{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			partial:    true,
 		},
@@ -663,7 +663,7 @@ func TestFetchIncomplete(t *testing.T) {
 				}, http.StatusInternalServerError, "rpc error: code = Internal"))
 				return nil
 			},
-			want:       map[string]string{"loki": sources.SeverityError},
+			want:       map[string]sources.Severity{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			partial:    true,
 		},
@@ -676,7 +676,7 @@ func TestFetchIncomplete(t *testing.T) {
 				}, http.StatusTooManyRequests, "max concurrent tail requests limit exceeded"))
 				return nil
 			},
-			want:       map[string]string{"loki": sources.SeverityError},
+			want:       map[string]sources.Severity{"loki": sources.SeverityError},
 			incomplete: []string{"loki"},
 			lines:      true,
 			// the statuses of the minutes not pulled are unknown
@@ -695,7 +695,7 @@ func TestFetchIncomplete(t *testing.T) {
 				})
 				return nil
 			},
-			want:       map[string]string{"prometheus": sources.SeverityError},
+			want:       map[string]sources.Severity{"prometheus": sources.SeverityError},
 			incomplete: []string{"prometheus"},
 			lines:      true,
 		},
@@ -705,7 +705,7 @@ func TestFetchIncomplete(t *testing.T) {
 				pr.SetWarnings("partial response: store eu-1 unreachable")
 				return nil
 			},
-			want:       map[string]string{"prometheus": sources.SeverityWarning},
+			want:       map[string]sources.Severity{"prometheus": sources.SeverityWarning},
 			incomplete: []string{"prometheus"},
 			lines:      true,
 		},
@@ -720,7 +720,7 @@ func TestFetchIncomplete(t *testing.T) {
 				cfg.CloudWatch = &CloudWatch{Region: "ap-northeast-2", Endpoint: closedURL(t), InstanceIDs: []string{"i-0abc"}, MaxAttempts: 1}
 				return nil
 			},
-			want:       map[string]string{"cloudwatch": sources.SeverityError},
+			want:       map[string]sources.Severity{"cloudwatch": sources.SeverityError},
 			incomplete: []string{"cloudwatch"},
 			lines:      true,
 		},
@@ -730,7 +730,7 @@ func TestFetchIncomplete(t *testing.T) {
 				cfg.Loki.Parallel = 1
 				return func(p Progress) bool { return p.Source == "loki" && p.Done >= 1 }
 			},
-			want:       map[string]string{"loki": sources.SeverityError, "prometheus": sources.SeverityError},
+			want:       map[string]sources.Severity{"loki": sources.SeverityError, "prometheus": sources.SeverityError},
 			incomplete: []string{"loki", "prometheus"},
 			canceled:   true,
 			lines:      true,

@@ -33,7 +33,7 @@ type lokiFake = interface {
 	Push(map[string]string, time.Time, string)
 }
 
-func noteWith(notes []sources.QualityNote, source, severity, text string) bool {
+func noteWith(notes []sources.QualityNote, source string, severity sources.Severity, text string) bool {
 	for _, n := range notes {
 		if n.Source == source && n.Severity == severity && strings.Contains(n.Message, text) {
 			return true
@@ -208,7 +208,9 @@ func TestFetch25hUnderMaxQueryLength(t *testing.T) {
 // (which leave the evidence short: a warning, an error).
 func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
 	for _, tc := range []struct {
-		in, severity, note string
+		in       string
+		severity sources.Severity
+		note     string
 	}{
 		{"bytes_over_time(", sources.SeverityInfo, "the bytes of a full pull are unknown"},
 		{"sum by (aftermath_family)", sources.SeverityWarning, "per-family counts failed"},

@@ -127,7 +127,7 @@ func TestPullDetectsMismatch(t *testing.T) {
 					t.Errorf("sub-range %d complete=%v (%v)", i, s.Complete, s.Problems)
 				}
 			}
-			if len(res.Notes) != 1 || res.Notes[0].Severity != tt.severity || res.Notes[0].Source != "loki" ||
+			if len(res.Notes) != 1 || string(res.Notes[0].Severity) != tt.severity || res.Notes[0].Source != "loki" ||
 				!strings.Contains(res.Notes[0].Message, tt.inNote) {
 				t.Errorf("notes = %+v", res.Notes)
 			}

@@ -1,4 +1,4 @@
-package detect
+package configchange
 
 import (
 	"fmt"
@@ -292,13 +292,17 @@ type shown struct {
 	trigger bool
 }
 
+// readTimeoutRemovedKinds are the kinds a removed FastCGI read timeout's
+// silent wedge shows as.
+var readTimeoutRemovedKinds = []Kind{KindClientAbandonedWork, KindIdlePinning, KindUpstreamErrors}
+
 // assess scores one change against the findings and the numbers.
 func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present shown) *assessment {
 	if k.name == "read_timeout" && c.New == "" && c.Old != "" {
 		// Removing the read timeout is its own failure mode (design.md).
 		silent := *k
 		silent.effect = "without a FastCGI read timeout a queued health check waits and passes, so the upstream is never marked down while clients time out and PHP works for nobody (a silent wedge)"
-		silent.kinds = []Kind{KindClientAbandonedWork, KindIdlePinning, KindUpstreamErrors}
+		silent.kinds = readTimeoutRemovedKinds
 		silent.test = nil
 		k = &silent
 	}
@@ -372,5 +376,3 @@ func metricsOnly(c sources.Change) bool {
 	}
 	return c.Source != ""
 }
-
-func clampUnit(v float64) float64 { return math.Max(0, math.Min(1, v)) }

@@ -1,4 +1,4 @@
-package detect
+package configchange
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
-var updateConfigChange = flag.Bool("update-configchange", false, "rewrite detect/testdata/configchange golden files")
+var updateConfigChange = flag.Bool("update-configchange", false, "rewrite detect/configchange/testdata/configchange golden files")
 
 var ccKST = time.FixedZone("KST", 9*3600)
 

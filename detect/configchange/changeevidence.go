@@ -1,9 +1,10 @@
-package detect
+package configchange
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,10 +17,11 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindConfigChange, Requires: configChangeReads, New: func() Detector { return configChangeDetector{} },
+		Kind: KindConfigChange, Requires: configChangeReads(), RequiresRoles: onsetRoles,
+		New:      func() Detector { return configChangeDetector{} },
 		NewFacts: func() Facts { return &ConfigChangeFacts{} },
 		Role:     RoleEnabler,
-		Scan:     ScanMeasure{Severity: "info"},
+		Scan:     ScanMeasure{Severity: AnomalyInfo},
 		Events:   map[Event]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
@@ -28,16 +30,36 @@ func init() {
 	})
 }
 
-// configChangeReads are the kinds config_change weighs a change against:
-// every other detector's, since a setting is judged by the findings its knob
-// moves (changeknobs.go), a cache or deploy change by cache_collapse and
-// service_time_regression, and without an incident the earliest trigger or
-// mechanism stands in for the onset. A new kind a change may explain is
-// added here.
-var configChangeReads = []Kind{
-	KindCacheCollapse, KindClientAbandonedWork, KindCrawlerBurst, KindHealthcheckStarved, KindIdlePinning,
-	KindListenQueueOverflow, KindSelfAmplification, KindServiceTimeRegression, KindUpstreamErrors, KindWorkerSaturation,
+// configChangeReads are the kinds config_change weighs a change against,
+// gathered from the parts that read them rather than listed: the kinds each
+// setting's failure mode shows as (the knob table, changeknobs.go, and a
+// removed read timeout's silent wedge), cache_collapse for a cache change
+// (changecache.go), service_time_regression for a deploy (changedeploy.go),
+// and worker_saturation and healthcheck_starved for the queue arithmetic's
+// service time and health timeout (queueFacts). A knob that names a new kind
+// makes config_change read it.
+func configChangeReads() []Kind {
+	var out []Kind
+	add := func(ks ...Kind) {
+		for _, k := range ks {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	for _, kb := range knobs {
+		add(kb.k.kinds...)
+	}
+	add(readTimeoutRemovedKinds...)
+	add(KindCacheCollapse, KindServiceTimeRegression, KindWorkerSaturation, KindHealthcheckStarved)
+	return out
 }
+
+// onsetRoles are the roles whose findings config_change reads whatever their
+// kind: without an incident the earliest trigger or mechanism stands in for
+// the onset, and a trigger already found makes a change its enabler
+// (RankChanges), so a trigger kind added later is read without being named.
+var onsetRoles = []Role{RoleTrigger, RoleMechanism}
 
 // ConfigChangeFacts are a config_change finding's numbers: the change's
 // scores, and the before/after queue arithmetic its setting's test ran.
@@ -440,14 +462,14 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
 	if ev.Traffic != nil {
-		q.PHPTimes = func(from, to time.Time) Histogram { return ev.phpServiceTimes(from, to, true) }
+		q.PHPTimes = func(from, to time.Time) Histogram { return ev.PHPServiceTimes(from, to, true) }
 	}
 	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
 		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
 			q.Backlog = int(b.V)
 		}
-		q.QueuePeak = p.queuePeak(ev.From, ev.To).V
+		q.QueuePeak = p.QueuePeak(ev.From, ev.To).V
 		for _, pt := range between(p.Queue, ev.From, ev.To) {
 			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
 		}
@@ -456,7 +478,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	// (incident.go): a change after it cannot have made the incident
 	// possible, and an early minor rise does not move it. Without an
 	// incident, the earliest trigger or mechanism stands in.
-	if inc := ev.incidents().WorstIncident(); inc != nil {
+	if inc := ev.FoundIncidents().WorstIncident(); inc != nil {
 		q.Onset = inc.Onset
 	}
 	for _, f := range prior {
@@ -473,9 +495,9 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 	if math.IsNaN(q.ServiceTimeS) {
 		q.ServiceTimeS = 0
 	}
-	if inc := ev.incidents().WorstIncident(); inc != nil && ev.Traffic != nil {
-		q.PeakPHPPerS, q.PeakAt = ev.peakPHPDemand(inc.Onset, inc.Start)
-		q.UsualPHPPerS = ev.usualPHPDemand(inc.Onset)
+	if inc := ev.FoundIncidents().WorstIncident(); inc != nil && ev.Traffic != nil {
+		q.PeakPHPPerS, q.PeakAt = peakPHPDemand(ev, inc.Onset, inc.Start)
+		q.UsualPHPPerS = usualPHPDemand(ev, inc.Onset)
 	}
 	if id := loadTriggerOf(prior); id != "" {
 		q.LoadTrigger = id
@@ -486,7 +508,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 // usualPHPDemand is the requests a second that needed PHP (as
 // peakPHPDemand counts them) over the hour before the load could rise into
 // the onset (demandLead before it); 0 when the log has none there.
-func (ev *Evidence) usualPHPDemand(onset time.Time) float64 {
+func usualPHPDemand(ev *Evidence, onset time.Time) float64 {
 	from, to := onset.Add(-demandLead-time.Hour), onset.Add(-demandLead)
 	n, minutes := 0, 0
 	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
@@ -515,7 +537,7 @@ const (
 // PHP from demandLead before the onset to demandSpan after the first
 // failures: PHP's answers and the proxy's 502, 503 and 504, whose requests
 // were bound for PHP (by the minute they were logged).
-func (ev *Evidence) peakPHPDemand(onset, failing time.Time) (float64, time.Time) {
+func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) {
 	perMinute := map[int64]int{}
 	from, to := onset.Add(-demandLead), later(onset, failing).Add(demandSpan)
 	if to.After(ev.To) {

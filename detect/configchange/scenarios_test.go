@@ -1,0 +1,164 @@
+package configchange
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// simulated runs the detectors, config_change among them, over a scenario
+// simulated into a temporary directory; edit, when not nil, changes the bundle
+// first.
+func simulated(t *testing.T, o simulate.Options, edit func(dir string)) (*detect.Result, simulate.Truth) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulation in -short mode")
+	}
+	if o.BaselineHours == 0 {
+		o.BaselineHours = 3
+	}
+	o.Out = filepath.Join(t.TempDir(), "bundle")
+	sum, err := simulate.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(o.Out)
+	}
+	b, err := bundle.Open(o.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, detect.NewAggregate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	res, err := detect.Run(context.Background(), detect.EvidenceOf(loaded), detect.Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, sum.Truth
+}
+
+// TestScenarioChanges checks change correlation against each scenario's truth:
+// where the queue outgrew the old backlog (the wedge), the 511 -> 4096 commit
+// ranks first as the enabler; where it never did (the health check was cut at
+// 10 s, so the queue stayed near 10 s of work), the same commit is ruled out by
+// the numbers; and the fix (backlog 64) is recognised as lowering the risk.
+func TestScenarioChanges(t *testing.T) {
+	tests := []struct {
+		scenario string
+		wantRole Role
+		wantNew  string
+	}{
+		{"crawler-backlog-wedge", RoleEnabler, "4096"},
+		{"crawler-backlog", RoleRuledOut, "4096"},
+		{"crawler-backlog-fixed", RoleMitigation, "64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			t.Parallel()
+			res, truth := simulated(t, simulate.Options{Scenario: tt.scenario, Seed: 1}, nil)
+			var backlog *Finding
+			firstLinked := -1
+			for i := range res.Findings {
+				f := &res.Findings[i]
+				if f.Kind != KindConfigChange {
+					continue
+				}
+				if firstLinked < 0 && (f.Role == RoleEnabler || f.Role == RoleTrigger) {
+					firstLinked = i
+				}
+				if f.Change.Key == "listen.backlog" && f.Change.New == tt.wantNew && backlog == nil {
+					backlog = f
+				}
+			}
+			if backlog == nil {
+				t.Fatalf("no config_change for listen.backlog -> %s; checks %+v", tt.wantNew, res.Checks)
+			}
+			if backlog.Role != tt.wantRole {
+				t.Errorf("listen.backlog -> %s is %s, want %s: %s", tt.wantNew, backlog.Role, tt.wantRole, backlog.Summary)
+			}
+			if tt.wantRole == RoleEnabler {
+				if &res.Findings[firstLinked] != backlog {
+					t.Errorf("the backlog change does not rank first among linked changes: %s", res.Findings[firstLinked].Summary)
+				}
+				if truth.ConfigChange == nil || backlog.Change.Ref != truth.ConfigChange.Commit {
+					t.Errorf("commit %s, truth %+v", backlog.Change.Ref, truth.ConfigChange)
+				}
+				if FactMap(backlog.Facts)["wait_after_s"] <= FactMap(backlog.Facts)["health_timeout_s"] || FactMap(backlog.Facts)["queue_passed_old_cap"] != 1 {
+					t.Errorf("arithmetic facts %v", backlog.Facts)
+				}
+			}
+		})
+	}
+}
+
+// On a bundle without metrics, no configuration change is blamed by the
+// backlog arithmetic that needs the listen queue: the wedge's 511 -> 4096
+// raise is a candidate the analysis could not judge, not an enabler.
+func TestNoMetricsNoBacklogBlame(t *testing.T) {
+	res, _ := simulated(t, simulate.Options{Scenario: "crawler-backlog-wedge", Seed: 1, BaselineHours: 0.5}, func(dir string) {
+		if err := os.RemoveAll(filepath.Join(dir, "metrics")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, f := range res.Findings {
+		if f.Kind != KindConfigChange || f.Change == nil || f.Change.Key != "listen.backlog" || f.Change.New != "4096" {
+			continue
+		}
+		if f.Role == RoleEnabler || f.Role == RoleTrigger || f.Confidence > 0.4 {
+			t.Errorf("listen.backlog -> 4096 is %s %.2f without the queue series: %s", f.Role, f.Confidence, f.Summary)
+		}
+		if !strings.Contains(f.Summary, "could not judge") {
+			t.Errorf("summary does not say it could not judge: %s", f.Summary)
+		}
+		return
+	}
+	t.Fatalf("the backlog change was not reviewed at all; checks %+v", res.Checks)
+}
+
+// A database stall in a pool cut from 32 to 16 workers a quarter of an hour
+// earlier, with a feed bot that rose before it (detect's
+// TestMinorBotBeforeStall): the bot's early start does not become the onset
+// the change is judged against, so the change made before the stall is
+// linked, not dismissed as made after the onset.
+func TestMinorBotBeforeStallLinksTheChange(t *testing.T) {
+	res, _ := simulated(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1}, nil)
+	var change *Finding
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && strings.Contains(f.Change.Key, "max_children") {
+			change = f
+		}
+	}
+	if change == nil {
+		t.Fatalf("pm.max_children 32 -> 16 not linked; checks: %+v", res.Checks)
+	}
+	if change.Role != RoleEnabler && change.Role != RoleTrigger {
+		t.Errorf("pm.max_children change has role %q, want it blamed (enabler, or trigger while nothing else explains the onset): %s", change.Role, change.Summary)
+	}
+	if strings.Contains(change.Summary, "after the onset") {
+		t.Errorf("the change made before the stall is called late: %s", change.Summary)
+	}
+}
+
+// config_change reads every kind a change may explain: the built-in kinds
+// but itself, from its knob table, its cache and deploy tests and its roles.
+func TestConfigChangeReadsEveryKind(t *testing.T) {
+	reads := detect.Requirements(KindConfigChange)
+	for _, k := range detect.Kinds() {
+		if k != KindConfigChange && !slices.Contains(reads, k) {
+			t.Errorf("config_change does not read %s (it reads %q)", k, reads)
+		}
+	}
+}
