@@ -218,7 +218,7 @@ type burst struct {
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: client fingerprints are unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("crawler_burst.no_log", nil)), nil
 	}
 	bFrom, bTo, noBaseline := ev.baselineRange()
 	windowTotal := 0
@@ -316,6 +316,10 @@ func sayKey(k ClusterKey) prose.Text {
 		NoClientHints      bool
 	}{k.UA, k.Lang, k.LoggedIn.String(), k.NoClientHints})
 }
+
+// SayKey is a client fingerprint as a sentence names it, for the rules'
+// rationale: the English is ClusterKey.String's.
+func SayKey(k ClusterKey) prose.Text { return sayKey(k) }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
 func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, costs routeCosts) (burst, bool) {
