@@ -81,7 +81,6 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 // notYetKorean maps a phrase of each sentence still said in English to the
 // code that says it: the next ones to move to a catalog.
 var notYetKorean = map[string]string{
-	"Answers crawler_burst":       "rule rationale, rules/propose.go",
 	"no change explains":          "config_change reason, detect/configchange.go",
 	"the day before) is not":      "config_change summary, detect/changetext.go",
 	"days before) lowers":         "config_change summary, detect/changetext.go",
