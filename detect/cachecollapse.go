@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 )
@@ -85,7 +84,7 @@ func (cacheCollapseDetector) Name() Kind { return KindCacheCollapse }
 
 func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: no cache headers to read"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("cache_collapse.no_log", nil)), nil
 	}
 	ratio := func(m time.Time) (float64, bool) {
 		mm := ev.Traffic.Minute(m)
@@ -152,7 +151,10 @@ func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []F
 		}
 		return ev.cacheCollapse(start, usual, ratio)
 	}
-	return nil, Check{Reason: fmt.Sprintf("the cache's hit ratio never fell %s under its usual for %d minutes running", pct(cacheDrop), cacheRunMinutes)}, nil
+	return nil, because("", Messages.Say("cache_collapse.never_fell", struct {
+		Drop    float64
+		Minutes int
+	}{cacheDrop, cacheRunMinutes})), nil
 }
 
 // cacheCollapse judges the collapse from start: arrivals flat, an incident
@@ -184,13 +186,20 @@ func (ev *Evidence) cacheCollapse(start time.Time, usual float64, ratio func(tim
 	}
 	arr0, arr1 := ev.arrivalsPerMinute(beforeFrom, start, true), ev.arrivalsPerMinute(start, judgeTo, false)
 	if arr1 > arrivalsFlat*arr0 {
-		return nil, Check{Reason: fmt.Sprintf("the cache's hit ratio fell from %s to %s at %s, but arrivals rose too (%s to %s a minute): new clients asked for what the cache did not hold, the load's story",
-			pct(usual), pct(lowest), clockIn(start, ev.loc()), fmtNum(arr0), fmtNum(arr1))}, nil
+		return nil, because("", Messages.Say("cache_collapse.arrivals_rose", struct {
+			Usual, Lowest                  float64
+			At                             time.Time
+			ArrivalsBefore, ArrivalsDuring float64
+		}{usual, lowest, start.In(ev.loc()), arr0, arr1})), nil
 	}
 	inc := ev.incidents().WorstIncident()
 	if inc == nil || inc.Onset.Before(start.Add(-2*time.Minute)) || inc.Onset.After(start.Add(cacheOnsetWithin)) {
-		return nil, Check{Reason: fmt.Sprintf("the cache's hit ratio fell from %s to %s at %s with arrivals flat, but no incident began within %s of it: PHP absorbed the misses",
-			pct(usual), pct(lowest), clockIn(start, ev.loc()), spanText(cacheOnsetWithin))}, nil
+		return nil, because("", Messages.Say("cache_collapse.no_incident", struct {
+			Usual, Lowest float64
+			At            time.Time
+			Within        time.Duration
+			WithinText    string
+		}{usual, lowest, start.In(ev.loc()), cacheOnsetWithin, spanText(cacheOnsetWithin)})), nil
 	}
 	php := func(a, b time.Time) float64 {
 		n, mins := 0, 0
@@ -210,24 +219,32 @@ func (ev *Evidence) cacheCollapse(start time.Time, usual float64, ratio func(tim
 		PHPPerMinBefore: round(php(beforeFrom, start), 1), PHPPerMinDuring: round(php(start, judgeTo), 1),
 		OnsetAfterS: inc.Onset.Sub(start).Seconds()}
 	end := inc.End
-	recovered := "had not come back by the end of the window"
+	said := cacheCollapseSummary{Start: start.In(ev.loc()), Usual: usual, Lowest: lowest, LowestAt: lowestAt.In(ev.loc()),
+		ArrivalsBefore: arr0, ArrivalsDuring: arr1, PHPDuring: round(facts.PHPPerMinDuring, 0), PHPBefore: round(facts.PHPPerMinBefore, 0),
+		Onset: inc.Onset.In(ev.loc())}
 	if !back.IsZero() {
 		facts.RecoveredAfterMin = Some(back.Sub(start).Minutes())
-		recovered = "came back after " + spanText(back.Sub(start))
+		said.Back, said.BackText = back.Sub(start), spanText(back.Sub(start))
 		end = later(end, back)
 	}
-	summary := fmt.Sprintf("The cache emptied at %s: the share of requests it answered fell from a usual %s to %s (at %s) and %s, while arrivals stayed flat (%s to %s a minute). The requests it no longer answered reached PHP (%s a minute, from %s), and clients began to be failed %s.",
-		clockIn(start, ev.loc()), pct(usual), pct(lowest), clockIn(lowestAt, ev.loc()), recovered, fmtNum(arr0), fmtNum(arr1),
-		fmtNum(round(facts.PHPPerMinDuring, 0)), fmtNum(round(facts.PHPPerMinBefore, 0)), onsetText(inc.Onset.Sub(start), inc.Onset, ev.loc()))
+	if after := inc.Onset.Sub(start); after > 0 {
+		said.OnsetAfter, said.OnsetAfterText = after, spanText(after)
+	}
 	conf := 0.6 + math.Min(0.3, (usual-lowest)/2)
-	f := Finding{Kind: KindCacheCollapse, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2), Summary: summary, Facts: facts}
+	f := Finding{Kind: KindCacheCollapse, Role: RoleTrigger, Start: start, End: end, Confidence: round(conf, 2), Facts: facts}
+	f.summarize(Messages.Say("cache_collapse.summary", said))
 	return []Finding{f}, Check{}, nil
 }
 
 // onsetText says when the incident began relative to the collapse.
-func onsetText(after time.Duration, onset time.Time, loc *time.Location) string {
-	if after <= 0 {
-		return "at " + clockIn(onset, loc)
-	}
-	return fmt.Sprintf("%s later, at %s", spanText(after), clockIn(onset, loc))
+// cacheCollapseSummary is what a cache collapse's summary says: a zero Back
+// is a ratio not back by the window's end, a zero OnsetAfter an incident
+// that began with the collapse. The Texts are the English spans.
+type cacheCollapseSummary struct {
+	Start, LowestAt, Onset         time.Time
+	Usual, Lowest                  float64
+	ArrivalsBefore, ArrivalsDuring float64
+	PHPDuring, PHPBefore           float64
+	Back, OnsetAfter               time.Duration
+	BackText, OnsetAfterText       string
 }

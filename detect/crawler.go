@@ -225,7 +225,7 @@ type burst struct {
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no access log: client fingerprints are unknown"}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("crawler_burst.no_log", nil)), nil
 	}
 	bFrom, bTo, noBaseline := ev.baselineRange()
 	windowTotal := 0
@@ -274,7 +274,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	}
 	said.MinShare, said.PHPShare, said.MinSamples = minShare, noBaselinePHPShare, minCostSamples
 	if said.None || len(said.Surges) > 0 || len(said.Minor) > 0 || len(said.Unjudged) > 0 || noBaseline {
-		check.setReason(Messages.Say("crawler_burst.checked", said))
+		check.SetReason(Messages.Say("crawler_burst.checked", said))
 	}
 	return found, check, nil
 }
@@ -323,6 +323,10 @@ func sayKey(k ClusterKey) prose.Text {
 		NoClientHints      bool
 	}{k.UA, k.Lang, k.LoggedIn.String(), k.NoClientHints})
 }
+
+// SayKey is a client fingerprint as a sentence names it, for the rules'
+// rationale: the English is ClusterKey.String's.
+func SayKey(k ClusterKey) prose.Text { return sayKey(k) }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
 func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, costs routeCosts) (burst, bool) {

@@ -192,5 +192,5 @@ func because(outcome Outcome, t prose.Text) Check {
 	return Check{Outcome: outcome, Reason: t.String(), ReasonText: t}
 }
 
-// setReason sets the check's reason to t, in English and as said.
-func (c *Check) setReason(t prose.Text) { c.Reason, c.ReasonText = t.String(), t }
+// SetReason sets the check's reason to t, in English and as said.
+func (c *Check) SetReason(t prose.Text) { c.Reason, c.ReasonText = t.String(), t }

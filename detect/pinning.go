@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -180,7 +179,6 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 	// service-time regression); answers piled at one duration are a fixed
 	// timeout freeing held workers, the seed's supporting evidence.
 	conf := 0.7
-	timeoutText := ""
 	mode, share := 0.0, 0.0
 	if h.N >= minServiceSamples {
 		mode, share = modeShare(&h)
@@ -193,13 +191,8 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 	if share >= timeoutShare {
 		facts.TimeoutS, facts.TimeoutShare = Some(round(mode, 1)), Some(round(share, 3))
 		conf = math.Min(0.5+share/2, 0.9)
-		timeoutText = fmt.Sprintf("; %s of PHP's responses ended together near %s, the mark of a fixed timeout freeing pinned workers", pct(share), fmtSec(mode))
 	} else if h.N >= minServiceSamples && before.N >= minServiceSamples && h.Quantile(0.5) >= serviceRise*before.Quantile(0.5) {
 		return nil, because("", Messages.Say("idle_pinning.slow", struct{ Median, Usual float64 }{h.Quantile(0.5), before.Quantile(0.5)})), nil
-	}
-	usual := ""
-	if usualDone > 0 {
-		usual = fmt.Sprintf(" (usually %s)", fmtNum(usualDone))
 	}
 	// The stall is judged over the incident, but it began when the workers
 	// started to be taken: the climb of busy workers that ran into it.
@@ -208,21 +201,35 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		taken = takenFrom(p.Active, quantileOf(between(p.Active, bFrom, bTo), usualBusyQuantile), start, 2*p.Step)
 		facts.ClimbS = Some(start.Sub(taken).Seconds())
 	}
-	from := start.In(ev.Loc).Format("15:04")
+	said := pinningSummary{Start: start.In(ev.Loc), End: end.In(ev.Loc), Active: active, Workers: workers, PerMin: perMin,
+		Usual: usualDone, QueuePeak: qPeak.V, CPU: cpu}
 	if taken.Before(start) {
-		from = fmt.Sprintf("%s (the busy workers climbing from %s)", from, taken.In(ev.Loc).Format("15:04"))
+		said.Climb = taken.In(ev.Loc)
 	}
-	summary := fmt.Sprintf("Workers were held without working from %s to %s: %.1f of %d workers were busy on average, yet PHP answered %s requests a minute%s, requests queued (up to %s) and CPU idled at %.0f%%%s.",
-		from, end.In(ev.Loc).Format("15:04"), active, workers, fmtNum(perMin), usual, fmtNum(qPeak.V), cpu, timeoutText)
+	if facts.TimeoutShare.OK {
+		said.TimeoutShare, said.Timeout = share, mode
+	}
 	// Nothing that arrived made the workers busy: whatever holds them
 	// without a logged request is the trigger of the stall.
 	f := Finding{Kind: KindIdlePinning, Role: RoleTrigger, Start: taken, End: end, Confidence: round(conf, 2),
-		Summary: summary, Facts: facts}
+		Facts: facts}
+	f.summarize(Messages.Say("idle_pinning.summary", said))
 	if ev.countedIn(start, end) {
 		// PHP's answers are counted from the durations of lines read.
 		f.Estimated = []Estimate{{Figures: []string{"php_answers_per_min"}, Reason: EstimateNotRead}}
 	}
 	return []Finding{f}, Check{}, nil
+}
+
+// pinningSummary is what an idle-pinning finding's summary says; a zero
+// Climb is no climb before the stall, a zero TimeoutShare no fixed timeout,
+// a zero Usual no baseline.
+type pinningSummary struct {
+	Start, End, Climb          time.Time
+	Active                     float64
+	Workers                    int
+	PerMin, Usual, QueuePeak   float64
+	CPU, TimeoutShare, Timeout float64
 }
 
 // usualBusyQuantile: the busy workers' usual level is the median of the

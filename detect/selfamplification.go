@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/prose"
@@ -105,29 +104,35 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 			Unjudged        prose.Text
 		}{n, expected, unseenSaturated, spanText(unseenSaturated), ev.unjudgedClause()})), nil
 	}
-	var summary string
+	said := selfCallSummary{N: n, Expected: expected, NoBaseline: noBaseline, Start: start.In(ev.loc()), Unseen: ev.unseenAt(start)}
 	if saturated > 0 {
 		facts.SelfCallsWhileSaturated = Some(saturated)
 		if during > 0 {
 			facts.ShareOfPHPWhileSaturated = Some(round(float64(saturated)/float64(during), 3))
 		}
-		usual := fmt.Sprintf("%s in the window, %s usual", fmtInt(n), fmtNum(expected))
 		if noBaseline {
-			usual = fmt.Sprintf("%s in the window; no baseline to say what is usual", fmtInt(n))
 			facts.Expected = Maybe[float64]{}
 		}
-		summary = fmt.Sprintf("The site called its own API %s times while every php-fpm worker was busy (%s): each such request held a second worker, or waited in the queue for one while holding the first.",
-			fmtInt(saturated), usual)
-	} else {
-		summary = fmt.Sprintf("The site called its own API %s times%s (usually %s in as long): each such request holds a second worker while the first waits for it.",
-			fmtInt(n), ev.fromText(start), fmtNum(expected))
+		said.Saturated = saturated
 	}
 	f := Finding{Kind: KindSelfAmplification, Role: RoleMechanism, Start: start, End: end, Confidence: 0.7,
-		Summary: summary, Facts: facts}
+		Facts: facts}
+	f.summarize(Messages.Say("self_amplification.summary", said))
 	if ev.countedIn(ev.From, ev.To) {
 		// Self-calls are seen only in lines read: the minutes only counted
 		// (a pushdown) are left out of the window and the baseline alike.
 		f.Estimated = []Estimate{{Figures: []string{"start", "self_calls", "self_calls_while_saturated"}, Reason: EstimateNotRead}}
 	}
 	return []Finding{f}, Check{}, nil
+}
+
+// selfCallSummary is what a self-amplification finding's summary says:
+// the calls made while every worker was busy (Saturated, 0 when none), else
+// all of them from Start, where the access log may begin with them (Unseen).
+type selfCallSummary struct {
+	N, Saturated int
+	Expected     float64
+	NoBaseline   bool
+	Start        time.Time
+	Unseen       *Unseen
 }

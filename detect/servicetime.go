@@ -2,7 +2,6 @@ package detect
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -144,7 +143,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	bFrom, bTo := sp.baseFrom, sp.baseTo
 	before := ev.phpServiceTimes(bFrom, bTo, false)
 	if before.N < minServiceSamples {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers in the baseline: could not judge PHP's usual time per request", before.N)}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_before", before.N)), nil
 	}
 	med0, p90b := before.Quantile(0.5), before.Quantile(0.9)
 	// PHP's own time during the incident: the answers of minutes in which
@@ -157,7 +156,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		facts.BaselineWindowMinutes = Some(round(bTo.Sub(bFrom).Minutes(), 1))
 	}
 	var med1, p90d float64
-	method := "answers logged while nothing queued"
+	method := "quiet"
 	switch {
 	case during.N >= minServiceSamples:
 		med1, p90d = during.Quantile(0.5), during.Quantile(0.9)
@@ -165,7 +164,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	case all.N >= minServiceSamples && ev.Pool != nil && len(ev.Pool.Active) > 0:
 		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(sp.onset, sp.end)
 		if l0 <= 0 || l1 <= 0 {
-			return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "the queue never emptied during the incident and busy workers cannot be related to answers: could not judge PHP's own time"}, nil
+			return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.little_unrelated", nil)), nil
 		}
 		facts.ServiceLittleBeforeS, facts.ServiceLittleDuringS = Some(round(l0, 3)), Some(round(l1, 3))
 		facts.ServiceIncludesQueueWait = Some(true)
@@ -174,18 +173,18 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		// included); the judgement is Little's ratio applied to the usual median.
 		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
 		if l1 < serviceRise*l0 {
-			return nil, Check{Reason: fmt.Sprintf("the queue never emptied; by Little's law PHP's own time per request was %s during the incident against %s before: no regression", fmtSec(l1), fmtSec(l0))}, nil
+			return nil, because("", Messages.Say("service_time_regression.little_none", struct{ During, Before float64 }{l1, l0})), nil
 		}
-		method = "Little's law over the busy workers (the queue never emptied)"
+		method = "little"
 	case sp.inWindow && all.N >= minServiceSamples:
 		// The slowdown was found from the answers as logged: without the
 		// busy workers, they are all there is to measure it by.
 		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
 		facts.PHPAnswersDuring = all.N
 		facts.ServiceIncludesQueueWait = Some(true)
-		method = "answers as logged, queue wait included"
+		method = "logged"
 	default:
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: fmt.Sprintf("only %d PHP answers during the incident (%d without queueing): could not judge PHP's time per request", all.N, during.N)}, nil
+		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_during", struct{ All, Quiet int }{all.N, during.N})), nil
 	}
 	var arr0 float64
 	if sp.inc != nil {
@@ -202,72 +201,95 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	// by the arrivals at the onset.
 	lateRise := ev.arrivalsRoseLate(sp, arr0, arr1)
 	if arr1 > arrivalsFlat*arr0 && !lateRise.ok {
-		return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but arrivals rose too (%s to %s a minute): the load slowed PHP, not PHP the site",
-			fmtSec(med0), fmtSec(med1), fmtNum(arr0), fmtNum(arr1))}, nil
+		return nil, because("", Messages.Say("service_time_regression.arrivals_rose", struct{ Before, During, ArrivalsBefore, ArrivalsDuring float64 }{med0, med1, arr0, arr1})), nil
 	}
 	for _, f := range prior {
 		if f.Kind == KindIdlePinning && f.Start.Before(sp.end) && f.End.After(sp.onset) {
-			return nil, Check{Reason: "the workers were held without working (idle_pinning): PHP answered little, not slowly"}, nil
+			return nil, because("", Messages.Say("service_time_regression.pinned", nil)), nil
 		}
 		// A cache that emptied sends PHP what it used to answer, cold:
 		// PHP's time rises because of it, and the cache is the cause.
 		if f.Kind == KindCacheCollapse && !f.Start.After(sp.onset.Add(mergeGap)) && f.End.After(sp.onset) {
-			return nil, Check{Reason: fmt.Sprintf("PHP's time per request rose (median %s to %s), but the cache emptied first (%s, at %s): the requests it no longer answered reached PHP, and the cache is the cause",
-				fmtSec(med0), fmtSec(med1), KindCacheCollapse, clockIn(f.Start, ev.loc()))}, nil
+			return nil, because("", Messages.Say("service_time_regression.cache_first", struct {
+				Before, During float64
+				At             time.Time
+			}{med0, med1, f.Start.In(ev.loc())})), nil
 		}
 	}
 	facts.ServiceMedianDuringS, facts.ServiceP90DuringS = round(med1, 3), round(p90d, 3)
 	facts.ArrivalsPerMinBefore, facts.ArrivalsPerMinDuring = round(arr0, 1), round(arr1, 1)
-	arrivalsText := fmt.Sprintf("while arrivals did not (%s to %s a minute)", fmtNum(arr0), fmtNum(arr1))
 	if lateRise.ok {
 		facts.ArrivalsPerMinAtOnset = Some(round(lateRise.atOnset, 1))
 		facts.ArrivalsRoseAfterFailingS = Some(lateRise.after.Seconds())
 		facts.ArrivalsRoseAt = Some(float64(lateRise.at.Unix()))
-		arrivalsText = fmt.Sprintf("while arrivals did not rise at the onset (%s to %s a minute); they rose to %s a minute only %s after clients began to be failed, people reloading and retrying: a consequence of the outage, not its cause",
-			fmtNum(arr0), fmtNum(round(lateRise.atOnset, 1)), fmtNum(arr1), spanText(lateRise.after))
 	}
 	start := sp.onset
 	if sp.inc != nil {
 		start = ev.serviceRiseStart(sp.inc, med0)
 	}
-	queueNote := " (measured from " + method + ")"
-	if p := ev.Pool; p == nil || len(p.Queue) == 0 {
-		queueNote = " (no queue series: the durations may include time waiting in php-fpm's queue)"
+	said := serviceTimeSummary{Before: med0, During: med1, P90Before: p90b, P90During: p90d, Start: start.In(ev.loc()),
+		ArrivalsBefore: arr0, ArrivalsDuring: arr1, Method: method, InWindow: sp.inWindow, Failed: sp.failed, Requests: sp.requests}
+	if lateRise.ok {
+		said.LateRise, said.ArrivalsAtOnset = true, round(lateRise.atOnset, 1)
+		said.LateAfter, said.LateAfterText = lateRise.after, spanText(lateRise.after)
 	}
-	cpuText := "CPU unknown"
+	if p := ev.Pool; p == nil || len(p.Queue) == 0 {
+		said.Method = "no_queue"
+	}
 	if p := ev.Pool; p != nil && len(p.CPU) > 0 {
 		c0, c1 := meanBetween(p.CPU, bFrom, bTo), meanBetween(p.CPU, sp.onset, sp.end)
 		if !math.IsNaN(c1) {
 			facts.CPUDuringPct = Some(round(c1, 1))
-			cpuText = fmt.Sprintf("CPU %.0f%%", c1)
+			said.CPU, said.CPUPct = "plain", c1
 			switch {
 			case c1 < idleCPUPct:
-				cpuText += ": waiting, not computing (a slow database or external API)"
+				said.CPU = "idle"
 			case c1 >= busyCPUPct:
-				cpuText += ": busy (slower code or a CPU shortage)"
+				said.CPU = "busy"
 			}
 		}
 		if !math.IsNaN(c0) {
 			facts.CPUBeforePct = Some(round(c0, 1))
 		}
 	}
-	summary := fmt.Sprintf("PHP's time per request rose from a median of %s to %s (90th percentile %s to %s) from %s %s%s; %s.",
-		fmtSec(med0), fmtSec(med1), fmtSec(p90b), fmtSec(p90d), start.In(ev.loc()).Format("15:04"), arrivalsText, queueNote, cpuText)
 	if sp.inWindow {
-		summary += fmt.Sprintf(" The baseline is the first %s of the window (%s to %s), before the slowdown: no data before the window was available.",
-			spanText(bTo.Sub(bFrom)), clockIn(bFrom, ev.loc()), clockIn(bTo, ev.loc()))
-		if sp.failed >= 0 {
-			summary += fmt.Sprintf(" %s of %s requests failed while PHP was slow.", fmtInt(sp.failed), fmtInt(sp.requests))
-		}
+		said.BaseFrom, said.BaseTo = bFrom.In(ev.loc()), bTo.In(ev.loc())
+		said.BaseSpan, said.BaseSpanText = bTo.Sub(bFrom), spanText(bTo.Sub(bFrom))
 	}
+	summary := Messages.Say("service_time_regression.summary", said)
 	conf := 0.6 + 0.1*math.Min(math.Log10(med1/med0), 3)
 	f := Finding{Kind: KindServiceTimeRegression, Role: RoleTrigger, Start: start, End: sp.end, Confidence: round(math.Min(conf, 0.9), 2),
-		Summary: summary, Facts: facts}
+		Facts: facts}
+	f.summarize(summary)
 	if ev.countedIn(bFrom, bTo) {
 		// PHP's usual durations come from the baseline minutes read whole.
 		f.Estimated = []Estimate{{Figures: []string{"service_median_before_s", "service_p90_before_s"}, Reason: EstimateBaselineSample}}
 	}
 	return []Finding{f}, Check{}, nil
+}
+
+// serviceTimeSummary is what a service-time regression's summary says:
+// PHP's times before and during, how they were measured (Method: "quiet"
+// minutes, "little"'s law, answers as "logged", or "no_queue" series), the
+// CPU ("" unknown, "idle", "busy" or "plain") and, for a baseline inside the
+// window, its span and the requests that failed (Failed < 0: not counted).
+type serviceTimeSummary struct {
+	Before, During, P90Before, P90During float64
+	Start                                time.Time
+	ArrivalsBefore, ArrivalsDuring       float64
+	// LateRise: arrivals rose only LateAfter after clients began to be
+	// failed (ArrivalsAtOnset until then): the outage's effect.
+	LateRise         bool
+	ArrivalsAtOnset  float64
+	LateAfter        time.Duration
+	LateAfterText    string
+	Method, CPU      string
+	CPUPct           float64
+	InWindow         bool
+	BaseFrom, BaseTo time.Time
+	BaseSpan         time.Duration
+	BaseSpanText     string
+	Failed, Requests int
 }
 
 // serviceSpan is the stretch a service-time regression is judged over and
@@ -301,9 +323,9 @@ func (ev *Evidence) serviceSpan() (serviceSpan, Check, bool) {
 		return sp, Check{}, true
 	}
 	if inc == nil {
-		return serviceSpan{}, Check{Reason: "no incident in the window and PHP's time per request never jumped inside it: no stretch to compare PHP's time in"}, false
+		return serviceSpan{}, because("", Messages.Say("service_time_regression.no_stretch", nil)), false
 	}
-	return serviceSpan{}, Check{Outcome: OutcomeCouldNotRun, Reason: "no baseline before the incident: could not judge whether PHP's time per request rose"}, false
+	return serviceSpan{}, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_baseline", nil)), false
 }
 
 const (

@@ -166,21 +166,6 @@ func (ev *Evidence) unseenAt(t time.Time) *Unseen {
 	return &Unseen{Gap: u.Kind == sources.StretchGap, From: u.From.In(ev.loc()), To: u.To.In(ev.loc())}
 }
 
-// fromText is " from 02:21" for something the access log shows beginning
-// at t, or, where t runs into minutes without lines, where the log begins
-// (or resumes) with it already under way: the English of a finding's
-// summary.
-func (ev *Evidence) fromText(t time.Time) string {
-	u, ok := StartsAtUnlogged(Unlogged(ev.Coverage, ev.From, ev.To), t)
-	switch {
-	case !ok:
-		return " from " + clockIn(t, ev.loc())
-	case u.Kind == sources.StretchGap:
-		return ", already under way when the access log resumes at " + clockIn(u.To, ev.loc()) + " after a gap (when it began is unknown)"
-	}
-	return ", already under way when the access log begins at " + clockIn(u.To, ev.loc()) + " (when it began is unknown)"
-}
-
 // sayUnseen is the catalog's clause for a start at t the access log cannot
 // show ("already under way when the access log begins at 02:22"), "" when
 // the log shows it.

@@ -579,7 +579,7 @@ func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 	for _, l := range rule.DeploySteps() {
 		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
-	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: rl.Why, Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
+	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: p.text(rl.WhyText, rl.Why), Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
 	v.Backtest = [][2]string{
 		{l["bt_crawler"], of(bt.CrawlerRefused, bt.CrawlerRequests) + " (" + p.pct(bt.CrawlerRefusedShare) + ")"},
 		{l["bt_php"], p.secs(bt.CrawlerPHPSecondsSaved)},

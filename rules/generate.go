@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -39,13 +40,14 @@ type Zone struct {
 
 	// What the zone answers, for Why and the backtest (not printed).
 	finding   string
-	crawler   int      // index of the crawler the zone answers
-	tools     []string // tool labels matched, most requested first
-	covered   int      // crawler requests in the window that the targets cover
-	requests  int      // crawler requests in the window
-	condWhy   []string // why each condition was (or was not) added
-	targetWhy []string // why a query key is matched by the shape of its values
-	sizing    string   // the sizing arithmetic
+	crawler   int          // index of the crawler the zone answers
+	tools     []string     // tool labels matched, most requested first
+	covered   int          // crawler requests in the window that the targets cover
+	requests  int          // crawler requests in the window
+	condWhy   []prose.Text // why each condition was (or was not) added
+	targetWhy []prose.Text // why a query key is matched by the shape of its values
+	sizing    prose.Text   // the sizing arithmetic
+	resized   prose.Text   // how the backtest resized the zone, if it did
 }
 
 // Key is the zone's key as written in the Caddyfile.
@@ -283,8 +285,8 @@ func generate(crawlers []*crawlerEvidence, site siteEvidence) ([]Zone, []sources
 // zoneFor builds the zone answering one crawler, or nil with the reason.
 func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNote) {
 	var notes []sources.QualityNote
-	note := func(sev sources.Severity, format string, args ...any) {
-		notes = append(notes, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	note := func(sev sources.Severity, t prose.Text) {
+		notes = append(notes, sources.Note("rules", sev, t))
 	}
 	z := &Zone{finding: c.Finding, requests: c.Requests, PerClient: !c.Spread}
 
@@ -359,8 +361,11 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 		for i, d := range dropped {
 			quoted[i] = strconv.QuoteToASCII(clip(d, 60))
 		}
-		note(sources.SeverityWarning, "%s: %d requests for tools whose names are not safe to put in a Caddyfile were left out of the rule (%s)",
-			c.Finding, droppedN, clip(strings.Join(quoted, ", "), 300))
+		note(sources.SeverityWarning, Messages.Say("rules.unsafe_tools", struct {
+			Finding string
+			N       int
+			Names   string
+		}{c.Finding, droppedN, clip(strings.Join(quoted, ", "), 300)}))
 	}
 
 	// Special pages: both URL forms wherever the site uses both, so that a
@@ -417,35 +422,34 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 		z.Targets = append(z.Targets, t)
 	}
 	if len(z.Targets) == 0 {
-		note(sources.SeverityInfo, "%s: no rule proposed: the crawler walked nothing a rate limit can name safely (none of its route templates was measured as expensive and uncacheable, or their names are not safe in a Caddyfile)", c.Finding)
+		note(sources.SeverityInfo, Messages.Say("rules.nothing_to_name", c.Finding))
 		return nil, notes
 	}
 
 	// Logged in or not.
 	if site.Cookie != "" && !safeCookie(site.Cookie) {
-		note(sources.SeverityWarning, "%s: the site's logged-in cookie pattern %q cannot be used in a header matcher (blanks, quotes, braces or '*')",
-			c.Finding, clip(site.Cookie, 60))
+		note(sources.SeverityWarning, Messages.Say("rules.unsafe_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
 		site.Cookie = ""
 	}
 	switch {
 	case c.Key.LoggedIn == sources.LoggedInYes:
-		z.condWhy = append(z.condWhy, "the crawler carried the logged-in cookie, so the zone cannot spare logged-in users")
-		note(sources.SeverityWarning, "%s: the crawler was logged in: its zone also matches logged-in users", c.Finding)
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.crawler_logged_in", nil))
+		note(sources.SeverityWarning, Messages.Say("rules.crawler_logged_in", c.Finding))
 	case site.Cookie != "":
 		z.Cond.NotCookie = site.Cookie
-		z.condWhy = append(z.condWhy, fmt.Sprintf("requests whose Cookie holds %q (logged in) are never limited", site.Cookie))
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.cookie", site.Cookie))
 	case float64(c.CookieRequests) <= maxMisses*float64(c.ToolRequests):
 		z.Cond.NoCookie = true
-		z.condWhy = append(z.condWhy, "the site's logged-in cookie is unknown, so only requests without any Cookie are limited (the crawler sent none, or next to none)")
-		note(sources.SeverityInfo, "%s: logged-in cookie pattern unknown (site facts): the zone limits only requests without a Cookie header", c.Finding)
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.no_cookie", nil))
+		note(sources.SeverityInfo, Messages.Say("rules.cookie_unknown", c.Finding))
 	default:
-		z.condWhy = append(z.condWhy, "the site's logged-in cookie is unknown and the crawler sent cookies, so the zone cannot tell logged-in users apart")
-		note(sources.SeverityWarning, "%s: logged-in cookie pattern unknown (site facts) and the crawler sent cookies: the zone may limit logged-in users", c.Finding)
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.cookie_unknown", nil))
+		note(sources.SeverityWarning, Messages.Say("rules.cookie_unknown_sent", c.Finding))
 	}
 
 	if c.Method != "" {
 		z.Cond.Method = c.Method
-		z.condWhy = append(z.condWhy, fmt.Sprintf("method %s: the crawler's requests were %ss, so readers opening the same paths (GET) are never limited", c.Method, c.Method))
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.method", c.Method))
 	}
 	if !z.PerClient {
 		addConditions(z, c, labels)
@@ -466,7 +470,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 // in for them (a header that sets the crawler apart from every reader also
 // keeps future readers of these tools out).
 func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
-	population := "ordinary logged-out requests for these tools"
+	allPages := false // the ordinary clients counted are all logged-out page requests
 	// byVer holds the ordinary counts by browser version and condition mask.
 	byVer := map[string]*[8]int{}
 	for _, l := range labels {
@@ -489,7 +493,7 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 		return n
 	}
 	if counts(0) == 0 {
-		population = "ordinary logged-out page requests (nobody else used these tools)"
+		allPages = true
 		counts = func(mask int) int { return sumMask(&c.OrdinaryAll, mask) }
 		byVer = c.OrdinaryAllVer
 	}
@@ -500,23 +504,23 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 	rotating := c.Fingerprints > 1
 	if rotating {
 		uaOK = false
-		z.condWhy = append(z.condWhy, fmt.Sprintf("no User-Agent or Accept-Language: the crawler rotated %d fingerprints, and a zone on one would let the others through", c.Fingerprints))
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.rotating", c.Fingerprints))
 	}
 	cands := []struct {
 		bit  int
 		ok   bool
-		what string
+		what prose.Text
 		set  func()
 	}{
-		{condLang, !rotating && c.Key.Lang != "" && safeLang(c.Key.Lang), "Accept-Language " + c.Key.Lang,
+		{condLang, !rotating && c.Key.Lang != "" && safeLang(c.Key.Lang), Messages.Say("rules.cand.lang", c.Key.Lang),
 			func() { z.Cond.Lang = c.Key.Lang }},
 		// Evidence, not the key: the key marks missing hints only over HTTPS,
 		// but a crawler that never sent them is told apart by it either way
 		// (ordinary readers who share its key, e.g. real Chrome over HTTP/2,
 		// send them and are rightly left out).
-		{condHints, float64(c.HintRequests) <= maxMisses*float64(c.ToolRequests), "no Sec-Ch-Ua client hint (the crawler sent none)",
+		{condHints, float64(c.HintRequests) <= maxMisses*float64(c.ToolRequests), Messages.Say("rules.cand.hints", nil),
 			func() { z.Cond.NoClientHints = true }},
-		{condUA, uaOK, "User-Agent containing " + token, func() { z.Cond.UserAgent = token }},
+		{condUA, uaOK, Messages.Say("rules.cand.ua", token), func() { z.Cond.UserAgent = token }},
 	}
 	mask := 0
 	total := counts(0)
@@ -531,8 +535,11 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 		if next < cur {
 			cd.set()
 			mask |= cd.bit
-			z.condWhy = append(z.condWhy, fmt.Sprintf("%s: leaves %s of %s %s in the zone",
-				cd.what, fmtInt(next), fmtInt(cur), population))
+			z.condWhy = append(z.condWhy, Messages.Say("rules.cond.leaves", struct {
+				What     prose.Text
+				Left, Of string
+				AllPages bool
+			}{cd.what, fmtInt(next), fmtInt(cur), allPages}))
 		}
 	}
 	// Last, the browser's major versions, when a few of them carry the whole
@@ -549,13 +556,17 @@ func addConditions(z *Zone, c *crawlerEvidence, labels []string) {
 			z.Cond.UserAgent = token
 			z.Cond.UserAgentVersions = vs
 			mask |= condUA
-			z.condWhy = append(z.condWhy, fmt.Sprintf("User-Agent %s%s (the versions the crawler sent): leaves %s of %s %s in the zone",
-				token, strings.Join(vs, "|"), fmtInt(next), fmtInt(cur), population))
+			z.condWhy = append(z.condWhy, Messages.Say("rules.cond.versions", struct {
+				UA, Left, Of string
+				AllPages     bool
+			}{token + strings.Join(vs, "|"), fmtInt(next), fmtInt(cur), allPages}))
 		}
 	}
 	if mask == 0 && total > 0 {
-		z.condWhy = append(z.condWhy, fmt.Sprintf("no header of the fingerprint sets the crawler apart from the %s %s: they share the budget",
-			fmtInt(total), population))
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.shared", struct {
+			Of       string
+			AllPages bool
+		}{fmtInt(total), allPages}))
 	}
 }
 
@@ -572,13 +583,12 @@ func addRefererCondition(z *Zone, c *crawlerEvidence) {
 		return
 	}
 	if c.ToolRequests == 0 || float64(c.SiteRefererRequests) > maxMisses*float64(c.ToolRequests) {
-		z.condWhy = append(z.condWhy, fmt.Sprintf("%s of the %s tool requests under the crawler's fingerprint came with a Referer from the site itself, so the zone cannot spare readers who click a tool on a page",
-			fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)))
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.referer_sent", struct{ Sent, Tools string }{fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)}))
 		return
 	}
 	z.Cond.NoSiteReferer = true
-	z.condWhy = append(z.condWhy, fmt.Sprintf("requests with a Referer from the site's own pages are never limited: readers who click a tool on a page send one (%s ordinary logged-out tool requests did), and %s of the %s tool requests under the crawler's fingerprint did (a crawler that starts sending one passes the zone)",
-		fmtInt(c.OrdinarySiteReferer), fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)))
+	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.referer", struct{ Readers, Sent, Tools string }{
+		fmtInt(c.OrdinarySiteReferer), fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)}))
 }
 
 func sumMask(counts *[8]int, mask int) int {
@@ -712,39 +722,39 @@ func zoneNameWords(z *Zone, countVersions bool) []string {
 // conditionsText lists, for humans, exactly the conditions every match block
 // of z carries besides its targets, and the parts of the crawler's
 // fingerprint it does not check.
-func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []string) {
+func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []prose.Text) {
 	c := z.Cond
 	switch {
 	case c.NotCookie != "":
-		checked = append(checked, fmt.Sprintf("no Cookie holding %q (not logged in)", c.NotCookie))
+		checked = append(checked, Messages.Say("rules.checks.cookie", c.NotCookie))
 	case c.NoCookie:
-		checked = append(checked, "no Cookie header at all")
+		checked = append(checked, Messages.Say("rules.checks.no_cookie", nil))
 	default:
-		unchecked = append(unchecked, "whether the client is logged in")
+		unchecked = append(unchecked, Messages.Say("rules.checks.logged_in", nil))
 	}
 	if c.Lang != "" {
-		checked = append(checked, "first Accept-Language "+c.Lang)
+		checked = append(checked, Messages.Say("rules.checks.lang", c.Lang))
 	} else if k.Lang != "" {
-		unchecked = append(unchecked, "the Accept-Language ("+k.Lang+")")
+		unchecked = append(unchecked, Messages.Say("rules.checks.any_lang", k.Lang))
 	}
 	switch {
 	case c.UserAgent != "" && len(c.UserAgentVersions) > 0:
-		checked = append(checked, "User-Agent "+c.UserAgent+" with major version "+strings.Join(c.UserAgentVersions, ", "))
+		checked = append(checked, Messages.Say("rules.checks.versions", struct{ UA, Versions string }{c.UserAgent, strings.Join(c.UserAgentVersions, ", ")}))
 	case c.UserAgent != "":
-		checked = append(checked, "User-Agent containing "+c.UserAgent)
+		checked = append(checked, Messages.Say("rules.checks.ua", c.UserAgent))
 	default:
-		unchecked = append(unchecked, "the User-Agent ("+k.UA+")")
+		unchecked = append(unchecked, Messages.Say("rules.checks.any_ua", k.UA))
 	}
 	if c.NoClientHints {
-		checked = append(checked, "no Sec-Ch-Ua client hint")
+		checked = append(checked, Messages.Say("rules.checks.no_hints", nil))
 	} else {
-		unchecked = append(unchecked, "client hints")
+		unchecked = append(unchecked, Messages.Say("rules.checks.hints", nil))
 	}
 	if c.NoSiteReferer {
-		checked = append(checked, "no Referer from the site's own pages")
+		checked = append(checked, Messages.Say("rules.checks.no_referer", nil))
 	}
 	if c.Method != "" {
-		checked = append(checked, "method "+c.Method)
+		checked = append(checked, Messages.Say("rules.checks.method", c.Method))
 	}
 	return checked, unchecked
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
@@ -109,8 +110,8 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 		return nil, fmt.Errorf("rules: window %s to %s is empty", in.From.Format(time.RFC3339), in.To.Format(time.RFC3339))
 	}
 	p := &Proposal{}
-	note := func(sev sources.Severity, format string, args ...any) {
-		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	note := func(sev sources.Severity, t prose.Text) {
+		p.DataQuality = append(p.DataQuality, sources.Note("rules", sev, t))
 	}
 	var saturation *detect.Finding
 	for i := range in.Findings {
@@ -126,7 +127,7 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 	case len(refs) == 0:
 		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityInfo, Messages.Say("rules.no_crawler", nil)))
 	case len(in.Access) == 0:
-		note(sources.SeverityWarning, "no access log: rate limits cannot be generated or backtested")
+		note(sources.SeverityWarning, Messages.Say("rules.no_access_log", nil))
 	default:
 		var err error
 		prof, err = readProfile(ctx, &in, refs)
@@ -243,8 +244,8 @@ func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
 
 // propose does the rules part of Propose.
 func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) error {
-	note := func(sev sources.Severity, format string, args ...any) {
-		p.DataQuality = append(p.DataQuality, sources.QualityNote{Source: "rules", Severity: sev, Message: fmt.Sprintf(format, args...)})
+	note := func(sev sources.Severity, t prose.Text) {
+		p.DataQuality = append(p.DataQuality, sources.Note("rules", sev, t))
 	}
 	bFrom, bTo, how, ok := baselineRange(in, prof, refs, note)
 	if !ok {
@@ -308,12 +309,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		peak := peaks[i]
 		z.Window = win
 		z.Events = max(headroomFactor*peak, peak+minSlack)
-		who := "ordinary clients (every fingerprint but the crawlers') together"
-		if z.PerClient {
-			who = "the busiest ordinary client"
-		}
-		z.sizing = fmt.Sprintf("Over the baseline, %s (%s), %s sent at most %s requests matching this zone in any %s; events = max(%d x %s, %s + %d) = %s per %s.",
-			how, spanText(bFrom, bTo), who, fmtInt(peak), CaddyDuration(win), headroomFactor, fmtInt(peak), fmtInt(peak), minSlack, fmtInt(z.Events), CaddyDuration(win))
+		z.sizing = Messages.Say("rules.sizing", struct {
+			How, From, To        string
+			Span                 time.Duration
+			PerClient            bool
+			Peak, Window, Events string
+			Headroom, Slack      int
+		}{how, stamp(bFrom), stamp(bTo), bTo.Sub(bFrom).Round(time.Second), z.PerClient, fmtInt(peak), CaddyDuration(win), fmtInt(z.Events), headroomFactor, minSlack})
 	}
 
 	// Backtest; resize zones that refuse ordinary traffic in the baseline;
@@ -329,8 +331,8 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		var keptIndex []int
 		for i := range zones {
 			if rejected[i] > 0 {
-				note(sources.SeverityWarning, "%s: zone %s rejected: even at %s events per %s it refused %s ordinary requests in the baseline (the crawler's own traffic there shares its bucket)",
-					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(rejected[i]))
+				note(sources.SeverityWarning, Messages.Say("rules.zone_refuses", struct{ Finding, Zone, Events, Window, Refused string }{
+					zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(rejected[i])}))
 				continue
 			}
 			kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -349,8 +351,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		}
 		for i := range zones {
 			if n := ordinaryRefused(br.zone[i]); n > 0 {
-				note(sources.SeverityWarning, "%s: zone %s still refuses %s ordinary baseline requests together with the other zones",
-					zones[i].finding, zones[i].Name, fmtInt(n))
+				note(sources.SeverityWarning, Messages.Say("rules.zone_still_refuses", struct{ Finding, Zone, Refused string }{zones[i].finding, zones[i].Name, fmtInt(n)}))
 			}
 		}
 	}
@@ -359,8 +360,8 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	for i := range zones {
 		bt := wr.zone[i].window()
 		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
-			note(sources.SeverityWarning, "%s: zone %s rejected: sized to %s per %s so that ordinary clients stay under it, it would have refused only %s of the crawler's %s requests in the window",
-				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests))
+			note(sources.SeverityWarning, Messages.Say("rules.zone_misses", struct{ Finding, Zone, Events, Window, Refused, Requests string }{
+				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests)}))
 			continue
 		}
 		kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -378,7 +379,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		}
 	}
 	if late > 0 {
-		note(sources.SeverityInfo, "%s requests arrived (log time minus duration) earlier than the replay's reorder horizon allowed and were replayed late", fmtInt(late))
+		note(sources.SeverityInfo, Messages.Say("rules.replayed_late", fmtInt(late)))
 	}
 
 	// The final snippets, each validated by Caddy.
@@ -407,7 +408,8 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		br.zone[i].baselineInto(&bt)
 		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
 		bt.PHPSecondsBasis = e.costBasis()
-		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: why(z, refs, in.Findings, prof.readers.count(z.crawler)), Finding: z.finding,
+		said := why(z, refs, in.Findings, prof.readers.count(z.crawler))
+		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
 	p.Caddyfile = deployHeader(p, in.From, in.To) + "\n" + p.Block
@@ -514,8 +516,7 @@ func (e *engine) resize(ctx context.Context, zones []Zone, base *replay, bFrom, 
 			continue
 		}
 		zones[i].Events = hi[i]
-		zones[i].sizing += fmt.Sprintf(" Replayed over the baseline, %s events refused %s ordinary requests (the crawler's own traffic there shares the bucket), so the zone was resized to %s, the smallest size found (doubling, then bisecting) that refuses none.",
-			fmtInt(start[i]), fmtInt(first[i]), fmtInt(hi[i]))
+		zones[i].resized = Messages.Say("rules.resized", struct{ Events, Refused, Size string }{fmtInt(start[i]), fmtInt(first[i]), fmtInt(hi[i])})
 	}
 	return true, rejected, nil
 }
@@ -546,9 +547,10 @@ func (e *engine) reload(zones []Zone, newToOld []int) error {
 
 // baselineRange picks the period zones are sized on: the given baseline, else
 // the data before the window, else the data before the earliest crawler onset.
-func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev sources.Severity, format string, args ...any)) (from, to time.Time, how string, ok bool) {
+// how is "given", "before_window" or "before_onset".
+func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev sources.Severity, t prose.Text)) (from, to time.Time, how string, ok bool) {
 	if prof.first.IsZero() {
-		note(sources.SeverityWarning, "the access logs held no request: no rate limit proposed")
+		note(sources.SeverityWarning, Messages.Say("rules.no_requests", nil))
 		return from, to, "", false
 	}
 	end := prof.last.Add(time.Nanosecond)
@@ -564,13 +566,13 @@ func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev so
 	if !in.BaselineFrom.IsZero() && in.BaselineTo.After(in.BaselineFrom) {
 		a, b := clipTo(in.BaselineFrom, in.BaselineTo)
 		if b.Sub(a) >= minBaselineSpan {
-			return a, b, "the given baseline", true
+			return a, b, "given", true
 		}
-		note(sources.SeverityWarning, "the given baseline %s to %s holds (almost) no logged request: falling back",
-			in.BaselineFrom.Format(time.RFC3339), in.BaselineTo.Format(time.RFC3339))
+		note(sources.SeverityWarning, Messages.Say("rules.given_baseline_empty", struct{ From, To string }{
+			in.BaselineFrom.Format(time.RFC3339), in.BaselineTo.Format(time.RFC3339)}))
 	}
 	if a, b := clipTo(prof.first, in.From); b.Sub(a) >= minBaselineSpan {
-		return a, b, "the data before the window", true
+		return a, b, "before_window", true
 	}
 	var onset time.Time
 	for _, r := range refs {
@@ -579,23 +581,20 @@ func baselineRange(in *Input, prof *profile, refs []crawlerRef, note func(sev so
 		}
 	}
 	if a, b := clipTo(prof.first, onset); b.Sub(a) >= minBaselineSpan {
-		note(sources.SeverityWarning, "no data before the window: the zones are sized on the %s before the crawler's onset, inside the window",
-			b.Sub(a).Round(time.Second))
-		return a, b, "the data before the crawler's onset", true
+		note(sources.SeverityWarning, Messages.Say("rules.baseline_in_window", b.Sub(a).Round(time.Second)))
+		return a, b, "before_onset", true
 	}
-	note(sources.SeverityWarning, "no baseline (no data before the window or the crawler's onset): no rate limit can be sized")
+	note(sources.SeverityWarning, Messages.Say("rules.no_baseline", nil))
 	return from, to, "", false
 }
 
-func spanText(a, b time.Time) string {
-	return a.UTC().Format("2006-01-02 15:04:05Z") + " to " + b.UTC().Format("2006-01-02 15:04:05Z") + ", " + b.Sub(a).Round(time.Second).String()
-}
+// stamp prints an end of the baseline in the rationale: UTC, to the second.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // why explains a zone: what it matches and why, how it is keyed, how it is
 // sized; readers is how many addresses under the crawler's fingerprint
 // behaved like people.
-func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
-	var b strings.Builder
+func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) prose.Text {
 	ref := refs[z.crawler]
 	var f *detect.Finding
 	for i := range fs {
@@ -603,70 +602,61 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) string {
 			f = &fs[i]
 		}
 	}
-	fmt.Fprintf(&b, "Answers %s (%s). Matches requests for the tools it walked: %s.", ref.finding, ref.key, describeTargets(z))
-	checked, unchecked := conditionsText(z, ref.key)
-	if len(checked) > 0 {
-		b.WriteString(" Every match block also requires " + strings.Join(checked, ", and ") + ".")
-	}
-	if len(unchecked) > 0 {
-		list := unchecked[0]
-		if n := len(unchecked); n > 1 {
-			list = strings.Join(unchecked[:n-1], ", ") + " or " + unchecked[n-1]
-		}
-		b.WriteString(" It does not check " + list + ": any client that meets the rest shares the bucket with the crawler.")
-	}
-	if len(z.targetWhy) > 0 {
-		b.WriteString(" It matches " + strings.Join(z.targetWhy, "; ") + ".")
-	}
-	if len(z.condWhy) > 0 {
-		b.WriteString(" Why these conditions: " + strings.Join(z.condWhy, "; ") + ".")
-	}
+	w := zoneWhy{Finding: ref.finding, KeyName: ref.key.String(), Key: detect.SayKey(ref.key), Targets: describeTargets(z),
+		TargetWhy: z.targetWhy, CondWhy: z.condWhy, PerClient: z.PerClient, Name: z.Name,
+		Sizing: z.sizing, Resized: z.resized, HasResized: z.resized.String() != ""}
+	w.Checked, w.Unchecked = conditionsText(z, ref.key)
+	w.LastUnchecked = len(w.Unchecked) - 1
 	if z.requests > 0 {
-		fmt.Fprintf(&b, " These tools carried %s of its %s requests in the window (%.1f%%); the rest (articles, assets, unnamed pages) is cheap or cached and left alone.",
-			fmtInt(z.covered), fmtInt(z.requests), 100*float64(z.covered)/float64(z.requests))
+		w.Covered, w.Requests = fmtInt(z.covered), fmtInt(z.requests)
+		w.CoveredPct = fmt.Sprintf("%.1f", 100*float64(z.covered)/float64(z.requests))
 	}
 	if readers > 0 {
-		fmt.Fprintf(&b, " %s addresses under the crawler's fingerprint behaved like readers (they fetched page assets, came to a page from one of the site's own after a request of their own, or read several pages over minutes, at a reader's pace): the backtest counts their requests as collateral, not as the crawler's.",
-			fmtInt(readers))
+		w.Readers = fmtInt(readers)
 	}
-	if z.PerClient {
-		b.WriteString(" Key {client_ip} (the address Caddy logs as client_ip, which follows trusted_proxies; v0.1.0's docs use {remote_host}, the same address without a trusted proxy): one bucket per client, because the crawler was concentrated")
-		if f != nil {
-			fmt.Fprintf(&b, " (one address sent %s requests)", fmtInt(detect.FactsOf[detect.CrawlerBurstFacts](f).RequestsPerIPMax))
-		}
-		b.WriteString(".")
-	} else {
-		fmt.Fprintf(&b, " Key %q, a static string: one bucket shared by every client, because the crawler was spread out", z.Name)
-		if f != nil {
-			fmt.Fprintf(&b, " (%s addresses, median %s request per address): per-address limits cannot catch it",
-				fmtInt(detect.FactsOf[detect.CrawlerBurstFacts](f).DistinctIPs), trimFloat(detect.FactsOf[detect.CrawlerBurstFacts](f).RequestsPerIPMedian))
-		}
-		b.WriteString(".")
+	if f != nil {
+		cf := detect.FactsOf[detect.CrawlerBurstFacts](f)
+		w.MaxPerIP, w.Addresses, w.Median = fmtInt(cf.RequestsPerIPMax), fmtInt(cf.DistinctIPs), trimFloat(cf.RequestsPerIPMedian)
 	}
-	b.WriteString(" " + z.sizing)
-	return b.String()
+	return Messages.Say("rules.why", w)
 }
 
-// describeTargets renders a zone's targets for humans.
-func describeTargets(z *Zone) string {
-	var parts []string
+// zoneWhy is what a zone's rationale says. Numbers arrive printed; an empty
+// Requests, Readers or Addresses leaves its sentence out.
+type zoneWhy struct {
+	Finding, KeyName                  string
+	Key                               prose.Text
+	Targets, Checked, Unchecked       []prose.Text
+	LastUnchecked                     int
+	TargetWhy, CondWhy                []prose.Text
+	Covered, Requests, CoveredPct     string
+	Readers                           string
+	PerClient                         bool
+	Name, MaxPerIP, Addresses, Median string
+	Sizing, Resized                   prose.Text
+	HasResized                        bool
+}
+
+// describeTargets renders a zone's targets for humans, one Text each.
+func describeTargets(z *Zone) []prose.Text {
+	var parts []prose.Text
 	for _, t := range z.Targets {
 		switch {
 		case len(t.Paths) > 0:
-			parts = append(parts, "paths "+strings.Join(t.Paths, " "))
+			parts = append(parts, Messages.Say("rules.target.paths", strings.Join(t.Paths, " ")))
 		case len(t.TitleNames) > 0:
-			parts = append(parts, "title= "+strings.Join(t.TitleNames, ", "))
+			parts = append(parts, Messages.Say("rules.target.titles", strings.Join(t.TitleNames, ", ")))
 		case t.QueryKey != "" && t.ValueRegexp != "":
-			parts = append(parts, t.QueryKey+" matching "+t.ValueRegexp)
+			parts = append(parts, Messages.Say("rules.target.pattern", struct{ Key, Regexp string }{t.QueryKey, t.ValueRegexp}))
 		case t.QueryKey != "":
 			var vs []string
 			for _, v := range t.QueryValues {
 				vs = append(vs, t.QueryKey+"="+v)
 			}
-			parts = append(parts, strings.Join(vs, ", "))
+			parts = append(parts, Messages.Say("rules.target.values", strings.Join(vs, ", ")))
 		}
 	}
-	return strings.Join(parts, "; ")
+	return parts
 }
 
 func trimFloat(v float64) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // A query target `query s=*` holds every request that carries the key, the
@@ -204,12 +206,12 @@ func wildcardKeys(refs []crawlerRef) []string {
 // or suffix they all share. The first that holds at least 1-maxMisses of
 // the crawler's requests and at most maxMisses of the ordinary ones
 // (counting every unsampled ordinary value as held) is taken.
-func valuePattern(key string, crawler, ordinary *valueSample) (pattern, why string, ok bool) {
+func valuePattern(key string, crawler, ordinary *valueSample) (pattern string, why prose.Text, ok bool) {
 	if crawler == nil || crawler.total < minPatternRequests || len(crawler.values) < minPatternValues {
-		return "", "", false
+		return "", why, false
 	}
 	if ordinary == nil || ordinary.total == 0 {
-		return "", "", false // key=* spares nobody less: nothing to narrow for
+		return "", why, false // key=* spares nobody less: nothing to narrow for
 	}
 	for _, c := range patternCandidates(crawler) {
 		re, err := regexp.Compile(c.pattern)
@@ -224,11 +226,11 @@ func valuePattern(key string, crawler, ordinary *valueSample) (pattern, why stri
 		if float64(matched+unknown) > maxMisses*float64(ordinary.total) {
 			continue
 		}
-		why = fmt.Sprintf("query key %s only where its value matches %s: %s of the crawler's %s requests with %s had such a value, %s of the %s ordinary logged-out requests with it did (query %s=* would have held them all)",
-			key, c.pattern, fmtInt(held), fmtInt(crawler.total), key, fmtInt(matched+unknown), fmtInt(ordinary.total), key)
+		why = Messages.Say("rules.target_why", struct{ Key, Pattern, Held, Crawler, Matched, Ordinary string }{
+			key, c.pattern, fmtInt(held), fmtInt(crawler.total), fmtInt(matched + unknown), fmtInt(ordinary.total)})
 		return c.pattern, why, true
 	}
-	return "", "", false
+	return "", why, false
 }
 
 // asciiClasses are the character classes a value may be made of, narrowest

@@ -65,7 +65,7 @@ func TestValuePattern(t *testing.T) {
 			if got != tt.want || ok != (tt.want != "") {
 				t.Fatalf("pattern %q (%v), want %q", got, ok, tt.want)
 			}
-			if ok && !strings.Contains(why, got) {
+			if ok && !strings.Contains(why.String(), got) {
 				t.Errorf("why %q does not name the pattern", why)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
@@ -92,7 +93,7 @@ func recordFor(t *testing.T, in Input, between func()) (*recordedArrivals, *sour
 	if between != nil {
 		between()
 	}
-	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(sources.Severity, string, ...any) {})
+	bFrom, bTo, _, ok := baselineRange(&in, prof, refs, func(sources.Severity, prose.Text) {})
 	if !ok {
 		t.Fatal("no baseline")
 	}

@@ -127,20 +127,16 @@ func (w *yamlWalker) walk(n *yaml.Node, t reflect.Type, p string) {
 			k, v := n.Content[i], n.Content[i+1]
 			ft, ok := fields[k.Value]
 			if !ok {
-				msg := fmt.Sprintf("%s: unknown key %q", w.at(k.Line), k.Value)
-				if p != "" {
-					msg += " in " + p
-				}
-				msg += ", ignored"
 				// A near miss is a fact the user meant to give and that is
 				// lost: a warning. Any other key is a note kept beside the
 				// facts (contents, note, site.app): info.
 				sev := SeverityInfo
-				if near := nearest(k.Value, fields); near != "" {
-					msg += fmt.Sprintf(" (did you mean %q?)", near)
+				near := nearest(k.Value, fields)
+				if near != "" {
 					sev = SeverityWarning
 				}
-				w.notes = append(w.notes, QualityNote{Source: "input", Severity: sev, Message: msg})
+				w.notes = append(w.notes, Note("input", sev, Messages.Say("input.unknown_key", struct{ At, Key, Path, Near string }{
+					w.at(k.Line), k.Value, p, near})))
 				continue
 			}
 			w.walk(v, ft, join(p, k.Value))

@@ -16,7 +16,7 @@ import (
 // no line holds three or more English words in a row outside identifiers
 // (words with _ . / = : or digits), product names, quoted log values, code
 // spans, code blocks and URLs. The lab recording is analysed as a user
-// would (analyze --lang ko); three simulated scenarios that take different
+// would (analyze --lang ko); four simulated scenarios that take different
 // detectors, notes and advice are rendered from their shared analysis.
 //
 // Sentences still said in English by code not yet moved to a catalog are
@@ -51,7 +51,7 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 		check(t, "postmortem.md", string(md))
 		check(t, "terminal", printed.String())
 	})
-	for _, sc := range []string{"flash-crowd", "slow-database", "idle-pinning"} {
+	for _, sc := range []string{"flash-crowd", "slow-database", "idle-pinning", "crawler-backlog"} {
 		t.Run(sc, func(t *testing.T) {
 			r := analyzedScenario(t, sc)
 			out := t.TempDir()
@@ -81,17 +81,12 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 // notYetKorean maps a phrase of each sentence still said in English to the
 // code that says it: the next ones to move to a catalog.
 var notYetKorean = map[string]string{
-	"Answers crawler_burst":         "rule rationale, rules/propose.go",
-	"no change explains":            "config_change reason, detect/configchange.go",
-	"the day before) is not":        "config_change summary, detect/changetext.go",
-	"days before) lowers":           "config_change summary, detect/changetext.go",
-	"(none) -&gt;":                  "config_change summary, detect/changetext.go",
-	"is empty: not one line":        "input note, sources/ingest",
-	"is neither Caddy's JSON log":   "input note, sources/ingest",
-	"no incident in the window and": "service_time_regression reason, detect/servicetime.go",
-	"the workers were held without": "service_time_regression reason, detect/servicetime.go",
-	"PHP's time per request rose":   "service_time_regression summary, detect/servicetime.go",
-	"Workers were held without":     "idle_pinning summary, detect/pinning.go",
+	"no change explains":      "config_change reason, detect/configchange.go",
+	"the day before) is not":  "config_change summary, detect/changetext.go",
+	"days before) lowers":     "config_change summary, detect/changetext.go",
+	"(none) -&gt;":            "config_change summary, detect/changetext.go",
+	"the day before). ":       "config_change summary (linked), detect/changefindings.go",
+	") lowers the risk: With": "config_change summary (mitigation), detect/changefindings.go and changearithmetic.go",
 }
 
 // pendingMarkers finds every notYetKorean phrase line holds: all of them,

@@ -404,7 +404,7 @@ func (configChangeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fi
 	}
 	all := changes.Merge(ev.Changes, inferred)
 	if len(all) == 0 && len(ev.Changes) == 0 && ev.Metrics == nil {
-		return nil, Check{Outcome: OutcomeCouldNotRun, Reason: "no configuration repository, changes.yaml or php-fpm metrics to find changes in"}, nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("config_change.no_input", nil)), nil
 	}
 	fs, check := RankChanges(all, prior, queueFacts(ev, prior))
 	check.Name, check.Findings = "", nil // Run names the check and numbers the findings

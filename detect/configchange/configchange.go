@@ -126,7 +126,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	check := Check{Name: KindConfigChange}
 	if len(cs) == 0 {
 		check.Outcome = OutcomeNotInteresting
-		check.Reason = "no change to review: no repository, change log or metric step in the lookback window"
+		check.SetReason(Messages.Say("config_change.none", nil))
 		return nil, check
 	}
 	if q.Loc == nil {

@@ -67,6 +67,7 @@ const (
 )
 
 var (
+	Because      = detect.Because
 	CheckTimeout = detect.CheckTimeout
 	FormatInt    = detect.FormatInt
 	LittleHeld   = detect.LittleHeld

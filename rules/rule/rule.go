@@ -22,6 +22,9 @@ type Rule struct {
 	Caddyfile string `json:"caddyfile"`
 	// Why explains the match and the sizing arithmetic in one paragraph.
 	Why string `json:"why,omitempty"`
+	// WhyText is Why as said by a catalog, for the report to say in its
+	// language; a rule read back from report.json has none and reads as Why.
+	WhyText prose.Text `json:"-"`
 	// Finding is the id of the finding the rule answers.
 	Finding string `json:"finding,omitempty"`
 	// Key is the zone's key as written in the Caddyfile: a static string (one

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -127,11 +128,11 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		if c.Source == CoverageCPU && c.State == sources.CoverageNotGiven {
 			continue
 		}
-		msg := coverageMessage(c, from, to, l.Loc)
+		said := coverageSaid(c, from, to, l.Loc)
 		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
-			msg += outsideWindow(store, c.Source)
+			said.Outside, said.HasOutside = outsideWindow(store, c.Source), true
 		}
-		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: c.Source, Severity: sources.SeverityWarning, Message: msg})
+		l.sayNote(c.Source, sources.SeverityWarning, Messages.Say("coverage", said))
 	}
 }
 
@@ -156,67 +157,89 @@ func (l *Loaded) accessInputs(in Inputs) []sources.InputSpan {
 // outsideWindow names the series of a metrics source that were read but
 // fall outside the window, with their span: a series misread (seconds for
 // milliseconds, another day) is named, not silently absent.
-func outsideWindow(store *metrics.Store, source string) string {
+func outsideWindow(store *metrics.Store, source string) prose.Text {
 	names := poolFamilies
 	if source == CoverageCPU {
 		names = cpuFamilies
 	}
-	var read []string
+	type series struct {
+		Name    string
+		Samples int64
+	}
+	var read []series
 	for _, n := range names {
 		if k := store.Samples(n); k > 0 {
-			read = append(read, fmt.Sprintf("%s (%d samples)", n, k))
+			read = append(read, series{n, k})
 		}
 	}
 	if len(read) == 0 {
-		return "; the metrics files hold no such series"
+		return Messages.Say("coverage.no_series", nil)
 	}
 	first, last := store.Range()
-	return fmt.Sprintf("; read but outside the window: %s; the metrics span %s to %s (check the files' window and timestamp unit)",
-		strings.Join(read, ", "), first.Format(time.RFC3339), last.Format(time.RFC3339))
+	return Messages.Say("coverage.outside", struct {
+		Read        []series
+		First, Last string
+	}{read, first.Format(time.RFC3339), last.Format(time.RFC3339)})
 }
 
-// coverageMessage says what a source leaves unknown, in the words the report
+// coverageNote is what the note of a source's coverage says: its stretches
+// without evidence (Parts), what cut it short, and for metrics read but
+// outside the window, which series (Outside). Times arrive printed.
+type coverageNote struct {
+	Source, From, To string
+	None             bool
+	Parts            []prose.Text
+	Truncated, Last  string
+	Outside          prose.Text
+	HasOutside       bool
+}
+
+// coverageSaid says what a source leaves unknown, in the words the report
 // puts first.
-func coverageMessage(c sources.Coverage, from, to time.Time, loc *time.Location) string {
+func coverageSaid(c sources.Coverage, from, to time.Time, loc *time.Location) coverageNote {
 	if loc == nil {
 		loc = time.UTC
 	}
 	at := func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04:05 MST") }
-	if c.State == sources.CoverageNone {
-		return fmt.Sprintf("incomplete: no %s evidence from %s to %s: everything it would show is unknown, not quiet", c.Source, at(from), at(to))
+	n := coverageNote{Source: c.Source, From: at(from), To: at(to), None: c.State == sources.CoverageNone}
+	if n.None {
+		return n
 	}
-	var parts []string
+	type stretch struct {
+		At, From, To, SpanText string
+		Span                   time.Duration
+		Expected               float64
+		After, Before          string
+	}
 	for _, u := range c.Uncovered {
+		d := u.To.Sub(u.From)
+		st := stretch{From: at(u.From), To: at(u.To), SpanText: roundMinutes(d), Span: roundedSpan(d), Expected: u.Expected, After: u.After, Before: u.Before}
 		switch u.Kind {
 		case sources.StretchTail:
-			parts = append(parts, fmt.Sprintf("the evidence ends at %s, %s before the window does (nothing from %s to %s)",
-				at(u.From), roundMinutes(u.To.Sub(u.From)), at(u.From), at(u.To)))
+			st.At = at(u.From)
+			n.Parts = append(n.Parts, Messages.Say("coverage.tail", st))
 		case sources.StretchHead:
-			parts = append(parts, fmt.Sprintf("the evidence begins at %s, %s after the window does (nothing from %s to %s)",
-				at(u.To), roundMinutes(u.To.Sub(u.From)), at(u.From), at(u.To)))
+			st.At = at(u.To)
+			n.Parts = append(n.Parts, Messages.Say("coverage.head", st))
 		default:
-			part := fmt.Sprintf("nothing from %s to %s (%s", at(u.From), at(u.To), roundMinutes(u.To.Sub(u.From)))
-			if u.Expected > 0 {
-				part += fmt.Sprintf(", where the usual rate would have written about %.0f lines", u.Expected)
-			}
-			part += ")"
-			if u.After != "" {
-				part += fmt.Sprintf(", between the last line of %s and the first of %s: lines lost between rotated files", u.After, u.Before)
-			}
-			parts = append(parts, part)
+			n.Parts = append(n.Parts, Messages.Say("coverage.gap", st))
 		}
 	}
-	msg := "incomplete: " + strings.Join(parts, "; ")
 	if len(c.Truncated) > 0 {
-		if len(parts) == 0 {
-			msg = "incomplete"
-		}
-		msg += "; cut short: " + strings.Join(c.Truncated, ", ")
+		n.Truncated = strings.Join(c.Truncated, ", ")
 		if c.Last != nil {
-			msg += fmt.Sprintf(", the evidence read ends at %s", at(*c.Last))
+			n.Last = at(*c.Last)
 		}
 	}
-	return msg + ": minutes without evidence are unknown, not quiet"
+	return n
+}
+
+// roundedSpan is the span roundMinutes prints, as a duration.
+func roundedSpan(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Minute)
 }
 
 func roundMinutes(d time.Duration) string {

@@ -236,8 +236,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			l.Requests.Close()
 			l.Requests = nil
 		}
-		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo,
-			Message: fmt.Sprintf("the requests could not be kept for the rules, which parse the logs again instead: %v", err)})
+		l.sayNote("access", sources.SeverityInfo, Messages.Say("access.not_kept", err.Error()))
 	}
 	if in.KeepRequests && len(in.Access) > 0 {
 		if spill, err := accesslog.NewSpill(""); err != nil {
@@ -291,13 +290,15 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			// A pull that failed is replaced by the counts of its minutes
 			// where the fetch had them; whether it had them all, the
 			// fetch's own notes say: the totals are not vouched for here.
-			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
-				"requests, statuses and PHP time of the lines that were not pulled, or whose pull failed, come from per-minute counts (%s, %d rows); fingerprints, addresses and latencies cover only the lines pulled",
-				bundle.MinuteStatusFile, added)})
+			l.sayNote("access", sources.SeverityInfo, Messages.Say("access.counts_failed", struct {
+				File string
+				Rows int
+			}{bundle.MinuteStatusFile, added}))
 		case added > 0:
-			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityInfo, Message: fmt.Sprintf(
-				"requests, statuses and PHP time of the lines that were not pulled come from per-minute counts (%s, %d rows): totals cover the whole window, fingerprints, addresses and latencies only the lines pulled (the minutes that stood out, and the client families pulled across the window)",
-				bundle.MinuteStatusFile, added)})
+			l.sayNote("access", sources.SeverityInfo, Messages.Say("access.counts", struct {
+				File string
+				Rows int
+			}{bundle.MinuteStatusFile, added}))
 		}
 	}
 	l.MetricFiles = len(in.Metrics)
@@ -305,7 +306,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
 
 	if len(in.Metrics) == 0 {
-		l.note("metrics", "no metrics given: php-fpm workers, listen queue and CPU are unknown")
+		l.sayNote("metrics", sources.SeverityWarning, Messages.Say("metrics.not_given", nil))
 	} else {
 		store, err := metrics.Open()
 		if err != nil {
@@ -337,7 +338,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	switch {
 	case len(in.Access) == 0:
 		if in.MinuteStatus == "" {
-			l.note("access", "no access log given: requests, statuses and client fingerprints are unknown")
+			l.sayNote("access", sources.SeverityWarning, Messages.Say("access.not_given", nil))
 		} else {
 			l.Traffic = traffic
 		}
@@ -421,9 +422,10 @@ func (l *Loaded) windowFromSpan(traffic Aggregate) {
 	}
 	l.From = first.UTC().Truncate(time.Minute)
 	l.To = last.UTC().Truncate(time.Minute).Add(time.Minute)
-	l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "window", Severity: sources.SeverityInfo,
-		Message: fmt.Sprintf("no window was given: the %s' own span, %s to %s, was analyzed", what,
-			l.From.Format(time.RFC3339), l.To.Format(time.RFC3339))})
+	l.sayNote("window", sources.SeverityInfo, Messages.Say("window.from_span", struct {
+		Metrics  bool
+		From, To string
+	}{what == "metrics", l.From.Format(time.RFC3339), l.To.Format(time.RFC3339)}))
 }
 
 // noAccessMessage says that the access logs gave no usable line, what their
@@ -470,18 +472,13 @@ func skipSummary(skips *sources.Skips, unit string) string {
 	return ", " + strings.Join(parts, "; ")
 }
 
-func (l *Loaded) note(source, msg string) {
-	l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: source, Severity: sources.SeverityWarning, Message: msg})
-}
-
 // readLogs reads the other logs of a bundle, each by the shape it turns out to
 // have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not
 // guessed at; an empty log is said to be empty.
 func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 	for _, f := range in.Logs {
 		if st, err := os.Stat(f); err == nil && st.Size() == 0 {
-			l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
-				Message: fmt.Sprintf("%s is empty: not one line of it to read", in.name(f))})
+			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
 			continue
 		}
 		var skips sources.Skips
@@ -504,8 +501,7 @@ func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 			l.FPM = append(l.FPM, fpm...)
 			continue
 		}
-		l.DataQuality = append(l.DataQuality, sources.QualityNote{Source: "logs", Severity: sources.SeverityInfo,
-			Message: fmt.Sprintf("%s is neither Caddy's JSON log nor php-fpm's log: not read", in.name(f))})
+		l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.unknown", in.name(f)))
 	}
 	return nil
 }
