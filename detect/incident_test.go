@@ -186,6 +186,7 @@ func TestGoodputLeavesTheCrawlerOut(t *testing.T) {
 // backlog arithmetic that needs the listen queue: the wedge's 511 -> 4096
 // raise is a candidate the analysis could not judge, not an enabler.
 func TestNoMetricsNoBacklogBlame(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
