@@ -21,6 +21,7 @@ import (
 // parts did (the same two endpoints, by POST, at the same time), it is one
 // actor with its addresses and its onset (make accuracy runs five seeds).
 func TestRotatingFloodIsOneActor(t *testing.T) {
+	t.Parallel()
 	for _, o := range []simulate.Options{{Scenario: "credential-stuffing", Seed: 4}} {
 		t.Run(fmt.Sprintf("seed %d", o.Seed), func(t *testing.T) {
 			res, truth := simulateBundle(t, o)

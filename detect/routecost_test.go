@@ -21,6 +21,7 @@ import (
 // tools, answered from a cache (or by PHP, cheaply), are cheap; WordPress
 // search and comment-reply links that PHP answers slowly are expensive.
 func TestCostMeasuredNotNamed(t *testing.T) {
+	t.Parallel()
 	readers := shape{ua: chrome125, lang: "ko-kr", loggedIn: sources.LoggedInNo, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: 0.1,
 		paths: []string{"/2026/10/a-b-c/", "/static/skin.css", "/static/wiki.js", "/2026/10/d-e-f/"}}
 	mwTools := []string{"/w/index.php?title=X&action=history", "/w/Special:WhatLinksHere/X", "/w/index.php?title=Y&action=edit"}
@@ -42,6 +43,7 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			burst := shape{ua: firefox, lang: "en-us", loggedIn: sources.LoggedInNo, ips: spreadIPs, status: 200,
 				origin: tt.origin, dur: tt.dur, paths: tt.paths}
 			tr := NewTraffic(sources.Site{}, t0, t0.Add(time.Hour))
@@ -87,6 +89,7 @@ func TestCostMeasuredNotNamed(t *testing.T) {
 // named the trigger, because those templates were measured as expensive and
 // uncacheable; the posts readers get from the page cache are not.
 func TestWordPressCrawlIsTheTrigger(t *testing.T) {
+	t.Parallel()
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1})
 	var crawler *Finding
 	for i := range res.Findings {
@@ -147,6 +150,7 @@ func caddyCacheLine(at time.Time, ip, ua, lang, uri string, dur float64, resp ma
 // expensive one; with headers saying every answer bypassed the cache, it is
 // too.
 func TestCacheHeadersDecideCost(t *testing.T) {
+	t.Parallel()
 	souinHit := map[string][]string{"Cache-Status": {"Souin; hit; ttl=1800; key=GET-https-blog.example.net-/?s=term; detail=DEFAULT"},
 		"Age": {"95"}, "X-Powered-By": {"PHP/8.3.13"}, "Server": {"Caddy"}}
 	souinMiss := map[string][]string{"Cache-Status": {"Souin; fwd=uri-miss; stored; key=GET-https-blog.example.net-/?s=term"},
@@ -172,6 +176,7 @@ func TestCacheHeadersDecideCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			type line struct {
 				at   time.Time
 				text string

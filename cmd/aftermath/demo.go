@@ -21,6 +21,12 @@ import (
 // carry 14 MB of generated logs.
 var demoIncident = simulate.Options{Scenario: "crawler-backlog", Seed: 1, Scale: 1, BaselineHours: 24}
 
+// demoWorkDir is where demo simulates the sample incident (into its bundle/
+// subdirectory) and leaves it; empty, the default, demo simulates into a
+// temporary directory it removes. The tests set it so that the bundle the
+// demo analyzed is the one they read, not a second simulation of it.
+var demoWorkDir string
+
 // simulateDemo writes the sample incident's bundle into dir/bundle and opens
 // it.
 func simulateDemo(ctx context.Context, dir string) (*bundle.Bundle, error) {
@@ -46,11 +52,15 @@ func newDemoCmd() *cobra.Command {
 			"raised the evening before) and analyzes it like `analyze --bundle`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := os.MkdirTemp("", "aftermath-demo-")
-			if err != nil {
-				return err
+			dir := demoWorkDir
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "aftermath-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = tmp
 			}
-			defer os.RemoveAll(dir)
 			fmt.Fprintf(cmd.OutOrStdout(), "simulating the sample incident (%s, seed %d)\n", demoIncident.Scenario, demoIncident.Seed)
 			b, err := simulateDemo(cmd.Context(), dir)
 			if err != nil {

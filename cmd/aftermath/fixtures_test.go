@@ -22,7 +22,23 @@ import (
 // the simulated sample incident, the demo's output and each scenario's
 // analysis are made once per test binary (each took seconds, and up to six
 // tests made the same one again). A test that needs to change one makes its
-// own.
+// own copy. Use these rather than simulating or analyzing again:
+//
+//   - scenarioBundle(t, sc): sc simulated, seed 1, 2 h of baseline;
+//     analyzedScenario(t, sc): its analysis (*report.Report, shared: change
+//     a copy);
+//   - referenceBundle(t): scenarioBundle(t, "crawler-backlog"), skipped in
+//     -short mode; simulateIncident(t): it with its access-log lines read;
+//     referenceReport(t): its report.json as analyze --format json writes it
+//     (a new map at each call);
+//   - demoOut(t): the --out directory of one `aftermath demo` run;
+//     sampleDir(t): the 24 h sample bundle that run simulated;
+//   - once[T]: a value of your own made once (its build returns an error
+//     rather than failing a test, since any test may be the first to ask).
+//
+// A test that only reads them and touches no process-wide state (t.Setenv,
+// a package variable) calls t.Parallel(): on two cores the package's wall
+// time is about half its CPU time only if its slow tests overlap.
 
 // TestMain gives the shared fixtures a directory and removes it at the end.
 func TestMain(m *testing.M) {
@@ -48,19 +64,13 @@ func (o *once[T]) get(t testing.TB, build func() (T, error)) T {
 	return o.v
 }
 
-var sample once[string]
-
-// sampleDir is the sample incident's bundle (simulateDemo's: seeded, the same
-// bytes each time), simulated once. Tests must not write into it.
+// sampleDir is the sample incident's bundle: the one `aftermath demo`
+// simulated and analyzed in demoOut's run (seeded: the same bytes each time),
+// kept rather than simulated a second time. Tests must not write into it.
 func sampleDir(t *testing.T) string {
 	t.Helper()
-	return sample.get(t, func() (string, error) {
-		b, err := simulateDemo(context.Background(), filepath.Join(fixtureDir, "sample"))
-		if err != nil {
-			return "", err
-		}
-		return b.Dir, nil
-	})
+	demoOut(t)
+	return filepath.Join(fixtureDir, "sample", "bundle")
 }
 
 // demoRun is one run of `aftermath demo --out DIR`.
@@ -72,14 +82,16 @@ type demoRun struct {
 
 var demo once[demoRun]
 
-// demoOut runs `aftermath demo` once and returns its --out directory after
-// checking its exit status; the tests that read the demo's files share it.
-// Tests must not write into it.
+// demoOut runs `aftermath demo` once, leaving its bundle in sampleDir, and
+// returns its --out directory after checking its exit status; the tests that
+// read the demo's files share it. Tests must not write into it.
 func demoOut(t *testing.T) string {
 	t.Helper()
 	d := demo.get(t, func() (demoRun, error) {
 		d := demoRun{out: filepath.Join(fixtureDir, "demo")}
 		var out testenv.LockedBuffer
+		demoWorkDir = filepath.Join(fixtureDir, "sample")
+		defer func() { demoWorkDir = "" }()
 		d.code = runTo([]string{"demo", "--out", d.out}, &out, &out)
 		d.printed = out.String()
 		return d, nil

@@ -289,6 +289,7 @@ func indSummary(r indResult) string {
 // TestIndependentIncidents: every independent incident scores all its
 // expectations.
 func TestIndependentIncidents(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("analyzes five day-long bundles")
 	}

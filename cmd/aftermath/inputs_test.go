@@ -145,6 +145,7 @@ func accessCoverage(t *testing.T, r reportJSON) (state string, last time.Time, t
 // exit 2 with a message that says what the input is and what to do; none is
 // a normal-looking report of a quiet site.
 func TestEvidenceAsUsersHaveIt(t *testing.T) {
+	t.Parallel()
 	lines, times := labLines(t)
 	dir := t.TempDir()
 	var beforeOnset [][]byte

@@ -118,20 +118,69 @@ func accessCoverageOf(t *testing.T, r map[string]any) map[string]any {
 	return nil
 }
 
+// analyzeRun is one run of analyze: its exit code, message and report.json.
+type analyzeRun struct {
+	code int
+	msg  string
+	data []byte
+}
+
+// decode is the report as a generic document, a new one at each call: tests
+// that share the run may change what they get.
+func (r analyzeRun) decode(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var reference once[analyzeRun]
+
+// referenceReport is the reference incident (simulateIncident's bundle, as
+// simulated) analyzed as `analyze --format json` does, once per test binary:
+// the report a test compares a re-laid or re-encoded copy with. It fails the
+// test unless the run exited 0.
+func referenceReport(t *testing.T) map[string]any {
+	t.Helper()
+	sim := simulateIncident(t)
+	r := reference.get(t, func() (analyzeRun, error) { return analyzeJSONRun(sim.dir) })
+	if r.code != exitOK {
+		t.Fatalf("the bundle as simulated: exit %d (%s)", r.code, r.msg)
+	}
+	return r.decode(t)
+}
+
+// analyzeJSONRun runs analyze --format json on a bundle into a directory of
+// its own, which it removes; for fixtures shared between tests.
+func analyzeJSONRun(bundleDir string, args ...string) (analyzeRun, error) {
+	out, err := os.MkdirTemp(fixtureDir, "analyze-")
+	if err != nil {
+		return analyzeRun{}, err
+	}
+	defer os.RemoveAll(out)
+	r := analyzeRun{}
+	r.code, r.msg = runCLI(append([]string{"analyze", "--out", out, "--format", "json", "--bundle", bundleDir}, args...), nil)
+	if r.data, err = os.ReadFile(filepath.Join(out, "report.json")); err != nil {
+		return r, fmt.Errorf("analyze %s: exit %d (%s), no report.json: %w", bundleDir, r.code, r.msg, err)
+	}
+	return r, nil
+}
+
 // TestEvidenceLayouts lays the simulator's reference incident out as people
 // have it and checks that the report says the same thing, or names what the
-// layout lost.
+// layout lost. Each layout is a parallel subtest: each analyzes its own copy.
 func TestEvidenceLayouts(t *testing.T) {
+	t.Parallel()
 	sim := simulateIncident(t)
-	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
-	if code != exitOK {
-		t.Fatalf("the bundle as simulated: exit %d (%s)", code, msg)
-	}
+	referenceReport(t) // fails here, once, if the reference cannot be made
 	n := len(sim.lines)
 	onset := time.Date(2026, 10, 2, 17, 35, 0, 0, time.UTC)
 	resume := onset.Add(35 * time.Minute)
 
 	t.Run("logrotate's layout with overlaps reads as the one file", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil)
 		a, c := n*4/10, n*7/10
 		// access.log.2.gz, access.log.1 and access.log, each repeating the
@@ -156,6 +205,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		if in := inputs[3].(map[string]any); in["not_read"] == nil {
 			t.Errorf("last input %v, want README, not read", in)
 		}
+		ref := referenceReport(t)
 		if !reflect.DeepEqual(withoutInputListing(ref), withoutInputListing(r)) {
 			a, _ := json.MarshalIndent(withoutInputListing(ref), "", " ")
 			b, _ := json.MarshalIndent(withoutInputListing(r), "", " ")
@@ -164,6 +214,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	})
 
 	t.Run("a rotation that lost 35 minutes names the gap and the files", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil)
 		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[:sim.at(onset)], false)
 		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[sim.at(resume):], false)
@@ -201,6 +252,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	})
 
 	t.Run("harmless input: notes in bundle.yaml, Caddy's own lines in the journal, leave the run complete", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, func(m string) string {
 			m = strings.Replace(m, "site:\n", "site:\n  app: mediawiki\n  upstream: 127.0.0.1:9000\n", 1)
 			return m + "contents:\n  access: access/access.log (journalctl -u caddy -o cat)\nnote: >-\n  Paged at 02:40 KST.\n"
@@ -266,29 +318,44 @@ func TestEvidenceLayouts(t *testing.T) {
 		return out
 	}
 	// The console encoder writes times to the millisecond: the reference
-	// for it is the JSON log with its times cut to the millisecond.
-	var msRef map[string]any
+	// for it is the JSON log with its times cut to the millisecond, analyzed
+	// once for the parallel subtests that compare with it.
+	var msRef once[analyzeRun]
 	msReference := func(t *testing.T) map[string]any {
-		if msRef != nil {
-			return msRef
-		}
-		b := sim.layout(t, nil)
-		cut := make([][]byte, len(sim.lines))
-		for i, l := range sim.lines {
-			var m map[string]any
-			if err := json.Unmarshal(l, &m); err != nil {
-				t.Fatal(err)
+		t.Helper()
+		r := msRef.get(t, func() (analyzeRun, error) {
+			b, err := os.MkdirTemp(fixtureDir, "ms-reference-")
+			if err != nil {
+				return analyzeRun{}, err
 			}
-			m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
-			cut[i], _ = json.Marshal(m)
+			defer os.RemoveAll(b)
+			b = filepath.Join(b, "bundle")
+			if err := os.CopyFS(b, os.DirFS(sim.dir)); err != nil {
+				return analyzeRun{}, err
+			}
+			var log bytes.Buffer
+			for i, l := range sim.lines {
+				var m map[string]any
+				if err := json.Unmarshal(l, &m); err != nil {
+					return analyzeRun{}, err
+				}
+				m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
+				cut, _ := json.Marshal(m)
+				log.Write(cut)
+				log.WriteByte('\n')
+			}
+			if err := os.Remove(filepath.Join(b, "access", "access.log.gz")); err != nil {
+				return analyzeRun{}, err
+			}
+			if err := os.WriteFile(filepath.Join(b, "access", "access.log"), log.Bytes(), 0o644); err != nil {
+				return analyzeRun{}, err
+			}
+			return analyzeJSONRun(b)
+		})
+		if r.code != exitOK {
+			t.Fatalf("the JSON log to the millisecond: exit %d (%s)", r.code, r.msg)
 		}
-		writeLines(t, filepath.Join(b, "access", "access.log"), cut, false)
-		code, msg, r := analyzeJSON(t, "--bundle", b)
-		if code != exitOK {
-			t.Fatalf("the JSON log to the millisecond: exit %d (%s)", code, msg)
-		}
-		msRef = r
-		return r
+		return r.decode(t)
 	}
 	// sameTimes compares a report with the JSON log's but for the input
 	// listing and the notes on how the lines were encoded.
@@ -319,6 +386,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	seoul, _ := time.LoadLocation("Asia/Seoul")
 
 	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
 		code, msg, r := analyzeJSON(t, "--bundle", b)
@@ -329,6 +397,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	})
 
 	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil)
 		cf := filepath.Join(b, "changes", "config", "Caddyfile")
 		data := strings.Replace(string(mustRead(t, cf)), "format json", "format console {\n\t\t\ttime_local\n\t\t}", 1)
@@ -344,6 +413,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	})
 
 	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
@@ -357,6 +427,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	// replay sends the requests logged in its range: read in the wrong zone
 	// the console log's 17:20Z lines sit nine hours off and none is sent.
 	t.Run("replay reads the console encoder's times in --log-tz", func(t *testing.T) {
+		t.Parallel()
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
@@ -402,11 +473,9 @@ func firstDifference(a, b string) string {
 // read as milliseconds, with a warning that says so, and the report is the
 // one of the seconds log; read as seconds, every PHP request was late.
 func TestFractionalMilliseconds(t *testing.T) {
+	t.Parallel()
 	sim := simulateIncident(t)
-	code, msg, ref := analyzeJSON(t, "--bundle", sim.dir)
-	if code != exitOK {
-		t.Fatalf("exit %d (%s)", code, msg)
-	}
+	ref := referenceReport(t)
 	b := sim.layout(t, nil)
 	ms := make([][]byte, len(sim.lines))
 	for i, l := range sim.lines {

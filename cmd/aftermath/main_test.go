@@ -19,10 +19,11 @@ import (
 // TestSimulateThenAnalyze is the foundation's acceptance path: a simulated
 // incident written as a bundle, analyzed into report.json.
 func TestSimulateThenAnalyze(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := filepath.Join(dir, "bundle")
 	out := filepath.Join(dir, "out")
-	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "4", "--out", b}); code != exitOK {
+	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "2", "--out", b}); code != exitOK {
 		t.Fatalf("simulate exit %d", code)
 	}
 	code := runQuiet(t, []string{"analyze", "--bundle", b, "--out", out})
@@ -87,6 +88,7 @@ func TestUsageErrors(t *testing.T) {
 // of aftermath's reader, from the same simulated bundle (seeded: the demo's
 // run and this one write the same bytes).
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	out := demoOut(t)
 	mdBytes, err := os.ReadFile(filepath.Join(out, "postmortem.md"))
 	if err != nil {

@@ -120,11 +120,13 @@ func TestAnalyzePlacesZonesInLabCaddyfile(t *testing.T) {
 	}
 }
 
-// bundleWithCaddyfile copies the sample incident's bundle with its changes/
-// replaced by one git repository holding caddyfile ("" for none).
+// bundleWithCaddyfile copies the reference incident's bundle (the crawl with
+// two hours of baseline: where the zones go does not need the sample's day)
+// with its changes/ replaced by one git repository holding caddyfile ("" for
+// none).
 func bundleWithCaddyfile(t *testing.T, caddyfile string) string {
 	t.Helper()
-	src, dst := sampleDir(t), t.TempDir()
+	src, dst := referenceBundle(t), t.TempDir()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -207,11 +209,14 @@ wiki.example.org {
 `
 
 func TestAnalyzePlacesZonesInTheServingSite(t *testing.T) {
+	t.Parallel()
 	t.Run("loopback and log-less sites passed over", func(t *testing.T) {
+		t.Parallel()
 		out, r := analyzePlacement(t, bundleWithCaddyfile(t, severalSites))
 		checkPlaced(t, out, r, "wiki.example.org", "http://:9180", "http://:8081", "static.example.org")
 	})
 	t.Run("two public candidates: not placed, both named", func(t *testing.T) {
+		t.Parallel()
 		two := severalSites + "\n*.example.org {\n\timport common\n\tphp_fastcgi 127.0.0.1:9000\n}\n"
 		out, r := analyzePlacement(t, bundleWithCaddyfile(t, two))
 		np := r.RulesPlacement.NotPlaced
@@ -223,6 +228,7 @@ func TestAnalyzePlacesZonesInTheServingSite(t *testing.T) {
 		}
 	})
 	t.Run("no Caddyfile: said, not guessed", func(t *testing.T) {
+		t.Parallel()
 		out, r := analyzePlacement(t, bundleWithCaddyfile(t, ""))
 		if rp := r.RulesPlacement; rp.Site != "" || !strings.Contains(rp.NotPlaced, "no Caddyfile") {
 			t.Errorf("rules_placement = %+v, want no site and a note that there is no Caddyfile", *rp)

@@ -29,16 +29,18 @@ func TestCLIChildProcess(t *testing.T) {
 // draws its stages on stderr, with the bytes of the access log read and the
 // percent; piped, or with --quiet on a terminal, stderr carries no progress.
 func TestProgressOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Skip("script(1) from util-linux is not installed")
 	}
-	dir := t.TempDir()
 	b := referenceBundle(t)
-	analyze := func(extra ...string) []string {
-		return append([]string{"analyze", "--bundle", b, "--out", filepath.Join(dir, "out"), "--format", "json"}, extra...)
+	// Each run is a parallel subtest with its own --out: the three analyses
+	// are independent processes.
+	analyze := func(t *testing.T, extra ...string) []string {
+		return append([]string{"analyze", "--bundle", b, "--out", filepath.Join(t.TempDir(), "out"), "--format", "json"}, extra...)
 	}
-	child := func(args []string, onTerminal bool) string {
+	child := func(t *testing.T, args []string, onTerminal bool) string {
 		t.Helper()
 		env := append(os.Environ(), helperArgsEnv+"="+strings.Join(args, "\x1f"))
 		self := os.Args[0] + " -test.run=^TestCLIChildProcess$"
@@ -62,19 +64,30 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		}
 		return stderr.String()
 	}
-	bar := regexp.MustCompile(`reading the access log\s+\d+% \|`)
-	tty := child(analyze(), true)
-	for _, want := range []string{"detecting", "proposing and backtesting rules", " MB"} {
-		if !strings.Contains(tty, want) {
-			t.Errorf("on a terminal, stderr lacks %q:\n%q", want, tty)
+	t.Run("on a terminal", func(t *testing.T) {
+		t.Parallel()
+		bar := regexp.MustCompile(`reading the access log\s+\d+% \|`)
+		tty := child(t, analyze(t), true)
+		for _, want := range []string{"detecting", "proposing and backtesting rules", " MB"} {
+			if !strings.Contains(tty, want) {
+				t.Errorf("on a terminal, stderr lacks %q:\n%q", want, tty)
+			}
 		}
-	}
-	if !bar.MatchString(tty) || !strings.Contains(tty, "100% |") {
-		t.Errorf("on a terminal, no percent of the access log read:\n%q", tty)
-	}
-	for name, got := range map[string]string{"piped": child(analyze(), false), "--quiet on a terminal": child(analyze("--quiet"), true)} {
-		if strings.Contains(got, "reading the access log") || strings.Contains(got, "detecting") || strings.Contains(got, "%") || strings.Contains(got, "\r") {
-			t.Errorf("%s: stderr carries progress:\n%q", name, got)
+		if !bar.MatchString(tty) || !strings.Contains(tty, "100% |") {
+			t.Errorf("on a terminal, no percent of the access log read:\n%q", tty)
 		}
+	})
+	for _, c := range []struct {
+		name       string
+		extra      []string
+		onTerminal bool
+	}{{"piped", nil, false}, {"--quiet on a terminal", []string{"--quiet"}, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := child(t, analyze(t, c.extra...), c.onTerminal)
+			if strings.Contains(got, "reading the access log") || strings.Contains(got, "detecting") || strings.Contains(got, "%") || strings.Contains(got, "\r") {
+				t.Errorf("%s: stderr carries progress:\n%q", c.name, got)
+			}
+		})
 	}
 }

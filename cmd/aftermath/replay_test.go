@@ -51,6 +51,7 @@ func TestReplaySafety(t *testing.T) {
 // loopback server: it proposes the rule, writes it and the scaled one,
 // sends each client from its own address and writes both reports.
 func TestReplayEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("simulates an incident")
 	}

@@ -73,6 +73,7 @@ func followHeader(t *testing.T, file string, withGlobal bool) string {
 // option the same paste puts the zones after the rewrite, which the check
 // refuses: the step is needed, not decoration.
 func TestDemoRulesFileDeploysByItsHeader(t *testing.T) {
+	t.Parallel()
 	out := demoOut(t)
 	file, err := os.ReadFile(filepath.Join(out, "rules.caddy"))
 	if err != nil {
@@ -146,6 +147,7 @@ func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
 // works) and the tables go to stderr with their headers as written; --out
 // writes the same file; --caddyfile prints the diff of a checked copy.
 func TestRulesOutput(t *testing.T) {
+	t.Parallel()
 	b := referenceBundle(t)
 	code, stdout, stderr := runRoot(t, "rules", "--bundle", b)
 	if code != exitOK {
@@ -168,57 +170,68 @@ func TestRulesOutput(t *testing.T) {
 		}
 	}
 
-	file := filepath.Join(t.TempDir(), "rules.caddy")
-	code, out2, _ := runRoot(t, "rules", "--bundle", b, "--out", file)
-	got, err := os.ReadFile(file)
-	if code != exitOK || err != nil || string(got) != stdout || out2 != "" {
-		t.Errorf("--out: exit %d, %v, file equal to stdout: %v, stdout %q", code, err, string(got) == stdout, out2)
-	}
+	// The runs below are independent: parallel subtests, each with its own files.
+	t.Run("--out", func(t *testing.T) {
+		t.Parallel()
+		file := filepath.Join(t.TempDir(), "rules.caddy")
+		code, out2, _ := runRoot(t, "rules", "--bundle", b, "--out", file)
+		got, err := os.ReadFile(file)
+		if code != exitOK || err != nil || string(got) != stdout || out2 != "" {
+			t.Errorf("--out: exit %d, %v, file equal to stdout: %v, stdout %q", code, err, string(got) == stdout, out2)
+		}
+	})
 
-	user := filepath.Join(t.TempDir(), "Caddyfile")
-	// The logged requests' Host is wiki.example.org: the shop (PHP too) and
-	// php-fpm's loopback status page (a proxy at its top level) did not serve them.
-	site := "wiki.example.org {\n\trewrite /wiki/* /index.php?title={path}\n\tphp_fastcgi unix//run/php/php8.2-fpm.sock\n}\n" +
-		"shop.example.org {\n\tlog\n\tphp_fastcgi unix//run/php/shop.sock\n}\n" +
-		"http://127.0.0.1:9180 {\n\treverse_proxy 127.0.0.1:9001\n}\n"
-	if err := os.WriteFile(user, []byte(site), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, diff, stderr := runRoot(t, "rules", "--bundle", b, "--caddyfile", user)
-	if code != exitOK {
-		t.Fatalf("--caddyfile: exit %d:\n%s", code, stderr)
-	}
-	if !strings.HasPrefix(diff, "--- "+user+"\n+++ "+user+".rate_limit\n") || !strings.Contains(diff, "+\t"+rules.OrderOption) || !strings.Contains(diff, "+\trate_limit {") {
-		t.Errorf("--caddyfile does not print the diff:\n%s", diff)
-	}
-	if orig, _ := os.ReadFile(user); string(orig) != site {
-		t.Errorf("--caddyfile changed the original")
-	}
-	placed, err := os.ReadFile(user + ".rate_limit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(placed), site[len("wiki.example.org {\n"):]) || !strings.Contains(stderr, "Caddy's adapter accepts it") {
-		t.Errorf("the copy:\n%s\nstderr:\n%s", placed, stderr)
-	}
-	if !strings.Contains(stderr, "in the site block wiki.example.org (chosen because it serves the logged Host headers") ||
-		strings.Index(string(placed), "rate_limit {") > strings.Index(string(placed), "shop.example.org {") {
-		t.Errorf("the zones are not in wiki.example.org, or stderr does not say why:\n%s\n%s", placed, stderr)
-	}
+	t.Run("--caddyfile", func(t *testing.T) {
+		t.Parallel()
+		user := filepath.Join(t.TempDir(), "Caddyfile")
+		// The logged requests' Host is wiki.example.org: the shop (PHP too) and
+		// php-fpm's loopback status page (a proxy at its top level) did not serve them.
+		site := "wiki.example.org {\n\trewrite /wiki/* /index.php?title={path}\n\tphp_fastcgi unix//run/php/php8.2-fpm.sock\n}\n" +
+			"shop.example.org {\n\tlog\n\tphp_fastcgi unix//run/php/shop.sock\n}\n" +
+			"http://127.0.0.1:9180 {\n\treverse_proxy 127.0.0.1:9001\n}\n"
+		if err := os.WriteFile(user, []byte(site), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, diff, stderr := runRoot(t, "rules", "--bundle", b, "--caddyfile", user)
+		if code != exitOK {
+			t.Fatalf("--caddyfile: exit %d:\n%s", code, stderr)
+		}
+		if !strings.HasPrefix(diff, "--- "+user+"\n+++ "+user+".rate_limit\n") || !strings.Contains(diff, "+\t"+rules.OrderOption) || !strings.Contains(diff, "+\trate_limit {") {
+			t.Errorf("--caddyfile does not print the diff:\n%s", diff)
+		}
+		if orig, _ := os.ReadFile(user); string(orig) != site {
+			t.Errorf("--caddyfile changed the original")
+		}
+		placed, err := os.ReadFile(user + ".rate_limit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(placed), site[len("wiki.example.org {\n"):]) || !strings.Contains(stderr, "Caddy's adapter accepts it") {
+			t.Errorf("the copy:\n%s\nstderr:\n%s", placed, stderr)
+		}
+		if !strings.Contains(stderr, "in the site block wiki.example.org (chosen because it serves the logged Host headers") ||
+			strings.Index(string(placed), "rate_limit {") > strings.Index(string(placed), "shop.example.org {") {
+			t.Errorf("the zones are not in wiki.example.org, or stderr does not say why:\n%s\n%s", placed, stderr)
+		}
+	})
 
-	// Two sites that both log and run PHP for any Host: refused, both named.
-	both := "http://:80 {\n\tlog\n\tphp_fastcgi unix//run/php/a.sock\n}\nhttp://:8080 {\n\tlog\n\troute {\n\t\tphp_fastcgi unix//run/php/b.sock\n\t}\n}\n"
-	if err := os.WriteFile(user, []byte(both), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	root := newRootCmd()
-	root.SetArgs([]string{"rules", "--bundle", b, "--caddyfile", user})
-	root.SetOut(io.Discard)
-	root.SetErr(io.Discard)
-	err = root.ExecuteContext(context.Background())
-	if code := exitCode(err); code != exitUsage || !strings.Contains(err.Error(), "http://:80 (") || !strings.Contains(err.Error(), "http://:8080 (") || !strings.Contains(err.Error(), "--site") {
-		t.Errorf("two candidates: exit %d, want %d naming both and --site: %v", code, exitUsage, err)
-	}
+	t.Run("two candidates", func(t *testing.T) {
+		t.Parallel()
+		user := filepath.Join(t.TempDir(), "Caddyfile")
+		// Two sites that both log and run PHP for any Host: refused, both named.
+		both := "http://:80 {\n\tlog\n\tphp_fastcgi unix//run/php/a.sock\n}\nhttp://:8080 {\n\tlog\n\troute {\n\t\tphp_fastcgi unix//run/php/b.sock\n\t}\n}\n"
+		if err := os.WriteFile(user, []byte(both), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		root := newRootCmd()
+		root.SetArgs([]string{"rules", "--bundle", b, "--caddyfile", user})
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		err := root.ExecuteContext(context.Background())
+		if code := exitCode(err); code != exitUsage || !strings.Contains(err.Error(), "http://:80 (") || !strings.Contains(err.Error(), "http://:8080 (") || !strings.Contains(err.Error(), "--site") {
+			t.Errorf("two candidates: exit %d, want %d naming both and --site: %v", code, exitUsage, err)
+		}
+	})
 }
 
 // TestRulesExitCodeIgnoresMetrics: the rules need access logs, not metrics.

@@ -13,11 +13,18 @@ import (
 )
 
 // clearEnv unsets every variable the configuration reads, for the test.
+// liveEnv is every variable a Config reads from the environment.
+var liveEnv = []string{loki.EnvAddr, loki.EnvUsername, loki.EnvPassword, loki.EnvBearerToken, loki.EnvBearerTokenFile,
+	loki.EnvOrgID, loki.EnvCACertPath, loki.EnvClientCertPath, loki.EnvClientKeyPath, loki.EnvTLSSkipVerify,
+	EnvPrometheusUsername, EnvPrometheusPassword, EnvPrometheusBearerToken}
+
+// clearEnv unsets liveEnv for one test and restores it after; TestMain
+// already unset it for the whole binary, so only a test that sets some of it
+// (with t.Setenv, and so never in parallel) needs this. A test that reads no
+// credentials from its own environment can run in parallel.
 func clearEnv(t *testing.T) {
 	t.Helper()
-	for _, k := range []string{loki.EnvAddr, loki.EnvUsername, loki.EnvPassword, loki.EnvBearerToken, loki.EnvBearerTokenFile,
-		loki.EnvOrgID, loki.EnvCACertPath, loki.EnvClientCertPath, loki.EnvClientKeyPath, loki.EnvTLSSkipVerify,
-		EnvPrometheusUsername, EnvPrometheusPassword, EnvPrometheusBearerToken} {
+	for _, k := range liveEnv {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}

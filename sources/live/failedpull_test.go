@@ -22,6 +22,7 @@ import (
 // whole window. Before, the failed requests of the minutes that stood out
 // (the incident's own) were simply missing.
 func TestFailedRawPullFallsBackOnCounts(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, fail func(r *http.Request) bool) (analysis, *bundle.Manifest, []sources.QualityNote, string) {
 		t.Helper()
 		cfg, lk, _, from, to := smallIncident(t)

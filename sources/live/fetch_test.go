@@ -47,7 +47,21 @@ type simulatedCrawl struct {
 // of ordinary traffic before its 90-minute window.
 var simulatedIncident = &simulatedCrawl{baselineHours: 3}
 
+// TestMain unsets the environment a Config reads (liveEnv) for the whole
+// binary, so that the fetch tests, which read none of it, can run in
+// parallel (t.Setenv forbids it), and removes the simulated bundles.
+//
+// Shared fixtures, made once per test binary (use them rather than
+// simulating again; they must not be written to):
+//   - simulated(t): the reference crawl with 3 h of baseline
+//     (simulatedIncident), and servedIncident(t): the same pushed into a
+//     fresh fake Loki and Prometheus with a Config that reads them;
+//   - simulatedDay(t): the crawl with 24 h of baseline (crawlerDay);
+//   - smallIncident(t): 2 h of synthetic traffic in a fresh fake Loki.
 func TestMain(m *testing.M) {
+	for _, k := range liveEnv {
+		os.Unsetenv(k)
+	}
 	code := m.Run()
 	for _, s := range []*simulatedCrawl{simulatedIncident, crawlerDay} {
 		if s.dir != "" {
@@ -91,7 +105,6 @@ var (
 // simulated incident and returns a configuration that reads both.
 func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki, *livetest.Prometheus) {
 	t.Helper()
-	clearEnv(t)
 	dir, b := simulated(t)
 	lk := lokitest.New(t)
 	lk.PushFile(t, accessStream, filepath.Join(dir, "access", "access.log.gz"), livetest.CaddyTime)
@@ -118,9 +131,25 @@ type analysis struct {
 	requests int64
 	// report is report.json, decoded.
 	report map[string]any
+	// backtests is each proposed rule's backtest by finding id, decoded
+	// from its JSON (analyzeWithBacktests only).
+	backtests map[string]map[string]any
 }
 
 func analyze(t *testing.T, dir string) analysis {
+	t.Helper()
+	return analyzeBundle(t, dir, false)
+}
+
+// analyzeWithBacktests is analyze with the rules proposed as analyze does
+// (the requests kept from the same loading, the incident's baseline), so
+// that a day-long bundle is read once, not once more for the backtest.
+func analyzeWithBacktests(t *testing.T, dir string) analysis {
+	t.Helper()
+	return analyzeBundle(t, dir, true)
+}
+
+func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	t.Helper()
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -131,7 +160,9 @@ func analyze(t *testing.T, dir string) analysis {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	l, err := ingest.Load(ctx, ingest.FromBundle(b), loc, detect.NewAggregate)
+	in := ingest.FromBundle(b)
+	in.KeepRequests = backtest
+	l, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +171,10 @@ func analyze(t *testing.T, dir string) analysis {
 	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		t.Fatal(err)
+	}
+	var backtests map[string]map[string]any
+	if backtest {
+		backtests = backtestsOf(t, in, l, ev, res)
 	}
 	rep, err := report.Build(ctx, l, ev, res, b.Manifest.Timezone)
 	if err != nil {
@@ -153,7 +188,7 @@ func analyze(t *testing.T, dir string) analysis {
 	if err := json.Unmarshal(js, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded}
+	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded, backtests: backtests}
 }
 
 // differences lists the paths where two decoded JSON documents differ.
@@ -245,6 +280,7 @@ func (p *phases) log(t *testing.T, title string) {
 // (a 90-minute window: pulled in full) and checks that the detectors find in
 // the fetched bundle exactly what they find in the simulator's own bundle.
 func TestFetchMatchesOfflineBundle(t *testing.T) {
+	t.Parallel()
 	cfg, sim, lk, _ := servedIncident(t)
 	out := filepath.Join(t.TempDir(), "bundle")
 	var ph phases
@@ -298,6 +334,7 @@ func TestFetchMatchesOfflineBundle(t *testing.T) {
 // after 30m): raw lines only for the baseline and the minutes that stand
 // out. The findings must still be there, and cheaper.
 func TestFetchPushdownFindsTheIncident(t *testing.T) {
+	t.Parallel()
 	cfg, sim, lk, _ := servedIncident(t)
 	cfg.PushdownAfter = D(30 * time.Minute)
 	// Its flagged minutes hold 56% of the bytes, so the cost model would
@@ -450,7 +487,7 @@ func synthetic(t *testing.T, lk *lokitest.Loki, from, to, burstFrom, burstTo tim
 // and the report equals the one from a full raw pull of the same day. The
 // closing log lines are the per-phase costs of a 1 h and a 24 h window.
 func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
-	clearEnv(t)
+	t.Parallel()
 	lk := lokitest.New(t)
 	burstFrom, burstTo := day.Add(14*time.Hour), day.Add(14*time.Hour+20*time.Minute)
 	om := synthetic(t, lk, day.Add(-DefaultBaseline), day.Add(24*time.Hour), burstFrom, burstTo)
@@ -599,7 +636,6 @@ func TestFetch24hPullsOnlyFlaggedMinutes(t *testing.T) {
 // smallIncident serves 2 hours (1h window, 1h baseline) of synthetic traffic.
 func smallIncident(t *testing.T) (*Config, *lokitest.Loki, *livetest.Prometheus, time.Time, time.Time) {
 	t.Helper()
-	clearEnv(t)
 	lk := lokitest.New(t)
 	from, to := day.Add(13*time.Hour+30*time.Minute), day.Add(14*time.Hour+30*time.Minute)
 	om := synthetic(t, lk, from.Add(-time.Hour), to, day.Add(14*time.Hour), day.Add(14*time.Hour+10*time.Minute))

@@ -54,6 +54,7 @@ func recordOf(m *bundle.Manifest, file string) *bundle.Query {
 // A selector with a typo matches nothing: an error naming it (exit 1), an
 // incomplete record, never an empty access log passed as complete.
 func TestFetchSelectorMatchingNothing(t *testing.T) {
+	t.Parallel()
 	for _, pushdown := range []bool{false, true} {
 		m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) {
 			cfg.Loki.Selector = `{job="cadddy"}`
@@ -92,6 +93,7 @@ func TestFetchSelectorMatchingNothing(t *testing.T) {
 // After the per-minute counts fail, the pulls they would have chosen (the
 // access log and every configured log) each have a failed record and a note.
 func TestFetchCountsFailedRecordsEverySkippedPull(t *testing.T) {
+	t.Parallel()
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		pushDownAlways(cfg)
 		cfg.Loki.Logs = []LokiLog{{Name: "php-fpm", Selector: `{job="php-fpm"}`}}
@@ -120,6 +122,7 @@ func TestFetchCountsFailedRecordsEverySkippedPull(t *testing.T) {
 // When the raw pull fails after a pushdown, nothing says raw lines were
 // pulled for some minutes: not the notes, not bundle.yaml.
 func TestFetchFailedRawPullDropsPushdownSummary(t *testing.T) {
+	t.Parallel()
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		pushDownAlways(cfg)
 		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
@@ -151,6 +154,7 @@ func TestFetchFailedRawPullDropsPushdownSummary(t *testing.T) {
 // A selector Loki cannot parse is a configuration error: Fetch returns it
 // (the command exits 2), naming the query, and bundle.yaml still records it.
 func TestFetchMalformedSelectorIsAnError(t *testing.T) {
+	t.Parallel()
 	for sel, why := range map[string]string{
 		`{job="caddy",}`: "parse error",  // Loki's 400
 		`{job="caddy"`:   "unterminated", // refused before sending
@@ -169,6 +173,7 @@ func TestFetchMalformedSelectorIsAnError(t *testing.T) {
 // A 25 h window against a Loki with max_query_length 12h succeeds: every
 // query is split to the limit, which an info note states.
 func TestFetch25hUnderMaxQueryLength(t *testing.T) {
+	t.Parallel()
 	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		lk.SetMaxQueryLength(12 * time.Hour)
 		cfg.Prometheus = nil
@@ -207,6 +212,7 @@ func TestFetch25hUnderMaxQueryLength(t *testing.T) {
 // evidence complete), the per-family counts and the per-minute status counts
 // (which leave the evidence short: a warning, an error).
 func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in       string
 		severity sources.Severity
@@ -256,6 +262,7 @@ func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
 // before the window, or 2 blocks of 5; bundle.yaml's pushdown section (and
 // so report.json's evidence.pushdown) states the setting used.
 func TestFetchBaselineSampleSetting(t *testing.T) {
+	t.Parallel()
 	sampled := func(blocks *int, block *Duration) (*bundle.Manifest, []int) {
 		t.Helper()
 		var dir string

@@ -44,32 +44,12 @@ type dayStory struct {
 	failingFrom, failingTo time.Time
 }
 
-// backtestOf proposes the rules for the bundle at dir as analyze does (the
-// requests kept from loading, the incident's baseline) and returns each
-// rule's backtest by finding id, decoded from its JSON.
-func backtestOf(t *testing.T, dir string) map[string]map[string]any {
+// backtestsOf proposes the rules for a loading made with KeepRequests as
+// analyze does (the requests kept from loading, the incident's baseline) and
+// returns each rule's backtest by finding id, decoded from its JSON.
+func backtestsOf(t *testing.T, in ingest.Inputs, l *ingest.Loaded, ev *detect.Evidence, res *detect.Result) map[string]map[string]any {
 	t.Helper()
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loc, err := time.LoadLocation(b.Manifest.Timezone)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	in := ingest.FromBundle(b)
-	in.KeepRequests = true
-	l, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	ev := detect.EvidenceOf(l)
-	res, err := detect.Run(ctx, ev, detect.Detectors())
-	if err != nil {
-		t.Fatal(err)
-	}
 	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
 	if inc := res.Incidents; inc != nil && inc.Baseline.Usable() {
 		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
@@ -96,7 +76,8 @@ func backtestOf(t *testing.T, dir string) map[string]map[string]any {
 	return out
 }
 
-func storyOf(t *testing.T, a analysis, backtests map[string]map[string]any) dayStory {
+// storyOf reads the story from an analysis made by analyzeWithBacktests.
+func storyOf(t *testing.T, a analysis) dayStory {
 	t.Helper()
 	var s dayStory
 	var id string
@@ -115,9 +96,9 @@ func storyOf(t *testing.T, a analysis, backtests map[string]map[string]any) dayS
 	s.failed = impact["failed_requests"].(float64)
 	s.failingFrom, _ = time.Parse(time.RFC3339, impact["start"].(string))
 	s.failingTo, _ = time.Parse(time.RFC3339, impact["end"].(string))
-	bt, ok := backtests[id]
+	bt, ok := a.backtests[id]
 	if !ok {
-		t.Fatalf("no rule backtested for %s: %v", id, backtests)
+		t.Fatalf("no rule backtested for %s: %v", id, a.backtests)
 	}
 	s.backtestCrawler = bt["crawler_requests"].(float64)
 	return s
@@ -173,7 +154,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates and serves 25.5 hours of traffic")
 	}
-	clearEnv(t)
+	t.Parallel()
 	sim := simulatedDay(t)
 	lk := lokitest.New(t)
 	// Loki's default limits: 5,000 lines per query, 500 series.
@@ -224,7 +205,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 			if !pushdown {
 				break
 			}
-			a := analyze(t, out)
+			a := analyzeWithBacktests(t, out)
 			manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
 			n, err := SecondPass(context.Background(), cfg, out, edgesOf(a.report))
 			if err != nil {
@@ -238,7 +219,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 			}
 		}
 		if current == nil {
-			a := analyze(t, out)
+			a := analyzeWithBacktests(t, out)
 			current = &a
 		}
 		b, err := bundle.Open(out)
@@ -263,7 +244,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 				r.wire += p.WireBytes
 			}
 		}
-		r.story = storyOf(t, *current, backtestOf(t, out))
+		r.story = storyOf(t, *current)
 		ph.log(t, "phases")
 		return r
 	}

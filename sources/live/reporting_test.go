@@ -17,6 +17,7 @@ import (
 // sub-range was counted and paged (two 400s each) and noted with the query
 // printed twice before the reason.
 func TestMalformedPipelineStopsAtTheFirst400(t *testing.T) {
+	t.Parallel()
 	cfg, lk, _, from, to := smallIncident(t)
 	cfg.Loki.Pipeline = `| json | status >= `
 	cfg.Loki.Parallel = 1
@@ -50,6 +51,7 @@ func TestMalformedPipelineStopsAtTheFirst400(t *testing.T) {
 // section, which report.json's evidence.pushdown is, in Loki's own words,
 // with what the access log cost Loki by its own statistics.
 func TestPushdownRecordsTheLimitsLearned(t *testing.T) {
+	t.Parallel()
 	m, _, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
 		pushDownAlways(cfg)
 		lk.SetMaxQueryLength(45 * time.Minute)
