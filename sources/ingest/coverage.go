@@ -197,7 +197,7 @@ func coverageMessage(c sources.Coverage, from, to time.Time, loc *time.Location)
 		default:
 			part := fmt.Sprintf("nothing from %s to %s (%s", at(u.From), at(u.To), roundMinutes(u.To.Sub(u.From)))
 			if u.Expected > 0 {
-				part += fmt.Sprintf(", where the usual rate would have written about %.0f lines", u.Expected)
+				part += fmt.Sprintf(", where the rate in the hours around it would have written about %.0f lines", u.Expected)
 			}
 			part += ")"
 			if u.After != "" {
