@@ -423,7 +423,11 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 
 	// Logged in or not.
 	if site.Cookie != "" && !safeCookie(site.Cookie) {
-		note(sources.SeverityWarning, "%s: the site's logged-in cookie pattern %q cannot be used in a header matcher (blanks, quotes, braces or '*')",
+		// The zone is written without it, as for a site whose pattern is
+		// unknown, and the notes below say what it then checks: a limit
+		// of what a rule can say, not evidence missing (which alone makes
+		// a run incomplete).
+		note(sources.SeverityInfo, "%s: the site's logged-in cookie pattern %q cannot be used in a header matcher (blanks, quotes, braces or '*'): the zone is written as for an unknown pattern",
 			c.Finding, clip(site.Cookie, 60))
 		site.Cookie = ""
 	}
