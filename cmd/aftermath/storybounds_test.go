@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,6 +114,9 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 		name string
 		keep func(time.Time) bool
 		half bool
+		// rotated, when set, lays the kept lines out as logrotate does:
+		// those before it in access.log.1, the rest in access.log.
+		rotated string
 		// stops is where the access log's lines stop inside the incident
 		// (KST); gap names the hole in the summary when there is one.
 		stops string
@@ -122,10 +126,18 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 		{name: "last hour missing, cut at the peak", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:30")) }, stops: "02:30"},
 		{name: "holed inside the incident", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:35")) || !ts.Before(kst(t, "03:15")) }, stops: "02:35",
 			gap: []string{"no lines from 02:35 to 03:15", "2시 35분부터 3시 15분까지(40분) 접근 로그가 한 줄도 없고"}},
+		// The crawl is over by 03:10, when access.log begins: told as seen,
+		// the timeline said "the crawl dies down" at 03:11.
+		{name: "rotated, 35 minutes lost between the files", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:35")) || !ts.Before(kst(t, "03:10")) }, rotated: "02:35", stops: "02:35",
+			gap: []string{"no lines from 02:35 to 03:10", "2시 35분부터 3시 10분까지(35분) 접근 로그가 한 줄도 없고"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, r := storyOf(t, variantBundle(t, tc.keep, tc.half))
+			dir := variantBundle(t, tc.keep, tc.half)
+			if tc.rotated != "" {
+				rotate(t, dir, kst(t, tc.rotated))
+			}
+			out, r := storyOf(t, dir)
 			for format, text := range out {
 				for _, claim := range recoveryClaims {
 					if strings.Contains(text, claim) {
@@ -175,6 +187,39 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// rotate splits the bundle's access/access.log as logrotate leaves it: the
+// lines before at in access.log.1, the rest in access.log.
+func rotate(t *testing.T, dir string, at time.Time) {
+	t.Helper()
+	p := filepath.Join(dir, "access", "access.log")
+	var older, newer bytes.Buffer
+	for _, line := range bytes.SplitAfter(mustRead(t, p), []byte("\n")) {
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		if time.Unix(0, int64(l.TS*1e9)).Before(at) {
+			older.Write(line)
+		} else {
+			newer.Write(line)
+		}
+	}
+	if older.Len() == 0 || newer.Len() == 0 {
+		t.Fatalf("rotating at %s leaves a file empty", at)
+	}
+	if err := os.WriteFile(p+".1", older.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, newer.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
