@@ -137,9 +137,21 @@ func crawlerMoments(f *Finding, s Story) []Moment {
 		}{Crowd(p, f), FactsOf[CrawlerBurstFacts](f), unseen})
 	}}}
 	if _, to := s.Window(); f.End.After(f.Start) && f.End.Before(to) {
-		out = append(out, Moment{Time: f.End, Event: EventBurstEnd, Topic: "burst_end", Text: func(p Phraser) string {
-			return p.Say("crawler_burst.moment.end", nil)
-		}})
+		// Where the access log resumes after a gap with the crawl over, it
+		// ended unseen, somewhere in the gap: the moment is the log's
+		// resumption and says so. Where the log ends (its tail), no end is
+		// seen at all.
+		end := unseenStart(s, f.End)
+		switch {
+		case end == nil:
+			out = append(out, Moment{Time: f.End, Event: EventBurstEnd, Topic: "burst_end", Text: func(p Phraser) string {
+				return p.Say("crawler_burst.moment.end", (*Unseen)(nil))
+			}})
+		case end.Gap:
+			out = append(out, Moment{Time: end.To, Event: EventBurstEnd, Topic: "burst_end", Text: func(p Phraser) string {
+				return p.Say("crawler_burst.moment.end", end)
+			}})
+		}
 	}
 	return out
 }

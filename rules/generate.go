@@ -428,7 +428,11 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 
 	// Logged in or not.
 	if site.Cookie != "" && !safeCookie(site.Cookie) {
-		note(sources.SeverityWarning, Messages.Say("rules.unsafe_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
+		// The zone is written without it, as for a site whose pattern is
+		// unknown, and the notes below say what it then checks: a limit
+		// of what a rule can say, not evidence missing (which alone makes
+		// a run incomplete).
+		note(sources.SeverityInfo, Messages.Say("rules.unsafe_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
 		site.Cookie = ""
 	}
 	switch {

@@ -2,8 +2,8 @@ package sources
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -39,9 +39,10 @@ type Stretch struct {
 	// Kind is "head", "gap" or "tail".
 	Kind string `json:"kind"`
 	// Expected is how many pieces of evidence the stretch would have held
-	// at the source's usual rate (what makes its silence a hole, not a
-	// quiet site: the chance of none at that rate is e^-Expected); 0 for a
+	// at the source's own rate in the hour on either side of it; 0 for a
 	// source scraped at a fixed interval, whose every silence is a hole.
+	// What makes the silence a hole, not a quiet site, is not this count
+	// but how unlikely an empty stretch that long is there (see Measure).
 	Expected float64 `json:"expected,omitempty"`
 	// After and Before name the inputs on either side of a gap that falls
 	// between two files (a rotation that lost lines): the file whose last
@@ -224,17 +225,63 @@ func (m *CoverageMeter) Observe(t time.Time, n int) {
 // shorter silences are within the jitter of how windows and logs are cut.
 const MinGap = 2 * time.Minute
 
-// expectedMissing is how many pieces of evidence a silent stretch must have
-// been expected to hold, at the source's usual rate, to count as missing:
-// with a Poisson rate, the chance of 20 expected lines all failing to
-// appear is about 2e-9, so such a silence is the log, not the site.
-const expectedMissing = 20
+// surprisingSilence is how unlikely, as -ln of its chance, a silence must
+// be at the source's own rate around it to count as missing: e^-20 is
+// about 2e-9, so over the ten thousand minutes of a week no quiet stretch
+// of an ordinary site reaches it, while a hole in a busy log does.
+const surprisingSilence = 20
+
+// neighbourhood is how far on each side of a silence the source's rate is
+// read: a site's rate changes over the day (a night minute with no request
+// is ordinary where a noon minute is not), so a silence is judged against
+// the hours around it, not the whole window's.
+const neighbourhood = time.Hour
+
+// silenceChance is the chance that one bucket holds no evidence, judged
+// from the counts of the buckets on either side of a silence (each side in
+// time order). Lines arrive in clumps (a page and its assets, a client's
+// burst), so lines are not a Poisson stream; the clumps nearly are. Their
+// rate is the line rate over the clump size, which the counts' variance
+// over their mean measures (1 for a Poisson stream), and the chance of no
+// clump in a bucket is e^-(rate). The variance is taken from successive
+// buckets' differences, so that a rate that climbs (an incident's onset
+// beside the silence) is not read as clumping. Where more buckets around
+// were observed empty than that says, the observed share is the chance.
+// 1 when nothing is around.
+func silenceChance(sides ...[]int) float64 {
+	var n, sum, empty, sq, pairs float64
+	for _, counts := range sides {
+		for i, k := range counts {
+			n++
+			sum += float64(k)
+			if k == 0 {
+				empty++
+			}
+			if i > 0 {
+				d := float64(k - counts[i-1])
+				sq += d * d
+				pairs++
+			}
+		}
+	}
+	if sum == 0 {
+		return 1
+	}
+	mean := sum / n
+	dispersion := 1.0
+	if pairs > 0 {
+		// Var(x[i+1]-x[i]) is twice the counts' variance.
+		dispersion = max(1, sq/pairs/2/mean)
+	}
+	return max(math.Exp(-mean/dispersion), empty/n)
+}
 
 // Measure returns the coverage of [from, to). A silent stretch is uncovered
-// when it is at least MinGap (and minGap) long and, at the source's typical
-// rate (the median count per non-empty bucket), would have held at least
-// expectedMissing pieces of evidence; with rateFree, any silence longer than
-// minGap is uncovered (a series scraped at a fixed interval has no quiet).
+// when it is at least MinGap (and minGap) long and, at the source's own
+// rate in the hour on either side of it (silenceChance), so long a silence
+// has a chance below e^-surprisingSilence; with rateFree, any silence
+// longer than minGap is uncovered (a series scraped at a fixed interval has
+// no quiet).
 func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.Duration, rateFree bool) Coverage {
 	c := Coverage{Source: source, Uncovered: []Stretch{}, Resolution: m.bucket.Seconds()}
 	var keys []int64
@@ -248,25 +295,37 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 		return c
 	}
 	slices.Sort(keys)
-	counts := make([]int, len(keys))
-	for i, k := range keys {
-		counts[i] = m.buckets[k]
-	}
-	sorted := slices.Clone(counts)
-	sort.Ints(sorted)
-	perBucket := float64(sorted[len(sorted)/2])
 	minGap = max(minGap, MinGap)
-	expected := func(a, b time.Time) float64 {
-		if rateFree {
-			return 0
+	// around is the counts of the covered buckets within neighbourhood
+	// before and after the stretch [a, b), empty ones included.
+	span := int64(neighbourhood / m.bucket)
+	around := func(a, b time.Time) (before, after []int) {
+		ia, ib := a.UnixNano()/int64(m.bucket), (b.UnixNano()+int64(m.bucket)-1)/int64(m.bucket)
+		for k := max(ia-span, keys[0]); k < ia; k++ {
+			before = append(before, m.buckets[k])
 		}
-		return perBucket * float64(b.Sub(a)) / float64(m.bucket)
+		for k := ib; k < min(ib+span, keys[len(keys)-1]+1); k++ {
+			after = append(after, m.buckets[k])
+		}
+		return before, after
 	}
-	missing := func(a, b time.Time) bool {
+	judge := func(a, b time.Time, kind string) {
 		if b.Sub(a) < minGap {
-			return false
+			return
 		}
-		return rateFree || expected(a, b) >= expectedMissing
+		if rateFree {
+			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: kind})
+			return
+		}
+		before, after := around(a, b)
+		buckets := float64(b.Sub(a)) / float64(m.bucket)
+		if p := silenceChance(before, after); p <= 0 || -math.Log(p)*buckets >= surprisingSilence {
+			var sum int
+			for _, k := range slices.Concat(before, after) {
+				sum += k
+			}
+			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: kind, Expected: float64(sum) / float64(len(before)+len(after)) * buckets})
+		}
 	}
 	// First and Last are bucket bounds, not the exact times of the first and
 	// last evidence: evidence that comes as per-bucket counts (a pushed-down
@@ -280,19 +339,11 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 		last = to
 	}
 	c.First, c.Last = &first, &last
-	if missing(from, first) {
-		c.Uncovered = append(c.Uncovered, Stretch{From: from, To: first, Kind: StretchHead, Expected: expected(from, first)})
-	}
+	judge(from, first, StretchHead)
 	for i := 1; i < len(keys); i++ {
-		a := time.Unix(0, (keys[i-1]+1)*int64(m.bucket)).UTC()
-		b := time.Unix(0, keys[i]*int64(m.bucket)).UTC()
-		if missing(a, b) {
-			c.Uncovered = append(c.Uncovered, Stretch{From: a, To: b, Kind: StretchGap, Expected: expected(a, b)})
-		}
+		judge(time.Unix(0, (keys[i-1]+1)*int64(m.bucket)).UTC(), time.Unix(0, keys[i]*int64(m.bucket)).UTC(), StretchGap)
 	}
-	if missing(last, to) {
-		c.Uncovered = append(c.Uncovered, Stretch{From: last, To: to, Kind: StretchTail, Expected: expected(last, to)})
-	}
+	judge(last, to, StretchTail)
 	c.State = CoverageComplete
 	if len(c.Uncovered) > 0 {
 		c.State = CoverageIncomplete

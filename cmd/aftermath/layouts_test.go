@@ -405,6 +405,7 @@ func TestEvidenceLayouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
+		hostLocalFPMLog(t, b, seoul)
 		code, msg, r := analyzeJSON(t, "--bundle", b)
 		if code != exitOK {
 			t.Fatalf("exit %d (%s)", code, msg)
@@ -417,6 +418,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		hostLocalFPMLog(t, b, tokyo)
 		code, msg, r := analyzeJSON(t, "--bundle", b, "--log-tz", "Asia/Tokyo")
 		if code != exitOK {
 			t.Fatalf("exit %d (%s)", code, msg)

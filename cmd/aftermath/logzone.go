@@ -27,7 +27,7 @@ func (z *logZone) Set(s string) error {
 }
 
 func (z *logZone) register(fl *pflag.FlagSet) {
-	fl.Var(z, "log-tz", "time zone of access-log times written without one (Caddy's console encoder, time_format wall) when Caddy set time_local (default UTC, or the bundle's timezone when a Caddyfile in changes/ sets time_local)")
+	fl.Var(z, "log-tz", "time zone of log times written without one (Caddy's console encoder, time_format wall, when Caddy set time_local; php-fpm's log) (default UTC, or the bundle's timezone when a Caddyfile in changes/ sets time_local)")
 }
 
 // apply decides in.LogZone from --log-tz, the bundle's Caddy configuration

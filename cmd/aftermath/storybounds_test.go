@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,6 +114,9 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 		name string
 		keep func(time.Time) bool
 		half bool
+		// rotated, when set, lays the kept lines out as logrotate does:
+		// those before it in access.log.1, the rest in access.log.
+		rotated string
 		// stops is where the access log's lines stop inside the incident
 		// (KST); gap names the hole in the summary when there is one.
 		stops string
@@ -122,10 +126,18 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 		{name: "last hour missing, cut at the peak", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:30")) }, stops: "02:30"},
 		{name: "holed inside the incident", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:35")) || !ts.Before(kst(t, "03:15")) }, stops: "02:35",
 			gap: []string{"no lines from 02:35 to 03:15", "2시 35분부터 3시 15분까지(40분) 접근 로그가 한 줄도 없고"}},
+		// The crawl is over by 03:10, when access.log begins: told as seen,
+		// the timeline said "the crawl dies down" at 03:11.
+		{name: "rotated, 35 minutes lost between the files", keep: func(ts time.Time) bool { return ts.Before(kst(t, "02:35")) || !ts.Before(kst(t, "03:10")) }, rotated: "02:35", stops: "02:35",
+			gap: []string{"no lines from 02:35 to 03:10", "2시 35분부터 3시 10분까지(35분) 접근 로그가 한 줄도 없고"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, r := storyOf(t, variantBundle(t, tc.keep, tc.half))
+			dir := variantBundle(t, tc.keep, tc.half)
+			if tc.rotated != "" {
+				rotate(t, dir, kst(t, tc.rotated))
+			}
+			out, r := storyOf(t, dir)
 			for format, text := range out {
 				for _, claim := range recoveryClaims {
 					if strings.Contains(text, claim) {
@@ -178,6 +190,39 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 	}
 }
 
+// rotate splits the bundle's access/access.log as logrotate leaves it: the
+// lines before at in access.log.1, the rest in access.log.
+func rotate(t *testing.T, dir string, at time.Time) {
+	t.Helper()
+	p := filepath.Join(dir, "access", "access.log")
+	var older, newer bytes.Buffer
+	for _, line := range bytes.SplitAfter(mustRead(t, p), []byte("\n")) {
+		var l struct {
+			TS float64 `json:"ts"`
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		if time.Unix(0, int64(l.TS*1e9)).Before(at) {
+			older.Write(line)
+		} else {
+			newer.Write(line)
+		}
+	}
+	if older.Len() == 0 || newer.Len() == 0 {
+		t.Fatalf("rotating at %s leaves a file empty", at)
+	}
+	if err := os.WriteFile(p+".1", older.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, newer.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The same incident with its whole access log tells the recovery the log
 // shows: the sentences above are bounded by coverage, not removed.
 func TestStoryCompleteLogStillRecovers(t *testing.T) {
@@ -224,41 +269,77 @@ func koClock(hm string) string {
 // A scan that could not see its window writes nothing that reads as a quiet
 // site: over no data (exit 2, as before), and over a window whose last 30
 // minutes have no lines while the pool saturates (a log pipeline lagging
-// behind the outage), scan.json says judged false and scan.md why.
+// behind the outage), scan.json says judged false and scan.md why. Over a
+// longer window with the same 30 minutes missing, and no metrics to see the
+// outage, the minutes it saw are judged, and only they: exit 1, scan.md and
+// the terminal say "in the minutes the access log covers" and name the
+// missing end. --quiet changes none of it.
 func TestScanUnjudgedWindows(t *testing.T) {
 	ref := referenceBundle(t)
 	lagging := variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:15")) }, false)
+	blind := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(blind, os.DirFS(lagging)); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"metrics", "logs"} {
+		if err := os.RemoveAll(filepath.Join(blind, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name, bundle, now string
+		args              []string
 		code              int
+		judged            bool
 		unknown           string // the minutes scan.md names as unknown (KST)
 	}{
 		{name: "no data", bundle: ref, now: "2026-10-03T06:00:00Z", code: exitUsage, unknown: "No access-log lines from 14:00 to 15:00"},
+		{name: "no data, --quiet", bundle: ref, now: "2026-10-03T06:00:00Z", args: []string{"--quiet"}, code: exitUsage, unknown: "No access-log lines from 14:00 to 15:00"},
 		{name: "last 30 minutes missing", bundle: lagging, now: kst(t, "02:45").Format(time.RFC3339), code: exitIncomplete, unknown: "No access-log lines from 02:15 to 02:45"},
+		{name: "last 30 minutes missing, --quiet", bundle: lagging, now: kst(t, "02:45").Format(time.RFC3339), args: []string{"--quiet"}, code: exitIncomplete, unknown: "No access-log lines from 02:15 to 02:45"},
+		{name: "last 30 of 120 minutes missing, no metrics", bundle: blind, now: kst(t, "02:45").Format(time.RFC3339), args: []string{"--since", "2h", "--quiet"},
+			code: exitIncomplete, judged: true, unknown: "No access-log lines from 02:15 to 02:45: unknown, not quiet."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "scan")
-			code, stdout := runScanCLI(t, "--bundle", tc.bundle, "--now", tc.now, "--out", out)
+			code, stdout := runScanCLI(t, append([]string{"--bundle", tc.bundle, "--now", tc.now, "--out", out}, tc.args...)...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d: %s", code, tc.code, stdout)
 			}
-			if strings.Contains(stdout, "nothing anomalous") {
-				t.Errorf("the terminal reads as a quiet window: %s", stdout)
-			}
 			js := readScanJSON(t, out)
-			if judged, ok := js["judged"].(bool); !ok || judged {
-				t.Errorf("scan.json judged %v, want false", js["judged"])
+			if judged, ok := js["judged"].(bool); !ok || judged != tc.judged {
+				t.Errorf("scan.json judged %v, want %v", js["judged"], tc.judged)
 			}
-			if why, _ := js["not_judged"].(string); why == "" {
+			if why, _ := js["not_judged"].(string); why == "" && !tc.judged {
 				t.Error("scan.json does not say why the window was not judged")
 			}
-			if us, _ := js["unknown"].([]any); len(us) == 0 {
-				t.Error("scan.json lists no unknown minutes")
+			us, _ := js["unknown"].([]any)
+			if len(us) == 0 {
+				t.Fatal("scan.json lists no unknown minutes")
 			}
 			md, err := os.ReadFile(filepath.Join(out, "scan.md"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), tc.unknown) {
+				t.Errorf("scan.md does not name the unknown minutes (%q)", tc.unknown)
+			}
+			if tc.judged {
+				// Only the covered minutes are judged, and said so.
+				if u := us[len(us)-1].(map[string]any); u["kind"] != "tail" || u["from"] != kst(t, "02:15").Format(time.RFC3339) {
+					t.Errorf("scan.json's last unknown stretch %v: want the tail from 02:15", u)
+				}
+				if strings.Contains(string(md), "Nothing anomalous.") || !strings.Contains(string(md), "Nothing anomalous in the minutes the access log covers.") {
+					t.Errorf("scan.md does not bound its verdict by the access log's coverage:\n%s", md)
+				}
+				if !strings.Contains(stdout, "nothing anomalous in the minutes the access log covers (30m0s unknown)") {
+					t.Errorf("the terminal does not bound its verdict: %s", stdout)
+				}
+				return
+			}
+			if strings.Contains(stdout, "nothing anomalous") {
+				t.Errorf("the terminal reads as a quiet window: %s", stdout)
 			}
 			for _, quiet := range []string{"Nothing anomalous", "nothing anomalous"} {
 				if strings.Contains(string(md), quiet) {
@@ -267,9 +348,6 @@ func TestScanUnjudgedWindows(t *testing.T) {
 			}
 			if !strings.Contains(string(md), "could not be judged") && !strings.Contains(string(md), "Could not judge") {
 				t.Error("scan.md does not say it could not judge the window")
-			}
-			if !strings.Contains(string(md), tc.unknown) {
-				t.Errorf("scan.md does not name the unknown minutes (%q)", tc.unknown)
 			}
 		})
 	}
@@ -358,4 +436,33 @@ func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
 	if reason := reasons["self_amplification"]; strings.Contains(reason, "and none while every worker was busy") {
 		t.Errorf("self_amplification says no call came during a saturation the log does not cover: %q", reason)
 	}
+}
+
+// A silence is judged against the site's own rate around it, not one rate
+// for the whole log: ten minutes without a line at 02:02, in the middle of
+// the night but on a site writing about 150 lines a minute then, a quarter
+// of an hour before the crawl, are lines lost, as a 40-minute hole inside the
+// incident is (TestStoryBoundedByAccessLogCoverage) and 35 minutes between
+// rotated files (TestEvidenceLayouts); a quiet night's empty minutes are
+// not (scan's TestWeekCoverageHasNoFalseGap).
+func TestNightHoleOnABusySite(t *testing.T) {
+	from, to := kst(t, "02:02"), kst(t, "02:12")
+	r, err := analyzeBundleReport(context.Background(), variantBundle(t, func(ts time.Time) bool { return ts.Before(from) || !ts.Before(to) }, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Coverage {
+		if c.Source != "access" {
+			continue
+		}
+		gaps := c.Gaps()
+		if len(gaps) != 1 || !gaps[0].From.Equal(from) || !gaps[0].To.Equal(to) {
+			t.Fatalf("access-log gaps %+v: want one, 02:02 to 02:12 KST", gaps)
+		}
+		if gaps[0].Expected < 500 {
+			t.Errorf("the hole would have held %.0f lines: want the site's rate around it, over a thousand", gaps[0].Expected)
+		}
+		return
+	}
+	t.Fatal("no access-log coverage")
 }

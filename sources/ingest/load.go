@@ -48,8 +48,9 @@ type Inputs struct {
 	// it per log, and the detection is stated in data_quality.
 	DurationFormat string
 	// LogZone is where the access log's times written without a zone are
-	// read (bundle.LogZone): nil is UTC, what Caddy writes unless its
-	// configuration sets time_local. Never the display zone by default.
+	// read (bundle.LogZone), and php-fpm's log's, which never has one: nil
+	// is UTC, what Caddy writes unless its configuration sets time_local.
+	// Never the display zone by default.
 	LogZone *time.Location
 	// LogZoneWhy says where LogZone came from, for data_quality.
 	LogZoneWhy string
@@ -390,7 +391,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		l.Changes = append(l.Changes, cs...)
 		l.DataQuality = append(l.DataQuality, notes...)
 	}
-	if err := l.readLogs(in, loc); err != nil {
+	if err := l.readLogs(in); err != nil {
 		return nil, err
 	}
 	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.Metrics)
@@ -474,8 +475,16 @@ func skipSummary(skips *sources.Skips, unit string) string {
 
 // readLogs reads the other logs of a bundle, each by the shape it turns out to
 // have: Caddy's own JSON log, or php-fpm's. Anything else is noted, not
-// guessed at; an empty log is said to be empty.
-func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
+// guessed at; an empty log is said to be empty. php-fpm writes its times
+// without a zone: they are read as the access log's zone-less times are
+// (in.LogZone: UTC unless --log-tz or the Caddyfile's time_local says
+// otherwise), never in the zone the report is shown in, which would move
+// every event by the difference.
+func (l *Loaded) readLogs(in Inputs) error {
+	fpmZone := in.LogZone
+	if fpmZone == nil {
+		fpmZone = time.UTC
+	}
 	for _, f := range in.Logs {
 		if st, err := os.Stat(f); err == nil && st.Size() == 0 {
 			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
@@ -492,7 +501,7 @@ func (l *Loaded) readLogs(in Inputs, loc *time.Location) error {
 			l.DataQuality = append(l.DataQuality, skips.Notes("caddy log", "lines")...)
 			continue
 		}
-		fpm, isFPM, err := fpmlog.ReadFile(f, loc)
+		fpm, isFPM, err := fpmlog.ReadFile(f, fpmZone)
 		if err != nil {
 			return err
 		}
