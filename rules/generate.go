@@ -427,6 +427,11 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	}
 
 	// Logged in or not.
+	if _, literal := sources.CompileCookiePattern(site.Cookie).Literal(); site.Cookie != "" && !literal {
+		// A regular expression: the header matcher takes a substring.
+		note(sources.SeverityInfo, Messages.Say("rules.regex_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
+		site.Cookie = ""
+	}
 	if site.Cookie != "" && !safeCookie(site.Cookie) {
 		// The zone is written without it, as for a site whose pattern is
 		// unknown, and the notes below say what it then checks: a limit

@@ -25,8 +25,9 @@ type Site struct {
 	// ReadTimeoutS is the FastCGI transport's read_timeout, in seconds; 0 means none
 	// (then a queued health check waits and passes, so it cannot fail).
 	ReadTimeoutS float64 `yaml:"read_timeout_s,omitempty" json:"read_timeout_s,omitempty"`
-	// LoggedInCookie is a substring of the Cookie header that marks a logged-in user,
-	// e.g. "wikiUserID=" or "_session=".
+	// LoggedInCookie marks a logged-in user's Cookie header: a substring
+	// ("wikiUserID=", "_session=") or a regular expression, as sites write it
+	// ("wordpress_logged_in_[0-9a-f]{32}="); see CookiePattern.
 	LoggedInCookie string `yaml:"logged_in_cookie,omitempty" json:"logged_in_cookie,omitempty"`
 	// ClientTimeoutS is how long a reader waits before giving up, in seconds: a 200
 	// logged after it reached nobody.

@@ -126,6 +126,10 @@ var statements = []statement{
 	stmt(figCrawlerIPs, allEN, `spread out \(`+num+` addresses`),
 	stmt(figCrawlerIPs, korean, num+`개 주소에 퍼진`),
 	stmt(figCrawlerIPs, korean, num+`개 주소에서`),
+	// Where a /64 held several addresses: "클라이언트 3,791개(주소 10,777개, IPv6 /64 ...)"
+	// and "10,777개 주소, 3,791개 /64 대역(...)에서".
+	stmt(figCrawlerIPs, korean, `\(주소 `+num+`개, IPv6 /64`),
+	stmt(figCrawlerIPs, korean, num+`개 주소, [0-9,]+개 /64 대역`),
 
 	stmt(figCrawlerRefused, allEN, `would have refused `+num+`% of the crawler's requests`),
 	stmt(figCrawlerRefused, allEN, `crawler requests refused[\s|]*[0-9,]+ of [0-9,]+ \(`+num+`%\)`),

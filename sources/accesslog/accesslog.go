@@ -144,8 +144,9 @@ type Options struct {
 	// file), for progress shown to a person. It may be called from several
 	// goroutines.
 	OnRead func(n int64)
-	// LoggedInCookie is a substring of the Cookie header that marks a logged-in
-	// user (e.g. "wikiUserID="); "" means the site's pattern is unknown.
+	// LoggedInCookie marks a logged-in user's Cookie header: a substring
+	// ("wikiUserID=") or a regular expression (sources.CookiePattern); ""
+	// means the site's pattern is unknown.
 	LoggedInCookie string
 	// Workers is the number of parser goroutines; 0 (or less) means
 	// runtime.GOMAXPROCS(0), and more than 64 means 64. A read holds at most

@@ -121,7 +121,7 @@ func BenchmarkParseLine(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			lp := newLineParser()
-			lp.cookie = "wikiUserID="
+			lp.cookie = sources.CompileCookiePattern("wikiUserID=")
 			b.SetBytes(int64(len(data) / len(lineList)))
 			b.ReportAllocs()
 			i := 0

@@ -775,8 +775,8 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 
 // fastLoggedIn is loggedIn over a Cookie array already checked as JSON: its
 // elements must be strings without escapes (else the slow path decides).
-func fastLoggedIn(arr []byte, pattern string) (sources.LoggedIn, bool) {
-	if pattern == "" {
+func fastLoggedIn(arr []byte, pattern *sources.CookiePattern) (sources.LoggedIn, bool) {
+	if pattern == nil {
 		return sources.LoggedInUnknown, true
 	}
 	sc := scan{s: arr}
@@ -792,7 +792,7 @@ func fastLoggedIn(arr []byte, pattern string) (sources.LoggedIn, bool) {
 		if !ok {
 			return 0, false
 		}
-		if bytes.Contains(b, []byte(pattern)) {
+		if pattern.Match(b) {
 			return sources.LoggedInYes, true
 		}
 		if string(b) == "REDACTED" {

@@ -133,7 +133,7 @@ func TestFastPathTakesCaddyLines(t *testing.T) {
 	}
 	for name, data := range map[string][]byte{"lab sample": readFile(t, sampleLog), "genLog": genLog(500, 3), "benchref": gen.Bytes()} {
 		lp := newLineParser()
-		lp.cookie = "wikiUserID="
+		lp.cookie = sources.CompileCookiePattern("wikiUserID=")
 		n, fast := 0, 0
 		for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 			n++
@@ -180,7 +180,7 @@ func checkFastAgrees(t *testing.T, line []byte, cookie string) {
 	// Durations read as seconds, and as milliseconds (duration_format ms).
 	for _, unit := range []float64{1, 1e3} {
 		slow, both := newLineParser(), newLineParser()
-		slow.cookie, both.cookie = cookie, cookie
+		slow.cookie, both.cookie = sources.CompileCookiePattern(cookie), sources.CompileCookiePattern(cookie)
 		slow.durUnit, both.durUnit = unit, unit
 		var want, got sources.Request
 		wantReason := slow.parseSlow(line, &want)

@@ -61,7 +61,7 @@ func FuzzParseLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		lp := newLineParser()
-		lp.cookie = "wikiUserID="
+		lp.cookie = sources.CompileCookiePattern("wikiUserID=")
 		var r sources.Request
 		reason := lp.parse(line, &r)
 		if reason != "" {
@@ -127,7 +127,7 @@ func FuzzRead(f *testing.F) {
 		}
 
 		lp := newLineParser()
-		lp.cookie = "wikiUserID="
+		lp.cookie = sources.CompileCookiePattern("wikiUserID=")
 		// Whole-number durations are read in the unit the first lines show.
 		head := input[:min(len(input), sniffSize)]
 		lp.durUnit, _ = sniff(head, len(input) <= sniffSize, Options{}).durationUnit()

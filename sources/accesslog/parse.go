@@ -29,8 +29,8 @@ const (
 type lineParser struct {
 	p      fastjson.Parser
 	intern map[string]string
-	cookie string // Options.LoggedInCookie
-	num    []byte // scratch for a number's text
+	cookie *sources.CookiePattern // Options.LoggedInCookie, compiled (nil: unknown)
+	num    []byte                 // scratch for a number's text
 
 	// prefilter is Options.Prefilter (nil: parse every line).
 	prefilter func(line []byte) bool
@@ -406,17 +406,17 @@ func stripPort(h string) string {
 
 // loggedIn decides from the Cookie header's values. Without log_credentials
 // Caddy writes the value as "REDACTED": present, but unreadable.
-func loggedIn(cookies *fastjson.Value, pattern string) sources.LoggedIn {
+func loggedIn(cookies *fastjson.Value, pattern *sources.CookiePattern) sources.LoggedIn {
 	if cookies == nil {
 		return sources.LoggedInNo
 	}
-	if pattern == "" {
+	if pattern == nil {
 		return sources.LoggedInUnknown
 	}
 	redacted := false
 	for _, v := range valuesOf(cookies) {
 		b := stringOf(v)
-		if bytes.Contains(b, []byte(pattern)) {
+		if pattern.Match(b) {
 			return sources.LoggedInYes
 		}
 		if string(b) == "REDACTED" {

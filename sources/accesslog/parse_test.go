@@ -13,7 +13,7 @@ import (
 
 func parseOne(line, cookie string) (sources.Request, string) {
 	lp := newLineParser()
-	lp.cookie = cookie
+	lp.cookie = sources.CompileCookiePattern(cookie)
 	var r sources.Request
 	reason := lp.parse([]byte(line), &r)
 	return r, reason

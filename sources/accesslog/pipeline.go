@@ -81,9 +81,10 @@ type reader struct {
 	examples map[string]int
 	extra    map[string]int
 
-	durUnit float64  // from Options.DurationFormat; 0 detects per input
-	overlap *overlap // nil with one input
-	names   []string // the inputs read so far
+	durUnit float64                // from Options.DurationFormat; 0 detects per input
+	cookie  *sources.CookiePattern // Options.LoggedInCookie, compiled once
+	overlap *overlap               // nil with one input
+	names   []string               // the inputs read so far
 }
 
 func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) error, block int) *reader {
@@ -98,7 +99,8 @@ func newReader(opts Options, skips *sources.Skips, sink func([]sources.Request) 
 	}
 	return &reader{opts: opts, skips: skips, sink: sink, block: block,
 		examples: map[string]int{}, extra: map[string]int{},
-		durUnit: durationUnits[opts.DurationFormat]} // Read and ReadReader refuse an unknown format
+		durUnit: durationUnits[opts.DurationFormat], // Read and ReadReader refuse an unknown format
+		cookie:  sources.CompileCookiePattern(opts.LoggedInCookie)}
 }
 
 func (rd *reader) newChunk() *chunk {
@@ -123,7 +125,7 @@ func (rd *reader) getParser() *lineParser {
 	if lp == nil {
 		lp = newLineParser()
 	}
-	lp.cookie = rd.opts.LoggedInCookie
+	lp.cookie = rd.cookie
 	lp.prefilter = rd.opts.Prefilter
 	lp.zone = rd.opts.Zone
 	lp.wantFP = rd.overlap != nil
