@@ -73,6 +73,22 @@ func failedPulls(queries []bundle.Query, from, to time.Time) []string {
 	return out
 }
 
+// cutTail marks the stretch from the last evidence to the window's end as
+// uncovered when an input was cut short: the log is known to end early
+// there, so its silence is missing evidence whatever the rate around it
+// (which, at an incident's onset, climbs too steeply to judge a silence by).
+func cutTail(c *sources.Coverage, to time.Time) {
+	if c.Last == nil || to.Sub(*c.Last) < sources.MinGap {
+		return
+	}
+	for _, u := range c.Uncovered {
+		if u.Kind == sources.StretchTail {
+			return
+		}
+	}
+	c.Uncovered = append(c.Uncovered, sources.Stretch{From: *c.Last, To: to, Kind: sources.StretchTail})
+}
+
 // measureCoverage fills l.Coverage for every source and adds a data_quality
 // warning for each one that leaves part of the window unknown.
 func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
@@ -87,6 +103,9 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		c := access.Measure(CoverageAccess, from, to, 0, false)
 		c.AttributeGaps(l.accessInputs(in), time.Minute)
 		c.Truncated = append(truncated, failed...)
+		if len(truncated) > 0 {
+			cutTail(&c, to)
+		}
 		if len(truncated) > 0 && c.State == sources.CoverageComplete {
 			c.State = sources.CoverageIncomplete
 		}
