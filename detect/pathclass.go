@@ -168,19 +168,7 @@ func queryKeyBit(k string) uint8 {
 			return 0
 		}
 		var buf [3 * len("action")]byte
-		b := buf[:0]
-		for i := 0; i < len(k); i++ {
-			switch c := k[i]; c {
-			case '%':
-				b = append(b, unhex(k[i+1])<<4|unhex(k[i+2]))
-				i += 2
-			case '+':
-				b = append(b, ' ')
-			default:
-				b = append(b, c)
-			}
-		}
-		return queryKeyBit(string(b)) // no escapes left: compared, not kept
+		return queryKeyBit(string(appendUnescaped(buf[:0], k))) // no escapes left: compared, not kept
 	}
 	switch k {
 	case "title":
@@ -221,7 +209,14 @@ func appendQueryUnescaped(scratch *[]byte, s string) string {
 		return s
 	}
 	start := len(*scratch)
-	b := *scratch
+	b := appendUnescaped(*scratch, s)
+	*scratch = b
+	return unsafe.String(unsafe.SliceData(b[start:]), len(b)-start)
+}
+
+// appendUnescaped appends url.QueryUnescape(s) to b, for an s whose escapes
+// are valid (validEscapes).
+func appendUnescaped(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '%':
@@ -233,8 +228,7 @@ func appendQueryUnescaped(scratch *[]byte, s string) string {
 			b = append(b, c)
 		}
 	}
-	*scratch = b
-	return unsafe.String(unsafe.SliceData(b[start:]), len(b)-start)
+	return b
 }
 
 func hasSpecialNamespace(s string) bool {
