@@ -510,7 +510,23 @@ func (l *Loaded) readLogs(in Inputs) error {
 			l.FPM = append(l.FPM, fpm...)
 			continue
 		}
+		if holdsNothing(f) {
+			// A compressed empty file is not empty on disk.
+			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
+			continue
+		}
 		l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.unknown", in.name(f)))
 	}
 	return nil
+}
+
+// holdsNothing reports whether a file, decompressed, has no byte at all.
+func holdsNothing(path string) bool {
+	r, err := sources.Open(path)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	n, _ := r.Read(make([]byte, 1))
+	return n == 0
 }

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
@@ -115,5 +117,42 @@ func TestLoadWindowFromSpan(t *testing.T) {
 	}
 	if len(l.Coverage) == 0 || l.Coverage[0].Source != CoverageAccess {
 		t.Errorf("coverage %+v: want the access log's first", l.Coverage)
+	}
+}
+
+// An empty log that is gzipped is empty, not a log of unknown shape: on disk
+// it holds gzip's header, so its size alone does not tell.
+func TestEmptyGzippedLogIsEmpty(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "caddy.log.gz")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.log")
+	if err := os.WriteFile(other, []byte("not a log line anyone knows\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	access, err := filepath.Abs("../accesslog/testdata/lab-sample.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(context.Background(), Inputs{Access: []string{access}, Logs: []string{empty, other}}, time.UTC, newCounting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var said []string
+	for _, n := range l.DataQuality {
+		if n.Source == "logs" {
+			said = append(said, n.Message)
+		}
+	}
+	if len(said) != 2 || !strings.Contains(said[0], "caddy.log.gz is empty") || !strings.Contains(said[1], "other.log is neither") {
+		t.Errorf("notes on the logs %q: want the gzipped one empty and the other of unknown shape", said)
 	}
 }
