@@ -206,7 +206,7 @@ func (ev *Evidence) cacheCollapse(start time.Time, usual float64, ratio func(tim
 		for m := a.Truncate(time.Minute); m.Before(b); m = m.Add(time.Minute) {
 			mins++
 			if mm := ev.Traffic.Minute(m); mm != nil {
-				n += mm.PHPDone + mm.ProxyStatus[502] + mm.ProxyStatus[503] + mm.ProxyStatus[504]
+				n += mm.NeededPHP()
 			}
 		}
 		if mins == 0 {

@@ -57,6 +57,13 @@ type Minute struct {
 	lateMoved int
 }
 
+// NeededPHP counts the minute's requests that needed PHP: PHP's answers and
+// the proxy's 502, 503 and 504, whose requests were bound for PHP and failed
+// on the way (the demand a pool had to meet, answered or not).
+func (m *Minute) NeededPHP() int {
+	return m.PHPDone + m.ProxyStatus[502] + m.ProxyStatus[503] + m.ProxyStatus[504]
+}
+
 // ClusterKey is a client fingerprint without the path: what a rate limit or a
 // human would use to say "these requests come from the same kind of client".
 type ClusterKey struct {

@@ -513,7 +513,7 @@ func usualPHPDemand(ev *Evidence, onset time.Time) float64 {
 	n, minutes := 0, 0
 	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
 		if mm := ev.Traffic.Minute(m); mm != nil {
-			n += mm.PHPDone + mm.ProxyStatus[502] + mm.ProxyStatus[503] + mm.ProxyStatus[504]
+			n += mm.NeededPHP()
 			minutes++
 		}
 	}
@@ -534,9 +534,8 @@ const (
 )
 
 // peakPHPDemand is the busiest demandSpan's requests a second that needed
-// PHP from demandLead before the onset to demandSpan after the first
-// failures: PHP's answers and the proxy's 502, 503 and 504, whose requests
-// were bound for PHP (by the minute they were logged).
+// PHP (Minute.NeededPHP, by the minute they were logged) from demandLead
+// before the onset to demandSpan after the first failures.
 func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) {
 	perMinute := map[int64]int{}
 	from, to := onset.Add(-demandLead), later(onset, failing).Add(demandSpan)
@@ -548,7 +547,7 @@ func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) 
 		if mm == nil {
 			continue
 		}
-		perMinute[m.Unix()/60] = mm.PHPDone + mm.ProxyStatus[502] + mm.ProxyStatus[503] + mm.ProxyStatus[504]
+		perMinute[m.Unix()/60] = mm.NeededPHP()
 	}
 	n, at := rollingMax(perMinute, from, to, int(demandSpan/time.Minute))
 	return float64(n) / demandSpan.Seconds(), at

@@ -486,7 +486,8 @@ func (l *Loaded) readLogs(in Inputs) error {
 		fpmZone = time.UTC
 	}
 	for _, f := range in.Logs {
-		if st, err := os.Stat(f); err == nil && st.Size() == 0 {
+		if holdsNothing(f) {
+			// Decompressed: an empty gzipped log is gzip's header on disk.
 			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
 			continue
 		}
@@ -508,11 +509,6 @@ func (l *Loaded) readLogs(in Inputs) error {
 		if isFPM {
 			l.FPMLogGiven = true
 			l.FPM = append(l.FPM, fpm...)
-			continue
-		}
-		if holdsNothing(f) {
-			// A compressed empty file is not empty on disk.
-			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
 			continue
 		}
 		l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.unknown", in.name(f)))
