@@ -32,6 +32,9 @@ type Pool struct {
 	CPUSource string
 	// Healthy is the minimum of Caddy's upstream health gauges (0 = none healthy).
 	Healthy []metrics.Point
+	// Processes are php-fpm's own CPU and memory per process and the host's
+	// cores and memory (poolresources.go).
+	Processes ProcessSeries
 }
 
 // The PromQL of each Pool series, defined here only: the scan's pool profile
@@ -105,6 +108,11 @@ func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool
 			break
 		}
 	}
+	ps, err := loadProcessSeries(ctx, q, from, to, p.Step)
+	if err != nil {
+		return nil, err
+	}
+	p.Processes = ps
 	return p, nil
 }
 
