@@ -319,7 +319,11 @@ func missing(m map[string]bool) string {
 // the incident with Little's law's count of the workers the peak needed, a
 // recommendation at or below the blamed size, or below that count, becomes
 // the old size back (or the workers the peak needed, with a quarter's
-// headroom, if more).
+// headroom, if more). When the finding sized the pool on php-fpm's own CPU
+// and memory, that size replaces any other (the machine's CPU is not the
+// pool's), and says which of memory, CPU or the load bound it; when the host
+// fits no more than the blamed size, no size is recommended, since keeping
+// the blamed one is not advice.
 func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recommendation {
 	for i := range findings {
 		f := &findings[i]
@@ -331,28 +335,71 @@ func unblamePoolSize(recs []Recommendation, findings []detect.Finding) []Recomme
 			continue
 		}
 		blamed, old := cf.NewValue.V, cf.OldValue.V
-		want := math.Max(old, math.Ceil(cf.WorkersNeeded.V*blameHeadroom))
-		why := Messages.Say("advice.children_unblame", struct{ Blamed, ID, Old, Needed, Peak, Service, Want string }{
-			num(blamed), f.ID, num(old), num(cf.WorkersNeeded.V), num(cf.PeakPHPPerS.V), num(cf.ServiceTimeS.V), num(want)})
+		want := math.Max(old, math.Ceil(cf.WorkersNeeded.V*detect.SizingHeadroom))
+		said := unblameAdvice{Blamed: num(blamed), ID: f.ID, Old: num(old), Needed: num(cf.WorkersNeeded.V),
+			Peak: num(cf.PeakPHPPerS.V), Service: num(cf.ServiceTimeS.V), Want: num(want), Unsized: cf.CannotSizeOnPool.V}
+		sized := cf.WorkersSized.OK
+		rec := recommend("php-fpm", "pm.max_children", num(want), Messages.Say("advice.children_unblame", said))
+		if cf.CannotSizeOnPool.V {
+			rec = recommend("php-fpm", "pm.max_children", num(want), Messages.Say("advice.children_unblame_unsized", said))
+		}
+		if sized {
+			said.Sized, said.Want = true, num(float64(cf.WorkersSized.V))
+			said.Bound, said.Holds = detect.BoundLoad, cf.SizedHoldsPeak.V
+			switch {
+			case cf.SizedByMemory.V:
+				said.Bound = detect.BoundMemory
+			case cf.SizedByCPU.V:
+				said.Bound = detect.BoundCPU
+			}
+			said.ByMemory, said.ByCPU = fitText(cf.WorkersFitMemory), fitText(cf.WorkersFitCPU)
+			said.Cores, said.MiB, said.Resident = cf.PoolCoresPerBusyWorker.V, cf.PoolMemPerWorkerMiB.V, cf.PoolMemResident.V
+			if float64(cf.WorkersSized.V) <= blamed {
+				rec = recommendSaid("php-fpm", "pm.max_children", Messages.Say("advice.value_no_size_fits", nil), Messages.Say("advice.children_no_fit", said))
+			} else {
+				rec = recommend("php-fpm", "pm.max_children", said.Want, Messages.Say("advice.children_sized", said))
+			}
+		}
 		found := false
 		for j := range recs {
 			if recs[j].Key != "pm.max_children" {
 				continue
 			}
 			found = true
-			// A size above the blamed one that still holds the peak stands.
-			if v, err := strconv.ParseFloat(recs[j].Value, 64); err == nil && v > blamed && v >= cf.WorkersNeeded.V {
+			// A size above the blamed one that still holds the peak stands,
+			// unless the pool's own CPU and memory sized it.
+			if v, err := strconv.ParseFloat(recs[j].Value, 64); err == nil && v > blamed && v >= cf.WorkersNeeded.V && !sized {
 				continue
 			}
-			recs[j] = recommend("php-fpm", "pm.max_children", num(want), why)
+			recs[j] = rec
 		}
 		if !found {
-			recs = append(recs, recommend("php-fpm", "pm.max_children", num(want), why))
+			recs = append(recs, rec)
 		}
 	}
 	return recs
 }
 
-// blameHeadroom is the margin over the workers a peak kept busy that a
-// restored pool is sized with: the next peak is not the last one's.
-const blameHeadroom = 1.25
+// unblameAdvice is the arithmetic of a pool size the report blames
+// (advice.children_unblame, children_sized, children_no_fit).
+type unblameAdvice struct {
+	Blamed, ID, Old, Needed, Peak, Service, Want string
+	// Unsized: no per-process series, so the size is not checked against
+	// php-fpm's own CPU and memory.
+	Unsized bool
+	// Sized: Want is the config_change finding's size on php-fpm's own
+	// CPU and memory; Bound is what bound it, Holds whether it holds the
+	// peak; ByMemory and ByCPU the workers each fits ("" unknown).
+	Sized, Holds    bool
+	Bound           string
+	ByMemory, ByCPU string
+	Cores, MiB      float64
+	Resident        bool
+}
+
+func fitText(m detect.Maybe[int]) string {
+	if !m.OK {
+		return ""
+	}
+	return strconv.Itoa(m.V)
+}

@@ -223,3 +223,65 @@ func TestAdviseNeverKeepsABlamedPoolSize(t *testing.T) {
 		})
 	}
 }
+
+// TestAdviseSizesOnThePoolsOwnResources: the cut from 8 to 3 is blamed
+// (the peak needed 5.2 workers); the config_change finding sized the pool
+// on php-fpm's own processes. The sized value replaces the machine-CPU rule
+// and the advice names what bound it; when the host fits no more than the
+// blamed 3, no size is recommended (keeping 3 is not advice); without
+// per-process series the advice says it could not size on them.
+func TestAdviseSizesOnThePoolsOwnResources(t *testing.T) {
+	cut := func(sizing map[string]float64) detect.Finding {
+		facts := map[string]float64{"old_value": 8, "new_value": 3, "workers_needed": 5.2, "peak_php_per_s": 13,
+			"service_time_s": 0.4, "old_pool_held": 1, "risk_direction": 1}
+		for k, v := range sizing {
+			facts[k] = v
+		}
+		f := detect.Finding{ID: "config_change-1", Kind: detect.KindConfigChange,
+			Change: &sources.Change{Key: "pm.max_children", Old: "8", New: "3"},
+			Facts:  detect.MustParseFacts(detect.KindConfigChange, facts)}
+		detect.FactsOf[configchange.ConfigChangeFacts](&f).Linked = true
+		return f
+	}
+	for _, tt := range []struct {
+		name   string
+		sizing map[string]float64
+		want   string
+		why    []string
+	}{
+		{"the load binds", map[string]float64{"workers_sized": 8, "workers_fit_memory": 30, "workers_fit_cpu": 40,
+			"sized_by_memory": 0, "sized_by_cpu": 0, "sized_holds_peak": 1, "pool_cores_per_busy_worker": 0.05, "pool_mem_per_worker_mib": 60, "pool_mem_resident": 1},
+			"8", []string{"Little's law binds", "30 workers by memory and 40 by CPU"}},
+		{"memory binds", map[string]float64{"workers_sized": 6, "workers_fit_memory": 6, "workers_fit_cpu": 40,
+			"sized_by_memory": 1, "sized_by_cpu": 0, "sized_holds_peak": 1, "pool_mem_per_worker_mib": 120, "pool_mem_resident": 1},
+			"6", []string{"Memory binds: 6", "held 120 MiB resident"}},
+		{"CPU binds below the need", map[string]float64{"workers_sized": 4, "workers_fit_memory": 30, "workers_fit_cpu": 4,
+			"sized_by_memory": 0, "sized_by_cpu": 1, "sized_holds_peak": 0, "pool_cores_per_busy_worker": 0.5},
+			"4", []string{"CPU binds: 4", "fewer than the peak needed", "more cores"}},
+		{"the host fits only the blamed size", map[string]float64{"workers_sized": 3, "workers_fit_memory": 3, "workers_fit_cpu": 40,
+			"sized_by_memory": 1, "sized_by_cpu": 0, "sized_holds_peak": 0, "pool_mem_per_worker_mib": 200, "pool_mem_resident": 1},
+			"no size fits this host", []string{"Not 3, though the host fits no more", "memory binds at 3"}},
+		{"no per-process series", map[string]float64{"cannot_size_on_pool": 1},
+			"8", []string{"Cannot size on php-fpm's own CPU/memory: no per-process series"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// The machine's CPU was busy at 90%, mostly other processes:
+			// the machine-CPU rule alone would keep the blamed 3.
+			recs, _ := Advise([]detect.Finding{saturation(3, 0.4, 90, true), cut(tt.sizing)}, sources.Site{}, "")
+			var got *Recommendation
+			for i := range recs {
+				if recs[i].Key == "pm.max_children" {
+					got = &recs[i]
+				}
+			}
+			if got == nil || got.Value != tt.want {
+				t.Fatalf("pm.max_children advice %+v, want %q", got, tt.want)
+			}
+			for _, w := range tt.why {
+				if !strings.Contains(got.Why, w) {
+					t.Errorf("why %q does not say %q", got.Why, w)
+				}
+			}
+		})
+	}
+}

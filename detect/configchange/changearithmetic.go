@@ -150,6 +150,13 @@ func workersTest(a *assessment, q QueueFacts) {
 		s += fmt.Sprintf(": the new pool of %s would not hold it either", fmtNum(nw))
 	}
 	a.quantText = s + "." + loadText(a, q, lambda)
+	floor := 0.0
+	if a.risk > 0 {
+		floor = old
+	}
+	sz := sizing(q.Resources, need, floor)
+	sz.state(a.facts)
+	a.quantText += " " + Messages.Say("config_change.sizing", sz).String()
 }
 
 // loadText names the load that filled the pool beside the change that let

@@ -114,6 +114,25 @@ type ConfigChangeFacts struct {
 	// UsualPHPPerS is that demand over the hour before the load could rise
 	// into the onset: the load that filled the pool, against the usual.
 	UsualPHPPerS Maybe[float64] `json:"usual_php_per_s"`
+	// A pool size change is sized on php-fpm's own processes (changesizing.go):
+	// what a busy worker costs (cores it keeps running, CPU seconds a
+	// request, MiB of memory, resident or PHP's own peak), what the host had
+	// for PHP, the workers that fits by memory and by CPU, and the size
+	// recommended with what bound it (memory, CPU, or else the load) and
+	// whether it holds the peak. CannotSizeOnPool: no per-process series.
+	PoolCoresPerBusyWorker Maybe[float64] `json:"pool_cores_per_busy_worker"`
+	PoolCPUSPerRequest     Maybe[float64] `json:"pool_cpu_s_per_request"`
+	PoolMemPerWorkerMiB    Maybe[float64] `json:"pool_mem_per_worker_mib"`
+	PoolMemResident        Maybe[bool]    `json:"pool_mem_resident"`
+	MemForPHPMiB           Maybe[float64] `json:"mem_for_php_mib"`
+	CoresForPHP            Maybe[float64] `json:"cores_for_php"`
+	WorkersFitMemory       Maybe[int]     `json:"workers_fit_memory"`
+	WorkersFitCPU          Maybe[int]     `json:"workers_fit_cpu"`
+	WorkersSized           Maybe[int]     `json:"workers_sized"`
+	SizedByMemory          Maybe[bool]    `json:"sized_by_memory"`
+	SizedByCPU             Maybe[bool]    `json:"sized_by_cpu"`
+	SizedHoldsPeak         Maybe[bool]    `json:"sized_holds_peak"`
+	CannotSizeOnPool       Maybe[bool]    `json:"cannot_size_on_pool"`
 }
 
 func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
@@ -197,7 +216,7 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		after, _, _, ok2 = queueingWait(st.Findings(), cf.NewValue.V)
 		computed = ok1 && ok2
 	}
-	return p.Say("config_change.explain", struct {
+	said := p.Say("config_change.explain", struct {
 		At                                       time.Time
 		Key, Old, New, Detail, DeployName, Text  string
 		Summary                                  string
@@ -244,6 +263,12 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		LoadTrigger: loadTriggerOf(st.Findings()), Usual: cf.UsualPHPPerS.V,
 		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > arrivalsFlat*cf.UsualPHPPerS.V,
 	})
+	// The pool sized on php-fpm's own CPU and memory: English says it in
+	// the summary, which its explanation repeats; other languages here.
+	if sz, ok := sizingFromFacts(cf); ok && cf.WorkersNeeded.OK {
+		said += p.Say("config_change.sizing_explain", sz)
+	}
+	return said
 }
 
 // loadTriggerOf is the ID of the trigger among fs other than a change ("":
@@ -470,6 +495,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 			q.Backlog = int(b.V)
 		}
 		q.QueuePeak = p.QueuePeak(ev.From, ev.To).V
+		q.Resources = p.Resources(ev.From, ev.To)
 		for _, pt := range between(p.Queue, ev.From, ev.To) {
 			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
@@ -61,6 +62,9 @@ type QueueFacts struct {
 	// LoadTrigger is the ID of the trigger found, when one is: the load
 	// that filled the pool, named beside the change.
 	LoadTrigger string
+	// Resources are php-fpm's own CPU and memory per worker and what the
+	// host had for the pool, over the window (zero: no per-process series).
+	Resources detect.PoolResources
 }
 
 // QueuePoint is one sample of the listen queue depth.
