@@ -16,15 +16,19 @@ import (
 )
 
 // DefaultSelectors are the series a bundle needs: php-fpm's pool (every
-// phpfpm_* name the detectors and the change inference read), Caddy's
-// upstream health and request counts, node CPU and listen overflows, and
-// CloudWatch's EC2 CPU when an exporter (YACE uses this very name) already
-// brings it into Prometheus.
+// phpfpm_* name the detectors and the change inference read, with
+// php-fpm_exporter's per-child phpfpm_process_*), php-fpm's own processes as
+// process-exporter groups them, Caddy's upstream health and request counts,
+// node CPU, memory and listen overflows, and CloudWatch's EC2 CPU when an
+// exporter (YACE uses this very name) already brings it into Prometheus.
 var DefaultSelectors = []string{
 	`{__name__=~"phpfpm_.*"}`,
+	`{__name__=~"namedprocess_namegroup_(cpu_seconds_total|memory_bytes|num_procs)",groupname=~".*php-fpm.*"}`,
 	`caddy_reverse_proxy_upstreams_healthy`,
 	`caddy_http_requests_total`,
 	`node_cpu_seconds_total`,
+	`node_memory_MemAvailable_bytes`,
+	`node_memory_MemTotal_bytes`,
 	`node_netstat_TcpExt_ListenOverflows`,
 	`aws_ec2_cpuutilization_average`,
 }

@@ -41,11 +41,14 @@ func checkExport(t *testing.T, q metrics.Querier, offline *metrics.Store) {
 	from, to := incidentStart, incidentStart.Add(incidentSpan)
 	wantSeries := map[string]int{
 		DefaultSelectors[0]: 24, // 12 phpfpm_* names x 2 instances
-		DefaultSelectors[1]: 2,
+		DefaultSelectors[1]: 0,  // no process-exporter in the data
 		DefaultSelectors[2]: 2,
-		DefaultSelectors[3]: 6,
-		DefaultSelectors[4]: 0, // not in the data
-		DefaultSelectors[5]: 1,
+		DefaultSelectors[3]: 2,
+		DefaultSelectors[4]: 6,
+		DefaultSelectors[5]: 0, // no node memory in the data
+		DefaultSelectors[6]: 0,
+		DefaultSelectors[7]: 0, // not in the data
+		DefaultSelectors[8]: 1,
 	}
 
 	t.Run("raw", func(t *testing.T) {
