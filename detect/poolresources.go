@@ -141,10 +141,18 @@ func (p *Pool) Resources(from, to time.Time) PoolResources {
 	if v := meanBetween(ps.RequestCPUSeconds, from, to); v > 0 {
 		r.CPUSecondsPerRequest = v
 	}
+	// The group counts the master too, which serves no request: its memory
+	// is spread over the children, which errs on the safe side. Averaged
+	// over the scrapes: a pool of few children spreads it thicker.
+	rss, scrapes := 0.0, 0
 	for _, pt := range between(ps.ProcessRSS, from, to) {
 		if n := valueAt(ps.ProcessCount, pt.T); n >= 1 {
-			r.MemPerWorkerBytes, r.MemResident = math.Max(r.MemPerWorkerBytes, pt.V/n), true
+			rss += pt.V / math.Max(1, n-1)
+			scrapes++
 		}
+	}
+	if scrapes > 0 {
+		r.MemPerWorkerBytes, r.MemResident = rss/float64(scrapes), true
 	}
 	if !r.MemResident {
 		r.MemPerWorkerBytes = peak(between(ps.RequestMemory, from, to)).V

@@ -89,14 +89,14 @@ func nodeScrape(t float64, cores int, busy, memAvail float64) []string {
 const nodeHeader = "# TYPE node_cpu_seconds_total counter\n# TYPE node_memory_MemAvailable_bytes gauge\n"
 
 // processExporter is ncabatoff/process-exporter's group of php-fpm (its
-// comm, "php-fpm8.2"): cores of CPU split user/system, procs processes of
-// rss resident bytes each.
+// comm, "php-fpm8.2"): cores of CPU split user/system, a master of 30 MiB
+// and procs-1 children of rss resident bytes each.
 func processExporterScrape(t, cores float64, procs int, rss float64) []string {
 	const g = `groupname="php-fpm8.2"`
 	return []string{
 		fmt.Sprintf(`namedprocess_namegroup_cpu_seconds_total{%s,mode="user"} %.3f`, g, 100+0.8*cores*t),
 		fmt.Sprintf(`namedprocess_namegroup_cpu_seconds_total{%s,mode="system"} %.3f`, g, 40+0.2*cores*t),
-		fmt.Sprintf(`namedprocess_namegroup_memory_bytes{%s,memtype="resident"} %g`, g, float64(procs)*rss),
+		fmt.Sprintf(`namedprocess_namegroup_memory_bytes{%s,memtype="resident"} %g`, g, float64(procs-1)*rss+30*mib),
 		fmt.Sprintf(`namedprocess_namegroup_memory_bytes{%s,memtype="virtual"} %g`, g, float64(procs)*4*rss),
 		fmt.Sprintf(`namedprocess_namegroup_num_procs{%s} %d`, g, procs),
 	}
@@ -160,9 +160,10 @@ func TestPoolResourcesFromExporters(t *testing.T) {
 		}
 	})
 	t.Run("process-exporter: memory binds, other processes' CPU left out", func(t *testing.T) {
-		// php-fpm: 1.5 cores over 6 busy workers, 7 processes of 100 MiB
-		// resident; the host: 8 cores half busy (4 cores, 2.5 of them other
-		// processes), 300 MiB available.
+		// php-fpm: 1.5 cores over 6 busy workers, 6 children of 100 MiB
+		// resident and a master of 30 (105 a worker, the master's spread
+		// over them); the host: 8 cores half busy (4 cores, 2.5 of them
+		// other processes), 300 MiB available.
 		p := loadResources(t, from,
 			scrapes(from, span, hipagesHeader, func(int, float64) []string { return hipagesScrape(0, 6, 0, 0, 0) }),
 			scrapes(from, span, processExporterHeader, func(_ int, s float64) []string { return processExporterScrape(s, 1.5, 7, 100*mib) }),
@@ -172,12 +173,12 @@ func TestPoolResourcesFromExporters(t *testing.T) {
 			t.Fatalf("resources %+v: want the processes' own CPU and resident memory", r)
 		}
 		near(t, "cores per busy worker", r.CoresPerBusyWorker, 0.25)
-		near(t, "memory per worker MiB", r.MemPerWorkerBytes/mib, 100)
+		near(t, "memory per worker MiB", r.MemPerWorkerBytes/mib, 105)
 		near(t, "cores for PHP", r.CoresForPHP, 8-2.5)
-		near(t, "memory for PHP MiB", r.MemForPHPBytes/mib, 300+700)
+		near(t, "memory for PHP MiB", r.MemForPHPBytes/mib, 300+630)
 		fit := r.Fit()
-		if fit.ByMemory != 10 || fit.ByCPU != 22 || fit.Fit != 10 || fit.Bound != BoundMemory {
-			t.Errorf("fit %+v, want 10 by memory (1000 MiB / 100), 22 by CPU (5.5 / 0.25)", fit)
+		if fit.ByMemory != 8 || fit.ByCPU != 22 || fit.Fit != 8 || fit.Bound != BoundMemory {
+			t.Errorf("fit %+v, want 8 by memory (930 MiB / 105), 22 by CPU (5.5 / 0.25)", fit)
 		}
 	})
 	t.Run("no per-process series", func(t *testing.T) {

@@ -162,3 +162,50 @@ func TestConfigChangeReadsEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolCutSizedOnItsOwnProcesses: pool-cut-lunch's bundle carries
+// php-fpm's per-process series (php-fpm_exporter's per-child gauges and
+// process-exporter's php-fpm group) and the host's memory. The blamed cut
+// from 24 to 6 is sized on them, not on the machine's CPU: a busy worker's
+// cores, the workers memory and CPU fit, and which binds, as the run's own
+// accounting says; the size is never the blamed 6.
+func TestPoolCutSizedOnItsOwnProcesses(t *testing.T) {
+	res, truth := simulated(t, simulate.Options{Scenario: "pool-cut-lunch", Seed: 1}, nil)
+	tp := truth.Processes
+	if tp == nil {
+		t.Fatal("truth has no per-process measures: the scenario wrote no per-process series")
+	}
+	var cut *Finding
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+			cut = f
+		}
+	}
+	if cut == nil {
+		t.Fatal("no config_change finding for pm.max_children")
+	}
+	cf := FactsOf[ConfigChangeFacts](cut)
+	if !cf.Linked || cf.CannotSizeOnPool.OK || !cf.WorkersSized.OK {
+		t.Fatalf("cut linked %v, sized %v, cannot size %v: want linked and sized on the pool's own series\n%s", cf.Linked, cf.WorkersSized, cf.CannotSizeOnPool, cut.Summary)
+	}
+	if got := cf.PoolCoresPerBusyWorker.V; got < 0.85*tp.CoresPerBusyWorker || got > 1.15*tp.CoresPerBusyWorker {
+		t.Errorf("cores per busy worker %v, truth %v", got, tp.CoresPerBusyWorker)
+	}
+	// The group's resident memory counts the master, spread over the
+	// children: the fit may err low by a worker or two, never high.
+	if got := cf.WorkersFitMemory.V; got > tp.WorkersFitMemory || got < tp.WorkersFitMemory-2 {
+		t.Errorf("workers that fit memory %d, truth %d", got, tp.WorkersFitMemory)
+	}
+	if got := cf.WorkersFitCPU.V; got < tp.WorkersFitCPU-1 || got > tp.WorkersFitCPU+1 {
+		t.Errorf("workers that fit the CPU %d, truth %d", got, tp.WorkersFitCPU)
+	}
+	if byCPU := tp.Binds == "cpu"; cf.SizedByCPU.V != byCPU || cf.SizedByMemory.V == byCPU {
+		t.Errorf("sized by CPU %v, by memory %v; truth: %s binds", cf.SizedByCPU.V, cf.SizedByMemory.V, tp.Binds)
+	}
+	if cf.WorkersSized.V == int(cf.NewValue.V) {
+		t.Errorf("sized at %d, the blamed value", cf.WorkersSized.V)
+	}
+	if !strings.Contains(cut.Summary, "binds") || !strings.Contains(cut.Summary, "On php-fpm's own processes") {
+		t.Errorf("summary does not size on the pool's own processes: %s", cut.Summary)
+	}
+}

@@ -3,7 +3,9 @@
 // php-fpm, driven open-loop by readers, editors, search bots, a distributed
 // crawler and flash crowds, that writes what the real stack would have left
 // behind: Caddy's JSON access log, Caddy's own log (health checker, error log),
-// php-fpm's log, php-fpm/Caddy/node/CloudWatch metrics as OpenMetrics, a git
+// php-fpm's log, php-fpm/Caddy/node/CloudWatch metrics as OpenMetrics (and,
+// for a scenario with a ProcessModel, php-fpm's per-process series as
+// php-fpm_exporter and process-exporter scrape them), a git
 // repository of the site's configuration, changes.yaml, bundle.yaml, and the
 // ground truth (truth.json, truth-requests.csv.gz) that no detector reads.
 //

@@ -212,6 +212,9 @@ func (r *request) finished() bool {
 
 // sim is one run. Everything it does is driven by events in time order.
 type sim struct {
+	// procAcct is the truth of the per-process series (processes.go).
+	procAcct processAccount
+
 	sc    *Scenario
 	now   int64
 	begin int64
@@ -512,6 +515,9 @@ func (s *sim) retire(r *request) {
 type child struct {
 	pid int
 	job *request
+	// state is its last request as php-fpm's status page shows it (kept
+	// for a scenario with a ProcessModel only).
+	state childState
 }
 
 type fpmState struct {
@@ -638,6 +644,7 @@ func (s *sim) step(r *request) {
 func (s *sim) finishJob(r *request) {
 	r.phpEnd = s.now
 	c := r.worker
+	s.requestDone(c, r)
 	c.job = nil
 	r.worker = nil
 	s.fpm.active--

@@ -119,6 +119,13 @@ type metricStore struct {
 	nodeCPU                                                                                 [][4]*series // per cpu: user, system, iowait, idle
 	nodeBoot                                                                                float64
 
+	// proc is process-exporter's file; it and the per-child and memory
+	// series exist only for a scenario with a ProcessModel (processes.go).
+	proc                               metricFile
+	children                           map[string]*series
+	procCPU                            [2]*series
+	procRSS, procN, memTotal, memAvail *series
+
 	lastBusy, lastCaddy float64
 	cpuPeak             float64
 	cpuPeakAt           int64
@@ -130,6 +137,7 @@ func newMetricStore(cores int) *metricStore {
 		caddy: metricFile{path: "metrics/caddy.om.gz"},
 		cw:    metricFile{path: "metrics/cpu.om.gz"},
 		node:  metricFile{path: "metrics/node.om.gz"},
+		proc:  metricFile{path: "metrics/process.om.gz"},
 	}
 	l := func() map[string]string {
 		return map[string]string{"instance": "10.0.0.5:9253", "job": "phpfpm", "pool": "www"}
@@ -184,6 +192,7 @@ func (s *sim) sample() {
 		m.maxReached.add(t, float64(f.maxReached))
 		m.slow.add(t, float64(f.slowReqs))
 		m.since.add(t, float64((t-f.started)/second))
+		s.sampleProcesses(t)
 	}
 	h := 0.0
 	if s.healthy {
@@ -199,6 +208,10 @@ func (s *sim) sample() {
 	s.cpu.advance(t)
 	busy, caddy := s.cpu.busy-m.lastBusy, s.st.caddyCPU-m.lastCaddy
 	m.lastBusy, m.lastCaddy = s.cpu.busy, s.st.caddyCPU
+	if s.sc.Processes != nil && t > s.sc.From.UnixNano() && t <= s.sc.To.UnixNano() {
+		s.procAcct.othersCPU += (caddy + baseLoad*60) / 60
+		s.procAcct.spans++
+	}
 	cores := float64(s.sc.Cores)
 	util := math.Min(100, (busy+caddy+baseLoad*60)/(cores*60)*100)
 	// CloudWatch stamps a period with its start.

@@ -111,7 +111,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		s.query("logs/caddy.log.gz", "Caddy's own log: health checker and error log", s.out.caddy.lines, s.out.caddy.raw, 0),
 		s.query("logs/php-fpm.log", "php-fpm error log (pool www, UTC)", s.out.fpmN, 0, 0),
 	}
-	for _, mf := range []*metricFile{&s.metrics.fpm, &s.metrics.caddy, &s.metrics.cw, &s.metrics.node} {
+	for _, mf := range []*metricFile{&s.metrics.fpm, &s.metrics.caddy, &s.metrics.cw, &s.metrics.node, &s.metrics.proc} {
+		if len(mf.fams) == 0 {
+			continue // process-exporter's file, in a scenario without it
+		}
 		n, ns, err := mf.write(o.Out)
 		if err != nil {
 			return Summary{}, err

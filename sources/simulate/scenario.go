@@ -364,8 +364,11 @@ type Scenario struct {
 	// (Workers is pm.max_children unless a commit sets SiteConfig.MaxChildren).
 	Workers, StartServers, MinSpare, MaxSpare int
 	Cores                                     int
-	HealthIntervalS, HealthTimeoutS           float64
-	HealthFails                               int
+	// Processes, when set, puts php-fpm's per-process series and the host's
+	// memory in the bundle (processes.go).
+	Processes                       *ProcessModel
+	HealthIntervalS, HealthTimeoutS float64
+	HealthFails                     int
 	// HealthTimeoutQueued: the proxy cuts its active health check at
 	// health_timeout even while the check waits, connected, in php-fpm's listen
 	// queue. Caddy 2.11's FastCGI transport does not (only read_timeout can fail

@@ -33,6 +33,9 @@ type Truth struct {
 	ExpectedFindings   []Expected       `json:"expected_findings"`
 	ForbiddenFindings  []string         `json:"forbidden_findings"`
 	ConfigChange       *TruthChange     `json:"config_change,omitempty"`
+	// Processes is what php-fpm's per-process series measure, for a
+	// scenario that has them.
+	Processes *TruthProcesses `json:"processes,omitempty"`
 	// Trigger is what a correct analysis ranks first as the cause; absent
 	// when nothing needed a cause (a legitimate crowd).
 	Trigger *TruthTrigger `json:"trigger,omitempty"`
@@ -364,6 +367,7 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 	t.Pool = TruthPool{Workers: sc.Workers, Backlog: cfg.Backlog, QueuePeak: st.queuePeak, QueuePeakAt: rfc(st.queuePeakAt),
 		ListenOverflows: s.fpm.overflows, CPUPeakPct: s.metrics.cpuPeak, CPUPeakAt: rfc(s.metrics.cpuPeakAt),
 		QueueByMinute: st.winQueue}
+	t.Processes = s.truthProcesses()
 	if st.downSince != 0 {
 		st.downNS += s.end - st.downSince
 	}
