@@ -41,6 +41,15 @@ type WorkerSaturationFacts struct {
 	MaxChildrenReachedIncrease Maybe[float64] `json:"max_children_reached_increase"`
 	// MaxChildrenWarnings counts php-fpm log warnings, when the log is given.
 	MaxChildrenWarnings Maybe[int] `json:"max_children_warnings"`
+	// php-fpm's own CPU and memory while saturated, when per-process series
+	// exist (poolresources.go): the cores a busy worker kept running, a
+	// worker's MiB (resident, else PHP's peak in a request), and the workers
+	// the host fits by memory and by CPU.
+	PoolCoresPerBusyWorker Maybe[float64] `json:"pool_cores_per_busy_worker"`
+	PoolMemPerWorkerMiB    Maybe[float64] `json:"pool_mem_per_worker_mib"`
+	PoolMemResident        Maybe[bool]    `json:"pool_mem_resident"`
+	WorkersFitMemory       Maybe[int]     `json:"workers_fit_memory"`
+	WorkersFitCPU          Maybe[int]     `json:"workers_fit_cpu"`
 }
 
 func (*WorkerSaturationFacts) FindingKind() Kind { return KindWorkerSaturation }
@@ -143,6 +152,20 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 			}
 		}
 		facts.MaxChildrenWarnings = Some(n)
+	}
+	if r := p.Resources(start, end); r.Known() {
+		if r.CoresPerBusyWorker > 0 {
+			facts.PoolCoresPerBusyWorker = Some(round(r.CoresPerBusyWorker, 2))
+		}
+		if r.MemPerWorkerBytes > 0 {
+			facts.PoolMemPerWorkerMiB, facts.PoolMemResident = Some(round(r.MemPerWorkerBytes/(1<<20), 1)), Some(r.MemResident)
+		}
+		if fit := r.Fit(); fit.ByMemory >= 0 {
+			facts.WorkersFitMemory = Some(fit.ByMemory)
+		}
+		if fit := r.Fit(); fit.ByCPU >= 0 {
+			facts.WorkersFitCPU = Some(fit.ByCPU)
+		}
 	}
 	conf := 0.7 + 0.25*math.Min(1, busy.Minutes()/10)
 	f := Finding{Kind: KindWorkerSaturation, Role: RoleMechanism, Start: start, End: end, Confidence: round(conf, 2),

@@ -143,10 +143,14 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 		recs = append(recs, recommend("php-fpm", "listen.backlog", strconv.Itoa(b), Messages.Say("advice.backlog", said)))
 	}
 
-	// pm.max_children: only if the CPU had room while every worker was busy.
+	// pm.max_children: on php-fpm's own CPU and memory when per-process
+	// series measured them, else only if the machine's CPU had room while
+	// every worker was busy (the pool's share is at most the machine's).
 	if sat != nil && w > 0 {
 		cpu, hasCPU := sf.CPUAvgPct.V, sf.CPUAvgPct.OK
 		switch {
+		case sf.WorkersFitMemory.OK || sf.WorkersFitCPU.OK:
+			recs = append(recs, fitAdvice(sf, w, sat.ID))
 		case !hasCPU || cpu <= 0:
 			note(Messages.Say("advice.no_cpu", sat.ID))
 		case sf.CPUBound.V || cpu >= cpuTarget:
@@ -225,6 +229,35 @@ func advise(findings []detect.Finding, site sources.Site, listen string, p99 flo
 	// Unix socket or TCP: whether a small backlog fails fast at all.
 	recs = append(recs, listenAdvice(listen, b))
 	return recs, notes
+}
+
+// fitAdvice sizes pm.max_children on php-fpm's own CPU and memory: the
+// workers the host fits by memory and by CPU, the smaller binding, capped at
+// maxChildrenFactor times the pool.
+func fitAdvice(sf *detect.WorkerSaturationFacts, w float64, id string) Recommendation {
+	said := struct {
+		W, ID, ByMemory, ByCPU, Bound string
+		Cores, MiB                    float64
+		Resident, Capped              bool
+		N, Cap                        int
+	}{W: num(w), ID: id, ByMemory: fitText(sf.WorkersFitMemory), ByCPU: fitText(sf.WorkersFitCPU), Cap: maxChildrenFactor,
+		Cores: sf.PoolCoresPerBusyWorker.V, MiB: sf.PoolMemPerWorkerMiB.V, Resident: sf.PoolMemResident.V}
+	fit := detect.PoolFit{ByMemory: -1, ByCPU: -1}
+	if sf.WorkersFitMemory.OK {
+		fit.ByMemory = sf.WorkersFitMemory.V
+	}
+	if sf.WorkersFitCPU.OK {
+		fit.ByCPU = sf.WorkersFitCPU.V
+	}
+	said.N, said.Bound = fit.ByMemory, detect.BoundMemory
+	if fit.ByCPU >= 0 && (fit.ByMemory < 0 || fit.ByCPU < fit.ByMemory) {
+		said.N, said.Bound = fit.ByCPU, detect.BoundCPU
+	}
+	if limit := int(w) * maxChildrenFactor; said.N > limit {
+		said.N, said.Capped = limit, true
+	}
+	said.N = max(said.N, 1)
+	return recommend("php-fpm", "pm.max_children", strconv.Itoa(said.N), Messages.Say("advice.children_fit", said))
 }
 
 // listenAdvice says whether php-fpm's listener lets a full backlog fail fast.

@@ -285,3 +285,50 @@ func TestAdviseSizesOnThePoolsOwnResources(t *testing.T) {
 		})
 	}
 }
+
+// TestAdviseChildrenOnThePoolsOwnCPUAndMemory: 16 workers saturated while
+// the machine's CPU was at 90% (the machine-CPU rule would keep 16). With
+// php-fpm's own per-process series the advice sizes on them instead: the
+// smaller of the memory and CPU fits binds, capped at 4x the pool.
+func TestAdviseChildrenOnThePoolsOwnCPUAndMemory(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		facts map[string]float64
+		want  string
+		why   string
+	}{
+		{"memory binds", map[string]float64{"workers_fit_memory": 22, "workers_fit_cpu": 40, "pool_mem_per_worker_mib": 90, "pool_mem_resident": 1, "pool_cores_per_busy_worker": 0.1}, "22", "Memory binds: 22"},
+		{"CPU binds", map[string]float64{"workers_fit_memory": 50, "workers_fit_cpu": 30, "pool_cores_per_busy_worker": 0.25}, "30", "CPU binds: 30"},
+		{"capped", map[string]float64{"workers_fit_cpu": 400, "pool_cores_per_busy_worker": 0.02}, "64", "capped at 4x"},
+		{"no per-process series: the machine's CPU", nil, "16", "Keep 16"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sat := saturation(16, 0.3, 90, true)
+			sf := detect.FactsOf[detect.WorkerSaturationFacts](&sat)
+			for k, v := range tt.facts {
+				switch k {
+				case "workers_fit_memory":
+					sf.WorkersFitMemory = detect.Some(int(v))
+				case "workers_fit_cpu":
+					sf.WorkersFitCPU = detect.Some(int(v))
+				case "pool_mem_per_worker_mib":
+					sf.PoolMemPerWorkerMiB = detect.Some(v)
+				case "pool_mem_resident":
+					sf.PoolMemResident = detect.Some(v == 1)
+				case "pool_cores_per_busy_worker":
+					sf.PoolCoresPerBusyWorker = detect.Some(v)
+				}
+			}
+			recs, _ := Advise([]detect.Finding{sat}, sources.Site{}, "")
+			for _, r := range recs {
+				if r.Key == "pm.max_children" {
+					if r.Value != tt.want || !strings.Contains(r.Why, tt.why) {
+						t.Errorf("pm.max_children %s (%s), want %s saying %q", r.Value, r.Why, tt.want, tt.why)
+					}
+					return
+				}
+			}
+			t.Error("no pm.max_children advice")
+		})
+	}
+}

@@ -13,7 +13,7 @@ func poolCutLunch() Scenario {
 	day := at(2026, 11, 23, 0, 0, 0) // a Monday
 	sc := Scenario{
 		Name: "pool-cut-lunch",
-		Description: "an office wiki: pm.max_children cut from 24 to 6 on Saturday (to leave memory for a search index: 19 workers fit, 24 did not); Monday's ordinary lunch peak of " +
+		Description: "an office wiki: pm.max_children cut from 24 to 6 on Saturday (to leave memory for a search index: 19 workers fit in memory, 24 did not; the 8 cores hold about 10 busy ones); Monday's ordinary lunch peak of " +
 			"staff (logged-in editors, every page PHP) needs about 10 workers and fills the 6 from 12:05; 24 would " +
 			"have held; users retrying are a consequence",
 		From: day.Add(11*time.Hour + 30*time.Minute), To: day.Add(13*time.Hour + 30*time.Minute),
@@ -22,7 +22,8 @@ func poolCutLunch() Scenario {
 	sc.Workers, sc.MaxSpare = 24, 8
 	sc.Cores = 8
 	// The cut's reason is real: the search index holds most of the host's
-	// 4 GiB, and the old 24 workers would not fit beside it; 19 would.
+	// 4 GiB, and the old 24 workers would not fit beside it; 19 would. The
+	// CPU binds first: an editor's page keeps about 0.75 of a core busy.
 	sc.Processes = &ProcessModel{WorkerRSSMiB: 72, MasterRSSMiB: 28, RequestPeakMiB: 22, MemTotalMiB: 4096, OthersMiB: 2700}
 	sc.ReaderSessions = 0.15
 	sc.OfficeEditors = []RateAt{
