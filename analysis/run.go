@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
@@ -45,6 +46,15 @@ func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*An
 	if err != nil {
 		return nil, err
 	}
+	// The report is built: of the detectors' aggregates, the rules need only
+	// the findings (they read the requests again, from the spill). The
+	// aggregates are let go before the rules' passes and Caddy's matchers
+	// allocate, rather than held under them (d is closed on return anyway).
+	// A collection now sets the heap's next goal from what is left, not
+	// from the aggregates: otherwise the rules' garbage would fill the heap
+	// up to twice their size first.
+	d.Evidence.Traffic, d.Loaded.Traffic = nil, nil
+	runtime.GC()
 	stage(in, "proposing and backtesting rules")
 	prop, err := d.Propose(ctx, in)
 	if err != nil {

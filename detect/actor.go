@@ -62,8 +62,8 @@ func burstSpan(perMinute map[int64]int, baseline10 float64, peakAt, from, to tim
 func (b *AddressBehaviour) inSpan(start, end int64) int {
 	n := 0
 	for _, r := range b.arrivals {
-		if r.minute >= start && r.minute < end {
-			n += r.n
+		if m := int64(r.minute); m >= start && m < end {
+			n += int(r.n)
 		}
 	}
 	return n
@@ -111,7 +111,7 @@ func (ev *Evidence) burstActor(b *burst) {
 		for _, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
 			if ab := ips[ip]; ab != nil {
 				for _, r := range ab.arrivals {
-					perMinute[r.minute] += r.n
+					perMinute[int64(r.minute)] += int(r.n)
 				}
 			}
 		}

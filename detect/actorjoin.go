@@ -87,7 +87,7 @@ func (ev *Evidence) burstPart(c *Cluster, bFrom, bTo time.Time) (actorPart, bool
 		p.posts += ab.Posts
 		p.assets += ab.Assets
 		for _, r := range ab.arrivals {
-			p.perMinute[r.minute] += r.n
+			p.perMinute[int64(r.minute)] += int(r.n)
 		}
 		for b := ab.routes; b != 0; b &= b - 1 {
 			p.routes[names[bits.TrailingZeros64(b)]]++

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"maps"
+	"math"
 	"net/netip"
 	"time"
 )
@@ -66,10 +67,19 @@ type AddressBehaviour struct {
 	routes uint64
 }
 
-// minuteRun is a count of requests that arrived in one minute.
+// minuteRun is a count of requests that arrived in one minute, in eight
+// bytes: there is one per address and minute it sent in, the bulk of an
+// address's record on a long log. Unix minutes fit 32 bits until the year
+// 6053 (later times share its last minute, runMinute); one address sends
+// fewer than 2^31 requests a minute.
 type minuteRun struct {
-	minute int64
-	n      int
+	minute int32
+	n      int32
+}
+
+// runMinute is minute m (unix seconds / 60) as a minuteRun holds it.
+func runMinute(m int64) int32 {
+	return int32(min(max(m, math.MinInt32), math.MaxInt32))
 }
 
 // Observe adds one arrival at (unix nanoseconds); asset says whether it was
@@ -81,7 +91,7 @@ func (b *AddressBehaviour) Observe(at int64, asset, siteReferer bool) {
 	b.Requests++
 	// Requests come in log order, so most arrive in the minute of the one
 	// before.
-	if m := at / int64(time.Minute); len(b.arrivals) > 0 && b.arrivals[len(b.arrivals)-1].minute == m {
+	if m := runMinute(at / int64(time.Minute)); len(b.arrivals) > 0 && b.arrivals[len(b.arrivals)-1].minute == m {
 		b.arrivals[len(b.arrivals)-1].n++
 	} else {
 		b.arrivals = append(b.arrivals, minuteRun{minute: m, n: 1})
@@ -147,7 +157,7 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 				out = maps.Clone(c.PerMinute)
 			}
 			for _, r := range ab.arrivals {
-				out[r.minute] -= r.n
+				out[int64(r.minute)] -= int(r.n)
 			}
 		}
 	}

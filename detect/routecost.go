@@ -107,10 +107,10 @@ func (ev *Evidence) measureRoutes() routeCosts {
 		}
 		ls := make([]routeMinute, len(levels))
 		for j := range rec.minutes {
-			rm := &rec.minutes[j]
+			rm := rec.minutes[j].counts()
 			for i, l := range levels {
-				if l.in(rm.minute) {
-					ls[i].add(&rm.routeMinute)
+				if l.in(int64(rec.minutes[j].minute)) {
+					ls[i].add(&rm)
 				}
 			}
 		}

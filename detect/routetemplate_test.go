@@ -73,7 +73,7 @@ func TestRouteTableFolds(t *testing.T) {
 		}
 		t.Fatalf("routes %q, want /wiki/{slug} and two index.php actions", keys)
 	}
-	if n := routes["/wiki/{slug}"].at(1).Requests; n != 3*maxLiterals {
+	if n := routes["/wiki/{slug}"].at(1).requests; int(n) != 3*maxLiterals {
 		t.Errorf("/wiki/{slug} holds %d requests, want all %d (those before the fold too)", n, 3*maxLiterals)
 	}
 	if routes["/index.php?action=history&title"] == nil {
@@ -90,7 +90,7 @@ func TestRouteTableFolds(t *testing.T) {
 	if len(big.records) > maxRoutes+1 {
 		t.Errorf("%d records, cap %d plus %q", len(big.records), maxRoutes, OtherRoute)
 	}
-	if big.records[OtherRoute] == nil || big.records[OtherRoute].at(1).Requests == 0 {
+	if big.records[OtherRoute] == nil || big.records[OtherRoute].at(1).requests == 0 {
 		t.Errorf("requests past the cap must be counted in %q", OtherRoute)
 	}
 }
@@ -136,8 +136,8 @@ func TestRouteRecordMinutes(t *testing.T) {
 			}
 			php := rng.IntN(3)
 			rm := rec.at(m)
-			rm.Requests++
-			rm.PHP += php
+			rm.requests++
+			rm.php += int32(php)
 			w := want[m]
 			w.Requests++
 			w.PHP += php
@@ -150,7 +150,7 @@ func TestRouteRecordMinutes(t *testing.T) {
 		if i > 0 && merged.minutes[i-1].minute >= rm.minute {
 			t.Fatalf("minutes out of order at %d: %d after %d", i, rm.minute, merged.minutes[i-1].minute)
 		}
-		got[rm.minute] = rm.routeMinute
+		got[int64(rm.minute)] = rm.counts()
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("merged minutes differ from the map's:\n%v\n%v", got, want)

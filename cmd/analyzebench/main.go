@@ -121,8 +121,16 @@ func analyze(path string, res *result) error {
 type afterIngest struct{ at time.Time }
 
 func (p *afterIngest) Stage(name string, _ int64) {
+	if os.Getenv("ANALYZEBENCH_STAGES") != "" {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(os.Stderr, "stage %q: heap %.1f MiB, %d GCs\n", name, float64(ms.HeapAlloc)/(1<<20), ms.NumGC)
+	}
 	if name == "detecting" && p.at.IsZero() {
 		p.at = time.Now()
+		if f := os.Getenv("ANALYZEBENCH_INGESTHEAP"); f != "" {
+			heapProfile(f)
+		}
 	}
 }
 
@@ -158,6 +166,16 @@ func profile() (stop func(), err error) {
 			}
 		}
 	}, nil
+}
+
+// heapProfile writes the live heap (after a collection) to file: with
+// ANALYZEBENCH_INGESTHEAP=FILE, what ingest leaves live for detection.
+func heapProfile(file string) {
+	runtime.GC()
+	if f, err := os.Create(file); err == nil {
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
 }
 
 // firstTime reads the time of a log's first line.

@@ -165,7 +165,7 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 		return fmt.Errorf("request spill: %w", err)
 	}
 	defer f.Close()
-	d := spillDecoder{r: bufio.NewReaderSize(f, 1<<20)}
+	d := newSpillDecoder(f)
 	batch := make([]sources.Request, 0, 1024)
 	for k := int64(0); k < s.n; k++ {
 		if len(batch) == cap(batch) {
@@ -196,29 +196,115 @@ func (s *Spill) Close() error {
 	return os.Remove(s.path)
 }
 
+// spillDecoder reads records from a buffer of the file it refills, not
+// through an io.ByteReader: a record is some fifteen varints, and a call
+// through the interface for each of their bytes cost more than the rest of
+// decoding.
 type spillDecoder struct {
-	r    *bufio.Reader
-	last int64
-	dict [spillFields][]string
-	buf  []byte
+	f        io.Reader
+	in       []byte // in[pos:end] is read and not yet decoded
+	pos, end int
+	eof      bool
+	last     int64
+	dict     [spillFields][]string
+	scratch  []byte // pathQuery's path
+}
+
+func newSpillDecoder(f io.Reader) *spillDecoder {
+	return &spillDecoder{f: f, in: make([]byte, 1<<20)}
 }
 
 var errSpillCorrupt = errors.New("corrupt record")
 
+// fill reads until at least n bytes are buffered or the file ends.
+func (d *spillDecoder) fill(n int) error {
+	if d.end-d.pos >= n || d.eof {
+		return nil
+	}
+	if n > len(d.in) {
+		grown := make([]byte, max(n, 2*len(d.in)))
+		d.end = copy(grown, d.in[d.pos:d.end])
+		d.in, d.pos = grown, 0
+	} else if d.pos > 0 {
+		d.end = copy(d.in, d.in[d.pos:d.end])
+		d.pos = 0
+	}
+	for d.end < n {
+		k, err := d.f.Read(d.in[d.end:])
+		d.end += k
+		if err == io.EOF {
+			d.eof = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// varintEnd is io.EOF with nothing left, io.ErrUnexpectedEOF within a
+// value, as binary.ReadUvarint says them.
+func (d *spillDecoder) varintEnd() error {
+	if d.pos == d.end {
+		return io.EOF
+	}
+	return io.ErrUnexpectedEOF
+}
+
+func (d *spillDecoder) uvarint() (uint64, error) {
+	if err := d.fill(binary.MaxVarintLen64); err != nil {
+		return 0, err
+	}
+	v, n := binary.Uvarint(d.in[d.pos:d.end])
+	switch {
+	case n == 0:
+		return 0, d.varintEnd()
+	case n < 0:
+		return 0, errSpillCorrupt
+	}
+	d.pos += n
+	return v, nil
+}
+
+func (d *spillDecoder) varint() (int64, error) {
+	if err := d.fill(binary.MaxVarintLen64); err != nil {
+		return 0, err
+	}
+	v, n := binary.Varint(d.in[d.pos:d.end])
+	switch {
+	case n == 0:
+		return 0, d.varintEnd()
+	case n < 0:
+		return 0, errSpillCorrupt
+	}
+	d.pos += n
+	return v, nil
+}
+
+// take returns the next n bytes, valid until the next call.
+func (d *spillDecoder) take(n int) ([]byte, error) {
+	if err := d.fill(n); err != nil {
+		return nil, err
+	}
+	if d.end-d.pos < n {
+		return nil, io.ErrUnexpectedEOF
+	}
+	b := d.in[d.pos : d.pos+n : d.pos+n]
+	d.pos += n
+	return b, nil
+}
+
+// bytes returns a length-prefixed value, valid until the next call.
 func (d *spillDecoder) bytes() ([]byte, error) {
-	n, err := binary.ReadUvarint(d.r)
+	n, err := d.uvarint()
 	if err != nil {
 		return nil, err
 	}
 	if n > 1<<30 {
 		return nil, errSpillCorrupt
 	}
-	if uint64(cap(d.buf)) < n {
-		d.buf = make([]byte, n)
-	}
-	d.buf = d.buf[:n]
-	_, err = io.ReadFull(d.r, d.buf)
-	return d.buf, err
+	return d.take(int(n))
 }
 
 func (d *spillDecoder) str() (string, error) {
@@ -227,7 +313,7 @@ func (d *spillDecoder) str() (string, error) {
 }
 
 func (d *spillDecoder) dictStr(field int) (string, error) {
-	code, err := binary.ReadUvarint(d.r)
+	code, err := d.uvarint()
 	if err != nil {
 		return "", err
 	}
@@ -244,8 +330,27 @@ func (d *spillDecoder) dictStr(field int) (string, error) {
 	return "", errSpillCorrupt
 }
 
+// pathQuery returns the path and the query that follows it, in one string
+// of their own (one allocation for both, as the parser's are).
+func (d *spillDecoder) pathQuery() (path, query string, err error) {
+	p, err := d.bytes()
+	if err != nil {
+		return "", "", err
+	}
+	d.scratch = append(d.scratch[:0], p...) // reading the query may move p
+	q, err := d.bytes()
+	if err != nil {
+		return "", "", err
+	}
+	if len(q) == 0 {
+		return string(d.scratch), "", nil
+	}
+	both := string(append(d.scratch, q...))
+	return both[:len(p)], both[len(p):], nil
+}
+
 func (d *spillDecoder) decode(r *sources.Request) error {
-	dt, err := binary.ReadVarint(d.r)
+	dt, err := d.varint()
 	if err != nil {
 		return err
 	}
@@ -264,23 +369,20 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	if r.Host, err = d.dictStr(spillHost); err != nil {
 		return err
 	}
-	if r.Path, err = d.str(); err != nil {
+	if r.Path, r.Query, err = d.pathQuery(); err != nil {
 		return err
 	}
-	if r.Query, err = d.str(); err != nil {
-		return err
-	}
-	status, err := binary.ReadUvarint(d.r)
+	status, err := d.uvarint()
 	if err != nil {
 		return err
 	}
 	r.Status = int(status)
-	var dur [8]byte
-	if _, err := io.ReadFull(d.r, dur[:]); err != nil {
+	dur, err := d.take(8)
+	if err != nil {
 		return err
 	}
-	r.Duration = math.Float64frombits(binary.LittleEndian.Uint64(dur[:]))
-	if r.Size, err = binary.ReadVarint(d.r); err != nil {
+	r.Duration = math.Float64frombits(binary.LittleEndian.Uint64(dur))
+	if r.Size, err = d.varint(); err != nil {
 		return err
 	}
 	if r.UserAgent, err = d.dictStr(spillAgent); err != nil {
@@ -289,7 +391,7 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	if r.Lang, err = d.dictStr(spillLang); err != nil {
 		return err
 	}
-	flags, err := binary.ReadUvarint(d.r)
+	flags, err := d.uvarint()
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,9 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 			UserAgent: "", Lang: "zh-cn", LoggedIn: sources.LoggedInYes, HasCookie: true, SecChUa: true, TLS: true, Origin: sources.OriginStatic, SiteReferer: true},
 		{Time: time.Unix(0, 3).UTC(), ClientIP: netip.MustParseAddr("fe80::1%eth0"), Method: "PROPFIND", Host: "a\nb"}, // time going back
 		{Time: time.Unix(1<<33, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Origin: sources.OriginProxy},
+		// Longer than the decoder's buffer: it grows.
+		{Time: time.Unix(1<<33, 1).UTC(), Path: "/" + strings.Repeat("p", 3<<20), Query: "a=1", UserAgent: "after the long one"},
+		{Time: time.Unix(1<<33, 2).UTC(), Path: "/", Query: "b=2", UserAgent: "after the long one"},
 	}
 	for name, want := range map[string][]sources.Request{
 		"lab sample": readWith("s", bytes.NewReader(readFile(t, sampleLog)), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
@@ -63,6 +66,38 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 				t.Errorf("Requests %d, want %d", s.Requests(), len(want))
 			}
 		})
+	}
+}
+
+// TestSpillCutShortIsAnError: a spill that ends inside a record (a full
+// disk) says which record, whichever field it ends in.
+func TestSpillCutShortIsAnError(t *testing.T) {
+	reqs := []sources.Request{{Time: time.Unix(1, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Method: "GET", Path: "/a", Query: "q=1", UserAgent: "ua", Status: 200},
+		{Time: time.Unix(2, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.2"), Method: "GET", Path: "/b", UserAgent: "ua", Status: 200, Duration: 1.5}}
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(reqs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := len(whole) - 1; cut > 0; cut-- {
+		if err := os.WriteFile(s.path, whole[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		err := s.Read(context.Background(), func(b []sources.Request) error { n += len(b); return nil })
+		if err == nil || !strings.Contains(err.Error(), "record 2") && !strings.Contains(err.Error(), "record 1") {
+			t.Fatalf("cut at byte %d of %d: %v (%d requests), want an error naming the record", cut, len(whole), err, n)
+		}
 	}
 }
 
@@ -103,5 +138,31 @@ func TestSpillBoundsItsDictionaries(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("Close left %s: %v", path, err)
+	}
+}
+
+// BenchmarkSpillRead: decoding a spill of generated traffic, what each of
+// the rules' passes costs before its own work (MB/s of the log's lines).
+func BenchmarkSpillRead(b *testing.B) {
+	var gen bytes.Buffer
+	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 8 << 20, Clients: 2000}); err != nil {
+		b.Fatal(err)
+	}
+	reqs := readWith("g", bytes.NewReader(gen.Bytes()), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs
+	s, err := NewSpill(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Write(reqs); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(gen.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := s.Read(context.Background(), func(batch []sources.Request) error { n += len(batch); return nil }); err != nil || n != len(reqs) {
+			b.Fatalf("read %d of %d: %v", n, len(reqs), err)
+		}
 	}
 }
