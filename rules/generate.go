@@ -48,6 +48,7 @@ type Zone struct {
 	targetWhy []prose.Text // why a query key is matched by the shape of its values
 	sizing    prose.Text   // the sizing arithmetic
 	resized   prose.Text   // how the backtest resized the zone, if it did
+	tolerated prose.Text   // the baseline's refusals it was not resized for, if any
 }
 
 // Key is the zone's key as written in the Caddyfile.

@@ -234,9 +234,13 @@ func TestProposeSizing(t *testing.T) {
 			if !strings.Contains(r.Why, "at most "+fmtInt(peak)+" requests") {
 				t.Errorf("Why does not show the peak %d: %s", peak, r.Why)
 			}
+			// A crawler already walking in the baseline holds the shared
+			// bucket there: a few readers of its tools are refused with it,
+			// up to one in a thousand of the baseline's ordinary requests
+			// (more, and the zone grows).
 			bt := r.Backtest
-			if bt.BaselineRefused != 0 {
-				t.Errorf("refused %d ordinary baseline requests", bt.BaselineRefused)
+			if bt.BaselineRefused > int(tolerableBaselineRefused*float64(bt.BaselineRequests)) || tc.baselinePerMin == 0 && bt.BaselineRefused != 0 {
+				t.Errorf("refused %d of %d ordinary baseline requests", bt.BaselineRefused, bt.BaselineRequests)
 			}
 			if tc.baselinePerMin > 0 && bt.BaselineCrawlerRequests == 0 {
 				t.Errorf("the crawler's baseline presence was not counted")

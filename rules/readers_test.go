@@ -167,3 +167,54 @@ func TestReadersShareTheFingerprint(t *testing.T) {
 		})
 	}
 }
+
+// TestProposeKeepsSizeForReadersInTheBaseline: a crawler already walking its
+// tools in the baseline holds the zone's shared bucket there, and two readers
+// under its fingerprint (a page, its assets, then a tool, without a Referer)
+// click a tool then and are refused with it. Growing the zone until they
+// pass would grow it toward the crawler's own baseline rate (600 per 10m)
+// and let much of the crawl through: the zone keeps its size, the backtest
+// counts the two, and the rationale says why.
+func TestProposeKeepsSizeForReadersInTheBaseline(t *testing.T) {
+	crawler := reader{uaChrome, "zh-CN,zh;q=0.9", false, ""}
+	tools := []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=%s&action=history"}
+	rng := rand.New(rand.NewPCG(11, 16))
+	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
+	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
+	hits = append(hits, crawlerTraffic(rng, onset, end, 300, crawler, tools, false)...)
+	hits = append(hits, crawlerTraffic(rng, base, from, 60, crawler, tools, false)...)
+	for i, at := range []time.Time{base.Add(40 * time.Minute), base.Add(95 * time.Minute)} {
+		page := fmt.Sprintf("Page_%d", 100+i)
+		for _, h := range []hit{
+			{at: at, uri: "/wiki/" + page, upstream: true, dur: 0.05},
+			{at: at.Add(300 * time.Millisecond), uri: "/static/skin.css", dur: 0.002},
+			{at: at.Add(400 * time.Millisecond), uri: "/static/wiki.js", dur: 0.002},
+			{at: at.Add(45 * time.Second), uri: "/wiki/Special:WhatLinksHere/" + page, upstream: true, dur: 0.3},
+		} {
+			h.ip, h.ua, h.lang, h.tls = fmt.Sprintf("2001:db8:fffe::%x", i+1), crawler.ua, crawler.lang, true
+			hits = append(hits, h)
+		}
+	}
+	in := Input{Findings: []detect.Finding{crawlerFinding(t, crawler, onset, end)}, Access: []string{writeLog(t, t.TempDir(), hits)},
+		Site: siteFacts, From: from, To: to}
+	p, err := Propose(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 1 {
+		t.Fatalf("%d rules; notes %v", len(p.Rules), p.DataQuality)
+	}
+	r := p.Rules[0]
+	bt := r.Backtest
+	if r.Events >= 600 || bt.CrawlerRefusedShare < 0.95 {
+		t.Errorf("events %d refuse %.1f%% of the crawler: the zone grew toward the crawler's baseline rate\n%s", r.Events, 100*bt.CrawlerRefusedShare, r.Why)
+	}
+	if bt.BaselineRefused == 0 || bt.BaselineRefused > 2 {
+		t.Errorf("refused %d ordinary baseline requests, want the readers' tool clicks (1 or 2)\n%s", bt.BaselineRefused, r.Why)
+	}
+	if !strings.Contains(r.Why, "no more than one in a thousand") || strings.Contains(r.Why, "resized") {
+		t.Errorf("the rationale does not say why the zone kept its size: %s", r.Why)
+	}
+}

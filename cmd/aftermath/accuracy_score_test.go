@@ -24,8 +24,12 @@ import (
 // report grows.
 type accReport struct {
 	Impact struct {
-		Start          time.Time `json:"start"`
-		End            time.Time `json:"end"`
+		Start time.Time `json:"start"`
+		End   time.Time `json:"end"`
+		// Onset is set when the report found a failing stretch (its worst
+		// incident's); without one, Start and End are the window's and
+		// FailedRequests the stray failures of the whole window.
+		Onset          time.Time `json:"onset"`
 		FailedRequests int       `json:"failed_requests"`
 	} `json:"impact"`
 	Findings []accFinding `json:"findings"`
@@ -242,7 +246,7 @@ func score(scenario string, seed int64, tr simulate.Truth, rep accReport) accSco
 			worst = &tr.FailingStretches[i]
 		}
 	}
-	reported := rep.Impact.FailedRequests > 0 && !rep.Impact.Start.IsZero()
+	reported := rep.Impact.FailedRequests > 0 && !rep.Impact.Onset.IsZero()
 	switch {
 	case worst == nil:
 		s.StretchRight = !reported
@@ -424,6 +428,7 @@ func TestAccuracyScore(t *testing.T) {
 	right := func() accReport {
 		var r accReport
 		r.Impact.Start, r.Impact.End, r.Impact.FailedRequests = ts("2026-10-29T08:17:00Z"), ts("2026-10-29T08:37:00Z"), 16000
+		r.Impact.Onset = r.Impact.Start
 		r.Findings = []accFinding{
 			{ID: "c1", Kind: "crawler_burst", Start: ts("2026-10-29T08:16:00Z"), Facts: map[string]float64{"distinct_ips": 1100}},
 			{ID: "w1", Kind: "worker_saturation", Start: ts("2026-10-29T08:18:00Z")},
@@ -465,6 +470,18 @@ func TestAccuracyScore(t *testing.T) {
 	r.Impact.Start = ts("2026-10-29T05:48:00Z")
 	if s := score("x", 1, tr, r); s.StretchRight || s.StretchStartErr == nil || *s.StretchStartErr > -2*time.Hour {
 		t.Errorf("a merged stretch scored right: %+v", s)
+	}
+	// A few stray failures and no failing stretch found (the impact spans
+	// the window, no onset) where the truth has none: right.
+	noStretch := tr
+	noStretch.FailingStretches = nil
+	r = right()
+	r.Impact.Onset, r.Impact.FailedRequests = time.Time{}, 2
+	if s := score("x", 1, noStretch, r); !s.StretchRight {
+		t.Errorf("stray failures without a stretch scored as a stretch: %+v", s)
+	}
+	if s := score("x", 1, tr, r); s.StretchRight {
+		t.Errorf("a missed stretch scored right: %+v", s)
 	}
 	// A change blamed where the truth has none.
 	r = right()
