@@ -41,7 +41,7 @@ type MinuteSummary struct {
 	// PHP counts responses PHP produced, whatever their status.
 	PHP int
 	// Goodput counts ordinary clients' 2xx PHP answered within the clients'
-	// timeout (OrdinaryGoodput); CrawlerGoodput the crawler_burst findings'
+	// timeout (ordinaryGoodput); CrawlerGoodput the crawler_burst findings'
 	// own, so that the two add up to the minute's.
 	Goodput, CrawlerGoodput int
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
@@ -117,7 +117,7 @@ func summarize(ev *Evidence, pool *Pool, findings []Finding) *Summary {
 }
 
 // minuteSummaries are the access log's minutes that start in ev's window,
-// their goodput split with OrdinaryGoodput's rule.
+// their goodput split by ordinaryGoodput.
 func minuteSummaries(ev *Evidence, findings []Finding) []MinuteSummary {
 	crawlers := crawlerClusters(ev, findings)
 	var out []MinuteSummary
