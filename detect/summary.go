@@ -20,7 +20,7 @@ type Summary struct {
 	From, To time.Time
 	// Minutes are the access log's minutes that start in the window, in order.
 	Minutes []MinuteSummary
-	// Clusters are the busiest fingerprints of the whole log, at most
+	// Clusters are the window's busiest fingerprints, at most
 	// SummaryClusters, busiest first.
 	Clusters []ClusterSummary
 	// Series are the Pool's series present, one point a minute over the window.
@@ -52,7 +52,8 @@ type MinuteSummary struct {
 // one reader each.
 const SummaryClusters = 10
 
-// ClusterSummary is one client fingerprint over the whole log.
+// ClusterSummary is one client fingerprint in the window (the Traffic's
+// window, where it keeps each client's detail).
 type ClusterSummary struct {
 	// Fingerprint names the cluster (ClusterKey.String; attacker-controlled text).
 	Fingerprint string

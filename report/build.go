@@ -29,7 +29,7 @@ func Build(_ context.Context, l *ingest.Loaded, res *detect.Result, tz string) (
 	r.Coverage = append(r.Coverage, l.Coverage...)
 	r.Evidence.SkippedLines = l.SkippedLines
 	r.Evidence.MetricFiles = l.MetricFiles
-	r.Evidence.state(sum)
+	r.Evidence.fillFrom(sum)
 	r.Findings = res.Findings
 	r.Checks = res.Checks
 	r.incidents = res.Incidents

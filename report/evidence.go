@@ -103,8 +103,8 @@ type Point struct {
 	V float64   `json:"v"`
 }
 
-// state copies detect's Summary of the window into the evidence's rows.
-func (e *Evidence) state(s *detect.Summary) {
+// fillFrom copies detect's Summary of the window into the evidence's rows.
+func (e *Evidence) fillFrom(s *detect.Summary) {
 	for _, m := range s.Minutes {
 		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: make(map[string]int, len(m.Status)), ProxyMade: m.ProxyMade, PHP: m.PHP,
 			Goodput: m.Goodput, CrawlerGoodput: m.CrawlerGoodput, Late: m.Late}
