@@ -42,7 +42,7 @@ func Run(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
 func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
 	defer d.Close()
 	stage(in, "writing the report")
-	rep, err := report.Build(ctx, d.Loaded, d.Evidence, d.Result, d.TZ)
+	rep, err := report.Build(ctx, d.Loaded, d.Result, d.TZ)
 	if err != nil {
 		return nil, err
 	}

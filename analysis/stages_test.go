@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,20 +53,40 @@ func stageOf(rel string) int {
 // listed is what go list says of one package.
 type listed struct {
 	ImportPath string
-	Imports    []string
+	Dir        string
+	// GoFiles are the production files (tests are not listed).
+	GoFiles []string
+	Imports []string
+}
+
+// projected is go list's answer, asked once per test binary (it takes
+// seconds on a loaded machine).
+var projected struct {
+	once sync.Once
+	pkgs []listed
+	err  error
 }
 
 // projectPackages lists the module's packages with their production imports
-// (go list -json ./..., run at the module's root; test files are not read).
+// and files (go list -json ./..., run at the module's root; test files are
+// not read).
 func projectPackages(t *testing.T) []listed {
 	t.Helper()
+	projected.once.Do(func() { projected.pkgs, projected.err = listPackages() })
+	if projected.err != nil {
+		t.Fatal(projected.err)
+	}
+	return projected.pkgs
+}
+
+func listPackages() ([]listed, error) {
 	cmd := exec.Command("go", "list", "-json", "./...")
 	cmd.Dir = ".."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -json ./...: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list -json ./...: %w\n%s", err, stderr.String())
 	}
 	var pkgs []listed
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -69,25 +95,53 @@ func projectPackages(t *testing.T) []listed {
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			t.Fatalf("go list -json ./...: %v", err)
+			return nil, fmt.Errorf("go list -json ./...: %w", err)
 		}
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) < 10 {
-		t.Fatalf("go list found %d packages: is the test run inside the module?", len(pkgs))
+		return nil, fmt.Errorf("go list found %d packages: is the test run inside the module?", len(pkgs))
 	}
-	return pkgs
+	return pkgs, nil
 }
 
 // TestImportsFollowTheStages: no production import runs from a later stage
 // of the pipeline back to an earlier one (a renderer in rules, a detector
 // reading the report), and every package sits in a stage.
 func TestImportsFollowTheStages(t *testing.T) {
-	for _, p := range projectPackages(t) {
+	for _, v := range stageViolations(projectPackages(t)) {
+		t.Error(v)
+	}
+}
+
+// TestStagesRefuseABackImport: the check above finds an import back up the
+// pipeline and a package outside every stage (it cannot pass by finding
+// nothing).
+func TestStagesRefuseABackImport(t *testing.T) {
+	pkgs := []listed{
+		{ImportPath: module + "/detect", Imports: []string{module + "/sources", module + "/report/timechart", "fmt"}},
+		{ImportPath: module + "/report", Imports: []string{module + "/detect"}},
+		{ImportPath: module + "/elsewhere"},
+	}
+	got := stageViolations(pkgs)
+	want := []string{
+		"detect (detect) imports report/timechart (report): an import back up the pipeline",
+		"elsewhere is in no stage of the pipeline: add its directory to stages",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// stageViolations lists each package of pkgs in no stage, and each of their
+// imports from a later stage back to an earlier one.
+func stageViolations(pkgs []listed) []string {
+	var out []string
+	for _, p := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		from := stageOf(rel)
 		if from < 0 {
-			t.Errorf("%s is in no stage of the pipeline: add its directory to stages", rel)
+			out = append(out, fmt.Sprintf("%s is in no stage of the pipeline: add its directory to stages", rel))
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -96,10 +150,98 @@ func TestImportsFollowTheStages(t *testing.T) {
 			}
 			to := stageOf(strings.TrimPrefix(imp, module+"/"))
 			if to > from {
-				t.Errorf("%s (%s) imports %s (%s): an import back up the pipeline", rel, stages[from].name, strings.TrimPrefix(imp, module+"/"), stages[to].name)
+				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s): an import back up the pipeline", rel, stages[from].name, strings.TrimPrefix(imp, module+"/"), stages[to].name))
 			}
 		}
 	}
+	return out
+}
+
+// stageEntries are the functions that run a stage of the pipeline, and the
+// packages whose production code may call each: analysis composes the
+// pipeline, so it alone loads, detects, builds the report and proposes the
+// rules. The scan (detect/scan) runs the detectors again on each window it
+// judges, over evidence analysis.Load read (LoadScans).
+var stageEntries = []struct {
+	pkg, fn string
+	callers []string
+}{
+	{"sources/ingest", "Load", []string{"analysis"}},
+	{"detect", "Run", []string{"analysis", "detect/scan"}},
+	{"report", "Build", []string{"analysis"}},
+	{"rules", "Propose", []string{"analysis"}},
+}
+
+// TestOneCallerOfEachStage: no command, bench or other package composes the
+// pipeline itself; each stage's entry is called from the packages
+// stageEntries names (analysis, and the scan's per-window detection).
+func TestOneCallerOfEachStage(t *testing.T) {
+	pkgs := projectPackages(t)
+	for _, e := range stageEntries {
+		callers := callersOf(t, pkgs, module+"/"+e.pkg, e.fn)
+		if len(callers) == 0 {
+			t.Errorf("nothing calls %s.%s: the test finds no call (or the stage moved)", e.pkg, e.fn)
+			continue
+		}
+		for _, c := range callers {
+			if !slices.Contains(e.callers, c) {
+				t.Errorf("%s calls %s.%s: only %s compose the pipeline (call package analysis instead)", c, e.pkg, e.fn, strings.Join(e.callers, ", "))
+			}
+		}
+	}
+}
+
+// callersOf lists the packages (relative to the module) whose production
+// files call the function fn of the package at path, by whatever name they
+// import it.
+func callersOf(t *testing.T, pkgs []listed, path, fn string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range pkgs {
+		if !slices.Contains(p.Imports, path) {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			file := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if callsIn(f, path, fn) {
+				out = append(out, strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/"))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// callsIn reports whether f calls (or takes as a value) the function fn of
+// the package it imports from path.
+func callsIn(f *ast.File, path, fn string) bool {
+	local := ""
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, `"`) != path {
+			continue
+		}
+		local = path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+	}
+	if local == "" || local == "_" {
+		return false
+	}
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == fn {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == local {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // TestReportLinksNoCaddyValidation: the report renders rules (package

@@ -46,14 +46,14 @@ func (abandonedDetector) Name() Kind { return KindClientAbandonedWork }
 
 func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_log", nil)), nil
 	}
 	// The clients' timeout: the site's, else the estimate incident.go made
 	// (and counted late answers with).
 	incs := ev.incidents()
 	timeout := incs.LateAfterS
 	if timeout <= 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_timeout", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("client_abandoned_work.no_timeout", nil)), nil
 	}
 	said := struct {
 		N                   int
@@ -67,7 +67,7 @@ func (abandonedDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 	n, expected, start, end := c.Total, c.Expected(), c.Start, c.End
 	if !poissonExcess(float64(n), expected, riseRatio, riseZ) {
 		said.N, said.Expected, said.Unjudged = n, expected, ev.unjudgedClause()
-		return nil, because("", Messages.Say("client_abandoned_work.usual", said)), nil
+		return nil, Because("", Messages.Say("client_abandoned_work.usual", said)), nil
 	}
 	facts := &AbandonedWorkFacts{Requests: n, ClientTimeoutS: timeout}
 	said.N = n

@@ -84,7 +84,7 @@ func (cacheCollapseDetector) Name() Kind { return KindCacheCollapse }
 
 func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("cache_collapse.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("cache_collapse.no_log", nil)), nil
 	}
 	ratio := func(m time.Time) (float64, bool) {
 		mm := ev.Traffic.Minute(m)
@@ -125,7 +125,7 @@ func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []F
 	if !logged {
 		// Most sites log no cache header at all: there is no cache to
 		// judge, which is not a gap in the evidence worth a warning.
-		return nil, because("", Messages.Say("cache_collapse.no_cache", minCacheVerdicts)), nil
+		return nil, Because("", Messages.Say("cache_collapse.no_cache", minCacheVerdicts)), nil
 	}
 	low := func(m time.Time, usual float64) bool {
 		r, ok := ratio(m)
@@ -151,7 +151,7 @@ func (cacheCollapseDetector) Detect(ctx context.Context, ev *Evidence, prior []F
 		}
 		return ev.cacheCollapse(start, usual, ratio)
 	}
-	return nil, because("", Messages.Say("cache_collapse.never_fell", struct {
+	return nil, Because("", Messages.Say("cache_collapse.never_fell", struct {
 		Drop    float64
 		Minutes int
 	}{cacheDrop, cacheRunMinutes})), nil
@@ -186,7 +186,7 @@ func (ev *Evidence) cacheCollapse(start time.Time, usual float64, ratio func(tim
 	}
 	arr0, arr1 := ev.arrivalsPerMinute(beforeFrom, start, true), ev.arrivalsPerMinute(start, judgeTo, false)
 	if arr1 > arrivalsFlat*arr0 {
-		return nil, because("", Messages.Say("cache_collapse.arrivals_rose", struct {
+		return nil, Because("", Messages.Say("cache_collapse.arrivals_rose", struct {
 			Usual, Lowest                  float64
 			At                             time.Time
 			ArrivalsBefore, ArrivalsDuring float64
@@ -194,7 +194,7 @@ func (ev *Evidence) cacheCollapse(start time.Time, usual float64, ratio func(tim
 	}
 	inc := ev.incidents().WorstIncident()
 	if inc == nil || inc.Onset.Before(start.Add(-2*time.Minute)) || inc.Onset.After(start.Add(cacheOnsetWithin)) {
-		return nil, because("", Messages.Say("cache_collapse.no_incident", struct {
+		return nil, Because("", Messages.Say("cache_collapse.no_incident", struct {
 			Usual, Lowest float64
 			At            time.Time
 			Within        time.Duration

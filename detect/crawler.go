@@ -237,7 +237,7 @@ type burst struct {
 
 func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("crawler_burst.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("crawler_burst.no_log", nil)), nil
 	}
 	bFrom, bTo, noBaseline := ev.baselineRange()
 	windowTotal := 0

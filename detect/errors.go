@@ -287,7 +287,7 @@ func (m *Minute) Failed() int {
 
 func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("upstream_errors.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("upstream_errors.no_log", nil)), nil
 	}
 	c := ev.countMinutes((*Minute).Failed)
 	total, expected := c.Total, c.Expected()
@@ -307,9 +307,9 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 			quiet.Unlogged, quiet.UnloggedText = d, spanText(d)
 		}
 		if noBaseline {
-			return nil, because("", Messages.Say("upstream_errors.quiet_no_baseline", quiet)), nil
+			return nil, Because("", Messages.Say("upstream_errors.quiet_no_baseline", quiet)), nil
 		}
-		return nil, because("", Messages.Say("upstream_errors.quiet", quiet)), nil
+		return nil, Because("", Messages.Say("upstream_errors.quiet", quiet)), nil
 	}
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)

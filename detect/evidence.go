@@ -94,10 +94,21 @@ type Result struct {
 	Pool        *Pool
 	// Incidents are the failing stretches the detectors were scoped by.
 	Incidents *Incidents
+	// Summary is what the window's evidence amounts to, with these findings.
+	Summary *Summary
 }
 
-// Run runs every detector over ev.
-func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, error) {
+// Run runs every detector over given and summarizes the window. given is not
+// written: Run fills in what it lacks (Loc, Pool, Incidents) on its own copy.
+// The access log's aggregate (Traffic) is shared with that copy and settled
+// by detection in two places: finding the incidents counts late answers with
+// an estimated client timeout when the site gives none (FindIncidents; once
+// per Traffic, a later Run reuses it), and the crawler detector records the
+// actors it joined over several fingerprints (ClusterOf); the Summary is
+// taken after both.
+func Run(ctx context.Context, given *Evidence, detectors []Detector) (*Result, error) {
+	run := *given
+	ev := &run
 	if ev.Loc == nil {
 		ev.Loc = time.UTC
 	}
@@ -144,6 +155,7 @@ func Run(ctx context.Context, ev *Evidence, detectors []Detector) (*Result, erro
 		}
 		res.Checks = append(res.Checks, check)
 	}
+	res.Summary = summarize(ev, res.Pool, res.Findings)
 	return res, nil
 }
 

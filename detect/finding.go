@@ -178,7 +178,7 @@ type Check struct {
 	Outcome Outcome `json:"outcome"`
 	Reason  string  `json:"reason,omitempty"`
 	// ReasonText is Reason as said by a catalog, for the report to say in
-	// its language (Check.because sets both).
+	// its language (Because sets both).
 	ReasonText prose.Text `json:"-"`
 	Findings   []string   `json:"findings,omitempty"`
 }
@@ -186,9 +186,10 @@ type Check struct {
 // summarize sets the finding's summary to t, in English and as said.
 func (f *Finding) summarize(t prose.Text) { f.Summary, f.SummaryText = t.String(), t }
 
-// because is a check that concluded outcome ("" for not_interesting) for
-// the reason t.
-func because(outcome Outcome, t prose.Text) Check {
+// Because is a check that concluded outcome ("" for not_interesting) for
+// the reason t, in English and as said: every detector's, in this package or
+// registered from another.
+func Because(outcome Outcome, t prose.Text) Check {
 	return Check{Outcome: outcome, Reason: t.String(), ReasonText: t}
 }
 

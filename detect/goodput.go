@@ -26,7 +26,9 @@ func crawlerClusters(ev *Evidence, prior []Finding) []*Cluster {
 	return out
 }
 
-// ordinaryGoodput is minute m's goodput without the given clusters' answers.
+// ordinaryGoodput is minute m's goodput without the given clusters' answers:
+// the series the report's text (upstream_errors' lowest and usual goodput)
+// and its goodput chart (Summary.Minutes) both describe, computed here once.
 // When the clients' timeout was estimated after the pass (applyLateAfter),
 // a cluster's answers in time are its answers scaled by the share of the
 // minute's that stayed in time: one FIFO queue serves every client alike.
@@ -45,22 +47,6 @@ func (ev *Evidence) ordinaryGoodput(m *Minute, crawlers []*Cluster) int {
 		theirs += float64(c.Good[minute]) * keep
 	}
 	return max(0, good-int(math.Round(theirs)))
-}
-
-// OrdinaryGoodput is the minute starting at start's goodput without the
-// crawler_burst findings' own answers in time: the series the report's text
-// (upstream_errors' lowest and usual goodput) and its goodput chart both
-// describe, computed here once. ok is false when the access log holds no such
-// minute.
-func (ev *Evidence) OrdinaryGoodput(start time.Time, findings []Finding) (good int, ok bool) {
-	if ev.Traffic == nil {
-		return 0, false
-	}
-	m := ev.Traffic.Minute(start)
-	if m == nil {
-		return 0, false
-	}
-	return ev.ordinaryGoodput(m, crawlerClusters(ev, findings)), true
 }
 
 // crawlersReadWhole reports whether every one of crawlers had all its lines

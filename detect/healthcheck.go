@@ -71,7 +71,7 @@ func (healthcheckDetector) Name() Kind { return KindHealthcheckStarved }
 
 func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil && ev.Pool == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("healthcheck_starved.no_input", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("healthcheck_starved.no_input", nil)), nil
 	}
 	facts := &HealthcheckFacts{}
 	// evidence is what showed the proxy marking PHP down, counted and said
@@ -148,7 +148,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 
 	if proxy503 == 0 && failures == 0 && unhealthy == 0 {
-		return nil, because("", Messages.Say("healthcheck_starved.never_down", struct {
+		return nil, Because("", Messages.Say("healthcheck_starved.never_down", struct {
 			Silent bool
 			Wait   float64
 			Why    prose.Text
@@ -157,7 +157,7 @@ func (healthcheckDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	starved := timeout > 0 && wait > timeout
 	if !starved && timeouts == 0 {
 		evidence.Sep = "; "
-		return nil, because("", Messages.Say("healthcheck_starved.not_starved", struct {
+		return nil, Because("", Messages.Say("healthcheck_starved.not_starved", struct {
 			Evidence      any
 			Wait, Timeout float64
 		}{evidence, wait, timeout})), nil

@@ -98,37 +98,37 @@ const (
 func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Queue) == 0 || len(p.Active) == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_series", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_series", nil)), nil
 	}
 	if len(p.CPU) == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_cpu", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_cpu", nil)), nil
 	}
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_log", nil)), nil
 	}
 	inc := ev.incidents().WorstIncident()
 	if inc == nil {
-		return nil, because("", Messages.Say("idle_pinning.no_incident", nil)), nil
+		return nil, Because("", Messages.Say("idle_pinning.no_incident", nil)), nil
 	}
 	workers := poolSize(ev)
 	if workers == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_pool_size", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("idle_pinning.no_pool_size", nil)), nil
 	}
 	start, end := inc.Onset, inc.End
 	active := meanBetween(p.Active, start, end)
 	if math.IsNaN(active) || active < busyShare*float64(workers) {
-		return nil, because("", Messages.Say("idle_pinning.not_all_busy", struct {
+		return nil, Because("", Messages.Say("idle_pinning.not_all_busy", struct {
 			Active  float64
 			Workers int
 		}{active, workers})), nil
 	}
 	cpu := meanBetween(p.CPU, start, end)
 	if math.IsNaN(cpu) || cpu >= idleCPUPct {
-		return nil, because("", Messages.Say("idle_pinning.cpu_busy", cpu)), nil
+		return nil, Because("", Messages.Say("idle_pinning.cpu_busy", cpu)), nil
 	}
 	qPeak := p.queuePeak(start, end)
 	if qPeak.V < 1 {
-		return nil, because("", Messages.Say("idle_pinning.nothing_queued", nil)), nil
+		return nil, Because("", Messages.Say("idle_pinning.nothing_queued", nil)), nil
 	}
 	minutes := math.Max(end.Sub(start).Minutes(), 1)
 	var h Histogram
@@ -172,7 +172,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		limit = collapseShare * usualDone
 	}
 	if perMin >= limit {
-		return nil, because("", Messages.Say("idle_pinning.answering", struct{ PerMin, Active, Limit float64 }{perMin, active, limit})), nil
+		return nil, Because("", Messages.Say("idle_pinning.answering", struct{ PerMin, Active, Limit float64 }{perMin, active, limit})), nil
 	}
 	// What PHP did answer tells pinned workers from slow ones: slow
 	// answers spread over many durations are workers busy working (a
@@ -192,7 +192,7 @@ func (pinningDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding
 		facts.TimeoutS, facts.TimeoutShare = Some(round(mode, 1)), Some(round(share, 3))
 		conf = math.Min(0.5+share/2, 0.9)
 	} else if h.N >= minServiceSamples && before.N >= minServiceSamples && h.Quantile(0.5) >= serviceRise*before.Quantile(0.5) {
-		return nil, because("", Messages.Say("idle_pinning.slow", struct{ Median, Usual float64 }{h.Quantile(0.5), before.Quantile(0.5)})), nil
+		return nil, Because("", Messages.Say("idle_pinning.slow", struct{ Median, Usual float64 }{h.Quantile(0.5), before.Quantile(0.5)})), nil
 	}
 	// The stall is judged over the incident, but it began when the workers
 	// started to be taken: the climb of busy workers that ran into it.

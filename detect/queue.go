@@ -155,7 +155,7 @@ const queueOverBaseline = 10.0
 func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Queue) == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("listen_queue_overflow.no_series", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("listen_queue_overflow.no_series", nil)), nil
 	}
 	workers := poolSize(ev)
 	bFrom, bTo, _ := ev.baselineRange()
@@ -167,7 +167,7 @@ func (queueDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) 
 		backlog = float64(ev.Site.Backlog)
 	}
 	if pk.V < threshold {
-		return nil, because("", Messages.Say("listen_queue_overflow.shallow", struct{ Peak, Threshold, Factor, Usual float64 }{
+		return nil, Because("", Messages.Say("listen_queue_overflow.shallow", struct{ Peak, Threshold, Factor, Usual float64 }{
 			pk.V, threshold, queueOverBaseline, usual})), nil
 	}
 	// The peak may come from php-fpm's high-water mark, between two scrapes

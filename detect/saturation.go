@@ -85,11 +85,11 @@ const cpuBoundPct = 80.0
 func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	p := ev.Pool
 	if p == nil || len(p.Active) == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_series", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_series", nil)), nil
 	}
 	workers := poolSize(ev)
 	if workers == 0 {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_pool_size", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("worker_saturation.no_pool_size", nil)), nil
 	}
 	rs := runs(p.Active, ev.From, ev.To, 2*p.Step, func(pt metrics.Point) bool { return pt.V >= float64(workers) })
 	var longest run
@@ -102,7 +102,7 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		}
 	}
 	if busy < minSaturated {
-		return nil, because("", Messages.Say("worker_saturation.brief", struct {
+		return nil, Because("", Messages.Say("worker_saturation.brief", struct {
 			Workers   int
 			Busy, Min time.Duration
 		}{workers, busy.Round(time.Second), minSaturated})), nil

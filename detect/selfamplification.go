@@ -66,12 +66,12 @@ func (selfAmplificationDetector) Name() Kind { return KindSelfAmplification }
 
 func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("self_amplification.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("self_amplification.no_log", nil)), nil
 	}
 	c := ev.countReadMinutes(func(m *Minute) int { return m.SelfCalls })
 	n, start, end := c.Total, c.Start, c.End
 	if n == 0 {
-		return nil, because("", Messages.Say("self_amplification.none", struct{ Unjudged prose.Text }{ev.unjudgedClause()})), nil
+		return nil, Because("", Messages.Say("self_amplification.none", struct{ Unjudged prose.Text }{ev.unjudgedClause()})), nil
 	}
 	expected := c.Expected()
 	facts := &SelfAmplificationFacts{SelfCalls: n, Expected: Some(round(expected, 1))}
@@ -96,7 +96,7 @@ func (selfAmplificationDetector) Detect(ctx context.Context, ev *Evidence, prior
 	_, _, noBaseline := ev.baselineRange()
 	rose := !noBaseline && poissonExcess(float64(n), expected, riseRatio, riseZ)
 	if !rose && saturated == 0 {
-		return nil, because("", Messages.Say("self_amplification.usual", struct {
+		return nil, Because("", Messages.Say("self_amplification.usual", struct {
 			N               int
 			Expected        float64
 			UnseenSaturated time.Duration

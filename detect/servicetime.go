@@ -134,7 +134,7 @@ func (serviceTimeDetector) Name() Kind { return KindServiceTimeRegression }
 
 func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
 	if ev.Traffic == nil {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_log", nil)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_log", nil)), nil
 	}
 	sp, check, ok := ev.serviceSpan()
 	if !ok {
@@ -143,7 +143,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	bFrom, bTo := sp.baseFrom, sp.baseTo
 	before := ev.phpServiceTimes(bFrom, bTo, false)
 	if before.N < minServiceSamples {
-		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_before", before.N)), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_before", before.N)), nil
 	}
 	med0, p90b := before.Quantile(0.5), before.Quantile(0.9)
 	// PHP's own time during the incident: the answers of minutes in which
@@ -164,7 +164,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	case all.N >= minServiceSamples && ev.Pool != nil && len(ev.Pool.Active) > 0:
 		l0, l1 := ev.littleServiceTime(bFrom, bTo), ev.littleServiceTime(sp.onset, sp.end)
 		if l0 <= 0 || l1 <= 0 {
-			return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.little_unrelated", nil)), nil
+			return nil, Because(OutcomeCouldNotRun, Messages.Say("service_time_regression.little_unrelated", nil)), nil
 		}
 		facts.ServiceLittleBeforeS, facts.ServiceLittleDuringS = Some(round(l0, 3)), Some(round(l1, 3))
 		facts.ServiceIncludesQueueWait = Some(true)
@@ -173,7 +173,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		// included); the judgement is Little's ratio applied to the usual median.
 		med1, p90d = all.Quantile(0.5), all.Quantile(0.9)
 		if l1 < serviceRise*l0 {
-			return nil, because("", Messages.Say("service_time_regression.little_none", struct{ During, Before float64 }{l1, l0})), nil
+			return nil, Because("", Messages.Say("service_time_regression.little_none", struct{ During, Before float64 }{l1, l0})), nil
 		}
 		method = "little"
 	case sp.inWindow && all.N >= minServiceSamples:
@@ -184,7 +184,7 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 		facts.ServiceIncludesQueueWait = Some(true)
 		method = "logged"
 	default:
-		return nil, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_during", struct{ All, Quiet int }{all.N, during.N})), nil
+		return nil, Because(OutcomeCouldNotRun, Messages.Say("service_time_regression.few_during", struct{ All, Quiet int }{all.N, during.N})), nil
 	}
 	var arr0 float64
 	if sp.inc != nil {
@@ -194,23 +194,23 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	}
 	arr1 := ev.arrivalsPerMinute(sp.onset, sp.end, false)
 	if !facts.ServiceIncludesQueueWait.V && med1 < serviceRise*med0 {
-		return nil, because("", Messages.Say("service_time_regression.none", struct{ During, Before float64 }{med1, med0})), nil
+		return nil, Because("", Messages.Say("service_time_regression.none", struct{ During, Before float64 }{med1, med0})), nil
 	}
 	// Arrivals that rose only after clients began to be failed are people
 	// reloading and retrying: the outage's effect. What slowed PHP is told
 	// by the arrivals at the onset.
 	lateRise := ev.arrivalsRoseLate(sp, arr0, arr1)
 	if arr1 > arrivalsFlat*arr0 && !lateRise.ok {
-		return nil, because("", Messages.Say("service_time_regression.arrivals_rose", struct{ Before, During, ArrivalsBefore, ArrivalsDuring float64 }{med0, med1, arr0, arr1})), nil
+		return nil, Because("", Messages.Say("service_time_regression.arrivals_rose", struct{ Before, During, ArrivalsBefore, ArrivalsDuring float64 }{med0, med1, arr0, arr1})), nil
 	}
 	for _, f := range prior {
 		if f.Kind == KindIdlePinning && f.Start.Before(sp.end) && f.End.After(sp.onset) {
-			return nil, because("", Messages.Say("service_time_regression.pinned", nil)), nil
+			return nil, Because("", Messages.Say("service_time_regression.pinned", nil)), nil
 		}
 		// A cache that emptied sends PHP what it used to answer, cold:
 		// PHP's time rises because of it, and the cache is the cause.
 		if f.Kind == KindCacheCollapse && !f.Start.After(sp.onset.Add(mergeGap)) && f.End.After(sp.onset) {
-			return nil, because("", Messages.Say("service_time_regression.cache_first", struct {
+			return nil, Because("", Messages.Say("service_time_regression.cache_first", struct {
 				Before, During float64
 				At             time.Time
 			}{med0, med1, f.Start.In(ev.loc())})), nil
@@ -323,9 +323,9 @@ func (ev *Evidence) serviceSpan() (serviceSpan, Check, bool) {
 		return sp, Check{}, true
 	}
 	if inc == nil {
-		return serviceSpan{}, because("", Messages.Say("service_time_regression.no_stretch", nil)), false
+		return serviceSpan{}, Because("", Messages.Say("service_time_regression.no_stretch", nil)), false
 	}
-	return serviceSpan{}, because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_baseline", nil)), false
+	return serviceSpan{}, Because(OutcomeCouldNotRun, Messages.Say("service_time_regression.no_baseline", nil)), false
 }
 
 const (

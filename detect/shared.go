@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
@@ -85,7 +84,3 @@ func FmtSec(v float64) string                                  { return fmtSec(v
 func ChangeWhen(t, onset time.Time, loc *time.Location) string { return changeWhen(t, onset, loc) }
 func ClockIn(t time.Time, loc *time.Location) string           { return clockIn(t, loc) }
 func SpanText(d time.Duration) string                          { return spanText(d) }
-
-// Because is a check with its outcome and its reason, in English and as said,
-// for detectors registered from other packages.
-func Because(outcome Outcome, t prose.Text) Check { return because(outcome, t) }

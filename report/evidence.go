@@ -6,6 +6,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
 // Evidence summarises what was read, before any detector speaks: enough for a
@@ -73,14 +74,14 @@ type ClusterRow struct {
 	PHPSeconds          float64        `json:"php_seconds"`
 }
 
-// Series ids: what the charts and the timeline look for.
+// Series ids: what the charts and the timeline look for (detect's).
 const (
-	SeriesActive  = "active"
-	SeriesTotal   = "total"
-	SeriesQueue   = "queue"
-	SeriesBacklog = "backlog"
-	SeriesHealthy = "healthy"
-	SeriesCPU     = "cpu"
+	SeriesActive  = detect.SeriesActive
+	SeriesTotal   = detect.SeriesTotal
+	SeriesQueue   = detect.SeriesQueue
+	SeriesBacklog = detect.SeriesBacklog
+	SeriesHealthy = detect.SeriesHealthy
+	SeriesCPU     = detect.SeriesCPU
 )
 
 // SeriesRow is one metric over the window at one-minute resolution.
@@ -102,56 +103,39 @@ type Point struct {
 	V float64   `json:"v"`
 }
 
-// maxClusters bounds the fingerprint table: the long tail is one reader each.
-const maxClusters = 10
-
-// SummarizeTraffic fills the access-log part of the evidence for [from, to).
-func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
-	for _, m := range t.Minutes() {
-		if m.Start.Before(from.Truncate(time.Minute)) || !m.Start.Before(to) {
-			continue
-		}
-		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: map[string]int{}, PHP: m.PHPDone, Goodput: m.Goodput, Late: m.Late}
-		for s, n := range m.Status {
-			row.Status[strconv.Itoa(s)] = n
-		}
-		for s, n := range m.ProxyStatus {
-			if s >= 500 {
-				row.ProxyMade += n
-			}
+// fillFrom copies detect's Summary of the window into the evidence's rows.
+func (e *Evidence) fillFrom(s *detect.Summary) {
+	for _, m := range s.Minutes {
+		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: make(map[string]int, len(m.Status)), ProxyMade: m.ProxyMade, PHP: m.PHP,
+			Goodput: m.Goodput, CrawlerGoodput: m.CrawlerGoodput, Late: m.Late}
+		for code, n := range m.Status {
+			row.Status[strconv.Itoa(code)] = n
 		}
 		e.Minutes = append(e.Minutes, row)
 	}
-	for i, c := range t.Clusters() {
-		if i == maxClusters {
-			break
-		}
-		row := ClusterRow{
-			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
-			DistinctPrefixes: c.DistinctPrefixes(), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
-		}
-		perIP := make([]int, 0, len(c.IPs))
-		for _, n := range c.IPs {
-			perIP = append(perIP, n.Requests)
-		}
-		row.RequestsPerIPMedian = detect.Median(perIP)
+	for _, c := range s.Clusters {
+		row := ClusterRow{Fingerprint: c.Fingerprint, Requests: c.Requests, DistinctIPs: c.DistinctIPs, Clients: c.Clients,
+			DistinctPrefixes: c.DistinctPrefixes, RequestsPerIPMedian: c.RequestsPerIPMedian, Classes: make(map[string]int, len(c.Classes)), PHPSeconds: c.PHPSeconds}
 		for cl, n := range c.Classes {
 			row.Classes[string(cl)] = n
 		}
 		e.Clusters = append(e.Clusters, row)
 	}
+	for _, ms := range s.Series {
+		e.Series = append(e.Series, SeriesRow{ID: ms.ID, Name: ms.Name, Query: ms.Query, Agg: ms.Agg, Points: points(ms.Points), Max: ms.Max, MaxAt: ms.MaxAt})
+	}
+	for _, c := range s.Crawlers {
+		e.Crawlers = append(e.Crawlers, CrawlerRow{Finding: c.Finding, Fingerprint: c.Fingerprint, BaselinePerMin: c.BaselinePerMin, Points: points(c.Points)})
+	}
 }
 
-// splitGoodput moves the crawler_burst findings' own answers in time out of
-// each minute's goodput, with detect's own split (the one upstream_errors
-// states its lowest and usual goodput from).
-func (e *Evidence) splitGoodput(ev *detect.Evidence, findings []detect.Finding) {
-	for i := range e.Minutes {
-		m := &e.Minutes[i]
-		if good, ok := ev.OrdinaryGoodput(m.Time, findings); ok {
-			m.CrawlerGoodput, m.Goodput = m.Goodput-good, good
-		}
+// points are pts as the report writes them.
+func points(pts []metrics.Point) []Point {
+	out := make([]Point, len(pts))
+	for i, p := range pts {
+		out[i] = Point(p)
 	}
+	return out
 }
 
 func (e *Evidence) normalize() {

@@ -108,7 +108,11 @@ func referenceMinutes() []MinuteRow {
 func series(id, name, query, agg string, f func(i int) float64) SeriesRow {
 	s := SeriesRow{ID: id, Name: name, Query: query, Agg: agg}
 	for i := 0; i < 90; i++ {
-		s.add(at("02:00").Add(time.Duration(i)*time.Minute), f(i))
+		t, v := at("02:00").Add(time.Duration(i)*time.Minute), f(i)
+		s.Points = append(s.Points, Point{T: t, V: v})
+		if i == 0 || v > s.Max {
+			s.Max, s.MaxAt = v, t
+		}
 	}
 	return s
 }

@@ -35,9 +35,7 @@ func renderHTML(r *Report, lang string) ([]byte, error) {
 	for i := range v.Charts {
 		v.Charts[i].Caption = cleanText(v.Charts[i].Caption)
 	}
-	// The legend's swatch is the charts' shading and the charts' narrowest
-	// width is the one their label sizes were chosen for: one definition each.
-	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{"shade": func() string { return timechart.ColourShade }, "chartMinPx": func() int { return timechart.MinWidthPx }, "narrowBelowPx": func() int { return timechart.NarrowBelowPx }}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
+	t, err := template.New(htmlTemplate).Funcs(timechart.PageFuncs()).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("report: template %s: %w", htmlTemplate, err)
 	}

@@ -99,7 +99,7 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(context.Background(), &ingest.Loaded{}, ev, res, "UTC")
+	r, err := Build(context.Background(), &ingest.Loaded{}, res, "UTC")
 	if err != nil {
 		t.Fatal(err)
 	}

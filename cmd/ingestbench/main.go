@@ -46,6 +46,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -176,7 +177,7 @@ type result struct {
 
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's ingest.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
+	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's analysis.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
@@ -197,17 +198,17 @@ func runCmd(args []string) error {
 	res := result{What: *what, Procs: runtime.GOMAXPROCS(0)}
 	switch *what {
 	case "ingest":
-		// analyze's ingest.Load on the access log, keeping the requests for the
-		// rules, with the window over the whole log: every request's client
-		// detail is kept (the most work and memory).
+		// analyze's load (analysis.Load) of the access log, keeping the
+		// requests for the rules, with the window over the whole log: every
+		// request's client detail is kept (the most work and memory).
 		m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
 		m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-		loaded, err := ingest.Load(context.Background(), ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC, detect.NewAggregate)
+		loaded, ev, err := analysis.Load(context.Background(), ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
 		if err != nil {
 			return err
 		}
 		defer loaded.Close()
-		traffic, _ := loaded.Traffic.(*detect.Traffic)
+		traffic := ev.Traffic
 		if traffic == nil {
 			return fmt.Errorf("%s: no request read", path)
 		}

@@ -76,10 +76,7 @@ type htmlChart struct {
 // style (inline CSS and SVG charts, no script, nothing fetched).
 func HTML(r *replay.Report) ([]byte, error) {
 	v := htmlViewOf(r)
-	t, err := template.New(htmlTemplate).Funcs(template.FuncMap{
-		"shade":      func() string { return timechart.ColourShade },
-		"chartMinPx": func() int { return timechart.MinWidthPx }, "narrowBelowPx": func() int { return timechart.NarrowBelowPx },
-	}).ParseFS(templates.FS, htmlTemplate, styleTemplate)
+	t, err := template.New(htmlTemplate).Funcs(timechart.PageFuncs()).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("replay report: template %s: %w", htmlTemplate, err)
 	}

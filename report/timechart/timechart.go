@@ -52,6 +52,18 @@ const (
 // there the wide one would need MinWidthPx and scroll.
 const NarrowBelowPx = MinWidthPx + 60
 
+// PageFuncs are the template functions of a page that holds these charts
+// (style.html.tmpl reads them): the legend's swatch is the charts' shading
+// and the page's narrowest width the one their label sizes were chosen for,
+// one definition each.
+func PageFuncs() template.FuncMap {
+	return template.FuncMap{
+		"shade":         func() string { return ColourShade },
+		"chartMinPx":    func() int { return MinWidthPx },
+		"narrowBelowPx": func() int { return NarrowBelowPx },
+	}
+}
+
 // Colours: failures in warm colours on top of the green of answered
 // requests; what the server never answered in dark greys.
 const (

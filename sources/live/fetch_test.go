@@ -176,7 +176,7 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	if backtest {
 		backtests = backtestsOf(t, in, l, ev, res)
 	}
-	rep, err := report.Build(ctx, l, ev, res, b.Manifest.Timezone)
+	rep, err := report.Build(ctx, l, res, b.Manifest.Timezone)
 	if err != nil {
 		t.Fatal(err)
 	}
