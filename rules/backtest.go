@@ -46,7 +46,8 @@ import (
 // zoneMatchers holds, per zone, the matcher sets Caddy itself provisioned from
 // the adapted config: the replay matches requests with Caddy's own code.
 type zoneMatchers struct {
-	sets   []caddyhttp.MatcherSets
+	sets []caddyhttp.MatcherSets
+	// cookie is the Cookie value of a logged-in request (LoggedInCookie).
 	cookie string
 	cancel context.CancelFunc
 	// filter skips building a request for Caddy when no zone can match it.
@@ -59,12 +60,12 @@ type matchHolder struct {
 }
 
 // loadMatchers provisions each zone's adapted matcher sets.
-func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookie string) (*zoneMatchers, error) {
+func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookiePattern string) (*zoneMatchers, error) {
 	if len(zones) > 64 {
 		return nil, fmt.Errorf("backtest: %d zones, at most 64", len(zones))
 	}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	m := &zoneMatchers{cookie: cookie, cancel: cancel, filter: newLineFilter(zones)}
+	m := &zoneMatchers{cookie: LoggedInCookie(cookiePattern), cancel: cancel, filter: newLineFilter(zones)}
 	for _, z := range zones {
 		az, ok := adapted[z.Name]
 		if !ok {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,6 +214,62 @@ func TestMatchersOnRecords(t *testing.T) {
 			}
 			if (got == 1) != tc.want {
 				t.Errorf("match = %v, want %v", got == 1, tc.want)
+			}
+		})
+	}
+}
+
+// TestMatchersExemptLoggedInByExpression: a site whose logged-in cookie
+// pattern is a regular expression (the independent bundles' WordPress and
+// MediaWiki patterns) gets a `not header_regexp Cookie` condition, and Caddy's
+// own matchers, on the requests the backtest rebuilds, spare exactly the
+// logged-in ones.
+func TestMatchersExemptLoggedInByExpression(t *testing.T) {
+	for _, pattern := range []string{"wordpress_logged_in_[0-9a-f]{32}=", `(^|;\s*)railwiki(UserID|UserName)=`} {
+		t.Run(pattern, func(t *testing.T) {
+			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
+				Spread: true, Requests: 10, ToolRequests: 10, Labels: labels("action=edit", 10)}
+			zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: pattern})
+			if len(zones) != 1 || zones[0].Cond.NotCookieRegexp != pattern {
+				t.Fatalf("zones %+v: want one with the expression as its logged-in exemption", zones)
+			}
+			zones[0].Window, zones[0].Events = time.Minute, 10
+			snippet, err := Caddyfile(zones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(snippet, "not header_regexp Cookie `"+pattern+"`") {
+				t.Errorf("no header_regexp exemption in\n%s", snippet)
+			}
+			adapted, err := validateZones(snippet, zones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := loadMatchers(adapted, zones, pattern)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.close()
+			r := sources.Request{Method: "GET", Host: "site.example.org", Path: "/index.php", Query: "title=A&action=edit",
+				UserAgent: uaChrome, LoggedIn: sources.LoggedInNo, ClientIP: netip.MustParseAddr("198.51.100.7")}
+			for _, tc := range []struct {
+				name     string
+				loggedIn sources.LoggedIn
+				cookie   bool
+				want     uint64
+			}{
+				{"logged out, no cookie", sources.LoggedInNo, false, 1},
+				{"logged out, another cookie", sources.LoggedInNo, true, 1},
+				{"logged in", sources.LoggedInYes, true, 0},
+			} {
+				r.LoggedIn, r.HasCookie = tc.loggedIn, tc.cookie
+				got, err := m.match(&r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tc.want {
+					t.Errorf("%s: matched %b, want %b (Cookie %q)", tc.name, got, tc.want, httpRequest(&r, m.cookie).Header.Get("Cookie"))
+				}
 			}
 		})
 	}

@@ -127,6 +127,13 @@ func printConditions(b *strings.Builder, c Conditions) error {
 			return err
 		}
 	}
+	if c.NotCookieRegexp != "" {
+		q, err := quoteRegexp(c.NotCookieRegexp)
+		if err != nil {
+			return err
+		}
+		b.WriteString("not header_regexp Cookie " + q + "\n")
+	}
 	if c.NoCookie {
 		b.WriteString("header !Cookie\n")
 	}

@@ -28,6 +28,13 @@ func FuzzGenerate(f *testing.F) {
 	f.Add("Special:`x`", "/w`/", "ed\"it", "/w/a pi.php", "zh`cn", "Chr\"ome", "wiki\"User`ID=")
 	f.Add("Special:X*", "/w/*/", "*", "/w/[a]?.php", "*", "Chrome*", "**")
 	f.Add("#Special:X", "<<EOF\n", "#edit", "/%2e%2e/api.php", "zh-cn;q=1", "other bot", "a b")
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "wordpress_logged_in_[0-9a-f]{32}=")
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", `(^|;\s*)wiki(UserID|UserName)=`)
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "(a|b)`\\d{2}\n}\nrespond pwned")
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "(a|\"b\")`{$HOME}[0-9]{3}")
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "x(y|z)`\n")
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", `(wp|"x y")_[a-z]{2}\.=`)
+	f.Add("Special:X", "/w/", "edit", "/w/api.php", "zh-cn", "Chrome", "(wp|`b`)_[a-z]{2,}=")
 	f.Add("Special:X\u202e", "/w\u0085/", "edit\u2028", "/w/\u200bapi.php", "zh\x00cn", "Chrome\x1b[2J", "wiki\xffUserID=")
 	f.Fuzz(func(t *testing.T, name, prefix, action, apiPath, lang, family, cookie string) {
 		c := &crawlerEvidence{

@@ -84,6 +84,10 @@ type Conditions struct {
 	// NotCookie excludes requests whose Cookie contains it (the site's
 	// logged-in cookie pattern): `not header Cookie *NotCookie*`.
 	NotCookie string
+	// NotCookieRegexp excludes requests whose Cookie the site's logged-in
+	// pattern, a regular expression, matches:
+	// `not header_regexp Cookie <NotCookieRegexp>`.
+	NotCookieRegexp string
 	// NoCookie requires no Cookie header at all: used when the site's
 	// logged-in pattern is unknown and the crawler sent no cookie.
 	NoCookie bool
@@ -428,9 +432,17 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	}
 
 	// Logged in or not.
+	cookieRegexp := ""
 	if _, literal := sources.CompileCookiePattern(site.Cookie).Literal(); site.Cookie != "" && !literal {
-		// A regular expression: the header matcher takes a substring.
-		note(sources.SeverityInfo, Messages.Say("rules.regex_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
+		// A regular expression goes to a header_regexp matcher, when Caddy
+		// can be given it as it stands and the backtest can build a Cookie
+		// it matches (without one, logged-in requests would be counted as
+		// limited).
+		if safeCookieRegexp(site.Cookie) {
+			cookieRegexp = site.Cookie
+		} else {
+			note(sources.SeverityInfo, Messages.Say("rules.regex_cookie", struct{ Finding, Cookie string }{c.Finding, clip(site.Cookie, 60)}))
+		}
 		site.Cookie = ""
 	}
 	if site.Cookie != "" && !safeCookie(site.Cookie) {
@@ -448,6 +460,9 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	case site.Cookie != "":
 		z.Cond.NotCookie = site.Cookie
 		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.cookie", site.Cookie))
+	case cookieRegexp != "":
+		z.Cond.NotCookieRegexp = cookieRegexp
+		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.cookie_regexp", cookieRegexp))
 	case float64(c.CookieRequests) <= maxMisses*float64(c.ToolRequests):
 		z.Cond.NoCookie = true
 		z.condWhy = append(z.condWhy, Messages.Say("rules.cond.no_cookie", nil))
@@ -715,7 +730,7 @@ func zoneNameWords(z *Zone, countVersions bool) []string {
 		words = append(words, slug(c.Method))
 	}
 	switch {
-	case c.NotCookie != "":
+	case c.NotCookie != "", c.NotCookieRegexp != "":
 		words = append(words, "logged_out")
 	case c.NoCookie:
 		words = append(words, "no_cookie")
@@ -737,6 +752,8 @@ func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []prose.Te
 	switch {
 	case c.NotCookie != "":
 		checked = append(checked, Messages.Say("rules.checks.cookie", c.NotCookie))
+	case c.NotCookieRegexp != "":
+		checked = append(checked, Messages.Say("rules.checks.cookie_regexp", c.NotCookieRegexp))
 	case c.NoCookie:
 		checked = append(checked, Messages.Say("rules.checks.no_cookie", nil))
 	default:
@@ -895,6 +912,23 @@ func safeCookie(s string) bool {
 		}
 	}
 	return true
+}
+
+// safeCookieRegexp accepts a logged-in cookie pattern that is a regular
+// expression when a header_regexp matcher can carry it unchanged (quoteRegexp:
+// no control character, no brace but RE2's repetition counts and class names,
+// not both a backtick and a backslash), it is of a length a person can review,
+// and a printable Cookie value it matches exists for the backtest and the
+// replay to send (sources.CookiePattern.Example).
+func safeCookieRegexp(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	if _, err := quoteRegexp(s); err != nil {
+		return false
+	}
+	_, ok := sources.CompileCookiePattern(s).Example()
+	return ok
 }
 
 // topKeys returns the keys of m by count, highest first (ties by key), at most

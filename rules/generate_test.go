@@ -238,7 +238,14 @@ func TestGenerateCookieConditions(t *testing.T) {
 	}{
 		{"site pattern", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "_session=" }, Conditions{NotCookie: "_session="}, ""},
 		{"unsafe site pattern, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "*{env.X}" }, Conditions{NoCookie: true}, "cannot be used in a header matcher"},
-		{"a regular expression, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "wordpress_logged_in_[0-9a-f]{32}=" }, Conditions{NoCookie: true}, "the zone is written as for an unknown pattern"},
+		{"a regular expression", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "wordpress_logged_in_[0-9a-f]{32}=" },
+			Conditions{NotCookieRegexp: "wordpress_logged_in_[0-9a-f]{32}="}, ""},
+		{"a regular expression with alternatives and anchors", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = `(^|;\s*)railwiki(UserID|UserName)=` },
+			Conditions{NotCookieRegexp: `(^|;\s*)railwiki(UserID|UserName)=`}, ""},
+		{"a regular expression with a placeholder, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "wp_[a-z]+{env.X}=" },
+			Conditions{NoCookie: true}, "the zone is written as for an unknown pattern"},
+		{"a regular expression no printable cookie matches, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) { s.Cookie = "wp_[\\x00-\\x1f]=" },
+			Conditions{NoCookie: true}, "the zone is written as for an unknown pattern"},
 		{"unknown pattern, crawler sent no cookie", func(c *crawlerEvidence, s *siteEvidence) {}, Conditions{NoCookie: true}, "pattern unknown"},
 		{"unknown pattern, crawler sent cookies", func(c *crawlerEvidence, s *siteEvidence) { c.CookieRequests = 3 }, Conditions{}, "may limit logged-in users"},
 		{"logged-in crawler", func(c *crawlerEvidence, s *siteEvidence) {

@@ -253,34 +253,69 @@ func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
 	return k
 }
 
-// propose does the rules part of Propose.
+// propose does the rules part of Propose. A per-client zone that would have
+// refused too little of its crawler (each of its addresses stayed under what
+// ordinary clients send, however many requests the busiest sent) is tried
+// once more in the form for a spread crawler, one bucket for all its
+// clients: how spread a crawler is for a rule is what a per-client limit
+// sized on the site's ordinary clients would catch, which only the replay
+// measures.
 func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) error {
+	start := len(p.DataQuality)
+	missed, err := p.proposeOnce(ctx, in, refs, prof, sat)
+	if err != nil {
+		return err
+	}
+	var again []prose.Text
+	for _, c := range prof.crawlers {
+		if t, ok := missed[c.Finding]; ok && !c.Spread {
+			c.Spread = true
+			again = append(again, t)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	p.DataQuality = p.DataQuality[:start]
+	p.Block, p.Caddyfile, p.Backtest, p.Rules = "", "", nil, nil
+	for _, t := range again {
+		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityInfo, t))
+	}
+	_, err = p.proposeOnce(ctx, in, refs, prof, sat)
+	return err
+}
+
+// proposeOnce generates, sizes and backtests the zones for prof's crawlers.
+// It returns, by finding, why a per-client zone was dropped for refusing too
+// little of its crawler.
+func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) (map[string]prose.Text, error) {
+	missed := map[string]prose.Text{}
 	note := func(sev sources.Severity, t prose.Text) {
 		p.DataQuality = append(p.DataQuality, sources.Note("rules", sev, t))
 	}
 	bFrom, bTo, how, ok := baselineRange(in, prof, refs, note)
 	if !ok {
-		return nil
+		return missed, nil
 	}
 	zones, notes := generate(prof.crawlers, prof.site)
 	p.DataQuality = append(p.DataQuality, notes...)
 	if len(zones) == 0 {
-		return nil
+		return missed, nil
 	}
 	for i := range zones {
 		zones[i].Window, zones[i].Events = time.Minute, 1 // placeholders: matchers do not depend on them
 	}
 	snippet, err := Caddyfile(zones)
 	if err != nil {
-		return fmt.Errorf("rules: %w", err)
+		return nil, fmt.Errorf("rules: %w", err)
 	}
 	adapted, err := validateZones(snippet, zones)
 	if err != nil {
-		return fmt.Errorf("rules: generated zones failed validation: %w", err)
+		return nil, fmt.Errorf("rules: generated zones failed validation: %w", err)
 	}
 	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
 	if err != nil {
-		return fmt.Errorf("rules: %w", err)
+		return nil, fmt.Errorf("rules: %w", err)
 	}
 	e := &engine{in: in, refs: refs, matchers: m, readers: prof.readers}
 	defer func() { e.matchers.close() }() // reload may replace them
@@ -295,7 +330,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	win := candidateWindows[sizingWindow(span)]
 	rec, recNote, err := e.record(ctx, prof, zones, win, bFrom, bTo, maxRecordedArrivals)
 	if err != nil {
-		return fmt.Errorf("rules: recording the requests to replay: %w", err)
+		return nil, fmt.Errorf("rules: recording the requests to replay: %w", err)
 	}
 	if recNote != nil {
 		p.DataQuality = append(p.DataQuality, *recNote)
@@ -306,7 +341,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 
 	peaks, err := e.size(ctx, zones, win, bFrom, bTo)
 	if err != nil {
-		return fmt.Errorf("rules: sizing: %w", err)
+		return nil, fmt.Errorf("rules: sizing: %w", err)
 	}
 	if span < windowsInBaseline*win {
 		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityWarning, Messages.Say("rules.baseline_few_windows", struct {
@@ -333,10 +368,10 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	// drop zones that do not stop their crawler.
 	wr, br, late, err := e.backtest(ctx, zones, bFrom, bTo)
 	if err != nil {
-		return fmt.Errorf("rules: %w", err)
+		return nil, fmt.Errorf("rules: %w", err)
 	}
 	if resized, rejected, err := e.resize(ctx, zones, br, bFrom, bTo); err != nil {
-		return err
+		return nil, err
 	} else if resized {
 		var kept []Zone
 		var keptIndex []int
@@ -349,16 +384,16 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
 		}
 		if len(kept) == 0 {
-			return nil
+			return missed, nil
 		}
 		if len(kept) < len(zones) {
 			zones = kept
 			if err := e.reload(zones, keptIndex); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
-			return fmt.Errorf("rules: %w", err)
+			return nil, fmt.Errorf("rules: %w", err)
 		}
 		for i := range zones {
 			if n := ordinaryRefused(br.zone[i]); n > tolerableRefused(br.zone[i]) {
@@ -371,8 +406,12 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	for i := range zones {
 		bt := wr.zone[i].window()
 		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
-			note(sources.SeverityWarning, Messages.Say("rules.zone_misses", struct{ Finding, Zone, Events, Window, Refused, Requests string }{
-				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests)}))
+			said := struct{ Finding, Zone, Events, Window, Refused, Requests string }{
+				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests)}
+			note(sources.SeverityWarning, Messages.Say("rules.zone_misses", said))
+			if zones[i].PerClient && bt.CrawlerRequests > 0 {
+				missed[zones[i].finding] = Messages.Say("rules.per_client_misses", said)
+			}
 			continue
 		}
 		kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -380,13 +419,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	if len(kept) < len(zones) {
 		zones = kept
 		if len(zones) == 0 {
-			return nil
+			return missed, nil
 		}
 		if err := e.reload(zones, keptIndex); err != nil {
-			return err
+			return nil, err
 		}
 		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
-			return fmt.Errorf("rules: %w", err)
+			return nil, fmt.Errorf("rules: %w", err)
 		}
 	}
 	if late > 0 {
@@ -396,10 +435,10 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	// The final snippets, each validated by Caddy.
 	p.Block, err = Caddyfile(zones)
 	if err != nil {
-		return fmt.Errorf("rules: %w", err)
+		return nil, fmt.Errorf("rules: %w", err)
 	}
 	if _, err := validateZones(p.Block, zones); err != nil {
-		return fmt.Errorf("rules: the proposed block failed validation: %w", err)
+		return nil, fmt.Errorf("rules: the proposed block failed validation: %w", err)
 	}
 	all := wr.all.window()
 	br.all.baselineInto(&all)
@@ -410,10 +449,10 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		z := &zones[i]
 		one, err := Caddyfile(zones[i : i+1])
 		if err != nil {
-			return fmt.Errorf("rules: %w", err)
+			return nil, fmt.Errorf("rules: %w", err)
 		}
 		if _, err := validateZones(one, zones[i:i+1]); err != nil {
-			return fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
+			return nil, fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
 		}
 		bt := wr.zone[i].window()
 		br.zone[i].baselineInto(&bt)
@@ -424,7 +463,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
 	p.Caddyfile = deployHeader(p, in.From, in.To) + "\n" + p.Block
-	return nil
+	return missed, nil
 }
 
 // sizingWindow returns the index in candidateWindows of the window the zones

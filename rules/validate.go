@@ -449,6 +449,9 @@ func expectedZone(z *Zone) adaptedZone {
 		if c.NotCookie != "" {
 			not = append(not, map[string]any{"header": caddyhttp.MatchHeader{"Cookie": {"*" + c.NotCookie + "*"}}})
 		}
+		if c.NotCookieRegexp != "" {
+			not = append(not, map[string]any{"header_regexp": caddyhttp.MatchHeaderRE{"Cookie": &caddyhttp.MatchRegexp{Pattern: c.NotCookieRegexp}}})
+		}
 		if c.NoSiteReferer {
 			for _, p := range siteRefererPatterns {
 				not = append(not, map[string]any{"header": caddyhttp.MatchHeader{"Referer": {p}}})

@@ -1,6 +1,9 @@
 package sources
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Sites write the logged-in cookie as a substring or as an expression; the
 // obvious reading (a substring) misses every logged-in user of the second.
@@ -31,5 +34,28 @@ func TestCookiePattern(t *testing.T) {
 	}
 	if CompileCookiePattern("") != nil {
 		t.Error("an unknown pattern compiled")
+	}
+}
+
+// TestCookiePatternExample: the value a rebuilt logged-in request carries is
+// one the pattern matches, for substrings and expressions alike; a pattern no
+// printable value matches has none.
+func TestCookiePatternExample(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{"wikiUserID=", "wikiUserID=1"},
+		{"wordpress_logged_in_[0-9a-f]{32}=", "wordpress_logged_in_" + strings.Repeat("0", 32) + "=1"},
+		{`(^|;\s*)railwiki(UserID|UserName)=`, "railwikiUserID=1"},
+		{`^sess_[a-z]+$`, "sess_a"},
+		{`(?i)laravel_session=`, "laravel_session=1"},
+		{`wp_[\x00-\x1f]=`, ""},
+		{`a\z|b`, "a"},
+	} {
+		got, ok := CompileCookiePattern(tc.pattern).Example()
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("%q: example %q, %v; want %q", tc.pattern, got, ok, tc.want)
+		}
+		if ok && !CompileCookiePattern(tc.pattern).Match([]byte(got)) {
+			t.Errorf("%q does not match its own example %q", tc.pattern, got)
+		}
 	}
 }

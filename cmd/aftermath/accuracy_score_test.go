@@ -142,6 +142,10 @@ func uaMatches(family, ua string) bool {
 		if strings.Contains(low, name+"/"+strings.ToLower(v)) {
 			return true
 		}
+		// Safari writes its release as Version/17.6 (Safari/605.1.15 is WebKit's build).
+		if name == "safari" && strings.Contains(low, "version/"+strings.ToLower(v)) {
+			return true
+		}
 	}
 	return false
 }
@@ -507,6 +511,8 @@ func TestAccuracyScore(t *testing.T) {
 		want       bool
 	}{{"Chrome 121/129", tr.Trigger.UserAgent, true}, {"Chrome 129", tr.Trigger.UserAgent, false},
 		{"DataHarvest 2", "Mozilla/5.0 (compatible; DataHarvest/2.1; +https://dataharvest.example/bot)", true},
+		{"Safari 17", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15", true},
+		{"Safari 18", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15", false},
 		{"", "x", false}} {
 		if got := uaMatches(c.family, c.ua); got != c.want {
 			t.Errorf("uaMatches(%q, %q) = %v", c.family, c.ua, got)

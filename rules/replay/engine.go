@@ -104,8 +104,10 @@ const leadIn = 50 * time.Millisecond
 type sourceKey struct{}
 
 type engine struct {
-	plan    *Plan
-	opt     Options
+	plan *Plan
+	opt  Options
+	// cookie is the Cookie value of a logged-in request (rules.LoggedInCookie).
+	cookie  string
 	tr      *http.Transport
 	sources []netip.Addr // per shot, on loopback
 	start   time.Time
@@ -133,7 +135,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	if !o.Loopback && o.ForwardedHeader == "" {
 		return nil, errors.New("replay: a target off loopback needs a header to carry the client address")
 	}
-	e := &engine{plan: p, opt: o, res: &Result{ErrorSamples: map[string]string{}, Environment: Environment{
+	e := &engine{plan: p, opt: o, cookie: rules.LoggedInCookie(p.LoggedInCookie), res: &Result{ErrorSamples: map[string]string{}, Environment: Environment{
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}}}
 	if o.Loopback {
 		ls := newLoopbackSources()
@@ -306,7 +308,7 @@ func (e *engine) request(s *Shot) (*http.Request, bool) {
 		return nil, false
 	}
 	u := &url.URL{Scheme: e.opt.Target.Scheme, Host: e.opt.Target.Host, Opaque: r.Path, RawQuery: r.Query}
-	h := rules.RequestHeader(r, e.plan.LoggedInCookie)
+	h := rules.RequestHeader(r, e.cookie)
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = []string{""} // send none rather than Go's own
 	}

@@ -221,6 +221,15 @@ func writeRepo(ctx context.Context, sc *Scenario, dir string) ([]repoCommit, err
 				"wp-content/themes/child/style.css": strings.Join(x.css, "\n") + "\n",
 			}
 		}
+		if a := sc.app(); a != nil {
+			files = map[string]string{
+				poolFile:          renderAppPool(sc, cfg, a),
+				caddyFile:         renderAppCaddyfile(sc, cfg, a),
+				dockerFile:        renderAppDockerfile(cfg),
+				"README.md":       "# " + a.host + " configuration\n\n" + strings.Join(x.readme, "\n") + "\n",
+				"public/site.css": strings.Join(x.css, "\n") + "\n",
+			}
+		}
 		if cfg.DeployHook != "" {
 			files[deployHookFile] = cfg.DeployHook
 		}

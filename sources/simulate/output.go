@@ -231,7 +231,7 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 		case kindAsset:
 			mode = "no-cors"
 			switch {
-			case s.sc.App == AppWordPress:
+			case s.sc.App == AppWordPress || s.sc.app() != nil:
 				accept = wpAssetAccept(r.uri)
 			case strings.HasSuffix(r.uri, ".jpg") || r.uri == "/static/logo.png" || r.uri == "/favicon.ico":
 				accept = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
@@ -252,7 +252,12 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 			b = hdr(b, &first, "Content-Type", "application/x-www-form-urlencoded")
 		}
 		if p.cookie != "" {
-			b = hdr(b, &first, "Cookie", p.cookie)
+			switch s.sc.CookieLog {
+			case CookieLogged:
+				b = hdr(b, &first, "Cookie", p.cookie)
+			case CookieRedacted:
+				b = hdr(b, &first, "Cookie", "REDACTED")
+			}
 		}
 		if r.notMod {
 			b = hdr(b, &first, "If-None-Match", ETag(r.uri))
@@ -342,6 +347,13 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 				for i := range wpAssets {
 					if s.sc.App == AppWordPress && wpAssets[i].uri == r.uri {
 						ctype, gz = wpAssets[i].ctype, wpAssets[i].gz
+					}
+				}
+				if a := s.sc.app(); a != nil {
+					for i := range a.assets {
+						if a.assets[i].uri == r.uri {
+							ctype, gz = a.assets[i].ctype, a.assets[i].gz
+						}
 					}
 				}
 				if r.uri == "/robots.txt" {
@@ -475,6 +487,12 @@ func (o *outputs) slowLog(s *sim, pid int, r *request) {
 	if strings.HasPrefix(uri, "/api.php") {
 		script = "/var/www/mediawiki/api.php"
 	}
+	if a := s.sc.app(); a != nil {
+		script = a.root + "/index.php"
+		if strings.HasPrefix(uri, "/remote.php") || strings.HasPrefix(uri, "/ocs/v2.php") || strings.HasPrefix(uri, "/status.php") {
+			script = a.root + uri[:strings.Index(uri, ".php")+4]
+		}
+	}
 	if s.sc.App == AppWordPress {
 		script = "/var/www/wordpress/index.php"
 		if strings.HasPrefix(uri, "/wp-admin/") {
@@ -496,6 +514,9 @@ func (o *outputs) slowLog(s *sim, pid int, r *request) {
 	}
 	if s.sc.App == AppWordPress {
 		name = strings.TrimPrefix(script, "/var/www/wordpress")
+	}
+	if a := s.sc.app(); a != nil {
+		name = strings.TrimPrefix(script, a.root)
 	}
 	el := float64(s.now-r.phpStart) / 1e9
 	o.fpmLog(s, fmt.Sprintf("WARNING: [pool www] child %d, script '%s' (request: \"%s %s%s\") executing too slow (%.6f sec), logging",

@@ -127,6 +127,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	)
 	truth := s.truth(&sc, o, commits)
 	truth.Varied = varied
+	truth.CookieLog = sc.CookieLog.String()
 	if err := writeJSON(filepath.Join(o.Out, "truth.json"), truth); err != nil {
 		return Summary{}, err
 	}

@@ -66,7 +66,8 @@ const (
 func Tools() []Tool {
 	return []Tool{ToolEdit, ToolHistory, ToolWatch, ToolContributions, ToolRecentChangesLinked,
 		ToolCiteThisPage, ToolWhatLinksHere, ToolWhatLinksHereTitle, ToolNewItem,
-		ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom, ToolWPLogin, ToolWPXMLRPC}
+		ToolWPSearch, ToolWPRestSearch, ToolWPReplyToCom, ToolWPLogin, ToolWPXMLRPC,
+		ToolLaravelProduct, ToolLaravelSearch, ToolLivewire, ToolNCShare, ToolNCShareZip, ToolNCPreview}
 }
 
 // CrawlerSpec is the crawler of a scenario: its fingerprint, what it walks, where
@@ -419,6 +420,13 @@ type Scenario struct {
 	// (nil: at most twice, 45% of the time, 2-8 s later, from the same
 	// browser and address).
 	Reloads *ReloadSpec
+	// CookieLog is how the access log keeps the Cookie header: as sent
+	// (the server sets log_credentials), REDACTED (Caddy's default) or not
+	// at all (a log filter deletes it).
+	CookieLog CookieLog
+	// VaryCookieLog: from seed 2 on, the seed draws CookieLog (varyBySeed).
+	// The older scenarios keep theirs, which their tests read.
+	VaryCookieLog bool
 	// Timezone is the bundle's display zone ("" is Asia/Seoul, the site's).
 	Timezone string
 	// NoBaseline: the evidence starts at the window's start whatever
@@ -459,6 +467,9 @@ type ClientSpec struct {
 	// for, from one heavy address): an analysis may report it, never as the
 	// trigger unless Scenario.Trigger says so.
 	Scraper bool
+	// Consequence marks a client whose rise follows the failures (a client
+	// retrying what failed): truth.json gives it the role "consequence".
+	Consequence bool
 }
 
 // RateAt is a rate (requests/s) at a time.
@@ -477,6 +488,8 @@ type ClientRequest struct {
 	CPUS, WaitS float64
 	// JSON answers are application/json.
 	JSON bool
+	// Status replaces PHP's 200 (WebDAV's 207 Multi-Status).
+	Status int
 }
 
 // PinSpec is idle connections from another proxy's pool reaching php-fpm

@@ -70,6 +70,9 @@ func (c *scheduledClient) fire(s *sim) {
 	cpu := ln(req.CPUS)
 	r.cpu1, r.cpu2, r.wait = cpu*0.8, cpu*0.2, ln(req.WaitS)
 	r.phpStatus, r.phpSize = 200, 800+c.rng.IntN(30000)
+	if req.Status != 0 {
+		r.phpStatus = req.Status
+	}
 	if req.Method == "POST" {
 		r.bytesIn = 200 + c.rng.IntN(4000)
 	}

@@ -184,8 +184,8 @@ func checkWordPress(t *testing.T, dir string, tr Truth, m *bundle.Manifest, line
 	if crawler < 10000 || len(ips) < 2000 || len(p64) >= len(ips) || len(p64) < 1000 {
 		t.Errorf("crawler: %d requests from %d addresses in %d /64s; want thousands of addresses sharing some /64s", crawler, len(ips), len(p64))
 	}
-	if int64(len(ips)) != c.DistinctIPs || int64(len(p64)) != *c.DistinctPrefixes64 {
-		t.Errorf("truth counts %d addresses in %d /64s, the log %d in %d", c.DistinctIPs, *c.DistinctPrefixes64, len(ips), len(p64))
+	if int64(len(ips)) != c.DistinctIPs || int64(len(p64)) != *c.DistinctPrefixes64 || int64(len(p64)) != c.Clients {
+		t.Errorf("truth counts %d addresses in %d /64s, %d clients; the log %d in %d", c.DistinctIPs, *c.DistinctPrefixes64, c.Clients, len(ips), len(p64))
 	}
 	if crawlerPHP < crawler/4 {
 		t.Errorf("only %d of %d crawler requests reached PHP: its links must be uncached", crawlerPHP, crawler)

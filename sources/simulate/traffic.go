@@ -189,6 +189,9 @@ func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
+	if a := s.sc.app(); a != nil {
+		p.cookie = a.cookie(p, w.rng)
+	}
 	ss := &session{cls: cls, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
 	ss.wake(s, tagPage)
@@ -223,6 +226,10 @@ func (ss *session) nextPage(s *sim) {
 	}
 	if s.sc.App == AppWordPress {
 		ss.wpNextPage(s)
+		return
+	}
+	if a := s.sc.app(); a != nil {
+		ss.appNextPage(s, a)
 		return
 	}
 	ref := "https://wiki.example.org/w/" + ss.last
@@ -391,6 +398,10 @@ func (ss *session) fetchAssets(s *sim) {
 		ss.wpFetchAssets(s)
 		return
 	}
+	if a := s.sc.app(); a != nil {
+		ss.appFetchAssets(s, a)
+		return
+	}
 	ss.fetchPageAssets(s, "https://wiki.example.org/w/"+ss.last, siteAssets, func(img int) string {
 		return "/images/thumb/" + strconv.Itoa(img%16) + "/" + strconv.Itoa(img) + ".jpg"
 	})
@@ -432,6 +443,9 @@ func (s *sim) startEditor() {
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
+	if a := s.sc.app(); a != nil {
+		p.cookie = a.cookie(p, w.rng)
+	}
 	ss := &session{cls: clsEditor, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
 		pages: 1 + w.rng.IntN(3)}
 	ss.wake(s, tagPage)
@@ -441,6 +455,10 @@ func (s *sim) startEditor() {
 func (ss *session) editorStep(s *sim) {
 	if s.sc.App == AppWordPress {
 		ss.wpEditorStep(s)
+		return
+	}
+	if a := s.sc.app(); a != nil {
+		ss.appStaffStep(s, a)
 		return
 	}
 	w := s.w
@@ -525,6 +543,8 @@ func (s *sim) botRequest() {
 		r.route = routeStatic
 	case s.sc.App == AppWordPress:
 		r = s.wpBotPage(get, y, t)
+	case s.sc.app() != nil:
+		r = s.appBotPage(get, s.sc.app())
 	case y < 0.05:
 		r = get(kindTool, "/index.php?title="+t+"&action=history")
 		r.tool = ToolHistory
@@ -626,6 +646,18 @@ func (c *crawler) distinctAddrs() (addrs, prefixes int64) {
 		addrs, prefixes = addrs+c.addrs6.addrs, prefixes+c.addrs6.prefixes
 	}
 	return addrs, prefixes
+}
+
+// clients counts the crawler's IPv4 addresses and IPv6 /64s.
+func (c *crawler) clients() int64 {
+	n := c.addrs.addrs
+	if c.addrs.ipv6 {
+		n = c.addrs.prefixes
+	}
+	if c.addrs6 != nil {
+		n += c.addrs6.prefixes
+	}
+	return n
 }
 
 // pickAgent draws one of a rotating crawler's profiles (nil without Agents).
@@ -785,9 +817,11 @@ func (s *sim) toolReq(cls class, tool Tool, p *profile, t string, rng *rand.Rand
 		uri = "/wp-login.php"
 	case ToolWPXMLRPC:
 		uri = "/xmlrpc.php"
+	case ToolLaravelProduct, ToolLaravelSearch, ToolLivewire, ToolNCShare, ToolNCShareZip, ToolNCPreview:
+		uri = appToolURI(tool, rng)
 	}
 	method := "GET"
-	if tool == ToolWPLogin || tool == ToolWPXMLRPC {
+	if tool == ToolWPLogin || tool == ToolWPXMLRPC || tool == ToolLivewire {
 		method = "POST"
 	}
 	r := s.newReq(cls, kindTool, p, "", 0, method, uri, "")
@@ -869,6 +903,17 @@ var toolCosts = map[Tool]cost{
 	// form again; xmlrpc answers a fault. Both are 200.
 	ToolWPLogin:  {0.30, 0.02, 4200, 200},
 	ToolWPXMLRPC: {0.30, 0.02, 420, 200},
+	// Laravel (apps.go): a product page loads the product, its variants
+	// and related items; a search is a full-text query; a Livewire update
+	// re-renders one component. Nextcloud: a share page lists a folder;
+	// its download zips the folder while the worker waits on storage; a
+	// preview scales an image.
+	ToolLaravelProduct: {0.24, 0.05, 38000, 200},
+	ToolLaravelSearch:  {0.30, 0.20, 30000, 200},
+	ToolLivewire:       {0.06, 0.02, 2400, 200},
+	ToolNCShare:        {0.22, 0.06, 21000, 200},
+	ToolNCShareZip:     {0.45, 0.60, 2400000, 200},
+	ToolNCPreview:      {0.18, 0.04, 14000, 200},
 }
 
 var kindCosts = [...]cost{

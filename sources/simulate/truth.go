@@ -18,7 +18,10 @@ type Truth struct {
 	Generator string `json:"generator"`
 	// Varied lists what the seed changed from the scenario as written
 	// (vary.go); empty for seed 1.
-	Varied             []string         `json:"varied,omitempty"`
+	Varied []string `json:"varied,omitempty"`
+	// CookieLog is how the access log keeps the Cookie header: "logged"
+	// (as sent), "redacted" (Caddy's REDACTED) or "omitted".
+	CookieLog          string           `json:"cookie_log"`
 	Window             TruthWindow      `json:"window"`
 	Baseline           TruthWindow      `json:"baseline"`
 	Phases             TruthPhases      `json:"phases"`
@@ -80,7 +83,9 @@ type TruthStretch struct {
 type TruthClient struct {
 	Name      string `json:"name"`
 	UserAgent string `json:"user_agent"`
-	// Role is "context" (present, not a cause) or "trigger".
+	// Role is "context" (present, not a cause), "consequence" (it rose
+	// after the failures began, because of them: never a cause) or
+	// "trigger".
 	Role     string `json:"role"`
 	Requests int64  `json:"requests"`
 	// PHPTimeShare is its share of the PHP time of requests that ended in
@@ -162,17 +167,22 @@ type TruthPhases struct {
 
 // TruthCrawler is what the crawler did.
 type TruthCrawler struct {
-	Requests           int64        `json:"requests"`
-	RequestsInWindow   int64        `json:"requests_in_window"`
-	Retries            int64        `json:"retries"`
-	DistinctIPs        int64        `json:"distinct_ips"`
-	DistinctPrefixes24 *int64       `json:"distinct_prefixes_24,omitempty"`
-	DistinctPrefixes64 *int64       `json:"distinct_prefixes_64,omitempty"`
-	Burst10m           TruthSpan    `json:"burst_10m"`
-	Window             TruthSpan    `json:"window"`
-	BaselinePer10m     int64        `json:"baseline_per_10m"`
-	PeakPer10m         int64        `json:"peak_per_10m"`
-	Per10m             []TruthCount `json:"per_10m"`
+	Requests           int64  `json:"requests"`
+	RequestsInWindow   int64  `json:"requests_in_window"`
+	Retries            int64  `json:"retries"`
+	DistinctIPs        int64  `json:"distinct_ips"`
+	DistinctPrefixes24 *int64 `json:"distinct_prefixes_24,omitempty"`
+	DistinctPrefixes64 *int64 `json:"distinct_prefixes_64,omitempty"`
+	// Clients counts the actor's clients as a per-client count should:
+	// IPv4 addresses one by one, IPv6 addresses collapsed to their /64 (a
+	// household or a server is given a whole /64 and may send from any
+	// address in it).
+	Clients        int64        `json:"clients"`
+	Burst10m       TruthSpan    `json:"burst_10m"`
+	Window         TruthSpan    `json:"window"`
+	BaselinePer10m int64        `json:"baseline_per_10m"`
+	PeakPer10m     int64        `json:"peak_per_10m"`
+	Per10m         []TruthCount `json:"per_10m"`
 	// PHPPer10m counts the crawler's requests that PHP answered (what got past
 	// the proxy), by the 10 minutes their access-log line falls in.
 	PHPPer10m     []TruthCount      `json:"php_per_10m"`
@@ -345,6 +355,7 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 		} else {
 			tc.DistinctPrefixes24 = &all
 		}
+		tc.Clients = s.crawlerQ.clients()
 		tc.Burst10m, tc.Window = span(st.burst), span(st.window)
 		onsetBucket := int((c.Onset.UnixNano() - s.begin) / (600 * second))
 		for i, n := range st.crawler10 {
@@ -474,8 +485,11 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 	}
 	for i, c := range sc.Clients {
 		tc := TruthClient{Name: c.Name, UserAgent: c.UserAgent, Role: "context", Requests: st.clientSent[i]}
-		if t.Trigger != nil && t.Trigger.UserAgent == c.UserAgent {
+		switch {
+		case t.Trigger != nil && t.Trigger.UserAgent == c.UserAgent:
 			tc.Role = "trigger"
+		case c.Consequence:
+			tc.Role = "consequence"
 		}
 		if st.phpSeconds > 0 {
 			tc.PHPTimeShare = math.Round(st.clientPHPSeconds[i]/st.phpSeconds*1e5) / 1e5

@@ -14,7 +14,9 @@ import (
 // order and switching of a rotating flood's fingerprints, its share of
 // IPv6 addresses, how densely an IPv6 crawl packs addresses into a /64,
 // whether the page cache says Cache-Status where no cache mechanism is
-// under test, and the bundle's display zone. Seed 1 is each scenario as
+// under test, the bundle's display zone, and, for a scenario that asks
+// (Scenario.VaryCookieLog), whether the access log keeps the Cookie header
+// whole, redacted or not at all. Seed 1 is each scenario as
 // written (its outputs are the reference ones). truth.json lists what was
 // varied.
 
@@ -66,6 +68,12 @@ func (sc *Scenario) varyBySeed(seed int64) []string {
 	if sc.App == AppWordPress && sc.CacheStatus == "" && sc.CachePurge == nil && rng.IntN(2) == 0 {
 		sc.CacheStatus = "wpsc"
 		said = append(said, "Cache-Status logged")
+	}
+	if sc.VaryCookieLog {
+		if c := CookieLog(rng.IntN(3)); c != sc.CookieLog {
+			sc.CookieLog = c
+			said = append(said, "Cookie "+c.String()+" in the access log")
+		}
 	}
 	return said
 }

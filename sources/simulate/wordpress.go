@@ -17,6 +17,9 @@ const wpHost = "blog.example.org"
 
 // host is the site's name in Caddy's log.
 func (sc *Scenario) host() string {
+	if a := sc.app(); a != nil {
+		return a.host
+	}
 	if sc.App == AppWordPress {
 		return wpHost
 	}
@@ -25,6 +28,9 @@ func (sc *Scenario) host() string {
 
 // loggedInCookie is the cookie name (prefix) that marks a logged-in user.
 func (sc *Scenario) loggedInCookie() string {
+	if a := sc.app(); a != nil {
+		return a.loggedIn
+	}
 	if sc.App == AppWordPress {
 		return "wordpress_logged_in_"
 	}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// TestApplicationShapes: sites that are neither MediaWiki nor WordPress
+// (issue 25), analyzed as `aftermath analyze` does. A Laravel shop whose
+// scraper rotates browser User-Agents over /products/{id}, with the Cookie
+// logged whole, every visitor holding a session cookie and logins marked by
+// a cookie only an expression names; a Nextcloud server whose desktop sync
+// clients (their own User-Agent, WebDAV PROPFIND) re-scan after an upgrade
+// and retry once the site fails them, while a crawler on public share links
+// fills the pool, with the Cookie redacted. In each the truth's crawler is
+// the trigger and ranked first, no other cause is called a trigger (the sync
+// clients are a consequence), its onset is within two minutes, its clients
+// (addresses, IPv6 per /64) within 5%, and the rule refuses at least 95% of
+// it; where the log shows logins, the rule refuses none of them.
+func TestApplicationShapes(t *testing.T) {
+	for _, name := range []string{"laravel-rotating-scraper", "nextcloud-share-crawl"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := scenarioBundle(t, name)
+			out := filepath.Join(t.TempDir(), "out")
+			if err := analyzeBundle(b, out); err != nil {
+				t.Fatal(err)
+			}
+			var tr simulate.Truth
+			if err := readJSON(filepath.Join(b, "truth.json"), &tr); err != nil {
+				t.Fatal(err)
+			}
+			var rep accReport
+			if err := readJSON(filepath.Join(out, "report.json"), &rep); err != nil {
+				t.Fatal(err)
+			}
+			s := score(name, 1, tr, rep)
+			if !s.TriggerRight {
+				t.Errorf("trigger: want %s, got %s", s.WantTrigger, s.GotTrigger)
+			}
+			if s.OnsetErr == nil || s.OnsetErr.Abs() > accTolerance {
+				t.Errorf("onset off by %v (want within %v)", s.OnsetErr, accTolerance)
+			}
+			if len(s.Missing) > 0 || len(s.Forbidden) > 0 {
+				t.Errorf("findings missing %v, forbidden but present %v", s.Missing, s.Forbidden)
+			}
+			if s.ActorRefused == nil || *s.ActorRefused < 0.95 {
+				t.Errorf("rules refuse %v of the crawler, want >= 95%%", s.ActorRefused)
+			}
+			clients := -1.0
+			for _, f := range rep.Findings {
+				if f.ID == firstCause(rep) {
+					clients = f.Facts["clients"]
+				}
+			}
+			if want := float64(tr.Crawler.Clients); math.Abs(clients-want) > 0.05*want {
+				t.Errorf("trigger's clients %v, truth %v", clients, want)
+			}
+			var logins struct {
+				Rules []struct {
+					Backtest struct {
+						LoggedInRequests int `json:"logged_in_requests"`
+						LoggedInRefused  int `json:"logged_in_refused"`
+					} `json:"backtest"`
+				} `json:"rules"`
+			}
+			js, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(js, &logins); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range logins.Rules {
+				if tr.CookieLog == "logged" && r.Backtest.LoggedInRequests == 0 {
+					t.Errorf("the Cookie is logged, yet the backtest saw no logged-in request")
+				}
+				if r.Backtest.LoggedInRefused > 0 {
+					t.Errorf("the rule refuses %d logged-in requests", r.Backtest.LoggedInRefused)
+				}
+			}
+		})
+	}
+}
+
+// firstCause is the finding the report ranks first.
+func firstCause(rep accReport) string {
+	best, id := math.MaxInt, ""
+	for _, c := range rep.Causes {
+		if c.Rank < best {
+			best, id = c.Rank, c.Finding
+		}
+	}
+	return id
+}

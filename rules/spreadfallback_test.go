@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
+)
+
+// TestProposeSpreadWhenPerClientMisses: a scraper over thousands of proxy
+// addresses sending about six requests each, the busiest fifty, is not
+// "spread" by detect's measure (a median above three per address), so the
+// zone is first written per client; sized so that the shop's ordinary
+// clients stay under it, it would refuse a few percent of the scraper, and
+// is written again as one bucket for all its clients, which refuses at least
+// 95% of it. The site's logged-in pattern is an expression
+// (remember_web_<sha1>=), so the zone exempts logins with header_regexp and
+// refuses none of the logged-in requests.
+func TestProposeSpreadWhenPerClientMisses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation in -short mode")
+	}
+	dir := filepath.Join(t.TempDir(), "b")
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "laravel-rotating-scraper", Seed: 1, BaselineHours: 2, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Propose(context.Background(), inputForBundle(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 1 {
+		t.Fatalf("%d rules, want the scraper's; notes %v", len(p.Rules), p.DataQuality)
+	}
+	r := p.Rules[0]
+	if strings.Contains(r.Key, "{") {
+		t.Errorf("key %q: want one bucket for the scraper's clients", r.Key)
+	}
+	tried := false
+	for _, n := range p.DataQuality {
+		tried = tried || strings.Contains(n.Message, "a zone per client")
+	}
+	if !tried {
+		t.Errorf("no note says the per-client zone missed: %v", p.DataQuality)
+	}
+	if b := r.Backtest; b.CrawlerRefusedShare < 0.95 || b.LoggedInRequests == 0 || b.LoggedInRefused > 0 {
+		t.Errorf("backtest: %.1f%% of the scraper refused, %d of %d logged-in", 100*b.CrawlerRefusedShare, b.LoggedInRefused, b.LoggedInRequests)
+	}
+	if !strings.Contains(r.Caddyfile, "not header_regexp Cookie `remember_web_[0-9a-f]{40}=`") {
+		t.Errorf("no logged-in exemption by expression:\n%s", r.Caddyfile)
+	}
+}
