@@ -123,7 +123,7 @@ func splitSumQuery(query string) (sumOverSelector, bool) {
 		}
 	}
 	s := sumOverSelector{before: q[:selStart], sel: q[selStart:selEnd], after: q[selEnd:]}
-	m := rangeRE.FindAllStringSubmatch(s.after, -1)
+	m := rangeRE.FindAllStringSubmatch(blankQuoted(s.after), -1)
 	if len(m) != 1 {
 		return sumOverSelector{}, false
 	}
@@ -147,6 +147,27 @@ func splitSumQuery(query string) (sumOverSelector, bool) {
 type streamGroup struct {
 	sel     string
 	streams []map[string]string
+}
+
+// blankQuoted is s with the insides of its quoted strings blanked, so
+// that a pattern finds only LogQL's own syntax ("[0]" in a | json path is
+// not a range).
+func blankQuoted(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(b); i++ {
+		q := b[i]
+		if q != '"' && q != '`' {
+			continue
+		}
+		for i++; i < len(b) && b[i] != q; i++ {
+			if q == '"' && b[i] == '\\' && i+1 < len(b) {
+				b[i] = ' '
+				i++
+			}
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }
 
 // halve splits g's streams in two by the values of the label that tells

@@ -105,14 +105,15 @@ func TestBytesLimitsSplitByLabelBelowAMinute(t *testing.T) {
 // Only a sum over one selector may be summed over groups of streams.
 func TestSplitSumQuery(t *testing.T) {
 	for q, want := range map[string]string{
-		`sum(count_over_time({job="caddy"} [1m] offset 1ns))`:                                               `{job="caddy"}`,
-		`sum by (status) (count_over_time({job="caddy", x=~"{a}"} |= "}" | json [5m]))`:                     `{job="caddy", x=~"{a}"}`,
-		`sum(bytes_over_time({job="caddy"} | label_format f="{{.a}}" [1m])) by (f)`:                         `{job="caddy"}`,
-		`sum by (s) (sum_over_time({job="caddy"} | json | unwrap duration | __error__="" [1m] offset 1ns))`: `{job="caddy"}`,
-		`max(count_over_time({job="caddy"} [1m]))`:                                                          "",
-		`sum(topk(3, count_over_time({job="caddy"} [1m])))`:                                                 "",
-		`sum(count_over_time({job="caddy"} [1m])) / sum(count_over_time({job="php"} [1m]))`:                 "",
-		`sum(count_over_time({job="caddy"} [1m])) > 5`:                                                      "",
+		`sum(count_over_time({job="caddy"} [1m] offset 1ns))`:                                                                                             `{job="caddy"}`,
+		`sum by (status) (count_over_time({job="caddy", x=~"{a}"} |= "}" | json [5m]))`:                                                                   `{job="caddy", x=~"{a}"}`,
+		`sum(bytes_over_time({job="caddy"} | label_format f="{{.a}}" [1m])) by (f)`:                                                                       `{job="caddy"}`,
+		`sum by (s) (sum_over_time({job="caddy"} | json | unwrap duration | __error__="" [1m] offset 1ns))`:                                               `{job="caddy"}`,
+		"sum by (f) (count_over_time({job=\"caddy\"} | json a=`h[\"UA\"][0]` | label_format f=`{{ if contains \"[0]\" .a }}x{{ end }}` [1m] offset 1ns))": `{job="caddy"}`,
+		`max(count_over_time({job="caddy"} [1m]))`:                                                                                                        "",
+		`sum(topk(3, count_over_time({job="caddy"} [1m])))`:                                                                                               "",
+		`sum(count_over_time({job="caddy"} [1m])) / sum(count_over_time({job="php"} [1m]))`:                                                               "",
+		`sum(count_over_time({job="caddy"} [1m])) > 5`:                                                                                                    "",
 		`{job="caddy"} |= "x"`: "",
 	} {
 		s, ok := splitSumQuery(q)
