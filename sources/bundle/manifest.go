@@ -90,6 +90,12 @@ type Manifest struct {
 	// Pushdown, when a fetch pushed its window down, is what it pulled of the
 	// access log against what a full pull would have pulled.
 	Pushdown *PushdownCost `yaml:"pushdown,omitempty"`
+	// LokiLimitsLearned are Loki's limits the fetch met and followed
+	// (max_query_length, max_query_series, max_query_bytes_read,
+	// max_querier_bytes_read: how it split its queries, with Loki's own
+	// words), one sentence each, whether or not it pushed down; the
+	// analysis lists them as info notes. Absent when none was met.
+	LokiLimitsLearned []string `yaml:"loki_limits_learned,omitempty"`
 	// Generator says what wrote the bundle (e.g. "aftermath simulate crawler-backlog seed=1").
 	Generator string `yaml:"generator,omitempty"`
 	// Note is free text for the humans who assembled the bundle (what it is,

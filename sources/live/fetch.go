@@ -409,7 +409,8 @@ func (f *fetcher) loki(ctx context.Context) error {
 	var minutes []time.Time
 	pushdown := f.to.Sub(f.from) > f.cfg.PushdownAfterDuration()
 	defer func() {
-		for _, l := range c.LimitsLearned() {
+		f.manifest.LokiLimitsLearned = c.LimitsLearned()
+		for _, l := range f.manifest.LokiLimitsLearned {
 			f.note(loki.Source, sources.SeverityInfo, l)
 		}
 		if c.Unreachable() {
@@ -929,7 +930,7 @@ const pushdownMark = "pushdown: "
 // analysis of a fetched bundle reports what its fetch could not get: an
 // "error" for each record that failed or was not fetched (decided by
 // bundle.Query.HasFailed), a "warning" for each other incomplete record, and
-// an "info" note for what a pushdown did not pull. Bundles written by other means (simulate, by hand) give none.
+// an "info" note for what a pushdown did not pull and for each of Loki's limits the fetch followed. Bundles written by other means (simulate, by hand) give none.
 func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 	var out []sources.QualityNote
 	for _, q := range m.Queries {
@@ -960,6 +961,9 @@ func ManifestNotes(m bundle.Manifest) []sources.QualityNote {
 					Message: strings.TrimPrefix(q.Note[i:], pushdownMark) + "; every minute's count is in " + MinuteCountsFile})
 			}
 		}
+	}
+	for _, l := range m.LokiLimitsLearned {
+		out = append(out, sources.QualityNote{Source: loki.Source, Severity: sources.SeverityInfo, Message: "Loki's limits were followed: " + l})
 	}
 	if pd := m.Pushdown; pd != nil {
 		for i, p := range pd.SecondPasses {

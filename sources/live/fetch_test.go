@@ -41,6 +41,22 @@ type simulatedCrawl struct {
 	once          sync.Once
 	dir           string
 	err           error
+	// offline is the analysis of the simulated bundle itself (what a
+	// full pull must match), made once for every test that compares.
+	offlineOnce sync.Once
+	offline     analysis
+}
+
+// offlineAnalysis is analyze of the simulated bundle, made once: the
+// tests only read it.
+func (s *simulatedCrawl) offlineAnalysis(t *testing.T) analysis {
+	t.Helper()
+	b := s.open(t)
+	s.offlineOnce.Do(func() { s.offline = analyze(t, b.Dir) })
+	if s.offline.report == nil {
+		t.Fatal("the simulated bundle's analysis failed in another test")
+	}
+	return s.offline
 }
 
 // The simulated incident the end-to-end tests serve from fakes: three hours
@@ -314,7 +330,7 @@ func TestFetchMatchesOfflineBundle(t *testing.T) {
 	if mn := ManifestNotes(b.Manifest); len(mn) != 0 {
 		t.Errorf("a complete fetch gives notes: %v", mn)
 	}
-	got, want := analyze(t, out), analyze(t, sim.Dir)
+	got, want := analyze(t, out), simulatedIncident.offlineAnalysis(t)
 	if got.requests != want.requests {
 		t.Errorf("fetched bundle has %d requests, the simulator's %d", got.requests, want.requests)
 	}
@@ -390,7 +406,7 @@ func TestFetchPushdownFindsTheIncident(t *testing.T) {
 		t.Errorf("bundle.yaml's notes: %v", mn)
 	}
 
-	full := analyze(t, sim.Dir)
+	full := simulatedIncident.offlineAnalysis(t)
 	got := analyze(t, out)
 	// The crawl, the saturation and the starved health check must be found
 	// where a full pull finds them.

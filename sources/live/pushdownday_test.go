@@ -181,13 +181,14 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		cost       *bundle.PushdownCost // bundle.yaml's pushdown section
 	}
 	fetch := func(t *testing.T, pushdown bool) run {
+		cfg := *cfg
 		cfg.PushdownAfter = nil // the default, 3h: a 22.5 h window is pushed down
 		if !pushdown {
 			cfg.PushdownAfter = D(48 * time.Hour)
 		}
 		out := filepath.Join(t.TempDir(), "bundle")
 		var ph phases
-		_, notes, err := Fetch(context.Background(), cfg, from, to, out, ph.report)
+		_, notes, err := Fetch(context.Background(), &cfg, from, to, out, ph.report)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 			}
 			a := analyzeWithBacktests(t, out)
 			manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
-			n, err := SecondPass(context.Background(), cfg, out, edgesOf(a.report))
+			n, err := SecondPass(context.Background(), &cfg, out, edgesOf(a.report))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,8 +249,16 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 		ph.log(t, "phases")
 		return r
 	}
-	full := fetch(t, false)
-	pushed := fetch(t, true)
+	// The two fetches are of one fake and share nothing else: they run
+	// side by side (the test's time on two cores is the longer one's).
+	var full, pushed run
+	t.Run("fetch", func(t *testing.T) {
+		t.Run("full pull", func(t *testing.T) { t.Parallel(); full = fetch(t, false) })
+		t.Run("pushdown", func(t *testing.T) { t.Parallel(); pushed = fetch(t, true) })
+	})
+	if t.Failed() {
+		return
+	}
 	t.Logf("full pull: %+v", full)
 	t.Logf("pushdown:  %+v", pushed)
 	within := func(what string, got, want, tol float64) {

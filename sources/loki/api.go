@@ -230,34 +230,26 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			span = b
 		}
 		end := chunkEnd(start, to, span, step)
-		p := url.Values{
-			"query": {query},
-			"start": {nanos(start)},
-			"end":   {nanos(end)},
-			"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
-		}
-		var d queryData
-		if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+		res, err := c.matrixCall(ctx, query, start, end, step, m)
+		if err != nil {
 			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
 				continue
 			}
-			if be := bytesLimitOf(err); be != nil && c.learnBytesLimit(be, end.Sub(start), step) {
-				continue
+			if be := bytesLimitOf(err); be != nil {
+				if c.learnBytesLimit(be, end.Sub(start), step) {
+					continue
+				}
+				// One step still reads too much: fewer streams at a time.
+				res, err = c.matrixSharded(ctx, query, start, end, step, m, err)
 			}
+		}
+		if err != nil {
 			if se := seriesLimitOf(err); se != nil && end.Sub(start) > c.cfg.SplitBy {
 				seriesSpan = c.cfg.SplitBy
 				c.noteSeriesLimit(se, seriesSpan)
 				continue
 			}
 			return nil, err
-		}
-		c.traffic.processedBy(d.Stats)
-		if d.ResultType != "matrix" {
-			return nil, fmt.Errorf("want a matrix, Loki answered resultType %q (is this a log query?)", d.ResultType)
-		}
-		var res []matrixResult
-		if err := json.Unmarshal(d.Result, &res); err != nil {
-			return nil, fmt.Errorf("decoding matrix: %w", err)
 		}
 		for _, r := range res {
 			k := logql.LabelsKey(r.Metric)
@@ -278,6 +270,30 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Labels < out[j].Labels })
 	return out, nil
+}
+
+// matrixCall is one query_range call of a metric query over [start, end]
+// at step.
+func (c *Client) matrixCall(ctx context.Context, query string, start, end time.Time, step time.Duration, m *meter) ([]matrixResult, error) {
+	p := url.Values{
+		"query": {query},
+		"start": {nanos(start)},
+		"end":   {nanos(end)},
+		"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+	}
+	var d queryData
+	if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+		return nil, err
+	}
+	c.traffic.processedBy(d.Stats)
+	if d.ResultType != "matrix" {
+		return nil, fmt.Errorf("want a matrix, Loki answered resultType %q (is this a log query?)", d.ResultType)
+	}
+	var res []matrixResult
+	if err := json.Unmarshal(d.Result, &res); err != nil {
+		return nil, fmt.Errorf("decoding matrix: %w", err)
+	}
+	return res, nil
 }
 
 // alignToStep rounds from down and to up to multiples of step counted from

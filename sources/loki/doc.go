@@ -54,6 +54,13 @@
 // is not retried: errors carry Loki's own text and the query. A 400 "max
 // entries limit per query exceeded" lowers the per-call limit to the server's
 // max_entries_limit_per_query and the page is asked again; the change is
-// reported. Credentials travel only in headers and never appear in errors,
+// reported. Loki's other query limits are learned from its refusals, in its
+// own words (LimitsLearned): max_query_length cuts every later request to
+// the limit; max_query_series splits a metric query in time;
+// max_query_bytes_read and max_querier_bytes_read split in time down to
+// one step, and then a sum over one selector by label shards (shards.go:
+// groups of its streams by a label's values, the groups' answers summed),
+// down to one stream; what one stream cannot give in one step is the
+// error, naming the stream. Credentials travel only in headers and never appear in errors,
 // notes, Config.String or bundle records.
 package loki

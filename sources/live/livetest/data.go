@@ -12,16 +12,46 @@ import (
 
 // CaddyTime dates a Caddy JSON log line by its "ts" (float Unix seconds), to
 // the microsecond, as a log shipper's timestamp stage would.
+//
+// Caddy writes "ts" second, after "level": read there, the number is had
+// without parsing the rest of the line (the request, a tenth of a live
+// test's time when every line was parsed whole); any other line is parsed.
 func CaddyTime(line string) (time.Time, bool) {
-	v, err := fastjson.Parse(line)
-	if err != nil {
-		return time.Time{}, false
+	ts, ok := leadingTS(line)
+	if !ok {
+		v, err := fastjson.Parse(line)
+		if err != nil {
+			return time.Time{}, false
+		}
+		ts = v.GetFloat64("ts")
 	}
-	ts := v.GetFloat64("ts")
 	if ts == 0 {
 		return time.Time{}, false
 	}
 	return time.UnixMicro(int64(math.Round(ts * 1e6))).UTC(), true
+}
+
+// leadingTS reads "ts" from a line that begins {"level":"<word>","ts":<number>,
+// (false for any other shape).
+func leadingTS(line string) (float64, bool) {
+	rest, ok := strings.CutPrefix(line, `{"level":"`)
+	if !ok {
+		return 0, false
+	}
+	i := strings.IndexByte(rest, '"')
+	if i < 0 || strings.ContainsAny(rest[:i], `\`) {
+		return 0, false
+	}
+	rest, ok = strings.CutPrefix(rest[i+1:], `,"ts":`)
+	if !ok {
+		return 0, false
+	}
+	j := strings.IndexAny(rest, ",}")
+	if j <= 0 {
+		return 0, false
+	}
+	ts, err := strconv.ParseFloat(rest[:j], 64)
+	return ts, err == nil
 }
 
 // FPMTime dates a php-fpm log line, "[02-Oct-2026 17:00:00] WARNING: ...",
