@@ -112,7 +112,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		s.query("logs/php-fpm.log", "php-fpm error log (pool www, UTC)", s.out.fpmN, 0, 0),
 	}
 	for _, mf := range []*metricFile{&s.metrics.fpm, &s.metrics.caddy, &s.metrics.cw, &s.metrics.node} {
-		n, ns, err := mf.write(o.Out)
+		n, ns, err := mf.write(o.Out, o.FastGzip)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -259,7 +259,7 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	s.cpu.last = begin
 	s.lport = uint16(32768 + s.rng.IntN(20000)&^1)
 	var err error
-	if s.out, err = openOutputs(o.Out); err != nil {
+	if s.out, err = openOutputs(o.Out, o.FastGzip); err != nil {
 		return nil, err
 	}
 
