@@ -35,7 +35,7 @@ func TestScenarioAcceptance(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(t.TempDir(), "b")
-			if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Seed: tt.seed, BaselineHours: 24, Crawler: tt.crawler, Out: dir}); err != nil {
+			if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Seed: tt.seed, BaselineHours: 24, Crawler: tt.crawler, Out: dir, FastGzip: true}); err != nil {
 				t.Fatal(err)
 			}
 			p := proposeForBundle(t, dir)

@@ -115,7 +115,7 @@ func scenarioBundle(t testing.TB, scenario string) string {
 	o, _ := scenarioBundles.LoadOrStore(scenario, &once[string]{})
 	return o.(*once[string]).get(t, func() (string, error) {
 		b := filepath.Join(fixtureDir, "scenario-"+scenario, "bundle")
-		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2}); err != nil {
+		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2, FastGzip: true}); err != nil {
 			return "", fmt.Errorf("simulate %s: %w", scenario, err)
 		}
 		return b, nil

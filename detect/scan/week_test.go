@@ -54,7 +54,7 @@ func weekBundle(t *testing.T) (string, simulate.Truth) {
 		if seed == 0 {
 			seed = 1
 		}
-		sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "week", Out: week.dir, Seed: seed, BaselineHours: 72})
+		sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "week", Out: week.dir, Seed: seed, BaselineHours: 72, FastGzip: true})
 		week.truth, week.err = sum.Truth, err
 	})
 	if week.err != nil {

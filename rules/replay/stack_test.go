@@ -177,7 +177,7 @@ func crawlerIncident(t *testing.T) testAnalysis {
 		incident.dir = dir
 		out := filepath.Join(dir, "bundle")
 		ctx := context.Background()
-		if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Out: out, Seed: 1, Scale: 1, BaselineHours: 1}); err != nil {
+		if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Out: out, Seed: 1, Scale: 1, BaselineHours: 1, FastGzip: true}); err != nil {
 			incident.err = err
 			return
 		}

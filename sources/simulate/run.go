@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		if len(mf.fams) == 0 {
 			continue // process-exporter's file, in a scenario without it
 		}
-		n, ns, err := mf.write(o.Out)
+		n, ns, err := mf.write(o.Out, o.FastGzip)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -263,7 +263,7 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	s.cpu.last = begin
 	s.lport = uint16(32768 + s.rng.IntN(20000)&^1)
 	var err error
-	if s.out, err = openOutputs(o.Out); err != nil {
+	if s.out, err = openOutputs(o.Out, o.FastGzip); err != nil {
 		return nil, err
 	}
 

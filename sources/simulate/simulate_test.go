@@ -383,7 +383,7 @@ func TestCrawlerOverride(t *testing.T) {
 	c.SecChUa = true
 	c.IPv6 = true
 	c.Tools = []Tool{ToolHistory}
-	sum := run(t, Options{Scenario: "crawler-backlog", Seed: 3, BaselineHours: 0.25, Crawler: &c})
+	sum := run(t, Options{Scenario: "crawler-backlog", Seed: 3, BaselineHours: 0.25, Crawler: &c, FastGzip: true})
 	n := 0
 	readLines(t, filepath.Join(sum.Out, "access/access.log.gz"), func(_ int, raw []byte, l *line) {
 		if l.Request.Headers["User-Agent"][0] != c.UserAgent {
@@ -621,7 +621,7 @@ func TestScaleFlatMemory(t *testing.T) {
 				}
 			}
 		}()
-		sum := run(t, Options{Scenario: "crawler-backlog", Seed: 1, Scale: scale, BaselineHours: 1})
+		sum := run(t, Options{Scenario: "crawler-backlog", Seed: 1, Scale: scale, BaselineHours: 1, FastGzip: true})
 		close(stop)
 		return sum.Lines, <-peak
 	}
