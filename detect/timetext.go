@@ -30,8 +30,6 @@ func civilDay(t time.Time) int64 {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
 
-func clockIn(t time.Time, loc *time.Location) string { return t.In(loc).Format("15:04") }
-
 // humanDuration: "3 h 12 min", "40 min", "2 days".
 func spanText(d time.Duration) string {
 	if d < 0 {
