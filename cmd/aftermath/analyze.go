@@ -486,7 +486,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected
 		return err
 	}
 	dataQuality := dataQualityPath(out, paths)
-	rulesPath, err := writeRules(out, a)
+	rulesPath, err := writeRules(out, a, lang)
 	if err != nil {
 		return err
 	}
