@@ -573,10 +573,10 @@ func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 		return p.say("backtest.of", struct{ N, Total int }{n, total})
 	}
 	// The block opens with what deploying it takes, as rules.caddy does
-	// (one source: rule.DeploySteps): pasted alone, it still says it needs
-	// caddy-ratelimit and where it goes.
+	// (one source: rule.DeployStepsIn, in the report's language): pasted
+	// alone, it still says it needs caddy-ratelimit and where it goes.
 	var head strings.Builder
-	for _, l := range rule.DeploySteps() {
+	for _, l := range rule.DeployStepsIn(p.lang) {
 		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: p.text(rl.WhyText, rl.Why), Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
