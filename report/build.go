@@ -166,7 +166,7 @@ func crawlerRows(fs []detect.Finding, t *detect.Traffic, from, to time.Time) []C
 		}
 		// ClusterOf: an actor joined over several fingerprints is charted whole.
 		if c := t.ClusterOf(*f.Cluster); c != nil {
-			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: detect.FactsOf[detect.CrawlerBurstFacts](&f).BaselinePer10m.V / 10}
+			row := CrawlerRow{Finding: f.ID, Fingerprint: c.Key.String(), FingerprintText: detect.SayKey(c.Key), BaselinePerMin: detect.FactsOf[detect.CrawlerBurstFacts](&f).BaselinePer10m.V / 10}
 			perMinute := c.CrawlerPerMinute()
 			for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
 				row.Points = append(row.Points, Point{T: m.UTC(), V: float64(perMinute[m.Unix()/60])})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
@@ -35,6 +36,9 @@ type CrawlerRow struct {
 	Finding string `json:"finding"`
 	// Fingerprint names the cluster (attacker-controlled text).
 	Fingerprint string `json:"fingerprint"`
+	// FingerprintText is Fingerprint as a sentence names it, for the
+	// report to say in its language.
+	FingerprintText prose.Text `json:"-"`
 	// BaselinePerMin is the cluster's usual requests per minute.
 	BaselinePerMin float64 `json:"baseline_per_min"`
 	Points         []Point `json:"points"`
@@ -62,8 +66,11 @@ type MinuteRow struct {
 // ClusterRow is one client fingerprint in the window.
 type ClusterRow struct {
 	Fingerprint string `json:"fingerprint"`
-	Requests    int    `json:"requests"`
-	DistinctIPs int    `json:"distinct_ips"`
+	// FingerprintText is Fingerprint as a sentence names it, for the
+	// report to say in its language ("logged out", "로그아웃").
+	FingerprintText prose.Text `json:"-"`
+	Requests        int        `json:"requests"`
+	DistinctIPs     int        `json:"distinct_ips"`
 	// Clients counts the addresses as hosts: an IPv4 address each, an
 	// IPv6 /64 each (detect.ClientOf).
 	Clients             int            `json:"clients"`
@@ -127,7 +134,7 @@ func (e *Evidence) SummarizeTraffic(t *detect.Traffic, from, to time.Time) {
 			break
 		}
 		row := ClusterRow{
-			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
+			Fingerprint: c.Key.String(), FingerprintText: detect.SayKey(c.Key), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
 			DistinctPrefixes: c.DistinctPrefixes(), Classes: map[string]int{}, PHPSeconds: c.PHPSeconds,
 		}
 		perIP := make([]int, 0, len(c.IPs))

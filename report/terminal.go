@@ -131,12 +131,12 @@ func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
 			if i == 5 {
 				break
 			}
-			_ = t.Append(cell(c.Fingerprint), p.i(c.Requests), p.i(c.DistinctIPs), p.i(c.Clients), p.n(c.RequestsPerIPMedian))
+			_ = t.Append(cell(p.text(c.FingerprintText, c.Fingerprint)), p.i(c.Requests), p.i(c.DistinctIPs), p.i(c.Clients), p.n(c.RequestsPerIPMedian))
 		}
 		_ = t.Render()
 	}
 	for _, n := range r.DataQuality {
-		fmt.Fprintf(w, "%s (%s): %s\n", cell(string(n.Severity)), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
+		fmt.Fprintf(w, "%s (%s): %s\n", cell(severityWord(words, n.Severity)), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
 	}
 	if len(paths) > 0 {
 		fmt.Fprintln(w)
