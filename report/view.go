@@ -188,7 +188,7 @@ func newView(r *Report, lang string) (*view, error) {
 			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
-		v.DataQuality = append(v.DataQuality, string(n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
+		v.DataQuality = append(v.DataQuality, severityWord(v.L, n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
 	}
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -697,4 +697,13 @@ func contextRises(p printer, r *Report) []string {
 		}{crowd(p, f), f.Start, lead > detect.TriggerLead, lead, share}))
 	}
 	return out
+}
+
+// severityWord is a data-quality note's severity in the words of a table
+// (labels, terminal.words): "info", "정보"; as written when it has none.
+func severityWord(words map[string]string, s sources.Severity) string {
+	if w, ok := words["severity_"+string(s)]; ok {
+		return w
+	}
+	return string(s)
 }
