@@ -155,3 +155,12 @@ func mustLocation(r *Report) *time.Location {
 	}
 	return loc
 }
+
+// IncompleteLine is the last line analyze prints when the evidence was
+// incomplete, in lang: where to read what was missing.
+func IncompleteLine(lang, dataQuality string) string {
+	if !validLang(lang) {
+		lang = LangEN
+	}
+	return newPrinter(lang, time.UTC, time.Time{}).say("terminal.incomplete", dataQuality)
+}
