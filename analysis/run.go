@@ -14,6 +14,9 @@ type Analysis struct {
 	Report *report.Report
 	// Caddyfile is every proposed zone in one rate_limit block ("" if none).
 	Caddyfile string
+	// Proposal is what the rules proposed, whose CaddyfileIn says
+	// Caddyfile's header in the report's language.
+	Proposal *rules.Proposal
 	// Placed is the configuration repository's Caddyfile with that block
 	// placed in it, and PlacedDiff the change ("" when not placed:
 	// Report.RulesPlacement says why).
@@ -66,7 +69,7 @@ func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*An
 	rep.DataQuality = append(rep.DataQuality, prop.DataQuality...)
 	placement, placed, diff := d.placeInConfigRepo(ctx, prop)
 	rep.RulesPlacement = placement
-	return &Analysis{Report: rep, Caddyfile: prop.Caddyfile, Placed: placed, PlacedDiff: diff}, nil
+	return &Analysis{Report: rep, Caddyfile: prop.Caddyfile, Proposal: prop, Placed: placed, PlacedDiff: diff}, nil
 }
 
 // Propose generates and backtests the rate-limit rules for d's findings over

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
@@ -76,11 +77,7 @@ func ClampUnit(v float64) float64 { return clampUnit(v) }
 
 func clampUnit(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 
-// FmtInt, FmtNum and FmtSec print a count, a number and seconds as the
-// report prints them.
-func FmtInt(n int) string                                      { return fmtInt(n) }
-func FmtNum(v float64) string                                  { return fmtNum(v) }
-func FmtSec(v float64) string                                  { return fmtSec(v) }
-func ChangeWhen(t, onset time.Time, loc *time.Location) string { return changeWhen(t, onset, loc) }
-func ClockIn(t time.Time, loc *time.Location) string           { return clockIn(t, loc) }
-func SpanText(d time.Duration) string                          { return spanText(d) }
+// ChangeWhen says when a change was made relative to the onset's day, and
+// SpanText a span of time, as the config-change analysis says them.
+func ChangeWhen(t, onset time.Time, loc *time.Location) prose.Text { return changeWhen(t, onset, loc) }
+func SpanText(d time.Duration) string                              { return spanText(d) }

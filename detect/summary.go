@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -57,8 +58,11 @@ const SummaryClusters = 10
 type ClusterSummary struct {
 	// Fingerprint names the cluster (ClusterKey.String; attacker-controlled text).
 	Fingerprint string
-	Requests    int
-	DistinctIPs int
+	// FingerprintText is Fingerprint as a sentence names it, in the
+	// report's language.
+	FingerprintText prose.Text
+	Requests        int
+	DistinctIPs     int
 	// Clients counts the addresses as hosts (ClientOf).
 	Clients             int
 	DistinctPrefixes    int
@@ -98,6 +102,8 @@ type CrawlerVolume struct {
 	Finding string
 	// Fingerprint names the cluster (attacker-controlled text).
 	Fingerprint string
+	// FingerprintText is Fingerprint as a sentence names it.
+	FingerprintText prose.Text
 	// BaselinePerMin is the cluster's usual requests per minute.
 	BaselinePerMin float64
 	Points         []metrics.Point
@@ -151,7 +157,7 @@ func clusterSummaries(t *Traffic) []ClusterSummary {
 			perIP = append(perIP, n.Requests)
 		}
 		out = append(out, ClusterSummary{
-			Fingerprint: c.Key.String(), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
+			Fingerprint: c.Key.String(), FingerprintText: sayKey(c.Key), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
 			DistinctPrefixes: c.DistinctPrefixes(), RequestsPerIPMedian: Median(perIP), Classes: maps.Clone(c.Classes), PHPSeconds: c.PHPSeconds,
 		})
 	}
@@ -169,7 +175,7 @@ func crawlerVolumes(t *Traffic, findings []Finding, from, to time.Time) []Crawle
 		}
 		// ClusterOf: an actor joined over several fingerprints is charted whole.
 		if c := t.ClusterOf(*f.Cluster); c != nil {
-			v := CrawlerVolume{Finding: f.ID, Fingerprint: c.Key.String(), BaselinePerMin: FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V / 10}
+			v := CrawlerVolume{Finding: f.ID, Fingerprint: c.Key.String(), FingerprintText: sayKey(c.Key), BaselinePerMin: FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V / 10}
 			perMinute := c.CrawlerPerMinute()
 			for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
 				v.Points = append(v.Points, metrics.Point{T: m.UTC(), V: float64(perMinute[m.Unix()/60])})

@@ -4,36 +4,31 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
-// when says when a change was made relative to the onset's day:
-// "23:48 the day before", "07:07", "14:02 on 30 Sep, 3 days before".
-func changeWhen(t, onset time.Time, loc *time.Location) string {
+// changeWhen says when a change was made relative to the onset's day:
+// "23:48 the day before", "07:07", "14:02 on 30 Sep, 3 days before"; the
+// full date and time when there is no onset.
+func changeWhen(t, onset time.Time, loc *time.Location) prose.Text {
 	lt := t.In(loc)
-	if onset.IsZero() {
-		return lt.Format("2006-01-02 15:04")
+	when := struct {
+		T              time.Time
+		Days           int64
+		NoOnset        bool
+		Full, DayMonth string
+	}{T: lt, NoOnset: onset.IsZero(), Full: lt.Format("2006-01-02 15:04"), DayMonth: lt.Format("2 Jan")}
+	if !when.NoOnset {
+		when.Days = civilDay(onset.In(loc)) - civilDay(lt)
 	}
-	days := civilDay(onset.In(loc)) - civilDay(lt)
-	c := lt.Format("15:04")
-	switch {
-	case days == 0:
-		return c
-	case days == 1:
-		return c + " the day before"
-	case days == -1:
-		return c + " the day after"
-	case days > 1:
-		return fmt.Sprintf("%s on %s, %d days before", c, lt.Format("2 Jan"), days)
-	}
-	return c + " on " + lt.Format("2 Jan")
+	return Messages.Say("config_change.when", when)
 }
 
 func civilDay(t time.Time) int64 {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
 }
-
-func clockIn(t time.Time, loc *time.Location) string { return t.In(loc).Format("15:04") }
 
 // humanDuration: "3 h 12 min", "40 min", "2 days".
 func spanText(d time.Duration) string {

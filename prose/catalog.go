@@ -139,6 +139,9 @@ type Catalog struct {
 	plain     *Bound
 	plainErr  error
 	plainOnce sync.Once
+	// plainIn holds each language bound to Plain (InPlain), made on its
+	// first use.
+	plainIn sync.Map
 }
 
 // Parse reads dir/<lang>.tmpl from fsys for each of langs. Every message

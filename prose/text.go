@@ -46,6 +46,26 @@ func (c *Catalog) Say(name string, data any) Text {
 // language renders it as written.
 func Plainly(s string) Text { return Text{english: s} }
 
+// InPlain renders t in lang with Plain's numbers and times, for text whose
+// numbers arrive printed (a comment in a generated file, where every language
+// shows the same digits), not for prose that says numbers in its reader's
+// language. A nested Text says its English, and a Text with no message reads
+// as written.
+func (t Text) InPlain(lang string) (string, error) {
+	if t.catalog == nil || lang == EN {
+		return t.english, nil
+	}
+	b, ok := t.catalog.plainIn.Load(lang)
+	if !ok {
+		bound, err := t.catalog.Bind(lang, Plain{})
+		if err != nil {
+			return "", err
+		}
+		b, _ = t.catalog.plainIn.LoadOrStore(lang, bound)
+	}
+	return b.(*Bound).Render(t.name, t.data)
+}
+
 // String is the English rendering.
 func (t Text) String() string { return t.english }
 

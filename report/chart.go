@@ -202,7 +202,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		c.HLine(cr.BaselinePerMin, timechart.ColourBaseline)
 		c.Key("-"+timechart.ColourBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
 		out = append(out, chartView{ID: "chart-crawler-" + strconv.Itoa(i+1), Title: w["crawler"],
-			Caption: p.say("chart.crawler_caption", cr.Fingerprint+" ("+cr.Finding+")"), SVG: finish(c, ingest.CoverageAccess)})
+			Caption: p.say("chart.crawler_caption", p.text(cr.FingerprintText, cr.Fingerprint)+" ("+cr.Finding+")"), SVG: finish(c, ingest.CoverageAccess)})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
@@ -36,6 +37,9 @@ type CrawlerRow struct {
 	Finding string `json:"finding"`
 	// Fingerprint names the cluster (attacker-controlled text).
 	Fingerprint string `json:"fingerprint"`
+	// FingerprintText is Fingerprint as a sentence names it, for the
+	// report to say in its language.
+	FingerprintText prose.Text `json:"-"`
 	// BaselinePerMin is the cluster's usual requests per minute.
 	BaselinePerMin float64 `json:"baseline_per_min"`
 	Points         []Point `json:"points"`
@@ -63,8 +67,11 @@ type MinuteRow struct {
 // ClusterRow is one client fingerprint in the window.
 type ClusterRow struct {
 	Fingerprint string `json:"fingerprint"`
-	Requests    int    `json:"requests"`
-	DistinctIPs int    `json:"distinct_ips"`
+	// FingerprintText is Fingerprint as a sentence names it, for the
+	// report to say in its language ("logged out", "로그아웃").
+	FingerprintText prose.Text `json:"-"`
+	Requests        int        `json:"requests"`
+	DistinctIPs     int        `json:"distinct_ips"`
 	// Clients counts the addresses as hosts: an IPv4 address each, an
 	// IPv6 /64 each (detect.ClientOf).
 	Clients             int            `json:"clients"`
@@ -114,7 +121,7 @@ func (e *Evidence) fillFrom(s *detect.Summary) {
 		e.Minutes = append(e.Minutes, row)
 	}
 	for _, c := range s.Clusters {
-		row := ClusterRow{Fingerprint: c.Fingerprint, Requests: c.Requests, DistinctIPs: c.DistinctIPs, Clients: c.Clients,
+		row := ClusterRow{Fingerprint: c.Fingerprint, FingerprintText: c.FingerprintText, Requests: c.Requests, DistinctIPs: c.DistinctIPs, Clients: c.Clients,
 			DistinctPrefixes: c.DistinctPrefixes, RequestsPerIPMedian: c.RequestsPerIPMedian, Classes: make(map[string]int, len(c.Classes)), PHPSeconds: c.PHPSeconds}
 		for cl, n := range c.Classes {
 			row.Classes[string(cl)] = n
@@ -125,7 +132,7 @@ func (e *Evidence) fillFrom(s *detect.Summary) {
 		e.Series = append(e.Series, SeriesRow{ID: ms.ID, Name: ms.Name, Query: ms.Query, Agg: ms.Agg, Points: points(ms.Points), Max: ms.Max, MaxAt: ms.MaxAt})
 	}
 	for _, c := range s.Crawlers {
-		e.Crawlers = append(e.Crawlers, CrawlerRow{Finding: c.Finding, Fingerprint: c.Fingerprint, BaselinePerMin: c.BaselinePerMin, Points: points(c.Points)})
+		e.Crawlers = append(e.Crawlers, CrawlerRow{Finding: c.Finding, Fingerprint: c.Fingerprint, FingerprintText: c.FingerprintText, BaselinePerMin: c.BaselinePerMin, Points: points(c.Points)})
 	}
 }
 

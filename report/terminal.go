@@ -131,12 +131,12 @@ func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
 			if i == 5 {
 				break
 			}
-			_ = t.Append(cell(c.Fingerprint), p.i(c.Requests), p.i(c.DistinctIPs), p.i(c.Clients), p.n(c.RequestsPerIPMedian))
+			_ = t.Append(cell(p.text(c.FingerprintText, c.Fingerprint)), p.i(c.Requests), p.i(c.DistinctIPs), p.i(c.Clients), p.n(c.RequestsPerIPMedian))
 		}
 		_ = t.Render()
 	}
 	for _, n := range r.DataQuality {
-		fmt.Fprintf(w, "%s (%s): %s\n", cell(string(n.Severity)), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
+		fmt.Fprintf(w, "%s (%s): %s\n", cell(severityWord(words, n.Severity)), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
 	}
 	if len(paths) > 0 {
 		fmt.Fprintln(w)
@@ -154,4 +154,13 @@ func mustLocation(r *Report) *time.Location {
 		return time.UTC
 	}
 	return loc
+}
+
+// IncompleteLine is the last line analyze prints when the evidence was
+// incomplete, in lang: where to read what was missing.
+func IncompleteLine(lang, dataQuality string) string {
+	if !validLang(lang) {
+		lang = LangEN
+	}
+	return newPrinter(lang, time.UTC, time.Time{}).say("terminal.incomplete", dataQuality)
 }

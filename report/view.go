@@ -188,7 +188,7 @@ func newView(r *Report, lang string) (*view, error) {
 			Confidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64), Summary: p.text(f.SummaryText, f.Summary) + estimatedMark(p, &f)})
 	}
 	for _, n := range r.DataQuality {
-		v.DataQuality = append(v.DataQuality, string(n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
+		v.DataQuality = append(v.DataQuality, severityWord(v.L, n.Severity)+" ("+n.Source+"): "+p.text(n.Text, n.Message))
 	}
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -573,10 +573,10 @@ func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 		return p.say("backtest.of", struct{ N, Total int }{n, total})
 	}
 	// The block opens with what deploying it takes, as rules.caddy does
-	// (one source: rule.DeploySteps): pasted alone, it still says it needs
-	// caddy-ratelimit and where it goes.
+	// (one source: rule.DeployStepsIn, in the report's language): pasted
+	// alone, it still says it needs caddy-ratelimit and where it goes.
 	var head strings.Builder
-	for _, l := range rule.DeploySteps() {
+	for _, l := range rule.DeployStepsIn(p.lang) {
 		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: p.text(rl.WhyText, rl.Why), Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
@@ -697,4 +697,13 @@ func contextRises(p printer, r *Report) []string {
 		}{crowd(p, f), f.Start, lead > detect.TriggerLead, lead, share}))
 	}
 	return out
+}
+
+// severityWord is a data-quality note's severity in the words of a table
+// (labels, terminal.words): "info", "정보"; as written when it has none.
+func severityWord(words map[string]string, s sources.Severity) string {
+	if w, ok := words["severity_"+string(s)]; ok {
+		return w
+	}
+	return string(s)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/rules/rule"
 )
 
@@ -16,63 +17,96 @@ const (
 	OrderOption  = rule.OrderOption
 )
 
-// deployHeader is the comment rules.caddy opens with: what the block needs,
-// where it goes, how to check it, and what it would have refused. It holds
-// no text from the logs: zone names are [a-z0-9_] (zoneNameOK) and every
-// other value is a number or a time.
-func deployHeader(p *Proposal, from, to time.Time) string {
+// deployHeader is the comment rules.caddy opens with, as lines said from
+// the catalog (header.* in prose/): what the block needs, where it goes, how
+// to check it, and what it would have refused. It holds no text from the
+// logs: zone names are [a-z0-9_] (zoneNameOK) and every other value is a
+// number or a time, printed here so that every language shows the same
+// digits.
+func deployHeader(p *Proposal, from, to time.Time) []prose.Text {
+	var lines []prose.Text
+	say := func(t prose.Text) { lines = append(lines, t) }
+	say(Messages.Say("header.title", struct{ From, To string }{from.UTC().Format("2006-01-02 15:04"), to.UTC().Format("2006-01-02 15:04")}))
+	say(prose.Text{})
+	say(prose.Plainly(stepsMarker))
+	say(prose.Text{})
+	say(Messages.Say("header.backtest", nil))
+	for _, r := range p.Rules {
+		say(Messages.Say("header.zone", struct {
+			Name, Window string
+			Events       int
+			PerClient    bool
+		}{r.Name, r.Window, r.Events, r.Key == "{client_ip}"}))
+		lines = append(lines, backtestLines(r.Backtest)...)
+	}
+	if len(p.Rules) > 1 && p.Backtest != nil {
+		say(Messages.Say("header.all_zones", nil))
+		lines = append(lines, backtestLines(*p.Backtest)...)
+	}
+	say(Messages.Say("header.why", nil))
+	return lines
+}
+
+// stepsMarker stands for the deploy steps among the header's lines: they are
+// rule.DeployStepsIn's, several lines in each language.
+const stepsMarker = "\x00steps"
+
+// CaddyfileIn is what rules.caddy holds, its header said in lang: Caddyfile
+// when lang is English.
+func (p *Proposal) CaddyfileIn(lang string) (string, error) {
 	var b strings.Builder
-	line := func(format string, args ...any) {
-		s := fmt.Sprintf(format, args...)
+	comment := func(s string) {
 		if s == "" {
 			b.WriteString("#\n")
 			return
 		}
 		b.WriteString("# " + s + "\n")
 	}
-	line("Rate limits proposed by aftermath for the incident of %s to %s (UTC).", from.UTC().Format("2006-01-02 15:04"), to.UTC().Format("2006-01-02 15:04"))
-	line("")
-	for _, l := range rule.DeploySteps() {
-		line("%s", l)
+	for _, l := range p.header {
+		if l.String() == stepsMarker {
+			for _, step := range rule.DeployStepsIn(lang) {
+				comment(step)
+			}
+			continue
+		}
+		s, err := l.InPlain(lang)
+		if err != nil {
+			return "", fmt.Errorf("rules: rules.caddy's header in %s: %w", lang, err)
+		}
+		comment(s)
 	}
-	line("")
-	line("What it would have refused, replaying the recorded requests (backtest):")
-	for _, r := range p.Rules {
-		line("  zone %s (%d requests per %s, %s):", r.Name, r.Events, r.Window, keyText(r.Key))
-		backtestLines(line, r.Backtest)
-	}
-	if len(p.Rules) > 1 && p.Backtest != nil {
-		line("  all zones together:")
-		backtestLines(line, *p.Backtest)
-	}
-	line("Each zone's conditions, sizing and arithmetic: report.json (rules[].why).")
-	return b.String()
+	return b.String() + "\n" + p.Block, nil
 }
 
-func keyText(key string) string {
-	if key == "{client_ip}" {
-		return "one bucket per client address"
+// NoProposalComment is what rules.caddy holds when no zone was proposed, in
+// lang.
+func NoProposalComment(lang string) string {
+	t := Messages.Say("header.none", nil)
+	s, err := t.InPlain(lang)
+	if err != nil {
+		s = t.String()
 	}
-	return "one bucket for all clients"
+	return s + "\n"
 }
 
-// backtestLines prints one backtest as header lines.
-func backtestLines(line func(string, ...any), bt Backtest) {
-	first := "never"
+// backtestLines says one backtest as header lines.
+func backtestLines(bt Backtest) []prose.Text {
+	crawler := struct {
+		Refused, Requests, Share, First string
+	}{Refused: fmtInt(bt.CrawlerRefused), Requests: fmtInt(bt.CrawlerRequests), Share: pct(bt.CrawlerRefusedShare)}
 	if !bt.FirstRefusal.IsZero() {
-		first = "from " + bt.FirstRefusal.UTC().Format("15:04:05") + " UTC"
+		crawler.First = bt.FirstRefusal.UTC().Format("15:04:05")
 	}
-	line("    crawler: %s of %s requests refused (%s), %s", fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests), pct(bt.CrawlerRefusedShare), first)
-	addresses := "addresses"
-	if bt.FingerprintReadersRefused == 1 {
-		addresses = "address"
+	return []prose.Text{
+		Messages.Say("header.crawler", crawler),
+		Messages.Say("header.readers", struct {
+			Refused, Requests, Addresses string
+			One                          bool
+		}{fmtInt(bt.FingerprintReaderRefused), fmtInt(bt.FingerprintReaderRequests), fmtInt(bt.FingerprintReadersRefused), bt.FingerprintReadersRefused == 1}),
+		Messages.Say("header.other", struct{ Refused, Requests, Share string }{fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare)}),
+		Messages.Say("header.logged_in", struct{ Refused, Requests string }{fmtInt(bt.LoggedInRefused), fmtInt(bt.LoggedInRequests)}),
+		Messages.Say("header.baseline", struct{ Refused, Requests string }{fmtInt(bt.BaselineRefused), fmtInt(bt.BaselineRequests)}),
 	}
-	line("    readers who share the crawler's fingerprint: %s of %s requests refused (%s %s)",
-		fmtInt(bt.FingerprintReaderRefused), fmtInt(bt.FingerprintReaderRequests), fmtInt(bt.FingerprintReadersRefused), addresses)
-	line("    other logged-out requests (the readers' logged-out ones included): %s of %s refused (%s)",
-		fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare))
-	line("    logged-in requests: %s of %s refused", fmtInt(bt.LoggedInRefused), fmtInt(bt.LoggedInRequests))
-	line("    ordinary requests before the incident (baseline): %s of %s refused", fmtInt(bt.BaselineRefused), fmtInt(bt.BaselineRequests))
 }
 
 func pct(share float64) string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -79,14 +80,24 @@ func FuzzGenerate(f *testing.F) {
 		for _, z := range zones {
 			p.Rules = append(p.Rules, Rule{Name: z.Name, Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events})
 		}
-		header := deployHeader(p, time.Unix(0, 0), time.Unix(3600, 0))
-		for _, l := range strings.SplitAfter(header, "\n") {
-			if l != "" && (!strings.HasPrefix(l, "#") || !strings.HasSuffix(l, "\n") || strings.ContainsAny(strings.TrimSuffix(l, "\n"), "\r\n")) {
-				t.Fatalf("header line %q is not one comment line", l)
+		p.header, p.Block = deployHeader(p, time.Unix(0, 0), time.Unix(3600, 0)), snippet
+		for _, lang := range prose.Langs {
+			file, err := p.CaddyfileIn(lang)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if _, err := validateZones(header+"\n"+snippet, zones); err != nil {
-			t.Fatalf("with its header: %v", err)
+			header, ok := strings.CutSuffix(file, "\n"+snippet)
+			if !ok {
+				t.Fatalf("%s: the rules file does not end with the block:\n%s", lang, file)
+			}
+			for _, l := range strings.SplitAfter(header, "\n") {
+				if l != "" && (!strings.HasPrefix(l, "#") || !strings.HasSuffix(l, "\n") || strings.ContainsAny(strings.TrimSuffix(l, "\n"), "\r\n")) {
+					t.Fatalf("%s: header line %q is not one comment line", lang, l)
+				}
+			}
+			if _, err := validateZones(file, zones); err != nil {
+				t.Fatalf("%s: with its header: %v", lang, err)
+			}
 		}
 	})
 }

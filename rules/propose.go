@@ -67,6 +67,8 @@ type Proposal struct {
 	Backtest *Backtest `json:"backtest,omitempty"`
 	// adviceNotes is where the config advice's notes start in DataQuality.
 	adviceNotes int
+	// header is rules.caddy's comment, line by line (CaddyfileIn).
+	header []prose.Text
 }
 
 // RulesProblems returns the notes that say the rules themselves (not the
@@ -462,8 +464,9 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
-	p.Caddyfile = deployHeader(p, in.From, in.To) + "\n" + p.Block
-	return missed, nil
+	p.header = deployHeader(p, in.From, in.To)
+	p.Caddyfile, err = p.CaddyfileIn(prose.EN)
+	return missed, err
 }
 
 // sizingWindow returns the index in candidateWindows of the window the zones

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -486,7 +487,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected
 		return err
 	}
 	dataQuality := dataQualityPath(out, paths)
-	rulesPath, err := writeRules(out, a)
+	rulesPath, err := writeRules(out, a, lang)
 	if err != nil {
 		return err
 	}
@@ -499,7 +500,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected
 		if where, ok := live.LokiUnreachable(in.Manifest); ok {
 			return &exitError{code: exitIncomplete, err: fmt.Errorf("see data_quality in %s\n%s", dataQuality, unreachableLine(where))}
 		}
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: see data_quality in %s", dataQuality)}
+		return &exitError{code: exitIncomplete, err: errors.New(report.IncompleteLine(lang, dataQuality))}
 	}
 	return nil
 }

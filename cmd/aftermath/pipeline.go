@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/aftermath-forensics/aftermath/analysis"
+	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
@@ -56,11 +57,15 @@ func pipelineError(in ingest.Inputs, err error) error {
 // rulesFile is where analyze writes the proposed rate_limit block.
 const rulesFile = "rules.caddy"
 
-// writeRules writes the Caddyfile snippet, or a comment saying why there is none.
-func writeRules(dir string, a *analysis.Analysis) (string, error) {
-	text := a.Caddyfile
-	if text == "" {
-		text = "# aftermath proposed no rate_limit zone for this incident: no crawler_burst finding\n# justified one (see report.json: rules, checks and data_quality).\n"
+// writeRules writes the Caddyfile snippet, or a comment saying why there is
+// none, its comments in lang.
+func writeRules(dir string, a *analysis.Analysis, lang string) (string, error) {
+	text := rules.NoProposalComment(lang)
+	if a.Caddyfile != "" {
+		var err error
+		if text, err = a.Proposal.CaddyfileIn(lang); err != nil {
+			return "", err
+		}
 	}
 	p := filepath.Join(dir, rulesFile)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {

@@ -1,12 +1,12 @@
 package configchange
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
@@ -16,11 +16,11 @@ func backlogTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
 	if !ok1 || !ok2 {
-		a.quantText = "The values are not numbers: no arithmetic."
+		a.quantText = Messages.Say("config_change.backlog.not_numbers", nil)
 		return
 	}
 	W, S := float64(q.Workers), q.ServiceTimeS
-	var sent []string
+	var sent []prose.Text
 	haveRate := W > 0 && S > 0
 	limit, limitName := q.HealthTimeoutS, "health timeout"
 	if limit <= 0 && q.ClientTimeoutS > 0 {
@@ -32,7 +32,11 @@ func backlogTest(a *assessment, q QueueFacts) {
 		a.facts.WaitAfterS = Some(round(wa, 2))
 		a.facts.Workers = Some(q.Workers)
 		a.facts.ServiceTimeS = Some(S)
-		s := fmt.Sprintf("With %s workers at %s per request, a full queue now holds %s of work", fmtInt(q.Workers), fmtSecTrim(S), fmtSecTrim(wa))
+		wait := struct {
+			Workers                       int
+			Service, After, Before, Limit prose.Text
+			HasLimit, Client              bool
+		}{Workers: q.Workers, Service: secsText(S), After: secsText(wa), Before: secsText(wb)}
 		if limit > 0 {
 			// Which limit the wait was held against is which of the two
 			// facts is stated: a health timeout nobody configured is not 0.
@@ -41,10 +45,9 @@ func backlogTest(a *assessment, q QueueFacts) {
 			} else {
 				a.facts.ClientTimeoutS = Some(limit)
 			}
-			s += fmt.Sprintf(" against a %s %s", fmtSecTrim(limit), limitName)
+			wait.HasLimit, wait.Client, wait.Limit = true, limitName != "health timeout", secsText(limit)
 		}
-		s += fmt.Sprintf(" (it held %s before)", fmtSecTrim(wb))
-		sent = append(sent, s)
+		sent = append(sent, Messages.Say("config_change.backlog.wait", wait))
 		switch {
 		case limit <= 0:
 			a.quant = 0.6
@@ -60,7 +63,7 @@ func backlogTest(a *assessment, q QueueFacts) {
 			a.quant = 0.5
 		}
 	} else {
-		sent = append(sent, "Workers or service time unknown: the queue wait B*S/W could not be computed")
+		sent = append(sent, Messages.Say("config_change.backlog.no_rate", nil))
 		a.quant = 0.5
 	}
 	peak, passedAt, reachedAt := queueStats(q, old, nw)
@@ -70,33 +73,30 @@ func backlogTest(a *assessment, q QueueFacts) {
 		a.facts.QueuePassedOldCap = Some(passed)
 		if a.risk > 0 && !passed {
 			a.quant = 0
-			a.notLinked = fmt.Sprintf("the queue peaked at %s and never passed the old cap of %s, so the old cap would have changed nothing",
-				fmtNum(peak), fmtNum(old))
+			a.notLinked = Messages.Say("config_change.backlog.never_passed", struct{ Peak, Old float64 }{peak, old})
 		}
 		if a.risk > 0 && passed {
-			s := "the queue passed " + fmtNum(old)
-			if !passedAt.IsZero() {
-				s += " at " + clockIn(passedAt, q.Loc)
-			}
-			if !reachedAt.IsZero() {
-				s += " and reached " + fmtNum(nw) + " at " + clockIn(reachedAt, q.Loc)
-			} else {
-				s += " and peaked at " + fmtNum(peak)
-			}
+			passing := struct {
+				Old, New, Peak               float64
+				PassedAt, ReachedAt          time.Time
+				HasPassed, HasReached, Waits bool
+				Wait                         prose.Text
+			}{Old: old, New: nw, Peak: peak, PassedAt: passedAt.In(q.Loc), ReachedAt: reachedAt.In(q.Loc),
+				HasPassed: !passedAt.IsZero(), HasReached: !reachedAt.IsZero()}
 			if haveRate {
 				wp := QueueWait(peak, S, W)
 				a.facts.WaitAtPeakS = Some(round(wp, 2))
 				if reachedAt.IsZero() {
-					s += fmt.Sprintf(" (%s of waiting)", fmtSecTrim(wp))
+					passing.Waits, passing.Wait = true, secsText(wp)
 				}
 			}
-			sent = append(sent, s)
+			sent = append(sent, Messages.Say("config_change.backlog.passed", passing))
 		}
 	} else if a.risk > 0 && len(q.Queue) == 0 {
 		// Whether the old cap would have held the same incident is the
 		// verdict; without the queue series it cannot be given.
-		a.cannotJudge = "could not judge: whether the old cap of " + fmtNum(old) + " would have held needs php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
-		sent = append(sent, "no queue depth was measured, so whether the queue passed the old cap is unknown")
+		a.cannotJudge = Messages.Say("config_change.backlog.cannot_judge", old)
+		sent = append(sent, Messages.Say("config_change.backlog.no_depth", nil))
 	}
 	a.quantText = sentences(sent)
 }
@@ -113,15 +113,17 @@ func workersTest(a *assessment, q QueueFacts) {
 	nw, ok2 := settingValue(a.c.New, a.k)
 	S := q.ServiceTimeS
 	if !ok1 || !ok2 || old <= 0 || nw <= 0 || S <= 0 {
-		a.quantText = "Service time or values unknown: no arithmetic."
+		a.quantText = Messages.Say("config_change.workers.unknown", nil)
 		return
 	}
 	a.facts.ServiceTimeS = Some(S)
 	if q.PeakPHPPerS <= 0 {
-		a.quantText = fmt.Sprintf("Capacity went from %s to %s requests per second at %s per request; the load at the peak is unknown (no access log), so whether the old pool would have held cannot be said.",
-			fmtNum(math.Round(LittleRate(old, S))), fmtNum(math.Round(LittleRate(nw, S))), fmtSecTrim(S))
+		a.quantText = Messages.Say("config_change.workers.no_load", struct {
+			Old, New float64
+			Service  prose.Text
+		}{math.Round(LittleRate(old, S)), math.Round(LittleRate(nw, S)), secsText(S)})
 		if a.risk > 0 {
-			a.cannotJudge = "could not judge: whether the old pool would have held needs the requests that reached PHP at the peak, from the access log, which the evidence lacks"
+			a.cannotJudge = Messages.Say("config_change.workers.cannot_judge", nil)
 		}
 		return
 	}
@@ -130,56 +132,70 @@ func workersTest(a *assessment, q QueueFacts) {
 	a.facts.PeakPHPPerS = Some(round(lambda, 2))
 	a.facts.WorkersNeeded = Some(round(need, 1))
 	a.facts.OldPoolHeld = Some(need <= old)
-	s := fmt.Sprintf("By Little's law, at the peak (%s from %s, the proxy's failures and their retries counted as PHP's) %s requests a second needed PHP at %s each: %s busy workers, against %s before the change and %s after it",
-		spanText(demandSpan), clockIn(q.PeakAt, q.Loc), fmtNum(round(lambda, 1)), fmtSecTrim(S), fmtNum(round(need, 1)), fmtNum(old), fmtNum(nw))
+	little := struct {
+		Span, Service, Load    prose.Text
+		Sizing                 prose.Text
+		PeakAt                 time.Time
+		Lambda, Need, Old, New float64
+		Verdict                string
+		HasLoad                bool
+	}{Span: spanSaid(demandSpan), Service: secsText(S), PeakAt: q.PeakAt.In(q.Loc),
+		Lambda: round(lambda, 1), Need: round(need, 1), Old: old, New: nw}
 	switch {
 	case a.risk > 0 && need <= old && need > nw:
 		a.quant = 1
-		s += fmt.Sprintf(": the old pool of %s would have held this load, the new %s could not", fmtNum(old), fmtNum(nw))
+		little.Verdict = "old_held"
 	case a.risk > 0 && need > old:
 		a.quant = 0.5
-		s += fmt.Sprintf(": the old pool of %s would not have held it either; the cut made the shortfall worse", fmtNum(old))
+		little.Verdict = "old_short"
 	case a.risk > 0:
 		a.quant = 0
-		a.notLinked = fmt.Sprintf("by Little's law the peak load kept %s workers busy (%s requests a second at %s each), within the new pool of %s: the cut from %s played no part",
-			fmtNum(round(need, 1)), fmtNum(round(lambda, 1)), fmtSecTrim(S), fmtNum(nw), fmtNum(old))
+		a.notLinked = Messages.Say("config_change.workers.played_no_part", struct {
+			Need, Lambda, New, Old float64
+			Service                prose.Text
+		}{round(need, 1), round(lambda, 1), nw, old, secsText(S)})
 	case need <= nw:
 		a.quant = 1
-		s += fmt.Sprintf(": the new pool of %s holds it", fmtNum(nw))
+		little.Verdict = "new_holds"
 	default:
-		s += fmt.Sprintf(": the new pool of %s would not hold it either", fmtNum(nw))
+		little.Verdict = "new_short"
 	}
-	a.quantText = s + "." + loadText(a, q, lambda)
+	little.Load = loadText(a, q, lambda)
+	little.HasLoad = said(little.Load)
 	floor := 0.0
 	if a.risk > 0 {
 		floor = old
 	}
 	sz := sizing(q.Resources, need, floor)
 	sz.state(a.facts)
-	a.quantText += " " + Messages.Say("config_change.sizing", sz).String()
+	little.Sizing = Messages.Say("config_change.sizing", sz)
+	a.quantText = Messages.Say("config_change.workers.little", little)
 }
 
 // loadText names the load that filled the pool beside the change that let
 // it: the trigger found, else the demand for PHP against its usual over the
 // hour before the load could rise into the onset.
-func loadText(a *assessment, q QueueFacts, lambda float64) string {
+func loadText(a *assessment, q QueueFacts, lambda float64) prose.Text {
 	if a.risk <= 0 || a.quant == 0 {
-		return ""
+		return prose.Text{}
 	}
 	if q.UsualPHPPerS > 0 {
 		a.facts.UsualPHPPerS = Some(round(q.UsualPHPPerS, 2))
 	}
-	switch {
-	case q.LoadTrigger != "":
-		return fmt.Sprintf(" The load that filled the pool: %s, the trigger; the cut is what let it fail.", q.LoadTrigger)
-	case q.UsualPHPPerS <= 0:
-		return ""
-	case lambda > arrivalsFlat*q.UsualPHPPerS:
-		return fmt.Sprintf(" The load that filled the pool was demand for PHP rising from a usual %s requests a second (%s to %s) to %s: the trigger, and the cut is what let it fail.",
-			fmtNum(round(q.UsualPHPPerS, 1)), clockIn(q.Onset.Add(-demandLead-time.Hour), q.Loc), clockIn(q.Onset.Add(-demandLead), q.Loc), fmtNum(round(lambda, 1)))
+	if q.LoadTrigger != "" {
+		return Messages.Say("config_change.load.trigger", q.LoadTrigger)
 	}
-	return fmt.Sprintf(" Demand for PHP did not rise (a usual %s requests a second from %s to %s, %s at the peak): the ordinary load filled the smaller pool.",
-		fmtNum(round(q.UsualPHPPerS, 1)), clockIn(q.Onset.Add(-demandLead-time.Hour), q.Loc), clockIn(q.Onset.Add(-demandLead), q.Loc), fmtNum(round(lambda, 1)))
+	if q.UsualPHPPerS <= 0 {
+		return prose.Text{}
+	}
+	demand := struct {
+		Usual, Peak float64
+		From, To    time.Time
+	}{round(q.UsualPHPPerS, 1), round(lambda, 1), q.Onset.Add(-demandLead - time.Hour).In(q.Loc), q.Onset.Add(-demandLead).In(q.Loc)}
+	if lambda > arrivalsFlat*q.UsualPHPPerS {
+		return Messages.Say("config_change.load.rose", demand)
+	}
+	return Messages.Say("config_change.load.flat", demand)
 }
 
 // timeoutTest: would the check have survived the observed queue wait under
@@ -188,40 +204,53 @@ func timeoutTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
 	if !ok1 || !ok2 {
-		a.quantText = "The timeouts are not durations: no arithmetic."
+		a.quantText = Messages.Say("config_change.timeout.not_durations", nil)
 		return
 	}
-	var note string
+	var note prose.Text
 	if strings.HasPrefix(changes.CanonicalKey(a.c.Key), "php_fastcgi.") && a.k.name == "health_timeout" {
 		// design.md: a connected FastCGI check is cut short by read_timeout only.
 		a.mech *= 0.7
-		note = " Behind php_fastcgi the transport's read_timeout, not health_timeout, is what fails a queued check."
+		note = Messages.Say("config_change.timeout.php_fastcgi", nil)
 	}
 	peak := math.Max(q.QueuePeak, queueMax(q.Queue))
 	if q.Workers <= 0 || q.ServiceTimeS <= 0 || peak <= 0 {
-		a.quantText = "The queue wait in the incident is unknown: no arithmetic." + note
+		a.quantText = withNote(Messages.Say("config_change.timeout.unknown_wait", nil), note)
 		if peak <= 0 && a.risk > 0 {
-			a.cannotJudge = "could not judge: whether the check would have survived the old timeout needs the queue wait, from php-fpm's listen queue series (phpfpm_listen_queue), which the evidence lacks"
+			a.cannotJudge = Messages.Say("config_change.timeout.cannot_judge", nil)
 		}
 		return
 	}
 	w := QueueWait(peak, q.ServiceTimeS, float64(q.Workers))
 	a.facts.WaitAtPeakS = Some(round(w, 2))
-	s := fmt.Sprintf("At its peak of %s the queue held %s of work; the timeout went from %s to %s", fmtNum(peak), fmtSecTrim(w), timeoutText(old), timeoutText(nw))
+	held := struct {
+		Peak           float64
+		Wait, Old, New prose.Text
+		Verdict        string
+	}{Peak: peak, Wait: secsText(w), Old: timeoutText(old), New: timeoutText(nw)}
 	switch {
 	case a.risk > 0 && w > nw && w <= old:
 		a.quant = 1
-		s += ": the check would have survived under the old timeout"
+		held.Verdict = "survived"
 	case a.risk > 0 && w > old:
 		a.quant = 0.5
-		s += ": it would have failed under the old one too"
+		held.Verdict = "failed_too"
 	case a.risk > 0:
 		a.quant = 0
-		a.notLinked = fmt.Sprintf("the queue never held more than %s of work, under both the old (%s) and the new (%s) timeout", fmtSecTrim(w), timeoutText(old), timeoutText(nw))
+		a.notLinked = Messages.Say("config_change.timeout.never_held", held)
 	case a.risk < 0 && w <= nw:
 		a.quant = 1
 	}
-	a.quantText = s + "." + note
+	a.quantText = withNote(Messages.Say("config_change.timeout.peak", held), note)
+}
+
+// withNote says the timeout's arithmetic followed by its note, when there
+// is one.
+func withNote(t, note prose.Text) prose.Text {
+	if !said(note) {
+		return t
+	}
+	return joined(" ", []prose.Text{t, note})
 }
 
 // queueStats: the deepest queue, when it first passed old, when it first
@@ -266,8 +295,8 @@ const serviceTimeSpan = 3 * time.Hour
 // to the onset.
 func serviceTimeTest(a *assessment, q QueueFacts) {
 	if q.PHPTimes == nil {
-		a.quantText = "No access log: PHP's time per request across the change is unknown."
-		a.cannotJudge = "could not judge: whether PHP got slower across the change needs the access log's PHP answers on both sides of it"
+		a.quantText = Messages.Say("config_change.service.no_log", nil)
+		a.cannotJudge = Messages.Say("config_change.service.cannot_judge_log", nil)
 		return
 	}
 	at := a.c.Time
@@ -277,20 +306,24 @@ func serviceTimeTest(a *assessment, q QueueFacts) {
 	}
 	before, after := q.PHPTimes(at.Add(-serviceTimeSpan), at), q.PHPTimes(at, to)
 	if before.N < minServiceSamples || after.N < minServiceSamples {
-		a.quantText = fmt.Sprintf("The access log holds %s PHP answers in the %s before the change and %s after it (minutes without a queue): too few to compare.",
-			fmtInt(before.N), spanText(serviceTimeSpan), fmtInt(after.N))
-		a.cannotJudge = "could not judge: whether PHP got slower across the change needs PHP's answers on both sides of it, which the access log does not hold"
+		a.quantText = Messages.Say("config_change.service.few", struct {
+			Before, After int
+			Span          prose.Text
+		}{before.N, after.N, spanSaid(serviceTimeSpan)})
+		a.cannotJudge = Messages.Say("config_change.service.cannot_judge_few", nil)
 		return
 	}
 	mb, ma := before.Quantile(0.5), after.Quantile(0.5)
 	a.facts.PHPMedianBeforeS, a.facts.PHPMedianAfterS = Some(round(mb, 3)), Some(round(ma, 3))
+	medians := struct {
+		Before, After               prose.Text
+		AnswersBefore, AnswersAfter int
+	}{secsText(mb), secsText(ma), before.N, after.N}
 	if ma <= serviceTimeSame*mb {
 		a.quant = 0
-		a.notLinked = fmt.Sprintf("PHP did not get slower across it (median %s per request over %s answers before it, %s over %s after it up to the onset, minutes without a queue), so the same load would have failed the same way with the old value",
-			fmtSecTrim(mb), fmtInt(before.N), fmtSecTrim(ma), fmtInt(after.N))
+		a.notLinked = Messages.Say("config_change.service.not_slower", medians)
 		return
 	}
 	a.quant = 0.8
-	a.quantText = fmt.Sprintf("PHP's median time per request rose from %s before it to %s after it (minutes without a queue): it may have added to the load; whether the old value would have held is not known.",
-		fmtSecTrim(mb), fmtSecTrim(ma))
+	a.quantText = Messages.Say("config_change.service.slower", medians)
 }

@@ -1,9 +1,9 @@
 package configchange
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -24,18 +24,17 @@ func cacheChangeFinding(c sources.Change, q QueueFacts, findings []Finding) (Fin
 		return Finding{}, false
 	}
 	lead := cc.Start.Sub(c.Time)
-	what := refText(c)
-	if c.File != "" {
-		what = c.File + ", " + what
-	}
-	summary := fmt.Sprintf("%s (%s, %s) came %s before the cache emptied at %s (%s): linked by time, though no setting aftermath reads changed in it. Check whether it purges or bypasses the cache (a cache flush in a deploy step, a changed cache key or rule).",
-		DeployName(c), what, clockIn(c.Time, q.Loc), spanText(lead), clockIn(cc.Start, q.Loc), KindCacheCollapse)
+	summary := Messages.Say("config_change.cache", struct {
+		Name, File, Kind string
+		Ref, Lead        prose.Text
+		At, Emptied      time.Time
+	}{DeployName(c), c.File, string(KindCacheCollapse), refText(c), spanSaid(lead), c.Time.In(q.Loc), cc.Start.In(q.Loc)})
 	facts := &ConfigChangeFacts{Linked: true}
 	if !q.Onset.IsZero() {
 		facts.HoursBeforeOnset = Some(round(q.Onset.Sub(c.Time).Hours(), 2))
 	}
 	return Finding{Kind: KindConfigChange, Role: RoleEnabler, Start: c.Time, End: c.Time, Confidence: 0.6,
-		Summary: summary, Facts: facts, Change: changePtr(c)}, true
+		Summary: summary.String(), SummaryText: summary, Facts: facts, Change: changePtr(c)}, true
 }
 
 // sameRefLinked reports whether a finding of fs is about c's commit or

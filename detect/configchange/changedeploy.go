@@ -1,11 +1,11 @@
 package configchange
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -30,15 +30,13 @@ func deployFinding(c sources.Change, q QueueFacts, present shown) (Finding, bool
 		return Finding{}, false
 	}
 	lead := q.Onset.Sub(c.Time)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Deploy %s (%s, %s, %s before the onset) changed no setting aftermath reads, and no traffic change explains the onset",
-		DeployName(c), refText(c), changeWhen(c.Time, q.Onset, q.Loc), spanText(lead))
-	if serviceTime {
-		b.WriteString("; PHP's own service time rose at it (service_time_regression), which new code or a new dependency can do")
-	}
-	b.WriteString(": what it shipped is a candidate cause the logs cannot judge. Compare it with the release before, or roll it back.")
+	summary := Messages.Say("config_change.deploy", struct {
+		Name            string
+		Ref, When, Lead prose.Text
+		ServiceTime     bool
+	}{DeployName(c), refText(c), changeWhen(c.Time, q.Onset, q.Loc), spanSaid(lead), serviceTime})
 	return Finding{Kind: KindConfigChange, Role: RoleCandidate, Start: c.Time, End: c.Time, Confidence: 0.4,
-		Summary: b.String(), Facts: &ConfigChangeFacts{HoursBeforeOnset: Some(round(lead.Hours(), 2)), Linked: true}, Change: changePtr(c)}, true
+		Summary: summary.String(), SummaryText: summary, Facts: &ConfigChangeFacts{HoursBeforeOnset: Some(round(lead.Hours(), 2)), Linked: true}, Change: changePtr(c)}, true
 }
 
 // DeployName names a deploy by its subject (the first line of its note):
@@ -48,5 +46,5 @@ func DeployName(c sources.Change) string {
 	if subject = strings.TrimSpace(subject); subject != "" {
 		return strconv.Quote(subject)
 	}
-	return refText(c)
+	return refText(c).String()
 }

@@ -3,6 +3,7 @@ package configchange
 import (
 	"strings"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
@@ -21,7 +22,8 @@ type knob struct {
 	def string
 	// zeroIsInf: a value of 0 switches the limit off (request_terminate_timeout).
 	zeroIsInf bool
-	effect    string
+	// effect is the failure mode the setting leads to, said as a clause.
+	effect prose.Text
 	// kinds are the finding kinds the failure mode shows as, strongest first.
 	kinds []Kind
 	// strength is how directly the setting causes that failure mode (0-1).
@@ -35,71 +37,71 @@ var knobs = []struct {
 	k     knob
 }{
 	{keyIs("listen.backlog"), knob{name: "listen.backlog", raises: +1, unit: "count", def: "511",
-		effect:   "a longer listen queue makes requests and health checks wait longer behind it, so the health check starves and PHP keeps working for clients who left",
+		effect:   Messages.Say("config_change.effect.listen_backlog", nil),
 		kinds:    []Kind{KindHealthcheckStarved, KindClientAbandonedWork, KindListenQueueOverflow, KindUpstreamErrors, KindIdlePinning},
 		strength: 1, test: backlogTest}},
 	{keyIs("pm.max_children"), knob{name: "pm.max_children", raises: -1, unit: "count",
-		effect:   "with fewer workers the pool saturates sooner and every queued request waits longer",
+		effect:   Messages.Say("config_change.effect.pm_max_children", nil),
 		kinds:    []Kind{KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved, KindClientAbandonedWork},
 		strength: 1, test: workersTest}},
 	{keyIs("pm"), knob{name: "pm", unit: "",
-		effect:   "a different process manager mode may start workers on demand, adding delay under a burst",
+		effect:   Messages.Say("config_change.effect.pm", nil),
 		kinds:    []Kind{KindWorkerSaturation, KindListenQueueOverflow},
 		strength: 0.5}},
 	{keyIs("pm.max_requests"), knob{name: "pm.max_requests", unit: "",
-		effect:   "workers recycle at a different rate",
+		effect:   Messages.Say("config_change.effect.pm_max_requests", nil),
 		kinds:    []Kind{KindWorkerSaturation},
 		strength: 0.3}},
 	{keyIs("request_terminate_timeout"), knob{name: "request_terminate_timeout", raises: +1, unit: "seconds", def: "0", zeroIsInf: true,
-		effect:   "slow requests may hold a worker longer before php-fpm kills them",
+		effect:   Messages.Say("config_change.effect.request_terminate_timeout", nil),
 		kinds:    []Kind{KindWorkerSaturation, KindIdlePinning, KindClientAbandonedWork, KindSelfAmplification},
 		strength: 0.7}},
 	{keyIs("listen"), knob{name: "listen", unit: "",
-		effect:   "a different listen socket changes how overflow fails (a Unix socket refuses at once, a TCP listener drops SYNs and lets dials and health checks hang)",
+		effect:   Messages.Say("config_change.effect.listen", nil),
 		kinds:    []Kind{KindListenQueueOverflow, KindHealthcheckStarved, KindUpstreamErrors},
 		strength: 0.6}},
 	{keySuffix("read_timeout"), knob{name: "read_timeout", raises: -1, unit: "seconds", def: "inf",
-		effect:   "a shorter FastCGI read timeout fails queued health checks (and requests, as 504) sooner, so a slow but live upstream is marked down",
+		effect:   Messages.Say("config_change.effect.read_timeout", nil),
 		kinds:    []Kind{KindHealthcheckStarved, KindUpstreamErrors},
 		strength: 0.9, test: timeoutTest}},
 	{keySuffix("health_timeout"), knob{name: "health_timeout", raises: -1, unit: "seconds", def: "5s",
-		effect:   "a shorter health-check timeout marks a slow but live upstream down",
+		effect:   Messages.Say("config_change.effect.health_timeout", nil),
 		kinds:    []Kind{KindHealthcheckStarved, KindUpstreamErrors},
 		strength: 0.9, test: timeoutTest}},
 	{keySuffix("health_fails"), knob{name: "health_fails", raises: -1, unit: "count", def: "1",
-		effect:   "fewer failed checks before the upstream is marked down",
+		effect:   Messages.Say("config_change.effect.health_fails", nil),
 		kinds:    []Kind{KindHealthcheckStarved, KindUpstreamErrors},
 		strength: 0.8}},
 	{keySuffix("health_uri"), knob{name: "health_uri", unit: "",
-		effect:   "a different health endpoint may be served by the same pool and queue behind the traffic",
+		effect:   Messages.Say("config_change.effect.health_uri", nil),
 		kinds:    []Kind{KindHealthcheckStarved},
 		strength: 0.6}},
 	{keySuffix("health_interval"), knob{name: "health_interval", unit: "",
-		effect:   "health checks at a different rate change how fast a slow upstream is marked down",
+		effect:   Messages.Say("config_change.effect.health_interval", nil),
 		kinds:    []Kind{KindHealthcheckStarved},
 		strength: 0.3}},
 	{keySuffix("dial_timeout"), knob{name: "dial_timeout", raises: -1, unit: "seconds", def: "3s",
-		effect:   "a shorter dial timeout turns a full backlog into 502s sooner",
+		effect:   Messages.Say("config_change.effect.dial_timeout", nil),
 		kinds:    []Kind{KindUpstreamErrors, KindListenQueueOverflow},
 		strength: 0.6}},
 	{keyContains("lb_"), knob{name: "lb_*", unit: "",
-		effect:   "changed load balancing and retries spread or repeat failed attempts differently",
+		effect:   Messages.Say("config_change.effect.lb", nil),
 		kinds:    []Kind{KindUpstreamErrors, KindHealthcheckStarved},
 		strength: 0.4}},
 	{keyPrefix("rate_limit"), knob{name: "rate_limit", unit: "",
-		effect:   "a rate-limit zone that no longer holds lets a crawler through to PHP",
+		effect:   Messages.Say("config_change.effect.rate_limit", nil),
 		kinds:    []Kind{KindCrawlerBurst, KindWorkerSaturation, KindSelfAmplification},
 		strength: 0.9}},
 	{keyAnyOf("php_version", "base_image"), knob{name: "PHP runtime", unit: "",
-		effect:   "a different PHP runtime changes the service time of every request",
+		effect:   Messages.Say("config_change.effect.php_runtime", nil),
 		kinds:    []Kind{KindWorkerSaturation, KindHealthcheckStarved, KindListenQueueOverflow},
 		strength: 0.6, test: serviceTimeTest}},
 	{keyIs("max_execution_time"), knob{name: "max_execution_time", raises: +1, unit: "seconds", def: "30", zeroIsInf: true,
-		effect:   "scripts may run longer before PHP stops them",
+		effect:   Messages.Say("config_change.effect.max_execution_time", nil),
 		kinds:    []Kind{KindWorkerSaturation, KindClientAbandonedWork},
 		strength: 0.5}},
 	{keyPrefix("opcache."), knob{name: "opcache", unit: "",
-		effect:   "a changed opcode cache may make every request compile its scripts again",
+		effect:   Messages.Say("config_change.effect.opcache", nil),
 		kinds:    []Kind{KindWorkerSaturation},
 		strength: 0.6, test: serviceTimeTest}},
 }

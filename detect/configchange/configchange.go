@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
@@ -85,11 +86,11 @@ type assessment struct {
 	quant float64 // quantitative test score; 0 means the test rules it out
 	// quantText is the arithmetic, as a sentence for the summary; notLinked
 	// says why the change is reviewed but not linked.
-	quantText string
-	notLinked string
+	quantText prose.Text
+	notLinked prose.Text
 	// cannotJudge says which series the verdict needs and the evidence
 	// lacks: the change is then a candidate, never a confident enabler.
-	cannotJudge string
+	cannotJudge prose.Text
 	prox        float64
 	hours       float64 // hours before the onset; NaN when unknown
 	evidence    float64
@@ -152,15 +153,15 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 
 	var linked, mitigations, ruledOut []*assessment
 	var deploys []Finding
-	var reviewed []string
-	review := func(c sources.Change, why string) {
-		reviewed = append(reviewed, fmt.Sprintf("%s (%s): %s", reviewedLabel(c), refText(c), why))
+	var reviewed []prose.Text
+	review := func(c sources.Change, why prose.Text) {
+		reviewed = append(reviewed, reviewedText(reviewedLabel(c), refText(c), why))
 	}
 	for _, g := range groupChanges(cs) {
 		c := g[0]
 		switch {
 		case c.Key == changes.KeyRestart:
-			review(c, "a php-fpm restart, the moment settings took effect")
+			review(c, Messages.Say("config_change.why.restart", nil))
 			continue
 		case c.Key == "":
 			if f, ok := deployFinding(c, q, present); ok {
@@ -168,7 +169,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 				continue
 			}
 			if c.File == "" && c.Note != "" {
-				review(c, "a deploy that changed no setting aftermath reads, not just before an onset that no traffic change explains")
+				review(c, Messages.Say("config_change.why.deploy", nil))
 				continue
 			}
 			if f, ok := cacheChangeFinding(c, q, findings); ok {
@@ -178,21 +179,24 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 				}
 				continue
 			}
-			review(c, "a file change with no setting read from it")
+			review(c, Messages.Say("config_change.why.file", nil))
 			continue
 		}
 		k := knobFor(c.Key)
 		if k == nil {
-			review(c, "no known failure mechanism")
+			review(c, Messages.Say("config_change.why.no_mechanism", nil))
 			continue
 		}
 		if later := supersededBy(c, cs, q.Onset); later != nil {
-			review(c, fmt.Sprintf("superseded by %s -> %s before the onset (%s)", valueOrNone(later.Old), valueOrNone(later.New), refText(*later)))
+			review(c, Messages.Say("config_change.why.superseded", struct {
+				Old, New string
+				Ref      prose.Text
+			}{later.Old, later.New, refText(*later)}))
 			continue
 		}
 		if o, ok1 := settingValue(c.Old, k); ok1 {
 			if n, ok2 := settingValue(c.New, k); ok2 && o == n && len(g) == 1 {
-				review(c, "the value in force did not change (an absent "+k.name+" means "+k.def+")")
+				review(c, Messages.Say("config_change.why.unchanged", struct{ Name, Default string }{k.name, k.def}))
 				continue
 			}
 		}
@@ -202,12 +206,12 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		case a.risk < 0 && a.mech > 0:
 			mitigations = append(mitigations, a)
 		case a.risk < 0:
-			review(c, "lowers the risk of a failure mode ("+k.effect+") not seen in this incident")
+			review(c, Messages.Say("config_change.why.lowers_unseen", k.effect))
 		case after:
-			review(c, fmt.Sprintf("made %s after the onset: it cannot have caused the incident", spanText(c.Time.Sub(q.Onset))))
+			review(c, Messages.Say("config_change.why.after_onset", spanSaid(c.Time.Sub(q.Onset))))
 		case a.mech == 0:
-			review(c, "none of the findings its failure mode would produce ("+joinKinds(k.kinds, ", ")+") was found")
-		case a.notLinked != "":
+			review(c, Messages.Say("config_change.why.not_found", joinKinds(k.kinds, ", ")))
+		case said(a.notLinked):
 			ruledOut = append(ruledOut, a)
 		default:
 			linked = append(linked, a)
@@ -227,60 +231,49 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	byConf(ruledOut)
 
 	var out []Finding
-	var linkedText, mitigText []string
+	// reason is the Check's Reason: what was linked, what lowered the risk,
+	// what the numbers ruled out and what was reviewed, each with its
+	// evidence.
+	var reason struct {
+		Linked, Deploys, Mitigations, Ruled, Reviewed []prose.Text
+		ReviewedN, More                               int
+	}
 	for _, a := range linked {
 		f := a.finding(q, present)
 		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
 		out = append(out, f)
-		linkedText = append(linkedText, fmt.Sprintf("%s (%s, confidence %.2f)", changeText(a.c), refText(a.c), f.Confidence))
+		reason.Linked = append(reason.Linked, Messages.Say("config_change.reason.linked", struct {
+			Change, Ref prose.Text
+			Confidence  float64
+		}{changeText(a.c), refText(a.c), f.Confidence}))
 	}
-	var deployText []string
 	for _, f := range deploys {
 		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
 		out = append(out, f)
-		deployText = append(deployText, fmt.Sprintf("%s (%s)", DeployName(*f.Change), refText(*f.Change)))
+		reason.Deploys = append(reason.Deploys, withRef(prose.Text{}, DeployName(*f.Change), refText(*f.Change)))
 	}
 	for _, a := range mitigations {
 		f := a.mitigationFinding(q)
 		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
 		out = append(out, f)
-		mitigText = append(mitigText, fmt.Sprintf("%s (%s)", changeText(a.c), refText(a.c)))
+		reason.Mitigations = append(reason.Mitigations, withRef(changeText(a.c), "", refText(a.c)))
 	}
-	var ruledText []string
 	for _, a := range ruledOut {
 		f := a.ruledOutFinding(q)
 		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
 		out = append(out, f)
-		ruledText = append(ruledText, fmt.Sprintf("%s (%s): %s", changeText(a.c), refText(a.c), a.notLinked))
+		reason.Ruled = append(reason.Ruled, reviewedText(changeText(a.c), refText(a.c), a.notLinked))
 	}
 	for _, f := range out {
 		check.Findings = append(check.Findings, f.ID)
 	}
 
-	var parts []string
-	if len(linked) == 0 {
-		parts = append(parts, "no change explains the incident")
-	} else {
-		parts = append(parts, "linked: "+strings.Join(linkedText, "; "))
+	const maxListed = 20
+	reason.Reviewed, reason.ReviewedN = reviewed, len(reviewed)
+	if len(reviewed) > maxListed {
+		reason.Reviewed, reason.More = reviewed[:maxListed], len(reviewed)-maxListed
 	}
-	if len(deployText) > 0 {
-		parts = append(parts, "deployed just before the onset, changing no known setting (a candidate the logs cannot judge): "+strings.Join(deployText, "; "))
-	}
-	if len(mitigText) > 0 {
-		parts = append(parts, "lowers the risk: "+strings.Join(mitigText, "; "))
-	}
-	if len(ruledText) > 0 {
-		parts = append(parts, "ruled out by the numbers: "+strings.Join(ruledText, "; "))
-	}
-	if len(reviewed) > 0 {
-		const maxListed = 20
-		list := reviewed
-		if len(list) > maxListed {
-			list = append(list[:maxListed:maxListed], fmt.Sprintf("and %d more", len(reviewed)-maxListed))
-		}
-		parts = append(parts, fmt.Sprintf("reviewed and not linked (%d): %s", len(reviewed), strings.Join(list, "; ")))
-	}
-	check.Reason = strings.Join(parts, "; ")
+	check.SetReason(Messages.Say("config_change.reason", reason))
 	check.Outcome = OutcomeNotInteresting
 	if len(out) > 0 {
 		check.Outcome = OutcomeFound
@@ -305,7 +298,7 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	if k.name == "read_timeout" && c.New == "" && c.Old != "" {
 		// Removing the read timeout is its own failure mode (design.md).
 		silent := *k
-		silent.effect = "without a FastCGI read timeout a queued health check waits and passes, so the upstream is never marked down while clients time out and PHP works for nobody (a silent wedge)"
+		silent.effect = Messages.Say("config_change.effect.read_timeout_removed", nil)
 		silent.kinds = readTimeoutRemovedKinds
 		silent.test = nil
 		k = &silent
@@ -355,9 +348,9 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	if k.test != nil {
 		k.test(a, q)
 	} else {
-		a.quantText = "No arithmetic test applies to this setting."
+		a.quantText = Messages.Say("config_change.no_test", nil)
 	}
-	if a.cannotJudge != "" {
+	if said(a.cannotJudge) {
 		// The counterfactual (would the old value have held?) needs a
 		// series the evidence lacks: whatever else fits, it is not known.
 		a.quant = math.Min(a.quant, 0.3)
@@ -366,7 +359,7 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	a.facts.QuantitativeScore = round(a.quant, 2)
 	a.facts.ProximityScore = round(a.prox, 2)
 	a.conf = round(clampUnit(a.evidence*(0.35*a.mech+0.40*a.quant+0.25*a.prox)), 2)
-	if a.cannotJudge != "" {
+	if said(a.cannotJudge) {
 		a.conf = math.Min(a.conf, 0.4)
 	}
 	return a
@@ -379,4 +372,19 @@ func metricsOnly(c sources.Change) bool {
 		}
 	}
 	return c.Source != ""
+}
+
+// reviewedText says a change with its evidence and why it is not linked:
+// "php_version 8.2 -> 8.3 (commit 297178f): ...".
+func reviewedText(label, ref, why prose.Text) prose.Text {
+	return Messages.Say("config_change.reviewed", struct{ Label, Ref, Why prose.Text }{label, ref, why})
+}
+
+// withRef says a change, or a deploy by its name, with its evidence:
+// "listen.backlog 4096 -> 64 (commit bdb164e)".
+func withRef(what prose.Text, deploy string, ref prose.Text) prose.Text {
+	return Messages.Say("config_change.with_ref", struct {
+		What, Ref prose.Text
+		Deploy    string
+	}{what, ref, deploy})
 }

@@ -79,10 +79,6 @@ var (
 
 	clampUnit   = detect.ClampUnit
 	changeWhen  = detect.ChangeWhen
-	clockIn     = detect.ClockIn
-	fmtInt      = detect.FmtInt
-	fmtNum      = detect.FmtNum
-	fmtSec      = detect.FmtSec
 	joinKinds   = detect.JoinKinds
 	later       = detect.Later
 	poolSize    = detect.PoolSize

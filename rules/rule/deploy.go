@@ -1,6 +1,11 @@
 package rule
 
-import "fmt"
+import (
+	"embed"
+	"strings"
+
+	"github.com/aftermath-forensics/aftermath/prose"
+)
 
 // What deploying the block takes, stated once: the header of rules.caddy
 // prints these, and rules.PlaceInCaddyfile and the tests follow the same steps.
@@ -25,28 +30,23 @@ const (
 // the module and how to build Caddy with it, the global order option, where
 // the block goes, and how to check it before a reload. rules.caddy's header
 // and the postmortem's rule blocks both print them, so they cannot drift.
-func DeploySteps() []string {
-	return []string{
-		"1. Needs the caddy-ratelimit module, version v0.1.0 (stock Caddy rejects this",
-		"   block: \"unrecognized directive: rate_limit\"). Build Caddy with it:",
-		fmt.Sprintf("     %s", BuildCommand),
-		"   and check that it is in: caddy list-modules | grep http.handlers.rate_limit",
-		"2. Add to the global options block at the very top of the Caddyfile (create",
-		"   the block if there is none):",
-		"     {",
-		fmt.Sprintf("         %s", OrderOption),
-		"     }",
-		"   The module orders rate_limit before basic_auth, which runs after rewrite,",
-		"   uri and try_files: without this line a site that rewrites /w/* would hand",
-		"   the zones the rewritten path, and the path matchers below would miss.",
-		"3. Paste the rate_limit block below inside the site block of the site the",
-		"   logs came from (the one with php_fastcgi or reverse_proxy), at its top",
-		"   level, not inside a handle or route block.",
-		"4. Check before reloading, then reload:",
-		"     caddy validate --config Caddyfile",
-		"     caddy adapt --config Caddyfile | grep -o '\"handler\":\"rate_limit\"'",
-		"     caddy reload --config Caddyfile",
-		"   (aftermath rules --caddyfile Caddyfile does steps 2 and 3 in a copy, checks",
-		"   it with Caddy's own adapter and prints the diff.)",
+func DeploySteps() []string { return DeployStepsIn(prose.EN) }
+
+// DeployStepsIn are DeploySteps in lang (prose/<lang>.tmpl); an unknown
+// language says them in English.
+func DeployStepsIn(lang string) []string {
+	steps := Messages.Say("deploy.steps", struct{ Build, Order string }{BuildCommand, OrderOption})
+	s, err := steps.InPlain(lang)
+	if err != nil {
+		s = steps.String()
 	}
+	return strings.Split(s, "\n")
 }
+
+// proseFiles are the steps in every language.
+//
+//go:embed prose/*.tmpl
+var proseFiles embed.FS
+
+// Messages are what deploying a block takes, in every language.
+var Messages = prose.MustParse(proseFiles, "prose", prose.Langs)
