@@ -267,19 +267,15 @@ func (d *spillDecoder) uvarint() (uint64, error) {
 	return v, nil
 }
 
+// varint reads a signed varint: the zig-zag of an unsigned one, as
+// binary.Varint decodes it.
 func (d *spillDecoder) varint() (int64, error) {
-	if err := d.fill(binary.MaxVarintLen64); err != nil {
-		return 0, err
+	u, err := d.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(d.in[d.pos:d.end])
-	switch {
-	case n == 0:
-		return 0, d.varintEnd()
-	case n < 0:
-		return 0, errSpillCorrupt
-	}
-	d.pos += n
-	return v, nil
+	return x, err
 }
 
 // take returns the next n bytes, valid until the next call.

@@ -320,6 +320,13 @@ const MirallAgent = "Mozilla/5.0 (Linux) mirall/3.13.2 (Nextcloud, ubuntu-6.8.0-
 // ---- configuration files -------------------------------------------------------
 
 func renderAppPool(sc *Scenario, c SiteConfig, a *appSite) string {
+	return renderPHPPool(sc, c, a.name, a.host)
+}
+
+// renderPHPPool writes the pool file the WordPress and data-described sites
+// share; the reference wiki's (renderPool) keeps its own comments and
+// pm.max_requests: merging them would change every wiki scenario's bundle.
+func renderPHPPool(sc *Scenario, c SiteConfig, app, host string) string {
 	return fmt.Sprintf(`; php-fpm pool for %s (%s). Deployed by CI on merge.
 [www]
 user = www-data
@@ -342,7 +349,7 @@ ping.path = /fpm-ping
 request_slowlog_timeout = %ds
 slowlog = /proc/self/fd/2
 catch_workers_output = yes
-`, a.name, a.host, c.Backlog, sc.maxChildren(c), sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
+`, app, host, c.Backlog, sc.maxChildren(c), sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
 }
 
 // renderAppCaddyfile writes the site's Caddyfile, with the access log's

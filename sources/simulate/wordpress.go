@@ -168,29 +168,7 @@ func (s *sim) wpBotPage(get func(kind, string) *request, y float64, t string) *r
 // ---- configuration files -------------------------------------------------------
 
 func renderWPPool(sc *Scenario, c SiteConfig) string {
-	return fmt.Sprintf(`; php-fpm pool for WordPress (%s). Deployed by CI on merge.
-[www]
-user = www-data
-group = www-data
-
-listen = 127.0.0.1:9000
-listen.backlog = %d
-
-pm = dynamic
-pm.max_children = %d
-pm.start_servers = %d
-pm.min_spare_servers = %d
-pm.max_spare_servers = %d
-pm.max_requests = 500
-
-pm.status_path = /fpm-status
-pm.status_listen = 127.0.0.1:9001
-ping.path = /fpm-ping
-
-request_slowlog_timeout = %ds
-slowlog = /proc/self/fd/2
-catch_workers_output = yes
-`, wpHost, c.Backlog, sc.maxChildren(c), sc.StartServers, sc.MinSpare, sc.MaxSpare, int(sc.SlowlogTimeoutS))
+	return renderPHPPool(sc, c, "WordPress", wpHost)
 }
 
 func renderWPCaddyfile(sc *Scenario, c SiteConfig) string {
