@@ -199,6 +199,12 @@ func (l *Loaded) Close() error {
 	return nil
 }
 
+// cookiesJudgedAfter is how many requests without one Cookie header say that
+// the log omits the header (a log filter deleting it) rather than that no
+// visitor had a cookie: sessions, consent and analytics give some of any
+// site's visitors one long before.
+const cookiesJudgedAfter = 500
+
 // Load reads every input in one pass each: access logs stream into the
 // Aggregate newAggregate makes, metrics into Prometheus' storage, Caddy's own
 // log into health events. On an error nothing stays open.
@@ -247,11 +253,15 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 	}
 	onRead := in.ReadStage("reading the access log", in.Access)
+	withCookie := 0
 	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				traffic.Observe(&batch[i])
 				accessCoverage.Observe(batch[i].Time, 1)
+				if batch[i].HasCookie {
+					withCookie++
+				}
 			}
 			if l.Requests != nil {
 				if err := l.Requests.Write(batch); err != nil {
@@ -270,6 +280,12 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	}
 	l.Access = stats
 	l.SkippedLines = skips.Count("")
+	if m.Site.LoggedInCookie != "" && stats.Requests >= cookiesJudgedAfter && withCookie == 0 {
+		l.sayNote("access", sources.SeverityInfo, Messages.Say("access.no_cookies", struct {
+			Requests int64
+			Pattern  string
+		}{stats.Requests, m.Site.LoggedInCookie}))
+	}
 	countedRows := 0
 	if in.MinuteStatus != "" {
 		rows, err := bundle.ReadMinuteStatus(in.MinuteStatus)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,52 @@ func TestEmptyGzippedLogIsEmpty(t *testing.T) {
 	}
 	if len(said) != 2 || !strings.Contains(said[0], "caddy.log.gz is empty") || !strings.Contains(said[1], "other.log is neither") {
 		t.Errorf("notes on the logs %q: want the gzipped one empty and the other of unknown shape", said)
+	}
+}
+
+// A log in which not one of hundreds of requests carries a Cookie header omits
+// the header: with a logged-in cookie named, the report says login cannot be
+// judged. One logged Cookie, even redacted, says the log keeps them.
+func TestLogWithoutCookiesIsSaid(t *testing.T) {
+	line := func(i int, cookie string) string {
+		headers := `{"User-Agent":["Mozilla/5.0"]` + cookie + `}`
+		return fmt.Sprintf(`{"level":"info","ts":%d.5,"logger":"http.log.access.log0","msg":"handled request","request":{"client_ip":"203.0.113.%d","proto":"HTTP/2.0","method":"GET","host":"blog.example.org","uri":"/post-%d/","headers":%s},"duration":0.05,"size":900,"status":200,"resp_headers":{"Via":["2.0 Caddy"]}}`,
+			1796000000+i, i%250+1, i, headers)
+	}
+	site := sources.Site{LoggedInCookie: `wordpress_logged_in_[0-9a-f]{32}=`}
+	for _, tc := range []struct {
+		name     string
+		cookieAt int // the line that carries a Cookie header, -1 for none
+		want     bool
+	}{
+		{"no cookie in the log", -1, true},
+		{"one redacted cookie", 300, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			for i := range cookiesJudgedAfter + 100 {
+				cookie := ""
+				if i == tc.cookieAt {
+					cookie = `,"Cookie":["REDACTED"]`
+				}
+				b.WriteString(line(i, cookie) + "\n")
+			}
+			access := filepath.Join(t.TempDir(), "access.log")
+			if err := os.WriteFile(access, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Load(context.Background(), Inputs{Access: []string{access}, Manifest: bundle.Manifest{Site: site}}, time.UTC, newCounting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			said := false
+			for _, n := range l.DataQuality {
+				said = said || strings.Contains(n.Message, "logs a Cookie header")
+			}
+			if said != tc.want {
+				t.Errorf("note that the log omits cookies: %v, want %v (notes %+v)", said, tc.want, l.DataQuality)
+			}
+		})
 	}
 }
