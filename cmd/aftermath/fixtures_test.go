@@ -31,6 +31,7 @@ import (
 //     -short mode; simulateIncident(t): it with its access-log lines read;
 //     referenceReport(t): its report.json as analyze --format json writes it
 //     (a new map at each call);
+//   - scenarioReportJSON(t, sc): analyzedScenario's report.json bytes;
 //   - demoOut(t): the --out directory of one `aftermath demo` run;
 //     sampleDir(t): the 24 h sample bundle that run simulated;
 //   - once[T]: a value of your own made once (its build returns an error
@@ -131,6 +132,29 @@ func analyzedScenario(t *testing.T, scenario string) *report.Report {
 	o, _ := scenarios.LoadOrStore(scenario, &once[*report.Report]{})
 	return o.(*once[*report.Report]).get(t, func() (*report.Report, error) {
 		return analyzeBundleReport(context.Background(), b)
+	})
+}
+
+var scenarioJSONs sync.Map // scenario name -> *once[[]byte]
+
+// scenarioReportJSON is analyzedScenario's report.json, the bytes `analyze
+// --format json` writes for scenarioBundle's bundle (the CLI runs the same
+// pipeline and writes with report.WriteAll): tests that read report.json
+// share the analysis rather than running analyze again.
+func scenarioReportJSON(t *testing.T, scenario string) []byte {
+	t.Helper()
+	r := analyzedScenario(t, scenario)
+	o, _ := scenarioJSONs.LoadOrStore(scenario, &once[[]byte]{})
+	return o.(*once[[]byte]).get(t, func() ([]byte, error) {
+		out, err := os.MkdirTemp(fixtureDir, "report-json-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(out)
+		if _, err := report.WriteAll(out, r, []string{report.FormatJSON}, report.LangEN); err != nil {
+			return nil, fmt.Errorf("%s: %w", scenario, err)
+		}
+		return os.ReadFile(filepath.Join(out, report.Files[report.FormatJSON]))
 	})
 }
 
