@@ -108,6 +108,11 @@ func (d *Detected) placeInConfigRepo(ctx context.Context, prop *rules.Proposal) 
 	}
 	rp.Why = strings.ReplaceAll(pl.Why, cf.path, cf.name)
 	rp.Site, rp.Line, rp.Placed, rp.Diff = pl.Site, pl.Line, PlacedCaddyfile, PlacedDiff
+	if pl.Check != nil {
+		for _, w := range pl.Check.Warnings {
+			rp.CaddyWarnings = append(rp.CaddyWarnings, strings.ReplaceAll(w, cf.path, cf.name))
+		}
+	}
 	return rp, pl.Caddyfile, rules.UnifiedDiff(cf.name, PlacedCaddyfile, string(src), pl.Caddyfile)
 }
 

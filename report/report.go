@@ -337,4 +337,8 @@ type RulesPlacement struct {
 	Diff   string `json:"diff,omitempty"`
 	// NotPlaced says why the zones were not placed ("" when they were).
 	NotPlaced string `json:"not_placed,omitempty"`
+	// CaddyWarnings are what Caddy's adapter warned about the placed
+	// Caddyfile (a deprecated option, formatting): the site's own file, not
+	// the zones, but worth fixing while it is open.
+	CaddyWarnings []string `json:"caddy_warnings,omitempty"`
 }

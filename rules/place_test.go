@@ -138,3 +138,32 @@ func TestPlaceInCaddyfileRefuses(t *testing.T) {
 		t.Errorf("the order option was added twice:\n%s", again.Caddyfile)
 	}
 }
+
+// TestCheckCaddyfileSaysLoggedWarnings: Caddy's adapter logs some warnings (a
+// deprecated option) through its process-wide logger instead of returning
+// them; the check returns them with the others, so that they reach the report
+// rather than stderr as a JSON line.
+func TestCheckCaddyfileSaysLoggedWarnings(t *testing.T) {
+	block, zones := testBlock(t)
+	src := "{\n\t" + OrderOption + "\n\tservers {\n\t\tmetrics\n\t}\n}\nhttp://:8080 {\n" + block + "\trespond 200\n}\n"
+	check, err := CheckCaddyfile([]byte(src), "Caddyfile", zones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deprecations := func(ws []string) (n int) {
+		for _, w := range ws {
+			if strings.Contains(w, "nested 'metrics' option") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := deprecations(check.Warnings); n != 1 {
+		t.Errorf("warnings %q: want Caddy's deprecation of metrics inside servers once", check.Warnings)
+	}
+	// The logger is Caddy's own again: a second check collects its own warning only.
+	again, err := CheckCaddyfile([]byte(src), "Caddyfile", zones)
+	if err != nil || deprecations(again.Warnings) != 1 {
+		t.Errorf("second check: %v, warnings %q", err, again.Warnings)
+	}
+}

@@ -36,13 +36,9 @@ func adapt(snippet string) ([]byte, error) {
 	if adapter == nil {
 		return nil, errors.New("validate: Caddy's caddyfile adapter is not registered")
 	}
-	js, warnings, err := adapter.Adapt(formatted, map[string]any{"filename": "rules.caddy"})
+	js, ws, err := adaptCaddyfile(adapter, formatted, "rules.caddy")
 	if err != nil {
 		return nil, fmt.Errorf("validate: Caddy rejected the snippet: %w", err)
-	}
-	var ws []string
-	for _, w := range warnings {
-		ws = append(ws, w.String())
 	}
 	if len(ws) > 0 {
 		return nil, fmt.Errorf("validate: Caddy warned: %s", strings.Join(ws, "; "))
@@ -527,7 +523,8 @@ type CaddyfileCheck struct {
 	// order a request meets them (subroutes flattened): rate_limit must come
 	// before any rewrite.
 	Handlers []string
-	// Warnings are the adapter's warnings about the file (formatting and the like).
+	// Warnings are the adapter's warnings about the file (formatting,
+	// deprecated options and the like).
 	Warnings []string
 }
 
@@ -544,7 +541,7 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 	if adapter == nil {
 		return nil, errors.New("validate: Caddy's caddyfile adapter is not registered")
 	}
-	js, warnings, err := adapter.Adapt(src, map[string]any{"filename": filename})
+	js, warnings, err := adaptCaddyfile(adapter, src, filename)
 	if err != nil {
 		if strings.Contains(err.Error(), "unrecognized directive") {
 			// caddymodules.go links the common HTTP modules only.
@@ -552,10 +549,7 @@ func CheckCaddyfile(src []byte, filename string, zones []string) (*CaddyfileChec
 		}
 		return nil, fmt.Errorf("validate: Caddy rejected %s: %w", filename, err)
 	}
-	out := &CaddyfileCheck{}
-	for _, w := range warnings {
-		out.Warnings = append(out.Warnings, w.String())
-	}
+	out := &CaddyfileCheck{Warnings: warnings}
 	var cfg struct {
 		Apps struct {
 			HTTP struct {
