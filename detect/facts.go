@@ -36,6 +36,14 @@ type optionalFact interface {
 	setFact(v float64)
 }
 
+// Or is the value when it is known, else unknown.
+func (m Maybe[T]) Or(unknown T) T {
+	if m.OK {
+		return m.V
+	}
+	return unknown
+}
+
 func (m Maybe[T]) factValue() (float64, bool) {
 	if !m.OK {
 		return 0, false

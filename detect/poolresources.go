@@ -209,18 +209,25 @@ type PoolFit struct {
 
 // Fit is how many workers the host holds on the pool's own CPU and memory.
 func (r PoolResources) Fit() PoolFit {
-	f := PoolFit{ByMemory: -1, ByCPU: -1, Fit: -1}
+	byMemory, byCPU := -1, -1
 	if r.MemPerWorkerBytes > 0 && r.MemForPHPBytes > 0 {
-		f.ByMemory = int(math.Floor(r.MemForPHPBytes / r.MemPerWorkerBytes))
+		byMemory = int(math.Floor(r.MemForPHPBytes / r.MemPerWorkerBytes))
 	}
 	if r.CoresPerBusyWorker > 0 && r.CoresForPHP > 0 {
-		f.ByCPU = int(math.Floor(r.CoresForPHP / r.CoresPerBusyWorker))
+		byCPU = int(math.Floor(r.CoresForPHP / r.CoresPerBusyWorker))
 	}
+	return FitOf(byMemory, byCPU)
+}
+
+// FitOf is the fit of the workers memory and CPU hold (-1: unknown): the
+// smaller known one binds, memory on a tie.
+func FitOf(byMemory, byCPU int) PoolFit {
+	f := PoolFit{ByMemory: byMemory, ByCPU: byCPU, Fit: -1}
 	switch {
-	case f.ByMemory >= 0 && (f.ByCPU < 0 || f.ByMemory <= f.ByCPU):
-		f.Fit, f.Bound = f.ByMemory, BoundMemory
-	case f.ByCPU >= 0:
-		f.Fit, f.Bound = f.ByCPU, BoundCPU
+	case byMemory >= 0 && (byCPU < 0 || byMemory <= byCPU):
+		f.Fit, f.Bound = byMemory, BoundMemory
+	case byCPU >= 0:
+		f.Fit, f.Bound = byCPU, BoundCPU
 	}
 	return f
 }

@@ -160,10 +160,11 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		if r.MemPerWorkerBytes > 0 {
 			facts.PoolMemPerWorkerMiB, facts.PoolMemResident = Some(round(r.MemPerWorkerBytes/(1<<20), 1)), Some(r.MemResident)
 		}
-		if fit := r.Fit(); fit.ByMemory >= 0 {
+		fit := r.Fit()
+		if fit.ByMemory >= 0 {
 			facts.WorkersFitMemory = Some(fit.ByMemory)
 		}
-		if fit := r.Fit(); fit.ByCPU >= 0 {
+		if fit.ByCPU >= 0 {
 			facts.WorkersFitCPU = Some(fit.ByCPU)
 		}
 	}

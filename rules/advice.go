@@ -242,17 +242,9 @@ func fitAdvice(sf *detect.WorkerSaturationFacts, w float64, id string) Recommend
 		N, Cap                        int
 	}{W: num(w), ID: id, ByMemory: fitText(sf.WorkersFitMemory), ByCPU: fitText(sf.WorkersFitCPU), Cap: maxChildrenFactor,
 		Cores: sf.PoolCoresPerBusyWorker.V, MiB: sf.PoolMemPerWorkerMiB.V, Resident: sf.PoolMemResident.V}
-	fit := detect.PoolFit{ByMemory: -1, ByCPU: -1}
-	if sf.WorkersFitMemory.OK {
-		fit.ByMemory = sf.WorkersFitMemory.V
-	}
-	if sf.WorkersFitCPU.OK {
-		fit.ByCPU = sf.WorkersFitCPU.V
-	}
-	said.N, said.Bound = fit.ByMemory, detect.BoundMemory
-	if fit.ByCPU >= 0 && (fit.ByMemory < 0 || fit.ByCPU < fit.ByMemory) {
-		said.N, said.Bound = fit.ByCPU, detect.BoundCPU
-	}
+	// Called with at least one of the two known, so one of them binds.
+	fit := detect.FitOf(sf.WorkersFitMemory.Or(-1), sf.WorkersFitCPU.Or(-1))
+	said.N, said.Bound = fit.Fit, fit.Bound
 	if limit := int(w) * maxChildrenFactor; said.N > limit {
 		said.N, said.Capped = limit, true
 	}

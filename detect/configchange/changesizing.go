@@ -87,13 +87,8 @@ func sizingFromFacts(f *ConfigChangeFacts) (poolSizing, bool) {
 	}
 	s := poolSizing{Known: true, Cores: f.PoolCoresPerBusyWorker.V, CPUSeconds: f.PoolCPUSPerRequest.V,
 		MiB: f.PoolMemPerWorkerMiB.V, Resident: f.PoolMemResident.V, ForMiB: f.MemForPHPMiB.V, ForCores: f.CoresForPHP.V,
-		ByMemory: -1, ByCPU: -1, Needed: f.WorkersNeeded.V, Size: f.WorkersSized.V, Holds: f.SizedHoldsPeak.V, Bound: detect.BoundLoad}
-	if f.WorkersFitMemory.OK {
-		s.ByMemory = f.WorkersFitMemory.V
-	}
-	if f.WorkersFitCPU.OK {
-		s.ByCPU = f.WorkersFitCPU.V
-	}
+		ByMemory: f.WorkersFitMemory.Or(-1), ByCPU: f.WorkersFitCPU.Or(-1), Needed: f.WorkersNeeded.V, Size: f.WorkersSized.V,
+		Holds: f.SizedHoldsPeak.V, Bound: detect.BoundLoad}
 	switch {
 	case f.SizedByMemory.V:
 		s.Bound = detect.BoundMemory
