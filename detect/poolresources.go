@@ -43,6 +43,9 @@ const (
 	QueryProcessCount = `sum(namedprocess_namegroup_num_procs{groupname=~".*php-fpm.*"})`
 	// QueryHostCores is the host's cores.
 	QueryHostCores = `count(node_cpu_seconds_total{mode="idle"})`
+	// QueryHostNiceCores is the cores niced processes used (batch jobs,
+	// backups, builds at low priority): CPU they yield to php-fpm.
+	QueryHostNiceCores = `sum(rate(node_cpu_seconds_total{mode="nice"}[1m]))`
 	// QueryHostMemAvailable is the memory the host could give without
 	// swapping, in bytes.
 	QueryHostMemAvailable = `sum(node_memory_MemAvailable_bytes)`
@@ -54,7 +57,7 @@ const (
 type ProcessSeries struct {
 	RequestCPUPct, RequestCPUSeconds, RequestMemory []metrics.Point
 	ProcessCPU, ProcessRSS, ProcessCount            []metrics.Point
-	HostCores, HostMemAvailable                     []metrics.Point
+	HostCores, HostNiceCores, HostMemAvailable      []metrics.Point
 }
 
 var processQueries = []struct {
@@ -68,6 +71,7 @@ var processQueries = []struct {
 	{QueryProcessRSS, func(p *ProcessSeries) *[]metrics.Point { return &p.ProcessRSS }},
 	{QueryProcessCount, func(p *ProcessSeries) *[]metrics.Point { return &p.ProcessCount }},
 	{QueryHostCores, func(p *ProcessSeries) *[]metrics.Point { return &p.HostCores }},
+	{QueryHostNiceCores, func(p *ProcessSeries) *[]metrics.Point { return &p.HostNiceCores }},
 	{QueryHostMemAvailable, func(p *ProcessSeries) *[]metrics.Point { return &p.HostMemAvailable }},
 }
 
@@ -106,7 +110,8 @@ type PoolResources struct {
 	// MemResident: MemPerWorkerBytes is a resident size.
 	MemResident bool
 	// HostCores is the host's cores; CoresForPHP is those less what other
-	// processes used (when the host's CPU and the pool's are both measured).
+	// processes used at normal priority (when the host's CPU and the pool's
+	// are both measured; niced work yields to php-fpm).
 	HostCores, CoresForPHP float64
 	// MemForPHPBytes is the memory the pool could hold at its tightest: the
 	// host's available memory plus what the pool already held.
@@ -160,11 +165,21 @@ func (p *Pool) Resources(from, to time.Time) PoolResources {
 	r.HostCores = peak(between(ps.HostCores, from, to)).V
 	r.CoresForPHP = r.HostCores
 	if r.HostCores > 0 && r.CPUFromProcesses {
-		// Other processes' cores: the host's busy cores less the pool's.
+		// Other processes' cores: the host's busy cores less the pool's and
+		// less the niced ones. A niced process yields its CPU to php-fpm (the
+		// scheduler weighs nice 10 at a tenth of nice 0): on a real host whose
+		// cores a low-priority job kept 100% busy, php-fpm still got what it
+		// asked for. php-fpm's own CPU is niced time too when php-fpm runs
+		// niced, so the larger of the two is taken off, not both: exact then,
+		// and erring low by the smaller of them when php-fpm is not niced.
 		others, n := 0.0, 0
 		for _, pt := range between(p.CPU, from, to) {
 			if pool := valueAt(ps.ProcessCPU, pt.T); !math.IsNaN(pool) {
-				others += math.Max(0, pt.V/100*r.HostCores-pool)
+				yielded := pool
+				if nice := valueAt(ps.HostNiceCores, pt.T); nice > pool {
+					yielded = nice
+				}
+				others += math.Max(0, pt.V/100*r.HostCores-yielded)
 				n++
 			}
 		}

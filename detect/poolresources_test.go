@@ -86,6 +86,19 @@ func nodeScrape(t float64, cores int, busy, memAvail float64) []string {
 	return append(out, fmt.Sprintf(`node_memory_MemAvailable_bytes %g`, memAvail))
 }
 
+// nodeScrapeNiced is nodeScrape whose busy share holds the niced share
+// nice (a low-priority job's time, mode="nice").
+func nodeScrapeNiced(t float64, cores int, busy, nice, memAvail float64) []string {
+	var out []string
+	for c := range cores {
+		out = append(out,
+			fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="idle"} %.2f`, c, 5000+(1-busy)*t),
+			fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="nice"} %.2f`, c, 1000+nice*t),
+			fmt.Sprintf(`node_cpu_seconds_total{cpu="%d",mode="user"} %.2f`, c, 3000+(busy-nice)*t))
+	}
+	return append(out, fmt.Sprintf(`node_memory_MemAvailable_bytes %g`, memAvail))
+}
+
 const nodeHeader = "# TYPE node_cpu_seconds_total counter\n# TYPE node_memory_MemAvailable_bytes gauge\n"
 
 // processExporter is ncabatoff/process-exporter's group of php-fpm (its
@@ -179,6 +192,25 @@ func TestPoolResourcesFromExporters(t *testing.T) {
 		fit := r.Fit()
 		if fit.ByMemory != 8 || fit.ByCPU != 22 || fit.Fit != 8 || fit.Bound != BoundMemory {
 			t.Errorf("fit %+v, want 8 by memory (930 MiB / 105), 22 by CPU (5.5 / 0.25)", fit)
+		}
+	})
+	t.Run("niced work yields its CPU to the pool", func(t *testing.T) {
+		// A host of 4 cores kept 100% busy, 3 of them by a niced job; php-fpm
+		// ran the fourth over 4 busy workers, and nothing else ran at normal
+		// priority: every core was php-fpm's for the asking. Not knowing
+		// whether php-fpm was niced itself, Resources takes off the larger of
+		// the niced cores and the pool's: 4 - max(3, 1) = 1 core for others,
+		// 3 for PHP, 12 workers (low by the pool's own core, the safe side);
+		// not the 1 core and 4 workers of counting the niced job against it.
+		p := loadResources(t, from,
+			scrapes(from, span, hipagesHeader, func(int, float64) []string { return hipagesScrape(0, 4, 0, 0, 0) }),
+			scrapes(from, span, processExporterHeader, func(_ int, s float64) []string { return processExporterScrape(s, 1, 5, 50*mib) }),
+			scrapes(from, span, nodeHeader, func(_ int, s float64) []string { return nodeScrapeNiced(s, 4, 1, 0.75, 4096*mib) }))
+		r := in(p)
+		near(t, "cores per busy worker", r.CoresPerBusyWorker, 0.25)
+		near(t, "cores for PHP", r.CoresForPHP, 3)
+		if fit := r.Fit(); fit.ByCPU != 12 {
+			t.Errorf("fit %+v, want 12 by CPU (3 cores / 0.25)", fit)
 		}
 	})
 	t.Run("no per-process series", func(t *testing.T) {
