@@ -1,0 +1,131 @@
+package configchange
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/ingest"
+)
+
+// realPoolCutTruth is what testdata/realpoolcut/record.sh measured outside
+// aftermath (truth.py): /proc for php-fpm's processes and the host's CPU,
+// php-fpm's own access log for each request's time, the load generator for
+// the arrivals.
+type realPoolCutTruth struct {
+	MaxChildren struct{ Old, New float64 } `json:"max_children"`
+	Needed      float64                    `json:"busy_workers_needed_at_peak"`
+	CPU         struct {
+		CoresPerBusyWorker   float64 `json:"cores_per_busy_worker"`
+		HostCores            float64 `json:"host_cores"`
+		PHPFPMCPUS           float64 `json:"php_fpm_cpu_s"`
+		SpanS                float64 `json:"span_s"`
+		OthersNotNiced       float64 `json:"others_cores_not_niced"`
+		OthersWithNicedCores float64 `json:"others_cores"`
+	} `json:"cpu"`
+	MemoryKB struct {
+		RSSMean float64 `json:"worker_rss_mean"`
+		PSSMean float64 `json:"worker_pss_mean"`
+	} `json:"memory_kb"`
+}
+
+// TestRealPoolCutSizedOnItsOwnProcesses analyzes a real recording (real
+// Caddy, php-fpm 8.2, Prometheus, process-exporter and node_exporter on a
+// 2-core host that other work kept 100% busy, most of it niced): a commit
+// three hours earlier cut pm.max_children from 8 to 3 and a crowd of 9
+// requests a second at about 0.6 s each then filled the pool. The sizing must
+// match what /proc and php-fpm's own log measured: the CPU a busy worker
+// kept running, the cores php-fpm could have had (the host's less what ran
+// at normal priority: niced builds yield to it), one worker's resident
+// memory, CPU binding long before memory, and a size that is never the
+// blamed 3. Tolerances: 25% on a busy worker's cores and memory (the facts
+// round to 0.01 of a core, the scrapes are 5 s apart); the cores for PHP may
+// err low by php-fpm's own use (not knowing whether php-fpm ran niced, its
+// CPU and the niced CPU are not both taken off), never high.
+func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
+	dir := filepath.Join("testdata", "realpoolcut", "bundle")
+	var truth realPoolCutTruth
+	data, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &truth); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, detect.NewAggregate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	res, err := detect.Run(context.Background(), detect.EvidenceOf(loaded), detect.Detectors())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut *Finding
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+			cut = f
+		}
+	}
+	if cut == nil {
+		t.Fatal("no config_change finding for pm.max_children")
+	}
+	cf := FactsOf[ConfigChangeFacts](cut)
+	if cf.OldValue.V != truth.MaxChildren.Old || cf.NewValue.V != truth.MaxChildren.New {
+		t.Fatalf("change %v -> %v, truth %v -> %v", cf.OldValue.V, cf.NewValue.V, truth.MaxChildren.Old, truth.MaxChildren.New)
+	}
+	if !cf.Linked || cut.Role != RoleEnabler || !cf.OldPoolHeld.V {
+		t.Errorf("cut role %s, linked %v, old pool held %v: want the enabler (%v busy workers needed, measured; 8 hold them, 3 do not)\n%s",
+			cut.Role, cf.Linked, cf.OldPoolHeld, truth.Needed, cut.Summary)
+	}
+	if got := cf.WorkersNeeded.V; got < 0.7*truth.Needed || got > 1.3*truth.Needed {
+		t.Errorf("busy workers needed %v, measured %v (peak minute's arrivals x the baseline's service time)", got, truth.Needed)
+	}
+	if !cf.WorkersSized.OK || cf.CannotSizeOnPool.OK {
+		t.Fatalf("sized %v, cannot size %v: the bundle has process-exporter's php-fpm group\n%s", cf.WorkersSized, cf.CannotSizeOnPool, cut.Summary)
+	}
+	within := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol*want {
+			t.Errorf("%s %v, measured %v (tolerance %.0f%%)", what, got, want, 100*tol)
+		}
+	}
+	within("cores a busy worker kept running", cf.PoolCoresPerBusyWorker.V, truth.CPU.CoresPerBusyWorker, 0.25)
+	// process-exporter's resident size counts the pages a worker shares
+	// with the others (libraries, opcache), which PSS divides among them;
+	// a request's own 8 MiB comes and goes between scrapes. Resident is the
+	// safe side: what one more worker may take.
+	const kib = 1024.0
+	within("one worker's resident MiB", cf.PoolMemPerWorkerMiB.V, truth.MemoryKB.RSSMean/kib, 0.25)
+	if !cf.PoolMemResident.V || cf.PoolMemPerWorkerMiB.V < truth.MemoryKB.PSSMean/kib {
+		t.Errorf("worker memory %v MiB (resident %v) below its proportional share %.1f MiB", cf.PoolMemPerWorkerMiB.V, cf.PoolMemResident.V, truth.MemoryKB.PSSMean/kib)
+	}
+	poolCores := truth.CPU.PHPFPMCPUS / truth.CPU.SpanS
+	forPHP := truth.CPU.HostCores - truth.CPU.OthersNotNiced
+	if got := cf.CoresForPHP.V; got > forPHP+0.05 || got < forPHP-poolCores-0.15 {
+		t.Errorf("cores for PHP %v; measured: %.2f of %v cores free of work at normal priority (php-fpm itself used %.2f; counting niced work leaves %.2f)",
+			got, forPHP, truth.CPU.HostCores, poolCores, truth.CPU.HostCores-truth.CPU.OthersWithNicedCores)
+	}
+	fitCPU := forPHP / truth.CPU.CoresPerBusyWorker
+	if got := float64(cf.WorkersFitCPU.V); got > 1.25*fitCPU || got < 0.6*fitCPU {
+		t.Errorf("workers the CPU fits %v, measured %.1f", got, fitCPU)
+	}
+	if !cf.SizedByCPU.OK || cf.SizedByMemory.V || cf.WorkersFitMemory.V < 10*cf.WorkersFitCPU.V {
+		t.Errorf("fit by memory %v, by CPU %v, sized by memory %v: the host had gigabytes free, CPU binds first",
+			cf.WorkersFitMemory.V, cf.WorkersFitCPU.V, cf.SizedByMemory.V)
+	}
+	if got := float64(cf.WorkersSized.V); got == truth.MaxChildren.New || got < truth.MaxChildren.Old || !cf.SizedHoldsPeak.V {
+		t.Errorf("sized at %v (holds the peak %v): want at least the old %v, never the blamed %v\n%s",
+			got, cf.SizedHoldsPeak.V, truth.MaxChildren.Old, truth.MaxChildren.New, cut.Summary)
+	}
+}
