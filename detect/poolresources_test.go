@@ -213,6 +213,42 @@ func TestPoolResourcesFromExporters(t *testing.T) {
 			t.Errorf("fit %+v, want 12 by CPU (3 cores / 0.25)", fit)
 		}
 	})
+	t.Run("a pool busy and idle by turns: the CPU of the busy scrapes is not lost", func(t *testing.T) {
+		// 3 workers busy for 30 s, then idle for 30 s (an upstream marked
+		// down and up), each busy worker at 0.1 of a core. The CPU is a
+		// rate over a minute: the idle scrapes carry half of it; the busy
+		// count is an instant. Over every scrape the ratio is 0.1; over
+		// the busy scrapes alone it would be about half.
+		busy := func(i int) bool { return i%4 < 2 }
+		counter := func(i int) float64 {
+			n := 0
+			for j := 1; j <= i; j++ {
+				if busy(j) {
+					n++
+				}
+			}
+			return 0.3 * 15 * float64(n)
+		}
+		p := loadResources(t, from,
+			scrapes(from, span, hipagesHeader, func(i int, _ float64) []string {
+				if busy(i) {
+					return hipagesScrape(0, 3, 0, 0, 0)
+				}
+				return hipagesScrape(3, 0, 10, 300000, 8*mib)
+			}),
+			scrapes(from, span, processExporterHeader, func(i int, _ float64) []string {
+				const g = `groupname="php-fpm8.2"`
+				return []string{
+					fmt.Sprintf(`namedprocess_namegroup_cpu_seconds_total{%s,mode="user"} %.3f`, g, counter(i)),
+					fmt.Sprintf(`namedprocess_namegroup_memory_bytes{%s,memtype="resident"} %d`, g, 4*20*mib),
+					fmt.Sprintf(`namedprocess_namegroup_num_procs{%s} 4`, g),
+				}
+			}))
+		r := in(p)
+		if !r.CPUFromProcesses || math.Abs(r.CoresPerBusyWorker-0.1) > 0.015 {
+			t.Errorf("cores per busy worker %v (from the processes %v), want 0.1", r.CoresPerBusyWorker, r.CPUFromProcesses)
+		}
+	})
 	t.Run("no per-process series", func(t *testing.T) {
 		p := loadResources(t, from,
 			scrapes(from, span, nodeHeader, func(_ int, s float64) []string { return nodeScrape(s, 8, 0.69, 300*mib) }))
