@@ -27,7 +27,9 @@ func init() {
 type WorkerSaturationFacts struct {
 	Workers          int     `json:"workers"`
 	SaturatedSeconds float64 `json:"saturated_seconds"`
-	// CPUAvgPct and CPUBound need a CPU series.
+	// CPUAvgPct (the host's) and CPUBound need a CPU series; CPUBound is
+	// judged on php-fpm's own processes when they are measured
+	// (cpuBoundPct).
 	CPUAvgPct Maybe[float64] `json:"cpu_avg_pct"`
 	CPUBound  Maybe[bool]    `json:"cpu_bound"`
 	// CompletionRatePerS and ServiceTimeS (Little's law with every worker
@@ -79,7 +81,9 @@ func (saturationDetector) Name() Kind { return KindWorkerSaturation }
 const minSaturated = time.Minute
 
 // cpuBoundPct is where busy workers are taken to be computing rather than
-// waiting: above it the host had no headroom to give more workers.
+// waiting: above it the host had no headroom to give more workers. It is a
+// share of the host's CPU, or, when php-fpm's own processes are measured, the
+// share they ran of the cores PHP could have.
 const cpuBoundPct = 80.0
 
 func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
@@ -114,13 +118,33 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		Workers                               int
 		Busy                                  time.Duration
 		Start, End                            time.Time
-		CPUKnown, CPUBound                    bool
+		CPUKnown, CPUBound, OwnCPU            bool
 		CPU, Rate, Service, Normal, NormalCap float64
+		// On php-fpm's own processes: the cores the pool ran, the cores
+		// PHP could have, a busy worker's; Waiting when a busy worker
+		// kept less than half a core running, OthersMost when other
+		// processes ran more of the host's CPU than the pool.
+		PoolCores, ForPHP, PerWorker float64
+		Waiting, OthersMost          bool
 	}{Workers: workers, Busy: busy.Round(time.Second), Start: start.In(ev.Loc), End: end.In(ev.Loc), CPU: cpu}
+	res := p.Resources(start, end)
 	if !math.IsNaN(cpu) {
 		said.CPUKnown, said.CPUBound = true, cpu >= cpuBoundPct
+		if res.CPUFromProcesses && res.CoresForPHP > 0 {
+			// The host's CPU counts other processes, niced ones too, which a
+			// busy pool does not wait for: on php-fpm's own processes the
+			// workers computed when they ran most of the cores PHP could
+			// have (a real host kept at 100% by niced builds called a pool
+			// that ran 0.19 of 1.1 cores "CPU-bound").
+			said.OwnCPU = true
+			pool := res.CoresPerBusyWorker * float64(workers)
+			said.PoolCores, said.ForPHP, said.PerWorker = round(pool, 2), round(res.CoresForPHP, 1), round(res.CoresPerBusyWorker, 2)
+			said.CPUBound = pool >= cpuBoundPct/100*res.CoresForPHP
+			said.Waiting = res.CoresPerBusyWorker < 0.5
+			said.OthersMost = res.HostCores > 0 && cpu/100*res.HostCores-pool > pool
+		}
 		facts.CPUAvgPct = Some(round(cpu, 1))
-		facts.CPUBound = Some(cpu >= cpuBoundPct)
+		facts.CPUBound = Some(said.CPUBound)
 	}
 	rate := meanBetween(p.Accepted, start, end)
 	if !math.IsNaN(rate) && rate > 0 {
@@ -153,7 +177,7 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 		}
 		facts.MaxChildrenWarnings = Some(n)
 	}
-	if r := p.Resources(start, end); r.Known() {
+	if r := res; r.Known() {
 		if r.CoresPerBusyWorker > 0 {
 			facts.PoolCoresPerBusyWorker = Some(round(r.CoresPerBusyWorker, 2))
 		}

@@ -71,6 +71,16 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The workers ran 0.2 of the 1.3 cores PHP could have: waiting, though
+	// the host's CPU read 100% (other processes, most of them niced).
+	for _, f := range res.Findings {
+		if f.Kind == detect.KindWorkerSaturation {
+			if sf := detect.FactsOf[detect.WorkerSaturationFacts](&f); !sf.CPUBound.OK || sf.CPUBound.V {
+				t.Errorf("worker_saturation cpu_bound %v: the pool ran %.2f cores of %.2f it could have\n%s", sf.CPUBound,
+					truth.CPU.CoresPerBusyWorker*truth.MaxChildren.New, truth.CPU.HostCores-truth.CPU.OthersNotNiced, f.Summary)
+			}
+		}
+	}
 	var cut *Finding
 	for i := range res.Findings {
 		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
