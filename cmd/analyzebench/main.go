@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -124,7 +125,7 @@ func (p *afterIngest) Stage(name string, _ int64) {
 	if os.Getenv("ANALYZEBENCH_STAGES") != "" {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(os.Stderr, "stage %q: heap %.1f MiB, %d GCs\n", name, float64(ms.HeapAlloc)/(1<<20), ms.NumGC)
+		fmt.Fprintf(os.Stderr, "stage %q: heap %.1f MiB, %d GCs; %s\n", name, float64(ms.HeapAlloc)/(1<<20), ms.NumGC, rssSplit())
 	}
 	if name == "detecting" && p.at.IsZero() {
 		p.at = time.Now()
@@ -176,6 +177,25 @@ func heapProfile(file string) {
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
 	}
+}
+
+// rssSplit is this process's resident memory by kind, from /proc: RssFile
+// is the binary's own pages (and other mapped files), RssAnon the heap,
+// stacks and the runtime's own.
+func rssSplit() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"VmRSS:", "RssAnon:", "RssFile:", "VmHWM:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				out = append(out, k+" "+strings.TrimSpace(v))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // firstTime reads the time of a log's first line.
