@@ -22,6 +22,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/internal/initpages"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -52,6 +53,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: analyzebench ACCESS_LOG")
 		os.Exit(2)
 	}
+	initpages.Release() // as aftermath does
 	t0 := time.Now()
 	res := result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
 	stop, err := profile()
