@@ -255,7 +255,7 @@ func joinClusters(parts []*Cluster) *Cluster {
 	lead := parts[0]
 	j := &Cluster{Key: lead.Key, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
 		Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{},
-		Good: map[int64]int{}, PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1,
+		Good: map[int64]int{}, PHPPerMinute: map[int64]float64{}, lastLogged: -1,
 		family: lead.family}
 	for _, c := range parts {
 		j.Members = append(j.Members, MemberOf{Key: c.Key, UA: uaWithVersions(c)})
@@ -267,9 +267,7 @@ func joinClusters(parts []*Cluster) *Cluster {
 		for m, v := range c.PHPPerMinute {
 			j.PHPPerMinute[m] += v
 		}
-		for m := range c.logged {
-			j.logged[m] = struct{}{}
-		}
+		j.logged = append(j.logged, c.logged...)
 		j.Requests += c.Requests
 		j.PHPSeconds += c.PHPSeconds
 		j.Cookies += c.Cookies

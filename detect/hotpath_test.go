@@ -85,10 +85,12 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
 			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}, logged: map[int64]struct{}{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
+			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
-	c.logged[m] = struct{}{}
+	if m != c.lastLogged {
+		c.logged = append(c.logged, runMinute(m))
+	}
 	c.lastLogged = m
 	c.PerMinute[arrivedIn(r)]++
 	if good {

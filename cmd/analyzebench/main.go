@@ -16,11 +16,13 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/internal/initpages"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -51,6 +53,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: analyzebench ACCESS_LOG")
 		os.Exit(2)
 	}
+	initpages.Release() // as aftermath does
 	t0 := time.Now()
 	res := result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
 	stop, err := profile()
@@ -124,7 +127,7 @@ func (p *afterIngest) Stage(name string, _ int64) {
 	if os.Getenv("ANALYZEBENCH_STAGES") != "" {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Fprintf(os.Stderr, "stage %q: heap %.1f MiB, %d GCs\n", name, float64(ms.HeapAlloc)/(1<<20), ms.NumGC)
+		fmt.Fprintf(os.Stderr, "stage %q: heap %.1f MiB, %d GCs; %s\n", name, float64(ms.HeapAlloc)/(1<<20), ms.NumGC, rssSplit())
 	}
 	if name == "detecting" && p.at.IsZero() {
 		p.at = time.Now()
@@ -176,6 +179,25 @@ func heapProfile(file string) {
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
 	}
+}
+
+// rssSplit is this process's resident memory by kind, from /proc: RssFile
+// is the binary's own pages (and other mapped files), RssAnon the heap,
+// stacks and the runtime's own.
+func rssSplit() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"VmRSS:", "RssAnon:", "RssFile:", "VmHWM:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				out = append(out, k+" "+strings.TrimSpace(v))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // firstTime reads the time of a log's first line.
