@@ -187,6 +187,62 @@ const (
 	noBaselinePHPShare = 0.25
 )
 
+// Known clients. A crawl brings addresses the site had not seen: the spread
+// crawlers walk from thousands of fresh ones, a scraper from a few that
+// begin with it. The site's own automated clients (desktop sync clients,
+// API pollers, monitors) sent under the same fingerprint from the same
+// addresses all through the baseline; when they rise (a re-scan after an
+// upgrade, retries in an outage), the rise is theirs, not a crawler's. An
+// address is a known client when its requests under the fingerprint fell in
+// at least half of the baseline's ten-minute buckets, over a baseline of at
+// least minKnownBaseline (a shorter one cannot show a client steady through
+// it); a burst most of whose requests (minKnownShare) came from known
+// clients is a surge of the site's clients, not a crawler.
+const (
+	minKnownShare    = 0.5
+	minKnownBaseline = time.Hour
+)
+
+// knownClients counts the burst's addresses (its actor's when it has one;
+// a browser's readers apart) that were known clients over the baseline [bFrom, bTo),
+// and the share of the burst's window requests they sent.
+func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
+	if bTo.Sub(bFrom) < minKnownBaseline {
+		return 0, 0
+	}
+	c := b.c
+	first, last := bFrom.Unix()/60, bTo.Unix()/60
+	buckets := int((last - first + 9) / 10)
+	total, fromKnown := 0, 0
+	browser := IsBrowser(c.Key.UA)
+	for ip, ab := range c.IPs {
+		// A browser's readers are people, not its burst; a declared bot's
+		// addresses that pace like readers are its own (CrawlerPerMinute).
+		if ab.Reader() && browser || !ab.Reader() && !b.inActor(ip) {
+			continue
+		}
+		total += ab.Requests
+		seen := map[int64]bool{}
+		for _, ips := range []map[netip.Addr]*AddressBehaviour{c.before, c.IPs} {
+			if a := ips[ip]; a != nil {
+				for _, r := range a.arrivals {
+					if m := int64(r.minute); m >= first && m < last {
+						seen[(m-first)/10] = true
+					}
+				}
+			}
+		}
+		if 2*len(seen) >= buckets {
+			known++
+			fromKnown += ab.Requests
+		}
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	return known, float64(fromKnown) / float64(total)
+}
+
 // burst is one fingerprint's rise, before it is judged automated or not.
 type burst struct {
 	c                  *Cluster
@@ -262,6 +318,16 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		// Without a baseline every fingerprint "rose" from nothing: only one
 		// that carried a material share of PHP's time is worth judging.
 		if noBaseline && (windowPHP <= 0 || c.PHPSeconds < noBaselinePHPShare*windowPHP) {
+			continue
+		}
+		if known, share := b.knownClients(bFrom, bTo); share >= minKnownShare {
+			// The site's own clients doing more (sync clients re-scanning
+			// after an upgrade, retrying in an outage): not a new actor.
+			said.Surges = append(said.Surges, crawlerSurge{Key: sayKey(c.Key), Baseline: b.baseline10, Peak: b.peak10,
+				Why: Messages.Say("crawler_burst.human.known", struct {
+					Share float64
+					Known int
+				}{share * 100, known})})
 			continue
 		}
 		if reason, automated := automation(b); !automated {

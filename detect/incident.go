@@ -133,17 +133,13 @@ const (
 	// report says the thresholds rest on few samples.
 	minUsableBaseline = 3 * time.Minute
 	shortBaseline     = time.Hour
-	// mergeGap joins failing stretches closer than this: a proxy flapping
-	// down and up is one outage. Farther apart they are separate incidents
-	// (a restart blip is not the outage hours later), unless the pool stayed
-	// saturated in between.
-	mergeGap = 5 * time.Minute
+	// mergeGap joins failing stretches closer than this (failure's one
+	// definition of a stretch), unless the pool stayed saturated in between;
+	// the edges of an incident are judged at the same distance.
+	mergeGap = failure.MergeGapMinutes * time.Minute
 	// absFailedShare: with no baseline, a minute fails when at least this
 	// share of its arrivals failed (and more than a handful did).
-	absFailedShare = 0.05
-	// edgeQuantile: the edges of a stretch fail more than this share of
-	// the baseline's minutes did (its own spread, however bursty).
-	edgeQuantile = 0.99
+	absFailedShare = failure.AbsShare
 	// lateTailFactor and minLateS estimate the clients' timeout when the
 	// site does not give it: an answer slower than lateTailFactor times the
 	// usual 99th percentile, and slower than minLateS, which few readers (or
@@ -191,89 +187,42 @@ func FindIncidents(ev *Evidence) *Incidents {
 
 	// The usual failure rate per arriving minute, from the provisional
 	// baseline (before the incident is known): with none, absolute criteria.
-	usual, usualShare, usualTop := -1.0, 0.0, 0
+	var usual failure.Usual
 	if provisionalOK {
 		var base []int
-		failed, reqs := 0, 0
+		reqs := 0
 		for m := provisional.From.Unix() / 60; m < provisional.To.Unix()/60; m++ {
 			n := 0
 			if a := ev.Traffic.arrivals[m]; a != nil {
 				n = a.failed(lateArg)
 				reqs += a.Requests
 			}
-			failed += n
 			base = append(base, n)
 		}
-		usual = Median(base)
-		usualTop = base[int(edgeQuantile*float64(len(base)-1))] // sorted by Median
-		if reqs > 0 {
-			usualShare = float64(failed) / float64(reqs)
-		}
+		usual = failure.UsualOf(base, reqs)
 	}
-	// A minute fails clearly when its failures stand out both in number and
-	// in share of its arrivals: twice the usual share, or, where the
-	// baseline already failed a third of its requests or more (a rate limit
-	// refusing a crawler all day) and twice is out of reach, half the usual
-	// successes lost.
-	clearShare := min(2*usualShare, (1+usualShare)/2)
-	failing := func(a *arrivalMinute) bool {
-		n := a.failed(lateArg)
-		if usual < 0 {
-			return n > 3 && float64(n) >= absFailedShare*float64(a.Requests)
-		}
-		return failure.Excess(float64(n), usual, 0, 3) && float64(n) >= clearShare*float64(a.Requests)
-	}
-	// The edges of a clear stretch are the minutes next to it that failed
-	// more than almost any baseline minute did (with a baseline that failed
-	// nobody: any failure). The first readers failed when the pool filled
-	// are few in number and share, but they were failed all the same, and
-	// counting from the first clear minute puts the start minutes late.
-	atEdge := func(a *arrivalMinute) bool { return a != nil && a.failed(lateArg) > usualTop }
-
+	// The failing stretches, by the one definition the simulator's truth
+	// lists them by too (failure.Stretches): clear minutes, their edges,
+	// each standing out as a whole. Minutes the access log has no lines
+	// for are no pause (only the logged minutes between two failing ones
+	// can end a stretch), nor is a pool that stayed saturated in between.
 	first, last := ev.From.Unix()/60, (ev.To.Unix()+59)/60
 	saturated := ev.saturatedRuns()
 	unlogged := Unlogged(ev.Coverage, ev.From, ev.To)
-	var list []Incident
-	for m := first; m < last; m++ {
+	at := func(m int64) (int, int) {
 		a := ev.Traffic.arrivals[m]
-		if a == nil || !failing(a) {
-			continue
+		if a == nil {
+			return 0, 0
 		}
-		t := time.Unix(m*60, 0).UTC()
-		if n := len(list); n > 0 {
-			prev := &list[n-1]
-			// Minutes the access log has no lines for are no pause: only
-			// the logged minutes between two failing ones can end a stretch.
-			logged := t.Sub(prev.End) - unloggedWithin(unlogged, prev.End, t)
-			if logged <= mergeGap || coveredBy(saturated, prev.End, t) {
-				prev.End = t.Add(time.Minute)
-				continue
-			}
-		}
-		list = append(list, Incident{Start: t, End: t.Add(time.Minute)})
+		return a.failed(lateArg), a.Requests
 	}
-	list = ev.widenToEdges(list, first, last, atEdge)
-	if len(list) == 0 {
-		// No minute stands out, but the window as a whole may: failures
-		// spread thin over it. The stretch is then every minute with one.
-		total, minutes := 0, 0
-		var from, to time.Time
-		for m := first; m < last; m++ {
-			minutes++
-			a := ev.Traffic.arrivals[m]
-			if a == nil || a.failed(lateArg) == 0 {
-				continue
-			}
-			total += a.failed(lateArg)
-			t := time.Unix(m*60, 0).UTC()
-			if from.IsZero() {
-				from = t
-			}
-			to = t.Add(time.Minute)
-		}
-		if usual >= 0 && poissonExcess(float64(total), usual*float64(minutes), failureRiseRatio, riseZ) {
-			list = append(list, Incident{Start: from, End: to})
-		}
+	joined := func(end, next int64) bool {
+		from, to := time.Unix(end*60, 0).UTC(), time.Unix(next*60, 0).UTC()
+		return to.Sub(from)-unloggedWithin(unlogged, from, to) <= mergeGap || coveredBy(saturated, from, to)
+	}
+	var list []Incident
+	for _, s := range failure.Stretches(failure.Minutes{First: first, Last: last, At: at, Joined: joined}, usual) {
+		list = append(list, Incident{Start: time.Unix(s.Start*60, 0).UTC(), End: time.Unix(s.End*60, 0).UTC()})
 	}
 	for i := range list {
 		inc := &list[i]
@@ -288,17 +237,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 			}
 		}
 	}
-	// A stretch must fail more than a handful beyond the usual to be an
-	// incident: a lone 500 is not an outage.
-	for _, inc := range list {
-		expected := 0.0
-		if usual > 0 {
-			expected = usual * inc.End.Sub(inc.Start).Minutes()
-		}
-		if poissonExcess(float64(inc.Failed), expected, failureRiseRatio, riseZ) {
-			in.List = append(in.List, inc)
-		}
-	}
+	in.List = list
 	for i := range in.List {
 		ev.openEdges(&in.List[i], unlogged, saturated)
 		if in.Worst < 0 || in.List[i].Failed > in.List[in.Worst].Failed {
@@ -358,37 +297,6 @@ func (ev *Evidence) openEdges(inc *Incident, unlogged []sources.Stretch, saturat
 			inc.OpenStart = e
 		}
 	}
-}
-
-// widenToEdges extends each clear stretch over the failing minutes before
-// and after it (atEdge) that lie within mergeGap of it, inside the window
-// minutes [first, last), and joins stretches that then meet.
-func (ev *Evidence) widenToEdges(list []Incident, first, last int64, atEdge func(*arrivalMinute) bool) []Incident {
-	gap := int64(mergeGap / time.Minute)
-	for i := range list {
-		inc := &list[i]
-		start, end := inc.Start.Unix()/60, inc.End.Unix()/60 // [start, end)
-		for m := start - 1; m >= first && start-m <= gap+1; m-- {
-			if atEdge(ev.Traffic.arrivals[m]) {
-				start = m
-			}
-		}
-		for m := end; m < last && m-(end-1) <= gap+1; m++ {
-			if atEdge(ev.Traffic.arrivals[m]) {
-				end = m + 1
-			}
-		}
-		inc.Start, inc.End = time.Unix(start*60, 0).UTC(), time.Unix(end*60, 0).UTC()
-	}
-	var out []Incident
-	for _, inc := range list {
-		if n := len(out); n > 0 && !inc.Start.After(out[n-1].End.Add(mergeGap)) {
-			out[n-1].End = later(out[n-1].End, inc.End)
-			continue
-		}
-		out = append(out, inc)
-	}
-	return out
 }
 
 func (ev *Evidence) loc() *time.Location {

@@ -73,8 +73,11 @@ func stretchesFromLog(lines []evidenceLine, from, to time.Time, clientTimeoutS f
 		base = min(base, int64(math.Floor(l.arrival()/60)))
 	}
 	n := int(to.Unix()/60 - base)
-	per := make([]int32, n)
+	per, logged := make([]int32, n), make([]int32, n)
 	for _, l := range lines {
+		if m := int(int64(math.Floor(l.arrival()/60)) - base); m >= 0 && m < n {
+			logged[m]++
+		}
 		if l.status >= 500 || l.status == 429 || l.dur > clientTimeoutS {
 			if m := int(int64(math.Floor(l.arrival()/60)) - base); m >= 0 && m < n {
 				per[m]++
@@ -82,7 +85,7 @@ func stretchesFromLog(lines []evidenceLine, from, to time.Time, clientTimeoutS f
 		}
 	}
 	var out []TruthStretch
-	for _, fs := range failingStretches(per, int(from.Unix()/60-base), n) {
+	for _, fs := range failingStretches(per, logged, int(from.Unix()/60-base), n) {
 		out = append(out, TruthStretch{From: rfc((base + fs[0]) * 60 * second), To: rfc((base + fs[1]) * 60 * second), Failed: fs[2]})
 	}
 	return out

@@ -43,8 +43,10 @@ type stats struct {
 
 	// failedByArrival counts, by the minute a request arrived (log time minus
 	// duration), the access-log lines that failed their client: a 5xx, a 429,
-	// or an answer after the site's client timeout.
+	// or an answer after the site's client timeout; loggedByArrival all the
+	// access-log lines, the minute's arrivals a failed share is taken of.
 	failedByArrival []int32
+	loggedByArrival []int32
 	// phpSeconds is the PHP time (worker held) of requests that ended inside
 	// the window, in total and by ClientSpec.
 	phpSeconds       float64
@@ -90,7 +92,7 @@ func (d *distinct) add(t int64, fresh, freshPrefix bool) {
 
 func newStats(begin, end, winFrom, winTo int64) *stats {
 	n := int((end-begin)/(60*second)) + 2
-	return &stats{begin: begin, winFrom: winFrom, winTo: winTo, failedByArrival: make([]int32, n),
+	return &stats{begin: begin, winFrom: winFrom, winTo: winTo, failedByArrival: make([]int32, n), loggedByArrival: make([]int32, n),
 		status: map[int]int64{}, winStatus: map[int]int64{},
 		minutes: make([]minuteStat, n), crawler10: make([]int64, n/10+1), crawlerPHP10: make([]int64, n/10+1)}
 }
@@ -116,6 +118,9 @@ func (st *stats) sent(s *sim, r *request) {
 
 func (st *stats) responded(s *sim, r *request) {
 	st.status[r.status]++
+	if i := int((r.start - st.begin) / (60 * second)); i >= 0 && i < len(st.loggedByArrival) {
+		st.loggedByArrival[i]++
+	}
 	if r.status >= 500 || r.status == 429 || s.now-r.start > secs(s.sc.ClientTimeoutS) {
 		if i := int((r.start - st.begin) / (60 * second)); i >= 0 && i < len(st.failedByArrival) {
 			st.failedByArrival[i]++

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 )
 
 // Truth is truth.json: what happened in the run, and what a correct analysis
@@ -45,12 +46,10 @@ type Truth struct {
 	// FailingStretches are the stretches of the window where clients were
 	// failed beyond the usual, from the access log as an analysis sees it:
 	// requests placed by arrival (log time minus duration) that got a 5xx or
-	// a 429 or were answered after the site's client timeout, in minutes
-	// that failed more than 99% of the minutes before the window did (with
-	// a baseline that failed nobody: any failure). Failing minutes less than
-	// stretchGapMinutes apart are one stretch; a stretch of fewer than
-	// minStretchFailures failures is noise, not listed. Separate stretches
-	// are separate incidents.
+	// a 429 or were answered after the site's client timeout, grouped into
+	// stretches by failure.Stretches (the analysis's own definition) against
+	// the minutes before the window. Separate stretches are separate
+	// incidents.
 	FailingStretches []TruthStretch `json:"failing_stretches"`
 	// Clients are the scenario's scheduled clients (API, sync, feed readers,
 	// scrapers): context whose traffic an analysis must not mistake for the
@@ -93,51 +92,29 @@ type TruthClient struct {
 	PHPTimeShare float64 `json:"php_time_share"`
 }
 
-// Failing stretches (Truth.FailingStretches): failing minutes closer than
-// stretchGapMinutes belong to one stretch, and a stretch needs at least
-// minStretchFailures failed requests (a lone slow answer is not an incident).
-const (
-	stretchGapMinutes  = 5
-	minStretchFailures = 3
-	usualQuantile      = 0.99
-)
-
-// failingStretches groups per-minute failure counts (index i is minute
-// begin+i) over [from, to) minutes into stretches. A minute fails when it
-// failed more than 99% of the minutes before from: failures the site had as
-// often in its ordinary hours (a rate limit refusing a slow crawler all
-// day, a stray slow answer) are not the incident's, and counting them would
-// start the stretch at the window's edge or at a chance late answer.
-func failingStretches(perMinute []int32, from, to int) [][3]int64 {
-	usualTop := int32(0)
-	if n := min(max(from, 0), len(perMinute)); n > 0 {
-		base := slices.Clone(perMinute[:n])
-		slices.Sort(base)
-		usualTop = base[int(usualQuantile*float64(n-1))]
+// failingStretches finds the failing stretches of minutes [from, to) from
+// per-minute failures and access-log lines by arrival (index i is minute
+// begin+i), by the one definition the analysis finds them by
+// (failure.Stretches), the usual learnt from every minute before from: a
+// rate limit refusing a slow crawler all day, a stray slow answer, are what
+// the site had as often in its ordinary hours, not the incident's. Each is
+// {first minute, last minute + 1, failures}.
+func failingStretches(failed, logged []int32, from, to int) [][3]int64 {
+	from, to = max(from, 0), min(to, len(failed))
+	var usual failure.Usual
+	if from > 0 {
+		base, requests := make([]int, from), 0
+		for i := range from {
+			base[i] = int(failed[i])
+			requests += int(logged[i])
+		}
+		usual = failure.UsualOf(base, requests)
 	}
-	var out [][3]int64 // first minute, last minute + 1, failures
-	cur := [3]int64{-1, -1, 0}
-	flush := func() {
-		if cur[0] >= 0 && cur[2] >= minStretchFailures {
-			out = append(out, cur)
-		}
-		cur = [3]int64{-1, -1, 0}
+	at := func(m int64) (int, int) { return int(failed[m]), int(logged[m]) }
+	var out [][3]int64
+	for _, s := range failure.Stretches(failure.Minutes{First: int64(from), Last: int64(to), At: at}, usual) {
+		out = append(out, [3]int64{s.Start, s.End, int64(s.Failed)})
 	}
-	for i := max(from, 0); i < to && i < len(perMinute); i++ {
-		n := perMinute[i]
-		if n <= usualTop {
-			continue
-		}
-		if cur[0] >= 0 && int64(i)-cur[1] >= stretchGapMinutes {
-			flush()
-		}
-		if cur[0] < 0 {
-			cur[0] = int64(i)
-		}
-		cur[1] = int64(i) + 1
-		cur[2] += int64(n)
-	}
-	flush()
 	return out
 }
 
@@ -480,7 +457,7 @@ func (s *sim) truth(sc *Scenario, o Options, commits []repoCommit) Truth {
 	fromMin := int((sc.From.UnixNano() - s.begin) / (60 * second))
 	toMin := int((sc.To.UnixNano() - s.begin) / (60 * second))
 	t.FailingStretches = []TruthStretch{}
-	for _, fs := range failingStretches(st.failedByArrival, fromMin, toMin) {
+	for _, fs := range failingStretches(st.failedByArrival, st.loggedByArrival, fromMin, toMin) {
 		t.FailingStretches = append(t.FailingStretches, TruthStretch{From: rfc(minute(int(fs[0]))), To: rfc(minute(int(fs[1]))), Failed: fs[2]})
 	}
 	for i, c := range sc.Clients {
