@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,6 +148,7 @@ var statements = []statement{
 // sighting is one place a figure is stated.
 type sighting struct {
 	format, figure, text string
+	pattern              string // the statement's expression that found it
 	value                float64
 	decimals             int // digits after the point as printed
 	percent              bool
@@ -175,7 +179,7 @@ func read(r rendering, crawlers []string) []sighting {
 				if i := strings.IndexByte(raw, '.'); i >= 0 {
 					dec = len(raw) - i - 1
 				}
-				out = append(out, sighting{format: f, figure: st.figure, text: m[0], value: v, decimals: dec, percent: st.percent})
+				out = append(out, sighting{format: f, figure: st.figure, text: m[0], pattern: st.re.String(), value: v, decimals: dec, percent: st.percent})
 			}
 		}
 	}
@@ -465,25 +469,226 @@ func analyzeBundleReport(ctx context.Context, b string) (*report.Report, error) 
 	return a.Report, nil
 }
 
+// TestOneNumberEverywhere compares the figures of the scenarios listed in
+// testdata/onenumber-coverage.json: a set chosen (with -update, which
+// analyzes every scenario) to cover together all that the whole set of
+// scenarios covers: every finding kind, every data-quality note, every edge
+// of a failing stretch another source bounds, and every phrase read back in
+// each format. Analyzing all of them took most of this package's CPU time.
+// The test fails when the chosen set no longer covers one of those (a
+// scenario lost a finding, a phrase no longer reads in a format): run it
+// with -update to choose again.
 func TestOneNumberEverywhere(t *testing.T) {
 	dump := os.Getenv("AFTERMATH_CONSISTENCY_DUMP") // a directory: keep each rendering there
-	for _, sc := range simulate.Scenarios() {
-		t.Run(sc, func(t *testing.T) {
-			t.Parallel()
-			r := analyzedScenario(t, sc)
-			out, data := renderAll(t, r)
-			if dump != "" {
-				d := filepath.Join(dump, sc)
-				_ = os.MkdirAll(d, 0o755)
-				for f, text := range out {
-					_ = os.WriteFile(filepath.Join(d, strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(f)+".txt"), []byte(text), 0o644)
+	want := readOneNumberCoverage(t)
+	chosen := want.Scenarios
+	if *update {
+		chosen = simulate.Scenarios()
+	}
+	var mu sync.Mutex
+	covered := map[string][]string{} // scenario -> what it covers
+	t.Run("scenarios", func(t *testing.T) {
+		for _, sc := range chosen {
+			t.Run(sc, func(t *testing.T) {
+				t.Parallel()
+				r := analyzedScenario(t, sc)
+				out, data := renderAll(t, r)
+				if dump != "" {
+					d := filepath.Join(dump, sc)
+					_ = os.MkdirAll(d, 0o755)
+					for f, text := range out {
+						_ = os.WriteFile(filepath.Join(d, strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(f)+".txt"), []byte(text), 0o644)
+					}
+					_ = os.WriteFile(filepath.Join(d, "report.json"), data, 0o644)
 				}
-				_ = os.WriteFile(filepath.Join(d, "report.json"), data, 0o644)
+				for _, p := range disagreements(t, out, data) {
+					t.Error(p)
+				}
+				c := coverageOf(t, r, out, data)
+				mu.Lock()
+				covered[sc] = c
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	if *update {
+		writeOneNumberCoverage(t, chooseScenarios(t, covered))
+		return
+	}
+	have := map[string]bool{}
+	for _, c := range covered {
+		for _, x := range c {
+			have[x] = true
+		}
+	}
+	for _, x := range want.Covers {
+		if !have[x] {
+			t.Errorf("the scenarios compared (%s) no longer cover %s: run the test with -update to choose them again", strings.Join(chosen, ", "), x)
+		}
+	}
+}
+
+// update rewrites the package's testdata from what the tests see.
+var update = flag.Bool("update", false, "rewrite testdata/onenumber-coverage.json from every scenario's analysis")
+
+// oneNumberCoverage is testdata/onenumber-coverage.json: what all the
+// scenarios together cover, and the scenarios compared, which cover it.
+type oneNumberCoverage struct {
+	Scenarios []string `json:"scenarios"`
+	Covers    []string `json:"covers"`
+	// OnlyIn says, for the reader choosing again, what each scenario
+	// compared is alone in covering among them.
+	OnlyIn map[string][]string `json:"only_in,omitempty"`
+}
+
+const oneNumberCoverageFile = "testdata/onenumber-coverage.json"
+
+func readOneNumberCoverage(t *testing.T) oneNumberCoverage {
+	t.Helper()
+	var c oneNumberCoverage
+	if *update {
+		return c
+	}
+	if err := json.Unmarshal(mustRead(t, oneNumberCoverageFile), &c); err != nil {
+		t.Fatalf("%s: %v", oneNumberCoverageFile, err)
+	}
+	if len(c.Scenarios) == 0 || len(c.Covers) == 0 {
+		t.Fatalf("%s lists no scenario or nothing covered: run the test with -update", oneNumberCoverageFile)
+	}
+	return c
+}
+
+// coverageOf is what one scenario's report exercises of the comparison and
+// of the report: its findings' kinds, its data-quality notes (by catalog
+// message, else source and severity), the edges of its failing stretch
+// another source bounds, and the phrases read back in each format.
+func coverageOf(t *testing.T, r *report.Report, out rendering, data []byte) []string {
+	seen := map[string]bool{}
+	for _, f := range r.Findings {
+		seen["finding "+string(f.Kind)] = true
+	}
+	for _, n := range r.DataQuality {
+		_, name, _ := n.Text.Message()
+		if name == "" {
+			name = "(no catalog message)"
+		}
+		seen[fmt.Sprintf("data_quality %s %s %s", n.Source, n.Severity, name)] = true
+	}
+	for edge, b := range map[string]*detect.Edge{"start": r.Impact.StartBound, "end": r.Impact.EndBound} {
+		if b != nil {
+			seen[fmt.Sprintf("impact %s_bound bounded_by=%q ongoing=%v", edge, b.BoundedBy, b.Ongoing)] = true
+		}
+	}
+	_, crawlers, _ := figuresOf(t, data)
+	for _, s := range read(out, crawlers) {
+		if s.figure == figFingerprintIPs {
+			s.pattern = "(the crawler's fingerprint row)"
+		}
+		seen[fmt.Sprintf("read %s in %s by %s", s.figure, s.format, s.pattern)] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// chooseScenarios picks scenarios that together cover all that every
+// scenario covers: first those other tests analyze anyway (free here), then
+// greedily the one covering most not yet covered per byte of its access log
+// (what its simulation and analysis cost), and last drops those the others
+// make redundant.
+func chooseScenarios(t *testing.T, covered map[string][]string) oneNumberCoverage {
+	t.Helper()
+	all := map[string]bool{}
+	for _, c := range covered {
+		for _, x := range c {
+			all[x] = true
+		}
+	}
+	cost := func(sc string) float64 {
+		st, err := os.Stat(filepath.Join(scenarioBundle(t, sc), "access", "access.log.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(st.Size())
+	}
+	var chosen []string
+	left := maps.Clone(all)
+	take := func(sc string) {
+		chosen = append(chosen, sc)
+		for _, x := range covered[sc] {
+			delete(left, x)
+		}
+	}
+	for _, sc := range analyzedByOtherTests {
+		take(sc)
+	}
+	for len(left) > 0 {
+		best, bestGain := "", 0.0
+		for _, sc := range slices.Sorted(maps.Keys(covered)) {
+			n := 0
+			for _, x := range covered[sc] {
+				if left[x] {
+					n++
+				}
 			}
-			for _, p := range disagreements(t, out, data) {
-				t.Error(p)
+			if g := float64(n) / cost(sc); n > 0 && g > bestGain {
+				best, bestGain = sc, g
 			}
-		})
+		}
+		take(best)
+	}
+	// Greedy choice can take a scenario the later ones make redundant:
+	// drop those, the costliest first.
+	byCost := slices.Clone(chosen[len(analyzedByOtherTests):])
+	sort.Slice(byCost, func(i, j int) bool { return cost(byCost[i]) > cost(byCost[j]) })
+	for _, sc := range byCost {
+		rest := slices.DeleteFunc(slices.Clone(chosen), func(x string) bool { return x == sc })
+		have := map[string]bool{}
+		for _, x := range rest {
+			for _, c := range covered[x] {
+				have[c] = true
+			}
+		}
+		if len(have) == len(all) {
+			chosen = rest
+		}
+	}
+	sort.Strings(chosen)
+	by := map[string][]string{} // item -> the chosen scenarios covering it
+	for _, sc := range chosen {
+		for _, x := range covered[sc] {
+			by[x] = append(by[x], sc)
+		}
+	}
+	only := map[string][]string{}
+	for x, scs := range by {
+		if len(scs) == 1 {
+			only[scs[0]] = append(only[scs[0]], x)
+		}
+	}
+	for _, xs := range only {
+		sort.Strings(xs)
+	}
+	return oneNumberCoverage{Scenarios: chosen, Covers: slices.Sorted(maps.Keys(all)), OnlyIn: only}
+}
+
+// analyzedByOtherTests are the scenarios whose analysis other tests of the
+// package share (TestApplicationShapes, TestKoreanReportHasNoEnglishSentence, referenceReport):
+// comparing their figures costs no analysis of its own.
+var analyzedByOtherTests = []string{"crawler-backlog", "flash-crowd", "heavy-scraper-among-bots", "idle-pinning", "laravel-rotating-scraper", "nextcloud-share-crawl", "slow-database"}
+
+func writeOneNumberCoverage(t *testing.T, c oneNumberCoverage) {
+	t.Helper()
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(oneNumberCoverageFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oneNumberCoverageFile, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -55,6 +55,7 @@ func fpmSpanIn(t *testing.T, path string, loc *time.Location, from, to time.Time
 // the bundle's Asia/Seoul, every slow request of the reference incident
 // moved nine hours before the window, and the saturation counted none.
 func TestFPMLogZone(t *testing.T) {
+	t.Parallel()
 	ref := referenceBundle(t)
 	tests := []struct {
 		name string
@@ -68,6 +69,7 @@ func TestFPMLogZone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			b := filepath.Join(t.TempDir(), "bundle")
 			if err := os.CopyFS(b, os.DirFS(ref)); err != nil {
 				t.Fatal(err)

@@ -9,9 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // simulated is the simulator's reference incident written once, with its
@@ -150,25 +153,13 @@ func referenceReport(t *testing.T) map[string]any {
 	return analyzeRun{data: scenarioReportJSON(t, "crawler-backlog")}.decode(t)
 }
 
-// analyzeJSONRun runs analyze --format json on a bundle into a directory of
-// its own, which it removes; for fixtures shared between tests.
-func analyzeJSONRun(bundleDir string, args ...string) (analyzeRun, error) {
-	out, err := os.MkdirTemp(fixtureDir, "analyze-")
-	if err != nil {
-		return analyzeRun{}, err
-	}
-	defer os.RemoveAll(out)
-	r := analyzeRun{}
-	r.code, r.msg = runCLI(append([]string{"analyze", "--out", out, "--format", "json", "--bundle", bundleDir}, args...), nil)
-	if r.data, err = os.ReadFile(filepath.Join(out, "report.json")); err != nil {
-		return r, fmt.Errorf("analyze %s: exit %d (%s), no report.json: %w", bundleDir, r.code, r.msg, err)
-	}
-	return r, nil
-}
-
 // TestEvidenceLayouts lays the simulator's reference incident out as people
-// have it and checks that the report says the same thing, or names what the
-// layout lost. Each layout is a parallel subtest: each analyzes its own copy.
+// have it and checks that analyze reads the same evidence from it, or names
+// what the layout lost. One layout (logrotate's) is analyzed in full and its
+// report compared with the one file's; the others compare what analyze
+// loads (loadLayout: requests, minutes, fingerprints, events, coverage,
+// notes), from which the same detectors, rules and report follow. Each
+// layout is a parallel subtest on its own copy.
 func TestEvidenceLayouts(t *testing.T) {
 	t.Parallel()
 	sim := simulateIncident(t)
@@ -216,36 +207,36 @@ func TestEvidenceLayouts(t *testing.T) {
 		b := sim.layout(t, nil)
 		writeLines(t, filepath.Join(b, "access", "access.log.1"), sim.lines[:sim.at(onset)], false)
 		writeLines(t, filepath.Join(b, "access", "access.log"), sim.lines[sim.at(resume):], false)
-		code, _, r := analyzeJSON(t, "--bundle", b)
-		if code != exitIncomplete {
-			t.Errorf("exit %d, want 1: 35 minutes of the access log are missing", code)
+		l := loadLayout(t, b, "")
+		if !l.Incomplete {
+			t.Errorf("read as complete (exit 0), want exit 1: 35 minutes of the access log are missing")
 		}
-		cov := accessCoverageOf(t, r)
-		var gaps []map[string]any
-		for _, u := range cov["uncovered"].([]any) {
-			if m := u.(map[string]any); m["kind"] == "gap" {
-				gaps = append(gaps, m)
+		var gaps []sources.Stretch
+		for _, c := range l.Coverage {
+			if c.Source != "access" {
+				continue
+			}
+			for _, u := range c.Uncovered {
+				if u.Kind == "gap" {
+					gaps = append(gaps, u)
+				}
 			}
 		}
 		if len(gaps) != 1 {
 			t.Fatalf("gaps %v, want one", gaps)
 		}
 		g := gaps[0]
-		if g["from"] != onset.Format(time.RFC3339) || g["to"] != resume.Format(time.RFC3339) {
-			t.Errorf("gap %v to %v, want %s to %s", g["from"], g["to"], onset, resume)
+		if !g.From.Equal(onset) || !g.To.Equal(resume) {
+			t.Errorf("gap %v to %v, want %s to %s", g.From, g.To, onset, resume)
 		}
-		if !strings.HasSuffix(g["after"].(string), "access.log.1") || !strings.HasSuffix(g["before"].(string), "access/access.log") {
-			t.Errorf("gap between %v and %v, want access.log.1 and access.log", g["after"], g["before"])
+		if !strings.HasSuffix(g.After, "access.log.1") || !strings.HasSuffix(g.Before, "access/access.log") {
+			t.Errorf("gap between %v and %v, want access.log.1 and access.log", g.After, g.Before)
 		}
-		if e, _ := g["expected"].(float64); e < 1000 {
-			t.Errorf("gap expected %v lines, want the thousands the incident's rate writes", g["expected"])
+		if g.Expected < 1000 {
+			t.Errorf("gap expected %v lines, want the thousands the incident's rate writes", g.Expected)
 		}
-		found := false
-		for _, n := range r["data_quality"].([]any) {
-			found = found || strings.Contains(n.(map[string]any)["message"].(string), "lines lost between rotated files")
-		}
-		if !found {
-			t.Errorf("no data_quality note names the rotation's gap: %v", r["data_quality"])
+		if !slices.ContainsFunc(l.Notes, func(n string) bool { return strings.Contains(n, "lines lost between rotated files") }) {
+			t.Errorf("no data_quality note names the rotation's gap: %v", l.Notes)
 		}
 	})
 
@@ -275,18 +266,14 @@ func TestEvidenceLayouts(t *testing.T) {
 			mixed = append(mixed, l)
 		}
 		writeLines(t, filepath.Join(b, "access", "access.log"), mixed, false)
-		code, msg, r := analyzeJSON(t, "--bundle", b)
-		if code != exitOK {
-			t.Errorf("exit %d (%s), want 0: nothing the analysis needs is missing", code, msg)
-		}
+		l := loadLayout(t, b, "")
 		var infos []string
-		for _, n := range r["data_quality"].([]any) {
-			m := n.(map[string]any)
-			if m["severity"] != "info" {
-				t.Errorf("%s note: %s", m["severity"], m["message"])
+		for _, n := range l.Notes {
+			if !strings.HasPrefix(n, "info: ") {
+				t.Errorf("note: %s", n)
 				continue
 			}
-			infos = append(infos, m["message"].(string))
+			infos = append(infos, n)
 		}
 		text := strings.Join(infos, "\n")
 		want := []string{fmt.Sprintf("%d lines skipped: not an access log line", 2+(n+499)/500), `unknown key "contents"`, `unknown key "app" in site`, `unknown key "upstream" in site`}
@@ -295,6 +282,9 @@ func TestEvidenceLayouts(t *testing.T) {
 				t.Errorf("no info note says %q:\n%s", w, text)
 			}
 		}
+		// Nothing the analysis needs is missing: it reads what the
+		// bundle as simulated does (exit 0, as referenceReport's).
+		sameLoaded(t, referenceLoaded(t), l.withoutNotes(want...))
 	})
 
 	// consoleLines re-encodes the lines as Caddy's console encoder writes
@@ -318,24 +308,24 @@ func TestEvidenceLayouts(t *testing.T) {
 	// The console encoder writes times to the millisecond: the reference
 	// for it is the JSON log with its times cut to the millisecond, analyzed
 	// once for the parallel subtests that compare with it.
-	var msRef once[analyzeRun]
-	msReference := func(t *testing.T) map[string]any {
+	var msRef once[loadedEvidence]
+	msReference := func(t *testing.T) loadedEvidence {
 		t.Helper()
-		r := msRef.get(t, func() (analyzeRun, error) {
+		r := msRef.get(t, func() (loadedEvidence, error) {
 			b, err := os.MkdirTemp(fixtureDir, "ms-reference-")
 			if err != nil {
-				return analyzeRun{}, err
+				return loadedEvidence{}, err
 			}
 			defer os.RemoveAll(b)
 			b = filepath.Join(b, "bundle")
 			if err := os.CopyFS(b, os.DirFS(sim.dir)); err != nil {
-				return analyzeRun{}, err
+				return loadedEvidence{}, err
 			}
 			var log bytes.Buffer
 			for i, l := range sim.lines {
 				var m map[string]any
 				if err := json.Unmarshal(l, &m); err != nil {
-					return analyzeRun{}, err
+					return loadedEvidence{}, err
 				}
 				m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
 				cut, _ := json.Marshal(m)
@@ -343,43 +333,24 @@ func TestEvidenceLayouts(t *testing.T) {
 				log.WriteByte('\n')
 			}
 			if err := os.Remove(filepath.Join(b, "access", "access.log.gz")); err != nil {
-				return analyzeRun{}, err
+				return loadedEvidence{}, err
 			}
 			if err := os.WriteFile(filepath.Join(b, "access", "access.log"), log.Bytes(), 0o644); err != nil {
-				return analyzeRun{}, err
+				return loadedEvidence{}, err
 			}
-			return analyzeJSONRun(b)
+			return loadLayoutErr(b, "")
 		})
-		if r.code != exitOK {
-			t.Fatalf("the JSON log to the millisecond: exit %d (%s)", r.code, r.msg)
+		if r.Incomplete {
+			t.Fatalf("the JSON log to the millisecond: read as incomplete: %v", r.Notes)
 		}
-		return r.decode(t)
+		return r
 	}
-	// sameTimes compares a report with the JSON log's but for the input
-	// listing and the notes on how the lines were encoded.
-	sameTimes := func(t *testing.T, r map[string]any) {
+	// sameTimes compares what a layout loads with what the JSON log's
+	// does but for the notes on how the lines were encoded.
+	sameTimes := func(t *testing.T, l loadedEvidence) {
 		t.Helper()
-		ref := msReference(t)
-		strip := func(r map[string]any) map[string]any {
-			r = withoutInputListing(r)
-			// The time_local case edits the Caddyfile, which moves its
-			// site block's line: where the zones go is not a time.
-			delete(r, "rules_placement")
-			var dq []any
-			for _, n := range r["data_quality"].([]any) {
-				if m := n.(map[string]any); m["severity"] == "info" && (strings.Contains(m["message"].(string), "console encoder") || strings.Contains(m["message"].(string), "have no zone")) {
-					continue
-				}
-				dq = append(dq, n)
-			}
-			r["data_quality"] = dq
-			return r
-		}
-		if !reflect.DeepEqual(strip(ref), strip(r)) {
-			a, _ := json.MarshalIndent(strip(ref), "", " ")
-			b, _ := json.MarshalIndent(strip(r), "", " ")
-			t.Errorf("the console-encoded log's report differs from the JSON log's:\n%s", firstDifference(string(a), string(b)))
-		}
+		encoding := []string{"console encoder", "have no zone"}
+		sameLoaded(t, msReference(t).withoutNotes(encoding...), l.withoutNotes(encoding...))
 	}
 	seoul, _ := time.LoadLocation("Asia/Seoul")
 
@@ -387,11 +358,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		t.Parallel()
 		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
-		code, msg, r := analyzeJSON(t, "--bundle", b)
-		if code != exitOK {
-			t.Fatalf("exit %d (%s)", code, msg)
-		}
-		sameTimes(t, r)
+		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
@@ -404,11 +371,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		}
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
 		hostLocalFPMLog(t, b, seoul)
-		code, msg, r := analyzeJSON(t, "--bundle", b)
-		if code != exitOK {
-			t.Fatalf("exit %d (%s)", code, msg)
-		}
-		sameTimes(t, r)
+		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
@@ -417,11 +380,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
 		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
 		hostLocalFPMLog(t, b, tokyo)
-		code, msg, r := analyzeJSON(t, "--bundle", b, "--log-tz", "Asia/Tokyo")
-		if code != exitOK {
-			t.Fatalf("exit %d (%s)", code, msg)
-		}
-		sameTimes(t, r)
+		sameTimes(t, loadLayout(t, b, "Asia/Tokyo"))
 	})
 
 	// replay sends the requests logged in its range: read in the wrong zone

@@ -179,6 +179,7 @@ func TestIncompleteNamesDataQualityFile(t *testing.T) {
 // TestRulesPartialLiveBundle: a bundle whose manifest says a live query
 // failed makes rules exit 1 and print the note, as analyze does.
 func TestRulesPartialLiveBundle(t *testing.T) {
+	t.Parallel()
 	// A copy of the shared reference bundle: this test edits its manifest.
 	b := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(b, os.DirFS(referenceBundle(t))); err != nil {

@@ -20,6 +20,7 @@ import (
 // deploy now, with the steps rules.caddy opens with and its backtest over the
 // window; the health check's timeout is never shown as a usual value.
 func TestScanTellsTheNextStep(t *testing.T) {
+	t.Parallel()
 	b := sampleDir(t)
 	now := time.Date(2026, 10, 3, 2, 40, 0, 0, seoul)
 	out := filepath.Join(t.TempDir(), "scan")

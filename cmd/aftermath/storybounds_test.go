@@ -110,6 +110,7 @@ func kst(t *testing.T, clock string) time.Time {
 }
 
 func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		keep func(time.Time) bool
@@ -133,6 +134,7 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := variantBundle(t, tc.keep, tc.half)
 			if tc.rotated != "" {
 				rotate(t, dir, kst(t, tc.rotated))
