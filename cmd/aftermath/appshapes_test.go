@@ -72,7 +72,8 @@ func TestApplicationShapes(t *testing.T) {
 					ID      string `json:"id"`
 					Summary string `json:"summary"`
 					Facts   struct {
-						Spread *bool `json:"spread"`
+						// 1 spread, 0 concentrated (report.json's facts are numbers).
+						Spread *float64 `json:"spread"`
 					} `json:"facts"`
 				} `json:"findings"`
 				Rules []struct {
@@ -100,9 +101,9 @@ func TestApplicationShapes(t *testing.T) {
 					if f.ID != r.Finding || f.Facts.Spread == nil {
 						continue
 					}
-					perClient := strings.Contains(r.Key, "{")
-					if perClient == *f.Facts.Spread {
-						t.Errorf("%s: spread %v, yet its rule is keyed %q", f.ID, *f.Facts.Spread, r.Key)
+					perClient, spread := strings.Contains(r.Key, "{"), *f.Facts.Spread == 1
+					if perClient == spread {
+						t.Errorf("%s: spread %v, yet its rule is keyed %q", f.ID, spread, r.Key)
 					}
 					if claims := strings.Contains(f.Summary, "a per-client limit would catch it"); claims != perClient {
 						t.Errorf("%s says %q, while its rule is keyed %q", f.ID, f.Summary, r.Key)
