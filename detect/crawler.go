@@ -71,7 +71,9 @@ type CrawlerBurstFacts struct {
 	// there were some.
 	FingerprintOthers        Maybe[int] `json:"fingerprint_others"`
 	FingerprintOtherRequests Maybe[int] `json:"fingerprint_other_requests"`
-	// Spread is a crawl over many addresses with few requests each.
+	// Spread: a limit per client, set above the busiest ordinary client
+	// (LimitAbove), would refuse less than MinLimitCaught of the crawl
+	// (perclient.go); the rules then write one bucket for all its clients.
 	Spread bool `json:"spread"`
 	// OnsetLeadS (seconds the rise started before the onset, negative
 	// after) and PHPAddedShare are judgeTrigger's weighing.
@@ -687,6 +689,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	// The crawler's addresses: the fingerprint's less its readers'.
 	perIP := make([]int, 0, len(c.IPs))
 	addrs := make([]netip.Addr, 0, len(c.IPs))
+	actor := make(map[netip.Addr]*AddressBehaviour, len(c.IPs))
 	maxPerIP := 0
 	v6 := 0
 	prefixes := map[netip.Prefix]struct{}{}
@@ -697,6 +700,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		n := ab.Requests
 		perIP = append(perIP, n)
 		addrs = append(addrs, ip)
+		actor[ip] = ab
 		maxPerIP = max(maxPerIP, n)
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
@@ -745,8 +749,10 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if clientsV6 {
 		facts.ClientIPv6PrefixBits = Some(ClientIPv6Bits)
 	}
-	// Spread or concentrated decides the rule: a site-wide bucket or a per-client zone.
-	spread := maxPerIP*10 < b.requests && medianPerIP <= 3
+	// Spread or concentrated decides the rule: a site-wide bucket or a
+	// per-client zone (perclient.go).
+	caught, _ := perClientCaught(ev.Traffic, actor)
+	spread := caught < MinLimitCaught
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
 	walked := walkedCounts(c, b.routes)

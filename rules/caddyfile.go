@@ -154,6 +154,9 @@ func printConditions(b *strings.Builder, c Conditions) error {
 		}
 		b.WriteString("header_regexp Accept-Language " + q + "\n")
 	}
+	if c.AnyLang {
+		b.WriteString("header Accept-Language *\n")
+	}
 	if c.NoClientHints {
 		b.WriteString("header !Sec-Ch-Ua\n")
 	}

@@ -96,6 +96,11 @@ type Conditions struct {
 	Lang string
 	// NoClientHints requires the Sec-Ch-Ua header to be absent.
 	NoClientHints bool
+	// AnyLang requires an Accept-Language header, whatever its language
+	// (`header Accept-Language *`): an actor rotating browser languages
+	// still sends one, and clients that send none (many declared bots and
+	// tools) pass the zone.
+	AnyLang bool
 	// UserAgent requires the User-Agent to contain this token (e.g. "Chrome/").
 	UserAgent string
 	// UserAgentVersions, when set, narrows UserAgent to these major versions
@@ -191,6 +196,15 @@ type crawlerEvidence struct {
 	UATokenRequests     int
 	SiteRefererRequests int
 	OrdinarySiteReferer int
+	// LangRequests counts its tool requests that carried an Accept-Language
+	// header. OrdinaryPresence counts the ordinary logged-out tool requests
+	// (other fingerprints, all the data) by which headers they carried
+	// (hasCookie, hasLang, hasSiteReferer bits) and by which of this
+	// crawler's conditions they meet (the Ordinary mask): how many a
+	// header-presence condition would spare of those the zone's other
+	// conditions hold.
+	LangRequests     int
+	OrdinaryPresence [8][8]int
 	// Ordinary counts ordinary logged-out requests (other fingerprints) by tool
 	// label and by which of this crawler's conditions they meet (condLang,
 	// condHints, condUA bits), over all the data; OrdinaryAll counts every
@@ -229,6 +243,45 @@ type siteEvidence struct {
 	// would match as key=*, the values ordinary logged-out requests gave it
 	// (over all the data; queryvalues.go).
 	QueryValues map[string]*valueSample
+}
+
+// Header bits of crawlerEvidence.OrdinaryPresence.
+const (
+	hasCookie      = 1 << iota // any Cookie header
+	hasLang                    // any Accept-Language header
+	hasSiteReferer             // a Referer from the site's own pages
+)
+
+// inZone counts the ordinary logged-out tool requests z would still match
+// by its fingerprint conditions and header conditions so far, of those
+// whose header bits satisfy want (a condition under consideration).
+func (c *crawlerEvidence) inZone(z *Zone, want func(headers int) bool) int {
+	mask := 0
+	if z.Cond.Lang != "" {
+		mask |= condLang
+	}
+	if z.Cond.NoClientHints {
+		mask |= condHints
+	}
+	if z.Cond.UserAgent != "" {
+		mask |= condUA
+	}
+	n := 0
+	for h := range c.OrdinaryPresence {
+		switch {
+		case z.Cond.NoCookie && h&hasCookie != 0,
+			z.Cond.AnyLang && h&hasLang == 0,
+			z.Cond.NoSiteReferer && h&hasSiteReferer != 0,
+			!want(h):
+			continue
+		}
+		for m, k := range c.OrdinaryPresence[h] {
+			if m&mask == mask {
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 // Condition bits of crawlerEvidence.Ordinary.
@@ -479,6 +532,8 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	if !z.PerClient {
 		addConditions(z, c, labels)
 		addRefererCondition(z, c)
+		addNoCookieCondition(z, c)
+		addAnyLangCondition(z, c)
 	}
 	z.Name = zoneName(z)
 	return z, notes
@@ -616,6 +671,49 @@ func addRefererCondition(z *Zone, c *crawlerEvidence) {
 		fmtInt(c.OrdinarySiteReferer), fmtInt(c.SiteRefererRequests), fmtInt(c.ToolRequests)}))
 }
 
+// addNoCookieCondition limits only requests without any Cookie header when
+// the crawler sent (next to) none and ordinary logged-out visitors that the
+// zone's other conditions still hold were seen to send one with its tools (a
+// session cookie every visitor holds, a consent cookie): what the whole actor
+// shares and they do not, measured rather than named. Where it would spare
+// nobody the zone goes without it. It costs nothing against the crawler as recorded; one
+// that learns to keep a cookie passes the zone, which the Why says. A log
+// that omits the Cookie shows none on either side and adds nothing. The
+// logged-in exclusion stays written beside it: implied today, it still holds
+// if the condition is ever taken out.
+func addNoCookieCondition(z *Zone, c *crawlerEvidence) {
+	if z.Cond.NoCookie || c.ToolRequests == 0 || float64(c.CookieRequests) > maxMisses*float64(c.ToolRequests) {
+		return
+	}
+	spared := c.inZone(z, func(h int) bool { return h&hasCookie != 0 })
+	if spared == 0 {
+		return
+	}
+	z.Cond.NoCookie = true
+	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.cookie_absent", struct{ Ordinary, Sent, Tools string }{
+		fmtInt(spared), fmtInt(c.CookieRequests), fmtInt(c.ToolRequests)}))
+}
+
+// addAnyLangCondition limits only requests that carry an Accept-Language
+// header when the crawler sent one with (next to) every tool request and the
+// zone names no language of its own (a rotating actor's): ordinary logged-out
+// clients that the zone's other conditions still hold, seen to send none
+// with these tools (declared bots and tools, most of them), then pass the
+// zone. Where it would spare nobody the zone goes without it. Measured, not named; one that learns to drop
+// the header passes, which the Why says.
+func addAnyLangCondition(z *Zone, c *crawlerEvidence) {
+	if z.Cond.Lang != "" || c.ToolRequests == 0 || float64(c.ToolRequests-c.LangRequests) > maxMisses*float64(c.ToolRequests) {
+		return
+	}
+	spared := c.inZone(z, func(h int) bool { return h&hasLang == 0 })
+	if spared == 0 {
+		return
+	}
+	z.Cond.AnyLang = true
+	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.any_lang", struct{ Ordinary, Missing, Tools string }{
+		fmtInt(spared), fmtInt(c.ToolRequests - c.LangRequests), fmtInt(c.ToolRequests)}))
+}
+
 func sumMask(counts *[8]int, mask int) int {
 	n := 0
 	for m, k := range counts {
@@ -723,16 +821,19 @@ func zoneNameWords(z *Zone, countVersions bool) []string {
 	if c.Lang != "" {
 		words = append(words, slug(c.Lang))
 	}
+	if c.AnyLang {
+		words = append(words, "with_lang")
+	}
 	if c.NoClientHints {
 		words = append(words, "no_hints")
 	}
 	if c.Method != "" {
 		words = append(words, slug(c.Method))
 	}
-	switch {
-	case c.NotCookie != "", c.NotCookieRegexp != "":
+	if c.NotCookie != "" || c.NotCookieRegexp != "" {
 		words = append(words, "logged_out")
-	case c.NoCookie:
+	}
+	if c.NoCookie {
 		words = append(words, "no_cookie")
 	}
 	if c.NoSiteReferer {
@@ -755,13 +856,21 @@ func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []prose.Te
 	case c.NotCookieRegexp != "":
 		checked = append(checked, Messages.Say("rules.checks.cookie_regexp", c.NotCookieRegexp))
 	case c.NoCookie:
-		checked = append(checked, Messages.Say("rules.checks.no_cookie", nil))
 	default:
 		unchecked = append(unchecked, Messages.Say("rules.checks.logged_in", nil))
 	}
-	if c.Lang != "" {
+	if c.NoCookie {
+		checked = append(checked, Messages.Say("rules.checks.no_cookie", nil))
+	}
+	switch {
+	case c.Lang != "":
 		checked = append(checked, Messages.Say("rules.checks.lang", c.Lang))
-	} else if k.Lang != "" {
+	case c.AnyLang:
+		checked = append(checked, Messages.Say("rules.checks.with_lang", nil))
+		if k.Lang != "" {
+			unchecked = append(unchecked, Messages.Say("rules.checks.any_lang", k.Lang))
+		}
+	case k.Lang != "":
 		unchecked = append(unchecked, Messages.Say("rules.checks.any_lang", k.Lang))
 	}
 	switch {

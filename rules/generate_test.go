@@ -425,3 +425,80 @@ func TestGenerateRotatingPostFlood(t *testing.T) {
 		t.Errorf("Caddy's adapter: %v", err)
 	}
 }
+
+// TestGenerateHeaderPresence: a spread actor rotating browser fingerprints
+// gets conditions on which headers it sends only where the ordinary clients
+// its zone would otherwise hold differ in them. Visitors who keep a session
+// cookie are spared by `header !Cookie`, declared bots that send no
+// Accept-Language by `header Accept-Language *`. The obvious reading is wrong
+// twice: ordinary requests that carry a cookie but send client hints are out
+// of the zone already, so a cookie condition would spare nobody and is not
+// written; and a log that omits the Cookie shows the actor and everyone else
+// without one, which tells nothing apart.
+func TestGenerateHeaderPresence(t *testing.T) {
+	const noHints = condHints
+	base := func() *crawlerEvidence {
+		return &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo, NoClientHints: true},
+			Spread: true, Fingerprints: 4, Requests: 1000, ToolRequests: 1000, LangRequests: 1000,
+			Labels:   labels("/products/{n}", 1000),
+			Ordinary: map[string]*[8]int{"/products/{n}": {0: 400, noHints: 300}}}
+	}
+	for _, tc := range []struct {
+		name               string
+		mod                func(c *crawlerEvidence)
+		noCookie, withLang bool
+	}{
+		{"shoppers keep a cookie, bots send no language", func(c *crawlerEvidence) {
+			c.OrdinaryPresence[hasCookie|hasLang][noHints] = 200
+			c.OrdinaryPresence[0][noHints] = 100
+			c.OrdinaryPresence[hasCookie|hasLang][0] = 400
+		}, true, true},
+		{"cookie holders all send client hints", func(c *crawlerEvidence) {
+			c.OrdinaryPresence[hasCookie|hasLang][0] = 400
+			c.OrdinaryPresence[hasLang][noHints] = 300
+		}, false, false},
+		{"the log omits the Cookie", func(c *crawlerEvidence) {
+			c.OrdinaryPresence[hasLang][noHints] = 300
+			c.OrdinaryPresence[hasLang][0] = 400
+		}, false, false},
+		{"the actor sent cookies", func(c *crawlerEvidence) {
+			c.CookieRequests = 500
+			c.OrdinaryPresence[hasCookie|hasLang][noHints] = 300
+		}, false, false},
+		{"the actor left out the language now and then", func(c *crawlerEvidence) {
+			c.LangRequests = 900
+			c.OrdinaryPresence[0][noHints] = 300
+		}, false, false},
+		{"bots inside the zone only once the cookie holders are spared", func(c *crawlerEvidence) {
+			c.OrdinaryPresence[hasCookie|hasLang][noHints] = 250
+			c.OrdinaryPresence[hasCookie][noHints] = 50
+		}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mod(c)
+			zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "_session="})
+			if len(zones) != 1 {
+				t.Fatalf("%d zones", len(zones))
+			}
+			got := zones[0].Cond
+			if !got.NoClientHints || got.NotCookie != "_session=" {
+				t.Errorf("conditions %+v: want no client hints and the logged-in exemption", got)
+			}
+			if got.NoCookie != tc.noCookie || got.AnyLang != tc.withLang {
+				t.Errorf("no cookie %v, any language %v; want %v, %v", got.NoCookie, got.AnyLang, tc.noCookie, tc.withLang)
+			}
+			zones[0].Window, zones[0].Events = time.Minute, 10
+			block, err := Caddyfile(zones)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := validateZones(block, zones); err != nil {
+				t.Errorf("%v\n%s", err, block)
+			}
+			if strings.Contains(block, "header Accept-Language *") != tc.withLang || strings.Contains(block, "header !Cookie") != tc.noCookie {
+				t.Errorf("block does not say the conditions:\n%s", block)
+			}
+		})
+	}
+}

@@ -181,6 +181,9 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 		if r.SiteReferer {
 			c.SiteRefererRequests++
 		}
+		if r.Lang != "" {
+			c.LangRequests++
+		}
 		if token != "" && strings.Contains(r.UserAgent, token) {
 			c.UATokenRequests++
 			bump(c.Versions, versionAfter(r.UserAgent, token), maxVersionKeys)
@@ -227,6 +230,17 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 	if r.SiteReferer {
 		c.OrdinarySiteReferer++
 	}
+	headers := 0
+	if r.HasCookie {
+		headers |= hasCookie
+	}
+	if r.Lang != "" {
+		headers |= hasLang
+	}
+	if r.SiteReferer {
+		headers |= hasSiteReferer
+	}
+	c.OrdinaryPresence[headers][mask]++
 	counts := c.Ordinary[label]
 	if counts == nil {
 		if len(c.Ordinary) >= maxProfileLabels {

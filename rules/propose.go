@@ -80,19 +80,11 @@ func (p *Proposal) RulesProblems() []sources.QualityNote {
 
 // Sizing and acceptance.
 const (
-	// headroomFactor and minSlack: events = max(2 x peak, peak + 10). The peak is
-	// one baseline's worst window; a busier ordinary day must still fit, and a
-	// class that was never seen still admits a handful of readers.
-	headroomFactor = 2
-	minSlack       = 10
 	// windowsInBaseline: a window is only used when the baseline holds this many
 	// of it, so that its peak is a maximum over several windows, not one sample.
 	windowsInBaseline = 6
 	// minBaselineSpan is the shortest baseline a zone is sized on.
 	minBaselineSpan = time.Minute
-	// minCrawlerRefused: a zone that refuses less of its crawler is not worth
-	// the collateral and the operator's attention.
-	minCrawlerRefused = 0.5
 	// maxResizes bounds the doubling of events when a zone refused ordinary
 	// traffic in the baseline.
 	maxResizes = 6
@@ -255,69 +247,39 @@ func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
 	return k
 }
 
-// propose does the rules part of Propose. A per-client zone that would have
-// refused too little of its crawler (each of its addresses stayed under what
-// ordinary clients send, however many requests the busiest sent) is tried
-// once more in the form for a spread crawler, one bucket for all its
-// clients: how spread a crawler is for a rule is what a per-client limit
-// sized on the site's ordinary clients would catch, which only the replay
-// measures.
+// propose does the rules part of Propose: it generates, sizes and backtests
+// the zones for prof's crawlers. Whether a crawler gets a zone per client or
+// one bucket for all its clients is the finding's Spread fact, decided once
+// by detect (detect.LimitAbove's margin over the busiest ordinary client,
+// perclient.go); a zone that then refuses too little of its crawler is
+// dropped and a note says so.
 func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) error {
-	start := len(p.DataQuality)
-	missed, err := p.proposeOnce(ctx, in, refs, prof, sat)
-	if err != nil {
-		return err
-	}
-	var again []prose.Text
-	for _, c := range prof.crawlers {
-		if t, ok := missed[c.Finding]; ok && !c.Spread {
-			c.Spread = true
-			again = append(again, t)
-		}
-	}
-	if len(again) == 0 {
-		return nil
-	}
-	p.DataQuality = p.DataQuality[:start]
-	p.Block, p.Caddyfile, p.Backtest, p.Rules = "", "", nil, nil
-	for _, t := range again {
-		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityInfo, t))
-	}
-	_, err = p.proposeOnce(ctx, in, refs, prof, sat)
-	return err
-}
-
-// proposeOnce generates, sizes and backtests the zones for prof's crawlers.
-// It returns, by finding, why a per-client zone was dropped for refusing too
-// little of its crawler.
-func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef, prof *profile, sat *detect.Finding) (map[string]prose.Text, error) {
-	missed := map[string]prose.Text{}
 	note := func(sev sources.Severity, t prose.Text) {
 		p.DataQuality = append(p.DataQuality, sources.Note("rules", sev, t))
 	}
 	bFrom, bTo, how, ok := baselineRange(in, prof, refs, note)
 	if !ok {
-		return missed, nil
+		return nil
 	}
 	zones, notes := generate(prof.crawlers, prof.site)
 	p.DataQuality = append(p.DataQuality, notes...)
 	if len(zones) == 0 {
-		return missed, nil
+		return nil
 	}
 	for i := range zones {
 		zones[i].Window, zones[i].Events = time.Minute, 1 // placeholders: matchers do not depend on them
 	}
 	snippet, err := Caddyfile(zones)
 	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
 	adapted, err := validateZones(snippet, zones)
 	if err != nil {
-		return nil, fmt.Errorf("rules: generated zones failed validation: %w", err)
+		return fmt.Errorf("rules: generated zones failed validation: %w", err)
 	}
 	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
 	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
 	e := &engine{in: in, refs: refs, matchers: m, readers: prof.readers}
 	defer func() { e.matchers.close() }() // reload may replace them
@@ -332,7 +294,7 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 	win := candidateWindows[sizingWindow(span)]
 	rec, recNote, err := e.record(ctx, prof, zones, win, bFrom, bTo, maxRecordedArrivals)
 	if err != nil {
-		return nil, fmt.Errorf("rules: recording the requests to replay: %w", err)
+		return fmt.Errorf("rules: recording the requests to replay: %w", err)
 	}
 	if recNote != nil {
 		p.DataQuality = append(p.DataQuality, *recNote)
@@ -343,7 +305,7 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 
 	peaks, err := e.size(ctx, zones, win, bFrom, bTo)
 	if err != nil {
-		return nil, fmt.Errorf("rules: sizing: %w", err)
+		return fmt.Errorf("rules: sizing: %w", err)
 	}
 	if span < windowsInBaseline*win {
 		p.DataQuality = append(p.DataQuality, sources.Note("rules", sources.SeverityWarning, Messages.Say("rules.baseline_few_windows", struct {
@@ -356,24 +318,24 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 		z := &zones[i]
 		peak := peaks[i]
 		z.Window = win
-		z.Events = max(headroomFactor*peak, peak+minSlack)
+		z.Events = detect.LimitAbove(peak)
 		z.sizing = Messages.Say("rules.sizing", struct {
 			How, From, To        string
 			Span                 time.Duration
 			PerClient            bool
 			Peak, Window, Events string
 			Headroom, Slack      int
-		}{how, stamp(bFrom), stamp(bTo), bTo.Sub(bFrom).Round(time.Second), z.PerClient, fmtInt(peak), CaddyDuration(win), fmtInt(z.Events), headroomFactor, minSlack})
+		}{how, stamp(bFrom), stamp(bTo), bTo.Sub(bFrom).Round(time.Second), z.PerClient, fmtInt(peak), CaddyDuration(win), fmtInt(z.Events), detect.LimitHeadroom, detect.LimitSlack})
 	}
 
 	// Backtest; resize zones that refuse ordinary traffic in the baseline;
 	// drop zones that do not stop their crawler.
 	wr, br, late, err := e.backtest(ctx, zones, bFrom, bTo)
 	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
 	if resized, rejected, err := e.resize(ctx, zones, br, bFrom, bTo); err != nil {
-		return nil, err
+		return err
 	} else if resized {
 		var kept []Zone
 		var keptIndex []int
@@ -386,16 +348,16 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 			kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
 		}
 		if len(kept) == 0 {
-			return missed, nil
+			return nil
 		}
 		if len(kept) < len(zones) {
 			zones = kept
 			if err := e.reload(zones, keptIndex); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
+			return fmt.Errorf("rules: %w", err)
 		}
 		for i := range zones {
 			if n := ordinaryRefused(br.zone[i]); n > tolerableRefused(br.zone[i]) {
@@ -407,13 +369,10 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 	var keptIndex []int
 	for i := range zones {
 		bt := wr.zone[i].window()
-		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < minCrawlerRefused {
+		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < detect.MinLimitCaught {
 			said := struct{ Finding, Zone, Events, Window, Refused, Requests string }{
 				zones[i].finding, zones[i].Name, fmtInt(zones[i].Events), CaddyDuration(zones[i].Window), fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests)}
 			note(sources.SeverityWarning, Messages.Say("rules.zone_misses", said))
-			if zones[i].PerClient && bt.CrawlerRequests > 0 {
-				missed[zones[i].finding] = Messages.Say("rules.per_client_misses", said)
-			}
 			continue
 		}
 		kept, keptIndex = append(kept, zones[i]), append(keptIndex, i)
@@ -421,13 +380,13 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 	if len(kept) < len(zones) {
 		zones = kept
 		if len(zones) == 0 {
-			return missed, nil
+			return nil
 		}
 		if err := e.reload(zones, keptIndex); err != nil {
-			return nil, err
+			return err
 		}
 		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
+			return fmt.Errorf("rules: %w", err)
 		}
 	}
 	if late > 0 {
@@ -437,10 +396,10 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 	// The final snippets, each validated by Caddy.
 	p.Block, err = Caddyfile(zones)
 	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
 	if _, err := validateZones(p.Block, zones); err != nil {
-		return nil, fmt.Errorf("rules: the proposed block failed validation: %w", err)
+		return fmt.Errorf("rules: the proposed block failed validation: %w", err)
 	}
 	all := wr.all.window()
 	br.all.baselineInto(&all)
@@ -451,10 +410,10 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 		z := &zones[i]
 		one, err := Caddyfile(zones[i : i+1])
 		if err != nil {
-			return nil, fmt.Errorf("rules: %w", err)
+			return fmt.Errorf("rules: %w", err)
 		}
 		if _, err := validateZones(one, zones[i:i+1]); err != nil {
-			return nil, fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
+			return fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
 		}
 		bt := wr.zone[i].window()
 		br.zone[i].baselineInto(&bt)
@@ -466,7 +425,7 @@ func (p *Proposal) proposeOnce(ctx context.Context, in *Input, refs []crawlerRef
 	}
 	p.header = deployHeader(p, in.From, in.To)
 	p.Caddyfile, err = p.CaddyfileIn(prose.EN)
-	return missed, err
+	return err
 }
 
 // sizingWindow returns the index in candidateWindows of the window the zones

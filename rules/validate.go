@@ -462,6 +462,9 @@ func expectedZone(z *Zone) adaptedZone {
 		if c.NoClientHints {
 			hdr["Sec-Ch-Ua"] = nil
 		}
+		if c.AnyLang {
+			hdr["Accept-Language"] = []string{"*"}
+		}
 		hre := caddyhttp.MatchHeaderRE{}
 		switch {
 		case c.UserAgent != "" && len(c.UserAgentVersions) > 0:

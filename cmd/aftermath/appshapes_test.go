@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
@@ -54,6 +55,9 @@ func TestApplicationShapes(t *testing.T) {
 			if s.ActorRefused == nil || *s.ActorRefused < 0.95 {
 				t.Errorf("rules refuse %v of the crawler, want >= 95%%", s.ActorRefused)
 			}
+			if s.OthersRefused == nil || *s.OthersRefused >= 0.005 {
+				t.Errorf("rules refuse %v of other logged-out requests, want < 0.5%%", s.OthersRefused)
+			}
 			clients := -1.0
 			for _, f := range rep.Findings {
 				if f.ID == firstCause(rep) {
@@ -64,7 +68,17 @@ func TestApplicationShapes(t *testing.T) {
 				t.Errorf("trigger's clients %v, truth %v", clients, want)
 			}
 			var logins struct {
+				Findings []struct {
+					ID      string `json:"id"`
+					Summary string `json:"summary"`
+					Facts   struct {
+						// 1 spread, 0 concentrated (report.json's facts are numbers).
+						Spread *float64 `json:"spread"`
+					} `json:"facts"`
+				} `json:"findings"`
 				Rules []struct {
+					Finding  string `json:"finding"`
+					Key      string `json:"key"`
 					Backtest struct {
 						LoggedInRequests int `json:"logged_in_requests"`
 						LoggedInRefused  int `json:"logged_in_refused"`
@@ -77,6 +91,24 @@ func TestApplicationShapes(t *testing.T) {
 			}
 			if err := json.Unmarshal(js, &logins); err != nil {
 				t.Fatal(err)
+			}
+			// Whether a limit per client would catch the crawler is said
+			// once: the finding's spread fact, its prose and its rule's key
+			// agree (a rule keyed per client answers a concentrated crawler,
+			// one bucket a spread one).
+			for _, r := range logins.Rules {
+				for _, f := range logins.Findings {
+					if f.ID != r.Finding || f.Facts.Spread == nil {
+						continue
+					}
+					perClient, spread := strings.Contains(r.Key, "{"), *f.Facts.Spread == 1
+					if perClient == spread {
+						t.Errorf("%s: spread %v, yet its rule is keyed %q", f.ID, spread, r.Key)
+					}
+					if claims := strings.Contains(f.Summary, "a per-client limit would catch it"); claims != perClient {
+						t.Errorf("%s says %q, while its rule is keyed %q", f.ID, f.Summary, r.Key)
+					}
+				}
 			}
 			for _, r := range logins.Rules {
 				if tr.CookieLog == "logged" && r.Backtest.LoggedInRequests == 0 {
