@@ -221,6 +221,7 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	// valueParts are the parts of a sum's grouping values asked apart after
 	// Loki refused the sum's series (matrixByValues).
 	grouped, groupedOK := splitGroupedSum(query)
+	groupedOK = groupedOK && (m == nil || !m.noValueSplit)
 	var valueParts []valueGroup
 	for start := from; !start.After(to); {
 		span := step * (maxPoints - 1)

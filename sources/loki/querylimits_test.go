@@ -181,6 +181,10 @@ func TestSeriesLimitSplitsByGroupingValues(t *testing.T) {
 		f.SetMaxQueryLength(10 * time.Minute)
 		c, _ := newTestClient(t, f.URL(), nil)
 		got, err := c.MinuteValues(context.Background(), q, t0, t0.Add(30*time.Minute))
+		// A caller with a cheaper way to ask gets the refusal instead.
+		if _, werr := c.MinuteValuesWhole(context.Background(), q, t0, t0.Add(30*time.Minute)); !IsSeriesLimit(werr) {
+			t.Errorf("MinuteValuesWhole: %v, want Loki's series limit", werr)
+		}
 		f.SetMaxQuerySeries(0)
 		f.SetMaxQueryLength(0)
 		if err != nil {
