@@ -143,6 +143,11 @@ func (g valueGroup) split() (a, b valueGroup, i int, ok bool) {
 	return nil, nil, 0, false
 }
 
+// maxValueSplits bounds the halvings of one stretch: a part of one exact
+// value per label is one series, so a Loki that refuses it anyway (a
+// prefix growing without end) gets its refusal back instead.
+const maxValueSplits = 512
+
 // matrixByValues answers the matrix of gs over [start, end] at step from
 // the parts of its grouping's values: *parts (nil: every value, refused
 // with refusal) are the parts to ask, and become the parts that were
@@ -167,6 +172,7 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 	}
 	bySeries := map[string]*series{}
 	var answered []valueGroup
+	splits := 0
 	for len(todo) > 0 {
 		g := todo[0]
 		todo = todo[1:]
@@ -177,8 +183,9 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 			// time. A longer stretch is split in time first (matrix).
 			res, err = c.matrixSharded(ctx, q, start, end, step, m, err)
 		}
-		if se := seriesLimitOf(err); se != nil {
+		if se := seriesLimitOf(err); se != nil && splits < maxValueSplits {
 			if a, b, i, ok := g.split(); ok {
+				splits++
 				c.noteSeriesSplit(gs.labels[i], err)
 				todo = append([]valueGroup{a, b}, todo...)
 				continue
