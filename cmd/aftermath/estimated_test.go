@@ -14,8 +14,7 @@ import (
 
 // TestPushdownMarksSampledFigures: a crawler walks the site at 10 requests a
 // minute from the baseline on and bursts for 20 minutes, failing and
-// abandoning requests; Loki refuses the per-family counts (three families
-// against max_query_series 2), so its lines are read only where something
+// abandoning requests; the per-family counts fail (pushdownFake), so its lines are read only where something
 // stood out. The figures that rest on the baseline's sample or on the
 // minutes read are marked beside their finding: upstream_errors' usual
 // goodput, client_abandoned_work's worker time (PHP's usual service time

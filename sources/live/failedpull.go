@@ -81,7 +81,7 @@ func (f *fetcher) countFailedPull(ctx context.Context, c *loki.Client, plan *pus
 	}
 	if plan.status == nil {
 		sc, err := f.countStatus(ctx, c, plan.statusLines, plan.rows,
-			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose raw pull failed", len(failed)), cost)
+			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose raw pull failed", len(failed)), plan.statusCounted(), cost)
 		if err != nil {
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 				"the raw lines of %d minutes could not be pulled, and their per-status counts failed too, so requests, statuses and failures of those minutes are short: %v",
@@ -193,8 +193,12 @@ func (f *fetcher) countFailedFamilies(ctx context.Context, c *loki.Client, query
 	if len(plan.rows) == 0 {
 		return nil
 	}
+	var counted map[statusGroup][]float64
+	if plan.familyStatus != nil {
+		counted = plan.familyStatus.counts(plan.families, true)
+	}
 	sc, err := f.countStatus(ctx, c, statusLines{query, familyFilter(plan.families, true)}, plan.rows,
-		fmt.Sprintf("per-minute counts computed in Loki of the client families %s, whose pull failed", fams), &Progress{})
+		fmt.Sprintf("per-minute counts computed in Loki of the client families %s, whose pull failed", fams), counted, &Progress{})
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"%s: the lines of the client families %s were not all pulled, and their per-minute counts failed too, so their addresses and fingerprints, and the requests of the minutes not pulled whole, are short: %v; counts: %v",

@@ -43,12 +43,24 @@ var familyStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]
 // labels), so the lines come back in their own streams.
 const dropFamilyLabels = " | drop " + familyUA + ", " + familyLang + ", " + familyLabel + ", __error__, __error_details__"
 
-// familyCountQuery counts query's lines per minute and family, every line:
-// a line whose JSON does not parse keeps its count (drop, not a filter on
-// __error__, which a metric query would otherwise fail on).
+// familyCountQuery counts query's lines per minute, client family, status
+// and the marks that place a line (phpStage, hitStage: the groups of the
+// status counts), every line: a line whose JSON does not parse keeps its
+// count (drop, not a filter on __error__, which a metric query would
+// otherwise fail on), with no status. One pass of Loki over the range
+// gives the families' counts (summed over statuses), every line's (summed
+// over all), and the status counts of the lines of any set of families
+// (summed over them): before, the status counts of the families not
+// pulled were a pass of their own.
 func familyCountQuery(query string) string {
-	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
+	return "sum by (" + familyLabel + ", status, " + phpLabel + ", " + hitLabel + ") (count_over_time(" + query + familyStatusStages +
+		" " + phpStage + " " + hitStage + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
 }
+
+// familyStatusStages are familyStages that extract the status too.
+var familyStatusStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]`, " +
+	familyLang + "=`request.headers[\"Accept-Language\"][0]`, status=\"status\"" +
+	" | label_format " + familyLabel + "=`" + bundle.ClientFamilyTemplate(familyUA, familyLang) + "`"
 
 // familyFilter selects the lines of families (in: true) or every other line
 // (in: false); the two are exact complements. Empty when families is.
@@ -180,25 +192,40 @@ func flagFamilies(counts map[string][]float64, totals []int64, windowStart int, 
 // lines across the whole range, and no line twice.
 const FamiliesFile = "access/loki-families.log.gz"
 
-// familyMinutes has Loki count query's lines per minute and client family
-// (familyCountQuery, one metric query with | json over the range) and
-// returns them as counts per family and, summed, as every line's
-// per-minute counts: the minutes are flagged by the sum, so the families
-// cost no pass over the range of their own. Lines whose JSON does not parse
-// are counted too, in the family of a request without headers (the query
-// drops the parse error rather than failing on it).
-func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to time.Time) (loki.MinuteCounts, map[string][]float64, error) {
+// familyMinutes has Loki count query's lines per minute, client family
+// and status group (familyCountQuery, one metric query with | json over the
+// range) and returns them as counts per family, as status counts per family
+// (familyStatus), and, summed, as every line's per-minute counts: the
+// minutes are flagged by the sum, so the families cost no pass over the
+// range of their own. Lines whose JSON does not parse are counted too, in
+// the family of a request without headers (the query drops the parse error
+// rather than failing on it).
+//
+// Under a max_query_series below the families' status groups, the
+// families are counted alone (familyOnlyQuery, split by Loki's refusal
+// into parts of the families only) and familyStatus is nil: the parts of
+// the wider grouping would each be a pass over the range, and a status
+// count of its own (minuteStatus) is one more.
+func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to time.Time) (loki.MinuteCounts, map[string][]float64, familyStatus, error) {
 	q := familyCountQuery(query)
-	mv, err := c.MinuteValues(ctx, q, from, to)
-	mc := loki.MinuteCounts{Query: q, From: mv.From, To: mv.To, Requests: mv.Requests, WireBytes: mv.WireBytes}
+	mv, err := c.MinuteValuesWhole(ctx, q, from, to)
+	requests, wire := mv.Requests, mv.WireBytes
+	merged := true
+	if loki.IsSeriesLimit(err) {
+		q, merged = familyOnlyQuery(query), false
+		mv, err = c.MinuteValues(ctx, q, from, to)
+		requests, wire = requests+mv.Requests, wire+mv.WireBytes
+	}
+	mc := loki.MinuteCounts{Query: q, From: mv.From, To: mv.To, Requests: requests, WireBytes: wire}
 	if err != nil {
-		return mc, nil, err
+		return mc, nil, nil, err
 	}
 	counts := map[string][]float64{}
+	status := familyStatus{}
 	sm := loki.StreamMinutes{Counts: make([]int64, mc.Minutes())}
 	for _, s := range mv.Series {
 		if len(s.Values) != len(sm.Counts) {
-			return mc, nil, fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(sm.Counts))
+			return mc, nil, nil, fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(sm.Counts))
 		}
 		fam := s.Metric[familyLabel]
 		if counts[fam] == nil {
@@ -208,9 +235,52 @@ func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to t
 			counts[fam][i] += v
 			sm.Counts[i] += int64(math.Round(v))
 		}
+		if g, ok := statusGroupOf(s.Metric); ok {
+			if status[fam] == nil {
+				status[fam] = map[statusGroup][]float64{}
+			}
+			status[fam][g] = s.Values
+		}
 	}
 	mc.Streams = []loki.StreamMinutes{sm}
-	return mc, counts, nil
+	if !merged {
+		status = nil
+	}
+	return mc, counts, status, nil
+}
+
+// familyOnlyQuery counts query's lines per minute and client family alone,
+// every line.
+func familyOnlyQuery(query string) string {
+	return "sum by (" + familyLabel + ") (count_over_time(" + query + familyStages + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
+}
+
+// familyStatus is what familyCountQuery counted per family, status group
+// and minute: status[family][group][minute].
+type familyStatus map[string]map[statusGroup][]float64
+
+// counts sums the status groups of the families in (in true) or of every
+// other family (in false) per minute: the answer of the status count of
+// every line (minuteStatusParts[0]) over statusLines{query,
+// familyFilter(families, in)}.
+func (fs familyStatus) counts(families []string, in bool) map[statusGroup][]float64 {
+	out := map[statusGroup][]float64{}
+	for fam, groups := range fs {
+		if slices.Contains(families, fam) != in {
+			continue
+		}
+		for g, vs := range groups {
+			sum := out[g]
+			if sum == nil {
+				sum = make([]float64, len(vs))
+				out[g] = sum
+			}
+			for i, v := range vs {
+				sum[i] += v
+			}
+		}
+	}
+	return out
 }
 
 // families returns the families to pull across the range (flagFamilies) of

@@ -679,6 +679,19 @@ type pushdownPlan struct {
 	rows        []Minute
 	status      *statusCounts
 	statusLines statusLines
+	// familyStatus is what the counts per family counted per status
+	// group (nil when they failed): the status counts of statusLines, and
+	// of the families pulled, are sums of it.
+	familyStatus familyStatus
+}
+
+// statusCounted is the count of every line of statusLines per status group
+// and minute, summed from familyStatus (nil when that is unknown).
+func (p *pushdownPlan) statusCounted() map[statusGroup][]float64 {
+	if p.familyStatus == nil {
+		return nil
+	}
+	return p.familyStatus.counts(p.families, false)
 }
 
 // fullBytes has Loki measure the raw bytes of a full pull of [start, to)
@@ -751,13 +764,13 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	// one pass over the range. When it fails (Loki's max_query_series, a
 	// stage Loki refuses), every line is counted alone and no family is
 	// pulled across the range.
-	mc, famCounts, famErr := familyMinutes(ctx, c, query, f.start, f.to)
+	mc, famCounts, famStatus, famErr := familyMinutes(ctx, c, query, f.start, f.to)
 	var err error
 	if famErr != nil {
 		cost.Requests, cost.WireBytes = int64(mc.Requests), mc.WireBytes
 		frec := mc.Record("")
 		frec.Complete, frec.Failed = false, true
-		frec.Note = fmt.Sprintf("per-minute counts of each client family (agent/language), %d requests, %d response bytes; failed: %v", mc.Requests, mc.WireBytes, famErr)
+		frec.Note = fmt.Sprintf("per-minute counts of each client family (agent/language) and status, %d requests, %d response bytes; failed: %v", mc.Requests, mc.WireBytes, famErr)
 		f.record(frec)
 		mc, err = minuteTotals(ctx, c, query, f.start, f.to)
 	}
@@ -815,7 +828,13 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
 	reasons := flagMinutes(lines, failed, windowStart, f.cfg.Pushdown.baselineSample(), factor, margin)
 	rows := make([]Minute, len(lines))
-	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart}
+	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart, familyStatus: famStatus}
+	if famErr == nil && famStatus == nil {
+		rec.Note += "; counted per family alone: Loki refused the count per family and status for its series (max_query_series), so the status counts of the minutes not pulled are a query of their own"
+	}
+	if famStatus != nil {
+		rec.Note += fmt.Sprintf("; its status groups, summed over the families not pulled, are the status counts of every line of the minutes not pulled (%s): no query of their own", bundle.MinuteStatusFile)
+	}
 	for i := range lines {
 		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
 		if failed != nil {
@@ -834,7 +853,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	plan.fullLines = counted
 	plan.fullBytes, minuteBytes = f.fullBytes(ctx, c, query, len(rows), cost)
 	if minuteBytes != nil {
-		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS), f.cfg.Pushdown.maxShare())
+		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS, famStatus != nil), f.cfg.Pushdown.maxShare())
 		plan.estimate = &est
 		if est.Chosen == bundle.ChosenFull {
 			// The counts stay in bundle.yaml as what the model read; no
@@ -859,11 +878,11 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
-	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS)
+	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS, famStatus != nil)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.
 	plan.rows, plan.statusLines = rows, statusLines{query, familyFilter(plan.families, false)}
-	plan.status = f.minuteStatus(ctx, c, plan.statusLines, rows, cost)
+	plan.status = f.minuteStatus(ctx, c, plan.statusLines, rows, plan.statusCounted(), cost)
 	pm, am, pl, al := PulledShare(rows, f.from, f.to)
 	share := 0.0
 	if al > 0 {

@@ -41,14 +41,18 @@ var minuteStatusParts = []minuteStatusPart{{}, {late: true}, {seconds: true}, {l
 func (p minuteStatusPart) runs(timeoutS float64) bool { return !p.late || timeoutS > 0 }
 
 // minuteStatusQueries is how many queries minuteStatus makes for minutes:
-// none when every minute was pulled.
-func minuteStatusQueries(minutes []Minute, timeoutS float64) int {
+// none when every minute was pulled; counted is true when the first
+// part's answer is known already (familyCountQuery's).
+func minuteStatusQueries(minutes []Minute, timeoutS float64, counted bool) int {
 	if !slices.ContainsFunc(minutes, func(m Minute) bool { return !m.Pulled }) {
 		return 0
 	}
 	_, _, late := lateSpan(minutes)
 	n := 0
-	for _, p := range minuteStatusParts {
+	for i, p := range minuteStatusParts {
+		if i == 0 && counted {
+			continue
+		}
 		if p.runs(timeoutS) && (!p.late || late) {
 			n++
 		}
@@ -110,6 +114,17 @@ type statusGroup struct {
 	php, hit bool
 }
 
+// statusGroupOf is the group of a series of a status count; false when its
+// status is not one: a status that is not one cannot be placed, and the
+// reader would have skipped the line too.
+func statusGroupOf(metric map[string]string) (statusGroup, bool) {
+	st, err := strconv.Atoi(metric["status"])
+	if err != nil || st < 100 || st > 999 {
+		return statusGroup{}, false
+	}
+	return statusGroup{status: st, php: metric[phpLabel] != "", hit: metric[hitLabel] != ""}, true
+}
+
 // origin is who answered the group's lines, as the readers decide.
 func (g statusGroup) origin() sources.Origin {
 	cache := sources.CacheUnknown
@@ -137,7 +152,7 @@ type statusCounts struct {
 // the file out and the fetch partial (an error note, exit 1): the totals
 // would undercount. The counts are of every minute and are kept (returned),
 // so that a raw pull that fails later is replaced by them (countFailedPull).
-func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, cost *Progress) *statusCounts {
+func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, counted map[statusGroup][]float64, cost *Progress) *statusCounts {
 	var notPulled []int
 	for i, m := range minutes {
 		if !m.Pulled {
@@ -147,7 +162,7 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines status
 	if len(notPulled) == 0 {
 		return nil
 	}
-	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), cost)
+	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), counted, cost)
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
@@ -160,13 +175,20 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines status
 }
 
 // countStatus runs the minuteStatusParts' queries of lines over minutes' range.
-func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, cost *Progress) (*statusCounts, error) {
+//
+// counted, when not nil, is the first part's answer, already counted
+// (familyStatus.counts): that query is not made.
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, counted map[statusGroup][]float64, cost *Progress) (*statusCounts, error) {
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
 	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts)), offset: make([]int, len(minuteStatusParts))}
 	first, last, anyLate := lateSpan(minutes)
 	for pi, part := range minuteStatusParts {
 		if !part.runs(timeoutS) {
+			continue
+		}
+		if pi == 0 && counted != nil {
+			sc.results[0] = counted
 			continue
 		}
 		pfrom, pto, pwhat := from, to, what
@@ -182,13 +204,9 @@ func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusL
 			func(mv loki.MinuteValues) (string, error) {
 				groups := map[statusGroup][]float64{}
 				for _, s := range mv.Series {
-					st, err := strconv.Atoi(s.Metric["status"])
-					if err != nil || st < 100 || st > 999 {
-						// A status that is not one cannot be placed; the
-						// reader would have skipped the line too.
-						continue
+					if g, ok := statusGroupOf(s.Metric); ok {
+						groups[g] = s.Values
 					}
-					groups[statusGroup{status: st, php: s.Metric[phpLabel] != "", hit: s.Metric[hitLabel] != ""}] = s.Values
 				}
 				sc.results[pi] = groups
 				return "", nil

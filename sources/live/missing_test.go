@@ -219,7 +219,7 @@ func TestFetchFailedComputationIsRecordedFailed(t *testing.T) {
 		note     string
 	}{
 		{"bytes_over_time(", sources.SeverityInfo, "the bytes of a full pull are unknown"},
-		{"sum by (aftermath_family)", sources.SeverityWarning, "per-family counts failed"},
+		{"sum by (aftermath_family", sources.SeverityWarning, "per-family counts failed"},
 		{"unwrap duration", sources.SeverityError, "per-minute status counts failed"},
 	} {
 		m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {

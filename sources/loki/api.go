@@ -218,6 +218,11 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 	// seriesSpan bounds the chunks after Loki refused one for its series
 	// count: fewer hours hold fewer streams when streams come and go.
 	var seriesSpan time.Duration
+	// valueParts are the parts of a sum's grouping values asked apart after
+	// Loki refused the sum's series (matrixByValues).
+	grouped, groupedOK := splitGroupedSum(query)
+	groupedOK = groupedOK && (m == nil || !m.noValueSplit)
+	var valueParts []valueGroup
 	for start := from; !start.After(to); {
 		span := step * (maxPoints - 1)
 		if l := c.spanLimit(); l > 0 && l < span {
@@ -230,7 +235,17 @@ func (c *Client) matrix(ctx context.Context, query string, from, to time.Time, s
 			span = b
 		}
 		end := chunkEnd(start, to, span, step)
-		res, err := c.matrixCall(ctx, query, start, end, step, m)
+		var res []matrixResult
+		var err error
+		if valueParts != nil {
+			// Loki refused the query's series before: its parts.
+			res, err = c.matrixByValues(ctx, grouped, start, end, step, m, &valueParts, nil)
+		} else {
+			res, err = c.matrixCall(ctx, query, start, end, step, m)
+		}
+		if se := seriesLimitOf(err); se != nil && valueParts == nil && groupedOK {
+			res, err = c.matrixByValues(ctx, grouped, start, end, step, m, &valueParts, err)
+		}
 		if err != nil {
 			if qe := queryLengthOf(err); qe != nil && c.learnQueryLength(qe, end.Sub(start)) {
 				continue

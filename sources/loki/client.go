@@ -173,6 +173,9 @@ type meter struct {
 	requests int
 	wire     int64
 	run      *runTotals
+	// noValueSplit: a sum refused for its series is not split by its
+	// grouping's values (MinuteValuesWhole).
+	noValueSplit bool
 }
 
 type runTotals struct {

@@ -56,7 +56,10 @@
 // max_entries_limit_per_query and the page is asked again; the change is
 // reported. Loki's other query limits are learned from its refusals, in its
 // own words (LimitsLearned): max_query_length cuts every later request to
-// the limit; max_query_series splits a metric query in time;
+// the limit; max_query_series splits a sum by labels by the values of its
+// grouping (seriessplit.go: label filters over ranges of the values,
+// halved until each answer fits, the parts' answers joined) and any other
+// metric query in time;
 // max_query_bytes_read and max_querier_bytes_read split in time down to
 // one step, and then a sum over one selector by label shards (shards.go:
 // groups of its streams by a label's values, the groups' answers summed),

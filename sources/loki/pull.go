@@ -451,6 +451,27 @@ func (c *Client) MinuteValues(ctx context.Context, query string, from, to time.T
 	return mv, c.queryErr(query, err)
 }
 
+// MinuteValuesWhole is MinuteValues, except that a sum Loki refuses for its
+// series is not split by its grouping's values (matrixByValues): Loki's
+// refusal is the error (IsSeriesLimit), for a caller that has a cheaper
+// way to ask than the parts of a wide grouping, each a pass over the
+// range.
+func (c *Client) MinuteValuesWhole(ctx context.Context, query string, from, to time.Time) (MinuteValues, error) {
+	from, to = wholeMinutes(from, to)
+	mv := MinuteValues{Query: query, From: from, To: to}
+	if !from.Before(to) {
+		return mv, nil
+	}
+	m := &meter{noValueSplit: true}
+	series, err := c.minuteMatrix(ctx, query, from, to, m)
+	mv.Series, mv.Requests, mv.WireBytes = series, m.requests, m.wire
+	return mv, c.queryErr(query, err)
+}
+
+// IsSeriesLimit reports whether err is Loki's refusal of a metric query
+// for the series its answer would hold (max_query_series).
+func IsSeriesLimit(err error) bool { return seriesLimitOf(err) != nil }
+
 // wholeMinutes widens [from, to) to whole minutes (UTC).
 func wholeMinutes(from, to time.Time) (time.Time, time.Time) {
 	from = from.UTC().Truncate(time.Minute)

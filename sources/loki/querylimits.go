@@ -22,10 +22,11 @@ import (
 var queryLengthRE = regexp.MustCompile(`the query time range exceeds the limit \(query length: [^,]*, limit: ([0-9a-z.]+)\)`)
 
 // Loki refuses a metric query whose answer holds more series than its
-// max_query_series (HTTP 400):
+// max_query_series (HTTP 400), in these words since grafana/loki#18176 (2025)
+// and as "maximum of series (500) reached for a single query" before:
 //
 //	maximum number of series (500) reached for a single query; consider reducing ...
-var seriesLimitRE = regexp.MustCompile(`maximum number of series \((\d+)\) reached for a single query`)
+var seriesLimitRE = regexp.MustCompile(`maximum (?:number )?of series \((\d+)\) reached for a single query`)
 
 // Loki refuses a query whose estimated bytes (from its index, before any
 // filter) exceed max_query_bytes_read, or whose share on one querier (a

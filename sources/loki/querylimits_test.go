@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -123,18 +124,91 @@ func TestSeriesLimitSplitsMetricQuery(t *testing.T) {
 		}
 	})
 	t.Run("streams all live", func(t *testing.T) {
+		// A sum by pod is split by the pods' values; a count per stream
+		// cannot be narrowed, and Loki's refusal is the error.
 		f := lokitest.New(t)
 		f.SetMaxQuerySeries(3)
 		for p := 0; p < 5; p++ {
 			f.Push(map[string]string{"job": "caddy", "pod": fmt.Sprint("p", p)}, t0.Add(time.Second), "GET /")
 		}
 		c, _ := newTestClient(t, f.URL(), nil)
-		q := `sum by (pod) (count_over_time({job="caddy"}[1m]))`
-		_, err := c.MinuteValues(context.Background(), q, t0, t0.Add(6*time.Hour))
+		mv, err := c.MinuteValues(context.Background(), `sum by (pod) (count_over_time({job="caddy"}[1m]))`, t0, t0.Add(6*time.Hour))
+		if err != nil || len(mv.Series) != 5 {
+			t.Fatalf("sum by pod: %d series, err %v; want 5", len(mv.Series), err)
+		}
+		q := `count_over_time({job="caddy"}[1m])`
+		_, err = c.MinuteValues(context.Background(), q, t0, t0.Add(6*time.Hour))
 		if err == nil || !strings.Contains(err.Error(), "maximum number of series (3) reached for a single query") || !strings.Contains(err.Error(), "count_over_time") {
 			t.Fatalf("err = %v, want Loki's series limit naming the query", err)
 		}
 	})
+}
+
+// A sum by labels that Loki computes from the lines (a day's families of
+// clients: all there all day, so no split in time helps) is split by the
+// values of its grouping under max_query_series, down to parts of one
+// value; the answer is the unlimited one, series for series and minute
+// for minute, with values Loki's label filters must keep apart: the
+// empty value, a value that is another's prefix, non-ASCII runes and
+// regular-expression metacharacters. Before, Loki's refusal was the error.
+func TestSeriesLimitSplitsByGroupingValues(t *testing.T) {
+	f := lokitest.New(t)
+	fams := []string{"", "a", "ab", "abc", "b/en", "b/ko", "chrome/ko", "chrome/k", "z.*", "[x]", "한국", "éa", "\\", "a|b"}
+	statuses := []string{"200", "404", "500"}
+	n := 0
+	for m := 0; m < 30; m++ {
+		for i, fam := range fams {
+			if (m+i)%3 == 0 {
+				continue
+			}
+			line := fmt.Sprintf(`{"fam":%q,"status":%s}`, fam, statuses[(m*i)%3])
+			f.Push(map[string]string{"job": "caddy"}, t0.Add(time.Duration(m)*time.Minute+time.Duration(i)*time.Second), line)
+			n++
+		}
+	}
+	for _, q := range []string{
+		`sum by (fam) (count_over_time({job="caddy"} | json fam="fam" [1m]))`,
+		`sum(count_over_time({job="caddy"} | json fam="fam", status="status" [1m])) by (fam, status)`,
+	} {
+		free, _ := newTestClient(t, f.URL(), nil)
+		want, err := free.MinuteValues(context.Background(), q, t0, t0.Add(30*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Under max_query_length too, the parts learned in the first
+		// stretch are asked in the next ones.
+		f.SetMaxQuerySeries(3)
+		f.SetMaxQueryLength(10 * time.Minute)
+		c, _ := newTestClient(t, f.URL(), nil)
+		got, err := c.MinuteValues(context.Background(), q, t0, t0.Add(30*time.Minute))
+		// A caller with a cheaper way to ask gets the refusal instead.
+		if _, werr := c.MinuteValuesWhole(context.Background(), q, t0, t0.Add(30*time.Minute)); !IsSeriesLimit(werr) {
+			t.Errorf("MinuteValuesWhole: %v, want Loki's series limit", werr)
+		}
+		f.SetMaxQuerySeries(0)
+		f.SetMaxQueryLength(0)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(want.Series) < 10 || len(got.Series) != len(want.Series) {
+			t.Fatalf("%s: %d series under the limit, %d without", q, len(got.Series), len(want.Series))
+		}
+		var sum float64
+		for i := range want.Series {
+			if got.Series[i].Labels != want.Series[i].Labels || !slices.Equal(got.Series[i].Values, want.Series[i].Values) {
+				t.Errorf("%s: series %s under the limit, %s without, or their minutes differ", q, got.Series[i].Labels, want.Series[i].Labels)
+			}
+			for _, v := range got.Series[i].Values {
+				sum += v
+			}
+		}
+		if int(sum) != n {
+			t.Errorf("%s: %v lines counted, %d pushed", q, sum, n)
+		}
+		if l := strings.Join(c.LimitsLearned(), "\n"); !strings.Contains(l, "split by the values of label fam") || !strings.Contains(l, "maximum number of series (3)") {
+			t.Errorf("limits learned: %q", l)
+		}
+	}
 }
 
 // A dead Loki is retried once per client, not once per request: the first
@@ -221,5 +295,20 @@ func TestIsQueryError(t *testing.T) {
 	_, err = c.QueryMatrix(context.Background(), `count_over_time({job="caddy"}[1m])`, t0, t0.Add(time.Hour), time.Minute)
 	if err == nil || IsQueryError(err) {
 		t.Errorf("query-length refusal: IsQueryError true or no error: %v", err)
+	}
+}
+
+// Loki before grafana/loki#18176 said "maximum of series (N)": the limit
+// is recognised in both wordings (before, the older one was an error
+// that split nothing).
+func TestSeriesLimitBothWordings(t *testing.T) {
+	for _, msg := range []string{
+		"maximum of series (500) reached for a single query",
+		"maximum number of series (500) reached for a single query; consider reducing query cardinality",
+	} {
+		se := seriesLimitOf(asQueryLimitError(&APIError{StatusCode: 400, Message: msg}))
+		if se == nil || se.max != 500 {
+			t.Errorf("%q: %+v, want the series limit 500", msg, se)
+		}
 	}
 }

@@ -1,0 +1,68 @@
+package live
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
+)
+
+// Under Loki's max_query_series (8), refused in Loki's words, the
+// simulated incident's pushdown sums by client family and by status are split by the values of their
+// grouping (the families are there all day, so no split in time
+// narrows them): the per-minute counts, the status counts, the families
+// pulled and the lines are the unlimited fetch's, nothing is incomplete,
+// and the split is among the limits learned. Before, the family counts
+// failed and pushdown pulled the minutes alone.
+func TestFetchUnderSeriesLimitEqualsUnlimited(t *testing.T) {
+	t.Parallel()
+	cfg, b, lk, _ := servedIncident(t)
+	cfg.Loki.Logs, cfg.Changes = nil, Changes{}
+	pushDownAlways(cfg)
+	from, to := b.Manifest.Window.From, b.Manifest.Window.To
+	fetch := func() (*bundle.Manifest, string) {
+		c := *cfg
+		dir := filepath.Join(t.TempDir(), "bundle")
+		m, notes, err := Fetch(context.Background(), &c, from, to, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := sources.Problems(notes); len(p) > 0 {
+			t.Errorf("notes: %v", p)
+		}
+		for _, q := range m.Queries {
+			if q.Source == loki.Source && !q.Complete {
+				t.Errorf("%s incomplete: %s", q.File, q.Note)
+			}
+		}
+		return m, dir
+	}
+	free, freeDir := fetch()
+	if free.Pushdown == nil || len(free.Pushdown.Families) == 0 {
+		t.Fatalf("the unlimited pushdown pulled no client family: the test would not see the family counts fail")
+	}
+	lk.SetMaxQuerySeries(8)
+	lk.ResetStats()
+	m, dir := fetch()
+	if calls, _ := lk.Stats(); calls["error"] == 0 {
+		t.Fatalf("Loki refused nothing: the limit does not bite")
+	}
+	for _, f := range []string{AccessFile, MinuteCountsFile, FamiliesFile, bundle.MinuteStatusFile} {
+		want, got := sortedLines(t, filepath.Join(freeDir, f)), sortedLines(t, filepath.Join(dir, f))
+		if !slices.Equal(want, got) {
+			t.Errorf("%s: %d lines under the limit, %d without, or they differ", f, len(got), len(want))
+		}
+	}
+	if m.Pushdown == nil || !slices.Equal(m.Pushdown.Families, free.Pushdown.Families) {
+		t.Errorf("families pulled under the limit %v, without %v", m.Pushdown, free.Pushdown.Families)
+	}
+	learned := strings.Join(m.LokiLimitsLearned, "\n")
+	if !strings.Contains(learned, "split by the values of label "+familyLabel) || !strings.Contains(learned, "maximum number of series (8) reached for a single query") {
+		t.Errorf("limits learned %q", learned)
+	}
+}

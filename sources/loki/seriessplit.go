@@ -1,0 +1,243 @@
+package loki
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
+)
+
+// Loki refuses a metric query whose answer holds more series than its
+// max_query_series (the number of unique series a metric query returns).
+// For a sum by labels, the series are the groups: splitting the query in
+// time helps only when the groups come and go, and a day's families of
+// clients are there all day. So a sum by labels is split by the values of
+// its grouping labels instead: a label filter at the end of the pipeline,
+// where the grouping reads the labels, keeps one part of the values, and the
+// parts are exact complements (a value falls in exactly one), so each group
+// is in exactly one part's answer, with every line of it. The values are not
+// known before the answer, so the parts are ranges of the value space: the
+// values starting with a prefix followed by a rune in a range, halved until
+// the answer fits, the prefix growing by the one rune a range narrowed to.
+// A part that still holds one exact value of every grouping label is one
+// series and cannot be refused.
+
+// groupedSum is a metric query `sum by (labels) (...)` over one range
+// aggregation, cut where a label filter joins its pipeline: just before
+// the range ("[1m]").
+type groupedSum struct {
+	before, after string
+	labels        []string
+}
+
+// byRE finds a sum's grouping, before or after its argument.
+var (
+	byBeforeRE = regexp.MustCompile(`^\s*sum\s*by\s*\(([^()]*)\)`)
+	byAfterRE  = regexp.MustCompile(`\)\s*by\s*\(([^()]*)\)\s*$`)
+)
+
+// splitGroupedSum cuts query when it is a sum by one or more labels of a
+// range aggregation over one selector (splitSumQuery's test), with one
+// range.
+func splitGroupedSum(query string) (groupedSum, bool) {
+	if _, ok := splitSumQuery(query); !ok {
+		return groupedSum{}, false
+	}
+	blank := blankQuoted(query)
+	m := byBeforeRE.FindStringSubmatch(blank)
+	if m == nil {
+		m = byAfterRE.FindStringSubmatch(blank)
+	}
+	if m == nil {
+		return groupedSum{}, false
+	}
+	var labels []string
+	for _, l := range strings.Split(m[1], ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	r := rangeRE.FindAllStringIndex(blank, -1)
+	if len(labels) == 0 || len(r) != 1 {
+		return groupedSum{}, false
+	}
+	return groupedSum{before: strings.TrimRight(query[:r[0][0]], " "), after: " " + query[r[0][0]:], labels: labels}, true
+}
+
+// labelValues is a part of one label's values: prefix itself (exact), and
+// every value that starts with prefix followed by a rune in [lo, hi] (none
+// when lo > hi). An absent label has the value "".
+type labelValues struct {
+	prefix string
+	lo, hi rune
+	exact  bool
+}
+
+// allValues is every value of a label.
+var allValues = labelValues{lo: 0, hi: unicode.MaxRune, exact: true}
+
+// filter is the label filter keeping the values, "" for every value.
+func (v labelValues) filter(label string) string {
+	if v == allValues {
+		return ""
+	}
+	if v.lo > v.hi {
+		return " | " + label + "=" + strconv.Quote(v.prefix)
+	}
+	re := regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`[\x{%x}-\x{%x}](?s:.*)`, v.lo, v.hi)
+	if v.exact {
+		re = regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`(?:[\x{%x}-\x{%x}](?s:.*))?`, v.lo, v.hi)
+	}
+	return " | " + label + "=~" + strconv.Quote(re)
+}
+
+// split halves v: the runes after the prefix are halved (ASCII, where
+// labels' values mostly are, apart from the rest first), a single rune
+// joins the prefix. It reports false when v is one exact value.
+func (v labelValues) split() (labelValues, labelValues, bool) {
+	switch {
+	case v.lo < v.hi:
+		mid := v.lo + (v.hi-v.lo)/2
+		if v.lo <= unicode.MaxASCII && v.hi > unicode.MaxASCII {
+			mid = unicode.MaxASCII
+		}
+		return labelValues{v.prefix, v.lo, mid, v.exact}, labelValues{v.prefix, mid + 1, v.hi, false}, true
+	case v.lo == v.hi:
+		longer := labelValues{prefix: v.prefix + string(v.lo), lo: 0, hi: unicode.MaxRune, exact: true}
+		if v.exact {
+			return labelValues{prefix: v.prefix, lo: 1, hi: 0, exact: true}, longer, true
+		}
+		return longer.split()
+	}
+	return v, v, false
+}
+
+// valueGroup is a part of a grouping's values: one labelValues per label.
+type valueGroup []labelValues
+
+func (g valueGroup) filter(labels []string) string {
+	var b strings.Builder
+	for i, v := range g {
+		b.WriteString(v.filter(labels[i]))
+	}
+	return b.String()
+}
+
+// split halves the values of the first label (index i) whose values can
+// be halved.
+func (g valueGroup) split() (a, b valueGroup, i int, ok bool) {
+	for i, v := range g {
+		if va, vb, ok := v.split(); ok {
+			a, b = append(valueGroup(nil), g...), append(valueGroup(nil), g...)
+			a[i], b[i] = va, vb
+			return a, b, i, true
+		}
+	}
+	return nil, nil, 0, false
+}
+
+// maxValueSplits bounds the halvings of one stretch: a part of one exact
+// value per label is one series, so a Loki that refuses it anyway (a
+// prefix growing without end) gets its refusal back instead.
+const maxValueSplits = 512
+
+// matrixByValues answers the matrix of gs over [start, end] at step from
+// the parts of its grouping's values: *parts (nil: every value, refused
+// with refusal) are the parts to ask, and become the parts that were
+// answered, so that the next stretch of the same query starts from them.
+// A part refused for its series is halved; one refused for its bytes in
+// one step is split by label shards (matrixSharded), and over a longer
+// stretch the refusal is returned for the caller to split in time.
+func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end time.Time, step time.Duration, m *meter, parts *[]valueGroup, refusal error) ([]matrixResult, error) {
+	todo := *parts
+	if todo == nil {
+		all := make(valueGroup, len(gs.labels))
+		for i := range all {
+			all[i] = allValues
+		}
+		a, b, i, _ := all.split()
+		todo = []valueGroup{a, b}
+		c.noteSeriesSplit(gs.labels[i], refusal)
+	}
+	type series struct {
+		metric map[string]string
+		at     map[time.Time]float64
+	}
+	bySeries := map[string]*series{}
+	var answered []valueGroup
+	splits := 0
+	for len(todo) > 0 {
+		g := todo[0]
+		todo = todo[1:]
+		q := gs.before + g.filter(gs.labels) + gs.after
+		res, err := c.matrixCall(ctx, q, start, end, step, m)
+		if be := bytesLimitOf(err); be != nil && end.Sub(start) <= step {
+			// One step of the part reads too much: fewer streams at a
+			// time. A longer stretch is split in time first (matrix).
+			res, err = c.matrixSharded(ctx, q, start, end, step, m, err)
+		}
+		if se := seriesLimitOf(err); se != nil && splits < maxValueSplits {
+			if a, b, i, ok := g.split(); ok {
+				splits++
+				c.noteSeriesSplit(gs.labels[i], err)
+				todo = append([]valueGroup{a, b}, todo...)
+				continue
+			}
+		}
+		if err != nil {
+			// The parts still cover every value: the stretch is asked
+			// again from them once the caller has followed the error.
+			*parts = append(append(answered, g), todo...)
+			return nil, err
+		}
+		answered = append(answered, g)
+		for _, r := range res {
+			k := logql.LabelsKey(r.Metric)
+			s := bySeries[k]
+			if s == nil {
+				s = &series{metric: r.Metric, at: map[time.Time]float64{}}
+				bySeries[k] = s
+			}
+			for _, v := range r.Values {
+				s.at[v.T] += v.V
+			}
+		}
+	}
+	*parts = answered
+	out := make([]matrixResult, 0, len(bySeries))
+	for _, s := range bySeries {
+		r := matrixResult{Metric: s.metric}
+		for t, v := range s.at {
+			r.Values = append(r.Values, samplePair{T: t, V: v})
+		}
+		sort.Slice(r.Values, func(i, j int) bool { return r.Values[i].T.Before(r.Values[j].T) })
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// noteSeriesSplit records, once per label, that metric queries were split
+// by its values because their answers held too many series.
+func (c *Client) noteSeriesSplit(label string, refusal error) {
+	var api *APIError
+	said := refusal.Error()
+	if errors.As(refusal, &api) {
+		said = api.Message
+	}
+	prefix := fmt.Sprintf("metric queries split by the values of label %s where their answer held too many series", label)
+	c.limits.mu.Lock()
+	defer c.limits.mu.Unlock()
+	for _, l := range c.limits.learned {
+		if strings.HasPrefix(l, prefix+":") {
+			return
+		}
+	}
+	c.limits.learned = append(c.limits.learned, fmt.Sprintf("%s: Loki said %q", prefix, said))
+}
