@@ -56,7 +56,8 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 		check(t, "rules.caddy", caddyComments(string(caddy)))
 	})
 	t.Run("no-zone rules.caddy", func(t *testing.T) {
-		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO)))
+		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO, false)))
+		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO, true)))
 	})
 	for _, sc := range []string{"flash-crowd", "slow-database", "idle-pinning", "crawler-backlog", "heavy-scraper-among-bots"} {
 		t.Run(sc, func(t *testing.T) {
@@ -73,6 +74,31 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 			var term bytes.Buffer
 			report.PrintSummary(&term, r, report.LangKO)
 			check(t, "terminal", term.String())
+		})
+	}
+}
+
+// rules --lang ko writes its rules file's comments in Korean: the header of
+// the reference crawl's zones, and the comment of a flash crowd, for which
+// no zone is proposed.
+func TestKoreanRulesFile(t *testing.T) {
+	for _, tt := range []struct {
+		name, bundle, want string
+	}{
+		{"zones", referenceBundle(t), "\nrate_limit {\n"},
+		{"no zone", scenarioBundle(t, "flash-crowd"), "함께 출력된 메모 참고"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runRoot(t, "rules", "--bundle", tt.bundle, "--lang", "ko")
+			if code != exitOK && code != exitIncomplete {
+				t.Fatalf("rules exit %d:\n%s", code, stderr)
+			}
+			if !strings.Contains(stdout, tt.want) || !strings.HasPrefix(stdout, "# ") {
+				t.Fatalf("the rules file lacks %q:\n%s", tt.want, stdout)
+			}
+			for _, bad := range englishLines(caddyComments(stdout)) {
+				t.Errorf("rules file line %d has English %q:\n%s", bad.n, bad.run, bad.line)
+			}
 		})
 	}
 }
