@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -335,8 +336,11 @@ type RulesPlacement struct {
 	// change as a unified diff.
 	Placed string `json:"placed,omitempty"`
 	Diff   string `json:"diff,omitempty"`
-	// NotPlaced says why the zones were not placed ("" when they were).
-	NotPlaced string `json:"not_placed,omitempty"`
+	// NotPlaced says why the zones were not placed ("" when they were);
+	// NotPlacedText says it in the report's language (a Caddyfile's error
+	// from Caddy or the file system reads as written).
+	NotPlaced     string     `json:"not_placed,omitempty"`
+	NotPlacedText prose.Text `json:"-"`
 	// CaddyWarnings are what Caddy's adapter warned about the placed
 	// Caddyfile (a deprecated option, formatting): the site's own file, not
 	// the zones, but worth fixing while it is open.

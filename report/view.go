@@ -157,7 +157,16 @@ func newView(r *Report, lang string) (*view, error) {
 	}
 	if r.RulesPlacement != nil && len(r.Rules) > 0 {
 		if r.RulesPlacement.NotPlaced != "" {
-			v.Placement = p.say("rules.not_placed", r.RulesPlacement)
+			// The reason, when a catalog said it, in the report's
+			// language; a Caddyfile's error reads as written.
+			reason := ""
+			if c, _, _ := r.RulesPlacement.NotPlacedText.Message(); c != nil {
+				reason = p.text(r.RulesPlacement.NotPlacedText, r.RulesPlacement.NotPlaced)
+			}
+			v.Placement = p.say("rules.not_placed", struct {
+				*RulesPlacement
+				Reason string
+			}{r.RulesPlacement, reason})
 		} else {
 			v.Placement = p.say("rules.placed", r.RulesPlacement)
 		}
