@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/prose"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -136,7 +137,7 @@ func minuteSummaries(ev *Evidence, findings []Finding) []MinuteSummary {
 		row := MinuteSummary{Start: m.Start, Requests: m.Requests, Status: maps.Clone(m.Status), PHP: m.PHPDone,
 			Goodput: good, CrawlerGoodput: m.Goodput - good, Late: m.Late}
 		for s, n := range m.ProxyStatus {
-			if s >= 500 {
+			if failure.ServerError(s) {
 				row.ProxyMade += n
 			}
 		}
