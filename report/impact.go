@@ -46,8 +46,8 @@ func assembleImpact(r *Report, loc *time.Location) Impact {
 		im.FailedRequests += failed
 		im.LateRequests += m.Late
 		if !m.Time.Before(im.Start.Truncate(time.Minute)) && m.Time.Before(im.End) {
-			im.PHPRequests += m.PHP + m.ProxyMade + m.Status["429"]
-			im.PHPFailed += failed
+			im.PHPRequests += m.NeededPHP
+			im.PHPFailed += m.FailedPHP
 		}
 	}
 	if im.PHPRequests > 0 {

@@ -418,7 +418,7 @@ func minutesReport(t *testing.T, perMin int, missing []int) *Report {
 		if slices.Contains(missing, i) {
 			continue
 		}
-		m := MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: perMin, Status: map[string]int{"200": perMin}, PHP: perMin, Goodput: perMin}
+		m := MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: perMin, Status: map[string]int{"200": perMin}, PHP: perMin, Goodput: perMin, NeededPHP: perMin}
 		meter.Observe(m.Time, m.Requests)
 		ms = append(ms, m)
 	}

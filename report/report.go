@@ -152,11 +152,13 @@ type Impact struct {
 	FailedRequests int `json:"failed_requests"`
 	// LateRequests counts successes logged after the clients' timeout.
 	LateRequests int `json:"late_requests"`
-	// PHPRequests counts requests in [Start, End) that needed PHP: those PHP
-	// answered, the 5xx Caddy made in its place, and 429s (assumed to be the
-	// proxy's rate limit).
+	// PHPRequests counts requests in [Start, End) that needed PHP
+	// (detect.Minute.NeededPHP): those PHP answered and the 502, 503 and 504
+	// Caddy made in its place. A rate limit's 429 refused a request before
+	// PHP: it is among FailedRequests, not here.
 	PHPRequests int `json:"php_requests"`
-	// PHPFailed counts the failed ones among PHPRequests.
+	// PHPFailed counts the failed ones among PHPRequests
+	// (detect.Minute.FailedPHP).
 	PHPFailed int `json:"php_failed"`
 	// PHPFailedShare is PHPFailed / PHPRequests (0-1; 0 when nothing needed PHP).
 	PHPFailedShare float64 `json:"php_failed_share"`
