@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -80,31 +81,33 @@ func (d *Detected) placeInConfigRepo(ctx context.Context, prop *rules.Proposal) 
 		return nil, "", ""
 	}
 	found, err := caddyfilesIn(d.Loaded.ConfigRepos)
+	notPlaced := func(rp *report.RulesPlacement, why prose.Text) *report.RulesPlacement {
+		rp.NotPlaced, rp.NotPlacedText = why.String(), why
+		return rp
+	}
 	switch {
 	case err != nil:
-		return &report.RulesPlacement{NotPlaced: err.Error()}, "", ""
+		return notPlaced(&report.RulesPlacement{}, prose.Plainly(err.Error())), "", ""
 	case len(found) == 0:
-		return &report.RulesPlacement{NotPlaced: "the evidence holds no Caddyfile (no configuration repository with one): place the block by hand, or run aftermath rules --caddyfile PATH"}, "", ""
+		return notPlaced(&report.RulesPlacement{}, rules.NoCaddyfileToPlaceIn()), "", ""
 	case len(found) > 1:
 		var names []string
 		for _, f := range found {
 			names = append(names, f.name)
 		}
-		return &report.RulesPlacement{NotPlaced: fmt.Sprintf("the configuration holds %d Caddyfiles (%s): name the one Caddy runs with aftermath rules --caddyfile PATH", len(found), strings.Join(names, ", "))}, "", ""
+		return notPlaced(&report.RulesPlacement{}, rules.SeveralCaddyfiles(names)), "", ""
 	}
 	cf := found[0]
 	rp = &report.RulesPlacement{Caddyfile: cf.name}
 	src, err := os.ReadFile(cf.path)
 	if err != nil {
-		rp.NotPlaced = fmt.Sprintf("reading %s: %v", cf.name, err)
-		return rp, "", ""
+		return notPlaced(rp, rules.UnreadableCaddyfile(cf.name, err)), "", ""
 	}
 	// Placed under its path on disk, so that Caddy resolves its imports
 	// beside it; the report names it as the repository does.
 	pl, err := d.PlaceZones(ctx, prop, src, cf.path, "")
 	if err != nil {
-		rp.NotPlaced = strings.ReplaceAll(err.Error(), cf.path, cf.name)
-		return rp, "", ""
+		return notPlaced(rp, prose.Plainly(strings.ReplaceAll(err.Error(), cf.path, cf.name))), "", ""
 	}
 	rp.Why = strings.ReplaceAll(pl.Why, cf.path, cf.name)
 	rp.Site, rp.Line, rp.Placed, rp.Diff = pl.Site, pl.Line, PlacedCaddyfile, PlacedDiff

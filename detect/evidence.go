@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
@@ -150,8 +151,11 @@ func Run(ctx context.Context, given *Evidence, detectors []Detector) (*Result, e
 			}
 		}
 		if check.Outcome == OutcomeCouldNotRun {
-			res.DataQuality = append(res.DataQuality, sources.QualityNote{Source: string(d.Name()), Severity: sources.SeverityInfo,
-				Message: "could not run: " + check.Reason})
+			why := check.ReasonText
+			if c, _, _ := why.Message(); c == nil {
+				why = prose.Plainly(check.Reason)
+			}
+			res.DataQuality = append(res.DataQuality, sources.Note(string(d.Name()), sources.SeverityInfo, Messages.Say("check.could_not_run", why)))
 		}
 		res.Checks = append(res.Checks, check)
 	}

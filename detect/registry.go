@@ -73,8 +73,9 @@ type ScanMeasure struct {
 	// Severity is the anomaly's severity before the scan's floors; empty
 	// means AnomalyWarning.
 	Severity AnomalySeverity
-	// Metric names the observed value in the scan report.
-	Metric   string
+	// Metric names the observed value in the scan report, said from the
+	// kind's catalog so that a Korean scan report names it in Korean.
+	Metric   prose.Text
 	Observed func(f *Finding) float64
 	Baseline func(f *Finding) float64
 }

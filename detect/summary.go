@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/prose"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -47,6 +48,9 @@ type MinuteSummary struct {
 	Goodput, CrawlerGoodput int
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
 	Late int
+	// NeededPHP counts the requests that needed PHP (Minute.NeededPHP),
+	// FailedPHP the failed ones among them (Minute.FailedPHP).
+	NeededPHP, FailedPHP int
 }
 
 // SummaryClusters bounds the fingerprints a Summary lists: the long tail is
@@ -134,9 +138,9 @@ func minuteSummaries(ev *Evidence, findings []Finding) []MinuteSummary {
 		}
 		good := ev.ordinaryGoodput(m, crawlers)
 		row := MinuteSummary{Start: m.Start, Requests: m.Requests, Status: maps.Clone(m.Status), PHP: m.PHPDone,
-			Goodput: good, CrawlerGoodput: m.Goodput - good, Late: m.Late}
+			Goodput: good, CrawlerGoodput: m.Goodput - good, Late: m.Late, NeededPHP: m.NeededPHP(), FailedPHP: m.FailedPHP()}
 		for s, n := range m.ProxyStatus {
-			if s >= 500 {
+			if failure.ServerError(s) {
 				row.ProxyMade += n
 			}
 		}

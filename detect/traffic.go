@@ -61,7 +61,28 @@ type Minute struct {
 // the proxy's 502, 503 and 504, whose requests were bound for PHP and failed
 // on the way (the demand a pool had to meet, answered or not).
 func (m *Minute) NeededPHP() int {
-	return m.PHPDone + m.ProxyStatus[502] + m.ProxyStatus[503] + m.ProxyStatus[504]
+	return m.PHPDone + m.upstreamFailed()
+}
+
+// FailedPHP counts the NeededPHP requests that failed their client: PHP's
+// answers with a failed status (FailedStatus) or logged after the clients
+// had left (Late), and the proxy's 502, 503 and 504. A 429 of a rate limit in
+// front of PHP refused a request before the pool saw it: it fails the
+// client (Failed) but is no PHP request.
+func (m *Minute) FailedPHP() int {
+	n := m.Late + m.upstreamFailed()
+	for s, c := range m.Status {
+		if FailedStatus(s) {
+			n += c - m.ProxyStatus[s]
+		}
+	}
+	return n
+}
+
+// upstreamFailed counts the proxy's 502, 503 and 504: requests bound for
+// PHP that failed on the way.
+func (m *Minute) upstreamFailed() int {
+	return m.ProxyStatus[502] + m.ProxyStatus[503] + m.ProxyStatus[504]
 }
 
 // ClusterKey is a client fingerprint without the path: what a rate limit or a

@@ -35,7 +35,7 @@ func TestSummaryChangeDirectionFromFacts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := referenceReport(t)
-			f := firstKind(r.Findings, detect.KindConfigChange)
+			f := detect.First(r.Findings, detect.KindConfigChange)
 			c := *f.Change
 			c.Key, c.Old, c.New = tt.key, tt.old, tt.new
 			f.Change = &c
@@ -94,7 +94,7 @@ func TestChangeProseAgainstClientTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := referenceReport(t)
-			f := firstKind(r.Findings, detect.KindConfigChange)
+			f := detect.First(r.Findings, detect.KindConfigChange)
 			c := *f.Change
 			c.Key, c.Old, c.New = "listen.backlog", tt.old, tt.new
 			f.Change, f.Role = &c, tt.role

@@ -39,7 +39,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 	for i, row := range v.Timeline {
 		moments[i] = timechart.Moment{At: row.at, Index: row.Index}
 	}
-	failing := firstKind(r.Findings, detect.KindUpstreamErrors) != nil
+	failing := detect.First(r.Findings, detect.KindUpstreamErrors) != nil
 	decorate := func(c *timechart.Chart) {
 		if failing {
 			c.Shade(r.Impact.Start, r.Impact.End, w["window"])
@@ -124,7 +124,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		// The usual and the lowest goodput are upstream_errors' numbers, the
 		// ones the text states: the chart's key repeats them, never
 		// recomputes them from the minutes.
-		ef := detect.FactsOf[detect.UpstreamErrorsFacts](firstKind(r.Findings, detect.KindUpstreamErrors))
+		ef := detect.FactsOf[detect.UpstreamErrorsFacts](detect.First(r.Findings, detect.KindUpstreamErrors))
 		usual, lowest := ef.GoodputUsualPerMin.V, ef.GoodputMinPerMin
 		c = newChart(math.Max(gmax, usual), w["goodput"])
 		decorate(c)

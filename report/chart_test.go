@@ -22,7 +22,7 @@ func TestGoodputChartKeyIsTheFact(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := referenceReport(t)
-			f := firstKind(r.Findings, detect.KindUpstreamErrors)
+			f := detect.First(r.Findings, detect.KindUpstreamErrors)
 			facts := detect.FactMap(f.Facts)
 			lowestOfMinutes := facts["goodput_min_per_min"]
 			if lowestOfMinutes == 7 {

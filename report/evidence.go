@@ -62,6 +62,11 @@ type MinuteRow struct {
 	CrawlerGoodput int `json:"crawler_goodput,omitempty"`
 	// Late counts 2xx/3xx logged after the clients' timeout: they reached nobody.
 	Late int `json:"late"`
+	// NeededPHP counts the requests that needed PHP, FailedPHP the failed
+	// ones among them: detect's definitions (detect.Minute.NeededPHP,
+	// FailedPHP), which Impact's PHP counts sum.
+	NeededPHP int `json:"-"`
+	FailedPHP int `json:"-"`
 }
 
 // ClusterRow is one client fingerprint in the window.
@@ -114,7 +119,7 @@ type Point struct {
 func (e *Evidence) fillFrom(s *detect.Summary) {
 	for _, m := range s.Minutes {
 		row := MinuteRow{Time: m.Start, Requests: m.Requests, Status: make(map[string]int, len(m.Status)), ProxyMade: m.ProxyMade, PHP: m.PHP,
-			Goodput: m.Goodput, CrawlerGoodput: m.CrawlerGoodput, Late: m.Late}
+			Goodput: m.Goodput, CrawlerGoodput: m.CrawlerGoodput, Late: m.Late, NeededPHP: m.NeededPHP, FailedPHP: m.FailedPHP}
 		for code, n := range m.Status {
 			row.Status[strconv.Itoa(code)] = n
 		}

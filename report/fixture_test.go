@@ -100,7 +100,8 @@ func referenceMinutes() []MinuteRow {
 		for _, c := range st {
 			n += c
 		}
-		out = append(out, MinuteRow{Time: t, Requests: n, Status: st, ProxyMade: f503 + f502, PHP: ok + late + 3, Goodput: ok, Late: late})
+		out = append(out, MinuteRow{Time: t, Requests: n, Status: st, ProxyMade: f503 + f502, PHP: ok + late + 3, Goodput: ok, Late: late,
+			NeededPHP: ok + late + 3 + f503 + f502, FailedPHP: late + f503 + f502})
 	}
 	return out
 }
@@ -325,7 +326,7 @@ func quietReport(t testing.TB) *Report {
 	var ms []MinuteRow
 	for i := 0; i < 30; i++ {
 		ms = append(ms, MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: 400,
-			Status: map[string]int{"200": 398, "404": 2}, PHP: 250, Goodput: 248})
+			Status: map[string]int{"200": 398, "404": 2}, PHP: 250, Goodput: 248, NeededPHP: 250})
 	}
 	ms = append(ms[:10], ms[13:]...) // a gap in the log: 02:10-02:13
 	r := &Report{Window: Window{From: at("02:00"), To: at("02:30"), TZ: "Asia/Seoul"}, Evidence: Evidence{Minutes: ms}}

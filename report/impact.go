@@ -13,7 +13,7 @@ import (
 // and a 429 refused a reader; both count as failed (design.md, Detectors).
 func assembleImpact(r *Report, loc *time.Location) Impact {
 	im := Impact{Start: r.Window.From, End: r.Window.To, StatusCounts: map[string]int{}}
-	if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() && f.End.After(f.Start) {
+	if f := detect.First(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() && f.End.After(f.Start) {
 		im.Start, im.End = f.Start, f.End
 	}
 	if in := r.incidents; in != nil {
@@ -46,8 +46,8 @@ func assembleImpact(r *Report, loc *time.Location) Impact {
 		im.FailedRequests += failed
 		im.LateRequests += m.Late
 		if !m.Time.Before(im.Start.Truncate(time.Minute)) && m.Time.Before(im.End) {
-			im.PHPRequests += m.PHP + m.ProxyMade + m.Status["429"]
-			im.PHPFailed += failed
+			im.PHPRequests += m.NeededPHP
+			im.PHPFailed += m.FailedPHP
 		}
 	}
 	if im.PHPRequests > 0 {
@@ -82,7 +82,7 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 		if in := r.incidents; in != nil && in.LateSource != detect.LateFromSite {
 			late.Estimated = true
 		}
-		if f := firstKind(r.Findings, detect.KindClientAbandonedWork); f != nil {
+		if f := detect.First(r.Findings, detect.KindClientAbandonedWork); f != nil {
 			late.TimeoutS = max(detect.FactsOf[detect.AbandonedWorkFacts](f).ClientTimeoutS, 0)
 		}
 		out = append(out, r.say(loc, day, func(p printer) string { return p.say("impact.late", late) }))
@@ -107,13 +107,4 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 		out = append(out, r.say(loc, day, func(p printer) string { return n.Source + ": " + p.text(n.Text, n.Message) }))
 	}
 	return out
-}
-
-func firstKind(fs []detect.Finding, kind detect.Kind) *detect.Finding {
-	for i := range fs {
-		if fs[i].Kind == kind {
-			return &fs[i]
-		}
-	}
-	return nil
 }

@@ -39,7 +39,7 @@ func TestSummaryWithoutBaselineClaimsNoUsual(t *testing.T) {
 // stretch is the impact's) and names the others; report.json lists them.
 func TestSummaryListsOtherStretches(t *testing.T) {
 	r := referenceReport(t)
-	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
+	errs := detect.First(r.Findings, detect.KindUpstreamErrors)
 	blip := detect.Incident{Onset: at("00:05"), Start: at("00:05"), End: at("00:06"), Requests: 310, Failed: 9, Refused: 9}
 	worst := detect.Incident{Onset: errs.Start.Add(-3 * time.Minute), Start: errs.Start, End: errs.End, Failed: 9000}
 	r.incidents = &detect.Incidents{List: []detect.Incident{blip, worst}, Worst: 1,

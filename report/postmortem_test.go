@@ -279,9 +279,9 @@ func TestCausesRanking(t *testing.T) {
 			// A symptom is never the root cause, whatever role it claims.
 			name: "symptom claiming to be the trigger",
 			findings: func(r *Report) []detect.Finding {
-				f := *firstKind(r.Findings, detect.KindUpstreamErrors)
+				f := *detect.First(r.Findings, detect.KindUpstreamErrors)
 				f.Role = detect.RoleTrigger
-				return []detect.Finding{f, *firstKind(r.Findings, detect.KindWorkerSaturation)}
+				return []detect.Finding{f, *detect.First(r.Findings, detect.KindWorkerSaturation)}
 			},
 			want: []string{"worker_saturation:mechanism", "upstream_errors:symptom"},
 		},
@@ -289,9 +289,9 @@ func TestCausesRanking(t *testing.T) {
 			// A change the numbers clear, or one that lowered the risk, is no cause.
 			name: "ruled out and mitigation",
 			findings: func(r *Report) []detect.Finding {
-				out := []detect.Finding{*firstKind(r.Findings, detect.KindUpstreamErrors)}
+				out := []detect.Finding{*detect.First(r.Findings, detect.KindUpstreamErrors)}
 				for _, role := range []detect.Role{detect.RoleRuledOut, detect.RoleMitigation} {
-					f := *firstKind(r.Findings, detect.KindConfigChange)
+					f := *detect.First(r.Findings, detect.KindConfigChange)
 					f.Role = role
 					out = append(out, f)
 				}
@@ -326,7 +326,7 @@ func TestCausesRanking(t *testing.T) {
 
 func TestOnlySymptomsSaysSo(t *testing.T) {
 	r := referenceReport(t)
-	r.Findings = []detect.Finding{*firstKind(r.Findings, detect.KindUpstreamErrors)}
+	r.Findings = []detect.Finding{*detect.First(r.Findings, detect.KindUpstreamErrors)}
 	if err := r.Assemble(); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func minutesReport(t *testing.T, perMin int, missing []int) *Report {
 		if slices.Contains(missing, i) {
 			continue
 		}
-		m := MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: perMin, Status: map[string]int{"200": perMin}, PHP: perMin, Goodput: perMin}
+		m := MinuteRow{Time: at("02:00").Add(time.Duration(i) * time.Minute), Requests: perMin, Status: map[string]int{"200": perMin}, PHP: perMin, Goodput: perMin, NeededPHP: perMin}
 		meter.Observe(m.Time, m.Requests)
 		ms = append(ms, m)
 	}
@@ -531,7 +531,7 @@ func TestPrinterEndsAcrossMidnight(t *testing.T) {
 // never appends a second date to an already dated end.
 func TestSummaryAcrossMidnight(t *testing.T) {
 	r := referenceReport(t)
-	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
+	errs := detect.First(r.Findings, detect.KindUpstreamErrors)
 	errs.Start, errs.End = at("10-02 23:48"), at("03:10")
 	r.Window.From = at("10-02 23:00")
 	if err := r.Assemble(); err != nil {

@@ -130,8 +130,8 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if tf, ok := firstKind(back.Findings, teapotKind).Facts.(*teapotFacts); !ok || tf.Replies != 20 {
-		t.Errorf("teapot facts read back as %#v: want *teapotFacts with 20 replies", firstKind(back.Findings, teapotKind).Facts)
+	if tf, ok := detect.First(back.Findings, teapotKind).Facts.(*teapotFacts); !ok || tf.Replies != 20 {
+		t.Errorf("teapot facts read back as %#v: want *teapotFacts with 20 replies", detect.First(back.Findings, teapotKind).Facts)
 	}
 	var moment, cause bool
 	for _, m := range got.Timeline {

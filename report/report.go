@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -151,11 +152,13 @@ type Impact struct {
 	FailedRequests int `json:"failed_requests"`
 	// LateRequests counts successes logged after the clients' timeout.
 	LateRequests int `json:"late_requests"`
-	// PHPRequests counts requests in [Start, End) that needed PHP: those PHP
-	// answered, the 5xx Caddy made in its place, and 429s (assumed to be the
-	// proxy's rate limit).
+	// PHPRequests counts requests in [Start, End) that needed PHP
+	// (detect.Minute.NeededPHP): those PHP answered and the 502, 503 and 504
+	// Caddy made in its place. A rate limit's 429 refused a request before
+	// PHP: it is among FailedRequests, not here.
 	PHPRequests int `json:"php_requests"`
-	// PHPFailed counts the failed ones among PHPRequests.
+	// PHPFailed counts the failed ones among PHPRequests
+	// (detect.Minute.FailedPHP).
 	PHPFailed int `json:"php_failed"`
 	// PHPFailedShare is PHPFailed / PHPRequests (0-1; 0 when nothing needed PHP).
 	PHPFailedShare float64 `json:"php_failed_share"`
@@ -335,8 +338,11 @@ type RulesPlacement struct {
 	// change as a unified diff.
 	Placed string `json:"placed,omitempty"`
 	Diff   string `json:"diff,omitempty"`
-	// NotPlaced says why the zones were not placed ("" when they were).
-	NotPlaced string `json:"not_placed,omitempty"`
+	// NotPlaced says why the zones were not placed ("" when they were);
+	// NotPlacedText says it in the report's language (a Caddyfile's error
+	// from Caddy or the file system reads as written).
+	NotPlaced     string     `json:"not_placed,omitempty"`
+	NotPlacedText prose.Text `json:"-"`
 	// CaddyWarnings are what Caddy's adapter warned about the placed
 	// Caddyfile (a deprecated option, formatting): the site's own file, not
 	// the zones, but worth fixing while it is open.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/rules/rule"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/templates"
@@ -54,6 +55,9 @@ type Scan struct {
 	// anomalous false then means only that nothing was seen.
 	Judged    bool   `json:"judged"`
 	NotJudged string `json:"not_judged,omitempty"`
+	// NotJudgedText is NotJudged as said by the catalog, for scan.md and
+	// the terminal in their language.
+	NotJudgedText prose.Text `json:"-"`
 	// Unknown lists the window's stretches without access-log lines (a
 	// missing head, gaps, a missing end): unknown minutes, not quiet ones.
 	Unknown []sources.Stretch `json:"unknown,omitempty"`
@@ -107,19 +111,20 @@ func BuildScan(res *scan.Result, tz string) *Scan {
 		tz = "UTC"
 	}
 	s := &Scan{
-		Schema:      ScanSchema,
-		Window:      Window{From: res.Window.From.UTC(), To: res.Window.To.UTC(), TZ: tz},
-		Baseline:    res.Baseline,
-		Anomalous:   res.Anomalous(),
-		Judged:      res.Judged,
-		NotJudged:   res.NotJudged,
-		Unknown:     res.Unknown,
-		Anomalies:   res.Anomalies,
-		Measures:    res.Measures,
-		Findings:    res.Findings,
-		Checks:      res.Checks,
-		DataQuality: res.DataQuality,
-		Read:        res.Read,
+		Schema:        ScanSchema,
+		Window:        Window{From: res.Window.From.UTC(), To: res.Window.To.UTC(), TZ: tz},
+		Baseline:      res.Baseline,
+		Anomalous:     res.Anomalous(),
+		Judged:        res.Judged,
+		NotJudged:     res.NotJudged,
+		NotJudgedText: res.NotJudgedText,
+		Unknown:       res.Unknown,
+		Anomalies:     res.Anomalies,
+		Measures:      res.Measures,
+		Findings:      res.Findings,
+		Checks:        res.Checks,
+		DataQuality:   res.DataQuality,
+		Read:          res.Read,
 	}
 	s.normalize()
 	return s
@@ -163,22 +168,43 @@ func RenderScanJSON(s *Scan) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// scanTemplate is the Markdown template of scan.md in package templates.
-const scanTemplate = "scan.md.tmpl"
+// scanTemplate names the Markdown template of scan.md in a language, in
+// package templates.
+func scanTemplate(lang string) string { return "scan." + lang + ".md.tmpl" }
 
-// RenderScanMarkdown renders scan.md. Every value that comes from a log line
-// (fingerprints, paths, summaries quoting them) goes through MarkdownCell.
-func RenderScanMarkdown(s *Scan) ([]byte, error) {
+// RenderScanMarkdown renders scan.md in lang. Every value that comes from a
+// log line (fingerprints, paths, summaries quoting them) goes through
+// MarkdownCell. The sentences of the scan and its detectors are said in
+// lang; scan.json keeps their English.
+func RenderScanMarkdown(s *Scan, lang string) ([]byte, error) {
 	s.normalize()
+	if !validLang(lang) {
+		return nil, fmt.Errorf("report: scan.md: no language %q (one of %s)", lang, strings.Join(Langs, ", "))
+	}
 	loc, err := time.LoadLocation(s.Window.TZ)
 	if err != nil {
 		return nil, fmt.Errorf("report: time zone %q: %w", s.Window.TZ, err)
 	}
+	p := newPrinter(lang, loc, s.Window.To)
+	words := wordTable(p, p.say("scan.words", nil))
 	fm := funcs(loc)
 	fm["float"] = num
 	fm["date"] = func(t time.Time) string { return t.In(loc).Format("Mon 2006-01-02 15:04") }
+	fm["day"] = func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04") }
 	// since shows a start on the window's day as a clock time, others with their date.
-	fm["since"] = func(t time.Time) string { return since(t, s.Window.To, loc) }
+	fm["since"] = func(t time.Time) string { return sinceIn(lang, t, s.Window.To, loc) }
+	// said is a text of the scan, its detectors or its notes in lang; the
+	// English it was said with when it has no message (read back from
+	// scan.json).
+	fm["said"] = func(t prose.Text, english string) string { return p.text(t, english) }
+	// word is a word of the "scan.words" table (severities, outcomes).
+	fm["word"] = func(key any) string {
+		k := fmt.Sprint(key)
+		if w, ok := words[k]; ok {
+			return w
+		}
+		return k
+	}
 	fm["alarming"] = func(as []scan.Anomaly) int {
 		n := 0
 		for i := range as {
@@ -188,25 +214,30 @@ func RenderScanMarkdown(s *Scan) ([]byte, error) {
 		}
 		return n
 	}
-	fm["pct"] = newPrinter(LangEN, loc, s.Window.To).pct
+	fm["pct"] = p.pct
+	fm["josa"] = func(pair, word string) string { return josa(word, pair) }
 	// ruleFor is the proposed rule that answers one of an anomaly's findings.
 	fm["ruleFor"] = func(a scan.Anomaly) *scanRule {
 		for i := range s.Rules {
 			for _, id := range a.Findings {
 				if s.Rules[i].Finding == id {
-					return newScanRule(s.Rules[i])
+					return newScanRule(s.Rules[i], lang)
 				}
 			}
 		}
 		return nil
 	}
-	t, err := template.New(scanTemplate).Funcs(fm).ParseFS(templates.FS, scanTemplate)
+	name := scanTemplate(lang)
+	t, err := template.New(name).Funcs(fm).ParseFS(templates.FS, name)
 	if err != nil {
-		return nil, fmt.Errorf("report: template %s: %w", scanTemplate, err)
+		return nil, fmt.Errorf("report: template %s: %w", name, err)
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, s); err != nil {
-		return nil, fmt.Errorf("report: template %s: %w", scanTemplate, err)
+		return nil, fmt.Errorf("report: template %s: %w", name, err)
+	}
+	if err := p.err(); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", name, err)
 	}
 	return buf.Bytes(), nil
 }
@@ -219,9 +250,9 @@ type scanRule struct {
 	Block, Fence string
 }
 
-func newScanRule(r rule.Rule) *scanRule {
+func newScanRule(r rule.Rule, lang string) *scanRule {
 	var b strings.Builder
-	for _, l := range rule.DeploySteps() {
+	for _, l := range rule.DeployStepsIn(lang) {
 		b.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	b.WriteString(r.Caddyfile)
@@ -232,9 +263,9 @@ func newScanRule(r rule.Rule) *scanRule {
 	return &scanRule{Rule: r, Block: strings.TrimRight(b.String(), "\n"), Fence: fence}
 }
 
-// WriteScan writes scan.json and scan.md into dir (created if needed), each
-// whole or not at all, and returns their paths.
-func WriteScan(dir string, s *Scan) ([]string, error) {
+// WriteScan writes scan.json (English) and scan.md (in lang) into dir
+// (created if needed), each whole or not at all, and returns their paths.
+func WriteScan(dir string, s *Scan, lang string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report: output directory: %w", err)
 	}
@@ -242,7 +273,7 @@ func WriteScan(dir string, s *Scan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := RenderScanMarkdown(s)
+	md, err := RenderScanMarkdown(s, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -260,12 +291,24 @@ func WriteScan(dir string, s *Scan) ([]string, error) {
 	return paths, nil
 }
 
-// PrintScanSummary writes the short terminal summary of a scan: one line of
-// verdict, the anomalies as a table, the notes, then the paths written.
-func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
+// PrintScanSummary writes the short terminal summary of a scan in lang: one
+// line of verdict, the anomalies as a table, the notes, then the paths
+// written.
+func PrintScanSummary(w io.Writer, s *Scan, lang string, paths ...string) {
 	loc, err := time.LoadLocation(s.Window.TZ)
 	if err != nil {
 		loc = time.UTC
+	}
+	if !validLang(lang) {
+		lang = LangEN
+	}
+	p := newPrinter(lang, loc, s.Window.To)
+	words := wordTable(p, p.say("scan.words", nil))
+	word := func(k string) string {
+		if w, ok := words[k]; ok {
+			return w
+		}
+		return k
 	}
 	alarming := 0
 	for i := range s.Anomalies {
@@ -273,72 +316,68 @@ func PrintScanSummary(w io.Writer, s *Scan, paths ...string) {
 			alarming++
 		}
 	}
-	verdict := "nothing anomalous"
-	switch {
-	case alarming > 0:
-		verdict = fmt.Sprintf("%d anomal%s", alarming, map[bool]string{true: "y", false: "ies"}[alarming == 1])
-		if !s.Judged {
-			verdict += "; the rest could not be judged: " + TerminalSafe(s.NotJudged)
-		}
-	case !s.Judged:
-		verdict = "could not judge: " + TerminalSafe(s.NotJudged)
-	case len(s.Unknown) > 0:
-		verdict = fmt.Sprintf("nothing anomalous in the minutes the access log covers (%s unknown)", unknownSpan(s.Unknown))
-	case len(s.Anomalies) > 0:
-		verdict = fmt.Sprintf("nothing anomalous (%d for information)", len(s.Anomalies))
-	}
-	fmt.Fprintf(w, "scan %s to %s (%s) against %s, %d of %d days: %s\n",
-		s.Window.From.In(loc).Format("2006-01-02 15:04"), s.Window.To.In(loc).Format("15:04"), cell(s.Window.TZ),
-		s.Baseline.Method, s.Baseline.Used, len(s.Baseline.Slots), verdict)
+	verdict := struct {
+		Alarming, Info int
+		Judged         bool
+		NotJudged      string
+		Unknown        time.Duration
+	}{alarming, len(s.Anomalies), s.Judged, TerminalSafe(p.text(s.NotJudgedText, s.NotJudged)), unknownSpan(s.Unknown)}
+	fmt.Fprintln(w, p.say("scan.terminal.head", struct {
+		From, To, TZ string
+		Method       string
+		Used, Slots  int
+		Verdict      string
+	}{s.Window.From.In(loc).Format("2006-01-02 15:04"), s.Window.To.In(loc).Format("15:04"), cell(s.Window.TZ),
+		p.text(s.Baseline.MethodText, s.Baseline.Method), s.Baseline.Used, len(s.Baseline.Slots), p.say("scan.terminal.verdict", verdict)}))
 	if len(s.Anomalies) > 0 {
 		t := NewTable(w)
-		t.Header("severity", "kind", "key", "since", "observed", "usual", "score")
+		t.Header(word("severity"), word("kind"), word("key"), word("since"), word("observed"), word("usual"), word("score"))
 		for _, a := range s.Anomalies {
 			usual, score := num(a.Baseline), strconv.FormatFloat(a.Score, 'f', 1, 64)
 			if a.NoBaseline {
 				usual, score = "-", "-"
 			}
-			_ = t.Append(cell(string(a.Severity)), cell(string(a.Kind)), cell(a.Key), since(a.Start, s.Window.To, loc),
-				num(a.Observed), usual, score)
+			_ = t.Append(cell(word("severity_"+string(a.Severity))), cell(string(a.Kind)), cell(p.text(a.KeyText, a.Key)),
+				sinceIn(lang, a.Start, s.Window.To, loc), num(a.Observed), usual, score)
 		}
 		_ = t.Render()
 	}
 	if d := s.Delivery; d != nil {
-		switch {
-		case len(d.Events) == 0:
-			fmt.Fprintf(w, "webhook %s: nothing new to announce\n", cell(d.Target))
-		case d.Sent:
-			fmt.Fprintf(w, "webhook %s: announced %d change(s) in %d attempt(s)\n", cell(d.Target), len(d.Events), d.Attempts)
-		default:
-			fmt.Fprintf(w, "webhook %s: NOT delivered after %d attempt(s): %s\n", cell(d.Target), d.Attempts, TerminalSafe(d.Error))
-		}
+		fmt.Fprintln(w, p.say("scan.terminal.webhook", struct {
+			Target, Error    string
+			Events, Attempts int
+			Sent             bool
+		}{cell(d.Target), TerminalSafe(d.Error), len(d.Events), d.Attempts, d.Sent}))
 	}
 	for _, n := range s.DataQuality {
 		if n.Severity != sources.SeverityInfo {
-			fmt.Fprintf(w, "%s (%s): %s\n", cell(string(n.Severity)), cell(n.Source), TerminalSafe(n.Message))
+			fmt.Fprintf(w, "%s (%s): %s\n", cell(word("severity_"+string(n.Severity))), cell(n.Source), TerminalSafe(p.text(n.Text, n.Message)))
 		}
 	}
-	for _, p := range paths {
-		fmt.Fprintln(w, "wrote", TerminalSafe(p))
+	for _, path := range paths {
+		fmt.Fprintln(w, p.say("terminal.wrote", TerminalSafe(path)))
 	}
 }
 
-// unknownSpan sums stretches without lines, for the terminal ("32m0s").
-func unknownSpan(us []sources.Stretch) string {
+// unknownSpan sums stretches without lines, to the minute.
+func unknownSpan(us []sources.Stretch) time.Duration {
 	var d time.Duration
 	for _, u := range us {
 		d += u.To.Sub(u.From)
 	}
-	return d.Round(time.Minute).String()
+	return d.Round(time.Minute)
 }
 
-// since renders an anomaly's start: a clock time within a day of the window's
-// end, else with its date.
-func since(t, end time.Time, loc *time.Location) string {
+// sinceIn renders an anomaly's start in lang: a clock time within a day of
+// the window's end, else with its date ("Sep 30 11:05", "09-30 11:05").
+func sinceIn(lang string, t, end time.Time, loc *time.Location) string {
 	if d := end.Sub(t); d >= 0 && d < 24*time.Hour {
 		return t.In(loc).Format("15:04")
 	}
-	return t.In(loc).Format("Jan 2 15:04")
+	if lang == LangEN {
+		return t.In(loc).Format("Jan 2 15:04")
+	}
+	return t.In(loc).Format("01-02 15:04")
 }
 
 // num renders a value for the terminal: whole numbers with separators.

@@ -162,9 +162,15 @@ func TestScanSchemaRejects(t *testing.T) {
 func anomaly(m map[string]any) map[string]any { return m["anomalies"].([]any)[0].(map[string]any) }
 
 // TestScanMarkdownInert: log text cannot add a heading, a link, HTML or a
-// table cell to scan.md.
+// table cell to scan.md, in any language.
 func TestScanMarkdownInert(t *testing.T) {
-	md, err := RenderScanMarkdown(BuildScan(hostileScan(), "Asia/Seoul"))
+	for _, lang := range Langs {
+		t.Run(lang, func(t *testing.T) { scanMarkdownInert(t, lang) })
+	}
+}
+
+func scanMarkdownInert(t *testing.T, lang string) {
+	md, err := RenderScanMarkdown(BuildScan(hostileScan(), "Asia/Seoul"), lang)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +196,8 @@ func TestScanMarkdownInert(t *testing.T) {
 	// Every table row keeps its columns: an escaped | is not a cell.
 	cells := regexp.MustCompile(`(^|[^\\])\|`)
 	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, "| critical | crawler") || strings.HasPrefix(line, "| info | surge") {
+		if strings.HasPrefix(line, "| critical | crawler") || strings.HasPrefix(line, "| info | surge") ||
+			strings.HasPrefix(line, "| 심각 | crawler") || strings.HasPrefix(line, "| 정보 | surge") {
 			if n := len(cells.FindAllString(line, -1)); n != 9 {
 				t.Errorf("anomaly row has %d cell borders, want 9: %s", n, line)
 			}
@@ -199,7 +206,7 @@ func TestScanMarkdownInert(t *testing.T) {
 }
 
 func TestScanMarkdownReads(t *testing.T) {
-	md, err := RenderScanMarkdown(BuildScan(crawlerScan(), "Asia/Seoul"))
+	md, err := RenderScanMarkdown(BuildScan(crawlerScan(), "Asia/Seoul"), LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +227,7 @@ func TestWriteScanAndSummary(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	s := BuildScan(crawlerScan(), "Asia/Seoul")
 	s.Delivery = &Delivery{Target: "https://hooks.example", Events: []string{"opened x"}, Attempts: 4, Error: "HTTP 500: \x1b[31mred"}
-	paths, err := WriteScan(dir, s)
+	paths, err := WriteScan(dir, s, LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +240,7 @@ func TestWriteScanAndSummary(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	PrintScanSummary(&out, s, paths...)
+	PrintScanSummary(&out, s, LangEN, paths...)
 	got := out.String()
 	for _, want := range []string{"2 anomalies", "crawler_burst", "NOT delivered after 4 attempt(s)", "wrote " + paths[1]} {
 		if !strings.Contains(got, want) {
@@ -245,7 +252,7 @@ func TestWriteScanAndSummary(t *testing.T) {
 	}
 	quiet := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow}, Judged: true}, "UTC")
 	out.Reset()
-	PrintScanSummary(&out, quiet)
+	PrintScanSummary(&out, quiet, LangEN)
 	if !strings.Contains(out.String(), "nothing anomalous") {
 		t.Errorf("quiet summary: %s", out.String())
 	}
@@ -253,11 +260,11 @@ func TestWriteScanAndSummary(t *testing.T) {
 	blind := BuildScan(&scan.Result{Now: scanNow, Window: scan.Range{From: scanNow.Add(-time.Hour), To: scanNow},
 		NotJudged: "no access-log lines from 17:00 to 18:00"}, "UTC")
 	out.Reset()
-	PrintScanSummary(&out, blind)
+	PrintScanSummary(&out, blind, LangEN)
 	if got := out.String(); strings.Contains(got, "nothing anomalous") || !strings.Contains(got, "could not judge: no access-log lines") {
 		t.Errorf("summary of a window not judged: %s", got)
 	}
-	md, err := RenderScanMarkdown(blind)
+	md, err := RenderScanMarkdown(blind, LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +289,7 @@ func TestScanMarkdownNextStep(t *testing.T) {
 		Caddyfile: "rate_limit {\n\tzone tools_zh_cn_logged_out {\n\t\tkey tools_zh_cn_logged_out\n\t\twindow 10m\n\t\tevents 10\n\t}\n}\n",
 		Backtest: rule.Backtest{CrawlerRequests: 15850, CrawlerRefused: 15788, CrawlerRefusedShare: 15788.0 / 15850,
 			FingerprintReaderRequests: 8, OtherLoggedOutRequests: 3493, BaselineRequests: 11439}}}
-	md, err := RenderScanMarkdown(doc)
+	md, err := RenderScanMarkdown(doc, LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ type candidate struct {
 // from numbers that finding or the evidence holds; nothing is added by hand.
 func assembleTimeline(r *Report, loc *time.Location) []Moment {
 	day := r.Window.From
-	if f := firstKind(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() {
+	if f := detect.First(r.Findings, detect.KindUpstreamErrors); f != nil && !f.Start.IsZero() {
 		day = f.Start
 	}
 	var cs []candidate

@@ -14,7 +14,7 @@ import (
 // of the added PHP time keeps the reference sentence.
 func TestSummaryContextCrawlerTookNoWorkers(t *testing.T) {
 	r := referenceReport(t)
-	c := firstKind(r.Findings, detect.KindCrawlerBurst)
+	c := detect.First(r.Findings, detect.KindCrawlerBurst)
 	c.Role = detect.RoleContext
 	cf := detect.FactsOf[detect.CrawlerBurstFacts](c)
 	cf.OnsetLeadS = detect.Some(25 * 60.0)
@@ -50,7 +50,7 @@ func TestSummaryContextCrawlerTookNoWorkers(t *testing.T) {
 func TestNoRuleForAContextCrawler(t *testing.T) {
 	r := referenceReport(t)
 	r.Rules = nil
-	c := firstKind(r.Findings, detect.KindCrawlerBurst)
+	c := detect.First(r.Findings, detect.KindCrawlerBurst)
 	if c == nil {
 		t.Fatal("the reference report has no crawler_burst finding")
 	}

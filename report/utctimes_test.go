@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
 )
 
 // Every time in report.json is UTC, whatever offset its source wrote: a
@@ -24,7 +26,7 @@ func TestReportJSONTimesAreUTC(t *testing.T) {
 			r.Findings[i].Change = &local
 		}
 	}
-	if len(r.Changes) == 0 && firstKind(r.Findings, "config_change") == nil {
+	if len(r.Changes) == 0 && detect.First(r.Findings, "config_change") == nil {
 		t.Fatal("the fixture has no change: the test could not fail")
 	}
 	if err := r.Assemble(); err != nil {

@@ -157,7 +157,16 @@ func newView(r *Report, lang string) (*view, error) {
 	}
 	if r.RulesPlacement != nil && len(r.Rules) > 0 {
 		if r.RulesPlacement.NotPlaced != "" {
-			v.Placement = p.say("rules.not_placed", r.RulesPlacement)
+			// The reason, when a catalog said it, in the report's
+			// language; a Caddyfile's error reads as written.
+			reason := ""
+			if c, _, _ := r.RulesPlacement.NotPlacedText.Message(); c != nil {
+				reason = p.text(r.RulesPlacement.NotPlacedText, r.RulesPlacement.NotPlaced)
+			}
+			v.Placement = p.say("rules.not_placed", struct {
+				*RulesPlacement
+				Reason string
+			}{r.RulesPlacement, reason})
 		} else {
 			v.Placement = p.say("rules.placed", r.RulesPlacement)
 		}
@@ -249,7 +258,7 @@ func hasCause(cs []Cause) bool {
 }
 
 func title(p printer, r *Report) string {
-	failing := firstKind(r.Findings, detect.KindUpstreamErrors) != nil
+	failing := detect.First(r.Findings, detect.KindUpstreamErrors) != nil
 	from, to := r.Impact.Start, r.Impact.End
 	if !failing {
 		from, to = r.Window.From, r.Window.To
@@ -282,7 +291,7 @@ func title(p printer, r *Report) string {
 // failed and how much, what triggered it, what let it, how it recovered.
 func summary(p printer, r *Report) string {
 	im := r.Impact
-	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
+	errs := detect.First(r.Findings, detect.KindUpstreamErrors)
 	// Only a crawler judged the trigger (in time and weight) is told as
 	// what took the workers; one judged context is in the timeline.
 	var crawler *detect.Finding
@@ -292,8 +301,8 @@ func summary(p printer, r *Report) string {
 			break
 		}
 	}
-	sat := firstKind(r.Findings, detect.KindWorkerSaturation)
-	health := firstKind(r.Findings, detect.KindHealthcheckStarved)
+	sat := detect.First(r.Findings, detect.KindWorkerSaturation)
+	health := detect.First(r.Findings, detect.KindHealthcheckStarved)
 	var change *detect.Finding
 	for i := range r.Findings {
 		if f := &r.Findings[i]; f.Kind == detect.KindConfigChange && (roleOf(f) == detect.RoleEnabler || roleOf(f) == detect.RoleTrigger) {
@@ -519,7 +528,7 @@ func impactOf(p printer, r *Report) impactView {
 	if im.StartBound != nil || im.EndBound != nil {
 		v.Period += " " + p.say("impact.period_open", struct{ StartOpen, EndOpen bool }{im.StartBound != nil, im.EndBound != nil})
 	}
-	errs := firstKind(r.Findings, detect.KindUpstreamErrors)
+	errs := detect.First(r.Findings, detect.KindUpstreamErrors)
 	codes := make([]string, 0, len(im.StatusCounts))
 	for c := range im.StatusCounts {
 		codes = append(codes, c)
@@ -615,14 +624,14 @@ func remains(p printer, r *Report) []string {
 	if len(r.Rules) == 0 {
 		// A crawler that was context, not a cause, gets no rule on purpose;
 		// only a causing crawler left without one can do it again.
-		switch c := firstKind(r.Findings, detect.KindCrawlerBurst); {
+		switch c := detect.First(r.Findings, detect.KindCrawlerBurst); {
 		case causingCrawler(r.Findings):
 			out = append(out, p.say("remains.no_rule", nil))
 		case c != nil:
 			out = append(out, p.say("remains.crawler_context", c.ID))
 		}
 	}
-	if hc := firstKind(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {
+	if hc := detect.First(r.Findings, detect.KindHealthcheckStarved); hc != nil && !advises(r, "backlog", "health") {
 		out = append(out, p.say("remains.health_queue", detect.FactsOf[detect.HealthcheckFacts](hc).Backlog.V))
 	}
 	for _, c := range r.Checks {

@@ -12,7 +12,7 @@ import (
 // hold the same keys in every language, each with a word: a key missing from
 // one language would leave an empty heading or legend there, not an error.
 func TestWordTablesAgree(t *testing.T) {
-	for _, table := range []string{"labels", "chart.words", "terminal.words"} {
+	for _, table := range []string{"labels", "chart.words", "terminal.words", "scan.words"} {
 		var first []string
 		for _, lang := range Langs {
 			p := newPrinter(lang, time.UTC, time.Time{})

@@ -79,9 +79,10 @@ func (p *Proposal) CaddyfileIn(lang string) (string, error) {
 }
 
 // NoProposalComment is what rules.caddy holds when no zone was proposed, in
-// lang.
-func NoProposalComment(lang string) string {
-	t := Messages.Say("header.none", nil)
+// lang. printed says where the reasons are: in the notes printed with it
+// (`aftermath rules`), else in report.json (`aftermath analyze`).
+func NoProposalComment(lang string, printed bool) string {
+	t := Messages.Say("header.none", printed)
 	s, err := t.InPlain(lang)
 	if err != nil {
 		s = t.String()

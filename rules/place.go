@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aryann/difflib"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
@@ -297,4 +298,17 @@ func UnifiedDiff(nameA, nameB, a, b string) string {
 		i = end + 1
 	}
 	return out.String()
+}
+
+// NoCaddyfileToPlaceIn says that the evidence holds no Caddyfile to place
+// the zones in.
+func NoCaddyfileToPlaceIn() prose.Text { return Messages.Say("placement.no_caddyfile", nil) }
+
+// SeveralCaddyfiles says that the configuration holds several Caddyfiles
+// (names) and the zones were not placed in any.
+func SeveralCaddyfiles(names []string) prose.Text { return Messages.Say("placement.several", names) }
+
+// UnreadableCaddyfile says that the Caddyfile name could not be read.
+func UnreadableCaddyfile(name string, err error) prose.Text {
+	return Messages.Say("placement.unreadable", struct{ Name, Err string }{name, err.Error()})
 }

@@ -9,7 +9,8 @@
 //   - replay.html.tmpl: replay.html, the replay's report (package rules/replay,
 //     html/template, charts by report/timechart);
 //   - style.html.tmpl: the style both HTML pages share;
-//   - scan.md.tmpl: scan.md, the scheduled scan's report (text/template).
+//   - scan.en.md.tmpl, scan.ko.md.tmpl: scan.md, the scheduled scan's report
+//     (text/template; sentences said by the catalogs in the report's language).
 package templates
 
 import "embed"

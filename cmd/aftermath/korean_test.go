@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
@@ -55,7 +56,8 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 		check(t, "rules.caddy", caddyComments(string(caddy)))
 	})
 	t.Run("no-zone rules.caddy", func(t *testing.T) {
-		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO)))
+		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO, false)))
+		check(t, "rules.caddy", caddyComments(rules.NoProposalComment(report.LangKO, true)))
 	})
 	for _, sc := range []string{"flash-crowd", "slow-database", "idle-pinning", "crawler-backlog", "heavy-scraper-among-bots"} {
 		t.Run(sc, func(t *testing.T) {
@@ -72,6 +74,84 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 			var term bytes.Buffer
 			report.PrintSummary(&term, r, report.LangKO)
 			check(t, "terminal", term.String())
+		})
+	}
+}
+
+// rules --lang ko writes its rules file's comments in Korean: the header of
+// the reference crawl's zones, and the comment of a flash crowd, for which
+// no zone is proposed.
+func TestKoreanRulesFile(t *testing.T) {
+	for _, tt := range []struct {
+		name, bundle, want string
+	}{
+		{"zones", referenceBundle(t), "\nrate_limit {\n"},
+		{"no zone", scenarioBundle(t, "flash-crowd"), "함께 출력된 메모 참고"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runRoot(t, "rules", "--bundle", tt.bundle, "--lang", "ko")
+			if code != exitOK && code != exitIncomplete {
+				t.Fatalf("rules exit %d:\n%s", code, stderr)
+			}
+			if !strings.Contains(stdout, tt.want) || !strings.HasPrefix(stdout, "# ") {
+				t.Fatalf("the rules file lacks %q:\n%s", tt.want, stdout)
+			}
+			for _, bad := range englishLines(caddyComments(stdout)) {
+				t.Errorf("rules file line %d has English %q:\n%s", bad.n, bad.run, bad.line)
+			}
+		})
+	}
+}
+
+// A Korean scan (scan --lang ko) says every sentence of scan.md, its terminal
+// summary and its exit line in Korean, as the postmortem does: the small
+// bundle scanned while its crawler bursts (anomalies, a proposed zone, the
+// detectors' findings), on a quiet hour, and past the end of its logs (not
+// judged). scan.json keeps the English.
+func TestKoreanScanHasNoEnglishSentence(t *testing.T) {
+	check := func(t *testing.T, what, text string) {
+		t.Helper()
+		for _, bad := range englishLines(text) {
+			t.Errorf("%s line %d has English %q:\n%s", what, bad.n, bad.run, bad.line)
+		}
+	}
+	b := t.TempDir()
+	writeScanBundle(t, b)
+	for _, tt := range []struct {
+		name string
+		now  time.Time
+		code int
+	}{
+		{"crawler", scanDay.AddDate(0, 0, 3).Add(23 * time.Hour), exitIncomplete},
+		{"quiet", scanDay.AddDate(0, 0, 3).Add(12 * time.Hour), exitOK},
+		{"no lines", scanDay.AddDate(0, 0, 5), exitUsage},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			var printed, stderr bytes.Buffer
+			code := runTo([]string{"scan", "--bundle", b, "--now", tt.now.Format(time.RFC3339), "--out", out, "--lang", "ko", "--quiet"}, &printed, &stderr)
+			if code != tt.code {
+				t.Fatalf("scan exit %d, want %d:\n%s%s", code, tt.code, printed.String(), stderr.String())
+			}
+			md, err := os.ReadFile(filepath.Join(out, "scan.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(md), "# 스캔 ") {
+				t.Fatalf("scan.md is not the Korean one:\n%s", md)
+			}
+			check(t, "scan.md", string(md))
+			check(t, "terminal", printed.String()+stderr.String())
+			js, err := os.ReadFile(filepath.Join(out, "scan.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if regexp.MustCompile(`[가-힣]`).Match(js) {
+				t.Errorf("scan.json holds Korean; it keeps the English")
+			}
+			if tt.name == "crawler" && !strings.Contains(string(md), "rate\\_limit") {
+				t.Errorf("the crawler scan proposes no zone:\n%s", md)
+			}
 		})
 	}
 }

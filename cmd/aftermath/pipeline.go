@@ -60,7 +60,7 @@ const rulesFile = "rules.caddy"
 // writeRules writes the Caddyfile snippet, or a comment saying why there is
 // none, its comments in lang.
 func writeRules(dir string, a *analysis.Analysis, lang string) (string, error) {
-	text := rules.NoProposalComment(lang)
+	text := rules.NoProposalComment(lang, false)
 	if a.Caddyfile != "" {
 		var err error
 		if text, err = a.Proposal.CaddyfileIn(lang); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type rulesFlags struct {
 	out          string
 	caddyfile    string
 	site         string
+	lang         string
 }
 
 // newRulesCmd is `aftermath rules`: generate caddy-ratelimit zones for the
@@ -91,6 +93,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	fl.StringVar(&f.caddyfile, "caddyfile", "", "place the block in a copy of this Caddyfile (PATH.rate_limit), check it with Caddy's adapter and print the diff")
 	fl.StringVar(&f.site, "site", "", "with --caddyfile: the site address whose block gets the zones (default: the site block that served the logged requests; with two candidates, rules names both and asks for this)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress on stderr (it is drawn only on a terminal)")
+	fl.StringVar(&f.lang, "lang", "en", "language of the rules file's comments (its header, or why no zone was proposed): en or ko")
 	f.durFmt.register(fl)
 	f.logTZ.register(fl)
 	return cmd
@@ -129,6 +132,9 @@ func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
 }
 
 func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
+	if !slices.Contains(report.Langs, f.lang) {
+		return usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
+	}
 	if f.site != "" && f.caddyfile == "" {
 		return usageErrorf("--site names a site of the --caddyfile: give --caddyfile PATH too")
 	}
@@ -159,9 +165,11 @@ func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
 	if isTerminal(out) {
 		human = out
 	}
-	file := prop.Caddyfile
-	if file == "" {
-		file = "# aftermath proposed no rate_limit zone: no crawler_burst finding justified one (see the notes).\n"
+	file := rules.NoProposalComment(f.lang, true)
+	if prop.Caddyfile != "" {
+		if file, err = prop.CaddyfileIn(f.lang); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
 	}
 	if f.out != "" {
 		if err := os.WriteFile(f.out, []byte(file), 0o644); err != nil {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,6 +49,7 @@ type scanFlags struct {
 	logTZ     logZone
 	attempts  int
 	timeout   time.Duration
+	lang      string
 }
 
 func newScanCmd() *cobra.Command {
@@ -89,6 +93,7 @@ window and lookback only.`,
 	fl.IntVar(&f.attempts, "webhook-attempts", 4, "tries before a delivery is given up")
 	f.timeout = 10 * time.Second
 	fl.Var((*duration.Value)(&f.timeout), "webhook-timeout", "timeout of one webhook request")
+	fl.StringVar(&f.lang, "lang", "en", "language of scan.md and of what the scan prints: en or ko (scan.json stays English)")
 	f.durFmt.register(fl)
 	f.logTZ.register(fl)
 	return cmd
@@ -98,6 +103,9 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if !slices.Contains(report.Langs, f.lang) {
+		return usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}
 	var liveCfg *live.Config
 	if f.config != "" {
@@ -168,19 +176,19 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if res.Recent == nil || res.Recent.Lines == 0 {
 		// A window without one access-log line is not a quiet hour: the
 		// scan cannot judge it, announces nothing and says why.
-		msg := fmt.Sprintf("cannot judge: no access-log lines from %s to %s", res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339))
-		doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "access", Severity: sources.SeverityError, Message: msg})
-		if _, err := report.WriteScan(f.out, doc); err != nil {
+		note := report.ScanNoLinesNote(res.Window.From, res.Window.To)
+		doc.DataQuality = append(doc.DataQuality, note)
+		if _, err := report.WriteScan(f.out, doc, f.lang); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
-		return usageErrorf("%s: is the log pipeline delivering? (give a --now inside the logs' span to replay a bundle)", msg)
+		return &exitError{code: exitUsage, err: report.ScanNoLinesError(f.lang, note)}
 	}
 	if err := proposeForScan(ctx, *in, cfg, res, doc); err != nil {
 		return err
 	}
 	// The report goes to disk first: whatever happens to the delivery, the
 	// scan is not lost.
-	paths, err := report.WriteScan(f.out, doc)
+	paths, err := report.WriteScan(f.out, doc, f.lang)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -188,35 +196,27 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if !doc.Judged && !doc.Anomalous && (webhook != "" || f.state != "") {
 		// A window that could not be judged ends no anomaly: announcing
 		// nothing keeps the state, so an open one is not closed as over.
-		doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "notify", Severity: sources.SeverityWarning,
-			Message: "nothing announced and the state kept: the window could not be judged (" + doc.NotJudged + ")"})
-		if paths, err = report.WriteScan(f.out, doc); err != nil {
+		doc.DataQuality = append(doc.DataQuality, report.ScanNotAnnouncedNote(doc))
+		if paths, err = report.WriteScan(f.out, doc, f.lang); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
 	} else if webhook != "" || f.state != "" {
 		deliveryErr = f.announce(ctx, cmd.OutOrStdout(), webhook, res, doc, loc, paths)
 		if deliveryErr != nil {
-			doc.DataQuality = append(doc.DataQuality, sources.QualityNote{Source: "notify", Severity: sources.SeverityError,
-				Message: deliveryErr.Error() + "; the report is on disk and the next scan announces these changes again"})
+			doc.DataQuality = append(doc.DataQuality, report.ScanNotDeliveredNote(deliveryErr))
 		}
 		if doc.Delivery != nil || deliveryErr != nil {
-			if paths, err = report.WriteScan(f.out, doc); err != nil {
+			if paths, err = report.WriteScan(f.out, doc, f.lang); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 		}
 	}
-	report.PrintScanSummary(cmd.OutOrStdout(), doc, paths...)
-	switch {
-	case deliveryErr != nil:
+	report.PrintScanSummary(cmd.OutOrStdout(), doc, f.lang, paths...)
+	if deliveryErr != nil {
 		return &exitError{code: exitUsage, err: deliveryErr}
-	case doc.Anomalous:
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("anomalous: see %s", paths[len(paths)-1])}
-	case !doc.Judged:
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("could not judge the window: %s; see %s", doc.NotJudged, paths[len(paths)-1])}
-	case len(doc.Unknown) > 0:
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: part of the window has no access-log lines, see %s", paths[len(paths)-1])}
-	case incomplete(fetchNotes):
-		return &exitError{code: exitIncomplete, err: fmt.Errorf("evidence incomplete: the scan judged what was fetched, see %s", paths[len(paths)-1])}
+	}
+	if line := report.ScanExitLine(f.lang, doc, paths[len(paths)-1], incomplete(fetchNotes)); line != "" {
+		return &exitError{code: exitIncomplete, err: errors.New(line)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 
 	"time"
 )
@@ -44,11 +45,17 @@ type Anomaly struct {
 	// crawler_burst, the path class of a request_rate; "" for site-wide ones.
 	// Kind and Key identify an anomaly from one scan to the next.
 	Key string `json:"key"`
+	// KeyText is Key as a sentence names it (a crawler's fingerprint said
+	// by detect.SayKey); zero when Key is an identifier.
+	KeyText prose.Text `json:"-"`
 	// Start is when it began inside the window (or before it, for a
 	// detector's finding).
 	Start time.Time `json:"start"`
 	// Metric names what Observed and Baseline measure, with its unit.
 	Metric string `json:"metric"`
+	// MetricText is Metric as said by a catalog, for the report to say in
+	// its language.
+	MetricText prose.Text `json:"-"`
 	// Observed is the window's value; Baseline the baseline's (the median of
 	// the same hours on previous days, or the detector's own baseline).
 	Observed float64 `json:"observed"`
@@ -64,6 +71,9 @@ type Anomaly struct {
 	NoBaseline bool `json:"no_baseline,omitempty"`
 	// Summary says what happened in one or two sentences (English).
 	Summary string `json:"summary"`
+	// SummaryText is Summary as said by a catalog, for the report to say
+	// in its language.
+	SummaryText prose.Text `json:"-"`
 	// Findings are the ids of the detectors' findings that joined it.
 	Findings []string `json:"findings,omitempty"`
 	// Fingerprint is the client fingerprint of a crawler_burst.
@@ -84,6 +94,12 @@ func (a *Anomaly) ID() string {
 	}
 	return string(a.Kind) + " " + a.Key
 }
+
+// summarize sets the anomaly's summary to t, in English and as said.
+func (a *Anomaly) summarize(t prose.Text) { a.Summary, a.SummaryText = t.String(), t }
+
+// measured sets what the anomaly's value measures to t, in English and as said.
+func (a *Anomaly) measured(t prose.Text) { a.Metric, a.MetricText = t.String(), t }
 
 // Alarming reports whether a's severity makes a scan anomalous.
 func (a *Anomaly) Alarming() bool { return SeverityRank(a.Severity) >= SeverityRank(SeverityWarning) }

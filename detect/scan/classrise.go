@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // KindRequestRate is a rise of uncacheable requests (tools, special pages,
@@ -43,12 +43,18 @@ func (j *judge) classes() {
 		if !m.rises(o, b, j.cfg.Z) {
 			continue
 		}
-		j.anomalies = append(j.anomalies, &Anomaly{
+		a := &Anomaly{
 			Kind: KindRequestRate, Severity: SeverityWarning, Key: string(class), Start: j.cfg.Window(j.recent.To).From,
-			Metric: string(class) + " requests in the window", Observed: o, Baseline: b.Median, Score: round(m.score(o, b), 1),
+			Observed: o, Baseline: b.Median, Score: round(m.score(o, b), 1),
 			Facts: &RequestRateFacts{BaselineSlots: b.N},
-			Summary: fmt.Sprintf("Uncacheable %s requests rose to %s %s against a usual %s at this hour (median of %d days), spread over fingerprints none of which stands out on its own.",
-				class, num(o), j.span(), num(b.Median), b.N),
-		})
+		}
+		a.measured(classMetric(string(class)))
+		a.summarize(Messages.Say("request_rate.summary", struct {
+			Span            prose.Text
+			Class           string
+			Observed, Usual float64
+			Days            int
+		}{j.span(), string(class), o, b.Median, b.N}))
+		j.anomalies = append(j.anomalies, a)
 	}
 }

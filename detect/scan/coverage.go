@@ -1,11 +1,10 @@
 package scan
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -36,21 +35,23 @@ func windowCoverage(t *detect.Traffic, w Range) sources.Coverage {
 // judgeable says whether a window with coverage c can be judged, and why
 // not: more than maxUnknownShare of it without lines cannot be called quiet
 // or anomalous as a whole. loc writes the times.
-func judgeable(c sources.Coverage, w Range, loc *time.Location) (bool, string) {
+func judgeable(c sources.Coverage, w Range, loc *time.Location) (bool, prose.Text) {
 	span := w.To.Sub(w.From)
 	unknown := c.UncoveredDuration()
 	if c.State == sources.CoverageNone {
-		return false, fmt.Sprintf("no access-log lines from %s to %s", clock(w.From, loc), clock(w.To, loc))
+		return false, Messages.Say("verdict.no_lines", fromTo{clock(w.From, loc), clock(w.To, loc)})
 	}
 	if float64(unknown) < maxUnknownShare*float64(span) {
-		return true, ""
+		return true, prose.Text{}
 	}
-	var parts []string
+	var parts []fromTo
 	for _, u := range c.Uncovered {
-		parts = append(parts, fmt.Sprintf("%s to %s", clock(u.From, loc), clock(u.To, loc)))
+		parts = append(parts, fromTo{clock(u.From, loc), clock(u.To, loc)})
 	}
-	return false, fmt.Sprintf("the access log has no lines for %s of the window's %s (%s): most of the window is unknown",
-		minutes(unknown), minutes(span), strings.Join(parts, ", "))
+	return false, Messages.Say("verdict.mostly_unknown", struct {
+		Unknown, Span int
+		Stretches     []fromTo
+	}{minutes(unknown), minutes(span), parts})
 }
 
 // unknownNotes are the data_quality warnings for the window's minutes
@@ -58,20 +59,22 @@ func judgeable(c sources.Coverage, w Range, loc *time.Location) (bool, string) {
 func unknownNotes(c sources.Coverage, w Range, loc *time.Location) []sources.QualityNote {
 	var out []sources.QualityNote
 	for _, u := range c.Uncovered {
-		var msg string
+		var msg prose.Text
+		stretch := struct {
+			From, To string
+			Minutes  int
+		}{clock(u.From, loc), clock(u.To, loc), minutes(u.To.Sub(u.From))}
 		switch {
 		case c.State == sources.CoverageNone:
 			continue // the verdict says it
 		case u.Kind == sources.StretchTail:
-			msg = fmt.Sprintf("the access log has no lines after %s, %s before the window ends (%s): those minutes are unknown, not quiet (is the log pipeline lagging?)",
-				clock(u.From, loc), minutes(u.To.Sub(u.From)), clock(u.To, loc))
+			msg = Messages.Say("note.tail", stretch)
 		case u.Kind == sources.StretchHead:
 			continue // Scan names a log that begins inside the window
 		default:
-			msg = fmt.Sprintf("the access log has no lines from %s to %s (%s): those minutes are unknown, not quiet",
-				clock(u.From, loc), clock(u.To, loc), minutes(u.To.Sub(u.From)))
+			msg = Messages.Say("note.gap", stretch)
 		}
-		out = append(out, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning, Message: msg})
+		out = append(out, sources.Note("access", sources.SeverityWarning, msg))
 	}
 	return out
 }
@@ -83,6 +86,5 @@ func clock(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("2006-01-02 15:04 MST")
 }
 
-func minutes(d time.Duration) string {
-	return fmt.Sprintf("%d min", int(d.Round(time.Minute)/time.Minute))
-}
+// minutes is d in whole minutes, as the notes say it.
+func minutes(d time.Duration) int { return int(d.Round(time.Minute) / time.Minute) }

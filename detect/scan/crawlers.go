@@ -1,12 +1,12 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // rise is one fingerprint's rise.
@@ -17,7 +17,7 @@ type rise struct {
 	o       float64
 	b       Baseline
 	score   float64
-	reason  string
+	reason  prose.Text
 	minutes *detect.Cluster
 	// requests and ips are the baselines of the fingerprint's requests and
 	// addresses, whichever measure rose.
@@ -101,24 +101,24 @@ func (j *judge) clusters() (auto, humans []rise) {
 // detect measured it reading the window (its assets, and the routes PHP's
 // measured cost calls expensive: not path names), and says why in the scan's
 // words. A fingerprint detect did not measure is not called automated.
-func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (string, bool) {
-	assets, tools := r.AssetShare, r.ExpensiveShare
+func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (prose.Text, bool) {
+	read := struct{ Assets, Tools float64 }{r.AssetShare, r.ExpensiveShare}
 	if flagged {
-		return "the crawler detector flagged it", true
+		return Messages.Say("reason.flagged", nil), true
 	}
 	if !measured {
-		return "how it read the window was not measured", false
+		return Messages.Say("reason.unmeasured", nil), false
 	}
-	if _, auto := detect.Automated(k, assets, tools); !auto {
-		return fmt.Sprintf("%s of its requests were assets and %s of its pages uncacheable, as people browsing", pct(assets), pct(tools)), false
+	if _, auto := detect.Automated(k, read.Assets, read.Tools); !auto {
+		return Messages.Say("reason.browsing", read), false
 	}
 	switch {
 	case !detect.IsBrowser(k.UA):
-		return fmt.Sprintf("its user agent (%s) is not a browser", k.UA), true
+		return Messages.Say("reason.not_browser", k.UA), true
 	case k.NoClientHints:
-		return "a Chromium user agent without client hints (forged)", true
+		return Messages.Say("reason.forged", nil), true
 	}
-	return fmt.Sprintf("it fetched %s assets and %s of its pages were uncacheable tools", pct(assets), pct(tools)), true
+	return Messages.Say("reason.automated", read), true
 }
 
 func init() {
@@ -170,9 +170,9 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 		peak10, peakAt = peakPer10(r.minutes.PerMinute, w)
 	}
 	a := &Anomaly{
-		Kind: detect.KindCrawlerBurst, Severity: SeverityWarning, Key: r.key.String(),
-		Start:  j.onset(r.minutes, r.requests),
-		Metric: "requests per 10 minutes at the peak", Observed: peak10, Baseline: round(usual10, 1), Score: round(r.score, 1),
+		Kind: detect.KindCrawlerBurst, Severity: SeverityWarning, Key: r.key.String(), KeyText: detect.SayKey(r.key),
+		Start:    j.onset(r.minutes, r.requests),
+		Observed: peak10, Baseline: round(usual10, 1), Score: round(r.score, 1),
 		Fingerprint: fp,
 		Facts: &CrawlerRiseFacts{
 			Requests: c.Requests, RequestsUsual: r.requests.Median,
@@ -182,8 +182,12 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 			BaselineSlots: r.b.N, DistinctIPsUsual: r.ips.Median,
 		},
 	}
-	a.Summary = fmt.Sprintf("%s sent %s requests from %s addresses in %s networks %s, up to %s in 10 minutes; at this hour it usually sends %s requests from %s addresses (median of %d days). It looks automated: %s.",
-		r.key, count(c.Requests), count(c.IPs), count(c.Prefixes), j.span(), num(peak10), num(r.requests.Median), num(r.ips.Median), r.b.N, r.reason)
+	a.measured(metricPeak10)
+	a.summarize(Messages.Say("crawler_burst.summary", struct {
+		Key, Span, Reason             prose.Text
+		Requests, IPs, Prefixes, Days int
+		Peak, Usual, UsualIPs         float64
+	}{detect.SayKey(r.key), j.span(), r.reason, c.Requests, c.IPs, c.Prefixes, r.b.N, peak10, r.requests.Median, r.ips.Median}))
 	return a
 }
 

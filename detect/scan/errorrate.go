@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // KindErrorRate is a rise of failed responses (5xx, 429, late successes);
@@ -44,11 +44,11 @@ func (j *judge) errors() {
 	m := errorMeasure
 	m.minExcess = floor
 	b := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Failed), true })
-	failedUp := j.measureSite("failed responses (5xx, 429, late)", float64(r.Failed), b, m)
+	failedUp := j.measureSite(metricFailedAll, float64(r.Failed), b, m)
 	p := errorMeasure
 	p.minExcess = minFailedPerHour * j.hours
 	pb := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Proxy503), true })
-	proxyUp := j.measureSite("503s made by the proxy", float64(r.Proxy503), pb, p)
+	proxyUp := j.measureSite(metricProxy503, float64(r.Proxy503), pb, p)
 	if !failedUp && !proxyUp {
 		return
 	}
@@ -65,16 +65,17 @@ func (j *judge) errors() {
 			start = ms.First
 		}
 	}
-	proxy := ""
-	if r.Proxy503 > 0 {
-		proxy = fmt.Sprintf(" (%s of them 503s Caddy made itself: it had marked PHP down)", count(r.Proxy503))
-	}
-	j.anomalies = append(j.anomalies, &Anomaly{
+	a := &Anomaly{
 		Kind: KindErrorRate, Severity: sev, Start: start,
-		Metric: "failed responses in the window", Observed: float64(r.Failed), Baseline: b.Median, Score: round(m.score(float64(r.Failed), b), 1),
+		Observed: float64(r.Failed), Baseline: b.Median, Score: round(m.score(float64(r.Failed), b), 1),
 		Facts: &ErrorRateFacts{Status5xx: r.Server5xx, Status429: r.Status429, Proxy503: r.Proxy503,
 			Late: r.Late, FailedShare: round(failedShare, 4), BaselineSlots: b.N, Proxy503Usual: pb.Median},
-		Summary: fmt.Sprintf("%s responses failed %s, %s of all: %s 5xx%s, %s 429 and %s successes logged after the clients gave up; usually %s at this hour (median of %d days).",
-			count(r.Failed), j.span(), pct(failedShare), count(r.Server5xx), proxy, count(r.Status429), count(r.Late), num(b.Median), b.N),
-	})
+	}
+	a.measured(metricFailed)
+	a.summarize(Messages.Say("error_rate.summary", struct {
+		Span                                               prose.Text
+		Failed, Server5xx, Proxy503, Status429, Late, Days int
+		Share, Usual                                       float64
+	}{j.span(), r.Failed, r.Server5xx, r.Proxy503, r.Status429, r.Late, b.N, failedShare, b.Median}))
+	j.anomalies = append(j.anomalies, a)
 }

@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // scanMeasure is a kind's registered scan measure with its anomaly kind and
@@ -48,15 +48,23 @@ func (j *judge) findings() {
 			if SeverityRank(sev) > SeverityRank(a.Severity) {
 				a.Severity = sev
 			}
-			a.Summary += " " + f.Summary
+			a.summarize(Messages.Say("summary.joined", struct{ First, Then prose.Text }{textOf(a.SummaryText, a.Summary), textOf(f.SummaryText, f.Summary)}))
 			a.Joined = append(a.Joined, f.Facts)
 			if a.Fingerprint == nil {
 				a.Fingerprint = f.Fingerprint
 			}
 			continue
 		}
-		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start, Metric: fk.Metric,
-			Summary: f.Summary + why, Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: f.Facts}
+		a := &Anomaly{Kind: fk.kind, Severity: sev, Key: key, Start: f.Start,
+			Findings: []string{f.ID}, Fingerprint: f.Fingerprint, Facts: f.Facts}
+		if key != "" {
+			a.KeyText = detect.SayKey(*f.Cluster)
+		}
+		a.measured(fk.Metric)
+		a.summarize(textOf(f.SummaryText, f.Summary))
+		if why.String() != "" {
+			a.summarize(Messages.Say("summary.joined", struct{ First, Then prose.Text }{a.SummaryText, why}))
+		}
 		if fk.Observed != nil {
 			a.Observed = fk.Observed(f)
 		}
@@ -77,12 +85,15 @@ func (j *judge) findings() {
 // findingSeverity applies the scan's volume floors and critical rules to a
 // finding: the detectors judge relative rises only, and a scan that runs every
 // hour must not alarm on six slow requests.
-func (j *judge) findingSeverity(f *detect.Finding, sev Severity) (Severity, string) {
-	floor := func(v, min float64, what string) (Severity, string) {
+func (j *judge) findingSeverity(f *detect.Finding, sev Severity) (Severity, prose.Text) {
+	floor := func(v, min float64, what string) (Severity, prose.Text) {
 		if v < min {
-			return SeverityInfo, fmt.Sprintf(" (Below the scan's floor of %s %s: noted, not alarming.)", num(min), what)
+			return SeverityInfo, Messages.Say("finding.floor", struct {
+				Min  float64
+				What string
+			}{min, what})
 		}
-		return sev, ""
+		return sev, prose.Text{}
 	}
 	switch f.Kind {
 	case detect.KindCrawlerBurst:
@@ -92,21 +103,21 @@ func (j *judge) findingSeverity(f *detect.Finding, sev Severity) (Severity, stri
 		if float64(ef.Proxy[503]) >= minFailedPerHour*j.hours || share(ef.FailedTotal, j.recent.Lines) >= criticalFailedShare {
 			sev = SeverityCritical
 		}
-		return floor(float64(ef.FailedTotal), math.Max(minFailedPerHour*j.hours, minFailedShare*float64(j.recent.Lines)), "failed responses")
+		return floor(float64(ef.FailedTotal), math.Max(minFailedPerHour*j.hours, minFailedShare*float64(j.recent.Lines)), "failed")
 	case detect.KindClientAbandonedWork:
-		return floor(float64(detect.FactsOf[detect.AbandonedWorkFacts](f).Requests), minFailedPerHour*j.hours, "abandoned requests")
+		return floor(float64(detect.FactsOf[detect.AbandonedWorkFacts](f).Requests), minFailedPerHour*j.hours, "abandoned")
 	case detect.KindSelfAmplification:
-		return floor(float64(detect.FactsOf[detect.SelfAmplificationFacts](f).SelfCalls), minFailedPerHour*j.hours, "self calls")
+		return floor(float64(detect.FactsOf[detect.SelfAmplificationFacts](f).SelfCalls), minFailedPerHour*j.hours, "self_calls")
 	case detect.KindWorkerSaturation:
 		busy := detect.FactsOf[detect.WorkerSaturationFacts](f).SaturatedSeconds
 		if busy >= criticalSaturatedMinutes*60 {
 			sev = SeverityCritical
 		}
-		return floor(busy, saturatedMeasure.minExcess*60, "busy seconds")
+		return floor(busy, saturatedMeasure.minExcess*60, "busy_seconds")
 	case detect.KindListenQueueOverflow:
 		if detect.FactsOf[detect.ListenQueueFacts](f).ReachedCap.V {
 			sev = SeverityCritical
 		}
 	}
-	return sev, ""
+	return sev, prose.Text{}
 }

@@ -1,11 +1,11 @@
 package scan
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -13,10 +13,12 @@ import (
 // table a reader checks when a scan stays quiet ("was it close?").
 type Measure struct {
 	// Name says what is measured, with its unit.
-	Name     string   `json:"name"`
-	Observed float64  `json:"observed"`
-	Baseline Baseline `json:"baseline"`
-	Score    float64  `json:"score"`
+	Name string `json:"name"`
+	// NameText is Name as said by the catalog.
+	NameText prose.Text `json:"-"`
+	Observed float64    `json:"observed"`
+	Baseline Baseline   `json:"baseline"`
+	Score    float64    `json:"score"`
 	// Anomalous is true when the measure alone passed every gate.
 	Anomalous bool `json:"anomalous"`
 }
@@ -127,15 +129,15 @@ func (j *judge) baselineOf(f func(*Profile) (float64, bool)) Baseline {
 }
 
 // measureSite records a site-wide measure and reports whether it rose.
-func (j *judge) measureSite(name string, o float64, b Baseline, m measure) bool {
+func (j *judge) measureSite(name prose.Text, o float64, b Baseline, m measure) bool {
 	return j.measureSiteAt(name, o, o, b, m)
 }
 
 // measureSiteAt records a measure shown as o but judged on g (a conservative
 // estimate of it).
-func (j *judge) measureSiteAt(name string, o, g float64, b Baseline, m measure) bool {
+func (j *judge) measureSiteAt(name prose.Text, o, g float64, b Baseline, m measure) bool {
 	up := m.rises(g, b, j.cfg.Z)
-	j.measures = append(j.measures, Measure{Name: name, Observed: round(o, 3), Baseline: b, Score: round(m.score(g, b), 1), Anomalous: up})
+	j.measures = append(j.measures, Measure{Name: name.String(), NameText: name, Observed: round(o, 3), Baseline: b, Score: round(m.score(g, b), 1), Anomalous: up})
 	return up
 }
 
@@ -185,15 +187,18 @@ func (j *judge) dropIdleChanges() {
 	j.anomalies = kept
 }
 
-func (j *judge) note(severity sources.Severity, msg string) {
-	j.notes = append(j.notes, sources.QualityNote{Source: "scan", Severity: severity, Message: msg})
+func (j *judge) note(severity sources.Severity, t prose.Text) {
+	j.notes = append(j.notes, sources.Note("scan", severity, t))
 }
 
 // span names the window in the site's zone ("between 02:00 and 03:00").
-func (j *judge) span() string {
+func (j *judge) span() prose.Text {
 	w := j.cfg.Window(j.recent.To)
-	return fmt.Sprintf("between %s and %s", w.From.In(j.cfg.Loc).Format("15:04"), w.To.In(j.cfg.Loc).Format("15:04"))
+	return Messages.Say("span", fromTo{hm(w.From, j.cfg.Loc), hm(w.To, j.cfg.Loc)})
 }
+
+// fromTo is a stretch's two ends, printed.
+type fromTo struct{ From, To string }
 
 // firstMinute is the first minute of w whose counts satisfy cond (w.From if none).
 func firstMinute(t *detect.Traffic, w Range, cond func(*detect.Minute) bool) time.Time {

@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // KindLatency is a rise of PHP's response time over successes. An anomaly
@@ -61,8 +61,8 @@ func (j *judge) latency() {
 	if b95.N < j.cfg.MinBaselineDays {
 		return
 	}
-	up95 := j.measureSiteAt("PHP success latency p95 (s)", o95, g95, b95, latencyMeasure)
-	up50 := j.measureSiteAt("PHP success latency p50 (s)", o50, g50, b50, latencyMeasure)
+	up95 := j.measureSiteAt(metricLatencyP95, o95, g95, b95, latencyMeasure)
+	up50 := j.measureSiteAt(metricLatencyP50, o50, g50, b50, latencyMeasure)
 	if !up95 && !up50 {
 		return
 	}
@@ -70,9 +70,9 @@ func (j *judge) latency() {
 	if j.site.ClientTimeoutS > 0 && o95 >= j.site.ClientTimeoutS {
 		sev = SeverityCritical
 	}
-	metric, o, g, b := "PHP success latency p95 (s)", o95, g95, b95
+	metric, o, g, b := metricLatencyP95, o95, g95, b95
 	if !up95 || latencyMeasure.score(g50, b50) > latencyMeasure.score(g95, b95) {
-		metric, o, g, b = "PHP success latency p50 (s)", o50, g50, b50
+		metric, o, g, b = metricLatencyP50, o50, g50, b50
 	}
 	start := j.cfg.Window(r.To).From
 	if j.traffic != nil {
@@ -81,12 +81,17 @@ func (j *judge) latency() {
 			return m.Latency.N >= 5 && m.Latency.Quantile(0.95) >= level
 		})
 	}
-	j.anomalies = append(j.anomalies, &Anomaly{
+	a := &Anomaly{
 		Kind: KindLatency, Severity: sev, Start: start,
-		Metric: metric, Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(g, b), 1),
+		Observed: round(o, 3), Baseline: round(b.Median, 3), Score: round(latencyMeasure.score(g, b), 1),
 		Facts: &LatencyFacts{P95: round(o95, 3), P50: round(o50, 3), P95Usual: round(b95.Median, 3), P50Usual: round(b50.Median, 3),
 			Successes: r.Latency.N, BaselineSlots: b.N},
-		Summary: fmt.Sprintf("PHP answered its successes slower %s: 95th percentile %s (usually %s), median %s (usually %s), over %s successes.",
-			j.span(), secs(o95), secs(b95.Median), secs(o50), secs(b50.Median), count(r.Latency.N)),
-	})
+	}
+	a.measured(metric)
+	a.summarize(Messages.Say("latency.summary", struct {
+		Span                         prose.Text
+		P95, P95Usual, P50, P50Usual float64
+		Successes                    int
+	}{j.span(), o95, b95.Median, o50, b50.Median, r.Latency.N}))
+	j.anomalies = append(j.anomalies, a)
 }

@@ -99,12 +99,13 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detec
 	// or a success logged after the clients had left.
 	late := failure.Late(r.Duration, site.ClientTimeoutS)
 	switch {
-	case r.Status == 429:
-		p.Status429++
-		p.Failed++
 	case detect.FailedStatus(r.Status):
-		p.Server5xx++
 		p.Failed++
+		if !failure.ServerError(r.Status) {
+			p.Status429++ // the one failed status that is not 5xx
+			break
+		}
+		p.Server5xx++
 		if r.Status == 503 && r.Origin == sources.OriginProxy {
 			p.Proxy503++
 		}

@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -55,17 +55,17 @@ func (j *judge) saturation() {
 	bSat := pools(func(p *PoolProfile) (float64, bool) { return p.SaturatedMinutes, true })
 	bQueue := pools(func(p *PoolProfile) (float64, bool) { return p.QueuePeak, true })
 	if bSat.N < j.cfg.MinBaselineDays {
-		j.note(sources.SeverityInfo, fmt.Sprintf("metrics cover %d of the baseline slots: php-fpm and CPU are not compared with the baseline", bSat.N))
+		j.note(sources.SeverityInfo, Messages.Say("saturation.no_baseline", bSat.N))
 		return
 	}
 	qm := queueMeasure
 	qm.minExcess = math.Max(p.Workers, 1)
-	upSat := j.measureSite("minutes with every worker busy", p.SaturatedMinutes, bSat, saturatedMeasure)
-	upQueue := j.measureSite("listen queue peak", p.QueuePeak, bQueue, qm)
+	upSat := j.measureSite(metricSaturated, p.SaturatedMinutes, bSat, saturatedMeasure)
+	upQueue := j.measureSite(metricQueuePeak, p.QueuePeak, bQueue, qm)
 	upCPU := false
 	bCPU := pools(func(p *PoolProfile) (float64, bool) { return p.CPUMean, p.HasCPU })
 	if p.HasCPU && bCPU.N >= j.cfg.MinBaselineDays {
-		upCPU = j.measureSite("CPU mean (%)", p.CPUMean, bCPU, cpuMeasure)
+		upCPU = j.measureSite(metricCPUMean, p.CPUMean, bCPU, cpuMeasure)
 	}
 	if !upSat && !upQueue && !upCPU {
 		return
@@ -74,31 +74,34 @@ func (j *judge) saturation() {
 	if p.SaturatedMinutes >= criticalSaturatedMinutes || p.Backlog > 0 && p.QueuePeak >= 0.98*p.Backlog {
 		sev = SeverityCritical
 	}
-	metric, o, b, s := "minutes with every worker busy", p.SaturatedMinutes, bSat, saturatedMeasure.score(p.SaturatedMinutes, bSat)
+	metric, o, b, s := metricSaturated, p.SaturatedMinutes, bSat, saturatedMeasure.score(p.SaturatedMinutes, bSat)
 	if x := qm.score(p.QueuePeak, bQueue); upQueue && (!upSat || x > s) {
-		metric, o, b, s = "listen queue peak", p.QueuePeak, bQueue, x
+		metric, o, b, s = metricQueuePeak, p.QueuePeak, bQueue, x
 	}
 	if !upSat && !upQueue {
-		metric, o, b, s = "CPU mean (%)", p.CPUMean, bCPU, cpuMeasure.score(p.CPUMean, bCPU)
+		metric, o, b, s = metricCPUMean, p.CPUMean, bCPU, cpuMeasure.score(p.CPUMean, bCPU)
 	}
 	start := j.cfg.Window(j.recent.To).From
 	if !p.FirstSaturated.IsZero() {
 		start = p.FirstSaturated
 	}
-	cpu := "no CPU series"
 	facts := &SaturationFacts{Workers: p.Workers, SaturatedMinutes: p.SaturatedMinutes, SaturatedMinutesUsual: bSat.Median,
 		QueuePeak: p.QueuePeak, QueuePeakUsual: bQueue.Median, BaselineSlots: b.N}
 	if p.Backlog > 0 {
 		facts.Backlog = detect.Some(p.Backlog)
 	}
 	if p.HasCPU {
-		cpu = fmt.Sprintf("CPU averaged %.0f%% (usually %.0f%%)", p.CPUMean, bCPU.Median)
 		facts.CPUMean, facts.CPUMeanUsual = detect.Some(round(p.CPUMean, 1)), detect.Some(round(bCPU.Median, 1))
 	}
-	j.anomalies = append(j.anomalies, &Anomaly{
+	a := &Anomaly{
 		Kind: KindSaturation, Severity: sev, Start: start,
-		Metric: metric, Observed: round(o, 2), Baseline: round(b.Median, 2), Score: round(s, 1), Facts: facts,
-		Summary: fmt.Sprintf("All %s php-fpm workers were busy for %s minutes %s (usually %s); the listen queue peaked at %s (usually %s); %s.",
-			num(p.Workers), num(p.SaturatedMinutes), j.span(), num(bSat.Median), num(p.QueuePeak), num(bQueue.Median), cpu),
-	})
+		Observed: round(o, 2), Baseline: round(b.Median, 2), Score: round(s, 1), Facts: facts,
+	}
+	a.measured(metric)
+	a.summarize(Messages.Say("saturation.summary", struct {
+		Span                                                             prose.Text
+		Workers, Minutes, MinutesUsual, Queue, QueueUsual, CPU, CPUUsual float64
+		HasCPU                                                           bool
+	}{j.span(), p.Workers, p.SaturatedMinutes, bSat.Median, p.QueuePeak, bQueue.Median, p.CPUMean, bCPU.Median, p.HasCPU}))
+	j.anomalies = append(j.anomalies, a)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	_ "github.com/aftermath-forensics/aftermath/detect/configchange" // registers config_change among detect.Detectors()
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -35,7 +36,9 @@ type Result struct {
 	// without access-log lines (a missing head, gaps, a missing end).
 	Judged    bool
 	NotJudged string
-	Unknown   []sources.Stretch
+	// NotJudgedText is NotJudged as said by the catalog.
+	NotJudgedText prose.Text
+	Unknown       []sources.Stretch
 	// Findings and Checks are what the detectors concluded on the window.
 	Findings []detect.Finding
 	Checks   []detect.Check
@@ -50,6 +53,8 @@ type BaselineInfo struct {
 	// Method is "same hours on each previous day" or "same hours on the same
 	// weekday".
 	Method string `json:"method"`
+	// MethodText is Method as said by the catalog.
+	MethodText prose.Text `json:"-"`
 	// Days is how far back the baseline reaches.
 	Days int `json:"days"`
 	// Slots are the baseline slots, most recent first, covered or not.
@@ -155,8 +160,7 @@ func Load(ctx context.Context, in ingest.Inputs, cfg Config, load Loader, nows .
 		}
 	}
 	if len(in.Access) == 0 {
-		s.notes = append(s.notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
-			Message: "no access log given: requests, statuses and client fingerprints are unknown"})
+		s.notes = append(s.notes, sources.Note("access", sources.SeverityWarning, Messages.Say("note.no_access_log", nil)))
 	}
 	var skips sources.Skips
 	onRead := in.ReadStage("reading the access log", in.Access)
@@ -240,9 +244,8 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	if pend.traffic.Total() > 0 {
 		ev.Traffic = pend.traffic
 	} else if s.stats.Requests > 0 {
-		notes = append(notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
-			Message: fmt.Sprintf("no request between %s and %s (the logs span %s to %s)", cfg.observed(now).From.Format(time.RFC3339),
-				now.Format(time.RFC3339), s.stats.First.Format(time.RFC3339), s.stats.Last.Format(time.RFC3339))})
+		notes = append(notes, sources.Note("access", sources.SeverityWarning, Messages.Say("note.no_request", struct{ From, To, First, Last string }{
+			cfg.observed(now).From.Format(time.RFC3339), now.Format(time.RFC3339), s.stats.First.Format(time.RFC3339), s.stats.Last.Format(time.RFC3339)})))
 	}
 	// What of the window the access log covers, for the detectors (an
 	// incident's edge at minutes without lines is unknown) and the verdict.
@@ -257,10 +260,11 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 
 	out := &Result{Now: now, Window: w, Recent: s.col.profile(w), Findings: res.Findings, Checks: res.Checks}
 	out.Baseline.Days = int(cfg.Baseline / day)
-	out.Baseline.Method = "the same hours on each previous day"
+	method := methodEveryDay
 	if cfg.SameWeekday() {
-		out.Baseline.Method = "the same hours on the same weekday"
+		method = methodSameWeekday
 	}
+	out.Baseline.Method, out.Baseline.MethodText = method.String(), method
 	var covered []*Profile
 	slotLines := 0
 	for _, r := range cfg.Slots(now) {
@@ -274,20 +278,19 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	out.Baseline.Used = len(covered)
 	out.Baseline.Seasonal = len(covered) >= cfg.MinBaselineDays
 	if !out.Baseline.Seasonal {
-		notes = append(notes, sources.QualityNote{Source: "scan", Severity: sources.SeverityWarning,
-			Message: fmt.Sprintf("the evidence covers %d of the %d baseline slots (at least %d are needed): the window was not compared with previous days, only the detectors judged it",
-				len(covered), len(out.Baseline.Slots), cfg.MinBaselineDays)})
+		notes = append(notes, sources.Note("scan", sources.SeverityWarning, Messages.Say("note.few_slots", struct{ Covered, Slots, Needed int }{
+			len(covered), len(out.Baseline.Slots), cfg.MinBaselineDays})))
 	}
 	if s.stats.Requests > 0 && s.stats.First.After(w.From) {
-		notes = append(notes, sources.QualityNote{Source: "access", Severity: sources.SeverityWarning,
-			Message: fmt.Sprintf("the access logs begin at %s, inside the window", s.stats.First.Format(time.RFC3339))})
+		notes = append(notes, sources.Note("access", sources.SeverityWarning, Messages.Say("note.logs_begin", s.stats.First.Format(time.RFC3339))))
 	}
 
 	// What of the window the access log covers: minutes without lines at
 	// the site's rate are unknown, and most of a window unknown is not
 	// judged.
 	out.Unknown = cov.Uncovered
-	out.Judged, out.NotJudged = judgeable(cov, w, cfg.Loc)
+	out.Judged, out.NotJudgedText = judgeable(cov, w, cfg.Loc)
+	out.NotJudged = out.NotJudgedText.String()
 	notes = append(notes, unknownNotes(cov, w, cfg.Loc)...)
 
 	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, readings: ev.WindowReadings(), seasonal: out.Baseline.Seasonal}
@@ -337,10 +340,9 @@ func (g guarded) Detect(ctx context.Context, ev *detect.Evidence, prior []detect
 	defer func() {
 		if p := recover(); p != nil {
 			fs, err = nil, nil
-			c = detect.Check{Outcome: detect.OutcomeCouldNotRun, Reason: fmt.Sprintf("the detector failed on this window (%v)", p)}
-			*g.failed = append(*g.failed, sources.QualityNote{Source: string(g.Name()), Severity: sources.SeverityError,
-				Message: fmt.Sprintf("the %s detector failed on the window %s to %s (%v): a bug; the scan went on without it",
-					g.Name(), ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), p)})
+			c = detect.Because(detect.OutcomeCouldNotRun, Messages.Say("check.detector_failed", fmt.Sprint(p)))
+			*g.failed = append(*g.failed, sources.Note(string(g.Name()), sources.SeverityError, Messages.Say("note.detector_failed", struct{ Detector, From, To, Panic string }{
+				string(g.Name()), ev.From.Format(time.RFC3339), ev.To.Format(time.RFC3339), fmt.Sprint(p)})))
 		}
 	}()
 	return g.Detector.Detect(ctx, ev, prior)

@@ -1,11 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // KindSurge is a rise of requests that behaves like people (assets after
@@ -47,7 +46,7 @@ func (j *judge) surge(auto, humans []rise) {
 	b := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Requests), true })
 	m := surgeMeasure
 	m.minExcess = minSurgePerHour * j.hours
-	if !j.measureSite("client requests (automated rises excluded)", o, b, m) {
+	if !j.measureSite(metricHumans, o, b, m) {
 		return
 	}
 	autoKeys := map[detect.ClusterKey]bool{}
@@ -68,28 +67,35 @@ func (j *judge) surge(auto, humans []rise) {
 		}
 	}
 	sort.Slice(humans, func(a, b int) bool { return humans[a].o-humans[a].b.Median > humans[b].o-humans[b].b.Median })
-	var names []string
+	type rising struct {
+		Key      prose.Text
+		Requests int
+		Usual    float64
+	}
+	var names []rising
 	for i, h := range humans {
 		if i == 3 {
 			break
 		}
-		names = append(names, fmt.Sprintf("%s (%s, usually %s)", h.key, count(h.c.Requests), num(h.b.Median)))
-	}
-	who := ""
-	if len(names) > 0 {
-		who = "; the fingerprints that rose most: " + strings.Join(names, ", ")
+		names = append(names, rising{detect.SayKey(h.key), h.c.Requests, h.b.Median})
 	}
 	start := j.cfg.Window(j.recent.To).From
 	if j.traffic != nil {
 		level := detect.RiseLevel(b.Median/j.cfg.Since.Minutes(), standOutZ)
 		start = firstMinute(j.traffic, j.cfg.Window(j.recent.To), func(m *detect.Minute) bool { return float64(m.Requests) >= level })
 	}
-	j.anomalies = append(j.anomalies, &Anomaly{
+	a := &Anomaly{
 		Kind: KindSurge, Severity: SeverityInfo, Start: start,
-		Metric: "client requests in the window", Observed: o, Baseline: b.Median, Score: round(surgeMeasure.score(o, b), 1),
+		Observed: o, Baseline: b.Median, Score: round(surgeMeasure.score(o, b), 1),
 		Facts: &SurgeFacts{AssetShare: round(share(assets, req), 3), CookieShare: round(share(cookies, req), 3),
 			Languages: len(langs), FingerprintsRising: len(humans), BaselineSlots: b.N},
-		Summary: fmt.Sprintf("Requests rose to %s %s against a usual %s at this hour (median of %d days), and the rise behaves like people: %s of requests were assets fetched after pages, %s carried cookies, %d languages%s. A surge (a flash crowd), not an attack.",
-			num(o), j.span(), num(b.Median), b.N, pct(share(assets, req)), pct(share(cookies, req)), len(langs), who),
-	})
+	}
+	a.measured(metricClients)
+	a.summarize(Messages.Say("surge.summary", struct {
+		Span                             prose.Text
+		Observed, Usual, Assets, Cookies float64
+		Days, Languages                  int
+		Rising                           []rising
+	}{j.span(), o, b.Median, share(assets, req), share(cookies, req), b.N, len(langs), names}))
+	j.anomalies = append(j.anomalies, a)
 }

@@ -161,7 +161,10 @@ func (c *Counts) LateTotal() int {
 func (c *Counts) Judged() int { return c.Sent - c.Stopped }
 
 // Failed counts what failed the client other than a refusal by rule: late
-// answers, 5xx, and every transport failure.
+// answers, 5xx, and every transport failure. Failed plus RateLimited is what
+// detect calls failed (failure.Status, or a late answer: detect.Minute.Failed)
+// plus the transport failures a log never shows: 429 is counted apart, as the
+// refusals the rules were written to make.
 func (c *Counts) Failed() int {
 	n := c.LateTotal() - c.Late[429] + c.Timeout + c.Refused + c.Reset + c.EOF + c.OtherError
 	for s, v := range c.Answered {
