@@ -217,25 +217,42 @@ func TestObserveMatchesOriginal(t *testing.T) {
 	}
 	reqs = append(odd, reqs...)
 	site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php"}
+	from := reqs[len(reqs)/3].Time
+	to := reqs[2*len(reqs)/3].Time
+	got, want := NewTraffic(site, from, to), NewTraffic(site, from, to)
+	for i := range reqs {
+		got.Observe(&reqs[i])
+		want.observeOriginal(&reqs[i])
+	}
+	if got.Total() != want.Total() || !reflect.DeepEqual(got.Minutes(), want.Minutes()) {
+		t.Fatalf("minutes differ")
+	}
+	gc, wc := got.Clusters(), want.Clusters()
+	if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
+		t.Fatalf("clusters differ (%d and %d)", len(gc), len(wc))
+	}
+}
+
+// TestKeyerMatchesKey: a Keyer's cache of user agents (Observe's) changes no
+// fingerprint and no version, also when its bound clears it again and again
+// (3), and holds no more agents than its bound.
+func TestKeyerMatchesKey(t *testing.T) {
 	defer func(n int) { maxAgents = n }(maxAgents)
+	seeds := uaSeeds()
 	for _, bound := range []int{maxAgents, 3} {
-		maxAgents = bound // 3: the agent cache is cleared again and again
-		from := reqs[len(reqs)/3].Time
-		to := reqs[2*len(reqs)/3].Time
-		got, want := NewTraffic(site, from, to), NewTraffic(site, from, to)
-		for i := range reqs {
-			got.Observe(&reqs[i])
-			want.observeOriginal(&reqs[i])
-		}
-		if got.Total() != want.Total() || !reflect.DeepEqual(got.Minutes(), want.Minutes()) {
-			t.Fatalf("agent cache %d: minutes differ", bound)
-		}
-		gc, wc := got.Clusters(), want.Clusters()
-		if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
-			t.Fatalf("agent cache %d: clusters differ (%d and %d)", bound, len(gc), len(wc))
-		}
-		if len(got.keys.agents) > bound {
-			t.Errorf("agent cache holds %d, bound %d", len(got.keys.agents), bound)
+		maxAgents = bound
+		var k Keyer
+		for i := range 3 * len(seeds) {
+			r := &sources.Request{UserAgent: seeds[i*7%len(seeds)], TLS: i%2 == 0, Lang: "ko-kr", LoggedIn: sources.LoggedInNo}
+			if got, want := k.Key(r), Key(r); got != want {
+				t.Errorf("cache %d: Keyer.Key(%q) = %v, Key %v", bound, r.UserAgent, got, want)
+			}
+			if _, want := splitFamily(UAFamily(r.UserAgent)); k.agent(r.UserAgent).version != want {
+				t.Errorf("cache %d: version of %q = %q, want %q", bound, r.UserAgent, k.agent(r.UserAgent).version, want)
+			}
+			if len(k.agents) > bound {
+				t.Fatalf("agent cache holds %d, bound %d", len(k.agents), bound)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -154,10 +155,14 @@ func normaliseSegmentOriginal(s string) string {
 	return ph + ext
 }
 
+// template folds the pieces the template code splits a target into (held
+// to their original by TestRouteTemplateMatchesOriginal), fresh for each
+// target.
 func (t *routeTableOriginal) template(rawPath, rawQuery string) string {
-	segs := templateSegmentsOriginal(rawPath)
+	var sc templateScratch
+	segs := slices.Clone(sc.segments(rawPath))
 	t.fold(segs, true)
-	items := templateQueryOriginal(rawQuery)
+	items := slices.Clone(sc.query(rawQuery))
 	for i := range items {
 		it := &items[i]
 		if it.value == "" {
@@ -170,7 +175,7 @@ func (t *routeTableOriginal) template(rawPath, rawQuery string) string {
 		}
 		t.track(place, it.value, func() { it.value = "" })
 	}
-	return joinTemplateOriginal(segs, items, rawQuery != "", true)
+	return string(appendTemplate(nil, segs, items, rawQuery != "", true))
 }
 
 // track adds a name seen at a place; past maxLiterals names the place folds
@@ -388,17 +393,13 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 				t.Errorf("interned %d: template(%q, %q) = %q, the original %q", bound, tg[0], tg[1], got, want)
 			}
 			slot := memo.slot(tg[0], tg[1])
-			class := classifyPathOriginal(tg[0], tg[1], "/healthz.php")
+			class := ClassifyPath(tg[0], tg[1], "/healthz.php")
 			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel() != ToolLabel(tg[0], tg[1], class)) && fails < 10 {
 				fails++
 				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(),
 					want, class, ToolLabel(tg[0], tg[1], class))
 			}
 			seen[want] = true
-			if got, want := RouteTemplate(tg[0], tg[1]), routeTemplateOriginal(tg[0], tg[1]); got != want && fails < 10 {
-				fails++
-				t.Errorf("RouteTemplate(%q, %q) = %q, the original %q", tg[0], tg[1], got, want)
-			}
 		}
 		for tpl := range seen {
 			if got, want := tab.canonical(tpl), orig.canonical(tpl); got != want && fails < 20 {
@@ -480,12 +481,40 @@ func FuzzRouteTable(f *testing.F) {
 				if got, want := tab.template(p, q), orig.template(p, q); got != want {
 					t.Fatalf("template(%q, %q) = %q, the original %q", p, q, got, want)
 				}
-				if got, want := RouteTemplate(p, q), routeTemplateOriginal(p, q); got != want {
-					t.Fatalf("RouteTemplate(%q, %q) = %q, the original %q", p, q, got, want)
-				}
 			}
 		}
 	})
+}
+
+// TestRouteTemplateMatchesOriginal holds the template of every target of
+// the stream to the original's: by shape alone (RouteTemplate), and with
+// the query values the route table keeps.
+func TestRouteTemplateMatchesOriginal(t *testing.T) {
+	for _, tg := range append(routeSeeds(t), routeTargets(60000, 1)...) {
+		checkTemplate(t, tg[0], tg[1])
+	}
+}
+
+// FuzzRouteTemplate holds one target's templates to the original's.
+func FuzzRouteTemplate(f *testing.F) {
+	f.Add("/wiki/Talk:Seoul", "action=history&%zz=1&k=v")
+	f.Add("/2026/10/hello_world_again/", "replytocom=4121")
+	f.Add("/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC", "")
+	f.Fuzz(func(t *testing.T, p, q string) { checkTemplate(t, p, q) })
+}
+
+// checkTemplate compares the template of one target with the original's,
+// without and with query values.
+func checkTemplate(t *testing.T, p, q string) {
+	t.Helper()
+	if got, want := RouteTemplate(p, q), routeTemplateOriginal(p, q); got != want {
+		t.Fatalf("RouteTemplate(%q, %q) = %q, the original %q", p, q, got, want)
+	}
+	var sc templateScratch
+	got := string(appendTemplate(nil, sc.segments(p), sc.query(q), q != "", true))
+	if want := joinTemplateOriginal(templateSegmentsOriginal(p), templateQueryOriginal(q), q != "", true); got != want {
+		t.Fatalf("the template of (%q, %q) with values = %q, the original %q", p, q, got, want)
+	}
 }
 
 // normaliseSegment is appendNormalised as a string, for comparing with the
