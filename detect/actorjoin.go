@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // Fingerprints that are one actor. A fingerprint (ClusterKey) is one
@@ -223,7 +225,7 @@ func (ev *Evidence) joinActors(clusters []*Cluster, bFrom, bTo time.Time) []*Clu
 	}
 	t := ev.Traffic
 	if t.joined == nil {
-		t.joined = map[ClusterKey]*Cluster{}
+		t.joined = map[request.ClusterKey]*Cluster{}
 	}
 	out := make([]*Cluster, 0, len(clusters))
 	for _, c := range clusters {
@@ -254,7 +256,7 @@ func (c *Cluster) routeNames() *[64]string {
 func joinClusters(parts []*Cluster) *Cluster {
 	lead := parts[0]
 	j := &Cluster{Key: lead.Key, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-		Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{},
+		Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{},
 		Good: map[int64]int{}, PHPPerMinute: map[int64]float64{}, lastLogged: -1,
 		family: lead.family}
 	for _, c := range parts {
@@ -338,13 +340,13 @@ func addCounts[K comparable](dst, src map[K]int) {
 // MemberOf is one fingerprint of an actor joined over several: its key and
 // its user agent with major versions ("Chrome 126/125").
 type MemberOf struct {
-	Key ClusterKey
+	Key request.ClusterKey
 	UA  string
 }
 
 // ClusterOf is the cluster of fingerprint k: the actor it was joined into
 // when it is the key of one (joinActors), else its own.
-func (t *Traffic) ClusterOf(k ClusterKey) *Cluster {
+func (t *Traffic) ClusterOf(k request.ClusterKey) *Cluster {
 	if j := t.joined[k]; j != nil {
 		return j
 	}

@@ -3,11 +3,11 @@ package detect
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -57,7 +57,7 @@ func TestCrawlerClientsPerSlash64(t *testing.T) {
 			}
 			f := fs[0]
 			facts := FactsOf[CrawlerBurstFacts](&f)
-			wantV6 := Some(ClientIPv6Bits)
+			wantV6 := Some(request.ClientIPv6Bits)
 			if tt.name == "IPv4 only" {
 				wantV6 = Maybe[int]{}
 			}
@@ -69,17 +69,5 @@ func TestCrawlerClientsPerSlash64(t *testing.T) {
 				t.Errorf("summary %q does not say %q", f.Summary, tt.words)
 			}
 		})
-	}
-}
-
-func TestClientOf(t *testing.T) {
-	for _, tt := range []struct{ addr, want string }{
-		{"192.0.2.7", "192.0.2.7/32"},
-		{"::ffff:192.0.2.7", "192.0.2.7/32"},
-		{"2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
-	} {
-		if got := ClientOf(netip.MustParseAddr(tt.addr)); got.String() != tt.want {
-			t.Errorf("ClientOf(%s) = %s, want %s", tt.addr, got, tt.want)
-		}
 	}
 }

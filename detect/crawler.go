@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 )
 
@@ -216,7 +217,7 @@ func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
 	first, last := bFrom.Unix()/60, bTo.Unix()/60
 	buckets := int((last - first + 9) / 10)
 	total, fromKnown := 0, 0
-	browser := IsBrowser(c.Key.UA)
+	browser := request.IsBrowser(c.Key.UA)
 	for ip, ab := range c.IPs {
 		// A browser's readers are people, not its burst; a declared bot's
 		// addresses that pace like readers are its own (CrawlerPerMinute).
@@ -397,7 +398,7 @@ type crawlerMinor struct {
 
 // sayKey is a client fingerprint as a sentence names it: "Chrome 121 /
 // zh-cn / logged out / no client hints".
-func sayKey(k ClusterKey) prose.Text {
+func sayKey(k request.ClusterKey) prose.Text {
 	return Messages.Say("crawler_burst.key", struct {
 		UA, Lang, LoggedIn string
 		NoClientHints      bool
@@ -406,7 +407,7 @@ func sayKey(k ClusterKey) prose.Text {
 
 // SayKey is a client fingerprint as a sentence names it, for the rules'
 // rationale: the English is ClusterKey.String's.
-func SayKey(k ClusterKey) prose.Text { return sayKey(k) }
+func SayKey(k request.ClusterKey) prose.Text { return sayKey(k) }
 
 // riseOf measures a cluster against its baseline and reports whether it burst.
 func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, costs routeCosts) (burst, bool) {
@@ -451,7 +452,7 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	// most of whom fetched assets) weigh nothing in it, nor do its other
 	// clients.
 	own := b.requests
-	if !IsBrowser(c.Key.UA) {
+	if !request.IsBrowser(c.Key.UA) {
 		// A declared bot is nobody's browser: its addresses that pace
 		// like readers are its own requests (CrawlerPerMinute).
 		own = c.Requests - b.otherRequests
@@ -519,10 +520,10 @@ func readersAndAssets(c *Cluster) (readers, readerRequests int, assetShare float
 		}
 	}
 	if rest := c.Requests - readerRequests; rest > 0 {
-		return readers, readerRequests, float64(c.Classes[ClassAsset]-readerAssets) / float64(rest)
+		return readers, readerRequests, float64(c.Classes[request.ClassAsset]-readerAssets) / float64(rest)
 	}
 	// Everyone under the fingerprint read like a person.
-	return readers, readerRequests, float64(c.Classes[ClassAsset]) / float64(c.Requests)
+	return readers, readerRequests, float64(c.Classes[request.ClassAsset]) / float64(c.Requests)
 }
 
 // Reading is how a client fingerprint read in the window, measured as the
@@ -537,8 +538,8 @@ type Reading struct {
 // WindowReadings measures the Reading of every client fingerprint of the
 // window, so that the scan judges automation by detect's measured definition
 // (Automated) rather than by path names.
-func (ev *Evidence) WindowReadings() map[ClusterKey]Reading {
-	out := map[ClusterKey]Reading{}
+func (ev *Evidence) WindowReadings() map[request.ClusterKey]Reading {
+	out := map[request.ClusterKey]Reading{}
 	if ev.Traffic == nil {
 		return out
 	}
@@ -646,7 +647,7 @@ const (
 // least minCostSamples PHP answers) at noReaderCostFactor times the site's
 // typical PHP request or more.
 func uncachedShare(c *Cluster, routes []RouteCost) float64 {
-	pages := c.Requests - c.Classes[ClassAsset]
+	pages := c.Requests - c.Classes[request.ClassAsset]
 	if pages <= 0 {
 		return 0
 	}
@@ -673,8 +674,8 @@ func costlyUncached(r RouteCost) bool {
 // of its page requests, by measured cost) unless the agent is forged (a
 // Chromium without client hints).
 // The crawler detector and the scan both judge by it.
-func Automated(k ClusterKey, assetShare, toolShare float64) (prose.Text, bool) {
-	declaredBot := !IsBrowser(k.UA)
+func Automated(k request.ClusterKey, assetShare, toolShare float64) (prose.Text, bool) {
+	declaredBot := !request.IsBrowser(k.UA)
 	if assetShare >= maxAssetShare && !declaredBot {
 		return Messages.Say("crawler_burst.human.assets", assetShare*100), false
 	}
@@ -705,7 +706,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
 		}
-		prefixes[Prefix(ip)] = struct{}{}
+		prefixes[request.Prefix(ip)] = struct{}{}
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
@@ -747,7 +748,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts.DistinctPrefixes64 = Some(v6Prefixes)
 	}
 	if clientsV6 {
-		facts.ClientIPv6PrefixBits = Some(ClientIPv6Bits)
+		facts.ClientIPv6PrefixBits = Some(request.ClientIPv6Bits)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a
 	// per-client zone (perclient.go).
@@ -785,7 +786,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if c.Key.NoClientHints {
 		conf += 0.1
 	}
-	var keys []ClusterKey
+	var keys []request.ClusterKey
 	for _, m := range c.Members {
 		keys = append(keys, m.Key)
 		mf := MemberFingerprint{UserAgent: m.Key.UA, AcceptLanguage: m.Key.Lang, LoggedIn: m.Key.LoggedIn.String()}
@@ -865,15 +866,15 @@ const maxFindingRoutes = 12
 func walkedCounts(c *Cluster, routes []RouteCost) map[string]int {
 	named := 0
 	for l, n := range c.Labels {
-		switch PathClass(l) {
-		case ClassAsset, ClassArticle, ClassAPI, ClassOther, ClassHealth:
+		switch request.PathClass(l) {
+		case request.ClassAsset, request.ClassArticle, request.ClassAPI, request.ClassOther, request.ClassHealth:
 		default:
 			if l != "(other)" {
 				named += n
 			}
 		}
 	}
-	if pages := c.Requests - c.Classes[ClassAsset]; named*2 >= pages && named > 0 {
+	if pages := c.Requests - c.Classes[request.ClassAsset]; named*2 >= pages && named > 0 {
 		return c.Labels
 	}
 	out := make(map[string]int, len(routes))

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -25,7 +26,7 @@ func TestCrawlerSummaryEnglish(t *testing.T) {
 // The crawler check's reason joins its clauses with "; " whichever of them
 // are said, in the words report.json has always held.
 func TestCrawlerCheckedEnglish(t *testing.T) {
-	key := sayKey(ClusterKey{UA: "Chrome 121", LoggedIn: sources.LoggedInNo, NoClientHints: true})
+	key := sayKey(request.ClusterKey{UA: "Chrome 121", LoggedIn: sources.LoggedInNo, NoClientHints: true})
 	said := crawlerChecked{
 		Surges:   []crawlerSurge{{Key: key, Baseline: 10, Peak: 200, Why: Messages.Say("crawler_burst.human.cheap", 12.5)}},
 		Minor:    []crawlerMinor{{key, 300, 100000}},

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -114,12 +115,12 @@ type Finding struct {
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
 	// Cluster is the fingerprint as detect.Key computes it, so in-process
 	// consumers (the rules backtest) can tell the crawler's requests apart.
-	Cluster *ClusterKey `json:"-"`
+	Cluster *request.ClusterKey `json:"-"`
 	// Clusters are the fingerprints of an actor joined over several
 	// (actorjoin.go), Cluster the largest; nil for one fingerprint.
-	Clusters []ClusterKey    `json:"-"`
-	Change   *sources.Change `json:"change,omitempty"`
-	TopPaths []PathCount     `json:"top_paths,omitempty"`
+	Clusters []request.ClusterKey `json:"-"`
+	Change   *sources.Change      `json:"change,omitempty"`
+	TopPaths []PathCount          `json:"top_paths,omitempty"`
 	// Routes are a client's route templates with their measured cost
 	// (crawler_burst): what decided "expensive, uncacheable".
 	Routes []RouteCost `json:"routes,omitempty"`

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/netip"
-	"net/url"
-	"path"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -67,12 +65,12 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 			mm.Cached++
 		}
 	}
-	class := ClassifyPath(r.Path, r.Query, t.site.HealthURI)
-	if class == ClassHealth {
+	class := request.ClassifyPath(r.Path, r.Query, t.site.HealthURI)
+	if class == request.ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
 	}
-	if class == ClassAPI && SelfCall(r) {
+	if class == request.ClassAPI && request.SelfCall(r) {
 		// The site calling itself is not a client either; it is counted here
 		// and judged by self_amplification.
 		mm.SelfCalls++
@@ -80,11 +78,11 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	}
 	tpl := t.routes.template(r.Path, r.Query)
 	t.routes.observe(tpl, m, r)
-	k := Key(r)
+	k := request.Key(r)
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
@@ -106,7 +104,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 		if c.before[r.ClientIP] == nil {
 			c.before[r.ClientIP] = &AddressBehaviour{}
 		}
-		c.before[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+		c.before[r.ClientIP].Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 		c.before[r.ClientIP].ObserveMethod(r.Method)
 		return
 	}
@@ -117,11 +115,11 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if c.IPs[r.ClientIP] == nil {
 		c.IPs[r.ClientIP] = &AddressBehaviour{}
 	}
-	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	c.IPs[r.ClientIP].Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 	c.IPs[r.ClientIP].ObserveMethod(r.Method)
 	c.IPs[r.ClientIP].routes |= c.routeBit(tpl)
 	c.Classes[class]++
-	label := ToolLabel(r.Path, r.Query, class)
+	label := request.ToolLabel(r.Path, r.Query, class)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
 		c.Labels[label]++
 	} else {
@@ -135,57 +133,12 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	if r.HasCookie {
 		c.Cookies++
 	}
-	if _, v := splitFamily(UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
+	if _, v := request.SplitFamily(request.UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
 		c.Versions[v]++
 	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
 	}
-}
-
-// classifyPathOriginal is ClassifyPath before issue 9.
-func classifyPathOriginal(rawPath, rawQuery, healthURI string) PathClass {
-	if healthURI != "" && rawPath == healthURI {
-		return ClassHealth
-	}
-	p, err := url.PathUnescape(rawPath)
-	if err != nil {
-		p = rawPath
-	}
-	if assetExt[strings.ToLower(path.Ext(p))] {
-		return ClassAsset
-	}
-	lp := strings.ToLower(p)
-	if strings.HasSuffix(lp, "/api.php") || strings.HasSuffix(lp, "/rest.php") || strings.Contains(lp, "/api/") {
-		return ClassAPI
-	}
-	q, _ := url.ParseQuery(rawQuery)
-	title := strings.ToLower(q.Get("title"))
-	if hasSpecialNamespaceOriginal(lp) || hasSpecialNamespaceOriginal(title) {
-		return ClassSpecial
-	}
-	if !viewActions[strings.ToLower(q.Get("action"))] || q.Has("diff") || q.Has("oldid") || q.Has("curid") && q.Has("action") {
-		return ClassTool
-	}
-	if strings.HasSuffix(lp, ".php") && !strings.HasSuffix(lp, "/index.php") {
-		return ClassOther
-	}
-	if title != "" || strings.Count(lp, "/") >= 1 && lp != "/" {
-		return ClassArticle
-	}
-	if lp == "/" {
-		return ClassArticle
-	}
-	return ClassOther
-}
-
-func hasSpecialNamespaceOriginal(s string) bool {
-	for _, ns := range specialNamespaces {
-		if strings.Contains(s, ns) {
-			return true
-		}
-	}
-	return false
 }
 
 // generatedRequests reads a generated log (the benchmark's traffic, small).
@@ -231,142 +184,4 @@ func TestObserveMatchesOriginal(t *testing.T) {
 	if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
 		t.Fatalf("clusters differ (%d and %d)", len(gc), len(wc))
 	}
-}
-
-// TestKeyerMatchesKey: a Keyer's cache of user agents (Observe's) changes no
-// fingerprint and no version, also when its bound clears it again and again
-// (3), and holds no more agents than its bound.
-func TestKeyerMatchesKey(t *testing.T) {
-	defer func(n int) { maxAgents = n }(maxAgents)
-	seeds := uaSeeds()
-	for _, bound := range []int{maxAgents, 3} {
-		maxAgents = bound
-		var k Keyer
-		for i := range 3 * len(seeds) {
-			r := &sources.Request{UserAgent: seeds[i*7%len(seeds)], TLS: i%2 == 0, Lang: "ko-kr", LoggedIn: sources.LoggedInNo}
-			if got, want := k.Key(r), Key(r); got != want {
-				t.Errorf("cache %d: Keyer.Key(%q) = %v, Key %v", bound, r.UserAgent, got, want)
-			}
-			if _, want := splitFamily(UAFamily(r.UserAgent)); k.agent(r.UserAgent).version != want {
-				t.Errorf("cache %d: version of %q = %q, want %q", bound, r.UserAgent, k.agent(r.UserAgent).version, want)
-			}
-			if len(k.agents) > bound {
-				t.Fatalf("agent cache holds %d, bound %d", len(k.agents), bound)
-			}
-		}
-	}
-}
-
-func classifySeeds() [][2]string {
-	return [][2]string{
-		{"/healthz.php", ""}, {"/static/skin.css", ""}, {"/favicon.ICO", ""}, {"/w/%EB%8C%80%EB%AC%B8", ""},
-		{"/", ""}, {"", ""}, {"/w/index.php", "title=Foo&action=edit"}, {"/w/index.php", "title=Foo;action=edit"},
-		{"/w/index.php", "title=Foo&diff=12&oldid=11"}, {"/w/index.php", "title=Foo&action=view"},
-		{"/w/Special%3AWhatLinksHere/Foo", ""}, {"/w/index.php", "title=Special%3ANewItem"},
-		{"/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC%EB%B0%94%EB%80%9C", ""}, {"/w/%E7%89%B9%E6%AE%8A:X", ""},
-		{"/W/API.PHP", "x=%zz"}, {"/w/load.php", "modules=site"}, {"/w/%zz", ""}, {"/w/%C4%B0", ""},
-		{"/w/\xff%FF", "title=%ff"}, {"/w/SP%C3%89CIAL:x", ""}, {"/x.PNG", ""}, {"/index.php", "curid=3&action="},
-		{"/w/%E3%81%82%E4%B8%80%ED%9E%A3", "title=+&&=&action=Render"},
-		// readQuery against url.ParseQuery: escaped keys, repeated keys (the
-		// first valid value counts), pairs it drops, and a case rule of Unicode.
-		{"/w/index.php", "%74itle=Special%3AX"}, {"/w/index.php", "%61%63%74%69%6F%6E=edit"}, {"/w/index.php", "act%69on=view&curid=2"},
-		{"/w/index.php", "title=%zz&title=Special:Log"}, {"/w/index.php", "action=edit%&action=view"}, {"/w/index.php", "action=V%C4%B0EW"},
-		{"/w/index.php", "diff;=1"}, {"/w/index.php", "oldid"}, {"/w/index.php", "curid&action"}, {"/w/index.php", "ti+tle=x&acti%6Fn=history"},
-		{"/w/index.php", "title=a+b%2Fc&action=&action=edit"}, {"/w/index.php", strings.Repeat("&", 9999) + "action=edit"},
-		{"/w/index.php", strings.Repeat("&", 10000) + "action=edit"}, // past net/url's bound on parameters
-	}
-}
-
-func TestClassifyPathMatchesOriginal(t *testing.T) {
-	for _, s := range classifySeeds() {
-		for _, health := range []string{"", "/healthz.php"} {
-			want := classifyPathOriginal(s[0], s[1], health)
-			if got := ClassifyPath(s[0], s[1], health); got != want {
-				t.Errorf("ClassifyPath(%q, %q, %q) = %q, the original %q", s[0], s[1], health, got, want)
-			}
-			scratch := []byte("x")
-			if got := classifyPath(s[0], s[1], health, &scratch); got != want {
-				t.Errorf("classifyPath(%q, %q, %q) with a scratch buffer = %q, the original %q", s[0], s[1], health, got, want)
-			}
-		}
-	}
-}
-
-func FuzzClassifyPath(f *testing.F) {
-	for _, s := range classifySeeds() {
-		f.Add(s[0], s[1])
-	}
-	scratch := []byte("left over from another path")
-	f.Fuzz(func(t *testing.T, p, q string) {
-		want := classifyPathOriginal(p, q, "/healthz.php")
-		if got := ClassifyPath(p, q, "/healthz.php"); got != want {
-			t.Errorf("ClassifyPath(%q, %q) = %q, the original %q", p, q, got, want)
-		}
-		if got := classifyPath(p, q, "/healthz.php", &scratch); got != want {
-			t.Errorf("classifyPath(%q, %q) with a scratch buffer = %q, the original %q", p, q, got, want)
-		}
-		if got, want := lower(p), strings.ToLower(p); got != want {
-			t.Errorf("lower(%q) = %q, want %q", p, got, want)
-		}
-	})
-}
-
-// uaFamilyOriginal is UAFamily before issue 9: one strings.Index per family.
-func uaFamilyOriginal(ua string) string {
-	if ua == "" {
-		return "none"
-	}
-	for _, f := range uaFamilies {
-		i := strings.Index(ua, f.token)
-		if i < 0 {
-			continue
-		}
-		if !strings.HasSuffix(f.token, "/") {
-			return f.family
-		}
-		rest := ua[i+len(f.token):]
-		end := 0
-		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-			end++
-		}
-		if end == 0 {
-			return f.family
-		}
-		return f.family + " " + rest[:end]
-	}
-	if strings.Contains(strings.ToLower(ua), "bot") {
-		return "other bot"
-	}
-	return "other"
-}
-
-func uaSeeds() []string {
-	return []string{
-		"", "curl/7.88.1", "SomethingBot", "<script>", "Chrome/", "Chrome/x", "HeadlessChrome/120 Chrome/120",
-		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36 Edg/121.0",
-		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Googlebot/2.1; +http://www.google.com/bot.html) Chrome/129.0.6668.89 Safari/537.36",
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1",
-		"Mozilla/5.0 (compatible; Baiduspider/2.0; +http://www.baidu.com/search/spider.html)", "SemrushBotCriOS/3", "Version/Version/9",
-		"OPR/1 OPR/2 Edg/", "python-requests/2.31 Go-http-client/1.1", "facebookexternalhit/1.1", "Wget/1.21 curl/8",
-		"Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S921N) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/26.0 Chrome/122.0.0.0 Mobile Safari/537.36",
-	}
-}
-
-func TestUAFamilyMatchesOriginal(t *testing.T) {
-	for _, ua := range uaSeeds() {
-		if got, want := UAFamily(ua), uaFamilyOriginal(ua); got != want {
-			t.Errorf("UAFamily(%q) = %q, the original %q", ua, got, want)
-		}
-	}
-}
-
-func FuzzUAFamily(f *testing.F) {
-	for _, ua := range uaSeeds() {
-		f.Add(ua)
-	}
-	f.Fuzz(func(t *testing.T, ua string) {
-		if got, want := UAFamily(ua), uaFamilyOriginal(ua); got != want {
-			t.Errorf("UAFamily(%q) = %q, the original %q", ua, got, want)
-		}
-	})
 }

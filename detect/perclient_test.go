@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -35,7 +36,7 @@ func TestPerClientCaught(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := NewTraffic(sources.Site{}, t0.Add(-time.Hour), t0.Add(time.Hour))
-			shopper := &Cluster{Key: ClusterKey{UA: "Firefox", LoggedIn: sources.LoggedInNo}, Requests: 40,
+			shopper := &Cluster{Key: request.ClusterKey{UA: "Firefox", LoggedIn: sources.LoggedInNo}, Requests: 40,
 				IPs: map[netip.Addr]*AddressBehaviour{netip.MustParseAddr("203.0.113.7"): {}}}
 			// 40 pages over 15 minutes: 27 in its busiest ten minutes of the clock.
 			send(shopper.IPs[netip.MustParseAddr("203.0.113.7")], 40, 23*time.Second, t0)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/netip"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // Readers who share a crawler's fingerprint. A fingerprint (ClusterKey:
@@ -142,7 +144,7 @@ func (b *AddressBehaviour) Reader() bool {
 // crawler's, as its addresses and requests are. It is PerMinute itself when
 // no address read like a person.
 func (c *Cluster) CrawlerPerMinute() map[int64]int {
-	if !IsBrowser(c.Key.UA) {
+	if !request.IsBrowser(c.Key.UA) {
 		// A declared bot or tool is nobody's browser: its addresses that
 		// pace like readers (a feed fetcher polling) are its own requests.
 		return c.PerMinute

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // What makes a route template "expensive and uncacheable" is measured, never
@@ -223,7 +225,7 @@ func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCo
 		routes = append(routes, rc)
 	}
 	sortRoutes(routes)
-	assets := c.Classes[ClassAsset]
+	assets := c.Classes[request.ClassAsset]
 	if pages := c.Requests - assets; pages > 0 {
 		expensiveShare = clampUnit(float64(expensive) / float64(pages))
 		// Assets are never measured (no PHP): they are not pages either.

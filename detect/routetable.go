@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -146,7 +147,7 @@ type routeTable struct {
 	// whose template and names the table holds already allocates nothing.
 	// interned holds the templates built lately (a bounded table, cleared
 	// when full, so that a client varying its URLs costs time, not memory).
-	scratch  templateScratch
+	scratch  request.TemplateScratch
 	place    []byte // the place being looked up
 	prefix   []byte // the path folded so far
 	built    []byte // the template being built
@@ -168,27 +169,27 @@ func newRouteTable() *routeTable {
 // that cost differently, a search term or a title names one page.
 func (t *routeTable) template(rawPath, rawQuery string) string {
 	sc := &t.scratch
-	sc.reset()
-	segs := sc.segments(rawPath)
+	sc.Reset()
+	segs := sc.Segments(rawPath)
 	t.fold(segs, true)
-	items := sc.query(rawQuery)
+	items := sc.Query(rawQuery)
 	for i := range items {
 		it := &items[i]
-		if it.value == "" {
+		if it.Value == "" {
 			continue
 		}
-		t.place = append(append(t.place[:0], '?'), it.key...)
+		t.place = append(append(t.place[:0], '?'), it.Key...)
 		if _, ok := t.folded[string(t.place)]; ok {
-			it.value = ""
+			it.Value = ""
 			continue
 		}
-		if t.track(t.place, it.value) {
+		if t.track(t.place, it.Value) {
 			t.folded[string(t.place)] = ""
 			t.folds++
-			it.value = ""
+			it.Value = ""
 		}
 	}
-	t.built = appendTemplate(t.built[:0], segs, items, rawQuery != "", true)
+	t.built = request.AppendTemplate(t.built[:0], segs, items, rawQuery != "", true)
 	if tpl, ok := t.interned[string(t.built)]; ok {
 		return tpl
 	}
@@ -230,9 +231,9 @@ func (t *routeTable) track(place []byte, name string) (overflows bool) {
 func (t *routeTable) fold(segs []string, track bool) {
 	t.prefix = t.prefix[:0]
 	for i, s := range segs {
-		if s != "" && !isPlaceholder(s) {
+		if s != "" && !request.IsPlaceholder(s) {
 			ns := ""
-			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !isPlaceholder(rest) {
+			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !request.IsPlaceholder(rest) {
 				ns = s[:len(n)+1]
 			}
 			t.place = append(append(t.place[:0], t.prefix...), '|')
@@ -240,7 +241,7 @@ func (t *routeTable) fold(segs []string, track bool) {
 			if ph, ok := t.folded[string(t.place)]; ok {
 				segs[i] = ph
 			} else if track && t.track(t.place, s) {
-				ph := ns + phSlug
+				ph := ns + request.PlaceholderSlug
 				t.folded[string(t.place)] = ph
 				t.folds++
 				segs[i] = ph

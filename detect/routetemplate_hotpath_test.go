@@ -3,13 +3,11 @@ package detect
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/url"
-	"path"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // The route table builds a template for every request (Traffic.Observe), so
@@ -28,154 +26,27 @@ func newRouteTableOriginal() *routeTableOriginal {
 	return &routeTableOriginal{literals: map[string]map[string]struct{}{}, folded: map[string]bool{}}
 }
 
-func routeTemplateOriginal(rawPath, rawQuery string) string {
-	return joinTemplateOriginal(templateSegmentsOriginal(rawPath), templateQueryOriginal(rawQuery), rawQuery != "", false)
-}
-
-func templateSegmentsOriginal(rawPath string) []string {
-	if rawPath == "" || rawPath == "/" {
-		return []string{""}
-	}
-	parts := strings.Split(strings.TrimPrefix(rawPath, "/"), "/")
-	out := make([]string, 0, min(len(parts), maxTemplateSegments+1))
-	for i, p := range parts {
-		if i == maxTemplateSegments {
-			out = append(out, "{rest}")
-			break
-		}
-		// Each segment is unescaped alone, so an encoded slash stays inside it.
-		if s, err := url.PathUnescape(p); err == nil {
-			p = s
-		}
-		out = append(out, normaliseSegmentOriginal(p))
-	}
-	return out
-}
-
-func templateQueryOriginal(rawQuery string) []queryItem {
-	if rawQuery == "" {
-		return nil
-	}
-	var items []queryItem
-	for part := range strings.SplitSeq(rawQuery, "&") {
-		if part == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(part, "=")
-		if s, err := url.QueryUnescape(k); err == nil {
-			k = s
-		}
-		switch {
-		case k == "":
-			continue
-		case len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsAny(k, "{}&=?"):
-			k = phToken
-		case allDigits(k):
-			k = phNumber
-		}
-		dup := false
-		for _, it := range items {
-			dup = dup || it.key == k
-		}
-		if dup {
-			continue
-		}
-		if s, err := url.QueryUnescape(v); err == nil {
-			v = s
-		}
-		if v != "" && (len(v) > maxKeyLen || strings.ContainsAny(v, "{}&=?/") || isPlaceholder(normaliseSegmentOriginal(v))) {
-			v = ""
-		}
-		items = append(items, queryItem{k, v})
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].key < items[j].key })
-	if len(items) > maxTemplateKeys {
-		items = append(items[:maxTemplateKeys], queryItem{key: "{more}"})
-	}
-	return items
-}
-
-func joinTemplateOriginal(segments []string, items []queryItem, hadQuery, values bool) string {
-	var b strings.Builder
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(s)
-	}
-	if hadQuery {
-		b.WriteByte('?') // a query without keys ("/?" or "/?=x") still bypasses most page caches
-	}
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(it.key)
-		if values && it.value != "" {
-			b.WriteByte('=')
-			b.WriteString(it.value)
-		}
-	}
-	return b.String()
-}
-
-func normaliseSegmentOriginal(s string) string {
-	if s == "" {
-		return s
-	}
-	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && !strings.ContainsAny(ns, "/") && utf8.RuneCountInString(ns) <= 20 {
-		n := normaliseSegmentOriginal(name)
-		if isPlaceholder(n) {
-			return ns + ":" + n
-		}
-		return s
-	}
-	base, ext := s, path.Ext(s)
-	if ext != "" && len(ext) <= 6 && ext != s && isAlnum(ext[1:]) {
-		base = s[:len(s)-len(ext)]
-	} else {
-		ext = ""
-	}
-	ph := ""
-	switch {
-	case allDigits(base):
-		ph = phNumber
-	case isUUID(base):
-		ph = phUUID
-	case len(base) >= 8 && hexString(base) && strings.ContainsAny(base, "0123456789"):
-		ph = phHash
-	case utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base):
-		ph = phToken
-	case hasLetterAndDigit(base) && len(base) >= 6:
-		ph = phToken
-	case isSlug(base):
-		ph = phSlug
-	}
-	if ph == "" {
-		return s
-	}
-	return ph + ext
-}
-
 // template folds the pieces the template code splits a target into (held
 // to their original by TestRouteTemplateMatchesOriginal), fresh for each
 // target.
 func (t *routeTableOriginal) template(rawPath, rawQuery string) string {
-	var sc templateScratch
-	segs := slices.Clone(sc.segments(rawPath))
+	var sc request.TemplateScratch
+	segs := slices.Clone(sc.Segments(rawPath))
 	t.fold(segs, true)
-	items := slices.Clone(sc.query(rawQuery))
+	items := slices.Clone(sc.Query(rawQuery))
 	for i := range items {
 		it := &items[i]
-		if it.value == "" {
+		if it.Value == "" {
 			continue
 		}
-		place := "?" + it.key
+		place := "?" + it.Key
 		if t.folded[place] {
-			it.value = ""
+			it.Value = ""
 			continue
 		}
-		t.track(place, it.value, func() { it.value = "" })
+		t.track(place, it.Value, func() { it.Value = "" })
 	}
-	return string(appendTemplate(nil, segs, items, rawQuery != "", true))
+	return string(request.AppendTemplate(nil, segs, items, rawQuery != "", true))
 }
 
 // track adds a name seen at a place; past maxLiterals names the place folds
@@ -202,10 +73,10 @@ func (t *routeTableOriginal) track(place, name string, folded func()) {
 func (t *routeTableOriginal) fold(segs []string, track bool) {
 	var prefix strings.Builder
 	for i, s := range segs {
-		if s != "" && !isPlaceholder(s) {
-			ns, ph := "", phSlug
-			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !isPlaceholder(rest) {
-				ns, ph = n+":", n+":"+phSlug
+		if s != "" && !request.IsPlaceholder(s) {
+			ns, ph := "", request.PlaceholderSlug
+			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !request.IsPlaceholder(rest) {
+				ns, ph = n+":", n+":"+request.PlaceholderSlug
 			}
 			place := prefix.String() + "|" + ns
 			switch {
@@ -393,11 +264,11 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 				t.Errorf("interned %d: template(%q, %q) = %q, the original %q", bound, tg[0], tg[1], got, want)
 			}
 			slot := memo.slot(tg[0], tg[1])
-			class := ClassifyPath(tg[0], tg[1], "/healthz.php")
-			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel() != ToolLabel(tg[0], tg[1], class)) && fails < 10 {
+			class := request.ClassifyPath(tg[0], tg[1], "/healthz.php")
+			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel() != request.ToolLabel(tg[0], tg[1], class)) && fails < 10 {
 				fails++
 				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(),
-					want, class, ToolLabel(tg[0], tg[1], class))
+					want, class, request.ToolLabel(tg[0], tg[1], class))
 			}
 			seen[want] = true
 		}
@@ -445,24 +316,6 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 	}
 }
 
-// TestNormaliseSegmentMatchesOriginal holds every segment of the stream, raw
-// and unescaped, to the original.
-func TestNormaliseSegmentMatchesOriginal(t *testing.T) {
-	for _, tg := range append(routeSeeds(t), routeTargets(20000, 2)...) {
-		for _, s := range strings.Split(tg[0]+"/"+strings.ReplaceAll(tg[1], "&", "/"), "/") {
-			u, err := url.PathUnescape(s)
-			if err != nil {
-				u = s
-			}
-			for _, s := range []string{s, u} {
-				if got, want := normaliseSegment(s), normaliseSegmentOriginal(s); got != want {
-					t.Fatalf("normaliseSegment(%q) = %q, the original %q", s, got, want)
-				}
-			}
-		}
-	}
-}
-
 // FuzzRouteTable feeds a stream of targets, one a line ("path?query"),
 // three times over (so that places fold) to the table and its reference.
 func FuzzRouteTable(f *testing.F) {
@@ -485,38 +338,3 @@ func FuzzRouteTable(f *testing.F) {
 		}
 	})
 }
-
-// TestRouteTemplateMatchesOriginal holds the template of every target of
-// the stream to the original's: by shape alone (RouteTemplate), and with
-// the query values the route table keeps.
-func TestRouteTemplateMatchesOriginal(t *testing.T) {
-	for _, tg := range append(routeSeeds(t), routeTargets(60000, 1)...) {
-		checkTemplate(t, tg[0], tg[1])
-	}
-}
-
-// FuzzRouteTemplate holds one target's templates to the original's.
-func FuzzRouteTemplate(f *testing.F) {
-	f.Add("/wiki/Talk:Seoul", "action=history&%zz=1&k=v")
-	f.Add("/2026/10/hello_world_again/", "replytocom=4121")
-	f.Add("/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC", "")
-	f.Fuzz(func(t *testing.T, p, q string) { checkTemplate(t, p, q) })
-}
-
-// checkTemplate compares the template of one target with the original's,
-// without and with query values.
-func checkTemplate(t *testing.T, p, q string) {
-	t.Helper()
-	if got, want := RouteTemplate(p, q), routeTemplateOriginal(p, q); got != want {
-		t.Fatalf("RouteTemplate(%q, %q) = %q, the original %q", p, q, got, want)
-	}
-	var sc templateScratch
-	got := string(appendTemplate(nil, sc.segments(p), sc.query(q), q != "", true))
-	if want := joinTemplateOriginal(templateSegmentsOriginal(p), templateQueryOriginal(q), q != "", true); got != want {
-		t.Fatalf("the template of (%q, %q) with values = %q, the original %q", p, q, got, want)
-	}
-}
-
-// normaliseSegment is appendNormalised as a string, for comparing with the
-// original's.
-func normaliseSegment(s string) string { return string(appendNormalised(nil, s)) }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
@@ -71,7 +72,7 @@ type ClusterSummary struct {
 	Clients             int
 	DistinctPrefixes    int
 	RequestsPerIPMedian float64
-	Classes             map[PathClass]int
+	Classes             map[request.PathClass]int
 	PHPSeconds          float64
 }
 

@@ -2,6 +2,8 @@ package detect
 
 import (
 	"hash/maphash"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // A targetMemo remembers what Observe derives from a request target (raw
@@ -35,7 +37,7 @@ type memoSlot struct {
 	// request's may view a larger buffer, which the memo must not keep).
 	path, query string
 	used        bool
-	class       PathClass
+	class       request.PathClass
 	template    string
 	// templateFolds is the route table's folds count when template was
 	// built.
@@ -64,9 +66,9 @@ func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 }
 
 // pathClass returns classifyPath of the target (with healthURI and scratch).
-func (s *memoSlot) pathClass(healthURI string, scratch *[]byte) PathClass {
+func (s *memoSlot) pathClass(healthURI string, scratch *[]byte) request.PathClass {
 	if !s.hasClass {
-		s.class, s.hasClass = classifyPath(s.path, s.query, healthURI, scratch), true
+		s.class, s.hasClass = request.ClassifyPathScratch(s.path, s.query, healthURI, scratch), true
 	}
 	return s.class
 }
@@ -83,7 +85,7 @@ func (s *memoSlot) routeTemplate(t *routeTable) string {
 // toolLabel returns ToolLabel of the target and its class (pathClass first).
 func (s *memoSlot) toolLabel() string {
 	if !s.hasLabel {
-		s.label, s.hasLabel = ToolLabel(s.path, s.query, s.class), true
+		s.label, s.hasLabel = request.ToolLabel(s.path, s.query, s.class), true
 	}
 	return s.label
 }

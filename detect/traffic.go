@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
@@ -85,20 +86,6 @@ func (m *Minute) upstreamFailed() int {
 	return m.ProxyStatus[502] + m.ProxyStatus[503] + m.ProxyStatus[504]
 }
 
-// ClusterKey is a client fingerprint without the path: what a rate limit or a
-// human would use to say "these requests come from the same kind of client".
-type ClusterKey struct {
-	// UA is the user-agent family ("Chrome"). Major versions are kept per
-	// cluster, not in the key: crawlers rotate versions (the lab's walked with
-	// Chrome 119, 120 and 121) and are still one client.
-	UA       string
-	Lang     string // primary Accept-Language, "" if none
-	LoggedIn sources.LoggedIn
-	// NoClientHints is true for a Chromium UA that sent no Sec-Ch-Ua over HTTPS:
-	// a forged agent. Over plain HTTP browsers send no hints, so it stays false.
-	NoClientHints bool
-}
-
 // maxLabels bounds the per-cluster label table: labels come from URLs, which an
 // attacker can vary without limit.
 const maxLabels = 500
@@ -106,7 +93,7 @@ const maxLabels = 500
 // Cluster accumulates what one fingerprint did: per-minute counts over all the
 // data (for its baseline), and the detail of its requests inside the window.
 type Cluster struct {
-	Key ClusterKey
+	Key request.ClusterKey
 	// PerMinute counts requests by the minute they arrived (unix seconds /
 	// 60, log time minus duration) over all data.
 	PerMinute map[int64]int
@@ -115,7 +102,7 @@ type Cluster struct {
 	// IPs is how each address behaved (reader.go): its requests, and
 	// whether it read like a person who shares the fingerprint.
 	IPs     map[netip.Addr]*AddressBehaviour
-	Classes map[PathClass]int
+	Classes map[request.PathClass]int
 	Labels  map[string]int
 	// Routes counts requests by route template (routetemplate.go) as the
 	// table folded it when they came; Traffic.routes measures what each costs.
@@ -166,7 +153,7 @@ type Traffic struct {
 	// inOrder is minutes in time order, kept until a minute is added:
 	// the detectors ask for them many times, once the reading is done.
 	inOrder  []*Minute
-	clusters map[ClusterKey]*Cluster
+	clusters map[request.ClusterKey]*Cluster
 	total    int
 	first    time.Time
 	last     time.Time
@@ -178,7 +165,7 @@ type Traffic struct {
 	// minute of the one before.
 	lastMinute int64
 	lastMM     *Minute
-	keys       Keyer
+	keys       request.Keyer
 	scratch    []byte // classifyPath's unescaped path
 	// targets remembers the class, label and route template of the
 	// targets seen lately (targetmemo.go).
@@ -205,22 +192,13 @@ type Traffic struct {
 	lateSource string
 	// joined holds the clusters joined over several fingerprints by the
 	// crawler detector (actorjoin.go), by their key (ClusterOf).
-	joined map[ClusterKey]*Cluster
+	joined map[request.ClusterKey]*Cluster
 }
-
-// agent is what Observe needs of a user agent.
-type agent struct {
-	family, version string
-	chromium        bool
-}
-
-// maxAgents bounds a Keyer's cache of user agents (a variable for tests).
-var maxAgents = 4096
 
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client
 // detail kept for fingerprints.
 func NewTraffic(site sources.Site, from, to time.Time) *Traffic {
-	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[ClusterKey]*Cluster{},
+	return &Traffic{site: site, from: from, to: to, minutes: map[int64]*Minute{}, clusters: map[request.ClusterKey]*Cluster{},
 		routes: newRouteTable()}
 }
 
@@ -334,45 +312,6 @@ func (t *Traffic) readMinute(m int64) bool {
 	return mm == nil || mm.Counted == 0
 }
 
-// Key computes the fingerprint of a request.
-func Key(r *sources.Request) ClusterKey {
-	family, _ := splitFamily(UAFamily(r.UserAgent))
-	return agent{family: family, chromium: chromium(family)}.key(r)
-}
-
-// key is the fingerprint of request r sent by user agent a.
-func (a agent) key(r *sources.Request) ClusterKey {
-	return ClusterKey{UA: a.family, Lang: r.Lang, LoggedIn: r.LoggedIn, NoClientHints: r.TLS && a.chromium && !r.SecChUa}
-}
-
-// Keyer computes Key with a bounded cache of user agents: a pass over millions
-// of requests computes each distinct agent's family once. The zero value is
-// ready; it is not safe for concurrent use.
-type Keyer struct {
-	agents map[string]agent
-}
-
-// Key returns the same fingerprint as the function Key.
-func (k *Keyer) Key(r *sources.Request) ClusterKey {
-	return k.agent(r.UserAgent).key(r)
-}
-
-// agent returns the family, version and Chromium-ness of ua, as Key computes them.
-func (k *Keyer) agent(ua string) agent {
-	if a, ok := k.agents[ua]; ok {
-		return a
-	}
-	family, version := splitFamily(UAFamily(ua))
-	a := agent{family: family, version: version, chromium: chromium(family)}
-	if k.agents == nil {
-		k.agents = map[string]agent{}
-	} else if len(k.agents) >= maxAgents {
-		clear(k.agents)
-	}
-	k.agents[ua] = a
-	return a
-}
-
 // extend widens the span of the data seen (first, last) to at.
 func (t *Traffic) extend(at time.Time) {
 	if t.first.IsZero() || at.Before(t.first) {
@@ -411,11 +350,11 @@ func (t *Traffic) Observe(r *sources.Request) {
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	target := t.targets.slot(r.Path, r.Query)
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
-	if class == ClassHealth {
+	if class == request.ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
 		return
 	}
-	if class == ClassAPI && SelfCall(r) {
+	if class == request.ClassAPI && request.SelfCall(r) {
 		// The site calling itself is not a client either; it is counted here
 		// and judged by self_amplification.
 		mm.SelfCalls++
@@ -423,12 +362,12 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	tpl := target.routeTemplate(t.routes)
 	t.routes.observe(tpl, m, r)
-	a := t.keys.agent(r.UserAgent)
-	k := a.key(r)
+	a := t.keys.Agent(r.UserAgent)
+	k := a.Key(r)
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
@@ -456,7 +395,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 				ab = &AddressBehaviour{}
 				c.before[r.ClientIP] = ab
 			}
-			ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+			ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 			ab.ObserveMethod(r.Method)
 		}
 		return
@@ -467,7 +406,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 		ab = &AddressBehaviour{}
 		c.IPs[r.ClientIP] = ab
 	}
-	ab.Observe(r.Start().UnixNano(), class == ClassAsset, r.SiteReferer)
+	ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 	ab.ObserveMethod(r.Method)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
@@ -485,7 +424,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if r.HasCookie {
 		c.Cookies++
 	}
-	if v := a.version; v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
+	if v := a.Version; v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
 		c.Versions[v]++
 	}
 	if r.Origin == sources.OriginUpstream {
@@ -508,25 +447,13 @@ func (c *Cluster) routeBit(tpl string) uint64 {
 	return 1 << bit
 }
 
-// Prefix is the network a per-prefix limit would group an address into: /24 for
-// IPv4, /64 for IPv6.
-func Prefix(a netip.Addr) netip.Prefix {
-	bits := 64
-	if a.Is4() || a.Is4In6() {
-		a = a.Unmap()
-		bits = 24
-	}
-	p, _ := a.Prefix(bits)
-	return p
-}
-
 // DistinctPrefixes is the number of client networks (Prefix) among the
 // cluster's addresses in the window. It is counted from IPs when asked rather
 // than kept per request: Observe runs for every line, this once per report.
 func (c *Cluster) DistinctPrefixes() int {
 	prefixes := make(map[netip.Prefix]struct{}, len(c.IPs))
 	for ip := range c.IPs {
-		prefixes[Prefix(ip)] = struct{}{}
+		prefixes[request.Prefix(ip)] = struct{}{}
 	}
 	return len(prefixes)
 }
@@ -580,28 +507,4 @@ func (t *Traffic) Clusters() []*Cluster {
 		return out[i].Key.String() < out[j].Key.String()
 	})
 	return out
-}
-
-// loggedInText says a login state for humans.
-func loggedInText(l sources.LoggedIn) string {
-	switch l {
-	case sources.LoggedInYes:
-		return "logged in"
-	case sources.LoggedInNo:
-		return "logged out"
-	}
-	return "login unknown"
-}
-
-// String renders a fingerprint for humans: "Chrome 121 / zh-cn / logged out / no client hints".
-func (k ClusterKey) String() string {
-	lang := k.Lang
-	if lang == "" {
-		lang = "no language"
-	}
-	s := k.UA + " / " + lang + " / " + loggedInText(k.LoggedIn)
-	if k.NoClientHints {
-		s += " / no client hints"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
@@ -49,7 +50,7 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 	if len(c.IPs) != 3 || c.DistinctPrefixes() != 2 {
 		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), c.DistinctPrefixes())
 	}
-	if got := Prefix(netip.MustParseAddr("2001:db8::1")).String(); got != "2001:db8::/64" {
+	if got := request.Prefix(netip.MustParseAddr("2001:db8::1")).String(); got != "2001:db8::/64" {
 		t.Errorf("IPv6 prefix = %s", got)
 	}
 }

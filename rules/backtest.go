@@ -15,7 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -209,7 +209,7 @@ type engine struct {
 	// serviceS is php-fpm's mean service time (worker_saturation), 0 if unknown.
 	serviceS float64
 	// keys fingerprints requests with a cache of user agents.
-	keys detect.Keyer
+	keys request.Keyer
 	// arrivals hands the replays their arrivals: a recording, or nil to
 	// stream the logs for each replay.
 	arrivals arrivalSource

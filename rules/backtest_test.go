@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -227,7 +228,7 @@ func TestMatchersOnRecords(t *testing.T) {
 func TestMatchersExemptLoggedInByExpression(t *testing.T) {
 	for _, pattern := range []string{"wordpress_logged_in_[0-9a-f]{32}=", `(^|;\s*)railwiki(UserID|UserName)=`} {
 		t.Run(pattern, func(t *testing.T) {
-			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
+			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
 				Spread: true, Requests: 10, ToolRequests: 10, Labels: labels("action=edit", 10)}
 			zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: pattern})
 			if len(zones) != 1 || zones[0].Cond.NotCookieRegexp != pattern {
@@ -312,7 +313,7 @@ func TestIsHealthCheck(t *testing.T) {
 		for _, target := range [][2]string{{"/healthz.php", ""}, {"/healthz.php", "x=1"}, {"/HEALTHZ.php", ""}, {"/w/index.php", "title=A"},
 			{"/w/index.php", ""}, {"/static/a.css", ""}, {"/wiki/Special:X", ""}, {"", ""}} {
 			r := sources.Request{Path: target[0], Query: target[1]}
-			if got, want := isHealthCheck(&r, health), detect.ClassifyPath(r.Path, r.Query, health) == detect.ClassHealth; got != want {
+			if got, want := isHealthCheck(&r, health), request.ClassifyPath(r.Path, r.Query, health) == request.ClassHealth; got != want {
 				t.Errorf("health %q, %q?%q: %v, detect says %v", health, r.Path, r.Query, got, want)
 			}
 		}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -34,11 +35,11 @@ func newCostlyRoutes(refs []crawlerRef) costlyRoutes {
 
 // match reports whether the request is for an expensive route, and the
 // measured template it falls under ("" for none, or when going by class).
-func (c costlyRoutes) match(r *sources.Request, class detect.PathClass) (bool, string) {
+func (c costlyRoutes) match(r *sources.Request, class request.PathClass) (bool, string) {
 	if c.byClass {
-		return class == detect.ClassTool || class == detect.ClassSpecial || class == detect.ClassAPI, ""
+		return class == request.ClassTool || class == request.ClassSpecial || class == request.ClassAPI, ""
 	}
-	if class == detect.ClassAsset || class == detect.ClassHealth {
+	if class == request.ClassAsset || class == request.ClassHealth {
 		return false, ""
 	}
 	tpl, ok := c.templates.Match(r.Path, r.Query)

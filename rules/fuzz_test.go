@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -40,7 +40,7 @@ func FuzzGenerate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, prefix, action, apiPath, lang, family, cookie string) {
 		c := &crawlerEvidence{
 			Finding: "crawler_burst-1",
-			Key:     detect.ClusterKey{UA: family, Lang: lang, LoggedIn: sources.LoggedInNo, NoClientHints: true},
+			Key:     request.ClusterKey{UA: family, Lang: lang, LoggedIn: sources.LoggedInNo, NoClientHints: true},
 			Spread:  true, Requests: 100, ToolRequests: 100, UATokenRequests: 100,
 			Labels: map[string]*labelEvidence{
 				name + " (path)":   {N: 30, Prefixes: map[string]int{prefix: 30}},

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -171,7 +172,7 @@ func langRegexp(tag string) string {
 // finding's fingerprint in the incident window, and about ordinary clients.
 type crawlerEvidence struct {
 	Finding  string
-	Key      detect.ClusterKey
+	Key      request.ClusterKey
 	Spread   bool
 	Requests int
 	// Fingerprints counts the fingerprints of the actor (more than one when
@@ -396,7 +397,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 			diff = true
 		case l == "oldid":
 			oldid = true
-		case l == string(detect.ClassAPI):
+		case l == string(request.ClassAPI):
 			ok := false
 			for _, p := range topKeys(ev.Paths, 0) {
 				if float64(ev.Paths[p]) >= minPrefixShare*float64(ev.N) && safePath(p) {
@@ -848,7 +849,7 @@ func zoneNameWords(z *Zone, countVersions bool) []string {
 // conditionsText lists, for humans, exactly the conditions every match block
 // of z carries besides its targets, and the parts of the crawler's
 // fingerprint it does not check.
-func conditionsText(z *Zone, k detect.ClusterKey) (checked, unchecked []prose.Text) {
+func conditionsText(z *Zone, k request.ClusterKey) (checked, unchecked []prose.Text) {
 	c := z.Cond
 	switch {
 	case c.NotCookie != "":

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -25,7 +25,7 @@ func labels(kv ...any) map[string]*labelEvidence {
 }
 
 func TestGenerateURLForms(t *testing.T) {
-	key := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	key := request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
 	for _, tc := range []struct {
 		name  string
 		c     *crawlerEvidence
@@ -107,10 +107,10 @@ func TestGenerateURLForms(t *testing.T) {
 // TestGenerateConditions: header conditions are added while they keep
 // ordinary clients out of the crawler's bucket, and only then.
 func TestGenerateConditions(t *testing.T) {
-	chrome := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
+	chrome := request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
 	for _, tc := range []struct {
 		name     string
-		key      detect.ClusterKey
+		key      request.ClusterKey
 		ordinary [8]int // ordinary tool requests by condition mask (lang, hints, UA bits)
 		all      [8]int
 		versions map[string]int    // the crawler's tool requests by browser version
@@ -133,14 +133,14 @@ func TestGenerateConditions(t *testing.T) {
 		want:     Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn"},
 	}, {
 		name: "nobody else used the tools: distinctiveness judged on all pages",
-		key:  detect.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo},
+		key:  request.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo},
 		all:  [8]int{0: 5000, condHints: 3000, condHints | condUA: 400, condLang | condHints: 2, condLang | condHints | condUA: 3},
 		want: Conditions{NotCookie: "wikiUserID=", Lang: "de-de", UserAgent: "Firefox/"},
 	}, {
 		// Same language, hints and browser as many readers; only its stale
 		// browser version sets it apart.
 		name:     "the browser's major versions",
-		key:      detect.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo},
+		key:      request.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo},
 		ordinary: [8]int{condLang | condUA: 300, condUA: 100},
 		versions: map[string]int{"121": 95, "120": 5},
 		byVer:    map[string][8]int{"129": {condLang | condUA: 290, condUA: 100}, "121": {condLang | condUA: 10}},
@@ -148,7 +148,7 @@ func TestGenerateConditions(t *testing.T) {
 		want:     Conditions{NotCookie: "wikiUserID=", Lang: "ko-kr", UserAgent: "Chrome/", UserAgentVersions: []string{"121", "120"}},
 	}, {
 		name:     "nothing sets it apart: no header condition",
-		key:      detect.ClusterKey{UA: "other bot", LoggedIn: sources.LoggedInNo},
+		key:      request.ClusterKey{UA: "other bot", LoggedIn: sources.LoggedInNo},
 		ordinary: [8]int{condHints: 100},
 		want:     Conditions{NotCookie: "wikiUserID="},
 	}, {
@@ -203,7 +203,7 @@ func TestGenerateRefusesHostileValues(t *testing.T) {
 		lbls[h+" (path)"] = &labelEvidence{N: 50, Prefixes: map[string]int{"/w/": 50}}
 		lbls["action="+h] = &labelEvidence{N: 50}
 	}
-	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true,
+	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true,
 		Requests: 1000, Labels: lbls}
 	zones, notes := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wikiUserID="})
 	if len(zones) != 1 {
@@ -227,7 +227,7 @@ func TestGenerateRefusesHostileValues(t *testing.T) {
 
 func TestGenerateCookieConditions(t *testing.T) {
 	base := func() *crawlerEvidence {
-		return &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
+		return &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo},
 			Spread: true, Requests: 10, ToolRequests: 10, Labels: labels("action=edit", 10)}
 	}
 	for _, tc := range []struct {
@@ -297,9 +297,9 @@ func TestZoneNameStatesConditions(t *testing.T) {
 }
 
 func TestZoneNames(t *testing.T) {
-	a := &crawlerEvidence{Finding: "a", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
-	b := &crawlerEvidence{Finding: "b", Key: detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", NoClientHints: true}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
-	c := &crawlerEvidence{Finding: "c", Key: detect.ClusterKey{UA: "other bot"}, Requests: 10, Labels: labels("action=edit", 10)}
+	a := &crawlerEvidence{Finding: "a", Key: request.ClusterKey{UA: "Chrome", Lang: "zh-cn"}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
+	b := &crawlerEvidence{Finding: "b", Key: request.ClusterKey{UA: "Chrome", Lang: "zh-cn", NoClientHints: true}, Spread: true, Requests: 10, Labels: labels("action=edit", 10)}
+	c := &crawlerEvidence{Finding: "c", Key: request.ClusterKey{UA: "other bot"}, Requests: 10, Labels: labels("action=edit", 10)}
 	zones, _ := generate([]*crawlerEvidence{a, b, c}, siteEvidence{})
 	var names []string
 	for _, z := range zones {
@@ -402,7 +402,7 @@ func TestSafeValues(t *testing.T) {
 // part does not share, and Caddy's own adapter builds exactly that.
 func TestGenerateRotatingPostFlood(t *testing.T) {
 	ord := [8]int{0: 500, condLang: 20, condHints: 200, condUA: 300}
-	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", Lang: "en-us", LoggedIn: sources.LoggedInNo, NoClientHints: true},
+	c := &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", Lang: "en-us", LoggedIn: sources.LoggedInNo, NoClientHints: true},
 		Spread: true, Requests: 100, ToolRequests: 100, UATokenRequests: 60, Fingerprints: 7, Method: "POST",
 		Labels: map[string]*labelEvidence{"/wp-login.php": {N: 100}}, Ordinary: map[string]*[8]int{"/wp-login.php": &ord}}
 	zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wordpress_logged_in_"})
@@ -438,7 +438,7 @@ func TestGenerateRotatingPostFlood(t *testing.T) {
 func TestGenerateHeaderPresence(t *testing.T) {
 	const noHints = condHints
 	base := func() *crawlerEvidence {
-		return &crawlerEvidence{Finding: "crawler_burst-1", Key: detect.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo, NoClientHints: true},
+		return &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo, NoClientHints: true},
 			Spread: true, Fingerprints: 4, Requests: 1000, ToolRequests: 1000, LangRequests: 1000,
 			Labels:   labels("/products/{n}", 1000),
 			Ordinary: map[string]*[8]int{"/products/{n}": {0: 400, noHints: 300}}}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -178,7 +179,7 @@ func crawlerFinding(t testing.TB, rd reader, from, to time.Time) detect.Finding 
 	if rd.cookie != "" {
 		r.HasCookie = true
 	}
-	key := detect.Key(&r)
+	key := request.Key(&r)
 	return detect.Finding{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Start: from, End: to, Cluster: &key,
 		Facts: detect.MustParseFacts(detect.KindCrawlerBurst, map[string]float64{"spread": 1, "distinct_ips": 1000, "requests_per_ip_median": 1})}
 }

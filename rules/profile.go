@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
@@ -20,7 +21,7 @@ const (
 )
 
 // crawlerIndex is the index of the crawler whose fingerprint k is, -1 for none.
-func crawlerIndex(refs []crawlerRef, k detect.ClusterKey) int {
+func crawlerIndex(refs []crawlerRef, k request.ClusterKey) int {
 	for i, ref := range refs {
 		if ref.key == k {
 			return i
@@ -37,7 +38,7 @@ func crawlerIndex(refs []crawlerRef, k detect.ClusterKey) int {
 // crawlerRef is one crawler_burst finding the rules answer.
 type crawlerRef struct {
 	finding string
-	key     detect.ClusterKey
+	key     request.ClusterKey
 	spread  bool
 	onset   time.Time
 	end     time.Time
@@ -49,7 +50,7 @@ type crawlerRef struct {
 	// members are the fingerprints of an actor detect joined over several
 	// (key is the largest); nil for one fingerprint. method is "POST" for a
 	// flood of POSTs (detect.Fingerprint.Method).
-	members []detect.ClusterKey
+	members []request.ClusterKey
 	method  string
 }
 
@@ -98,8 +99,8 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	for i, ref := range refs {
 		tokens[i] = uaToken(ref.key.UA)
 	}
-	var keys detect.Keyer
-	classifier := detect.PathClassifier{HealthURI: in.Site.HealthURI}
+	var keys request.Keyer
+	classifier := request.PathClassifier{HealthURI: in.Site.HealthURI}
 	costly := newCostlyRoutes(refs)
 	valueKeys := wildcardKeys(refs)
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
@@ -111,7 +112,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 			for i := range batch {
 				r := &batch[i]
 				class := classifier.Classify(r.Path, r.Query)
-				if class == detect.ClassHealth {
+				if class == request.ClassHealth {
 					continue
 				}
 				start := r.Start()
@@ -132,17 +133,17 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				if ci >= 0 {
-					tracker.observe(ci, r.ClientIP, at, class == detect.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls)
+					tracker.observe(ci, r.ClientIP, at, class == request.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls)
 				}
 				var label string
 				switch {
-				case route != "" && class != detect.ClassTool && class != detect.ClassSpecial:
+				case route != "" && class != request.ClassTool && class != request.ClassSpecial:
 					// No tool name to go by: the rule matches the template.
 					label = route
 				case toolish || ci >= 0:
-					label = detect.ToolLabel(r.Path, r.Query, class)
+					label = request.ToolLabel(r.Path, r.Query, class)
 				}
-				if class == detect.ClassSpecial {
+				if class == request.ClassSpecial {
 					p.site.observe(r, label)
 				}
 				// The window as detect counts it: by log time.
@@ -150,7 +151,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 					p.crawlers[ci].observe(r, label, toolish, tokens[ci])
 					observeValues(p.crawlers[ci].QueryValues, valueKeys, r.Query)
 				}
-				if ci < 0 && class != detect.ClassAsset && r.LoggedIn != sources.LoggedInYes {
+				if ci < 0 && class != request.ClassAsset && r.LoggedIn != sources.LoggedInYes {
 					for j, c := range p.crawlers {
 						c.observeOrdinary(r, label, toolish, tokens[j])
 					}
@@ -203,7 +204,7 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
 			bump(ev.Prefixes, prefix, maxPrefixes)
 		}
-	case label == string(detect.ClassAPI):
+	case label == string(request.ClassAPI):
 		bump(ev.Paths, decodedPath(r.Path), maxPrefixes)
 	}
 }

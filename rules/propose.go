@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -204,13 +205,13 @@ func crawlerRefs(fs []detect.Finding) ([]crawlerRef, []sources.QualityNote) {
 
 // clusterOf returns a finding's cluster key: the in-process one, or one
 // rebuilt from the fingerprint of a finding read back from report.json.
-func clusterOf(f detect.Finding) (detect.ClusterKey, bool) {
+func clusterOf(f detect.Finding) (request.ClusterKey, bool) {
 	if f.Cluster != nil {
 		return *f.Cluster, true
 	}
 	fp := f.Fingerprint
 	if fp == nil || fp.UserAgent == "" {
-		return detect.ClusterKey{}, false
+		return request.ClusterKey{}, false
 	}
 	return keyOf(fp.UserAgent, fp.AcceptLanguage, fp.LoggedIn, fp.SecChUa), true
 }
@@ -218,11 +219,11 @@ func clusterOf(f detect.Finding) (detect.ClusterKey, bool) {
 // membersOf returns the fingerprints of an actor joined over several: the
 // in-process keys, or those rebuilt from the fingerprint's members of a
 // finding read back from report.json; nil for one fingerprint.
-func membersOf(f detect.Finding) []detect.ClusterKey {
+func membersOf(f detect.Finding) []request.ClusterKey {
 	if f.Clusters != nil || f.Fingerprint == nil {
 		return f.Clusters
 	}
-	var keys []detect.ClusterKey
+	var keys []request.ClusterKey
 	for _, m := range f.Fingerprint.Members {
 		keys = append(keys, keyOf(m.UserAgent, m.AcceptLanguage, m.LoggedIn, m.SecChUa))
 	}
@@ -230,12 +231,12 @@ func membersOf(f detect.Finding) []detect.ClusterKey {
 }
 
 // keyOf is the cluster key a fingerprint of report.json names.
-func keyOf(ua, lang, loggedIn, secChUa string) detect.ClusterKey {
+func keyOf(ua, lang, loggedIn, secChUa string) request.ClusterKey {
 	// "Chrome 121/120/119" names the family followed by its major versions.
 	if i := strings.LastIndexByte(ua, ' '); i > 0 && ua[i+1] >= '0' && ua[i+1] <= '9' {
 		ua = ua[:i]
 	}
-	k := detect.ClusterKey{UA: ua, Lang: lang, NoClientHints: secChUa == "absent"}
+	k := request.ClusterKey{UA: ua, Lang: lang, NoClientHints: secChUa == "absent"}
 	switch loggedIn {
 	case "no":
 		k.LoggedIn = sources.LoggedInNo

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -308,7 +309,7 @@ func TestProposeNoCrawler(t *testing.T) {
 // rate limit: limiting it would not have prevented the incident. The notes
 // say why, not that there was no crawler.
 func TestProposeContextCrawler(t *testing.T) {
-	key := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	key := request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
 	bot := detect.Finding{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Role: detect.RoleContext, Cluster: &key,
 		Facts: &detect.CrawlerBurstFacts{Spread: true}}
 	from := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
@@ -328,7 +329,7 @@ func TestProposeContextCrawler(t *testing.T) {
 func TestClusterOfFingerprint(t *testing.T) {
 	f := detect.Finding{Fingerprint: &detect.Fingerprint{UserAgent: "Chrome 121/120/119", AcceptLanguage: "zh-cn", LoggedIn: "no", SecChUa: "absent"}}
 	k, ok := clusterOf(f)
-	want := detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
+	want := request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
 	if !ok || k != want {
 		t.Errorf("clusterOf = %+v, %v; want %+v", k, ok, want)
 	}

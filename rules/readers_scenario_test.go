@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
@@ -56,7 +56,7 @@ func classifyTruth(t *testing.T, dir string) (addresses, readers map[string]int)
 				classes[class], names = ci, append(names, class)
 			}
 			at := r.Start().UnixNano()
-			asset := detect.ClassifyPath(r.Path, r.Query, "") == detect.ClassAsset
+			asset := request.ClassifyPath(r.Path, r.Query, "") == request.ClassAsset
 			cls := classOf(ci, false, sources.LoggedInNo, false)
 			counts.add(at, cls)
 			rt.observe(ci, r.ClientIP, at, asset, r.SiteReferer, r.Method, counts.stretch(at), cls)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 )
 
@@ -37,7 +38,7 @@ func (j *judge) classes() {
 	}
 	m := classMeasure
 	m.minExcess = math.Max(minClusterPerHour*j.hours, minClassShare*float64(j.recent.Requests))
-	for _, class := range []detect.PathClass{detect.ClassTool, detect.ClassSpecial, detect.ClassAPI} {
+	for _, class := range []request.PathClass{request.ClassTool, request.ClassSpecial, request.ClassAPI} {
 		o := float64(j.recent.Classes[class])
 		b := j.baselineOf(func(p *Profile) (float64, bool) { return float64(p.Classes[class]), true })
 		if !m.rises(o, b, j.cfg.Z) {

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 )
 
 // rise is one fingerprint's rise.
 type rise struct {
-	key     detect.ClusterKey
+	key     request.ClusterKey
 	c       *ClusterProfile
 	metric  string
 	o       float64
@@ -27,19 +28,19 @@ type rise struct {
 // clusters finds the fingerprints that rose and sorts them into automated
 // ones (crawler_burst anomalies) and human ones (for the surge).
 func (j *judge) clusters() (auto, humans []rise) {
-	window := map[detect.ClusterKey]*detect.Cluster{}
+	window := map[request.ClusterKey]*detect.Cluster{}
 	if j.traffic != nil {
 		for _, c := range j.traffic.Clusters() {
 			window[c.Key] = c
 		}
 	}
-	flagged := map[detect.ClusterKey]bool{}
+	flagged := map[request.ClusterKey]bool{}
 	for _, f := range j.res.Findings {
 		if f.Kind == detect.KindCrawlerBurst && f.Cluster != nil {
 			flagged[*f.Cluster] = true
 		}
 	}
-	keys := make([]detect.ClusterKey, 0, len(j.recent.Clusters))
+	keys := make([]request.ClusterKey, 0, len(j.recent.Clusters))
 	for k := range j.recent.Clusters {
 		keys = append(keys, k)
 	}
@@ -101,7 +102,7 @@ func (j *judge) clusters() (auto, humans []rise) {
 // detect measured it reading the window (its assets, and the routes PHP's
 // measured cost calls expensive: not path names), and says why in the scan's
 // words. A fingerprint detect did not measure is not called automated.
-func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (prose.Text, bool) {
+func automated(k request.ClusterKey, r detect.Reading, measured, flagged bool) (prose.Text, bool) {
 	read := struct{ Assets, Tools float64 }{r.AssetShare, r.ExpensiveShare}
 	if flagged {
 		return Messages.Say("reason.flagged", nil), true
@@ -113,7 +114,7 @@ func automated(k detect.ClusterKey, r detect.Reading, measured, flagged bool) (p
 		return Messages.Say("reason.browsing", read), false
 	}
 	switch {
-	case !detect.IsBrowser(k.UA):
+	case !request.IsBrowser(k.UA):
 		return Messages.Say("reason.not_browser", k.UA), true
 	case k.NoClientHints:
 		return Messages.Say("reason.forged", nil), true

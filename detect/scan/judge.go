@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -85,7 +86,7 @@ type judge struct {
 	// readings are how each of the window's fingerprints read it, as detect
 	// measures it (detect.Evidence.WindowReadings): automation is judged on
 	// them.
-	readings map[detect.ClusterKey]detect.Reading
+	readings map[request.ClusterKey]detect.Reading
 	hours    float64
 	// seasonal is false when too few baseline slots are covered.
 	seasonal bool

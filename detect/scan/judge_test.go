@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 var (
-	readerKey  = detect.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}
-	crawlerKey = detect.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
-	crowdKey   = detect.ClusterKey{UA: "Safari", Lang: "en-us", LoggedIn: sources.LoggedInNo}
+	readerKey  = request.ClusterKey{UA: "Chrome", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}
+	crawlerKey = request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}
+	crowdKey   = request.ClusterKey{UA: "Safari", Lang: "en-us", LoggedIn: sources.LoggedInNo}
 	// cheapKey is a browser without assets whose pages PHP's measured cost
 	// calls cheap: read by path names ("tools") it would pass for a crawler.
-	cheapKey = detect.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo}
+	cheapKey = request.ClusterKey{UA: "Firefox", Lang: "de-de", LoggedIn: sources.LoggedInNo}
 )
 
 // readings are how detect measured each fingerprint reading the window.
-var readings = map[detect.ClusterKey]detect.Reading{
+var readings = map[request.ClusterKey]detect.Reading{
 	readerKey:  {AssetShare: 1.0 / 3},
 	crawlerKey: {ExpensiveShare: 1},
 	crowdKey:   {AssetShare: 0.5},
@@ -29,7 +30,7 @@ var readings = map[detect.ClusterKey]detect.Reading{
 
 // hourProfile is an hour with readers (a third of their requests assets) and
 // the given extra fingerprints.
-func hourProfile(end time.Time, readers int, extra map[detect.ClusterKey]*ClusterProfile) *Profile {
+func hourProfile(end time.Time, readers int, extra map[request.ClusterKey]*ClusterProfile) *Profile {
 	p := newProfile(Range{From: end.Add(-time.Hour), To: end})
 	p.Clusters[readerKey] = &ClusterProfile{Requests: readers, IPs: readers / 3, Prefixes: readers / 4, Assets: readers / 3}
 	p.Requests = readers
@@ -74,15 +75,15 @@ func TestJudge(t *testing.T) {
 		want     []string // kind/severity of each anomaly, most severe first
 	}{
 		{"an ordinary hour", hourProfile(now, 1030, nil), week(), nil, nil},
-		{"a new automated fingerprint", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week(), nil,
+		{"a new automated fingerprint", hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week(), nil,
 			[]string{"crawler_burst/warning"}},
-		{"a browser reading pages measured cheap is people, however its paths read", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{cheapKey: cheap}), week(), nil,
+		{"a browser reading pages measured cheap is people, however its paths read", hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{cheapKey: cheap}), week(), nil,
 			[]string{"surge/info"}},
-		{"people rising is a surge, not an attack", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crowdKey: crowd}), week(), nil,
+		{"people rising is a surge, not an attack", hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{crowdKey: crowd}), week(), nil,
 			[]string{"surge/info"}},
-		{"a crawler while the proxy refuses: both critical", refused(hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl})), week(), nil,
+		{"a crawler while the proxy refuses: both critical", refused(hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{crawlerKey: crawl})), week(), nil,
 			[]string{"crawler_burst/critical", "error_rate/critical"}},
-		{"thirty requests of a new fingerprint are no news", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: tiny}), week(), nil, nil},
+		{"thirty requests of a new fingerprint are no news", hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{crawlerKey: tiny}), week(), nil, nil},
 		{"a detector's finding below the volume floor is information", hourProfile(now, 1000, nil), week(),
 			[]detect.Finding{finding(detect.KindUpstreamErrors, map[string]float64{"failed_total": 7, "failed_expected_in_base": 0})},
 			[]string{"error_rate/info"}},
@@ -91,7 +92,7 @@ func TestJudge(t *testing.T) {
 		{"a starved health check is critical on its own", hourProfile(now, 1000, nil), week(),
 			[]detect.Finding{finding(detect.KindHealthcheckStarved, map[string]float64{"est_queue_wait_s": 24, "health_timeout_s": 10})},
 			[]string{"healthcheck_starved/critical"}},
-		{"too few days: only the detectors judge", hourProfile(now, 1000, map[detect.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week()[:2],
+		{"too few days: only the detectors judge", hourProfile(now, 1000, map[request.ClusterKey]*ClusterProfile{crawlerKey: crawl}), week()[:2],
 			[]detect.Finding{{ID: "crawler_burst-1", Kind: detect.KindCrawlerBurst, Cluster: &crawlerKey, Start: now.Add(-time.Hour),
 				Summary: "crawler", Facts: detect.MustParseFacts(detect.KindCrawlerBurst, map[string]float64{"requests": 5000, "peak_per_10m": 900, "baseline_per_10m": 0})}},
 			[]string{"crawler_burst/warning"}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
@@ -42,9 +43,9 @@ type Profile struct {
 	// timeout): a percentile over timeouts describes the client, not PHP.
 	Latency detect.Histogram `json:"-"`
 	// Classes counts client requests by path class.
-	Classes map[detect.PathClass]int `json:"classes"`
+	Classes map[request.PathClass]int `json:"classes"`
 	// Clusters are the client fingerprints seen in the range.
-	Clusters map[detect.ClusterKey]*ClusterProfile `json:"-"`
+	Clusters map[request.ClusterKey]*ClusterProfile `json:"-"`
 	// Pool is php-fpm and the host over the range; nil without metrics.
 	Pool *PoolProfile `json:"pool,omitempty"`
 }
@@ -87,13 +88,13 @@ type PoolProfile struct {
 }
 
 func newProfile(r Range) *Profile {
-	return &Profile{Range: r, Classes: map[detect.PathClass]int{}, Clusters: map[detect.ClusterKey]*ClusterProfile{}}
+	return &Profile{Range: r, Classes: map[request.PathClass]int{}, Clusters: map[request.ClusterKey]*ClusterProfile{}}
 }
 
 // observe adds one request; class and key are computed once by the caller.
 // key is nil for a request that is not a client's (the proxy's health check,
 // the site's call to its own API).
-func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detect.ClusterKey, site sources.Site) {
+func (p *Profile) observe(r *sources.Request, class request.PathClass, key *request.ClusterKey, site sources.Site) {
 	p.Lines++
 	// Failed is detect's definition (detect.Minute.Failed): a failed status,
 	// or a success logged after the clients had left.
@@ -127,8 +128,8 @@ func (p *Profile) observe(r *sources.Request, class detect.PathClass, key *detec
 	}
 	c.Requests++
 	c.ips[r.ClientIP] = struct{}{}
-	c.prefixes[detect.Prefix(r.ClientIP)] = struct{}{}
-	if class == detect.ClassAsset {
+	c.prefixes[request.Prefix(r.ClientIP)] = struct{}{}
+	if class == request.ClassAsset {
 		c.Assets++
 	}
 	if r.HasCookie {
@@ -166,7 +167,7 @@ type Collector struct {
 	// missing data even when requests before and after it were read.
 	fetched []Range
 	// keys computes each request's fingerprint once for all its slots.
-	keys detect.Keyer
+	keys request.Keyer
 }
 
 // pending is one scan's share of the reading.
@@ -220,9 +221,9 @@ func (c *Collector) Observe(r *sources.Request) {
 	lo := t.Add(-c.cfg.Since)
 	i := sort.Search(len(c.slots), func(i int) bool { return c.slots[i].From.After(lo) })
 	if i < len(c.slots) && !c.slots[i].From.After(t) {
-		class := detect.ClassifyPath(r.Path, r.Query, c.site.HealthURI)
-		var key *detect.ClusterKey
-		if class != detect.ClassHealth && !(class == detect.ClassAPI && detect.SelfCall(r)) {
+		class := request.ClassifyPath(r.Path, r.Query, c.site.HealthURI)
+		var key *request.ClusterKey
+		if class != request.ClassHealth && !(class == request.ClassAPI && request.SelfCall(r)) {
 			k := c.keys.Key(r)
 			key = &k
 		}

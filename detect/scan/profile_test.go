@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -39,11 +39,11 @@ func TestCollector(t *testing.T) {
 	c.finish()
 
 	w := c.profile(cfg.Window(now))
-	if w.Lines != 6 || w.Requests != 4 || w.Failed != 1 || w.Proxy503 != 1 || w.Classes[detect.ClassAsset] != 1 {
+	if w.Lines != 6 || w.Requests != 4 || w.Failed != 1 || w.Proxy503 != 1 || w.Classes[request.ClassAsset] != 1 {
 		t.Errorf("window: %d lines, %d client requests, %d failed, %d proxy 503, classes %v; want 6, 4, 1, 1, one asset",
 			w.Lines, w.Requests, w.Failed, w.Proxy503, w.Classes)
 	}
-	cl := w.Clusters[detect.ClusterKey{UA: "Firefox", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}]
+	cl := w.Clusters[request.ClusterKey{UA: "Firefox", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}]
 	if cl == nil || cl.Requests != 4 || cl.IPs != 4 || cl.Prefixes != 3 || cl.Assets != 1 {
 		t.Errorf("Firefox cluster %+v: want 4 requests from 4 addresses in 3 networks, 1 asset", cl)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/renameio/v2/maybe"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // ProfileCache keeps the profiles of past windows on disk: what a scheduled
@@ -40,7 +41,7 @@ type storedProfile struct {
 }
 
 type storedCluster struct {
-	Key detect.ClusterKey `json:"key"`
+	Key request.ClusterKey `json:"key"`
 	*ClusterProfile
 }
 
@@ -74,7 +75,7 @@ func (c ProfileCache) Load(r Range) (*Profile, bool, error) {
 	}
 	p := sp.Profile
 	p.Latency = sp.Latency
-	p.Clusters = make(map[detect.ClusterKey]*ClusterProfile, len(sp.Clusters))
+	p.Clusters = make(map[request.ClusterKey]*ClusterProfile, len(sp.Clusters))
 	for _, cl := range sp.Clusters {
 		if cl.ClusterProfile == nil {
 			return nil, false, fmt.Errorf("profile cache %s: fingerprint %s without counts", path, cl.Key)
@@ -82,7 +83,7 @@ func (c ProfileCache) Load(r Range) (*Profile, bool, error) {
 		p.Clusters[cl.Key] = cl.ClusterProfile
 	}
 	if p.Classes == nil {
-		p.Classes = map[detect.PathClass]int{}
+		p.Classes = map[request.PathClass]int{}
 	}
 	return p, true, nil
 }

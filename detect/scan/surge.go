@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/prose"
 )
 
@@ -49,7 +50,7 @@ func (j *judge) surge(auto, humans []rise) {
 	if !j.measureSite(metricHumans, o, b, m) {
 		return
 	}
-	autoKeys := map[detect.ClusterKey]bool{}
+	autoKeys := map[request.ClusterKey]bool{}
 	for _, r := range auto {
 		autoKeys[r.key] = true
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -65,7 +66,7 @@ type Plan struct {
 	Only     Only
 	Shots    []Shot
 	// CrawlerKeys are the fingerprints counted as the crawler.
-	CrawlerKeys []detect.ClusterKey
+	CrawlerKeys []request.ClusterKey
 	// Left out, counted: health checks (the staging proxy runs its own),
 	// requests of the class --only excluded, and requests beyond MaxRequests.
 	HealthChecks  int
@@ -106,14 +107,14 @@ func NewPlan(ctx context.Context, read RequestReader, o PlanOptions) (*Plan, err
 		return nil, fmt.Errorf("replay: MaxRequests %d must be positive", o.MaxRequests)
 	}
 	p := &Plan{From: o.From, To: o.To, Speed: o.Speed, Only: o.Only, LoggedInCookie: o.Site.LoggedInCookie}
-	crawler := map[detect.ClusterKey]bool{}
+	crawler := map[request.ClusterKey]bool{}
 	for _, f := range o.Findings {
 		if f.Kind == detect.KindCrawlerBurst && f.Cluster != nil && !crawler[*f.Cluster] {
 			crawler[*f.Cluster] = true
 			p.CrawlerKeys = append(p.CrawlerKeys, *f.Cluster)
 		}
 	}
-	var keys detect.Keyer
+	var keys request.Keyer
 	err := read(ctx, func(batch []sources.Request) error {
 		for i := range batch {
 			r := &batch[i]

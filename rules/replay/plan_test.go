@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -27,7 +28,7 @@ func TestNewPlan(t *testing.T) {
 		req(1, 2, "/wiki/B", "Mozilla/5.0 Firefox/128.0", "en-us", sources.LoggedInNo),
 		req(61, 0.1, "/wiki/C", "Mozilla/5.0 Firefox/128.0", "en-us", sources.LoggedInNo),
 	}
-	key := detect.Key(&reqs[0])
+	key := request.Key(&reqs[0])
 	findings := []detect.Finding{{Kind: detect.KindCrawlerBurst, Cluster: &key}}
 	read := func(ctx context.Context, sink func([]sources.Request) error) error { return sink(reqs) }
 	site := sources.Site{HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}

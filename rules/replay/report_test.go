@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -24,8 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // fingerprint whose user agent tries to inject Markdown.
 func goldenRun() ReportInput {
 	from := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC)
-	hostile := detect.ClusterKey{UA: "Evil](http://x.example/) | <b>", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
-	p := &Plan{From: from, To: from.Add(20 * time.Second), Speed: 10, CrawlerKeys: []detect.ClusterKey{hostile}, HealthChecks: 2, ClientsByPlan: 5}
+	hostile := request.ClusterKey{UA: "Evil](http://x.example/) | <b>", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	p := &Plan{From: from, To: from.Add(20 * time.Second), Speed: 10, CrawlerKeys: []request.ClusterKey{hostile}, HealthChecks: 2, ClientsByPlan: 5}
 	for i := range 10 {
 		c := ClassCrawler
 		if i >= 8 {
@@ -127,8 +127,8 @@ func TestReportGolden(t *testing.T) {
 // that does too.
 func saturatedRun() ReportInput {
 	from := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC)
-	hostile := detect.ClusterKey{UA: `<script>alert(1)</script>"><b>bold</b>`, Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
-	p := &Plan{From: from, To: from.Add(2 * time.Minute), Speed: 10, CrawlerKeys: []detect.ClusterKey{hostile}, ClientsByPlan: 900}
+	hostile := request.ClusterKey{UA: `<script>alert(1)</script>"><b>bold</b>`, Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
+	p := &Plan{From: from, To: from.Add(2 * time.Minute), Speed: 10, CrawlerKeys: []request.ClusterKey{hostile}, ClientsByPlan: 900}
 	rng := rand.New(rand.NewPCG(1, 2))
 	perSecond := [numClasses]int{ClassCrawler: 40, ClassOtherLoggedOut: 12, ClassLoggedIn: 1}
 	res := &Result{Started: from.Add(24 * time.Hour), Ended: from.Add(24*time.Hour + 33*time.Second), Sources: 900, OpenHigh: 420,

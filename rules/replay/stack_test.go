@@ -25,6 +25,7 @@ import (
 	_ "github.com/mholt/caddy-ratelimit"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -445,11 +446,11 @@ func indent(s string) string {
 // own loopback address: a different address per recorded client.
 func caddyLogged(t *testing.T, path string, plan *Plan) (requests, refused int) {
 	t.Helper()
-	crawler := map[detect.ClusterKey]bool{}
+	crawler := map[request.ClusterKey]bool{}
 	for _, k := range plan.CrawlerKeys {
 		crawler[k] = true
 	}
-	var keys detect.Keyer
+	var keys request.Keyer
 	var skips sources.Skips
 	_, err := accesslog.Read(context.Background(), []string{path}, accesslog.Options{LoggedInCookie: plan.LoggedInCookie}, &skips, func(batch []sources.Request) error {
 		for i := range batch {

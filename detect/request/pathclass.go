@@ -1,4 +1,4 @@
-package detect
+package request
 
 import (
 	"net/url"
@@ -39,7 +39,7 @@ var viewActions = map[string]bool{"": true, "view": true, "render": true}
 
 // ClassifyPath returns the class of a request given its raw path and query.
 func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
-	return classifyPath(rawPath, rawQuery, healthURI, nil)
+	return ClassifyPathScratch(rawPath, rawQuery, healthURI, nil)
 }
 
 // PathClassifier is ClassifyPath for a pass over many requests: it decodes
@@ -52,12 +52,12 @@ type PathClassifier struct {
 
 // Classify returns ClassifyPath(rawPath, rawQuery, c.HealthURI).
 func (c *PathClassifier) Classify(rawPath, rawQuery string) PathClass {
-	return classifyPath(rawPath, rawQuery, c.HealthURI, &c.scratch)
+	return ClassifyPathScratch(rawPath, rawQuery, c.HealthURI, &c.scratch)
 }
 
-// classifyPath is ClassifyPath with a scratch buffer for the unescaped path,
+// ClassifyPathScratch is ClassifyPath with a scratch buffer for the unescaped path,
 // which Traffic keeps from one request to the next (nil: allocate one).
-func classifyPath(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClass {
+func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClass {
 	if healthURI != "" && rawPath == healthURI {
 		return ClassHealth
 	}

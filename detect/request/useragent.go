@@ -1,4 +1,4 @@
-package detect
+package request
 
 import (
 	"math/bits"
@@ -87,8 +87,8 @@ var uaTokenStarts = func() (t [256]uint32) {
 	return t
 }()
 
-// splitFamily splits "Chrome 121" into "Chrome" and "121".
-func splitFamily(fv string) (family, version string) {
+// SplitFamily splits "Chrome 121" into "Chrome" and "121".
+func SplitFamily(fv string) (family, version string) {
 	if i := strings.LastIndexByte(fv, ' '); i > 0 && fv[i+1] >= '0' && fv[i+1] <= '9' {
 		return fv[:i], fv[i+1:]
 	}

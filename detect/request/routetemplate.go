@@ -1,0 +1,337 @@
+package request
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// A route template is what a request asked for with everything that varies
+// per page taken out: "/2026/10/hello_world/?replytocom=4121" and
+// "/2026/09/other_post/?replytocom=77" are both "/{n}/{n}/{slug}/?replytocom".
+// Numbers, hashes, UUIDs, long tokens and slugs in the path become
+// placeholders; query values are dropped and the query keys kept, sorted. Cost
+// is measured per template (routecost.go), whatever the application.
+
+// Placeholders of a route template.
+const (
+	phNumber        = "{n}"
+	phUUID          = "{uuid}"
+	phHash          = "{hash}"
+	phToken         = "{token}"
+	PlaceholderSlug = "{slug}"
+)
+
+// Bounds on what one request's URL adds to a template: both come from the
+// client and are unbounded otherwise.
+const (
+	// maxTemplateSegments: deeper paths end in "/{rest}".
+	maxTemplateSegments = 12
+	// maxTemplateKeys: more query keys end in "&{more}".
+	maxTemplateKeys = 8
+	// maxKeyLen: a longer query key is a value in disguise ("?aGVsbG8...").
+	maxKeyLen = 40
+	// longToken: a segment this long (runes) is an identifier, not a route.
+	longToken = 24
+)
+
+// RouteTemplate returns the template of a request target (raw path as
+// logged, percent-encoded, and raw query) by its shape alone: query values
+// dropped. The traffic's table (routetable.go) also folds path names that
+// vary too much, and keeps the values of query keys that vary little
+// ("action=history"), which name a route rather than a page.
+func RouteTemplate(rawPath, rawQuery string) string {
+	var sc TemplateScratch
+	segs := sc.Segments(rawPath)
+	return string(AppendTemplate(nil, segs, sc.Query(rawQuery), rawQuery != "", false))
+}
+
+// QueryItem is one distinct query key with its first value, normalised (""
+// when it is a placeholder, empty or too long to be a route's name).
+type QueryItem struct{ Key, Value string }
+
+// TemplateScratch holds the pieces of one request target's template while it
+// is built. The route table keeps one and reuses it for every request
+// (Traffic.Observe builds a template per request), so that a request whose
+// template was seen before allocates nothing. Until reset, the strings in
+// segs and items are views of arena, of unescaped, or of the target itself:
+// whoever keeps one past the next reset clones it.
+type TemplateScratch struct {
+	// arena holds the normalised segments and the unescaped query parts. It
+	// only grows until reset: a view of it is never overwritten meanwhile.
+	arena []byte
+	// unescaped holds the segment pathUnescape decoded last.
+	unescaped []byte
+	segs      []string
+	items     []QueryItem
+}
+
+// Reset forgets the last target: its views are invalid from now on.
+func (sc *TemplateScratch) Reset() {
+	sc.arena, sc.segs, sc.items = sc.arena[:0], sc.segs[:0], sc.items[:0]
+}
+
+// stringView is b as a string, without a copy; b must not change while it is used.
+func stringView(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Segments splits a raw path into normalised segments ("" for the root and
+// for a trailing slash, which is kept: "/a/" and "/a" are different routes
+// on most sites).
+func (sc *TemplateScratch) Segments(rawPath string) []string {
+	if rawPath == "" || rawPath == "/" {
+		sc.segs = append(sc.segs, "")
+		return sc.segs
+	}
+	rest := strings.TrimPrefix(rawPath, "/")
+	for i := 0; ; i++ {
+		if i == maxTemplateSegments {
+			sc.segs = append(sc.segs, "{rest}")
+			break
+		}
+		p, after, more := strings.Cut(rest, "/")
+		// Each segment is unescaped alone, so an encoded slash stays inside it.
+		p = pathUnescape(p, &sc.unescaped)
+		start := len(sc.arena)
+		sc.arena = appendNormalised(sc.arena, p)
+		sc.segs = append(sc.segs, stringView(sc.arena[start:]))
+		if !more {
+			break
+		}
+		rest = after
+	}
+	return sc.segs
+}
+
+// Query returns the distinct query keys of a raw query, sorted, with their
+// first value.
+func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
+	if rawQuery == "" {
+		return nil
+	}
+	items := sc.items[:0]
+	for rest, more := rawQuery, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, "&")
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		k = sc.queryUnescape(k)
+		switch {
+		case k == "":
+			continue
+		case len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsAny(k, "{}&=?"):
+			k = phToken
+		case allDigits(k):
+			k = phNumber
+		}
+		if slices.ContainsFunc(items, func(it QueryItem) bool { return it.Key == k }) {
+			continue
+		}
+		v = sc.queryUnescape(v)
+		if v != "" && (len(v) > maxKeyLen || strings.ContainsAny(v, "{}&=?/") || sc.normalisesToPlaceholder(v)) {
+			v = ""
+		}
+		items = append(items, QueryItem{k, v})
+	}
+	// The keys are distinct: any sort puts them in one order.
+	slices.SortFunc(items, func(a, b QueryItem) int { return strings.Compare(a.Key, b.Key) })
+	if len(items) > maxTemplateKeys {
+		items = append(items[:maxTemplateKeys], QueryItem{Key: "{more}"})
+	}
+	sc.items = items
+	return items
+}
+
+// queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
+// decoded s is a view of the arena.
+func (sc *TemplateScratch) queryUnescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
+		return s
+	}
+	start := len(sc.arena)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				sc.arena = sc.arena[:start]
+				return s // url.EscapeError
+			}
+			sc.arena = append(sc.arena, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case '+':
+			sc.arena = append(sc.arena, ' ')
+		default:
+			sc.arena = append(sc.arena, c)
+		}
+	}
+	return stringView(sc.arena[start:])
+}
+
+// normalisesToPlaceholder reports whether segment s normalises to a placeholder.
+func (sc *TemplateScratch) normalisesToPlaceholder(s string) bool {
+	start := len(sc.arena)
+	sc.arena = appendNormalised(sc.arena, s)
+	ph := IsPlaceholder(stringView(sc.arena[start:]))
+	sc.arena = sc.arena[:start]
+	return ph
+}
+
+// AppendTemplate appends the template of segments and query items to dst;
+// values writes the items' values where they have one.
+func AppendTemplate(dst []byte, segments []string, items []QueryItem, hadQuery, values bool) []byte {
+	for _, s := range segments {
+		dst = append(dst, '/')
+		dst = append(dst, s...)
+	}
+	if hadQuery {
+		dst = append(dst, '?') // a query without keys ("/?" or "/?=x") still bypasses most page caches
+	}
+	for i, it := range items {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		dst = append(dst, it.Key...)
+		if values && it.Value != "" {
+			dst = append(dst, '=')
+			dst = append(dst, it.Value...)
+		}
+	}
+	return dst
+}
+
+// appendNormalised appends path segment s to dst with what identifies one
+// page or object replaced by its placeholder, and route names left alone
+// ("wp-json", "api.php", "Special:WhatLinksHere"). A file name keeps its
+// extension: "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps
+// its namespace ("Talk:{slug}"), so a site's namespaces stay apart.
+func appendNormalised(dst []byte, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && !strings.ContainsAny(ns, "/") && utf8.RuneCountInString(ns) <= 20 {
+		start := len(dst)
+		dst = append(append(dst, ns...), ':')
+		n := len(dst)
+		if dst = appendNormalised(dst, name); IsPlaceholder(stringView(dst[n:])) {
+			return dst
+		}
+		return append(dst[:start], s...)
+	}
+	base, ext := s, path.Ext(s)
+	if ext != "" && len(ext) <= 6 && ext != s && isAlnum(ext[1:]) {
+		base = s[:len(s)-len(ext)]
+	} else {
+		ext = ""
+	}
+	ph := ""
+	switch {
+	case allDigits(base):
+		ph = phNumber
+	case isUUID(base):
+		ph = phUUID
+	case len(base) >= 8 && hexString(base) && strings.ContainsAny(base, "0123456789"):
+		ph = phHash
+	case utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base):
+		ph = phToken
+	case hasLetterAndDigit(base) && len(base) >= 6:
+		ph = phToken
+	case isSlug(base):
+		ph = PlaceholderSlug
+	}
+	if ph == "" {
+		return append(dst, s...)
+	}
+	return append(append(dst, ph...), ext...)
+}
+
+// isSlug reports whether a segment reads like a title turned into a URL:
+// words joined by separators ("hello_world_again", "my-first-post"), or text
+// outside ASCII (titles in Korean, Chinese, ...). Short names with one
+// separator ("wp-json", "wp-admin") stay route names.
+func isSlug(s string) bool {
+	seps := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if c == '-' || c == '_' || c == ' ' || c == '+' || c == ',' {
+			seps++
+		}
+	}
+	return seps >= 2 || seps == 1 && len(s) >= 16
+}
+
+func IsPlaceholder(s string) bool {
+	return strings.HasPrefix(s, "{") && strings.Contains(s, "}")
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func hexString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func hasLetterAndDigit(s string) bool {
+	letter, digit := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			digit = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
+// isUUID accepts 8-4-4-4-12 hex digits.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if s[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(s[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,40 @@
+package request
+
+import (
+	"testing"
+)
+
+func TestRouteTemplate(t *testing.T) {
+	tests := []struct{ path, query, want string }{
+		// WordPress
+		{"/", "s=caddy+rate+limit", "/?s"},
+		{"/wp-json/wp/v2/search", "search=php&per_page=10", "/wp-json/wp/v2/search?per_page&search"},
+		{"/2026/10/hello_world_again/", "replytocom=4121", "/{n}/{n}/{slug}/?replytocom"},
+		{"/2026/10/%EC%B2%A0%EB%8F%84_%EC%9A%B0%EC%A3%BC/", "", "/{n}/{n}/{slug}/"}, // a Korean slug
+		{"/wp-content/uploads/2026/03/img-2041-768x512.jpg", "", "/wp-content/uploads/{n}/{n}/{token}.jpg"},
+		{"/wp-admin/post.php", "post=812&action=edit", "/wp-admin/post.php?action&post"},
+		// Drupal, Laravel, Nextcloud
+		{"/node/123/edit", "", "/node/{n}/edit"},
+		{"/api/orders/3f2b8c1e-9d4a-4e21-8f7a-2b6c9e0d1a55", "", "/api/orders/{uuid}"},
+		{"/commit/9f86d081884c7d65", "", "/commit/{hash}"},
+		{"/remote.php/dav/files/alice/Documents", "", "/remote.php/dav/files/alice/Documents"},
+		{"/s/aZ3kP9qLmN2xW7", "", "/s/{token}"},
+		{"/index.php/apps/files/ajax/download.php", "dir=%2F&files=a.txt", "/index.php/apps/files/ajax/download.php?dir&files"},
+		{"/assets/app.5f3e9a1c2b7d.js", "", "/assets/{token}.js"},
+		// MediaWiki: namespaces stay, the page after them goes
+		{"/w/Special:WhatLinksHere/Seoul", "", "/w/Special:WhatLinksHere/Seoul"},
+		{"/w/Special:Contributions/HanSet4242", "", "/w/Special:Contributions/{token}"},
+		{"/index.php", "title=Seoul&action=history", "/index.php?action&title"},
+		// keys sorted and kept once, values gone, numeric keys folded
+		{"/search", "q=x&page=2&q=y", "/search?page&q"},
+		{"/x", "123=a", "/x?{n}"},
+		{"/feed/", "", "/feed/"},
+		{"/", "", "/"},
+		{"/wp-json", "", "/wp-json"},
+	}
+	for _, tt := range tests {
+		if got := RouteTemplate(tt.path, tt.query); got != tt.want {
+			t.Errorf("RouteTemplate(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}
