@@ -24,11 +24,15 @@ const module = "github.com/aftermath-forensics/aftermath"
 // (design.md: sources -> detect -> (rules, report); analysis composes them,
 // the commands call it). A package belongs to the stage of its longest
 // matching directory; prose and templates are leaves every stage may read.
+// The request vocabulary (detect/request) is a stage of its own, below
+// detect: what one request is, said without any detector's help, which
+// detect, the scan and the rules read.
 var stages = []struct {
 	name string
 	dirs []string
 }{
 	{"sources", []string{"sources", "prose", "templates"}},
+	{"request", []string{"detect/request"}},
 	{"detect", []string{"detect"}},
 	{"rules", []string{"rules"}},
 	{"report", []string{"report"}},
@@ -115,18 +119,21 @@ func TestImportsFollowTheStages(t *testing.T) {
 }
 
 // TestStagesRefuseABackImport: the check above finds an import back up the
-// pipeline and a package outside every stage (it cannot pass by finding
-// nothing).
+// pipeline (also from the request vocabulary into the detect package tree
+// that holds it) and a package outside every stage (it cannot pass by
+// finding nothing).
 func TestStagesRefuseABackImport(t *testing.T) {
 	pkgs := []listed{
 		{ImportPath: module + "/detect", Imports: []string{module + "/sources", module + "/report/timechart", "fmt"}},
 		{ImportPath: module + "/report", Imports: []string{module + "/detect"}},
 		{ImportPath: module + "/elsewhere"},
+		{ImportPath: module + "/detect/request", Imports: []string{module + "/sources", module + "/detect/prose"}},
 	}
 	got := stageViolations(pkgs)
 	want := []string{
 		"detect (detect) imports report/timechart (report): an import back up the pipeline",
 		"elsewhere is in no stage of the pipeline: add its directory to stages",
+		"detect/request (request) imports detect/prose (detect): an import back up the pipeline",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

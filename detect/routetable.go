@@ -10,7 +10,7 @@ import (
 )
 
 // Bounds of the route table. Templates come from URLs, which a client can vary
-// without limit; shape rules (routetemplate.go) catch most identifiers, and
+// without limit; shape rules (request/routetemplate.go) catch most identifiers, and
 // the table folds what they miss: when one place in the path (the segments
 // before it being equal) has held more than maxLiterals distinct names, they
 // are titles, not routes ("/wiki/Main_Page", "/wiki/Seoul", ...), and all

@@ -65,7 +65,7 @@ func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 	return s
 }
 
-// pathClass returns classifyPath of the target (with healthURI and scratch).
+// pathClass returns request.ClassifyPathScratch of the target (with healthURI and scratch).
 func (s *memoSlot) pathClass(healthURI string, scratch *[]byte) request.PathClass {
 	if !s.hasClass {
 		s.class, s.hasClass = request.ClassifyPathScratch(s.path, s.query, healthURI, scratch), true

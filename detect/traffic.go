@@ -104,7 +104,7 @@ type Cluster struct {
 	IPs     map[netip.Addr]*AddressBehaviour
 	Classes map[request.PathClass]int
 	Labels  map[string]int
-	// Routes counts requests by route template (routetemplate.go) as the
+	// Routes counts requests by route template (request.RouteTemplate) as the
 	// table folded it when they came; Traffic.routes measures what each costs.
 	Routes map[string]int
 	// Versions counts requests by user-agent major version ("121").
@@ -166,7 +166,7 @@ type Traffic struct {
 	lastMinute int64
 	lastMM     *Minute
 	keys       request.Keyer
-	scratch    []byte // classifyPath's unescaped path
+	scratch    []byte // request.ClassifyPathScratch's unescaped path
 	// targets remembers the class, label and route template of the
 	// targets seen lately (targetmemo.go).
 	targets targetMemo

@@ -20,7 +20,7 @@ type ClusterKey struct {
 	NoClientHints bool
 }
 
-// Agent is what Observe needs of a user agent.
+// Agent is what detect.Traffic.Observe needs of a user agent.
 type Agent struct {
 	family, Version string
 	chromium        bool

@@ -56,7 +56,7 @@ func (c *PathClassifier) Classify(rawPath, rawQuery string) PathClass {
 }
 
 // ClassifyPathScratch is ClassifyPath with a scratch buffer for the unescaped path,
-// which Traffic keeps from one request to the next (nil: allocate one).
+// which detect.Traffic keeps from one request to the next (nil: allocate one).
 func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) PathClass {
 	if healthURI != "" && rawPath == healthURI {
 		return ClassHealth

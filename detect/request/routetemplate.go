@@ -13,7 +13,7 @@ import (
 // "/2026/09/other_post/?replytocom=77" are both "/{n}/{n}/{slug}/?replytocom".
 // Numbers, hashes, UUIDs, long tokens and slugs in the path become
 // placeholders; query values are dropped and the query keys kept, sorted. Cost
-// is measured per template (routecost.go), whatever the application.
+// is measured per template (detect/routecost.go), whatever the application.
 
 // Placeholders of a route template.
 const (
@@ -39,7 +39,7 @@ const (
 
 // RouteTemplate returns the template of a request target (raw path as
 // logged, percent-encoded, and raw query) by its shape alone: query values
-// dropped. The traffic's table (routetable.go) also folds path names that
+// dropped. The traffic's table (detect/routetable.go) also folds path names that
 // vary too much, and keeps the values of query keys that vary little
 // ("action=history"), which name a route rather than a page.
 func RouteTemplate(rawPath, rawQuery string) string {
@@ -54,7 +54,7 @@ type QueryItem struct{ Key, Value string }
 
 // TemplateScratch holds the pieces of one request target's template while it
 // is built. The route table keeps one and reuses it for every request
-// (Traffic.Observe builds a template per request), so that a request whose
+// (detect.Traffic.Observe builds a template per request), so that a request whose
 // template was seen before allocates nothing. Until reset, the strings in
 // segs and items are views of arena, of unescaped, or of the target itself:
 // whoever keeps one past the next reset clones it.

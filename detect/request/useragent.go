@@ -79,7 +79,7 @@ func UAFamily(ua string) string {
 // whose token starts with it.
 var uaTokenStarts = func() (t [256]uint32) {
 	if len(uaFamilies) > 32 {
-		panic("detect: more than 32 user-agent families; widen uaTokenStarts")
+		panic("request: more than 32 user-agent families; widen uaTokenStarts")
 	}
 	for i, f := range uaFamilies {
 		t[f.token[0]] |= 1 << i
