@@ -2,16 +2,12 @@ package loki
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
 )
 
 // Loki refuses a metric query whose answer holds more series than its
@@ -166,11 +162,7 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 		todo = []valueGroup{a, b}
 		c.noteSeriesSplit(gs.labels[i], refusal)
 	}
-	type series struct {
-		metric map[string]string
-		at     map[time.Time]float64
-	}
-	bySeries := map[string]*series{}
+	sum := matrixSum{}
 	var answered []valueGroup
 	splits := 0
 	for len(todo) > 0 {
@@ -198,46 +190,14 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 			return nil, err
 		}
 		answered = append(answered, g)
-		for _, r := range res {
-			k := logql.LabelsKey(r.Metric)
-			s := bySeries[k]
-			if s == nil {
-				s = &series{metric: r.Metric, at: map[time.Time]float64{}}
-				bySeries[k] = s
-			}
-			for _, v := range r.Values {
-				s.at[v.T] += v.V
-			}
-		}
+		sum.add(res)
 	}
 	*parts = answered
-	out := make([]matrixResult, 0, len(bySeries))
-	for _, s := range bySeries {
-		r := matrixResult{Metric: s.metric}
-		for t, v := range s.at {
-			r.Values = append(r.Values, samplePair{T: t, V: v})
-		}
-		sort.Slice(r.Values, func(i, j int) bool { return r.Values[i].T.Before(r.Values[j].T) })
-		out = append(out, r)
-	}
-	return out, nil
+	return sum.results(), nil
 }
 
 // noteSeriesSplit records, once per label, that metric queries were split
 // by its values because their answers held too many series.
 func (c *Client) noteSeriesSplit(label string, refusal error) {
-	var api *APIError
-	said := refusal.Error()
-	if errors.As(refusal, &api) {
-		said = api.Message
-	}
-	prefix := fmt.Sprintf("metric queries split by the values of label %s where their answer held too many series", label)
-	c.limits.mu.Lock()
-	defer c.limits.mu.Unlock()
-	for _, l := range c.limits.learned {
-		if strings.HasPrefix(l, prefix+":") {
-			return
-		}
-	}
-	c.limits.learned = append(c.limits.learned, fmt.Sprintf("%s: Loki said %q", prefix, said))
+	c.learnOnce(fmt.Sprintf("metric queries split by the values of label %s where their answer held too many series", label), refusal)
 }

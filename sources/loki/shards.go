@@ -255,62 +255,44 @@ func (c *Client) runSharded(ctx context.Context, query string, from, to time.Tim
 // noteShards records, once per label, that queries were split by its
 // values because a single step still read too many bytes.
 func (c *Client) noteShards(name string, refusal error) {
+	c.learnOnce(fmt.Sprintf("queries split by the values of label %s where one step still read too many bytes", name), refusal)
+}
+
+// learnOnce records a limit learned from Loki's refusal, as "what was done:
+// Loki said ...", once per what was done.
+func (c *Client) learnOnce(what string, refusal error) {
 	var api *APIError
 	said := refusal.Error()
 	if errors.As(refusal, &api) {
 		said = api.Message
 	}
-	prefix := fmt.Sprintf("queries split by the values of label %s where one step still read too many bytes", name)
 	c.limits.mu.Lock()
 	defer c.limits.mu.Unlock()
 	for _, l := range c.limits.learned {
-		if strings.HasPrefix(l, prefix+":") {
+		if strings.HasPrefix(l, what+":") {
 			return
 		}
 	}
-	c.limits.learned = append(c.limits.learned, fmt.Sprintf("%s: Loki said %q", prefix, said))
+	c.limits.learned = append(c.limits.learned, fmt.Sprintf("%s: Loki said %q", what, said))
 }
 
 // matrixSharded answers the matrix of query over [start, end] at step,
 // refused for its bytes, from the groups of its streams (runSharded),
 // summing the groups' values per series and step.
 func (c *Client) matrixSharded(ctx context.Context, query string, start, end time.Time, step time.Duration, m *meter, refusal error) ([]matrixResult, error) {
-	type series struct {
-		metric map[string]string
-		at     map[time.Time]float64
-	}
-	bySeries := map[string]*series{}
+	sum := matrixSum{}
 	err := c.runSharded(ctx, query, start, end, m, refusal, func(q string) error {
 		res, err := c.matrixCall(ctx, q, start, end, step, m)
 		if err != nil {
 			return err
 		}
-		for _, r := range res {
-			k := logql.LabelsKey(r.Metric)
-			s := bySeries[k]
-			if s == nil {
-				s = &series{metric: r.Metric, at: map[time.Time]float64{}}
-				bySeries[k] = s
-			}
-			for _, v := range r.Values {
-				s.at[v.T] += v.V
-			}
-		}
+		sum.add(res)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]matrixResult, 0, len(bySeries))
-	for _, s := range bySeries {
-		r := matrixResult{Metric: s.metric}
-		for t, v := range s.at {
-			r.Values = append(r.Values, samplePair{T: t, V: v})
-		}
-		sort.Slice(r.Values, func(i, j int) bool { return r.Values[i].T.Before(r.Values[j].T) })
-		out = append(out, r)
-	}
-	return out, nil
+	return sum.results(), nil
 }
 
 // vectorSharded answers the instant vector of query at t, refused for its
