@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
@@ -16,7 +17,7 @@ func backlogTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
 	if !ok1 || !ok2 {
-		a.quantText = Messages.Say("config_change.backlog.not_numbers", nil)
+		a.quantText = detect.Messages.Say("config_change.backlog.not_numbers", nil)
 		return
 	}
 	W, S := float64(q.Workers), q.ServiceTimeS
@@ -27,11 +28,11 @@ func backlogTest(a *assessment, q QueueFacts) {
 		limit, limitName = q.ClientTimeoutS, "client timeout"
 	}
 	if haveRate {
-		wb, wa := QueueWait(old, S, W), QueueWait(nw, S, W)
-		a.facts.WaitBeforeS = Some(round(wb, 2))
-		a.facts.WaitAfterS = Some(round(wa, 2))
-		a.facts.Workers = Some(q.Workers)
-		a.facts.ServiceTimeS = Some(S)
+		wb, wa := detect.QueueWait(old, S, W), detect.QueueWait(nw, S, W)
+		a.facts.WaitBeforeS = detect.Some(detect.Round(wb, 2))
+		a.facts.WaitAfterS = detect.Some(detect.Round(wa, 2))
+		a.facts.Workers = detect.Some(q.Workers)
+		a.facts.ServiceTimeS = detect.Some(S)
 		wait := struct {
 			Workers                       int
 			Service, After, Before, Limit prose.Text
@@ -41,13 +42,13 @@ func backlogTest(a *assessment, q QueueFacts) {
 			// Which limit the wait was held against is which of the two
 			// facts is stated: a health timeout nobody configured is not 0.
 			if limitName == "health timeout" {
-				a.facts.HealthTimeoutS = Some(limit)
+				a.facts.HealthTimeoutS = detect.Some(limit)
 			} else {
-				a.facts.ClientTimeoutS = Some(limit)
+				a.facts.ClientTimeoutS = detect.Some(limit)
 			}
 			wait.HasLimit, wait.Client, wait.Limit = true, limitName != "health timeout", secsText(limit)
 		}
-		sent = append(sent, Messages.Say("config_change.backlog.wait", wait))
+		sent = append(sent, detect.Messages.Say("config_change.backlog.wait", wait))
 		switch {
 		case limit <= 0:
 			a.quant = 0.6
@@ -63,17 +64,17 @@ func backlogTest(a *assessment, q QueueFacts) {
 			a.quant = 0.5
 		}
 	} else {
-		sent = append(sent, Messages.Say("config_change.backlog.no_rate", nil))
+		sent = append(sent, detect.Messages.Say("config_change.backlog.no_rate", nil))
 		a.quant = 0.5
 	}
 	peak, passedAt, reachedAt := queueStats(q, old, nw)
 	if peak > 0 {
-		a.facts.QueuePeak = Some(peak)
+		a.facts.QueuePeak = detect.Some(peak)
 		passed := peak > old
-		a.facts.QueuePassedOldCap = Some(passed)
+		a.facts.QueuePassedOldCap = detect.Some(passed)
 		if a.risk > 0 && !passed {
 			a.quant = 0
-			a.notLinked = Messages.Say("config_change.backlog.never_passed", struct{ Peak, Old float64 }{peak, old})
+			a.notLinked = detect.Messages.Say("config_change.backlog.never_passed", struct{ Peak, Old float64 }{peak, old})
 		}
 		if a.risk > 0 && passed {
 			passing := struct {
@@ -84,19 +85,19 @@ func backlogTest(a *assessment, q QueueFacts) {
 			}{Old: old, New: nw, Peak: peak, PassedAt: passedAt.In(q.Loc), ReachedAt: reachedAt.In(q.Loc),
 				HasPassed: !passedAt.IsZero(), HasReached: !reachedAt.IsZero()}
 			if haveRate {
-				wp := QueueWait(peak, S, W)
-				a.facts.WaitAtPeakS = Some(round(wp, 2))
+				wp := detect.QueueWait(peak, S, W)
+				a.facts.WaitAtPeakS = detect.Some(detect.Round(wp, 2))
 				if reachedAt.IsZero() {
 					passing.Waits, passing.Wait = true, secsText(wp)
 				}
 			}
-			sent = append(sent, Messages.Say("config_change.backlog.passed", passing))
+			sent = append(sent, detect.Messages.Say("config_change.backlog.passed", passing))
 		}
 	} else if a.risk > 0 && len(q.Queue) == 0 {
 		// Whether the old cap would have held the same incident is the
 		// verdict; without the queue series it cannot be given.
-		a.cannotJudge = Messages.Say("config_change.backlog.cannot_judge", old)
-		sent = append(sent, Messages.Say("config_change.backlog.no_depth", nil))
+		a.cannotJudge = detect.Messages.Say("config_change.backlog.cannot_judge", old)
+		sent = append(sent, detect.Messages.Say("config_change.backlog.no_depth", nil))
 	}
 	a.quantText = sentences(sent)
 }
@@ -113,25 +114,25 @@ func workersTest(a *assessment, q QueueFacts) {
 	nw, ok2 := settingValue(a.c.New, a.k)
 	S := q.ServiceTimeS
 	if !ok1 || !ok2 || old <= 0 || nw <= 0 || S <= 0 {
-		a.quantText = Messages.Say("config_change.workers.unknown", nil)
+		a.quantText = detect.Messages.Say("config_change.workers.unknown", nil)
 		return
 	}
-	a.facts.ServiceTimeS = Some(S)
+	a.facts.ServiceTimeS = detect.Some(S)
 	if q.PeakPHPPerS <= 0 {
-		a.quantText = Messages.Say("config_change.workers.no_load", struct {
+		a.quantText = detect.Messages.Say("config_change.workers.no_load", struct {
 			Old, New float64
 			Service  prose.Text
-		}{math.Round(LittleRate(old, S)), math.Round(LittleRate(nw, S)), secsText(S)})
+		}{math.Round(detect.LittleRate(old, S)), math.Round(detect.LittleRate(nw, S)), secsText(S)})
 		if a.risk > 0 {
-			a.cannotJudge = Messages.Say("config_change.workers.cannot_judge", nil)
+			a.cannotJudge = detect.Messages.Say("config_change.workers.cannot_judge", nil)
 		}
 		return
 	}
 	lambda := q.PeakPHPPerS
-	need := LittleHeld(lambda, S)
-	a.facts.PeakPHPPerS = Some(round(lambda, 2))
-	a.facts.WorkersNeeded = Some(round(need, 1))
-	a.facts.OldPoolHeld = Some(need <= old)
+	need := detect.LittleHeld(lambda, S)
+	a.facts.PeakPHPPerS = detect.Some(detect.Round(lambda, 2))
+	a.facts.WorkersNeeded = detect.Some(detect.Round(need, 1))
+	a.facts.OldPoolHeld = detect.Some(need <= old)
 	little := struct {
 		Span, Service, Load    prose.Text
 		Sizing                 prose.Text
@@ -140,7 +141,7 @@ func workersTest(a *assessment, q QueueFacts) {
 		Verdict                string
 		HasLoad                bool
 	}{Span: spanSaid(demandSpan), Service: secsText(S), PeakAt: q.PeakAt.In(q.Loc),
-		Lambda: round(lambda, 1), Need: round(need, 1), Old: old, New: nw}
+		Lambda: detect.Round(lambda, 1), Need: detect.Round(need, 1), Old: old, New: nw}
 	switch {
 	case a.risk > 0 && need <= old && need > nw:
 		a.quant = 1
@@ -150,10 +151,10 @@ func workersTest(a *assessment, q QueueFacts) {
 		little.Verdict = "old_short"
 	case a.risk > 0:
 		a.quant = 0
-		a.notLinked = Messages.Say("config_change.workers.played_no_part", struct {
+		a.notLinked = detect.Messages.Say("config_change.workers.played_no_part", struct {
 			Need, Lambda, New, Old float64
 			Service                prose.Text
-		}{round(need, 1), round(lambda, 1), nw, old, secsText(S)})
+		}{detect.Round(need, 1), detect.Round(lambda, 1), nw, old, secsText(S)})
 	case need <= nw:
 		a.quant = 1
 		little.Verdict = "new_holds"
@@ -168,8 +169,8 @@ func workersTest(a *assessment, q QueueFacts) {
 	}
 	sz := sizing(q.Resources, need, floor)
 	sz.state(a.facts)
-	little.Sizing = Messages.Say("config_change.sizing", sz)
-	a.quantText = Messages.Say("config_change.workers.little", little)
+	little.Sizing = detect.Messages.Say("config_change.sizing", sz)
+	a.quantText = detect.Messages.Say("config_change.workers.little", little)
 }
 
 // loadText names the load that filled the pool beside the change that let
@@ -180,10 +181,10 @@ func loadText(a *assessment, q QueueFacts, lambda float64) prose.Text {
 		return prose.Text{}
 	}
 	if q.UsualPHPPerS > 0 {
-		a.facts.UsualPHPPerS = Some(round(q.UsualPHPPerS, 2))
+		a.facts.UsualPHPPerS = detect.Some(detect.Round(q.UsualPHPPerS, 2))
 	}
 	if q.LoadTrigger != "" {
-		return Messages.Say("config_change.load.trigger", q.LoadTrigger)
+		return detect.Messages.Say("config_change.load.trigger", q.LoadTrigger)
 	}
 	if q.UsualPHPPerS <= 0 {
 		return prose.Text{}
@@ -191,11 +192,11 @@ func loadText(a *assessment, q QueueFacts, lambda float64) prose.Text {
 	demand := struct {
 		Usual, Peak float64
 		From, To    time.Time
-	}{round(q.UsualPHPPerS, 1), round(lambda, 1), q.Onset.Add(-demandLead - time.Hour).In(q.Loc), q.Onset.Add(-demandLead).In(q.Loc)}
-	if lambda > arrivalsFlat*q.UsualPHPPerS {
-		return Messages.Say("config_change.load.rose", demand)
+	}{detect.Round(q.UsualPHPPerS, 1), detect.Round(lambda, 1), q.Onset.Add(-demandLead - time.Hour).In(q.Loc), q.Onset.Add(-demandLead).In(q.Loc)}
+	if lambda > detect.ArrivalsFlat*q.UsualPHPPerS {
+		return detect.Messages.Say("config_change.load.rose", demand)
 	}
-	return Messages.Say("config_change.load.flat", demand)
+	return detect.Messages.Say("config_change.load.flat", demand)
 }
 
 // timeoutTest: would the check have survived the observed queue wait under
@@ -204,25 +205,25 @@ func timeoutTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
 	if !ok1 || !ok2 {
-		a.quantText = Messages.Say("config_change.timeout.not_durations", nil)
+		a.quantText = detect.Messages.Say("config_change.timeout.not_durations", nil)
 		return
 	}
 	var note prose.Text
 	if strings.HasPrefix(changes.CanonicalKey(a.c.Key), "php_fastcgi.") && a.k.name == "health_timeout" {
 		// design.md: a connected FastCGI check is cut short by read_timeout only.
 		a.mech *= 0.7
-		note = Messages.Say("config_change.timeout.php_fastcgi", nil)
+		note = detect.Messages.Say("config_change.timeout.php_fastcgi", nil)
 	}
 	peak := math.Max(q.QueuePeak, queueMax(q.Queue))
 	if q.Workers <= 0 || q.ServiceTimeS <= 0 || peak <= 0 {
-		a.quantText = withNote(Messages.Say("config_change.timeout.unknown_wait", nil), note)
+		a.quantText = withNote(detect.Messages.Say("config_change.timeout.unknown_wait", nil), note)
 		if peak <= 0 && a.risk > 0 {
-			a.cannotJudge = Messages.Say("config_change.timeout.cannot_judge", nil)
+			a.cannotJudge = detect.Messages.Say("config_change.timeout.cannot_judge", nil)
 		}
 		return
 	}
-	w := QueueWait(peak, q.ServiceTimeS, float64(q.Workers))
-	a.facts.WaitAtPeakS = Some(round(w, 2))
+	w := detect.QueueWait(peak, q.ServiceTimeS, float64(q.Workers))
+	a.facts.WaitAtPeakS = detect.Some(detect.Round(w, 2))
 	held := struct {
 		Peak           float64
 		Wait, Old, New prose.Text
@@ -237,11 +238,11 @@ func timeoutTest(a *assessment, q QueueFacts) {
 		held.Verdict = "failed_too"
 	case a.risk > 0:
 		a.quant = 0
-		a.notLinked = Messages.Say("config_change.timeout.never_held", held)
+		a.notLinked = detect.Messages.Say("config_change.timeout.never_held", held)
 	case a.risk < 0 && w <= nw:
 		a.quant = 1
 	}
-	a.quantText = withNote(Messages.Say("config_change.timeout.peak", held), note)
+	a.quantText = withNote(detect.Messages.Say("config_change.timeout.peak", held), note)
 }
 
 // withNote says the timeout's arithmetic followed by its note, when there
@@ -295,8 +296,8 @@ const serviceTimeSpan = 3 * time.Hour
 // to the onset.
 func serviceTimeTest(a *assessment, q QueueFacts) {
 	if q.PHPTimes == nil {
-		a.quantText = Messages.Say("config_change.service.no_log", nil)
-		a.cannotJudge = Messages.Say("config_change.service.cannot_judge_log", nil)
+		a.quantText = detect.Messages.Say("config_change.service.no_log", nil)
+		a.cannotJudge = detect.Messages.Say("config_change.service.cannot_judge_log", nil)
 		return
 	}
 	at := a.c.Time
@@ -305,25 +306,25 @@ func serviceTimeTest(a *assessment, q QueueFacts) {
 		to = q.Onset
 	}
 	before, after := q.PHPTimes(at.Add(-serviceTimeSpan), at), q.PHPTimes(at, to)
-	if before.N < minServiceSamples || after.N < minServiceSamples {
-		a.quantText = Messages.Say("config_change.service.few", struct {
+	if before.N < detect.MinServiceSamples || after.N < detect.MinServiceSamples {
+		a.quantText = detect.Messages.Say("config_change.service.few", struct {
 			Before, After int
 			Span          prose.Text
 		}{before.N, after.N, spanSaid(serviceTimeSpan)})
-		a.cannotJudge = Messages.Say("config_change.service.cannot_judge_few", nil)
+		a.cannotJudge = detect.Messages.Say("config_change.service.cannot_judge_few", nil)
 		return
 	}
 	mb, ma := before.Quantile(0.5), after.Quantile(0.5)
-	a.facts.PHPMedianBeforeS, a.facts.PHPMedianAfterS = Some(round(mb, 3)), Some(round(ma, 3))
+	a.facts.PHPMedianBeforeS, a.facts.PHPMedianAfterS = detect.Some(detect.Round(mb, 3)), detect.Some(detect.Round(ma, 3))
 	medians := struct {
 		Before, After               prose.Text
 		AnswersBefore, AnswersAfter int
 	}{secsText(mb), secsText(ma), before.N, after.N}
 	if ma <= serviceTimeSame*mb {
 		a.quant = 0
-		a.notLinked = Messages.Say("config_change.service.not_slower", medians)
+		a.notLinked = detect.Messages.Say("config_change.service.not_slower", medians)
 		return
 	}
 	a.quant = 0.8
-	a.quantText = Messages.Say("config_change.service.slower", medians)
+	a.quantText = detect.Messages.Say("config_change.service.slower", medians)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -21,22 +22,22 @@ const deployLead = time.Hour
 // service time, which new code can raise. It is what changed, so it is
 // said, as a candidate: the logs cannot tell what it shipped. It is named
 // by its subject (DeployName), never as a setting.
-func deployFinding(c sources.Change, q QueueFacts, present shown) (Finding, bool) {
+func deployFinding(c sources.Change, q QueueFacts, present shown) (detect.Finding, bool) {
 	if c.File != "" || q.Onset.IsZero() || c.Time.After(q.Onset) || q.Onset.Sub(c.Time) > deployLead {
-		return Finding{}, false
+		return detect.Finding{}, false
 	}
-	serviceTime := present.kinds[KindServiceTimeRegression]
+	serviceTime := present.kinds[detect.KindServiceTimeRegression]
 	if present.trigger && !serviceTime {
-		return Finding{}, false
+		return detect.Finding{}, false
 	}
 	lead := q.Onset.Sub(c.Time)
-	summary := Messages.Say("config_change.deploy", struct {
+	summary := detect.Messages.Say("config_change.deploy", struct {
 		Name            string
 		Ref, When, Lead prose.Text
 		ServiceTime     bool
-	}{DeployName(c), refText(c), changeWhen(c.Time, q.Onset, q.Loc), spanSaid(lead), serviceTime})
-	return Finding{Kind: KindConfigChange, Role: RoleCandidate, Start: c.Time, End: c.Time, Confidence: 0.4,
-		Summary: summary.String(), SummaryText: summary, Facts: &ConfigChangeFacts{HoursBeforeOnset: Some(round(lead.Hours(), 2)), Linked: true}, Change: changePtr(c)}, true
+	}{DeployName(c), refText(c), detect.ChangeWhen(c.Time, q.Onset, q.Loc), spanSaid(lead), serviceTime})
+	return detect.Finding{Kind: detect.KindConfigChange, Role: detect.RoleCandidate, Start: c.Time, End: c.Time, Confidence: 0.4,
+		Summary: summary.String(), SummaryText: summary, Facts: &ConfigChangeFacts{HoursBeforeOnset: detect.Some(detect.Round(lead.Hours(), 2)), Linked: true}, Change: changePtr(c)}, true
 }
 
 // DeployName names a deploy by its subject (the first line of its note):

@@ -10,19 +10,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
 func init() {
-	Register(Spec{
-		Kind: KindConfigChange, Requires: configChangeReads(), RequiresRoles: onsetRoles,
-		New:      func() Detector { return configChangeDetector{} },
-		NewFacts: func() Facts { return &ConfigChangeFacts{} },
-		Role:     RoleEnabler,
-		Scan:     ScanMeasure{Severity: AnomalyInfo},
-		Events:   map[Event]int{EventConfigChange: 0, EventDeploy: 14},
+	// listen_queue_overflow's explanation reads a config_change finding's
+	// old backlog as the mechanism table reads it.
+	detect.ChangedValues = ChangedValues
+	detect.Register(detect.Spec{
+		Kind: detect.KindConfigChange, Requires: configChangeReads(), RequiresRoles: onsetRoles,
+		New:      func() detect.Detector { return configChangeDetector{} },
+		NewFacts: func() detect.Facts { return &ConfigChangeFacts{} },
+		Role:     detect.RoleEnabler,
+		Scan:     detect.ScanMeasure{Severity: detect.AnomalyInfo},
+		Events:   map[detect.Event]int{EventConfigChange: 0, EventDeploy: 14},
 		Explain:  explainChange,
 		Moments:  changeMoments,
 
@@ -38,9 +42,9 @@ func init() {
 // and worker_saturation and healthcheck_starved for the queue arithmetic's
 // service time and health timeout (queueFacts). A knob that names a new kind
 // makes config_change read it.
-func configChangeReads() []Kind {
-	var out []Kind
-	add := func(ks ...Kind) {
+func configChangeReads() []detect.Kind {
+	var out []detect.Kind
+	add := func(ks ...detect.Kind) {
 		for _, k := range ks {
 			if !slices.Contains(out, k) {
 				out = append(out, k)
@@ -51,7 +55,7 @@ func configChangeReads() []Kind {
 		add(kb.k.kinds...)
 	}
 	add(readTimeoutRemovedKinds...)
-	add(KindCacheCollapse, KindServiceTimeRegression, KindWorkerSaturation, KindHealthcheckStarved)
+	add(detect.KindCacheCollapse, detect.KindServiceTimeRegression, detect.KindWorkerSaturation, detect.KindHealthcheckStarved)
 	return out
 }
 
@@ -59,18 +63,18 @@ func configChangeReads() []Kind {
 // kind: without an incident the earliest trigger or mechanism stands in for
 // the onset, and a trigger already found makes a change its enabler
 // (RankChanges), so a trigger kind added later is read without being named.
-var onsetRoles = []Role{RoleTrigger, RoleMechanism}
+var onsetRoles = []detect.Role{detect.RoleTrigger, detect.RoleMechanism}
 
 // ConfigChangeFacts are a config_change finding's numbers: the change's
 // scores, and the before/after queue arithmetic its setting's test ran.
 type ConfigChangeFacts struct {
 	// MetricsOnly: the change was seen only as a metric step.
-	MetricsOnly Maybe[bool] `json:"metrics_only"`
+	MetricsOnly detect.Maybe[bool] `json:"metrics_only"`
 	// HoursBeforeOnset needs an onset.
-	HoursBeforeOnset Maybe[float64] `json:"hours_before_onset"`
+	HoursBeforeOnset detect.Maybe[float64] `json:"hours_before_onset"`
 	// OldValue and NewValue are the setting's values, when numeric.
-	OldValue Maybe[float64] `json:"old_value"`
-	NewValue Maybe[float64] `json:"new_value"`
+	OldValue detect.Maybe[float64] `json:"old_value"`
+	NewValue detect.Maybe[float64] `json:"new_value"`
 	// RiskDirection: +1 the change raised the risk, -1 lowered it, 0 unknown.
 	RiskDirection     int     `json:"risk_direction"`
 	MechanismScore    float64 `json:"mechanism_score"`
@@ -78,91 +82,91 @@ type ConfigChangeFacts struct {
 	ProximityScore    float64 `json:"proximity_score"`
 	// The queue wait B*S/W before and after the change, with its inputs,
 	// when the setting's test could compute it.
-	WaitBeforeS  Maybe[float64] `json:"wait_before_s"`
-	WaitAfterS   Maybe[float64] `json:"wait_after_s"`
-	Workers      Maybe[int]     `json:"workers"`
-	ServiceTimeS Maybe[float64] `json:"service_time_s"`
+	WaitBeforeS  detect.Maybe[float64] `json:"wait_before_s"`
+	WaitAfterS   detect.Maybe[float64] `json:"wait_after_s"`
+	Workers      detect.Maybe[int]     `json:"workers"`
+	ServiceTimeS detect.Maybe[float64] `json:"service_time_s"`
 	// The limit the wait was held against, stated as what it is: the health
 	// timeout that can fail a queued check, or, when none applies (a check
 	// that waits and passes), the clients' timeout. At most one is stated;
 	// neither when no limit is known.
-	HealthTimeoutS Maybe[float64] `json:"health_timeout_s"`
-	ClientTimeoutS Maybe[float64] `json:"client_timeout_s"`
+	HealthTimeoutS detect.Maybe[float64] `json:"health_timeout_s"`
+	ClientTimeoutS detect.Maybe[float64] `json:"client_timeout_s"`
 	// QueuePeak and QueuePassedOldCap: how deep the queue went against the
 	// old cap; WaitAtPeakS the work the peak held.
-	QueuePeak         Maybe[float64] `json:"queue_peak"`
-	QueuePassedOldCap Maybe[bool]    `json:"queue_passed_old_cap"`
-	WaitAtPeakS       Maybe[float64] `json:"wait_at_peak_s"`
+	QueuePeak         detect.Maybe[float64] `json:"queue_peak"`
+	QueuePassedOldCap detect.Maybe[bool]    `json:"queue_passed_old_cap"`
+	WaitAtPeakS       detect.Maybe[float64] `json:"wait_at_peak_s"`
 	// Linked: the change explains the findings (an enabler or candidate);
 	// false for a mitigation or a change ruled out.
 	Linked bool `json:"linked"`
 	// CouldNotJudge: the verdict needs a series the evidence lacks.
-	CouldNotJudge Maybe[bool] `json:"could_not_judge"`
+	CouldNotJudge detect.Maybe[bool] `json:"could_not_judge"`
 	// PHPMedianBeforeS and PHPMedianAfterS: PHP's median own time per
 	// request before and after a change whose mechanism is the service
 	// time (a PHP runtime, the opcode cache), from the access log.
-	PHPMedianBeforeS Maybe[float64] `json:"php_median_before_s"`
-	PHPMedianAfterS  Maybe[float64] `json:"php_median_after_s"`
+	PHPMedianBeforeS detect.Maybe[float64] `json:"php_median_before_s"`
+	PHPMedianAfterS  detect.Maybe[float64] `json:"php_median_after_s"`
 	// PeakPHPPerS and WorkersNeeded judge a change of the pool's size by
 	// Little's law on the incident's own numbers: at the peak, requests a
 	// second that needed PHP times the service time (ServiceTimeS) is the
 	// workers the load kept busy, held against the old and new sizes.
-	PeakPHPPerS   Maybe[float64] `json:"peak_php_per_s"`
-	WorkersNeeded Maybe[float64] `json:"workers_needed"`
+	PeakPHPPerS   detect.Maybe[float64] `json:"peak_php_per_s"`
+	WorkersNeeded detect.Maybe[float64] `json:"workers_needed"`
 	// OldPoolHeld: the workers needed fit in the old pool.
-	OldPoolHeld Maybe[bool] `json:"old_pool_held"`
+	OldPoolHeld detect.Maybe[bool] `json:"old_pool_held"`
 	// UsualPHPPerS is that demand over the hour before the load could rise
 	// into the onset: the load that filled the pool, against the usual.
-	UsualPHPPerS Maybe[float64] `json:"usual_php_per_s"`
+	UsualPHPPerS detect.Maybe[float64] `json:"usual_php_per_s"`
 	// A pool size change is sized on php-fpm's own processes (changesizing.go):
 	// what a busy worker costs (cores it keeps running, CPU seconds a
 	// request, MiB of memory, resident or PHP's own peak), what the host had
 	// for PHP, the workers that fits by memory and by CPU, and the size
 	// recommended with what bound it (memory, CPU, or else the load) and
 	// whether it holds the peak. CannotSizeOnPool: no per-process series.
-	PoolCoresPerBusyWorker Maybe[float64] `json:"pool_cores_per_busy_worker"`
-	PoolCPUSPerRequest     Maybe[float64] `json:"pool_cpu_s_per_request"`
-	PoolMemPerWorkerMiB    Maybe[float64] `json:"pool_mem_per_worker_mib"`
-	PoolMemResident        Maybe[bool]    `json:"pool_mem_resident"`
-	MemForPHPMiB           Maybe[float64] `json:"mem_for_php_mib"`
-	CoresForPHP            Maybe[float64] `json:"cores_for_php"`
-	WorkersFitMemory       Maybe[int]     `json:"workers_fit_memory"`
-	WorkersFitCPU          Maybe[int]     `json:"workers_fit_cpu"`
-	WorkersSized           Maybe[int]     `json:"workers_sized"`
-	SizedByMemory          Maybe[bool]    `json:"sized_by_memory"`
-	SizedByCPU             Maybe[bool]    `json:"sized_by_cpu"`
-	SizedHoldsPeak         Maybe[bool]    `json:"sized_holds_peak"`
-	CannotSizeOnPool       Maybe[bool]    `json:"cannot_size_on_pool"`
+	PoolCoresPerBusyWorker detect.Maybe[float64] `json:"pool_cores_per_busy_worker"`
+	PoolCPUSPerRequest     detect.Maybe[float64] `json:"pool_cpu_s_per_request"`
+	PoolMemPerWorkerMiB    detect.Maybe[float64] `json:"pool_mem_per_worker_mib"`
+	PoolMemResident        detect.Maybe[bool]    `json:"pool_mem_resident"`
+	MemForPHPMiB           detect.Maybe[float64] `json:"mem_for_php_mib"`
+	CoresForPHP            detect.Maybe[float64] `json:"cores_for_php"`
+	WorkersFitMemory       detect.Maybe[int]     `json:"workers_fit_memory"`
+	WorkersFitCPU          detect.Maybe[int]     `json:"workers_fit_cpu"`
+	WorkersSized           detect.Maybe[int]     `json:"workers_sized"`
+	SizedByMemory          detect.Maybe[bool]    `json:"sized_by_memory"`
+	SizedByCPU             detect.Maybe[bool]    `json:"sized_by_cpu"`
+	SizedHoldsPeak         detect.Maybe[bool]    `json:"sized_holds_peak"`
+	CannotSizeOnPool       detect.Maybe[bool]    `json:"cannot_size_on_pool"`
 }
 
-func (*ConfigChangeFacts) FindingKind() Kind { return KindConfigChange }
+func (*ConfigChangeFacts) FindingKind() detect.Kind { return detect.KindConfigChange }
 
 // Timeline events of configuration changes.
 const (
-	EventConfigChange Event = "config_change"
-	EventDeploy       Event = "deploy"
+	EventConfigChange detect.Event = "config_change"
+	EventDeploy       detect.Event = "deploy"
 )
 
 // changeMoments are the change itself (a mitigation or a ruled-out change says
 // so) and, after the change a finding blames, the changes that followed it:
 // the response to the incident.
-func changeMoments(f *Finding, s Story) []Moment {
+func changeMoments(f *detect.Finding, s detect.Story) []detect.Moment {
 	if f.Change == nil {
 		return nil
 	}
 	c := *f.Change
 	topic := "change:" + c.Key
 	switch f.Role {
-	case RoleMitigation:
-		return []Moment{{Time: c.Time, Event: EventDeploy, Topic: topic, Prio: 1, Text: func(p Phraser) string {
+	case detect.RoleMitigation:
+		return []detect.Moment{{Time: c.Time, Event: EventDeploy, Topic: topic, Prio: 1, Text: func(p detect.Phraser) string {
 			return p.Say("config_change.moment.mitigation", ChangeText(p, c))
 		}}}
-	case RoleRuledOut:
-		return []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Prio: 2, Text: func(p Phraser) string {
+	case detect.RoleRuledOut:
+		return []detect.Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Prio: 2, Text: func(p detect.Phraser) string {
 			return p.Say("config_change.moment.ruled_out", ChangeText(p, c))
 		}}}
 	}
-	out := []Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Text: func(p Phraser) string { return ChangeText(p, c) }}}
+	out := []detect.Moment{{Time: c.Time, Event: EventConfigChange, Topic: topic, Text: func(p detect.Phraser) string { return ChangeText(p, c) }}}
 	_, to := s.Window()
 	n := 0
 	for _, d := range s.Changes() {
@@ -176,36 +180,36 @@ func changeMoments(f *Finding, s Story) []Moment {
 			continue
 		}
 		n++
-		out = append(out, Moment{Time: d.Time, Event: EventDeploy, Topic: "change:" + d.Key, Text: func(p Phraser) string { return ChangeText(p, d) }})
+		out = append(out, detect.Moment{Time: d.Time, Event: EventDeploy, Topic: "change:" + d.Key, Text: func(p detect.Phraser) string { return ChangeText(p, d) }})
 	}
 	return out
 }
 
 // queueingWait is the longest wait a full queue means: B * S / W (design.md,
 // config_change), with S and W from the saturation finding.
-func queueingWait(fs []Finding, backlog float64) (float64, float64, float64, bool) {
-	sat := first(fs, KindWorkerSaturation)
+func queueingWait(fs []detect.Finding, backlog float64) (float64, float64, float64, bool) {
+	sat := detect.First(fs, detect.KindWorkerSaturation)
 	if sat == nil {
 		return 0, 0, 0, false
 	}
-	sf := FactsOf[WorkerSaturationFacts](sat)
+	sf := detect.FactsOf[detect.WorkerSaturationFacts](sat)
 	w, s := float64(sf.Workers), sf.ServiceTimeS.V
 	if w <= 0 || s <= 0 || backlog <= 0 {
 		return 0, 0, 0, false
 	}
-	return QueueWait(backlog, s, w), w, s, true
+	return detect.QueueWait(backlog, s, w), w, s, true
 }
 
-func explainChange(p Phraser, f *Finding, st Story) string {
+func explainChange(p detect.Phraser, f *detect.Finding, st detect.Story) string {
 	if f.Change == nil {
 		return f.Summary
 	}
 	c := *f.Change
-	cf := FactsOf[ConfigChangeFacts](f)
+	cf := detect.FactsOf[ConfigChangeFacts](f)
 	before, after := cf.WaitBeforeS.V, cf.WaitAfterS.V
 	timeout := cf.HealthTimeoutS.V
-	if hc := first(st.Findings(), KindHealthcheckStarved); hc != nil && timeout == 0 {
-		timeout = FactsOf[HealthcheckFacts](hc).HealthTimeoutS.V
+	if hc := detect.First(st.Findings(), detect.KindHealthcheckStarved); hc != nil && timeout == 0 {
+		timeout = detect.FactsOf[detect.HealthcheckFacts](hc).HealthTimeoutS.V
 	}
 	client := cf.ClientTimeoutS.V
 	w, svc := float64(cf.Workers.V), cf.ServiceTimeS.V
@@ -255,13 +259,13 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 		ClientCrossed:         client > 0 && before <= client && after > client,
 		ClientOutlastedBefore: client > 0 && before > client && after > client,
 		PHPMedians:            cf.PHPMedianBeforeS.OK && cf.PHPMedianAfterS.OK,
-		RuledOut:              f.Role == RoleRuledOut,
+		RuledOut:              f.Role == detect.RoleRuledOut,
 		PHPMedianBefore:       cf.PHPMedianBeforeS.V, PHPMedianAfter: cf.PHPMedianAfterS.V,
 		Little:  cf.WorkersNeeded.OK && cf.PeakPHPPerS.OK && cf.ServiceTimeS.OK,
 		OldHeld: cf.OldPoolHeld.V,
 		PeakPHP: cf.PeakPHPPerS.V, Needed: cf.WorkersNeeded.V, OldSize: cf.OldValue.V, NewSize: cf.NewValue.V,
 		LoadTrigger: loadTriggerOf(st.Findings()), Usual: cf.UsualPHPPerS.V,
-		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > arrivalsFlat*cf.UsualPHPPerS.V,
+		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > detect.ArrivalsFlat*cf.UsualPHPPerS.V,
 	})
 	// The pool sized on php-fpm's own CPU and memory: English says it in
 	// the summary, which its explanation repeats; other languages here.
@@ -273,9 +277,9 @@ func explainChange(p Phraser, f *Finding, st Story) string {
 
 // loadTriggerOf is the ID of the trigger among fs other than a change ("":
 // none), the load a pool change is named beside.
-func loadTriggerOf(fs []Finding) string {
+func loadTriggerOf(fs []detect.Finding) string {
 	for _, f := range fs {
-		if f.Role == RoleTrigger && f.Kind != KindConfigChange {
+		if f.Role == detect.RoleTrigger && f.Kind != detect.KindConfigChange {
 			return f.ID
 		}
 	}
@@ -293,12 +297,12 @@ const deployHorizon = 24 * time.Hour
 // explainNotCause says why a change is no cause: ruled out by the numbers, or
 // a mitigation. The detector's own summary carries the arithmetic in English;
 // Korean gets the same numbers from the facts.
-func explainNotCause(p Phraser, f *Finding, _ Story) string {
+func explainNotCause(p detect.Phraser, f *detect.Finding, _ detect.Story) string {
 	if f.Change == nil {
 		return f.Summary
 	}
 	c := *f.Change
-	cf := FactsOf[ConfigChangeFacts](f)
+	cf := detect.FactsOf[ConfigChangeFacts](f)
 	before, after, timeout := cf.WaitBeforeS.V, cf.WaitAfterS.V, cf.HealthTimeoutS.V
 	client := cf.ClientTimeoutS.V
 	passed := cf.QueuePassedOldCap
@@ -312,7 +316,7 @@ func explainNotCause(p Phraser, f *Finding, _ Story) string {
 		Timeout, ClientTimeout              float64
 	}{
 		Summary: f.Summary, What: ChangeText(p, c), At: c.Time,
-		Mitigation: f.Role == RoleMitigation,
+		Mitigation: f.Role == detect.RoleMitigation,
 		// A full queue's wait within the health check's timeout is why a
 		// mitigation keeps the check alive; when the clients' timeout was
 		// the limit (no timeout applies to the check), the claim is about
@@ -331,7 +335,7 @@ func sameChange(a, b sources.Change) bool {
 }
 
 // judgedApart reports whether a finding of its own is about change c.
-func judgedApart(fs []Finding, c sources.Change) bool {
+func judgedApart(fs []detect.Finding, c sources.Change) bool {
 	for i := range fs {
 		if fs[i].Change != nil && sameChange(*fs[i].Change, c) {
 			return true
@@ -343,7 +347,7 @@ func judgedApart(fs []Finding, c sources.Change) bool {
 // ChangeText describes a configuration change: "listen.backlog changed from
 // 511 to 4,096 (php/pool.conf, 9d78ccb: PHP 8.3)"; a deploy that names no
 // file or setting by its subject: `deploy "Release 4.2" (deploy-118)`.
-func ChangeText(p Phraser, c sources.Change) string {
+func ChangeText(p detect.Phraser, c sources.Change) string {
 	kind := "other"
 	switch {
 	case c.Key != "":
@@ -393,7 +397,7 @@ func SettingValue(s string) string {
 		return "-"
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
-		return FormatInt(n)
+		return detect.FormatInt(n)
 	}
 	return s
 }
@@ -420,27 +424,27 @@ func firstLine(s string, n int) string {
 // metric steps) and links those whose mechanism explains the findings present.
 type configChangeDetector struct{}
 
-func (configChangeDetector) Name() Kind { return KindConfigChange }
+func (configChangeDetector) Name() detect.Kind { return detect.KindConfigChange }
 
-func (configChangeDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding) ([]Finding, Check, error) {
+func (configChangeDetector) Detect(ctx context.Context, ev *detect.Evidence, prior []detect.Finding) ([]detect.Finding, detect.Check, error) {
 	inferred, err := metricChanges(ctx, ev)
 	if err != nil {
-		return nil, Check{}, err
+		return nil, detect.Check{}, err
 	}
 	all := changes.Merge(ev.Changes, inferred)
 	if len(all) == 0 && len(ev.Changes) == 0 && ev.Metrics == nil {
-		return nil, Because(OutcomeCouldNotRun, Messages.Say("config_change.no_input", nil)), nil
+		return nil, detect.Because(detect.OutcomeCouldNotRun, detect.Messages.Say("config_change.no_input", nil)), nil
 	}
 	fs, check := RankChanges(all, prior, queueFacts(ev, prior))
 	check.Name, check.Findings = "", nil // Run names the check and numbers the findings
-	if check.Outcome == OutcomeFound {
+	if check.Outcome == detect.OutcomeFound {
 		check.Outcome = ""
 	}
 	return fs, check, nil
 }
 
 // metricChanges infers changes from php-fpm's own series over the lookback.
-func metricChanges(ctx context.Context, ev *Evidence) ([]sources.Change, error) {
+func metricChanges(ctx context.Context, ev *detect.Evidence) ([]sources.Change, error) {
 	if ev.Metrics == nil {
 		return nil, nil
 	}
@@ -483,20 +487,20 @@ func labelText(ls map[string]string) string {
 
 // queueFacts gathers the queueing numbers of the incident for the before/after
 // arithmetic: W, S, the effective health timeout, the queue and the onset.
-func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
-	q := QueueFacts{Workers: poolSize(ev), ServiceTimeS: serviceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
+func queueFacts(ev *detect.Evidence, prior []detect.Finding) QueueFacts {
+	q := QueueFacts{Workers: detect.PoolSize(ev), ServiceTimeS: detect.ServiceTime(ev, prior), ClientTimeoutS: ev.Site.ClientTimeoutS,
 		Backlog: ev.Site.Backlog, Loc: ev.Loc}
 	if ev.Traffic != nil {
-		q.PHPTimes = func(from, to time.Time) Histogram { return ev.PHPServiceTimes(from, to, true) }
+		q.PHPTimes = func(from, to time.Time) detect.Histogram { return ev.PHPServiceTimes(from, to, true) }
 	}
-	q.HealthTimeoutS, _ = CheckTimeout(ev.Site, prior)
+	q.HealthTimeoutS, _ = detect.CheckTimeout(ev.Site, prior)
 	if p := ev.Pool; p != nil {
-		if b := peak(between(p.Backlog, ev.From, ev.To)); b.V > 0 {
+		if b := detect.Peak(detect.Between(p.Backlog, ev.From, ev.To)); b.V > 0 {
 			q.Backlog = int(b.V)
 		}
 		q.QueuePeak = p.QueuePeak(ev.From, ev.To).V
 		q.Resources = p.Resources(ev.From, ev.To)
-		for _, pt := range between(p.Queue, ev.From, ev.To) {
+		for _, pt := range detect.Between(p.Queue, ev.From, ev.To) {
 			q.Queue = append(q.Queue, QueuePoint{T: pt.T, Depth: pt.V})
 		}
 	}
@@ -511,7 +515,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 		if !q.Onset.IsZero() {
 			break
 		}
-		if f.Role == RoleSymptom || f.Start.IsZero() {
+		if f.Role == detect.RoleSymptom || f.Start.IsZero() {
 			continue
 		}
 		if q.Onset.IsZero() || f.Start.Before(q.Onset) {
@@ -534,7 +538,7 @@ func queueFacts(ev *Evidence, prior []Finding) QueueFacts {
 // usualPHPDemand is the requests a second that needed PHP (as
 // peakPHPDemand counts them) over the hour before the load could rise into
 // the onset (demandLead before it); 0 when the log has none there.
-func usualPHPDemand(ev *Evidence, onset time.Time) float64 {
+func usualPHPDemand(ev *detect.Evidence, onset time.Time) float64 {
 	from, to := onset.Add(-demandLead-time.Hour), onset.Add(-demandLead)
 	n, minutes := 0, 0
 	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
@@ -562,9 +566,9 @@ const (
 // peakPHPDemand is the busiest demandSpan's requests a second that needed
 // PHP (Minute.NeededPHP, by the minute they were logged) from demandLead
 // before the onset to demandSpan after the first failures.
-func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) {
+func peakPHPDemand(ev *detect.Evidence, onset, failing time.Time) (float64, time.Time) {
 	perMinute := map[int64]int{}
-	from, to := onset.Add(-demandLead), later(onset, failing).Add(demandSpan)
+	from, to := onset.Add(-demandLead), detect.Later(onset, failing).Add(demandSpan)
 	if to.After(ev.To) {
 		to = ev.To
 	}
@@ -575,6 +579,6 @@ func peakPHPDemand(ev *Evidence, onset, failing time.Time) (float64, time.Time) 
 		}
 		perMinute[m.Unix()/60] = mm.NeededPHP()
 	}
-	n, at := rollingMax(perMinute, from, to, int(demandSpan/time.Minute))
+	n, at := detect.RollingMax(perMinute, from, to, int(demandSpan/time.Minute))
 	return float64(n) / demandSpan.Seconds(), at
 }

@@ -4,51 +4,52 @@ import (
 	"math"
 	"strings"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
 // finding renders a linked change.
-func (a *assessment) finding(q QueueFacts, present shown) Finding {
+func (a *assessment) finding(q QueueFacts, present shown) detect.Finding {
 	a.facts.Linked = true
-	role := RoleEnabler
+	role := detect.RoleEnabler
 	switch {
 	case a.risk == 0 || said(a.cannotJudge):
-		role = RoleCandidate
+		role = detect.RoleCandidate
 	case !math.IsNaN(a.hours) && a.hours <= 1 && !present.trigger:
-		role = RoleTrigger
+		role = detect.RoleTrigger
 	}
 	if said(a.cannotJudge) {
-		a.facts.CouldNotJudge = Some(true)
+		a.facts.CouldNotJudge = detect.Some(true)
 	}
-	summary := Messages.Say("config_change.linked", struct {
+	summary := detect.Messages.Say("config_change.linked", struct {
 		Change, Ref, When, Quant, Effect, Verdict, Also prose.Text
 		Found                                           string
 		HasQuant, UnknownDirection, HasVerdict, HasAlso bool
 		MetricsOnly, MetricConfirms                     bool
 	}{
-		Change: changeText(a.c), Ref: refText(a.c), When: changeWhen(a.c.Time, q.Onset, q.Loc),
-		Quant: a.quantText, HasQuant: said(a.quantText), Effect: a.k.effect, Found: joinKinds(a.found, ", "),
+		Change: changeText(a.c), Ref: refText(a.c), When: detect.ChangeWhen(a.c.Time, q.Onset, q.Loc),
+		Quant: a.quantText, HasQuant: said(a.quantText), Effect: a.k.effect, Found: detect.JoinKinds(a.found, ", "),
 		UnknownDirection: a.risk == 0, Verdict: a.cannotJudge, HasVerdict: said(a.cannotJudge),
 		Also: alsoText(a.also), HasAlso: len(a.also) > 0,
 		MetricsOnly:    a.evidence < 1,
 		MetricConfirms: strings.Contains(a.c.Source, changes.SourceMetrics),
 	})
-	return Finding{
-		Kind: KindConfigChange, Role: role, Start: a.c.Time, End: a.c.Time,
+	return detect.Finding{
+		Kind: detect.KindConfigChange, Role: role, Start: a.c.Time, End: a.c.Time,
 		Confidence: a.conf, Summary: summary.String(), SummaryText: summary, Facts: a.facts, Change: changePtr(a.c),
 	}
 }
 
 // mitigationFinding renders a change that lowers the risk.
-func (a *assessment) mitigationFinding(q QueueFacts) Finding {
+func (a *assessment) mitigationFinding(q QueueFacts) detect.Finding {
 	mitigation := struct {
 		Change, Ref, When, Quant, Effect, ClientTimeout, Since, Also prose.Text
 		New, Backlog                                                 string
 		HasQuant, AfterOnset, HasAlso, MetricsOnly                   bool
 	}{
-		Change: changeText(a.c), Ref: refText(a.c), When: changeWhen(a.c.Time, q.Onset, q.Loc),
+		Change: changeText(a.c), Ref: refText(a.c), When: detect.ChangeWhen(a.c.Time, q.Onset, q.Loc),
 		Quant: a.quantText, HasQuant: said(a.quantText) && a.k.test != nil, Effect: a.k.effect,
 		New: a.c.New, Also: alsoText(a.also), HasAlso: len(a.also) > 0, MetricsOnly: a.evidence < 1,
 	}
@@ -68,21 +69,21 @@ func (a *assessment) mitigationFinding(q QueueFacts) Finding {
 	if !q.Onset.IsZero() && a.c.Time.After(q.Onset) {
 		mitigation.AfterOnset, mitigation.Since = true, spanSaid(a.c.Time.Sub(q.Onset))
 	}
-	summary := Messages.Say("config_change.mitigation", mitigation)
+	summary := detect.Messages.Say("config_change.mitigation", mitigation)
 	a.facts.Linked = false
 	conf := 0.6
 	if a.quant >= 1 {
 		conf = 0.9
 	}
-	return Finding{
-		Kind: KindConfigChange, Role: RoleMitigation, Start: a.c.Time, End: a.c.Time,
-		Confidence: round(a.evidence*conf, 2), Summary: summary.String(), SummaryText: summary, Facts: a.facts, Change: changePtr(a.c),
+	return detect.Finding{
+		Kind: detect.KindConfigChange, Role: detect.RoleMitigation, Start: a.c.Time, End: a.c.Time,
+		Confidence: detect.Round(a.evidence*conf, 2), Summary: summary.String(), SummaryText: summary, Facts: a.facts, Change: changePtr(a.c),
 	}
 }
 
 // ruledOutFinding renders a change of a relevant setting that the arithmetic
 // clears.
-func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
+func (a *assessment) ruledOutFinding(q QueueFacts) detect.Finding {
 	ruled := struct {
 		Change, Ref, When, Why, Quant      prose.Text
 		Service, OldWait, NewWait, Timeout prose.Text
@@ -90,7 +91,7 @@ func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
 		Workers                            int
 		Unsafe, HasQuant                   bool
 	}{
-		Change: changeText(a.c), Ref: refText(a.c), When: changeWhen(a.c.Time, q.Onset, q.Loc), Why: a.notLinked,
+		Change: changeText(a.c), Ref: refText(a.c), When: detect.ChangeWhen(a.c.Time, q.Onset, q.Loc), Why: a.notLinked,
 		Quant: a.quantText, HasQuant: said(a.quantText), Old: a.c.Old, New: a.c.New,
 	}
 	wb, okB := a.facts.WaitBeforeS.V, a.facts.WaitBeforeS.OK
@@ -99,11 +100,11 @@ func (a *assessment) ruledOutFinding(q QueueFacts) Finding {
 		ruled.Unsafe, ruled.Workers = true, q.Workers
 		ruled.Service, ruled.OldWait, ruled.NewWait, ruled.Timeout = secsText(q.ServiceTimeS), secsText(wb), secsText(wa), secsText(q.HealthTimeoutS)
 	}
-	summary := Messages.Say("config_change.ruled_out", ruled)
+	summary := detect.Messages.Say("config_change.ruled_out", ruled)
 	a.facts.Linked = false
-	return Finding{
-		Kind: KindConfigChange, Role: RoleRuledOut, Start: a.c.Time, End: a.c.Time,
-		Confidence: round(a.evidence*0.1, 2), Summary: summary.String(), SummaryText: summary, Facts: a.facts, Change: changePtr(a.c),
+	return detect.Finding{
+		Kind: detect.KindConfigChange, Role: detect.RoleRuledOut, Start: a.c.Time, End: a.c.Time,
+		Confidence: detect.Round(a.evidence*0.1, 2), Summary: summary.String(), SummaryText: summary, Facts: a.facts, Change: changePtr(a.c),
 	}
 }
 

@@ -4,22 +4,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // changeStory is a Story of findings and changes alone.
 type changeStory struct {
-	findings []Finding
+	findings []detect.Finding
 	changes  []sources.Change
 	from, to time.Time
 }
 
-func (s changeStory) Findings() []Finding            { return s.findings }
-func (s changeStory) Window() (time.Time, time.Time) { return s.from, s.to }
-func (s changeStory) Changes() []sources.Change      { return s.changes }
-func (s changeStory) QueueSeries() []SeriesPoint     { return nil }
-func (s changeStory) Minutes() []MinuteFailures      { return nil }
-func (s changeStory) Coverage() []sources.Coverage   { return nil }
+func (s changeStory) Findings() []detect.Finding        { return s.findings }
+func (s changeStory) Window() (time.Time, time.Time)    { return s.from, s.to }
+func (s changeStory) Changes() []sources.Change         { return s.changes }
+func (s changeStory) QueueSeries() []detect.SeriesPoint { return nil }
+func (s changeStory) Minutes() []detect.MinuteFailures  { return nil }
+func (s changeStory) Coverage() []sources.Coverage      { return nil }
 
 // TestChangeMomentsLinkTheirOwnFinding: a cause's moments name the deploys
 // that followed it, but a deploy judged in a finding of its own (the 07:07
@@ -31,9 +32,9 @@ func TestChangeMomentsLinkTheirOwnFinding(t *testing.T) {
 	php := sources.Change{Time: t0, Key: "php_version", Old: "8.2", New: "8.3", Ref: "297178f"}
 	capped := sources.Change{Time: t0.Add(7*time.Hour + 19*time.Minute), Key: "listen.backlog", Old: "4096", New: "64", Ref: "bdb164e"}
 	other := sources.Change{Time: capped.Time, Key: "pm.max_children", Old: "16", New: "24", Ref: "bdb164e"}
-	fs := []Finding{
-		{ID: "config_change-1", Kind: KindConfigChange, Role: RoleCandidate, Change: &php},
-		{ID: "config_change-2", Kind: KindConfigChange, Role: RoleMitigation, Change: &capped},
+	fs := []detect.Finding{
+		{ID: "config_change-1", Kind: detect.KindConfigChange, Role: detect.RoleCandidate, Change: &php},
+		{ID: "config_change-2", Kind: detect.KindConfigChange, Role: detect.RoleMitigation, Change: &capped},
 	}
 	s := changeStory{findings: fs, changes: []sources.Change{php, capped, other}, from: t0.Add(-time.Hour), to: t0.Add(5 * time.Hour)}
 	byFinding := map[string][]string{}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -22,9 +23,9 @@ func TestRuntimeChangeNeedsSlowerPHP(t *testing.T) {
 	image.Key, image.Old, image.New = "base_image", "php:8.2-fpm-bookworm", "php:8.3-fpm-bookworm"
 	// PHP's answers: 600 an hour at `before` s until the change, at `after`
 	// s from then; none before dataFrom.
-	times := func(before, after float64, dataFrom time.Time) func(from, to time.Time) Histogram {
-		return func(from, to time.Time) Histogram {
-			var h Histogram
+	times := func(before, after float64, dataFrom time.Time) func(from, to time.Time) detect.Histogram {
+		return func(from, to time.Time) detect.Histogram {
+			var h detect.Histogram
 			for m := from; m.Before(to); m = m.Add(6 * time.Second) {
 				switch {
 				case m.Before(dataFrom):
@@ -40,18 +41,18 @@ func TestRuntimeChangeNeedsSlowerPHP(t *testing.T) {
 	dayBefore := ccAt(2, 0, 0)
 	tests := []struct {
 		name       string
-		phpTimes   func(from, to time.Time) Histogram
-		role       Role
+		phpTimes   func(from, to time.Time) detect.Histogram
+		role       detect.Role
 		summaryHas string
 		judged     bool
 	}{
-		{"PHP as fast after the upgrade", times(0.30, 0.32, dayBefore), RoleRuledOut,
+		{"PHP as fast after the upgrade", times(0.30, 0.32, dayBefore), detect.RoleRuledOut,
 			"PHP did not get slower across it (median 0.3 s per request over 1,800 answers before it, 0.33 s over 1,580 after it", true},
-		{"PHP twice as slow after the upgrade", times(0.30, 0.62, dayBefore), RoleCandidate,
+		{"PHP twice as slow after the upgrade", times(0.30, 0.62, dayBefore), detect.RoleCandidate,
 			"PHP's median time per request rose from 0.3 s before it to 0.65 s after it", true},
-		{"no PHP answers before the upgrade", times(0.30, 0.30, bump.Time.Add(10*time.Minute)), RoleCandidate,
+		{"no PHP answers before the upgrade", times(0.30, 0.30, bump.Time.Add(10*time.Minute)), detect.RoleCandidate,
 			"could not judge: whether PHP got slower across the change needs PHP's answers on both sides", false},
-		{"no access log", nil, RoleCandidate, "could not judge", false},
+		{"no access log", nil, detect.RoleCandidate, "could not judge", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,14 +69,14 @@ func TestRuntimeChangeNeedsSlowerPHP(t *testing.T) {
 			if !strings.Contains(f.Summary, tt.summaryHas) {
 				t.Errorf("summary %q lacks %q", f.Summary, tt.summaryHas)
 			}
-			cf := FactsOf[ConfigChangeFacts](&f)
+			cf := detect.FactsOf[ConfigChangeFacts](&f)
 			if cf.PHPMedianBeforeS.OK != tt.judged || cf.CouldNotJudge.OK == tt.judged {
 				t.Errorf("medians %+v %+v, could_not_judge %+v", cf.PHPMedianBeforeS, cf.PHPMedianAfterS, cf.CouldNotJudge)
 			}
-			if tt.role == RoleCandidate && !tt.judged && f.Confidence > 0.4 {
+			if tt.role == detect.RoleCandidate && !tt.judged && f.Confidence > 0.4 {
 				t.Errorf("confidence %.2f for a change nobody could judge", f.Confidence)
 			}
-			if tt.role == RoleRuledOut && !strings.Contains(check.Reason, "ruled out by the numbers") {
+			if tt.role == detect.RoleRuledOut && !strings.Contains(check.Reason, "ruled out by the numbers") {
 				t.Errorf("check %q", check.Reason)
 			}
 		})

@@ -37,13 +37,13 @@ type poolSizing struct {
 // sizing sizes the pool for the peak's needed busy workers, at least floor
 // (the size a cut took the pool from; 0 when it grew).
 func sizing(r detect.PoolResources, needed, floor float64) poolSizing {
-	s := poolSizing{Known: r.Known(), Needed: round(needed, 1), Floor: floor, FloorIsOld: floor > 0}
+	s := poolSizing{Known: r.Known(), Needed: detect.Round(needed, 1), Floor: floor, FloorIsOld: floor > 0}
 	if !s.Known {
 		return s
 	}
-	s.Cores, s.CPUSeconds, s.FromProcesses = round(r.CoresPerBusyWorker, 2), round(r.CPUSecondsPerRequest, 3), r.CPUFromProcesses
-	s.MiB, s.Resident = round(r.MemPerWorkerBytes/(1<<20), 1), r.MemResident
-	s.ForMiB, s.ForCores = math.Round(r.MemForPHPBytes/(1<<20)), round(r.CoresForPHP, 1)
+	s.Cores, s.CPUSeconds, s.FromProcesses = detect.Round(r.CoresPerBusyWorker, 2), detect.Round(r.CPUSecondsPerRequest, 3), r.CPUFromProcesses
+	s.MiB, s.Resident = detect.Round(r.MemPerWorkerBytes/(1<<20), 1), r.MemResident
+	s.ForMiB, s.ForCores = math.Round(r.MemForPHPBytes/(1<<20)), detect.Round(r.CoresForPHP, 1)
 	fit := r.Fit()
 	s.ByMemory, s.ByCPU = fit.ByMemory, fit.ByCPU
 	s.Size, s.Bound, s.Holds = detect.SizePool(needed, floor, fit)
@@ -53,27 +53,27 @@ func sizing(r detect.PoolResources, needed, floor float64) poolSizing {
 // state writes the sizing into the finding's facts.
 func (s poolSizing) state(f *ConfigChangeFacts) {
 	if !s.Known {
-		f.CannotSizeOnPool = Some(true)
+		f.CannotSizeOnPool = detect.Some(true)
 		return
 	}
 	if s.Cores > 0 {
-		f.PoolCoresPerBusyWorker = Some(s.Cores)
+		f.PoolCoresPerBusyWorker = detect.Some(s.Cores)
 	}
 	if s.CPUSeconds > 0 {
-		f.PoolCPUSPerRequest = Some(s.CPUSeconds)
+		f.PoolCPUSPerRequest = detect.Some(s.CPUSeconds)
 	}
 	if s.MiB > 0 {
-		f.PoolMemPerWorkerMiB, f.PoolMemResident = Some(s.MiB), Some(s.Resident)
+		f.PoolMemPerWorkerMiB, f.PoolMemResident = detect.Some(s.MiB), detect.Some(s.Resident)
 	}
 	if s.ByMemory >= 0 {
-		f.MemForPHPMiB, f.WorkersFitMemory = Some(s.ForMiB), Some(s.ByMemory)
+		f.MemForPHPMiB, f.WorkersFitMemory = detect.Some(s.ForMiB), detect.Some(s.ByMemory)
 	}
 	if s.ByCPU >= 0 {
-		f.CoresForPHP, f.WorkersFitCPU = Some(s.ForCores), Some(s.ByCPU)
+		f.CoresForPHP, f.WorkersFitCPU = detect.Some(s.ForCores), detect.Some(s.ByCPU)
 	}
-	f.WorkersSized = Some(s.Size)
-	f.SizedByMemory, f.SizedByCPU = Some(s.Bound == detect.BoundMemory), Some(s.Bound == detect.BoundCPU)
-	f.SizedHoldsPeak = Some(s.Holds)
+	f.WorkersSized = detect.Some(s.Size)
+	f.SizedByMemory, f.SizedByCPU = detect.Some(s.Bound == detect.BoundMemory), detect.Some(s.Bound == detect.BoundCPU)
+	f.SizedHoldsPeak = detect.Some(s.Holds)
 }
 
 // sizingFromFacts reads the sizing back from a finding's facts, for the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
@@ -19,7 +20,7 @@ import (
 
 // changeText says a change of a setting: "listen.backlog 511 -> 4096".
 func changeText(c sources.Change) prose.Text {
-	return Messages.Say("config_change.change", struct{ Key, Old, New string }{c.Key, c.Old, c.New})
+	return detect.Messages.Say("config_change.change", struct{ Key, Old, New string }{c.Key, c.Old, c.New})
 }
 
 // alsoText lists the changes made together with another.
@@ -52,7 +53,7 @@ func reviewedLabel(c sources.Change) prose.Text {
 			label.Values = strings.TrimSpace(c.Old + " " + c.New)
 		}
 	}
-	return Messages.Say("config_change.reviewed_label", label)
+	return detect.Messages.Say("config_change.reviewed_label", label)
 }
 
 var hexRef = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
@@ -68,7 +69,7 @@ func refText(c sources.Change) prose.Text {
 	default:
 		ref.Other = c.Source
 	}
-	return Messages.Say("config_change.ref", ref)
+	return detect.Messages.Say("config_change.ref", ref)
 }
 
 // secsText says seconds as the reference does ("0.3 s", "9.6 s", "77 s"),
@@ -83,7 +84,7 @@ func seconds(v float64, timeout bool) prose.Text {
 	if inf {
 		v = 0
 	}
-	return Messages.Say("config_change.seconds", struct {
+	return detect.Messages.Say("config_change.seconds", struct {
 		V            float64
 		Inf, Timeout bool
 	}{v, inf, timeout})
@@ -99,16 +100,16 @@ func spanSaid(d time.Duration) prose.Text {
 	if d >= 48*time.Hour {
 		days = int(d.Hours() / 24)
 	}
-	return Messages.Say("config_change.span", struct {
+	return detect.Messages.Say("config_change.span", struct {
 		D    time.Duration
 		Days int
 		Text string
-	}{d.Round(time.Minute), days, spanText(d)})
+	}{d.Round(time.Minute), days, detect.SpanText(d)})
 }
 
 // joined says items one after another with sep between them.
 func joined(sep string, items []prose.Text) prose.Text {
-	return Messages.Say("config_change.join", struct {
+	return detect.Messages.Say("config_change.join", struct {
 		Sep   string
 		Items []prose.Text
 	}{sep, items})
@@ -120,7 +121,7 @@ func sentences(s []prose.Text) prose.Text {
 	if len(s) == 0 {
 		return prose.Text{}
 	}
-	return Messages.Say("config_change.sentences", s)
+	return detect.Messages.Say("config_change.sentences", s)
 }
 
 // said reports whether t says anything.

@@ -48,7 +48,7 @@ type QueueFacts struct {
 	// (minutes without a queue, when the queue is known), to tell whether
 	// a change whose mechanism is the service time made PHP slower; nil
 	// without an access log.
-	PHPTimes func(from, to time.Time) Histogram
+	PHPTimes func(from, to time.Time) detect.Histogram
 	// PeakPHPPerS is the busiest stretch's requests a second that needed PHP
 	// (PHP's answers and the proxy's 502/503/504, which would have reached
 	// it), around the onset; PeakAt is where that stretch starts. 0: unknown.
@@ -82,7 +82,7 @@ type assessment struct {
 	k     *knob
 	risk  int     // +1 raises the risk, -1 lowers it, 0 unknown direction
 	mech  float64 // mechanism score: is its failure mode among the findings?
-	found []Kind
+	found []detect.Kind
 	quant float64 // quantitative test score; 0 means the test rules it out
 	// quantText is the arithmetic, as a sentence for the summary; notLinked
 	// says why the change is reviewed but not linked.
@@ -127,11 +127,11 @@ type assessment struct {
 //
 // Finding IDs are config_change-1, -2, ... in rank order (detect.Run renumbers
 // them when it runs the detector with others).
-func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Finding, Check) {
-	check := Check{Name: KindConfigChange}
+func RankChanges(cs []sources.Change, findings []detect.Finding, q QueueFacts) ([]detect.Finding, detect.Check) {
+	check := detect.Check{Name: detect.KindConfigChange}
 	if len(cs) == 0 {
-		check.Outcome = OutcomeNotInteresting
-		check.SetReason(Messages.Say("config_change.none", nil))
+		check.Outcome = detect.OutcomeNotInteresting
+		check.SetReason(detect.Messages.Say("config_change.none", nil))
 		return nil, check
 	}
 	if q.Loc == nil {
@@ -139,20 +139,20 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	}
 	// A rise judged context (trigger.go: too early or too small) explains
 	// nothing: it links no change, nor keeps a change from being the trigger.
-	present := shown{kinds: map[Kind]bool{}}
+	present := shown{kinds: map[detect.Kind]bool{}}
 	for _, f := range findings {
-		if f.Role != RoleContext {
+		if f.Role != detect.RoleContext {
 			present.kinds[f.Kind] = true
 		}
 		// A trigger already found (a crawler in time and weight, a service
 		// time regression) explains the onset: a change is then its enabler.
-		if f.Role == RoleTrigger || f.Role == "" && specRole(f.Kind) == RoleTrigger {
+		if f.Role == detect.RoleTrigger || f.Role == "" && detect.SpecRole(f.Kind) == detect.RoleTrigger {
 			present.trigger = true
 		}
 	}
 
 	var linked, mitigations, ruledOut []*assessment
-	var deploys []Finding
+	var deploys []detect.Finding
 	var reviewed []prose.Text
 	review := func(c sources.Change, why prose.Text) {
 		reviewed = append(reviewed, reviewedText(reviewedLabel(c), refText(c), why))
@@ -161,7 +161,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		c := g[0]
 		switch {
 		case c.Key == changes.KeyRestart:
-			review(c, Messages.Say("config_change.why.restart", nil))
+			review(c, detect.Messages.Say("config_change.why.restart", nil))
 			continue
 		case c.Key == "":
 			if f, ok := deployFinding(c, q, present); ok {
@@ -169,7 +169,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 				continue
 			}
 			if c.File == "" && c.Note != "" {
-				review(c, Messages.Say("config_change.why.deploy", nil))
+				review(c, detect.Messages.Say("config_change.why.deploy", nil))
 				continue
 			}
 			if f, ok := cacheChangeFinding(c, q, findings); ok {
@@ -179,16 +179,16 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 				}
 				continue
 			}
-			review(c, Messages.Say("config_change.why.file", nil))
+			review(c, detect.Messages.Say("config_change.why.file", nil))
 			continue
 		}
 		k := knobFor(c.Key)
 		if k == nil {
-			review(c, Messages.Say("config_change.why.no_mechanism", nil))
+			review(c, detect.Messages.Say("config_change.why.no_mechanism", nil))
 			continue
 		}
 		if later := supersededBy(c, cs, q.Onset); later != nil {
-			review(c, Messages.Say("config_change.why.superseded", struct {
+			review(c, detect.Messages.Say("config_change.why.superseded", struct {
 				Old, New string
 				Ref      prose.Text
 			}{later.Old, later.New, refText(*later)}))
@@ -196,7 +196,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		}
 		if o, ok1 := settingValue(c.Old, k); ok1 {
 			if n, ok2 := settingValue(c.New, k); ok2 && o == n && len(g) == 1 {
-				review(c, Messages.Say("config_change.why.unchanged", struct{ Name, Default string }{k.name, k.def}))
+				review(c, detect.Messages.Say("config_change.why.unchanged", struct{ Name, Default string }{k.name, k.def}))
 				continue
 			}
 		}
@@ -206,11 +206,11 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 		case a.risk < 0 && a.mech > 0:
 			mitigations = append(mitigations, a)
 		case a.risk < 0:
-			review(c, Messages.Say("config_change.why.lowers_unseen", k.effect))
+			review(c, detect.Messages.Say("config_change.why.lowers_unseen", k.effect))
 		case after:
-			review(c, Messages.Say("config_change.why.after_onset", spanSaid(c.Time.Sub(q.Onset))))
+			review(c, detect.Messages.Say("config_change.why.after_onset", spanSaid(c.Time.Sub(q.Onset))))
 		case a.mech == 0:
-			review(c, Messages.Say("config_change.why.not_found", joinKinds(k.kinds, ", ")))
+			review(c, detect.Messages.Say("config_change.why.not_found", detect.JoinKinds(k.kinds, ", ")))
 		case said(a.notLinked):
 			ruledOut = append(ruledOut, a)
 		default:
@@ -230,7 +230,7 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	byConf(mitigations)
 	byConf(ruledOut)
 
-	var out []Finding
+	var out []detect.Finding
 	// reason is the Check's Reason: what was linked, what lowered the risk,
 	// what the numbers ruled out and what was reviewed, each with its
 	// evidence.
@@ -240,27 +240,27 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	}
 	for _, a := range linked {
 		f := a.finding(q, present)
-		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
+		f.ID = fmt.Sprintf("%s-%d", detect.KindConfigChange, len(out)+1)
 		out = append(out, f)
-		reason.Linked = append(reason.Linked, Messages.Say("config_change.reason.linked", struct {
+		reason.Linked = append(reason.Linked, detect.Messages.Say("config_change.reason.linked", struct {
 			Change, Ref prose.Text
 			Confidence  float64
 		}{changeText(a.c), refText(a.c), f.Confidence}))
 	}
 	for _, f := range deploys {
-		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
+		f.ID = fmt.Sprintf("%s-%d", detect.KindConfigChange, len(out)+1)
 		out = append(out, f)
 		reason.Deploys = append(reason.Deploys, withRef(prose.Text{}, DeployName(*f.Change), refText(*f.Change)))
 	}
 	for _, a := range mitigations {
 		f := a.mitigationFinding(q)
-		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
+		f.ID = fmt.Sprintf("%s-%d", detect.KindConfigChange, len(out)+1)
 		out = append(out, f)
 		reason.Mitigations = append(reason.Mitigations, withRef(changeText(a.c), "", refText(a.c)))
 	}
 	for _, a := range ruledOut {
 		f := a.ruledOutFinding(q)
-		f.ID = fmt.Sprintf("%s-%d", KindConfigChange, len(out)+1)
+		f.ID = fmt.Sprintf("%s-%d", detect.KindConfigChange, len(out)+1)
 		out = append(out, f)
 		reason.Ruled = append(reason.Ruled, reviewedText(changeText(a.c), refText(a.c), a.notLinked))
 	}
@@ -273,10 +273,10 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 	if len(reviewed) > maxListed {
 		reason.Reviewed, reason.More = reviewed[:maxListed], len(reviewed)-maxListed
 	}
-	check.SetReason(Messages.Say("config_change.reason", reason))
-	check.Outcome = OutcomeNotInteresting
+	check.SetReason(detect.Messages.Say("config_change.reason", reason))
+	check.Outcome = detect.OutcomeNotInteresting
 	if len(out) > 0 {
-		check.Outcome = OutcomeFound
+		check.Outcome = detect.OutcomeFound
 	}
 	return out, check
 }
@@ -285,20 +285,20 @@ func RankChanges(cs []sources.Change, findings []Finding, q QueueFacts) ([]Findi
 // kinds found (a rise judged context counts for none), and whether a trigger
 // already explains the onset.
 type shown struct {
-	kinds   map[Kind]bool
+	kinds   map[detect.Kind]bool
 	trigger bool
 }
 
 // readTimeoutRemovedKinds are the kinds a removed FastCGI read timeout's
 // silent wedge shows as.
-var readTimeoutRemovedKinds = []Kind{KindClientAbandonedWork, KindIdlePinning, KindUpstreamErrors}
+var readTimeoutRemovedKinds = []detect.Kind{detect.KindClientAbandonedWork, detect.KindIdlePinning, detect.KindUpstreamErrors}
 
 // assess scores one change against the findings and the numbers.
 func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, present shown) *assessment {
 	if k.name == "read_timeout" && c.New == "" && c.Old != "" {
 		// Removing the read timeout is its own failure mode (design.md).
 		silent := *k
-		silent.effect = Messages.Say("config_change.effect.read_timeout_removed", nil)
+		silent.effect = detect.Messages.Say("config_change.effect.read_timeout_removed", nil)
 		silent.kinds = readTimeoutRemovedKinds
 		silent.test = nil
 		k = &silent
@@ -326,12 +326,12 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 	a.evidence = 1
 	if metricsOnly(c) {
 		a.evidence = 0.7
-		a.facts.MetricsOnly = Some(true)
+		a.facts.MetricsOnly = detect.Some(true)
 	}
 	a.prox = 0.5
 	if !q.Onset.IsZero() {
 		a.hours = q.Onset.Sub(c.Time).Hours()
-		a.facts.HoursBeforeOnset = Some(round(a.hours, 2))
+		a.facts.HoursBeforeOnset = detect.Some(detect.Round(a.hours, 2))
 		if a.hours >= 0 {
 			a.prox = 1 / (1 + a.hours/24)
 		} else {
@@ -339,26 +339,26 @@ func assess(c sources.Change, also []sources.Change, k *knob, q QueueFacts, pres
 		}
 	}
 	if v, ok := settingValue(c.Old, k); ok && !math.IsInf(v, 0) {
-		a.facts.OldValue = Some(v)
+		a.facts.OldValue = detect.Some(v)
 	}
 	if v, ok := settingValue(c.New, k); ok && !math.IsInf(v, 0) {
-		a.facts.NewValue = Some(v)
+		a.facts.NewValue = detect.Some(v)
 	}
 	a.facts.RiskDirection = a.risk
 	if k.test != nil {
 		k.test(a, q)
 	} else {
-		a.quantText = Messages.Say("config_change.no_test", nil)
+		a.quantText = detect.Messages.Say("config_change.no_test", nil)
 	}
 	if said(a.cannotJudge) {
 		// The counterfactual (would the old value have held?) needs a
 		// series the evidence lacks: whatever else fits, it is not known.
 		a.quant = math.Min(a.quant, 0.3)
 	}
-	a.facts.MechanismScore = round(a.mech, 2)
-	a.facts.QuantitativeScore = round(a.quant, 2)
-	a.facts.ProximityScore = round(a.prox, 2)
-	a.conf = round(clampUnit(a.evidence*(0.35*a.mech+0.40*a.quant+0.25*a.prox)), 2)
+	a.facts.MechanismScore = detect.Round(a.mech, 2)
+	a.facts.QuantitativeScore = detect.Round(a.quant, 2)
+	a.facts.ProximityScore = detect.Round(a.prox, 2)
+	a.conf = detect.Round(detect.ClampUnit(a.evidence*(0.35*a.mech+0.40*a.quant+0.25*a.prox)), 2)
 	if said(a.cannotJudge) {
 		a.conf = math.Min(a.conf, 0.4)
 	}
@@ -377,13 +377,13 @@ func metricsOnly(c sources.Change) bool {
 // reviewedText says a change with its evidence and why it is not linked:
 // "php_version 8.2 -> 8.3 (commit 297178f): ...".
 func reviewedText(label, ref, why prose.Text) prose.Text {
-	return Messages.Say("config_change.reviewed", struct{ Label, Ref, Why prose.Text }{label, ref, why})
+	return detect.Messages.Say("config_change.reviewed", struct{ Label, Ref, Why prose.Text }{label, ref, why})
 }
 
 // withRef says a change, or a deploy by its name, with its evidence:
 // "listen.backlog 4096 -> 64 (commit bdb164e)".
 func withRef(what prose.Text, deploy string, ref prose.Text) prose.Text {
-	return Messages.Say("config_change.with_ref", struct {
+	return detect.Messages.Say("config_change.with_ref", struct {
 		What, Ref prose.Text
 		Deploy    string
 	}{what, ref, deploy})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
@@ -54,16 +55,16 @@ func ccFacts(queue []QueuePoint) QueueFacts {
 	return QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Onset: ccOnset, Queue: queue, Loc: ccKST}
 }
 
-func ccFindings(kinds ...Kind) []Finding {
-	var fs []Finding
+func ccFindings(kinds ...detect.Kind) []detect.Finding {
+	var fs []detect.Finding
 	for _, k := range kinds {
-		fs = append(fs, Finding{Kind: k, Start: ccOnset, End: ccOnset.Add(44 * time.Minute)})
+		fs = append(fs, detect.Finding{Kind: k, Start: ccOnset, End: ccOnset.Add(44 * time.Minute)})
 	}
 	return fs
 }
 
-var ccIncidentKinds = []Kind{KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindHealthcheckStarved,
-	KindUpstreamErrors, KindClientAbandonedWork}
+var ccIncidentKinds = []detect.Kind{detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindListenQueueOverflow, detect.KindHealthcheckStarved,
+	detect.KindUpstreamErrors, detect.KindClientAbandonedWork}
 
 const ccCommit = "9d78ccbea301e57b510ff3f93c1312f5e6a9a843"
 
@@ -88,11 +89,11 @@ func TestRankChanges(t *testing.T) {
 	tests := []struct {
 		name     string
 		changes  []sources.Change
-		findings []Finding
+		findings []detect.Finding
 		facts    QueueFacts
 		// want: the key and role of each finding in rank order.
 		want       []string
-		outcome    Outcome
+		outcome    detect.Outcome
 		reasonHas  []string
 		summaryHas []string // of the first finding
 		facts0     map[string]float64
@@ -108,7 +109,7 @@ func TestRankChanges(t *testing.T) {
 			// limit, and the only one stated.
 			facts:   func() QueueFacts { q := ccFacts(ccRefQueue); q.ClientTimeoutS = 30; return q }(),
 			want:    []string{"listen.backlog enabler", "rate_limit.zone.link_walk.match.query candidate"},
-			outcome: OutcomeFound,
+			outcome: detect.OutcomeFound,
 			reasonHas: []string{"linked: listen.backlog 511 -> 4096 (commit 9d78ccb", "skins/site.css (commit 0c55aa1): a file change",
 				"env.DB_PASSWORD REDACTED -> REDACTED (commit 7e57c0d): no known failure mechanism", "README.md"},
 			summaryHas: []string{
@@ -129,7 +130,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccRefQueue),
 			want:       []string{"listen.backlog enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s health timeout (it held 9.6 s before)", "reached 4,096 at 02:30"},
 			facts0:     map[string]float64{"old_value": 511, "new_value": 4096, "wait_after_s": 76.8, "risk_direction": 1},
 		},
@@ -141,7 +142,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccRefQueue),
 			want:       []string{"listen.backlog candidate"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"The values are not numbers: no arithmetic.", "Which way this change moved the risk is not known"},
 			facts0:     map[string]float64{"old_value": 511, "risk_direction": 0},
 			absent:     []string{"new_value", "wait_after_s"},
@@ -155,7 +156,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
 			want:       []string{"listen.backlog enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"a full queue now holds 77 s of work against a 10 s client timeout (it held 9.6 s before)"},
 			facts0:     map[string]float64{"client_timeout_s": 10, "wait_after_s": 76.8},
 			absent:     []string{"health_timeout_s"},
@@ -166,7 +167,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
 			want:       []string{"listen.backlog enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"a full queue now holds 77 s of work (it held 9.6 s before)"},
 			facts0:     map[string]float64{"wait_before_s": 9.58, "wait_after_s": 76.8},
 			absent:     []string{"health_timeout_s", "client_timeout_s"},
@@ -174,10 +175,10 @@ func TestRankChanges(t *testing.T) {
 		{
 			name:      "fixed: 4096 -> 64 lowers the risk",
 			changes:   []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" }), ccCSS},
-			findings:  ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			findings:  ccFindings(detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindListenQueueOverflow, detect.KindUpstreamErrors),
 			facts:     ccFacts(ccFixedQueue),
 			want:      []string{"listen.backlog mitigation"},
-			outcome:   OutcomeFound,
+			outcome:   detect.OutcomeFound,
 			reasonHas: []string{"no change explains the incident", "lowers the risk: listen.backlog 4096 -> 64"},
 			summaryHas: []string{"lowers the risk", "a full queue now holds 1.2 s of work against a 10 s health timeout (it held 77 s before)", "not an enabler",
 				"The health check can no longer starve behind a full queue"},
@@ -190,10 +191,10 @@ func TestRankChanges(t *testing.T) {
 			// would be the obvious, wrong sentence.
 			name:     "fixed against the clients' timeout: clients at the back still give up",
 			changes:  []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" })},
-			findings: ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			findings: ccFindings(detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindListenQueueOverflow, detect.KindUpstreamErrors),
 			facts:    QueueFacts{Workers: 16, ServiceTimeS: 3.217, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccFixedQueue, Loc: ccKST},
 			want:     []string{"listen.backlog mitigation"},
-			outcome:  OutcomeFound,
+			outcome:  detect.OutcomeFound,
 			summaryHas: []string{"a full queue now holds 13 s of work against a 10 s client timeout",
 				"A full queue still outlasts the clients' 10 s timeout, so clients at its back still give up before PHP answers; only overflow past 64 now fails fast at the proxy."},
 			summaryLacks: []string{"health check"},
@@ -203,10 +204,10 @@ func TestRankChanges(t *testing.T) {
 		{
 			name:         "fixed within the clients' timeout",
 			changes:      []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Old, c.New, c.Note = "4096", "64", "Cap the queue" })},
-			findings:     ccFindings(KindCrawlerBurst, KindWorkerSaturation, KindListenQueueOverflow, KindUpstreamErrors),
+			findings:     ccFindings(detect.KindCrawlerBurst, detect.KindWorkerSaturation, detect.KindListenQueueOverflow, detect.KindUpstreamErrors),
 			facts:        QueueFacts{Workers: 16, ServiceTimeS: 0.3, ClientTimeoutS: 10, Onset: ccOnset, Queue: ccFixedQueue, Loc: ccKST},
 			want:         []string{"listen.backlog mitigation"},
-			outcome:      OutcomeFound,
+			outcome:      detect.OutcomeFound,
 			summaryHas:   []string{"A full queue now drains within the clients' 10 s timeout; overflow now fails fast at the proxy."},
 			summaryLacks: []string{"health check"},
 		},
@@ -216,7 +217,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccQuietQueue),
 			want:       []string{"listen.backlog ruled_out"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			reasonHas:  []string{"no change explains the incident", "never passed the old cap of 511"},
 			summaryHas: []string{"is not what enabled the incident", "peaked at 300"},
 			facts0:     map[string]float64{"queue_passed_old_cap": 0, "linked": 0},
@@ -226,7 +227,7 @@ func TestRankChanges(t *testing.T) {
 			changes:   []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.Time = ccAt(3, 2, 40) }), ccCSS},
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccRefQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{"no change explains the incident", "made 14 min after the onset: it cannot have caused the incident"},
 		},
 		{
@@ -235,7 +236,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccRefQueue),
 			want:       []string{"listen.backlog enabler", "listen.backlog mitigation"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			reasonHas:  []string{"linked: listen.backlog 511 -> 4096", "lowers the risk: listen.backlog 4096 -> 64 (deploy-42)"},
 			summaryHas: []string{"77 s"},
 		},
@@ -247,7 +248,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccRefQueue),
 			want:       []string{"listen.backlog enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"Seen only in metrics", "77 s"},
 			facts0:     map[string]float64{"metrics_only": 1},
 		},
@@ -256,7 +257,7 @@ func TestRankChanges(t *testing.T) {
 			changes:   []sources.Change{ccReadme, ccCSS, ccPassword},
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccRefQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{"no change explains the incident", "reviewed and not linked (3)"},
 		},
 		{
@@ -264,32 +265,32 @@ func TestRankChanges(t *testing.T) {
 			changes:   []sources.Change{ccWith(ccBacklogUp, func(c *sources.Change) { c.New = "" })},
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccRefQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{"no change explains the incident", "did not change (an absent listen.backlog means 511)"},
 		},
 		{
 			name:      "no changes at all",
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccRefQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{"no change to review"},
 		},
 		{
 			name:      "failure mode absent: not linked",
 			changes:   []sources.Change{ccBacklogUp},
-			findings:  ccFindings(KindCrawlerBurst, KindSelfAmplification),
+			findings:  ccFindings(detect.KindCrawlerBurst, detect.KindSelfAmplification),
 			facts:     ccFacts(nil),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{"none of the findings its failure mode would produce"},
 		},
 		{
 			name: "fewer workers just before the onset, no crawler: the trigger",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset},
 			want:       []string{"pm.max_children trigger"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"80 requests a second needed PHP at 0.3 s each: 24 busy workers, against 32 before the change and 16 after it", "the old pool of 32 would have held this load, the new 16 could not"},
 			facts0:     map[string]float64{"workers_needed": 24, "peak_php_per_s": 80, "old_pool_held": 1},
 		},
@@ -299,10 +300,10 @@ func TestRankChanges(t *testing.T) {
 			name: "fewer workers, filled by a rise of demand",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 10},
 			want:       []string{"pm.max_children trigger"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"The load that filled the pool was demand for PHP rising from a usual 10 requests a second", "to 80: the trigger, and the cut is what let it fail"},
 			facts0:     map[string]float64{"usual_php_per_s": 10, "workers_needed": 24},
 		},
@@ -312,10 +313,10 @@ func TestRankChanges(t *testing.T) {
 			name: "fewer workers, filled by the ordinary load",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 70},
 			want:       []string{"pm.max_children trigger"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"Demand for PHP did not rise (a usual 70 requests a second", "the ordinary load filled the smaller pool"},
 			facts0:     map[string]float64{"usual_php_per_s": 70},
 		},
@@ -324,10 +325,10 @@ func TestRankChanges(t *testing.T) {
 			name: "fewer workers, filled by a slowdown found as the trigger",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 80, PeakAt: ccOnset, UsualPHPPerS: 75, LoadTrigger: "service_time_regression-1"},
 			want:       []string{"pm.max_children trigger"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"The load that filled the pool: service_time_regression-1, the trigger; the cut is what let it fail."},
 		},
 		{
@@ -336,10 +337,10 @@ func TestRankChanges(t *testing.T) {
 			name: "fewer workers, but the load overran the old pool too",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:   ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 200, PeakAt: ccOnset},
 			want:       []string{"pm.max_children trigger"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"60 busy workers", "the old pool of 32 would not have held it either"},
 			facts0:     map[string]float64{"workers_needed": 60, "old_pool_held": 0},
 		},
@@ -349,30 +350,30 @@ func TestRankChanges(t *testing.T) {
 			name: "fewer workers, within the new pool: ruled out",
 			changes: []sources.Change{{Time: ccAt(3, 2, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
 				File: "www.conf", Key: "pm.max_children", Old: "32", New: "16"}},
-			findings:  ccFindings(KindWorkerSaturation, KindHealthcheckStarved),
+			findings:  ccFindings(detect.KindWorkerSaturation, detect.KindHealthcheckStarved),
 			facts:     QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, Backlog: 511, Onset: ccOnset, Loc: ccKST, PeakPHPPerS: 20, PeakAt: ccOnset},
 			want:      []string{"pm.max_children ruled_out"},
-			outcome:   OutcomeFound,
+			outcome:   detect.OutcomeFound,
 			reasonHas: []string{"6 workers busy", "played no part"},
 		},
 		{
 			name: "a shorter read timeout the check now fails under",
 			changes: []sources.Change{{Time: ccAt(2, 18, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef02",
 				File: "Caddyfile", Key: "php_fastcgi.read_timeout", Old: "30s", New: "10s"}},
-			findings:   ccFindings(KindCrawlerBurst, KindHealthcheckStarved),
+			findings:   ccFindings(detect.KindCrawlerBurst, detect.KindHealthcheckStarved),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, HealthTimeoutS: 10, QueuePeak: 1000, Onset: ccOnset, Loc: ccKST},
 			want:       []string{"php_fastcgi.read_timeout enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"At its peak of 1,000 the queue held 19 s of work", "would have survived under the old timeout"},
 		},
 		{
 			name: "read timeout removed: the silent wedge",
 			changes: []sources.Change{{Time: ccAt(2, 18, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef04",
 				File: "Caddyfile", Key: "php_fastcgi.read_timeout", Old: "10s"}},
-			findings:   ccFindings(KindCrawlerBurst, KindClientAbandonedWork),
+			findings:   ccFindings(detect.KindCrawlerBurst, detect.KindClientAbandonedWork),
 			facts:      QueueFacts{Workers: 16, ServiceTimeS: 0.3, QueuePeak: 3073, Onset: ccOnset, Loc: ccKST},
 			want:       []string{"php_fastcgi.read_timeout enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"10s -> (none)", "silent wedge", "found: client_abandoned_work"},
 		},
 		{
@@ -385,7 +386,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      ccFacts(ccRefQueue),
 			want:       []string{"rate_limit.zone.page_tools enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"rate_limit.zone.page_tools on -> (none)", "lets a crawler through", "Made together with: rate_limit.zone.page_tools.events 150 -> (none)"},
 		},
 		{
@@ -395,7 +396,7 @@ func TestRankChanges(t *testing.T) {
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccQuietQueue),
 			want:      []string{"listen.backlog mitigation"},
-			outcome:   OutcomeFound,
+			outcome:   detect.OutcomeFound,
 			reasonHas: []string{"superseded by 4096 -> 511"},
 		},
 		{
@@ -404,7 +405,7 @@ func TestRankChanges(t *testing.T) {
 			findings:   ccFindings(ccIncidentKinds...),
 			facts:      QueueFacts{Onset: ccOnset, Queue: ccRefQueue, Loc: ccKST},
 			want:       []string{"listen.backlog enabler"},
-			outcome:    OutcomeFound,
+			outcome:    detect.OutcomeFound,
 			summaryHas: []string{"could not be computed", "the queue passed 511 at 02:23"},
 		},
 	}
@@ -415,10 +416,10 @@ func TestRankChanges(t *testing.T) {
 	tests = append(tests, []struct {
 		name         string
 		changes      []sources.Change
-		findings     []Finding
+		findings     []detect.Finding
 		facts        QueueFacts
 		want         []string
-		outcome      Outcome
+		outcome      detect.Outcome
 		reasonHas    []string
 		summaryHas   []string
 		facts0       map[string]float64
@@ -428,10 +429,10 @@ func TestRankChanges(t *testing.T) {
 		{
 			name:     "a deploy without a setting before a service-time rise is named by its subject, a candidate",
 			changes:  []sources.Change{ccCSS, release},
-			findings: ccFindings(KindServiceTimeRegression, KindWorkerSaturation, KindUpstreamErrors),
+			findings: ccFindings(detect.KindServiceTimeRegression, detect.KindWorkerSaturation, detect.KindUpstreamErrors),
 			facts:    ccFacts(ccQuietQueue),
 			want:     []string{" candidate"},
-			outcome:  OutcomeFound,
+			outcome:  detect.OutcomeFound,
 			reasonHas: []string{`no change explains the incident`,
 				`deployed just before the onset, changing no known setting (a candidate the logs cannot judge): "Release 4.2: new search backend" (deploy-118)`,
 				"skins/site.css (commit 0c55aa1): a file change"},
@@ -444,15 +445,15 @@ func TestRankChanges(t *testing.T) {
 			changes:   []sources.Change{release},
 			findings:  ccFindings(ccIncidentKinds...),
 			facts:     ccFacts(ccQuietQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{`deploy "Release 4.2: new search backend" (deploy-118): a deploy that changed no setting`},
 		},
 		{
 			name:      "a deploy three hours before the onset is only reviewed",
 			changes:   []sources.Change{ccWith(release, func(c *sources.Change) { c.Time = ccOnset.Add(-3 * time.Hour) })},
-			findings:  ccFindings(KindServiceTimeRegression, KindWorkerSaturation, KindUpstreamErrors),
+			findings:  ccFindings(detect.KindServiceTimeRegression, detect.KindWorkerSaturation, detect.KindUpstreamErrors),
 			facts:     ccFacts(ccQuietQueue),
-			outcome:   OutcomeNotInteresting,
+			outcome:   detect.OutcomeNotInteresting,
 			reasonHas: []string{`deploy "Release 4.2: new search backend" (deploy-118): a deploy`},
 		},
 	}...)
@@ -462,14 +463,14 @@ func TestRankChanges(t *testing.T) {
 			var roles []string
 			for _, f := range got {
 				roles = append(roles, f.Change.Key+" "+string(f.Role))
-				if f.Kind != KindConfigChange || f.Change == nil || f.Confidence < 0 || f.Confidence > 1 || f.Summary == "" {
+				if f.Kind != detect.KindConfigChange || f.Change == nil || f.Confidence < 0 || f.Confidence > 1 || f.Summary == "" {
 					t.Errorf("malformed finding %+v", f)
 				}
 			}
 			if strings.Join(roles, ", ") != strings.Join(tt.want, ", ") {
 				t.Errorf("findings [%s], want [%s]\nreason: %s", strings.Join(roles, ", "), strings.Join(tt.want, ", "), check.Reason)
 			}
-			if check.Outcome != tt.outcome || check.Name != KindConfigChange || len(check.Findings) != len(got) {
+			if check.Outcome != tt.outcome || check.Name != detect.KindConfigChange || len(check.Findings) != len(got) {
 				t.Errorf("check %+v, want outcome %s listing %d findings", check, tt.outcome, len(got))
 			}
 			for _, s := range tt.reasonHas {
@@ -699,7 +700,7 @@ func TestRankChangesLab(t *testing.T) {
 	if f.Change.Ref != "9d78ccbea301e57b510ff3f93c1312f5e6a9a843" || f.Change.Key != "listen.backlog" || f.Change.Old != "511" || f.Change.New != "4096" {
 		t.Errorf("change %+v, want the truth commit's listen.backlog 511 -> 4096", f.Change)
 	}
-	if f.Role != RoleRuledOut || FactMap(f.Facts)["queue_passed_old_cap"] != 0 || FactMap(f.Facts)["queue_peak"] != 357 {
+	if f.Role != detect.RoleRuledOut || FactMap(f.Facts)["queue_passed_old_cap"] != 0 || FactMap(f.Facts)["queue_peak"] != 357 {
 		t.Errorf("role %s facts %v: want ruled_out with queue_peak 357, never past 511", f.Role, f.Facts)
 	}
 	for _, s := range []string{"19:20 the day before", "never passed the old cap of 511", "already unsafe: with 4 workers at 0.2 s per request a full queue of 511 held 26 s of work against the 10 s health timeout (one of 4096 now holds 205 s)"} {
@@ -764,22 +765,22 @@ func ccReadOpenMetrics(t *testing.T, path string, names ...string) map[string][]
 // none, even with a health_timeout configured (Caddy's FastCGI transport
 // ignores it once connected, so it is not the obvious answer).
 func TestCheckTimeout(t *testing.T) {
-	hc := Finding{ID: "healthcheck_starved-1", Kind: KindHealthcheckStarved,
-		Facts: MustParseFacts(KindHealthcheckStarved, map[string]float64{"health_timeout_s": 10})}
+	hc := detect.Finding{ID: "healthcheck_starved-1", Kind: detect.KindHealthcheckStarved,
+		Facts: MustParseFacts(detect.KindHealthcheckStarved, map[string]float64{"health_timeout_s": 10})}
 	for _, tc := range []struct {
 		name     string
 		site     sources.Site
-		findings []Finding
+		findings []detect.Finding
 		want     float64
 		fromHC   bool
 	}{
-		{"finding", sources.Site{HealthTimeoutS: 10}, []Finding{hc}, 10, true},
+		{"finding", sources.Site{HealthTimeoutS: 10}, []detect.Finding{hc}, 10, true},
 		{"read_timeout", sources.Site{ReadTimeoutS: 20, HealthTimeoutS: 5}, nil, 20, false},
 		{"health_timeout ignored", sources.Site{HealthTimeoutS: 5}, nil, 0, false},
 		{"nothing known", sources.Site{}, nil, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, f := CheckTimeout(tc.site, tc.findings)
+			got, f := detect.CheckTimeout(tc.site, tc.findings)
 			if got != tc.want || (f != nil) != tc.fromHC {
 				t.Errorf("CheckTimeout = %v (finding %v), want %v (from the finding: %v)", got, f, tc.want, tc.fromHC)
 			}

@@ -18,7 +18,7 @@
 // it declares the kinds it reads (Requires, from the knob table and its
 // tests, and RequiresRoles for the triggers and mechanisms that date the
 // onset), so it runs after them, and it speaks detect's types and catalog
-// (detect.go names them). Importing it registers it; the pipeline
+// by their own names (detect.Finding). Importing it registers it; the pipeline
 // (package analysis) and the scan do. It imports nothing later in the
 // pipeline than detect: sources -> detect -> configchange -> rules/report.
 package configchange

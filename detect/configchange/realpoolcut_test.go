@@ -81,20 +81,20 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 			}
 		}
 	}
-	var cut *Finding
+	var cut *detect.Finding
 	for i := range res.Findings {
-		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
 			cut = f
 		}
 	}
 	if cut == nil {
 		t.Fatal("no config_change finding for pm.max_children")
 	}
-	cf := FactsOf[ConfigChangeFacts](cut)
+	cf := detect.FactsOf[ConfigChangeFacts](cut)
 	if cf.OldValue.V != truth.MaxChildren.Old || cf.NewValue.V != truth.MaxChildren.New {
 		t.Fatalf("change %v -> %v, truth %v -> %v", cf.OldValue.V, cf.NewValue.V, truth.MaxChildren.Old, truth.MaxChildren.New)
 	}
-	if !cf.Linked || cut.Role != RoleEnabler || !cf.OldPoolHeld.V {
+	if !cf.Linked || cut.Role != detect.RoleEnabler || !cf.OldPoolHeld.V {
 		t.Errorf("cut role %s, linked %v, old pool held %v: want the enabler (%v busy workers needed, measured; 8 hold them, 3 do not)\n%s",
 			cut.Role, cf.Linked, cf.OldPoolHeld, truth.Needed, cut.Summary)
 	}

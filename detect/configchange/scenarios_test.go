@@ -59,25 +59,25 @@ func simulated(t *testing.T, o simulate.Options, edit func(dir string)) (*detect
 func TestScenarioChanges(t *testing.T) {
 	tests := []struct {
 		scenario string
-		wantRole Role
+		wantRole detect.Role
 		wantNew  string
 	}{
-		{"crawler-backlog-wedge", RoleEnabler, "4096"},
-		{"crawler-backlog", RoleRuledOut, "4096"},
-		{"crawler-backlog-fixed", RoleMitigation, "64"},
+		{"crawler-backlog-wedge", detect.RoleEnabler, "4096"},
+		{"crawler-backlog", detect.RoleRuledOut, "4096"},
+		{"crawler-backlog-fixed", detect.RoleMitigation, "64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
 			t.Parallel()
 			res, truth := simulated(t, simulate.Options{Scenario: tt.scenario, Seed: 1}, nil)
-			var backlog *Finding
+			var backlog *detect.Finding
 			firstLinked := -1
 			for i := range res.Findings {
 				f := &res.Findings[i]
-				if f.Kind != KindConfigChange {
+				if f.Kind != detect.KindConfigChange {
 					continue
 				}
-				if firstLinked < 0 && (f.Role == RoleEnabler || f.Role == RoleTrigger) {
+				if firstLinked < 0 && (f.Role == detect.RoleEnabler || f.Role == detect.RoleTrigger) {
 					firstLinked = i
 				}
 				if f.Change.Key == "listen.backlog" && f.Change.New == tt.wantNew && backlog == nil {
@@ -90,7 +90,7 @@ func TestScenarioChanges(t *testing.T) {
 			if backlog.Role != tt.wantRole {
 				t.Errorf("listen.backlog -> %s is %s, want %s: %s", tt.wantNew, backlog.Role, tt.wantRole, backlog.Summary)
 			}
-			if tt.wantRole == RoleEnabler {
+			if tt.wantRole == detect.RoleEnabler {
 				if &res.Findings[firstLinked] != backlog {
 					t.Errorf("the backlog change does not rank first among linked changes: %s", res.Findings[firstLinked].Summary)
 				}
@@ -115,10 +115,10 @@ func TestNoMetricsNoBacklogBlame(t *testing.T) {
 		}
 	})
 	for _, f := range res.Findings {
-		if f.Kind != KindConfigChange || f.Change == nil || f.Change.Key != "listen.backlog" || f.Change.New != "4096" {
+		if f.Kind != detect.KindConfigChange || f.Change == nil || f.Change.Key != "listen.backlog" || f.Change.New != "4096" {
 			continue
 		}
-		if f.Role == RoleEnabler || f.Role == RoleTrigger || f.Confidence > 0.4 {
+		if f.Role == detect.RoleEnabler || f.Role == detect.RoleTrigger || f.Confidence > 0.4 {
 			t.Errorf("listen.backlog -> 4096 is %s %.2f without the queue series: %s", f.Role, f.Confidence, f.Summary)
 		}
 		if !strings.Contains(f.Summary, "could not judge") {
@@ -136,16 +136,16 @@ func TestNoMetricsNoBacklogBlame(t *testing.T) {
 // linked, not dismissed as made after the onset.
 func TestMinorBotBeforeStallLinksTheChange(t *testing.T) {
 	res, _ := simulated(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1}, nil)
-	var change *Finding
+	var change *detect.Finding
 	for i := range res.Findings {
-		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && strings.Contains(f.Change.Key, "max_children") {
+		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && strings.Contains(f.Change.Key, "max_children") {
 			change = f
 		}
 	}
 	if change == nil {
 		t.Fatalf("pm.max_children 32 -> 16 not linked; checks: %+v", res.Checks)
 	}
-	if change.Role != RoleEnabler && change.Role != RoleTrigger {
+	if change.Role != detect.RoleEnabler && change.Role != detect.RoleTrigger {
 		t.Errorf("pm.max_children change has role %q, want it blamed (enabler, or trigger while nothing else explains the onset): %s", change.Role, change.Summary)
 	}
 	if strings.Contains(change.Summary, "after the onset") {
@@ -156,9 +156,9 @@ func TestMinorBotBeforeStallLinksTheChange(t *testing.T) {
 // config_change reads every kind a change may explain: the built-in kinds
 // but itself, from its knob table, its cache and deploy tests and its roles.
 func TestConfigChangeReadsEveryKind(t *testing.T) {
-	reads := detect.Requirements(KindConfigChange)
+	reads := detect.Requirements(detect.KindConfigChange)
 	for _, k := range detect.Kinds() {
-		if k != KindConfigChange && !slices.Contains(reads, k) {
+		if k != detect.KindConfigChange && !slices.Contains(reads, k) {
 			t.Errorf("config_change does not read %s (it reads %q)", k, reads)
 		}
 	}
@@ -176,16 +176,16 @@ func TestPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	if tp == nil {
 		t.Fatal("truth has no per-process measures: the scenario wrote no per-process series")
 	}
-	var cut *Finding
+	var cut *detect.Finding
 	for i := range res.Findings {
-		if f := &res.Findings[i]; f.Kind == KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
 			cut = f
 		}
 	}
 	if cut == nil {
 		t.Fatal("no config_change finding for pm.max_children")
 	}
-	cf := FactsOf[ConfigChangeFacts](cut)
+	cf := detect.FactsOf[ConfigChangeFacts](cut)
 	if !cf.Linked || cf.CannotSizeOnPool.OK || !cf.WorkersSized.OK {
 		t.Fatalf("cut linked %v, sized %v, cannot size %v: want linked and sized on the pool's own series\n%s", cf.Linked, cf.WorkersSized, cf.CannotSizeOnPool, cut.Summary)
 	}
