@@ -1,17 +1,14 @@
 package detect
 
 import (
-	"bytes"
-	"context"
 	"net/netip"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchreqs"
 	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
@@ -141,27 +138,8 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	}
 }
 
-// generatedRequests reads a generated log (the benchmark's traffic, small).
-func generatedRequests(t testing.TB, size int64) []sources.Request {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := benchref.Generate(&buf, benchref.GenOptions{Size: size, Clients: 3000, Span: 3 * time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	var reqs []sources.Request
-	_, err := accesslog.ReadReader(context.Background(), "gen.log", &buf, accesslog.Options{LoggedInCookie: "wikiUserID="}, nil,
-		func(batch []sources.Request) error {
-			reqs = append(reqs, batch...)
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reqs
-}
-
 func TestObserveMatchesOriginal(t *testing.T) {
-	reqs := generatedRequests(t, 8<<20)
+	reqs := benchreqs.Requests(t, 8<<20)
 	odd := []sources.Request{
 		{Time: reqs[0].Time, ClientIP: netip.MustParseAddr("::ffff:10.1.2.3"), Path: "/healthz.php", Status: 200, Origin: sources.OriginUpstream},
 		{Time: reqs[1].Time, ClientIP: netip.MustParseAddr("10.1.2.3"), Path: "/api.php", Query: "action=query", UserAgent: "MediaWiki/1.42", Status: 200},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchreqs"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -14,7 +15,7 @@ import (
 // whole of ingest.
 func BenchmarkObserve(b *testing.B) {
 	const size = 16 << 20
-	reqs := generatedRequests(b, size)
+	reqs := benchreqs.Requests(b, size)
 	site := sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php"}
 	b.SetBytes(size)
 	b.ReportAllocs()
@@ -44,7 +45,7 @@ func reportPerRequest(b *testing.B, cpu time.Duration, requests int) {
 // and its record for every request of the generated log, which repeats
 // targets (assets, popular pages) among many seen once (titles, searches).
 func BenchmarkRouteTemplate(b *testing.B) {
-	reqs := generatedRequests(b, 16<<20)
+	reqs := benchreqs.Requests(b, 16<<20)
 	b.ReportAllocs()
 	cpu0 := benchref.CPUTime()
 	for b.Loop() {

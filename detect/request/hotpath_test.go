@@ -1,17 +1,12 @@
 package request
 
 import (
-	"bytes"
-	"context"
 	"net/url"
 	"path"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // The hot path of ingest (issue 9) was made faster without changing a result:
@@ -61,25 +56,6 @@ func hasSpecialNamespaceOriginal(s string) bool {
 		}
 	}
 	return false
-}
-
-// generatedRequests reads a generated log (the benchmark's traffic, small).
-func generatedRequests(t testing.TB, size int64) []sources.Request {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := benchref.Generate(&buf, benchref.GenOptions{Size: size, Clients: 3000, Span: 3 * time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	var reqs []sources.Request
-	_, err := accesslog.ReadReader(context.Background(), "gen.log", &buf, accesslog.Options{LoggedInCookie: "wikiUserID="}, nil,
-		func(batch []sources.Request) error {
-			reqs = append(reqs, batch...)
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reqs
 }
 
 // TestKeyerMatchesKey: a Keyer's cache of user agents (detect.Traffic.Observe's) changes no
