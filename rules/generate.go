@@ -276,11 +276,7 @@ func (c *crawlerEvidence) inZone(z *Zone, want func(headers int) bool) int {
 			!want(h):
 			continue
 		}
-		for m, k := range c.OrdinaryPresence[h] {
-			if m&mask == mask {
-				n += k
-			}
-		}
+		n += sumMask(&c.OrdinaryPresence[h], mask)
 	}
 	return n
 }

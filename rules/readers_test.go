@@ -137,14 +137,7 @@ func TestReadersShareTheFingerprint(t *testing.T) {
 			}
 			in := Input{Findings: []detect.Finding{crawlerFinding(t, crawler, onset, end)}, Access: []string{writeLog(t, t.TempDir(), hits)},
 				Site: siteFacts, From: from, To: to}
-			p, err := Propose(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(p.Rules) != 1 {
-				t.Fatalf("%d rules; notes %v", len(p.Rules), p.DataQuality)
-			}
-			r := p.Rules[0]
+			p, r := onlyRule(t, in)
 			bt := r.Backtest
 			t.Logf("%s\n%+v", r.Caddyfile, bt)
 			if bt.CrawlerRequests != len(crawl) || bt.FingerprintReaderRequests != readerHits {
@@ -199,14 +192,7 @@ func TestProposeKeepsSizeForReadersInTheBaseline(t *testing.T) {
 	}
 	in := Input{Findings: []detect.Finding{crawlerFinding(t, crawler, onset, end)}, Access: []string{writeLog(t, t.TempDir(), hits)},
 		Site: siteFacts, From: from, To: to}
-	p, err := Propose(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Rules) != 1 {
-		t.Fatalf("%d rules; notes %v", len(p.Rules), p.DataQuality)
-	}
-	r := p.Rules[0]
+	_, r := onlyRule(t, in)
 	bt := r.Backtest
 	if r.Events >= 600 || bt.CrawlerRefusedShare < 0.95 {
 		t.Errorf("events %d refuse %.1f%% of the crawler: the zone grew toward the crawler's baseline rate\n%s", r.Events, 100*bt.CrawlerRefusedShare, r.Why)
@@ -217,4 +203,18 @@ func TestProposeKeepsSizeForReadersInTheBaseline(t *testing.T) {
 	if !strings.Contains(r.Why, "no more than one in a thousand") || strings.Contains(r.Why, "resized") {
 		t.Errorf("the rationale does not say why the zone kept its size: %s", r.Why)
 	}
+}
+
+// onlyRule proposes the rules for in and returns them with the one rule they
+// must hold.
+func onlyRule(t *testing.T, in Input) (*Proposal, Rule) {
+	t.Helper()
+	p, err := Propose(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rules) != 1 {
+		t.Fatalf("%d rules, want one; notes %v", len(p.Rules), p.DataQuality)
+	}
+	return p, p.Rules[0]
 }

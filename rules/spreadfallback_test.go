@@ -30,14 +30,7 @@ func TestProposeSpreadWhenPerClientMisses(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := inputForBundle(t, dir)
-	p, err := Propose(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Rules) != 1 {
-		t.Fatalf("%d rules, want the scraper's; notes %v", len(p.Rules), p.DataQuality)
-	}
-	r := p.Rules[0]
+	_, r := onlyRule(t, in)
 	if strings.Contains(r.Key, "{") {
 		t.Errorf("key %q: want one bucket for the scraper's clients", r.Key)
 	}

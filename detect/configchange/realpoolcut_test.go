@@ -1,17 +1,13 @@
 package configchange
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // realPoolCutTruth is what testdata/realpoolcut/record.sh measured outside
@@ -58,19 +54,7 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	if err := json.Unmarshal(data, &truth); err != nil {
 		t.Fatal(err)
 	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, detect.NewAggregate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	res, err := detect.Run(context.Background(), detect.EvidenceOf(loaded), detect.Detectors())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := detected(t, dir)
 	// The workers ran 0.2 of the 1.3 cores PHP could have: waiting, though
 	// the host's CPU read 100% (other processes, most of them niced).
 	for _, f := range res.Findings {

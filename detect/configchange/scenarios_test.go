@@ -35,7 +35,14 @@ func simulated(t *testing.T, o simulate.Options, edit func(dir string)) (*detect
 	if edit != nil {
 		edit(o.Out)
 	}
-	b, err := bundle.Open(o.Out)
+	return detected(t, o.Out), sum.Truth
+}
+
+// detected runs every detector, config_change among them, over the bundle
+// in dir, as analyze does.
+func detected(t *testing.T, dir string) *detect.Result {
+	t.Helper()
+	b, err := bundle.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +55,7 @@ func simulated(t *testing.T, o simulate.Options, edit func(dir string)) (*detect
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, sum.Truth
+	return res
 }
 
 // TestScenarioChanges checks change correlation against each scenario's truth:
