@@ -323,7 +323,20 @@ func (t *Traffic) extend(at time.Time) {
 }
 
 // Observe adds one request.
-func (t *Traffic) Observe(r *sources.Request) {
+func (t *Traffic) Observe(r *sources.Request) { t.observe(r) }
+
+// ObserveTagged is Observe, and returns the request's path class as its
+// code (request.PathClass.Code): ingest keeps it beside the request in the
+// spill, so that the rules' passes over it need not classify the path
+// again. The class depends on the request and TagScope.
+func (t *Traffic) ObserveTagged(r *sources.Request) uint8 { return t.observe(r).Code() }
+
+// TagScope is what ObserveTagged's class depends on besides the request:
+// the site's health URI.
+func (t *Traffic) TagScope() string { return t.site.HealthURI }
+
+// observe adds one request and returns its path class.
+func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	t.total++
 	t.extend(r.Time)
 	m := r.Time.Unix() / 60
@@ -352,13 +365,13 @@ func (t *Traffic) Observe(r *sources.Request) {
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
 	if class == request.ClassHealth {
 		// The proxy's own probe is not a client: it would blur every fingerprint.
-		return
+		return class
 	}
 	if class == request.ClassAPI && request.SelfCall(r) {
 		// The site calling itself is not a client either; it is counted here
 		// and judged by self_amplification.
 		mm.SelfCalls++
-		return
+		return class
 	}
 	tpl := target.routeTemplate(t.routes)
 	t.routes.observe(tpl, m, r)
@@ -398,7 +411,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 			ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 			ab.ObserveMethod(r.Method)
 		}
-		return
+		return class
 	}
 	c.Requests++
 	ab := c.IPs[r.ClientIP]
@@ -430,6 +443,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
 	}
+	return class
 }
 
 // routeBit is the bit of route template tpl among c's (routeBits).

@@ -107,11 +107,17 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	var lateness lateCheck
 	tracker := readerTracker{}
 	var err error
-	p.stats, err = in.readRequests(ctx, nil,
-		func(batch []sources.Request) error {
+	p.stats, err = in.readClassified(ctx,
+		func(batch []sources.Request, classes []request.PathClass) error {
 			for i := range batch {
 				r := &batch[i]
-				class := classifier.Classify(r.Path, r.Query)
+				var class request.PathClass
+				if classes != nil {
+					class = classes[i]
+				}
+				if class == "" {
+					class = classifier.Classify(r.Path, r.Query)
+				}
 				if class == request.ClassHealth {
 					continue
 				}

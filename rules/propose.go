@@ -712,3 +712,25 @@ func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, 
 	}
 	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Zone: in.Zone, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
 }
+
+// readClassified is readRequests (with no prefilter) that also hands sink
+// each request's path class as ingest found it, where the spill kept it
+// (its tag, request.PathClass.Code) under this site's health URI; classes
+// is nil otherwise, and the sink classifies. A pass over every request then
+// classifies none of them again.
+func (in *Input) readClassified(ctx context.Context, sink func(batch []sources.Request, classes []request.PathClass) error) (accesslog.Stats, error) {
+	if in.Requests != nil {
+		if scope, ok := in.Requests.TagScope(); ok && scope == in.Site.HealthURI {
+			var classes []request.PathClass
+			return accesslog.Stats{}, in.Requests.ReadTagged(ctx, func(batch []sources.Request, tags []uint8) error {
+				classes = classes[:0]
+				for _, tag := range tags {
+					c, _ := request.ClassOfCode(tag) // "" for none: the sink classifies
+					classes = append(classes, c)
+				}
+				return sink(batch, classes)
+			})
+		}
+	}
+	return in.readRequests(ctx, nil, func(batch []sources.Request) error { return sink(batch, nil) })
+}

@@ -24,6 +24,30 @@ const (
 	ClassOther   PathClass = "other"
 )
 
+// classCodes numbers the classes for a compact record of a request (the
+// request spill's tag): code i+1 is classCodes[i], 0 is none.
+var classCodes = [...]PathClass{ClassAsset, ClassArticle, ClassTool, ClassSpecial, ClassAPI, ClassHealth, ClassOther}
+
+// Code is the class's number in a compact record, 1 to 7 (0 for a string
+// that is no class).
+func (c PathClass) Code() uint8 {
+	for i, k := range classCodes {
+		if k == c {
+			return uint8(i + 1)
+		}
+	}
+	return 0
+}
+
+// ClassOfCode is the class numbered code (PathClass.Code); false for 0 or
+// a number no class has.
+func ClassOfCode(code uint8) (PathClass, bool) {
+	if code == 0 || int(code) > len(classCodes) {
+		return "", false
+	}
+	return classCodes[code-1], true
+}
+
 var assetExt = map[string]bool{
 	".css": true, ".js": true, ".mjs": true, ".map": true, ".png": true, ".jpg": true,
 	".jpeg": true, ".gif": true, ".svg": true, ".ico": true, ".webp": true, ".avif": true,

@@ -115,7 +115,7 @@ func TestCacheVerdictSpills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sizes = append(sizes, len(s.encode(nil, &r)))
+		sizes = append(sizes, len(s.encode(nil, &r, 0)))
 		s.Close()
 	}
 	if sizes[1] != sizes[0]+1 || sizes[2] != sizes[0]+1 {

@@ -26,7 +26,13 @@ import (
 // language (dictionary references), path and query (length-prefixed),
 // status (varint), duration (float64 bits), size (zigzag varint) and the
 // flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
-// a site Referer in its first byte; the cache's verdict above them).
+// a site Referer in its first byte; the cache's verdict above them, and the
+// request's tag above that).
+//
+// A tag is a small code the writer derived from the request (WriteTagged:
+// detect's path class), kept so that a later pass need not derive it again
+// from the path; 0 is none. The spill does not know what the codes mean:
+// TagScope says what they were derived under, for the reader to check.
 type Spill struct {
 	path string
 	f    *os.File
@@ -36,7 +42,15 @@ type Spill struct {
 	dict [spillFields]map[string]uint64
 	n    int64
 	err  error
+	// tagScope is what the tags depend on besides the request (SetTagScope);
+	// tagged says it was set.
+	tagScope string
+	tagged   bool
 }
+
+// maxSpillTag is the largest tag a record keeps: the four bits above the
+// cache's verdict, so that a tagged record's flags stay two bytes.
+const maxSpillTag = 15
 
 // Dictionary-coded fields.
 const (
@@ -75,11 +89,29 @@ func NewSpill(dir string) (*Spill, error) {
 
 // Write appends a batch of requests. It is not safe for concurrent use.
 func (s *Spill) Write(batch []sources.Request) error {
+	return s.WriteTagged(batch, nil)
+}
+
+// WriteTagged appends a batch of requests with their tags (tags[i] is
+// batch[i]'s; nil for none). A tag above maxSpillTag is an error.
+func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 	if s.err != nil {
 		return s.err
 	}
+	if tags != nil && len(tags) != len(batch) {
+		return fmt.Errorf("request spill %s: %d tags for %d requests", s.path, len(tags), len(batch))
+	}
+	for i, tag := range tags { // before writing any: a batch is written whole or not at all
+		if tag > maxSpillTag {
+			return fmt.Errorf("request spill %s: request %d's tag %d is over %d", s.path, i+1, tag, maxSpillTag)
+		}
+	}
 	for i := range batch {
-		s.buf = s.encode(s.buf[:0], &batch[i])
+		var tag uint8
+		if tags != nil {
+			tag = tags[i]
+		}
+		s.buf = s.encode(s.buf[:0], &batch[i], tag)
 		if _, err := s.w.Write(s.buf); err != nil {
 			s.err = fmt.Errorf("request spill %s: %w", s.path, err)
 			return s.err
@@ -89,7 +121,15 @@ func (s *Spill) Write(batch []sources.Request) error {
 	return nil
 }
 
-func (s *Spill) encode(b []byte, r *sources.Request) []byte {
+// SetTagScope records what the tags written depend on besides the request
+// itself (for detect's path class: the site's health URI).
+func (s *Spill) SetTagScope(scope string) { s.tagScope, s.tagged = scope, true }
+
+// TagScope is what SetTagScope recorded; ok is false when it was never
+// called (the tags, if any, mean nothing the reader can check).
+func (s *Spill) TagScope() (scope string, ok bool) { return s.tagScope, s.tagged }
+
+func (s *Spill) encode(b []byte, r *sources.Request, tag uint8) []byte {
 	t := r.Time.UnixNano()
 	b = binary.AppendVarint(b, t-s.last)
 	s.last = t
@@ -117,9 +157,10 @@ func (s *Spill) encode(b []byte, r *sources.Request) []byte {
 	if r.SiteReferer {
 		flags |= 1 << 7
 	}
-	// The cache's verdict takes the bits above the first byte: a uvarint
-	// keeps a request without one (and without a site Referer) at one byte.
-	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8)
+	// The cache's verdict and the tag take the bits above the first byte: a
+	// uvarint keeps a request without them (and without a site Referer) at
+	// one byte, and with them at two.
+	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8|uint64(tag)<<10)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -157,6 +198,12 @@ func (s *Spill) Flush() error {
 // Read hands the requests back in the order written, in batches, exactly as
 // they were (every field of sources.Request). Write must be done.
 func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) error {
+	return s.ReadTagged(ctx, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+}
+
+// ReadTagged is Read, with each request's tag (0 where none was written):
+// tags[i] is batch[i]'s, valid until sink returns.
+func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []uint8) error) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
@@ -167,25 +214,28 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 	defer f.Close()
 	d := newSpillDecoder(f)
 	batch := make([]sources.Request, 0, 1024)
+	tags := make([]uint8, 0, cap(batch))
 	for k := int64(0); k < s.n; k++ {
 		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := sink(batch); err != nil {
+			if err := sink(batch, tags); err != nil {
 				return err
 			}
 			// The sink may keep the last batch's strings, not its slice (as
 			// Read's sinks: TestKeptStringsSurvive), so the slice is reused.
-			batch = batch[:0]
+			batch, tags = batch[:0], tags[:0]
 		}
 		batch = batch[:len(batch)+1]
-		if err := d.decode(&batch[len(batch)-1]); err != nil {
+		tag, err := d.decode(&batch[len(batch)-1])
+		if err != nil {
 			return fmt.Errorf("request spill %s: record %d: %w", s.path, k+1, err)
 		}
+		tags = append(tags, tag)
 	}
 	if len(batch) > 0 {
-		return sink(batch)
+		return sink(batch, tags)
 	}
 	return nil
 }
@@ -345,51 +395,52 @@ func (d *spillDecoder) pathQuery() (path, query string, err error) {
 	return both[:len(p)], both[len(p):], nil
 }
 
-func (d *spillDecoder) decode(r *sources.Request) error {
+// decode reads one record into r and returns its tag.
+func (d *spillDecoder) decode(r *sources.Request) (tag uint8, err error) {
 	dt, err := d.varint()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	d.last += dt
 	*r = sources.Request{Time: time.Unix(0, d.last).UTC()}
 	ip, err := d.bytes()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := r.ClientIP.UnmarshalBinary(ip); err != nil {
-		return err
+		return 0, err
 	}
 	if r.Method, err = d.dictStr(spillMethod); err != nil {
-		return err
+		return 0, err
 	}
 	if r.Host, err = d.dictStr(spillHost); err != nil {
-		return err
+		return 0, err
 	}
 	if r.Path, r.Query, err = d.pathQuery(); err != nil {
-		return err
+		return 0, err
 	}
 	status, err := d.uvarint()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r.Status = int(status)
 	dur, err := d.take(8)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r.Duration = math.Float64frombits(binary.LittleEndian.Uint64(dur))
 	if r.Size, err = d.varint(); err != nil {
-		return err
+		return 0, err
 	}
 	if r.UserAgent, err = d.dictStr(spillAgent); err != nil {
-		return err
+		return 0, err
 	}
 	if r.Lang, err = d.dictStr(spillLang); err != nil {
-		return err
+		return 0, err
 	}
 	flags, err := d.uvarint()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)
@@ -398,5 +449,5 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	r.SecChUa = flags&(1<<5) != 0
 	r.TLS = flags&(1<<6) != 0
 	r.SiteReferer = flags&(1<<7) != 0
-	return nil
+	return uint8(flags >> 10 & maxSpillTag), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"reflect"
@@ -164,5 +165,57 @@ func BenchmarkSpillRead(b *testing.B) {
 		if err := s.Read(context.Background(), func(batch []sources.Request) error { n += len(batch); return nil }); err != nil || n != len(reqs) {
 			b.Fatalf("read %d of %d: %v", n, len(reqs), err)
 		}
+	}
+}
+
+// TestSpillKeepsTags: each request's tag comes back beside it, whatever its
+// other flags (a cache verdict, a site Referer share the same varint), with
+// the scope it was written under; untagged writes read back as 0; a tag
+// past the bound is refused rather than cut.
+func TestSpillKeepsTags(t *testing.T) {
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.TagScope(); ok {
+		t.Error("a new spill has a tag scope")
+	}
+	s.SetTagScope("/healthz.php")
+	var reqs []sources.Request
+	var tags []uint8
+	for i := range 3000 {
+		reqs = append(reqs, sources.Request{Time: time.Unix(int64(i), 0).UTC(), Path: "/p", Cache: sources.Cache(i % 3),
+			SiteReferer: i%2 == 0, Origin: sources.Origin(i % 4), LoggedIn: sources.LoggedIn(i % 3)})
+		tags = append(tags, uint8(i%(maxSpillTag+1)))
+	}
+	if err := s.WriteTagged(reqs[:2000], tags[:2000]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(reqs[2000:]); err != nil { // untagged: 0
+		t.Fatal(err)
+	}
+	if err := s.WriteTagged(reqs[:1], []uint8{maxSpillTag + 1}); err == nil {
+		t.Error("a tag past the bound was written")
+	}
+	n := 0
+	err = s.ReadTagged(context.Background(), func(b []sources.Request, got []uint8) error {
+		for i := range b {
+			want := uint8(0)
+			if n < 2000 {
+				want = tags[n]
+			}
+			if !reflect.DeepEqual(b[i], reqs[n]) || got[i] != want {
+				return fmt.Errorf("record %d: %+v tag %d, want %+v tag %d", n, b[i], got[i], reqs[n], want)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil || n != len(reqs) {
+		t.Fatalf("read %d of %d: %v", n, len(reqs), err)
+	}
+	if scope, ok := s.TagScope(); !ok || scope != "/healthz.php" {
+		t.Errorf("tag scope %q %v", scope, ok)
 	}
 }

@@ -129,6 +129,18 @@ type Aggregate interface {
 	Total() int
 }
 
+// A TaggingAggregate is an Aggregate that also derives a small code from
+// each request it observes (detect's Traffic: the path class), which the
+// request spill keeps beside the request so that a later pass over the
+// spill (the rules') need not derive it again. TagScope is what the codes
+// depend on besides the request, recorded in the spill for the reader to
+// check.
+type TaggingAggregate interface {
+	Aggregate
+	ObserveTagged(r *sources.Request) uint8
+	TagScope() string
+}
+
 // NewAggregate makes the Aggregate of a site's requests, keeping the
 // per-client detail of those in [from, to).
 type NewAggregate func(site sources.Site, from, to time.Time) Aggregate
@@ -254,17 +266,31 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	}
 	onRead := in.ReadStage("reading the access log", in.Access)
 	withCookie := 0
+	tagger, _ := traffic.(TaggingAggregate)
+	if tagger != nil && l.Requests != nil {
+		l.Requests.SetTagScope(tagger.TagScope())
+	}
+	var tags []uint8
 	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
 		func(batch []sources.Request) error {
+			tags = tags[:0]
 			for i := range batch {
-				traffic.Observe(&batch[i])
+				if tagger != nil {
+					tags = append(tags, tagger.ObserveTagged(&batch[i]))
+				} else {
+					traffic.Observe(&batch[i])
+				}
 				accessCoverage.Observe(batch[i].Time, 1)
 				if batch[i].HasCookie {
 					withCookie++
 				}
 			}
 			if l.Requests != nil {
-				if err := l.Requests.Write(batch); err != nil {
+				var spilled []uint8
+				if tagger != nil {
+					spilled = tags
+				}
+				if err := l.Requests.WriteTagged(batch, spilled); err != nil {
 					dropSpill(err)
 				}
 			}
