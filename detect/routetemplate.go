@@ -59,6 +59,32 @@ func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
 
 // match is Match without the memo.
 func (m *TemplateMatcher) match(rawPath, rawQuery string) (string, bool) {
+	if !m.shapeFits(rawPath, rawQuery) {
+		return "", false
+	}
+	return m.matchSplit(rawPath, rawQuery)
+}
+
+// shapeFits reports whether some template could match the target, from its
+// raw shape alone: the number of segments Segments would split it into, and
+// whether it has a query. A target no template fits (most of a crawler's
+// pages, when the expensive routes are queries) is then never unescaped and
+// split. It is a necessary condition only: matchSplit decides.
+func (m *TemplateMatcher) shapeFits(rawPath, rawQuery string) bool {
+	segs := request.SegmentCount(rawPath)
+	for i := range m.templates {
+		t := &m.templates[i]
+		// Without a query, Query finds no key; with one it may find none.
+		if len(t.segs) == segs && (len(t.query) == 0 || rawQuery != "") {
+			return true
+		}
+	}
+	return false
+}
+
+// matchSplit is match without shapeFits: the target split and compared
+// with every template.
+func (m *TemplateMatcher) matchSplit(rawPath, rawQuery string) (string, bool) {
 	sc := &m.scratch
 	sc.Reset()
 	segs := sc.Segments(rawPath)

@@ -106,6 +106,16 @@ func (sc *TemplateScratch) Segments(rawPath string) []string {
 	return sc.segs
 }
 
+// SegmentCount is len(Segments(rawPath)) without splitting or unescaping:
+// Segments cuts at every raw '/' after a leading one (an encoded slash stays
+// inside its segment), up to maxTemplateSegments and "{rest}".
+func SegmentCount(rawPath string) int {
+	if rawPath == "" || rawPath == "/" {
+		return 1
+	}
+	return min(strings.Count(strings.TrimPrefix(rawPath, "/"), "/")+1, maxTemplateSegments+1)
+}
+
 // Query returns the distinct query keys of a raw query, sorted, with their
 // first value.
 func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {

@@ -166,7 +166,8 @@ func TestNormaliseSegmentMatchesOriginal(t *testing.T) {
 // the stream to the original's: by shape alone (RouteTemplate), and with
 // the query values the route table keeps.
 func TestRouteTemplateMatchesOriginal(t *testing.T) {
-	for _, tg := range append(benchreqs.RouteSeeds(t), benchreqs.RouteTargets(60000, 1)...) {
+	deep := [][2]string{{"", ""}, {"/", ""}, {"a/b", ""}, {"//", ""}, {"/a%2Fb/c/", ""}, {strings.Repeat("/x", 12), ""}, {strings.Repeat("/x", 13), ""}, {strings.Repeat("/x", 30) + "/", ""}}
+	for _, tg := range append(append(benchreqs.RouteSeeds(t), deep...), benchreqs.RouteTargets(60000, 1)...) {
 		checkTemplate(t, tg[0], tg[1])
 	}
 }
@@ -187,7 +188,11 @@ func checkTemplate(t *testing.T, p, q string) {
 		t.Fatalf("RouteTemplate(%q, %q) = %q, the original %q", p, q, got, want)
 	}
 	var sc TemplateScratch
-	got := string(AppendTemplate(nil, sc.Segments(p), sc.Query(q), q != "", true))
+	segs := sc.Segments(p)
+	if n := SegmentCount(p); n != len(segs) {
+		t.Fatalf("SegmentCount(%q) = %d, Segments has %d", p, n, len(segs))
+	}
+	got := string(AppendTemplate(nil, segs, sc.Query(q), q != "", true))
 	if want := joinTemplateOriginal(templateSegmentsOriginal(p), templateQueryOriginal(q), q != "", true); got != want {
 		t.Fatalf("the template of (%q, %q) with values = %q, the original %q", p, q, got, want)
 	}
