@@ -27,7 +27,10 @@ type Evidence struct {
 	// minute in the window: the crawler chart.
 	Crawlers []CrawlerRow `json:"crawlers"`
 	// Pushdown is what a pushed-down fetch pulled of the access log against
-	// a full pull (absent when the access log was read whole).
+	// a full pull; when the fetch's cost model chose the full pull instead,
+	// what that pull cost, with both estimates (estimate.chosen says
+	// which); absent when no cost model ran (the access log read whole
+	// from files, or a window up to pushdown_after).
 	Pushdown *bundle.PushdownCost `json:"pushdown,omitempty"`
 }
 

@@ -90,6 +90,12 @@ type Manifest struct {
 	// Pushdown, when a fetch pushed its window down, is what it pulled of the
 	// access log against what a full pull would have pulled.
 	Pushdown *PushdownCost `yaml:"pushdown,omitempty"`
+	// FullPull, when a fetch's window was long enough to push down but its
+	// cost model chose the full pull (Estimate.Chosen is ChosenFull), is
+	// what that pull cost against the estimates, in the same form: the
+	// pulled lines and bytes are the full pull's. It is not Pushdown: no
+	// minute was counted in place of its lines, so no second pass applies.
+	FullPull *PushdownCost `yaml:"full_pull,omitempty"`
 	// LokiLimitsLearned are Loki's limits the fetch met and followed
 	// (max_query_length, max_query_series, max_query_bytes_read,
 	// max_querier_bytes_read: how it split its queries, with Loki's own
@@ -152,7 +158,8 @@ type PushdownCost struct {
 	// Estimate is the cost model that chose the pushdown, with both
 	// estimates (absent when the bytes per minute were not known, and from
 	// bundles fetched before it existed). When it chooses the full pull
-	// there is no pushdown section: a note says so, with both estimates.
+	// there is no pushdown section but a full_pull section of this form
+	// (Manifest.FullPull), with both estimates, and a note says so.
 	Estimate *PullEstimate `yaml:"estimate,omitempty" json:"estimate,omitempty"`
 	// Families are the client families (agent/language) whose lines were
 	// pulled across the whole window.

@@ -6,6 +6,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -179,8 +180,10 @@ type Loaded struct {
 	SkippedLines  int
 	MetricFiles   int
 	MetricSamples int64
-	// Pushdown is what a pushed-down fetch pulled against a full pull (nil
-	// when the access log was not pushed down).
+	// Pushdown is what a pushed-down fetch pulled against a full pull, or
+	// what a fetch whose cost model chose the full pull pulled against its
+	// estimates (Manifest.FullPull: Estimate.Chosen says which); nil when
+	// no cost model ran (a window up to pushdown_after, files).
 	Pushdown *bundle.PushdownCost
 	// DataQuality lists what was skipped or missing while reading.
 	DataQuality []sources.QualityNote
@@ -226,7 +229,7 @@ const cookiesJudgedAfter = 500
 // minute, else the metrics'.
 func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAggregate) (_ *Loaded, err error) {
 	m := in.Manifest
-	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, LogZone: in.LogZone, Pushdown: m.Pushdown}
+	l := &Loaded{From: m.Window.From, To: m.Window.To, Site: m.Site, Loc: loc, LogZone: in.LogZone, Pushdown: cmp.Or(m.Pushdown, m.FullPull)}
 	if m.Baseline != nil {
 		l.BaselineFrom, l.BaselineTo = m.Baseline.From, m.Baseline.To
 	}

@@ -74,12 +74,17 @@
 // The per-minute counts and what was pulled go to access/minute-counts.csv so
 // the analysis can say what it did not read; bundle.yaml records the cost of
 // each phase, and its pushdown section the lines, bytes and requests pulled
-// against the bytes of a full pull (Loki's bytes_over_time). For the lines not
-// pulled, six more metric queries count lines per minute and status, by origin
-// and lateness, and sum PHP's durations (access/minute-status.csv): the
-// analysis adds them to its per-minute counts, so the impact, the per-minute
-// series and PHP's time cover the whole window as a full pull would;
-// fingerprints, addresses and latencies come from the lines pulled.
+// against the bytes of a full pull (Loki's bytes_over_time). The count per
+// family is grouped by status, origin marks and lateness too (a label from
+// Loki's float template functions): its groups give the failed lines per
+// minute and, for the lines not pulled, their count per minute and status,
+// by origin and lateness; one more metric query (an unwrap needs its own
+// range aggregation) sums PHP's durations, late and all, grouped alike
+// (access/minute-status.csv): the analysis adds them to its per-minute
+// counts, so the impact, the per-minute series and PHP's time cover the
+// whole window as a full pull would; fingerprints, addresses and latencies
+// come from the lines pulled. The raw pulls are checked against the
+// per-minute counts Loki already made, not counted again.
 //
 // # Completeness
 //

@@ -193,7 +193,7 @@ func (f *fetcher) countFailedFamilies(ctx context.Context, c *loki.Client, query
 	if len(plan.rows) == 0 {
 		return nil
 	}
-	var counted map[statusGroup][]float64
+	var counted *lineCounts
 	if plan.familyStatus != nil {
 		counted = plan.familyStatus.counts(plan.families, true)
 	}

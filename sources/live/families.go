@@ -14,6 +14,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
 
@@ -45,22 +46,42 @@ const dropFamilyLabels = " | drop " + familyUA + ", " + familyLang + ", " + fami
 
 // familyCountQuery counts query's lines per minute, client family, status
 // and the marks that place a line (phpStage, hitStage: the groups of the
-// status counts), every line: a line whose JSON does not parse keeps its
-// count (drop, not a filter on __error__, which a metric query would
+// status counts) and, when the clients' timeout is known (timeoutS > 0),
+// lateness (lateStage), every line: a line whose JSON does not parse keeps
+// its count (drop, not a filter on __error__, which a metric query would
 // otherwise fail on), with no status. One pass of Loki over the range
 // gives the families' counts (summed over statuses), every line's (summed
-// over all), and the status counts of the lines of any set of families
-// (summed over them): before, the status counts of the families not
-// pulled were a pass of their own.
-func familyCountQuery(query string) string {
-	return "sum by (" + familyLabel + ", status, " + phpLabel + ", " + hitLabel + ") (count_over_time(" + query + familyStatusStages +
-		" " + phpStage + " " + hitStage + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
+// over all), the failed lines' (summed over the failed statuses and the
+// late groups) and the status counts of the lines of any set of families
+// (summed over them): before, the failed lines and the status counts of
+// the families not pulled were passes of their own.
+func familyCountQuery(query string, timeoutS float64) string {
+	return "sum by (" + familyLabel + ", status, " + phpLabel + ", " + hitLabel + lateBy(timeoutS) + ") (count_over_time(" + query + familyStatusStages(timeoutS) +
+		lateStage(timeoutS) + " " + phpStage + " " + hitStage + " | drop __error__, __error_details__ " + loki.MinuteRange + "))"
 }
 
-// familyStatusStages are familyStages that extract the status too.
-var familyStatusStages = " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]`, " +
-	familyLang + "=`request.headers[\"Accept-Language\"][0]`, status=\"status\"" +
-	" | label_format " + familyLabel + "=`" + bundle.ClientFamilyTemplate(familyUA, familyLang) + "`"
+// familyStatusStages are familyStages that extract the status too, and the
+// duration when the clients' timeout is known.
+func familyStatusStages(timeoutS float64) string {
+	duration := ""
+	if timeoutS > 0 {
+		duration = `, duration="duration"`
+	}
+	return " | json " + familyUA + "=`request.headers[\"User-Agent\"][0]`, " +
+		familyLang + "=`request.headers[\"Accept-Language\"][0]`, status=\"status\"" + duration +
+		" | label_format " + familyLabel + "=`" + bundle.ClientFamilyTemplate(familyUA, familyLang) + "`"
+}
+
+// failedStatusRE is failure.StatusPattern as LogQL's status=~ reads it:
+// the whole value.
+var failedStatusRE = regexp.MustCompile(`^(?:` + failure.StatusPattern + `)$`)
+
+// failedGroup reports whether a series of familyCountQuery's answer counts
+// failed lines as the detectors count them (failedFilter's test): a failed
+// status, or late.
+func failedGroup(metric map[string]string) bool {
+	return failedStatusRE.MatchString(metric["status"]) || metric[lateLabel] == "1"
+}
 
 // familyFilter selects the lines of families (in: true) or every other line
 // (in: false); the two are exact complements. Empty when families is.
@@ -195,19 +216,20 @@ const FamiliesFile = "access/loki-families.log.gz"
 // familyMinutes has Loki count query's lines per minute, client family
 // and status group (familyCountQuery, one metric query with | json over the
 // range) and returns them as counts per family, as status counts per family
-// (familyStatus), and, summed, as every line's per-minute counts: the
-// minutes are flagged by the sum, so the families cost no pass over the
-// range of their own. Lines whose JSON does not parse are counted too, in
-// the family of a request without headers (the query drops the parse error
-// rather than failing on it).
+// (familyStatus), summed as every line's per-minute counts, and summed
+// over the failed groups as the failed lines' (failedGroup): the minutes
+// are flagged by the sums, so neither the families nor the failed lines
+// cost a pass over the range of their own. Lines whose JSON does not parse
+// are counted too, in the family of a request without headers (the query
+// drops the parse error rather than failing on it).
 //
 // Under a max_query_series below the families' status groups, the
 // families are counted alone (familyOnlyQuery, split by Loki's refusal
-// into parts of the families only) and familyStatus is nil: the parts of
-// the wider grouping would each be a pass over the range, and a status
-// count of its own (minuteStatus) is one more.
-func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to time.Time) (loki.MinuteCounts, map[string][]float64, familyStatus, error) {
-	q := familyCountQuery(query)
+// into parts of the families only) and familyStatus and the failed counts
+// are nil: the parts of the wider grouping would each be a pass over the
+// range, and a status count of its own (minuteStatus) is one more.
+func familyMinutes(ctx context.Context, c *loki.Client, query string, timeoutS float64, from, to time.Time) (loki.MinuteCounts, map[string][]float64, familyStatus, []int64, error) {
+	q := familyCountQuery(query, timeoutS)
 	mv, err := c.MinuteValuesWhole(ctx, q, from, to)
 	requests, wire := mv.Requests, mv.WireBytes
 	merged := true
@@ -218,35 +240,42 @@ func familyMinutes(ctx context.Context, c *loki.Client, query string, from, to t
 	}
 	mc := loki.MinuteCounts{Query: q, From: mv.From, To: mv.To, Requests: requests, WireBytes: wire}
 	if err != nil {
-		return mc, nil, nil, err
+		return mc, nil, nil, nil, err
 	}
 	counts := map[string][]float64{}
 	status := familyStatus{}
 	sm := loki.StreamMinutes{Counts: make([]int64, mc.Minutes())}
+	failed := make([]float64, mc.Minutes())
 	for _, s := range mv.Series {
 		if len(s.Values) != len(sm.Counts) {
-			return mc, nil, nil, fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(sm.Counts))
+			return mc, nil, nil, nil, fmt.Errorf("%d minutes counted per family, %d expected", len(s.Values), len(sm.Counts))
 		}
 		fam := s.Metric[familyLabel]
 		if counts[fam] == nil {
 			counts[fam] = make([]float64, len(s.Values))
 		}
+		isFailed := failedGroup(s.Metric)
 		for i, v := range s.Values {
 			counts[fam][i] += v
 			sm.Counts[i] += int64(math.Round(v))
-		}
-		if g, ok := statusGroupOf(s.Metric); ok {
-			if status[fam] == nil {
-				status[fam] = map[statusGroup][]float64{}
+			if isFailed {
+				failed[i] += v
 			}
-			status[fam][g] = s.Values
 		}
+		if status[fam] == nil {
+			status[fam] = newLineCounts()
+		}
+		status[fam].add(s.Metric, s.Values)
 	}
 	mc.Streams = []loki.StreamMinutes{sm}
 	if !merged {
-		status = nil
+		return mc, counts, nil, nil, nil
 	}
-	return mc, counts, status, nil
+	failedLines := make([]int64, len(failed))
+	for i, v := range failed {
+		failedLines[i] = int64(math.Round(v))
+	}
+	return mc, counts, status, failedLines, nil
 }
 
 // familyOnlyQuery counts query's lines per minute and client family alone,
@@ -256,29 +285,33 @@ func familyOnlyQuery(query string) string {
 }
 
 // familyStatus is what familyCountQuery counted per family, status group
-// and minute: status[family][group][minute].
-type familyStatus map[string]map[statusGroup][]float64
+// and minute, and of them the late lines: status[family].
+type familyStatus map[string]*lineCounts
 
 // counts sums the status groups of the families in (in true) or of every
-// other family (in false) per minute: the answer of the status count of
-// every line (minuteStatusParts[0]) over statusLines{query,
-// familyFilter(families, in)}.
-func (fs familyStatus) counts(families []string, in bool) map[statusGroup][]float64 {
-	out := map[statusGroup][]float64{}
-	for fam, groups := range fs {
+// other family (in false) per minute: the answer of the status count
+// (minuteStatusParts[0]) over statusLines{query, familyFilter(families,
+// in)}.
+func (fs familyStatus) counts(families []string, in bool) *lineCounts {
+	out := newLineCounts()
+	sum := func(dst, src map[statusGroup][]float64) {
+		for g, vs := range src {
+			s := dst[g]
+			if s == nil {
+				s = make([]float64, len(vs))
+				dst[g] = s
+			}
+			for i, v := range vs {
+				s[i] += v
+			}
+		}
+	}
+	for fam, lc := range fs {
 		if slices.Contains(families, fam) != in {
 			continue
 		}
-		for g, vs := range groups {
-			sum := out[g]
-			if sum == nil {
-				sum = make([]float64, len(vs))
-				out[g] = sum
-			}
-			for i, v := range vs {
-				sum[i] += v
-			}
-		}
+		sum(out.all, lc.all)
+		sum(out.late, lc.late)
 	}
 	return out
 }
@@ -446,7 +479,10 @@ func (f *fetcher) pullFamilies(ctx context.Context, c *loki.Client, query string
 	note := fmt.Sprintf("; pushdown: the lines of the client families %s in the minutes not pulled whole, in %d spans of about %d lines", strings.Join(plan.families, ", "), len(plan.familySpans), c.Limit())
 	var dropped droppedLines
 	p, err := f.pullToFile(FamiliesFile, q, note, func(sink func(loki.Entry) error) (loki.Result, error) {
-		return c.PullSpans(ctx, q, plan.familySpans, inPulledMinute(pulled, &dropped, sink))
+		// The families' lines per minute, as Loki counted them, check
+		// the spans: no count of each span again.
+		counted := countedPerMinute(from, len(plan.familyPerMinute), func(i int) int64 { return int64(math.Round(plan.familyPerMinute[i])) })
+		return c.PullSpans(ctx, q, plan.familySpans, counted, inPulledMinute(pulled, &dropped, sink))
 	})
 	if err != nil {
 		return err

@@ -120,7 +120,7 @@ func lokiFamilyCounts(t *testing.T, addr string, t0 time.Time) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mv, err := c.MinuteValues(context.Background(), familyCountQuery(`{job="caddy"}`), t0, t0.Add(time.Minute))
+	mv, err := c.MinuteValues(context.Background(), familyCountQuery(`{job="caddy"}`, 0), t0, t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -459,7 +459,9 @@ func (f *fetcher) loki(ctx context.Context) error {
 				// The selector and the configured pipeline only: no parser
 				// runs in Loki for the minutes pulled whole (the families'
 				// pull leaves them out instead).
-				return c.PullMinutes(ctx, query, minutes, sink)
+				// Loki counted every minute's lines already: the pull
+				// is checked against those counts, not counted again.
+				return c.PullMinutes(ctx, query, minutes, countedMinutes(plan.rows), sink)
 			}
 			return c.Pull(ctx, selector, pipeline, f.start, f.to, sink)
 		})
@@ -516,7 +518,7 @@ func (f *fetcher) loki(ctx context.Context) error {
 			return err
 		}
 	}
-	if pushdown {
+	if pushdown || plan.full {
 		accessCost.LimitsLearned = c.LimitsLearned()
 		f.pushdownCost(accessCost, plan)
 	}
@@ -687,7 +689,7 @@ type pushdownPlan struct {
 
 // statusCounted is the count of every line of statusLines per status group
 // and minute, summed from familyStatus (nil when that is unknown).
-func (p *pushdownPlan) statusCounted() map[statusGroup][]float64 {
+func (p *pushdownPlan) statusCounted() *lineCounts {
 	if p.familyStatus == nil {
 		return nil
 	}
@@ -728,7 +730,9 @@ func (f *fetcher) fullBytes(ctx context.Context, c *loki.Client, query string, m
 }
 
 // pushdownCost states in bundle.yaml and a note what the pushdown pulled of
-// the access log against a full pull.
+// the access log against a full pull; when the cost model chose the full
+// pull, bundle.yaml's full_pull section states what it cost, with both
+// estimates (its note was made when it chose).
 func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	for _, q := range f.manifest.Queries {
 		if q.Source == loki.Source && (q.File == AccessFile || q.File == FamiliesFile) {
@@ -740,6 +744,14 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	cost.BaselineMinutes, cost.BaselineSampled = plan.baselineMinutes, plan.baselineSampled
 	sample := f.cfg.Pushdown.baselineSample()
 	cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = sample.blocks, sample.block
+	if plan.full {
+		// What the full pull the cost model chose cost: its section
+		// states both estimates, the note below is the pushdown's. The
+		// baseline was pulled whole, no sample taken.
+		cost.BaselineSampled, cost.BaselineSampleBlocks, cost.BaselineSampleBlockMinutes = cost.BaselineMinutes, 0, 0
+		f.manifest.FullPull = &cost
+		return
+	}
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
 	f.manifest.Pushdown = &cost
 	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes on the wire, %d unpacked; Loki read %d bytes to answer)", pushdownMark,
@@ -764,7 +776,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	// one pass over the range. When it fails (Loki's max_query_series, a
 	// stage Loki refuses), every line is counted alone and no family is
 	// pulled across the range.
-	mc, famCounts, famStatus, famErr := familyMinutes(ctx, c, query, f.start, f.to)
+	mc, famCounts, famStatus, famFailed, famErr := familyMinutes(ctx, c, query, f.cfg.Site.ClientTimeoutS, f.start, f.to)
 	var err error
 	if famErr != nil {
 		cost.Requests, cost.WireBytes = int64(mc.Requests), mc.WireBytes
@@ -803,25 +815,34 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		counted += n
 	}
 
-	fq := joinQuery(query, failedFilter(f.cfg.Site))
-	fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
-	cost.Requests += int64(fc.Requests)
-	cost.WireBytes += fc.WireBytes
-	cost.Done = 2
-	frec := fc.Record(MinuteCountsFile)
-	if frec.Query == "" {
-		frec.Query, frec.From, frec.To = fq, f.start, f.to
-	}
-	var failed []int64
-	if ferr == nil && fc.Minutes() != mc.Minutes() {
-		ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
-	}
-	if ferr != nil {
-		frec.Complete, frec.Failed = false, true
-		frec.Note += "; failed: " + ferr.Error()
-		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
+	// The failed lines per minute are the count's failed groups
+	// (failedGroup) when it was made per status; else a query of their own.
+	failed := famFailed
+	var frec *bundle.Query
+	if failed != nil {
+		cost.Total--
+		rec.Note += "; its groups of failed statuses and late lines (" + failedFilter(f.cfg.Site) + ") are the failed lines per minute: no query of their own"
 	} else {
-		failed = fc.Totals()
+		fq := joinQuery(query, failedFilter(f.cfg.Site))
+		fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
+		cost.Requests += int64(fc.Requests)
+		cost.WireBytes += fc.WireBytes
+		cost.Done = 2
+		r := fc.Record(MinuteCountsFile)
+		frec = &r
+		if frec.Query == "" {
+			frec.Query, frec.From, frec.To = fq, f.start, f.to
+		}
+		if ferr == nil && fc.Minutes() != mc.Minutes() {
+			ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
+		}
+		if ferr != nil {
+			frec.Complete, frec.Failed = false, true
+			frec.Note += "; failed: " + ferr.Error()
+			f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
+		} else {
+			failed = fc.Totals()
+		}
 	}
 
 	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
@@ -853,15 +874,18 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	plan.fullLines = counted
 	plan.fullBytes, minuteBytes = f.fullBytes(ctx, c, query, len(rows), cost)
 	if minuteBytes != nil {
-		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS, famStatus != nil), f.cfg.Pushdown.maxShare())
+		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, famStatus != nil), f.cfg.Pushdown.maxShare())
 		plan.estimate = &est
 		if est.Chosen == bundle.ChosenFull {
 			// The counts stay in bundle.yaml as what the model read; no
 			// minute-counts.csv: every minute is pulled.
-			rec.File, frec.File = "", ""
+			rec.File = ""
 			rec.Note += "; " + describeEstimate(est)
 			f.record(rec)
-			f.record(frec)
+			if frec != nil {
+				frec.File = ""
+				f.record(*frec)
+			}
 			f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the window is longer than pushdown_after (%s), but its access log was pulled whole: %s",
 				f.cfg.PushdownAfterDuration(), describeEstimate(est)))
 			plan.full = true
@@ -878,7 +902,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
 	}
-	cost.Total += minuteStatusQueries(rows, f.cfg.Site.ClientTimeoutS, famStatus != nil)
+	cost.Total += minuteStatusQueries(rows, famStatus != nil)
 	// The counts are of the lines not pulled: neither in a pulled minute nor
 	// of a pulled family.
 	plan.rows, plan.statusLines = rows, statusLines{query, familyFilter(plan.families, false)}
@@ -898,7 +922,9 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	}
 	rec.Note += "; " + pushdownMark + summary
 	f.record(rec)
-	f.record(frec)
+	if frec != nil {
+		f.record(*frec)
+	}
 	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))

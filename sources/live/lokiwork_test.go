@@ -169,12 +169,10 @@ func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
 	if minutePulls == 0 {
 		t.Errorf("no raw minute pulled: %v", logQueries)
 	}
-	var failedCounted bool
 	for _, q := range metricQueries {
-		failedCounted = failedCounted || strings.Contains(q, failedStatusLineFilter+" "+statusFields)
-	}
-	if !failedCounted {
-		t.Errorf("no failed count behind a line filter on the status: %v", metricQueries)
+		if strings.Contains(q, failedStatusLineFilter) {
+			t.Errorf("the failed lines counted in a pass of their own: %s", q)
+		}
 	}
 
 	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
@@ -207,13 +205,26 @@ func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
 	})
 	// Every line's per-minute count is the sum of the families' counts: no
 	// count of its own over the range.
+	// So is every failed line's: the 502s of the burst, in their minutes.
 	var lines, inLoki int64
+	failedAt, failedInLoki := map[int64]int64{}, map[int64]int64{}
 	for _, mi := range minutes {
 		lines += mi.Lines
+		if mi.Failed != 0 {
+			failedAt[mi.T.Unix()/60] = mi.Failed
+		}
 	}
-	lk.Each(`{job="caddy"}`, minutes[0].T, from.Add(390*time.Minute), func(string, lokitest.Entry) { inLoki++ })
+	lk.Each(`{job="caddy"}`, minutes[0].T, from.Add(390*time.Minute), func(_ string, e lokitest.Entry) {
+		inLoki++
+		if strings.Contains(e.Line, `"status":502`) {
+			failedInLoki[e.TS/int64(time.Minute)]++
+		}
+	})
 	if lines != inLoki {
 		t.Errorf("%s counts %d lines, Loki holds %d", MinuteCountsFile, lines, inLoki)
+	}
+	if len(failedInLoki) == 0 || !reflect.DeepEqual(failedAt, failedInLoki) {
+		t.Errorf("%s counts failed lines per minute %v, Loki holds %v", MinuteCountsFile, failedAt, failedInLoki)
 	}
 	for _, q := range metricQueries {
 		if strings.Contains(q, "count_over_time(") && strings.Contains(q, loki.MinuteRange) {
@@ -307,12 +318,17 @@ func TestFamilySpansAroundPulledMinutes(t *testing.T) {
 	}
 }
 
-// A late line is a failed one, so the per-minute counts of late lines are
-// asked only over the stretch where Loki counted failed lines (lateSpan):
-// here two baseline minutes outside the sample, the rest of the 6.5 hours
-// holding none. The counts of those minutes are still exact. Before, both
-// late parts read the whole range.
-func TestLateCountsOnlyWhereLinesFailed(t *testing.T) {
+// The late lines (slower than the clients' timeout) are counted in the
+// same answers as every line: the per-minute count per family and status
+// groups them by lateness (lateStage, from Loki's float template
+// functions), so the failed lines per minute and the late requests of the
+// minutes not pulled need no query of their own, and PHP's late seconds
+// come with its seconds in one unwrap. Here two baseline minutes outside
+// the sample hold late lines, the rest of the 6.5 hours none; their counts
+// are exact. Before, the failed lines were a pass of Loki over the range
+// with | json, and the late lines and their seconds two more over the
+// stretch where lines failed.
+func TestLateCountsComeWithEveryLine(t *testing.T) {
 	clearEnv(t)
 	lk := lokitest.New(t)
 	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
@@ -324,6 +340,9 @@ func TestLateCountsOnlyWhereLinesFailed(t *testing.T) {
 			dur := 0.05
 			if late[m] && i < 2 {
 				dur = 3
+			}
+			if late[m] && i == 2 {
+				dur = 1 // at the timeout: not late
 			}
 			lk.Push(accessStream, ts, livetest.CaddyLine(ts, fmt.Sprintf("198.51.100.%d", i), "Mozilla/5.0 Chrome/121.0 Safari/537.36", "ko", "/", 200, dur, 900))
 		}
@@ -342,17 +361,33 @@ func TestLateCountsOnlyWhereLinesFailed(t *testing.T) {
 	if p := sources.Problems(notes); len(p) > 0 {
 		t.Fatalf("notes: %v", p)
 	}
-	var lateParts int
+	var statusQueries int
 	for _, q := range m.Queries {
-		if q.File == bundle.MinuteStatusFile && strings.Contains(q.Query, "duration >") {
-			lateParts++
-			if !q.From.Equal(from.Add(20*time.Minute)) || !q.To.Equal(from.Add(31*time.Minute)) {
-				t.Errorf("late lines counted over [%s, %s), want the failed minutes' 00:20 to 00:31: %s", q.From.Format("15:04"), q.To.Format("15:04"), q.Query)
+		if strings.Contains(q.Query, "duration >") {
+			t.Errorf("late lines counted in a query of their own: %s", q.Query)
+		}
+		if q.File == bundle.MinuteStatusFile {
+			statusQueries++
+			if !strings.Contains(q.Query, "sum_over_time(") {
+				t.Errorf("a status count the per-family count answered: %s", q.Query)
 			}
 		}
 	}
-	if lateParts != 2 {
-		t.Errorf("%d late parts asked, want 2", lateParts)
+	if statusQueries != 1 {
+		t.Errorf("%d status queries, want 1 (PHP's seconds)", statusQueries)
+	}
+	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := map[int]int64{}
+	for _, mi := range minutes {
+		if mi.Failed != 0 {
+			failed[int(mi.T.Sub(from)/time.Minute)] = mi.Failed
+		}
+	}
+	if want := map[int]int64{20: 2, 30: 2}; !reflect.DeepEqual(failed, want) {
+		t.Errorf("failed lines per minute %v, want %v", failed, want)
 	}
 	rows, err := bundle.ReadMinuteStatus(filepath.Join(out, bundle.MinuteStatusFile))
 	if err != nil {

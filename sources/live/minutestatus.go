@@ -26,56 +26,57 @@ const statusFields = `| json status="status", duration="duration" | __error__=""
 // combined, give the bundle.MinuteStatus rows. Each is grouped by status and
 // by the marks that place a line (phpLabel, hitLabel: cachehit.go), so that
 // accesslog.OriginOf decides who answered each group as it decides for a
-// line read.
+// line read, and, when the clients' timeout is known, by lateness
+// (lateLabel): the late lines' counts and seconds come in the same answer
+// as every line's, not from a pass of Loki over the range of their own.
 type minuteStatusPart struct {
-	late    bool // only lines slower than the clients' timeout
 	seconds bool // sum the durations of the lines with PHP's marks instead of counting every line
 }
 
 // minuteStatusParts lists the queries: every line counted, and PHP's
-// durations summed, late and all.
-var minuteStatusParts = []minuteStatusPart{{}, {late: true}, {seconds: true}, {late: true, seconds: true}}
-
-// runs reports whether the part's query is made: without the clients'
-// timeout nothing is late.
-func (p minuteStatusPart) runs(timeoutS float64) bool { return !p.late || timeoutS > 0 }
+// durations summed (an unwrap needs a range aggregation of its own).
+var minuteStatusParts = []minuteStatusPart{{}, {seconds: true}}
 
 // minuteStatusQueries is how many queries minuteStatus makes for minutes:
-// none when every minute was pulled; counted is true when the first
-// part's answer is known already (familyCountQuery's).
-func minuteStatusQueries(minutes []Minute, timeoutS float64, counted bool) int {
+// none when every minute was pulled; counted is true when the count's
+// answer is known already (familyCountQuery's).
+func minuteStatusQueries(minutes []Minute, counted bool) int {
 	if !slices.ContainsFunc(minutes, func(m Minute) bool { return !m.Pulled }) {
 		return 0
 	}
-	_, _, late := lateSpan(minutes)
-	n := 0
-	for i, p := range minuteStatusParts {
-		if i == 0 && counted {
-			continue
-		}
-		if p.runs(timeoutS) && (!p.late || late) {
-			n++
-		}
+	if counted {
+		return len(minuteStatusParts) - 1
 	}
-	return n
+	return len(minuteStatusParts)
 }
 
-// lateSpan is the stretch of minutes (indexes first to last) in which a line
-// may be late: a late line is a failed one, so outside the minutes whose
-// failed count (Loki's, of every line) is not 0, or unknown, none is. The
-// late parts are asked for that stretch only, and not at all when there is
-// none (ok false): each is a pass of Loki over its range.
-func lateSpan(minutes []Minute) (first, last int, ok bool) {
-	first, last = -1, -1
-	for i, m := range minutes {
-		if m.Failed != 0 {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
+// lateLabel marks, with "1", a line slower than the clients' timeout
+// (failure.Late) and every other with "0" (lateStage).
+const lateLabel = "aftermath_late"
+
+// lateStage sets lateLabel from the duration label (extracted before it):
+// LogQL's label filters can compare a duration with a number, but only to
+// drop lines, and Loki's templates have no comparison documented for
+// numbers; its float functions (float64, subf, maxf, minf, ceil: Loki's
+// template functions page) make one: ceil(min(1, max(0, duration -
+// timeout))) is 1 above the timeout and 0 at or below it, or when the
+// duration is not a number (float64 reads it as 0). "" without the
+// timeout: then nothing is late.
+func lateStage(timeoutS float64) string {
+	if timeoutS <= 0 {
+		return ""
 	}
-	return first, last, first >= 0
+	return " | label_format " + lateLabel + "=`{{ ceil (minf 1 (maxf 0 (subf (float64 .duration) " +
+		strconv.FormatFloat(timeoutS, 'f', -1, 64) + "))) }}`"
+}
+
+// lateBy is the grouping label lateStage adds, ", " first; "" without the
+// timeout.
+func lateBy(timeoutS float64) string {
+	if timeoutS <= 0 {
+		return ""
+	}
+	return ", " + lateLabel
 }
 
 // statusLines are the lines a status count reads: query's (a selector and
@@ -96,15 +97,45 @@ func (p minuteStatusPart) query(lines statusLines, timeoutS float64) string {
 	if p.seconds {
 		q += ` | ` + phpLabel + `!=""`
 	}
-	q += " " + hitStage + " " + statusFields
-	if p.late {
-		q += ` | duration > ` + strconv.FormatFloat(timeoutS, 'f', -1, 64) + ` | __error__=""`
-	}
-	by := `sum by (status, ` + phpLabel + `, ` + hitLabel + `) `
+	q += " " + hitStage + " " + statusFields + lateStage(timeoutS)
+	by := `sum by (status, ` + phpLabel + `, ` + hitLabel + lateBy(timeoutS) + `) `
 	if p.seconds {
 		return by + `(sum_over_time(` + q + ` | unwrap duration | __error__="" ` + loki.MinuteRange + `))`
 	}
 	return by + `(count_over_time(` + q + ` ` + loki.MinuteRange + `))`
+}
+
+// lineCounts is a minuteStatusPart's answer per status group and minute:
+// every line's (or PHP's seconds), and the late lines' among them.
+type lineCounts struct {
+	all, late map[statusGroup][]float64
+}
+
+// add sums a series of the answer into the group its metric names (a
+// status that is not one is skipped: statusGroupOf).
+func (lc *lineCounts) add(metric map[string]string, values []float64) {
+	g, ok := statusGroupOf(metric)
+	if !ok {
+		return
+	}
+	addTo := func(m map[statusGroup][]float64) {
+		sum := m[g]
+		if sum == nil {
+			sum = make([]float64, len(values))
+			m[g] = sum
+		}
+		for i, v := range values {
+			sum[i] += v
+		}
+	}
+	addTo(lc.all)
+	if metric[lateLabel] == "1" {
+		addTo(lc.late)
+	}
+}
+
+func newLineCounts() *lineCounts {
+	return &lineCounts{all: map[statusGroup][]float64{}, late: map[statusGroup][]float64{}}
 }
 
 // statusGroup is one group of a minuteStatusPart's answer: a status and the
@@ -135,13 +166,10 @@ func (g statusGroup) origin() sources.Origin {
 }
 
 // statusCounts is what the minuteStatusParts' queries answered, per minute
-// of [from, from+n minutes): results[part][group][minute].
+// of [from, from+n minutes): counts[part].
 type statusCounts struct {
-	from    time.Time
-	results []map[statusGroup][]float64
-	// offset is, per part, the minute (from from) its values begin at: a
-	// late part covers only lateSpan.
-	offset []int
+	from   time.Time
+	counts [2]*lineCounts
 }
 
 // minuteStatus has Loki count, per minute and status, the access-log lines
@@ -152,7 +180,7 @@ type statusCounts struct {
 // the file out and the fetch partial (an error note, exit 1): the totals
 // would undercount. The counts are of every minute and are kept (returned),
 // so that a raw pull that fails later is replaced by them (countFailedPull).
-func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, counted map[statusGroup][]float64, cost *Progress) *statusCounts {
+func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, counted *lineCounts, cost *Progress) *statusCounts {
 	var notPulled []int
 	for i, m := range minutes {
 		if !m.Pulled {
@@ -176,39 +204,24 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines status
 
 // countStatus runs the minuteStatusParts' queries of lines over minutes' range.
 //
-// counted, when not nil, is the first part's answer, already counted
+// counted, when not nil, is the count's answer, already counted
 // (familyStatus.counts): that query is not made.
-func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, counted map[statusGroup][]float64, cost *Progress) (*statusCounts, error) {
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, counted *lineCounts, cost *Progress) (*statusCounts, error) {
 	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
 	timeoutS := f.cfg.Site.ClientTimeoutS
-	sc := &statusCounts{from: from, results: make([]map[statusGroup][]float64, len(minuteStatusParts)), offset: make([]int, len(minuteStatusParts))}
-	first, last, anyLate := lateSpan(minutes)
+	sc := &statusCounts{from: from}
 	for pi, part := range minuteStatusParts {
-		if !part.runs(timeoutS) {
-			continue
-		}
 		if pi == 0 && counted != nil {
-			sc.results[0] = counted
+			sc.counts[0] = counted
 			continue
 		}
-		pfrom, pto, pwhat := from, to, what
-		if part.late {
-			if !anyLate {
-				continue // no failed line, so no late one: every count is 0
-			}
-			sc.offset[pi] = first
-			pfrom, pto = minutes[first].T, minutes[last].T.Add(time.Minute)
-			pwhat += "; late lines, only where Loki counted failed ones"
-		}
-		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), pfrom, pto, bundle.MinuteStatusFile, pwhat, cost,
+		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
 			func(mv loki.MinuteValues) (string, error) {
-				groups := map[statusGroup][]float64{}
+				lc := newLineCounts()
 				for _, s := range mv.Series {
-					if g, ok := statusGroupOf(s.Metric); ok {
-						groups[g] = s.Values
-					}
+					lc.add(s.Metric, s.Values)
 				}
-				sc.results[pi] = groups
+				sc.counts[pi] = lc
 				return "", nil
 			})
 		cost.Done++
@@ -221,15 +234,14 @@ func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusL
 
 // rows are the bundle.MinuteStatus rows of minutes[i] for i in which.
 func (sc *statusCounts) rows(minutes []Minute, which []int) []bundle.MinuteStatus {
-	results := sc.results
-	at := func(part int, g statusGroup, minute int) float64 {
-		minute -= sc.offset[part]
-		if v := results[part][g]; v != nil && minute >= 0 && minute < len(v) {
+	at := func(m map[statusGroup][]float64, g statusGroup, minute int) float64 {
+		if v := m[g]; v != nil && minute >= 0 && minute < len(v) {
 			return v[minute]
 		}
 		return 0
 	}
-	groups := slices.SortedFunc(maps.Keys(results[0]), func(a, b statusGroup) int {
+	count, seconds := sc.counts[0], sc.counts[1]
+	groups := slices.SortedFunc(maps.Keys(count.all), func(a, b statusGroup) int {
 		return cmp.Or(cmp.Compare(a.status, b.status), boolOrder(a.php, b.php), boolOrder(a.hit, b.hit))
 	})
 	// One row per status, origin and lateness: groups whose lines the
@@ -258,9 +270,9 @@ func (sc *statusCounts) rows(minutes []Minute, which []int) []bundle.MinuteStatu
 			o := g.origin()
 			var secs, secsLate float64
 			if o == sources.OriginUpstream {
-				secs, secsLate = at(2, g, i), at(3, g, i)
+				secs, secsLate = at(seconds.all, g, i), at(seconds.late, g, i)
 			}
-			all, late := at(0, g, i), at(1, g, i)
+			all, late := at(count.all, g, i), at(count.late, g, i)
 			add(rowKey{g.status, o, false}, all-late, secs-secsLate)
 			add(rowKey{g.status, o, true}, late, secsLate)
 		}

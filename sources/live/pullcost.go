@@ -26,11 +26,13 @@ func pullEstimate(rows []Minute, minuteBytes []float64, rangeQueries int, maxSha
 			e.PushdownBytes += int64(b)
 		}
 	}
-	// A pull reads its range once and its completeness count reads it once
-	// more (loki.Client.Pull checks each sub-range's lines against Loki's
-	// count); the pushdown adds its queries over the whole range.
+	// A full pull reads its range once and its completeness count reads it
+	// once more (loki.Client.Pull checks each sub-range's lines against
+	// Loki's count); the pushdown's pulls are checked against the
+	// per-minute counts it has (loki.Counted), and it adds its queries over
+	// the whole range.
 	e.FullLokiBytes = 2 * e.FullBytes
-	e.PushdownLokiBytes = int64(rangeQueries)*e.FullBytes + 2*e.PushdownBytes
+	e.PushdownLokiBytes = int64(rangeQueries)*e.FullBytes + e.PushdownBytes
 	e.Chosen = bundle.ChosenPushdown
 	e.MaxShare = maxShare
 	if maxShare < 1 && float64(e.PushdownBytes) >= maxShare*float64(e.FullBytes) {

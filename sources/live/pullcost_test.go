@@ -40,6 +40,12 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 	if !pulled || counted {
 		t.Errorf("want the access log pulled whole and no minute-counts.csv: pulled %v, counts file %v", pulled, counted)
 	}
+	// bundle.yaml (and so report.json's evidence.pushdown) states the
+	// choice with both estimates, and what the full pull cost.
+	if fp := m.FullPull; fp == nil || fp.Estimate == nil || fp.Estimate.Chosen != bundle.ChosenFull || fp.Estimate.PushdownBytes <= 0 ||
+		fp.Estimate.FullBytes != fp.FullBytes || fp.PulledBytes != fp.FullBytes || fp.Requests == 0 {
+		t.Errorf("full_pull section %+v: want the full pull chosen with both estimates, pulling the bytes Loki measured", fp)
+	}
 	if !noteWith(notes, loki.Source, sources.SeverityInfo, "pulled whole: cost model: a full pull would pull") ||
 		!noteWith(notes, loki.Source, sources.SeverityInfo, "chosen: "+bundle.ChosenFull) {
 		t.Errorf("no note states both estimates and the choice: %v", notes)
@@ -50,8 +56,8 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Pushdown == nil || m.Pushdown.Estimate == nil {
-		t.Fatal("max_share 1: want a pushdown with its estimate")
+	if m.Pushdown == nil || m.Pushdown.Estimate == nil || m.FullPull != nil {
+		t.Fatal("max_share 1: want a pushdown with its estimate, and no full_pull section")
 	}
 	e := m.Pushdown.Estimate
 	if e.Chosen != bundle.ChosenPushdown || e.FullBytes != m.Pushdown.FullBytes || e.PushdownBytes*2 < e.FullBytes || e.PushdownLokiBytes <= e.FullLokiBytes {

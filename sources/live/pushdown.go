@@ -9,6 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
+	"github.com/aftermath-forensics/aftermath/sources/loki"
 )
 
 // MinuteCountsFile is where a pushed-down fetch writes its per-minute counts,
@@ -240,4 +241,35 @@ func PulledShare(minutes []Minute, from, to time.Time) (pulledMinutes, allMinute
 		}
 	}
 	return
+}
+
+// countedMinutes is what minutes (consecutive, from minutes[0].T) say of
+// the lines of query a pull asks for (loki.Counted): their Lines, as Loki
+// counted them with the same selector and pipeline, so the pull is not
+// counted again.
+func countedMinutes(minutes []Minute) loki.Counted {
+	if len(minutes) == 0 {
+		return nil
+	}
+	return countedPerMinute(minutes[0].T, len(minutes), func(i int) int64 { return minutes[i].Lines })
+}
+
+// countedPerMinute is loki.Counted from n per-minute counts from from:
+// perMinute(i) is minute i's. Known for a range on whole minutes within
+// them.
+func countedPerMinute(from time.Time, n int, perMinute func(i int) int64) loki.Counted {
+	return func(a, b time.Time) (int64, bool) {
+		if a.Before(from) || !a.Truncate(time.Minute).Equal(a) || !b.Truncate(time.Minute).Equal(b) {
+			return 0, false
+		}
+		i, j := int(a.Sub(from)/time.Minute), int(b.Sub(from)/time.Minute)
+		if i >= j || j > n {
+			return 0, false
+		}
+		var sum int64
+		for k := i; k < j; k++ {
+			sum += perMinute(k)
+		}
+		return sum, true
+	}
 }

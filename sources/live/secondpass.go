@@ -135,7 +135,9 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 	note := fmt.Sprintf("; pushdown's second pass %d: %d counted minutes next to where a finding or failing stretch starts or ends", n+1, len(pull))
 	var dropped droppedLines
 	p, err := f.pullToFile(file, query, note, func(sink func(loki.Entry) error) (loki.Result, error) {
-		return c.PullMinutes(ctx, query, pull, notFamilies(pd.Families, &dropped, sink))
+		// minute-counts.csv holds Loki's count of each minute's lines:
+		// the pull is checked against it, not counted again.
+		return c.PullMinutes(ctx, query, pull, countedMinutes(minutes), notFamilies(pd.Families, &dropped, sink))
 	})
 	if err != nil {
 		return 0, err

@@ -49,6 +49,11 @@ type SubRange struct {
 	// when no check ran). Got is lines per stream delivered.
 	Expected map[string]int64
 	Got      map[string]int64
+	// Counted is the lines of the whole sub-range (every stream) the
+	// caller counted before the pull (Counted), when it did: then no
+	// count_over_time is asked unless the lines delivered disagree.
+	Counted    int64
+	HasCounted bool
 	// Complete is true when every line of the sub-range was delivered: no error,
 	// no truncation and, for Pull, the counts agree.
 	Complete bool

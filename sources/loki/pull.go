@@ -44,7 +44,7 @@ func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to t
 	if !from.Before(to) {
 		return Result{Query: query, From: from, To: to}, c.queryErr(query, fmt.Errorf("empty window [%s, %s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
 	}
-	return c.pull(ctx, query, from, to, []span{{from, to}}, c.subRangeLength, sink)
+	return c.pull(ctx, query, from, to, []span{{from, to}}, c.subRangeLength, nil, sink)
 }
 
 // PullMinutes fetches raw lines only for the given minutes (each [m, m+1m),
@@ -53,13 +53,28 @@ func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to t
 // half of pushdown: MinuteCounts finds the minutes worth reading, PullMinutes
 // reads them, and Result.Bytes() says how many raw bytes that cost. selector may
 // carry a pipeline.
-func (c *Client) PullMinutes(ctx context.Context, selector string, minutes []time.Time, sink func(Entry) error) (Result, error) {
+//
+// counted, when not nil, is what the caller already knows of the lines
+// (Counted): a sub-range it knows is not counted again.
+func (c *Client) PullMinutes(ctx context.Context, selector string, minutes []time.Time, counted Counted, sink func(Entry) error) (Result, error) {
 	spans := mergeMinutes(minutes)
 	if len(spans) == 0 {
 		return Result{Query: selector}, nil
 	}
-	return c.pull(ctx, selector, spans[0].from, spans[len(spans)-1].to, spans, c.subRangeLength, sink)
+	return c.pull(ctx, selector, spans[0].from, spans[len(spans)-1].to, spans, c.subRangeLength, counted, sink)
 }
+
+// Counted is a caller's count of the lines a pull's query selects in
+// [from, to), every stream's together, as Loki counted them before (a
+// pushdown's per-minute counts, count_over_time of the same selector and
+// pipeline at a 1m step); false when it does not know that range's (not
+// on its minutes, or outside them). A sub-range whose count is known is
+// paged without the count_over_time cross-check, a pass of Loki over the
+// sub-range the caller's count already made: the lines delivered must
+// equal it, and only when they do not is Loki asked per stream, which
+// says which stream is short (or that lines were still being ingested).
+// A sub-range counted empty is not paged at all.
+type Counted func(from, to time.Time) (int64, bool)
 
 // Span is a time range [From, To) a pull asks for in one sub-range.
 type Span struct{ From, To time.Time }
@@ -70,7 +85,7 @@ type Span struct{ From, To time.Time }
 // knows how many lines each span holds (a pushdown's counts): a sparse
 // query (one client family across a day) is then pulled in a few requests
 // rather than two per Config.SplitBy. query may carry a pipeline.
-func (c *Client) PullSpans(ctx context.Context, query string, spans []Span, sink func(Entry) error) (Result, error) {
+func (c *Client) PullSpans(ctx context.Context, query string, spans []Span, counted Counted, sink func(Entry) error) (Result, error) {
 	if len(spans) == 0 {
 		return Result{Query: query}, nil
 	}
@@ -84,10 +99,10 @@ func (c *Client) PullSpans(ctx context.Context, query string, spans []Span, sink
 		}
 		return 100 * 365 * 24 * time.Hour
 	}
-	return c.pull(ctx, query, ss[0].from, ss[len(ss)-1].to, ss, unsplit, sink)
+	return c.pull(ctx, query, ss[0].from, ss[len(ss)-1].to, ss, unsplit, counted, sink)
 }
 
-func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spans []span, splitBy func() time.Duration, sink func(Entry) error) (Result, error) {
+func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spans []span, splitBy func() time.Duration, counted Counted, sink func(Entry) error) (Result, error) {
 	res := Result{Query: query, From: from, To: to}
 	sel, pipe, err := splitQuery(query)
 	if err != nil {
@@ -107,6 +122,15 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 	all := rs.plan(streams, names)
 
 	plan := func(ctx context.Context, j *job, _ *meter) ([]plannedStream, error) {
+		if counted != nil {
+			if n, ok := counted(j.sr.From, j.sr.To); ok {
+				j.sr.Counted, j.sr.HasCounted = n, true
+				if n == 0 {
+					return nil, nil
+				}
+				return all, nil
+			}
+		}
 		cm := &meter{run: &rs.totals}
 		counts, err := c.counts(ctx, query, names, j.sr.From, j.sr.To, cm)
 		j.sr.CountRequests += cm.requests
@@ -138,7 +162,17 @@ func (c *Client) pull(ctx context.Context, query string, from, to time.Time, spa
 	// make the two disagree although nothing is missing: count once more and
 	// keep the newer figure. A line really lost stays a mismatch.
 	rs.recheck = func(ctx context.Context, j *job) {
-		if j.sr.Expected == nil || sameCounts(j.sr.Expected, j.fetched) {
+		if j.sr.Expected == nil && j.sr.HasCounted {
+			var fetched int64
+			for _, n := range j.fetched {
+				fetched += n
+			}
+			if fetched == j.sr.Counted {
+				return
+			}
+			// The caller's count disagrees: Loki's, per stream, says
+			// which stream is short, and is newer.
+		} else if j.sr.Expected == nil || sameCounts(j.sr.Expected, j.fetched) {
 			return
 		}
 		cm := &meter{run: &rs.totals}
@@ -222,6 +256,22 @@ func sameCounts(a, b map[string]int64) bool {
 
 // checkCounts compares delivered lines with count_over_time per stream.
 func checkCounts(sr *SubRange) {
+	if sr.Expected == nil && sr.HasCounted {
+		var got int64
+		for _, n := range sr.Got {
+			got += n
+		}
+		switch {
+		case got < sr.Counted:
+			sr.missing += sr.Counted - got
+			sr.Problems = append(sr.Problems, fmt.Sprintf("the per-minute counts say %d lines, %d fetched (%d missing)", sr.Counted, got, sr.Counted-got))
+		case got > sr.Counted:
+			sr.surplus += got - sr.Counted
+			sr.Problems = append(sr.Problems, fmt.Sprintf("the per-minute counts say %d lines, %d fetched (%d more; still being ingested?)", sr.Counted, got, got-sr.Counted))
+		}
+		sr.checked = sr.missing == 0 && sr.surplus == 0
+		return
+	}
 	if sr.Expected == nil {
 		return // unverified; the problem is already recorded
 	}

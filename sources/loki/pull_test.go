@@ -260,7 +260,7 @@ func pushdown(t *testing.T, c *Client, from, to time.Time) (flagged []time.Time,
 	}
 	counts = phaseCost{"pushdown counts (MinuteCounts)", mc.Requests, mc.WireBytes, 0, lines}
 	col := newCollector(t)
-	res, err := c.PullMinutes(ctx, `{job="caddy"}`, flagged, col.sink)
+	res, err := c.PullMinutes(ctx, `{job="caddy"}`, flagged, nil, col.sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestPullMinutesMergesAdjacentMinutes(t *testing.T) {
 	c, _ := newTestClient(t, f.URL(), nil)
 	minutes := []time.Time{t0.Add(3 * time.Minute), t0.Add(4*time.Minute + 30*time.Second), t0.Add(5 * time.Minute), t0.Add(20 * time.Minute), t0.Add(4 * time.Minute)}
 	col := newCollector(t)
-	res, err := c.PullMinutes(context.Background(), `{job="caddy"}`, minutes, col.sink)
+	res, err := c.PullMinutes(context.Background(), `{job="caddy"}`, minutes, nil, col.sink)
 	if err != nil || !res.Complete() {
 		t.Fatal(err, res.Notes)
 	}
@@ -438,5 +438,87 @@ func TestCancelSlowServer(t *testing.T) {
 	}
 	if len(res.Notes) == 0 || res.Notes[0].Severity != "error" {
 		t.Errorf("notes = %+v", res.Notes)
+	}
+}
+
+// A pull whose minutes the caller counted already (a pushdown's per-minute
+// counts) asks Loki for no count_over_time: the lines delivered are checked
+// against the caller's counts, and a minute counted empty is not paged.
+// Only when they disagree is Loki asked per stream, which tells the
+// caller's stale count (complete: Loki's newer count agrees) from a line a
+// page dropped (incomplete, with a note). Before, every sub-range was
+// counted again, a second pass of Loki over the lines pulled.
+func TestPullMinutesTrustsTheCallersCounts(t *testing.T) {
+	perMinute := func(m int) int64 {
+		if m == 5 {
+			return 0
+		}
+		return 3
+	}
+	counted := func(off int64) Counted {
+		return func(from, to time.Time) (int64, bool) {
+			var n int64
+			for m := from; m.Before(to); m = m.Add(time.Minute) {
+				n += perMinute(int(m.Sub(t0) / time.Minute))
+			}
+			return n + off, true
+		}
+	}
+	minutes := []time.Time{t0.Add(2 * time.Minute), t0.Add(5 * time.Minute), t0.Add(8 * time.Minute)}
+	for _, tt := range []struct {
+		name           string
+		off            int64 // added to the caller's counts
+		drop           bool  // a page drops a line
+		complete       bool
+		counts, ranges int // count_over_time and query_range requests
+	}{
+		{name: "counts agree", complete: true, ranges: 2},
+		{name: "stale count", off: 1, complete: true, counts: 3, ranges: 3},
+		{name: "a page drops a line", drop: true, complete: false, counts: 1, ranges: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := lokitest.New(t)
+			for m := range 10 {
+				for i := range perMinute(m) {
+					f.Push(streamA, t0.Add(time.Duration(m)*time.Minute+time.Duration(i)*time.Second), fmt.Sprintf("m%d-%d", m, i))
+				}
+			}
+			var counts, ranges atomic.Int32
+			f.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				switch {
+				case strings.Contains(r.URL.Query().Get("query"), "count_over_time"):
+					counts.Add(1)
+				case strings.HasSuffix(r.URL.Path, "query_range"):
+					ranges.Add(1)
+				}
+				return false
+			})
+			if tt.drop {
+				var dropped atomic.Bool
+				f.SetAlter(func(r *http.Request, out []lokitest.Stream) []lokitest.Stream {
+					for i := range out {
+						if len(out[i].Entries) > 1 && !dropped.Swap(true) {
+							out[i].Entries = out[i].Entries[1:]
+						}
+					}
+					return out
+				})
+			}
+			c, _ := newTestClient(t, f.URL(), nil)
+			col := newCollector(t)
+			res, err := c.PullMinutes(context.Background(), `{job="caddy"}`, minutes, counted(tt.off), col.sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Complete() != tt.complete || (!tt.complete && len(res.Notes) == 0) {
+				t.Errorf("complete %v, want %v (notes %v)", res.Complete(), tt.complete, res.Notes)
+			}
+			if int(counts.Load()) != tt.counts || int(ranges.Load()) != tt.ranges {
+				t.Errorf("%d counts and %d pages asked, want %d and %d", counts.Load(), ranges.Load(), tt.counts, tt.ranges)
+			}
+			if want := 6; !tt.drop && col.lines != want {
+				t.Errorf("%d lines pulled, want %d", col.lines, want)
+			}
+		})
 	}
 }

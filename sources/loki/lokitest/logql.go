@@ -5,12 +5,14 @@ package lokitest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"text/template"
+	"text/template/parse"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -56,6 +58,77 @@ type labelFormat struct {
 	// user agents and languages) share one execution. Executing it for each
 	// line was most of the fake's time in the pushdown tests.
 	memo *templateMemo
+	// reads are the labels the template reads (.name), when readsKnown:
+	// the memo is keyed by those alone, so a label no template reads (a
+	// duration, unique to each line) does not make every line a miss.
+	reads      []string
+	readsKnown bool
+}
+
+// templateFields lists the labels a template reads (its .name fields),
+// sorted; false when it uses a construct the walk does not know (then
+// every label keys the memo).
+func templateFields(n parse.Node) ([]string, bool) {
+	set := map[string]bool{}
+	var walk func(n parse.Node) bool
+	walk = func(n parse.Node) bool {
+		switch x := n.(type) {
+		case nil:
+			return true
+		case *parse.ListNode:
+			if x == nil {
+				return true
+			}
+			for _, c := range x.Nodes {
+				if !walk(c) {
+					return false
+				}
+			}
+			return true
+		case *parse.TextNode, *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.IdentifierNode:
+			return true
+		case *parse.FieldNode:
+			if len(x.Ident) != 1 {
+				return false
+			}
+			set[x.Ident[0]] = true
+			return true
+		case *parse.ActionNode:
+			return walk(x.Pipe)
+		case *parse.PipeNode:
+			if x == nil {
+				return true
+			}
+			if len(x.Decl) > 0 {
+				return false
+			}
+			for _, c := range x.Cmds {
+				if !walk(c) {
+					return false
+				}
+			}
+			return true
+		case *parse.CommandNode:
+			for _, a := range x.Args {
+				if !walk(a) {
+					return false
+				}
+			}
+			return true
+		case *parse.IfNode:
+			return walk(x.Pipe) && walk(x.List) && walk(x.ElseList)
+		}
+		return false
+	}
+	if !walk(n) {
+		return nil, false
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out, true
 }
 
 // templateMemo is a template's output (or its failure) by the labels it ran on.
@@ -75,11 +148,14 @@ const maxTemplateMemo = 1 << 14
 
 // execute is the template's output for labels ls, and false when it failed.
 func (f *labelFormat) execute(ls map[string]string) (string, bool) {
-	keys := make([]string, 0, len(ls))
-	for k := range ls {
-		keys = append(keys, k)
+	keys := f.reads
+	if !f.readsKnown {
+		keys = make([]string, 0, len(ls))
+		for k := range ls {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 	}
-	slices.Sort(keys)
 	var kb strings.Builder
 	for _, k := range keys {
 		kb.WriteString(k)
@@ -126,6 +202,34 @@ var templateFuncs = template.FuncMap{
 		}
 		return s
 	},
+	// Loki's mathematical template functions (sprig's, as Loki's template
+	// functions page lists them): float64 converts a label's text as
+	// sprig's toFloat64 does, to 0 when it is not a number; the others
+	// take any number of operands, converted alike.
+	"float64": toFloat64,
+	"subf": func(a any, v ...any) float64 {
+		x := toFloat64(a)
+		for _, b := range v {
+			x -= toFloat64(b)
+		}
+		return x
+	},
+	"maxf": func(a any, v ...any) float64 {
+		x := toFloat64(a)
+		for _, b := range v {
+			x = math.Max(x, toFloat64(b))
+		}
+		return x
+	},
+	"minf": func(a any, v ...any) float64 {
+		x := toFloat64(a)
+		for _, b := range v {
+			x = math.Min(x, toFloat64(b))
+		}
+		return x
+	},
+	"ceil":  func(a any) float64 { return math.Ceil(toFloat64(a)) },
+	"floor": func(a any) float64 { return math.Floor(toFloat64(a)) },
 	"regexReplaceAll": func(re, s, repl string) (string, error) {
 		r, err := compiledRegexp(re)
 		if err != nil {
@@ -133,6 +237,26 @@ var templateFuncs = template.FuncMap{
 		}
 		return r.ReplaceAllString(s, repl), nil
 	},
+}
+
+// toFloat64 is sprig's: a number as it is, a string parsed (0 when it is
+// not a number), anything else 0.
+func toFloat64(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0
+		}
+		return f
+	}
+	return 0
 }
 
 // compiled holds each regexReplaceAll pattern compiled once: a template runs
@@ -871,6 +995,7 @@ func (p *parser) logExpr() (*Query, error) {
 								return nil, parseErr(p.tok.pos, err.Error())
 							}
 							f.tmpl, f.memo = t, &templateMemo{m: map[string]templateOutput{}}
+							f.reads, f.readsKnown = templateFields(t.Tree.Root)
 						default:
 							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
 						}
