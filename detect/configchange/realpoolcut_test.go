@@ -82,6 +82,17 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 		t.Errorf("cut role %s, linked %v, old pool held %v: want the enabler (%v busy workers needed, measured; 8 hold them, 3 do not)\n%s",
 			cut.Role, cf.Linked, cf.OldPoolHeld, truth.Needed, cut.Summary)
 	}
+	// Whether 8 would have held is the queue the crowd built, second by
+	// second, against the clients' 10 s: not two full-queue waits (both past
+	// it), and not a span's average alone.
+	if oldW, newW := cf.OldPoolLongestWaitS, cf.NewPoolLongestWaitS; !oldW.OK || !newW.OK || oldW.V > cf.ClientTimeoutS.V || newW.V <= cf.ClientTimeoutS.V {
+		t.Errorf("longest queue waits %v with 8, %v with 3, against the clients' %v: want 8 within it, 3 past it\n%s", oldW, newW, cf.ClientTimeoutS, cut.Summary)
+	}
+	// The load that filled the pool is named beside the cut: the crowd's
+	// demand for PHP against the log's own minutes before it rose.
+	if !cf.UsualPHPPerS.OK || cf.PeakPHPPerS.V <= detect.ArrivalsFlat*cf.UsualPHPPerS.V {
+		t.Errorf("usual demand %v against a peak of %v a second: the crowd that filled the pool is not named as a rise\n%s", cf.UsualPHPPerS, cf.PeakPHPPerS.V, cut.Summary)
+	}
 	if got := cf.WorkersNeeded.V; got < 0.7*truth.Needed || got > 1.3*truth.Needed {
 		t.Errorf("busy workers needed %v, measured %v (peak minute's arrivals x the baseline's service time)", got, truth.Needed)
 	}
