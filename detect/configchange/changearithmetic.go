@@ -152,6 +152,9 @@ func workersTest(a *assessment, q QueueFacts) {
 		a.facts.OldPoolLongestWaitS = detect.Some(detect.Round(qw.Old, 1))
 		a.facts.NewPoolLongestWaitS = detect.Some(detect.Round(qw.New, 1))
 		a.facts.ClientTimeoutS = detect.Some(qw.Limit)
+		if qw.OwnService > 0 {
+			a.facts.QueueServiceTimeS = detect.Some(qw.OwnService)
+		}
 		little.Queue, little.HasQueue = detect.Messages.Say("config_change.workers.queue", qw), true
 	}
 	oldShort := need > old || (queued && qw.Old > qw.Limit)
@@ -195,7 +198,10 @@ func workersTest(a *assessment, q QueueFacts) {
 // clients' timeout Limit: the data of config_change.workers.queue.
 type queueRun struct {
 	Old, New, OldSize, NewSize, Limit float64
-	From, Until                       time.Time
+	// OwnService is PHP's own mean time per request before the onset the
+	// queue drained at (0: too few answers there; the saturation's S).
+	OwnService  float64
+	From, Until time.Time
 	// OldAt and NewAt are when each longest wait was reached (zero: the
 	// queue never formed).
 	OldAt, NewAt time.Time
@@ -209,6 +215,15 @@ func queueWaits(q QueueFacts, old, nw, S float64) (queueRun, bool) {
 		return queueRun{}, false
 	}
 	r := queueRun{OldSize: old, NewSize: nw, Limit: q.ClientTimeoutS, From: q.ArrivalsFrom.In(q.Loc), Until: q.ArrivalsUntil.In(q.Loc)}
+	// The queue drains at PHP's own time per request, read where nothing
+	// queued before the onset; the saturation's S (busy workers over
+	// completions) also counts the seconds a full pool stood idle while the
+	// proxy held its upstream down.
+	if q.PHPTimes != nil && !q.Onset.IsZero() {
+		if h := q.PHPTimes(q.ArrivalsFrom, q.Onset); h.N >= detect.MinServiceSamples {
+			S, r.OwnService = h.Mean(), detect.Round(h.Mean(), 3)
+		}
+	}
 	at := func(i int) time.Time {
 		if i < 0 {
 			return time.Time{}

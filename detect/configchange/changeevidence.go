@@ -124,6 +124,10 @@ type ConfigChangeFacts struct {
 	// a span's average can still queue past the clients.
 	OldPoolLongestWaitS detect.Maybe[float64] `json:"old_pool_longest_wait_s"`
 	NewPoolLongestWaitS detect.Maybe[float64] `json:"new_pool_longest_wait_s"`
+	// QueueServiceTimeS is the time per request that queue drained at: PHP's
+	// own mean time in the minutes before the onset where nothing queued
+	// (absent: too few of them, and ServiceTimeS was used).
+	QueueServiceTimeS detect.Maybe[float64] `json:"queue_service_time_s"`
 	// UsualPHPPerS is that demand over the hour before the load could rise
 	// into the onset (or, in a log that begins later, over its seconds
 	// before the onset): the load that filled the pool, against the usual.
