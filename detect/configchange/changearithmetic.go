@@ -218,8 +218,10 @@ func queueWaits(q QueueFacts, old, nw, S float64) (queueRun, bool) {
 	// The queue drains at PHP's own time per request, read where nothing
 	// queued before the onset; the saturation's S (busy workers over
 	// completions) also counts the seconds a full pool stood idle while the
-	// proxy held its upstream down.
-	if q.PHPTimes != nil && !q.Onset.IsZero() {
+	// proxy held its upstream down. Not when PHP got slower at the onset
+	// (a service-time regression found): then the time before it is not the
+	// incident's, and the saturation's S is.
+	if q.PHPTimes != nil && !q.Onset.IsZero() && !q.SlowerAtOnset {
 		if h := q.PHPTimes(q.ArrivalsFrom, q.Onset); h.N >= detect.MinServiceSamples {
 			S, r.OwnService = h.Mean(), detect.Round(h.Mean(), 3)
 		}

@@ -126,7 +126,8 @@ type ConfigChangeFacts struct {
 	NewPoolLongestWaitS detect.Maybe[float64] `json:"new_pool_longest_wait_s"`
 	// QueueServiceTimeS is the time per request that queue drained at: PHP's
 	// own mean time in the minutes before the onset where nothing queued
-	// (absent: too few of them, and ServiceTimeS was used).
+	// (absent: too few of them, or PHP got slower at the onset, and
+	// ServiceTimeS was used).
 	QueueServiceTimeS detect.Maybe[float64] `json:"queue_service_time_s"`
 	// UsualPHPPerS is that demand over the hour before the load could rise
 	// into the onset (or, in a log that begins later, over its seconds
@@ -550,6 +551,7 @@ func queueFacts(ev *detect.Evidence, prior []detect.Finding) QueueFacts {
 		q.UsualPHPPerS, q.UsualFrom, q.UsualTo = usualPHPDemand(ev, inc.Onset)
 		q.PHPArrivals, q.ArrivalsFrom, q.ArrivalsUntil = loadBySecond(ev, inc.Onset, inc.Start)
 	}
+	q.SlowerAtOnset = detect.First(prior, detect.KindServiceTimeRegression) != nil
 	if id := loadTriggerOf(prior); id != "" {
 		q.LoadTrigger = id
 	}

@@ -73,6 +73,9 @@ type QueueFacts struct {
 	// nil: the log has no per-second series there.
 	PHPArrivals                 []int
 	ArrivalsFrom, ArrivalsUntil time.Time
+	// SlowerAtOnset: a service_time_regression was found, so PHP's time
+	// before the onset is not the incident's.
+	SlowerAtOnset bool
 	// Resources are php-fpm's own CPU and memory per worker and what the
 	// host had for the pool, over the window (zero: no per-process series).
 	Resources detect.PoolResources
