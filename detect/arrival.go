@@ -38,6 +38,7 @@ func arrivedIn(r *sources.Request) int64 {
 
 // observeArrival adds r to the minute it arrived in.
 func (t *Traffic) observeArrival(r *sources.Request) {
+	t.observeSecond(r)
 	a := t.arrival(arrivedIn(r))
 	a.Requests++
 	switch {

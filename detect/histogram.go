@@ -67,3 +67,24 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	return bucketUpper(histBuckets - 1)
 }
+
+// Mean is the mean of the recorded durations, each taken at its bucket's
+// geometric middle (within 5% of the true value); NaN for an empty histogram.
+// A queue drains at the workers' mean time per request, not their median.
+func (h *Histogram) Mean() float64 {
+	if h.N == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for b, c := range h.Counts {
+		if c == 0 {
+			continue
+		}
+		mid := bucketUpper(b) / math.Sqrt(histGrowth)
+		if b == 0 {
+			mid = histMin
+		}
+		sum += float64(c) * mid
+	}
+	return sum / float64(h.N)
+}

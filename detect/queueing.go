@@ -42,3 +42,28 @@ func QueueWait(backlog, serviceS, workers float64) float64 {
 func DrainableBacklog(timeout, serviceS, workers float64) float64 {
 	return workers * timeout / serviceS
 }
+
+// LongestQueueWait runs the queue a load builds in front of workers that
+// take serviceS seconds a request: arrivals[i] requests come in step i
+// (stepS seconds long), the workers finish workers / serviceS a second, and
+// what they cannot take waits. It returns the longest wait the queue meant
+// (QueueWait of its deepest backlog) and the step it was reached in (-1:
+// no queue). Fluid, first come first served, the queue unbounded: a
+// request in it waits as long as the ones before it take, whether or not
+// its client stays; so it answers whether this load's queue would have
+// drained within a timeout, not what the clients saw.
+func LongestQueueWait(arrivals []int, stepS, serviceS, workers float64) (longest float64, at int) {
+	at = -1
+	if serviceS <= 0 || workers <= 0 || stepS <= 0 {
+		return 0, at
+	}
+	drained := LittleRate(workers, serviceS) * stepS
+	backlog := 0.0
+	for i, a := range arrivals {
+		backlog = max(backlog+float64(a)-drained, 0)
+		if w := QueueWait(backlog, serviceS, workers); w > longest {
+			longest, at = w, i
+		}
+	}
+	return longest, at
+}

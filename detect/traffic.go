@@ -193,6 +193,9 @@ type Traffic struct {
 	// joined holds the clusters joined over several fingerprints by the
 	// crawler detector (actorjoin.go), by their key (ClusterOf).
 	joined map[request.ClusterKey]*Cluster
+	// seconds counts PHP's demand and failures second by second
+	// (arrivalseconds.go).
+	seconds phpSeconds
 }
 
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client

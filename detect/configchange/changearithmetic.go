@@ -132,30 +132,50 @@ func workersTest(a *assessment, q QueueFacts) {
 	need := detect.LittleHeld(lambda, S)
 	a.facts.PeakPHPPerS = detect.Some(detect.Round(lambda, 2))
 	a.facts.WorkersNeeded = detect.Some(detect.Round(need, 1))
-	a.facts.OldPoolHeld = detect.Some(need <= old)
 	little := struct {
 		Span, Service, Load    prose.Text
-		Sizing                 prose.Text
+		Sizing, Queue          prose.Text
 		PeakAt                 time.Time
 		Lambda, Need, Old, New float64
 		Verdict                string
-		HasLoad                bool
+		HasLoad, HasQueue      bool
+		// Burst: the span's average fit the pool the verdict says was
+		// short; its queue second by second did not.
+		Burst bool
 	}{Span: spanSaid(demandSpan), Service: secsText(S), PeakAt: q.PeakAt.In(q.Loc),
 		Lambda: detect.Round(lambda, 1), Need: detect.Round(need, 1), Old: old, New: nw}
+	// A span's average hides a burst: the queue the load built second by
+	// second, up to the first failure told, is run with each size and held
+	// against the clients' timeout.
+	qw, queued := queueWaits(q, old, nw, S)
+	if queued {
+		a.facts.OldPoolLongestWaitS = detect.Some(detect.Round(qw.Old, 1))
+		a.facts.NewPoolLongestWaitS = detect.Some(detect.Round(qw.New, 1))
+		a.facts.ClientTimeoutS = detect.Some(qw.Limit)
+		if qw.OwnService > 0 {
+			a.facts.QueueServiceTimeS = detect.Some(qw.OwnService)
+		}
+		little.Queue, little.HasQueue = detect.Messages.Say("config_change.workers.queue", qw), true
+	}
+	oldShort := need > old || (queued && qw.Old > qw.Limit)
+	newShort := need > nw || (queued && qw.New > qw.Limit)
+	a.facts.OldPoolHeld = detect.Some(!oldShort)
 	switch {
-	case a.risk > 0 && need <= old && need > nw:
+	case a.risk > 0 && !oldShort && newShort:
 		a.quant = 1
-		little.Verdict = "old_held"
-	case a.risk > 0 && need > old:
+		little.Verdict, little.Burst = "old_held", need <= nw
+	case a.risk > 0 && oldShort:
 		a.quant = 0.5
-		little.Verdict = "old_short"
+		little.Verdict, little.Burst = "old_short", need <= old
 	case a.risk > 0:
 		a.quant = 0
 		a.notLinked = detect.Messages.Say("config_change.workers.played_no_part", struct {
 			Need, Lambda, New, Old float64
 			Service                prose.Text
-		}{detect.Round(need, 1), detect.Round(lambda, 1), nw, old, secsText(S)})
-	case need <= nw:
+			Queue                  queueRun
+			HasQueue               bool
+		}{detect.Round(need, 1), detect.Round(lambda, 1), nw, old, secsText(S), qw, queued})
+	case !newShort:
 		a.quant = 1
 		little.Verdict = "new_holds"
 	default:
@@ -171,6 +191,53 @@ func workersTest(a *assessment, q QueueFacts) {
 	sz.state(a.facts)
 	little.Sizing = detect.Messages.Say("config_change.sizing", sz)
 	a.quantText = detect.Messages.Say("config_change.workers.little", little)
+}
+
+// queueRun is the longest wait of the load's queue second by second under
+// the old and the new pool size (QueueFacts.PHPArrivals), against the
+// clients' timeout Limit: the data of config_change.workers.queue.
+type queueRun struct {
+	Old, New, OldSize, NewSize, Limit float64
+	// OwnService is PHP's own mean time per request before the onset the
+	// queue drained at (0: too few answers there; the saturation's S).
+	OwnService  float64
+	From, Until time.Time
+	// OldAt and NewAt are when each longest wait was reached (zero: the
+	// queue never formed).
+	OldAt, NewAt time.Time
+}
+
+// queueWaits runs the load's queue with old and nw workers at S seconds a
+// request; false when the per-second load or the clients' timeout is
+// unknown.
+func queueWaits(q QueueFacts, old, nw, S float64) (queueRun, bool) {
+	if len(q.PHPArrivals) == 0 || q.ClientTimeoutS <= 0 {
+		return queueRun{}, false
+	}
+	r := queueRun{OldSize: old, NewSize: nw, Limit: q.ClientTimeoutS, From: q.ArrivalsFrom.In(q.Loc), Until: q.ArrivalsUntil.In(q.Loc)}
+	// The queue drains at PHP's own time per request, read where nothing
+	// queued before the onset; the saturation's S (busy workers over
+	// completions) also counts the seconds a full pool stood idle while the
+	// proxy held its upstream down. Not when PHP got slower at the onset
+	// (a service-time regression found): then the time before it is not the
+	// incident's, and the saturation's S is.
+	if q.PHPTimes != nil && !q.Onset.IsZero() && !q.SlowerAtOnset {
+		if h := q.PHPTimes(q.ArrivalsFrom, q.Onset); h.N >= detect.MinServiceSamples {
+			S, r.OwnService = h.Mean(), detect.Round(h.Mean(), 3)
+		}
+	}
+	at := func(i int) time.Time {
+		if i < 0 {
+			return time.Time{}
+		}
+		return q.ArrivalsFrom.Add(time.Duration(i) * time.Second).In(q.Loc)
+	}
+	var i, j int
+	r.Old, i = detect.LongestQueueWait(q.PHPArrivals, 1, S, old)
+	r.New, j = detect.LongestQueueWait(q.PHPArrivals, 1, S, nw)
+	r.OldAt, r.NewAt = at(i), at(j)
+	r.Old, r.New = detect.Round(r.Old, 1), detect.Round(r.New, 1)
+	return r, true
 }
 
 // loadText names the load that filled the pool beside the change that let
@@ -192,7 +259,15 @@ func loadText(a *assessment, q QueueFacts, lambda float64) prose.Text {
 	demand := struct {
 		Usual, Peak float64
 		From, To    time.Time
-	}{detect.Round(q.UsualPHPPerS, 1), detect.Round(lambda, 1), q.Onset.Add(-demandLead - time.Hour).In(q.Loc), q.Onset.Add(-demandLead).In(q.Loc)}
+		// Logged is the seconds of a log that began shortly before the
+		// onset that the usual was read over (0: the hour From to To).
+		Logged float64
+	}{Usual: detect.Round(q.UsualPHPPerS, 1), Peak: detect.Round(lambda, 1),
+		From: q.Onset.Add(-demandLead - time.Hour).In(q.Loc), To: q.Onset.Add(-demandLead).In(q.Loc)}
+	if !q.UsualFrom.IsZero() && q.UsualTo.Sub(q.UsualFrom) < time.Hour {
+		demand.From, demand.To = q.UsualFrom.In(q.Loc), q.UsualTo.In(q.Loc)
+		demand.Logged = math.Round(q.UsualTo.Sub(q.UsualFrom).Seconds())
+	}
 	if lambda > detect.ArrivalsFlat*q.UsualPHPPerS {
 		return detect.Messages.Say("config_change.load.rose", demand)
 	}

@@ -113,10 +113,25 @@ type ConfigChangeFacts struct {
 	// workers the load kept busy, held against the old and new sizes.
 	PeakPHPPerS   detect.Maybe[float64] `json:"peak_php_per_s"`
 	WorkersNeeded detect.Maybe[float64] `json:"workers_needed"`
-	// OldPoolHeld: the workers needed fit in the old pool.
+	// OldPoolHeld: the old pool would have held the load: the workers
+	// needed fit in it, and the queue of the load second by second would
+	// have drained within the clients' timeout.
 	OldPoolHeld detect.Maybe[bool] `json:"old_pool_held"`
+	// OldPoolLongestWaitS and NewPoolLongestWaitS are the longest waits the
+	// queue of the load up to the first failure told (second by second,
+	// QueueFacts.PHPArrivals) would have meant with the old and the new pool
+	// size, held against ClientTimeoutS: a burst too short to move
+	// a span's average can still queue past the clients.
+	OldPoolLongestWaitS detect.Maybe[float64] `json:"old_pool_longest_wait_s"`
+	NewPoolLongestWaitS detect.Maybe[float64] `json:"new_pool_longest_wait_s"`
+	// QueueServiceTimeS is the time per request that queue drained at: PHP's
+	// own mean time in the minutes before the onset where nothing queued
+	// (absent: too few of them, or PHP got slower at the onset, and
+	// ServiceTimeS was used).
+	QueueServiceTimeS detect.Maybe[float64] `json:"queue_service_time_s"`
 	// UsualPHPPerS is that demand over the hour before the load could rise
-	// into the onset: the load that filled the pool, against the usual.
+	// into the onset (or, in a log that begins later, over its seconds
+	// before the onset): the load that filled the pool, against the usual.
 	UsualPHPPerS detect.Maybe[float64] `json:"usual_php_per_s"`
 	// A pool size change is sized on php-fpm's own processes (changesizing.go):
 	// what a busy worker costs (cores it keeps running, CPU seconds a
@@ -238,6 +253,10 @@ func explainChange(p detect.Phraser, f *detect.Finding, st detect.Story) string 
 		// needed at the peak against the old and new sizes).
 		Little, OldHeld                   bool
 		PeakPHP, Needed, OldSize, NewSize float64
+		// QueueWaits: the load's queue second by second, its longest
+		// wait with the old and the new size (against ClientTimeout).
+		QueueWaits         bool
+		QueueOld, QueueNew float64
 		// The load that filled the pool (English says it in the
 		// summary): the trigger found, else demand against its usual.
 		LoadTrigger string
@@ -264,6 +283,8 @@ func explainChange(p detect.Phraser, f *detect.Finding, st detect.Story) string 
 		Little:  cf.WorkersNeeded.OK && cf.PeakPHPPerS.OK && cf.ServiceTimeS.OK,
 		OldHeld: cf.OldPoolHeld.V,
 		PeakPHP: cf.PeakPHPPerS.V, Needed: cf.WorkersNeeded.V, OldSize: cf.OldValue.V, NewSize: cf.NewValue.V,
+		QueueWaits: cf.OldPoolLongestWaitS.OK && cf.NewPoolLongestWaitS.OK && client > 0,
+		QueueOld:   cf.OldPoolLongestWaitS.V, QueueNew: cf.NewPoolLongestWaitS.V,
 		LoadTrigger: loadTriggerOf(st.Findings()), Usual: cf.UsualPHPPerS.V,
 		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > detect.ArrivalsFlat*cf.UsualPHPPerS.V,
 	})
@@ -527,8 +548,10 @@ func queueFacts(ev *detect.Evidence, prior []detect.Finding) QueueFacts {
 	}
 	if inc := ev.FoundIncidents().WorstIncident(); inc != nil && ev.Traffic != nil {
 		q.PeakPHPPerS, q.PeakAt = peakPHPDemand(ev, inc.Onset, inc.Start)
-		q.UsualPHPPerS = usualPHPDemand(ev, inc.Onset)
+		q.UsualPHPPerS, q.UsualFrom, q.UsualTo = usualPHPDemand(ev, inc.Onset)
+		q.PHPArrivals, q.ArrivalsFrom, q.ArrivalsUntil = loadBySecond(ev, inc.Onset, inc.Start)
 	}
+	q.SlowerAtOnset = detect.First(prior, detect.KindServiceTimeRegression) != nil
 	if id := loadTriggerOf(prior); id != "" {
 		q.LoadTrigger = id
 	}
@@ -537,8 +560,12 @@ func queueFacts(ev *detect.Evidence, prior []detect.Finding) QueueFacts {
 
 // usualPHPDemand is the requests a second that needed PHP (as
 // peakPHPDemand counts them) over the hour before the load could rise into
-// the onset (demandLead before it); 0 when the log has none there.
-func usualPHPDemand(ev *detect.Evidence, onset time.Time) float64 {
+// the onset (demandLead before it), and the span it was read over. When the
+// access log holds less than half that hour (a recording that begins
+// shortly before the incident), it is the log's own seconds before the
+// onset, from its first line, if there are usualMinSpan of them: the usual
+// as far as the log shows it, its span said. 0 when neither is there.
+func usualPHPDemand(ev *detect.Evidence, onset time.Time) (float64, time.Time, time.Time) {
 	from, to := onset.Add(-demandLead-time.Hour), onset.Add(-demandLead)
 	n, minutes := 0, 0
 	for m := from.Truncate(time.Minute); m.Before(to); m = m.Add(time.Minute) {
@@ -547,11 +574,54 @@ func usualPHPDemand(ev *detect.Evidence, onset time.Time) float64 {
 			minutes++
 		}
 	}
-	if minutes < int(time.Hour/time.Minute)/2 {
-		return 0
+	if minutes >= int(time.Hour/time.Minute)/2 {
+		return float64(n) / (float64(minutes) * 60), from, to
 	}
-	return float64(n) / (float64(minutes) * 60)
+	first, _ := ev.Traffic.Span()
+	if first.IsZero() || first.Before(from) || onset.Sub(first) < usualMinSpan {
+		return 0, time.Time{}, time.Time{}
+	}
+	// The first line's second may hold only part of its arrivals.
+	first = first.Truncate(time.Second).Add(time.Second)
+	perSecond, _, ok := ev.Traffic.PHPArrivalsBySecond(first, onset)
+	if !ok {
+		return 0, time.Time{}, time.Time{}
+	}
+	sum := 0
+	for _, c := range perSecond {
+		sum += c
+	}
+	return float64(sum) / float64(len(perSecond)), first, onset
 }
+
+// loadBySecond is the requests that needed PHP second by second from
+// demandLead before the onset until the first second a client was told of a
+// failure: no retry can have come before it, so this is the load alone. A
+// client told at its timeout asked that long before: the load of the burst's
+// first seconds of failures is in. Without a failure told, the arrivals run
+// as far as peakPHPDemand reads them.
+func loadBySecond(ev *detect.Evidence, onset, failing time.Time) ([]int, time.Time, time.Time) {
+	from, to := onset.Add(-demandLead), detect.Later(onset, failing).Add(demandSpan)
+	if to.After(ev.To) {
+		to = ev.To
+	}
+	if !failing.IsZero() {
+		if told, ok := ev.Traffic.FirstFailureTold(failing, to); ok {
+			to = told
+		}
+	}
+	perSecond, start, ok := ev.Traffic.PHPArrivalsBySecond(from, to)
+	if !ok {
+		return nil, time.Time{}, time.Time{}
+	}
+	return perSecond, start, to
+}
+
+// usualMinSpan is the least of a log's own seconds before the onset that
+// stand for the usual demand: at a couple of requests a second, half a
+// minute counts some sixty, within about an eighth of their rate (Poisson),
+// enough to tell a load that rose severalfold (ArrivalsFlat) from a flat one.
+const usualMinSpan = 30 * time.Second
 
 // Where the load that filled the pool is read: from demandLead before the
 // onset (the load rises into it) to demandSpan after clients began to be

@@ -60,9 +60,22 @@ type QueueFacts struct {
 	// load could rise into the onset (0: unknown): whether the load that
 	// filled the pool was a rise or the ordinary one.
 	UsualPHPPerS float64
+	// UsualFrom and UsualTo are the span it was read over (zero: the hour
+	// before the load could rise, from the onset).
+	UsualFrom, UsualTo time.Time
 	// LoadTrigger is the ID of the trigger found, when one is: the load
 	// that filled the pool, named beside the change.
 	LoadTrigger string
+	// PHPArrivals are the requests that needed PHP second by second from
+	// ArrivalsFrom until the first second a client was told of a failure
+	// (ArrivalsUntil): the load, without the retries that come after, whose
+	// queue a pool's old and new sizes are run on (detect.LongestQueueWait).
+	// nil: the log has no per-second series there.
+	PHPArrivals                 []int
+	ArrivalsFrom, ArrivalsUntil time.Time
+	// SlowerAtOnset: a service_time_regression was found, so PHP's time
+	// before the onset is not the incident's.
+	SlowerAtOnset bool
 	// Resources are php-fpm's own CPU and memory per worker and what the
 	// host had for the pool, over the window (zero: no per-process series).
 	Resources detect.PoolResources

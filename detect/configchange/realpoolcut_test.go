@@ -82,6 +82,17 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 		t.Errorf("cut role %s, linked %v, old pool held %v: want the enabler (%v busy workers needed, measured; 8 hold them, 3 do not)\n%s",
 			cut.Role, cf.Linked, cf.OldPoolHeld, truth.Needed, cut.Summary)
 	}
+	// Whether 8 would have held is the queue the crowd built, second by
+	// second, against the clients' 10 s: not two full-queue waits (both past
+	// it), and not a span's average alone.
+	if oldW, newW := cf.OldPoolLongestWaitS, cf.NewPoolLongestWaitS; !oldW.OK || !newW.OK || oldW.V > cf.ClientTimeoutS.V || newW.V <= cf.ClientTimeoutS.V {
+		t.Errorf("longest queue waits %v with 8, %v with 3, against the clients' %v: want 8 within it, 3 past it\n%s", oldW, newW, cf.ClientTimeoutS, cut.Summary)
+	}
+	// The load that filled the pool is named beside the cut: the crowd's
+	// demand for PHP against the log's own minutes before it rose.
+	if !cf.UsualPHPPerS.OK || cf.PeakPHPPerS.V <= detect.ArrivalsFlat*cf.UsualPHPPerS.V {
+		t.Errorf("usual demand %v against a peak of %v a second: the crowd that filled the pool is not named as a rise\n%s", cf.UsualPHPPerS, cf.PeakPHPPerS.V, cut.Summary)
+	}
 	if got := cf.WorkersNeeded.V; got < 0.7*truth.Needed || got > 1.3*truth.Needed {
 		t.Errorf("busy workers needed %v, measured %v (peak minute's arrivals x the baseline's service time)", got, truth.Needed)
 	}
@@ -121,5 +132,49 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	if got := float64(cf.WorkersSized.V); got == truth.MaxChildren.New || got < truth.MaxChildren.Old || !cf.SizedHoldsPeak.V {
 		t.Errorf("sized at %v (holds the peak %v): want at least the old %v, never the blamed %v\n%s",
 			got, cf.SizedHoldsPeak.V, truth.MaxChildren.Old, truth.MaxChildren.New, cut.Summary)
+	}
+}
+
+// TestRealShortBurstsJudgedOnTheirQueue analyzes two more recordings of the
+// same stack (record.sh with OUT and PHASES; the pool cut from 8 to 3, a
+// usual 2 requests a second at about 0.65 s each, clients that give up after
+// 10 s) where the obvious answer is wrong:
+//   - shortburst: 45 s at 9 a second. Five minutes average to under 3 busy
+//     workers, within the new pool, which cleared the cut; but 3 workers
+//     take under 5 a second, and the burst's queue outlasts the clients.
+//   - shortspike: 10 s at 18 a second, past what even 8 workers take (about
+//     12 a second): its busiest second needs 11 workers, which says the old
+//     pool would have failed too; but 8 drain the spike's queue in a few
+//     seconds, within the clients' timeout.
+//
+// In both the cut is the enabler: the old pool's queue drains within the
+// timeout, the new one's does not.
+func TestRealShortBurstsJudgedOnTheirQueue(t *testing.T) {
+	for _, name := range []string{"shortburst", "shortspike"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := detected(t, filepath.Join("testdata", "realpoolcut", name))
+			var cut *detect.Finding
+			for i := range res.Findings {
+				if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+					cut = f
+				}
+			}
+			if cut == nil {
+				t.Fatal("no config_change finding for pm.max_children")
+			}
+			cf := detect.FactsOf[ConfigChangeFacts](cut)
+			if cf.WorkersNeeded.V > cf.NewValue.V {
+				t.Errorf("five minutes average to %v busy workers, past the new pool of %v: the recording no longer hides its burst in the average",
+					cf.WorkersNeeded.V, cf.NewValue.V)
+			}
+			oldW, newW, limit := cf.OldPoolLongestWaitS, cf.NewPoolLongestWaitS, cf.ClientTimeoutS
+			if !oldW.OK || !newW.OK || limit.V != 10 || oldW.V > limit.V || newW.V <= limit.V {
+				t.Errorf("longest queue waits %v with 8, %v with 3, against %v: want 8 within the clients' 10 s, 3 past it\n%s", oldW, newW, limit, cut.Summary)
+			}
+			if !cf.Linked || cut.Role != detect.RoleEnabler || !cf.OldPoolHeld.V {
+				t.Errorf("cut role %s, linked %v, old pool held %v: want the enabler\n%s", cut.Role, cf.Linked, cf.OldPoolHeld, cut.Summary)
+			}
+		})
 	}
 }

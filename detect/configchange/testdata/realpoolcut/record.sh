@@ -16,6 +16,9 @@ RUN=${RUN:-/tmp/realpoolcut}
 CADDY=${CADDY:-/tmp/caddy} LOADGEN=${LOADGEN:-/tmp/loadgen} AFTERMATH=${AFTERMATH:-/tmp/aftermath}
 OLD=8 NEW=3 CPU_MS=5 MEM_MB=8 WAIT_MS=250
 PHASES=${PHASES:-90:2:2,20:2:9,300:9:9,40:2:2}
+# OUT is where the bundle goes: bundle/ beside this script, or another
+# recording of the same stack (shortburst: OUT=.../shortburst PHASES=...).
+OUT=${OUT:-$HERE/bundle}
 rm -rf "$RUN" && mkdir -p "$RUN"/{logs,docroot,config,prom,bundle/{access,logs,metrics,changes}}
 chmod 755 "$RUN" "$RUN/docroot"; chmod 777 "$RUN/logs"
 cp "$HERE/app.php" "$HERE/healthz.php" "$RUN/docroot/"
@@ -89,5 +92,5 @@ site:
   client_timeout_s: 10.0
 CONF
 python3 "$HERE/truth.py" "$RUN" $OLD $NEW $CPU_MS $MEM_MB $WAIT_MS > "$B/truth.json"
-rm -rf "$HERE/bundle" && cp -r "$B" "$HERE/bundle" && chmod -R a+rX,go-w "$HERE/bundle"
-du -sh "$HERE/bundle"
+rm -rf "$OUT" && cp -r "$B" "$OUT" && chmod -R a+rX,go-w "$OUT"
+du -sh "$OUT"

@@ -1,0 +1,127 @@
+package configchange
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/sources"
+)
+
+// burstLoad is a crowd's requests for PHP second by second: Poisson
+// arrivals at a usual rate, with one burst of burstPerS for burstS seconds
+// after leadS seconds, and tailS seconds of the usual after it.
+func burstLoad(seed int64, usualPerS, burstPerS float64, leadS, burstS, tailS int) []int {
+	rng := rand.New(rand.NewSource(seed))
+	poisson := func(mean float64) int { // Knuth: the means here are small
+		l, k, p := math.Exp(-mean), 0, 1.0
+		for {
+			p *= rng.Float64()
+			if p <= l {
+				return k
+			}
+			k++
+		}
+	}
+	var out []int
+	for i := 0; i < leadS+burstS+tailS; i++ {
+		rate := usualPerS
+		if i >= leadS && i < leadS+burstS {
+			rate = burstPerS
+		}
+		out = append(out, poisson(rate))
+	}
+	return out
+}
+
+// busiestSpanPerS is what peakPHPDemand reads: the busiest demandSpan's
+// requests a second.
+func busiestSpanPerS(perSecond []int) float64 {
+	span := int(demandSpan / time.Second)
+	best := 0
+	for i := 0; i+span <= len(perSecond); i++ {
+		n := 0
+		for _, c := range perSecond[i : i+span] {
+			n += c
+		}
+		best = max(best, n)
+	}
+	return float64(best) / float64(span)
+}
+
+// TestPoolCutJudgedOnTheBurstsQueue: whether the old pool would have held a
+// burst is whether the queue the burst builds under it drains within the
+// clients' timeout, second by second; not whether five minutes' average fit
+// (a short burst vanishes in it), and not whether its busiest second did (a
+// spike the old pool's queue absorbs in seconds). The recording's pool: 8
+// workers cut to 3, 0.6 s a request, clients that give up after 10 s, a usual
+// 2 requests a second. Each case holds over several seeds.
+func TestPoolCutJudgedOnTheBurstsQueue(t *testing.T) {
+	const S, timeout = 0.6, 10.0
+	cut := sources.Change{Time: ccAt(2, 23, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+		File: "www.conf", Key: "pm.max_children", Old: "8", New: "3"}
+	tests := []struct {
+		name              string
+		burstPerS         float64
+		burstS            int
+		linked, oldHeld   bool
+		oldWaits, newWait string // "within" or "past" the clients' timeout
+	}{
+		// 9 a second need 5.4 workers: 8 hold them, 3 do not; 45 s of it
+		// average to under 3.6 a second (2.2 workers) over five minutes.
+		{name: "a short burst the new pool's queue cannot drain", burstPerS: 9, burstS: 45,
+			linked: true, oldHeld: true, oldWaits: "within", newWait: "past"},
+		// 18 a second for 10 s outruns even 8 workers (13 a second): its
+		// busiest second needs 11 workers, but 8 drain its queue in seconds.
+		{name: "a spike past the old pool's rate that its queue drains", burstPerS: 18, burstS: 10,
+			linked: true, oldHeld: true, oldWaits: "within", newWait: "past"},
+		// 25 a second for a minute: five minutes average to 3.6 workers,
+		// within the old 8, but 8 workers' queue grows to some 50 s.
+		{name: "a burst that would have overrun the old pool's queue too", burstPerS: 25, burstS: 60,
+			linked: true, oldHeld: false, oldWaits: "past", newWait: "past"},
+		// 7 a second for 6 s need 4.2 workers, more than 3, but 3 drain the
+		// queue of a few seconds long before the clients give up.
+		{name: "a burst so short the new pool's queue drains: the cut played no part", burstPerS: 7, burstS: 6,
+			linked: false, oldHeld: true, oldWaits: "within", newWait: "within"},
+	}
+	for _, tt := range tests {
+		for seed := int64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("%s/seed %d", tt.name, seed), func(t *testing.T) {
+				load := burstLoad(seed, 2, tt.burstPerS, 240, tt.burstS, 240)
+				from := ccOnset.Add(-240 * time.Second)
+				q := QueueFacts{Workers: 3, ServiceTimeS: S, ClientTimeoutS: timeout, Onset: ccOnset, Loc: ccKST,
+					PeakPHPPerS: busiestSpanPerS(load), PeakAt: ccOnset, UsualPHPPerS: 2,
+					PHPArrivals: load, ArrivalsFrom: from, ArrivalsUntil: from.Add(time.Duration(len(load)) * time.Second)}
+				got, _ := RankChanges([]sources.Change{cut}, ccFindings(detect.KindWorkerSaturation, detect.KindUpstreamErrors), q)
+				if len(got) != 1 {
+					t.Fatalf("%d findings, want the cut's", len(got))
+				}
+				f := got[0]
+				cf := detect.FactsOf[ConfigChangeFacts](&f)
+				if cf.WorkersNeeded.V > 8 {
+					t.Fatalf("five minutes average to %v busy workers: the case means a burst within the old pool on average", cf.WorkersNeeded.V)
+				}
+				if !cf.OldPoolLongestWaitS.OK || !cf.NewPoolLongestWaitS.OK || cf.ClientTimeoutS.V != timeout {
+					t.Fatalf("waits %v / %v against %v: the queue was not run\n%s", cf.OldPoolLongestWaitS, cf.NewPoolLongestWaitS, cf.ClientTimeoutS, f.Summary)
+				}
+				side := func(w float64) string {
+					if w > timeout {
+						return "past"
+					}
+					return "within"
+				}
+				if side(cf.OldPoolLongestWaitS.V) != tt.oldWaits || side(cf.NewPoolLongestWaitS.V) != tt.newWait {
+					t.Errorf("longest waits %v s with 8, %v s with 3: want %s and %s the %v s timeout",
+						cf.OldPoolLongestWaitS.V, cf.NewPoolLongestWaitS.V, tt.oldWaits, tt.newWait, timeout)
+				}
+				if cf.Linked != tt.linked || cf.OldPoolHeld.V != tt.oldHeld || (f.Role == detect.RoleRuledOut) == tt.linked {
+					t.Errorf("role %s, linked %v, old pool held %v: want linked %v, held %v\n%s",
+						f.Role, cf.Linked, cf.OldPoolHeld.V, tt.linked, tt.oldHeld, f.Summary)
+				}
+			})
+		}
+	}
+}
