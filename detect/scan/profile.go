@@ -346,7 +346,7 @@ func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact in
 	if err != nil {
 		return nil, err
 	}
-	p := &PoolProfile{Workers: math.Max(float64(workersFact), maxOf(total)), QueuePeak: maxOf(queue), Backlog: maxOf(backlog)}
+	p := &PoolProfile{Workers: float64(detect.PoolSizeOf(workersFact, total)), QueuePeak: maxOf(queue), Backlog: maxOf(backlog)}
 	n := 0
 	for _, pt := range active {
 		if p.Workers > 0 && pt.V >= p.Workers {
