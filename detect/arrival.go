@@ -44,7 +44,7 @@ func (t *Traffic) observeArrival(r *sources.Request) {
 	switch {
 	case failure.Status(r.Status):
 		a.Refused++
-	case r.Status >= 200 && r.Status < 400:
+	case failure.Answered(r.Status):
 		if failure.Late(r.Duration, t.site.ClientTimeoutS) {
 			a.Late++
 		}
@@ -60,7 +60,7 @@ func (t *Traffic) arrivalCounts(minute int64, status int, late bool, n int) {
 	switch {
 	case failure.Status(status):
 		a.Refused += n
-	case late && status >= 200 && status < 400:
+	case late && failure.Answered(status):
 		a.Late += n
 	}
 }

@@ -3,11 +3,21 @@ package detect
 import (
 	"math"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Goodput, as the report states it, is the ordinary clients' answers in time:
 // PHP's 2xx within the clients' timeout, without the crawler's own. A crawler
 // served at full speed while readers time out is not a site that kept up.
+
+// Goodput reports whether one request is goodput: PHP's 2xx (origin
+// upstream) logged within the clients' timeout (late is failure.Late of its
+// duration). Minute.Goodput counts these and Minute.Latency holds their
+// durations; the scan's latency measure reads the same requests.
+func Goodput(status int, origin sources.Origin, late bool) bool {
+	return status >= 200 && status < 300 && !late && origin == sources.OriginUpstream
+}
 
 // crawlerClusters returns the clusters of the crawler_burst findings made so far.
 func crawlerClusters(ev *Evidence, prior []Finding) []*Cluster {

@@ -68,9 +68,10 @@ var poolQueries = []struct {
 	{QueryHealthy, func(p *Pool) *[]metrics.Point { return &p.Healthy }},
 }
 
-// cpuQueries are tried in order: CloudWatch's EC2 metric is what the reference
-// team looked at; node exporter's is the fallback.
-var cpuQueries = []string{
+// CPUQueries are tried in order: CloudWatch's EC2 metric is what the reference
+// team looked at; node exporter's is the fallback. The scan's pool profile
+// tries the same.
+var CPUQueries = []string{
 	"avg(aws_ec2_cpuutilization_average)",
 	`100 * (1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m])))`,
 }
@@ -97,7 +98,7 @@ func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool
 			*pq.dst(p) = s[0].Points
 		}
 	}
-	for _, cq := range cpuQueries {
+	for _, cq := range CPUQueries {
 		cq = RateQuery(q, cq)
 		s, err := q.QueryRange(ctx, cq, from, to, p.Step)
 		if err != nil {

@@ -203,11 +203,18 @@ func (saturationDetector) Detect(ctx context.Context, ev *Evidence, prior []Find
 // processes seen (a dynamic pool that never needed all its children shows fewer
 // than pm.max_children; a stale site fact shows fewer than were running).
 func poolSize(ev *Evidence) int {
-	n := ev.Site.Workers
-	if ev.Pool != nil {
-		n = max(n, int(peak(ev.Pool.Total).V))
+	if ev.Pool == nil {
+		return ev.Site.Workers
 	}
-	return n
+	return PoolSizeOf(ev.Site.Workers, ev.Pool.Total)
+}
+
+// PoolSizeOf is poolSize from the site's pm.max_children (0 if unknown) and
+// php-fpm's total processes over the range: the pool every worker of which
+// is busy when active processes reach it. The scan's pool profile sizes
+// each slot's pool by it.
+func PoolSizeOf(siteWorkers int, total []metrics.Point) int {
+	return max(siteWorkers, int(peak(total).V))
 }
 
 // normalServiceTime is the median PHP duration of successes over the baseline:

@@ -243,7 +243,7 @@ func (mm *Minute) count(status int, origin sources.Origin, late bool, n int, php
 			mm.Abandoned += n
 		}
 	}
-	if status >= 200 && status < 400 {
+	if failure.Answered(status) {
 		switch {
 		case late:
 			mm.Late += n

@@ -213,7 +213,7 @@ func clusterOf(f detect.Finding) (request.ClusterKey, bool) {
 	if fp == nil || fp.UserAgent == "" {
 		return request.ClusterKey{}, false
 	}
-	return keyOf(fp.UserAgent, fp.AcceptLanguage, fp.LoggedIn, fp.SecChUa), true
+	return detect.KeyOf(fp.UserAgent, fp.AcceptLanguage, fp.LoggedIn, fp.SecChUa), true
 }
 
 // membersOf returns the fingerprints of an actor joined over several: the
@@ -225,27 +225,9 @@ func membersOf(f detect.Finding) []request.ClusterKey {
 	}
 	var keys []request.ClusterKey
 	for _, m := range f.Fingerprint.Members {
-		keys = append(keys, keyOf(m.UserAgent, m.AcceptLanguage, m.LoggedIn, m.SecChUa))
+		keys = append(keys, detect.KeyOf(m.UserAgent, m.AcceptLanguage, m.LoggedIn, m.SecChUa))
 	}
 	return keys
-}
-
-// keyOf is the cluster key a fingerprint of report.json names.
-func keyOf(ua, lang, loggedIn, secChUa string) request.ClusterKey {
-	// "Chrome 121/120/119" names the family followed by its major versions.
-	if i := strings.LastIndexByte(ua, ' '); i > 0 && ua[i+1] >= '0' && ua[i+1] <= '9' {
-		ua = ua[:i]
-	}
-	k := request.ClusterKey{UA: ua, Lang: lang, NoClientHints: secChUa == "absent"}
-	switch loggedIn {
-	case "no":
-		k.LoggedIn = sources.LoggedInNo
-	case "yes":
-		k.LoggedIn = sources.LoggedInYes
-	default:
-		k.LoggedIn = sources.LoggedInUnknown
-	}
-	return k
 }
 
 // propose does the rules part of Propose: it generates, sizes and backtests

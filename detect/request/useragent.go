@@ -89,7 +89,7 @@ var uaTokenStarts = func() (t [256]uint32) {
 
 // SplitFamily splits "Chrome 121" into "Chrome" and "121".
 func SplitFamily(fv string) (family, version string) {
-	if i := strings.LastIndexByte(fv, ' '); i > 0 && fv[i+1] >= '0' && fv[i+1] <= '9' {
+	if i := strings.LastIndexByte(fv, ' '); i > 0 && i+1 < len(fv) && fv[i+1] >= '0' && fv[i+1] <= '9' {
 		return fv[:i], fv[i+1:]
 	}
 	return fv, ""

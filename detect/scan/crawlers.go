@@ -159,10 +159,7 @@ func (*CrawlerRiseFacts) FindingKind() detect.Kind { return detect.KindCrawlerBu
 // hour: a burst shows there first, while the hour's total still lags.
 func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 	c := r.c
-	fp := &detect.Fingerprint{UserAgent: r.key.UA, AcceptLanguage: r.key.Lang, LoggedIn: r.key.LoggedIn.String()}
-	if r.key.NoClientHints {
-		fp.SecChUa = "absent"
-	}
+	fp := detect.FingerprintOf(r.key)
 	w := j.cfg.Window(j.recent.To)
 	usual10 := r.requests.Median * 10 / j.cfg.Since.Minutes()
 	peak10, peakAt := float64(c.Requests), w.From

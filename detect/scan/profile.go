@@ -96,24 +96,24 @@ func newProfile(r Range) *Profile {
 // the site's call to its own API).
 func (p *Profile) observe(r *sources.Request, class request.PathClass, key *request.ClusterKey, site sources.Site) {
 	p.Lines++
-	// Failed is detect's definition (detect.Minute.Failed): a failed status,
-	// or a success logged after the clients had left.
+	// Failed is the one definition (failure.Failed, per minute
+	// detect.Minute.Failed): a failed status, or an answer logged after the
+	// clients had left. The latency is goodput's (detect.Goodput).
 	late := failure.Late(r.Duration, site.ClientTimeoutS)
-	switch {
-	case detect.FailedStatus(r.Status):
+	if failure.Failed(r.Status, r.Duration, site.ClientTimeoutS) {
 		p.Failed++
-		if !failure.ServerError(r.Status) {
-			p.Status429++ // the one failed status that is not 5xx
-			break
-		}
+	}
+	switch {
+	case failure.Status(r.Status) && !failure.ServerError(r.Status):
+		p.Status429++ // the one failed status that is not 5xx
+	case failure.ServerError(r.Status):
 		p.Server5xx++
 		if r.Status == 503 && r.Origin == sources.OriginProxy {
 			p.Proxy503++
 		}
-	case r.Status >= 200 && r.Status < 400 && late:
+	case failure.LateAnswer(r.Status, r.Duration, site.ClientTimeoutS):
 		p.Late++
-		p.Failed++
-	case r.Status >= 200 && r.Status < 300 && r.Origin == sources.OriginUpstream:
+	case detect.Goodput(r.Status, r.Origin, late):
 		p.Latency.Add(r.Duration)
 	}
 	if key == nil {
@@ -166,8 +166,10 @@ type Collector struct {
 	// (bundle.yaml's complete access-log queries): a slot outside them is
 	// missing data even when requests before and after it were read.
 	fetched []Range
-	// keys computes each request's fingerprint once for all its slots.
-	keys request.Keyer
+	// keys computes each request's fingerprint once for all its slots,
+	// classes its path class (with detect's classifier and scratch buffer).
+	keys    request.Keyer
+	classes request.PathClassifier
 }
 
 // pending is one scan's share of the reading.
@@ -179,7 +181,7 @@ type pending struct {
 // NewCollector prepares the profiles and traffic of scans at nows. cfg must
 // have its defaults set.
 func NewCollector(cfg Config, site sources.Site, nows []time.Time) *Collector {
-	c := &Collector{cfg: cfg, site: site, byFrom: map[int64]*Profile{}}
+	c := &Collector{cfg: cfg, site: site, byFrom: map[int64]*Profile{}, classes: request.PathClassifier{HealthURI: site.HealthURI}}
 	add := func(r Range) {
 		if _, ok := c.byFrom[r.From.UnixNano()]; !ok {
 			p := newProfile(r)
@@ -221,9 +223,9 @@ func (c *Collector) Observe(r *sources.Request) {
 	lo := t.Add(-c.cfg.Since)
 	i := sort.Search(len(c.slots), func(i int) bool { return c.slots[i].From.After(lo) })
 	if i < len(c.slots) && !c.slots[i].From.After(t) {
-		class := request.ClassifyPath(r.Path, r.Query, c.site.HealthURI)
+		class := c.classes.Classify(r.Path, r.Query)
 		var key *request.ClusterKey
-		if class != request.ClassHealth && !(class == request.ClassAPI && request.SelfCall(r)) {
+		if request.FromClient(class, r) {
 			k := c.keys.Key(r)
 			key = &k
 		}
@@ -313,13 +315,6 @@ func (c *Collector) scan(now time.Time) *pending {
 // scrape interval, so no scrape is skipped.
 const metricsStep = 15 * time.Second
 
-// cpuQueries are tried in order, as detect does: CloudWatch's EC2 metric,
-// else node exporter's.
-var cpuQueries = []string{
-	"avg(aws_ec2_cpuutilization_average)",
-	`100 * (1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m])))`,
-}
-
 // poolProfile aggregates the metrics of one range. It returns nil when no
 // php-fpm series covers the range.
 func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact int) (*PoolProfile, error) {
@@ -351,7 +346,7 @@ func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact in
 	if err != nil {
 		return nil, err
 	}
-	p := &PoolProfile{Workers: math.Max(float64(workersFact), maxOf(total)), QueuePeak: maxOf(queue), Backlog: maxOf(backlog)}
+	p := &PoolProfile{Workers: float64(detect.PoolSizeOf(workersFact, total)), QueuePeak: maxOf(queue), Backlog: maxOf(backlog)}
 	n := 0
 	for _, pt := range active {
 		if p.Workers > 0 && pt.V >= p.Workers {
@@ -362,7 +357,7 @@ func poolProfile(ctx context.Context, q metrics.Querier, r Range, workersFact in
 		}
 	}
 	p.SaturatedMinutes = float64(n) * metricsStep.Minutes()
-	for _, cq := range cpuQueries {
+	for _, cq := range detect.CPUQueries {
 		cpu, err := get(cq)
 		if err != nil {
 			return nil, err

@@ -110,17 +110,20 @@ func (s *State) Save(path string) error {
 	return nil
 }
 
+// EventType is what happened to an anomaly between two scans.
+type EventType string
+
 // Event types.
 const (
-	Opened   = "opened"
-	Worsened = "worsened"
-	Closed   = "closed"
+	Opened   EventType = "opened"
+	Worsened EventType = "worsened"
+	Closed   EventType = "closed"
 )
 
 // Event is one change worth a message.
 type Event struct {
 	// Type is opened, worsened or closed.
-	Type string
+	Type EventType
 	// Anomaly is the anomaly as this scan found it (for closed: as it was
 	// last announced).
 	Anomaly scan.Anomaly
@@ -131,7 +134,7 @@ type Event struct {
 // String names the event for scan.json ("worsened crawler_burst Chrome / zh-cn
 // / logged out: warning -> critical").
 func (e Event) String() string {
-	s := e.Type + " " + e.Anomaly.ID()
+	s := string(e.Type) + " " + e.Anomaly.ID()
 	switch {
 	case e.Type == Worsened && e.Previous != nil && e.Previous.Severity != e.Anomaly.Severity:
 		s += ": " + string(e.Previous.Severity) + " -> " + string(e.Anomaly.Severity)

@@ -34,7 +34,7 @@ func Compose(events []Event, window scan.Range, loc *time.Location, report strin
 	if loc == nil {
 		loc = time.UTC
 	}
-	counts := map[string]int{}
+	counts := map[EventType]int{}
 	for _, e := range events {
 		counts[e.Type]++
 	}

@@ -32,6 +32,27 @@ func Late(durationS, clientTimeoutS float64) bool {
 	return clientTimeoutS > 0 && durationS > clientTimeoutS
 }
 
+// Answered reports whether a status answered its client with a page or a
+// redirect (2xx or 3xx): an answer fails its client only by coming after the
+// client gave up (LateAnswer).
+func Answered(code int) bool {
+	return code >= 200 && code < 400
+}
+
+// LateAnswer reports whether an answer (Answered) came after its client had
+// given up (Late): it reached no one, and counts failed as a failed status
+// does.
+func LateAnswer(code int, durationS, clientTimeoutS float64) bool {
+	return Answered(code) && Late(durationS, clientTimeoutS)
+}
+
+// Failed reports whether one request failed its client: a failed status
+// (Status) or a late answer (LateAnswer). Counted per minute, it is
+// detect.Minute.Failed; the scan's profiles count each request by it.
+func Failed(code int, durationS, clientTimeoutS float64) bool {
+	return Status(code) || LateAnswer(code, durationS, clientTimeoutS)
+}
+
 // Excess reports whether observed stands out above an expected count: at
 // least ratio times it, and more than z Poisson deviations above it
 // (poissonMargin).

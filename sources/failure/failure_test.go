@@ -39,3 +39,40 @@ func TestLateAndExcess(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedIsStatusOrLateAnswer: a request fails its client by its status
+// or by an answer that came late; a late 4xx (a 404 after the timeout) is
+// neither (it answered nothing the client wanted in time either way, and no
+// minute counts it failed), a late 429 or 5xx is failed once, by its status.
+func TestFailedIsStatusOrLateAnswer(t *testing.T) {
+	for _, c := range []struct {
+		code     int
+		dur      float64
+		answered bool
+		late     bool
+		failed   bool
+	}{
+		{200, 1, true, false, false},
+		{200, 31, true, true, true},
+		{304, 31, true, true, true},
+		{302, 0, true, false, false},
+		{404, 31, false, false, false},
+		{199, 31, false, false, false},
+		{429, 0, false, false, true},
+		{504, 31, false, false, true},
+		{0, 31, false, false, false},
+	} {
+		if got := Answered(c.code); got != c.answered {
+			t.Errorf("Answered(%d) = %v", c.code, got)
+		}
+		if got := LateAnswer(c.code, c.dur, 30); got != c.late {
+			t.Errorf("LateAnswer(%d, %v, 30) = %v", c.code, c.dur, got)
+		}
+		if got := Failed(c.code, c.dur, 30); got != c.failed {
+			t.Errorf("Failed(%d, %v, 30) = %v", c.code, c.dur, got)
+		}
+		if LateAnswer(c.code, c.dur, 0) {
+			t.Errorf("LateAnswer(%d) with no known timeout", c.code)
+		}
+	}
+}
