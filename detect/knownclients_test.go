@@ -12,9 +12,10 @@ import (
 // share crawl fills the pool. Their fingerprint (a non-browser agent, no
 // language, no cookie, no assets, PHP every time) rose four times over
 // hundreds of addresses: the obvious answer is a second crawler. But 26 of
-// those addresses sent under it through the whole baseline and carried most
-// of the rise: they are the site's own clients, and the crawl check says
-// so. The share crawler, whose ten thousand addresses were all new, stays
+// those addresses sent under it through the whole baseline, signed every
+// request with an account's app password (an Authorization header, logged
+// REDACTED) and carried most of the rise: they are the site's own clients,
+// and the crawl check says so. The share crawler, whose ten thousand addresses were all new, stays
 // the one crawler and the trigger.
 func TestKnownClientsRiseIsNoCrawler(t *testing.T) {
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "nextcloud-share-crawl", Seed: 1})

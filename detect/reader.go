@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Readers who share a crawler's fingerprint. A fingerprint (ClusterKey:
@@ -55,6 +56,10 @@ type AddressBehaviour struct {
 	// Posts counts its requests by POST (a form, a login, an API call):
 	// pages sent, not read (ObserveMethod).
 	Posts int
+	// Credentialed counts its requests that presented an account's
+	// credentials: an Authorization header, or the site's logged-in cookie
+	// (ObserveCredentials).
+	Credentialed int
 	// First is its first arrival, FirstPage and LastPage its first and last
 	// page's (unix nanoseconds).
 	First, FirstPage, LastPage int64
@@ -112,6 +117,14 @@ func (b *AddressBehaviour) Observe(at int64, asset, siteReferer bool) {
 		b.LastPage = at
 	}
 	b.Pages++
+}
+
+// ObserveCredentials counts the request just observed among Credentialed
+// when it carried an Authorization header or the logged-in cookie.
+func (b *AddressBehaviour) ObserveCredentials(r *sources.Request) {
+	if r.Authorization || r.LoggedIn == sources.LoggedInYes {
+		b.Credentialed++
+	}
 }
 
 // ObserveMethod counts the request just observed among Posts when its

@@ -397,6 +397,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 			}
 			ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 			ab.ObserveMethod(r.Method)
+			ab.ObserveCredentials(r)
 		}
 		return
 	}
@@ -408,6 +409,7 @@ func (t *Traffic) Observe(r *sources.Request) {
 	}
 	ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 	ab.ObserveMethod(r.Method)
+	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := target.toolLabel()

@@ -26,7 +26,8 @@ import (
 // language (dictionary references), path and query (length-prefixed),
 // status (varint), duration (float64 bits), size (zigzag varint) and the
 // flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
-// a site Referer in its first byte; the cache's verdict above them).
+// a site Referer in its first byte; the cache's verdict and an
+// Authorization header above them).
 type Spill struct {
 	path string
 	f    *os.File
@@ -117,9 +118,14 @@ func (s *Spill) encode(b []byte, r *sources.Request) []byte {
 	if r.SiteReferer {
 		flags |= 1 << 7
 	}
-	// The cache's verdict takes the bits above the first byte: a uvarint
-	// keeps a request without one (and without a site Referer) at one byte.
-	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8)
+	// The cache's verdict and an Authorization header take the bits above
+	// the first byte: a uvarint keeps a request without them (and without a
+	// site Referer) at one byte.
+	more := uint64(r.Cache) << 8
+	if r.Authorization {
+		more |= 1 << 10
+	}
+	return binary.AppendUvarint(b, uint64(flags)|more)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -398,5 +404,6 @@ func (d *spillDecoder) decode(r *sources.Request) error {
 	r.SecChUa = flags&(1<<5) != 0
 	r.TLS = flags&(1<<6) != 0
 	r.SiteReferer = flags&(1<<7) != 0
+	r.Authorization = flags&(1<<10) != 0
 	return nil
 }

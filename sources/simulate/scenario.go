@@ -475,6 +475,13 @@ type ClientSpec struct {
 	// Consequence marks a client whose rise follows the failures (a client
 	// retrying what failed): truth.json gives it the role "consequence".
 	Consequence bool
+	// Auth is the scheme of the Authorization header it sends on every
+	// request ("Basic", "Bearer"; "" none): an account's client (a sync
+	// client with an app password, an API token). Caddy logs the header's
+	// name with the value REDACTED unless log_credentials is on
+	// (CookieLog CookieLogged), and a filter that deletes the Cookie
+	// leaves it so.
+	Auth string
 }
 
 // RateAt is a rate (requests/s) at a time.
