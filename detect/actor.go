@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math/bits"
 	"net/netip"
 	"time"
 )
@@ -58,6 +59,13 @@ func burstSpan(perMinute map[int64]int, baseline10 float64, peakAt, from, to tim
 	return start, last + 1, true
 }
 
+// minActorRouteShare: a route template is the burst's when the addresses
+// in its span that walked it sent at least this share of the span
+// addresses' requests. A spread crawl's tools each carry several percent
+// of it; a reader's article reloaded in the outage, a few requests among a
+// scraper's thousands, carries hundredths of one.
+const minActorRouteShare = 0.01
+
 // inSpan counts the requests of ab that arrived in the minutes [start, end).
 func (b *AddressBehaviour) inSpan(start, end int64) int {
 	n := 0
@@ -81,11 +89,42 @@ func (ev *Evidence) burstActor(b *burst) {
 	}
 	actor := map[netip.Addr]bool{}
 	var spanRoutes uint64
+	var routeRequests [64]int
+	total := 0
 	for ip, ab := range c.IPs {
 		if !ab.Reader() && 2*ab.inSpan(start, end) >= ab.Requests {
 			actor[ip] = true
-			spanRoutes |= ab.routes
+			total += ab.Requests
+			for r := ab.routes; r != 0; r &= r - 1 {
+				routeRequests[bits.TrailingZeros64(r)] += ab.Requests
+			}
 		}
+	}
+	// An address in the span that walked only routes carrying under
+	// minActorRouteShare of the span's requests, and sent under
+	// 1/maxJoinPacing of the span addresses' median, did not walk what the
+	// burst walked nor at its pace: a reader whose one page failed and who
+	// reloaded it in the outage, not one of a concentrated scraper's few
+	// hosts. A spread crawl's addresses send one or two requests each: none
+	// of them is that far under its median.
+	perAddress := make([]int, 0, len(actor))
+	for ip := range actor {
+		perAddress = append(perAddress, c.IPs[ip].Requests)
+	}
+	median := Median(perAddress)
+	stray := map[netip.Addr]bool{}
+	for ip := range actor {
+		ab := c.IPs[ip]
+		walked := float64(ab.Requests)*maxJoinPacing >= median
+		for r := ab.routes; r != 0 && !walked; r &= r - 1 {
+			walked = float64(routeRequests[bits.TrailingZeros64(r)]) >= minActorRouteShare*float64(total)
+		}
+		if ab.routes != 0 && !walked {
+			delete(actor, ip)
+			stray[ip] = true
+			continue
+		}
+		spanRoutes |= ab.routes
 	}
 	// An address that came mostly outside the span but walked only routes
 	// the burst's addresses walked is the same actor early or late (a
@@ -95,7 +134,7 @@ func (ev *Evidence) burstActor(b *burst) {
 		if ab.Reader() || actor[ip] {
 			continue
 		}
-		if ab.routes != 0 && ab.routes&^spanRoutes == 0 {
+		if ab.routes != 0 && ab.routes&^spanRoutes == 0 && !stray[ip] {
 			actor[ip] = true
 			continue
 		}

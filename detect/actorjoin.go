@@ -315,6 +315,7 @@ func joinBehaviour(into, b *AddressBehaviour, remap func(uint64) uint64) *Addres
 	into.Assets += b.Assets
 	into.Pages += b.Pages
 	into.Posts += b.Posts
+	into.Credentialed += b.Credentialed
 	into.SessionClicks += b.SessionClicks
 	into.routes |= remap(b.routes)
 	runs := append(into.arrivals, b.arrivals...)

@@ -190,25 +190,32 @@ const (
 	noBaselinePHPShare = 0.25
 )
 
-// Known clients. A crawl brings addresses the site had not seen: the spread
-// crawlers walk from thousands of fresh ones, a scraper from a few that
-// begin with it. The site's own automated clients (desktop sync clients,
-// API pollers, monitors) sent under the same fingerprint from the same
-// addresses all through the baseline; when they rise (a re-scan after an
-// upgrade, retries in an outage), the rise is theirs, not a crawler's. An
-// address is a known client when its requests under the fingerprint fell in
-// at least half of the baseline's ten-minute buckets, over a baseline of at
-// least minKnownBaseline (a shorter one cannot show a client steady through
-// it); a burst most of whose requests (minKnownShare) came from known
-// clients is a surge of the site's clients, not a crawler.
+// Known clients. The site's own automated clients (desktop sync clients,
+// mobile apps, API pollers) are its accounts' clients: they sign every
+// request with the account's credentials (an Authorization header, Basic
+// with an app password or a Bearer token, or the logged-in cookie), and
+// they sent under the same fingerprint from the same addresses all through
+// the baseline; when they rise (a re-scan after an upgrade, retries in an
+// outage), the rise is theirs, not a crawler's. Steadiness alone is not
+// enough: a scraper that ran steadily from a few addresses of its own all
+// through the baseline and then multiplied its rate was there before too,
+// but it signs nothing. An address is a known client when its requests
+// under the fingerprint fell in at least half of the baseline's ten-minute
+// buckets, over a baseline of at least minKnownBaseline (a shorter one
+// cannot show a client steady through it), and at least minCredentialed of
+// its requests (baseline and window) presented credentials; a burst most of
+// whose requests (minKnownShare) came from known clients is a surge of the
+// site's clients, not a crawler.
 const (
 	minKnownShare    = 0.5
 	minKnownBaseline = time.Hour
+	minCredentialed  = 0.5
 )
 
 // knownClients counts the burst's addresses (its actor's when it has one;
-// a browser's readers apart) that were known clients over the baseline [bFrom, bTo),
-// and the share of the burst's window requests they sent.
+// a browser's readers apart) that were known clients over the baseline
+// [bFrom, bTo), steady and signed, and the share of the burst's window
+// requests they sent.
 func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
 	if bTo.Sub(bFrom) < minKnownBaseline {
 		return 0, 0
@@ -226,8 +233,11 @@ func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
 		}
 		total += ab.Requests
 		seen := map[int64]bool{}
+		requests, signed := 0, 0
 		for _, ips := range []map[netip.Addr]*AddressBehaviour{c.before, c.IPs} {
 			if a := ips[ip]; a != nil {
+				requests += a.Requests
+				signed += a.Credentialed
 				for _, r := range a.arrivals {
 					if m := int64(r.minute); m >= first && m < last {
 						seen[(m-first)/10] = true
@@ -235,7 +245,7 @@ func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
 				}
 			}
 		}
-		if 2*len(seen) >= buckets {
+		if 2*len(seen) >= buckets && float64(signed) >= minCredentialed*float64(requests) {
 			known++
 			fromKnown += ab.Requests
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // Readers who share a crawler's fingerprint. A fingerprint (ClusterKey:
@@ -55,6 +56,10 @@ type AddressBehaviour struct {
 	// Posts counts its requests by POST (a form, a login, an API call):
 	// pages sent, not read (ObserveMethod).
 	Posts int
+	// Credentialed counts its requests that presented an account's
+	// credentials: an Authorization header, or the site's logged-in cookie
+	// (ObserveCredentials).
+	Credentialed int
 	// First is its first arrival, FirstPage and LastPage its first and last
 	// page's (unix nanoseconds).
 	First, FirstPage, LastPage int64
@@ -114,6 +119,14 @@ func (b *AddressBehaviour) Observe(at int64, asset, siteReferer bool) {
 	b.Pages++
 }
 
+// ObserveCredentials counts the request just observed among Credentialed
+// when it carried an Authorization header or the logged-in cookie.
+func (b *AddressBehaviour) ObserveCredentials(r *sources.Request) {
+	if r.Authorization || r.LoggedIn == sources.LoggedInYes {
+		b.Credentialed++
+	}
+}
+
 // ObserveMethod counts the request just observed among Posts when its
 // method was POST.
 func (b *AddressBehaviour) ObserveMethod(method string) {
@@ -126,21 +139,33 @@ func (b *AddressBehaviour) ObserveMethod(method string) {
 // read, not those posted: an address that posted a login form four times,
 // minutes apart, dwelt on nothing.
 func (b *AddressBehaviour) Reader() bool {
-	span := time.Duration(b.LastPage - b.FirstPage)
-	if b.Pages == 0 {
-		span = 0
-	}
-	minutes := max(span, time.Minute).Minutes()
-	if float64(b.Pages)/minutes > maxReaderPagesPerMinute {
+	if !b.AtReaderPace() {
 		return false
 	}
+	span := b.pageSpan()
 	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages-b.Posts >= minReaderPages && span >= minReaderSpan
+}
+
+// AtReaderPace reports whether its pages came no faster than a reader's
+// (maxReaderPagesPerMinute on average over its span, at least a minute).
+func (b *AddressBehaviour) AtReaderPace() bool {
+	minutes := max(b.pageSpan(), time.Minute).Minutes()
+	return float64(b.Pages)/minutes <= maxReaderPagesPerMinute
+}
+
+// pageSpan is the time from its first page to its last.
+func (b *AddressBehaviour) pageSpan() time.Duration {
+	if b.Pages == 0 {
+		return 0
+	}
+	return time.Duration(b.LastPage - b.FirstPage)
 }
 
 // CrawlerPerMinute is the cluster's requests per arrival minute without
 // those of the addresses that read like people: the readers of the window
 // (Cluster.IPs) and, before it, those the addresses seen there read like
-// (judged on what each did before the window), so that its rates are the
+// (judged on what each did before the window, unless the same address
+// did not read like a person in the window), so that its rates are the
 // crawler's, as its addresses and requests are. It is PerMinute itself when
 // no address read like a person.
 func (c *Cluster) CrawlerPerMinute() map[int64]int {
@@ -150,9 +175,16 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 		return c.PerMinute
 	}
 	var out map[int64]int
-	for _, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
-		for _, ab := range ips {
+	for i, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
+		for ip, ab := range ips {
 			if !ab.Reader() {
+				continue
+			}
+			if w := c.IPs[ip]; i == 1 && w != nil && !w.Reader() {
+				// It did not read like a person in the window: a
+				// scraper pacing slowly all through the baseline reads
+				// like one there (pages over minutes), and taking its
+				// earlier requests out would erase the rate it rose from.
 				continue
 			}
 			if out == nil {

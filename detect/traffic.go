@@ -413,6 +413,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 			}
 			ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 			ab.ObserveMethod(r.Method)
+			ab.ObserveCredentials(r)
 		}
 		return class
 	}
@@ -424,6 +425,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	}
 	ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
 	ab.ObserveMethod(r.Method)
+	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := target.toolLabel()

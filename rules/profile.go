@@ -139,7 +139,9 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				if ci >= 0 {
-					tracker.observe(ci, r.ClientIP, at, class == request.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls)
+					ref := &refs[ci]
+					inBurst := !start.Before(ref.onset) && start.Before(ref.end)
+					tracker.observe(ci, r.ClientIP, at, class == request.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls, inBurst)
 				}
 				var label string
 				switch {

@@ -48,6 +48,8 @@ func (f fingerprintReaders) count(crawler int) int {
 // one or two entries long.
 type addressTrack struct {
 	detect.AddressBehaviour
+	// burst is what it did inside its crawler's burst (onset to end).
+	burst detect.AddressBehaviour
 	cells []addressCell
 }
 
@@ -63,8 +65,9 @@ type readerTracker map[readerKey]*addressTrack
 // observe notes one arrival at (unix nanoseconds) from ip under crawler's
 // fingerprint, in the given stretch and class; asset says whether it was for a
 // page asset, siteReferer whether its Referer named the site, method is its
-// method (a POST is no page read).
-func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass) {
+// method (a POST is no page read), inBurst whether it arrived inside the
+// crawler's burst.
+func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass, inBurst bool) {
 	k := readerKey{crawler, ip}
 	t := rt[k]
 	if t == nil {
@@ -73,6 +76,10 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 	}
 	t.Observe(at, asset, siteReferer)
 	t.ObserveMethod(method)
+	if inBurst {
+		t.burst.Observe(at, asset, siteReferer)
+		t.burst.ObserveMethod(method)
+	}
 	for i := range t.cells {
 		if c := &t.cells[i]; c.stretch == stretch && c.class == class {
 			c.n++
@@ -83,11 +90,15 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 }
 
 // settle returns the readers and recounts their arrivals in counts as
-// ordinary arrivals from readers who share the fingerprint.
+// ordinary arrivals from readers who share the fingerprint. An address that
+// sent faster than a reader inside the burst is none, though its pace over
+// all the data was a reader's: a scraper that walked slowly from the same
+// few addresses for hours before it rose averages a reader's pace, and
+// counting it as one would hide the crawl from its own zone.
 func (rt readerTracker) settle(counts *arrivalCounts) fingerprintReaders {
 	out := fingerprintReaders{}
 	for k, t := range rt {
-		if !t.Reader() {
+		if !t.Reader() || t.burst.Requests > 0 && !t.burst.AtReaderPace() {
 			continue
 		}
 		out[k] = struct{}{}

@@ -59,7 +59,7 @@ func classifyTruth(t *testing.T, dir string) (addresses, readers map[string]int)
 			asset := request.ClassifyPath(r.Path, r.Query, "") == request.ClassAsset
 			cls := classOf(ci, false, sources.LoggedInNo, false)
 			counts.add(at, cls)
-			rt.observe(ci, r.ClientIP, at, asset, r.SiteReferer, r.Method, counts.stretch(at), cls)
+			rt.observe(ci, r.ClientIP, at, asset, r.SiteReferer, r.Method, counts.stretch(at), cls, false)
 		}
 		return nil
 	})

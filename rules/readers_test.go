@@ -54,7 +54,7 @@ func TestReaders(t *testing.T) {
 		for _, r := range tc.reqs {
 			cls := classOf(0, false, sources.LoggedInNo, !r.asset)
 			counts.add(sec(r.at), cls)
-			rt.observe(0, ip, sec(r.at), r.asset, false, "GET", counts.stretch(sec(r.at)), cls)
+			rt.observe(0, ip, sec(r.at), r.asset, false, "GET", counts.stretch(sec(r.at)), cls, false)
 		}
 		readers := rt.settle(counts)
 		if got := readers.has(0, ip); got != tc.want {

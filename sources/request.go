@@ -100,6 +100,11 @@ type Request struct {
 	LoggedIn LoggedIn
 	// HasCookie is true when a Cookie header was present at all.
 	HasCookie bool
+	// Authorization is true when an Authorization header was present (its
+	// value, REDACTED unless log_credentials, is never read): the client
+	// presented an account's credentials (HTTP Basic with an app password,
+	// a Bearer token), as the site's own sync and API clients do.
+	Authorization bool
 	// SecChUa is true when the client sent the Sec-Ch-Ua client hint (Chromium
 	// does, but only over HTTPS: browsers send client hints to secure origins).
 	SecChUa bool

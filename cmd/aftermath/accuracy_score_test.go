@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -131,19 +132,23 @@ func uaMatches(family, ua string) bool {
 	}
 	name := strings.ToLower(fields[0])
 	low := strings.ToLower(ua)
+	versions := fields[1:]
+	// A report names a browser as request.UAFamily does, and a family's
+	// name is not always its product token (Edge writes Edg/125, Opera
+	// OPR/, Chrome on iOS CriOS/, Safari Version/17.6): the truth's agent
+	// named the same way must be the family with one of the versions.
+	if fam, ver := request.SplitFamily(request.UAFamily(ua)); strings.EqualFold(fam, fields[0]) &&
+		(len(versions) == 0 || slices.Contains(versions, ver)) {
+		return true
+	}
 	if !strings.Contains(low, name) {
 		return false
 	}
-	versions := fields[1:]
 	if len(versions) == 0 {
 		return true
 	}
 	for _, v := range versions {
 		if strings.Contains(low, name+"/"+strings.ToLower(v)) {
-			return true
-		}
-		// Safari writes its release as Version/17.6 (Safari/605.1.15 is WebKit's build).
-		if name == "safari" && strings.Contains(low, "version/"+strings.ToLower(v)) {
 			return true
 		}
 	}
@@ -513,6 +518,11 @@ func TestAccuracyScore(t *testing.T) {
 		{"DataHarvest 2", "Mozilla/5.0 (compatible; DataHarvest/2.1; +https://dataharvest.example/bot)", true},
 		{"Safari 17", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15", true},
 		{"Safari 18", "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15", false},
+		// Edge's product token is Edg/ (credential-stuffing seed 5's truth
+		// agent was scored as missed under "Edge 125").
+		{"Edge 125", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 Safari/537.36 Edg/125.0.0.0", true},
+		{"Edge 126", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 Safari/537.36 Edg/125.0.0.0", false},
+		{"Opera 110", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 OPR/110.0.0.0", true},
 		{"", "x", false}} {
 		if got := uaMatches(c.family, c.ua); got != c.want {
 			t.Errorf("uaMatches(%q, %q) = %v", c.family, c.ua, got)

@@ -61,7 +61,8 @@
 //     (Caddy's own error page, or a rate_limit zone's refusal), else static;
 //     and unknown when the line has no resp_headers at all.
 //   - TLS is true when the line has a request.tls object (HTTPS); SecChUa when
-//     the Sec-Ch-Ua header is present; UserAgent is the first User-Agent value.
+//     the Sec-Ch-Ua header is present, Authorization when the Authorization
+//     header is (whatever its value); UserAgent is the first User-Agent value.
 //   - SiteReferer is true when the first Referer value is an absolute URL
 //     whose host (port and case aside) is request.host: the client came from
 //     one of the site's own pages.

@@ -342,7 +342,7 @@ type fastLine struct {
 	cookie                        span // the Cookie header's value (an array)
 	clientNull, remoteNull        bool
 	addrNull                      bool
-	tls, secChUa                  bool
+	tls, secChUa, authorization   bool
 	hasRequest, hasResp, upstream bool
 	cache                         cacheEvidence
 }
@@ -571,6 +571,9 @@ func fastHeaders(sc *scan, f *fastLine) bool {
 		case len(k) == len("Sec-Ch-Ua") && equalFold(k, "Sec-Ch-Ua"):
 			f.secChUa = true
 			ok = sc.value(3) != 0
+		case len(k) == len("Authorization") && equalFold(k, "Authorization"):
+			f.authorization = true
+			ok = sc.value(3) != 0
 		default:
 			ok = sc.value(3) != 0
 		}
@@ -760,6 +763,7 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 		r.HasCookie = f.cookie.kind != 0
 		r.LoggedIn = loggedIn
 		r.SecChUa = f.secChUa
+		r.Authorization = f.authorization
 		r.SiteReferer = sameHost(f.referer, r.Host)
 	}
 	r.Origin = sources.OriginUnknown

@@ -366,6 +366,10 @@ func (lp *lineParser) headers(hv *fastjson.Value, r *sources.Request) {
 			if bytes.EqualFold(k, []byte("Sec-Ch-Ua")) {
 				r.SecChUa = true
 			}
+		case len("Authorization"):
+			if bytes.EqualFold(k, []byte("Authorization")) {
+				r.Authorization = true
+			}
 		}
 	})
 	r.UserAgent = lp.str(ua)

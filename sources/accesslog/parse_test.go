@@ -343,11 +343,16 @@ func TestHeaderNamesIgnoreCase(t *testing.T) {
 		ua      string
 		secChUa bool
 		cookie  bool
+		auth    bool
 	}{
-		{"canonical", map[string]any{"User-Agent": []string{"A"}, "Sec-Ch-Ua": []string{`"Chromium";v="125"`}, "Cookie": []string{"x=1"}}, "A", true, true},
-		{"spec spelling", map[string]any{"user-agent": []string{"B"}, "Sec-CH-UA": []string{`"Chromium"`}, "COOKIE": []string{"x=1"}}, "B", true, true},
-		{"related hints only", map[string]any{"User-Agent": []string{"C"}, "Sec-Ch-Ua-Mobile": []string{"?0"}, "Sec-Ch-Ua-Platform": []string{`"Linux"`}}, "C", false, false},
-		{"none", map[string]any{}, "", false, false},
+		{"canonical", map[string]any{"User-Agent": []string{"A"}, "Sec-Ch-Ua": []string{`"Chromium";v="125"`}, "Cookie": []string{"x=1"}}, "A", true, true, false},
+		{"spec spelling", map[string]any{"user-agent": []string{"B"}, "Sec-CH-UA": []string{`"Chromium"`}, "COOKIE": []string{"x=1"}}, "B", true, true, false},
+		{"related hints only", map[string]any{"User-Agent": []string{"C"}, "Sec-Ch-Ua-Mobile": []string{"?0"}, "Sec-Ch-Ua-Platform": []string{`"Linux"`}}, "C", false, false, false},
+		// Caddy without log_credentials keeps the name, its value REDACTED.
+		{"authorization redacted", map[string]any{"User-Agent": []string{"D"}, "Authorization": []string{"REDACTED"}}, "D", false, false, true},
+		{"authorization lower-case, whole", map[string]any{"authorization": []string{"Basic dTpw"}}, "", false, false, true},
+		{"proxy authorization is not the client's", map[string]any{"Proxy-Authorization": []string{"REDACTED"}}, "", false, false, false},
+		{"none", map[string]any{}, "", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := caddyLine(t, func(m map[string]any) { req(m)["headers"] = tc.headers })
@@ -355,9 +360,9 @@ func TestHeaderNamesIgnoreCase(t *testing.T) {
 			if reason != "" {
 				t.Fatal(reason)
 			}
-			if r.UserAgent != tc.ua || r.SecChUa != tc.secChUa || r.HasCookie != tc.cookie {
-				t.Errorf("UserAgent, SecChUa, HasCookie = %q, %v, %v; want %q, %v, %v",
-					r.UserAgent, r.SecChUa, r.HasCookie, tc.ua, tc.secChUa, tc.cookie)
+			if r.UserAgent != tc.ua || r.SecChUa != tc.secChUa || r.HasCookie != tc.cookie || r.Authorization != tc.auth {
+				t.Errorf("UserAgent, SecChUa, HasCookie, Authorization = %q, %v, %v, %v; want %q, %v, %v, %v",
+					r.UserAgent, r.SecChUa, r.HasCookie, r.Authorization, tc.ua, tc.secChUa, tc.cookie, tc.auth)
 			}
 		})
 	}

@@ -26,8 +26,8 @@ import (
 // language (dictionary references), path and query (length-prefixed),
 // status (varint), duration (float64 bits), size (zigzag varint) and the
 // flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
-// a site Referer in its first byte; the cache's verdict above them, and the
-// request's tag above that).
+// a site Referer in its first byte; the cache's verdict, an Authorization
+// header and the request's tag above them).
 //
 // A tag is a small code the writer derived from the request (WriteTagged:
 // detect's path class), kept so that a later pass need not derive it again
@@ -48,9 +48,10 @@ type Spill struct {
 	tagged   bool
 }
 
-// maxSpillTag is the largest tag a record keeps: the four bits above the
-// cache's verdict, so that a tagged record's flags stay two bytes.
-const maxSpillTag = 15
+// maxSpillTag is the largest tag a record keeps: the three bits above the
+// cache's verdict and the Authorization bit, so that a tagged record's flags
+// stay two bytes (a uvarint's two bytes hold 14 bits).
+const maxSpillTag = 7
 
 // Dictionary-coded fields.
 const (
@@ -157,10 +158,14 @@ func (s *Spill) encode(b []byte, r *sources.Request, tag uint8) []byte {
 	if r.SiteReferer {
 		flags |= 1 << 7
 	}
-	// The cache's verdict and the tag take the bits above the first byte: a
-	// uvarint keeps a request without them (and without a site Referer) at
-	// one byte, and with them at two.
-	return binary.AppendUvarint(b, uint64(flags)|uint64(r.Cache)<<8|uint64(tag)<<10)
+	// The cache's verdict, an Authorization header and the tag take the bits
+	// above the first byte: a uvarint keeps a request without them (and
+	// without a site Referer) at one byte, and with them at two.
+	more := uint64(r.Cache)<<8 | uint64(tag)<<11
+	if r.Authorization {
+		more |= 1 << 10
+	}
+	return binary.AppendUvarint(b, uint64(flags)|more)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -449,5 +454,6 @@ func (d *spillDecoder) decode(r *sources.Request) (tag uint8, err error) {
 	r.SecChUa = flags&(1<<5) != 0
 	r.TLS = flags&(1<<6) != 0
 	r.SiteReferer = flags&(1<<7) != 0
-	return uint8(flags >> 10 & maxSpillTag), nil
+	r.Authorization = flags&(1<<10) != 0
+	return uint8(flags >> 11 & maxSpillTag), nil
 }

@@ -25,7 +25,8 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 	}
 	odd := []sources.Request{
 		{Time: time.Unix(0, 5).UTC(), Path: "/w/\x00\xff", Query: strings.Repeat("q", 70000), Status: 999, Duration: -0.5, Size: -1,
-			UserAgent: "", Lang: "zh-cn", LoggedIn: sources.LoggedInYes, HasCookie: true, SecChUa: true, TLS: true, Origin: sources.OriginStatic, SiteReferer: true},
+			UserAgent: "", Lang: "zh-cn", LoggedIn: sources.LoggedInYes, HasCookie: true, SecChUa: true, TLS: true, Origin: sources.OriginStatic, SiteReferer: true,
+			Authorization: true, Cache: sources.CacheMiss},
 		{Time: time.Unix(0, 3).UTC(), ClientIP: netip.MustParseAddr("fe80::1%eth0"), Method: "PROPFIND", Host: "a\nb"}, // time going back
 		{Time: time.Unix(1<<33, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Origin: sources.OriginProxy},
 		// Longer than the decoder's buffer: it grows.

@@ -10,6 +10,7 @@ import "time"
 func init() {
 	registry["wordpress-ipv6-firefox-crawl"] = wordpressIPv6FirefoxCrawl
 	registry["python-scraper-among-bots"] = pythonScraperAmongBots
+	registry["steady-scraper-rises"] = steadyScraperRises
 }
 
 // wordpressIPv6FirefoxCrawl: a WordPress search crawl as a forged Firefox
@@ -64,6 +65,39 @@ func pythonScraperAmongBots() Scenario {
 			Requests: []ClientRequest{{Weight: 1, Method: "GET", URI: "/api.php?action=query&prop=revisions&titles=%s&format=json", CPUS: 0.04, WaitS: 0.02, JSON: true}}},
 		probe("scanner-a", "80.94.95.73", at(2026, 10, 3, 2, 7, 0), "/wp-login.php", "/.env", "/backup.zip"),
 		probe("scanner-b", "47.236.32.219", at(2026, 10, 3, 2, 21, 0), "/xmlrpc.php", "/admin.php"),
+	}
+	return sc
+}
+
+// steadyScraperRises: a scraper that was there all along. From a dozen
+// addresses of its own over four hosting /24s (the seed keeps three to all
+// of them), a Chrome without client hints or cookies walks page histories
+// at a steady 0.3 requests a second all through the baseline, in every
+// ten-minute bucket from every address, then at 02:40 multiplies its rate
+// about twenty times and fills the pool. Steady presence through the
+// baseline is what the site's own clients show too (sync clients, API
+// pollers); what it lacks is theirs: it signs no request with an account's
+// credentials. It is the crawler and the trigger, from where its rate rose.
+func steadyScraperRises() Scenario {
+	sc := crawlerBacklogReadTimeout()
+	sc.Name = "steady-scraper-rises"
+	sc.Description = "a logged-out Chrome without client hints on a dozen addresses of its own (four hosting /24s) " +
+		"walks page histories at 0.3/s all through the baseline, then from 02:40 about twenty times as fast into " +
+		"saturation: the same addresses before and during its burst, no credentials on any request"
+	var addrs []string
+	for _, p := range []string{"91.92.240", "91.92.241", "194.26.29", "45.95.147"} {
+		for _, h := range []string{"17", "88", "203"} {
+			addrs = append(addrs, p+"."+h)
+		}
+	}
+	sc.Crawler = &CrawlerSpec{
+		UserAgent:      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+		AcceptLanguage: "en-US,en;q=0.9",
+		Tools:          []Tool{ToolHistory, ToolWhatLinksHere},
+		Addresses:      addrs,
+		BaselineFrom:   at(2026, 10, 2, 12, 0, 0), BaselineRate: 0.3,
+		Onset: at(2026, 10, 3, 2, 40, 0),
+		Shape: []RateKnot{{2, 7}, {25, 7}, {26, 0}},
 	}
 	return sc
 }

@@ -17,6 +17,7 @@ type profile struct {
 	ua       string
 	lang     string // Accept-Language ("" none)
 	cookie   string // Cookie as Caddy logs it ("" none)
+	auth     string // the Authorization header's scheme ("" none)
 	loggedIn bool
 	browser  bool   // renders pages: fetches assets, sends Sec-Fetch-*
 	chua     string // Sec-Ch-Ua ("" for non-Chromium or a faked UA)

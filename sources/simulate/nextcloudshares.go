@@ -26,12 +26,15 @@ var (
 )
 
 // desktopSync is the office's desktop clients: a steady poll all day, a
-// re-scan after the upgrade, and retries once the site fails them.
+// re-scan after the upgrade, and retries once the site fails them. Each
+// signs every request with its account's app password (HTTP Basic, what
+// the desktop client's login flow hands it), so the log shows an
+// Authorization header on all of them.
 func desktopSync(day time.Time, name, ua string, ips []string, scale float64) ClientSpec {
 	h := func(hh, mm int) time.Time {
 		return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
 	}
-	return ClientSpec{Name: name, UserAgent: ua, Accept: "*/*", IPs: ips, Consequence: true,
+	return ClientSpec{Name: name, UserAgent: ua, Accept: "*/*", IPs: ips, Consequence: true, Auth: "Basic",
 		Rate: []RateAt{
 			{h(7, 30), 0.05 * scale}, {h(9, 0), 0.5 * scale},
 			{h(13, 21), 0.5 * scale}, {h(13, 24), 2.0 * scale}, {h(13, 48), 2.0 * scale}, {h(13, 55), 0.5 * scale},

@@ -225,6 +225,15 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 	case r.cls == clsBot || r.cls == clsClient:
 		b = hdr(b, &first, "Accept", p.accept)
 		b = hdr(b, &first, "Accept-Encoding", p.encoding)
+		if p.auth != "" {
+			// The value is a made-up token: a simulated log carries no
+			// credential, even where log_credentials would keep one.
+			v := "REDACTED"
+			if s.sc.CookieLog == CookieLogged {
+				v = p.auth + " c2ltdWxhdGVkOnRva2Vu"
+			}
+			b = hdr(b, &first, "Authorization", v)
+		}
 		if p.from != "" {
 			b = hdr(b, &first, "From", p.from)
 		}

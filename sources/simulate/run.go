@@ -330,7 +330,8 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	}
 	if c := sc.Crawler; c != nil {
 		cr := &crawler{spec: c, prof: crawlerProfile(c, w.names), rng: rand.New(rand.NewPCG(uint64(o.Seed), 30)),
-			addrs: &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 31)), ipv6: c.IPv6, share: c.SharedPrefixShare}}
+			addrs:     &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 31)), ipv6: c.IPv6, share: c.SharedPrefixShare},
+			fixedUsed: map[string]bool{}, fixedPrefixes: map[string]bool{}}
 		if c.IPv6Share > 0 {
 			cr.addrs6 = &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 33)), ipv6: true, share: c.SharedPrefixShare}
 		}

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"time"
@@ -142,6 +143,11 @@ type CrawlerSpec struct {
 	// back minutes later), interleaved with the other addresses'.
 	AttemptsMin, AttemptsMax       int
 	AttemptGapMinS, AttemptGapMaxS float64
+	// Addresses, when set, are the only addresses it sends from, one drawn
+	// at random for each request: a scraper on a few hosts of its own, the
+	// same before and during its burst. RequestsPerIP, SharedPrefixShare,
+	// IPv6 and IPv6Share are then ignored.
+	Addresses []string
 }
 
 // CrawlerAgent is one fingerprint of a rotating crawler.
@@ -212,8 +218,13 @@ func (c *CrawlerSpec) validate() error {
 			return fmt.Errorf("crawler: unknown tool %q", t)
 		}
 	}
-	if c.RequestsPerIP < 1 {
+	if c.RequestsPerIP < 1 && len(c.Addresses) == 0 {
 		return fmt.Errorf("crawler: requests per IP %.2f < 1", c.RequestsPerIP)
+	}
+	for _, a := range c.Addresses {
+		if _, err := netip.ParseAddr(a); err != nil {
+			return fmt.Errorf("crawler: address %q: %w", a, err)
+		}
 	}
 	if c.PeakRate < 0 || c.BaselineRate < 0 || c.Retries < 0 || c.RetryMaxS < c.RetryMinS {
 		return fmt.Errorf("crawler: negative rate, retries or retry delay range")
@@ -475,6 +486,13 @@ type ClientSpec struct {
 	// Consequence marks a client whose rise follows the failures (a client
 	// retrying what failed): truth.json gives it the role "consequence".
 	Consequence bool
+	// Auth is the scheme of the Authorization header it sends on every
+	// request ("Basic", "Bearer"; "" none): an account's client (a sync
+	// client with an app password, an API token). Caddy logs the header's
+	// name with the value REDACTED unless log_credentials is on
+	// (CookieLog CookieLogged), and a filter that deletes the Cookie
+	// leaves it so.
+	Auth string
 }
 
 // RateAt is a rate (requests/s) at a time.

@@ -85,7 +85,7 @@ func clientProfile(c *ClientSpec) *profile {
 	if accept == "" {
 		accept = AcceptBot
 	}
-	return &profile{ua: c.UserAgent, accept: accept, encoding: "gzip, deflate", proto: "HTTP/1.1", alpn: "http/1.1"}
+	return &profile{ua: c.UserAgent, accept: accept, encoding: "gzip, deflate", proto: "HTTP/1.1", alpn: "http/1.1", auth: c.Auth}
 }
 
 // pinner opens idle connections straight to php-fpm's listener.

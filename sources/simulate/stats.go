@@ -67,6 +67,29 @@ type distinct struct {
 	reqs        int64
 	ips, pfx    int64
 	ipIn, pfxIn bool
+	// seen and seenPfx hold a fixed-address crawler's addresses and
+	// prefixes in the range (addFixed): they are reused, not handed out.
+	seen, seenPfx map[string]bool
+}
+
+// addFixed counts a request of a crawler on fixed addresses
+// (CrawlerSpec.Addresses) from ip at t.
+func (d *distinct) addFixed(t int64, ip string) {
+	if t < d.from || t >= d.to {
+		return
+	}
+	if d.seen == nil {
+		d.seen, d.seenPfx = map[string]bool{}, map[string]bool{}
+	}
+	d.reqs++
+	if !d.seen[ip] {
+		d.seen[ip] = true
+		d.ips++
+		if p := prefixOf(ip); !d.seenPfx[p] {
+			d.seenPfx[p] = true
+			d.pfx++
+		}
+	}
 }
 
 func (d *distinct) add(t int64, fresh, freshPrefix bool) {
@@ -107,6 +130,11 @@ func (st *stats) sent(s *sim, r *request) {
 		}
 		if i := int((r.start - st.begin) / (600 * second)); i >= 0 && i < len(st.crawler10) {
 			st.crawler10[i]++
+		}
+		if c, ok := r.owner.(*crawler); ok && len(c.spec.Addresses) > 0 {
+			st.burst.addFixed(r.start, r.ip)
+			st.window.addFixed(r.start, r.ip)
+			break
 		}
 		st.burst.add(r.start, st.lastIPFresh, st.lastPfxFresh)
 		st.window.add(r.start, st.lastIPFresh, st.lastPfxFresh)

@@ -3,6 +3,7 @@ package simulate
 import (
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"strconv"
 	"time"
 )
@@ -578,6 +579,9 @@ type crawler struct {
 	// revisits holds, by time, the later attempts of addresses already used
 	// (AttemptsMax > 0).
 	revisits revisitQueue
+	// fixedUsed and fixedPrefixes are the fixed addresses (Addresses) it
+	// sent from, and their /24s (IPv4) or /64s (IPv6).
+	fixedUsed, fixedPrefixes map[string]bool
 }
 
 // revisit is a later attempt of an address at a time (unix ns).
@@ -639,8 +643,21 @@ func (c *crawler) freshAddr(s *sim) string {
 	return ip
 }
 
+// prefixOf is an address's /24 (IPv4) or /64 (IPv6), as text.
+func prefixOf(ip string) string {
+	a := netip.MustParseAddr(ip)
+	bits := 24
+	if a.Is6() {
+		bits = 64
+	}
+	return netip.PrefixFrom(a, bits).Masked().String()
+}
+
 // distinctAddrs counts the addresses and prefixes handed out.
 func (c *crawler) distinctAddrs() (addrs, prefixes int64) {
+	if len(c.spec.Addresses) > 0 {
+		return int64(len(c.fixedUsed)), int64(len(c.fixedPrefixes))
+	}
 	addrs, prefixes = c.addrs.addrs, c.addrs.prefixes
 	if c.addrs6 != nil {
 		addrs, prefixes = addrs+c.addrs6.addrs, prefixes+c.addrs6.prefixes
@@ -650,6 +667,9 @@ func (c *crawler) distinctAddrs() (addrs, prefixes int64) {
 
 // clients counts the crawler's IPv4 addresses and IPv6 /64s.
 func (c *crawler) clients() int64 {
+	if len(c.spec.Addresses) > 0 {
+		return int64(len(c.fixedUsed))
+	}
 	n := c.addrs.addrs
 	if c.addrs.ipv6 {
 		n = c.addrs.prefixes
@@ -740,6 +760,12 @@ func (c *crawler) attempt(s *sim) {
 
 func (c *crawler) send(s *sim, r *request) {
 	switch {
+	case len(c.spec.Addresses) > 0:
+		c.ip = c.spec.Addresses[c.rng.IntN(len(c.spec.Addresses))]
+		if !c.fixedUsed[c.ip] {
+			c.fixedUsed[c.ip] = true
+			c.fixedPrefixes[prefixOf(c.ip)] = true
+		}
 	case c.used < 0 && r.retryOf == 0:
 		// attempt chose the address
 		c.used = 0

@@ -59,9 +59,17 @@ func (sc *Scenario) varyBySeed(seed int64) []string {
 			v.IPv6Share = 0.15 + 0.6*rng.Float64()
 			said = append(said, fmt.Sprintf("%.0f%% IPv6 addresses", 100*v.IPv6Share))
 		}
-		if v.IPv6 && v.SharedPrefixShare < 1 {
+		if v.IPv6 && v.SharedPrefixShare < 1 && len(v.Addresses) == 0 {
 			v.SharedPrefixShare = 0.9 * rng.Float64()
 			said = append(said, fmt.Sprintf("%.0f%% of fresh IPv6 addresses in the previous one's /64", 100*v.SharedPrefixShare))
+		}
+		if n := len(v.Addresses); n > 3 {
+			// A scraper on hosts of its own: how many of them, and so over
+			// how many networks, is the seed's.
+			addrs := append([]string(nil), v.Addresses...)
+			rng.Shuffle(n, func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+			v.Addresses = addrs[:3+rng.IntN(n-2)]
+			said = append(said, fmt.Sprintf("%d fixed addresses (of %d)", len(v.Addresses), n))
 		}
 		sc.Crawler = &v
 	}
