@@ -28,6 +28,9 @@ type profile struct {
 	from     string // bots' From header
 	proto    string // HTTP/1.1, HTTP/2.0, HTTP/3.0
 	alpn     string // tls.proto
+	// fullHeaders: a client that is no browser but sends a browser's
+	// whole header set (a crawler copying one), where the site logs it.
+	fullHeaders bool
 }
 
 // ReaderBrowser is one browser of the reader population. A Chrome-based
@@ -172,8 +175,8 @@ func PickReaderBrowser(rng *rand.Rand) ReaderBrowser { return *pickBrowser(rng, 
 func PickReaderLanguage(rng *rand.Rand) string { return pickW(rng, readerLangs) }
 
 // newBrowser makes a reader's profile.
-func newBrowser(rng *rand.Rand, langs []weighted, loggedIn bool, names *nameList) *profile {
-	e := pickBrowser(rng, browsers)
+func newBrowser(rng *rand.Rand, bs []ReaderBrowser, langs []weighted, loggedIn bool, names *nameList) *profile {
+	e := pickBrowser(rng, bs)
 	p := &profile{ua: e.UserAgent, lang: pickW(rng, langs), browser: true, chua: e.SecChUa, mobile: e.Mobile,
 		platform: e.Platform, loggedIn: loggedIn, proto: "HTTP/2.0", alpn: "h2", accept: e.Accept(), encoding: e.AcceptEncoding()}
 	switch e.Family {
@@ -204,6 +207,10 @@ func crawlerProfile(c *CrawlerSpec, names *nameList) *profile {
 	if c.SecChUa {
 		p.chua, p.platform = `"Not A(Brand";v="99", "Google Chrome";v="121", "Chromium";v="121"`, `"Windows"`
 	}
+	if c.HTTP2 {
+		p.proto, p.alpn = "HTTP/2.0", "h2"
+	}
+	p.fullHeaders = c.BrowserHeaders
 	if c.LoggedIn {
 		p.cookie = "wikiUserID=31337; wikiUserName=" + names.list[0] + "; wiki_session=REDACTED"
 	}
@@ -266,6 +273,9 @@ type addrGen struct {
 	chain    uint64
 	prefixes int64 // distinct prefixes handed out
 	addrs    int64 // distinct addresses handed out
+	// blocks, when set, are the /32s IPv6 /64s are drawn in (each fresh
+	// /64 in one of them, by its number).
+	blocks []uint32
 }
 
 func (g *addrGen) fresh() string {
@@ -313,15 +323,46 @@ func (g *addrGen) format(p, base, chain uint64) string {
 		// canonical text (RFC 5952), as Caddy logs it
 		iid := base>>16 + chain*0x9e37
 		var a [16]byte
-		a[0], a[1] = 0x24, 0x0e
-		binary.BigEndian.PutUint32(a[2:], uint32(p))
-		binary.BigEndian.PutUint16(a[6:], uint16(base))
+		if n := len(g.blocks); n > 0 {
+			binary.BigEndian.PutUint32(a[:], g.blocks[p%uint64(n)])
+			binary.BigEndian.PutUint32(a[4:], uint32(p))
+		} else {
+			a[0], a[1] = 0x24, 0x0e
+			binary.BigEndian.PutUint32(a[2:], uint32(p))
+			binary.BigEndian.PutUint16(a[6:], uint16(base))
+		}
 		binary.BigEndian.PutUint64(a[8:], iid|1)
 		return netip.AddrFrom16(a).String()
 	}
 	h := 1 + (base+chain*37)%254
 	return strconv.FormatUint(p>>16, 10) + "." + strconv.FormatUint(p>>8&0xff, 10) + "." +
 		strconv.FormatUint(p&0xff, 10) + "." + strconv.FormatUint(h, 10)
+}
+
+// v6Providers are access providers' IPv6 /32s (Korea's, Japan's, Europe's,
+// America's), where readers' households and a crawler's proxies get a /64.
+var v6Providers = []uint32{0x20010e60, 0x200102d8, 0x20014430, 0x24004050, 0x2a0023c5, 0x2a020c7c, 0x26001700, 0x240e03b4}
+
+// readerIPv6 draws a reader's IPv6 address: a /64 of a provider's /32 and
+// a random interface identifier.
+func readerIPv6(rng *rand.Rand) string {
+	var a [16]byte
+	binary.BigEndian.PutUint32(a[:], v6Providers[rng.IntN(len(v6Providers))])
+	binary.BigEndian.PutUint32(a[4:], rng.Uint32())
+	binary.BigEndian.PutUint64(a[8:], rng.Uint64()|1)
+	return netip.AddrFrom16(a).String()
+}
+
+// crawlerBlocks draws the n /32s a crawler's IPv6 addresses come from
+// (nil for n 0): residential proxies' providers, the readers' among them.
+func crawlerBlocks(n int, seed int64) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 34))
+	blocks := append([]uint32(nil), v6Providers...)
+	rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+	return blocks[:min(n, len(blocks))]
 }
 
 // ---- titles and names -------------------------------------------------------------

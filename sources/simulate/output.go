@@ -275,6 +275,14 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 		if r.notMod {
 			b = hdr(b, &first, "If-None-Match", ETag(r.uri))
 		}
+		// Browsers also send Sec-Ch-Ua-Platform, Sec-Fetch-Dest/-Site/-User,
+		// Priority and Upgrade-Insecure-Requests; the older scenarios leave
+		// them out to keep lines compact, a varied one (BrowserHeaders)
+		// writes them as the browser sends them.
+		full := s.sc.BrowserHeaders && (p.browser || p.fullHeaders)
+		if full && mode == "navigate" {
+			b = hdr(b, &first, "Priority", "u=0, i")
+		}
 		if r.referer != "" {
 			b = hdr(b, &first, "Referer", r.referer)
 		}
@@ -285,10 +293,21 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 			} else {
 				b = hdr(b, &first, "Sec-Ch-Ua-Mobile", "?0")
 			}
+			if full && p.platform != "" {
+				b = hdr(b, &first, "Sec-Ch-Ua-Platform", p.platform)
+			}
 		}
-		// Chromium also sends Sec-Ch-Ua-Platform, Sec-Fetch-Dest/-Site/-User and
-		// Upgrade-Insecure-Requests; they are left out to keep lines compact.
+		if full {
+			b = hdr(b, &first, "Sec-Fetch-Dest", fetchDest(mode, accept))
+		}
 		b = hdr(b, &first, "Sec-Fetch-Mode", mode)
+		if full {
+			b = hdr(b, &first, "Sec-Fetch-Site", fetchSite(mode, r.referer, s.sc.host()))
+			if mode == "navigate" {
+				b = hdr(b, &first, "Sec-Fetch-User", "?1")
+				b = hdr(b, &first, "Upgrade-Insecure-Requests", "1")
+			}
+		}
 		b = hdr(b, &first, "User-Agent", p.ua)
 		if r.kind == kindSearch {
 			b = hdr(b, &first, "X-Requested-With", "XMLHttpRequest")
@@ -299,6 +318,36 @@ func (o *outputs) requestObject(s *sim, r *request) []byte {
 	b = append(b, `}}`...)
 	o.reqObj = b
 	return b
+}
+
+// fetchDest is Sec-Fetch-Dest of a request fetched in mode with accept.
+func fetchDest(mode, accept string) string {
+	switch {
+	case mode == "navigate":
+		return "document"
+	case mode == "cors":
+		return "empty"
+	case strings.HasPrefix(accept, "image/"):
+		return "image"
+	case strings.HasPrefix(accept, "text/css"):
+		return "style"
+	}
+	return "script"
+}
+
+// fetchSite is Sec-Fetch-Site: a navigation typed or bookmarked is "none",
+// one from a page of host "same-origin", from anywhere else "cross-site";
+// a page's own subresources are same-origin.
+func fetchSite(mode, referer, host string) string {
+	switch {
+	case mode != "navigate":
+		return "same-origin"
+	case referer == "":
+		return "none"
+	case strings.HasPrefix(referer, "https://"+host+"/"), strings.HasPrefix(referer, "http://"+host+"/"):
+		return "same-origin"
+	}
+	return "cross-site"
 }
 
 // ETag is the entity tag Caddy's file server would give the file at uri: a
@@ -323,7 +372,7 @@ func (o *outputs) access(s *sim, r *request) {
 	b = append(b, `{"level":"`...)
 	b = append(b, level...)
 	b = append(b, `","ts":`...)
-	b = appendTS(b, s.now)
+	b = appendLogTS(b, s.now, s.sc.LogTime, s.sc.LogZoneOffsetS)
 	b = append(b, `,"logger":"http.log.access.log0","msg":"handled request","request":`...)
 	b = append(b, o.requestObject(s, r)...)
 	b = append(b, `,"bytes_read":`...)
@@ -346,7 +395,7 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 	switch r.origin {
 	case "static", "cache":
 		if name := s.sc.CacheStatus; name != "" && r.origin == "cache" {
-			b = hdr(b, &first, "Cache-Status", name+"; hit")
+			b = appendCacheMark(b, &first, s.sc.CacheMark, name, true, r.uri, s.now)
 		}
 		if r.status != 304 { // a 304 has no body to describe
 			ctype, gz := "text/html; charset=utf-8", true
@@ -392,7 +441,7 @@ func (o *outputs) respHeaders(s *sim, b []byte, r *request) []byte {
 		}
 		b = hdr(b, &first, "Cache-Control", cc)
 		if name := s.sc.CacheStatus; name != "" && r.kind == kindPage && !r.prof.loggedIn && r.method == "GET" {
-			b = hdr(b, &first, "Cache-Status", name+"; fwd=uri-miss")
+			b = appendCacheMark(b, &first, s.sc.CacheMark, name, false, r.uri, s.now)
 		}
 		switch {
 		case r.kind == kindSearch || r.kind == kindAPI || r.tool == ToolWPRestSearch:

@@ -257,7 +257,14 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 		metrics: newMetricStore(sc.Cores),
 	}
 	s.w = &world{titles: newTitles(4000), names: newNames(), bots: botProfiles(),
-		rng: rand.New(rand.NewPCG(uint64(o.Seed), 2))}
+		rng: rand.New(rand.NewPCG(uint64(o.Seed), 2)), browsers: browsers,
+		vrng: rand.New(rand.NewPCG(uint64(o.Seed), 3)), ipv6Share: sc.ReaderIPv6Share}
+	if sc.ReaderChrome != "" {
+		s.w.browsers = make([]ReaderBrowser, len(readerBrowsers))
+		for i, b := range readerBrowsers {
+			s.w.browsers[i] = b.WithChrome(sc.ReaderChrome)
+		}
+	}
 	s.selfProf = &profile{ua: "MediaWiki/1.41.1", proto: "HTTP/1.1", alpn: "http/1.1"}
 	s.cpu.cores = float64(sc.Cores)
 	s.cpu.last = begin
@@ -329,11 +336,12 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 			}})
 	}
 	if c := sc.Crawler; c != nil {
+		blocks := crawlerBlocks(c.IPv6Blocks, o.Seed)
 		cr := &crawler{spec: c, prof: crawlerProfile(c, w.names), rng: rand.New(rand.NewPCG(uint64(o.Seed), 30)),
-			addrs:     &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 31)), ipv6: c.IPv6, share: c.SharedPrefixShare},
+			addrs:     &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 31)), ipv6: c.IPv6, share: c.SharedPrefixShare, blocks: blocks},
 			fixedUsed: map[string]bool{}, fixedPrefixes: map[string]bool{}}
 		if c.IPv6Share > 0 {
-			cr.addrs6 = &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 33)), ipv6: true, share: c.SharedPrefixShare}
+			cr.addrs6 = &addrGen{rng: rand.New(rand.NewPCG(uint64(o.Seed), 33)), ipv6: true, share: c.SharedPrefixShare, blocks: blocks}
 		}
 		for _, a := range c.Agents {
 			spec := *c

@@ -148,6 +148,16 @@ type CrawlerSpec struct {
 	// same before and during its burst. RequestsPerIP, SharedPrefixShare,
 	// IPv6 and IPv6Share are then ignored.
 	Addresses []string
+	// HTTP2 sends over HTTP/2 instead of HTTP/1.1.
+	HTTP2 bool
+	// BrowserHeaders: the crawler copies a browser's whole header set
+	// (Sec-Fetch-*, Priority, ...), written where the site logs it
+	// (Scenario.BrowserHeaders).
+	BrowserHeaders bool
+	// IPv6Blocks, when set, confines IPv6 addresses to that many /32s
+	// (providers' allocations: a few /32s, thousands of /64s in each);
+	// zero spreads them over 240e::/16.
+	IPv6Blocks int
 }
 
 // CrawlerAgent is one fingerprint of a rotating crawler.
@@ -445,6 +455,24 @@ type Scenario struct {
 	VaryCookieLog bool
 	// Timezone is the bundle's display zone ("" is Asia/Seoul, the site's).
 	Timezone string
+	// LogTime is the access log's ts encoding (Caddy's time_format) and
+	// LogZoneOffsetS the host's UTC offset a string ts is written in.
+	LogTime        LogTime
+	LogZoneOffsetS int
+	// CacheMark is the header with which the page cache (CacheStatus names
+	// it) marks its answers: Cache-Status, X-Cache or Age.
+	CacheMark CacheMark
+	// BrowserHeaders: the log holds the browsers' whole header sets
+	// (Sec-Fetch-Dest/-Site/-User, Sec-Ch-Ua-Platform, Priority,
+	// Upgrade-Insecure-Requests), not the compact subset.
+	BrowserHeaders bool
+	// ReaderIPv6Share is the share of readers', editors' and crowds'
+	// sessions on IPv6 (a /64 per household in its provider's /32); zero
+	// keeps everyone on IPv4.
+	ReaderIPv6Share float64
+	// ReaderChrome is the Chrome release of the reader population (""
+	// is chromeRelease).
+	ReaderChrome string
 	// NoBaseline: the evidence starts at the window's start whatever
 	// Options.BaselineHours asks: there is no quiet time before it.
 	NoBaseline bool

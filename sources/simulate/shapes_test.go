@@ -40,7 +40,7 @@ func readEvidence(t *testing.T, dir, loggedInCookie string) []evidenceLine {
 	t.Helper()
 	var out []evidenceLine
 	readLines(t, filepath.Join(dir, "access/access.log.gz"), func(n int, raw []byte, l *line) {
-		e := evidenceLine{ts: *l.TS, dur: *l.Duration, status: l.Status, uri: l.Request.URI, ip: l.Request.RemoteIP,
+		e := evidenceLine{ts: l.ts(), dur: *l.Duration, status: l.Status, uri: l.Request.URI, ip: l.Request.RemoteIP,
 			method: l.Request.Method}
 		if ua := l.Request.Headers["User-Agent"]; len(ua) == 1 {
 			e.ua = ua[0]

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,10 +36,10 @@ func run(t *testing.T, o Options) Summary {
 
 // line is an access-log line as Caddy 2.11 writes it (fields of the lab recording).
 type line struct {
-	Level   string   `json:"level"`
-	TS      *float64 `json:"ts"`
-	Logger  string   `json:"logger"`
-	Msg     string   `json:"msg"`
+	Level   string `json:"level"`
+	TS      *logTS `json:"ts"`
+	Logger  string `json:"logger"`
+	Msg     string `json:"msg"`
 	Request *struct {
 		RemoteIP   string              `json:"remote_ip"`
 		RemotePort string              `json:"remote_port"`
@@ -56,6 +57,39 @@ type line struct {
 	Status      int                 `json:"status"`
 	RespHeaders map[string][]string `json:"resp_headers"`
 }
+
+// logTS is ts as a varied seed may write it (Caddy's time_format: float
+// seconds, float milliseconds, integer nanoseconds, or an ISO 8601 / RFC
+// 3339 string with the host's offset), as float Unix seconds.
+type logTS float64
+
+func (v *logTS) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		s, err := strconv.Unquote(string(b))
+		if err != nil {
+			return err
+		}
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z0700"} {
+			if t, err := time.Parse(layout, s); err == nil {
+				*v = logTS(float64(t.UnixNano()) / 1e9)
+				return nil
+			}
+		}
+		return fmt.Errorf("ts %s: no time_format layout reads it", b)
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	switch {
+	case f >= 1e17: // nanoseconds
+		f /= 1e9
+	case f >= 1e11: // milliseconds
+		f /= 1e3
+	}
+	*v = logTS(f)
+	return err
+}
+
+// ts is l's ts in float Unix seconds.
+func (l *line) ts() float64 { return float64(*l.TS) }
 
 func readLines(t *testing.T, path string, each func(n int, raw []byte, l *line)) {
 	t.Helper()
@@ -330,10 +364,10 @@ func TestBundles(t *testing.T) {
 				if want := map[bool]string{true: "error", false: "info"}[l.Status >= 500]; l.Level != want {
 					t.Fatalf("line %d: status %d at level %s", n, l.Status, l.Level)
 				}
-				if *l.TS < last {
-					t.Fatalf("line %d: ts %f before %f: not in the order Caddy writes", n, *l.TS, last)
+				if l.ts() < last {
+					t.Fatalf("line %d: ts %f before %f: not in the order Caddy writes", n, l.ts(), last)
 				}
-				last = *l.TS
+				last = l.ts()
 				_, via := l.RespHeaders["Via"]
 				_, php := l.RespHeaders["X-Powered-By"]
 				server := slices.Equal(l.RespHeaders["Server"], []string{"Caddy"})
@@ -349,8 +383,8 @@ func TestBundles(t *testing.T) {
 				if l.Status == 200 && via && *l.Duration > m.Site.ClientTimeoutS {
 					longOK++
 				}
-				if l.Status >= 500 && firstErr == 0 && *l.TS >= float64(m.Window.From.Unix()) {
-					firstErr = *l.TS
+				if l.Status >= 500 && firstErr == 0 && l.ts() >= float64(m.Window.From.Unix()) {
+					firstErr = l.ts()
 				}
 			})
 			for code, n := range sum.Status {
@@ -482,10 +516,10 @@ func TestCrawlerBacklogReference(t *testing.T) {
 	perMin := map[int64]int64{}
 	longOK := 0
 	readLines(t, filepath.Join(dir, "access/access.log.gz"), func(_ int, _ []byte, l *line) {
-		if *l.TS >= win0 && *l.TS < win1 {
+		if l.ts() >= win0 && l.ts() < win1 {
 			status[l.Status]++
 			if l.Status == 503 {
-				perMin[int64(*l.TS)/60]++
+				perMin[int64(l.ts())/60]++
 			}
 			if _, php := l.RespHeaders["X-Powered-By"]; php && l.Status == 200 && *l.Duration > 10 {
 				longOK++

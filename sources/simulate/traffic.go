@@ -137,6 +137,24 @@ type world struct {
 	names  *nameList
 	bots   []*profile
 	rng    *rand.Rand // readers, editors, bots, crowds
+	// browsers is the reader population (browsers, or another Chrome
+	// release under Scenario.ReaderChrome).
+	browsers []ReaderBrowser
+	// vrng draws what varyBySeed added to the population (IPv6 readers),
+	// apart from rng so that a scenario as written draws as it did.
+	vrng      *rand.Rand
+	ipv6Share float64
+}
+
+// readerIP draws the address of a person's session: an IPv4 address as
+// ReaderIP gives, or, for a share ipv6Share of them, an IPv6 address in
+// their provider's /32.
+func (w *world) readerIP(lang string) string {
+	ip := ReaderIP(w.rng, lang)
+	if w.ipv6Share > 0 && w.vrng.Float64() < w.ipv6Share {
+		return readerIPv6(w.vrng)
+	}
+	return ip
 }
 
 func (w *world) title() string {
@@ -186,14 +204,14 @@ func (s *sim) startReader(cls class, langs []weighted, hot []string, ref string)
 		share = s.sc.LoggedInShare
 	}
 	loggedIn := w.rng.Float64() < share
-	p := newBrowser(w.rng, langs, loggedIn, w.names)
+	p := newBrowser(w.rng, w.browsers, langs, loggedIn, w.names)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
 	if a := s.sc.app(); a != nil {
 		p.cookie = a.cookie(p, w.rng)
 	}
-	ss := &session{cls: cls, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: cls, prof: p, ip: w.readerIP(p.lang), port: randPort(w.rng),
 		pages: 1 + int(w.rng.ExpFloat64()*1.6), revisit: w.rng.Float64() < 0.35, hot: hot, ref: ref}
 	ss.wake(s, tagPage)
 }
@@ -375,11 +393,11 @@ func (ss *session) done(s *sim, r *request) {
 func (ss *session) moveOn(s *sim, rs *ReloadSpec) {
 	w := s.w
 	if w.rng.Float64() < rs.NewAddress {
-		ss.ip, ss.port = ReaderIP(w.rng, ss.prof.lang), randPort(w.rng)
+		ss.ip, ss.port = w.readerIP(ss.prof.lang), randPort(w.rng)
 	}
 	if w.rng.Float64() < rs.OtherBrowser {
 		lang := ss.prof.lang
-		ss.prof = newBrowser(w.rng, []weighted{{1, lang}}, false, w.names)
+		ss.prof = newBrowser(w.rng, w.browsers, []weighted{{1, lang}}, false, w.names)
 		ss.prof.cookie = ""
 		ss.port = randPort(w.rng)
 	}
@@ -440,14 +458,14 @@ func (ss *session) fetchPageAssets(s *sim, ref string, assets []siteAsset, image
 
 func (s *sim) startEditor() {
 	w := s.w
-	p := newBrowser(w.rng, readerLangs[:2], true, w.names)
+	p := newBrowser(w.rng, w.browsers, readerLangs[:2], true, w.names)
 	if s.sc.App == AppWordPress {
 		p.cookie = wpCookie(p, w.rng)
 	}
 	if a := s.sc.app(); a != nil {
 		p.cookie = a.cookie(p, w.rng)
 	}
-	ss := &session{cls: clsEditor, prof: p, ip: ReaderIP(w.rng, p.lang), port: randPort(w.rng),
+	ss := &session{cls: clsEditor, prof: p, ip: w.readerIP(p.lang), port: randPort(w.rng),
 		pages: 1 + w.rng.IntN(3)}
 	ss.wake(s, tagPage)
 }

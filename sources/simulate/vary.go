@@ -83,6 +83,86 @@ func (sc *Scenario) varyBySeed(seed int64) []string {
 			said = append(said, "Cookie "+c.String()+" in the access log")
 		}
 	}
+	// Drawn after the above, so that what seeds 2-5 drew before stays.
+	return append(said, sc.varyHabits(rng)...)
+}
+
+// hostOffsets are the UTC offsets (seconds) of a host whose clock is set
+// to local time: UTC, Seoul, Chicago, Berlin, India, Sao Paulo.
+var hostOffsets = []int{0, 9 * 3600, -5 * 3600, 3600, 19800, -3 * 3600}
+
+// crawlerLanguages are the Accept-Languages a varied crawler sends: none,
+// the readers' own, and others.
+var crawlerLanguages = []string{"", "ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7", "en-US,en;q=0.9", "en-US,en;q=0.5",
+	"zh-CN,zh;q=0.9", "ja-JP,ja;q=0.9", "ru-RU,ru;q=0.9,en;q=0.8", "pt-BR,pt;q=0.9"}
+
+// varyHabits varies what every scenario kept fixed beyond the crawler's
+// fingerprint: the access log's dialect (ts encoding and the host's
+// offset, the cache's mark, whole browser header sets, the Cookie header),
+// the readers (Chrome release, share on IPv6) and the crawler's language,
+// protocol, header set, pacing and address spread.
+func (sc *Scenario) varyHabits(rng *rand.Rand) []string {
+	var said []string
+	if f := LogTime(rng.IntN(5)); f != LogTimeUnixSeconds {
+		sc.LogTime = f
+		sc.LogZoneOffsetS = hostOffsets[rng.IntN(len(hostOffsets))]
+		if f == LogTimeISO8601 || f == LogTimeRFC3339Nano {
+			said = append(said, fmt.Sprintf("access log ts as %s at UTC%+.1fh", f, float64(sc.LogZoneOffsetS)/3600))
+		} else {
+			said = append(said, "access log ts as "+f.String())
+		}
+	}
+	if sc.CacheStatus == "" && sc.CachePurge == nil && rng.IntN(3) == 0 {
+		sc.CacheStatus = "edge" // a cache in front of PHP that says what it did
+		said = append(said, "page cache marks its answers")
+	}
+	if m := CacheMark(rng.IntN(3)); sc.CacheStatus != "" && m != sc.CacheMark {
+		sc.CacheMark = m
+		said = append(said, "page cache marked by "+m.String())
+	}
+	if rng.IntN(2) == 0 {
+		sc.BrowserHeaders = true
+		said = append(said, "whole browser header sets logged")
+	}
+	if c := CookieLog(rng.IntN(3)); !sc.VaryCookieLog && c != sc.CookieLog {
+		sc.CookieLog = c
+		said = append(said, "Cookie "+c.String()+" in the access log")
+	}
+	sc.ReaderChrome = strconv.Itoa(124 + rng.IntN(9))
+	said = append(said, "readers on Chrome "+sc.ReaderChrome)
+	if share := 0.6 * rng.Float64(); share > 0.05 {
+		sc.ReaderIPv6Share = share
+		said = append(said, fmt.Sprintf("%.0f%% of readers on IPv6", 100*share))
+	}
+	if c := sc.Crawler; c != nil {
+		v := *c
+		if len(v.Agents) == 0 && rng.IntN(2) == 0 {
+			v.AcceptLanguage = crawlerLanguages[rng.IntN(len(crawlerLanguages))]
+			said = append(said, fmt.Sprintf("crawler Accept-Language %q", v.AcceptLanguage))
+		}
+		if rng.IntN(3) == 0 {
+			v.HTTP2 = true
+			said = append(said, "crawler on HTTP/2")
+		}
+		if rng.IntN(3) == 0 {
+			v.BrowserHeaders = true
+			said = append(said, "crawler copies a browser's header set")
+		}
+		if v.AttemptsMin == 0 && v.RequestsPerIP < 4 {
+			v.RequestsPerIP *= 0.8 + 0.8*rng.Float64()
+			v.RequestsPerIP = max(v.RequestsPerIP, 1)
+			said = append(said, fmt.Sprintf("crawler %.2f requests per address", v.RequestsPerIP))
+		}
+		if !v.IPv6 && v.IPv6Share == 0 && v.SharedPrefixShare < 0.5 {
+			v.SharedPrefixShare = 0.4 * rng.Float64()
+			said = append(said, fmt.Sprintf("%.0f%% of fresh IPv4 addresses in the previous one's /24", 100*v.SharedPrefixShare))
+		}
+		if (v.IPv6 || v.IPv6Share > 0) && rng.IntN(2) == 0 {
+			v.IPv6Blocks = 1 + rng.IntN(4)
+			said = append(said, fmt.Sprintf("crawler's IPv6 /64s in %d provider /32s", v.IPv6Blocks))
+		}
+		sc.Crawler = &v
+	}
 	return said
 }
 
