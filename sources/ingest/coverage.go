@@ -91,7 +91,7 @@ func cutTail(c *sources.Coverage, to time.Time) {
 
 // measureCoverage fills l.Coverage for every source and adds a data_quality
 // warning for each one that leaves part of the window unknown.
-func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
+func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
 	from, to := l.From, l.To
 	var cov []sources.Coverage
 	failed := failedPulls(in.Manifest.Queries, from, to)
@@ -101,7 +101,7 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		// A pull that failed before writing anything is not a log not
 		// given: measured, it covers nothing.
 		c := access.Measure(CoverageAccess, from, to, 0, false)
-		c.AttributeGaps(l.accessInputs(in), time.Minute)
+		c.AttributeGaps(accessInputs(l, in), time.Minute)
 		c.Truncated = append(truncated, failed...)
 		if len(truncated) > 0 {
 			cutTail(&c, to)
@@ -151,13 +151,13 @@ func (l *Loaded) measureCoverage(in Inputs, access *sources.CoverageMeter, trunc
 		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
 			said.Outside, said.HasOutside = outsideWindow(store, c.Source), true
 		}
-		l.sayNote(c.Source, sources.SeverityWarning, Messages.Say("coverage", said))
+		sayNote(l, c.Source, sources.SeverityWarning, Messages.Say("coverage", said))
 	}
 }
 
 // accessInputs lists the access logs read, each with its own span, and
 // the files beside them that were not read.
-func (l *Loaded) accessInputs(in Inputs) []sources.InputSpan {
+func accessInputs(l *Loaded, in Inputs) []sources.InputSpan {
 	var out []sources.InputSpan
 	for _, a := range l.Access.Inputs {
 		s := sources.InputSpan{Name: in.name(a.Name), Requests: a.Requests, Duplicates: a.Duplicates + a.Repeated, SkippedLines: a.Skipped, Cut: a.Cut}

@@ -148,8 +148,9 @@ type Loaded struct {
 	// Traffic holds the access log's requests (and per-minute counts), nil
 	// when no access log was given or none of it was usable.
 	Traffic Aggregate
-	// Metrics holds the metric samples (nil when no metrics were given).
-	Metrics *metrics.Store
+	// Metrics answers PromQL over the metric samples (nil when no metrics
+	// were given).
+	Metrics MetricStore
 	// Health lists the proxy's health-checker events, FPM php-fpm's own
 	// warnings; the Given flags say such a log was read at all.
 	Health         []sources.HealthEvent
@@ -183,6 +184,15 @@ type Loaded struct {
 	// Requests holds the requests read, when Inputs.KeepRequests asked for them.
 	Requests *accesslog.Spill
 	tempDir  string
+}
+
+// MetricStore is what holds the loaded metric samples: the queries detection
+// runs, and Close. It is an interface so that the packages that read a Loaded
+// (detect, report, scan) do not link the store's implementation (Prometheus'
+// TSDB and everything its configuration pulls in); only the loader does.
+type MetricStore interface {
+	metrics.Querier
+	Close() error
 }
 
 // Close releases the metric store and unpacked archives.
@@ -243,7 +253,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			l.Requests.Close()
 			l.Requests = nil
 		}
-		l.sayNote("access", sources.SeverityInfo, Messages.Say("access.not_kept", err.Error()))
+		sayNote(l, "access", sources.SeverityInfo, Messages.Say("access.not_kept", err.Error()))
 	}
 	if in.KeepRequests && len(in.Access) > 0 {
 		if spill, err := accesslog.NewSpill(""); err != nil {
@@ -281,7 +291,7 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	l.Access = stats
 	l.SkippedLines = skips.Count("")
 	if m.Site.LoggedInCookie != "" && stats.Requests >= cookiesJudgedAfter && withCookie == 0 {
-		l.sayNote("access", sources.SeverityInfo, Messages.Say("access.no_cookies", struct {
+		sayNote(l, "access", sources.SeverityInfo, Messages.Say("access.no_cookies", struct {
 			Requests int64
 			Pattern  string
 		}{stats.Requests, m.Site.LoggedInCookie}))
@@ -307,12 +317,12 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 			// A pull that failed is replaced by the counts of its minutes
 			// where the fetch had them; whether it had them all, the
 			// fetch's own notes say: the totals are not vouched for here.
-			l.sayNote("access", sources.SeverityInfo, Messages.Say("access.counts_failed", struct {
+			sayNote(l, "access", sources.SeverityInfo, Messages.Say("access.counts_failed", struct {
 				File string
 				Rows int
 			}{bundle.MinuteStatusFile, added}))
 		case added > 0:
-			l.sayNote("access", sources.SeverityInfo, Messages.Say("access.counts", struct {
+			sayNote(l, "access", sources.SeverityInfo, Messages.Say("access.counts", struct {
 				File string
 				Rows int
 			}{bundle.MinuteStatusFile, added}))
@@ -322,11 +332,13 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 	l.DataQuality = append(l.DataQuality, stats.Notes...)
 	l.DataQuality = append(l.DataQuality, skips.Notes("access", "lines")...)
 
+	// store is the Store behind l.Metrics (nil when no metrics were given):
+	// the loader reads its span and coverage, which Loaded's readers do not.
+	var store *metrics.Store
 	if len(in.Metrics) == 0 {
-		l.sayNote("metrics", sources.SeverityWarning, Messages.Say("metrics.not_given", nil))
+		sayNote(l, "metrics", sources.SeverityWarning, Messages.Say("metrics.not_given", nil))
 	} else {
-		store, err := metrics.Open()
-		if err != nil {
+		if store, err = metrics.Open(); err != nil {
 			return nil, err
 		}
 		l.Metrics = store
@@ -350,12 +362,12 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		}
 	}
 	if spanWindow {
-		l.windowFromSpan(traffic)
+		windowFromSpan(l, traffic, store)
 	}
 	switch {
 	case len(in.Access) == 0:
 		if in.MinuteStatus == "" {
-			l.sayNote("access", sources.SeverityWarning, Messages.Say("access.not_given", nil))
+			sayNote(l, "access", sources.SeverityWarning, Messages.Say("access.not_given", nil))
 		} else {
 			l.Traffic = traffic
 		}
@@ -407,10 +419,10 @@ func Load(ctx context.Context, in Inputs, loc *time.Location, newAggregate NewAg
 		l.Changes = append(l.Changes, cs...)
 		l.DataQuality = append(l.DataQuality, notes...)
 	}
-	if err := l.readLogs(in); err != nil {
+	if err := readLogs(l, in); err != nil {
 		return nil, err
 	}
-	l.measureCoverage(in, accessCoverage, truncatedFiles(&skips), l.Metrics)
+	measureCoverage(l, in, accessCoverage, truncatedFiles(&skips), store)
 	return l, nil
 }
 
@@ -427,11 +439,11 @@ func accessPullFailed(m bundle.Manifest) bool {
 
 // windowFromSpan sets the window to the evidence's own span, in whole
 // minutes: the access logs', else the metrics'. It says so in data_quality.
-func (l *Loaded) windowFromSpan(traffic Aggregate) {
+func windowFromSpan(l *Loaded, traffic Aggregate, store *metrics.Store) {
 	first, last := traffic.Span()
 	what := "access logs"
-	if traffic.Total() == 0 && l.Metrics != nil {
-		first, last = l.Metrics.Range()
+	if traffic.Total() == 0 && store != nil {
+		first, last = store.Range()
 		what = "metrics"
 	}
 	if first.IsZero() {
@@ -439,7 +451,7 @@ func (l *Loaded) windowFromSpan(traffic Aggregate) {
 	}
 	l.From = first.UTC().Truncate(time.Minute)
 	l.To = last.UTC().Truncate(time.Minute).Add(time.Minute)
-	l.sayNote("window", sources.SeverityInfo, Messages.Say("window.from_span", struct {
+	sayNote(l, "window", sources.SeverityInfo, Messages.Say("window.from_span", struct {
 		Metrics  bool
 		From, To string
 	}{what == "metrics", l.From.Format(time.RFC3339), l.To.Format(time.RFC3339)}))
@@ -496,7 +508,7 @@ func skipSummary(skips *sources.Skips, unit string) string {
 // (in.LogZone: UTC unless --log-tz or the Caddyfile's time_local says
 // otherwise), never in the zone the report is shown in, which would move
 // every event by the difference.
-func (l *Loaded) readLogs(in Inputs) error {
+func readLogs(l *Loaded, in Inputs) error {
 	fpmZone := in.LogZone
 	if fpmZone == nil {
 		fpmZone = time.UTC
@@ -504,7 +516,7 @@ func (l *Loaded) readLogs(in Inputs) error {
 	for _, f := range in.Logs {
 		if holdsNothing(f) {
 			// Decompressed: an empty gzipped log is gzip's header on disk.
-			l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
+			sayNote(l, "logs", sources.SeverityInfo, Messages.Say("logs.empty", in.name(f)))
 			continue
 		}
 		var skips sources.Skips
@@ -527,7 +539,7 @@ func (l *Loaded) readLogs(in Inputs) error {
 			l.FPM = append(l.FPM, fpm...)
 			continue
 		}
-		l.sayNote("logs", sources.SeverityInfo, Messages.Say("logs.unknown", in.name(f)))
+		sayNote(l, "logs", sources.SeverityInfo, Messages.Say("logs.unknown", in.name(f)))
 	}
 	return nil
 }

@@ -18,6 +18,6 @@ var proseFiles embed.FS
 var Messages = prose.MustParse(proseFiles, "prose", prose.Langs)
 
 // sayNote is a data-quality note of source and severity said by message t.
-func (l *Loaded) sayNote(source string, severity sources.Severity, t prose.Text) {
+func sayNote(l *Loaded, source string, severity sources.Severity, t prose.Text) {
 	l.DataQuality = append(l.DataQuality, sources.Note(source, severity, t))
 }
