@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	_ "github.com/aftermath-forensics/aftermath/detect/configchange" // registers config_change among detect.Detectors()
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
@@ -20,7 +21,7 @@ type Detected struct {
 	TZ  string
 	Loc *time.Location
 	// Loaded is what was read; Close releases it.
-	Loaded *ingest.Loaded
+	Loaded *evidence.Loaded
 	// Evidence is the detectors' view of Loaded; Result what they found.
 	Evidence *detect.Evidence
 	Result   *detect.Result
@@ -36,7 +37,7 @@ func (d *Detected) Close() {
 // Load reads in in loc, aggregated as the detectors read it, and returns it
 // with the detectors' view of it (detect.EvidenceOf). The caller closes the
 // Loaded.
-func Load(ctx context.Context, in ingest.Inputs, loc *time.Location) (*ingest.Loaded, *detect.Evidence, error) {
+func Load(ctx context.Context, in evidence.Inputs, loc *time.Location) (*evidence.Loaded, *detect.Evidence, error) {
 	loaded, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
 	if err != nil {
 		return nil, nil, err
@@ -46,7 +47,7 @@ func Load(ctx context.Context, in ingest.Inputs, loc *time.Location) (*ingest.Lo
 
 // Detect loads in (keeping the requests for the rules, which read them
 // again) and runs every detector on it. The caller closes the result.
-func Detect(ctx context.Context, in ingest.Inputs) (*Detected, error) {
+func Detect(ctx context.Context, in evidence.Inputs) (*Detected, error) {
 	// The rules read the requests again: kept in a spill, they are not parsed twice.
 	in.KeepRequests = true
 	return detectInputs(ctx, in)
@@ -65,7 +66,7 @@ func (u UnusableEvidence) Error() string { return strings.Join(u, "\n") }
 // detectInputs loads in in the bundle's time zone, adds the notes a live
 // bundle's manifest carries, and runs every detector. A source given but
 // unusable is an UnusableEvidence. The caller closes the result.
-func detectInputs(ctx context.Context, in ingest.Inputs) (*Detected, error) {
+func detectInputs(ctx context.Context, in evidence.Inputs) (*Detected, error) {
 	tz := in.Manifest.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -94,7 +95,7 @@ func detectInputs(ctx context.Context, in ingest.Inputs) (*Detected, error) {
 }
 
 // stage tells in's progress what the pipeline is doing now.
-func stage(in ingest.Inputs, name string) {
+func stage(in evidence.Inputs, name string) {
 	if in.Progress != nil {
 		in.Progress.Stage(name, -1)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/rules/replay"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // defaultBaselineSpan is how far before the incident's window the zones are
@@ -22,7 +22,7 @@ const defaultBaselineSpan = 30 * 24 * time.Hour
 // part of it still knows the crawler. The zones are sized on the bundle's
 // baseline, or else on the data before the incident's window (never on the
 // incident before the range). in is what d was detected from.
-func (d *Detected) PrepareReplay(ctx context.Context, in ingest.Inputs, o replay.PlanOptions) (*replay.Plan, *rules.Proposal, error) {
+func (d *Detected) PrepareReplay(ctx context.Context, in evidence.Inputs, o replay.PlanOptions) (*replay.Plan, *rules.Proposal, error) {
 	ev := d.Loaded
 	if ev.Requests == nil {
 		return nil, nil, errors.New("replay: the evidence was loaded without its requests (ingest.Inputs.KeepRequests)")

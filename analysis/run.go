@@ -6,7 +6,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/rules"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // Analysis is what an analysis produces: the report and the rules file's text.
@@ -31,7 +31,7 @@ type Options struct {
 
 // Run runs the whole pipeline on in: it loads and detects (Detect), then
 // builds the report and proposes the rules (Finish).
-func Run(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
+func Run(ctx context.Context, in evidence.Inputs, o Options) (*Analysis, error) {
 	d, err := Detect(ctx, in)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func Run(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
 // Finish builds the report of d and proposes and backtests the rules for its
 // findings, then closes d. in is what d was detected from (Detect, or the last
 // of SecondPasses).
-func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*Analysis, error) {
+func (d *Detected) Finish(ctx context.Context, in evidence.Inputs, o Options) (*Analysis, error) {
 	defer d.Close()
 	stage(in, "writing the report")
 	rep, err := report.Build(ctx, d.Loaded, d.Result, d.TZ)
@@ -74,7 +74,7 @@ func (d *Detected) Finish(ctx context.Context, in ingest.Inputs, o Options) (*An
 
 // Propose generates and backtests the rate-limit rules for d's findings over
 // its window.
-func (d *Detected) Propose(ctx context.Context, in ingest.Inputs) (*rules.Proposal, error) {
+func (d *Detected) Propose(ctx context.Context, in evidence.Inputs) (*rules.Proposal, error) {
 	ev := d.Evidence
 	// The zones are sized on the baseline the detectors compared with: the
 	// given one, or the data before the incident's onset, never the incident.

@@ -8,13 +8,13 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/rules"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // LoadScans reads the evidence of in for scans at nows (scan.Load): the
 // metrics, logs and changes through Load, the access logs by the scan's own
 // collector.
-func LoadScans(ctx context.Context, in ingest.Inputs, cfg scan.Config, nows ...time.Time) (*scan.Set, error) {
+func LoadScans(ctx context.Context, in evidence.Inputs, cfg scan.Config, nows ...time.Time) (*scan.Set, error) {
 	return scan.Load(ctx, in, cfg, Load, nows...)
 }
 
@@ -22,7 +22,7 @@ func LoadScans(ctx context.Context, in ingest.Inputs, cfg scan.Config, nows ...t
 // findings over its window, sized on the lookback before it (the same
 // rules.Propose as an analysis). A scan without a crawler_burst finding, or
 // without access logs, proposes nothing (nil).
-func ProposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res *scan.Result) (*rules.Proposal, error) {
+func ProposeForScan(ctx context.Context, in evidence.Inputs, cfg scan.Config, res *scan.Result) (*rules.Proposal, error) {
 	var crawlers []detect.Finding
 	for _, f := range res.Findings {
 		if f.Kind == detect.KindCrawlerBurst {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -27,7 +27,7 @@ import (
 // analyzes nothing) it returns nil, and the bundle is not analyzed after the
 // last pass. A nil result with final means the caller analyzes: the bundle
 // was not pushed down, or analyze would refuse it.
-func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) ingest.Inputs, final bool) (*Detected, error) {
+func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) evidence.Inputs, final bool) (*Detected, error) {
 	for pass := 0; ; pass++ {
 		if pass == live.MaxSecondPasses && !final {
 			return nil, nil

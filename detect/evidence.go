@@ -8,8 +8,8 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -49,13 +49,13 @@ type Evidence struct {
 
 // NewAggregate is the ingest.NewAggregate the detectors read: the access log
 // streams into a Traffic.
-func NewAggregate(site sources.Site, from, to time.Time) ingest.Aggregate {
+func NewAggregate(site sources.Site, from, to time.Time) evidence.Aggregate {
 	return NewTraffic(site, from, to)
 }
 
 // EvidenceOf is the Evidence of what ingest.Load read with NewAggregate (its
 // Traffic is nil when the access log was not read into one).
-func EvidenceOf(l *ingest.Loaded) *Evidence {
+func EvidenceOf(l *evidence.Loaded) *Evidence {
 	ev := &Evidence{From: l.From, To: l.To, BaselineFrom: l.BaselineFrom, BaselineTo: l.BaselineTo, Site: l.Site,
 		Health: l.Health, HealthLogGiven: l.HealthLogGiven, FPM: l.FPM, FPMLogGiven: l.FPMLogGiven, Changes: l.Changes, Loc: l.Loc, Coverage: l.Coverage}
 	if l.Metrics != nil {

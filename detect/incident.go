@@ -1,14 +1,15 @@
 package detect
 
 import (
-	"github.com/aftermath-forensics/aftermath/prose"
 	"math"
 	"sort"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
+
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/failure"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
@@ -267,7 +268,7 @@ func FindIncidents(ev *Evidence) *Incidents {
 // was saturated (saturated) at the edge: the saturation's own end (or start)
 // is then what is known, and the report says it is the metrics'.
 func (ev *Evidence) openEdges(inc *Incident, unlogged []sources.Stretch, saturated []run) {
-	metricsCover := func(a, b time.Time) bool { return coveredOver(ev.Coverage, ingest.CoverageMetrics, a, b) }
+	metricsCover := func(a, b time.Time) bool { return coveredOver(ev.Coverage, evidence.CoverageMetrics, a, b) }
 	for _, s := range unlogged {
 		switch {
 		case !s.From.Before(inc.Start) && !s.To.After(inc.End):
@@ -283,7 +284,7 @@ func (ev *Evidence) openEdges(inc *Incident, unlogged []sources.Stretch, saturat
 				// failing stretch.
 				end := earlier(r.End, ev.To)
 				if metricsCover(inc.End, earlier(end.Add(mergeGap), ev.To)) {
-					e.BoundedBy, e.At = ingest.CoverageMetrics, end
+					e.BoundedBy, e.At = evidence.CoverageMetrics, end
 					e.Ongoing = ev.Pool != nil && !r.End.Before(ev.To.Add(-ev.Pool.Step))
 				}
 				break
@@ -292,7 +293,7 @@ func (ev *Evidence) openEdges(inc *Incident, unlogged []sources.Stretch, saturat
 		case inc.OpenStart == nil && s.From.Before(inc.Start) && !s.To.Before(inc.Start.Add(-mergeGap)):
 			e := &Edge{Unlogged: s}
 			if sat := inc.SaturatedFrom; !sat.IsZero() && sat.Before(inc.Start) && metricsCover(later(sat.Add(-mergeGap), ev.From), inc.Start) {
-				e.BoundedBy, e.At = ingest.CoverageMetrics, sat
+				e.BoundedBy, e.At = evidence.CoverageMetrics, sat
 			}
 			inc.OpenStart = e
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
@@ -35,7 +36,7 @@ func runBundle(t *testing.T, dir string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, NewAggregate)
+	loaded, err := ingest.Load(context.Background(), evidence.FromBundle(b), time.UTC, NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}

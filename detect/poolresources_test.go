@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // scrapes writes one exposition of the text each scrape returns, every 15 s
@@ -125,7 +125,7 @@ const processExporterHeader = `# HELP namedprocess_namegroup_cpu_seconds_total C
 
 func loadResources(t *testing.T, from time.Time, files ...string) *Pool {
 	t.Helper()
-	store, err := metrics.Open()
+	store, err := promstore.Open()
 	if err != nil {
 		t.Fatal(err)
 	}

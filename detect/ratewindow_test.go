@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // node_exporter's CPU counters as scraped at an interval: 4 CPUs, 30% busy.
@@ -40,7 +40,7 @@ func TestCPUFollowsTheScrapeInterval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.every.String(), func(t *testing.T) {
-			store, err := metrics.Open()
+			store, err := promstore.Open()
 			if err != nil {
 				t.Fatal(err)
 			}

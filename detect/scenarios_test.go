@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
@@ -70,7 +71,7 @@ func analyzeBundle(dir string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, NewAggregate)
+	loaded, err := ingest.Load(context.Background(), evidence.FromBundle(b), time.UTC, NewAggregate)
 	if err != nil {
 		return nil, err
 	}

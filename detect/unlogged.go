@@ -5,7 +5,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // Unlogged returns the stretches of [from, to) the access log has no lines
@@ -61,7 +61,7 @@ func Unlogged(cov []sources.Coverage, from, to time.Time) []sources.Stretch {
 // accessCoverage is the access log's coverage among cov.
 func accessCoverage(cov []sources.Coverage) (sources.Coverage, bool) {
 	for _, c := range cov {
-		if c.Source == ingest.CoverageAccess {
+		if c.Source == evidence.CoverageAccess {
 			return c, true
 		}
 	}

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // accessWithGap is an access log's coverage of [from, to) with one stretch
 // without lines.
 func accessWithGap(from, to time.Time, gap sources.Stretch) []sources.Coverage {
-	return []sources.Coverage{{Source: ingest.CoverageAccess, State: sources.CoverageIncomplete, First: &from, Last: &to,
+	return []sources.Coverage{{Source: evidence.CoverageAccess, State: sources.CoverageIncomplete, First: &from, Last: &to,
 		Uncovered: []sources.Stretch{gap}, Resolution: 60}}
 }
 

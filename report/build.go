@@ -6,7 +6,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // Build assembles the report from loaded evidence (l: what was read and what
@@ -16,7 +16,7 @@ import (
 // Recommendations are left for the caller to set. tz names the zone local
 // times are shown in. Build computes no number of the evidence and queries
 // nothing itself.
-func Build(_ context.Context, l *ingest.Loaded, res *detect.Result, tz string) (*Report, error) {
+func Build(_ context.Context, l *evidence.Loaded, res *detect.Result, tz string) (*Report, error) {
 	sum := res.Summary
 	r := &Report{Schema: Schema, Window: Window{From: sum.From, To: sum.To, TZ: tz}}
 	r.Evidence.AccessFiles = int(l.Access.Files)

@@ -9,7 +9,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report/timechart"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // chartView is one inline SVG chart of report.html, drawn by package
@@ -108,7 +108,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		for _, k := range keys {
 			c.Key(k.colour, w[k.key])
 		}
-		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c, ingest.CoverageAccess)})
+		out = append(out, chartView{ID: "chart-status", Title: w["status"], Caption: w["status_cap"], SVG: finish(c, evidence.CoverageAccess)})
 
 		// Ordinary clients' goodput against its usual level, the crawlers'
 		// own answers in time apart: the text's goodput is the ordinary one.
@@ -141,7 +141,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		if lowest.OK {
 			c.Key(timechart.ColourLine, w["lowest"]+" "+p.n(float64(lowest.V)))
 		}
-		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c, ingest.CoverageAccess)})
+		out = append(out, chartView{ID: "chart-goodput", Title: w["goodput"], Caption: w["goodput_cap"], SVG: finish(c, evidence.CoverageAccess)})
 	}
 
 	if act := r.Evidence.series(SeriesActive); act != nil && len(act.Points) > 0 {
@@ -158,7 +158,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 			c.Line(chartPoints(tot.Points), timechart.ColourRef, true)
 			c.Key("-"+timechart.ColourRef, w["total"])
 		}
-		out = append(out, chartView{ID: "chart-workers", Title: w["workers"], Caption: w["workers_cap"], SVG: finish(c, ingest.CoverageMetrics)})
+		out = append(out, chartView{ID: "chart-workers", Title: w["workers"], Caption: w["workers_cap"], SVG: finish(c, evidence.CoverageMetrics)})
 	}
 
 	if q := r.Evidence.series(SeriesQueue); q != nil && len(q.Points) > 0 {
@@ -179,7 +179,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		case bl != nil && bl.Max > 0:
 			c.Key("-"+timechart.ColourRef, w["cap_off"]+": "+p.n(bl.Max))
 		}
-		out = append(out, chartView{ID: "chart-queue", Title: w["queue"], Caption: w["queue_cap"], SVG: finish(c, ingest.CoverageMetrics)})
+		out = append(out, chartView{ID: "chart-queue", Title: w["queue"], Caption: w["queue_cap"], SVG: finish(c, evidence.CoverageMetrics)})
 	}
 
 	if cpu := r.Evidence.series(SeriesCPU); cpu != nil && len(cpu.Points) > 0 {
@@ -187,7 +187,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		decorate(c)
 		c.Area(chartPoints(cpu.Points), timechart.ColourCPU)
 		c.Key(timechart.ColourCPU, w["cpu_l"])
-		out = append(out, chartView{ID: "chart-cpu", Title: w["cpu"], Caption: w["cpu_cap"], SVG: finish(c, ingest.CoverageCPU)})
+		out = append(out, chartView{ID: "chart-cpu", Title: w["cpu"], Caption: w["cpu_cap"], SVG: finish(c, evidence.CoverageCPU)})
 	}
 
 	for i, cr := range r.Evidence.Crawlers {
@@ -202,7 +202,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 		c.HLine(cr.BaselinePerMin, timechart.ColourBaseline)
 		c.Key("-"+timechart.ColourBaseline, w["baseline"]+" "+p.n(cr.BaselinePerMin))
 		out = append(out, chartView{ID: "chart-crawler-" + strconv.Itoa(i+1), Title: w["crawler"],
-			Caption: p.say("chart.crawler_caption", p.text(cr.FingerprintText, cr.Fingerprint)+" ("+cr.Finding+")"), SVG: finish(c, ingest.CoverageAccess)})
+			Caption: p.say("chart.crawler_caption", p.text(cr.FingerprintText, cr.Fingerprint)+" ("+cr.Finding+")"), SVG: finish(c, evidence.CoverageAccess)})
 	}
 	return out
 }
@@ -211,7 +211,7 @@ func charts(r *Report, v *view, p printer) []chartView {
 // the access log's through detect.Unlogged (the story's one reading of it),
 // the others' from their coverage.
 func uncoveredOf(r *Report, source string) []sources.Stretch {
-	if source == ingest.CoverageAccess {
+	if source == evidence.CoverageAccess {
 		return detect.Unlogged(r.Coverage, r.Window.From, r.Window.To)
 	}
 	for _, c := range r.Coverage {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // assembleImpact counts what users saw from the per-minute evidence. An outage
@@ -92,7 +92,7 @@ func impactCaveats(r *Report, im *Impact, loc *time.Location) []phrase {
 	// without lines on a quiet site is not one; listing every such minute
 	// told a week-long window's night as hundreds of holes.
 	for _, c := range r.Coverage {
-		if c.Source != ingest.CoverageAccess {
+		if c.Source != evidence.CoverageAccess {
 			continue
 		}
 		for _, g := range c.Gaps() {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -423,7 +423,7 @@ func minutesReport(t *testing.T, perMin int, missing []int) *Report {
 		ms = append(ms, m)
 	}
 	r := &Report{Window: Window{From: at("02:00"), To: at("02:30"), TZ: "Asia/Seoul"}, Evidence: Evidence{Minutes: ms},
-		Coverage: []sources.Coverage{meter.Measure(ingest.CoverageAccess, at("02:00"), at("02:30"), 0, false)}}
+		Coverage: []sources.Coverage{meter.Measure(evidence.CoverageAccess, at("02:00"), at("02:30"), 0, false)}}
 	if err := r.Assemble(); err != nil {
 		t.Fatal(err)
 	}

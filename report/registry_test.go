@@ -12,7 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // teapotKind is a detector only this test registers, declared the way every
@@ -99,7 +99,7 @@ func TestRegisteredDetectorReachesTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Build(context.Background(), &ingest.Loaded{}, res, "UTC")
+	r, err := Build(context.Background(), &evidence.Loaded{}, res, "UTC")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkProposeRealistic(b *testing.B) {
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
 	// As analyze does: the rules read the requests ingest kept.
-	loaded, err := ingest.Load(ctx, ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC, detect.NewAggregate)
+	loaded, err := ingest.Load(ctx, evidence.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC, detect.NewAggregate)
 	if err != nil {
 		b.Fatal(err)
 	}

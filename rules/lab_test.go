@@ -9,6 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
@@ -139,7 +140,7 @@ func inputForBundle(t *testing.T, dir string) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := ingest.FromBundle(b)
+	in := evidence.FromBundle(b)
 	in.KeepRequests = true
 	loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 	if err != nil {

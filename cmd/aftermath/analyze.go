@@ -23,7 +23,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -177,8 +177,8 @@ the window): no report is written then.`,
 // inputs resolves the flags into evidence: a bundle, files, or a live fetch into
 // a temporary bundle (cleanup removes it; d is its analysis when its second
 // passes made one, see liveInputs).
-func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*ingest.Inputs, *analysis.Detected, func(), error) {
-	offlineInputs := func() (*ingest.Inputs, *analysis.Detected, func(), error) {
+func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Writer) (*evidence.Inputs, *analysis.Detected, func(), error) {
+	offlineInputs := func() (*evidence.Inputs, *analysis.Detected, func(), error) {
 		in, cleanup, err := f.offlineInputs(stdin)
 		return in, nil, cleanup, err
 	}
@@ -203,7 +203,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 			}
 			return offlineInputs()
 		}
-		return liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr, func(in *ingest.Inputs) {
+		return liveInputs(ctx, f.config, f.since, f.from, f.to, f.tz, stderr, func(in *evidence.Inputs) {
 			in.Changes = append(in.Changes, f.changes...)
 			if f.tz != "" {
 				in.Manifest.Timezone = f.tz
@@ -220,7 +220,7 @@ func (f *analyzeFlags) inputs(ctx context.Context, stdin io.Reader, stderr io.Wr
 // offlineInputs reads a bundle or the files named on the command line, with
 // the site facts of --config's site section and of the flags. cleanup removes
 // what standard input was copied to.
-func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), error) {
+func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*evidence.Inputs, func(), error) {
 	if f.bundle == "" && len(f.access) == 0 && len(f.metrics) == 0 {
 		return nil, nil, usageErrorf("nothing to analyze: give --bundle DIR, or --access/--metrics files")
 	}
@@ -232,7 +232,7 @@ func (f *analyzeFlags) offlineInputs(stdin io.Reader) (*ingest.Inputs, func(), e
 	if stdinCopy != "" {
 		cleanup = func() { os.Remove(stdinCopy) }
 	}
-	fail := func(err error) (*ingest.Inputs, func(), error) {
+	fail := func(err error) (*evidence.Inputs, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
@@ -407,8 +407,8 @@ func shiftLine(msg, path string, offset int, section string) string {
 // tz is --tz ("" when not given): the zone of times written without one in
 // --from/--to, and in bundle.yaml when the bundle names no timezone of its
 // own. The caller has checked that it loads.
-func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*ingest.Inputs, error) {
-	in := &ingest.Inputs{}
+func openEvidence(dir string, access, metrics, changes []string, from, to, tz string) (*evidence.Inputs, error) {
+	in := &evidence.Inputs{}
 	var tzLoc *time.Location
 	if tz != "" {
 		var err error
@@ -421,7 +421,7 @@ func openEvidence(dir string, access, metrics, changes []string, from, to, tz st
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		*in = ingest.FromBundle(b)
+		*in = evidence.FromBundle(b)
 	}
 	in.Access = append(in.Access, access...)
 	in.Metrics = append(in.Metrics, metrics...)
@@ -471,7 +471,7 @@ func parseWindowIn(from, to string, loc *time.Location) (time.Time, time.Time, e
 
 // analyzeAndWrite runs the pipeline, writes the outputs into out and prints a
 // summary. The error carries exit code 1 when the evidence was incomplete.
-func analyzeAndWrite(cmd *cobra.Command, in *ingest.Inputs, d *analysis.Detected, out string, formats []string, lang string) error {
+func analyzeAndWrite(cmd *cobra.Command, in *evidence.Inputs, d *analysis.Detected, out string, formats []string, lang string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		d.Close()
 		return &exitError{code: exitUsage, err: err}

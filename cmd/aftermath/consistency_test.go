@@ -24,7 +24,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -462,7 +462,7 @@ func analyzeBundleReport(ctx context.Context, b string) (*report.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	a, err := analyzeInputs(ctx, ingest.FromBundle(bd), nil)
+	a, err := analyzeInputs(ctx, evidence.FromBundle(bd), nil)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", b, err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -68,7 +68,7 @@ func newDemoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := ingest.FromBundle(b)
+			in := evidence.FromBundle(b)
 			fmt.Fprintf(cmd.OutOrStdout(), "analyzing the sample incident (%s)\n", b.Manifest.Generator)
 			return analyzeAndWrite(cmd, &in, nil, out, report.Formats, lang)
 		},

@@ -20,7 +20,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -77,7 +77,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 			prog.close()
 			printNotes(stderr, notes, f.quiet)
 			if err == nil {
-				if _, err = analysis.SecondPasses(ctx, cfg, f.out, ingest.FromBundle, false); err == nil {
+				if _, err = analysis.SecondPasses(ctx, cfg, f.out, evidence.FromBundle, false); err == nil {
 					m, err = bundle.ReadManifest(filepath.Join(f.out, bundle.ManifestFile))
 				}
 			}
@@ -120,7 +120,7 @@ bundle.yaml says what is missing), 2 on a usage or configuration error.`,
 // is done. Progress and the fetch's warnings go to stderr (progress only when
 // it is a terminal). A partial fetch is not an error: bundle.yaml marks what
 // is incomplete and the analysis reports it.
-func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer, adjust func(*ingest.Inputs)) (in *ingest.Inputs, d *analysis.Detected, cleanup func(), err error) {
+func liveInputs(ctx context.Context, configPath string, since time.Duration, from, to, tz string, stderr io.Writer, adjust func(*evidence.Inputs)) (in *evidence.Inputs, d *analysis.Detected, cleanup func(), err error) {
 	cfg, err := loadLiveConfig(configPath, stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -141,8 +141,8 @@ func liveInputs(ctx context.Context, configPath string, since time.Duration, fro
 	_, notes, err := live.Fetch(sctx, cfg, fromT, toT, bdir, prog.report)
 	prog.close()
 	printNotes(stderr, notes, true)
-	inputsOf := func(b *bundle.Bundle) ingest.Inputs {
-		inputs := ingest.FromBundle(b)
+	inputsOf := func(b *bundle.Bundle) evidence.Inputs {
+		inputs := evidence.FromBundle(b)
 		inputs.Notes = append(inputs.Notes, cfg.Warnings...)
 		// The bundle is temporary: messages name what was fetched, not where.
 		inputs.Names = map[string]string{}

@@ -15,7 +15,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
@@ -335,7 +335,7 @@ func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis.Anal
 	t.Helper()
 	var stderr bytes.Buffer
 	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr,
-		func(in *ingest.Inputs) { in.Progress = runCounter{} })
+		func(in *evidence.Inputs) { in.Progress = runCounter{} })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // logZone is --log-tz: the zone the access log's zone-less times were
@@ -32,7 +32,7 @@ func (z *logZone) register(fl *pflag.FlagSet) {
 
 // apply decides in.LogZone from --log-tz, the bundle's Caddy configuration
 // (dir, "" for none) and its timezone (bundle.LogZone).
-func (z logZone) apply(in *ingest.Inputs, dir string) error {
+func (z logZone) apply(in *evidence.Inputs, dir string) error {
 	loc, why, warn, err := bundle.LogZone(dir, string(z), in.Manifest.Timezone)
 	if err != nil {
 		return usageErrorf("%v", err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/rules"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -17,7 +17,7 @@ import (
 // this build. d, when not nil, is in already loaded and detected (the last
 // analysis of a live fetch's second passes, analysis.SecondPasses), which is
 // not done again; analyzeInputs closes it. An error is an *exitError.
-func analyzeInputs(ctx context.Context, in ingest.Inputs, d *analysis.Detected) (*analysis.Analysis, error) {
+func analyzeInputs(ctx context.Context, in evidence.Inputs, d *analysis.Detected) (*analysis.Analysis, error) {
 	gen := buildInfo()
 	o := analysis.Options{Generator: &gen}
 	var a *analysis.Analysis
@@ -36,7 +36,7 @@ func analyzeInputs(ctx context.Context, in ingest.Inputs, d *analysis.Detected) 
 // pipelineError is err, an error of the pipeline on in, with the exit code it
 // makes: a source given but unusable (analysis.UnusableEvidence) exits 2 with
 // what was read, or 1 when Loki was unreachable; any other error exits 2.
-func pipelineError(in ingest.Inputs, err error) error {
+func pipelineError(in evidence.Inputs, err error) error {
 	var unusable analysis.UnusableEvidence
 	if !errors.As(err, &unusable) {
 		return &exitError{code: exitUsage, err: err}

@@ -10,7 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -29,7 +29,7 @@ type progressPrinter struct {
 	phase   string // the fetch phase the bar shows ("" for a stage)
 }
 
-var _ ingest.Progress = (*progressPrinter)(nil)
+var _ evidence.Progress = (*progressPrinter)(nil)
 
 // progressThrottle is the least time between two redraws.
 const progressThrottle = 100 * time.Millisecond
@@ -146,14 +146,14 @@ func (p *progressPrinter) close() {
 
 // stage tells in's Progress, when there is one, that a stage without bytes
 // to count began.
-func stage(in ingest.Inputs, name string) {
+func stage(in evidence.Inputs, name string) {
 	if in.Progress != nil {
 		in.Progress.Stage(name, -1)
 	}
 }
 
 // endProgress ends in's progress line before a command prints its results.
-func endProgress(in ingest.Inputs) {
+func endProgress(in evidence.Inputs) {
 	if p, ok := in.Progress.(*progressPrinter); ok {
 		p.close()
 	}

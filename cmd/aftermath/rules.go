@@ -17,7 +17,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
 )
 
@@ -99,7 +99,7 @@ Missing metrics only limit the config advice and do not change the exit code.`,
 	return cmd
 }
 
-func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
+func (f *rulesFlags) inputs() (*evidence.Inputs, error) {
 	switch {
 	case f.bundle != "": // the bundle holds the window
 	case len(f.access) == 0:
@@ -131,7 +131,7 @@ func (f *rulesFlags) inputs() (*ingest.Inputs, error) {
 	return in, nil
 }
 
-func runRules(cmd *cobra.Command, in *ingest.Inputs, f rulesFlags) error {
+func runRules(cmd *cobra.Command, in *evidence.Inputs, f rulesFlags) error {
 	if !slices.Contains(report.Langs, f.lang) {
 		return usageErrorf("--lang %q: one of %s", f.lang, strings.Join(report.Langs, ", "))
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/duration"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
@@ -224,7 +224,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 // inputs resolves the evidence, the scan's now and the site's zone. With
 // live sources (cfg) the evidence is fetched later, once the scan's ranges are
 // known: inputs returns nil for it.
-func (f *scanFlags) inputs(cfg *live.Config) (*ingest.Inputs, time.Time, string, error) {
+func (f *scanFlags) inputs(cfg *live.Config) (*evidence.Inputs, time.Time, string, error) {
 	if cfg != nil {
 		now := time.Now().UTC().Truncate(time.Minute)
 		if f.now != "" {
@@ -257,7 +257,7 @@ func (f *scanFlags) inputs(cfg *live.Config) (*ingest.Inputs, time.Time, string,
 	if err != nil {
 		return nil, time.Time{}, "", &exitError{code: exitUsage, err: err}
 	}
-	in := ingest.FromBundle(b)
+	in := evidence.FromBundle(b)
 	in.DurationFormat = string(f.durFmt)
 	if err := f.logTZ.apply(&in, f.bundle); err != nil {
 		return nil, time.Time{}, "", err
@@ -337,7 +337,7 @@ func (f *scanFlags) announce(ctx context.Context, stdout io.Writer, webhook stri
 // rate-limit zone for its crawler_burst finding (analysis.ProposeForScan). A
 // scan without a crawler_burst finding proposes nothing. Zones Propose
 // rejected are named in data_quality.
-func proposeForScan(ctx context.Context, in ingest.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
+func proposeForScan(ctx context.Context, in evidence.Inputs, cfg scan.Config, res *scan.Result, doc *report.Scan) error {
 	prop, err := analysis.ProposeForScan(ctx, in, cfg, res)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}

@@ -14,13 +14,13 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect/scan"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live"
 )
 
 // liveScan is the evidence of a scan fetched from live sources.
 type liveScan struct {
-	inputs ingest.Inputs
+	inputs evidence.Inputs
 	// notes are the fetches' data-quality notes.
 	notes []sources.QualityNote
 	// windowComplete is true when every source answered in full for the window.
@@ -90,7 +90,7 @@ func fetchScan(ctx context.Context, cfg *live.Config, sc scan.Config, now time.T
 			ls.cleanup()
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		in := ingest.FromBundle(b)
+		in := evidence.FromBundle(b)
 		if i == 0 {
 			ls.inputs = in
 			ls.windowComplete = !incomplete(notes)

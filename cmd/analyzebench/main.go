@@ -27,7 +27,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // result is ingestbench's result.
@@ -95,7 +95,7 @@ func analyze(path string, res *result) error {
 	m.Window.From, m.Window.To = from, from.Add(time.Hour)
 	m.Site = sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}
 	after := &afterIngest{}
-	in := ingest.Inputs{Manifest: m, Access: []string{path}, Progress: after}
+	in := evidence.Inputs{Manifest: m, Access: []string{path}, Progress: after}
 	t0 := time.Now()
 	a, err := analysis.Run(ctx, in, analysis.Options{})
 	if err != nil {

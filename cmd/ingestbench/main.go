@@ -50,7 +50,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 func main() {
@@ -203,7 +203,7 @@ func runCmd(args []string) error {
 		// request's client detail is kept (the most work and memory).
 		m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
 		m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-		loaded, ev, err := analysis.Load(context.Background(), ingest.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
+		loaded, ev, err := analysis.Load(context.Background(), evidence.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
 		if err != nil {
 			return err
 		}

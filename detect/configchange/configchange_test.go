@@ -17,6 +17,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
+	"github.com/aftermath-forensics/aftermath/sources/configrepo"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -611,7 +612,7 @@ func TestRankChangesFromRepositories(t *testing.T) {
 		r.commit(ccOnset.Add(-3*time.Hour), "Darker links", map[string]string{"skins/site.css": "a { color: #123 }\n"})
 		r.commit(ccOnset.Add(-2*time.Hour), "Rotate", map[string]string{"secrets.env": "DB_PASSWORD=s3cret\n"})
 		since, until := window()
-		cs, _, err := changes.FromGit(context.Background(), r.dir, since, until)
+		cs, _, err := configrepo.FromGit(context.Background(), r.dir, since, until)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -628,7 +629,7 @@ func TestRankChangesFromRepositories(t *testing.T) {
 		r.commit(ccAt(2, 23, 40), "Bump PHP to 8.3", map[string]string{"www.conf": strings.Replace(pool, "= 511", "= 4096", 1)})
 		r.commit(ccAt(2, 23, 41), "Darker links", map[string]string{"skins/site.css": "a { color: #123 }\n"})
 		since, until := window()
-		cs, _, err := changes.FromGit(context.Background(), r.dir, since, until)
+		cs, _, err := configrepo.FromGit(context.Background(), r.dir, since, until)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -665,7 +666,7 @@ func TestRankChangesLab(t *testing.T) {
 		t.Fatalf("the lab's config.tar.gz: repositories %v, %v", repos, err)
 	}
 	onset := time.Date(2026, 11, 29, 15, 37, 10, 0, time.UTC) // truth.json phases.onset
-	cs, notes, err := changes.FromGit(context.Background(), repos[0], onset.Add(-72*time.Hour), onset)
+	cs, notes, err := configrepo.FromGit(context.Background(), repos[0], onset.Add(-72*time.Hour), onset)
 	if err != nil {
 		t.Fatal(err)
 	}

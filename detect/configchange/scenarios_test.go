@@ -11,6 +11,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
@@ -46,7 +47,7 @@ func detected(t *testing.T, dir string) *detect.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := ingest.Load(context.Background(), ingest.FromBundle(b), time.UTC, detect.NewAggregate)
+	loaded, err := ingest.Load(context.Background(), evidence.FromBundle(b), time.UTC, detect.NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}

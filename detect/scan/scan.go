@@ -13,8 +13,8 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
 )
 
 // Result is the outcome of one scan.
@@ -105,7 +105,7 @@ func (r *Result) Anomalous() bool {
 // replay a whole schedule.
 type Set struct {
 	cfg    Config
-	loaded *ingest.Loaded
+	loaded *evidence.Loaded
 	// ev is the evidence every scan starts from (its window and traffic
 	// are each scan's own).
 	ev    *detect.Evidence
@@ -117,11 +117,11 @@ type Set struct {
 // Loader reads evidence in loc as the detectors read it, with their view of
 // it: analysis.Load, the pipeline's one loader (which scan, below it, cannot
 // import).
-type Loader func(ctx context.Context, in ingest.Inputs, loc *time.Location) (*ingest.Loaded, *detect.Evidence, error)
+type Loader func(ctx context.Context, in evidence.Inputs, loc *time.Location) (*evidence.Loaded, *detect.Evidence, error)
 
 // Load reads the evidence of in for scans at nows: metrics, logs and changes
 // through load, the access logs in one pass into a Collector.
-func Load(ctx context.Context, in ingest.Inputs, cfg Config, load Loader, nows ...time.Time) (*Set, error) {
+func Load(ctx context.Context, in evidence.Inputs, cfg Config, load Loader, nows ...time.Time) (*Set, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report/notify"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
@@ -125,7 +125,7 @@ func TestWeekReplay(t *testing.T) {
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	set, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
+	set, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,12 +257,12 @@ func TestReplayMatchesSingleScan(t *testing.T) {
 	ctx := context.Background()
 	crawlHour := simulate.WeekStart.AddDate(0, 0, 3).Add(3 * time.Hour)
 	nows := []time.Time{crawlHour.Add(-time.Hour), crawlHour, crawlHour.Add(10 * time.Minute), crawlHour.AddDate(0, 0, 1)}
-	many, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
+	many, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer many.Close()
-	one, err := scan.Load(ctx, ingest.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, crawlHour)
+	one, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +333,13 @@ func TestWeekCoverageHasNoFalseGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, _, err := analysis.Load(context.Background(), ingest.FromBundle(b), seoul)
+	loaded, _, err := analysis.Load(context.Background(), evidence.FromBundle(b), seoul)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer loaded.Close()
 	for _, c := range loaded.Coverage {
-		if c.Source != ingest.CoverageAccess {
+		if c.Source != evidence.CoverageAccess {
 			continue
 		}
 		if c.State != sources.CoverageComplete || len(c.Uncovered) > 0 {

@@ -30,6 +30,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
@@ -187,7 +188,7 @@ func crawlerIncident(t *testing.T) testAnalysis {
 			incident.err = err
 			return
 		}
-		in := ingest.FromBundle(b)
+		in := evidence.FromBundle(b)
 		in.KeepRequests = true
 		loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 		if err != nil {
@@ -211,7 +212,7 @@ func crawlerIncident(t *testing.T) testAnalysis {
 // testAnalysis is what the pipeline gives a replay (analysis.Detect): the
 // evidence loaded with its requests and the detectors' findings.
 type testAnalysis struct {
-	Loaded   *ingest.Loaded
+	Loaded   *evidence.Loaded
 	Findings []detect.Finding
 	Access   []string
 }

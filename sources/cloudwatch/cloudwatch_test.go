@@ -18,6 +18,7 @@ import (
 	cw "github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // Test credentials: distinctive strings so a leak is easy to find.
@@ -236,7 +237,7 @@ func TestFetchPagesThrottlingOpenMetrics(t *testing.T) {
 	}
 
 	// And through PromQL, as the detectors read it.
-	store, err := metrics.Open()
+	store, err := promstore.Open()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,16 +10,8 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
-)
-
-// Coverage sources, in the order the report shows them.
-const (
-	CoverageAccess  = "access"
-	CoverageMetrics = "metrics"
-	CoverageCPU     = "cpu"
-	CoverageCaddy   = "caddy log"
-	CoverageFPM     = "php-fpm log"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // poolFamilies are the php-fpm metric names whose samples make the metrics'
@@ -91,16 +83,16 @@ func cutTail(c *sources.Coverage, to time.Time) {
 
 // measureCoverage fills l.Coverage for every source and adds a data_quality
 // warning for each one that leaves part of the window unknown.
-func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, truncated []string, store *metrics.Store) {
+func measureCoverage(l *evidence.Loaded, in evidence.Inputs, access *sources.CoverageMeter, truncated []string, store *promstore.Store) {
 	from, to := l.From, l.To
 	var cov []sources.Coverage
 	failed := failedPulls(in.Manifest.Queries, from, to)
 	if len(in.Access) == 0 && in.MinuteStatus == "" && len(failed) == 0 {
-		cov = append(cov, sources.Coverage{Source: CoverageAccess, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
+		cov = append(cov, sources.Coverage{Source: evidence.CoverageAccess, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
 	} else {
 		// A pull that failed before writing anything is not a log not
 		// given: measured, it covers nothing.
-		c := access.Measure(CoverageAccess, from, to, 0, false)
+		c := access.Measure(evidence.CoverageAccess, from, to, 0, false)
 		c.AttributeGaps(accessInputs(l, in), time.Minute)
 		c.Truncated = append(truncated, failed...)
 		if len(truncated) > 0 {
@@ -114,7 +106,7 @@ func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, trunca
 	for _, src := range []struct {
 		name     string
 		families []string
-	}{{CoverageMetrics, poolFamilies}, {CoverageCPU, cpuFamilies}} {
+	}{{evidence.CoverageMetrics, poolFamilies}, {evidence.CoverageCPU, cpuFamilies}} {
 		switch {
 		case len(in.Metrics) == 0:
 			cov = append(cov, sources.Coverage{Source: src.name, State: sources.CoverageNotGiven, Uncovered: []sources.Stretch{}})
@@ -122,19 +114,19 @@ func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, trunca
 			cov = append(cov, sources.Coverage{Source: src.name, State: sources.CoverageNone, Uncovered: []sources.Stretch{}})
 		default:
 			c := store.Coverage(src.name, from, to, src.families...)
-			if c.State == sources.CoverageNotGiven && src.name == CoverageMetrics {
+			if c.State == sources.CoverageNotGiven && src.name == evidence.CoverageMetrics {
 				// Metrics were given, but none of the pool's.
 				c.State = sources.CoverageNone
 			}
 			cov = append(cov, c)
 		}
 	}
-	cov = append(cov, eventCoverage(CoverageCaddy, l.HealthLogGiven, from, to, func(yield func(time.Time)) {
+	cov = append(cov, eventCoverage(evidence.CoverageCaddy, l.HealthLogGiven, from, to, func(yield func(time.Time)) {
 		for _, e := range l.Health {
 			yield(e.Time)
 		}
 	}))
-	cov = append(cov, eventCoverage(CoverageFPM, l.FPMLogGiven, from, to, func(yield func(time.Time)) {
+	cov = append(cov, eventCoverage(evidence.CoverageFPM, l.FPMLogGiven, from, to, func(yield func(time.Time)) {
 		for _, e := range l.FPM {
 			yield(e.Time)
 		}
@@ -144,11 +136,11 @@ func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, trunca
 		if c.Complete() {
 			continue
 		}
-		if c.Source == CoverageCPU && c.State == sources.CoverageNotGiven {
+		if c.Source == evidence.CoverageCPU && c.State == sources.CoverageNotGiven {
 			continue
 		}
 		said := coverageSaid(c, from, to, l.Loc)
-		if c.State == sources.CoverageNone && store != nil && (c.Source == CoverageMetrics || c.Source == CoverageCPU) {
+		if c.State == sources.CoverageNone && store != nil && (c.Source == evidence.CoverageMetrics || c.Source == evidence.CoverageCPU) {
 			said.Outside, said.HasOutside = outsideWindow(store, c.Source), true
 		}
 		sayNote(l, c.Source, sources.SeverityWarning, Messages.Say("coverage", said))
@@ -157,10 +149,10 @@ func measureCoverage(l *Loaded, in Inputs, access *sources.CoverageMeter, trunca
 
 // accessInputs lists the access logs read, each with its own span, and
 // the files beside them that were not read.
-func accessInputs(l *Loaded, in Inputs) []sources.InputSpan {
+func accessInputs(l *evidence.Loaded, in evidence.Inputs) []sources.InputSpan {
 	var out []sources.InputSpan
 	for _, a := range l.Access.Inputs {
-		s := sources.InputSpan{Name: in.name(a.Name), Requests: a.Requests, Duplicates: a.Duplicates + a.Repeated, SkippedLines: a.Skipped, Cut: a.Cut}
+		s := sources.InputSpan{Name: in.Name(a.Name), Requests: a.Requests, Duplicates: a.Duplicates + a.Repeated, SkippedLines: a.Skipped, Cut: a.Cut}
 		if !a.SpanFirst.IsZero() {
 			first, last := a.SpanFirst.UTC(), a.SpanLast.UTC()
 			s.First, s.Last = &first, &last
@@ -168,7 +160,7 @@ func accessInputs(l *Loaded, in Inputs) []sources.InputSpan {
 		out = append(out, s)
 	}
 	for _, p := range in.AccessSkipped {
-		out = append(out, sources.InputSpan{Name: in.name(p), NotRead: "its name is not an access log's"})
+		out = append(out, sources.InputSpan{Name: in.Name(p), NotRead: "its name is not an access log's"})
 	}
 	return out
 }
@@ -176,9 +168,9 @@ func accessInputs(l *Loaded, in Inputs) []sources.InputSpan {
 // outsideWindow names the series of a metrics source that were read but
 // fall outside the window, with their span: a series misread (seconds for
 // milliseconds, another day) is named, not silently absent.
-func outsideWindow(store *metrics.Store, source string) prose.Text {
+func outsideWindow(store *promstore.Store, source string) prose.Text {
 	names := poolFamilies
-	if source == CoverageCPU {
+	if source == evidence.CoverageCPU {
 		names = cpuFamilies
 	}
 	type series struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // countingAggregate stands in for detect's Traffic: ingest only streams
@@ -22,7 +23,7 @@ type countingAggregate struct {
 	first, last time.Time
 }
 
-func newCounting(sources.Site, time.Time, time.Time) Aggregate { return &countingAggregate{} }
+func newCounting(sources.Site, time.Time, time.Time) evidence.Aggregate { return &countingAggregate{} }
 
 func (a *countingAggregate) Observe(r *sources.Request) {
 	if a.n == 0 || r.Time.Before(a.first) {
@@ -62,20 +63,20 @@ func TestLoadFailureLeavesNothingOpen(t *testing.T) {
 	metricsFile := write("pool.prom", "phpfpm_active_processes{pool=\"www\"} 3 1795966435000\n")
 	for _, tt := range []struct {
 		name   string
-		broken func(in *Inputs)
+		broken func(in *evidence.Inputs)
 		names  string
 	}{
-		{"minute status", func(in *Inputs) {
+		{"minute status", func(in *evidence.Inputs) {
 			in.MinuteStatus = write("minute-status.csv", "minute,status,origin,late,requests,php_seconds\nnot a time,200,upstream,0,1,0.1\n")
 		}, "minute-status.csv"},
-		{"changes", func(in *Inputs) {
+		{"changes", func(in *evidence.Inputs) {
 			in.Changes = []string{write("changes.yaml", "changes: [this is not a list of changes\n")}
 		}, "changes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
-			in := Inputs{Access: []string{access}, Metrics: []string{metricsFile}, KeepRequests: true}
+			in := evidence.Inputs{Access: []string{access}, Metrics: []string{metricsFile}, KeepRequests: true}
 			in.Manifest.Window.From, in.Manifest.Window.To = from, from.Add(time.Hour)
 			tt.broken(&in)
 			l, err := Load(context.Background(), in, time.UTC, newCounting)
@@ -104,7 +105,7 @@ func TestLoadWindowFromSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(context.Background(), Inputs{Access: []string{access}}, time.UTC, newCounting)
+	l, err := Load(context.Background(), evidence.Inputs{Access: []string{access}}, time.UTC, newCounting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestLoadWindowFromSpan(t *testing.T) {
 	if want := agg.first.Truncate(time.Minute); !l.From.Equal(want) || !l.To.Equal(agg.last.Truncate(time.Minute).Add(time.Minute)) {
 		t.Errorf("window %v to %v, want the log's minutes %v to %v", l.From, l.To, want, agg.last)
 	}
-	if len(l.Coverage) == 0 || l.Coverage[0].Source != CoverageAccess {
+	if len(l.Coverage) == 0 || l.Coverage[0].Source != evidence.CoverageAccess {
 		t.Errorf("coverage %+v: want the access log's first", l.Coverage)
 	}
 }
@@ -142,7 +143,7 @@ func TestEmptyGzippedLogIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(context.Background(), Inputs{Access: []string{access}, Logs: []string{empty, other}}, time.UTC, newCounting)
+	l, err := Load(context.Background(), evidence.Inputs{Access: []string{access}, Logs: []string{empty, other}}, time.UTC, newCounting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestLogWithoutCookiesIsSaid(t *testing.T) {
 			if err := os.WriteFile(access, []byte(b.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := Load(context.Background(), Inputs{Access: []string{access}, Manifest: bundle.Manifest{Site: site}}, time.UTC, newCounting)
+			l, err := Load(context.Background(), evidence.Inputs{Access: []string{access}, Manifest: bundle.Manifest{Site: site}}, time.UTC, newCounting)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
 
 // proseFiles are the sentences loading says to a reader (its data-quality
@@ -18,6 +19,6 @@ var proseFiles embed.FS
 var Messages = prose.MustParse(proseFiles, "prose", prose.Langs)
 
 // sayNote is a data-quality note of source and severity said by message t.
-func sayNote(l *Loaded, source string, severity sources.Severity, t prose.Text) {
+func sayNote(l *evidence.Loaded, source string, severity sources.Severity, t prose.Text) {
 	l.DataQuality = append(l.DataQuality, sources.Note(source, severity, t))
 }

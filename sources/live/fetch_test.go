@@ -24,6 +24,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/ingest"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
@@ -176,7 +177,7 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	in := ingest.FromBundle(b)
+	in := evidence.FromBundle(b)
 	in.KeepRequests = backtest
 	l, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/rules"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
-	"github.com/aftermath-forensics/aftermath/sources/ingest"
+	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
@@ -47,7 +47,7 @@ type dayStory struct {
 // backtestsOf proposes the rules for a loading made with KeepRequests as
 // analyze does (the requests kept from loading, the incident's baseline) and
 // returns each rule's backtest by finding id, decoded from its JSON.
-func backtestsOf(t *testing.T, in ingest.Inputs, l *ingest.Loaded, ev *detect.Evidence, res *detect.Result) map[string]map[string]any {
+func backtestsOf(t *testing.T, in evidence.Inputs, l *evidence.Loaded, ev *detect.Evidence, res *detect.Result) map[string]map[string]any {
 	t.Helper()
 	ctx := context.Background()
 	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo

@@ -10,10 +10,11 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // exportTo runs Export into a buffer and loads the result into a new Store.
-func exportTo(t *testing.T, q metrics.Querier, sels []string, from, to time.Time, step time.Duration) ([]bundle.Query, *metrics.Store, []byte, error) {
+func exportTo(t *testing.T, q metrics.Querier, sels []string, from, to time.Time, step time.Duration) ([]bundle.Query, *promstore.Store, []byte, error) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := metrics.NewWriter(&buf)
@@ -37,7 +38,7 @@ func rawSamples(t *testing.T, q metrics.Querier, sel string, from, to time.Time)
 // checkExport checks an export of DefaultSelectors over the whole incident
 // from q against the offline store: raw samples must come back unchanged,
 // resampled ones must equal query_range of the selector.
-func checkExport(t *testing.T, q metrics.Querier, offline *metrics.Store) {
+func checkExport(t *testing.T, q metrics.Querier, offline *promstore.Store) {
 	from, to := incidentStart, incidentStart.Add(incidentSpan)
 	wantSeries := map[string]int{
 		DefaultSelectors[0]: 24, // 12 phpfpm_* names x 2 instances

@@ -13,6 +13,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // incidentStart is where the simulated incident's data begins; it runs for
@@ -142,9 +143,9 @@ func incident(t testing.TB) []byte {
 }
 
 // offlineStore loads text into a metrics.Store: the offline path.
-func offlineStore(t testing.TB, name string, text []byte) *metrics.Store {
+func offlineStore(t testing.TB, name string, text []byte) *promstore.Store {
 	t.Helper()
-	s, err := metrics.Open()
+	s, err := promstore.Open()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
@@ -139,7 +139,7 @@ func freePort(t *testing.T) string {
 
 // live returns a client of a real Prometheus serving text, and the offline
 // store of the same text.
-func live(t *testing.T, text []byte) (*Client, *metrics.Store) {
+func live(t *testing.T, text []byte) (*Client, *promstore.Store) {
 	t.Helper()
 	server, tool := needPrometheus(t)
 	url := startPrometheus(t, server, backfill(t, tool, text))
@@ -152,7 +152,7 @@ func live(t *testing.T, text []byte) (*Client, *metrics.Store) {
 
 // counterStarts returns, for each counter the detectors rate(), the time of
 // its first sample in the offline store.
-func counterStarts(t *testing.T, offline *metrics.Store, from, to time.Time) map[string]time.Time {
+func counterStarts(t *testing.T, offline *promstore.Store, from, to time.Time) map[string]time.Time {
 	t.Helper()
 	out := map[string]time.Time{}
 	for _, sel := range []string{"phpfpm_accepted_connections", `node_cpu_seconds_total{mode="idle"}`} {
@@ -175,7 +175,7 @@ func counterStarts(t *testing.T, offline *metrics.Store, from, to time.Time) map
 // sample intervals; newer engines (this module's promql) compare first and
 // then limit, so the two extrapolate a different distance there. Anywhere
 // else a difference fails the test.
-func compareQueries(t *testing.T, c *Client, offline *metrics.Store, queries []string, from, to time.Time, step time.Duration, starts map[string]time.Time) int {
+func compareQueries(t *testing.T, c *Client, offline *promstore.Store, queries []string, from, to time.Time, step time.Duration, starts map[string]time.Time) int {
 	t.Helper()
 	ctx := context.Background()
 	n, allowed := 0, 0

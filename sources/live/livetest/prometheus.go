@@ -12,6 +12,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
+	"github.com/aftermath-forensics/aftermath/sources/metrics/promstore"
 )
 
 // Prometheus answers /api/v1/query and /api/v1/query_range as Prometheus'
@@ -22,7 +23,7 @@ import (
 type Prometheus struct {
 	t     testing.TB
 	srv   *httptest.Server
-	store *metrics.Store
+	store *promstore.Store
 
 	mu       sync.Mutex
 	before   func(w http.ResponseWriter, r *http.Request, n int) bool
@@ -37,7 +38,7 @@ type Prometheus struct {
 // serves them.
 func NewPrometheus(t testing.TB, files ...string) *Prometheus {
 	t.Helper()
-	st, err := metrics.Open()
+	st, err := promstore.Open()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package changes
+package configrepo
 
 import (
 	"testing"

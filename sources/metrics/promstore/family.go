@@ -1,4 +1,4 @@
-package metrics
+package promstore
 
 import (
 	"slices"
