@@ -251,26 +251,119 @@ func callsIn(f *ast.File, path, fn string) bool {
 	return found
 }
 
-// TestReportLinksNoCaddyValidation: the report renders rules (package
-// rules/rule) without linking what generates and validates them against
-// Caddy (package rules, Caddy's HTTP modules, caddy-ratelimit): with them a
-// build of the report compiled 1,281 packages, without them 848.
-func TestReportLinksNoCaddyValidation(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./report")
+// linkRefusals are the dependencies that the packages reading the evidence
+// (detect, its config-change detector, the scan, the report) must not link,
+// each with the package that owns it: a dependency is linked only by the
+// packages that use it (issue 26). Measured with go list -deps at 2c4e1e4,
+// before the TSDB, the git history reader and the evidence types moved to
+// packages of their own: detect linked 824 packages, report 849, among them
+// Prometheus' TSDB and, through its configuration package, the AWS, Azure and
+// Google Cloud SDKs and grpc; and Caddy's core and certmagic through the
+// Caddyfile parser. A prefix ending in "/" matches a path tree; otherwise the
+// path itself or its subpackages.
+var linkRefusals = []struct{ prefix, owner string }{
+	{"github.com/prometheus/prometheus/tsdb", "sources/metrics/promstore (the loaders read bundles into it)"},
+	{"github.com/prometheus/prometheus/config", "sources/metrics/promstore (the TSDB imports it)"},
+	{"github.com/aws/", "sources/cloudwatch"},
+	{"github.com/Azure/", "sources/metrics/promstore (the TSDB's remote-write configuration)"},
+	{"cloud.google.com/", "sources/metrics/promstore (the TSDB's remote-write configuration)"},
+	{"google.golang.org/grpc", "sources/metrics/promstore (the TSDB's remote-write configuration)"},
+	{"github.com/caddyserver/", "sources/configrepo (the Caddyfile parser) and rules (validation and backtest)"},
+	{"github.com/mholt/caddy-ratelimit", "rules"},
+	{"github.com/prometheus/client_golang/api", "sources/prometheus (the live source)"},
+	{module + "/rules", "rules (the report renders rules/rule)"},
+	{module + "/sources/ingest", "sources/ingest (detect, report and scan read sources/evidence)"},
+	{module + "/sources/metrics/promstore", "the loaders (detect, report and scan query metrics.Querier)"},
+	{module + "/sources/configrepo", "sources/ingest"},
+}
+
+// lightPackages are the packages linkRefusals applies to.
+var lightPackages = []string{"detect", "detect/configchange", "detect/scan", "report"}
+
+// refusedLinks lists, for each package of deps (its transitive imports, as
+// go list's Deps), what it links that linkRefusals refuses.
+func refusedLinks(deps map[string][]string) []string {
+	var out []string
+	for _, p := range lightPackages {
+		for _, d := range deps[p] {
+			for _, r := range linkRefusals {
+				under := strings.HasSuffix(r.prefix, "/") && strings.HasPrefix(d, r.prefix)
+				if under || d == r.prefix || strings.HasPrefix(d, r.prefix+"/") && !strings.HasPrefix(r.prefix, module) {
+					out = append(out, fmt.Sprintf("%s links %s: only %s should", p, d, r.owner))
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// linkedDeps is go list's Deps of each of the packages (relative to the module).
+func linkedDeps(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	args := []string{"list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}
+	for _, p := range pkgs {
+		args = append(args, "./"+p)
+	}
+	cmd := exec.Command("go", args...)
 	cmd.Dir = ".."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -deps ./report: %v\n%s", err, stderr.String())
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, module+"/rules/rule") {
-		t.Fatalf("the report does not depend on %s/rules/rule: the test checks nothing (deps: %d)", module, len(deps))
-	}
-	for _, d := range deps {
-		if d == module+"/rules" || strings.HasPrefix(d, "github.com/caddyserver/caddy/v2/modules/") || strings.HasPrefix(d, "github.com/mholt/caddy-ratelimit") {
-			t.Errorf("package report links %s", d)
+	deps := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			deps[strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")] = f[1:]
 		}
+	}
+	return deps
+}
+
+// TestReadersLinkNoHeavyDependency: detect, the config-change detector, the
+// scan and the report link none of what linkRefusals gives to other packages
+// (the TSDB, cloud SDKs, Caddy, the rules' validation, the live clients). The
+// loader (sources/ingest) is listed beside them and must link the TSDB and
+// Caddy's Caddyfile parser: the check sees real dependencies, so it can fail.
+func TestReadersLinkNoHeavyDependency(t *testing.T) {
+	deps := linkedDeps(t, append([]string{"sources/ingest"}, lightPackages...)...)
+	for _, p := range lightPackages {
+		if len(deps[p]) < 20 {
+			t.Fatalf("go list gives %s %d dependencies: the test checks nothing", p, len(deps[p]))
+		}
+	}
+	for _, want := range []string{"github.com/prometheus/prometheus/tsdb", "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"} {
+		if !slices.Contains(deps["sources/ingest"], want) {
+			t.Errorf("sources/ingest does not link %s: the loader moved, or the check reads the wrong packages", want)
+		}
+	}
+	if !slices.Contains(deps["report"], module+"/rules/rule") {
+		t.Errorf("report does not link rules/rule: the check reads the wrong packages")
+	}
+	for _, v := range refusedLinks(deps) {
+		t.Error(v)
+	}
+}
+
+// TestLinkRefusalsFindAHeavyDependency: the check above names what a light
+// package should not link (the TSDB, a cloud SDK under a tree, Caddy's HTTP
+// modules, the rules) and lets through what it may (rules/rule, the leaf
+// metrics package, Prometheus' model).
+func TestLinkRefusalsFindAHeavyDependency(t *testing.T) {
+	got := refusedLinks(map[string][]string{
+		"detect": {"github.com/prometheus/prometheus/tsdb/chunks", "github.com/prometheus/common/model", module + "/sources/metrics"},
+		"report": {module + "/rules/rule", module + "/rules", "github.com/caddyserver/caddy/v2/modules/caddyhttp", "github.com/aws/aws-sdk-go-v2/aws"},
+	})
+	want := []string{
+		"detect links github.com/prometheus/prometheus/tsdb/chunks: only sources/metrics/promstore (the loaders read bundles into it) should",
+		"report links " + module + "/rules: only rules (the report renders rules/rule) should",
+		"report links github.com/caddyserver/caddy/v2/modules/caddyhttp: only sources/configrepo (the Caddyfile parser) and rules (validation and backtest) should",
+		"report links github.com/aws/aws-sdk-go-v2/aws: only sources/cloudwatch should",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("refusals:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -172,7 +172,9 @@ type Loaded struct {
 	NoEvidence []string
 	// Requests holds the requests read, when Inputs.KeepRequests asked for them.
 	Requests *accesslog.Spill
-	TempDir  string
+	// TempDir is where the loader unpacked the configuration archives
+	// (ConfigRepos); Close removes it.
+	TempDir string
 }
 
 // MetricStore is what holds the loaded metric samples: the queries detection

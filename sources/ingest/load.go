@@ -3,6 +3,11 @@
 // says what they cover and what was skipped. The access log streams into an
 // Aggregate the caller gives (detect's Traffic): ingestion stays on the
 // sources side of the pipeline and never imports detect.
+//
+// The types it fills (evidence.Inputs, evidence.Loaded) live in package
+// evidence, so that their readers (detect, report, scan) do not link what
+// loading takes: Prometheus' TSDB (promstore) and Caddy's Caddyfile parser
+// (configrepo).
 package ingest
 
 import (

@@ -1,11 +1,9 @@
-// Package metrics loads time-stamped OpenMetrics and Prometheus text
-// exposition (plain or gzip) into Prometheus' own TSDB and answers PromQL with
-// Prometheus' own engine, so the queries a detector runs against a live
-// Prometheus run unchanged against an evidence bundle.
-//
-// A Store is an empty TSDB in a temporary directory (no WAL, no compaction,
-// removed by Close). Load files into it with LoadFile or LoadReader, then query
-// it with Query and QueryRange. Writer writes bundles the loader reads back.
+// Package metrics is what the pipeline says of metric samples: a Querier
+// that runs PromQL (over an evidence bundle, promstore.Store; over a live
+// Prometheus, its HTTP client), the Point and Series it answers with, and a
+// Writer of the text exposition a bundle keeps. It imports nothing of
+// Prometheus, so that detect, report and scan, which only query, do not link
+// Prometheus' TSDB: sources/metrics/promstore holds the store.
 package metrics
 
 import (
@@ -13,7 +11,7 @@ import (
 	"time"
 )
 
-// Querier runs PromQL. Store implements it over loaded files; a client of a
+// Querier runs PromQL. promstore.Store implements it over loaded files; a client of a
 // live Prometheus implements it over the HTTP API, so detectors need not know
 // which one they talk to. Results are sorted by their label string; the
 // engine's warnings and info annotations (e.g. "metric might not be a
