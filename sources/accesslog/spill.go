@@ -34,14 +34,15 @@ import (
 // from the path; 0 is none. The spill does not know what the codes mean:
 // TagScope says what they were derived under, for the reader to check.
 type Spill struct {
-	path string
-	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
-	last int64
-	dict [spillFields]map[string]uint64
-	n    int64
-	err  error
+	path     string // for messages: the file is unlinked once created
+	unlinked bool
+	f        *os.File
+	w        *bufio.Writer
+	buf      []byte
+	last     int64
+	dict     [spillFields]map[string]uint64
+	n        int64
+	err      error
 	// tagScope is what the tags depend on besides the request (SetTagScope);
 	// tagged says it was set.
 	tagScope string
@@ -82,6 +83,12 @@ func NewSpill(dir string) (*Spill, error) {
 		return nil, fmt.Errorf("request spill: %w", err)
 	}
 	s := &Spill{path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	// The file is unlinked at once and read back through the open
+	// descriptor: a run killed or stopped on an error (Ctrl-C, a bad log
+	// file, an OOM kill) leaves no spill of up to the whole log's size in
+	// the temporary directory. Where an open file cannot be removed (not on
+	// Unix), Close removes it.
+	s.unlinked = os.Remove(s.path) == nil
 	for i := range s.dict {
 		s.dict[i] = map[string]uint64{}
 	}
@@ -212,12 +219,11 @@ func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []u
 	if err := s.Flush(); err != nil {
 		return err
 	}
-	f, err := os.Open(s.path)
+	written, err := s.f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return fmt.Errorf("request spill: %w", err)
+		return fmt.Errorf("request spill %s: %w", s.path, err)
 	}
-	defer f.Close()
-	d := newSpillDecoder(f)
+	d := newSpillDecoder(io.NewSectionReader(s.f, 0, written))
 	batch := make([]sources.Request, 0, 1024)
 	tags := make([]uint8, 0, cap(batch))
 	for k := int64(0); k < s.n; k++ {
@@ -245,10 +251,14 @@ func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []u
 	return nil
 }
 
-// Close removes the spill file.
+// Close releases the spill file (and removes it, where it could not be
+// unlinked when it was made).
 func (s *Spill) Close() error {
-	s.f.Close()
-	return os.Remove(s.path)
+	err := s.f.Close()
+	if !s.unlinked {
+		err = os.Remove(s.path)
+	}
+	return err
 }
 
 // spillDecoder reads records from a buffer of the file it refills, not

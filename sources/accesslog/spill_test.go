@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"reflect"
@@ -87,12 +88,19 @@ func TestSpillCutShortIsAnError(t *testing.T) {
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := os.ReadFile(s.path)
+	end, err := s.f.Seek(0, io.SeekCurrent)
 	if err != nil {
 		t.Fatal(err)
 	}
+	whole := make([]byte, end)
+	if _, err := s.f.ReadAt(whole, 0); err != nil {
+		t.Fatal(err)
+	}
 	for cut := len(whole) - 1; cut > 0; cut-- {
-		if err := os.WriteFile(s.path, whole[:cut], 0o600); err != nil {
+		if err := s.f.Truncate(int64(cut)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.f.Seek(int64(cut), io.SeekStart); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
@@ -110,7 +118,12 @@ func TestSpillBoundsItsDictionaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The file is gone from its directory from the start, so that a run
+	// killed before Close leaves nothing behind; the spill still reads back.
 	path := s.path
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the spill %s is still in its directory after NewSpill: %v", path, err)
+	}
 	reqs := make([]sources.Request, maxSpillDict+100)
 	for i := range reqs {
 		reqs[i] = sources.Request{Time: time.Unix(int64(i), 0).UTC(), UserAgent: "agent/" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + time.Duration(i).String()}

@@ -128,6 +128,9 @@ func Load(ctx context.Context, in evidence.Inputs, loc *time.Location, newAggreg
 			return nil
 		})
 	if err != nil {
+		if l.Requests != nil {
+			l.Requests.Close() // the analysis stops here: nothing reads it
+		}
 		return nil, err
 	}
 	if l.Requests != nil {
