@@ -767,10 +767,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
 	walked := walkedCounts(c, b.routes)
-	fp := &Fingerprint{UserAgent: uaWithVersions(c), AcceptLanguage: c.Key.Lang, LoggedIn: loggedIn, Paths: topLabels(walked, 8)}
-	if c.Key.NoClientHints {
-		fp.SecChUa = "absent"
-	}
+	fp := FingerprintOf(c.Key)
+	fp.UserAgent, fp.Paths = uaWithVersions(c), topLabels(walked, 8)
 	said := crawlerSummary{Who: crawlerWho{UA: fp.UserAgent, Lang: c.Key.Lang, LoggedIn: loggedIn, NoClientHints: c.Key.NoClientHints}}
 	if len(c.Members) > 0 {
 		said.Who = crawlerWho{Fingerprints: len(c.Members), Langs: fp.rotating(c.Members), LoggedIn: loggedIn}
@@ -799,11 +797,8 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	var keys []request.ClusterKey
 	for _, m := range c.Members {
 		keys = append(keys, m.Key)
-		mf := MemberFingerprint{UserAgent: m.Key.UA, AcceptLanguage: m.Key.Lang, LoggedIn: m.Key.LoggedIn.String()}
-		if m.Key.NoClientHints {
-			mf.SecChUa = "absent"
-		}
-		fp.Members = append(fp.Members, mf)
+		one := FingerprintOf(m.Key)
+		fp.Members = append(fp.Members, MemberFingerprint{UserAgent: one.UserAgent, AcceptLanguage: one.AcceptLanguage, LoggedIn: one.LoggedIn, SecChUa: one.SecChUa})
 	}
 	f := Finding{
 		Kind: KindCrawlerBurst, Role: RoleTrigger, Start: b.onset, End: b.end, Confidence: round(math.Min(conf, 0.95), 2),
