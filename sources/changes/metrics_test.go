@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// kst is the reference site's zone (UTC+9).
+var kst = time.FixedZone("KST", 9*3600)
+
 var scrape0 = time.Date(2026, 10, 2, 23, 40, 0, 0, kst)
 
 func TestCanonicalKey(t *testing.T) {
