@@ -65,15 +65,7 @@ func TestRealPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 			}
 		}
 	}
-	var cut *detect.Finding
-	for i := range res.Findings {
-		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
-			cut = f
-		}
-	}
-	if cut == nil {
-		t.Fatal("no config_change finding for pm.max_children")
-	}
+	cut := poolSizeChange(t, res)
 	cf := detect.FactsOf[ConfigChangeFacts](cut)
 	if cf.OldValue.V != truth.MaxChildren.Old || cf.NewValue.V != truth.MaxChildren.New {
 		t.Fatalf("change %v -> %v, truth %v -> %v", cf.OldValue.V, cf.NewValue.V, truth.MaxChildren.Old, truth.MaxChildren.New)
@@ -154,15 +146,7 @@ func TestRealShortBurstsJudgedOnTheirQueue(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			res := detected(t, filepath.Join("testdata", "realpoolcut", name))
-			var cut *detect.Finding
-			for i := range res.Findings {
-				if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
-					cut = f
-				}
-			}
-			if cut == nil {
-				t.Fatal("no config_change finding for pm.max_children")
-			}
+			cut := poolSizeChange(t, res)
 			cf := detect.FactsOf[ConfigChangeFacts](cut)
 			if cf.WorkersNeeded.V > cf.NewValue.V {
 				t.Errorf("five minutes average to %v busy workers, past the new pool of %v: the recording no longer hides its burst in the average",

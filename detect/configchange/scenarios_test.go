@@ -41,6 +41,19 @@ func simulated(t *testing.T, o simulate.Options, edit func(dir string)) (*detect
 
 // detected runs every detector, config_change among them, over the bundle
 // in dir, as analyze does.
+// poolSizeChange is the config_change finding on pm.max_children, the one
+// the pool-cut tests judge; the test stops without one.
+func poolSizeChange(t *testing.T, res *detect.Result) *detect.Finding {
+	t.Helper()
+	for i := range res.Findings {
+		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
+			return f
+		}
+	}
+	t.Fatal("no config_change finding for pm.max_children")
+	return nil
+}
+
 func detected(t *testing.T, dir string) *detect.Result {
 	t.Helper()
 	b, err := bundle.Open(dir)
@@ -184,15 +197,7 @@ func TestPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	if tp == nil {
 		t.Fatal("truth has no per-process measures: the scenario wrote no per-process series")
 	}
-	var cut *detect.Finding
-	for i := range res.Findings {
-		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && f.Change.Key == "pm.max_children" {
-			cut = f
-		}
-	}
-	if cut == nil {
-		t.Fatal("no config_change finding for pm.max_children")
-	}
+	cut := poolSizeChange(t, res)
 	cf := detect.FactsOf[ConfigChangeFacts](cut)
 	if !cf.Linked || cf.CannotSizeOnPool.OK || !cf.WorkersSized.OK {
 		t.Fatalf("cut linked %v, sized %v, cannot size %v: want linked and sized on the pool's own series\n%s", cf.Linked, cf.WorkersSized, cf.CannotSizeOnPool, cut.Summary)
