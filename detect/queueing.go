@@ -47,23 +47,32 @@ func DrainableBacklog(timeout, serviceS, workers float64) float64 {
 // take serviceS seconds a request: arrivals[i] requests come in step i
 // (stepS seconds long), the workers finish workers / serviceS a second, and
 // what they cannot take waits. It returns the longest wait the queue meant
-// (QueueWait of its deepest backlog) and the step it was reached in (-1:
-// no queue). Fluid, first come first served, the queue unbounded: a
-// request in it waits as long as the ones before it take, whether or not
-// its client stays; so it answers whether this load's queue would have
-// drained within a timeout, not what the clients saw.
-func LongestQueueWait(arrivals []int, stepS, serviceS, workers float64) (longest float64, at int) {
+// (QueueWait of its deepest backlog), the step it was reached in (-1: no
+// queue) and the connections a full queue refused. Fluid, first come first
+// served: a request in the queue waits as long as the ones before it take,
+// whether or not its client stays; so it answers whether this load's queue
+// would have drained within a timeout, not what the clients saw. backlog is
+// the listen queue's cap (php-fpm's listen.backlog as the kernel applied
+// it): a connection arriving at a full queue is refused at once (the proxy
+// fails it), never queued, so the queue holds at most backlog and waits at
+// most QueueWait(backlog); 0 means the cap is unknown and the queue runs
+// unbounded (refusing none).
+func LongestQueueWait(arrivals []int, stepS, serviceS, workers, backlog float64) (longest float64, at int, refused float64) {
 	at = -1
 	if serviceS <= 0 || workers <= 0 || stepS <= 0 {
-		return 0, at
+		return 0, at, 0
 	}
 	drained := LittleRate(workers, serviceS) * stepS
-	backlog := 0.0
+	queued := 0.0
 	for i, a := range arrivals {
-		backlog = max(backlog+float64(a)-drained, 0)
-		if w := QueueWait(backlog, serviceS, workers); w > longest {
+		queued = max(queued+float64(a)-drained, 0)
+		if backlog > 0 && queued > backlog {
+			refused += queued - backlog
+			queued = backlog
+		}
+		if w := QueueWait(queued, serviceS, workers); w > longest {
 			longest, at = w, i
 		}
 	}
-	return longest, at
+	return longest, at, refused
 }

@@ -12,15 +12,30 @@ import (
 // drains once the burst ends, however many seconds follow.
 func TestLongestQueueWait(t *testing.T) {
 	burst := []int{5, 5, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}
-	w, at := LongestQueueWait(burst, 1, 0.6, 3)
+	w, at, refused := LongestQueueWait(burst, 1, 0.6, 3, 0)
 	if math.Abs(w-QueueWait(40, 0.6, 3)) > 1e-9 || at != 11 {
 		t.Errorf("longest wait %v s at step %d, want %v s at 11", w, at, QueueWait(40, 0.6, 3))
 	}
-	if w, at := LongestQueueWait([]int{5, 4, 5, 3, 5}, 1, 0.6, 3); w != 0 || at != -1 {
+	if refused != 0 {
+		t.Errorf("an unbounded queue refused %v, want none", refused)
+	}
+	// A 24-connection backlog: the burst's queue grows 4 a second, fills
+	// it at the burst's sixth second (step 7), and its last four seconds'
+	// 4 a second are refused: 16 connections, however the queue drains
+	// after. The wait stops at the full queue's, 24 x 0.6 / 3 = 4.8 s.
+	w, at, refused = LongestQueueWait(burst, 1, 0.6, 3, 24)
+	if math.Abs(w-QueueWait(24, 0.6, 3)) > 1e-9 || at != 7 || math.Abs(refused-16) > 1e-9 {
+		t.Errorf("backlog 24: longest wait %v s at step %d, %v refused; want %v s at 7, 16 refused", w, at, refused, QueueWait(24, 0.6, 3))
+	}
+	// A cap the queue never reaches changes nothing.
+	if w, at, refused := LongestQueueWait(burst, 1, 0.6, 3, 40); math.Abs(w-QueueWait(40, 0.6, 3)) > 1e-9 || at != 11 || refused != 0 {
+		t.Errorf("backlog 40, the deepest queue: wait %v s at %d, %v refused; want %v s at 11, none", w, at, refused, QueueWait(40, 0.6, 3))
+	}
+	if w, at, _ := LongestQueueWait([]int{5, 4, 5, 3, 5}, 1, 0.6, 3, 0); w != 0 || at != -1 {
 		t.Errorf("arrivals within the rate: wait %v at %d, want none", w, at)
 	}
 	// The same load in 2 s steps: the workers take 10 a step.
-	if w, _ := LongestQueueWait([]int{18, 18, 18, 18, 18}, 2, 0.6, 3); math.Abs(w-QueueWait(40, 0.6, 3)) > 1e-9 {
+	if w, _, _ := LongestQueueWait([]int{18, 18, 18, 18, 18}, 2, 0.6, 3, 0); math.Abs(w-QueueWait(40, 0.6, 3)) > 1e-9 {
 		t.Errorf("2 s steps: longest wait %v s, want %v s", w, QueueWait(40, 0.6, 3))
 	}
 }

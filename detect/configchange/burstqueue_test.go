@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,58 @@ func TestPoolCutJudgedOnTheBurstsQueue(t *testing.T) {
 				if cf.Linked != tt.linked || cf.OldPoolHeld.V != tt.oldHeld || (f.Role == detect.RoleRuledOut) == tt.linked {
 					t.Errorf("role %s, linked %v, old pool held %v: want linked %v, held %v\n%s",
 						f.Role, cf.Linked, cf.OldPoolHeld.V, tt.linked, tt.oldHeld, f.Summary)
+				}
+			})
+		}
+	}
+}
+
+// TestPoolCutJudgedOnTheBacklog: a full listen queue refuses what comes
+// next, so a pool whose queue overflows php-fpm's backlog did not hold the
+// load however short its wait (a full queue's). The short burst that 3
+// workers drain within the clients' timeout (the cut played no part, above)
+// overflows a backlog of 4: the cut let it fail, and the summary says so
+// with the connections refused, never a wait within the timeout alone.
+// With the backlog unknown the queue runs unbounded, as before: no
+// refusals stated, the cut played no part.
+func TestPoolCutJudgedOnTheBacklog(t *testing.T) {
+	const S, timeout, backlog = 0.6, 10.0, 4
+	cut := sources.Change{Time: ccAt(2, 23, 0), Source: "git", Ref: "abcdef0123456789abcdef0123456789abcdef01",
+		File: "www.conf", Key: "pm.max_children", Old: "8", New: "3"}
+	for seed := int64(1); seed <= 4; seed++ {
+		for _, known := range []bool{true, false} {
+			t.Run(fmt.Sprintf("seed %d/backlog known %v", seed, known), func(t *testing.T) {
+				load := burstLoad(seed, 2, 7, 240, 6, 240)
+				from := ccOnset.Add(-240 * time.Second)
+				q := QueueFacts{Workers: 3, ServiceTimeS: S, ClientTimeoutS: timeout, Onset: ccOnset, Loc: ccKST,
+					PeakPHPPerS: busiestSpanPerS(load), PeakAt: ccOnset, UsualPHPPerS: 2,
+					PHPArrivals: load, ArrivalsFrom: from, ArrivalsUntil: from.Add(time.Duration(len(load)) * time.Second)}
+				if known {
+					q.Backlog = backlog
+				}
+				got, _ := RankChanges([]sources.Change{cut}, ccFindings(detect.KindWorkerSaturation, detect.KindUpstreamErrors), q)
+				if len(got) != 1 {
+					t.Fatalf("%d findings, want the cut's", len(got))
+				}
+				f := got[0]
+				cf := detect.FactsOf[ConfigChangeFacts](&f)
+				if !known {
+					if cf.QueueBacklog.OK || cf.NewPoolRefused.OK || cf.Linked || strings.Contains(f.Summary, "backlog") {
+						t.Errorf("backlog unknown: stated %v, refused %v, linked %v; want the unbounded queue's verdict, the cut played no part\n%s",
+							cf.QueueBacklog, cf.NewPoolRefused, cf.Linked, f.Summary)
+					}
+					return
+				}
+				if cf.QueueBacklog.V != backlog || cf.NewPoolRefused.V <= 0 || !cf.OldPoolRefused.OK || cf.OldPoolRefused.V != 0 {
+					t.Fatalf("backlog %v, refused %v with 8 and %v with 3: want %d, none with 8, some with 3\n%s",
+						cf.QueueBacklog, cf.OldPoolRefused, cf.NewPoolRefused, backlog, f.Summary)
+				}
+				if full := detect.QueueWait(backlog, S, 3); cf.NewPoolLongestWaitS.V > detect.Round(full, 1) {
+					t.Errorf("new pool's longest wait %v s, past a full %d-connection queue's %v s", cf.NewPoolLongestWaitS.V, backlog, full)
+				}
+				said := fmt.Sprintf("with 3 its queue would have overflowed the %d-connection backlog, refusing %d connection", backlog, cf.NewPoolRefused.V)
+				if !cf.Linked || !cf.OldPoolHeld.V || f.Role == detect.RoleRuledOut || !strings.Contains(f.Summary, said) {
+					t.Errorf("role %s, linked %v, old pool held %v: want the enabler, saying %q\n%s", f.Role, cf.Linked, cf.OldPoolHeld.V, said, f.Summary)
 				}
 			})
 		}

@@ -142,6 +142,9 @@ func workersTest(a *assessment, q QueueFacts) {
 		// Burst: the span's average fit the pool the verdict says was
 		// short; its queue second by second did not.
 		Burst bool
+		// Overflowed: the old pool's burst overflowed the backlog (its
+		// full queue refused connections), not only queued.
+		Overflowed bool
 	}{Span: spanSaid(demandSpan), Service: secsText(S), PeakAt: q.PeakAt.In(q.Loc),
 		Lambda: detect.Round(lambda, 1), Need: detect.Round(need, 1), Old: old, New: nw}
 	// A span's average hides a burst: the queue the load built second by
@@ -152,13 +155,18 @@ func workersTest(a *assessment, q QueueFacts) {
 		a.facts.OldPoolLongestWaitS = detect.Some(detect.Round(qw.Old, 1))
 		a.facts.NewPoolLongestWaitS = detect.Some(detect.Round(qw.New, 1))
 		a.facts.ClientTimeoutS = detect.Some(qw.Limit)
+		if qw.Backlog > 0 {
+			a.facts.QueueBacklog = detect.Some(qw.Backlog)
+			a.facts.OldPoolRefused = detect.Some(qw.OldRefused)
+			a.facts.NewPoolRefused = detect.Some(qw.NewRefused)
+		}
 		if qw.OwnService > 0 {
 			a.facts.QueueServiceTimeS = detect.Some(qw.OwnService)
 		}
 		little.Queue, little.HasQueue = detect.Messages.Say("config_change.workers.queue", qw), true
 	}
-	oldShort := need > old || (queued && qw.Old > qw.Limit)
-	newShort := need > nw || (queued && qw.New > qw.Limit)
+	oldShort := need > old || (queued && qw.short(qw.Old, qw.OldRefused))
+	newShort := need > nw || (queued && qw.short(qw.New, qw.NewRefused))
 	a.facts.OldPoolHeld = detect.Some(!oldShort)
 	switch {
 	case a.risk > 0 && !oldShort && newShort:
@@ -166,7 +174,7 @@ func workersTest(a *assessment, q QueueFacts) {
 		little.Verdict, little.Burst = "old_held", need <= nw
 	case a.risk > 0 && oldShort:
 		a.quant = 0.5
-		little.Verdict, little.Burst = "old_short", need <= old
+		little.Verdict, little.Burst, little.Overflowed = "old_short", need <= old, queued && qw.OldRefused > 0
 	case a.risk > 0:
 		a.quant = 0
 		a.notLinked = detect.Messages.Say("config_change.workers.played_no_part", struct {
@@ -205,6 +213,17 @@ type queueRun struct {
 	// OldAt and NewAt are when each longest wait was reached (zero: the
 	// queue never formed).
 	OldAt, NewAt time.Time
+	// Backlog is the listen queue's cap the queue ran against (0: unknown,
+	// the queue unbounded); OldRefused and NewRefused the connections a
+	// full queue refused with each size (none when it is unknown).
+	Backlog                int
+	OldRefused, NewRefused int
+}
+
+// short: a pool size did not hold the load's queue, which waited past the
+// clients' timeout or overflowed the backlog.
+func (r queueRun) short(longest float64, refused int) bool {
+	return longest > r.Limit || refused > 0
 }
 
 // queueWaits runs the load's queue with old and nw workers at S seconds a
@@ -232,11 +251,17 @@ func queueWaits(q QueueFacts, old, nw, S float64) (queueRun, bool) {
 		}
 		return q.ArrivalsFrom.Add(time.Duration(i) * time.Second).In(q.Loc)
 	}
+	// Both sizes run against the backlog in force during the incident: a
+	// full queue refuses what comes next, so it waits no longer than a
+	// full queue's wait, and what it refused failed however short that is.
+	backlog := float64(max(q.Backlog, 0))
 	var i, j int
-	r.Old, i = detect.LongestQueueWait(q.PHPArrivals, 1, S, old)
-	r.New, j = detect.LongestQueueWait(q.PHPArrivals, 1, S, nw)
+	var oldRefused, newRefused float64
+	r.Old, i, oldRefused = detect.LongestQueueWait(q.PHPArrivals, 1, S, old, backlog)
+	r.New, j, newRefused = detect.LongestQueueWait(q.PHPArrivals, 1, S, nw, backlog)
 	r.OldAt, r.NewAt = at(i), at(j)
 	r.Old, r.New = detect.Round(r.Old, 1), detect.Round(r.New, 1)
+	r.Backlog, r.OldRefused, r.NewRefused = q.Backlog, int(math.Round(oldRefused)), int(math.Round(newRefused))
 	return r, true
 }
 

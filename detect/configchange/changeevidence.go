@@ -115,7 +115,8 @@ type ConfigChangeFacts struct {
 	WorkersNeeded detect.Maybe[float64] `json:"workers_needed"`
 	// OldPoolHeld: the old pool would have held the load: the workers
 	// needed fit in it, and the queue of the load second by second would
-	// have drained within the clients' timeout.
+	// have drained within the clients' timeout without overflowing the
+	// backlog.
 	OldPoolHeld detect.Maybe[bool] `json:"old_pool_held"`
 	// OldPoolLongestWaitS and NewPoolLongestWaitS are the longest waits the
 	// queue of the load up to the first failure told (second by second,
@@ -124,6 +125,15 @@ type ConfigChangeFacts struct {
 	// a span's average can still queue past the clients.
 	OldPoolLongestWaitS detect.Maybe[float64] `json:"old_pool_longest_wait_s"`
 	NewPoolLongestWaitS detect.Maybe[float64] `json:"new_pool_longest_wait_s"`
+	// QueueBacklog is the listen queue's cap that queue ran against (php-fpm's
+	// listen.backlog in force, as the kernel applied it); OldPoolRefused and
+	// NewPoolRefused the connections its full queue would have refused with
+	// each size: a pool whose queue refused any did not hold the load,
+	// however short its longest wait (a full queue's). Absent when the
+	// backlog is unknown (the queue ran unbounded).
+	QueueBacklog   detect.Maybe[int] `json:"queue_backlog"`
+	OldPoolRefused detect.Maybe[int] `json:"old_pool_refused"`
+	NewPoolRefused detect.Maybe[int] `json:"new_pool_refused"`
 	// QueueServiceTimeS is the time per request that queue drained at: PHP's
 	// own mean time in the minutes before the onset where nothing queued
 	// (absent: too few of them, or PHP got slower at the onset, and
@@ -257,6 +267,10 @@ func explainChange(p detect.Phraser, f *detect.Finding, st detect.Story) string 
 		// wait with the old and the new size (against ClientTimeout).
 		QueueWaits         bool
 		QueueOld, QueueNew float64
+		// QueueBacklog, QueueOldRefused, QueueNewRefused: the backlog that
+		// queue ran against and the connections its full queue refused
+		// with each size (0: unknown backlog, or none refused).
+		QueueBacklog, QueueOldRefused, QueueNewRefused int
 		// The load that filled the pool (English says it in the
 		// summary): the trigger found, else demand against its usual.
 		LoadTrigger string
@@ -285,6 +299,7 @@ func explainChange(p detect.Phraser, f *detect.Finding, st detect.Story) string 
 		PeakPHP: cf.PeakPHPPerS.V, Needed: cf.WorkersNeeded.V, OldSize: cf.OldValue.V, NewSize: cf.NewValue.V,
 		QueueWaits: cf.OldPoolLongestWaitS.OK && cf.NewPoolLongestWaitS.OK && client > 0,
 		QueueOld:   cf.OldPoolLongestWaitS.V, QueueNew: cf.NewPoolLongestWaitS.V,
+		QueueBacklog: cf.QueueBacklog.V, QueueOldRefused: cf.OldPoolRefused.V, QueueNewRefused: cf.NewPoolRefused.V,
 		LoadTrigger: loadTriggerOf(st.Findings()), Usual: cf.UsualPHPPerS.V,
 		LoadRose: cf.UsualPHPPerS.OK && cf.PeakPHPPerS.V > detect.ArrivalsFlat*cf.UsualPHPPerS.V,
 	})

@@ -2,6 +2,7 @@ package configchange
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,6 +219,18 @@ func TestPoolCutSizedOnItsOwnProcesses(t *testing.T) {
 	}
 	if cf.WorkersSized.V == int(cf.NewValue.V) {
 		t.Errorf("sized at %d, the blamed value", cf.WorkersSized.V)
+	}
+	// The clients were failed by a full listen queue (the backlog of 64),
+	// not by a wait: the new pool's queue is run against that backlog, and
+	// its longest wait, within the clients' timeout, is never said alone
+	// beside the verdict that the new pool could not hold the load.
+	if cf.QueueBacklog.V != truth.Pool.Backlog || cf.NewPoolRefused.V <= 0 || cf.OldPoolRefused.V != 0 || !cf.OldPoolHeld.V {
+		t.Errorf("queue against backlog %v (truth %d): refused %v with %v workers, %v with %v; old pool held %v: want the new pool's queue to overflow, the old one's not\n%s",
+			cf.QueueBacklog, truth.Pool.Backlog, cf.OldPoolRefused, cf.OldValue.V, cf.NewPoolRefused, cf.NewValue.V, cf.OldPoolHeld, cut.Summary)
+	}
+	if cf.NewPoolLongestWaitS.V <= cf.ClientTimeoutS.V && !strings.Contains(cut.Summary, fmt.Sprintf("overflowed the %d-connection backlog, refusing %d connections", truth.Pool.Backlog, cf.NewPoolRefused.V)) {
+		t.Errorf("the new pool's wait %v s is within the clients' %v s timeout and the summary does not say its queue overflowed: %s",
+			cf.NewPoolLongestWaitS.V, cf.ClientTimeoutS.V, cut.Summary)
 	}
 	if !strings.Contains(cut.Summary, "binds") || !strings.Contains(cut.Summary, "On php-fpm's own processes") {
 		t.Errorf("summary does not size on the pool's own processes: %s", cut.Summary)
