@@ -255,6 +255,11 @@ func (serviceTimeDetector) Detect(ctx context.Context, ev *Evidence, prior []Fin
 	if sp.inWindow {
 		said.BaseFrom, said.BaseTo = bFrom.In(ev.loc()), bTo.In(ev.loc())
 		said.BaseSpan, said.BaseSpanText = bTo.Sub(bFrom), spanText(bTo.Sub(bFrom))
+		if !sp.coldTo.IsZero() {
+			said.Cold, said.BaseAnswers = true, before.N
+			said.ColdFrom, said.ColdTo = sp.coldFrom.In(ev.loc()), sp.coldTo.In(ev.loc())
+			said.ColdMedian, said.ColdAnswers = sp.coldMedian, sp.coldAnswers
+		}
 	}
 	summary := Messages.Say("service_time_regression.summary", said)
 	conf := 0.6 + 0.1*math.Min(math.Log10(med1/med0), 3)
@@ -290,6 +295,14 @@ type serviceTimeSummary struct {
 	BaseSpan         time.Duration
 	BaseSpanText     string
 	Failed, Requests int
+	// Cold: the in-window baseline is the window's calmest stretch
+	// (BaseAnswers answers), the minutes before the slowdown (ColdFrom to
+	// ColdTo, median ColdMedian over ColdAnswers answers) being slow.
+	Cold             bool
+	ColdFrom, ColdTo time.Time
+	ColdMedian       float64
+	ColdAnswers      int
+	BaseAnswers      int
 }
 
 // serviceSpan is the stretch a service-time regression is judged over and
@@ -306,6 +319,13 @@ type serviceSpan struct {
 	// failed and requests count the arrivals of an in-window slowdown and
 	// those that failed (-1: not counted).
 	failed, requests int
+	// coldFrom, coldTo: for an in-window baseline that is not the minutes
+	// before the slowdown, those minutes, whose median coldMedian over
+	// coldAnswers answers stood serviceRise times above the calmest
+	// stretch's (zero times otherwise).
+	coldFrom, coldTo time.Time
+	coldMedian       float64
+	coldAnswers      int
 }
 
 // serviceSpan settles what is compared: the worst incident against the
@@ -343,7 +363,11 @@ const (
 // minutes running, and where it fell back. The usual is the baseline's when
 // there is one (none false), else the window's own minutes before that
 // minute, at least minUsableBaseline of them: the minutes before a slowdown
-// are its baseline, whatever the window's edges.
+// are its baseline, whatever the window's edges. Unless those minutes were
+// themselves serviceRise times slower than the window's calmest stretch: a
+// recording that starts with no sessions in progress answers its first
+// visitors cold, and a usual read there would hide the slowdown that
+// follows. The calmest stretch is then the usual, wherever it lies.
 func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSpan, bool) {
 	first, _ := ev.Traffic.Span()
 	from := later(first.Truncate(time.Minute), ev.From.Truncate(time.Minute))
@@ -355,16 +379,28 @@ func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSp
 		}
 		return mm.PHPDurations.Quantile(0.5), true
 	}
-	usualOf := func(m time.Time) (float64, time.Time, bool) {
+	var calm calmStretch
+	if none {
+		calm = ev.calmestStretch(from, to)
+	}
+	// usualOf is the usual time for a slowdown from minute m and the
+	// minutes it is read from, [base, baseEnd).
+	usualOf := func(m time.Time) (usual float64, base, baseEnd time.Time, ok bool) {
 		if !none {
 			h := ev.phpServiceTimes(bFrom, bTo, false)
-			return h.Quantile(0.5), bFrom, h.N >= minServiceSamples
+			return h.Quantile(0.5), bFrom, bTo, h.N >= minServiceSamples
 		}
 		if m.Sub(from) < minUsableBaseline {
-			return 0, time.Time{}, false
+			return 0, time.Time{}, time.Time{}, false
 		}
 		h := ev.phpServiceTimes(from, m, false)
-		return h.Quantile(0.5), from, h.N >= minServiceSamples
+		if h.N < minServiceSamples {
+			return 0, time.Time{}, time.Time{}, false
+		}
+		if v := h.Quantile(0.5); !calm.ok || v < serviceRise*calm.median {
+			return v, from, m, true
+		}
+		return calm.median, calm.from, calm.to, true
 	}
 	slow := func(m time.Time, usual float64) bool {
 		v, ok := median(m)
@@ -375,7 +411,7 @@ func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSp
 		start = later(from, bTo)
 	}
 	for m := start; !m.Add(slowRunMinutes * time.Minute).After(to); m = m.Add(time.Minute) {
-		usual, base, ok := usualOf(m)
+		usual, base, baseEnd, ok := usualOf(m)
 		if !ok || usual <= 0 || !slow(m, usual) {
 			continue
 		}
@@ -396,7 +432,12 @@ func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSp
 		}
 		sp := serviceSpan{baseFrom: bFrom, baseTo: bTo, onset: m, end: end, inc: nil, failed: -1}
 		if none {
-			sp.baseFrom, sp.baseTo, sp.inWindow = base, m, true
+			sp.baseFrom, sp.baseTo, sp.inWindow = base, baseEnd, true
+			if !base.Equal(from) || !baseEnd.Equal(m) {
+				// The minutes before were slow themselves: say how slow.
+				h := ev.phpServiceTimes(from, m, false)
+				sp.coldFrom, sp.coldTo, sp.coldMedian, sp.coldAnswers = from, m, h.Quantile(0.5), h.N
+			}
 		}
 		if inc := ev.incidents().WorstIncident(); inc != nil && inc.Onset.Before(end) && inc.End.After(m) {
 			sp.inc = inc
@@ -411,6 +452,46 @@ func (ev *Evidence) slowdownInWindow(bFrom, bTo time.Time, none bool) (serviceSp
 		return sp, true
 	}
 	return serviceSpan{}, false
+}
+
+// calmStretch is the run of minUsableBaseline minutes of a window in which
+// PHP answered fastest: its median over its answers, when ok.
+type calmStretch struct {
+	from, to time.Time
+	median   float64
+	ok       bool
+}
+
+// calmestStretch finds, among the runs of minUsableBaseline minutes in
+// [from, to) holding at least minServiceSamples PHP answers, the one with
+// the lowest median answer (all its answers merged, so each minute weighs
+// by its answers; the earliest on a tie) and no minute whose own median
+// (from minMinuteAnswers answers) stands serviceRise times above it.
+func (ev *Evidence) calmestStretch(from, to time.Time) calmStretch {
+	var best calmStretch
+	for s := from; !s.Add(minUsableBaseline).After(to); s = s.Add(time.Minute) {
+		h := ev.phpServiceTimes(s, s.Add(minUsableBaseline), false)
+		if h.N < minServiceSamples {
+			continue
+		}
+		v := h.Quantile(0.5)
+		if best.ok && v >= best.median {
+			continue
+		}
+		// A stretch is steady: none of its minutes is itself a slowdown
+		// against it (a stretch reaching into the slowdown's last minute
+		// can still have a low median).
+		steady := true
+		for m := s; m.Before(s.Add(minUsableBaseline)); m = m.Add(time.Minute) {
+			if mm := ev.Traffic.Minute(m); mm != nil && mm.PHPDurations.N >= minMinuteAnswers && mm.PHPDurations.Quantile(0.5) >= serviceRise*v {
+				steady = false
+			}
+		}
+		if steady {
+			best = calmStretch{from: s, to: s.Add(minUsableBaseline), median: v, ok: true}
+		}
+	}
+	return best
 }
 
 // phpServiceTimes merges the durations of PHP's answers logged in [from, to).

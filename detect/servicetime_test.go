@@ -246,3 +246,82 @@ func TestServiceTimeInWindowBaseline(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceTimeColdStartBaseline: a recording that starts with no
+// sessions in progress answers its first visitors cold, slower than the
+// site's steady state for a reason that is not the incident. Read as the
+// usual, those first minutes hide a slowdown that follows: in the
+// simulator's slow-dependency-short-window seed 7 their 24 answers have a
+// median near 0.5 s against a steady 0.1 s, and the slowdown (0.8 to 1.3 s)
+// is not three times 0.5 s. The window's calmest stretch is then the usual,
+// and the finding says which minutes and how many answers it is. The cold
+// minutes alone, with nothing slow after them, are no regression.
+func TestServiceTimeColdStartBaseline(t *testing.T) {
+	t.Run("simulated seed 7", func(t *testing.T) {
+		res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-short-window", Seed: 7})
+		onset, err := time.Parse(time.RFC3339, truth.Phases.Onset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := first(res.Findings, KindServiceTimeRegression)
+		if f == nil || f.Role != RoleTrigger {
+			t.Fatalf("service_time_regression %+v: want the slowdown found as the trigger", f)
+		}
+		if d := f.Start.Sub(onset); d < -2*time.Minute || d > 2*time.Minute {
+			t.Errorf("slowdown from %s, truth's onset %s", f.Start, onset)
+		}
+		facts := FactMap(f.Facts)
+		if facts["service_median_before_s"] > 0.2 || facts["baseline_window_minutes"] != 3 {
+			t.Errorf("facts %v: want the calmest 3 minutes (about 0.1 s) as the usual", facts)
+		}
+		// The obvious baseline, the first minutes, is stated and slow.
+		if !strings.Contains(f.Summary, "calmest 3 min") || !strings.Contains(f.Summary, "24 answers") {
+			t.Errorf("summary %q: want the calmest stretch and the slow first minutes stated", f.Summary)
+		}
+	})
+	for _, tt := range []struct {
+		name     string
+		slowdown bool
+	}{
+		{"cold start, then a slowdown", true},
+		{"cold start alone", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &Evidence{From: t0, To: t0.Add(15 * time.Minute), Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
+			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
+			page := func(dur float64) shape {
+				return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
+			}
+			feed(ev.Traffic, page(0.5), t0.Add(time.Second), 3*time.Minute, 24) // few and cold
+			slow := 0.1
+			if tt.slowdown {
+				slow = 1.0 // twice the cold minutes, ten times the steady state
+			}
+			feed(ev.Traffic, page(slow), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 70)
+			feed(ev.Traffic, page(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 120)
+			fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.slowdown {
+				if len(fs) != 0 {
+					t.Fatalf("findings %+v: the cold first minutes are not a regression", fs)
+				}
+				return
+			}
+			if len(fs) != 1 {
+				t.Fatalf("no finding: %+v", check)
+			}
+			f := fs[0]
+			if !f.Start.Equal(t0.Add(3*time.Minute)) || !f.End.Equal(t0.Add(8*time.Minute)) {
+				t.Errorf("slowdown %s to %s, want %s to %s", f.Start, f.End, t0.Add(3*time.Minute), t0.Add(8*time.Minute))
+			}
+			if facts := FactMap(f.Facts); facts["service_median_before_s"] > 0.11 || facts["service_median_during_s"] < 0.9 {
+				t.Errorf("facts %v: want 0.1 s -> 1 s against the calmest stretch", facts)
+			}
+			if !strings.Contains(f.Summary, "calmest 3 min (17:08 to 17:11") || !strings.Contains(f.Summary, "24 answers, median 0.5") {
+				t.Errorf("summary %q: want the calmest stretch and the cold minutes stated", f.Summary)
+			}
+		})
+	}
+}
