@@ -471,11 +471,44 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.minor, b.requests = true, own
 		return b, false
 	}
+	if own != b.requests && !ev.remainderStandsOut(&b, bFrom, bTo, windowTotal) {
+		// Its reader-paced addresses made the rise: what is left once they
+		// are apart is judged on its own numbers, and did not stand out.
+		b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10 = true, b.baseline10, b.peak10
+		return b, false
+	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	b.uncachedShare = uncachedShare(c, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
+}
+
+// remainderStandsOut judges a burst whose agent is not a browser, and
+// whose rise counted the addresses that read like people as its own
+// (CrawlerPerMinute), on what is left without them, as a browser's is
+// judged: its own requests (b.requests) carry at least minShare of the
+// window's, and its own rate (its actor's, or the fingerprint's with its
+// readers apart) rose above its own baseline as riseOf judges a rise. A
+// fingerprint whose rise was its reader-paced addresses' (people on an
+// in-app browser the agent table does not name, retrying in an outage)
+// leaves a few requests that did not rise: a finding built on them would
+// state the readers' rise as theirs.
+func (ev *Evidence) remainderStandsOut(b *burst, bFrom, bTo time.Time, windowTotal int) bool {
+	if float64(b.requests) < minShare*float64(windowTotal) {
+		return false
+	}
+	perMinute := b.actorPerMinute
+	if perMinute == nil {
+		perMinute = b.c.readersApartPerMinute()
+	}
+	base, _ := ev.clusterBaseline10(b.c, perMinute, bFrom, bTo)
+	peak, _ := rollingMax(perMinute, ev.From, ev.To, 10)
+	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
+		return false
+	}
+	onset, _ := sustainedRise(perMinute, base, ev.From, ev.To)
+	return !onset.IsZero()
 }
 
 // sustainedRise finds, in perMinute over [from, to), the onset and fade of

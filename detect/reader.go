@@ -174,6 +174,13 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 		// pace like readers (a feed fetcher polling) are its own requests.
 		return c.PerMinute
 	}
+	return c.readersApartPerMinute()
+}
+
+// readersApartPerMinute is the cluster's requests per arrival minute
+// without those of the addresses that read like people, whatever its agent
+// (CrawlerPerMinute keeps them for an agent that is not a browser).
+func (c *Cluster) readersApartPerMinute() map[int64]int {
 	var out map[int64]int
 	for i, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
 		for ip, ab := range ips {
