@@ -471,11 +471,19 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.minor, b.requests = true, own
 		return b, false
 	}
-	if own != b.requests && !ev.remainderStandsOut(&b, bFrom, bTo, windowTotal) {
-		// Its reader-paced addresses made the rise: what is left once they
-		// are apart is judged on its own numbers, and did not stand out.
-		b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10 = true, b.baseline10, b.peak10
-		return b, false
+	if own != b.requests {
+		if !ev.remainderStandsOut(&b, bFrom, bTo, windowTotal) {
+			// Its reader-paced addresses made the rise: what is left once
+			// they are apart is judged on its own numbers, and did not
+			// stand out.
+			b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10 = true, b.baseline10, b.peak10
+			return b, false
+		}
+		t, ok, estimated := riseIntoIncident(c, b.remainderPerMinute(), ev, b.onset)
+		if ok {
+			b.onset = t
+		}
+		b.startEstimated = estimated
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
@@ -498,17 +506,30 @@ func (ev *Evidence) remainderStandsOut(b *burst, bFrom, bTo time.Time, windowTot
 	if float64(b.requests) < minShare*float64(windowTotal) {
 		return false
 	}
-	perMinute := b.actorPerMinute
-	if perMinute == nil {
-		perMinute = b.c.readersApartPerMinute()
-	}
-	base, _ := ev.clusterBaseline10(b.c, perMinute, bFrom, bTo)
-	peak, _ := rollingMax(perMinute, ev.From, ev.To, 10)
+	perMinute := b.remainderPerMinute()
+	base, sampled := ev.clusterBaseline10(b.c, perMinute, bFrom, bTo)
+	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
 	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
 		return false
 	}
-	onset, _ := sustainedRise(perMinute, base, ev.From, ev.To)
-	return !onset.IsZero()
+	onset, end := sustainedRise(perMinute, base, ev.From, ev.To)
+	if onset.IsZero() {
+		return false
+	}
+	// The rise the finding states is the remainder's own, not the one its
+	// readers made with it.
+	b.baseline10, b.baselineSampled, b.peak10, b.peakAt, b.onset, b.end = base, sampled, float64(peak), peakAt, onset, end
+	return true
+}
+
+// remainderPerMinute is the rate of b's requests without its fingerprint's
+// readers: its actor's when it has one (which holds no reader), else the
+// fingerprint's with its readers apart.
+func (b *burst) remainderPerMinute() map[int64]int {
+	if b.actorPerMinute != nil {
+		return b.actorPerMinute
+	}
+	return b.c.readersApartPerMinute()
 }
 
 // sustainedRise finds, in perMinute over [from, to), the onset and fade of

@@ -70,7 +70,7 @@ func TestReadersRemainderIsNoCrawler(t *testing.T) {
 // TestCrawlerAmongInAppReaders: the same readers' rise, and under the same
 // fingerprint a crawler that rose on its own, from a thousand addresses
 // sending one page each, none of them reading like a person. Setting the
-// readers apart must not hide it: it is still found.
+// readers apart must not hide it: it is still found, with its own rise.
 func TestCrawlerAmongInAppReaders(t *testing.T) {
 	from, to := t0, t0.Add(time.Hour)
 	rs := readersOnInApp(from, to)
@@ -91,5 +91,10 @@ func TestCrawlerAmongInAppReaders(t *testing.T) {
 	}
 	if got := FactsOf[CrawlerBurstFacts](&fs[0]); got.DistinctIPs != n || got.Requests != n {
 		t.Errorf("finding counts %d requests from %d addresses, want the crawler's %d from %d", got.Requests, got.DistinctIPs, n, n)
+	}
+	// The rise it states is the crawler's own, 40 a minute from nothing,
+	// not the readers' 60 -> 1,600 with it.
+	if got := FactsOf[CrawlerBurstFacts](&fs[0]); got.BaselinePer10m.V != 0 || got.PeakPer10m != 400 {
+		t.Errorf("finding states a rise of %v -> %v per 10 min, want the crawler's own 0 -> 400", got.BaselinePer10m.V, got.PeakPer10m)
 	}
 }
