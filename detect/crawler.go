@@ -471,8 +471,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.minor, b.requests = true, own
 		return b, false
 	}
-	if own != b.requests {
-		if !ev.remainderStandsOut(&b, bFrom, bTo, windowTotal) {
+	if browsed, browsedRequests := browsers(c); own != b.requests && browsed > 0 {
+		if !ev.remainderStandsOut(&b, own-browsedRequests, bFrom, bTo, windowTotal) {
 			// Its reader-paced addresses made the rise: what is left once
 			// they are apart is judged on its own numbers, and did not
 			// stand out.
@@ -494,16 +494,17 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 
 // remainderStandsOut judges a burst whose agent is not a browser, and
 // whose rise counted the addresses that read like people as its own
-// (CrawlerPerMinute), on what is left without them, as a browser's is
-// judged: its own requests (b.requests) carry at least minShare of the
-// window's, and its own rate (its actor's, or the fingerprint's with its
-// readers apart) rose above its own baseline as riseOf judges a rise. A
+// (CrawlerPerMinute), on what is left without those that browsed
+// (Browsed: a poller's slow addresses stay its own), as a browser's is
+// judged: its own requests carry at least minShare of the window's, and its
+// own rate (remainderPerMinute) rose above its own baseline as riseOf
+// judges a rise. A
 // fingerprint whose rise was its reader-paced addresses' (people on an
 // in-app browser the agent table does not name, retrying in an outage)
 // leaves a few requests that did not rise: a finding built on them would
 // state the readers' rise as theirs.
-func (ev *Evidence) remainderStandsOut(b *burst, bFrom, bTo time.Time, windowTotal int) bool {
-	if float64(b.requests) < minShare*float64(windowTotal) {
+func (ev *Evidence) remainderStandsOut(b *burst, requests int, bFrom, bTo time.Time, windowTotal int) bool {
+	if float64(requests) < minShare*float64(windowTotal) {
 		return false
 	}
 	perMinute := b.remainderPerMinute()
@@ -529,7 +530,19 @@ func (b *burst) remainderPerMinute() map[int64]int {
 	if b.actorPerMinute != nil {
 		return b.actorPerMinute
 	}
-	return b.c.readersApartPerMinute()
+	return b.c.apartPerMinute((*AddressBehaviour).Browsed)
+}
+
+// browsers counts c's addresses in the window that read like people by
+// what a browser does (Browsed), and their requests.
+func browsers(c *Cluster) (n, requests int) {
+	for _, ab := range c.IPs {
+		if ab.Browsed() {
+			n++
+			requests += ab.Requests
+		}
+	}
+	return n, requests
 }
 
 // sustainedRise finds, in perMinute over [from, to), the onset and fade of
