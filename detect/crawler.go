@@ -471,11 +471,78 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.minor, b.requests = true, own
 		return b, false
 	}
+	if browsed, browsedRequests := browsers(c); own != b.requests && browsed > 0 {
+		if !ev.remainderStandsOut(&b, own-browsedRequests, bFrom, bTo, windowTotal) {
+			// Its reader-paced addresses made the rise: what is left once
+			// they are apart is judged on its own numbers, and did not
+			// stand out.
+			b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10 = true, b.baseline10, b.peak10
+			return b, false
+		}
+		t, ok, estimated := riseIntoIncident(c, b.remainderPerMinute(), ev, b.onset)
+		if ok {
+			b.onset = t
+		}
+		b.startEstimated = estimated
+	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
 	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
 	b.uncachedShare = uncachedShare(c, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
+}
+
+// remainderStandsOut judges a burst whose agent is not a browser, and
+// whose rise counted the addresses that read like people as its own
+// (CrawlerPerMinute), on what is left without those that browsed
+// (Browsed: a poller's slow addresses stay its own), as a browser's is
+// judged: its own requests carry at least minShare of the window's, and its
+// own rate (remainderPerMinute) rose above its own baseline as riseOf
+// judges a rise. A
+// fingerprint whose rise was its reader-paced addresses' (people on an
+// in-app browser the agent table does not name, retrying in an outage)
+// leaves a few requests that did not rise: a finding built on them would
+// state the readers' rise as theirs.
+func (ev *Evidence) remainderStandsOut(b *burst, requests int, bFrom, bTo time.Time, windowTotal int) bool {
+	if float64(requests) < minShare*float64(windowTotal) {
+		return false
+	}
+	perMinute := b.remainderPerMinute()
+	base, sampled := ev.clusterBaseline10(b.c, perMinute, bFrom, bTo)
+	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
+	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
+		return false
+	}
+	onset, end := sustainedRise(perMinute, base, ev.From, ev.To)
+	if onset.IsZero() {
+		return false
+	}
+	// The rise the finding states is the remainder's own, not the one its
+	// readers made with it.
+	b.baseline10, b.baselineSampled, b.peak10, b.peakAt, b.onset, b.end = base, sampled, float64(peak), peakAt, onset, end
+	return true
+}
+
+// remainderPerMinute is the rate of b's requests without its fingerprint's
+// readers: its actor's when it has one (which holds no reader), else the
+// fingerprint's with its readers apart.
+func (b *burst) remainderPerMinute() map[int64]int {
+	if b.actorPerMinute != nil {
+		return b.actorPerMinute
+	}
+	return b.c.apartPerMinute((*AddressBehaviour).Browsed)
+}
+
+// browsers counts c's addresses in the window that read like people by
+// what a browser does (Browsed), and their requests.
+func browsers(c *Cluster) (n, requests int) {
+	for _, ab := range c.IPs {
+		if ab.Browsed() {
+			n++
+			requests += ab.Requests
+		}
+	}
+	return n, requests
 }
 
 // sustainedRise finds, in perMinute over [from, to), the onset and fade of

@@ -174,13 +174,27 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 		// pace like readers (a feed fetcher polling) are its own requests.
 		return c.PerMinute
 	}
+	return c.apartPerMinute((*AddressBehaviour).Reader)
+}
+
+// Browsed reports whether it read like a person by what a browser does
+// (fetched assets, or followed the site's own links), not only by pacing:
+// an agent that names no browser may still be one (an in-app browser),
+// while a poller's addresses only pace like readers.
+func (b *AddressBehaviour) Browsed() bool {
+	return b.Reader() && (b.Assets > 0 || b.SessionClicks > 0)
+}
+
+// apartPerMinute is the cluster's requests per arrival minute without those
+// of the addresses person says read like people, whatever its agent.
+func (c *Cluster) apartPerMinute(person func(*AddressBehaviour) bool) map[int64]int {
 	var out map[int64]int
 	for i, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
 		for ip, ab := range ips {
-			if !ab.Reader() {
+			if !person(ab) {
 				continue
 			}
-			if w := c.IPs[ip]; i == 1 && w != nil && !w.Reader() {
+			if w := c.IPs[ip]; i == 1 && w != nil && !person(w) {
 				// It did not read like a person in the window: a
 				// scraper pacing slowly all through the baseline reads
 				// like one there (pages over minutes), and taking its
