@@ -67,6 +67,10 @@ const (
 // num matches a number as the reports print it ("24,980", "2.4", "62%").
 const num = `([0-9][0-9,]*(?:\.[0-9]+)?)`
 
+// inSentence is any text up to the end of its sentence: a full stop ends
+// it, a decimal point between digits ("17.5") does not.
+const inSentence = `(?:[^.]|[0-9]\.[0-9])*?`
+
 // statement is a phrase that states a figure, in the formats it is written in.
 type statement struct {
 	figure  string
@@ -100,14 +104,14 @@ var statements = []statement{
 	stmt(figQueuePeak, korean, `가장 길 때 `+num+`(?:으로|로) 예전 상한`),
 	stmt(figQueuePeak, korean, `대기, 최고 `+num),
 
-	stmt(figGoodputLow, allEN, `goodput[^.]*? to `+num+` at its lowest`),
-	stmt(figGoodputLow, allEN, `goodput[^.]*? was `+num+` a minute at its lowest`),
-	stmt(figGoodputLow, allEN, `goodput[^.]*? did not fall below `+num+` a minute`),
+	stmt(figGoodputLow, allEN, `goodput`+inSentence+` to `+num+` at its lowest`),
+	stmt(figGoodputLow, allEN, `goodput`+inSentence+` was `+num+` a minute at its lowest`),
+	stmt(figGoodputLow, allEN, `goodput`+inSentence+` did not fall below `+num+` a minute`),
 	stmt(figGoodputLow, allEN, `lowest while failing `+num),
 	stmt(figGoodputLow, korean, `실패 중 최저 `+num),
-	stmt(figGoodputLow, korean, `성공 응답은[^.]*가장 적을 때 `+num+`건`),
-	stmt(figGoodputLow, korean, `성공 응답은[^.]*분당 `+num+`건 아래로 떨어지지 않았습니다`),
-	stmt(figGoodputLow, korean, `성공 응답은[^.]*가장 적을 때 분당 `+num+`건`),
+	stmt(figGoodputLow, korean, `성공 응답은`+inSentence+`가장 적을 때 `+num+`건`),
+	stmt(figGoodputLow, korean, `성공 응답은`+inSentence+`분당 `+num+`건 아래로 떨어지지 않았습니다`),
+	stmt(figGoodputLow, korean, `성공 응답은`+inSentence+`가장 적을 때 분당 `+num+`건`),
 
 	stmt(figFailed, allEN, `requests failed \(5xx, 429, late\)[\s|]*`+num),
 	stmt(figFailed, allEN, `requests, `+num+` failed \(5xx, 429, late\)`),
