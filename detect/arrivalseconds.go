@@ -43,8 +43,7 @@ func (t *Traffic) observeSecond(r *sources.Request) {
 		n := t.to.Unix() - s.base
 		s.needed, s.told = make([]uint16, n), make([]uint16, n)
 	}
-	upstreamFailed := r.Origin == sources.OriginProxy && (r.Status == 502 || r.Status == 503 || r.Status == 504)
-	if r.Origin != sources.OriginUpstream && !upstreamFailed {
+	if r.Origin != sources.OriginUpstream && !(r.Origin == sources.OriginProxy && upstreamFailedStatus(r.Status)) {
 		return
 	}
 	arrived := r.Time
@@ -52,12 +51,11 @@ func (t *Traffic) observeSecond(r *sources.Request) {
 		arrived = r.Start()
 	}
 	bump(s.needed, arrived.Unix()-s.base)
-	late := failure.Late(r.Duration, t.site.ClientTimeoutS)
-	if !failure.Status(r.Status) && !(late && r.Status >= 200 && r.Status < 400) {
+	if !failure.Failed(r.Status, r.Duration, t.site.ClientTimeoutS) {
 		return
 	}
 	told := r.Time
-	if late {
+	if failure.Late(r.Duration, t.site.ClientTimeoutS) {
 		told = arrived.Add(time.Duration(t.site.ClientTimeoutS * float64(time.Second)))
 	}
 	bump(s.told, told.Unix()-s.base)

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"net/netip"
+	"slices"
 	"sort"
 	"time"
 
@@ -83,7 +84,22 @@ func (m *Minute) FailedPHP() int {
 // upstreamFailed counts the proxy's 502, 503 and 504: requests bound for
 // PHP that failed on the way.
 func (m *Minute) upstreamFailed() int {
-	return m.ProxyStatus[502] + m.ProxyStatus[503] + m.ProxyStatus[504]
+	n := 0
+	for _, code := range upstreamFailedCodes {
+		n += m.ProxyStatus[code]
+	}
+	return n
+}
+
+// upstreamFailedCodes are the statuses the proxy answers itself for a
+// request bound for PHP that failed on the way (no upstream, a broken or
+// timed-out connection).
+var upstreamFailedCodes = [...]int{502, 503, 504}
+
+// upstreamFailedStatus reports whether a status the proxy answered itself
+// is one of upstreamFailedCodes.
+func upstreamFailedStatus(code int) bool {
+	return slices.Contains(upstreamFailedCodes[:], code)
 }
 
 // maxLabels bounds the per-cluster label table: labels come from URLs, which an
