@@ -30,6 +30,10 @@ type phpSeconds struct {
 	// learned of it: the answer's log time, or the clients' timeout after
 	// arrival for an answer later than that.
 	needed, told []uint16
+	// arrived counts every request, PHP's or not, by arrival second: what
+	// arrived before the first failure was told is load, what came after
+	// may be its retries.
+	arrived []uint16
 }
 
 // observeSecond adds r to the per-second series.
@@ -41,14 +45,15 @@ func (t *Traffic) observeSecond(r *sources.Request) {
 		}
 		s.base = t.from.Add(-secondsLead).Unix()
 		n := t.to.Unix() - s.base
-		s.needed, s.told = make([]uint16, n), make([]uint16, n)
-	}
-	if r.Origin != sources.OriginUpstream && !(r.Origin == sources.OriginProxy && upstreamFailedStatus(r.Status)) {
-		return
+		s.needed, s.told, s.arrived = make([]uint16, n), make([]uint16, n), make([]uint16, n)
 	}
 	arrived := r.Time
 	if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
 		arrived = r.Start()
+	}
+	bump(s.arrived, arrived.Unix()-s.base)
+	if r.Origin != sources.OriginUpstream && !(r.Origin == sources.OriginProxy && upstreamFailedStatus(r.Status)) {
+		return
 	}
 	bump(s.needed, arrived.Unix()-s.base)
 	if !failure.Failed(r.Status, r.Duration, t.site.ClientTimeoutS) {
@@ -104,4 +109,20 @@ func (t *Traffic) FirstFailureTold(from, to time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// arrivalsIn counts the requests (every one, PHP's or not) that arrived in
+// [from, to), by the second. ok is false when the series do not cover the
+// whole span (no access log read, lines counted rather than read, a window
+// too long to keep them).
+func (t *Traffic) arrivalsIn(from, to time.Time) (n int, ok bool) {
+	s := &t.seconds
+	i, j := from.Unix()-s.base, to.Unix()-s.base
+	if s.arrived == nil || t.counted || i < 0 || j > int64(len(s.arrived)) || j <= i {
+		return 0, false
+	}
+	for _, c := range s.arrived[i:j] {
+		n += int(c)
+	}
+	return n, true
 }

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,9 +14,17 @@ import (
 // the "arrivals rose too" bound, so the obvious reading is that a load
 // slowed PHP. They rose only after clients began to be failed: the slow
 // dependency is the trigger, the rise is said to be an effect, and no
-// client's rise is ranked as a cause.
+// client's rise is ranked as a cause. On seeds 8 and 10 the reloads of the
+// first failing minute alone lifted that minute past the bound: the
+// arrivals at the onset are those before the first failure was told.
 func TestReloadsAreAConsequence(t *testing.T) {
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-reloads", Seed: 3})
+	for _, seed := range []int64{3, 8, 10} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { reloadsAreAConsequence(t, seed) })
+	}
+}
+
+func reloadsAreAConsequence(t *testing.T, seed int64) {
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-reloads", Seed: seed})
 	f := first(res.Findings, KindServiceTimeRegression)
 	if f == nil {
 		t.Fatalf("no service_time_regression; checks %+v", res.Checks)

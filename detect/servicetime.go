@@ -580,14 +580,24 @@ func (ev *Evidence) arrivalsRoseLate(sp serviceSpan, arr0, arr1 float64) lateArr
 	if failFrom.IsZero() || failFrom.Before(sp.onset) {
 		failFrom = sp.onset
 	}
-	// The onset's arrivals are those of the minutes up to the first
-	// failing one, that minute included: a load that failed the site was
-	// there by then, while reloads answer failures seconds after them.
+	// The onset's arrivals are those from the onset up to the first
+	// failure a client was told of, and at least the minute before it: a
+	// load that failed the site was there by then, while reloads answer
+	// failures seconds after them, so none arrived before the first. The
+	// first failing minute as a whole holds both (its reloads alone can
+	// lift it past arrivalsFlat), and is the span only when the arrivals
+	// were not kept by the second.
 	onsetEnd := failFrom.Truncate(time.Minute).Add(time.Minute)
 	if onsetEnd.After(sp.end) {
 		return lateArrivals{}
 	}
 	atOnset := ev.arrivalsPerMinute(sp.onset, onsetEnd, false)
+	if first, ok := ev.Traffic.FirstFailureTold(failFrom.Truncate(time.Minute), onsetEnd); ok {
+		from := earlier(sp.onset, first.Add(-time.Minute))
+		if n, ok := ev.Traffic.arrivalsIn(from, first); ok {
+			atOnset = float64(n) / first.Sub(from).Minutes()
+		}
+	}
 	if atOnset > arrivalsFlat*arr0 {
 		return lateArrivals{}
 	}
