@@ -33,6 +33,16 @@ func LimitAbove(peak int) int {
 	return max(LimitHeadroom*peak, peak+LimitSlack)
 }
 
+// LimitFloor is the least limit that still leaves a client who sent peak
+// requests in a window LimitHeadroom times that (a client never seen, peak
+// 0, is taken as one request): LimitAbove without the slack. The slack is
+// for readers the baseline never showed; an actor whose own addresses each
+// send far more than any ordinary one spends it, and a rule that must stop
+// that actor may give it up, down to here and no lower.
+func LimitFloor(peak int) int {
+	return LimitHeadroom * max(peak, 1)
+}
+
 // perClientWindow is the window the per-client judgement counts requests
 // in.
 const perClientWindow = 10 * time.Minute

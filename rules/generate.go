@@ -50,6 +50,7 @@ type Zone struct {
 	sizing    prose.Text   // the sizing arithmetic
 	resized   prose.Text   // how the backtest resized the zone, if it did
 	tolerated prose.Text   // the baseline's refusals it was not resized for, if any
+	tightened prose.Text   // how the backtest tightened the zone to reach the goal, if it did
 }
 
 // Key is the zone's key as written in the Caddyfile.

@@ -348,6 +348,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			}
 		}
 	}
+	if tightened, err := e.tighten(ctx, zones, peaks, wr, br, bFrom, bTo); err != nil {
+		return err
+	} else if tightened {
+		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+	}
 	var kept []Zone
 	var keptIndex []int
 	for i := range zones {
@@ -607,7 +614,8 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) prose.Tex
 	w := zoneWhy{Finding: ref.finding, KeyName: ref.key.String(), Key: detect.SayKey(ref.key), Targets: describeTargets(z),
 		TargetWhy: z.targetWhy, CondWhy: z.condWhy, PerClient: z.PerClient, Name: z.Name,
 		Sizing: z.sizing, Resized: z.resized, HasResized: z.resized.String() != "",
-		Tolerated: z.tolerated, HasTolerated: z.tolerated.String() != ""}
+		Tolerated: z.tolerated, HasTolerated: z.tolerated.String() != "",
+		Tightened: z.tightened, HasTightened: z.tightened.String() != ""}
 	w.Checked, w.Unchecked = conditionsText(z, ref.key)
 	w.LastUnchecked = len(w.Unchecked) - 1
 	if z.requests > 0 {
@@ -637,7 +645,9 @@ type zoneWhy struct {
 	PerClient                         bool
 	Name, MaxPerIP, Addresses, Median string
 	Sizing, Resized, Tolerated        prose.Text
+	Tightened                         prose.Text
 	HasResized, HasTolerated          bool
+	HasTightened                      bool
 }
 
 // describeTargets renders a zone's targets for humans, one Text each.

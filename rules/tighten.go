@@ -1,0 +1,125 @@
+package rules
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/detect"
+)
+
+// What a rule is for, measured by its backtest over the window: it refuses
+// at least actorGoal of its crawler's requests and less than collateralGoal
+// of the other logged-out requests.
+const (
+	actorGoal      = 0.95
+	collateralGoal = 0.005
+)
+
+// tighten lowers the events of each zone that refused less than actorGoal of
+// its crawler in the window (win) when a smaller size reaches the goal. A
+// zone is sized max(LimitHeadroom x peak, peak + LimitSlack) (LimitAbove):
+// the slack is for ordinary clients the baseline never showed, and an actor
+// whose addresses each send more than any ordinary one but only a little
+// more than the slack gets it too. A crawler steady from a dozen addresses
+// before it multiplied its rate then passes at the slack's pace on every
+// address, more than a twentieth of what it sent. Such a zone may give the
+// slack up, down to detect.LimitFloor(peak) (twice the busiest ordinary
+// client) and no lower: it takes the largest size there that refuses
+// actorGoal of its crawler in the window while refusing less than
+// collateralGoal of the other logged-out requests in the window and no more
+// ordinary requests in the baseline than resize tolerates. A zone whose
+// floor does not reach the goal keeps its size: the slack is given up only
+// for the goal. A zone resize grew is left alone (ordinary clients needed
+// the room). peaks are the sizing's; it reports whether any zone changed.
+func (e *engine) tighten(ctx context.Context, zones []Zone, peaks []int, win, base *replay, bFrom, bTo time.Time) (bool, error) {
+	lo := make([]int, len(zones)) // largest size known to reach the goal (0: none)
+	hi := make([]int, len(zones)) // smallest size known to miss it
+	from := make([]int, len(zones))
+	allowed := make([]int, len(zones))
+	loggedIn := make([]int, len(zones)) // logged-in requests refused in the window at the zone's size
+	tried := false
+	for i := range zones {
+		z := &zones[i]
+		from[i] = z.Events
+		allowed[i] = tolerableRefused(base.zone[i])
+		bt := win.zone[i].window()
+		loggedIn[i] = bt.LoggedInRefused
+		floor := detect.LimitFloor(peaks[i])
+		if z.resized.String() != "" || bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare >= actorGoal || floor >= z.Events {
+			continue
+		}
+		hi[i], z.Events, tried = z.Events, floor, true
+	}
+	if !tried {
+		return false, nil
+	}
+	check := func() error {
+		w, b, _, err := e.backtest(ctx, zones, bFrom, bTo)
+		if err != nil {
+			return fmt.Errorf("rules: tightening: %w", err)
+		}
+		for i := range zones {
+			if hi[i] == 0 || zones[i].Events == lo[i] {
+				continue
+			}
+			if meetsGoal(w.zone[i], b.zone[i], loggedIn[i], allowed[i]) {
+				lo[i] = zones[i].Events
+			} else {
+				hi[i] = zones[i].Events
+			}
+		}
+		return nil
+	}
+	if err := check(); err != nil {
+		return false, err
+	}
+	for {
+		narrowing := false
+		for i := range zones {
+			switch {
+			case hi[i] == 0:
+			case lo[i] == 0: // the floor misses too: keep the size
+				zones[i].Events, hi[i] = from[i], 0
+			case hi[i]-lo[i] > 1:
+				zones[i].Events = (lo[i] + hi[i]) / 2
+				narrowing = true
+			default:
+				zones[i].Events = lo[i]
+			}
+		}
+		if !narrowing {
+			break
+		}
+		if err := check(); err != nil {
+			return false, err
+		}
+	}
+	changed := false
+	for i := range zones {
+		if hi[i] == 0 {
+			continue
+		}
+		zones[i].Events = lo[i]
+		zones[i].tightened = Messages.Say("rules.tightened", struct{ Events, Refused, Size, Floor, Goal, Collateral string }{
+			fmtInt(from[i]), pct(win.zone[i].window().CrawlerRefusedShare), fmtInt(lo[i]), fmtInt(detect.LimitFloor(peaks[i])),
+			pct(actorGoal), pct(collateralGoal)})
+		changed = true
+	}
+	return changed, nil
+}
+
+// meetsGoal says whether a zone's window replay (w) refused actorGoal of its
+// crawler, less than collateralGoal of the other logged-out requests and no
+// more than loggedIn logged-in requests (what it refused at its first size),
+// and its baseline replay (b) no more than allowed ordinary requests.
+func meetsGoal(w, b *tally, loggedIn, allowed int) bool {
+	bt := w.bt
+	if bt.CrawlerRequests == 0 || float64(bt.CrawlerRefused) < actorGoal*float64(bt.CrawlerRequests) {
+		return false
+	}
+	if bt.LoggedInRefused > loggedIn || float64(bt.OtherLoggedOutRefused) >= collateralGoal*float64(max(bt.OtherLoggedOutRequests, 1)) {
+		return false
+	}
+	return ordinaryRefused(b) <= allowed
+}
