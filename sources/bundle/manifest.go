@@ -153,6 +153,10 @@ type PullEstimate struct {
 	FullLokiBytes     int64  `yaml:"full_loki_bytes" json:"full_loki_bytes"`
 	PushdownBytes     int64  `yaml:"pushdown_bytes" json:"pushdown_bytes"`
 	PushdownLokiBytes int64  `yaml:"pushdown_loki_bytes" json:"pushdown_loki_bytes"`
+	// LineCountsPushdownBytes is, when Basis is EstimateFromFamilies, what
+	// the line counts alone said the pushdown would pull (the lower bound
+	// that let the counts per family and status run); 0 otherwise.
+	LineCountsPushdownBytes int64 `yaml:"line_counts_pushdown_bytes,omitempty" json:"line_counts_pushdown_bytes,omitempty"`
 	// MaxShare is the bar (pushdown.max_share): a pushdown is chosen when it
 	// pulls less than this share of FullBytes.
 	MaxShare float64 `yaml:"max_share" json:"max_share"`

@@ -845,10 +845,11 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	rows := rowsOf(nil)
 	var minuteBytes []float64
 	var bytesFrom string
+	var lowerBound int64
 	plan.fullBytes, minuteBytes, bytesFrom = f.minuteBytes(ctx, c, query, lines, cost)
 	if minuteBytes != nil {
 		est := pullEstimate(rows, minuteBytes, nil, 1+minuteStatusQueries(rows, true), f.cfg.Pushdown.maxShare())
-		est.BytesFrom = bytesFrom
+		est.BytesFrom, lowerBound = bytesFrom, est.PushdownBytes
 		if est.Chosen == bundle.ChosenFull {
 			rec.Note += "; " + describeEstimate(est)
 			return chooseFull(rows, est, rec)
@@ -937,7 +938,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 			fams = make([]float64, len(rows))
 		}
 		est := pullEstimate(rows, minuteBytes, fams, minuteStatusQueries(rows, famStatus != nil), f.cfg.Pushdown.maxShare())
-		est.BytesFrom = bytesFrom
+		est.BytesFrom, est.LineCountsPushdownBytes = bytesFrom, lowerBound
 		if est.Chosen == bundle.ChosenFull {
 			records[0].Note += "; " + describeEstimate(est)
 			plan.minutes, plan.families, plan.familyPerMinute, plan.familyStatus, plan.baselineSampled = nil, nil, nil, nil, 0

@@ -76,7 +76,10 @@ func describeEstimate(e bundle.PullEstimate) string {
 	}
 	basis := "from every line's counts alone, before any count per client family (at least this much)"
 	if e.Basis == bundle.EstimateFromFamilies {
-		basis = "with the client families' lines"
+		basis = "with the client families' lines and the minutes whose failed lines stand out"
+		if e.LineCountsPushdownBytes > 0 && e.FullBytes > 0 {
+			basis += fmt.Sprintf("; every line's counts alone said %.1f%%", 100*float64(e.LineCountsPushdownBytes)/float64(e.FullBytes))
+		}
 	}
 	return fmt.Sprintf("cost model (bytes from %s): a full pull would pull %d bytes (Loki reading about %d), a pushdown %d bytes (%.1f%%, %s; Loki reading about %d more); chosen: %s, as a pushdown is chosen only below %.0f%% of the full pull's bytes (pushdown.max_share)",
 		e.BytesFrom, e.FullBytes, e.FullLokiBytes, e.PushdownBytes, share, basis, e.PushdownLokiBytes, e.Chosen, 100*e.MaxShare)

@@ -87,6 +87,11 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 		t.Fatal("max_share 1: want a pushdown with its estimate, and no full_pull section")
 	}
 	e := m.Pushdown.Estimate
+	// Chosen once the counts per family and status were in, with what the
+	// line counts alone said (a lower bound) beside it.
+	if e.Basis != bundle.EstimateFromFamilies || e.LineCountsPushdownBytes <= 0 || e.LineCountsPushdownBytes > e.PushdownBytes {
+		t.Errorf("estimate %+v: want it made with the families, the line counts' lower bound beside it", e)
+	}
 	if e.Chosen != bundle.ChosenPushdown || e.FullBytes != m.Pushdown.FullBytes || e.PushdownBytes*2 < e.FullBytes || e.PushdownLokiBytes <= e.FullLokiBytes {
 		t.Errorf("estimate %+v (full bytes measured %d): want the pushdown chosen, its minutes over half the bytes, and Loki reading more for it", e, m.Pushdown.FullBytes)
 	}
