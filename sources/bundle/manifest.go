@@ -115,15 +115,48 @@ const (
 	ChosenFull     = "full pull"
 )
 
+// Bases of PullEstimate.Basis: what the pushdown's estimate knew of the
+// minutes and clients it would pull.
+const (
+	// EstimateFromLineCounts: every line's count per minute alone (no
+	// parser): the minutes whose volume stands out, their margins and the
+	// baseline's sample. A lower bound of the pushdown: the minutes whose
+	// failed lines stand out and the client families that rose are not
+	// known yet.
+	EstimateFromLineCounts = "line counts"
+	// EstimateFromFamilies: the counts per client family and status too
+	// (one | json pass): every minute and family the pushdown would pull.
+	EstimateFromFamilies = "counts per family and status"
+)
+
+// Sources of PullEstimate.BytesFrom: how the bytes per minute were known.
+const (
+	// BytesFromIndex: each minute's line count times the mean line of
+	// Loki's index statistics (index/stats: no line read).
+	BytesFromIndex = "index statistics"
+	// BytesFromBytesOverTime: Loki's bytes_over_time per minute (a pass
+	// over the range), where the index knew no line.
+	BytesFromBytesOverTime = "bytes_over_time"
+)
+
 // PullEstimate is the cost model a fetch ran before pulling a window longer
 // than pushdown_after: what a full pull and a pushdown would still pull (raw
-// bytes, from Loki's bytes_over_time per minute) and have Loki read (its
-// totalBytesProcessed, estimated), and which was chosen.
+// bytes per minute, BytesFrom) and have Loki read (its totalBytesProcessed,
+// estimated), and which was chosen. It is made first from the line counts
+// alone, before any query parses a line (Basis EstimateFromLineCounts): a
+// full pull chosen there runs no parser in Loki; else again once the counts
+// per family and status are known (EstimateFromFamilies).
 type PullEstimate struct {
-	FullBytes         int64 `yaml:"full_bytes" json:"full_bytes"`
-	FullLokiBytes     int64 `yaml:"full_loki_bytes" json:"full_loki_bytes"`
-	PushdownBytes     int64 `yaml:"pushdown_bytes" json:"pushdown_bytes"`
-	PushdownLokiBytes int64 `yaml:"pushdown_loki_bytes" json:"pushdown_loki_bytes"`
+	Basis             string `yaml:"basis,omitempty" json:"basis,omitempty"`
+	BytesFrom         string `yaml:"bytes_from,omitempty" json:"bytes_from,omitempty"`
+	FullBytes         int64  `yaml:"full_bytes" json:"full_bytes"`
+	FullLokiBytes     int64  `yaml:"full_loki_bytes" json:"full_loki_bytes"`
+	PushdownBytes     int64  `yaml:"pushdown_bytes" json:"pushdown_bytes"`
+	PushdownLokiBytes int64  `yaml:"pushdown_loki_bytes" json:"pushdown_loki_bytes"`
+	// LineCountsPushdownBytes is, when Basis is EstimateFromFamilies, what
+	// the line counts alone said the pushdown would pull (the lower bound
+	// that let the counts per family and status run); 0 otherwise.
+	LineCountsPushdownBytes int64 `yaml:"line_counts_pushdown_bytes,omitempty" json:"line_counts_pushdown_bytes,omitempty"`
 	// MaxShare is the bar (pushdown.max_share): a pushdown is chosen when it
 	// pulls less than this share of FullBytes.
 	MaxShare float64 `yaml:"max_share" json:"max_share"`
@@ -151,8 +184,10 @@ type PushdownCost struct {
 	// statistics.
 	LokiBytesProcessed int64 `yaml:"loki_bytes_processed,omitempty" json:"loki_bytes_processed,omitempty"`
 	// FullLines and FullBytes are what a full pull would have pulled, as Loki
-	// counted them (count_over_time, bytes_over_time): measured, not
-	// estimated. -1 when Loki could not say.
+	// counted them: the lines by count_over_time, the bytes by
+	// bytes_over_time or, when the index knew the range's lines, the lines
+	// times the mean line of Loki's index statistics (Estimate.BytesFrom).
+	// -1 when Loki could not say.
 	FullLines int64 `yaml:"full_lines" json:"full_lines"`
 	FullBytes int64 `yaml:"full_bytes" json:"full_bytes"`
 	// Estimate is the cost model that chose the pushdown, with both

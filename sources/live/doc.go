@@ -28,7 +28,13 @@
 //
 // # Pushdown
 //
-// A window longer than Config.PushdownAfter (3h by default) is not pulled raw.
+// A window longer than Config.PushdownAfter (3h by default) may not be pulled
+// raw. First Loki counts every line per minute with no parser (the very lines
+// a pull asks for), and its index says what a line weighs (index/stats, no
+// line read): a cost model (pullcost.go) estimates from them what a full pull
+// and a pushdown would pull and make Loki read, and a window whose minutes
+// mostly stand out by their volume is pulled whole, checked against those
+// counts, with no query that parses a line. Otherwise
 // Loki counts lines per minute over the whole range (and the lines that failed
 // as the detectors count them, package failure: 429 and 5xx, or slower than
 // the clients' timeout when the site says what it is), the minutes that stand
@@ -74,7 +80,9 @@
 // The per-minute counts and what was pulled go to access/minute-counts.csv so
 // the analysis can say what it did not read; bundle.yaml records the cost of
 // each phase, and its pushdown section the lines, bytes and requests pulled
-// against the bytes of a full pull (Loki's bytes_over_time). The count per
+// against the bytes of a full pull (the lines times the index's mean line,
+// or Loki's bytes_over_time where the index knows no line), with the cost
+// model's estimates, made again once the families are known. The count per
 // family is grouped by status, origin marks and lateness too (a label from
 // Loki's float template functions): its groups give the failed lines per
 // minute and, for the lines not pulled, their count per minute and status,

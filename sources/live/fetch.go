@@ -463,6 +463,11 @@ func (f *fetcher) loki(ctx context.Context) error {
 				// is checked against those counts, not counted again.
 				return c.PullMinutes(ctx, query, minutes, countedMinutes(plan.rows), sink)
 			}
+			if plan.full && access {
+				// The cost model's counts check the full pull: its
+				// range is read once.
+				return c.PullCounted(ctx, selector, pipeline, f.start, f.to, countedMinutes(plan.rows), sink)
+			}
 			return c.Pull(ctx, selector, pipeline, f.start, f.to, sink)
 		})
 		if err != nil {
@@ -766,29 +771,21 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 	f.note(loki.Source, sources.SeverityInfo, msg)
 }
 
-// pushdown counts lines per minute inside Loki, flags minutes and client
-// families, writes access/minute-counts.csv and the per-minute status counts
-// of the lines it will not pull, and returns what to pull (false when the
-// counts failed: then nothing is pulled, which the caller records).
+// pushdown counts lines per minute inside Loki, runs the cost model, flags
+// minutes and client families, writes access/minute-counts.csv and the
+// per-minute status counts of the lines it will not pull, and returns what
+// to pull (false when the counts failed: then nothing is pulled, which the
+// caller records). When the cost model chooses the full pull, plan.full is
+// set and plan.rows hold every minute's count, which the full pull is
+// checked against.
 func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, cost *Progress) (pushdownPlan, bool) {
-	// One metric query counts every line per minute and client family: its
-	// sum flags the minutes, its families the clients that rose slowly, in
-	// one pass over the range. When it fails (Loki's max_query_series, a
-	// stage Loki refuses), every line is counted alone and no family is
-	// pulled across the range.
-	mc, famCounts, famStatus, famFailed, famErr := familyMinutes(ctx, c, query, f.cfg.Site.ClientTimeoutS, f.start, f.to)
-	var err error
-	if famErr != nil {
-		cost.Requests, cost.WireBytes = int64(mc.Requests), mc.WireBytes
-		frec := mc.Record("")
-		frec.Complete, frec.Failed = false, true
-		frec.Note = fmt.Sprintf("per-minute counts of each client family (agent/language) and status, %d requests, %d response bytes; failed: %v", mc.Requests, mc.WireBytes, famErr)
-		f.record(frec)
-		mc, err = minuteTotals(ctx, c, query, f.start, f.to)
-	}
-	// Two count queries, then minuteStatus's (added once the minutes to pull
-	// are known).
-	cost.Requests, cost.WireBytes, cost.Done, cost.Total = cost.Requests+int64(mc.Requests), cost.WireBytes+mc.WireBytes, 1, 2
+	// The cheapest count first: every line per minute, with the selector and
+	// the configured pipeline alone (no parser of ours), the very lines a
+	// pull asks for. It flags the minutes that stand out by their volume,
+	// and with the bytes per line the index gives, the cost model runs
+	// before any query parses a line.
+	mc, err := minuteTotals(ctx, c, query, f.start, f.to)
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 3
 	for _, n := range mc.Totals() {
 		cost.Count += n
 	}
@@ -797,6 +794,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		rec.Query = query
 		rec.From, rec.To = f.start, f.to
 	}
+	rec.Note = fmt.Sprintf("every line per minute, no parser: the cost model's counts and the lines each pull is checked against, %d requests, %d response bytes", mc.Requests, mc.WireBytes)
 	if err != nil {
 		rec.Complete, rec.Failed = false, true
 		rec.Note += "; failed: " + err.Error()
@@ -814,22 +812,86 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	for _, n := range lines {
 		counted += n
 	}
+	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
+	factor, margin, sample := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute), f.cfg.Pushdown.baselineSample()
+	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart, fullLines: counted}
+	rowsOf := func(failed []int64) []Minute {
+		reasons := flagMinutes(lines, failed, windowStart, sample, factor, margin)
+		rows := make([]Minute, len(lines))
+		for i := range lines {
+			rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
+			if failed != nil {
+				rows[i].Failed = failed[i]
+			}
+		}
+		return rows
+	}
+	chooseFull := func(rows []Minute, est bundle.PullEstimate, records ...bundle.Query) (pushdownPlan, bool) {
+		// The counts stay in bundle.yaml as what the model read; no
+		// minute-counts.csv: every minute is pulled.
+		for _, r := range records {
+			r.File = ""
+			f.record(r)
+		}
+		f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the window is longer than pushdown_after (%s), but its access log was pulled whole: %s",
+			f.cfg.PushdownAfterDuration(), describeEstimate(est)))
+		plan.full, plan.rows, plan.estimate = true, rows, &est
+		return plan, true
+	}
+
+	// The cost model on the line counts alone: the minutes that stand out
+	// by their volume, their margins and the baseline's sample are a lower
+	// bound of what a pushdown pulls. A full pull chosen here runs no | json.
+	rows := rowsOf(nil)
+	var minuteBytes []float64
+	var bytesFrom string
+	var lowerBound int64
+	plan.fullBytes, minuteBytes, bytesFrom = f.minuteBytes(ctx, c, query, lines, cost)
+	if minuteBytes != nil {
+		est := pullEstimate(rows, minuteBytes, nil, 1+minuteStatusQueries(rows, true), f.cfg.Pushdown.maxShare())
+		est.BytesFrom, lowerBound = bytesFrom, est.PushdownBytes
+		if est.Chosen == bundle.ChosenFull {
+			rec.Note += "; " + describeEstimate(est)
+			return chooseFull(rows, est, rec)
+		}
+	}
+
+	// One metric query counts every line per minute, client family and
+	// status: its families flag the clients that rose slowly, its failed
+	// groups the minutes whose failed lines stand out, in one pass over the
+	// range. When it fails (Loki's max_query_series, a stage Loki refuses),
+	// the failed lines are counted alone and no family is pulled across the
+	// range.
+	fmc, famCounts, famStatus, famFailed, famErr := familyMinutes(ctx, c, query, f.cfg.Site.ClientTimeoutS, f.start, f.to)
+	cost.Requests, cost.WireBytes, cost.Done = cost.Requests+int64(fmc.Requests), cost.WireBytes+fmc.WireBytes, 2
+	famRec := fmc.Record(MinuteCountsFile)
+	if famRec.Query == "" {
+		famRec.Query, famRec.From, famRec.To = familyCountQuery(query, f.cfg.Site.ClientTimeoutS), f.start, f.to
+	}
+	famRec.Note = fmt.Sprintf("per-minute counts of each client family (agent/language) and status, %d requests, %d response bytes", fmc.Requests, fmc.WireBytes)
+	if famErr == nil && fmc.Minutes() != mc.Minutes() {
+		famErr = fmt.Errorf("%d minutes counted per family, %d expected", fmc.Minutes(), mc.Minutes())
+	}
+	if famErr != nil {
+		famRec.Complete, famRec.Failed = false, true
+		famRec.Note += "; failed: " + famErr.Error()
+		famCounts, famStatus, famFailed = nil, nil, nil
+	}
+	records := []bundle.Query{rec, famRec}
 
 	// The failed lines per minute are the count's failed groups
 	// (failedGroup) when it was made per status; else a query of their own.
 	failed := famFailed
-	var frec *bundle.Query
 	if failed != nil {
 		cost.Total--
-		rec.Note += "; its groups of failed statuses and late lines (" + failedFilter(f.cfg.Site) + ") are the failed lines per minute: no query of their own"
+		records[1].Note += "; its groups of failed statuses and late lines (" + failedFilter(f.cfg.Site) + ") are the failed lines per minute: no query of their own"
 	} else {
 		fq := joinQuery(query, failedFilter(f.cfg.Site))
 		fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
 		cost.Requests += int64(fc.Requests)
 		cost.WireBytes += fc.WireBytes
-		cost.Done = 2
-		r := fc.Record(MinuteCountsFile)
-		frec = &r
+		cost.Done = 3
+		frec := fc.Record(MinuteCountsFile)
 		if frec.Query == "" {
 			frec.Query, frec.From, frec.To = fq, f.start, f.to
 		}
@@ -843,61 +905,46 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		} else {
 			failed = fc.Totals()
 		}
+		records = append(records, frec)
 	}
-
-	windowStart := max(0, int(f.from.Sub(mc.From)/time.Minute))
-	factor, margin := f.cfg.Pushdown.factor(), int(f.cfg.Pushdown.margin()/time.Minute)
-	reasons := flagMinutes(lines, failed, windowStart, f.cfg.Pushdown.baselineSample(), factor, margin)
-	rows := make([]Minute, len(lines))
-	plan := pushdownPlan{counted: counted, baselineMinutes: windowStart, familyStatus: famStatus}
+	rows = rowsOf(failed)
+	plan.familyStatus = famStatus
 	if famErr == nil && famStatus == nil {
-		rec.Note += "; counted per family alone: Loki refused the count per family and status for its series (max_query_series), so the status counts of the minutes not pulled are a query of their own"
+		records[1].Note += "; counted per family alone: Loki refused the count per family and status for its series (max_query_series), so the status counts of the minutes not pulled are a query of their own"
 	}
 	if famStatus != nil {
-		rec.Note += fmt.Sprintf("; its status groups, summed over the families not pulled, are the status counts of every line of the minutes not pulled (%s): no query of their own", bundle.MinuteStatusFile)
+		records[1].Note += fmt.Sprintf("; its status groups, summed over the families not pulled, are the status counts of every line of the minutes not pulled (%s): no query of their own", bundle.MinuteStatusFile)
 	}
-	for i := range lines {
-		rows[i] = Minute{T: mc.Minute(i), Lines: lines[i], Failed: -1, Reason: reasons[i], Pulled: reasons[i] != ""}
-		if failed != nil {
-			rows[i].Failed = failed[i]
+	for _, r := range rows {
+		if r.Pulled {
+			plan.minutes = append(plan.minutes, r.T)
 		}
-		if rows[i].Pulled {
-			plan.minutes = append(plan.minutes, rows[i].T)
-		}
-		if reasons[i] == ReasonBaseline {
+		if r.Reason == ReasonBaseline {
 			plan.baselineSampled++
-		}
-	}
-	// The cost model, before any query that parses lines: from the counts
-	// and the bytes per minute, what each way would still cost.
-	var minuteBytes []float64
-	plan.fullLines = counted
-	plan.fullBytes, minuteBytes = f.fullBytes(ctx, c, query, len(rows), cost)
-	if minuteBytes != nil {
-		est := pullEstimate(rows, minuteBytes, 1+minuteStatusQueries(rows, famStatus != nil), f.cfg.Pushdown.maxShare())
-		plan.estimate = &est
-		if est.Chosen == bundle.ChosenFull {
-			// The counts stay in bundle.yaml as what the model read; no
-			// minute-counts.csv: every minute is pulled.
-			rec.File = ""
-			rec.Note += "; " + describeEstimate(est)
-			f.record(rec)
-			if frec != nil {
-				frec.File = ""
-				f.record(*frec)
-			}
-			f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("the window is longer than pushdown_after (%s), but its access log was pulled whole: %s",
-				f.cfg.PushdownAfterDuration(), describeEstimate(est)))
-			plan.full = true
-			return plan, true
 		}
 	}
 	if len(plan.minutes) < len(rows) {
 		var chose string
 		plan.families, plan.familyPerMinute, chose = f.families(famCounts, famErr, lines, windowStart, factor)
 		if chose != "" {
-			rec.Note += "; " + chose
+			records[1].Note += "; " + chose
 		}
+	}
+	// The cost model again, on every minute and family the pushdown would
+	// pull: the family count is made, what is left is PHP's seconds.
+	if minuteBytes != nil {
+		fams := plan.familyPerMinute
+		if fams == nil {
+			fams = make([]float64, len(rows))
+		}
+		est := pullEstimate(rows, minuteBytes, fams, minuteStatusQueries(rows, famStatus != nil), f.cfg.Pushdown.maxShare())
+		est.BytesFrom, est.LineCountsPushdownBytes = bytesFrom, lowerBound
+		if est.Chosen == bundle.ChosenFull {
+			records[0].Note += "; " + describeEstimate(est)
+			plan.minutes, plan.families, plan.familyPerMinute, plan.familyStatus, plan.baselineSampled = nil, nil, nil, nil, 0
+			return chooseFull(rows, est, records...)
+		}
+		plan.estimate = &est
 	}
 	if err := writeFileWith(filepath.Join(f.dir, MinuteCountsFile), func(w io.Writer) error { return WriteMinuteCounts(w, rows) }); err != nil {
 		f.note(SourceFetch, sources.SeverityError, err.Error())
@@ -920,15 +967,48 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		summary += fmt.Sprintf("; the lines of the client families %s (agent/language) that stood out were pulled across the whole range (%s)",
 			strings.Join(plan.families, ", "), FamiliesFile)
 	}
-	rec.Note += "; " + pushdownMark + summary
-	f.record(rec)
-	if frec != nil {
-		f.record(*frec)
+	records[0].Note += "; " + pushdownMark + summary
+	for _, r := range records {
+		f.record(r)
 	}
 	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf(
 		"%sthe window is longer than pushdown_after (%s), so %s: minutes standing out at %gx their usual count, plus %s around them; %s has every minute's count",
 		pushdownMark, f.cfg.PushdownAfterDuration(), summary, factor, f.cfg.Pushdown.margin(), MinuteCountsFile))
 	return plan, true
+}
+
+// minuteBytes is what a full pull of the counted minutes would pull, in
+// total and per minute (lines: their counts), and how that was known
+// (bundle.BytesFrom*): each minute's lines times the mean line of Loki's
+// index statistics, which read no line, or, where the index knows no line
+// of the range (an old Loki, lines still in the ingesters), Loki's
+// bytes_over_time per minute, a pass over the range (fullBytes). -1 and
+// nil when neither can be had.
+func (f *fetcher) minuteBytes(ctx context.Context, c *loki.Client, query string, lines []int64, cost *Progress) (int64, []float64, string) {
+	selector := f.cfg.Loki.Selector
+	st, err := c.IndexStats(ctx, selector, f.start, f.to)
+	cost.Requests += int64(st.Requests)
+	cost.WireBytes += st.WireBytes
+	perLine, ok := st.BytesPerLine()
+	if err == nil && ok {
+		perMinute := make([]float64, len(lines))
+		var total float64
+		for i, n := range lines {
+			perMinute[i] = float64(n) * perLine
+			total += perMinute[i]
+		}
+		f.record(bundle.Query{Source: loki.Source, Query: selector, From: f.start, To: f.to, Complete: true, Series: int(st.Streams),
+			Note: fmt.Sprintf("Loki's index statistics (index/stats, no line read): %d streams, %d lines, %d bytes, %.1f bytes a line, which times each minute's lines are the bytes of the cost model, %d requests, %d response bytes",
+				st.Streams, st.Entries, st.Bytes, perLine, st.Requests, st.WireBytes)})
+		return int64(math.Round(total)), perMinute, bundle.BytesFromIndex
+	}
+	why := "its index knew no line of the range"
+	if err != nil {
+		why = err.Error()
+	}
+	f.note(loki.Source, sources.SeverityInfo, fmt.Sprintf("Loki's index statistics gave no bytes per line (%s), so the cost model's bytes are measured with bytes_over_time, a pass over the range", why))
+	n, perMinute := f.fullBytes(ctx, c, query, len(lines), cost)
+	return n, perMinute, bundle.BytesFromBytesOverTime
 }
 
 // minuteTotals is query's lines per minute of [from, to) (widened to whole

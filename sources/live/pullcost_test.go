@@ -1,7 +1,9 @@
 package live
 
 import (
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -17,10 +19,35 @@ import (
 // those bytes. The cost model pulls it whole instead and says so with both
 // estimates; under pushdown.max_share 1 the same window is pushed down with
 // the estimate in its section.
+//
+// The model runs on the cheapest counts (every line per minute, no parser,
+// and the index's bytes per line), before any query parses a line: a full
+// pull chosen there runs no | json in Loki, and Loki reads the range twice
+// (the count and the pull, which the count checks), not four times (the
+// counts per family, a bytes_over_time pass, the pull and its own count;
+// a metric query reads the lines of its first step too: 1% is allowed).
 func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
-	m, notes, err := fetchSmall(t, func(cfg *Config, _ lokiFake) { cfg.PushdownAfter = D(0) }, nil)
+	var mu sync.Mutex
+	var parsed []string
+	m, notes, err := fetchSmall(t, func(cfg *Config, lk lokiFake) {
+		cfg.PushdownAfter = D(0)
+		lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if q := r.URL.Query().Get("query"); strings.Contains(q, "| json") || strings.Contains(q, "bytes_over_time(") {
+				mu.Lock()
+				parsed = append(parsed, q)
+				mu.Unlock()
+			}
+			return false
+		})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(parsed) > 0 {
+		t.Errorf("the full pull was chosen after %d queries that parse lines or measure bytes in a pass: %.200q", len(parsed), parsed)
+	}
+	if fp := m.FullPull; fp != nil && (fp.LokiBytesProcessed > 2*fp.FullBytes+fp.FullBytes/100 || fp.Estimate == nil || fp.Estimate.Basis != bundle.EstimateFromLineCounts) {
+		t.Errorf("full pull: Loki read %d bytes for a range of %d, estimate %+v: want the range read twice at most, chosen on the line counts", fp.LokiBytesProcessed, fp.FullBytes, fp.Estimate)
 	}
 	if m.Pushdown != nil {
 		t.Fatalf("pushed down (%+v): the minutes that stand out hold most of the bytes", m.Pushdown.Estimate)
@@ -46,7 +73,7 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 		fp.Estimate.FullBytes != fp.FullBytes || fp.PulledBytes != fp.FullBytes || fp.Requests == 0 {
 		t.Errorf("full_pull section %+v: want the full pull chosen with both estimates, pulling the bytes Loki measured", fp)
 	}
-	if !noteWith(notes, loki.Source, sources.SeverityInfo, "pulled whole: cost model: a full pull would pull") ||
+	if !noteWith(notes, loki.Source, sources.SeverityInfo, "pulled whole: cost model (bytes from "+bundle.BytesFromIndex+"): a full pull would pull") ||
 		!noteWith(notes, loki.Source, sources.SeverityInfo, "chosen: "+bundle.ChosenFull) {
 		t.Errorf("no note states both estimates and the choice: %v", notes)
 	}
@@ -60,6 +87,11 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 		t.Fatal("max_share 1: want a pushdown with its estimate, and no full_pull section")
 	}
 	e := m.Pushdown.Estimate
+	// Chosen once the counts per family and status were in, with what the
+	// line counts alone said (a lower bound) beside it.
+	if e.Basis != bundle.EstimateFromFamilies || e.LineCountsPushdownBytes <= 0 || e.LineCountsPushdownBytes > e.PushdownBytes {
+		t.Errorf("estimate %+v: want it made with the families, the line counts' lower bound beside it", e)
+	}
 	if e.Chosen != bundle.ChosenPushdown || e.FullBytes != m.Pushdown.FullBytes || e.PushdownBytes*2 < e.FullBytes || e.PushdownLokiBytes <= e.FullLokiBytes {
 		t.Errorf("estimate %+v (full bytes measured %d): want the pushdown chosen, its minutes over half the bytes, and Loki reading more for it", e, m.Pushdown.FullBytes)
 	}

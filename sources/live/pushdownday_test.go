@@ -280,9 +280,9 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	if c := pushed.cost; c == nil || c.FullBytes != full.bytes || c.PulledBytes != pushed.bytes || c.Requests != pushed.requests {
 		t.Errorf("bundle.yaml's pushdown section %+v: want the full pull's %d bytes and the pushdown's %d bytes in %d requests", c, full.bytes, pushed.bytes, pushed.requests)
 	} else {
-		t.Logf("pushdown pulled %d of %d lines, %d of %d bytes (%.1f%%), in %d requests (full pull: %d), Loki reading %d bytes; families %v; baseline sampled %d of %d minutes",
+		t.Logf("pushdown pulled %d of %d lines, %d of %d bytes (%.1f%%), in %d requests (full pull: %d), Loki reading %d bytes; families %v; baseline sampled %d of %d minutes; estimate %+v",
 			c.PulledLines, c.FullLines, c.PulledBytes, c.FullBytes, 100*float64(c.PulledBytes)/float64(c.FullBytes), c.Requests, full.requests, c.LokiBytesProcessed, c.Families,
-			c.BaselineSampled, c.BaselineMinutes)
+			c.BaselineSampled, c.BaselineMinutes, c.Estimate)
 	}
 	if full.cost != nil {
 		t.Errorf("the full pull has a pushdown section: %+v", full.cost)

@@ -1,5 +1,5 @@
 // Package loki pulls evidence out of Grafana Loki through its documented HTTP API
-// (/loki/api/v1/query_range, /query, /labels, /series). It is a small client of
+// (/loki/api/v1/query_range, /query, /labels, /series, /index/stats). It is a small client of
 // its own on net/http: grafana/loki is AGPL and is not imported.
 //
 // # Two phases
@@ -57,7 +57,8 @@
 // reported. Loki's other query limits are learned from its refusals, in its
 // own words (LimitsLearned): max_query_length cuts every later request to
 // the limit; max_query_series splits a sum by labels by the values of its
-// grouping (seriessplit.go: label filters over ranges of the values,
+// grouping (seriessplit.go: label filters keeping exact sets of a stream
+// label's values as the index lists them, else ranges of the values,
 // halved until each answer fits, the parts' answers joined) and any other
 // metric query in time;
 // max_query_bytes_read and max_querier_bytes_read split in time down to

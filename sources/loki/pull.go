@@ -36,6 +36,14 @@ const maxNotes = 10
 // the streams' labels would confuse the per-stream grouping of the count: that
 // shows up as a mismatch, never as a false "complete".
 func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to time.Time, sink func(Entry) error) (Result, error) {
+	return c.PullCounted(ctx, selector, pipeline, from, to, nil, sink)
+}
+
+// PullCounted is Pull for a caller that has counted the lines already
+// (Counted, nil: not): a sub-range whose count it knows is not counted
+// again, so a full pull after a pushdown's per-minute counts reads its
+// range once.
+func (c *Client) PullCounted(ctx context.Context, selector, pipeline string, from, to time.Time, counted Counted, sink func(Entry) error) (Result, error) {
 	query := strings.TrimSpace(selector)
 	if p := strings.TrimSpace(pipeline); p != "" {
 		query += " " + p
@@ -44,7 +52,7 @@ func (c *Client) Pull(ctx context.Context, selector, pipeline string, from, to t
 	if !from.Before(to) {
 		return Result{Query: query, From: from, To: to}, c.queryErr(query, fmt.Errorf("empty window [%s, %s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
 	}
-	return c.pull(ctx, query, from, to, []span{{from, to}}, c.subRangeLength, nil, sink)
+	return c.pull(ctx, query, from, to, []span{{from, to}}, c.subRangeLength, counted, sink)
 }
 
 // PullMinutes fetches raw lines only for the given minutes (each [m, m+1m),

@@ -3,7 +3,9 @@ package loki
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,44 +69,85 @@ func splitGroupedSum(query string) (groupedSum, bool) {
 	return groupedSum{before: strings.TrimRight(query[:r[0][0]], " "), after: " " + query[r[0][0]:], labels: labels}, true
 }
 
-// labelValues is a part of one label's values: prefix itself (exact), and
-// every value that starts with prefix followed by a rune in [lo, hi] (none
-// when lo > hi). An absent label has the value "".
+// labelValues is a part of one label's values: either the exact values of
+// set (when it is not nil), or prefix itself (exact) and every value that
+// starts with prefix followed by a rune in [lo, hi] (none when lo > hi),
+// less the values of exclude. An absent label has the value "".
 type labelValues struct {
-	prefix string
-	lo, hi rune
-	exact  bool
+	prefix  string
+	lo, hi  rune
+	exact   bool
+	set     []string
+	exclude []string
 }
 
 // allValues is every value of a label.
 var allValues = labelValues{lo: 0, hi: unicode.MaxRune, exact: true}
 
-// filter is the label filter keeping the values, "" for every value.
-func (v labelValues) filter(label string) string {
-	if v == allValues {
-		return ""
-	}
-	if v.lo > v.hi {
-		return " | " + label + "=" + strconv.Quote(v.prefix)
-	}
-	re := regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`[\x{%x}-\x{%x}](?s:.*)`, v.lo, v.hi)
-	if v.exact {
-		re = regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`(?:[\x{%x}-\x{%x}](?s:.*))?`, v.lo, v.hi)
-	}
-	return " | " + label + "=~" + strconv.Quote(re)
+// isAll reports whether v is every value of its label.
+func (v labelValues) isAll() bool {
+	return v.set == nil && len(v.exclude) == 0 && v.prefix == "" && v.lo == 0 && v.hi == unicode.MaxRune && v.exact
 }
 
-// split halves v: the runes after the prefix are halved (ASCII, where
-// labels' values mostly are, apart from the rest first), a single rune
-// joins the prefix. It reports false when v is one exact value.
+// anyOf is the regular expression matching exactly the values of vs.
+func anyOf(vs []string) string {
+	qs := make([]string, len(vs))
+	for i, v := range vs {
+		qs[i] = regexp.QuoteMeta(v)
+	}
+	return strings.Join(qs, "|")
+}
+
+// filter is the label filter keeping the values, "" for every value.
+func (v labelValues) filter(label string) string {
+	if v.set != nil {
+		return " | " + label + "=~" + strconv.Quote(anyOf(v.set))
+	}
+	var out string
+	if len(v.exclude) > 0 {
+		out = " | " + label + "!~" + strconv.Quote(anyOf(v.exclude))
+		v.exclude = nil
+	}
+	switch {
+	case v.isAll():
+	case v.lo > v.hi:
+		out += " | " + label + "=" + strconv.Quote(v.prefix)
+	default:
+		re := regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`[\x{%x}-\x{%x}](?s:.*)`, v.lo, v.hi)
+		if v.exact {
+			re = regexp.QuoteMeta(v.prefix) + fmt.Sprintf(`(?:[\x{%x}-\x{%x}](?s:.*))?`, v.lo, v.hi)
+		}
+		out += " | " + label + "=~" + strconv.Quote(re)
+	}
+	return out
+}
+
+// split halves v: a set of values into two sets; else the runes after the
+// prefix are halved (ASCII, where labels' values mostly are, apart from
+// the rest first), a single rune joins the prefix, and both halves leave
+// out what v leaves out. It reports false when v is one exact value.
 func (v labelValues) split() (labelValues, labelValues, bool) {
+	if v.set != nil {
+		if len(v.set) < 2 {
+			return v, v, false
+		}
+		h := len(v.set) / 2
+		return labelValues{set: v.set[:h:h]}, labelValues{set: v.set[h:]}, true
+	}
+	if len(v.exclude) > 0 {
+		inner := v
+		inner.exclude = nil
+		a, b, ok := inner.split()
+		a.exclude, b.exclude = v.exclude, v.exclude
+		return a, b, ok
+	}
 	switch {
 	case v.lo < v.hi:
 		mid := v.lo + (v.hi-v.lo)/2
 		if v.lo <= unicode.MaxASCII && v.hi > unicode.MaxASCII {
 			mid = unicode.MaxASCII
 		}
-		return labelValues{v.prefix, v.lo, mid, v.exact}, labelValues{v.prefix, mid + 1, v.hi, false}, true
+		return labelValues{prefix: v.prefix, lo: v.lo, hi: mid, exact: v.exact}, labelValues{prefix: v.prefix, lo: mid + 1, hi: v.hi}, true
 	case v.lo == v.hi:
 		longer := labelValues{prefix: v.prefix + string(v.lo), lo: 0, hi: unicode.MaxRune, exact: true}
 		if v.exact {
@@ -154,6 +197,9 @@ const maxValueSplits = 512
 func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end time.Time, step time.Duration, m *meter, parts *[]valueGroup, refusal error) ([]matrixResult, error) {
 	todo := *parts
 	if todo == nil {
+		todo = c.listedValueParts(ctx, gs, start, end, m, refusal)
+	}
+	if todo == nil {
 		all := make(valueGroup, len(gs.labels))
 		for i := range all {
 			all[i] = allValues
@@ -200,4 +246,67 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 // by its values because their answers held too many series.
 func (c *Client) noteSeriesSplit(label string, refusal error) {
 	c.learnOnce(fmt.Sprintf("metric queries split by the values of label %s where their answer held too many series", label), refusal)
+}
+
+// listedValueParts are the first parts of gs's grouping values when Loki
+// lists them without reading a line: a grouping label that is a stream
+// label has its values in the index (/series over the stretch, as the
+// bytes limit's shards read them). Its values are cut into sets of as many
+// as fit in one answer (Loki's max_query_series, from its refusal, over
+// the groups the other stream labels of the grouping make per value), and
+// a last part keeps every other value (the streams without the label, and
+// any a parser sets): exact complements, asked at once instead of halved
+// refusal by refusal. nil when no grouping label is a stream label, or the
+// streams cannot be listed: a label the lines' parsers set is known only
+// from a pass with the parser, which the same limit refuses when its
+// values alone exceed it, so those are halved as before.
+func (c *Client) listedValueParts(ctx context.Context, gs groupedSum, start, end time.Time, m *meter, refusal error) []valueGroup {
+	s, ok := splitSumQuery(gs.before + gs.after)
+	se := seriesLimitOf(refusal)
+	if !ok || se == nil || se.max <= 0 {
+		return nil
+	}
+	streams, err := c.series(ctx, start.Add(-s.lookback), end.Add(time.Nanosecond), []string{s.sel}, m)
+	if err != nil || len(streams) == 0 {
+		return nil
+	}
+	values := make([]map[string]bool, len(gs.labels))
+	for i, l := range gs.labels {
+		values[i] = map[string]bool{}
+		for _, st := range streams {
+			if v := st[l]; v != "" {
+				values[i][v] = true
+			}
+		}
+	}
+	first := slices.IndexFunc(values, func(vs map[string]bool) bool { return len(vs) > 1 })
+	if first < 0 {
+		return nil
+	}
+	// The other stream labels' groups per value of the first, at most.
+	per := 1
+	for i, vs := range values {
+		if i != first && len(vs) > 0 {
+			per *= len(vs)
+		}
+	}
+	size := max(1, se.max/per)
+	listed := slices.Sorted(maps.Keys(values[first]))
+	var out []valueGroup
+	part := func(v labelValues) valueGroup {
+		g := make(valueGroup, len(gs.labels))
+		for i := range g {
+			g[i] = allValues
+		}
+		g[first] = v
+		return g
+	}
+	for i := 0; i < len(listed); i += size {
+		out = append(out, part(labelValues{set: listed[i:min(i+size, len(listed)):min(i+size, len(listed))]}))
+	}
+	rest := allValues
+	rest.exclude = listed
+	out = append(out, part(rest))
+	c.learnOnce(fmt.Sprintf("metric queries split by the values of label %s, as Loki's index lists them, where their answer held too many series", gs.labels[first]), refusal)
+	return out
 }

@@ -9,7 +9,7 @@
 // start rounded down and end up to the step's grid as Loki's frontend does,
 // then steps start, start+step, ... <= end, each range aggregation over
 // (t-range, t], shifted back by an `offset`, no sample for an empty window), instant queries (vector),
-// /series, /labels, the stats block, plain-text error bodies, and the
+// /series, /labels, /index/stats (indexstats.go), the stats block, plain-text error bodies, and the
 // 400s of max_entries_limit_per_query, max_query_length and max_query_series
 // with Loki's own texts. It implements the LogQL subset the client
 // and the pushdown queries use: a stream selector (=, !=, =~, !~), line filters
@@ -102,6 +102,7 @@ func New(t testing.TB) *Loki {
 	mux.HandleFunc("/loki/api/v1/query", f.query)
 	mux.HandleFunc("/loki/api/v1/series", f.series)
 	mux.HandleFunc("/loki/api/v1/labels", f.labels)
+	mux.HandleFunc("/loki/api/v1/index/stats", f.indexStats)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.n++
