@@ -604,9 +604,9 @@ func readersAndAssets(c *Cluster) (readers, readerRequests int, assetShare float
 }
 
 // Reading is how a client fingerprint read in the window, measured as the
-// crawler detector measures it for JudgeAutomation: the share of its requests (its
-// readers' apart, readersAndAssets) that were assets, and the share of its
-// page requests that went to routes whose PHP cost was measured expensive
+// crawler detector measures it for JudgeAutomation: the share of its requests
+// (its readers' apart, readersAndAssets) that were assets, and the share of
+// its page requests that went to routes whose PHP cost was measured expensive
 // (uncacheable).
 type Reading struct {
 	AssetShare, ExpensiveShare float64
