@@ -15,6 +15,8 @@
 //     edges lie next to minutes that were only counted, and returns the last
 //     pass's detection;
 //   - Finish builds the report and the rules from a detection;
+//   - Scan runs the detectors on a scan's window, between the scan's readying
+//     of it and its judging;
 //   - ProposeForScan and PrepareReplay propose rules over a scan's window or
 //     a replay's range.
 //

@@ -18,6 +18,23 @@ func LoadScans(ctx context.Context, in evidence.Inputs, cfg scan.Config, nows ..
 	return scan.Load(ctx, in, cfg, Load, nows...)
 }
 
+// Scan runs the scan of set at now, one of the times it was loaded for: the
+// scan readies the window (scan.Set.Window), every detector runs on it, each
+// guarded so that a panic costs its own finding and not the scheduled scan
+// (Window.Guard), and the scan judges the window against its baseline with
+// what they found (scan.Set.Judge).
+func Scan(ctx context.Context, set *scan.Set, now time.Time) (*scan.Result, error) {
+	w, err := set.Window(now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runDetectors(ctx, w.Evidence, w.Guard(detect.Detectors()))
+	if err != nil {
+		return nil, fmt.Errorf("scan at %s: %w", w.Now.Format(time.RFC3339), err)
+	}
+	return set.Judge(w, res), nil
+}
+
 // ProposeForScan proposes and backtests rules for a scan's crawler_burst
 // findings over its window, sized on the lookback before it (the same
 // rules.Propose as an analysis). A scan without a crawler_burst finding, or

@@ -167,21 +167,22 @@ func stageViolations(pkgs []listed) []string {
 // stageEntries are the functions that run a stage of the pipeline, and the
 // packages whose production code may call each: analysis composes the
 // pipeline, so it alone loads, detects, builds the report and proposes the
-// rules. The scan (detect/scan) runs the detectors again on each window it
-// judges, over evidence analysis.Load read (LoadScans).
+// rules. A scan too: analysis.Scan runs the detectors between the scan's
+// readying of a window (scan.Set.Window) and its judging (scan.Set.Judge),
+// over evidence analysis.Load read (LoadScans).
 var stageEntries = []struct {
 	pkg, fn string
 	callers []string
 }{
 	{"sources/ingest", "Load", []string{"analysis"}},
-	{"detect", "Run", []string{"analysis", "detect/scan"}},
+	{"detect", "Run", []string{"analysis"}},
 	{"report", "Build", []string{"analysis"}},
 	{"rules", "Propose", []string{"analysis"}},
 }
 
-// TestOneCallerOfEachStage: no command, bench or other package composes the
-// pipeline itself; each stage's entry is called from the packages
-// stageEntries names (analysis, and the scan's per-window detection).
+// TestOneCallerOfEachStage: no command, bench, scan or other package
+// composes the pipeline itself; each stage's entry is called from analysis
+// alone (stageEntries).
 func TestOneCallerOfEachStage(t *testing.T) {
 	pkgs := projectPackages(t)
 	for _, e := range stageEntries {

@@ -604,9 +604,9 @@ func readersAndAssets(c *Cluster) (readers, readerRequests int, assetShare float
 }
 
 // Reading is how a client fingerprint read in the window, measured as the
-// crawler detector measures it for Automated: the share of its requests (its
-// readers' apart, readersAndAssets) that were assets, and the share of its
-// page requests that went to routes whose PHP cost was measured expensive
+// crawler detector measures it for JudgeAutomation: the share of its requests
+// (its readers' apart, readersAndAssets) that were assets, and the share of
+// its page requests that went to routes whose PHP cost was measured expensive
 // (uncacheable).
 type Reading struct {
 	AssetShare, ExpensiveShare float64
@@ -614,7 +614,7 @@ type Reading struct {
 
 // WindowReadings measures the Reading of every client fingerprint of the
 // window, so that the scan judges automation by detect's measured definition
-// (Automated) rather than by path names.
+// (JudgeAutomation) rather than by path names.
 func (ev *Evidence) WindowReadings() map[request.ClusterKey]Reading {
 	out := map[request.ClusterKey]Reading{}
 	if ev.Traffic == nil {
@@ -684,17 +684,29 @@ func (ev *Evidence) countedIn(from, to time.Time) bool {
 // IPv6 addresses walks `/?s=`, REST searches and `?replytocom=` at 1.6 to 3.5
 // times an article's PHP time, each answer PHP's.
 func automation(b burst) (prose.Text, bool) {
-	why, auto := Automated(b.c.Key, b.assetShare, b.toolShare)
-	if !auto && b.noReaderCrawl() {
+	why := JudgeAutomation(b.c.Key, b.assetShare, b.toolShare)
+	if !why.Automated() && b.noReaderCrawl() {
 		return prose.Text{}, true
 	}
-	return why, auto
+	return b.sayHuman(why), why.Automated()
+}
+
+// sayHuman says why a burst looks human (JudgeAutomation's why), in the
+// detector's words; an automated burst is said by its finding instead.
+func (b burst) sayHuman(why Automation) prose.Text {
+	switch why {
+	case FetchedAssets:
+		return Messages.Say("crawler_burst.human.assets", b.assetShare*100)
+	case ReadCheapPages:
+		return Messages.Say("crawler_burst.human.cheap", b.toolShare*100)
+	}
+	return prose.Text{}
 }
 
 // markCostly sets Costly on the routes of a crawl judged automated only
 // because nobody was seen reading (automation): those its verdict rests on.
 func (b burst) markCostly() {
-	if _, auto := Automated(b.c.Key, b.assetShare, b.toolShare); auto {
+	if JudgeAutomation(b.c.Key, b.assetShare, b.toolShare).Automated() {
 		return
 	}
 	for i := range b.routes {
@@ -742,24 +754,6 @@ func uncachedShare(c *Cluster, routes []RouteCost) float64 {
 // the site's typical PHP request or more.
 func costlyUncached(r RouteCost) bool {
 	return r.PHPAnswers >= minCostSamples && r.PHPShare >= uncacheableShare && r.SiteTypical > 0 && r.PHPPerRequest >= noReaderCostFactor*r.SiteTypical
-}
-
-// Automated decides whether a client fingerprint is automated from how it
-// reads, or says why it looks human: a declared bot or tool is automated;
-// browsers fetch assets after pages (assetShare of its requests), and people
-// read cheap or cached pages rather than expensive uncacheable ones (toolShare
-// of its page requests, by measured cost) unless the agent is forged (a
-// Chromium without client hints).
-// The crawler detector and the scan both judge by it.
-func Automated(k request.ClusterKey, assetShare, toolShare float64) (prose.Text, bool) {
-	declaredBot := !request.IsBrowser(k.UA)
-	if assetShare >= maxAssetShare && !declaredBot {
-		return Messages.Say("crawler_burst.human.assets", assetShare*100), false
-	}
-	if toolShare < minToolShare && !k.NoClientHints && !declaredBot {
-		return Messages.Say("crawler_burst.human.cheap", toolShare*100), false
-	}
-	return prose.Text{}, true
 }
 
 func crawlerFinding(b burst, ev *Evidence) Finding {

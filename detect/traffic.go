@@ -382,13 +382,11 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	target := t.targets.slot(r.Path, r.Query)
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
-	if class == request.ClassHealth {
-		// The proxy's own probe is not a client: it would blur every fingerprint.
+	switch request.SenderOf(class, r) {
+	case request.SentByProbe:
 		return class
-	}
-	if class == request.ClassAPI && request.SelfCall(r) {
-		// The site calling itself is not a client either; it is counted here
-		// and judged by self_amplification.
+	case request.SentBySite:
+		// Counted here and judged by self_amplification.
 		mm.SelfCalls++
 		return class
 	}

@@ -160,7 +160,7 @@ func runScan(cmd *cobra.Command, f *scanFlags) error {
 	if cache != nil {
 		cache.use(set)
 	}
-	res, err := set.Scan(ctx, now)
+	res, err := analysis.Scan(ctx, set, now)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

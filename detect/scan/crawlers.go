@@ -98,10 +98,11 @@ func (j *judge) clusters() (auto, humans []rise) {
 	return auto, humans
 }
 
-// automated judges a fingerprint by detect's test (detect.Automated) on how
-// detect measured it reading the window (its assets, and the routes PHP's
-// measured cost calls expensive: not path names), and says why in the scan's
-// words. A fingerprint detect did not measure is not called automated.
+// automated judges a fingerprint by detect's test (detect.JudgeAutomation)
+// on how detect measured it reading the window (its assets, and the routes
+// PHP's measured cost calls expensive: not path names), and says the test
+// that decided in the scan's words. A fingerprint detect did not measure is
+// not called automated.
 func automated(k request.ClusterKey, r detect.Reading, measured, flagged bool) (prose.Text, bool) {
 	read := struct{ Assets, Tools float64 }{r.AssetShare, r.ExpensiveShare}
 	if flagged {
@@ -110,16 +111,22 @@ func automated(k request.ClusterKey, r detect.Reading, measured, flagged bool) (
 	if !measured {
 		return Messages.Say("reason.unmeasured", nil), false
 	}
-	if _, auto := detect.Automated(k, read.Assets, read.Tools); !auto {
-		return Messages.Say("reason.browsing", read), false
+	why := detect.JudgeAutomation(k, read.Assets, read.Tools)
+	return sayAutomation(why, k, read), why.Automated()
+}
+
+// sayAutomation says why, detect's reason for calling a fingerprint of user
+// agent k.UA automated or human, in the scan's words (read is how it read).
+func sayAutomation(why detect.Automation, k request.ClusterKey, read struct{ Assets, Tools float64 }) prose.Text {
+	switch why {
+	case detect.FetchedAssets, detect.ReadCheapPages:
+		return Messages.Say("reason.browsing", read)
+	case detect.DeclaredTool:
+		return Messages.Say("reason.not_browser", k.UA)
+	case detect.ForgedBrowser:
+		return Messages.Say("reason.forged", nil)
 	}
-	switch {
-	case !request.IsBrowser(k.UA):
-		return Messages.Say("reason.not_browser", k.UA), true
-	case k.NoClientHints:
-		return Messages.Say("reason.forged", nil), true
-	}
-	return Messages.Say("reason.automated", read), true
+	return Messages.Say("reason.automated", read)
 }
 
 func init() {

@@ -1,8 +1,13 @@
 // Package scan is the scheduled, speak-only-when-wrong side of aftermath: it
 // judges a recent window (the last hour, say) against the same hours of the
-// previous days, and runs the incident detectors of package detect over the
-// window, and turns both into anomalies with a kind, a severity, the observed
-// value, the baseline value and a score.
+// previous days, takes what the incident detectors of package detect found
+// over the window, and turns both into anomalies with a kind, a severity, the
+// observed value, the baseline value and a score.
+//
+// The scan does not compose the pipeline: package analysis loads its
+// evidence (analysis.LoadScans) and runs the detectors on each window
+// (analysis.Scan) between the scan's readying of it (Set.Window, which also
+// guards each detector: Window.Guard) and its judging (Set.Judge).
 //
 // # Seasonal baseline
 //

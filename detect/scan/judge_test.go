@@ -130,16 +130,16 @@ func (panicky) Detect(context.Context, *detect.Evidence, []detect.Finding) ([]de
 
 // A detector that panics costs its own check, not the scan.
 func TestGuardedDetector(t *testing.T) {
-	var failed []sources.QualityNote
+	w := &Window{}
 	ev := &detect.Evidence{From: time.Unix(0, 0), To: time.Unix(3600, 0)}
-	res, err := detect.Run(context.Background(), ev, []detect.Detector{guarded{Detector: panicky{}, failed: &failed}})
+	res, err := detect.Run(context.Background(), ev, w.Guard([]detect.Detector{panicky{}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Checks) != 1 || res.Checks[0].Outcome != detect.OutcomeCouldNotRun || !strings.Contains(res.Checks[0].Reason, "index out of range") {
 		t.Errorf("checks %+v: want could_not_run naming the panic", res.Checks)
 	}
-	if len(failed) != 1 || failed[0].Severity != sources.SeverityError || failed[0].Source != "panicky" {
+	if failed := w.failed; len(failed) != 1 || failed[0].Severity != sources.SeverityError || failed[0].Source != "panicky" {
 		t.Errorf("data quality %+v: want one error from panicky", failed)
 	}
 }

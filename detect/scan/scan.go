@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
-	_ "github.com/aftermath-forensics/aftermath/detect/configchange" // registers config_change among detect.Detectors()
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
@@ -221,8 +220,25 @@ func (s *Set) Close() error { return s.loaded.Close() }
 // Config is the configuration the Set scans with (defaults filled in).
 func (s *Set) Config() Config { return s.cfg }
 
-// Scan judges the window ending at now, one of the times the Set was loaded for.
-func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
+// Window is one scan's window readied for the detectors (Set.Window): the
+// evidence they read, and what the scan keeps to judge the window once they
+// have run (Set.Judge). Package analysis runs the detectors between the two:
+// the scan judges what they found but does not compose the pipeline.
+type Window struct {
+	// Now is when the scan runs; Evidence is the detectors' view of the
+	// window, its lookback and what came before now.
+	Now      time.Time
+	Evidence *detect.Evidence
+	pend     *pending
+	cov      sources.Coverage
+	notes    []sources.QualityNote
+	// failed are the notes of the detectors that panicked (Guard).
+	failed []sources.QualityNote
+}
+
+// Window readies the window ending at now, one of the times the Set was
+// loaded for, for the detectors.
+func (s *Set) Window(now time.Time) (*Window, error) {
 	now = now.UTC()
 	pend := s.col.scan(now)
 	if pend == nil {
@@ -251,14 +267,17 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	// incident's edge at minutes without lines is unknown) and the verdict.
 	cov := windowCoverage(ev.Traffic, w)
 	ev.Coverage = append(withoutSource(ev.Coverage, cov.Source), cov)
-	var failed []sources.QualityNote
-	res, err := detect.Run(ctx, &ev, detectors(&failed))
-	if err != nil {
-		return nil, fmt.Errorf("scan at %s: %w", now.Format(time.RFC3339), err)
-	}
-	notes = append(append(notes, failed...), res.DataQuality...)
+	return &Window{Now: now, Evidence: &ev, pend: pend, cov: cov, notes: notes}, nil
+}
 
-	out := &Result{Now: now, Window: w, Recent: s.col.profile(w), Findings: res.Findings, Checks: res.Checks}
+// Judge judges the window w (Set.Window) against its baseline, with res,
+// what the detectors (each through w.Guard) found on w.Evidence.
+func (s *Set) Judge(w *Window, res *detect.Result) *Result {
+	cfg, now, ev, pend := s.cfg, w.Now, w.Evidence, w.pend
+	win := cfg.Window(now)
+	notes := append(append(append([]sources.QualityNote(nil), w.notes...), w.failed...), res.DataQuality...)
+
+	out := &Result{Now: now, Window: win, Recent: s.col.profile(win), Findings: res.Findings, Checks: res.Checks}
 	out.Baseline.Days = int(cfg.Baseline / day)
 	method := methodEveryDay
 	if cfg.SameWeekday() {
@@ -281,17 +300,17 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 		notes = append(notes, sources.Note("scan", sources.SeverityWarning, Messages.Say("note.few_slots", struct{ Covered, Slots, Needed int }{
 			len(covered), len(out.Baseline.Slots), cfg.MinBaselineDays})))
 	}
-	if s.stats.Requests > 0 && s.stats.First.After(w.From) {
+	if s.stats.Requests > 0 && s.stats.First.After(win.From) {
 		notes = append(notes, sources.Note("access", sources.SeverityWarning, Messages.Say("note.logs_begin", s.stats.First.Format(time.RFC3339))))
 	}
 
 	// What of the window the access log covers: minutes without lines at
 	// the site's rate are unknown, and most of a window unknown is not
 	// judged.
-	out.Unknown = cov.Uncovered
-	out.Judged, out.NotJudgedText = judgeable(cov, w, cfg.Loc)
+	out.Unknown = w.cov.Uncovered
+	out.Judged, out.NotJudgedText = judgeable(w.cov, win, cfg.Loc)
 	out.NotJudged = out.NotJudgedText.String()
-	notes = append(notes, unknownNotes(cov, w, cfg.Loc)...)
+	notes = append(notes, unknownNotes(w.cov, win, cfg.Loc)...)
 
 	j := &judge{cfg: cfg, site: ev.Site, recent: out.Recent, base: covered, traffic: ev.Traffic, res: res, readings: ev.WindowReadings(), seasonal: out.Baseline.Seasonal}
 	j.run()
@@ -303,7 +322,7 @@ func (s *Set) Scan(ctx context.Context, now time.Time) (*Result, error) {
 	out.Read = Read{AccessFiles: s.stats.Files, AccessLines: s.stats.Lines, AccessBytes: s.stats.Bytes,
 		RawRange: cfg.observed(now), RawLines: pend.traffic.Total(), SlotLines: slotLines,
 		MetricFiles: s.loaded.MetricFiles, MetricSamples: s.loaded.MetricSamples}
-	return out, nil
+	return out
 }
 
 // withoutSource is cov without the coverage of source.
@@ -328,9 +347,19 @@ func before[T any](xs []T, now time.Time, at func(T) time.Time) []T {
 	return out
 }
 
-// guarded runs a detector so that a panic in it costs its own finding, not the
-// scan: a scheduled scan that dies on one window stops announcing everything
-// else. The failure is a could-not-run check and an error in data_quality.
+// Guard wraps each of ds so that a panic in it costs its own finding, not
+// the scan: a scheduled scan that dies on one window stops announcing
+// everything else. The failure is a could-not-run check, and an error in the
+// window's data_quality (Judge).
+func (w *Window) Guard(ds []detect.Detector) []detect.Detector {
+	out := make([]detect.Detector, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, guarded{Detector: d, failed: &w.failed})
+	}
+	return out
+}
+
+// guarded runs a detector so that a panic in it costs its own finding (Guard).
 type guarded struct {
 	detect.Detector
 	failed *[]sources.QualityNote
@@ -346,13 +375,4 @@ func (g guarded) Detect(ctx context.Context, ev *detect.Evidence, prior []detect
 		}
 	}()
 	return g.Detector.Detect(ctx, ev, prior)
-}
-
-// detectors are detect's, each guarded.
-func detectors(failed *[]sources.QualityNote) []detect.Detector {
-	var out []detect.Detector
-	for _, d := range detect.Detectors() {
-		out = append(out, guarded{Detector: d, failed: failed})
-	}
-	return out
 }

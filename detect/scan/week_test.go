@@ -125,7 +125,7 @@ func TestWeekReplay(t *testing.T) {
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	set, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
+	set, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestWeekReplay(t *testing.T) {
 
 	var all []scanned
 	for _, now := range nows {
-		res, err := set.Scan(ctx, now)
+		res, err := analysis.Scan(ctx, set, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,28 +257,28 @@ func TestReplayMatchesSingleScan(t *testing.T) {
 	ctx := context.Background()
 	crawlHour := simulate.WeekStart.AddDate(0, 0, 3).Add(3 * time.Hour)
 	nows := []time.Time{crawlHour.Add(-time.Hour), crawlHour, crawlHour.Add(10 * time.Minute), crawlHour.AddDate(0, 0, 1)}
-	many, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, nows...)
+	many, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, nows...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer many.Close()
-	one, err := scan.Load(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, analysis.Load, crawlHour)
+	one, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	a, err := many.Scan(ctx, crawlHour)
+	a, err := analysis.Scan(ctx, many, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := one.Scan(ctx, crawlHour)
+	c, err := analysis.Scan(ctx, one, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if describe(a) != describe(c) {
 		t.Errorf("replay and single scan differ:\nreplay %s\nsingle %s", describe(a), describe(c))
 	}
-	if _, err := one.Scan(ctx, crawlHour.Add(time.Hour)); err == nil {
+	if _, err := analysis.Scan(ctx, one, crawlHour.Add(time.Hour)); err == nil {
 		t.Error("a scan at a time the Set was not loaded for succeeded")
 	}
 }
