@@ -101,10 +101,11 @@ func (s *memoSlot) routeTemplate(t *routeTable) string {
 	return s.template
 }
 
-// toolLabel returns ToolLabel of the target and its class (pathClass first).
-func (s *memoSlot) toolLabel() string {
+// toolLabel returns ToolLabel of the target and its class (pathClass first),
+// with scratch.
+func (s *memoSlot) toolLabel(scratch *[]byte) string {
 	if !s.hasLabel {
-		s.label, s.hasLabel = request.ToolLabel(s.path, s.query, s.class), true
+		s.label, s.hasLabel = request.ToolLabelScratch(s.path, s.query, s.class, scratch), true
 	}
 	return s.label
 }

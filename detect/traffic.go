@@ -444,7 +444,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
-	label := target.toolLabel()
+	label := target.toolLabel(&t.scratch)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
 		c.Labels[label]++
 	} else {
