@@ -29,8 +29,10 @@ const (
 type lineParser struct {
 	p      fastjson.Parser
 	intern map[string]string
-	cookie *sources.CookiePattern // Options.LoggedInCookie, compiled (nil: unknown)
-	num    []byte                 // scratch for a number's text
+	// targets shares the string of a request target among equal ones.
+	targets targetIntern
+	cookie  *sources.CookiePattern // Options.LoggedInCookie, compiled (nil: unknown)
+	num     []byte                 // scratch for a number's text
 
 	// prefilter is Options.Prefilter (nil: parse every line).
 	prefilter func(line []byte) bool
@@ -604,9 +606,10 @@ func intDigits(num []byte) int {
 	return len(num)
 }
 
-// uri splits a request URI into its path and query, one allocation for both.
+// uri splits a request URI into its path and query, one string for both
+// (shared with the lines before that asked for the same: targets).
 func (lp *lineParser) uri(b []byte) (path, query string) {
-	path, query, _ = strings.Cut(string(b), "?")
+	path, query, _ = strings.Cut(lp.targets.str(b), "?")
 	return path, query
 }
 

@@ -273,6 +273,8 @@ type spillDecoder struct {
 	last     int64
 	dict     [spillFields][]string
 	scratch  []byte // pathQuery's path
+	// targets shares the string of a target among equal ones.
+	targets targetIntern
 }
 
 func newSpillDecoder(f io.Reader) *spillDecoder {
@@ -392,7 +394,8 @@ func (d *spillDecoder) dictStr(field int) (string, error) {
 }
 
 // pathQuery returns the path and the query that follows it, in one string
-// of their own (one allocation for both, as the parser's are).
+// for both (as the parser's are), shared with the records before that held
+// the same (targets).
 func (d *spillDecoder) pathQuery() (path, query string, err error) {
 	p, err := d.bytes()
 	if err != nil {
@@ -403,10 +406,8 @@ func (d *spillDecoder) pathQuery() (path, query string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if len(q) == 0 {
-		return string(d.scratch), "", nil
-	}
-	both := string(append(d.scratch, q...))
+	d.scratch = append(d.scratch, q...)
+	both := d.targets.str(d.scratch)
 	return both[:len(p)], both[len(p):], nil
 }
 
