@@ -29,10 +29,8 @@ const (
 type lineParser struct {
 	p      fastjson.Parser
 	intern map[string]string
-	// targets shares the string of a request target among equal ones.
-	targets targetIntern
-	cookie  *sources.CookiePattern // Options.LoggedInCookie, compiled (nil: unknown)
-	num     []byte                 // scratch for a number's text
+	cookie *sources.CookiePattern // Options.LoggedInCookie, compiled (nil: unknown)
+	num    []byte                 // scratch for a number's text
 
 	// prefilter is Options.Prefilter (nil: parse every line).
 	prefilter func(line []byte) bool
@@ -606,10 +604,9 @@ func intDigits(num []byte) int {
 	return len(num)
 }
 
-// uri splits a request URI into its path and query, one string for both
-// (shared with the lines before that asked for the same: targets).
+// uri splits a request URI into its path and query, one allocation for both.
 func (lp *lineParser) uri(b []byte) (path, query string) {
-	path, query, _ = strings.Cut(lp.targets.str(b), "?")
+	path, query, _ = strings.Cut(string(b), "?")
 	return path, query
 }
 

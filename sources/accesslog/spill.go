@@ -273,8 +273,6 @@ type spillDecoder struct {
 	last     int64
 	dict     [spillFields][]string
 	scratch  []byte // pathQuery's path
-	// targets shares the string of a target among equal ones.
-	targets targetIntern
 }
 
 func newSpillDecoder(f io.Reader) *spillDecoder {
@@ -394,8 +392,7 @@ func (d *spillDecoder) dictStr(field int) (string, error) {
 }
 
 // pathQuery returns the path and the query that follows it, in one string
-// for both (as the parser's are), shared with the records before that held
-// the same (targets).
+// of their own (one allocation for both, as the parser's are).
 func (d *spillDecoder) pathQuery() (path, query string, err error) {
 	p, err := d.bytes()
 	if err != nil {
@@ -406,8 +403,10 @@ func (d *spillDecoder) pathQuery() (path, query string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	d.scratch = append(d.scratch, q...)
-	both := d.targets.str(d.scratch)
+	if len(q) == 0 {
+		return string(d.scratch), "", nil
+	}
+	both := string(append(d.scratch, q...))
 	return both[:len(p)], both[len(p):], nil
 }
 
