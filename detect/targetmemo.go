@@ -59,7 +59,10 @@ func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 		m.slots = make([]memoSlot, memoSlots)
 		m.seed = maphash.MakeSeed()
 	}
-	h := maphash.String(m.seed, rawPath) ^ maphash.String(m.seed, rawQuery)*0x9e3779b97f4a7c15
+	h := maphash.String(m.seed, rawPath)
+	if rawQuery != "" { // most targets have none: one hash, not two
+		h ^= maphash.String(m.seed, rawQuery) * 0x9e3779b97f4a7c15
+	}
 	s := &m.slots[h&(memoSlots-1)]
 	if s.used && len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery {
 		return s
