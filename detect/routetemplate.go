@@ -46,12 +46,15 @@ func NewTemplateMatcher(templates []string) *TemplateMatcher {
 
 // Match returns the first template the target falls under.
 func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
-	if len(m.templates) == 0 {
+	// The shape is cheaper to read than the memo: a target no template fits
+	// (most of a crawl, when the expensive routes are a few) neither costs a
+	// hash nor takes a slot from one that does.
+	if len(m.templates) == 0 || !m.shapeFits(rawPath, rawQuery) {
 		return "", false
 	}
 	s := m.targets.slot(rawPath, rawQuery)
 	if !s.hasMatch {
-		s.matched, s.matchOK = m.match(rawPath, rawQuery)
+		s.matched, s.matchOK = m.matchSplit(rawPath, rawQuery)
 		s.hasMatch = true
 	}
 	return s.matched, s.matchOK

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"hash/maphash"
+	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
 )
@@ -33,9 +34,12 @@ type targetMemo struct {
 const memoSlots = 1 << 12
 
 type memoSlot struct {
-	// path and query are the target, in one string of their own (a
-	// request's may view a larger buffer, which the memo must not keep).
+	// path and query are the target, views of buf, the slot's own copy (a
+	// request's may view a larger buffer, which the memo must not keep). A
+	// newer target is copied over the last one's, so that a miss allocates
+	// nothing: no fact kept in a slot or handed out views the target.
 	path, query string
+	buf         []byte
 	used        bool
 	class       request.PathClass
 	template    string
@@ -55,14 +59,32 @@ func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 		m.slots = make([]memoSlot, memoSlots)
 		m.seed = maphash.MakeSeed()
 	}
-	h := maphash.String(m.seed, rawPath) ^ maphash.String(m.seed, rawQuery)*0x9e3779b97f4a7c15
+	h := maphash.String(m.seed, rawPath)
+	if rawQuery != "" { // most targets have none: one hash, not two
+		h ^= maphash.String(m.seed, rawQuery) * 0x9e3779b97f4a7c15
+	}
 	s := &m.slots[h&(memoSlots-1)]
 	if s.used && len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery {
 		return s
 	}
-	both := rawPath + rawQuery
-	*s = memoSlot{path: both[:len(rawPath)], query: both[len(rawPath):], used: true}
+	buf := s.buf[:0]
+	if n := len(rawPath) + len(rawQuery); cap(buf) < n || cap(buf) > maxMemoTarget && cap(buf) > 2*n {
+		// A long target's buffer is not kept for the short ones after it:
+		// the memo's memory stays what its targets' is.
+		buf = make([]byte, 0, max(n, 64))
+	}
+	buf = append(append(buf, rawPath...), rawQuery...)
+	*s = memoSlot{path: stringView(buf[:len(rawPath)]), query: stringView(buf[len(rawPath):]), buf: buf, used: true}
 	return s
+}
+
+// maxMemoTarget is the longest buffer a slot keeps for a shorter target.
+const maxMemoTarget = 256
+
+// stringView is b as a string, without a copy: it reads what b holds when
+// read.
+func stringView(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // pathClass returns request.ClassifyPathScratch of the target (with healthURI and scratch).
@@ -82,10 +104,11 @@ func (s *memoSlot) routeTemplate(t *routeTable) string {
 	return s.template
 }
 
-// toolLabel returns ToolLabel of the target and its class (pathClass first).
-func (s *memoSlot) toolLabel() string {
+// toolLabel returns ToolLabel of the target and its class (pathClass first),
+// with scratch.
+func (s *memoSlot) toolLabel(scratch *[]byte) string {
 	if !s.hasLabel {
-		s.label, s.hasLabel = request.ToolLabel(s.path, s.query, s.class), true
+		s.label, s.hasLabel = request.ToolLabelScratch(s.path, s.query, s.class, scratch), true
 	}
 	return s.label
 }

@@ -186,6 +186,9 @@ type Traffic struct {
 	// targets remembers the class, label and route template of the
 	// targets seen lately (targetmemo.go).
 	targets targetMemo
+	// lastCluster is the cluster of the last request observed: a client's
+	// requests come in runs, and a run costs no lookup in clusters.
+	lastCluster *Cluster
 
 	// routes aggregates every request by route template: who answered and
 	// PHP's time, per minute, so that cost is measured, not named.
@@ -394,13 +397,17 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	t.routes.observe(tpl, m, r)
 	a := t.keys.Agent(r.UserAgent)
 	k := a.Key(r)
-	c := t.clusters[k]
+	c := t.lastCluster
+	if c == nil || c.Key != k {
+		c = t.clusters[k]
+	}
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
 			Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
+	t.lastCluster = c
 	if m != c.lastLogged {
 		c.logged = append(c.logged, runMinute(m))
 		c.lastLogged = m
@@ -442,7 +449,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
-	label := target.toolLabel()
+	label := target.toolLabel(&t.scratch)
 	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
 		c.Labels[label]++
 	} else {

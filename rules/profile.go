@@ -101,6 +101,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	}
 	var keys request.Keyer
 	classifier := request.PathClassifier{HealthURI: in.Site.HealthURI}
+	var labelScratch []byte
 	costly := newCostlyRoutes(refs)
 	valueKeys := wildcardKeys(refs)
 	p.arrivals = newArrivalCounts([]time.Time{in.From, in.To, in.BaselineFrom, in.BaselineTo, earliest}, len(refs))
@@ -149,7 +150,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 					// No tool name to go by: the rule matches the template.
 					label = route
 				case toolish || ci >= 0:
-					label = request.ToolLabel(r.Path, r.Query, class)
+					label = request.ToolLabelScratch(r.Path, r.Query, class, &labelScratch)
 				}
 				if class == request.ClassSpecial {
 					p.site.observe(r, label)

@@ -117,6 +117,64 @@ func TestClassifyPathMatchesOriginal(t *testing.T) {
 	}
 }
 
+// toolLabelOriginal is ToolLabel as it was before it read the query
+// without url.ParseQuery's map (issue 26).
+func toolLabelOriginal(rawPath, rawQuery string, class PathClass) string {
+	switch class {
+	case ClassSpecial:
+		p, err := url.PathUnescape(rawPath)
+		if err != nil {
+			p = rawPath
+		}
+		if name := specialName(p); name != "" {
+			return name + " (path)"
+		}
+		q, _ := url.ParseQuery(rawQuery)
+		if name := specialName(q.Get("title")); name != "" {
+			return name + " (title=)"
+		}
+		return "special"
+	case ClassTool:
+		q, _ := url.ParseQuery(rawQuery)
+		if a := q.Get("action"); a != "" {
+			return "action=" + strings.ToLower(a)
+		}
+		if q.Has("diff") {
+			return "diff"
+		}
+		return "oldid"
+	}
+	return string(class)
+}
+
+// toolLabelSeeds are classifySeeds and targets that name a special page or a
+// tool every way ToolLabel reads one.
+func toolLabelSeeds() [][2]string {
+	return append(classifySeeds(),
+		[2]string{"/wiki/Special:WhatLinksHere/Foo", ""}, [2]string{"/w/%ED%8A%B9%EC%88%98:%EC%B5%9C%EA%B7%BC%EB%B0%94%EB%80%9C", ""},
+		[2]string{"/index.php", "title=Special%3ARecentChanges&x=1"}, [2]string{"/index.php", "title=Special:Search/a&title=Special:Log"},
+		[2]string{"/index.php", "title=%zz&title=Special:Log"}, [2]string{"/index.php", "title;=Special:Log&title=Special:Export/X"},
+		[2]string{"/index.php", "action=HISTORY&action=edit"}, [2]string{"/index.php", "act%69on=Raw"}, [2]string{"/index.php", "action=%zz&diff"},
+		[2]string{"/index.php", "diff=&oldid=3"}, [2]string{"/index.php", "oldid=3"}, [2]string{"/w/Special:%zz", "title=Special:Log"},
+		[2]string{"/index.php", strings.Repeat("&", 10000) + "action=edit"}, [2]string{"/index.php", "title=Special:Log&" + strings.Repeat("&", 10000)},
+	)
+}
+
+func TestToolLabelMatchesOriginal(t *testing.T) {
+	scratch := []byte("left over from another target")
+	for _, s := range toolLabelSeeds() {
+		for _, class := range []PathClass{ClassifyPath(s[0], s[1], ""), ClassSpecial, ClassTool, ClassArticle} {
+			want := toolLabelOriginal(s[0], s[1], class)
+			if got := ToolLabel(s[0], s[1], class); got != want {
+				t.Errorf("ToolLabel(%q, %q, %q) = %q, the original %q", s[0], s[1], class, got, want)
+			}
+			if got := ToolLabelScratch(s[0], s[1], class, &scratch); got != want {
+				t.Errorf("ToolLabelScratch(%q, %q, %q) = %q, the original %q", s[0], s[1], class, got, want)
+			}
+		}
+	}
+}
+
 func FuzzClassifyPath(f *testing.F) {
 	for _, s := range classifySeeds() {
 		f.Add(s[0], s[1])
@@ -129,6 +187,11 @@ func FuzzClassifyPath(f *testing.F) {
 		}
 		if got := ClassifyPathScratch(p, q, "/healthz.php", &scratch); got != want {
 			t.Errorf("classifyPath(%q, %q) with a scratch buffer = %q, the original %q", p, q, got, want)
+		}
+		for _, class := range []PathClass{ClassSpecial, ClassTool} {
+			if got, want := ToolLabelScratch(p, q, class, &scratch), toolLabelOriginal(p, q, class); got != want {
+				t.Errorf("ToolLabelScratch(%q, %q, %q) = %q, the original %q", p, q, class, got, want)
+			}
 		}
 		if got, want := lower(p), strings.ToLower(p); got != want {
 			t.Errorf("lower(%q) = %q, want %q", p, got, want)

@@ -302,18 +302,25 @@ func pathUnescape(s string, scratch *[]byte) string {
 		}
 		return s
 	}
-	b, rest := (*scratch)[:0], s
-	for {
-		b = append(b, rest[:i]...)
-		if i+2 >= len(rest) || !isHex(rest[i+1]) || !isHex(rest[i+2]) {
+	// One pass over the bytes: a title outside ASCII is mostly escapes
+	// ("%EC%9D%8C"), a search for the next '%' per escape costs more than
+	// it skips. The decoded path is never longer than s.
+	b := (*scratch)[:0]
+	if cap(b) < len(s) {
+		b = make([]byte, 0, len(s))
+	}
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 			return s // url.EscapeError
 		}
-		b = append(b, unhex(rest[i+1])<<4|unhex(rest[i+2]))
-		rest = rest[i+3:]
-		if i = strings.IndexByte(rest, '%'); i < 0 {
-			b = append(b, rest...)
-			break
-		}
+		b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		i += 2
 	}
 	*scratch = b
 	return unsafe.String(unsafe.SliceData(b), len(b))

@@ -1,7 +1,6 @@
 package request
 
 import (
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,31 +12,42 @@ import (
 // reference incident's link_walk limit did exactly that). Articles and assets are
 // not named individually: their titles are unbounded and cheap.
 func ToolLabel(rawPath, rawQuery string, class PathClass) string {
+	return ToolLabelScratch(rawPath, rawQuery, class, nil)
+}
+
+// ToolLabelScratch is ToolLabel with a scratch buffer for the unescaped path
+// and query values (nil: allocate one), which a pass over many requests keeps
+// from one to the next: it reads the query as ClassifyPath does (readQuery,
+// url.ParseQuery's reading without its map), so that a label costs no
+// allocation but its own text.
+func ToolLabelScratch(rawPath, rawQuery string, class PathClass, scratch *[]byte) string {
+	if class != ClassSpecial && class != ClassTool {
+		return string(class)
+	}
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	*scratch = (*scratch)[:0]
+	// p and q's values may view *scratch: what is returned is built anew.
 	switch class {
 	case ClassSpecial:
-		p, err := url.PathUnescape(rawPath)
-		if err != nil {
-			p = rawPath
-		}
-		if name := specialName(p); name != "" {
+		if name := specialName(pathUnescape(rawPath, scratch)); name != "" {
 			return name + " (path)"
 		}
-		q, _ := url.ParseQuery(rawQuery)
-		if name := specialName(q.Get("title")); name != "" {
+		if name := specialName(readQuery(rawQuery, scratch).title); name != "" {
 			return name + " (title=)"
 		}
 		return "special"
-	case ClassTool:
-		q, _ := url.ParseQuery(rawQuery)
-		if a := q.Get("action"); a != "" {
-			return "action=" + strings.ToLower(a)
+	default: // ClassTool
+		q := readQuery(rawQuery, scratch)
+		if q.action != "" {
+			return "action=" + strings.ToLower(q.action)
 		}
-		if q.Has("diff") {
+		if q.has&hasDiff != 0 {
 			return "diff"
 		}
 		return "oldid"
 	}
-	return string(class)
 }
 
 // specialName extracts "Special:Name" from a path or title, dropping the page
