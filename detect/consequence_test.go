@@ -15,6 +15,7 @@ import (
 // dependency is the trigger, the rise is said to be an effect, and no
 // client's rise is ranked as a cause.
 func TestReloadsAreAConsequence(t *testing.T) {
+	t.Parallel()
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-reloads", Seed: 3})
 	f := first(res.Findings, KindServiceTimeRegression)
 	if f == nil {
