@@ -18,8 +18,12 @@ import (
 // first failing minute alone lifted that minute past the bound: the
 // arrivals at the onset are those before the first failure was told.
 func TestReloadsAreAConsequence(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []int64{3, 8, 10} {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { reloadsAreAConsequence(t, seed) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			reloadsAreAConsequence(t, seed)
+		})
 	}
 }
 

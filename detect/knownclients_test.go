@@ -19,6 +19,7 @@ import (
 // and the crawl check says so. The share crawler, whose ten thousand addresses were all new, stays
 // the one crawler and the trigger.
 func TestKnownClientsRiseIsNoCrawler(t *testing.T) {
+	t.Parallel()
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "nextcloud-share-crawl", Seed: 1})
 	if truth.Trigger == nil || truth.Trigger.Kind != string(KindCrawlerBurst) {
 		t.Fatalf("truth trigger %+v: want the share crawler", truth.Trigger)
@@ -55,6 +56,7 @@ func TestKnownClientsRiseIsNoCrawler(t *testing.T) {
 // it rose from either: the crawler is found, ranked the trigger, from
 // where its rate rose.
 func TestSteadyScraperRiseIsCrawler(t *testing.T) {
+	t.Parallel()
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "steady-scraper-rises", Seed: 1})
 	if truth.Trigger == nil || truth.Trigger.Kind != string(KindCrawlerBurst) {
 		t.Fatalf("truth trigger %+v: want the scraper", truth.Trigger)

@@ -43,6 +43,7 @@ func TestIncidentIsConcentratedFailures(t *testing.T) {
 // the trigger from the window's first minutes; a long window's restart blip
 // and outage are two on both sides.
 func TestStretchesAreTheTruths(t *testing.T) {
+	t.Parallel()
 	for _, o := range []simulate.Options{
 		{Scenario: "slow-dependency-short-window", Seed: 3},
 		{Scenario: "slow-dependency-short-window", Seed: 4},

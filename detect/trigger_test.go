@@ -53,6 +53,7 @@ func TestContextReason(t *testing.T) {
 // is judged against: the change made before the stall is linked, not
 // dismissed as made after the onset.
 func TestMinorBotBeforeStall(t *testing.T) {
+	t.Parallel()
 	res, truth := simulateBundle(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1})
 	if truth.Trigger == nil || Kind(truth.Trigger.Kind) == KindCrawlerBurst {
 		t.Fatalf("scenario truth changed: trigger %+v", truth.Trigger)

@@ -86,6 +86,7 @@ type scanned struct {
 // also walks the announcements (notify.Diff) along the schedule, as --state
 // would.
 func TestWeekReplay(t *testing.T) {
+	t.Parallel()
 	dir, truth := weekBundle(t)
 	sc, err := simulate.Lookup("week")
 	if err != nil {
@@ -248,6 +249,7 @@ func TestWeekReplay(t *testing.T) {
 // TestReplayMatchesSingleScan checks that a replay (one pass for many scans)
 // judges a window exactly as the CLI's single scan does.
 func TestReplayMatchesSingleScan(t *testing.T) {
+	t.Parallel()
 	dir, _ := weekBundle(t)
 	seoul, _ := time.LoadLocation("Asia/Seoul")
 	b, err := bundle.Open(dir)
@@ -327,6 +329,7 @@ func local(t time.Time, loc *time.Location) string { return t.In(loc).Format("Mo
 // three-minute stretches of early morning were called holes and the run
 // "incomplete".
 func TestWeekCoverageHasNoFalseGap(t *testing.T) {
+	t.Parallel()
 	dir, _ := weekBundle(t)
 	seoul, _ := time.LoadLocation("Asia/Seoul")
 	b, err := bundle.Open(dir)

@@ -131,7 +131,10 @@ func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki, *liv
 	cfg := &Config{
 		Timezone: b.Manifest.Timezone,
 		Site:     b.Manifest.Site,
-		Loki: &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Logs: []LokiLog{
+		// The fake answers a count over the 4.5 hours in one request: on a
+		// busy machine (load 20 on two cores) that outlasted the default
+		// 1-minute request timeout, and tests failed on that.
+		Loki: &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: D(10 * time.Minute), Logs: []LokiLog{
 			{Name: "caddy", Selector: `{job="caddy-log"}`},
 			{Name: "php-fpm", Selector: `{job="php-fpm"}`},
 		}},

@@ -45,6 +45,7 @@ func TestLogTimeReadsBack(t *testing.T) {
 // cache's verdicts readable from the mark drawn and readers on IPv6; seed
 // 1 varies nothing.
 func TestVariedHabitsReadBack(t *testing.T) {
+	t.Parallel()
 	if sc, _ := Lookup("cache-stampede"); len(sc.varyBySeed(1)) != 0 || sc.LogTime != 0 || sc.ReaderIPv6Share != 0 || sc.BrowserHeaders {
 		t.Fatalf("seed 1 varied: %+v", sc)
 	}

@@ -66,8 +66,12 @@ type Loki struct {
 	t   testing.TB
 	srv *httptest.Server
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// streams are guarded by store.mu, not mu (concurrent.go).
+	store   storeOf
 	streams map[string]*fakeStream
+	// queries holds each query parsed (queryOf).
+	queries sync.Map
 
 	// maxEntries is max_entries_limit_per_query (0: no limit).
 	maxEntries int
@@ -168,8 +172,7 @@ func (f *Loki) URL() string { return f.srv.URL }
 // Push stores a line; like Loki it keeps one copy of an identical
 // (stream, timestamp, line).
 func (f *Loki) Push(labels map[string]string, ts time.Time, line string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.writeStreams()()
 	k := logql.LabelsKey(labels)
 	s := f.streams[k]
 	if s == nil {
@@ -277,11 +280,11 @@ func (f *Loki) tooManyBytes(w http.ResponseWriter, expr *Query, start, end int64
 	if split <= 0 {
 		split = int64(time.Hour)
 	}
+	f.mu.Unlock()
 	if maxQuery <= 0 && maxQuerier <= 0 {
-		f.mu.Unlock()
 		return false
 	}
-	f.sortLocked()
+	unlock := f.readStreams()
 	bytesIn := func(from, to int64) int64 {
 		var n int64
 		for _, s := range f.streams {
@@ -300,7 +303,7 @@ func (f *Loki) tooManyBytes(w http.ResponseWriter, expr *Query, start, end int64
 			worst = max(worst, bytesIn(max(from, start), min(from+split-1, end)))
 		}
 	}
-	f.mu.Unlock()
+	unlock()
 	switch {
 	case maxQuery > 0 && total > maxQuery:
 		f.Fail(w, http.StatusBadRequest, fmt.Sprintf("the query would read too many bytes (query: %s, limit: %s); consider adding more specific stream selectors or reduce the time range of the query", humanBytes(total), humanBytes(maxQuery)))
@@ -378,13 +381,11 @@ func (f *Loki) Headers() []http.Header {
 // what a client that lost nothing would receive. A query the fake cannot
 // parse fails the test. fn must not call f.
 func (f *Loki) Each(query string, from, to time.Time, fn func(stream string, e Entry)) {
-	expr, err := ParseQuery(query)
+	expr, err := f.queryOf(query)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sortLocked()
+	defer f.readStreams()()
 	for _, s := range f.streams {
 		if !expr.Matches(s.labels) {
 			continue
@@ -477,7 +478,7 @@ func (f *Loki) queryRange(w http.ResponseWriter, r *http.Request) {
 	if f.tooLong(w, start, end) {
 		return
 	}
-	expr, err := ParseQuery(q.Get("query"))
+	expr, err := f.queryOf(q.Get("query"))
 	if err != nil {
 		f.Fail(w, 400, err.Error())
 		return
@@ -565,7 +566,7 @@ func (f *Loki) query(w http.ResponseWriter, r *http.Request) {
 		f.Fail(w, 400, err.Error())
 		return
 	}
-	expr, err := ParseQuery(q.Get("query"))
+	expr, err := f.queryOf(q.Get("query"))
 	if err != nil {
 		f.Fail(w, 400, err.Error())
 		return
@@ -623,7 +624,7 @@ func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
 	}
 	set := map[string]map[string]string{}
 	for _, m := range q["match[]"] {
-		expr, err := ParseQuery(m)
+		expr, err := f.queryOf(m)
 		if err != nil {
 			f.Fail(w, 400, err.Error())
 			return
@@ -632,14 +633,13 @@ func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
 			f.Fail(w, 400, fmt.Sprintf("invalid match[] %q", m))
 			return
 		}
-		f.mu.Lock()
-		f.sortLocked()
+		unlock := f.readStreams()
 		for _, s := range f.streams {
 			if expr.Matches(s.labels) && len(s.window(start, end)) > 0 {
 				set[s.key] = s.labels
 			}
 		}
-		f.mu.Unlock()
+		unlock()
 	}
 	out := make([]map[string]string, 0, len(set))
 	for _, l := range set {
@@ -652,13 +652,13 @@ func (f *Loki) labels(w http.ResponseWriter, r *http.Request) {
 	var expr *Query
 	if s := r.URL.Query().Get("query"); s != "" {
 		var err error
-		if expr, err = ParseQuery(s); err != nil {
+		if expr, err = f.queryOf(s); err != nil {
 			f.Fail(w, 400, err.Error())
 			return
 		}
 	}
 	set := map[string]bool{}
-	f.mu.Lock()
+	unlock := f.readStreams()
 	for _, s := range f.streams {
 		if expr == nil || expr.Matches(s.labels) {
 			for n := range s.labels {
@@ -666,7 +666,7 @@ func (f *Loki) labels(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	f.mu.Unlock()
+	unlock()
 	out := make([]string, 0, len(set))
 	for n := range set {
 		out = append(out, n)
@@ -740,8 +740,7 @@ type tagged struct {
 // `limit` in the requested direction across all result streams. Each stream
 // contributes at most `limit` candidates, so a page costs O(limit), not O(window).
 func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) ([]Stream, int64, int64) {
-	f.mu.Lock()
-	f.sortLocked()
+	unlock := f.readStreams()
 	var all []tagged
 	var scanned, scannedBytes int64
 	seq := 0
@@ -785,7 +784,7 @@ func (f *Loki) evalLogs(expr *Query, start, end int64, limit int, forward bool) 
 			}
 		}
 	}
-	f.mu.Unlock()
+	unlock()
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
 		if a.e.TS != b.e.TS {
@@ -849,8 +848,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 		v  float64
 	}
 	// Samples per output series of the range aggregation, sorted by time.
-	f.mu.Lock()
-	f.sortLocked()
+	unlock := f.readStreams()
 	perSeries := map[string][]sample{}
 	seriesLabels := map[string]map[string]string{}
 	var scanned, scannedBytes int64
@@ -868,16 +866,15 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			if expr.fn == "bytes_over_time" {
 				v = float64(len(e.Line))
 			}
-			k := logql.LabelsKey(ls)
 			if expr.sum && ls["__error__"] != "SampleExtractionErr" {
 				// The range aggregations the fake knows add up across the
 				// series of a sum, so the samples are kept by group: a query
 				// over lines with a distinct label each stays cheap.
 				ls = expr.group(ls)
-				k = logql.LabelsKey(ls)
 			}
+			k := logql.LabelsKey(ls)
 			if ls["__error__"] == "SampleExtractionErr" {
-				f.mu.Unlock()
+				unlock()
 				return nil, scanned, scannedBytes, fmt.Errorf("pipeline error: 'SampleExtractionErr' for series: '%s'.\n"+
 					"Use a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\n"+
 					"To skip all potential errors you can match empty errors.(e.g __error__=\"\")\n"+
@@ -887,7 +884,7 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			seriesLabels[k] = ls
 		}
 	}
-	f.mu.Unlock()
+	unlock()
 	type acc struct {
 		labels map[string]string
 		vals   map[int64]float64
