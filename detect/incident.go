@@ -27,6 +27,13 @@ type Incident struct {
 	// usual, merged over short pauses.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+	// ClearFrom is the first minute that failed clearly (failure.Span's
+	// Clear): Start may be an edge minute before it, one stray slow
+	// request or the first readers failed as the pool fills. It is when
+	// clients began to be failed in numbers they could react to, what a
+	// consequence of the failing (users retrying, monitors probing) rises
+	// after (ClientsFailedFrom).
+	ClearFrom time.Time `json:"-"`
 	// SaturatedFrom is when the saturation leading into it began (zero: none
 	// seen, or no metrics).
 	SaturatedFrom time.Time `json:"saturated_from,omitzero"`
@@ -52,6 +59,15 @@ type Incident struct {
 	// [Start, End): a silence of the log is no pause of the failures, so the
 	// stretch runs across them; their minutes are not in the counts.
 	Unlogged []sources.Stretch `json:"unlogged,omitempty"`
+}
+
+// ClientsFailedFrom is when clients began to be failed in numbers: the
+// first clearly failing minute, or Start where that is not known.
+func (inc *Incident) ClientsFailedFrom() time.Time {
+	if inc.ClearFrom.IsZero() || inc.ClearFrom.Before(inc.Start) {
+		return inc.Start
+	}
+	return inc.ClearFrom
 }
 
 // Edge is an end of a failing stretch the access log cannot show.
@@ -223,7 +239,8 @@ func FindIncidents(ev *Evidence) *Incidents {
 	}
 	var list []Incident
 	for _, s := range failure.Stretches(failure.Minutes{First: first, Last: last, At: at, Joined: joined}, usual) {
-		list = append(list, Incident{Start: time.Unix(s.Start*60, 0).UTC(), End: time.Unix(s.End*60, 0).UTC()})
+		list = append(list, Incident{Start: time.Unix(s.Start*60, 0).UTC(), End: time.Unix(s.End*60, 0).UTC(),
+			ClearFrom: time.Unix(s.Clear*60, 0).UTC()})
 	}
 	for i := range list {
 		inc := &list[i]

@@ -576,7 +576,9 @@ func (ev *Evidence) arrivalsRoseLate(sp serviceSpan, arr0, arr1 float64) lateArr
 	if sp.inc == nil || arr0 <= 0 || arr1 <= arrivalsRose*arr0 {
 		return lateArrivals{}
 	}
-	failFrom := sp.inc.Start
+	// Clients began to be failed at the first clear minute: an edge minute
+	// before it (one stray slow page) is nothing anyone reloads after.
+	failFrom := sp.inc.ClientsFailedFrom()
 	if failFrom.IsZero() || failFrom.Before(sp.onset) {
 		failFrom = sp.onset
 	}

@@ -325,3 +325,40 @@ func TestServiceTimeColdStartBaseline(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceTimeStrayFailureIsNotTheFailing: one page answered after its
+// reader left opens the failing stretch five minutes before readers fail
+// in numbers (an edge minute). Two minutes after it a load triples the
+// arrivals and every page turns twenty times slower. Read from the stray
+// answer, arrivals were flat "when clients began to be failed" and rose
+// after, so the obvious answer is a slowdown with reloads as its effect.
+// Clients began to be failed at the first clear minute, after the load
+// rose: the load's story, no service_time_regression.
+func TestServiceTimeStrayFailureIsNotTheFailing(t *testing.T) {
+	from, to := t0, t0.Add(4*time.Hour)
+	stray := t0.Add(3 * time.Hour)
+	ev := &Evidence{From: from, To: to, Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
+	ev.Traffic = NewTraffic(ev.Site, from.Add(-3*time.Hour), to)
+	page := func(dur float64) shape {
+		return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
+	}
+	load := stray.Add(2 * time.Minute)
+	feed(ev.Traffic, page(0.1), from.Add(-3*time.Hour), load.Sub(from.Add(-3*time.Hour)), int(load.Sub(from.Add(-3*time.Hour)).Minutes())*20)
+	wedged(ev.Traffic, stray, time.Second, 1, 30)
+	feed(ev.Traffic, page(2), load, 40*time.Minute, 40*60) // three times the arrivals, each twenty times slower
+	failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
+	feed(ev.Traffic, failed, stray.Add(5*time.Minute), 20*time.Minute, 20*20)
+	if inc := ev.incidents().WorstIncident(); inc == nil || !inc.Start.Equal(stray) {
+		t.Fatalf("incident %+v: want a stretch from the stray failure at %s", inc, stray)
+	}
+	fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 0 || !strings.Contains(check.Reason, "arrivals rose") {
+		for _, f := range fs {
+			t.Logf("%s: %s", f.Kind, f.Summary)
+		}
+		t.Errorf("%d findings, check %q: want the load's story (arrivals rose before readers failed in numbers)", len(fs), check.Reason)
+	}
+}

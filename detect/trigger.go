@@ -57,8 +57,10 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 		return triggerWeight{}, false
 	}
 	w := triggerWeight{onset: inc.Onset, lead: inc.Onset.Sub(start)}
-	if !inc.Start.IsZero() {
-		w.failingFor = start.Sub(inc.Start)
+	// Failures began at the first clear minute: an edge minute before it
+	// (one stray slow request) is nothing a crowd could be reacting to.
+	if from := inc.ClientsFailedFrom(); !from.IsZero() {
+		w.failingFor = start.Sub(from)
 	}
 	from := inc.Onset.Unix() / 60
 	to := min(inc.Onset.Add(onsetSpan).Unix(), ev.To.Unix()) / 60

@@ -132,6 +132,47 @@ func TestEarlyMinorBotIsContext(t *testing.T) {
 	}
 }
 
+// TestStrayFailureIsNotTheFailing: one request answered after its client
+// left, six minutes before the outage (a stray slow page), is an edge of the
+// failing stretch: the stretch starts there, as the truth's does. A crawl
+// found rising three minutes after that one answer and three minutes before
+// readers failed in numbers is the outage's trigger, not a consequence of a
+// single failure nobody could react to; users retrying five minutes into the
+// clear failing are still one (crawler-backlog-wedge seed 11 called its
+// crawler a consequence of one slow request).
+func TestStrayFailureIsNotTheFailing(t *testing.T) {
+	from, to := t0, t0.Add(4*time.Hour)
+	stall := t0.Add(3 * time.Hour)
+	crawl := shape{ua: chrome121, lang: "zh-cn", loggedIn: sources.LoggedInNo, ips: spreadIPs, status: 200, origin: sources.OriginUpstream, dur: 4,
+		paths: []string{"/w/index.php?title=X&action=history", "/w/Special:WhatLinksHere/X"}}
+	for _, c := range []struct {
+		rise time.Time
+		want Role
+	}{{stall.Add(-2 * time.Minute), RoleTrigger}, {stall.Add(5 * time.Minute), RoleContext}} {
+		tr := NewTraffic(sources.Site{ClientTimeoutS: 10}, from, to)
+		feed(tr, readers, from.Add(-3*time.Hour), 6*time.Hour, 6*60*20) // 20 a minute until the stall
+		wedged(tr, stall.Add(-6*time.Minute), time.Second, 1, 30)       // the stray slow page
+		wedged(tr, stall, 20*time.Minute, 20*20, 30)                    // readers fail in numbers
+		feed(tr, crawl, c.rise, 25*time.Minute, 25*150)
+		ev := &Evidence{From: from, To: to, Traffic: tr, Loc: time.UTC}
+		inc := ev.incidents().WorstIncident()
+		if inc == nil || !inc.Start.Equal(stall.Add(-6*time.Minute)) {
+			t.Fatalf("incident %+v: want a stretch from the stray failure at %s", inc, stall.Add(-6*time.Minute))
+		}
+		fs, check, err := crawlerDetector{}.Detect(context.Background(), ev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fs) != 1 {
+			t.Fatalf("crawl from %s: %d crawler findings, want 1: %s", c.rise, len(fs), check.Reason)
+		}
+		if fs[0].Role != c.want {
+			t.Errorf("crawl from %s (failures clear from %s, one stray at %s): role %q, want %q: %s",
+				c.rise, stall, stall.Add(-6*time.Minute), fs[0].Role, c.want, fs[0].Summary)
+		}
+	}
+}
+
 // TestRiseThroughCountedMinutes: a crawler walks the site at 40 requests a
 // minute from 00:30 and bursts to 400 a minute at 02:55, into a failing
 // stretch from 03:00. A full pull says it rose into the incident with its

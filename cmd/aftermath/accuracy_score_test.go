@@ -308,7 +308,16 @@ func score(scenario string, seed int64, tr simulate.Truth, rep accReport) accSco
 		}
 	}
 	if cc := tr.ConfigChange; cc != nil {
-		s.WantChange = cc.Key + " " + cc.Old + " -> " + cc.New
+		// A change with no setting (a deploy script gaining a step) is
+		// named by its file.
+		what := cc.Key
+		if what == "" {
+			what = cc.File
+		}
+		s.WantChange = what + " " + cc.Old + " -> " + cc.New
+		if cc.Old == "" {
+			s.WantChange = what + " " + cc.New
+		}
 		s.ChangeRight = matched
 	} else {
 		s.ChangeRight = len(enablers) == 0

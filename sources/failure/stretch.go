@@ -124,6 +124,12 @@ func (u Usual) Stands(failed int, minutes int64, z float64) bool {
 type Span struct {
 	Start, End int64
 	Failed     int
+	// Clear is its first clearly failing minute: Start may be an edge
+	// minute before it (a stray slow request, the first readers failed as
+	// the pool fills), when failures were not yet anything clients could
+	// notice. A stretch of failures spread thin, with no clear minute,
+	// has Clear at Start.
+	Clear int64
 }
 
 // Minutes gives the stretches' search what it needs of a window of minutes
@@ -160,7 +166,7 @@ func Stretches(w Minutes, u Usual) []Span {
 				continue
 			}
 		}
-		list = append(list, Span{Start: m, End: m + 1})
+		list = append(list, Span{Start: m, End: m + 1, Clear: m})
 	}
 	list = widenToEdges(w, u, list)
 	if len(list) == 0 && u.Known {
@@ -174,7 +180,7 @@ func Stretches(w Minutes, u Usual) []Span {
 			}
 			total += f
 			if spread.End == 0 {
-				spread.Start = m
+				spread.Start, spread.Clear = m, m
 			}
 			spread.End = m + 1
 		}

@@ -15,7 +15,8 @@ func window(failed ...int) Minutes {
 // and none when they trickle one or two a minute (a slowdown's late
 // answers); a baseline that fails three a minute as a rule makes five in a
 // minute ordinary. Without a baseline a minute must also lose AbsShare of
-// its arrivals: 5 of 180 is not enough, 10 is.
+// its arrivals: 5 of 180 is not enough, 10 is. A stretch's Clear (printed
+// fourth) is its first clear minute, not the edge it starts at.
 func TestStretchesByConcentration(t *testing.T) {
 	quiet := UsualOf(make([]int, 180), 180*180)
 	busy := UsualOf(func() []int {
@@ -32,16 +33,17 @@ func TestStretchesByConcentration(t *testing.T) {
 		stretch string
 	}{
 		{"blip, no baseline", Usual{}, window(0, 0, 5, 0, 0), "[]"},
-		{"larger blip, no baseline", Usual{}, window(0, 0, 10, 0, 0), "[{2 3 10}]"},
-		{"blip, quiet baseline", quiet, window(0, 0, 5, 0, 0), "[{2 3 5}]"},
+		{"larger blip, no baseline", Usual{}, window(0, 0, 10, 0, 0), "[{2 3 10 2}]"},
+		{"blip, quiet baseline", quiet, window(0, 0, 5, 0, 0), "[{2 3 5 2}]"},
 		{"trickle, no baseline", Usual{}, window(0, 1, 2, 2, 0), "[]"},
 		{"trickle, quiet baseline", quiet, window(0, 1, 2, 2, 0), "[]"},
 		{"blip, busy baseline", busy, window(3, 3, 5, 3, 3), "[]"},
-		// A clear minute takes its failing neighbours within the gap along.
-		{"edges", quiet, window(1, 0, 6, 1, 0, 0, 0, 0, 0, 0, 0, 1), "[{0 4 8}]"},
+		// A clear minute takes its failing neighbours within the gap along;
+		// its first clear minute (the fourth number) stays the clear one.
+		{"edges", quiet, window(1, 0, 6, 1, 0, 0, 0, 0, 0, 0, 0, 1), "[{0 4 8 2}]"},
 		// Five ordinary minutes between two clear ones join them; six part them.
-		{"joined", quiet, window(4, 0, 0, 0, 0, 0, 4), "[{0 7 8}]"},
-		{"apart", quiet, window(4, 0, 0, 0, 0, 0, 0, 4), "[{0 1 4} {7 8 4}]"},
+		{"joined", quiet, window(4, 0, 0, 0, 0, 0, 4), "[{0 7 8 0}]"},
+		{"apart", quiet, window(4, 0, 0, 0, 0, 0, 0, 4), "[{0 1 4 0} {7 8 4 7}]"},
 	} {
 		got := Stretches(c.w, c.usual)
 		if s := fmt.Sprint(got); s != c.stretch && !(c.stretch == "[]" && len(got) == 0) {
