@@ -38,20 +38,32 @@ func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string
 	t.Helper()
 	sim := simulateIncident(t)
 	dst := sim.layout(t, nil)
-	var log bytes.Buffer
+	var kept [][]byte
+	var cut []byte
 	for i, line := range sim.lines {
 		if keep(sim.times[i]) {
-			log.Write(line)
-			log.WriteByte('\n')
+			kept = append(kept, line)
 			continue
 		}
 		if half {
-			log.Write(line[:len(line)/2])
+			cut = line[:len(line)/2]
 			break
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dst, "access", "access.log"), log.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	p := filepath.Join(dst, "access", "access.log")
+	writeLines(t, p, kept, false)
+	if cut != nil {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Write(cut) // no newline: the line was being written
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dst
 }
