@@ -168,6 +168,7 @@ func countStatuses(t *testing.T, path string, from, to time.Time) map[int]int {
 // report whose data_quality says what is missing: report.json when it was
 // written, else the last report written, never rules.caddy.
 func TestIncompleteNamesDataQualityFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := filepath.Join(dir, "bundle")
 	writeHostileBundle(t, b) // no metrics: the evidence is incomplete

@@ -263,6 +263,7 @@ func TestRulesOutput(t *testing.T) {
 // analyze on the same access log without metrics exits 1 (its evidence is
 // incomplete); rules must not.
 func TestRulesExitCodeIgnoresMetrics(t *testing.T) {
+	t.Parallel()
 	b := referenceBundle(t)
 	bd, err := bundle.Open(b)
 	if err != nil {
