@@ -24,6 +24,7 @@ import (
 // (addresses, IPv6 per /64) within 5%, and the rule refuses at least 95% of
 // it; where the log shows logins, the rule refuses none of them.
 func TestApplicationShapes(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"laravel-rotating-scraper", "nextcloud-share-crawl"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -483,6 +483,7 @@ func analyzeBundleReport(ctx context.Context, b string) (*report.Report, error) 
 // scenario lost a finding, a phrase no longer reads in a format): run it
 // with -update to choose again.
 func TestOneNumberEverywhere(t *testing.T) {
+	t.Parallel()
 	dump := os.Getenv("AFTERMATH_CONSISTENCY_DUMP") // a directory: keep each rendering there
 	want := readOneNumberCoverage(t)
 	chosen := want.Scenarios
@@ -701,6 +702,7 @@ func writeOneNumberCoverage(t *testing.T, c oneNumberCoverage) {
 // format only (as if that renderer computed its own number); each time the
 // comparison must name that format and figure.
 func TestOneNumberCatchesOneRenderingChanged(t *testing.T) {
+	t.Parallel()
 	r := analyzedScenario(t, "crawler-backlog")
 	out, data := renderAll(t, r)
 	if p := disagreements(t, out, data); len(p) > 0 {

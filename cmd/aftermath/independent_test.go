@@ -204,6 +204,8 @@ type indResult struct {
 	Name   string
 	Checks []indCheck
 	Err    error
+	Code   int    // analyze's exit status: 0, or 1 for evidence it called incomplete
+	Out    string // analyze's --out directory, holding report.json
 }
 
 // Met counts the checks met.
@@ -255,7 +257,8 @@ func scoreIndependent(root, out string, parallel int) ([]indResult, error) {
 }
 
 func scoreOneIndependent(bundleDir, out string) indResult {
-	if err := analyzeBundle(bundleDir, out); err != nil {
+	code, err := analyzeBundleCode(bundleDir, out)
+	if err != nil {
 		return indResult{Err: err}
 	}
 	var tr indTruth
@@ -268,7 +271,20 @@ func scoreOneIndependent(bundleDir, out string) indResult {
 	if err := readJSON(filepath.Join(out, "report.json"), &rep); err != nil {
 		return indResult{Err: err}
 	}
-	return indResult{Checks: scoreTruth(tr, rep.Findings)}
+	return indResult{Checks: scoreTruth(tr, rep.Findings), Code: code, Out: out}
+}
+
+var independentRuns once[[]indResult]
+
+// independentResults is every independent incident analyzed (into the
+// fixture directory) and scored, once per test binary: each is a day-long
+// bundle, and the tests that read one share the run.
+func independentResults(t *testing.T) []indResult {
+	t.Helper()
+	root := testenv.Independent(t)
+	return independentRuns.get(t, func() ([]indResult, error) {
+		return scoreIndependent(root, filepath.Join(fixtureDir, "independent"), 2)
+	})
 }
 
 // indSummary is one line per incident: "name: M/N expectations met", and
@@ -293,12 +309,7 @@ func TestIndependentIncidents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("analyzes five day-long bundles")
 	}
-	root := testenv.Independent(t)
-	results, err := scoreIndependent(root, t.TempDir(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
+	for _, r := range independentResults(t) {
 		if r.Err != nil || r.Met() != len(r.Checks) {
 			t.Error(indSummary(r))
 		}
@@ -371,6 +382,12 @@ func TestScoreTruth(t *testing.T) {
 // would and returns an error unless it wrote its report: exit 0, or 1 for
 // evidence it called incomplete.
 func analyzeBundle(bundleDir, out string) error {
+	_, err := analyzeBundleCode(bundleDir, out)
+	return err
+}
+
+// analyzeBundleCode is analyzeBundle with the exit status it ended with.
+func analyzeBundleCode(bundleDir, out string) (int, error) {
 	root := newRootCmd()
 	root.SetArgs([]string{"analyze", "--bundle", bundleDir, "--out", out, "--format", "json"})
 	var stderr bytes.Buffer
@@ -379,10 +396,11 @@ func analyzeBundle(bundleDir, out string) error {
 	if err := root.Execute(); err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != exitIncomplete {
-			return fmt.Errorf("analyze: %w (%s)", err, stderr.String())
+			return exitCode(err), fmt.Errorf("analyze: %w (%s)", err, stderr.String())
 		}
+		return ee.code, nil
 	}
-	return nil
+	return exitOK, nil
 }
 
 // A complete bundle that does not give the clients' timeout
@@ -392,13 +410,26 @@ func analyzeBundle(bundleDir, out string) error {
 // estimate's note was a warning and failed every independent bundle with
 // "evidence incomplete".
 func TestEstimatedTimeoutIsNoMissingEvidence(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("analyzes a day-long bundle")
 	}
-	b := filepath.Join(testenv.Independent(t), "idle-pinning")
-	code, msg, r := analyzeJSON(t, "--bundle", b)
-	if code != exitOK {
-		t.Errorf("exit %d (%s), want 0 on complete evidence", code, msg)
+	// The run TestIndependentIncidents scores (analyze --format json).
+	var run *indResult
+	for _, x := range independentResults(t) {
+		if x.Name == "idle-pinning" {
+			run = &x
+		}
+	}
+	if run == nil || run.Err != nil {
+		t.Fatalf("the independent idle-pinning bundle was not analyzed: %+v", run)
+	}
+	if run.Code != exitOK {
+		t.Errorf("exit %d, want 0 on complete evidence", run.Code)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(mustRead(t, filepath.Join(run.Out, "report.json")), &r); err != nil {
+		t.Fatal(err)
 	}
 	noted := false
 	for _, n := range r["data_quality"].([]any) {

@@ -90,6 +90,7 @@ func writeHostileBundle(t *testing.T, dir string) {
 // template syntax and line breaks, checks that the text reaches every report,
 // and that nothing becomes structure, a script, a link or a Caddy directive.
 func TestHostileLogValuesRenderInert(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, out := filepath.Join(dir, "bundle"), filepath.Join(dir, "out")
 	writeHostileBundle(t, b)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,27 +100,41 @@ func readReport(t *testing.T, dir string) (reportJSON, string) {
 
 func writeLines(t *testing.T, path string, lines [][]byte, gz bool) {
 	t.Helper()
-	var buf bytes.Buffer
-	w := &buf
-	var zw *gzip.Writer
-	if gz {
-		zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level; read once
-	}
-	for _, l := range lines {
-		if zw != nil {
-			zw.Write(l)
-			zw.Write([]byte{'\n'})
-		} else {
-			w.Write(l)
-			w.WriteByte('\n')
-		}
-	}
-	if zw != nil {
-		zw.Close()
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := writeLinesErr(path, lines, gz); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeLinesErr writes lines, each ending in a newline, gzipped when gz,
+// streamed to the file: a buffer of the whole log grew by copying (tens of
+// megabytes, several times per test).
+func writeLinesErr(path string, lines [][]byte, gz bool) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = f
+	var zw *gzip.Writer
+	if gz {
+		zw, _ = gzip.NewWriterLevel(f, gzip.BestSpeed) // a valid level; read once
+		w = zw
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	for _, l := range lines {
+		bw.Write(l)
+		bw.WriteByte('\n')
+	}
+	err = bw.Flush()
+	if zw != nil && err == nil {
+		err = zw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 func accessCoverage(t *testing.T, r reportJSON) (state string, last time.Time, truncated []string, tail time.Duration) {

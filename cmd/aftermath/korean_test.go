@@ -25,6 +25,7 @@ import (
 // findings lower the risk or are ruled out by the numbers,
 // heavy-scraper-among-bots' pool cut is linked by Little's law.
 func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, what, text string) {
 		t.Helper()
 		for _, bad := range englishLines(text) {
@@ -32,6 +33,7 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 		}
 	}
 	t.Run("lab", func(t *testing.T) {
+		t.Parallel()
 		lab := testenv.LabIncident(t, "")
 		out := t.TempDir()
 		var printed bytes.Buffer
@@ -61,6 +63,7 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 	})
 	for _, sc := range []string{"flash-crowd", "slow-database", "idle-pinning", "crawler-backlog", "heavy-scraper-among-bots"} {
 		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
 			r := analyzedScenario(t, sc)
 			out := t.TempDir()
 			if _, err := report.WriteAll(out, r, []string{"md"}, report.LangKO); err != nil {
@@ -82,6 +85,7 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 // the reference crawl's zones, and the comment of a flash crowd, for which
 // no zone is proposed.
 func TestKoreanRulesFile(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, bundle, want string
 	}{
@@ -89,6 +93,7 @@ func TestKoreanRulesFile(t *testing.T) {
 		{"no zone", scenarioBundle(t, "flash-crowd"), "함께 출력된 메모 참고"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			code, stdout, stderr := runRoot(t, "rules", "--bundle", tt.bundle, "--lang", "ko")
 			if code != exitOK && code != exitIncomplete {
 				t.Fatalf("rules exit %d:\n%s", code, stderr)
@@ -115,8 +120,7 @@ func TestKoreanScanHasNoEnglishSentence(t *testing.T) {
 			t.Errorf("%s line %d has English %q:\n%s", what, bad.n, bad.run, bad.line)
 		}
 	}
-	b := t.TempDir()
-	writeScanBundle(t, b)
+	b := scanBundle(t)
 	for _, tt := range []struct {
 		name string
 		now  time.Time

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -288,20 +289,36 @@ func TestEvidenceLayouts(t *testing.T) {
 	})
 
 	// consoleLines re-encodes the lines as Caddy's console encoder writes
-	// them (time to the millisecond, without a zone, in loc).
+	// them (time to the millisecond, without a zone, in loc). Each line is
+	// decoded once (consoleParts) for the subtests that lay it out.
+	type consolePart struct {
+		logger, msg string
+		fields      []byte // the other fields, as the encoder writes them
+	}
+	var consoleParts once[[]consolePart]
 	consoleLines := func(t *testing.T, loc *time.Location) [][]byte {
-		out := make([][]byte, len(sim.lines))
-		for i, l := range sim.lines {
-			var m map[string]any
-			if err := json.Unmarshal(l, &m); err != nil {
-				t.Fatal(err)
+		parts := consoleParts.get(t, func() ([]consolePart, error) {
+			parts := make([]consolePart, len(sim.lines))
+			for i, l := range sim.lines {
+				var m map[string]any
+				if err := json.Unmarshal(l, &m); err != nil {
+					return nil, fmt.Errorf("line %d: %w", i+1, err)
+				}
+				logger, msg := m["logger"].(string), m["msg"].(string)
+				for _, k := range []string{"level", "ts", "logger", "msg"} {
+					delete(m, k)
+				}
+				fields, err := json.Marshal(m)
+				if err != nil {
+					return nil, err
+				}
+				parts[i] = consolePart{logger, msg, fields}
 			}
-			logger, msg := m["logger"].(string), m["msg"].(string)
-			for _, k := range []string{"level", "ts", "logger", "msg"} {
-				delete(m, k)
-			}
-			fields, _ := json.Marshal(m)
-			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), logger, msg, fields)
+			return parts, nil
+		})
+		out := make([][]byte, len(parts))
+		for i, p := range parts {
+			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), p.logger, p.msg, p.fields)
 		}
 		return out
 	}
@@ -321,21 +338,22 @@ func TestEvidenceLayouts(t *testing.T) {
 			if err := os.CopyFS(b, os.DirFS(sim.dir)); err != nil {
 				return loadedEvidence{}, err
 			}
-			var log bytes.Buffer
+			// Each line with its ts alone rewritten, where Caddy's
+			// encoder writes it.
+			cut := make([][]byte, len(sim.lines))
 			for i, l := range sim.lines {
-				var m map[string]any
-				if err := json.Unmarshal(l, &m); err != nil {
-					return loadedEvidence{}, err
+				from, to, ok := leadingTS(l)
+				if !ok {
+					return loadedEvidence{}, fmt.Errorf("line %d does not open with level and ts: %.80s", i+1, l)
 				}
-				m["ts"] = float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
-				cut, _ := json.Marshal(m)
-				log.Write(cut)
-				log.WriteByte('\n')
+				ms := float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
+				c := append(slices.Clip(l[:from]), strconv.FormatFloat(ms, 'f', -1, 64)...)
+				cut[i] = append(c, l[to:]...)
 			}
 			if err := os.Remove(filepath.Join(b, "access", "access.log.gz")); err != nil {
 				return loadedEvidence{}, err
 			}
-			if err := os.WriteFile(filepath.Join(b, "access", "access.log"), log.Bytes(), 0o644); err != nil {
+			if err := writeLinesErr(filepath.Join(b, "access", "access.log"), cut, false); err != nil {
 				return loadedEvidence{}, err
 			}
 			return loadLayoutErr(b, "")
@@ -438,16 +456,25 @@ func TestFractionalMilliseconds(t *testing.T) {
 	b := sim.layout(t, nil)
 	ms := make([][]byte, len(sim.lines))
 	for i, l := range sim.lines {
-		var m map[string]any
-		d := json.NewDecoder(bytes.NewReader(l))
-		d.UseNumber()
-		if err := d.Decode(&m); err != nil {
-			t.Fatal(err)
+		// The duration's number alone rewritten, in place: the line's
+		// one "duration" key is Caddy's top-level field.
+		at := bytes.Index(l, []byte(`"duration":`))
+		if at < 0 || bytes.Count(l, []byte(`"duration":`)) != 1 {
+			t.Fatalf("line %d: want one duration field: %s", i+1, l)
 		}
-		s, _ := m["duration"].(json.Number).Float64()
+		from := at + len(`"duration":`)
+		n := bytes.IndexAny(l[from:], ",}")
+		if n < 0 {
+			t.Fatalf("line %d: the duration does not end: %s", i+1, l)
+		}
+		to := from + n
+		s, err := strconv.ParseFloat(string(l[from:to]), 64)
+		if err != nil {
+			t.Fatalf("line %d: duration %q: %v", i+1, l[from:to], err)
+		}
 		// A shipper's float: three decimals of a millisecond, always a fraction.
-		m["duration"] = json.Number(fmt.Sprintf("%.4f", s*1e3+5e-5))
-		ms[i], _ = json.Marshal(m)
+		m := fmt.Appendf(slices.Clip(l[:from]), "%.4f", s*1e3+5e-5)
+		ms[i] = append(m, l[to:]...)
 	}
 	writeLines(t, filepath.Join(b, "access", "access.log"), ms, false)
 	_, _, r := analyzeJSON(t, "--bundle", b)

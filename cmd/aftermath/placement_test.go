@@ -112,6 +112,7 @@ func checkPlaced(t *testing.T, out string, r *report.Report, want string, others
 // loopback status page (http://:9180, a reverse_proxy, log_skip): the zones
 // go into the site, not the status page, though both are loopback-bound.
 func TestAnalyzePlacesZonesInLabCaddyfile(t *testing.T) {
+	t.Parallel()
 	lab := testenv.LabIncident(t, "")
 	out, r := analyzePlacement(t, lab)
 	checkPlaced(t, out, r, "http://:8080", "http://:9180")

@@ -29,6 +29,30 @@ func runRoot(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return exitCode(err), out.String(), errw.String()
 }
 
+// rulesRun is one run of the CLI: its exit status and what it printed.
+type rulesRun struct {
+	code           int
+	stdout, stderr string
+}
+
+var referenceRulesRun once[rulesRun]
+
+// referenceRules is `aftermath rules --bundle` on referenceBundle, run once
+// for the tests that read it.
+func referenceRules(t *testing.T) rulesRun {
+	t.Helper()
+	b := referenceBundle(t)
+	return referenceRulesRun.get(t, func() (rulesRun, error) {
+		var out, errw bytes.Buffer
+		root := newRootCmd()
+		root.SetArgs([]string{"rules", "--bundle", b})
+		root.SetOut(&out)
+		root.SetErr(&errw)
+		err := root.ExecuteContext(context.Background())
+		return rulesRun{exitCode(err), out.String(), errw.String()}, nil
+	})
+}
+
 // followHeader builds a Caddyfile the way rules.caddy's header tells an
 // operator to, and nothing more: the global option lines it shows between
 // "{" and "}", and the block (the lines that are not comments) pasted at the
@@ -149,7 +173,8 @@ func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
 func TestRulesOutput(t *testing.T) {
 	t.Parallel()
 	b := referenceBundle(t)
-	code, stdout, stderr := runRoot(t, "rules", "--bundle", b)
+	run := referenceRules(t)
+	code, stdout, stderr := run.code, run.stdout, run.stderr
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -238,6 +263,7 @@ func TestRulesOutput(t *testing.T) {
 // analyze on the same access log without metrics exits 1 (its evidence is
 // incomplete); rules must not.
 func TestRulesExitCodeIgnoresMetrics(t *testing.T) {
+	t.Parallel()
 	b := referenceBundle(t)
 	bd, err := bundle.Open(b)
 	if err != nil {

@@ -68,6 +68,23 @@ func crawlRate(t time.Time) (int, float64) {
 	return 0, 0
 }
 
+var scanBundleOnce once[string]
+
+// scanBundle is writeScanBundle's bundle, written once per test binary for
+// the tests that only read it (they write their outputs elsewhere).
+func scanBundle(t *testing.T) string {
+	t.Helper()
+	b := scanBundleOnce.get(t, func() (string, error) {
+		b := filepath.Join(fixtureDir, "scan", "bundle")
+		writeScanBundle(t, b) // on failure it ends the first test and leaves b empty
+		return b, nil
+	})
+	if b == "" {
+		t.Fatal("the shared scan bundle could not be written: see the first test that asked for it")
+	}
+	return b
+}
+
 // writeScanBundle writes four and a half days of a small site's access log:
 // readers (a page and two assets a minute, a little more in the evening) and
 // the crawler of crawlRate, as Caddy logs them.
@@ -198,8 +215,7 @@ func TestScanSchedule(t *testing.T) {
 	defer func(d time.Duration) { webhookBackoff = d }(webhookBackoff)
 	webhookBackoff = 10 * time.Millisecond
 	dir := t.TempDir()
-	b := filepath.Join(dir, "bundle")
-	writeScanBundle(t, b)
+	b := scanBundle(t)
 	hook := &hookServer{}
 	srv := httptest.NewServer(hook)
 	defer srv.Close()
@@ -386,8 +402,7 @@ func serveScanBundle(t *testing.T, b string) (config string, lk *lokitest.Loki) 
 // judges them as the scan of the whole recorded bundle does.
 func TestScanLiveMatchesBundle(t *testing.T) {
 	dir := t.TempDir()
-	b := filepath.Join(dir, "bundle")
-	writeScanBundle(t, b)
+	b := scanBundle(t)
 	config, lk := serveScanBundle(t, b)
 	kinds := func(doc map[string]any) []string {
 		var out []string
@@ -447,8 +462,7 @@ func TestScanLiveMatchesBundle(t *testing.T) {
 // fetches only its window and lookback, judging as the bundle scan does.
 func TestScanLiveProfileCache(t *testing.T) {
 	dir := t.TempDir()
-	b := filepath.Join(dir, "bundle")
-	writeScanBundle(t, b)
+	b := scanBundle(t)
 	config, lk := serveScanBundle(t, b)
 	profiles := filepath.Join(dir, "profiles")
 	at := func(d int) string { return scanDay.AddDate(0, 0, d).Add(23 * time.Hour).Format(time.RFC3339) }

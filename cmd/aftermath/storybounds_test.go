@@ -38,20 +38,32 @@ func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string
 	t.Helper()
 	sim := simulateIncident(t)
 	dst := sim.layout(t, nil)
-	var log bytes.Buffer
+	var kept [][]byte
+	var cut []byte
 	for i, line := range sim.lines {
 		if keep(sim.times[i]) {
-			log.Write(line)
-			log.WriteByte('\n')
+			kept = append(kept, line)
 			continue
 		}
 		if half {
-			log.Write(line[:len(line)/2])
+			cut = line[:len(line)/2]
 			break
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dst, "access", "access.log"), log.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	p := filepath.Join(dst, "access", "access.log")
+	writeLines(t, p, kept, false)
+	if cut != nil {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Write(cut) // no newline: the line was being written
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dst
 }
@@ -67,23 +79,40 @@ func storyOf(t *testing.T, dir string) (map[string]string, *report.Report) {
 	return renderStory(t, r), r
 }
 
-// referenceStory is storyOf the reference bundle, from its shared analysis.
+var referenceRendered once[map[string]string]
+
+// referenceStory is storyOf the reference bundle, from its shared analysis,
+// rendered once for the tests that read it (they must not change it).
 func referenceStory(t *testing.T) (map[string]string, *report.Report) {
 	t.Helper()
 	referenceBundle(t) // skips in -short mode
 	r := analyzedScenario(t, "crawler-backlog")
-	return renderStory(t, r), r
+	out := referenceRendered.get(t, func() (map[string]string, error) {
+		out := map[string]string{}
+		for _, f := range storyFormats {
+			data, err := report.Render(r, f.format, f.lang)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", f.format, f.lang, err)
+			}
+			out[f.format+" "+f.lang] = string(data)
+		}
+		return out, nil
+	})
+	return out, r
+}
+
+// storyFormats are the formats and languages a story is rendered in.
+var storyFormats = []struct{ format, lang string }{
+	{report.FormatMarkdown, report.LangEN}, {report.FormatMarkdown, report.LangKO},
+	{report.FormatHTML, report.LangEN}, {report.FormatHTML, report.LangKO},
+	{report.FormatJSON, report.LangEN},
 }
 
 // renderStory renders every format storyOf returns.
 func renderStory(t *testing.T, r *report.Report) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, f := range []struct{ format, lang string }{
-		{report.FormatMarkdown, report.LangEN}, {report.FormatMarkdown, report.LangKO},
-		{report.FormatHTML, report.LangEN}, {report.FormatHTML, report.LangKO},
-		{report.FormatJSON, report.LangEN},
-	} {
+	for _, f := range storyFormats {
 		data, err := report.Render(r, f.format, f.lang)
 		if err != nil {
 			t.Fatalf("%s %s: %v", f.format, f.lang, err)
@@ -228,6 +257,7 @@ func rotate(t *testing.T, dir string, at time.Time) {
 // The same incident with its whole access log tells the recovery the log
 // shows: the sentences above are bounded by coverage, not removed.
 func TestStoryCompleteLogStillRecovers(t *testing.T) {
+	t.Parallel()
 	out, r := referenceStory(t)
 	if r.Impact.EndKnown != nil || r.Impact.EndBound != nil {
 		t.Errorf("end_known %v, end_bound %+v on a complete log", r.Impact.EndKnown, r.Impact.EndBound)
@@ -277,6 +307,7 @@ func koClock(hm string) string {
 // the terminal say "in the minutes the access log covers" and name the
 // missing end. --quiet changes none of it.
 func TestScanUnjudgedWindows(t *testing.T) {
+	t.Parallel()
 	ref := referenceBundle(t)
 	lagging := variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:15")) }, false)
 	blind := filepath.Join(t.TempDir(), "bundle")
@@ -368,6 +399,7 @@ var onsetClaims = []string{
 // timeline said the crawl "start to climb" and placed the "first request
 // from the site to its own API" at 02:22, where the evidence merely begins.
 func TestStoryHeadMissing(t *testing.T) {
+	t.Parallel()
 	out, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return !ts.Before(kst(t, "02:22")) }, false))
 	for format, text := range out {
 		for _, claim := range onsetClaims {
@@ -406,6 +438,7 @@ func TestStoryHeadMissing(t *testing.T) {
 
 // The same detectors on the complete log still tell the rise they see.
 func TestStoryCompleteLogStillClimbs(t *testing.T) {
+	t.Parallel()
 	out, _ := referenceStory(t)
 	for _, want := range []string{"start to climb", "first request from the site to its own API"} {
 		if !strings.Contains(out["md en"], want) {
@@ -420,6 +453,7 @@ func TestStoryCompleteLogStillClimbs(t *testing.T) {
 // ("as usual ... and none while every worker was busy") read as a quiet
 // site over 85 minutes nobody saw.
 func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
+	t.Parallel()
 	_, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:05")) }, false))
 	reasons := map[string]string{}
 	for _, c := range r.Checks {
@@ -448,6 +482,7 @@ func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
 // rotated files (TestEvidenceLayouts); a quiet night's empty minutes are
 // not (scan's TestWeekCoverageHasNoFalseGap).
 func TestNightHoleOnABusySite(t *testing.T) {
+	t.Parallel()
 	from, to := kst(t, "02:02"), kst(t, "02:12")
 	r, err := analyzeBundleReport(context.Background(), variantBundle(t, func(ts time.Time) bool { return ts.Before(from) || !ts.Before(to) }, false))
 	if err != nil {

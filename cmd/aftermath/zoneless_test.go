@@ -49,6 +49,7 @@ func zonelessBundle(t *testing.T, zone string) string {
 // so that reading them as UTC would put the window nine hours off (and
 // outside the logs).
 func TestZonelessTimes(t *testing.T) {
+	t.Parallel()
 	seoulFrom := time.Date(2026, 10, 2, 15, 30, 0, 0, time.UTC) // 00:30 in Seoul
 	seoulChange := time.Date(2026, 10, 2, 14, 48, 0, 0, time.UTC)
 	tests := []struct {
