@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 )
 
 // indexStats answers GET /loki/api/v1/index/stats as Loki's HTTP API
@@ -16,13 +15,8 @@ import (
 // It reads no line, so it adds nothing to BytesProcessed.
 func (f *Loki) indexStats(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	start, err1 := parseTime(q.Get("start"), time.Now().Add(-time.Hour))
-	end, err2 := parseTime(q.Get("end"), time.Now())
-	if err1 != nil || err2 != nil {
-		f.Fail(w, 400, "bad start/end")
-		return
-	}
-	if f.tooLong(w, start, end) {
+	start, end, ok := f.indexRange(w, q)
+	if !ok {
 		return
 	}
 	expr, err := ParseQuery(q.Get("query"))

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -607,15 +608,24 @@ func samplePair(p fakePoint) [2]any {
 	return [2]any{json.Number(promTime(p.t)), strconv.FormatFloat(p.v, 'f', -1, 64)}
 }
 
-func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+// indexRange reads the [start, end] (Unix nanoseconds) of a request to an
+// index endpoint (series, index/stats): an hour back from now unless given,
+// answered 400 when unreadable and refused past max_query_length as a query
+// is.
+func (f *Loki) indexRange(w http.ResponseWriter, q url.Values) (start, end int64, ok bool) {
 	start, err1 := parseTime(q.Get("start"), time.Now().Add(-time.Hour))
 	end, err2 := parseTime(q.Get("end"), time.Now())
 	if err1 != nil || err2 != nil {
 		f.Fail(w, 400, "bad start/end")
-		return
+		return start, end, false
 	}
-	if f.tooLong(w, start, end) {
+	return start, end, !f.tooLong(w, start, end)
+}
+
+func (f *Loki) series(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	start, end, ok := f.indexRange(w, q)
+	if !ok {
 		return
 	}
 	if len(q["match[]"]) == 0 {
