@@ -582,22 +582,30 @@ func (ev *Evidence) arrivalsRoseLate(sp serviceSpan, arr0, arr1 float64) lateArr
 	if failFrom.IsZero() || failFrom.Before(sp.onset) {
 		failFrom = sp.onset
 	}
-	// The onset's arrivals are those from the onset up to the first
-	// failure a client was told of, and at least the minute before it: a
-	// load that failed the site was there by then, while reloads answer
-	// failures seconds after them, so none arrived before the first. The
-	// first failing minute as a whole holds both (its reloads alone can
-	// lift it past arrivalsFlat), and is the span only when the arrivals
-	// were not kept by the second.
+	// The onset's arrivals are those in the minute up to the first failure
+	// a client was told of, and from the onset if it is earlier: a load that
+	// failed the site was there by then, while reloads answer failures
+	// seconds after them, so none arrived before the first. The first
+	// failing minute as a whole holds both (its reloads alone can lift it
+	// past arrivalsFlat), and is the span only when the arrivals were not
+	// kept by the second or the first failure came too soon after the
+	// window's start to read them.
 	onsetEnd := failFrom.Truncate(time.Minute).Add(time.Minute)
 	if onsetEnd.After(sp.end) {
 		return lateArrivals{}
 	}
 	atOnset := ev.arrivalsPerMinute(sp.onset, onsetEnd, false)
 	if first, ok := ev.Traffic.FirstFailureTold(failFrom.Truncate(time.Minute), onsetEnd); ok {
-		from := earlier(sp.onset, first.Add(-time.Minute))
-		if n, ok := ev.Traffic.arrivalsIn(from, first); ok {
-			atOnset = float64(n) / first.Sub(from).Minutes()
+		// Never from before the window analysed: an onset at its start
+		// may have begun there, and the minute before it, the usual, would
+		// read a load that failed the site seconds later as flat. Too few
+		// seconds of the window before the first failure say nothing; the
+		// first minute then stands.
+		from := later(ev.From, earlier(sp.onset, first.Add(-time.Minute)))
+		if first.Sub(from) >= onsetArrivalsSpan {
+			if n, ok := ev.Traffic.arrivalsIn(from, first); ok {
+				atOnset = float64(n) / first.Sub(from).Minutes()
+			}
 		}
 	}
 	if atOnset > arrivalsFlat*arr0 {
@@ -616,6 +624,12 @@ func (ev *Evidence) arrivalsRoseLate(sp serviceSpan, arr0, arr1 float64) lateArr
 	at := time.Unix(m*60, 0).UTC()
 	return lateArrivals{ok: true, atOnset: atOnset, at: at, after: at.Sub(failFrom)}
 }
+
+// onsetArrivalsSpan is the fewest seconds before the first failure told
+// that the arrivals at the onset are read over: at the usual
+// couple of requests a second, 15 s hold about 30, whose Poisson spread
+// (a sixth) stays well inside arrivalsFlat.
+const onsetArrivalsSpan = 15 * time.Second
 
 // arrivalsLookback is how far before the onset arrivals are compared with.
 const arrivalsLookback = 30 * time.Minute

@@ -362,3 +362,37 @@ func TestServiceTimeStrayFailureIsNotTheFailing(t *testing.T) {
 		t.Errorf("%d findings, check %q: want the load's story (arrivals rose before readers failed in numbers)", len(fs), check.Reason)
 	}
 }
+
+// TestServiceTimeLoadFailingAtOnceIsTheLoad: a load that tripled the
+// arrivals from the start of the window analysed and failed clients four
+// seconds later (the 256 MB bench log's crawl). Its onset's arrivals are
+// never read over the minute before it (the usual, which reads as flat);
+// four seconds are too few to read, so the first minute stands: the
+// slowdown is the load's story, not a regression whose reloads came later.
+func TestServiceTimeLoadFailingAtOnceIsTheLoad(t *testing.T) {
+	from, to := t0, t0.Add(4*time.Hour)
+	load := t0.Add(3 * time.Hour)
+	// The window analysed starts where the load did.
+	ev := &Evidence{From: load, To: to, Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
+	ev.Traffic = NewTraffic(ev.Site, from.Add(-3*time.Hour), to)
+	page := func(dur float64) shape {
+		return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
+	}
+	before := load.Sub(from.Add(-3 * time.Hour))
+	feed(ev.Traffic, page(0.1), from.Add(-3*time.Hour), before, int(before.Minutes())*20)
+	// Three times the arrivals from the minute's start (logged 2 s after
+	// they arrived), each twenty times slower; the first 504 is told 4 s in.
+	feed(ev.Traffic, page(2), load.Add(2*time.Second), 40*time.Minute, 40*60)
+	failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
+	feed(ev.Traffic, failed, load.Add(4*time.Second), 20*time.Minute, 20*20)
+	fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 0 || !strings.Contains(check.Reason, "arrivals rose") {
+		for _, f := range fs {
+			t.Logf("%s: %s", f.Kind, f.Summary)
+		}
+		t.Errorf("%d findings, check %q: want the load's story (arrivals rose at the onset, before the first failure)", len(fs), check.Reason)
+	}
+}
