@@ -13,10 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +76,8 @@ var simulatedIncident = &simulatedCrawl{baselineHours: 3}
 //   - simulated(t): the reference crawl with 3 h of baseline
 //     (simulatedIncident), and servedIncident(t): the same pushed into a
 //     fresh fake Loki and Prometheus with a Config that reads them;
+//   - sharedIncident(t): servedIncident's fakes made once, for tests that
+//     only read them (set no limit, hook or stats);
 //   - simulatedDay(t): the crawl with 24 h of baseline (crawlerDay);
 //   - smallIncident(t): 2 h of synthetic traffic in a fresh fake Loki.
 func TestMain(m *testing.M) {
@@ -80,6 +85,12 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(k)
 	}
 	code := m.Run()
+	for i := len(binaryCleanups) - 1; i >= 0; i-- {
+		binaryCleanups[i]()
+	}
+	if binaryFailed.Load() && code == 0 {
+		code = 1
+	}
 	for _, s := range []*simulatedCrawl{simulatedIncident, crawlerDay} {
 		if s.dir != "" {
 			os.RemoveAll(s.dir)
@@ -88,7 +99,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func (s *simulatedCrawl) open(t *testing.T) *bundle.Bundle {
+func (s *simulatedCrawl) open(t testing.TB) *bundle.Bundle {
 	t.Helper()
 	s.once.Do(func() {
 		if s.dir, s.err = os.MkdirTemp("", "aftermath-live-sim-"); s.err != nil {
@@ -106,7 +117,7 @@ func (s *simulatedCrawl) open(t *testing.T) *bundle.Bundle {
 	return b
 }
 
-func simulated(t *testing.T) (string, *bundle.Bundle) {
+func simulated(t testing.TB) (string, *bundle.Bundle) {
 	t.Helper()
 	b := simulatedIncident.open(t)
 	return b.Dir, b
@@ -120,7 +131,7 @@ var (
 
 // servedIncident starts a fake Loki and a fake Prometheus holding the
 // simulated incident and returns a configuration that reads both.
-func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki, *livetest.Prometheus) {
+func servedIncident(t testing.TB) (*Config, *bundle.Bundle, *lokitest.Loki, *livetest.Prometheus) {
 	t.Helper()
 	dir, b := simulated(t)
 	lk := lokitest.New(t)
@@ -142,6 +153,88 @@ func servedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki, *liv
 		Changes:    Changes{ConfigRepo: b.ConfigRepos[0], Files: b.ChangeLogs},
 	}
 	return cfg, b, lk, pr
+}
+
+// sharedServed is servedIncident made once per test binary for the tests
+// that only read the fakes (no limit, hook or stats of their own): pushing
+// the 4.5 hours into a fake costs seconds each time.
+var sharedServed struct {
+	once sync.Once
+	cfg  *Config
+	b    *bundle.Bundle
+	lk   *lokitest.Loki
+	err  string
+}
+
+// sharedIncident is servedIncident's configuration and bundle and its fake
+// Loki, shared by every caller: the configuration is the caller's own copy
+// (its Loki and Prometheus sections too), the fakes must only be read.
+func sharedIncident(t *testing.T) (*Config, *bundle.Bundle, *lokitest.Loki) {
+	t.Helper()
+	sharedServed.once.Do(func() {
+		tb := &binaryTB{TB: t}
+		defer func() {
+			if !tb.done {
+				sharedServed.err = "serving the simulated incident failed in another test"
+			}
+		}()
+		sharedServed.cfg, sharedServed.b, sharedServed.lk, _ = servedIncident(tb)
+		tb.done = true
+	})
+	if sharedServed.err != "" {
+		t.Fatal(sharedServed.err)
+	}
+	c := *sharedServed.cfg
+	lk, pr := *c.Loki, *c.Prometheus
+	lk.Logs = slices.Clone(lk.Logs)
+	c.Loki, c.Prometheus = &lk, &pr
+	return &c, sharedServed.b, sharedServed.lk
+}
+
+// binaryTB is the testing.TB of a fixture that outlives the test that made
+// it: its cleanups run after every test (TestMain), and what its fakes
+// report later (a fake's Errorf) goes to stderr and fails the binary, as the
+// test that made it may have ended.
+type binaryTB struct {
+	testing.TB
+	done bool // construction finished
+}
+
+var (
+	binaryCleanups []func()
+	binaryFailed   atomic.Bool
+)
+
+func (b *binaryTB) Cleanup(f func()) { binaryCleanups = append(binaryCleanups, f) }
+
+func (b *binaryTB) Errorf(format string, args ...any) {
+	binaryFailed.Store(true)
+	fmt.Fprintf(os.Stderr, "shared fixture: "+format+"\n", args...)
+}
+
+func (b *binaryTB) Error(args ...any) {
+	binaryFailed.Store(true)
+	fmt.Fprintln(os.Stderr, append([]any{"shared fixture:"}, args...)...)
+}
+
+// Fatal and Fatalf are the test's while it makes the fixture; later they
+// fail the binary and end the goroutine of whichever test called the fake.
+func (b *binaryTB) Fatal(args ...any) {
+	if !b.done {
+		b.TB.Helper()
+		b.TB.Fatal(args...)
+	}
+	b.Error(args...)
+	runtime.Goexit()
+}
+
+func (b *binaryTB) Fatalf(format string, args ...any) {
+	if !b.done {
+		b.TB.Helper()
+		b.TB.Fatalf(format, args...)
+	}
+	b.Errorf(format, args...)
+	runtime.Goexit()
 }
 
 // analysis is what the detectors make of a bundle.
@@ -301,7 +394,7 @@ func (p *phases) log(t *testing.T, title string) {
 // the fetched bundle exactly what they find in the simulator's own bundle.
 func TestFetchMatchesOfflineBundle(t *testing.T) {
 	t.Parallel()
-	cfg, sim, lk, _ := servedIncident(t)
+	cfg, sim, lk := sharedIncident(t)
 	out := filepath.Join(t.TempDir(), "bundle")
 	var ph phases
 	m, notes, err := Fetch(context.Background(), cfg, sim.Manifest.Window.From, sim.Manifest.Window.To, out, ph.report)
@@ -355,7 +448,7 @@ func TestFetchMatchesOfflineBundle(t *testing.T) {
 // out. The findings must still be there, and cheaper.
 func TestFetchPushdownFindsTheIncident(t *testing.T) {
 	t.Parallel()
-	cfg, sim, lk, _ := servedIncident(t)
+	cfg, sim, lk := sharedIncident(t)
 	cfg.PushdownAfter = D(30 * time.Minute)
 	// Its flagged minutes hold 56% of the bytes, so the cost model would
 	// pull it whole (TestCostModelPullsWholeWhatMostlyStandsOut): this test

@@ -21,13 +21,19 @@ import (
 // failed and pushdown pulled the minutes alone.
 func TestFetchUnderSeriesLimitEqualsUnlimited(t *testing.T) {
 	t.Parallel()
-	cfg, b, lk, _ := servedIncident(t)
-	cfg.Loki.Logs, cfg.Changes = nil, Changes{}
-	pushDownAlways(cfg)
+	// The unlimited fetch reads the shared fake; the limited one its own,
+	// the same incident under the limit: the two run side by side.
+	freeCfg, b, _ := sharedIncident(t)
+	cfg, _, lk, _ := servedIncident(t)
+	lk.SetMaxQuerySeries(8)
 	from, to := b.Manifest.Window.From, b.Manifest.Window.To
-	fetch := func() (*bundle.Manifest, string) {
+	// The bundles are the parent's: a subtest's TempDir goes when it ends.
+	freeDir, dir := filepath.Join(t.TempDir(), "free"), filepath.Join(t.TempDir(), "limited")
+	fetch := func(t *testing.T, cfg *Config, dir string) *bundle.Manifest {
 		c := *cfg
-		dir := filepath.Join(t.TempDir(), "bundle")
+		l := *c.Loki
+		l.Logs, c.Loki, c.Changes = nil, &l, Changes{}
+		pushDownAlways(&c)
 		m, notes, err := Fetch(context.Background(), &c, from, to, dir, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -40,17 +46,27 @@ func TestFetchUnderSeriesLimitEqualsUnlimited(t *testing.T) {
 				t.Errorf("%s incomplete: %s", q.File, q.Note)
 			}
 		}
-		return m, dir
+		return m
 	}
-	free, freeDir := fetch()
-	if free.Pushdown == nil || len(free.Pushdown.Families) == 0 {
-		t.Fatalf("the unlimited pushdown pulled no client family: the test would not see the family counts fail")
-	}
-	lk.SetMaxQuerySeries(8)
-	lk.ResetStats()
-	m, dir := fetch()
-	if calls, _ := lk.Stats(); calls["error"] == 0 {
-		t.Fatalf("Loki refused nothing: the limit does not bite")
+	var free, m *bundle.Manifest
+	t.Run("fetch", func(t *testing.T) {
+		t.Run("unlimited", func(t *testing.T) {
+			t.Parallel()
+			free = fetch(t, freeCfg, freeDir)
+			if free.Pushdown == nil || len(free.Pushdown.Families) == 0 {
+				t.Fatalf("the unlimited pushdown pulled no client family: the test would not see the family counts fail")
+			}
+		})
+		t.Run("limited", func(t *testing.T) {
+			t.Parallel()
+			m = fetch(t, cfg, dir)
+			if calls, _ := lk.Stats(); calls["error"] == 0 {
+				t.Fatalf("Loki refused nothing: the limit does not bite")
+			}
+		})
+	})
+	if t.Failed() {
+		return
 	}
 	for _, f := range []string{AccessFile, MinuteCountsFile, FamiliesFile, bundle.MinuteStatusFile} {
 		want, got := sortedLines(t, filepath.Join(freeDir, f)), sortedLines(t, filepath.Join(dir, f))
