@@ -26,31 +26,33 @@ import (
 // out of them, so the median over all baseline minutes is 5 a minute above
 // the full pull's (35 against 30). From the sample it is within 3.
 func TestPushdownMarksSampledFigures(t *testing.T) {
+	t.Parallel()
+	rnd := newTestRand(11)
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	burstFrom, burstTo := from.Add(140*time.Minute), from.Add(160*time.Minute)
 	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
-	run := pushdownFake(t, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
 		burst := !m.Before(burstFrom) && m.Before(burstTo)
 		n := 10
 		if burst {
 			n = 400
 		}
 		for range n {
-			ts := m.Add(time.Duration(testRand(int64(time.Minute))))
-			status, dur := 200, 0.2+float64(testRand(100))/1000
+			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
+			status, dur := 200, 0.2+float64(rnd(100))/1000
 			if burst {
-				switch r := testRand(10); {
+				switch r := rnd(10); {
 				case r < 3:
 					status, dur = 503, 0.0002
 				case r < 4:
 					// Answered after the clients' 30 s timeout: abandoned.
-					dur = 35 + float64(testRand(10))
+					dur = 35 + float64(rnd(10))
 				default:
-					dur = 2 + float64(testRand(8000))/1000
+					dur = 2 + float64(rnd(8000))/1000
 				}
 			}
-			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+testRand(80), testRand(256), testRand(256), 1+testRand(254)), crawler, "zh-CN,zh;q=0.9",
-				fmt.Sprintf("/index.php?title=Page_%d&action=history", testRand(100000)), status, dur)
+			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+rnd(80), rnd(256), rnd(256), 1+rnd(254)), crawler, "zh-CN,zh;q=0.9",
+				fmt.Sprintf("/index.php?title=Page_%d&action=history", rnd(100000)), status, dur)
 		}
 	}, 2)
 	findingOf := func(t *testing.T, r *report.Report, kind detect.Kind) *detect.Finding {

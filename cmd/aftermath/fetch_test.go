@@ -54,9 +54,6 @@ func exitCode(err error) int {
 // gauges from a fake Prometheus, and writes a configuration reading both.
 func liveFakes(t *testing.T) (config string, lk *lokitest.Loki, pr *livetest.Prometheus, from, to time.Time) {
 	t.Helper()
-	for _, k := range []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE", "PROMETHEUS_BEARER_TOKEN", "PROMETHEUS_PASSWORD", "PROMETHEUS_USERNAME"} {
-		t.Setenv(k, "")
-	}
 	from = time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
 	to = from.Add(time.Hour)
 	lk = lokitest.New(t)
@@ -120,6 +117,7 @@ func appendConfig(t *testing.T, config, lines string) {
 }
 
 func TestFetchCommand(t *testing.T) {
+	t.Parallel()
 	rfc := func(t time.Time) string { return t.Format(time.RFC3339) }
 	tests := []struct {
 		name  string
@@ -350,6 +348,7 @@ func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis.Anal
 // TestLiveInputsAnalyzeLikeABundle: analyze --config fetches into a
 // temporary bundle whose inputs the usual pipeline analyzes.
 func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
+	t.Parallel()
 	config, _, _, from, to := liveFakes(t)
 	// A misspelt key reaches the report's data_quality, not only stderr.
 	appendConfig(t, config, "pushdown_afer: 3h\n")
@@ -457,6 +456,7 @@ func TestProgressPrinterRedraws(t *testing.T) {
 // TestAnalyzeLiveSourcesDown: with Loki and Prometheus both failing, the
 // last line of analyze --config names them, not empty files.
 func TestAnalyzeLiveSourcesDown(t *testing.T) {
+	t.Parallel()
 	config, lk, pr, from, to := liveFakes(t)
 	lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
 		http.Error(w, "ingester unavailable", http.StatusServiceUnavailable)

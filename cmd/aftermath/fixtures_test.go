@@ -42,9 +42,19 @@ import (
 // time is about half its CPU time only if its slow tests overlap.
 
 // TestMain gives the shared fixtures a directory and removes it at the end.
+// It clears the live sources' environment (liveEnv) for the whole binary, so
+// that the caller's Loki or Prometheus never answers a test's fake, and the
+// tests serving fakes need no t.Setenv and can run in parallel.
 func TestMain(m *testing.M) {
+	for _, k := range liveEnv {
+		os.Unsetenv(k)
+	}
 	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-cmd-test-", &fixtureDir))
 }
+
+// liveEnv is the environment the live sources read besides their
+// configuration; TestMain clears it.
+var liveEnv = []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE", "PROMETHEUS_BEARER_TOKEN", "PROMETHEUS_PASSWORD", "PROMETHEUS_USERNAME"}
 
 // fixtureDir holds the shared fixtures; TestMain removes it.
 var fixtureDir string

@@ -355,6 +355,7 @@ func mustRead(t *testing.T, path string) []byte {
 // A scheduled scan over a window the logs do not reach cannot judge it: exit
 // 2, never "nothing anomalous".
 func TestScanWithoutLinesCannotJudge(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(labDir); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the lab recording is needed in CI: %v", err)

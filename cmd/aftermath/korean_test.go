@@ -114,6 +114,7 @@ func TestKoreanRulesFile(t *testing.T) {
 // detectors' findings), on a quiet hour, and past the end of its logs (not
 // judged). scan.json keeps the English.
 func TestKoreanScanHasNoEnglishSentence(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, what, text string) {
 		t.Helper()
 		for _, bad := range englishLines(text) {

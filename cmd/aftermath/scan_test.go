@@ -384,9 +384,6 @@ func TestDeployExamplesUseRealFlags(t *testing.T) {
 // writes a configuration reading it.
 func serveScanBundle(t *testing.T, b string) (config string, lk *lokitest.Loki) {
 	t.Helper()
-	for _, k := range []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE"} {
-		t.Setenv(k, "")
-	}
 	lk = lokitest.New(t)
 	lk.PushFile(t, map[string]string{"job": "caddy"}, filepath.Join(b, bundle.AccessDir, "access.log.gz"), livetest.CaddyTime)
 	config = filepath.Join(t.TempDir(), "aftermath.yaml")
@@ -397,10 +394,35 @@ func serveScanBundle(t *testing.T, b string) (config string, lk *lokitest.Loki) 
 	return config, lk
 }
 
+// bundleScanRun is one `scan --bundle` of scanBundle with --since 1h and
+// --baseline 3d.
+type bundleScanRun struct {
+	out    string // its --out directory
+	code   int
+	stdout string
+}
+
+var bundleScans sync.Map // --now -> *once[bundleScanRun]
+
+// bundleScan scans scanBundle at now with --since 1h and --baseline 3d, once
+// per test binary: the live scan tests compare against the same scans.
+// Tests must not write into its directory.
+func bundleScan(t *testing.T, now string) bundleScanRun {
+	t.Helper()
+	b := scanBundle(t)
+	o, _ := bundleScans.LoadOrStore(now, &once[bundleScanRun]{})
+	return o.(*once[bundleScanRun]).get(t, func() (bundleScanRun, error) {
+		r := bundleScanRun{out: filepath.Join(fixtureDir, "scan", "offline-"+strings.ReplaceAll(now, ":", ""))}
+		r.code, r.stdout = runScanCLI(t, "--bundle", b, "--now", now, "--since", "1h", "--baseline", "3d", "--out", r.out)
+		return r, nil
+	})
+}
+
 // TestScanLiveMatchesBundle: `scan --config` fetches the window with its
 // lookback and each baseline slot from Loki, never the days between, and
 // judges them as the scan of the whole recorded bundle does.
 func TestScanLiveMatchesBundle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := scanBundle(t)
 	config, lk := serveScanBundle(t, b)
@@ -421,8 +443,9 @@ func TestScanLiveMatchesBundle(t *testing.T) {
 		{"the crawler bursts", scanDay.AddDate(0, 0, 3).Add(23 * time.Hour).Format(time.RFC3339), exitIncomplete},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			offline, live := filepath.Join(dir, "offline-"+tt.name), filepath.Join(dir, "live-"+tt.name)
-			code, stdout := runScanCLI(t, "--bundle", b, "--now", tt.now, "--since", "1h", "--baseline", "3d", "--out", offline)
+			live := filepath.Join(dir, "live-"+tt.name)
+			bs := bundleScan(t, tt.now)
+			offline, code, stdout := bs.out, bs.code, bs.stdout
 			if code != tt.wantCode {
 				t.Fatalf("bundle scan: exit %d, want %d\n%s", code, tt.wantCode, stdout)
 			}
@@ -461,6 +484,7 @@ func TestScanLiveMatchesBundle(t *testing.T) {
 // profile; the scan at the same time the next day finds its slots there and
 // fetches only its window and lookback, judging as the bundle scan does.
 func TestScanLiveProfileCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := scanBundle(t)
 	config, lk := serveScanBundle(t, b)
@@ -498,11 +522,11 @@ func TestScanLiveProfileCache(t *testing.T) {
 			if read := int(got["read"].(map[string]any)["access_lines"].(float64)); read != want {
 				t.Errorf("read %d lines, want %d (the window with its lookback%s)", read, want, map[bool]string{true: " and the slots", false: " only"}[len(st.slotsFetched) > 0])
 			}
-			offline := filepath.Join(dir, "offline", strconv.Itoa(st.day))
-			if code, stdout := runScanCLI(t, "--bundle", b, "--now", at(st.day), "--since", "1h", "--baseline", "3d", "--out", offline); code != st.wantCode {
-				t.Fatalf("bundle scan: exit %d\n%s", code, stdout)
+			bs := bundleScan(t, at(st.day))
+			if bs.code != st.wantCode {
+				t.Fatalf("bundle scan: exit %d\n%s", bs.code, bs.stdout)
 			}
-			w := readScanJSON(t, offline)
+			w := readScanJSON(t, bs.out)
 			if a, b := fmt.Sprint(w["anomalies"]), fmt.Sprint(got["anomalies"]); a != b {
 				t.Errorf("anomalies live %s\nfrom the bundle %s", b, a)
 			}

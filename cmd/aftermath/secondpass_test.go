@@ -22,11 +22,8 @@ import (
 // function that analyzes the window live with pushdown_after set as given.
 // A seriesLimit above 0 is Loki's max_query_series, and the per-family
 // counts then fail.
-func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)), seriesLimit int) func(t *testing.T, pushdownAfter string) *report.Report {
+func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)), seriesLimit int) func(t *testing.T, pushdownAfter string) *report.Report {
 	t.Helper()
-	for _, k := range []string{"LOKI_ADDR", "LOKI_USERNAME", "LOKI_PASSWORD", "LOKI_BEARER_TOKEN", "LOKI_BEARER_TOKEN_FILE"} {
-		t.Setenv(k, "")
-	}
 	to := from.Add(4 * time.Hour)
 	lk := lokitest.New(t)
 	lk.SetMaxQuerySeries(seriesLimit)
@@ -52,9 +49,9 @@ func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push f
 	}
 	for m := from.Add(-time.Hour); m.Before(to); m = m.Add(time.Minute) {
 		for k := range 30 {
-			ts := m.Add(time.Duration(testRand(int64(time.Minute))))
+			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
 			r := readers[k%2]
-			push(ts, fmt.Sprintf("203.0.%d.%d", testRand(64), testRand(256)), r.ua, r.lang, fmt.Sprintf("/wiki/Article_%d", testRand(500)), 200, 0.05+float64(testRand(50))/1000)
+			push(ts, fmt.Sprintf("203.0.%d.%d", rnd(64), rnd(256)), r.ua, r.lang, fmt.Sprintf("/wiki/Article_%d", rnd(500)), 200, 0.05+float64(rnd(50))/1000)
 		}
 		traffic(m, push)
 	}
@@ -70,12 +67,15 @@ func pushdownFake(t *testing.T, from time.Time, traffic func(m time.Time, push f
 	}
 }
 
-var testSeed = uint64(11)
-
-// testRand is a small deterministic generator for the fakes' traffic.
-func testRand(n int64) int64 {
-	testSeed = testSeed*6364136223846793005 + 1442695040888963407
-	return int64(testSeed>>33) % n
+// newTestRand is a small deterministic generator for a fake's traffic, one
+// per test so that tests running in parallel each draw the same numbers:
+// rnd(n) is in [0, n). Each test keeps the seed it had when the tests shared
+// one generator in file order, so the traffic is what it was.
+func newTestRand(seed uint64) func(n int64) int64 {
+	return func(n int64) int64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int64(seed>>33) % n
+	}
 }
 
 // TestSecondPassPullsWhereTheCrawlerBegan: a crawler walks slowly for 50
@@ -87,10 +87,12 @@ func testRand(n int64) int64 {
 // report still marks the figures estimated (its lines were not all read), in
 // report.json and next to the finding in the postmortem.
 func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
+	t.Parallel()
+	rnd := newTestRand(14045277035093745557)
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	walkFrom, burstFrom, burstTo := from.Add(90*time.Minute), from.Add(140*time.Minute), from.Add(160*time.Minute)
 	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
-	run := pushdownFake(t, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
 		n := 0
 		switch {
 		case !m.Before(burstFrom) && m.Before(burstTo):
@@ -99,13 +101,13 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 			n = 10
 		}
 		for range n {
-			ts := m.Add(time.Duration(testRand(int64(time.Minute))))
-			status, dur := 200, 2.0+float64(testRand(8000))/1000
-			if n > 10 && testRand(10) < 4 {
+			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
+			status, dur := 200, 2.0+float64(rnd(8000))/1000
+			if n > 10 && rnd(10) < 4 {
 				status, dur = 503, 0.0002
 			}
-			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+testRand(80), testRand(256), testRand(256), 1+testRand(254)), crawler, "zh-CN,zh;q=0.9",
-				fmt.Sprintf("/index.php?title=Page_%d&action=history", testRand(100000)), status, dur)
+			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+rnd(80), rnd(256), rnd(256), 1+rnd(254)), crawler, "zh-CN,zh;q=0.9",
+				fmt.Sprintf("/index.php?title=Page_%d&action=history", rnd(100000)), status, dur)
 		}
 	}, 2)
 	crawlerOf := func(t *testing.T, r *report.Report) *detect.Finding {
@@ -194,20 +196,22 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 // minute that stood out and so is read, and a line read is placed by its
 // arrival whatever minute that was (this holds without the second pass).
 func TestPushdownFailingStretchByArrival(t *testing.T) {
+	t.Parallel()
+	rnd := newTestRand(2171394571019968905)
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	wedgeFrom, wedgeTo := from.Add(120*time.Minute), from.Add(140*time.Minute)
 	const client = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15"
-	run := pushdownFake(t, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
 		if m.Before(wedgeFrom) || !m.Before(wedgeTo) {
 			return
 		}
 		// 200 requests arrive each minute of the wedge; each is logged when
 		// PHP answers it, 10 to 20 minutes later.
 		for range 200 {
-			arrived := m.Add(time.Duration(testRand(int64(time.Minute))))
-			wait := 600 + float64(testRand(600))
-			push(arrived.Add(time.Duration(wait*float64(time.Second))), fmt.Sprintf("198.18.%d.%d", testRand(256), testRand(256)), client, "fr-FR,fr;q=0.9",
-				fmt.Sprintf("/wiki/Article_%d", testRand(500)), 200, wait)
+			arrived := m.Add(time.Duration(rnd(int64(time.Minute))))
+			wait := 600 + float64(rnd(600))
+			push(arrived.Add(time.Duration(wait*float64(time.Second))), fmt.Sprintf("198.18.%d.%d", rnd(256), rnd(256)), client, "fr-FR,fr;q=0.9",
+				fmt.Sprintf("/wiki/Article_%d", rnd(500)), 200, wait)
 		}
 	}, 500)
 	full := run(t, "48h")

@@ -14,6 +14,7 @@ import (
 // pushed down. Before, a full pull ended in "the access logs are empty"
 // (exit 2) and a pushdown in a partial report (exit 1) that said neither.
 func TestUnreachableLokiLastLine(t *testing.T) {
+	t.Parallel()
 	config, lk, _, from, to := liveFakes(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
