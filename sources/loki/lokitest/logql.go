@@ -373,6 +373,19 @@ func (e *Query) Labels(ls map[string]string, line string) (map[string]string, bo
 // sample's value.
 func (e *Query) apply(ls map[string]string, line string) (map[string]string, float64, bool) {
 	out := ls
+	// owned: out is a map this call made, which later stages may change in
+	// place; the stream's labels (ls) are never changed.
+	owned := false
+	own := func(extra int) {
+		if owned {
+			return
+		}
+		cp := make(map[string]string, len(out)+extra)
+		for k, v := range out {
+			cp[k] = v
+		}
+		out, owned = cp, true
+	}
 	var value float64
 	for _, s := range e.stages {
 		switch s.op {
@@ -393,26 +406,30 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 				return nil, 0, false
 			}
 		case "json":
-			out = jsonLabels(out, line, s.params)
+			out, owned = jsonLabels(out, line, s.params), true
 		case "regexp":
-			out = regexpLabels(ls, out, line, s.re)
+			if next := regexpLabels(ls, out, line, s.re); next != nil {
+				out, owned = next, true
+			}
 		case "label":
 			keep, errLabel := evalFilter(s.filter, out)
 			if !keep {
 				return nil, 0, false
 			}
 			if errLabel {
-				cp := make(map[string]string, len(out)+1)
+				own(1)
+				out["__error__"] = "LabelFilterErr"
+			}
+		case "label_format":
+			// Every format reads the labels as they were before the stage,
+			// so out is changed in place only when it is ours and one
+			// format runs (it reads before it writes).
+			cp := out
+			if !owned || len(s.formats) > 1 {
+				cp = make(map[string]string, len(out)+len(s.formats))
 				for k, v := range out {
 					cp[k] = v
 				}
-				cp["__error__"] = "LabelFilterErr"
-				out = cp
-			}
-		case "label_format":
-			cp := make(map[string]string, len(out)+len(s.formats))
-			for k, v := range out {
-				cp[k] = v
 			}
 			for _, f := range s.formats {
 				if f.tmpl == nil {
@@ -427,29 +444,27 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 				}
 				cp[f.dst] = v
 			}
-			out = cp
+			out, owned = cp, true
 		case "drop":
-			cp := make(map[string]string, len(out))
-			for k, v := range out {
-				if !slices.Contains(s.names, k) {
-					cp[k] = v
-				}
+			if !slices.ContainsFunc(s.names, func(n string) bool { _, has := out[n]; return has }) {
+				continue
 			}
-			out = cp
+			own(0)
+			for _, n := range s.names {
+				delete(out, n)
+			}
 		case "unwrap":
 			// Loki drops the unwrapped label from the series and marks a value
 			// that is not a number with __error__ (SampleExtractionErr).
 			v, err := strconv.ParseFloat(out[s.value], 64)
-			cp := make(map[string]string, len(out))
-			for k, lv := range out {
-				if k != s.value {
-					cp[k] = lv
-				}
+			if _, has := out[s.value]; has || err != nil {
+				own(1)
 			}
+			delete(out, s.value)
 			if err != nil {
-				cp["__error__"] = "SampleExtractionErr"
+				out["__error__"] = "SampleExtractionErr"
 			}
-			out, value = cp, v
+			value = v
 		}
 	}
 	return out, value, true
@@ -458,11 +473,11 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 // regexpLabels extracts | regexp "re" as Loki's RegexpParser does: each named
 // sub-match of the leftmost match becomes a label (suffixed "_extracted" when
 // a stream label has the name); a line that does not match is kept with its
-// labels unchanged.
+// labels unchanged (nil: no new map).
 func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) map[string]string {
 	m := re.FindStringSubmatch(line)
 	if m == nil {
-		return ls
+		return nil
 	}
 	out := make(map[string]string, len(ls)+2)
 	for k, v := range ls {
