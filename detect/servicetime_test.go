@@ -211,12 +211,9 @@ func TestServiceTimeInWindowBaseline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &Evidence{From: t0, To: t0.Add(15 * time.Minute), Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
 			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
-			page := func(dur float64) shape {
-				return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
-			}
-			feed(ev.Traffic, page(0.1), t0.Add(time.Second), 3*time.Minute, 180)
-			feed(ev.Traffic, page(2), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 300+5*tt.surge)
-			feed(ev.Traffic, page(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 420)
+			feed(ev.Traffic, readerPage(0.1), t0.Add(time.Second), 3*time.Minute, 180)
+			feed(ev.Traffic, readerPage(2), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 300+5*tt.surge)
+			feed(ev.Traffic, readerPage(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 420)
 			failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
 			feed(ev.Traffic, failed, t0.Add(5*time.Minute), time.Minute, 4)
 			fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
@@ -289,16 +286,13 @@ func TestServiceTimeColdStartBaseline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &Evidence{From: t0, To: t0.Add(15 * time.Minute), Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
 			ev.Traffic = NewTraffic(ev.Site, ev.From, ev.To)
-			page := func(dur float64) shape {
-				return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
-			}
-			feed(ev.Traffic, page(0.5), t0.Add(time.Second), 3*time.Minute, 24) // few and cold
+			feed(ev.Traffic, readerPage(0.5), t0.Add(time.Second), 3*time.Minute, 24) // few and cold
 			slow := 0.1
 			if tt.slowdown {
 				slow = 1.0 // twice the cold minutes, ten times the steady state
 			}
-			feed(ev.Traffic, page(slow), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 70)
-			feed(ev.Traffic, page(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 120)
+			feed(ev.Traffic, readerPage(slow), t0.Add(3*time.Minute+time.Second), 5*time.Minute, 70)
+			feed(ev.Traffic, readerPage(0.1), t0.Add(8*time.Minute+time.Second), 7*time.Minute, 120)
 			fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -339,28 +333,16 @@ func TestServiceTimeStrayFailureIsNotTheFailing(t *testing.T) {
 	stray := t0.Add(3 * time.Hour)
 	ev := &Evidence{From: from, To: to, Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
 	ev.Traffic = NewTraffic(ev.Site, from.Add(-3*time.Hour), to)
-	page := func(dur float64) shape {
-		return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
-	}
 	load := stray.Add(2 * time.Minute)
-	feed(ev.Traffic, page(0.1), from.Add(-3*time.Hour), load.Sub(from.Add(-3*time.Hour)), int(load.Sub(from.Add(-3*time.Hour)).Minutes())*20)
+	feed(ev.Traffic, readerPage(0.1), from.Add(-3*time.Hour), load.Sub(from.Add(-3*time.Hour)), int(load.Sub(from.Add(-3*time.Hour)).Minutes())*20)
 	wedged(ev.Traffic, stray, time.Second, 1, 30)
-	feed(ev.Traffic, page(2), load, 40*time.Minute, 40*60) // three times the arrivals, each twenty times slower
+	feed(ev.Traffic, readerPage(2), load, 40*time.Minute, 40*60) // three times the arrivals, each twenty times slower
 	failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
 	feed(ev.Traffic, failed, stray.Add(5*time.Minute), 20*time.Minute, 20*20)
 	if inc := ev.incidents().WorstIncident(); inc == nil || !inc.Start.Equal(stray) {
 		t.Fatalf("incident %+v: want a stretch from the stray failure at %s", inc, stray)
 	}
-	fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fs) != 0 || !strings.Contains(check.Reason, "arrivals rose") {
-		for _, f := range fs {
-			t.Logf("%s: %s", f.Kind, f.Summary)
-		}
-		t.Errorf("%d findings, check %q: want the load's story (arrivals rose before readers failed in numbers)", len(fs), check.Reason)
-	}
+	wantLoadsStory(t, ev, "arrivals rose before readers failed in numbers")
 }
 
 // TestServiceTimeLoadFailingAtOnceIsTheLoad: a load that tripled the
@@ -375,16 +357,25 @@ func TestServiceTimeLoadFailingAtOnceIsTheLoad(t *testing.T) {
 	// The window analysed starts where the load did.
 	ev := &Evidence{From: load, To: to, Loc: time.UTC, Site: sources.Site{Workers: 16, ClientTimeoutS: 10}}
 	ev.Traffic = NewTraffic(ev.Site, from.Add(-3*time.Hour), to)
-	page := func(dur float64) shape {
-		return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
-	}
 	before := load.Sub(from.Add(-3 * time.Hour))
-	feed(ev.Traffic, page(0.1), from.Add(-3*time.Hour), before, int(before.Minutes())*20)
+	feed(ev.Traffic, readerPage(0.1), from.Add(-3*time.Hour), before, int(before.Minutes())*20)
 	// Three times the arrivals from the minute's start (logged 2 s after
 	// they arrived), each twenty times slower; the first 504 is told 4 s in.
-	feed(ev.Traffic, page(2), load.Add(2*time.Second), 40*time.Minute, 40*60)
+	feed(ev.Traffic, readerPage(2), load.Add(2*time.Second), 40*time.Minute, 40*60)
 	failed := shape{ua: firefox, ips: fewIPs, status: 504, origin: sources.OriginProxy, dur: 10, paths: []string{"/w/A"}}
 	feed(ev.Traffic, failed, load.Add(4*time.Second), 20*time.Minute, 20*20)
+	wantLoadsStory(t, ev, "arrivals rose at the onset, before the first failure")
+}
+
+// readerPage is an ordinary reader's page that PHP answers in dur seconds.
+func readerPage(dur float64) shape {
+	return shape{ua: firefox, ips: fewIPs, status: 200, origin: sources.OriginUpstream, dur: dur, paths: []string{"/w/A", "/w/B"}}
+}
+
+// wantLoadsStory runs service_time_regression over ev and wants no finding
+// and the "arrivals rose" reason: the load slowed PHP (why says how).
+func wantLoadsStory(t *testing.T, ev *Evidence, why string) {
+	t.Helper()
 	fs, check, err := serviceTimeDetector{}.Detect(context.Background(), ev, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +384,6 @@ func TestServiceTimeLoadFailingAtOnceIsTheLoad(t *testing.T) {
 		for _, f := range fs {
 			t.Logf("%s: %s", f.Kind, f.Summary)
 		}
-		t.Errorf("%d findings, check %q: want the load's story (arrivals rose at the onset, before the first failure)", len(fs), check.Reason)
+		t.Errorf("%d findings, check %q: want the load's story (%s)", len(fs), check.Reason, why)
 	}
 }
