@@ -161,7 +161,7 @@ func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a
 		fn(a)
 	}
 	var convErr error
-	_, err = e.in.readRequests(ctx, nil,
+	_, err = e.in.readRequests(ctx, nil, nil,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]

@@ -165,6 +165,13 @@ func (f *lineFilter) requestMayMatch(r *sources.Request) bool {
 	return f.pathMayMatch(append(buf[:0], r.Path...))
 }
 
+// pathQueryMayMatch is requestMayMatch for a request's Path and Query before
+// they are strings (the recording pass's filter on a spill,
+// accesslog.Spill.ReadMatching); it neither changes nor keeps them.
+func (f *lineFilter) pathQueryMayMatch(path, query []byte) bool {
+	return f.acceptAll || f.queryMayMatch(query) || f.pathMayMatch(path)
+}
+
 // queryTarget is a query target: the key must be present with one of the
 // values ("*": any).
 type queryTarget struct {

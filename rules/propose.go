@@ -695,11 +695,16 @@ func tolerableRefused(t *tally) int {
 }
 
 // readRequests hands sink the requests of the access logs, in log order: from
-// Requests when the input has them (every request: prefilter is only a way to
-// skip parsing; the Stats are then zero), else by reading Access with
-// prefilter (nil for none). Skipped lines were counted by the analysis.
-func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, sink func([]sources.Request) error) (accesslog.Stats, error) {
+// Requests when the input has them (the Stats are then zero), else by reading
+// Access. A filter (nil for none) is only a way to skip work: a request it
+// rejects may or may not reach sink. The logs' lines go through prefilter
+// before they are parsed, the spill's requests through pathQuery before their
+// strings are made. Skipped lines were counted by the analysis.
+func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, pathQuery func(path, query []byte) bool, sink func([]sources.Request) error) (accesslog.Stats, error) {
 	if in.Requests != nil {
+		if pathQuery != nil {
+			return accesslog.Stats{}, in.Requests.ReadMatching(ctx, pathQuery, sink)
+		}
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}
 	return accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: in.Site.LoggedInCookie, Zone: in.Zone, Prefilter: prefilter, DurationFormat: in.DurationFormat}, nil, sink)
@@ -724,5 +729,5 @@ func (in *Input) readClassified(ctx context.Context, sink func(batch []sources.R
 			})
 		}
 	}
-	return in.readRequests(ctx, nil, func(batch []sources.Request) error { return sink(batch, nil) })
+	return in.readRequests(ctx, nil, nil, func(batch []sources.Request) error { return sink(batch, nil) })
 }

@@ -20,8 +20,9 @@ import (
 // the profile pass has already counted for every arrival (arrivalCounts). So
 // the recording pass only needs the lines a zone may match, which a byte-level
 // prefilter (lineFilter) picks out before the JSON parse when it reads the
-// logs; the rest are never parsed. It stops reading once no later line can
-// arrive in the replayed ranges.
+// logs, or from the path and query before the rest of the request is made
+// when it reads the spill; the rest are never parsed. It stops reading once
+// no later line can arrive in the replayed ranges.
 //
 // A replay from the recording equals the streaming replay when the profile
 // pass found no arrival that a streaming replay's reorder buffer could replay
@@ -216,7 +217,7 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		rec.append(a)
 	}
 	var failure error
-	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep,
+	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.matchers.filter.pathQueryMayMatch,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]

@@ -31,7 +31,7 @@ func TestSecondReadKeepsTheZone(t *testing.T) {
 	}{{seoul, want}, {nil, time.Date(2026, 10, 3, 2, 10, 0, 0, time.UTC)}} {
 		in := &Input{Access: []string{path}, Zone: tc.zone}
 		var got []time.Time
-		if _, err := in.readRequests(context.Background(), nil, func(rs []sources.Request) error {
+		if _, err := in.readRequests(context.Background(), nil, nil, func(rs []sources.Request) error {
 			for _, r := range rs {
 				got = append(got, r.Time)
 			}

@@ -216,6 +216,20 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 // ReadTagged is Read, with each request's tag (0 where none was written):
 // tags[i] is batch[i]'s, valid until sink returns.
 func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []uint8) error) error {
+	return s.read(ctx, nil, sink)
+}
+
+// ReadMatching is Read for the requests whose path and query (the logged URI
+// split at its first '?') keep accepts, as Options.Prefilter is for a log:
+// the others are never handed to sink, and their strings never made. keep
+// must not change or keep its arguments, which are valid during the call.
+func (s *Spill) ReadMatching(ctx context.Context, keep func(path, query []byte) bool, sink func([]sources.Request) error) error {
+	return s.read(ctx, keep, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+}
+
+// read decodes every record, handing sink those keep accepts (all, for a
+// nil keep).
+func (s *Spill) read(ctx context.Context, keep func(path, query []byte) bool, sink func([]sources.Request, []uint8) error) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
@@ -239,9 +253,13 @@ func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []u
 			batch, tags = batch[:0], tags[:0]
 		}
 		batch = batch[:len(batch)+1]
-		tag, err := d.decode(&batch[len(batch)-1])
+		tag, kept, err := d.decode(&batch[len(batch)-1], keep)
 		if err != nil {
 			return fmt.Errorf("request spill %s: record %d: %w", s.path, k+1, err)
+		}
+		if !kept {
+			batch = batch[:len(batch)-1]
+			continue
 		}
 		tags = append(tags, tag)
 	}
@@ -392,70 +410,76 @@ func (d *spillDecoder) dictStr(field int) (string, error) {
 }
 
 // pathQuery returns the path and the query that follows it, in one string
-// of their own (one allocation for both, as the parser's are).
-func (d *spillDecoder) pathQuery() (path, query string, err error) {
+// of their own (one allocation for both, as the parser's are), and whether
+// keep (nil: any) accepts them; when it does not, both strings are empty.
+func (d *spillDecoder) pathQuery(keep func(path, query []byte) bool) (path, query string, kept bool, err error) {
 	p, err := d.bytes()
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	d.scratch = append(d.scratch[:0], p...) // reading the query may move p
 	q, err := d.bytes()
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
+	}
+	if keep != nil && !keep(d.scratch, q) {
+		return "", "", false, nil
 	}
 	if len(q) == 0 {
-		return string(d.scratch), "", nil
+		return string(d.scratch), "", true, nil
 	}
 	both := string(append(d.scratch, q...))
-	return both[:len(p)], both[len(p):], nil
+	return both[:len(p)], both[len(p):], true, nil
 }
 
-// decode reads one record into r and returns its tag.
-func (d *spillDecoder) decode(r *sources.Request) (tag uint8, err error) {
+// decode reads one record into r and returns its tag, and whether keep (nil:
+// any) accepted its path and query; a record it did not is read to its end
+// (the dictionaries grow from every record) without its path and query.
+func (d *spillDecoder) decode(r *sources.Request, keep func(path, query []byte) bool) (tag uint8, kept bool, err error) {
 	dt, err := d.varint()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	d.last += dt
 	*r = sources.Request{Time: time.Unix(0, d.last).UTC()}
 	ip, err := d.bytes()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := r.ClientIP.UnmarshalBinary(ip); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if r.Method, err = d.dictStr(spillMethod); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if r.Host, err = d.dictStr(spillHost); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if r.Path, r.Query, err = d.pathQuery(); err != nil {
-		return 0, err
+	if r.Path, r.Query, kept, err = d.pathQuery(keep); err != nil {
+		return 0, false, err
 	}
 	status, err := d.uvarint()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	r.Status = int(status)
 	dur, err := d.take(8)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	r.Duration = math.Float64frombits(binary.LittleEndian.Uint64(dur))
 	if r.Size, err = d.varint(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if r.UserAgent, err = d.dictStr(spillAgent); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if r.Lang, err = d.dictStr(spillLang); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	flags, err := d.uvarint()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)
@@ -465,5 +489,5 @@ func (d *spillDecoder) decode(r *sources.Request) (tag uint8, err error) {
 	r.TLS = flags&(1<<6) != 0
 	r.SiteReferer = flags&(1<<7) != 0
 	r.Authorization = flags&(1<<10) != 0
-	return uint8(flags >> 11 & maxSpillTag), nil
+	return uint8(flags >> 11 & maxSpillTag), kept, nil
 }

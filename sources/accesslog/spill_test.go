@@ -68,6 +68,22 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 			if s.Requests() != int64(len(want)) {
 				t.Errorf("Requests %d, want %d", s.Requests(), len(want))
 			}
+			// ReadMatching hands back exactly the requests keep accepts,
+			// whole: the dictionaries also grow from the records it skips.
+			keep := func(path, query []byte) bool { return (len(path)+len(query))%3 == 0 }
+			var kept []sources.Request
+			for _, r := range want {
+				if keep([]byte(r.Path), []byte(r.Query)) {
+					kept = append(kept, r)
+				}
+			}
+			got = nil
+			if err := s.ReadMatching(context.Background(), keep, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, kept) {
+				t.Errorf("ReadMatching: %d requests back, want %d of %d", len(got), len(kept), len(want))
+			}
 		})
 	}
 }
