@@ -133,7 +133,9 @@ func (noFormats) Text(Text) string                 { return "" }
 
 // Catalog is one package's messages in every language.
 type Catalog struct {
-	langs map[string]*template.Template
+	// langs holds each language's messages, parsed on their first use
+	// (MustParse) or at once (Parse).
+	langs map[string]*catalogLang
 	// plain is the English bound to Plain, made on the first Say: Texts
 	// render their English through it.
 	plain     *Bound
@@ -144,22 +146,67 @@ type Catalog struct {
 	plainIn sync.Map
 }
 
+// catalogLang is one language's file of a catalog and its messages once
+// parsed.
+type catalogLang struct {
+	fsys fs.FS
+	file string
+	// must: a file that does not parse is the program's defect (MustParse)
+	// and panics.
+	must bool
+	once sync.Once
+	t    *template.Template
+	err  error
+}
+
+// parsed returns the language's messages, parsing its file the first time.
+func (l *catalogLang) parsed() (*template.Template, error) {
+	l.once.Do(func() {
+		src, err := fs.ReadFile(l.fsys, l.file)
+		if err != nil {
+			l.err = fmt.Errorf("prose: %w", err)
+			return
+		}
+		l.t, l.err = template.New(l.file).Option("missingkey=error").Funcs(funcs(noFormats{})).Parse(string(src))
+		if l.err != nil {
+			l.err = fmt.Errorf("prose: %w", l.err)
+		}
+	})
+	if l.err != nil && l.must {
+		panic(l.err)
+	}
+	return l.t, l.err
+}
+
+// lazy is the catalog of dir/<lang>.tmpl in fsys for each of langs, none of
+// them read yet.
+func lazy(fsys fs.FS, dir string, langs []string) *Catalog {
+	c := &Catalog{langs: map[string]*catalogLang{}}
+	for _, lang := range langs {
+		c.langs[lang] = &catalogLang{fsys: fsys, file: path.Join(dir, lang+".tmpl")}
+	}
+	return c
+}
+
+// lang returns lang's messages; an unknown language is an error, and so
+// is a file that does not parse.
+func (c *Catalog) lang(lang string) (*template.Template, error) {
+	l, ok := c.langs[lang]
+	if !ok {
+		return nil, fmt.Errorf("prose: no messages in language %q", lang)
+	}
+	return l.parsed()
+}
+
 // Parse reads dir/<lang>.tmpl from fsys for each of langs. Every message
 // must be defined in every language: a message missing from one is an error
 // here, so a catalog that parses is complete.
 func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
-	c := &Catalog{langs: map[string]*template.Template{}}
+	c := lazy(fsys, dir, langs)
 	for _, lang := range langs {
-		file := path.Join(dir, lang+".tmpl")
-		src, err := fs.ReadFile(fsys, file)
-		if err != nil {
-			return nil, fmt.Errorf("prose: %w", err)
+		if _, err := c.lang(lang); err != nil {
+			return nil, err
 		}
-		t, err := template.New(file).Option("missingkey=error").Funcs(funcs(noFormats{})).Parse(string(src))
-		if err != nil {
-			return nil, fmt.Errorf("prose: %w", err)
-		}
-		c.langs[lang] = t
 	}
 	for _, lang := range langs {
 		names := c.Names(lang)
@@ -167,8 +214,9 @@ func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 			if other == lang {
 				continue
 			}
+			t, _ := c.lang(other)
 			for _, name := range names {
-				if c.langs[other].Lookup(name) == nil {
+				if t.Lookup(name) == nil {
 					return nil, fmt.Errorf("prose: %s: message %q is defined in %s.tmpl but not in %s.tmpl", dir, name, lang, other)
 				}
 			}
@@ -177,20 +225,26 @@ func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 	return c, nil
 }
 
-// MustParse is Parse for a catalog embedded in the binary: a broken one
-// must stop the program at start, not leave a report without its words.
+// MustParse is the catalog of files embedded in the binary, each language
+// parsed on its first use: parsing every catalog in both languages was a
+// tenth of the CPU aftermath spent starting (perf, `aftermath --help`), and
+// most runs say their sentences in one language, many in none. A file that
+// does not parse panics at that first use rather than leave a report
+// without its words: the embedded files are the program's own, and each
+// package's messages test (prosetest.Check) parses every language and holds
+// them to the same messages, which Parse checks at once.
 func MustParse(fsys fs.FS, dir string, langs []string) *Catalog {
-	c, err := Parse(fsys, dir, langs)
-	if err != nil {
-		panic(err)
+	c := lazy(fsys, dir, langs)
+	for _, l := range c.langs {
+		l.must = true
 	}
 	return c
 }
 
 // Names lists the messages defined in lang, sorted.
 func (c *Catalog) Names(lang string) []string {
-	t, ok := c.langs[lang]
-	if !ok {
+	t, err := c.lang(lang)
+	if err != nil {
 		return nil
 	}
 	var out []string
@@ -209,9 +263,9 @@ func (c *Catalog) Names(lang string) []string {
 // catalog itself is untouched, so printers of several languages and zones
 // can bind and render at once. An unknown language is an error.
 func (c *Catalog) Bind(lang string, f Formats) (*Bound, error) {
-	t, ok := c.langs[lang]
-	if !ok {
-		return nil, fmt.Errorf("prose: no messages in language %q", lang)
+	t, err := c.lang(lang)
+	if err != nil {
+		return nil, err
 	}
 	bound, err := t.Clone()
 	if err != nil {

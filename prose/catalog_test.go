@@ -36,6 +36,25 @@ func TestParseNeedsEveryMessageInEveryLanguage(t *testing.T) {
 	}
 }
 
+// TestMustParseParsesALanguageOnItsFirstUse: an embedded catalog costs
+// nothing until a language is used, and only that language is parsed; a
+// broken file panics when its language is first used, not before.
+func TestMustParseParsesALanguageOnItsFirstUse(t *testing.T) {
+	c := MustParse(fstest.MapFS{
+		"m/en.tmpl": {Data: []byte(`{{define "a"}}A {{i .}}{{end}}`)},
+		"m/ko.tmpl": {Data: []byte(`{{define "a"}}{{nosuchfunc .}}{{end}}`)},
+	}, "m", []string{"en", "ko"})
+	if got := c.Say("a", 2).String(); got != "A 2" {
+		t.Errorf("said %q, want %q", got, "A 2")
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "ko.tmpl") {
+			t.Errorf("the broken ko.tmpl at its first use: recovered %v, want a panic naming it", r)
+		}
+	}()
+	c.Bind("ko", plain{})
+}
+
 func TestRender(t *testing.T) {
 	c, err := catalog(t,
 		`{{define "n"}}{{i .N}} failed{{end}}{{define "bad"}}{{i .Missing}}{{end}}`,
