@@ -41,6 +41,10 @@ type Spill struct {
 	buf      []byte
 	last     int64
 	dict     [spillFields]map[string]uint64
+	// lastDict is each dictionary's last value found with its code: most
+	// requests have the method and host of the one before, and a comparison
+	// costs less than a lookup.
+	lastDict [spillFields]dictEntry
 	n        int64
 	err      error
 	// tagScope is what the tags depend on besides the request (SetTagScope);
@@ -141,7 +145,8 @@ func (s *Spill) encode(b []byte, r *sources.Request, tag uint8) []byte {
 	t := r.Time.UnixNano()
 	b = binary.AppendVarint(b, t-s.last)
 	s.last = t
-	ip, _ := r.ClientIP.MarshalBinary()
+	var ipBuf [16]byte // an address with a zone grows it
+	ip, _ := r.ClientIP.AppendBinary(ipBuf[:0])
 	b = appendBytes(b, ip)
 	b = s.appendDict(b, spillMethod, r.Method)
 	b = s.appendDict(b, spillHost, r.Host)
@@ -180,9 +185,20 @@ func appendBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
+// dictEntry is a value of a dictionary and its index there.
+type dictEntry struct {
+	v     string
+	i     uint64
+	valid bool
+}
+
 func (s *Spill) appendDict(b []byte, field int, v string) []byte {
+	if last := &s.lastDict[field]; last.valid && last.v == v {
+		return binary.AppendUvarint(b, refOffset+last.i)
+	}
 	d := s.dict[field]
 	if i, ok := d[v]; ok {
+		s.lastDict[field] = dictEntry{v, i, true}
 		return binary.AppendUvarint(b, refOffset+i)
 	}
 	code := uint64(refLiteral)
