@@ -111,9 +111,9 @@ func familyDay(t *testing.T, lk *lokitest.Loki, from time.Time) {
 // minutes are pulled with the stream selector alone and hold every line,
 // the client family pulled across the range comes from its own pull only
 // where the minutes did not hold it, and the two files hold each line of
-// the range at most once, the family's everywhere. Where the site sets no
-// timeout, the failed lines are counted behind a line filter on their
-// status. Before, every minute pull ran | json and label_format over its
+// the range at most once, the family's everywhere. The failed lines are
+// counted with a line filter alone (failedLineFilter), no parser, before the
+// families. Before, every minute pull ran | json and label_format over its
 // lines to leave the family out. Every line is counted once, with no
 // parser, before the families (the cost model's count), and no pass
 // measures the bytes: the index's mean line times the lines does.
@@ -173,10 +173,17 @@ func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
 	if minutePulls == 0 {
 		t.Errorf("no raw minute pulled: %v", logQueries)
 	}
+	var failedCounts int
 	for _, q := range metricQueries {
-		if strings.Contains(q, failedStatusLineFilter) {
-			t.Errorf("the failed lines counted in a pass of their own: %s", q)
+		if strings.Contains(q, failedLineFilter(0)) {
+			failedCounts++
+			if strings.Contains(q, "| json") {
+				t.Errorf("the failed lines counted with a parser: %s", q)
+			}
 		}
+	}
+	if failedCounts != 1 {
+		t.Errorf("%d counts of the failed lines with the line filter alone, want 1: %v", failedCounts, metricQueries)
 	}
 
 	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
