@@ -339,9 +339,17 @@ func (f *fetcher) pullToFile(file, query, note string, pull func(sink func(loki.
 // use (called only when the query succeeds) reads the values and returns
 // what to add to the note; its error, like the query's, marks the record
 // failed with it and is returned: what else the failure means is the
-// caller's to say.
-func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, from, to time.Time, file, what string, cost *Progress, use func(loki.MinuteValues) (string, error)) error {
-	mv, err := c.MinuteValues(ctx, q, from, to)
+// caller's to say. stretches, when given, are the only minutes [a, b) (from
+// from) asked: their values are placed among [from, to)'s, the others 0, in
+// one record of the whole range.
+func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, from, to time.Time, file, what string, cost *Progress, use func(loki.MinuteValues) (string, error), stretches ...[2]int) error {
+	var mv loki.MinuteValues
+	var err error
+	if stretches == nil {
+		mv, err = c.MinuteValues(ctx, q, from, to)
+	} else {
+		mv, err = minuteValuesOver(ctx, c, q, from, to, stretches)
+	}
 	cost.Requests += int64(mv.Requests)
 	cost.WireBytes += mv.WireBytes
 	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, File: file, Series: len(mv.Series),
@@ -360,7 +368,34 @@ func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, f
 	return err
 }
 
-// ---- Loki ----
+// minuteValuesOver is q's values per minute of [from, to) (whole minutes)
+// asked over the stretches of minutes [a, b) alone, one answer: a series'
+// values are 0 outside them.
+func minuteValuesOver(ctx context.Context, c *loki.Client, q string, from, to time.Time, stretches [][2]int) (loki.MinuteValues, error) {
+	n := int(to.Sub(from) / time.Minute)
+	out := loki.MinuteValues{Query: q, From: from, To: to}
+	index := map[string]int{}
+	for _, st := range stretches {
+		at := func(i int) time.Time { return from.Add(time.Duration(i) * time.Minute) }
+		mv, err := c.MinuteValues(ctx, q, at(st[0]), at(st[1]))
+		out.Requests += mv.Requests
+		out.WireBytes += mv.WireBytes
+		if err != nil {
+			return out, err
+		}
+		for _, s := range mv.Series {
+			key := fmt.Sprint(s.Metric)
+			j, ok := index[key]
+			if !ok {
+				j = len(out.Series)
+				index[key] = j
+				out.Series = append(out.Series, loki.MinuteSeries{Metric: s.Metric, Labels: s.Labels, Values: make([]float64, n)})
+			}
+			copy(out.Series[j].Values[st[0]:st[1]], s.Values)
+		}
+	}
+	return out, nil
+}
 
 func (f *fetcher) loki(ctx context.Context) error {
 	lcfg := f.cfg.Loki
