@@ -118,11 +118,11 @@ const (
 // Bases of PullEstimate.Basis: what the pushdown's estimate knew of the
 // minutes and clients it would pull.
 const (
-	// EstimateFromLineCounts: every line's count per minute alone (no
-	// parser): the minutes whose volume stands out, their margins and the
-	// baseline's sample. A lower bound of the pushdown: the minutes whose
-	// failed lines stand out and the client families that rose are not
-	// known yet.
+	// EstimateFromLineCounts: the line counts per minute alone (no
+	// parser): every line's and, once counted, the failed lines' (a line
+	// filter on the raw JSON). The minutes whose volume or failed lines
+	// stand out, their margins and the baseline's sample. A lower bound of
+	// the pushdown: the client families that rose are not known yet.
 	EstimateFromLineCounts = "line counts"
 	// EstimateFromFamilies: the counts per client family and status too
 	// (one | json pass): every minute and family the pushdown would pull.

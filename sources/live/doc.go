@@ -34,10 +34,13 @@
 // line read): a cost model (pullcost.go) estimates from them what a full pull
 // and a pushdown would pull and make Loki read, and a window whose minutes
 // mostly stand out by their volume is pulled whole, checked against those
-// counts, with no query that parses a line. Otherwise
-// Loki counts lines per minute over the whole range (and the lines that failed
-// as the detectors count them, package failure: 429 and 5xx, or slower than
-// the clients' timeout when the site says what it is), the minutes that stand
+// counts, with no query that parses a line. Otherwise Loki counts the lines
+// that failed per minute, with no parser either (a line filter on the raw
+// JSON, failedLineFilter, exact as the detectors count them, package
+// failure: 429 and 5xx, or slower than the clients' timeout when the site
+// says what it is), and the model runs again: a window whose minutes mostly
+// stand out by their volume or their failed lines is pulled whole too.
+// Otherwise the minutes that stand
 // out are flagged, and raw lines are pulled for the flagged minutes (plus a
 // margin) and a sample of the baseline (three stretches of ten minutes): the
 // rest of the baseline is counted like any other minute, so the cost grows
@@ -84,10 +87,11 @@
 // or Loki's bytes_over_time where the index knows no line), with the cost
 // model's estimates, made again once the families are known. The count per
 // family is grouped by status, origin marks and lateness too (a label from
-// Loki's float template functions): its groups give the failed lines per
-// minute and, for the lines not pulled, their count per minute and status,
-// by origin and lateness; one more metric query (an unwrap needs its own
-// range aggregation) sums PHP's durations, late and all, grouped alike
+// Loki's float template functions): its groups check the failed lines per
+// minute and give, for the lines not pulled, their count per minute and
+// status, by origin and lateness; one more metric query (an unwrap needs its
+// own range aggregation), asked over the stretches of minutes not pulled
+// only, sums PHP's durations, late and all, grouped alike
 // (access/minute-status.csv): the analysis adds them to its per-minute
 // counts, so the impact, the per-minute series and PHP's time cover the
 // whole window as a full pull would; fingerprints, addresses and latencies

@@ -79,9 +79,15 @@ func (f *fetcher) countFailedPull(ctx context.Context, c *loki.Client, plan *pus
 	if len(failed) == 0 || len(plan.rows) == 0 {
 		return nil
 	}
-	if plan.status == nil {
+	var failedRows []int
+	for i, r := range plan.rows {
+		if failed[r.T.Unix()/60] {
+			failedRows = append(failedRows, i)
+		}
+	}
+	if plan.status == nil || !plan.status.covers(failedRows) {
 		sc, err := f.countStatus(ctx, c, plan.statusLines, plan.rows,
-			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose raw pull failed", len(failed)), plan.statusCounted(), cost)
+			fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose raw pull failed", len(failed)), plan.statusCounted(), nil, cost)
 		if err != nil {
 			f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 				"the raw lines of %d minutes could not be pulled, and their per-status counts failed too, so requests, statuses and failures of those minutes are short: %v",
@@ -198,7 +204,7 @@ func (f *fetcher) countFailedFamilies(ctx context.Context, c *loki.Client, query
 		counted = plan.familyStatus.counts(plan.families, true)
 	}
 	sc, err := f.countStatus(ctx, c, statusLines{query, familyFilter(plan.families, true)}, plan.rows,
-		fmt.Sprintf("per-minute counts computed in Loki of the client families %s, whose pull failed", fams), counted, &Progress{})
+		fmt.Sprintf("per-minute counts computed in Loki of the client families %s, whose pull failed", fams), counted, nil, &Progress{})
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"%s: the lines of the client families %s were not all pulled, and their per-minute counts failed too, so their addresses and fingerprints, and the requests of the minutes not pulled whole, are short: %v; counts: %v",

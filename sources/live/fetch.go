@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/cloudwatch"
-	"github.com/aftermath-forensics/aftermath/sources/failure"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
 	"github.com/aftermath-forensics/aftermath/sources/prometheus"
@@ -339,9 +339,17 @@ func (f *fetcher) pullToFile(file, query, note string, pull func(sink func(loki.
 // use (called only when the query succeeds) reads the values and returns
 // what to add to the note; its error, like the query's, marks the record
 // failed with it and is returned: what else the failure means is the
-// caller's to say.
-func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, from, to time.Time, file, what string, cost *Progress, use func(loki.MinuteValues) (string, error)) error {
-	mv, err := c.MinuteValues(ctx, q, from, to)
+// caller's to say. stretches, when given, are the only minutes [a, b) (from
+// from) asked: their values are placed among [from, to)'s, the others 0, in
+// one record of the whole range.
+func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, from, to time.Time, file, what string, cost *Progress, use func(loki.MinuteValues) (string, error), stretches ...[2]int) error {
+	var mv loki.MinuteValues
+	var err error
+	if stretches == nil {
+		mv, err = c.MinuteValues(ctx, q, from, to)
+	} else {
+		mv, err = minuteValuesOver(ctx, c, q, from, to, stretches)
+	}
 	cost.Requests += int64(mv.Requests)
 	cost.WireBytes += mv.WireBytes
 	rec := bundle.Query{Source: loki.Source, Query: q, From: mv.From, To: mv.To, File: file, Series: len(mv.Series),
@@ -360,7 +368,34 @@ func (f *fetcher) computeInLoki(ctx context.Context, c *loki.Client, q string, f
 	return err
 }
 
-// ---- Loki ----
+// minuteValuesOver is q's values per minute of [from, to) (whole minutes)
+// asked over the stretches of minutes [a, b) alone, one answer: a series'
+// values are 0 outside them.
+func minuteValuesOver(ctx context.Context, c *loki.Client, q string, from, to time.Time, stretches [][2]int) (loki.MinuteValues, error) {
+	n := int(to.Sub(from) / time.Minute)
+	out := loki.MinuteValues{Query: q, From: from, To: to}
+	index := map[string]int{}
+	for _, st := range stretches {
+		at := func(i int) time.Time { return from.Add(time.Duration(i) * time.Minute) }
+		mv, err := c.MinuteValues(ctx, q, at(st[0]), at(st[1]))
+		out.Requests += mv.Requests
+		out.WireBytes += mv.WireBytes
+		if err != nil {
+			return out, err
+		}
+		for _, s := range mv.Series {
+			key := fmt.Sprint(s.Metric)
+			j, ok := index[key]
+			if !ok {
+				j = len(out.Series)
+				index[key] = j
+				out.Series = append(out.Series, loki.MinuteSeries{Metric: s.Metric, Labels: s.Labels, Values: make([]float64, n)})
+			}
+			copy(out.Series[j].Values[st[0]:st[1]], s.Values)
+		}
+	}
+	return out, nil
+}
 
 func (f *fetcher) loki(ctx context.Context) error {
 	lcfg := f.cfg.Loki
@@ -633,29 +668,6 @@ func joinQuery(selector, pipeline string) string {
 	return q
 }
 
-// failedFilter selects the lines that failed as the detectors count them
-// (failure.Status and failure.Late): 429 and 5xx, or (when the clients'
-// timeout is known) answers slower than it. Lines that are not JSON, or whose
-// fields do not parse, are dropped rather than failing the whole metric query.
-//
-// Without the timeout only the status decides, and a line filter on the raw
-// JSON keeps the lines holding a failed status before any parser runs (a
-// superset: the status label decides); with it any line may be late, and
-// every line is parsed.
-func failedFilter(site sources.Site) string {
-	cond := "status=~" + strconv.Quote(failure.StatusPattern)
-	narrow := " " + failedStatusLineFilter
-	if t := site.ClientTimeoutS; t > 0 {
-		cond += " or duration > " + strconv.FormatFloat(t, 'f', -1, 64)
-		narrow = ""
-	}
-	return strings.TrimSpace(narrow+" "+statusFields) + ` | ` + cond + ` | __error__=""`
-}
-
-// failedStatusLineFilter keeps the lines whose JSON holds a "status" key
-// with a failed status (failure.StatusPattern), as a number or a string.
-var failedStatusLineFilter = "|~ " + strconv.Quote(`"status"\s*:\s*"?(?:`+failure.StatusPattern+`)\b`)
-
 // pushdownPlan is what a pushdown decided to pull.
 type pushdownPlan struct {
 	// minutes are pulled whole: the baseline's sample and the minutes that
@@ -785,7 +797,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	// and with the bytes per line the index gives, the cost model runs
 	// before any query parses a line.
 	mc, err := minuteTotals(ctx, c, query, f.start, f.to)
-	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 3
+	cost.Requests, cost.WireBytes, cost.Done, cost.Total = int64(mc.Requests), mc.WireBytes, 1, 3 // line, failed and family counts
 	for _, n := range mc.Totals() {
 		cost.Count += n
 	}
@@ -847,23 +859,57 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 	var bytesFrom string
 	var lowerBound int64
 	plan.fullBytes, minuteBytes, bytesFrom = f.minuteBytes(ctx, c, query, lines, cost)
-	if minuteBytes != nil {
+	estimateOnCounts := func(rows []Minute) (bundle.PullEstimate, bool) {
 		est := pullEstimate(rows, minuteBytes, nil, 1+minuteStatusQueries(rows, true), f.cfg.Pushdown.maxShare())
 		est.BytesFrom, lowerBound = bytesFrom, est.PushdownBytes
-		if est.Chosen == bundle.ChosenFull {
+		return est, est.Chosen == bundle.ChosenFull
+	}
+	if minuteBytes != nil {
+		if est, full := estimateOnCounts(rows); full {
 			rec.Note += "; " + describeEstimate(est)
 			return chooseFull(rows, est, rec)
 		}
 	}
 
+	// The failed lines per minute, with no parser either: a line filter on
+	// the raw JSON keeps exactly the lines failedGroup counts
+	// (failedLineFilter). The minutes whose failed lines stand out join the
+	// estimate before any query parses a line, and the flags whatever the
+	// counts per family say.
+	fq := joinQuery(query, failedLineFilter(f.cfg.Site.ClientTimeoutS))
+	fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
+	cost.Requests, cost.WireBytes, cost.Done = cost.Requests+int64(fc.Requests), cost.WireBytes+fc.WireBytes, 2
+	frec := fc.Record(MinuteCountsFile)
+	if frec.Query == "" {
+		frec.Query, frec.From, frec.To = fq, f.start, f.to
+	}
+	frec.Note = fmt.Sprintf("failed lines per minute, no parser (a line filter on the raw JSON: a failed status, or a duration above the clients' timeout when it is known), %d requests, %d response bytes", fc.Requests, fc.WireBytes)
+	if ferr == nil && fc.Minutes() != mc.Minutes() {
+		ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
+	}
+	var rawFailed []int64
+	if ferr != nil {
+		frec.Complete, frec.Failed = false, true
+		frec.Note += "; failed: " + ferr.Error()
+	} else {
+		rawFailed = fc.Totals()
+	}
+	records := []bundle.Query{rec, frec}
+	if minuteBytes != nil && rawFailed != nil {
+		rows = rowsOf(rawFailed)
+		if est, full := estimateOnCounts(rows); full {
+			rec.Note += "; " + describeEstimate(est)
+			records[0] = rec
+			return chooseFull(rows, est, records...)
+		}
+	}
+
 	// One metric query counts every line per minute, client family and
-	// status: its families flag the clients that rose slowly, its failed
-	// groups the minutes whose failed lines stand out, in one pass over the
-	// range. When it fails (Loki's max_query_series, a stage Loki refuses),
-	// the failed lines are counted alone and no family is pulled across the
-	// range.
+	// status: its families flag the clients that rose slowly, in one pass
+	// over the range. When it fails (Loki's max_query_series, a stage Loki
+	// refuses), no family is pulled across the range.
 	fmc, famCounts, famStatus, famFailed, famErr := familyMinutes(ctx, c, query, f.cfg.Site.ClientTimeoutS, f.start, f.to)
-	cost.Requests, cost.WireBytes, cost.Done = cost.Requests+int64(fmc.Requests), cost.WireBytes+fmc.WireBytes, 2
+	cost.Requests, cost.WireBytes, cost.Done = cost.Requests+int64(fmc.Requests), cost.WireBytes+fmc.WireBytes, 3
 	famRec := fmc.Record(MinuteCountsFile)
 	if famRec.Query == "" {
 		famRec.Query, famRec.From, famRec.To = familyCountQuery(query, f.cfg.Site.ClientTimeoutS), f.start, f.to
@@ -877,43 +923,36 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		famRec.Note += "; failed: " + famErr.Error()
 		famCounts, famStatus, famFailed = nil, nil, nil
 	}
-	records := []bundle.Query{rec, famRec}
+	records = append(records, famRec)
+	const famAt = 2 // famRec's index in records
 
-	// The failed lines per minute are the count's failed groups
-	// (failedGroup) when it was made per status; else a query of their own.
-	failed := famFailed
-	if failed != nil {
-		cost.Total--
-		records[1].Note += "; its groups of failed statuses and late lines (" + failedFilter(f.cfg.Site) + ") are the failed lines per minute: no query of their own"
-	} else {
-		fq := joinQuery(query, failedFilter(f.cfg.Site))
-		fc, ferr := minuteTotals(ctx, c, fq, f.start, f.to)
-		cost.Requests += int64(fc.Requests)
-		cost.WireBytes += fc.WireBytes
-		cost.Done = 3
-		frec := fc.Record(MinuteCountsFile)
-		if frec.Query == "" {
-			frec.Query, frec.From, frec.To = fq, f.start, f.to
+	// The failed lines per minute are the line filter's; its count and the
+	// family count's failed groups (failedGroup) are of the same lines, and
+	// where they differ (a line the filter reads otherwise than | json) the
+	// parser's stand, as the detectors read the lines with one.
+	failed := rawFailed
+	switch {
+	case famFailed != nil && failed != nil && !slices.Equal(famFailed, failed):
+		var n int
+		for i := range failed {
+			if failed[i] != famFailed[i] {
+				n++
+			}
 		}
-		if ferr == nil && fc.Minutes() != mc.Minutes() {
-			ferr = fmt.Errorf("%d minutes counted, %d expected", fc.Minutes(), mc.Minutes())
-		}
-		if ferr != nil {
-			frec.Complete, frec.Failed = false, true
-			frec.Note += "; failed: " + ferr.Error()
-			f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
-		} else {
-			failed = fc.Totals()
-		}
-		records = append(records, frec)
+		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("the failed lines the line filter counted (%s) differ from the parsed count's in %d minutes: the parsed counts flag the minutes", failedLineFilter(f.cfg.Site.ClientTimeoutS), n))
+		failed = famFailed
+	case failed == nil && famFailed != nil:
+		failed = famFailed
+	case failed == nil:
+		f.note(loki.Source, sources.SeverityWarning, fmt.Sprintf("per-minute counts of failed requests failed, minutes are flagged on volume alone: %v", ferr))
 	}
 	rows = rowsOf(failed)
 	plan.familyStatus = famStatus
 	if famErr == nil && famStatus == nil {
-		records[1].Note += "; counted per family alone: Loki refused the count per family and status for its series (max_query_series), so the status counts of the minutes not pulled are a query of their own"
+		records[famAt].Note += "; counted per family alone: Loki refused the count per family and status for its series (max_query_series), so the status counts of the minutes not pulled are a query of their own"
 	}
 	if famStatus != nil {
-		records[1].Note += fmt.Sprintf("; its status groups, summed over the families not pulled, are the status counts of every line of the minutes not pulled (%s): no query of their own", bundle.MinuteStatusFile)
+		records[famAt].Note += fmt.Sprintf("; its status groups, summed over the families not pulled, are the status counts of every line of the minutes not pulled (%s): no query of their own", bundle.MinuteStatusFile)
 	}
 	for _, r := range rows {
 		if r.Pulled {
@@ -927,7 +966,7 @@ func (f *fetcher) pushdown(ctx context.Context, c *loki.Client, query string, co
 		var chose string
 		plan.families, plan.familyPerMinute, chose = f.families(famCounts, famErr, lines, windowStart, factor)
 		if chose != "" {
-			records[1].Note += "; " + chose
+			records[famAt].Note += "; " + chose
 		}
 	}
 	// The cost model again, on every minute and family the pushdown would

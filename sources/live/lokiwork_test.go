@@ -3,10 +3,12 @@ package live
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -111,9 +113,9 @@ func familyDay(t *testing.T, lk *lokitest.Loki, from time.Time) {
 // minutes are pulled with the stream selector alone and hold every line,
 // the client family pulled across the range comes from its own pull only
 // where the minutes did not hold it, and the two files hold each line of
-// the range at most once, the family's everywhere. Where the site sets no
-// timeout, the failed lines are counted behind a line filter on their
-// status. Before, every minute pull ran | json and label_format over its
+// the range at most once, the family's everywhere. The failed lines are
+// counted with a line filter alone (failedLineFilter), no parser, before the
+// families. Before, every minute pull ran | json and label_format over its
 // lines to leave the family out. Every line is counted once, with no
 // parser, before the families (the cost model's count), and no pass
 // measures the bytes: the index's mean line times the lines does.
@@ -173,10 +175,17 @@ func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
 	if minutePulls == 0 {
 		t.Errorf("no raw minute pulled: %v", logQueries)
 	}
+	var failedCounts int
 	for _, q := range metricQueries {
-		if strings.Contains(q, failedStatusLineFilter) {
-			t.Errorf("the failed lines counted in a pass of their own: %s", q)
+		if strings.Contains(q, failedLineFilter(0)) {
+			failedCounts++
+			if strings.Contains(q, "| json") {
+				t.Errorf("the failed lines counted with a parser: %s", q)
+			}
 		}
+	}
+	if failedCounts != 1 {
+		t.Errorf("%d counts of the failed lines with the line filter alone, want 1: %v", failedCounts, metricQueries)
 	}
 
 	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
@@ -413,5 +422,92 @@ func TestLateCountsComeWithEveryLine(t *testing.T) {
 	}
 	if want := map[int]int64{20: 2, 30: 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("late requests per minute %v, want %v", got, want)
+	}
+}
+
+// TestPHPSecondsReadOnlyMinutesNotPulled: PHP's seconds per minute are
+// summed over the stretches of minutes not pulled, so Loki does not read the
+// pulled minutes again for them (they hold their own lines). Before, the sum
+// ran over the whole range: on the simulated day a quarter of its bytes,
+// read once more. The seconds written are those a sum over the whole range
+// gives for the minutes not pulled.
+func TestPHPSecondsReadOnlyMinutesNotPulled(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	familyDay(t, lk, from)
+	var mu sync.Mutex
+	var ranges [][2]time.Time
+	var secondsQuery string
+	lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		q := r.URL.Query()
+		if strings.Contains(q.Get("query"), "sum_over_time(") {
+			start, _ := strconv.ParseInt(q.Get("start"), 10, 64)
+			end, _ := strconv.ParseInt(q.Get("end"), 10, 64)
+			mu.Lock()
+			ranges = append(ranges, [2]time.Time{time.Unix(0, start).UTC(), time.Unix(0, end).UTC()})
+			secondsQuery = q.Get("query")
+			mu.Unlock()
+		}
+		return false
+	})
+	cfg := &Config{
+		Baseline: D(3 * time.Hour),
+		Site:     sources.Site{Workers: 16},
+		Loki:     &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+	}
+	pushDownAlways(cfg)
+	out := filepath.Join(t.TempDir(), "bundle")
+	if _, notes, err := Fetch(context.Background(), cfg, from.Add(3*time.Hour), from.Add(390*time.Minute), out, nil); err != nil {
+		t.Fatal(err)
+	} else if p := sources.Problems(notes); len(p) > 0 {
+		t.Fatalf("notes: %v", p)
+	}
+	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pulled int
+	for _, m := range minutes {
+		if !m.Pulled {
+			continue
+		}
+		pulled++
+		for _, r := range ranges {
+			// A point of the answer at t sums the minute [t-1m, t).
+			if !m.T.Before(r[0].Add(-time.Minute)) && m.T.Before(r[1]) {
+				t.Errorf("PHP's seconds read pulled minute %s (asked over %s to %s)", m.T.Format("15:04"), r[0].Format("15:04"), r[1].Format("15:04"))
+			}
+		}
+	}
+	if pulled == 0 || len(ranges) == 0 {
+		t.Fatalf("%d minutes pulled, %d sums of PHP's seconds: the test sees nothing", pulled, len(ranges))
+	}
+	// The seconds written, against one sum over the whole range.
+	c, err := loki.New(loki.Config{Addr: lk.URL(), Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mv, err := c.MinuteValues(context.Background(), secondsQuery, minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got float64
+	for _, s := range mv.Series {
+		for i, v := range s.Values {
+			if !minutes[i].Pulled {
+				want += v
+			}
+		}
+	}
+	rows, err := bundle.ReadMinuteStatus(filepath.Join(out, bundle.MinuteStatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		got += r.PHPSeconds
+	}
+	if want == 0 || math.Abs(got-want) > 1e-3 {
+		t.Errorf("PHP's seconds of the minutes not pulled: %.3f written, %.3f summed over the whole range", got, want)
 	}
 }

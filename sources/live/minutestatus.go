@@ -170,6 +170,17 @@ func (g statusGroup) origin() sources.Origin {
 type statusCounts struct {
 	from   time.Time
 	counts [2]*lineCounts
+	// secondsOf, when not nil, are the only minutes PHP's seconds were
+	// asked for (countStatus's need): the others read 0.
+	secondsOf func(i int) bool
+}
+
+// covers reports whether sc holds every count of minutes[i] for i in which.
+func (sc *statusCounts) covers(which []int) bool {
+	if sc.secondsOf == nil {
+		return true
+	}
+	return !slices.ContainsFunc(which, func(i int) bool { return !sc.secondsOf(i) })
 }
 
 // minuteStatus has Loki count, per minute and status, the access-log lines
@@ -190,7 +201,13 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines status
 	if len(notPulled) == 0 {
 		return nil
 	}
-	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), counted, cost)
+	// PHP's seconds are summed over the minutes not pulled alone: the
+	// pulled minutes' lines give theirs, and Loki reads every line of a
+	// range it is asked for, so a sum over the whole range read the pulled
+	// minutes again (a quarter of the simulated day's bytes). A raw pull
+	// that fails has its minutes' seconds asked then (countFailedPull).
+	notPulledMinute := func(i int) bool { return !minutes[i].Pulled }
+	sc, err := f.countStatus(ctx, c, lines, minutes, fmt.Sprintf("per-minute counts computed in Loki for the %d minutes whose lines were not pulled", len(notPulled)), counted, notPulledMinute, cost)
 	if err != nil {
 		f.note(loki.Source, sources.SeverityError, fmt.Sprintf(
 			"per-minute status counts failed, so requests, statuses and PHP time cover only the pulled minutes: %v", err))
@@ -205,9 +222,12 @@ func (f *fetcher) minuteStatus(ctx context.Context, c *loki.Client, lines status
 // countStatus runs the minuteStatusParts' queries of lines over minutes' range.
 //
 // counted, when not nil, is the count's answer, already counted
-// (familyStatus.counts): that query is not made.
-func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, counted *lineCounts, cost *Progress) (*statusCounts, error) {
-	from, to := minutes[0].T, minutes[len(minutes)-1].T.Add(time.Minute)
+// (familyStatus.counts): that query is not made. need, when not nil, are the
+// minutes whose PHP seconds are wanted: the sum is asked over their
+// stretches only (secondsStretches), and the others read 0.
+func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusLines, minutes []Minute, what string, counted *lineCounts, need func(i int) bool, cost *Progress) (*statusCounts, error) {
+	from := minutes[0].T
+	at := func(i int) time.Time { return from.Add(time.Duration(i) * time.Minute) }
 	timeoutS := f.cfg.Site.ClientTimeoutS
 	sc := &statusCounts{from: from}
 	for pi, part := range minuteStatusParts {
@@ -215,21 +235,52 @@ func (f *fetcher) countStatus(ctx context.Context, c *loki.Client, lines statusL
 			sc.counts[0] = counted
 			continue
 		}
-		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), from, to, bundle.MinuteStatusFile, what, cost,
+		var stretches [][2]int // nil: the whole range
+		note := what
+		if part.seconds && need != nil {
+			stretches, sc.secondsOf = secondsStretches(len(minutes), need), need
+			note = fmt.Sprintf("%s (PHP's seconds of the minutes not pulled only, in %d stretches)", what, len(stretches))
+		}
+		// One record for the stretches: they are one count, and a failed
+		// one loses the seconds of every minute not pulled.
+		lc := newLineCounts()
+		err := f.computeInLoki(ctx, c, part.query(lines, timeoutS), from, at(len(minutes)), bundle.MinuteStatusFile, note, cost,
 			func(mv loki.MinuteValues) (string, error) {
-				lc := newLineCounts()
 				for _, s := range mv.Series {
 					lc.add(s.Metric, s.Values)
 				}
-				sc.counts[pi] = lc
 				return "", nil
-			})
+			}, stretches...)
 		cost.Done++
 		if err != nil {
 			return nil, err
 		}
+		sc.counts[pi] = lc
 	}
 	return sc, nil
+}
+
+// secondsBridge is the longest run of minutes not needed that a stretch of
+// secondsStretches bridges: reading a few minutes again costs Loki less than
+// the request, and the minute before its start, of a stretch of their own.
+const secondsBridge = 5
+
+// secondsStretches cuts the n minutes into the stretches [a, b) that hold
+// every minute need reports, bridging runs of at most secondsBridge minutes
+// not needed.
+func secondsStretches(n int, need func(i int) bool) [][2]int {
+	var out [][2]int
+	for i := 0; i < n; i++ {
+		if !need(i) {
+			continue
+		}
+		if k := len(out) - 1; k >= 0 && i-out[k][1] <= secondsBridge {
+			out[k][1] = i + 1
+			continue
+		}
+		out = append(out, [2]int{i, i + 1})
+	}
+	return out
 }
 
 // rows are the bundle.MinuteStatus rows of minutes[i] for i in which.

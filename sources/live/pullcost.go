@@ -18,14 +18,15 @@ import (
 // stand out is pulled whole.
 //
 // The model runs first on the cheapest counts Loki can give: every line per
-// minute (count_over_time, no parser), and bytes per line from Loki's index
-// (index/stats, which reads no line). Those say which minutes stand out by
-// their volume, exactly as the plan will (flagMinutes on the same counts),
-// but not which stand out by their failed lines or which client families
-// rose: that needs | json. The pushdown's estimate is then a lower bound, and
-// a full pull chosen on it is chosen for sure, with no | json query run at
-// all; a pushdown chosen on it is checked once more when the counts per
-// family and status are in (the estimate stated is that one).
+// minute (count_over_time, no parser), bytes per line from Loki's index
+// (index/stats, which reads no line), and then the failed lines per minute
+// (a line filter on the raw JSON, failedLineFilter, no parser either). Those
+// say which minutes stand out by their volume or their failed lines, exactly
+// as the plan will (flagMinutes on the same counts), but not which client
+// families rose: that needs | json. The pushdown's estimate is then a lower
+// bound, and a full pull chosen on it is chosen for sure, with no | json
+// query run at all; a pushdown chosen on it is checked once more when the
+// counts per family and status are in (the estimate stated is that one).
 
 // pullEstimate is the cost model: what a full pull and a pushdown would
 // still cost, from the per-minute rows (flagged as the pushdown would pull
@@ -74,11 +75,11 @@ func describeEstimate(e bundle.PullEstimate) string {
 	if e.FullBytes > 0 {
 		share = 100 * float64(e.PushdownBytes) / float64(e.FullBytes)
 	}
-	basis := "from every line's counts alone, before any count per client family (at least this much)"
+	basis := "from the line counts per minute alone, every line's and the failed lines', no parser, before any count per client family (at least this much)"
 	if e.Basis == bundle.EstimateFromFamilies {
 		basis = "with the client families' lines and the minutes whose failed lines stand out"
 		if e.LineCountsPushdownBytes > 0 && e.FullBytes > 0 {
-			basis += fmt.Sprintf("; every line's counts alone said %.1f%%", 100*float64(e.LineCountsPushdownBytes)/float64(e.FullBytes))
+			basis += fmt.Sprintf("; the line counts alone said %.1f%%", 100*float64(e.LineCountsPushdownBytes)/float64(e.FullBytes))
 		}
 	}
 	return fmt.Sprintf("cost model (bytes from %s): a full pull would pull %d bytes (Loki reading about %d), a pushdown %d bytes (%.1f%%, %s; Loki reading about %d more); chosen: %s, as a pushdown is chosen only below %.0f%% of the full pull's bytes (pushdown.max_share)",

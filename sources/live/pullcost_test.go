@@ -1,14 +1,21 @@
 package live
 
 import (
+	"context"
+	"fmt"
+	"math"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
 
 // TestCostModelPullsWholeWhatMostlyStandsOut: on the small incident a
@@ -103,4 +110,63 @@ func TestCostModelPullsWholeWhatMostlyStandsOut(t *testing.T) {
 func pushDownAlways(cfg *Config) {
 	one := 1.0
 	cfg.PushdownAfter, cfg.Pushdown.MaxShare = D(0), &one
+}
+
+// TestCostModelCountsFailedLinesWithoutAParser: a window whose volume never
+// stands out but whose failed lines do, for more than half its minutes, is
+// pulled whole, chosen on counts made with no parser: every line's and the
+// failed lines' (failedLineFilter), each a line filter at most. Before, the
+// line counts alone said a pushdown (the baseline's sample, 7.7% of the
+// bytes), and only the count per family and status, a | json pass over the
+// range, found the failed minutes that made it a full pull.
+func TestCostModelCountsFailedLinesWithoutAParser(t *testing.T) {
+	clearEnv(t)
+	lk := lokitest.New(t)
+	from := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	for m := range 390 {
+		base := from.Add(time.Duration(m) * time.Minute)
+		for i := range 12 {
+			ts := base.Add(time.Duration(i) * 5 * time.Second)
+			status, dur := 200, 0.05
+			if m >= 200 && i%2 == 0 {
+				status = 502 // a failed status
+			}
+			if m >= 200 && i == 1 {
+				dur = 12.5 // late: above the clients' 10 s
+			}
+			lk.Push(accessStream, ts, livetest.CaddyLine(ts, fmt.Sprintf("198.51.100.%d", i), "Mozilla/5.0 Chrome/121.0 Safari/537.36", "ko", "/", status, dur, 900))
+		}
+	}
+	var mu sync.Mutex
+	var parsed []string
+	lk.SetBefore(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if q := r.URL.Query().Get("query"); strings.Contains(q, "| json") {
+			mu.Lock()
+			parsed = append(parsed, q)
+			mu.Unlock()
+		}
+		return false
+	})
+	cfg := &Config{
+		Baseline:      D(3 * time.Hour),
+		Site:          sources.Site{Workers: 16, ClientTimeoutS: 10},
+		Loki:          &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1},
+		PushdownAfter: D(0),
+	}
+	m, _, err := Fetch(context.Background(), cfg, from.Add(3*time.Hour), from.Add(390*time.Minute), filepath.Join(t.TempDir(), "bundle"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parsed) > 0 {
+		t.Errorf("%d queries parsed lines before the choice: %.200q", len(parsed), parsed)
+	}
+	fp := m.FullPull
+	if fp == nil || fp.Estimate == nil || fp.Estimate.Chosen != bundle.ChosenFull || fp.Estimate.Basis != bundle.EstimateFromLineCounts {
+		t.Fatalf("want the full pull chosen on the line counts: full pull %+v, pushdown %+v", fp, m.Pushdown)
+	}
+	// The failed minutes (190 of the 390), the 10 minutes' margin before
+	// them and the baseline's sample (30).
+	if share := float64(fp.Estimate.PushdownBytes) / float64(fp.Estimate.FullBytes); math.Abs(share-230.0/390) > 0.005 {
+		t.Errorf("the pushdown's estimate is %.3f of the full pull's bytes, want %.3f", share, 230.0/390)
+	}
 }
