@@ -107,11 +107,22 @@ func (ev *Evidence) burstActor(b *burst) {
 	// reloaded it in the outage, not one of a concentrated scraper's few
 	// hosts. A spread crawl's addresses send one or two requests each: none
 	// of them is that far under its median.
+	//
+	// Nor did one that sent, in the whole window, fewer requests than the
+	// span's median address sent in one minute of the span (burstPace),
+	// whatever it walked: a reader who opened one page history in the
+	// outage walked the scraper's own route, once, while each of the
+	// scraper's five hosts sent eighty a minute. A spread crawl's median
+	// address sends a request or two over the whole span: no address is
+	// under a minute of that.
 	perAddress := make([]int, 0, len(actor))
+	inSpan := make([]int, 0, len(actor))
 	for ip := range actor {
 		perAddress = append(perAddress, c.IPs[ip].Requests)
+		inSpan = append(inSpan, c.IPs[ip].inSpan(start, end))
 	}
 	median := Median(perAddress)
+	burstPace := Median(inSpan) / float64(end-start)
 	stray := map[netip.Addr]bool{}
 	for ip := range actor {
 		ab := c.IPs[ip]
@@ -119,7 +130,7 @@ func (ev *Evidence) burstActor(b *burst) {
 		for r := ab.routes; r != 0 && !walked; r &= r - 1 {
 			walked = float64(routeRequests[bits.TrailingZeros64(r)]) >= minActorRouteShare*float64(total)
 		}
-		if ab.routes != 0 && !walked {
+		if (ab.routes != 0 && !walked) || float64(ab.Requests) < burstPace {
 			delete(actor, ip)
 			stray[ip] = true
 			continue
