@@ -275,9 +275,9 @@ func joinClusters(parts []*Cluster) *Cluster {
 		names := c.routeNames()
 		// Its walks are the joined cluster's, as the walks of fingerprint
 		// len(j.Members)-1 (versions are told per fingerprint).
-		walks := make([]uint16, len(c.walks))
-		for id, k := range c.walks {
-			k.member = len(j.Members) - 1
+		walks := make([]uint16, len(c.walkIDs))
+		for id, k := range c.walkNames() {
+			k.member = uint16(min(len(j.Members)-1, math.MaxUint16))
 			walks[id] = j.walkID(k)
 		}
 		remap := func(id uint16) uint16 { return walks[id] }

@@ -17,12 +17,12 @@ import (
 // finding sums the counts of the actor's addresses (Cluster.walkedBy).
 //
 // A spread crawl's address walks one or two of them, a reader a page and
-// its stylesheet, a concentrated scraper's address its dozen tools: the
-// first two walks are held in the address's record (eight bytes each: the
-// record stays in the allocator's 128-byte class), the rest in a list
-// beside it, kept in walk order and searched by halves. A request costs one
-// map look-up on its cluster's walks and no allocation unless its address
-// walks a third thing it had not.
+// its assets, a concentrated scraper's address its dozen tools: the first
+// two walks are held in the address's record (eight bytes each: the record
+// is in the allocator's 128-byte class), the rest in a list beside it
+// (walkMore), kept in walk order and searched by halves. A request costs
+// one map look-up on its cluster's walks; an address allocates once for
+// its third to eighth walks, and its list grows by doubling past them.
 
 // walkKey is one thing an address can ask for: a tool label (what
 // walkedCounts names), the route template as the table folded it when the
@@ -31,7 +31,7 @@ import (
 // index in Cluster.Members), 0 otherwise.
 type walkKey struct {
 	label, template, version string
-	member                   int
+	member                   uint16
 }
 
 // maxWalks bounds the walks a cluster numbers: labels and templates come
@@ -52,13 +52,22 @@ func (c *Cluster) walkID(k walkKey) uint16 {
 	if c.walkIDs == nil {
 		c.walkIDs = map[walkKey]uint16{}
 	}
-	if len(c.walks) >= maxWalks-1 && k != otherWalk {
+	if len(c.walkIDs) >= maxWalks-1 && k != otherWalk {
 		return c.walkID(otherWalk)
 	}
-	id := uint16(len(c.walks))
-	c.walks = append(c.walks, k)
+	id := uint16(len(c.walkIDs))
 	c.walkIDs[k] = id
 	return id
+}
+
+// walkNames lists c's walks by id: the keys of walkIDs, which is all the
+// hot path keeps.
+func (c *Cluster) walkNames() []walkKey {
+	names := make([]walkKey, len(c.walkIDs))
+	for k, id := range c.walkIDs {
+		names[id] = k
+	}
+	return names
 }
 
 // walkCount is how many requests an address sent on one walk of its
@@ -73,7 +82,16 @@ type walkCount struct {
 // walks inline, the others (more, in walk order) only when it had some.
 type addressWalk struct {
 	first, second walkCount
-	more          *[]walkCount
+	more          *walkMore
+}
+
+// walkMore holds an address's walks past its first two, in walk order:
+// in the record's own inline array (one allocation of 80 bytes for a
+// reader's page, stylesheet, script, logo and pictures) until they
+// outgrow it.
+type walkMore struct {
+	counts []walkCount
+	inline [6]walkCount
 }
 
 // add counts one request on walk id.
@@ -98,15 +116,16 @@ func (w *addressWalk) addN(id uint16, n uint32) {
 // addMore counts n requests on walk id, which is neither of the first two.
 func (w *addressWalk) addMore(id uint16, n uint32) {
 	if w.more == nil {
-		w.more = &[]walkCount{}
+		w.more = &walkMore{}
+		w.more.counts = w.more.inline[:0]
 	}
-	more := *w.more
+	more := w.more.counts
 	i, found := slices.BinarySearchFunc(more, id, func(c walkCount, id uint16) int { return int(c.id) - int(id) })
 	if found {
 		more[i].n += n
 		return
 	}
-	*w.more = slices.Insert(more, i, walkCount{n: n, id: id})
+	w.more.counts = slices.Insert(more, i, walkCount{n: n, id: id})
 }
 
 // each calls f with each walk of the address and its requests.
@@ -119,7 +138,7 @@ func (w *addressWalk) each(f func(id uint16, n int)) {
 		f(w.second.id, int(w.second.n))
 	}
 	if w.more != nil {
-		for _, c := range *w.more {
+		for _, c := range w.more.counts {
 			f(c.id, int(c.n))
 		}
 	}
@@ -149,7 +168,7 @@ type actorWalked struct {
 // walkedBy sums what the addresses of actor walked; canonical folds a
 // route template as the table does at the end.
 func (c *Cluster) walkedBy(actor map[netip.Addr]*AddressBehaviour, canonical func(string) string) actorWalked {
-	perWalk := make([]int, len(c.walks))
+	perWalk := make([]int, len(c.walkIDs))
 	out := actorWalked{labels: map[string]int{}, routes: map[string]int{}, versions: make([]map[string]int, max(len(c.Members), 1))}
 	for _, ab := range actor {
 		out.requests += ab.Requests
@@ -159,14 +178,15 @@ func (c *Cluster) walkedBy(actor map[netip.Addr]*AddressBehaviour, canonical fun
 	for i := range out.versions {
 		out.versions[i] = map[string]int{}
 	}
+	names := c.walkNames()
 	for id, n := range perWalk {
 		if n == 0 {
 			continue
 		}
-		k := c.walks[id]
+		k := names[id]
 		out.labels[k.label] += n
 		out.routes[canonical(k.template)] += n
-		if k.version != "" && k.member < len(out.versions) {
+		if k.version != "" && int(k.member) < len(out.versions) {
 			out.versions[k.member][k.version] += n
 		}
 	}

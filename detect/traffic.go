@@ -152,9 +152,8 @@ type Cluster struct {
 	// routeBits numbers its route templates of the window in order of first
 	// sight, up to 63; later ones share bit 63 (AddressBehaviour.routes).
 	routeBits map[string]uint8
-	// walks numbers what its addresses asked for in the window (label,
-	// template, version), walkIDs by key (actorwalk.go).
-	walks   []walkKey
+	// walkIDs numbers what its addresses asked for in the window (label,
+	// template, version: actorwalk.go).
 	walkIDs map[walkKey]uint16
 	// Members are the fingerprints of a cluster joined over several
 	// (actorjoin.go), the largest first; nil for one fingerprint's.
