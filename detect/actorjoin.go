@@ -256,15 +256,14 @@ func (c *Cluster) routeNames() *[64]string {
 func joinClusters(parts []*Cluster) *Cluster {
 	lead := parts[0]
 	j := &Cluster{Key: lead.Key, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-		Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{},
+		Classes: map[request.PathClass]int{}, Routes: map[string]int{},
 		Good: map[int64]int{}, PHPPerMinute: map[int64]float64{}, lastLogged: -1,
 		family: lead.family}
 	for _, c := range parts {
-		j.Members = append(j.Members, MemberOf{Key: c.Key, UA: uaWithVersions(c)})
+		j.Members = append(j.Members, MemberOf{Key: c.Key})
 		addCounts(j.PerMinute, c.PerMinute)
 		addCounts(j.Good, c.Good)
 		addCounts(j.Classes, c.Classes)
-		addCounts(j.Labels, c.Labels)
 		addCounts(j.Routes, c.Routes)
 		for m, v := range c.PHPPerMinute {
 			j.PHPPerMinute[m] += v
@@ -274,6 +273,14 @@ func joinClusters(parts []*Cluster) *Cluster {
 		j.PHPSeconds += c.PHPSeconds
 		j.Cookies += c.Cookies
 		names := c.routeNames()
+		// Its walks are the joined cluster's, as the walks of fingerprint
+		// len(j.Members)-1 (versions are told per fingerprint).
+		walks := make([]uint16, len(c.walkIDs))
+		for id, k := range c.walkNames() {
+			k.member = uint16(min(len(j.Members)-1, math.MaxUint16))
+			walks[id] = j.walkID(k)
+		}
+		remap := func(id uint16) uint16 { return walks[id] }
 		for ip, ab := range c.IPs {
 			j.IPs[ip] = joinBehaviour(j.IPs[ip], ab, func(b uint64) uint64 {
 				var out uint64
@@ -281,29 +288,30 @@ func joinClusters(parts []*Cluster) *Cluster {
 					out |= j.routeBit(names[bits.TrailingZeros64(b)])
 				}
 				return out
-			})
+			}, remap)
 		}
 		for ip, ab := range c.before {
 			if j.before == nil {
 				j.before = map[netip.Addr]*AddressBehaviour{}
 			}
-			j.before[ip] = joinBehaviour(j.before[ip], ab, func(uint64) uint64 { return 0 })
+			j.before[ip] = joinBehaviour(j.before[ip], ab, func(uint64) uint64 { return 0 }, remap)
 		}
 	}
-	addCounts(j.Versions, lead.Versions)
 	return j
 }
 
 // joinBehaviour is what one address did under two fingerprints (a flood
 // that changes its User-Agent between attempts); b's route bits are
-// mapped by remap. into may be nil.
-func joinBehaviour(into, b *AddressBehaviour, remap func(uint64) uint64) *AddressBehaviour {
+// mapped by remap, its walks by remapWalk. into may be nil.
+func joinBehaviour(into, b *AddressBehaviour, remap func(uint64) uint64, remapWalk func(uint16) uint16) *AddressBehaviour {
 	if into == nil {
 		c := *b
 		c.arrivals = slices.Clone(b.arrivals)
 		c.routes = remap(b.routes)
+		c.walk = addressWalk{}.merged(b.walk, remapWalk)
 		return &c
 	}
+	into.walk = into.walk.merged(b.walk, remapWalk)
 	if into.Requests == 0 || b.First < into.First {
 		into.First = b.First
 	}
@@ -338,11 +346,9 @@ func addCounts[K comparable](dst, src map[K]int) {
 	}
 }
 
-// MemberOf is one fingerprint of an actor joined over several: its key and
-// its user agent with major versions ("Chrome 126/125").
+// MemberOf is one fingerprint of an actor joined over several: its key.
 type MemberOf struct {
 	Key request.ClusterKey
-	UA  string
 }
 
 // ClusterOf is the cluster of fingerprint k: the actor it was joined into
@@ -372,18 +378,23 @@ func (b burst) posts() int {
 }
 
 // rotating lists in fp the user agents (one per family, with the major
-// versions seen) and languages of an actor's fingerprints, and returns its
-// languages in order ("" for none), for a summary to name.
-func (fp *Fingerprint) rotating(members []MemberOf) []string {
+// versions seen, each member's by versions in members' order: the actor's
+// own, actorWalked) and languages of an actor's fingerprints, and returns
+// its languages in order ("" for none), for a summary to name.
+func (fp *Fingerprint) rotating(members []MemberOf, seen []map[string]int) []string {
 	var langs, families []string
 	versions := map[string][]string{}
-	for _, m := range members {
+	for i, m := range members {
 		f := m.Key.UA
 		if !slices.Contains(families, f) {
 			families = append(families, f)
 		}
-		for _, v := range strings.Split(strings.TrimSpace(strings.TrimPrefix(m.UA, f)), "/") {
-			if v != "" && !slices.Contains(versions[f], v) {
+		var mine map[string]int
+		if i < len(seen) {
+			mine = seen[i]
+		}
+		for _, v := range topLabels(mine, 4) {
+			if !slices.Contains(versions[f], v) {
 				versions[f] = append(versions[f], v)
 			}
 		}

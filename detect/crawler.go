@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
@@ -827,12 +826,16 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	spread := caught < MinLimitCaught
 	facts.Spread = spread
 	loggedIn := c.Key.LoggedIn.String()
-	walked := walkedCounts(c, b.routes)
+	// What it walked and on which browser versions are its addresses':
+	// the readers who share its fingerprint walk their own pages, with
+	// assets, on their own versions.
+	own := c.walkedBy(actor, ev.Traffic.routes.canonical)
+	walked := own.walkedCounts()
 	fp := FingerprintOf(c.Key)
-	fp.UserAgent, fp.Paths = uaWithVersions(c), topLabels(walked, 8)
+	fp.UserAgent, fp.Paths = userAgent(c.Key.UA, own.versions[0]), topLabels(walked, 8)
 	said := crawlerSummary{Who: crawlerWho{UA: fp.UserAgent, Lang: c.Key.Lang, LoggedIn: loggedIn, NoClientHints: c.Key.NoClientHints}}
 	if len(c.Members) > 0 {
-		said.Who = crawlerWho{Fingerprints: len(c.Members), Langs: fp.rotating(c.Members), LoggedIn: loggedIn}
+		said.Who = crawlerWho{Fingerprints: len(c.Members), Langs: fp.rotating(c.Members, own.versions), LoggedIn: loggedIn}
 		said.Who.UserAgents = fp.UserAgents
 		facts.Fingerprints = Some(len(c.Members))
 	}
@@ -926,12 +929,13 @@ func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 // maxFindingRoutes bounds the route templates a finding lists.
 const maxFindingRoutes = 12
 
-// walkedCounts names what a client walked: by tool label where the labels
-// name most of its pages (MediaWiki's special pages and actions, a naming
-// hint only: cost was measured per template), else by route template.
-func walkedCounts(c *Cluster, routes []RouteCost) map[string]int {
+// walkedCounts names what the addresses walked: by tool label where the
+// labels name most of their pages (MediaWiki's special pages and actions, a
+// naming hint only: cost was measured per template), else by route
+// template.
+func (w actorWalked) walkedCounts() map[string]int {
 	named := 0
-	for l, n := range c.Labels {
+	for l, n := range w.labels {
 		switch request.PathClass(l) {
 		case request.ClassAsset, request.ClassArticle, request.ClassAPI, request.ClassOther, request.ClassHealth:
 		default:
@@ -940,14 +944,10 @@ func walkedCounts(c *Cluster, routes []RouteCost) map[string]int {
 			}
 		}
 	}
-	if pages := c.Requests - c.Classes[request.ClassAsset]; named*2 >= pages && named > 0 {
-		return c.Labels
+	if pages := w.requests - w.assets; named*2 >= pages && named > 0 {
+		return w.labels
 	}
-	out := make(map[string]int, len(routes))
-	for _, r := range routes {
-		out[r.Template] = r.Requests
-	}
-	return out
+	return w.routes
 }
 
 func topLabels(labels map[string]int, n int) []string {
@@ -974,16 +974,6 @@ func topPathCounts(labels map[string]int, n int) []PathCount {
 		out = out[:n]
 	}
 	return out
-}
-
-// uaWithVersions names the family with its major versions, most used first
-// ("Chrome 121/120/119").
-func uaWithVersions(c *Cluster) string {
-	vs := topLabels(c.Versions, 4)
-	if len(vs) == 0 {
-		return c.Key.UA
-	}
-	return c.Key.UA + " " + strings.Join(vs, "/")
 }
 
 // windowPHPSeconds sums PHP's time over the window's minutes.

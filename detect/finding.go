@@ -65,6 +65,10 @@ const (
 
 // Fingerprint describes a client cluster (crawler_burst's "fingerprint" field).
 type Fingerprint struct {
+	// UserAgent is the family with the major versions its requests
+	// carried, most used first ("Chrome 121/120"), and Paths what they
+	// walked, most first: a crawler's are its own addresses' (actorwalk.go),
+	// not those of the readers who share its headers.
 	UserAgent      string   `json:"user_agent"`
 	AcceptLanguage string   `json:"accept_language"`
 	LoggedIn       string   `json:"logged_in"`
@@ -120,7 +124,9 @@ type Finding struct {
 	// (actorjoin.go), Cluster the largest; nil for one fingerprint.
 	Clusters []request.ClusterKey `json:"-"`
 	Change   *sources.Change      `json:"change,omitempty"`
-	TopPaths []PathCount          `json:"top_paths,omitempty"`
+	// TopPaths are Fingerprint.Paths with their requests (a crawler's:
+	// they add up to its requests when it walked ten or fewer).
+	TopPaths []PathCount `json:"top_paths,omitempty"`
 	// Routes are a client's route templates with their measured cost
 	// (crawler_burst): what decided "expensive, uncacheable".
 	Routes []RouteCost `json:"routes,omitempty"`

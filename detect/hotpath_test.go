@@ -79,7 +79,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	c := t.clusters[k]
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[request.PathClass]int{}, Routes: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
@@ -117,11 +117,8 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	c.IPs[r.ClientIP].routes |= c.routeBit(tpl)
 	c.Classes[class]++
 	label := request.ToolLabel(r.Path, r.Query, class)
-	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
-		c.Labels[label]++
-	} else {
-		c.Labels["(other)"]++
-	}
+	_, version := request.SplitFamily(request.UAFamily(r.UserAgent))
+	c.IPs[r.ClientIP].walk.add(c.walkID(walkKey{label: label, template: tpl, version: version}))
 	if _, ok := c.Routes[tpl]; ok || len(c.Routes) < maxLabels {
 		c.Routes[tpl]++
 	} else {
@@ -129,9 +126,6 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	}
 	if r.HasCookie {
 		c.Cookies++
-	}
-	if _, v := request.SplitFamily(request.UAFamily(r.UserAgent)); v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
-		c.Versions[v]++
 	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration

@@ -72,6 +72,10 @@ type AddressBehaviour struct {
 	// that walked the same routes can be told from those that did not
 	// (actor.go) at eight bytes an address.
 	routes uint64
+	// walk counts its requests of the window by what it asked for, so
+	// that an actor's pages and browser versions are its own addresses'
+	// (actorwalk.go).
+	walk addressWalk
 }
 
 // minuteRun is a count of requests that arrived in one minute, in eight

@@ -119,12 +119,9 @@ type Cluster struct {
 	// whether it read like a person who shares the fingerprint.
 	IPs     map[netip.Addr]*AddressBehaviour
 	Classes map[request.PathClass]int
-	Labels  map[string]int
 	// Routes counts requests by route template (request.RouteTemplate) as the
 	// table folded it when they came; Traffic.routes measures what each costs.
-	Routes map[string]int
-	// Versions counts requests by user-agent major version ("121").
-	Versions   map[string]int
+	Routes     map[string]int
 	PHPSeconds float64
 	// Cookies counts requests that carried a Cookie header at all.
 	Cookies int
@@ -155,6 +152,9 @@ type Cluster struct {
 	// routeBits numbers its route templates of the window in order of first
 	// sight, up to 63; later ones share bit 63 (AddressBehaviour.routes).
 	routeBits map[string]uint8
+	// walkIDs numbers what its addresses asked for in the window (label,
+	// template, version: actorwalk.go).
+	walkIDs map[walkKey]uint16
 	// Members are the fingerprints of a cluster joined over several
 	// (actorjoin.go), the largest first; nil for one fingerprint's.
 	Members []MemberOf
@@ -403,7 +403,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	}
 	if c == nil {
 		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[request.PathClass]int{}, Labels: map[string]int{}, Routes: map[string]int{}, Versions: map[string]int{}, Good: map[int64]int{},
+			Classes: map[request.PathClass]int{}, Routes: map[string]int{}, Good: map[int64]int{},
 			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
@@ -449,12 +449,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
 	c.Classes[class]++
-	label := target.toolLabel(&t.scratch)
-	if _, ok := c.Labels[label]; ok || len(c.Labels) < maxLabels {
-		c.Labels[label]++
-	} else {
-		c.Labels["(other)"]++
-	}
+	ab.walk.add(c.walkID(walkKey{label: target.toolLabel(&t.scratch), template: tpl, version: a.Version}))
 	if _, ok := c.Routes[tpl]; ok || len(c.Routes) < maxLabels {
 		c.Routes[tpl]++
 	} else {
@@ -462,9 +457,6 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	}
 	if r.HasCookie {
 		c.Cookies++
-	}
-	if v := a.Version; v != "" && (len(c.Versions) < maxLabels || c.Versions[v] > 0) {
-		c.Versions[v]++
 	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration

@@ -44,8 +44,8 @@ func TestTrafficMinutesAndClusters(t *testing.T) {
 		t.Fatalf("got %d clusters, want 2", len(cs))
 	}
 	c := cs[0]
-	if c.Key.UA != "Chrome" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 || c.Versions["121"] != 3 {
-		t.Errorf("top cluster = %+v, versions %v", c.Key, c.Versions)
+	if versions := c.walkedBy(c.IPs, func(tpl string) string { return tpl }).versions[0]; c.Key.UA != "Chrome" || c.Key.Lang != "zh-cn" || !c.Key.NoClientHints || c.Requests != 3 || versions["121"] != 3 {
+		t.Errorf("top cluster = %+v, versions %v", c.Key, versions)
 	}
 	if len(c.IPs) != 3 || c.DistinctPrefixes() != 2 {
 		t.Errorf("distinct IPs %d prefixes %d, want 3 and 2", len(c.IPs), c.DistinctPrefixes())

@@ -171,7 +171,7 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 	usual10 := r.requests.Median * 10 / j.cfg.Since.Minutes()
 	peak10, peakAt := float64(c.Requests), w.From
 	if r.minutes != nil {
-		fp.Paths = topLabels(r.minutes.Labels, 5)
+		fp.Paths = topLabels(r.minutes.Labels(), 5)
 		peak10, peakAt = peakPer10(r.minutes.PerMinute, w)
 	}
 	a := &Anomaly{
