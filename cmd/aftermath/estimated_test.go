@@ -70,13 +70,13 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 		})
 	}
 
-	full := run(t, "48h")
+	full, _ := run(t, "48h")
 	for _, f := range full.Findings {
 		if len(f.Estimated) != 0 {
 			t.Errorf("full pull: %s marks figures estimated: %+v", f.Kind, f.Estimated)
 		}
 	}
-	pushed := run(t, "3h")
+	pushed, _ := run(t, "3h")
 	if pushed.Evidence.Pushdown == nil {
 		t.Fatal("no pushdown")
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,9 +46,16 @@ import (
 // It clears the live sources' environment (liveEnv) for the whole binary, so
 // that the caller's Loki or Prometheus never answers a test's fake, and the
 // tests serving fakes need no t.Setenv and can run in parallel.
+//
+// Started as a test's child process (helperArgsEnv set), the binary runs
+// the CLI and exits with its code, before any fixture directory is made:
+// os.Exit would skip removing it, leaving one behind per child.
 func TestMain(m *testing.M) {
 	for _, k := range liveEnv {
 		os.Unsetenv(k)
+	}
+	if args, ok := os.LookupEnv(helperArgsEnv); ok {
+		os.Exit(run(strings.Split(args, "\x1f")))
 	}
 	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-cmd-test-", &fixtureDir))
 }
