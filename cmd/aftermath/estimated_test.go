@@ -21,6 +21,8 @@ import (
 // is known from lines read only) and the crawler's route costs. A full pull
 // marks nothing.
 //
+// Both pulls count every request the burst failed, 503 or late.
+//
 // The obvious usual goodput is wrong here: the baseline minutes only
 // counted hold the crawler's walk in their answers, which cannot be taken
 // out of them, so the median over all baseline minutes is 5 a minute above
@@ -31,6 +33,7 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	burstFrom, burstTo := from.Add(140*time.Minute), from.Add(160*time.Minute)
 	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	var served503, servedLate int // what the burst failed: answered 503, or after the clients' timeout
 	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
 		burst := !m.Before(burstFrom) && m.Before(burstTo)
 		n := 10
@@ -44,9 +47,11 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 				switch r := rnd(10); {
 				case r < 3:
 					status, dur = 503, 0.0002
+					served503++
 				case r < 4:
 					// Answered after the clients' 30 s timeout: abandoned.
 					dur = 35 + float64(rnd(10))
+					servedLate++
 				default:
 					dur = 2 + float64(rnd(8000))/1000
 				}
@@ -70,15 +75,25 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 		})
 	}
 
-	full := run(t, "48h")
+	full, _ := run(t, "48h")
 	for _, f := range full.Findings {
 		if len(f.Estimated) != 0 {
 			t.Errorf("full pull: %s marks figures estimated: %+v", f.Kind, f.Estimated)
 		}
 	}
-	pushed := run(t, "3h")
+	pushed, _ := run(t, "3h")
 	if pushed.Evidence.Pushdown == nil {
 		t.Fatal("no pushdown")
+	}
+	// Both pulls count exactly what the burst failed: every 503 the fake
+	// served, and the answers that came too late; a report whose failures
+	// are only the late ones has lost the 503s.
+	for name, r := range map[string]*report.Report{"full pull": full, "pushdown": pushed} {
+		ue := detect.FactsOf[detect.UpstreamErrorsFacts](findingOf(t, r, detect.KindUpstreamErrors))
+		if served503 == 0 || r.Impact.StatusCounts["503"] != served503 || ue.FailedTotal != served503+servedLate || ue.LateSuccess != servedLate {
+			t.Errorf("%s: %d 503s logged, upstream_errors %d failed of which %d late; the fake served %d 503s and %d late answers",
+				name, r.Impact.StatusCounts["503"], ue.FailedTotal, ue.LateSuccess, served503, servedLate)
+		}
 	}
 	errs := findingOf(t, pushed, detect.KindUpstreamErrors)
 	if !marked(errs, "goodput_usual_per_min", detect.EstimateBaselineSample) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,36 +314,36 @@ func TestFetchCommand(t *testing.T) {
 	}
 }
 
-// detectorRuns counts the detectors' runs of analyzeLive's analyses: the
-// pipeline tells the inputs' progress "detecting" before each run.
-var detectorRuns int
+// runCounter is a progress that counts the detectors' runs of one
+// analysis: the pipeline tells the inputs' progress "detecting" before each
+// run. Each analysis has its own, since tests analyzing live run in
+// parallel.
+type runCounter struct{ runs atomic.Int64 }
 
-// runCounter is a progress that counts detectorRuns.
-type runCounter struct{}
-
-func (runCounter) Stage(name string, _ int64) {
+func (c *runCounter) Stage(name string, _ int64) {
 	if name == "detecting" {
-		detectorRuns++
+		c.runs.Add(1)
 	}
 }
-func (runCounter) Read(int64) {}
+func (*runCounter) Read(int64) {}
 
 // analyzeLive analyzes [from, to) as analyze --config does, from the
-// sources config names.
-func analyzeLive(t *testing.T, config string, from, to time.Time) *analysis.Analysis {
+// sources config names, and says how many times the detectors ran.
+func analyzeLive(t *testing.T, config string, from, to time.Time) (a *analysis.Analysis, detectorRuns int) {
 	t.Helper()
 	var stderr bytes.Buffer
+	counter := &runCounter{}
 	in, d, cleanup, err := liveInputs(context.Background(), config, 0, from.Format(time.RFC3339), to.Format(time.RFC3339), "", &stderr,
-		func(in *evidence.Inputs) { in.Progress = runCounter{} })
+		func(in *evidence.Inputs) { in.Progress = counter })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cleanup()
-	a, err := analyzeInputs(context.Background(), *in, d)
+	a, err = analyzeInputs(context.Background(), *in, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return a, int(counter.runs.Load())
 }
 
 // TestLiveInputsAnalyzeLikeABundle: analyze --config fetches into a

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ import (
 // tests made the same one again). A test that needs to change one makes its
 // own copy. Use these rather than simulating or analyzing again:
 //
-//   - scenarioBundle(t, sc): sc simulated, seed 1, 2 h of baseline;
+//   - scenarioBundle(t, sc): sc simulated, seed 1, 2 h of baseline, its
+//     gzipped files stored uncompressed (simulate.Options.StoredGzip);
 //     analyzedScenario(t, sc): its analysis (*report.Report, shared: change
 //     a copy);
 //   - referenceBundle(t): scenarioBundle(t, "crawler-backlog"), skipped in
@@ -45,10 +47,21 @@ import (
 // It clears the live sources' environment (liveEnv) for the whole binary, so
 // that the caller's Loki or Prometheus never answers a test's fake, and the
 // tests serving fakes need no t.Setenv and can run in parallel.
+//
+// Started as a test's child process (helperArgsEnv set), the binary runs
+// the CLI and exits with its code, before any fixture directory is made:
+// os.Exit would skip removing it, leaving one behind per child.
 func TestMain(m *testing.M) {
 	for _, k := range liveEnv {
 		os.Unsetenv(k)
 	}
+	if args, ok := os.LookupEnv(helperArgsEnv); ok {
+		os.Exit(run(strings.Split(args, "\x1f")))
+	}
+	// The tests' bundles are written, read many times and removed: gzip
+	// without compression spares deflating them once and inflating them at
+	// each read (together a seventh of the package's CPU).
+	demoIncident.StoredGzip = true
 	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-cmd-test-", &fixtureDir))
 }
 
@@ -126,7 +139,7 @@ func scenarioBundle(t testing.TB, scenario string) string {
 	o, _ := scenarioBundles.LoadOrStore(scenario, &once[string]{})
 	return o.(*once[string]).get(t, func() (string, error) {
 		b := filepath.Join(fixtureDir, "scenario-"+scenario, "bundle")
-		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2, FastGzip: true}); err != nil {
+		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Out: b, Seed: 1, BaselineHours: 2, StoredGzip: true}); err != nil {
 			return "", fmt.Errorf("simulate %s: %w", scenario, err)
 		}
 		return b, nil

@@ -20,7 +20,7 @@ func TestMessagesNameTheUsersInput(t *testing.T) {
 		if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		a := analyzeLive(t, config, from, to)
+		a, _ := analyzeLive(t, config, from, to)
 		found := false
 		for _, n := range a.Report.DataQuality {
 			if strings.Contains(n.Message, os.TempDir()) || strings.Contains(n.Message, "aftermath-live-") {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -45,10 +47,7 @@ func simulateIncident(t *testing.T) *simulated {
 func (s *simulated) layout(t *testing.T, edit func(manifest string) string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(dir, os.DirFS(s.dir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, "access", "access.log.gz")); err != nil {
+	if err := copyBundleWithout(dir, s.dir, filepath.Join("access", "access.log.gz")); err != nil {
 		t.Fatal(err)
 	}
 	if edit != nil {
@@ -58,6 +57,27 @@ func (s *simulated) layout(t *testing.T, edit func(manifest string) string) stri
 		}
 	}
 	return dir
+}
+
+// copyBundleWithout copies the bundle src into dst but for the file skip (a
+// path inside src), which must exist: the copy does not read what the
+// caller replaces.
+func copyBundleWithout(dst, src, skip string) error {
+	if _, err := os.Stat(filepath.Join(src, skip)); err != nil {
+		return err
+	}
+	return os.CopyFS(dst, skipFS{os.DirFS(src), filepath.ToSlash(skip)})
+}
+
+// skipFS is an fs.FS without one of its files.
+type skipFS struct {
+	fs.FS
+	skip string
+}
+
+func (s skipFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	es, err := fs.ReadDir(s.FS, name)
+	return slices.DeleteFunc(es, func(e fs.DirEntry) bool { return path.Join(name, e.Name()) == s.skip }), err
 }
 
 // at is the index of the first line at or after tm.

@@ -11,19 +11,9 @@ import (
 )
 
 // helperArgsEnv carries the arguments of a run of the CLI in a child process
-// (this test binary again), so that its stderr can be a terminal or a pipe.
+// (this test binary again, which TestMain turns into the CLI), so that its
+// stderr can be a terminal or a pipe.
 const helperArgsEnv = "AFTERMATH_TEST_RUN_ARGS"
-
-// TestCLIChildProcess is not a test: run by TestProgressOnlyOnATerminal in a
-// child process, it runs the CLI with the arguments in helperArgsEnv and
-// exits with its code.
-func TestCLIChildProcess(t *testing.T) {
-	args := os.Getenv(helperArgsEnv)
-	if args == "" {
-		t.Skip("runs only as TestProgressOnlyOnATerminal's child")
-	}
-	os.Exit(run(strings.Split(args, "\x1f")))
-}
 
 // TestProgressOnlyOnATerminal: analyze under a pseudo-terminal (script(1))
 // draws its stages on stderr, with the bytes of the access log read and the
@@ -43,14 +33,14 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	child := func(t *testing.T, args []string, onTerminal bool) string {
 		t.Helper()
 		env := append(os.Environ(), helperArgsEnv+"="+strings.Join(args, "\x1f"))
-		self := os.Args[0] + " -test.run=^TestCLIChildProcess$"
+		self := os.Args[0]
 		var cmd *exec.Cmd
 		if onTerminal {
 			// script gives the child a pseudo-terminal for stdin, stdout
 			// and stderr, and copies what it writes to its own stdout.
 			cmd = exec.Command(script, "-qec", self+" 2>&1 >/dev/null", "/dev/null")
 		} else {
-			cmd = exec.Command(os.Args[0], "-test.run=^TestCLIChildProcess$")
+			cmd = exec.Command(os.Args[0])
 		}
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer

@@ -19,10 +19,11 @@ import (
 
 // pushdownFake serves 5 hours (a 4 h window after 1 h of baseline) of
 // readers from a fake Loki, plus what traffic adds per minute, and returns a
-// function that analyzes the window live with pushdown_after set as given.
+// function that analyzes the window live with pushdown_after set as given
+// (the report, and how many times the detectors ran).
 // A seriesLimit above 0 is Loki's max_query_series, and the per-family
 // counts then fail.
-func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)), seriesLimit int) func(t *testing.T, pushdownAfter string) *report.Report {
+func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)), seriesLimit int) func(t *testing.T, pushdownAfter string) (r *report.Report, detectorRuns int) {
 	t.Helper()
 	to := from.Add(4 * time.Hour)
 	lk := lokitest.New(t)
@@ -56,14 +57,14 @@ func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic f
 		traffic(m, push)
 	}
 	config := filepath.Join(t.TempDir(), "aftermath.yaml")
-	return func(t *testing.T, pushdownAfter string) *report.Report {
+	return func(t *testing.T, pushdownAfter string) (*report.Report, int) {
 		t.Helper()
 		doc := fmt.Sprintf("timezone: UTC\nbaseline: 1h\npushdown_after: %s\npushdown:\n  max_share: 1\nsite:\n  workers: 16\n  client_timeout_s: 30\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", pushdownAfter, lk.URL())
 		if err := os.WriteFile(config, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		a := analyzeLive(t, config, from, to)
-		return a.Report
+		a, runs := analyzeLive(t, config, from, to)
+		return a.Report, runs
 	}
 }
 
@@ -125,11 +126,8 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	// pass that pulled minutes; the analysis of the last state is the
 	// report's (before, a pass that pulled nothing was followed by one more
 	// run on the same bundle).
-	detectorRuns = 0
-	full := run(t, "48h")
-	fullRuns := detectorRuns
-	detectorRuns = 0
-	pushed := run(t, "3h")
+	full, fullRuns := run(t, "48h")
+	pushed, detectorRuns := run(t, "3h")
 	fc, pc := crawlerOf(t, full), crawlerOf(t, pushed)
 	// The crawl is said to start where its rise runs into the incident
 	// (TriggerLead before the onset), inside the walk: before the margin
@@ -214,8 +212,8 @@ func TestPushdownFailingStretchByArrival(t *testing.T) {
 				fmt.Sprintf("/wiki/Article_%d", rnd(500)), 200, wait)
 		}
 	}, 500)
-	full := run(t, "48h")
-	pushed := run(t, "3h")
+	full, _ := run(t, "48h")
+	pushed, _ := run(t, "3h")
 	if full.Impact.FailedRequests < 3000 || !full.Impact.Start.Equal(wedgeFrom) {
 		t.Fatalf("full pull: %d failed from %s, want the wedge's 4,000 from %s", full.Impact.FailedRequests, full.Impact.Start, wedgeFrom)
 	}

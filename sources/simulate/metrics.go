@@ -80,12 +80,12 @@ func (s *series) add(t int64, v float64) {
 }
 
 // write stores the file gzip-compressed, family by family.
-func (f *metricFile) write(dir string, fast bool) (samples int64, nseries int, err error) {
+func (f *metricFile) write(dir string, level int) (samples int64, nseries int, err error) {
 	fh, err := os.Create(dir + "/" + f.path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("simulate: %w", err)
 	}
-	zw := mustGzip(fh, fast)
+	zw := mustGzip(fh, level)
 	w := newSampleWriter(zw)
 	for _, fam := range f.fams {
 		for _, s := range fam.series {

@@ -30,12 +30,12 @@ type gzPipe struct {
 
 const chunk = 256 << 10
 
-func newGzPipe(path string, fast bool) (*gzPipe, error) {
+func newGzPipe(path string, level int) (*gzPipe, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	p := &gzPipe{path: path, f: f, zw: mustGzip(f, fast), buf: make([]byte, 0, chunk+4096),
+	p := &gzPipe{path: path, f: f, zw: mustGzip(f, level), buf: make([]byte, 0, chunk+4096),
 		ch: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan error, 1)}
 	go p.loop()
 	return p, nil
@@ -94,14 +94,10 @@ func (p *gzPipe) close() error {
 	return <-p.done
 }
 
-// mustGzip: best compression unless fast (Options.FastGzip); it runs beside
-// the simulation, and the bundle should stay small enough to keep around.
-func mustGzip(w io.Writer, fast bool) *gzip.Writer {
-	level := gzip.BestCompression
-	if fast {
-		level = gzip.BestSpeed
-	}
-	zw, _ := gzip.NewWriterLevel(w, level) // the level is valid
+// mustGzip writes gzip at level (Options.gzipLevel); it runs beside the
+// simulation.
+func mustGzip(w io.Writer, level int) *gzip.Writer {
+	zw, _ := gzip.NewWriterLevel(w, level) // the level is one of gzipLevel's
 	return zw
 }
 
@@ -120,16 +116,16 @@ type outputs struct {
 	errID   []byte
 }
 
-func openOutputs(dir string, fast bool) (*outputs, error) {
+func openOutputs(dir string, level int) (*outputs, error) {
 	o := &outputs{}
 	var err error
-	if o.acc, err = newGzPipe(dir+"/access/access.log.gz", fast); err != nil {
+	if o.acc, err = newGzPipe(dir+"/access/access.log.gz", level); err != nil {
 		return nil, err
 	}
-	if o.caddy, err = newGzPipe(dir+"/logs/caddy.log.gz", fast); err != nil {
+	if o.caddy, err = newGzPipe(dir+"/logs/caddy.log.gz", level); err != nil {
 		return nil, err
 	}
-	if o.truth, err = newGzPipe(dir+"/truth-requests.csv.gz", fast); err != nil {
+	if o.truth, err = newGzPipe(dir+"/truth-requests.csv.gz", level); err != nil {
 		return nil, err
 	}
 	if o.fpmF, err = os.Create(dir + "/logs/php-fpm.log"); err != nil {

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"compress/gzip"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -38,6 +39,24 @@ type Options struct {
 	// half the simulation's CPU (deflate at the best level was ~80% of it).
 	// For bundles that are thrown away after reading: tests, the demo.
 	FastGzip bool
+	// StoredGzip writes the gzipped files uncompressed (gzip's stored
+	// blocks): still gzip to every reader, about ten times larger, and
+	// neither deflate's CPU when they are written nor inflate's each time
+	// they are read. It overrides FastGzip. For bundles that a test writes,
+	// reads several times and removes, on a disk that holds them.
+	StoredGzip bool
+}
+
+// gzipLevel is the level the bundle's gzipped files are written at.
+func (o Options) gzipLevel() int {
+	switch {
+	case o.StoredGzip:
+		return gzip.NoCompression
+	case o.FastGzip:
+		return gzip.BestSpeed
+	}
+	// The bundle should stay small enough to keep around.
+	return gzip.BestCompression
 }
 
 // Tool is a MediaWiki page tool (an uncacheable page linked from every page's

@@ -3,9 +3,11 @@ package simulate
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -273,6 +275,34 @@ func TestDeterministic(t *testing.T) {
 	}
 	if head("a") != head("c") {
 		t.Error("config repository hashes depend on the seed or the clock")
+	}
+
+	// StoredGzip writes the same contents uncompressed: larger files that
+	// gunzip to the same bytes.
+	stored := opts("s", 7)
+	stored.FastGzip, stored.StoredGzip = false, true
+	run(t, stored)
+	gunzip := func(run, f string) []byte {
+		zr, err := gzip.NewReader(bytes.NewReader(read(run, f)))
+		if err != nil {
+			t.Fatalf("%s/%s: %v", run, f, err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%s/%s: %v", run, f, err)
+		}
+		return b
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".gz") {
+			continue
+		}
+		if a, s := gunzip("a", f), gunzip("s", f); !bytes.Equal(a, s) {
+			t.Errorf("%s: stored uncompressed, %d bytes once gunzipped; at BestSpeed %d", f, len(s), len(a))
+		}
+		if a, s := len(read("a", f)), len(read("s", f)); s <= a {
+			t.Errorf("%s: %d bytes stored uncompressed, not more than the %d at BestSpeed", f, s, a)
+		}
 	}
 }
 
