@@ -85,7 +85,8 @@ func (f *metricFile) write(dir string, fast bool) (samples int64, nseries int, e
 	if err != nil {
 		return 0, 0, fmt.Errorf("simulate: %w", err)
 	}
-	zw := mustGzip(fh, fast)
+	fw := compressedFile(fh)
+	zw := mustGzip(fw, fast)
 	w := newSampleWriter(zw)
 	for _, fam := range f.fams {
 		for _, s := range fam.series {
@@ -98,6 +99,9 @@ func (f *metricFile) write(dir string, fast bool) (samples int64, nseries int, e
 	}
 	if err = w.Close(); err == nil {
 		err = zw.Close()
+	}
+	if err == nil {
+		err = fw.Flush()
 	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr
