@@ -31,13 +31,13 @@ type gzPipe struct {
 
 const chunk = 256 << 10
 
-func newGzPipe(path string, fast bool) (*gzPipe, error) {
+func newGzPipe(path string, level int) (*gzPipe, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	fw := compressedFile(f)
-	p := &gzPipe{path: path, f: f, fw: fw, zw: mustGzip(fw, fast), buf: make([]byte, 0, chunk+4096),
+	p := &gzPipe{path: path, f: f, fw: fw, zw: mustGzip(fw, level), buf: make([]byte, 0, chunk+4096),
 		ch: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan error, 1)}
 	go p.loop()
 	return p, nil
@@ -104,14 +104,21 @@ func (p *gzPipe) close() error {
 // bytes are the same.
 func compressedFile(f *os.File) *bufio.Writer { return bufio.NewWriterSize(f, 64<<10) }
 
-// mustGzip: best compression unless fast (Options.FastGzip); it runs beside
-// the simulation, and the bundle should stay small enough to keep around.
-func mustGzip(w io.Writer, fast bool) *gzip.Writer {
-	level := gzip.BestCompression
-	if fast {
-		level = gzip.BestSpeed
+// gzipLevel is the level the bundle's gzipped files are written at.
+func (o Options) gzipLevel() int {
+	switch {
+	case o.StoredGzip:
+		return gzip.NoCompression
+	case o.FastGzip:
+		return gzip.BestSpeed
 	}
-	zw, _ := gzip.NewWriterLevel(w, level) // the level is valid
+	return gzip.BestCompression
+}
+
+// mustGzip: at Options.gzipLevel; it runs beside the simulation, and the
+// bundle should stay small enough to keep around unless a test throws it away.
+func mustGzip(w io.Writer, level int) *gzip.Writer {
+	zw, _ := gzip.NewWriterLevel(w, level) // the level is one of gzip's
 	return zw
 }
 
@@ -130,16 +137,16 @@ type outputs struct {
 	errID   []byte
 }
 
-func openOutputs(dir string, fast bool) (*outputs, error) {
+func openOutputs(dir string, gzipLevel int) (*outputs, error) {
 	o := &outputs{}
 	var err error
-	if o.acc, err = newGzPipe(dir+"/access/access.log.gz", fast); err != nil {
+	if o.acc, err = newGzPipe(dir+"/access/access.log.gz", gzipLevel); err != nil {
 		return nil, err
 	}
-	if o.caddy, err = newGzPipe(dir+"/logs/caddy.log.gz", fast); err != nil {
+	if o.caddy, err = newGzPipe(dir+"/logs/caddy.log.gz", gzipLevel); err != nil {
 		return nil, err
 	}
-	if o.truth, err = newGzPipe(dir+"/truth-requests.csv.gz", fast); err != nil {
+	if o.truth, err = newGzPipe(dir+"/truth-requests.csv.gz", gzipLevel); err != nil {
 		return nil, err
 	}
 	if o.fpmF, err = os.Create(dir + "/logs/php-fpm.log"); err != nil {

@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		if len(mf.fams) == 0 {
 			continue // process-exporter's file, in a scenario without it
 		}
-		n, ns, err := mf.write(o.Out, o.FastGzip)
+		n, ns, err := mf.write(o.Out, o.gzipLevel())
 		if err != nil {
 			return Summary{}, err
 		}
@@ -270,7 +270,7 @@ func newSim(sc *Scenario, o Options) (*sim, error) {
 	s.cpu.last = begin
 	s.lport = uint16(32768 + s.rng.IntN(20000)&^1)
 	var err error
-	if s.out, err = openOutputs(o.Out, o.FastGzip); err != nil {
+	if s.out, err = openOutputs(o.Out, o.gzipLevel()); err != nil {
 		return nil, err
 	}
 

@@ -38,6 +38,13 @@ type Options struct {
 	// half the simulation's CPU (deflate at the best level was ~80% of it).
 	// For bundles that are thrown away after reading: tests, the demo.
 	FastGzip bool
+	// StoredGzip writes the gzipped files without compressing them
+	// (deflate's stored blocks): still gzip to every reader, about ten times
+	// the size of FastGzip's, and no deflate on either side, which was a fifth
+	// of a test's CPU (writing at BestSpeed, then inflating to read back). For
+	// a test's bundle, read once from a temporary directory; it overrides
+	// FastGzip.
+	StoredGzip bool
 }
 
 // Tool is a MediaWiki page tool (an uncacheable page linked from every page's

@@ -112,7 +112,7 @@ func TestShapesTruthMatchesEvidence(t *testing.T) {
 	for name, check := range checks {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			sum := run(t, Options{Scenario: name, Seed: 2, BaselineHours: 1, FastGzip: true})
+			sum := run(t, Options{Scenario: name, Seed: 2, BaselineHours: 1, StoredGzip: true})
 			b, err := bundle.Open(sum.Out)
 			if err != nil {
 				t.Fatal(err)
@@ -400,8 +400,8 @@ func TestHeavyScraperChangeEnables(t *testing.T) {
 		}
 		return n
 	}
-	with := run(t, Options{Scenario: "heavy-scraper-among-bots", Seed: 3, BaselineHours: 0.5, FastGzip: true}).Truth
-	without := run(t, Options{Scenario: "heavy-scraper-among-bots-32", Seed: 3, BaselineHours: 0.5, FastGzip: true}).Truth
+	with := run(t, Options{Scenario: "heavy-scraper-among-bots", Seed: 3, BaselineHours: 0.5, StoredGzip: true}).Truth
+	without := run(t, Options{Scenario: "heavy-scraper-among-bots-32", Seed: 3, BaselineHours: 0.5, StoredGzip: true}).Truth
 	if failed(with) < 500 || failed(without)*20 > failed(with) || without.Phases.Saturation != "" {
 		t.Errorf("with the change %d failed, without it %d (saturation %q): the change must be what let the stall fail clients",
 			failed(with), failed(without), without.Phases.Saturation)
