@@ -37,7 +37,7 @@ func simulateBundle(t *testing.T, o simulate.Options) (*Result, simulate.Truth) 
 	s := v.(*simulatedOnce)
 	s.once.Do(func() {
 		o.Out = filepath.Join(fixtureDir, fmt.Sprintf("bundle-%d", simulatedCount.Add(1)))
-		o.FastGzip = true // the bundle is read and thrown away
+		o.StoredGzip = true // the bundle is read once and thrown away
 		var sum simulate.Summary
 		if sum, s.err = simulate.Run(context.Background(), o); s.err != nil {
 			return

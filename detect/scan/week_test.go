@@ -54,7 +54,7 @@ func weekBundle(t *testing.T) (string, simulate.Truth) {
 		if seed == 0 {
 			seed = 1
 		}
-		sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "week", Out: week.dir, Seed: seed, BaselineHours: 72, FastGzip: true})
+		sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "week", Out: week.dir, Seed: seed, BaselineHours: 72, StoredGzip: true})
 		week.truth, week.err = sum.Truth, err
 	})
 	if week.err != nil {
@@ -79,25 +79,48 @@ type scanned struct {
 	expect string // "crawler", "crowd" or "quiet"
 }
 
-// TestWeekReplay replays `scan --since 1h` over the simulated week: every hour,
-// and every 10 minutes around the crawler's start and its burst. The
-// crawler's hours must be flagged before its first 503, the flash crowd
-// reported as a surge (info, not anomalous), and no other hour flagged. It
-// also walks the announcements (notify.Diff) along the schedule, as --state
-// would.
-func TestWeekReplay(t *testing.T) {
-	t.Parallel()
+// weekReplay is the week's replay of `scan --since 1h`, made once per test
+// binary (TestWeekReplay judges it, TestReplayMatchesSingleScan compares a
+// scan of it with the CLI's single scan): every hour, and every 10 minutes
+// around the crawler's start and its burst, in order.
+type weekReplay struct {
+	all    []scanned
+	hourly int           // how many of all are the hourly scans
+	loaded time.Duration // loading the Set, then
+	scans  time.Duration // running the scans
+}
+
+var replayed struct {
+	once sync.Once
+	weekReplay
+	err error
+}
+
+func replayWeek(t *testing.T) weekReplay {
+	t.Helper()
 	dir, truth := weekBundle(t)
+	replayed.once.Do(func() { replayed.weekReplay, replayed.err = replay(dir, truth) })
+	if replayed.err != nil {
+		t.Fatal(replayed.err)
+	}
+	return replayed.weekReplay
+}
+
+func replay(dir string, truth simulate.Truth) (weekReplay, error) {
+	var r weekReplay
 	sc, err := simulate.Lookup("week")
 	if err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	seoul, err := time.LoadLocation("Asia/Seoul")
 	if err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	crawlFrom, onset, crawlEnd := sc.Crawler.BaselineFrom, sc.Crawler.Onset, sc.Crawler.End()
-	first503 := mustParse(t, truth.Phases.First503)
+	first503, err := time.Parse(time.RFC3339Nano, truth.Phases.First503)
+	if err != nil {
+		return r, fmt.Errorf("truth's first 503: %w", err)
+	}
 	crowdFrom := sc.Crowd.Start
 	crowdEnd := crowdFrom.Add(time.Duration(sc.Crowd.EndMinutes * float64(time.Minute)))
 	// The crawler's effects outlast its requests by the time its queue takes
@@ -108,7 +131,7 @@ func TestWeekReplay(t *testing.T) {
 	for now := simulate.WeekStart.Add(time.Hour); !now.After(simulate.WeekStart.AddDate(0, 0, 7)); now = now.Add(time.Hour) {
 		nows = append(nows, now)
 	}
-	hourly := len(nows)
+	r.hourly = len(nows)
 	// Every 10 minutes in the crawler's first hour and from an hour before
 	// its burst until well after its first 503.
 	for _, span := range [][2]time.Time{{crawlFrom, crawlFrom.Add(time.Hour)}, {onset.Add(-time.Hour), first503.Add(40 * time.Minute)}} {
@@ -122,22 +145,21 @@ func TestWeekReplay(t *testing.T) {
 
 	b, err := bundle.Open(dir)
 	if err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	ctx := context.Background()
 	t0 := time.Now()
 	set, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, nows...)
 	if err != nil {
-		t.Fatal(err)
+		return r, err
 	}
 	defer set.Close()
-	loaded := time.Since(t0)
+	r.loaded = time.Since(t0)
 
-	var all []scanned
 	for _, now := range nows {
 		res, err := analysis.Scan(ctx, set, now)
 		if err != nil {
-			t.Fatal(err)
+			return r, fmt.Errorf("scan at %s: %w", now, err)
 		}
 		w := res.Window
 		expect := "quiet"
@@ -147,11 +169,36 @@ func TestWeekReplay(t *testing.T) {
 		case w.From.Before(crowdEnd) && w.To.After(crowdFrom):
 			expect = "crowd"
 		}
-		all = append(all, scanned{now: now, res: res, expect: expect})
+		r.all = append(r.all, scanned{now: now, res: res, expect: expect})
 	}
-	t.Logf("%d scans (%d hourly) over %s of evidence: loaded in %s, scanned in %s", len(all), hourly,
-		simulate.WeekStart.AddDate(0, 0, 7).Sub(simulate.WeekStart.Add(-72*time.Hour)), loaded.Round(time.Millisecond),
-		(time.Since(t0) - loaded).Round(time.Millisecond))
+	r.scans = time.Since(t0) - r.loaded
+	return r, nil
+}
+
+// TestWeekReplay judges the replay of `scan --since 1h` over the simulated
+// week (weekReplay). The crawler's hours must be flagged before its first
+// 503, the flash crowd reported as a surge (info, not anomalous), and no
+// other hour flagged. It also walks the announcements (notify.Diff) along
+// the schedule, as --state would.
+func TestWeekReplay(t *testing.T) {
+	t.Parallel()
+	_, truth := weekBundle(t)
+	r := replayWeek(t)
+	all := r.all
+	sc, err := simulate.Lookup("week")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seoul, err := time.LoadLocation("Asia/Seoul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawlFrom, onset := sc.Crawler.BaselineFrom, sc.Crawler.Onset
+	first503 := mustParse(t, truth.Phases.First503)
+	crowdFrom := sc.Crowd.Start
+	t.Logf("%d scans (%d hourly) over %s of evidence: loaded in %s, scanned in %s", len(all), r.hourly,
+		simulate.WeekStart.AddDate(0, 0, 7).Sub(simulate.WeekStart.Add(-72*time.Hour)), r.loaded.Round(time.Millisecond),
+		r.scans.Round(time.Millisecond))
 
 	falseAlarms, crowdSurges := 0, 0
 	var firstCrawlerFlag time.Time
@@ -246,8 +293,8 @@ func TestWeekReplay(t *testing.T) {
 	}
 }
 
-// TestReplayMatchesSingleScan checks that a replay (one pass for many scans)
-// judges a window exactly as the CLI's single scan does.
+// TestReplayMatchesSingleScan checks that the week's replay (one pass for
+// many scans) judges a window exactly as the CLI's single scan does.
 func TestReplayMatchesSingleScan(t *testing.T) {
 	t.Parallel()
 	dir, _ := weekBundle(t)
@@ -258,24 +305,18 @@ func TestReplayMatchesSingleScan(t *testing.T) {
 	}
 	ctx := context.Background()
 	crawlHour := simulate.WeekStart.AddDate(0, 0, 3).Add(3 * time.Hour)
-	nows := []time.Time{crawlHour.Add(-time.Hour), crawlHour, crawlHour.Add(10 * time.Minute), crawlHour.AddDate(0, 0, 1)}
-	many, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, nows...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer many.Close()
 	one, err := analysis.LoadScans(ctx, evidence.FromBundle(b), scan.Config{Loc: seoul}, crawlHour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	a, err := analysis.Scan(ctx, many, crawlHour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := analysis.Scan(ctx, one, crawlHour)
 	if err != nil {
 		t.Fatal(err)
+	}
+	a := resultAt(replayWeek(t).all, crawlHour)
+	if a == nil {
+		t.Fatalf("the replay has no scan at %s", crawlHour)
 	}
 	if describe(a) != describe(c) {
 		t.Errorf("replay and single scan differ:\nreplay %s\nsingle %s", describe(a), describe(c))

@@ -31,7 +31,7 @@ func TestApplicationSites(t *testing.T) {
 	} {
 		t.Run(tc.scenario+"/"+tc.log, func(t *testing.T) {
 			t.Parallel()
-			sum := run(t, Options{Scenario: tc.scenario, Seed: tc.seed, BaselineHours: 0.25})
+			sum := run(t, Options{Scenario: tc.scenario, Seed: tc.seed, BaselineHours: 0.25, StoredGzip: true})
 			tr := readTruth(t, sum.Out)
 			if tr.CookieLog != tc.log {
 				t.Fatalf("truth says the Cookie is %s, want %s", tr.CookieLog, tc.log)

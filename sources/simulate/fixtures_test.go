@@ -27,7 +27,7 @@ var fixtureDir string
 
 // seedOneOptions are the shared bundles' options.
 func seedOneOptions(scenario string) Options {
-	return Options{Scenario: scenario, Seed: 1, BaselineHours: 2, FastGzip: true}
+	return Options{Scenario: scenario, Seed: 1, BaselineHours: 2, StoredGzip: true}
 }
 
 // seedOneRun is one scenario's shared run, made once.

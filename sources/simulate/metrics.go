@@ -80,12 +80,13 @@ func (s *series) add(t int64, v float64) {
 }
 
 // write stores the file gzip-compressed, family by family.
-func (f *metricFile) write(dir string, level int) (samples int64, nseries int, err error) {
+func (f *metricFile) write(dir string, gzipLevel int) (samples int64, nseries int, err error) {
 	fh, err := os.Create(dir + "/" + f.path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("simulate: %w", err)
 	}
-	zw := mustGzip(fh, level)
+	fw := compressedFile(fh)
+	zw := mustGzip(fw, gzipLevel)
 	w := newSampleWriter(zw)
 	for _, fam := range f.fams {
 		for _, s := range fam.series {
@@ -98,6 +99,9 @@ func (f *metricFile) write(dir string, level int) (samples int64, nseries int, e
 	}
 	if err = w.Close(); err == nil {
 		err = zw.Close()
+	}
+	if err == nil {
+		err = fw.Flush()
 	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr

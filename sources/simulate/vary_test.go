@@ -62,7 +62,7 @@ func TestVariedHabitsReadBack(t *testing.T) {
 	if seed == 0 {
 		t.Fatal("no seed below 500 varies the dialect this far")
 	}
-	sum := run(t, Options{Scenario: "cache-stampede", Seed: seed, BaselineHours: 0.05, FastGzip: true})
+	sum := run(t, Options{Scenario: "cache-stampede", Seed: seed, BaselineHours: 0.05, StoredGzip: true})
 	b, err := bundle.Open(sum.Out)
 	if err != nil {
 		t.Fatal(err)
