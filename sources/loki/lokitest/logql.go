@@ -39,7 +39,7 @@ func (m fakeMatcher) match(v string) bool {
 type fakeStage struct {
 	op     string // |=, !=, |~, !~, json, regexp, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
-	re     *regexp.Regexp
+	re     *lineRegexp
 	params map[string]string // json: label -> field
 	filter []labelCmp        // label: comparisons joined by or/and
 	// label_format: each destination label with its template, or the label
@@ -474,7 +474,7 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 // sub-match of the leftmost match becomes a label (suffixed "_extracted" when
 // a stream label has the name); a line that does not match is kept with its
 // labels unchanged (nil: no new map).
-func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) map[string]string {
+func regexpLabels(stream, ls map[string]string, line string, re *lineRegexp) map[string]string {
 	m := re.FindStringSubmatch(line)
 	if m == nil {
 		return nil
@@ -483,7 +483,7 @@ func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) 
 	for k, v := range ls {
 		out[k] = v
 	}
-	for i, name := range re.SubexpNames() {
+	for i, name := range re.re.SubexpNames() {
 		if name == "" {
 			continue
 		}
@@ -963,7 +963,7 @@ func (p *parser) logExpr() (*Query, error) {
 				if err != nil {
 					return nil, parseErr(val.pos, err.Error())
 				}
-				st.re = re
+				st.re = newLineRegexp(re)
 			}
 			e.stages = append(e.stages, st)
 		case "|":
@@ -1044,7 +1044,7 @@ func (p *parser) logExpr() (*Query, error) {
 				if !slices.ContainsFunc(re.SubexpNames(), func(n string) bool { return n != "" }) {
 					return nil, parseErr(val.pos, "at least one named capture must be supplied")
 				}
-				e.stages = append(e.stages, fakeStage{op: "regexp", re: re})
+				e.stages = append(e.stages, fakeStage{op: "regexp", re: newLineRegexp(re)})
 				continue
 			}
 			if p.tok.text == "json" {
