@@ -408,9 +408,12 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 		case "json":
 			out, owned = jsonLabels(out, line, s.params), true
 		case "regexp":
-			if next := regexpLabels(ls, out, line, s.re); next != nil {
-				out, owned = next, true
+			m := s.re.FindStringSubmatch(line)
+			if m == nil {
+				continue
 			}
+			own(len(m) - 1)
+			regexpLabels(ls, out, m, s.re)
 		case "label":
 			keep, errLabel := evalFilter(s.filter, out)
 			if !keep {
@@ -470,19 +473,11 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 	return out, value, true
 }
 
-// regexpLabels extracts | regexp "re" as Loki's RegexpParser does: each named
-// sub-match of the leftmost match becomes a label (suffixed "_extracted" when
-// a stream label has the name); a line that does not match is kept with its
-// labels unchanged (nil: no new map).
-func regexpLabels(stream, ls map[string]string, line string, re *lineRegexp) map[string]string {
-	m := re.FindStringSubmatch(line)
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(ls)+2)
-	for k, v := range ls {
-		out[k] = v
-	}
+// regexpLabels extracts | regexp "re" as Loki's RegexpParser does, from m,
+// its leftmost match: each named sub-match becomes a label of out
+// (suffixed "_extracted" when a stream label has the name). A line that
+// does not match is kept with its labels unchanged.
+func regexpLabels(stream, out map[string]string, m []string, re *lineRegexp) {
 	for i, name := range re.re.SubexpNames() {
 		if name == "" {
 			continue
@@ -492,7 +487,6 @@ func regexpLabels(stream, ls map[string]string, line string, re *lineRegexp) map
 		}
 		out[name] = m[i]
 	}
-	return out
 }
 
 var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
@@ -504,7 +498,13 @@ var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 // With params (| json a="field"), only the named top-level fields are
 // extracted, under the given label names.
 func jsonLabels(ls map[string]string, line string, params map[string]string) map[string]string {
-	out := make(map[string]string, len(ls)+8)
+	// A map of at most 8 is one group of slots: sized for the labels a
+	// parameterised | json adds, most stay that small.
+	extra := len(params)
+	if params == nil {
+		extra = 8
+	}
+	out := make(map[string]string, len(ls)+extra)
 	for k, v := range ls {
 		out[k] = v
 	}
