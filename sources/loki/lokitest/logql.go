@@ -40,8 +40,8 @@ type fakeStage struct {
 	op     string // |=, !=, |~, !~, json, regexp, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
 	re     *lineRegexp
-	params map[string]string // json: label -> field
-	filter []labelCmp        // label: comparisons joined by or/and
+	params []jsonParam // json: each label and the path it reads, in order
+	filter []labelCmp  // label: comparisons joined by or/and
 	// label_format: each destination label with its template, or the label
 	// it renames; drop: the labels dropped.
 	formats []labelFormat
@@ -497,7 +497,7 @@ var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 //
 // With params (| json a="field"), only the named top-level fields are
 // extracted, under the given label names.
-func jsonLabels(ls map[string]string, line string, params map[string]string) map[string]string {
+func jsonLabels(ls map[string]string, line string, params []jsonParam) map[string]string {
 	// A map of at most 8 is one group of slots: sized for the labels a
 	// parameterised | json adds, most stay that small.
 	extra := len(params)
@@ -554,7 +554,7 @@ var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\
 // fields and indexes (request.headers["User-Agent"][0]); a string's value, a
 // number's or bool's text, an object or array kept as its JSON text, "" for a
 // path that leads nowhere or to null; __error__ on a line that is not JSON.
-func jsonExpressions(out map[string]string, line string, params map[string]string) map[string]string {
+func jsonExpressions(out map[string]string, line string, params []jsonParam) map[string]string {
 	p := jsonParsers.Get()
 	defer jsonParsers.Put(p)
 	v, err := p.Parse(line)
@@ -562,8 +562,8 @@ func jsonExpressions(out map[string]string, line string, params map[string]strin
 		out["__error__"] = "JSONParserErr"
 		return out
 	}
-	for label, expr := range params {
-		path := jsonPathOf(expr)
+	for _, p := range params {
+		label, path := p.label, p.path
 		x := v.Get(path.keys...)
 		ok := path.ok
 		switch {
@@ -585,6 +585,13 @@ var promUnitRE = regexp.MustCompile(`([0-9]+)(ms|s|m|h|d|w|y)`)
 // parser's memory).
 var jsonParsers fastjson.ParserPool
 
+// jsonParam is one label=expression of a parameterised | json, the
+// expression read once, when the query is parsed.
+type jsonParam struct {
+	label string
+	path  jsonPath
+}
+
 // jsonPath is one | json expression read as fastjson's keys; ok is false
 // when the expression is not a path the fake reads.
 type jsonPath struct {
@@ -592,7 +599,8 @@ type jsonPath struct {
 	ok   bool
 }
 
-// jsonPaths holds each expression read once (the fake reads it per line).
+// jsonPaths holds each expression read once: a pushdown sends the same
+// expressions in many query texts, each parsed on its own.
 var jsonPaths sync.Map // expression -> jsonPath
 
 func jsonPathOf(expr string) jsonPath {
@@ -1064,10 +1072,9 @@ func (p *parser) logExpr() (*Query, error) {
 					if err := p.expect("string", ""); err != nil {
 						return nil, err
 					}
-					if st.params == nil {
-						st.params = map[string]string{}
-					}
-					st.params[name] = field.text
+					// A label named twice takes the last expression, as
+					// each is applied in order.
+					st.params = append(st.params, jsonParam{label: name, path: jsonPathOf(field.text)})
 					if p.tok.kind == "punct" && p.tok.text == "," {
 						if err := p.advance(); err != nil {
 							return nil, err
