@@ -63,6 +63,9 @@ type labelFormat struct {
 	// duration, unique to each line) does not make every line a miss.
 	reads      []string
 	readsKnown bool
+	// numeric is the template evaluated without text/template, when it is
+	// one call tree of the numeric functions (numericTemplate).
+	numeric func(ls map[string]string) string
 }
 
 // templateFields lists the labels a template reads (its .name fields),
@@ -148,6 +151,9 @@ const maxTemplateMemo = 1 << 14
 
 // execute is the template's output for labels ls, and false when it failed.
 func (f *labelFormat) execute(ls map[string]string) (string, bool) {
+	if f.numeric != nil {
+		return f.numeric(ls), true
+	}
 	keys := f.reads
 	if !f.readsKnown {
 		keys = make([]string, 0, len(ls))
@@ -1019,6 +1025,7 @@ func (p *parser) logExpr() (*Query, error) {
 							}
 							f.tmpl, f.memo = t, &templateMemo{m: map[string]templateOutput{}}
 							f.reads, f.readsKnown = templateFields(t.Tree.Root)
+							f.numeric, _ = numericTemplate(t.Tree.Root)
 						default:
 							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
 						}
