@@ -39,9 +39,9 @@ func (m fakeMatcher) match(v string) bool {
 type fakeStage struct {
 	op     string // |=, !=, |~, !~, json, regexp, label, unwrap, label_format, drop
 	value  string // the line filter's text, or the label unwrap takes
-	re     *regexp.Regexp
-	params map[string]string // json: label -> field
-	filter []labelCmp        // label: comparisons joined by or/and
+	re     *lineRegexp
+	params []jsonParam // json: each label and the path it reads, in order
+	filter []labelCmp  // label: comparisons joined by or/and
 	// label_format: each destination label with its template, or the label
 	// it renames; drop: the labels dropped.
 	formats []labelFormat
@@ -63,6 +63,9 @@ type labelFormat struct {
 	// duration, unique to each line) does not make every line a miss.
 	reads      []string
 	readsKnown bool
+	// numeric is the template evaluated without text/template, when it is
+	// one call tree of the numeric functions (numericTemplate).
+	numeric func(ls map[string]string) string
 }
 
 // templateFields lists the labels a template reads (its .name fields),
@@ -148,6 +151,9 @@ const maxTemplateMemo = 1 << 14
 
 // execute is the template's output for labels ls, and false when it failed.
 func (f *labelFormat) execute(ls map[string]string) (string, bool) {
+	if f.numeric != nil {
+		return f.numeric(ls), true
+	}
 	keys := f.reads
 	if !f.readsKnown {
 		keys = make([]string, 0, len(ls))
@@ -408,9 +414,12 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 		case "json":
 			out, owned = jsonLabels(out, line, s.params), true
 		case "regexp":
-			if next := regexpLabels(ls, out, line, s.re); next != nil {
-				out, owned = next, true
+			m := s.re.FindStringSubmatch(line)
+			if m == nil {
+				continue
 			}
+			own(len(m) - 1)
+			regexpLabels(ls, out, m, s.re)
 		case "label":
 			keep, errLabel := evalFilter(s.filter, out)
 			if !keep {
@@ -470,20 +479,12 @@ func (e *Query) apply(ls map[string]string, line string) (map[string]string, flo
 	return out, value, true
 }
 
-// regexpLabels extracts | regexp "re" as Loki's RegexpParser does: each named
-// sub-match of the leftmost match becomes a label (suffixed "_extracted" when
-// a stream label has the name); a line that does not match is kept with its
-// labels unchanged (nil: no new map).
-func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) map[string]string {
-	m := re.FindStringSubmatch(line)
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(ls)+2)
-	for k, v := range ls {
-		out[k] = v
-	}
-	for i, name := range re.SubexpNames() {
+// regexpLabels extracts | regexp "re" as Loki's RegexpParser does, from m,
+// its leftmost match: each named sub-match becomes a label of out
+// (suffixed "_extracted" when a stream label has the name). A line that
+// does not match is kept with its labels unchanged.
+func regexpLabels(stream, out map[string]string, m []string, re *lineRegexp) {
+	for i, name := range re.re.SubexpNames() {
 		if name == "" {
 			continue
 		}
@@ -492,7 +493,6 @@ func regexpLabels(stream, ls map[string]string, line string, re *regexp.Regexp) 
 		}
 		out[name] = m[i]
 	}
-	return out
 }
 
 var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
@@ -503,8 +503,14 @@ var nonLabel = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 //
 // With params (| json a="field"), only the named top-level fields are
 // extracted, under the given label names.
-func jsonLabels(ls map[string]string, line string, params map[string]string) map[string]string {
-	out := make(map[string]string, len(ls)+8)
+func jsonLabels(ls map[string]string, line string, params []jsonParam) map[string]string {
+	// A map of at most 8 is one group of slots: sized for the labels a
+	// parameterised | json adds, most stay that small.
+	extra := len(params)
+	if params == nil {
+		extra = 8
+	}
+	out := make(map[string]string, len(ls)+extra)
 	for k, v := range ls {
 		out[k] = v
 	}
@@ -554,7 +560,7 @@ var jsonPathRE = regexp.MustCompile(`^(?:\.?([A-Za-z_][A-Za-z0-9_]*)|\["((?:[^"\
 // fields and indexes (request.headers["User-Agent"][0]); a string's value, a
 // number's or bool's text, an object or array kept as its JSON text, "" for a
 // path that leads nowhere or to null; __error__ on a line that is not JSON.
-func jsonExpressions(out map[string]string, line string, params map[string]string) map[string]string {
+func jsonExpressions(out map[string]string, line string, params []jsonParam) map[string]string {
 	p := jsonParsers.Get()
 	defer jsonParsers.Put(p)
 	v, err := p.Parse(line)
@@ -562,8 +568,8 @@ func jsonExpressions(out map[string]string, line string, params map[string]strin
 		out["__error__"] = "JSONParserErr"
 		return out
 	}
-	for label, expr := range params {
-		path := jsonPathOf(expr)
+	for _, p := range params {
+		label, path := p.label, p.path
 		x := v.Get(path.keys...)
 		ok := path.ok
 		switch {
@@ -585,6 +591,13 @@ var promUnitRE = regexp.MustCompile(`([0-9]+)(ms|s|m|h|d|w|y)`)
 // parser's memory).
 var jsonParsers fastjson.ParserPool
 
+// jsonParam is one label=expression of a parameterised | json, the
+// expression read once, when the query is parsed.
+type jsonParam struct {
+	label string
+	path  jsonPath
+}
+
 // jsonPath is one | json expression read as fastjson's keys; ok is false
 // when the expression is not a path the fake reads.
 type jsonPath struct {
@@ -592,7 +605,8 @@ type jsonPath struct {
 	ok   bool
 }
 
-// jsonPaths holds each expression read once (the fake reads it per line).
+// jsonPaths holds each expression read once: a pushdown sends the same
+// expressions in many query texts, each parsed on its own.
 var jsonPaths sync.Map // expression -> jsonPath
 
 func jsonPathOf(expr string) jsonPath {
@@ -963,7 +977,7 @@ func (p *parser) logExpr() (*Query, error) {
 				if err != nil {
 					return nil, parseErr(val.pos, err.Error())
 				}
-				st.re = re
+				st.re = newLineRegexp(re)
 			}
 			e.stages = append(e.stages, st)
 		case "|":
@@ -1011,6 +1025,7 @@ func (p *parser) logExpr() (*Query, error) {
 							}
 							f.tmpl, f.memo = t, &templateMemo{m: map[string]templateOutput{}}
 							f.reads, f.readsKnown = templateFields(t.Tree.Root)
+							f.numeric, _ = numericTemplate(t.Tree.Root)
 						default:
 							return nil, parseErr(p.tok.pos, "syntax error: unexpected "+p.tok.text+", expecting IDENTIFIER or STRING")
 						}
@@ -1044,7 +1059,7 @@ func (p *parser) logExpr() (*Query, error) {
 				if !slices.ContainsFunc(re.SubexpNames(), func(n string) bool { return n != "" }) {
 					return nil, parseErr(val.pos, "at least one named capture must be supplied")
 				}
-				e.stages = append(e.stages, fakeStage{op: "regexp", re: re})
+				e.stages = append(e.stages, fakeStage{op: "regexp", re: newLineRegexp(re)})
 				continue
 			}
 			if p.tok.text == "json" {
@@ -1064,10 +1079,9 @@ func (p *parser) logExpr() (*Query, error) {
 					if err := p.expect("string", ""); err != nil {
 						return nil, err
 					}
-					if st.params == nil {
-						st.params = map[string]string{}
-					}
-					st.params[name] = field.text
+					// A label named twice takes the last expression, as
+					// each is applied in order.
+					st.params = append(st.params, jsonParam{label: name, path: jsonPathOf(field.text)})
 					if p.tok.kind == "punct" && p.tok.text == "," {
 						if err := p.advance(); err != nil {
 							return nil, err

@@ -1,0 +1,143 @@
+package lokitest
+
+// How the fake runs a line filter's or | regexp's expression on a line.
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// lineRegexp is a stage's regular expression, with what it made of the
+// lines it has seen, by the part of a line a match can start in.
+//
+// When the expression's program starts by matching a literal text (its
+// prefix), every match starts with it, so the leftmost match, and each
+// sub-match's place in it, depend only on the line from the prefix's first
+// occurrence on: no empty-width assertion can look before it, as the
+// program's first step is the prefix's first character. That tail is
+// what the memo keys: the pushdown's marks (a header name after
+// "resp_headers":) read the tail Caddy logs last, which a handful of
+// responses share, while the whole line (time, address, request) is
+// unique. Running the mark of a cache hit on each line was a quarter of
+// the live tests' time (its program is large and RE2 walks it per byte);
+// keeping results by whole line cost more than it saved (concurrent.go).
+type lineRegexp struct {
+	re     *regexp.Regexp
+	prefix string
+
+	mu sync.Mutex
+	// found holds FindStringSubmatchIndex of each tail seen (nil: no
+	// match), matched MatchString's; n counts both, bounded by maxLineMemo.
+	found   map[string][]int
+	matched map[string]bool
+	n       atomic.Int32
+}
+
+// maxLineMemo bounds a memo: tails that differ on every line (a prefix
+// early in the line) would otherwise grow it with the lines.
+const maxLineMemo = 1 << 14
+
+func newLineRegexp(re *regexp.Regexp) *lineRegexp {
+	return &lineRegexp{re: re, prefix: literalStart(re)}
+}
+
+// literalStart is the literal text re's program starts by matching, "" when
+// it starts otherwise (an assertion, a class, an alternation, folded case).
+// Not regexp's LiteralPrefix: for an anchored expression (^abc) that is the
+// text after the anchor, which a tail from the text's first "abc" would
+// wrongly match.
+func literalStart(re *regexp.Regexp) string {
+	// regexp.Compile parses with syntax.Perl.
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return ""
+	}
+	prefix, _ := prog.Prefix()
+	return prefix
+}
+
+// tail is the line from the prefix's first occurrence, false when the
+// line holds no prefix (so no match).
+func (l *lineRegexp) tail(line string) (string, bool) {
+	i := strings.Index(line, l.prefix)
+	if i < 0 {
+		return "", false
+	}
+	return line[i:], true
+}
+
+// MatchString is l.re.MatchString(line).
+func (l *lineRegexp) MatchString(line string) bool {
+	if l.prefix == "" {
+		return l.re.MatchString(line)
+	}
+	tail, ok := l.tail(line)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	m, hit := l.matched[tail]
+	l.mu.Unlock()
+	if hit {
+		return m
+	}
+	m = l.re.MatchString(tail)
+	l.remember(func() {
+		if l.matched == nil {
+			l.matched = map[string]bool{}
+		}
+		l.matched[tail] = m
+	})
+	return m
+}
+
+// FindStringSubmatch is l.re.FindStringSubmatch(line).
+func (l *lineRegexp) FindStringSubmatch(line string) []string {
+	if l.prefix == "" {
+		return l.re.FindStringSubmatch(line)
+	}
+	tail, ok := l.tail(line)
+	if !ok {
+		return nil
+	}
+	l.mu.Lock()
+	loc, hit := l.found[tail]
+	l.mu.Unlock()
+	if !hit {
+		loc = l.re.FindStringSubmatchIndex(tail)
+		l.remember(func() {
+			if l.found == nil {
+				l.found = map[string][]int{}
+			}
+			l.found[tail] = loc
+		})
+	}
+	if loc == nil {
+		return nil
+	}
+	m := make([]string, len(loc)/2)
+	for k := range m {
+		if a := loc[2*k]; a >= 0 {
+			m[k] = tail[a:loc[2*k+1]]
+		}
+	}
+	return m
+}
+
+// remember runs add under the lock while the memo has room.
+func (l *lineRegexp) remember(add func()) {
+	if l.n.Load() >= maxLineMemo {
+		return
+	}
+	l.mu.Lock()
+	add()
+	l.mu.Unlock()
+	l.n.Add(1)
+}
