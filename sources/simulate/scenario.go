@@ -34,10 +34,11 @@ type Options struct {
 	// Crawler, when set, replaces the scenario's crawler (or adds one to a
 	// scenario that has none). Start from DefaultCrawler() and change fields.
 	Crawler *CrawlerSpec
-	// FastGzip writes the bundle's gzipped files at gzip.BestSpeed instead of
-	// gzip.BestCompression: the same contents in ~40% larger files, in about
-	// half the simulation's CPU (deflate at the best level was ~80% of it).
-	// For bundles that are thrown away after reading: tests, the demo.
+	// FastGzip writes the bundle's gzipped files at BestSpeed (klauspost's
+	// deflate, see mustGzip) instead of gzip.BestCompression: the same
+	// contents in ~40% larger files, in well under half the simulation's CPU
+	// (deflate at the best level was ~80% of it). For bundles that are
+	// thrown away after reading: tests, the demo.
 	FastGzip bool
 	// StoredGzip writes the gzipped files uncompressed (gzip's stored
 	// blocks): still gzip to every reader, about ten times larger, and
