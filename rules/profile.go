@@ -157,7 +157,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				}
 				// The window as detect counts it: by log time.
 				if ci >= 0 && !r.Time.Before(in.From) && r.Time.Before(in.To) {
-					p.crawlers[ci].observe(r, label, toolish, tokens[ci])
+					tracker.label(ci, r.ClientIP, p.crawlers[ci].observe(r, label, toolish, tokens[ci]))
 					observeValues(p.crawlers[ci].QueryValues, valueKeys, r.Query)
 				}
 				if ci < 0 && class != request.ClassAsset && r.LoggedIn != sources.LoggedInYes {
@@ -177,8 +177,9 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	return p, nil
 }
 
-// observe counts one request of the crawler's fingerprint in the window.
-func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, token string) {
+// observe counts one request of the crawler's fingerprint in the window and
+// returns the evidence of its label (nil when no more labels are kept).
+func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, token string) *labelEvidence {
 	c.Requests++
 	if tool {
 		c.ToolRequests++
@@ -202,7 +203,7 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 	ev := c.Labels[label]
 	if ev == nil {
 		if len(c.Labels) >= maxProfileLabels {
-			return
+			return nil
 		}
 		ev = &labelEvidence{Prefixes: map[string]int{}, Paths: map[string]int{}}
 		c.Labels[label] = ev
@@ -216,6 +217,7 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 	case label == string(request.ClassAPI):
 		bump(ev.Paths, decodedPath(r.Path), maxPrefixes)
 	}
+	return ev
 }
 
 // observeOrdinary counts an ordinary logged-out page request, and by tool

@@ -51,6 +51,16 @@ type addressTrack struct {
 	// burst is what it did inside its crawler's burst (onset to end).
 	burst detect.AddressBehaviour
 	cells []addressCell
+	// labels counts its requests in the window by the crawler's label they
+	// were counted under, so that a reader's can be taken back out of what
+	// the crawler walked (a zone matching the pages its readers read would
+	// refuse them with the crawler).
+	labels []addressLabel
+}
+
+type addressLabel struct {
+	ev *labelEvidence
+	n  int
 }
 
 type addressCell struct {
@@ -89,6 +99,22 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 	t.cells = append(t.cells, addressCell{stretch: stretch, class: class, n: 1})
 }
 
+// label notes that ip's request under crawler's fingerprint was counted
+// under ev among the crawler's labels.
+func (rt readerTracker) label(crawler int, ip netip.Addr, ev *labelEvidence) {
+	t := rt[readerKey{crawler, ip}]
+	if t == nil || ev == nil {
+		return
+	}
+	for i := range t.labels {
+		if t.labels[i].ev == ev {
+			t.labels[i].n++
+			return
+		}
+	}
+	t.labels = append(t.labels, addressLabel{ev: ev, n: 1})
+}
+
 // settle returns the readers and recounts their arrivals in counts as
 // ordinary arrivals from readers who share the fingerprint. An address that
 // sent faster than a reader inside the burst is none, though its pace over
@@ -104,6 +130,9 @@ func (rt readerTracker) settle(counts *arrivalCounts) fingerprintReaders {
 		out[k] = struct{}{}
 		for _, c := range t.cells {
 			counts.move(c.stretch, c.class, classOf(-1, true, c.class.login(), c.class.php()), c.n)
+		}
+		for _, l := range t.labels {
+			l.ev.N -= l.n
 		}
 	}
 	return out
