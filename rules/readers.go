@@ -51,16 +51,12 @@ type addressTrack struct {
 	// burst is what it did inside its crawler's burst (onset to end).
 	burst detect.AddressBehaviour
 	cells []addressCell
-	// labels counts its requests in the window by the crawler's label they
-	// were counted under, so that a reader's can be taken back out of what
-	// the crawler walked (a zone matching the pages its readers read would
-	// refuse them with the crawler).
-	labels []addressLabel
-}
-
-type addressLabel struct {
-	ev *labelEvidence
-	n  int
+	// walked is what its requests in the window added to its crawler's
+	// evidence, so that a reader's can be taken back out once the pass is
+	// over: a zone built on what the readers did (the pages they read, the
+	// browser version they run, the Referer of their clicks) would match
+	// them and refuse them in the crawler's bucket.
+	walked walkedEvidence
 }
 
 type addressCell struct {
@@ -76,8 +72,8 @@ type readerTracker map[readerKey]*addressTrack
 // fingerprint, in the given stretch and class; asset says whether it was for a
 // page asset, siteReferer whether its Referer named the site, method is its
 // method (a POST is no page read), inBurst whether it arrived inside the
-// crawler's burst.
-func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass, inBurst bool) {
+// crawler's burst. It returns the address's track.
+func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass, inBurst bool) *addressTrack {
 	k := readerKey{crawler, ip}
 	t := rt[k]
 	if t == nil {
@@ -93,26 +89,11 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 	for i := range t.cells {
 		if c := &t.cells[i]; c.stretch == stretch && c.class == class {
 			c.n++
-			return
+			return t
 		}
 	}
 	t.cells = append(t.cells, addressCell{stretch: stretch, class: class, n: 1})
-}
-
-// label notes that ip's request under crawler's fingerprint was counted
-// under ev among the crawler's labels.
-func (rt readerTracker) label(crawler int, ip netip.Addr, ev *labelEvidence) {
-	t := rt[readerKey{crawler, ip}]
-	if t == nil || ev == nil {
-		return
-	}
-	for i := range t.labels {
-		if t.labels[i].ev == ev {
-			t.labels[i].n++
-			return
-		}
-	}
-	t.labels = append(t.labels, addressLabel{ev: ev, n: 1})
+	return t
 }
 
 // settle returns the readers and recounts their arrivals in counts as
@@ -130,9 +111,6 @@ func (rt readerTracker) settle(counts *arrivalCounts) fingerprintReaders {
 		out[k] = struct{}{}
 		for _, c := range t.cells {
 			counts.move(c.stretch, c.class, classOf(-1, true, c.class.login(), c.class.php()), c.n)
-		}
-		for _, l := range t.labels {
-			l.ev.N -= l.n
 		}
 	}
 	return out

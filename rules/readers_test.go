@@ -222,11 +222,14 @@ func onlyRule(t *testing.T, in Input) (*Proposal, Rule) {
 
 // TestZoneLeavesTheReadersPages: readers who share a crawler's fingerprint
 // read article pages (with their assets, at a reader's pace) while it walks
-// its tools, and detect measured the article route as costly for the
-// fingerprint as a whole (their pages, not the crawler's). What the crawler
-// walked is counted without the readers' requests: a zone that matched the
-// article route too would hold the readers in the crawler's shared bucket
-// and refuse them with it.
+// its tools, and click one of its tools on each page (with the page as
+// Referer); detect measured the article route as costly for the fingerprint
+// as a whole (their pages, not the crawler's). What the crawler walked and
+// sent is counted without the readers' requests: a zone that matched the
+// article route, or that could not spare clicks with a Referer because one
+// in twenty requests under the fingerprint carried one (the readers'),
+// would hold the readers in the crawler's shared bucket and refuse them
+// with it.
 func TestZoneLeavesTheReadersPages(t *testing.T) {
 	crawler := reader{uaChrome, "ko-KR,ko;q=0.9", false, ""}
 	tools := []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=%s&action=history"}
@@ -247,6 +250,8 @@ func TestZoneLeavesTheReadersPages(t *testing.T) {
 				{at: at, uri: "/wiki/" + page, upstream: true, dur: 0.12},
 				{at: at.Add(300 * time.Millisecond), uri: "/static/skin.css", dur: 0.002},
 				{at: at.Add(400 * time.Millisecond), uri: "/static/wiki.js", dur: 0.002},
+				{at: at.Add(20 * time.Second), uri: "/wiki/Special:WhatLinksHere/" + page, upstream: true, dur: 0.3,
+					referer: "https://wiki.example.org/wiki/" + page},
 			} {
 				h.ip, h.ua, h.lang, h.tls = ip, crawler.ua, crawler.lang, true
 				hits = append(hits, h)
@@ -263,11 +268,11 @@ func TestZoneLeavesTheReadersPages(t *testing.T) {
 		Site: siteFacts, From: from, To: to}
 	_, r := onlyRule(t, in)
 	bt := r.Backtest
-	if bt.FingerprintReaderRequests != 3*readerPages {
-		t.Fatalf("%d requests counted as the readers', want %d", bt.FingerprintReaderRequests, 3*readerPages)
+	if bt.FingerprintReaderRequests != 4*readerPages {
+		t.Fatalf("%d requests counted as the readers', want %d", bt.FingerprintReaderRequests, 4*readerPages)
 	}
 	if bt.CrawlerRefusedShare < actorGoal || bt.FingerprintReaderRefused != 0 || bt.OtherLoggedOutRefusedShare >= collateralGoal {
-		t.Errorf("refused %.1f%% of the crawler, %d of the readers' %d page reads, %.2f%% of other logged-out requests\n%s",
-			100*bt.CrawlerRefusedShare, bt.FingerprintReaderRefused, readerPages, 100*bt.OtherLoggedOutRefusedShare, r.Caddyfile)
+		t.Errorf("refused %.1f%% of the crawler, %d of the readers' %d requests, %.2f%% of other logged-out requests\n%s",
+			100*bt.CrawlerRefusedShare, bt.FingerprintReaderRefused, bt.FingerprintReaderRequests, 100*bt.OtherLoggedOutRefusedShare, r.Caddyfile)
 	}
 }
