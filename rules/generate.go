@@ -191,7 +191,8 @@ type crawlerEvidence struct {
 	// readers who happen to share the crawler's fingerprint and read articles.
 	// SiteRefererRequests carried a Referer naming the site, and
 	// OrdinarySiteReferer counts the ordinary logged-out tool requests (other
-	// fingerprints, all the data) that did: readers clicking tools on pages.
+	// fingerprints, all the data, and in the window the readers who share the
+	// crawler's) that did: readers clicking tools on pages.
 	ToolRequests        int
 	CookieRequests      int
 	HintRequests        int

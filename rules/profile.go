@@ -139,10 +139,11 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				ci := crawlerIndex(refs, k)
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
+				var track *addressTrack
 				if ci >= 0 {
 					ref := &refs[ci]
 					inBurst := !start.Before(ref.onset) && start.Before(ref.end)
-					tracker.observe(ci, r.ClientIP, at, class == request.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls, inBurst)
+					track = tracker.observe(ci, r.ClientIP, at, class == request.ClassAsset, r.SiteReferer, r.Method, p.arrivals.stretch(at), cls, inBurst)
 				}
 				var label string
 				switch {
@@ -157,7 +158,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 				}
 				// The window as detect counts it: by log time.
 				if ci >= 0 && !r.Time.Before(in.From) && r.Time.Before(in.To) {
-					p.crawlers[ci].observe(r, label, toolish, tokens[ci])
+					p.crawlers[ci].observe(r, label, toolish, tokens[ci], &track.walked)
 					observeValues(p.crawlers[ci].QueryValues, valueKeys, r.Query)
 				}
 				if ci < 0 && class != request.ClassAsset && r.LoggedIn != sources.LoggedInYes {
@@ -174,29 +175,66 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	}
 	p.possiblyLate, p.maxDuration = lateness.possiblyLate, lateness.maxDur
 	p.readers = tracker.settle(p.arrivals)
+	for k := range p.readers {
+		p.crawlers[k.crawler].forget(&tracker[k].walked)
+	}
 	return p, nil
 }
 
-// observe counts one request of the crawler's fingerprint in the window.
-func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, token string) {
+// walkedEvidence is what one address's requests added to its crawler's
+// evidence (crawlerEvidence.observe), to be taken back out (forget).
+type walkedEvidence struct {
+	requests, tools, cookie, hints, siteReferer, lang, uaToken int
+	versions                                                   []walkedCount[string]
+	labels                                                     []walkedCount[*labelEvidence]
+}
+
+type walkedCount[K comparable] struct {
+	key K
+	n   int
+}
+
+// add counts one more key in counts.
+func addWalked[K comparable](counts []walkedCount[K], key K) []walkedCount[K] {
+	for i := range counts {
+		if counts[i].key == key {
+			counts[i].n++
+			return counts
+		}
+	}
+	return append(counts, walkedCount[K]{key: key, n: 1})
+}
+
+// observe counts one request of the crawler's fingerprint in the window, in
+// the crawler's evidence and in w, the evidence of the address that sent it.
+func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, token string, w *walkedEvidence) {
 	c.Requests++
+	w.requests++
 	if tool {
 		c.ToolRequests++
+		w.tools++
 		if r.HasCookie {
 			c.CookieRequests++
+			w.cookie++
 		}
 		if r.SecChUa {
 			c.HintRequests++
+			w.hints++
 		}
 		if r.SiteReferer {
 			c.SiteRefererRequests++
+			w.siteReferer++
 		}
 		if r.Lang != "" {
 			c.LangRequests++
+			w.lang++
 		}
 		if token != "" && strings.Contains(r.UserAgent, token) {
 			c.UATokenRequests++
-			bump(c.Versions, versionAfter(r.UserAgent, token), maxVersionKeys)
+			w.uaToken++
+			if v := versionAfter(r.UserAgent, token); bump(c.Versions, v, maxVersionKeys) {
+				w.versions = addWalked(w.versions, v)
+			}
 		}
 	}
 	ev := c.Labels[label]
@@ -208,6 +246,7 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 		c.Labels[label] = ev
 	}
 	ev.N++
+	w.labels = addWalked(w.labels, ev)
 	switch {
 	case strings.HasSuffix(label, " (path)"):
 		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
@@ -215,6 +254,32 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 		}
 	case label == string(request.ClassAPI):
 		bump(ev.Paths, decodedPath(r.Path), maxPrefixes)
+	}
+}
+
+// forget takes what one address added (w) back out of the crawler's
+// evidence: the address turned out to be a reader who shares the
+// fingerprint. Its tool clicks from the site's pages count as ordinary ones
+// (what a Referer condition would spare); the rest of the ordinary evidence
+// (observeOrdinary) goes without it. The path prefixes and API paths of its
+// labels stay: they only say how the crawler's tools are written, not
+// whether to match them.
+func (c *crawlerEvidence) forget(w *walkedEvidence) {
+	c.Requests -= w.requests
+	c.ToolRequests -= w.tools
+	c.CookieRequests -= w.cookie
+	c.HintRequests -= w.hints
+	c.SiteRefererRequests -= w.siteReferer
+	c.OrdinarySiteReferer += w.siteReferer
+	c.LangRequests -= w.lang
+	c.UATokenRequests -= w.uaToken
+	for _, v := range w.versions {
+		if c.Versions[v.key] -= v.n; c.Versions[v.key] <= 0 {
+			delete(c.Versions, v.key)
+		}
+	}
+	for _, l := range w.labels {
+		l.key.N -= l.n
 	}
 }
 
@@ -313,8 +378,10 @@ func decodedPath(raw string) string {
 }
 
 // bump counts key in m, adding new keys only while m holds fewer than limit.
-func bump(m map[string]int, key string, limit int) {
+func bump(m map[string]int, key string, limit int) bool {
 	if _, ok := m[key]; ok || len(m) < limit {
 		m[key]++
+		return true
 	}
+	return false
 }

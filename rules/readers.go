@@ -51,6 +51,12 @@ type addressTrack struct {
 	// burst is what it did inside its crawler's burst (onset to end).
 	burst detect.AddressBehaviour
 	cells []addressCell
+	// walked is what its requests in the window added to its crawler's
+	// evidence, so that a reader's can be taken back out once the pass is
+	// over: a zone built on what the readers did (the pages they read, the
+	// browser version they run, the Referer of their clicks) would match
+	// them and refuse them in the crawler's bucket.
+	walked walkedEvidence
 }
 
 type addressCell struct {
@@ -66,8 +72,8 @@ type readerTracker map[readerKey]*addressTrack
 // fingerprint, in the given stretch and class; asset says whether it was for a
 // page asset, siteReferer whether its Referer named the site, method is its
 // method (a POST is no page read), inBurst whether it arrived inside the
-// crawler's burst.
-func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass, inBurst bool) {
+// crawler's burst. It returns the address's track.
+func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, siteReferer bool, method string, stretch int, class arrivalClass, inBurst bool) *addressTrack {
 	k := readerKey{crawler, ip}
 	t := rt[k]
 	if t == nil {
@@ -83,10 +89,11 @@ func (rt readerTracker) observe(crawler int, ip netip.Addr, at int64, asset, sit
 	for i := range t.cells {
 		if c := &t.cells[i]; c.stretch == stretch && c.class == class {
 			c.n++
-			return
+			return t
 		}
 	}
 	t.cells = append(t.cells, addressCell{stretch: stretch, class: class, n: 1})
+	return t
 }
 
 // settle returns the readers and recounts their arrivals in counts as

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -217,4 +218,61 @@ func onlyRule(t *testing.T, in Input) (*Proposal, Rule) {
 		t.Fatalf("%d rules, want one; notes %v", len(p.Rules), p.DataQuality)
 	}
 	return p, p.Rules[0]
+}
+
+// TestZoneLeavesTheReadersPages: readers who share a crawler's fingerprint
+// read article pages (with their assets, at a reader's pace) while it walks
+// its tools, and click one of its tools on each page (with the page as
+// Referer); detect measured the article route as costly for the fingerprint
+// as a whole (their pages, not the crawler's). What the crawler walked and
+// sent is counted without the readers' requests: a zone that matched the
+// article route, or that could not spare clicks with a Referer because one
+// in twenty requests under the fingerprint carried one (the readers'),
+// would hold the readers in the crawler's shared bucket and refuse them
+// with it.
+func TestZoneLeavesTheReadersPages(t *testing.T) {
+	crawler := reader{uaChrome, "ko-KR,ko;q=0.9", false, ""}
+	tools := []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=%s&action=history"}
+	rng := rand.New(rand.NewPCG(11, 17))
+	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
+	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
+	crawl := crawlerTraffic(rng, onset, end, 300, crawler, tools, false)
+	hits = append(hits, crawl...)
+	readerPages := 0
+	for i := range 40 {
+		ip := fmt.Sprintf("2001:db8:fffd::%x", i+1)
+		for j := range 12 {
+			at := onset.Add(time.Duration(i)*40*time.Second + time.Duration(j)*50*time.Second)
+			page := fmt.Sprintf("Page_%d", 100*i+j)
+			for _, h := range []hit{
+				{at: at, uri: "/wiki/" + page, upstream: true, dur: 0.12},
+				{at: at.Add(300 * time.Millisecond), uri: "/static/skin.css", dur: 0.002},
+				{at: at.Add(400 * time.Millisecond), uri: "/static/wiki.js", dur: 0.002},
+				{at: at.Add(20 * time.Second), uri: "/wiki/Special:WhatLinksHere/" + page, upstream: true, dur: 0.3,
+					referer: "https://wiki.example.org/wiki/" + page},
+			} {
+				h.ip, h.ua, h.lang, h.tls = ip, crawler.ua, crawler.lang, true
+				hits = append(hits, h)
+			}
+			readerPages++
+		}
+	}
+	f := crawlerFinding(t, crawler, onset, end)
+	for _, u := range []string{"/wiki/Special:WhatLinksHere/Page_1", "/index.php?title=Page_1&action=history", "/wiki/Page_1"} {
+		p, q, _ := strings.Cut(u, "?")
+		f.Routes = append(f.Routes, detect.RouteCost{Template: request.RouteTemplate(p, q), Requests: 100, Expensive: true})
+	}
+	in := Input{Findings: []detect.Finding{f}, Access: []string{writeLog(t, t.TempDir(), hits)},
+		Site: siteFacts, From: from, To: to}
+	_, r := onlyRule(t, in)
+	bt := r.Backtest
+	if bt.FingerprintReaderRequests != 4*readerPages {
+		t.Fatalf("%d requests counted as the readers', want %d", bt.FingerprintReaderRequests, 4*readerPages)
+	}
+	if bt.CrawlerRefusedShare < actorGoal || bt.FingerprintReaderRefused != 0 || bt.OtherLoggedOutRefusedShare >= collateralGoal {
+		t.Errorf("refused %.1f%% of the crawler, %d of the readers' %d requests, %.2f%% of other logged-out requests\n%s",
+			100*bt.CrawlerRefusedShare, bt.FingerprintReaderRefused, bt.FingerprintReaderRequests, 100*bt.OtherLoggedOutRefusedShare, r.Caddyfile)
+	}
 }
