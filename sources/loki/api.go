@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/loki/internal/logql"
@@ -363,6 +364,16 @@ func (c *Client) vector(ctx context.Context, query string, t time.Time, m *meter
 	return out, nil
 }
 
+// streamsData is data of a log query's answer. The lines are decoded straight
+// into their final strings in the pass that reads the envelope: a page holds
+// up to thousands of lines, and a raw copy of result parsed again afterwards
+// scanned each of them twice more.
+type streamsData struct {
+	ResultType string         `json:"resultType"`
+	Result     []streamResult `json:"result"`
+	Stats      *Stats         `json:"stats"`
+}
+
 // logPage fetches one page of a log query: at most limit lines in [from, to),
 // oldest first.
 func (c *Client) logPage(ctx context.Context, query string, from, to time.Time, limit int, m *meter) ([]streamResult, *Stats, error) {
@@ -373,17 +384,28 @@ func (c *Client) logPage(ctx context.Context, query string, from, to time.Time, 
 		"limit":     {strconv.Itoa(limit)},
 		"direction": {"forward"},
 	}
-	var d queryData
+	var d streamsData
 	if err := c.get(ctx, pathQueryRange, p, &d, m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && strings.HasPrefix(te.Field, "data.result") {
+			// The answer is JSON but its result is not streams: a metric
+			// query's matrix, or values of the wrong type.
+			return nil, nil, wrongStreams(d.ResultType, te)
+		}
 		return nil, nil, err
 	}
 	c.traffic.processedBy(d.Stats)
 	if d.ResultType != "streams" {
-		return nil, nil, fmt.Errorf("want streams, Loki answered resultType %q (is this a metric query?)", d.ResultType)
+		return nil, nil, wrongStreams(d.ResultType, nil)
 	}
-	var res []streamResult
-	if err := json.Unmarshal(d.Result, &res); err != nil {
-		return nil, nil, fmt.Errorf("decoding streams: %w", err)
+	return d.Result, d.Stats, nil
+}
+
+// wrongStreams is the error of a log query's answer whose result did not
+// decode as streams (te) or was not declared streams.
+func wrongStreams(resultType string, te *json.UnmarshalTypeError) error {
+	if resultType != "streams" {
+		return fmt.Errorf("want streams, Loki answered resultType %q (is this a metric query?)", resultType)
 	}
-	return res, d.Stats, nil
+	return fmt.Errorf("decoding streams: %w", te)
 }
