@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/detect/scan"
@@ -149,12 +151,16 @@ type hook struct {
 }
 
 func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body) // read whole, the server notices a client leave
 	h.mu.Lock()
 	h.calls++
 	fail := h.calls <= h.failures
 	h.mu.Unlock()
 	if h.delay > 0 && fail {
-		time.Sleep(h.delay)
+		select { // a client that gave up is gone
+		case <-time.After(h.delay):
+		case <-r.Context().Done():
+		}
 	}
 	if fail {
 		w.Header().Set("Retry-After", "0")
@@ -162,7 +168,6 @@ func (h *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m Message
-	body, _ := io.ReadAll(r.Body)
 	if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &m) != nil || m.Text == "" {
 		http.Error(w, "invalid_payload", http.StatusBadRequest)
 		return
@@ -191,10 +196,13 @@ func TestWebhookSend(t *testing.T) {
 		{"revoked webhook: no retry", &hook{failures: 99, status: http.StatusNotFound}, 4, 1, 0, "HTTP 404"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(tt.hook)
-			defer srv.Close()
-			w := &Webhook{URL: srv.URL + secret, Attempts: tt.attempts, Backoff: 10 * time.Millisecond, Timeout: 100 * time.Millisecond}
+		// In a bubble the 100 ms timeout and the hook's 300 ms delay are the
+		// test's own clock, however busy the machine: on a real socket a
+		// loaded CI host once took over 100 ms to answer, and a success was
+		// counted as a timeout.
+		synctest.Test(t, func(t *testing.T) {
+			srv := serveInBubble(t, tt.hook)
+			w := &Webhook{URL: srv.URL + secret, Client: srv.Client, Attempts: tt.attempts, Backoff: 10 * time.Millisecond, Timeout: 100 * time.Millisecond}
 			n, err := w.Send(context.Background(), Message{Text: "hello"})
 			if n != tt.wantAttempts || len(tt.hook.received) != tt.wantReceived {
 				t.Errorf("attempts %d, received %d; want %d, %d (err %v)", n, len(tt.hook.received), tt.wantAttempts, tt.wantReceived, err)
@@ -209,11 +217,64 @@ func TestWebhookSend(t *testing.T) {
 				t.Errorf("the error shows the webhook's secret path: %v", err)
 			}
 			if got := w.Target(); got != srv.URL {
-				t.Errorf("Target() = %q, want %q (scheme and host only)", got, srv.URL)
+				t.Errorf("%s: Target() = %q, want %q (scheme and host only)", tt.name, got, srv.URL)
 			}
 		})
 	}
 }
+
+// bubbleServer is an HTTP server reached over in-memory connections, for a
+// synctest bubble: its goroutines and connections block durably, so fake
+// time moves only when client and server both wait.
+type bubbleServer struct {
+	URL    string
+	Client *http.Client
+	conns  chan net.Conn
+	done   chan struct{}
+	once   sync.Once
+}
+
+// serveInBubble serves h until the test ends.
+func serveInBubble(t *testing.T, h http.Handler) *bubbleServer {
+	s := &bubbleServer{URL: "http://hook.test", conns: make(chan net.Conn), done: make(chan struct{})}
+	s.Client = &http.Client{Transport: &http.Transport{DialContext: s.dial}}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(s)
+	t.Cleanup(func() {
+		s.Client.CloseIdleConnections()
+		srv.Close()
+	})
+	return s
+}
+
+func (s *bubbleServer) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case s.conns <- server:
+		return client, nil
+	case <-s.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Accept, Close and Addr make the server its own net.Listener.
+func (s *bubbleServer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.conns:
+		return c, nil
+	case <-s.done:
+		return nil, net.ErrClosed
+	}
+}
+func (s *bubbleServer) Close() error   { s.once.Do(func() { close(s.done) }); return nil }
+func (s *bubbleServer) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 func TestWebhookUnreachableKeepsSecret(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
@@ -229,20 +290,22 @@ func TestWebhookUnreachableKeepsSecret(t *testing.T) {
 	}
 }
 
+// TestWebhookStopsWithContext: a backoff of seconds does not outlive the
+// caller's context. In a bubble, time.Since is the test's own clock: exact.
 func TestWebhookStopsWithContext(t *testing.T) {
-	h := &hook{failures: 99, status: http.StatusServiceUnavailable}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	w := &Webhook{URL: srv.URL, Attempts: 10, Backoff: time.Second}
-	start := time.Now()
-	if _, err := w.Send(ctx, Message{Text: "x"}); err == nil {
-		t.Fatal("no error")
-	}
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Errorf("Send waited %s after its context ended", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := serveInBubble(t, &hook{failures: 99, status: http.StatusServiceUnavailable, delay: 20 * time.Millisecond})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		w := &Webhook{URL: srv.URL, Client: srv.Client, Attempts: 10, Backoff: time.Second}
+		start := time.Now()
+		if _, err := w.Send(ctx, Message{Text: "x"}); err == nil {
+			t.Fatal("no error")
+		}
+		if d := time.Since(start); d > 50*time.Millisecond {
+			t.Errorf("Send waited %s after its context ended at 50ms", d-50*time.Millisecond)
+		}
+	})
 }
 
 func writeString(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

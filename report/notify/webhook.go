@@ -107,9 +107,9 @@ type Webhook struct {
 	// URL is the webhook's address. Its path usually is the secret (Slack's
 	// /services/T.../B.../...): errors and Target never show it.
 	URL string
-	// Client sends the requests; nil means one with Timeout.
+	// Client sends the requests; nil means http.Client's defaults.
 	Client *http.Client
-	// Timeout bounds each attempt (default 10 s).
+	// Timeout bounds each attempt (default 10 s) unless Client sets its own.
 	Timeout time.Duration
 	// Attempts is how many times to try (default 4).
 	Attempts int
@@ -158,13 +158,15 @@ func (w *Webhook) Send(ctx context.Context, msg Message) (int, error) {
 	if policy.Budget <= 0 {
 		policy.Budget = 2 * time.Minute
 	}
-	client := w.Client
-	if client == nil {
-		timeout := w.Timeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
+	client := &http.Client{}
+	if w.Client != nil {
+		*client = *w.Client
+	}
+	if client.Timeout <= 0 {
+		client.Timeout = w.Timeout
+		if client.Timeout <= 0 {
+			client.Timeout = 10 * time.Second
 		}
-		client = &http.Client{Timeout: timeout}
 	}
 	n, err := policy.Do(ctx, func(ctx context.Context) error { return w.post(ctx, client, body) })
 	if err != nil {
