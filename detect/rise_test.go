@@ -36,7 +36,8 @@ func TestSustainedOnset(t *testing.T) {
 // at a steady ~18 a minute for forty minutes (above a baseline of nothing)
 // and then twenty-five times as fast rose, for the burst, at the step; its
 // first requests are not the onset (wordpress-search-crawl seed 16 put the
-// onset 19 minutes early so). A burst from nothing, a ramp that climbed
+// onset 19 minutes early so). A burst from nothing, a burst whose next
+// stage came ten minutes after its first, a ramp that climbed
 // from its first minute, a steady climb that doubles every twenty minutes
 // and a walk that never multiplied keep their first minute; the fade is
 // still the last minute above the baseline.
@@ -71,6 +72,12 @@ func TestSustainedRiseStepsIntoItsPeak(t *testing.T) {
 			return burst[min(m-100, len(burst)-1)]
 		}, 100},
 		{"burst from nothing", func(m int) int { return burst[min(m-60, len(burst)-1)] }, 60},
+		{"burst in stages", func(m int) int { // ~470 for ten minutes, then ~1,500: one rise
+			if m < 70 {
+				return 450 + walk[m%len(walk)]
+			}
+			return 1450 + 2*walk[m%len(walk)]
+		}, 60},
 		{"ramp", func(m int) int { return min(10*(m-59), 600) }, 60},
 		{"doubling", func(m int) int { return int(20 * math.Pow(2, float64(m-60)/20)) }, 60},
 		{"walk only", func(m int) int { return walk[m%len(walk)] }, 60},
