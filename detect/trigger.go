@@ -184,10 +184,7 @@ func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, 
 		return time.Time{}, false, estimated
 	}
 	if m, ok := SustainedOnset(perMinute, RiseLevel(before/10, riseZ), leadFrom.Unix()/60, to.Unix()/60); ok {
-		// The hour before may hold too little of the client to judge by (a
-		// recording that starts inside it): a steady walk above that rate
-		// still steps up into the burst.
-		return time.Unix(stepOnset(perMinute, m, to.Unix()/60)*60, 0).UTC(), true, estimated
+		return time.Unix(m*60, 0).UTC(), true, estimated
 	}
 	return time.Time{}, false, estimated
 }
