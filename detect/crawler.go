@@ -546,15 +546,19 @@ func browsers(c *Cluster) (n, requests int) {
 
 // sustainedRise finds, in perMinute over [from, to), the onset and fade of
 // a rise above baseline10 per 10 minutes: the first minute of three in a
-// row clearly above the baseline rate, and the end of the last minute above
-// it (zero times when there is none).
+// row clearly above the baseline rate, or of the step up into the peak when
+// the rate first held steady above the baseline (stepOnset), and the end of
+// the last minute above it (zero times when there is none).
 func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time) {
 	level := RiseLevel(baseline10/10, riseZ)
 	first, ok := SustainedOnset(perMinute, level, from.Unix()/60, to.Unix()/60)
 	if !ok {
 		return onset, end
 	}
-	onset = time.Unix(first*60, 0).UTC()
+	// The rise starts where the rate rose into its peak: a low walk that
+	// cleared the baseline first is a step below it (stepOnset). Its fade
+	// is still measured against the baseline, from its first minute.
+	onset = time.Unix(stepOnset(perMinute, first, to.Unix()/60)*60, 0).UTC()
 	for m := first; m < to.Unix()/60; m++ {
 		if float64(perMinute[m]) >= level {
 			end = time.Unix(m*60, 0).UTC().Add(time.Minute)

@@ -43,3 +43,62 @@ func sustainedFrom(perMinute map[int64]int, level float64, m int64) bool {
 	}
 	return true
 }
+
+// plateauMinutes is the span a rate is compared over when a rise is looked
+// for a step in (stepOnset): ten minutes, as peak10 and baseline10 are.
+const plateauMinutes = 10
+
+// plateauHold is how long a rate must hold steady after a rise before a
+// larger rise counts as a step of its own (stepOnset). A crawl that bursts
+// in stages (about 470 a minute for ten minutes, then 1,200: the reference
+// crawl, wordpress-search-crawl) rose once, at its first stage; a walk that
+// held its low rate for forty minutes before multiplying it rose, for the
+// burst, when it multiplied.
+const plateauHold = 2 * plateauMinutes
+
+// stepOnset is where a sustained rise that began at onset (unix minutes)
+// rose into its peak, over [onset, to): a crawler that walked the site at
+// a low, steady rate and then multiplied it rose, for what followed, when
+// it multiplied, not when its first requests came. The count of the
+// plateauMinutes from onset is the local level; a later rise counts as a
+// step when the peak of ten minutes in [onset, to) clears that level as a
+// rise clears a baseline (riseRatio, riseZ), the rate first stays at or
+// above RiseLevel of it for sustainedMinutes only plateauHold or more after
+// onset, and the plateau's last ten minutes before the step are no rise
+// over its first ten: a ramp that kept climbing from its start, or a burst
+// whose next stage came sooner, keeps that start. The step is taken again
+// from the new onset while the peak still clears its level.
+func stepOnset(perMinute map[int64]int, onset, to int64) int64 {
+	peakMinutes := func(from int64) float64 {
+		best := 0
+		for m := from; m+plateauMinutes <= to; m++ {
+			best = max(best, minutesSum(perMinute, m, m+plateauMinutes))
+		}
+		return float64(best)
+	}
+	for onset+2*plateauMinutes <= to {
+		plateau := float64(minutesSum(perMinute, onset, onset+plateauMinutes))
+		if !poissonExcess(peakMinutes(onset), plateau, riseRatio, riseZ) {
+			return onset
+		}
+		next, ok := SustainedOnset(perMinute, RiseLevel(plateau/plateauMinutes, riseZ), onset, to)
+		if !ok || next < onset+plateauHold {
+			return onset // it kept rising from its start: a ramp, or stages of one burst
+		}
+		before := float64(minutesSum(perMinute, next-plateauMinutes, next))
+		if poissonExcess(before, plateau, 1, riseZ) {
+			return onset // the plateau climbed on its way
+		}
+		onset = next
+	}
+	return onset
+}
+
+// minutesSum is the count of perMinute over the unix minutes [from, to).
+func minutesSum(perMinute map[int64]int, from, to int64) int {
+	n := 0
+	for m := from; m < to; m++ {
+		n += perMinute[m]
+	}
+	return n
+}
