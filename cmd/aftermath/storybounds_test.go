@@ -480,7 +480,7 @@ func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
 // of an hour before the crawl, are lines lost, as a 40-minute hole inside the
 // incident is (TestStoryBoundedByAccessLogCoverage) and 35 minutes between
 // rotated files (TestEvidenceLayouts); a quiet night's empty minutes are
-// not (scan's TestWeekCoverageHasNoFalseGap).
+// not (analysis's TestWeekCoverageHasNoFalseGap).
 func TestNightHoleOnABusySite(t *testing.T) {
 	t.Parallel()
 	from, to := kst(t, "02:02"), kst(t, "02:12")

@@ -1,8 +1,10 @@
-package scan_test
+package analysis_test
 
 import (
 	"os"
 	"testing"
+
+	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
 // testDir holds what the tests of this package share (the simulated week);
@@ -12,12 +14,5 @@ var testDir string
 func tempDir() (string, error) { return testDir, nil }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aftermath-scan-test-")
-	if err != nil {
-		panic(err)
-	}
-	testDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-analysis-test-", &testDir))
 }

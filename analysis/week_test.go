@@ -1,4 +1,4 @@
-package scan_test
+package analysis_test
 
 import (
 	"context"
