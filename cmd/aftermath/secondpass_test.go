@@ -79,8 +79,8 @@ func newTestRand(seed uint64) func(n int64) int64 {
 	}
 }
 
-// TestSecondPassPullsWhereTheCrawlerBegan: a crawler walks slowly for 50
-// minutes and then bursts. The per-family counts fail (pushdownFake), so only the
+// TestSecondPassPullsWhereTheCrawlerBegan: a crawler walks slowly, growing,
+// for 50 minutes and then bursts. The per-family counts fail (pushdownFake), so only the
 // burst and its margin are pulled and the crawler seems to start at the
 // margin's edge, its start marked estimated. A second pass pulls the counted
 // half-hour before that start, and the crawler's start and the failed
@@ -99,12 +99,15 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 		case !m.Before(burstFrom) && m.Before(burstTo):
 			n = 400
 		case !m.Before(walkFrom) && m.Before(burstFrom):
-			n = 10
+			// A walk that grows (2 to 20 a minute): a crawl's rise starts
+			// where it began to grow, not at a later step out of a flat
+			// walk (TestSustainedRiseStepsIntoItsPeak).
+			n = 2 + int(18*m.Sub(walkFrom)/burstFrom.Sub(walkFrom))
 		}
 		for range n {
 			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
 			status, dur := 200, 2.0+float64(rnd(8000))/1000
-			if n > 10 && rnd(10) < 4 {
+			if n > 20 && rnd(10) < 4 {
 				status, dur = 503, 0.0002
 			}
 			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+rnd(80), rnd(256), rnd(256), 1+rnd(254)), crawler, "zh-CN,zh;q=0.9",
