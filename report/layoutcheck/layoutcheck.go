@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -151,48 +150,18 @@ func WithProbe(page []byte) ([]byte, error) {
 }
 
 // Measure frames dir/page (written by WithProbe) at width in headless
-// Chromium and returns what the probe posted (MeasureAll, one frame).
+// Chromium and returns what the probe posted. Headless Chromium will not
+// make a window narrower than 500 px, so an outer page holds the page in an
+// iframe of that width and collects the numbers.
 func Measure(t *testing.T, dir, page string, width int) Layout {
 	t.Helper()
-	return MeasureAll(t, dir, []Frame{{Page: page, Width: width}})[0]
-}
-
-// Frame is one page of a directory, framed at one width.
-type Frame struct {
-	Page  string
-	Width int
-}
-
-// MeasureAll frames each page (in dir, written by WithProbe) at its width,
-// all in one headless Chromium, and returns what each frame's probe posted,
-// in order. One Chromium for all: its start was most of a measurement's CPU
-// (six runs of report's layout test took 11 s of CPU, one per frame).
-// Each frame is its own document whose window is the frame, so a page lays
-// out as it would alone. Headless Chromium will not make a window narrower
-// than 500 px, so an outer page holds the pages in iframes of their widths
-// and collects the numbers, telling the frames apart by the window that
-// posted them.
-func MeasureAll(t *testing.T, dir string, frames []Frame) []Layout {
-	t.Helper()
-	if len(frames) == 0 {
-		return nil
-	}
-	var iframes strings.Builder
-	for i, f := range frames {
-		fmt.Fprintf(&iframes, `<iframe id="f%d" src="%s" style="border:0;display:block;width:%dpx;height:3000px"></iframe>`+"\n", i, f.Page, f.Width)
-	}
-	frame := fmt.Sprintf(`<!DOCTYPE html><html><body style="margin:0">%s<script>addEventListener('message', e => {
-  const i = [...document.querySelectorAll('iframe')].findIndex(f => f.contentWindow === e.source);
-  const p = document.createElement('pre'); p.id = 'layout-' + i; p.textContent = e.data; document.body.appendChild(p); });</script></body></html>`, iframes.String())
-	name := fmt.Sprintf("%d-%s", frames[0].Width, frames[0].Page)
-	if len(frames) > 1 {
-		name = fmt.Sprintf("%d-frames-%s", len(frames), name)
-	}
-	outer := filepath.Join(dir, "frame-"+name)
+	outer := filepath.Join(dir, fmt.Sprintf("frame-%d-%s", width, page))
+	frame := fmt.Sprintf(`<!DOCTYPE html><html><body style="margin:0"><iframe src="%s" style="border:0;width:%dpx;height:3000px"></iframe>
+<script>addEventListener('message', e => { const p = document.createElement('pre'); p.id = 'layout'; p.textContent = e.data; document.body.appendChild(p); });</script></body></html>`, page, width)
 	if err := os.WriteFile(outer, []byte(frame), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	profile := filepath.Join(dir, "profile-"+name)
+	profile := filepath.Join(dir, fmt.Sprintf("profile-%d-%s", width, page))
 	dom, log, err := runChromium(outer, profile, dir)
 	// A Chromium killed by a signal (it segfaults now and then on a loaded
 	// machine) measured nothing: one more run, then its error stands. An
@@ -207,13 +176,13 @@ func MeasureAll(t *testing.T, dir string, frames []Frame) []Layout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := map[string]string{}
+	var found string
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
 		if n.Type == html.ElementNode && n.Data == "pre" {
 			for _, a := range n.Attr {
-				if a.Key == "id" && strings.HasPrefix(a.Val, "layout-") && n.FirstChild != nil {
-					found[a.Val] = n.FirstChild.Data
+				if a.Key == "id" && a.Val == "layout" && n.FirstChild != nil {
+					found = n.FirstChild.Data
 				}
 			}
 		}
@@ -222,20 +191,16 @@ func MeasureAll(t *testing.T, dir string, frames []Frame) []Layout {
 		}
 	}
 	walk(doc)
-	out := make([]Layout, len(frames))
-	for i, f := range frames {
-		js, ok := found[fmt.Sprintf("layout-%d", i)]
-		if !ok {
-			t.Fatalf("%s at %d px: the probe posted nothing (did the framed page load?)\n%s", f.Page, f.Width, Tail(log, 2000))
-		}
-		if err := json.Unmarshal([]byte(js), &out[i]); err != nil {
-			t.Fatalf("%s at %d px: probe: %v: %s", f.Page, f.Width, err, js)
-		}
-		l := out[i]
-		t.Logf("%s at %d px: scroll %d/%d px, smallest text %.2f px (%s), %d overlaps, %d broken words, dates %q",
-			f.Page, f.Width, l.ScrollWidth, l.ClientWidth, l.MinFontPx, l.MinFontAt, len(l.Overlaps), len(l.BrokenWords), l.Dates)
+	if found == "" {
+		t.Fatalf("the probe posted nothing (did the framed page load?)\n%s", Tail(log, 2000))
 	}
-	return out
+	var l Layout
+	if err := json.Unmarshal([]byte(found), &l); err != nil {
+		t.Fatalf("probe: %v: %s", err, found)
+	}
+	t.Logf("%s at %d px: scroll %d/%d px, smallest text %.2f px (%s), %d overlaps, %d broken words, dates %q",
+		page, width, l.ScrollWidth, l.ClientWidth, l.MinFontPx, l.MinFontAt, len(l.Overlaps), len(l.BrokenWords), l.Dates)
+	return l
 }
 
 // CheckReadable fails t where the page measured at width is hard to read:
