@@ -1,6 +1,10 @@
 package detect
 
-import "github.com/aftermath-forensics/aftermath/sources/failure"
+import (
+	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources/failure"
+)
 
 // What stands out above a usual count, and from when: the Poisson tests every
 // detector and the scan use on counts of requests and failures. The
@@ -70,10 +74,7 @@ const plateauHold = 2 * plateauMinutes
 // from the new onset while the peak still clears its level.
 func stepOnset(perMinute map[int64]int, onset, to int64) int64 {
 	peakMinutes := func(from int64) float64 {
-		best := 0
-		for m := from; m+plateauMinutes <= to; m++ {
-			best = max(best, minutesSum(perMinute, m, m+plateauMinutes))
-		}
+		best, _ := rollingMax(perMinute, time.Unix(from*60, 0), time.Unix(to*60, 0), plateauMinutes)
 		return float64(best)
 	}
 	for onset+2*plateauMinutes <= to {
