@@ -178,3 +178,60 @@ func TestPoolCutJudgedOnTheBacklog(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolCutJudgedWithTheBacklogItHad: a commit that cut the pool and
+// raised listen.backlog in one edit is judged against the configuration
+// before it, all of it: the old 8 workers ran with the old 32-connection
+// backlog, which a burst of 25 a second for 10 s overflows (the old pool's
+// queue would wait within the clients' timeout only because the new
+// backlog of 4,096 lets it grow). The obvious run, the old size against the
+// incident's backlog, says the old pool held. When another, earlier commit
+// raised the backlog, the cut alone is judged: its old size runs against
+// the backlog in force, and held.
+func TestPoolCutJudgedWithTheBacklogItHad(t *testing.T) {
+	const S, timeout, applied = 0.6, 10.0, 4096
+	ref := "abcdef0123456789abcdef0123456789abcdef01"
+	cut := sources.Change{Time: ccAt(2, 23, 0), Source: "git", Ref: ref, File: "www.conf", Key: "pm.max_children", Old: "8", New: "3"}
+	for _, sameCommit := range []bool{true, false} {
+		for seed := int64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("same commit %v/seed %d", sameCommit, seed), func(t *testing.T) {
+				raise := sources.Change{Time: cut.Time, Source: "git", Ref: ref, File: "www.conf", Key: "listen.backlog", Old: "32", New: "4096"}
+				if !sameCommit {
+					raise.Time, raise.Ref = ccAt(1, 9, 0), "0123456789abcdef0123456789abcdef01234567"
+				}
+				load := burstLoad(seed, 2, 25, 240, 10, 240)
+				from := ccOnset.Add(-240 * time.Second)
+				q := QueueFacts{Workers: 3, ServiceTimeS: S, ClientTimeoutS: timeout, Backlog: applied, Onset: ccOnset, Loc: ccKST,
+					PeakPHPPerS: busiestSpanPerS(load), PeakAt: ccOnset, UsualPHPPerS: 2,
+					PHPArrivals: load, ArrivalsFrom: from, ArrivalsUntil: from.Add(time.Duration(len(load)) * time.Second)}
+				got, _ := RankChanges([]sources.Change{raise, cut}, ccFindings(detect.KindWorkerSaturation, detect.KindUpstreamErrors), q)
+				var f *detect.Finding
+				for i := range got {
+					if c := got[i].Change; c != nil && c.Key == cut.Key {
+						f = &got[i]
+					}
+				}
+				if f == nil {
+					t.Fatalf("no finding of the cut among %d", len(got))
+				}
+				cf := detect.FactsOf[ConfigChangeFacts](f)
+				if cf.QueueBacklog.V != applied || !cf.OldPoolLongestWaitS.OK || cf.OldPoolLongestWaitS.V > timeout {
+					t.Fatalf("backlog %v, old pool's longest wait %v: the case means a queue the old pool drains within %v s when it may grow\n%s",
+						cf.QueueBacklog, cf.OldPoolLongestWaitS, timeout, f.Summary)
+				}
+				if !sameCommit {
+					if cf.OldPoolBacklog.OK || cf.OldPoolRefused.V != 0 || !cf.OldPoolHeld.V || strings.Contains(f.Summary, "before the same commit") {
+						t.Errorf("backlog raised by another commit: old pool against %v refused %v, held %v; want the backlog in force, none refused, held\n%s",
+							cf.OldPoolBacklog, cf.OldPoolRefused, cf.OldPoolHeld, f.Summary)
+					}
+					return
+				}
+				said := "8 workers against the 32-connection backlog of before the same commit, 3 against its 4,096"
+				if cf.OldPoolBacklog.V != 32 || cf.OldPoolRefused.V <= 0 || cf.OldPoolHeld.V || !strings.Contains(f.Summary, said) {
+					t.Errorf("same commit: old pool against %v refused %v, held %v; want the old 32, some refused, not held, saying %q\n%s",
+						cf.OldPoolBacklog, cf.OldPoolRefused, cf.OldPoolHeld, said, f.Summary)
+				}
+			})
+		}
+	}
+}

@@ -157,6 +157,9 @@ func workersTest(a *assessment, q QueueFacts) {
 		a.facts.ClientTimeoutS = detect.Some(qw.Limit)
 		if qw.Backlog > 0 {
 			a.facts.QueueBacklog = detect.Some(qw.Backlog)
+			if qw.OldBacklog > 0 {
+				a.facts.OldPoolBacklog = detect.Some(qw.OldBacklog)
+			}
 			a.facts.OldPoolRefused = detect.Some(qw.OldRefused)
 			a.facts.NewPoolRefused = detect.Some(qw.NewRefused)
 		}
@@ -214,10 +217,20 @@ type queueRun struct {
 	// queue never formed).
 	OldAt, NewAt time.Time
 	// Backlog is the listen queue's cap the queue ran against (0: unknown,
-	// the queue unbounded); OldRefused and NewRefused the connections a
-	// full queue refused with each size (none when it is unknown).
-	Backlog                int
+	// the queue unbounded); OldBacklog the old size's when the same commit
+	// changed it too (0: Backlog); OldRefused and NewRefused the
+	// connections a full queue refused with each size (none when it is
+	// unknown).
+	Backlog, OldBacklog    int
 	OldRefused, NewRefused int
+}
+
+// OldCap is the listen queue's cap the old pool size ran against.
+func (r queueRun) OldCap() int {
+	if r.OldBacklog > 0 {
+		return r.OldBacklog
+	}
+	return r.Backlog
 }
 
 // short: a pool size did not hold the load's queue, which waited past the
@@ -251,13 +264,19 @@ func queueWaits(q QueueFacts, old, nw, S float64) (queueRun, bool) {
 		}
 		return q.ArrivalsFrom.Add(time.Duration(i) * time.Second).In(q.Loc)
 	}
-	// Both sizes run against the backlog in force during the incident: a
-	// full queue refuses what comes next, so it waits no longer than a
-	// full queue's wait, and what it refused failed however short that is.
+	// Each size runs against its own configuration's backlog: the one in
+	// force during the incident, or for the old size the one before the
+	// change when the same commit changed it too. A full queue refuses
+	// what comes next, so it waits no longer than a full queue's wait, and
+	// what it refused failed however short that is.
 	backlog := float64(max(q.Backlog, 0))
+	oldBacklog := backlog
+	if q.BacklogBefore > 0 && q.Backlog > 0 {
+		oldBacklog, r.OldBacklog = float64(q.BacklogBefore), q.BacklogBefore
+	}
 	var i, j int
 	var oldRefused, newRefused float64
-	r.Old, i, oldRefused = detect.LongestQueueWait(q.PHPArrivals, 1, S, old, backlog)
+	r.Old, i, oldRefused = detect.LongestQueueWait(q.PHPArrivals, 1, S, old, oldBacklog)
 	r.New, j, newRefused = detect.LongestQueueWait(q.PHPArrivals, 1, S, nw, backlog)
 	r.OldAt, r.NewAt = at(i), at(j)
 	r.Old, r.New = detect.Round(r.Old, 1), detect.Round(r.New, 1)

@@ -131,7 +131,12 @@ type ConfigChangeFacts struct {
 	// each size: a pool whose queue refused any did not hold the load,
 	// however short its longest wait (a full queue's). Absent when the
 	// backlog is unknown (the queue ran unbounded).
-	QueueBacklog   detect.Maybe[int] `json:"queue_backlog"`
+	QueueBacklog detect.Maybe[int] `json:"queue_backlog"`
+	// OldPoolBacklog is the backlog the old pool size ran against instead,
+	// when the same commit changed listen.backlog too: the configuration
+	// before the commit had both. Absent: the old size ran against
+	// QueueBacklog.
+	OldPoolBacklog detect.Maybe[int] `json:"old_pool_backlog"`
 	OldPoolRefused detect.Maybe[int] `json:"old_pool_refused"`
 	NewPoolRefused detect.Maybe[int] `json:"new_pool_refused"`
 	// QueueServiceTimeS is the time per request that queue drained at: PHP's

@@ -1,6 +1,7 @@
 package configchange
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -82,4 +83,35 @@ func supersededBy(c sources.Change, all []sources.Change, onset time.Time) *sour
 		}
 	}
 	return best
+}
+
+// backlogBefore is listen.backlog before c, when the same commit (the same
+// ref, or the same moment for records without one) changed it too: 0 when
+// c is the backlog's own change, when no change beside c touched it, or
+// when its old value is not a positive count (-1 asks the kernel for its
+// maximum, which the log does not state). applied is the backlog in force
+// during the incident as the kernel applied it: when the new value was
+// above it, the kernel capped it there, and it caps the old one too.
+func backlogBefore(c sources.Change, all []sources.Change, applied int) int {
+	if k := knobFor(c.Key); k == nil || k.name == "listen.backlog" {
+		return 0
+	}
+	for _, o := range all {
+		k := knobFor(o.Key)
+		if k == nil || k.name != "listen.backlog" {
+			continue
+		}
+		if c.Ref != "" && o.Ref != c.Ref || c.Ref == "" && (o.Ref != "" || !o.Time.Equal(c.Time)) {
+			continue
+		}
+		old, ok := settingValue(o.Old, k)
+		if !ok || old <= 0 || math.IsInf(old, 0) {
+			return 0
+		}
+		if nw, ok := settingValue(o.New, k); ok && applied > 0 && nw > float64(applied) {
+			old = min(old, float64(applied))
+		}
+		return int(old)
+	}
+	return 0
 }

@@ -33,6 +33,11 @@ type QueueFacts struct {
 	// Backlog is php-fpm's listen.backlog in force during the incident
 	// (phpfpm_listen_queue_length); optional, used to weigh pm.max_children.
 	Backlog int
+	// BacklogBefore is listen.backlog before the change being judged, when
+	// the same commit changed it too (0: that change left it at Backlog):
+	// the pool's old size is run against the configuration it had, all of
+	// it, not against a backlog the same change brought.
+	BacklogBefore int
 	// QueuePeak is the deepest listen queue observed (max of phpfpm_listen_queue),
 	// in requests; the maximum of Queue is used when it is larger.
 	QueuePeak float64
@@ -213,7 +218,9 @@ func RankChanges(cs []sources.Change, findings []detect.Finding, q QueueFacts) (
 				continue
 			}
 		}
-		a := assess(c, g[1:], k, q, present)
+		qc := q
+		qc.BacklogBefore = backlogBefore(c, cs, q.Backlog)
+		a := assess(c, g[1:], k, qc, present)
 		after := !q.Onset.IsZero() && c.Time.After(q.Onset)
 		switch {
 		case a.risk < 0 && a.mech > 0:
