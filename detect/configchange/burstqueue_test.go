@@ -235,3 +235,41 @@ func TestPoolCutJudgedWithTheBacklogItHad(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogBeforeTheCommit: which backlog the old pool had, read from the
+// changes beside the cut.
+func TestBacklogBeforeTheCommit(t *testing.T) {
+	at := ccAt(2, 23, 0)
+	cut := sources.Change{Time: at, Ref: "r1", Key: "pm.max_children", Old: "8", New: "3"}
+	backlog := func(ref string, when time.Time, old, nw string) sources.Change {
+		return sources.Change{Time: when, Ref: ref, Key: "listen.backlog", Old: old, New: nw}
+	}
+	tests := []struct {
+		name    string
+		cut     sources.Change
+		others  []sources.Change
+		applied int
+		want    int
+	}{
+		{"the same commit", cut, []sources.Change{backlog("r1", at, "511", "4096")}, 4096, 511},
+		{"another commit", cut, []sources.Change{backlog("r0", at.Add(-time.Hour), "511", "4096")}, 4096, 0},
+		{"no backlog change", cut, nil, 4096, 0},
+		{"added by the commit: php-fpm's default before", cut, []sources.Change{backlog("r1", at, "", "4096")}, 4096, 511},
+		{"the kernel's maximum asked before: not a count", cut, []sources.Change{backlog("r1", at, "-1", "4096")}, 4096, 0},
+		// The new 65535 was applied as 4096: somaxconn capped it, and the
+		// old 8192 with it.
+		{"capped by the kernel", cut, []sources.Change{backlog("r1", at, "8192", "65535")}, 4096, 4096},
+		{"records without a ref, at the same moment", sources.Change{Time: at, Key: "pm.max_children", Old: "8", New: "3"},
+			[]sources.Change{backlog("", at, "128", "4096")}, 4096, 128},
+		{"records without a ref, a minute apart", sources.Change{Time: at, Key: "pm.max_children", Old: "8", New: "3"},
+			[]sources.Change{backlog("", at.Add(time.Minute), "128", "4096")}, 4096, 0},
+		{"the backlog's own change", backlog("r1", at, "511", "4096"), []sources.Change{backlog("r1", at, "511", "4096")}, 4096, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := backlogBefore(tt.cut, append([]sources.Change{tt.cut}, tt.others...), tt.applied); got != tt.want {
+				t.Errorf("backlog before: %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
