@@ -124,15 +124,22 @@ func (ev *Evidence) burstActor(b *burst) {
 	median := Median(perAddress)
 	burstPace := Median(inSpan) / float64(end-start)
 	stray := map[netip.Addr]bool{}
+	var left leftOut
 	for ip := range actor {
 		ab := c.IPs[ip]
 		walked := float64(ab.Requests)*maxJoinPacing >= median
 		for r := ab.routes; r != 0 && !walked; r &= r - 1 {
 			walked = float64(routeRequests[bits.TrailingZeros64(r)]) >= minActorRouteShare*float64(total)
 		}
-		if (ab.routes != 0 && !walked) || float64(ab.Requests) < burstPace {
+		offRoute, few := ab.routes != 0 && !walked, float64(ab.Requests) < burstPace
+		if offRoute || few {
 			delete(actor, ip)
 			stray[ip] = true
+			if offRoute {
+				left.OffRoute++
+			} else {
+				left.Few++
+			}
 			continue
 		}
 		spanRoutes |= ab.routes
@@ -155,6 +162,10 @@ func (ev *Evidence) burstActor(b *burst) {
 	if others == 0 || len(actor) == 0 {
 		return
 	}
+	left.Outside = others - left.OffRoute - left.Few
+	if left.Few > 0 {
+		left.PacePerMin = round(burstPace, 1)
+	}
 	// The actor's own rate: its addresses' arrivals, before the window too.
 	perMinute := map[int64]int{}
 	for ip := range actor {
@@ -166,14 +177,32 @@ func (ev *Evidence) burstActor(b *burst) {
 			}
 		}
 	}
-	onset, _ := sustainedRise(perMinute, b.baseline10, time.Unix(start*60, 0).UTC(), ev.To)
+	onset, _, from10 := sustainedRise(perMinute, b.baseline10, time.Unix(start*60, 0).UTC(), ev.To)
 	if onset.IsZero() {
 		return
 	}
-	b.actor, b.others, b.otherRequests = actor, others, otherRequests
-	b.onset = onset
+	b.actor, b.left, b.otherRequests = actor, left, otherRequests
+	b.onset, b.roseFrom10 = onset, from10
 	b.actorPerMinute = perMinute
 }
+
+// leftOut counts the addresses of a burst's fingerprint (readers apart)
+// that burstActor set apart from the burst, by why, so that the finding
+// says each reason with its count: Outside sent most of their requests
+// outside the burst's span (and walked a page its addresses did not);
+// OffRoute came in the span but only to pages that carried under
+// minActorRouteShare of its requests, far under its median address's
+// count; Few came in the span but sent, in the whole window, fewer requests
+// than the span's median address sent a minute in it (PacePerMin, stated
+// when some did). An address that is both OffRoute and Few counts as
+// OffRoute.
+type leftOut struct {
+	Outside, OffRoute, Few int
+	PacePerMin             float64
+}
+
+// total is how many addresses were set apart, whatever the reason.
+func (l leftOut) total() int { return l.Outside + l.OffRoute + l.Few }
 
 // inActor reports whether ip, an address of b's fingerprint that did not
 // read like a person, took part in the burst.

@@ -3,9 +3,11 @@ package detect
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
@@ -51,6 +53,32 @@ func TestOneRequestIsNoHostOfAConcentratedBurst(t *testing.T) {
 		t.Errorf("the scraper: %d addresses, %d requests; want its 5 hosts and their %d requests of the window (%s)",
 			facts.DistinctIPs, facts.Requests, want, fs[0].Summary)
 	}
+	// The two readers are set apart for their one request each, and the
+	// finding says so: not "most of their requests outside the burst".
+	if facts.FingerprintOthersFew.V != 2 || facts.FingerprintOthers.V != 2 || facts.FingerprintOthersOutside.V != 0 || facts.FingerprintOthersOffRoute.V != 0 {
+		t.Errorf("set apart: %+v of %+v too few, %+v outside, %+v off route; want the 2 readers, for too few requests",
+			facts.FingerprintOthersFew, facts.FingerprintOthers, facts.FingerprintOthersOutside, facts.FingerprintOthersOffRoute)
+	}
+	saysFew(t, &fs[0])
+}
+
+// saysFew checks that f's summary says how many of its fingerprint's
+// addresses were set apart for too few requests, and the pace they are
+// under, as its facts count them.
+func saysFew(t *testing.T, f *Finding) {
+	t.Helper()
+	facts := FactsOf[CrawlerBurstFacts](f)
+	if facts.FingerprintOthersFew.V == 0 || !facts.BurstPacePerMin.OK {
+		t.Fatalf("no address set apart for too few requests (%+v), or no pace (%+v)", facts.FingerprintOthersFew, facts.BurstPacePerMin)
+	}
+	want := fmt.Sprintf("%s sent fewer requests in the whole window than the burst's median address sent a minute during it (%s)",
+		prose.Plain{}.I(facts.FingerprintOthersFew.V), prose.Plain{}.N(facts.BurstPacePerMin.V))
+	if !strings.Contains(f.Summary, want) {
+		t.Errorf("summary does not say %q: %s", want, f.Summary)
+	}
+	if strings.Contains(f.Summary, "outside the burst") && facts.FingerprintOthersOutside.V == 0 {
+		t.Errorf("summary says addresses sent most of their requests outside the burst, but none did: %s", f.Summary)
+	}
 }
 
 // TestSteadyScraperAddressesAreItsOwn: on the simulator's steady scraper
@@ -69,6 +97,9 @@ func TestSteadyScraperAddressesAreItsOwn(t *testing.T) {
 			if w := truth.Crawler.Window; int64(facts.DistinctIPs) != w.DistinctIPs {
 				t.Errorf("the scraper: %d addresses, want the truth's %d (%s)", facts.DistinctIPs, w.DistinctIPs, f.Summary)
 			}
+			// The readers are set apart for their few requests, and the
+			// summary says so with their count.
+			saysFew(t, f)
 			return
 		}
 	}

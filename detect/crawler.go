@@ -52,6 +52,12 @@ type CrawlerBurstFacts struct {
 	// BaselinePer10m is the cluster's usual rate; none without a baseline
 	// before the incident.
 	BaselinePer10m Maybe[float64] `json:"baseline_per_10m"`
+	// RoseFromPer10m is the rate the rise that starts at the finding's start
+	// rose from, stated with BaselinePer10m: the baseline's, unless the rate
+	// first held a slower walk above it and the start is where it stepped up
+	// from that walk (rise.go's stepOnset, trigger.go's riseIntoIncident),
+	// when it is the walk's count over the ten minutes before the step.
+	RoseFromPer10m Maybe[float64] `json:"rose_from_per_10m"`
 	PeakPer10m     float64        `json:"peak_per_10m"`
 	AssetShare     float64        `json:"asset_share"`
 	// UncacheableShare is the share of its page requests that went to route
@@ -71,6 +77,17 @@ type CrawlerBurstFacts struct {
 	// there were some.
 	FingerprintOthers        Maybe[int] `json:"fingerprint_others"`
 	FingerprintOtherRequests Maybe[int] `json:"fingerprint_other_requests"`
+	// FingerprintOthersOutside, FingerprintOthersOffRoute and
+	// FingerprintOthersFew count FingerprintOthers by why they were set
+	// apart (actor.go's leftOut), stated with it and summing to it: most of
+	// their requests came outside the burst's span; or they came in it,
+	// only to pages the burst hardly walked; or they sent, in the whole
+	// window, fewer requests than the burst's median address sent a minute
+	// during it (BurstPacePerMin, stated when some did).
+	FingerprintOthersOutside  Maybe[int]     `json:"fingerprint_others_outside"`
+	FingerprintOthersOffRoute Maybe[int]     `json:"fingerprint_others_off_route"`
+	FingerprintOthersFew      Maybe[int]     `json:"fingerprint_others_few"`
+	BurstPacePerMin           Maybe[float64] `json:"burst_pace_per_min"`
 	// Spread: a limit per client, set above the busiest ordinary client
 	// (LimitAbove), would refuse less than MinLimitCaught of the crawl
 	// (perclient.go); the rules then write one bucket for all its clients.
@@ -91,9 +108,19 @@ type CrawlerBurstFacts struct {
 
 func (*CrawlerBurstFacts) FindingKind() Kind { return KindCrawlerBurst }
 
+// RoseFrom is the rate the rise started from, as the prose states it:
+// RoseFromPer10m, or, in facts read back from a report.json written before
+// that was stated, the baseline's, which is what such a report meant.
+func (f *CrawlerBurstFacts) RoseFrom() Maybe[float64] {
+	if f.RoseFromPer10m.OK {
+		return f.RoseFromPer10m
+	}
+	return f.BaselinePer10m
+}
+
 func explainCrawler(p Phraser, f *Finding, s Story) string {
 	cf := FactsOf[CrawlerBurstFacts](f)
-	b, pk := cf.BaselinePer10m.V, cf.PeakPer10m
+	b, pk := cf.RoseFrom().V, cf.PeakPer10m
 	// The networks the crawl spread over: IPv4 /24s, else IPv6 /64s.
 	pfx, pfxBits := float64(cf.DistinctPrefixes24.V), "/24"
 	if v := cf.DistinctPrefixes64; v.OK && pfx == 0 {
@@ -111,13 +138,16 @@ func explainCrawler(p Phraser, f *Finding, s Story) string {
 	if b > 0 {
 		ratio = strconv.FormatFloat(math.Round(pk/b*10)/10, 'f', -1, 64)
 	}
+	// Stepped: the rise started from a slower walk, not from the usual rate.
+	stepped := cf.RoseFrom().V != cf.BaselinePer10m.V
 	return p.Say("crawler_burst.explain", struct {
 		about[CrawlerBurstFacts]
 		Crowd, Ratio, PrefixBits string
 		Prefixes                 float64
 		Paths                    []string
 		Unseen                   string
-	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths, sayUnseen(p, s, f.Start)})
+		Stepped                  bool
+	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths, sayUnseen(p, s, f.Start), stepped})
 }
 
 // Timeline events of a crawler burst.
@@ -261,6 +291,11 @@ type burst struct {
 	baseline10, peak10 float64
 	peakAt             time.Time
 	onset, end         time.Time
+	// roseFrom10 is the level per 10 minutes the rise that starts at onset
+	// started from: baseline10, unless the rate first held a plateau above
+	// it and its start was moved to where it stepped up from that plateau
+	// (stepOnset, riseIntoIncident), when it is the plateau's.
+	roseFrom10 float64
 	// requests and assetShare are the crawler's: the fingerprint's less the
 	// readers who share it (reader.go), readers and readerRequests theirs.
 	requests                int
@@ -289,11 +324,12 @@ type burst struct {
 	routesEstimated string
 	// actor holds the addresses that took part in the burst when some of
 	// the fingerprint's did not (actor.go; nil: all but its readers);
-	// others and otherRequests count those set apart, actorPerMinute is
-	// the actor's own rate.
-	actor                 map[netip.Addr]bool
-	others, otherRequests int
-	actorPerMinute        map[int64]int
+	// left counts those set apart by why and otherRequests their requests,
+	// actorPerMinute is the actor's own rate.
+	actor          map[netip.Addr]bool
+	left           leftOut
+	otherRequests  int
+	actorPerMinute map[int64]int
 	// readerShare is the share of the fingerprint's addresses in the window
 	// that read like people; uncachedShare the share of its page requests
 	// that went to templates PHP answered itself (uncacheableShare or more).
@@ -432,7 +468,7 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	peak, peakAt := rollingMax(perMinute, ev.From, ev.To, 10)
 	b.peak10, b.peakAt = float64(peak), peakAt
 	if poissonExcess(b.peak10, b.baseline10, riseRatio, riseZ) {
-		b.onset, b.end = sustainedRise(perMinute, b.baseline10, ev.From, ev.To)
+		b.onset, b.end, b.roseFrom10 = sustainedRise(perMinute, b.baseline10, ev.From, ev.To)
 	}
 	if b.onset.IsZero() {
 		ev.readersRise(c, &b, bFrom, bTo)
@@ -442,9 +478,9 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 	if b.actorPerMinute != nil {
 		perMinute = b.actorPerMinute
 	}
-	t, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
+	t, from10, ok, estimated := riseIntoIncident(c, perMinute, ev, b.onset)
 	if ok {
-		b.onset = t
+		b.onset, b.roseFrom10 = t, from10
 	}
 	b.startEstimated = estimated
 	b.readers, b.readerRequests, b.assetShare = readersAndAssets(c)
@@ -478,9 +514,9 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 			b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10 = true, b.baseline10, b.peak10
 			return b, false
 		}
-		t, ok, estimated := riseIntoIncident(c, b.remainderPerMinute(), ev, b.onset)
+		t, from10, ok, estimated := riseIntoIncident(c, b.remainderPerMinute(), ev, b.onset)
 		if ok {
-			b.onset = t
+			b.onset, b.roseFrom10 = t, from10
 		}
 		b.startEstimated = estimated
 	}
@@ -512,13 +548,14 @@ func (ev *Evidence) remainderStandsOut(b *burst, requests int, bFrom, bTo time.T
 	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
 		return false
 	}
-	onset, end := sustainedRise(perMinute, base, ev.From, ev.To)
+	onset, end, from10 := sustainedRise(perMinute, base, ev.From, ev.To)
 	if onset.IsZero() {
 		return false
 	}
 	// The rise the finding states is the remainder's own, not the one its
 	// readers made with it.
 	b.baseline10, b.baselineSampled, b.peak10, b.peakAt, b.onset, b.end = base, sampled, float64(peak), peakAt, onset, end
+	b.roseFrom10 = from10
 	return true
 }
 
@@ -548,23 +585,30 @@ func browsers(c *Cluster) (n, requests int) {
 // a rise above baseline10 per 10 minutes: the first minute of three in a
 // row clearly above the baseline rate, or of the step up into the peak when
 // the rate first held steady above the baseline (stepOnset), and the end of
-// the last minute above it (zero times when there is none).
-func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time) {
+// the last minute above it (zero times when there is none). from10 is the
+// level per 10 minutes the rise started from: the plateau's just before the
+// step when there was one, else baseline10.
+func sustainedRise(perMinute map[int64]int, baseline10 float64, from, to time.Time) (onset, end time.Time, from10 float64) {
 	level := RiseLevel(baseline10/10, riseZ)
 	first, ok := SustainedOnset(perMinute, level, from.Unix()/60, to.Unix()/60)
 	if !ok {
-		return onset, end
+		return onset, end, baseline10
 	}
 	// The rise starts where the rate rose into its peak: a low walk that
-	// cleared the baseline first is a step below it (stepOnset). Its fade
-	// is still measured against the baseline, from its first minute.
-	onset = time.Unix(stepOnset(perMinute, first, to.Unix()/60)*60, 0).UTC()
+	// cleared the baseline first is a step below it (stepOnset), and the
+	// rise is from the walk's level. Its fade is still measured against the
+	// baseline, from its first minute.
+	step, plateau, stepped := stepOnset(perMinute, first, to.Unix()/60)
+	onset, from10 = time.Unix(step*60, 0).UTC(), baseline10
+	if stepped {
+		from10 = plateau
+	}
 	for m := first; m < to.Unix()/60; m++ {
 		if float64(perMinute[m]) >= level {
 			end = time.Unix(m*60, 0).UTC().Add(time.Minute)
 		}
 	}
-	return onset, end
+	return onset, end, from10
 }
 
 // readersRise marks b when c did not rise once its readers are left out but
@@ -580,7 +624,7 @@ func (ev *Evidence) readersRise(c *Cluster, b *burst, bFrom, bTo time.Time) {
 	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
 		return
 	}
-	if onset, _ := sustainedRise(c.PerMinute, base, ev.From, ev.To); onset.IsZero() {
+	if onset, _, _ := sustainedRise(c.PerMinute, base, ev.From, ev.To); onset.IsZero() {
 		return
 	}
 	b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10, b.readers = true, base, float64(peak), readers
@@ -797,8 +841,12 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		AssetShare:                round(b.assetShare, 3),
 		UncacheableShare:          round(b.toolShare, 3),
 	}
-	if b.others > 0 {
-		facts.FingerprintOthers, facts.FingerprintOtherRequests = Some(b.others), Some(b.otherRequests)
+	if others := b.left.total(); others > 0 {
+		facts.FingerprintOthers, facts.FingerprintOtherRequests = Some(others), Some(b.otherRequests)
+		facts.FingerprintOthersOutside, facts.FingerprintOthersOffRoute, facts.FingerprintOthersFew = Some(b.left.Outside), Some(b.left.OffRoute), Some(b.left.Few)
+		if b.left.Few > 0 {
+			facts.BurstPacePerMin = Some(b.left.PacePerMin)
+		}
 	}
 	if totalPHP > 0 {
 		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
@@ -806,6 +854,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	// Nothing before the incident to compare with: no usual rate to state.
 	if _, _, none := ev.baselineRange(); !none {
 		facts.BaselinePer10m = Some(b.baseline10)
+		facts.RoseFromPer10m = Some(b.roseFrom10)
 	}
 	v4Prefixes, v6Prefixes := 0, 0
 	for p := range prefixes {
@@ -848,10 +897,10 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	}
 	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
 	said.Clients = clients
-	said.Baseline, said.Peak, said.HasBaseline, said.PHPShare = b.baseline10, b.peak10, facts.BaselinePer10m.OK, facts.PHPTimeShare.V
+	said.RoseFrom, said.Peak, said.HasBaseline, said.PHPShare = b.roseFrom10, b.peak10, facts.RoseFromPer10m.OK, facts.PHPTimeShare.V
 	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)
 	said.Paths, said.AssetShare = fp.Paths[:min(3, len(fp.Paths))], b.assetShare
-	said.Others, said.OtherRequests = b.others, b.otherRequests
+	said.Others, said.OtherRequests, said.Left = b.left.total(), b.otherRequests, b.left
 	conf := 0.6
 	if b.assetShare < 0.01 {
 		conf += 0.15
@@ -890,9 +939,10 @@ type crawlerWho struct {
 // crawlerSummary is what a crawler_burst summary says: who, how its rate
 // rose (per 10 minutes) from when, how spread it was, what it walked.
 type crawlerSummary struct {
-	Who                              crawlerWho
-	HasBaseline, Spread              bool
-	Baseline, Peak, PHPShare, Median float64
+	Who                 crawlerWho
+	HasBaseline, Spread bool
+	// RoseFrom is the rate the rise started from (RoseFromPer10m).
+	RoseFrom, Peak, PHPShare, Median float64
 	Start                            time.Time
 	Unseen                           *Unseen
 	Addresses, Networks, MaxPerIP    int
@@ -902,11 +952,16 @@ type crawlerSummary struct {
 	Paths                 []string
 	AssetShare            float64
 	Others, OtherRequests int
+	// Left is why the Others were set apart (actor.go).
+	Left leftOut
 }
 
 // estimates marks the burst's figures that a pushdown left estimated.
 func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 	var out []Estimate
+	// The rate the rise started from is the baseline's or the walk's the
+	// start stepped up from: estimated as the one it is.
+	fromBaseline := b.roseFrom10 == b.baseline10
 	if b.notRead {
 		figs := []string{"start", "distinct_ips", "requests", "requests_per_ip_median", "requests_per_ip_max", "peak_per_10m"}
 		if facts.DistinctPrefixes24.OK {
@@ -915,12 +970,23 @@ func (b burst) estimates(facts *CrawlerBurstFacts) []Estimate {
 		if facts.DistinctPrefixes64.OK {
 			figs = append(figs, "distinct_prefixes_64")
 		}
+		if facts.RoseFromPer10m.OK && !fromBaseline {
+			figs = append(figs, "rose_from_per_10m")
+		}
 		out = append(out, Estimate{Figures: figs, Reason: EstimateNotRead})
 	} else if b.startEstimated {
-		out = append(out, Estimate{Figures: []string{"start"}, Reason: EstimateNotRead})
+		figs := []string{"start"}
+		if facts.RoseFromPer10m.OK && !fromBaseline {
+			figs = append(figs, "rose_from_per_10m")
+		}
+		out = append(out, Estimate{Figures: figs, Reason: EstimateNotRead})
 	}
 	if b.baselineSampled && facts.BaselinePer10m.OK {
-		out = append(out, Estimate{Figures: []string{"baseline_per_10m"}, Reason: EstimateBaselineSample})
+		figs := []string{"baseline_per_10m"}
+		if fromBaseline {
+			figs = append(figs, "rose_from_per_10m")
+		}
+		out = append(out, Estimate{Figures: figs, Reason: EstimateBaselineSample})
 	}
 	if b.routesEstimated != "" {
 		// What decided "expensive, uncacheable": the routes' costs and the

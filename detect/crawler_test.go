@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,17 +10,38 @@ import (
 )
 
 // A crawler's summary says a joined actor and a start the log cannot show
-// in the words report.json has always held.
+// in the words report.json has always held, and each reason its
+// fingerprint's other addresses were set apart for, with its count.
 func TestCrawlerSummaryEnglish(t *testing.T) {
 	at := time.Date(2026, 11, 30, 2, 16, 0, 0, time.UTC)
 	said := crawlerSummary{
 		Who:         crawlerWho{Fingerprints: 8, UserAgents: []string{"Chrome 126/125", "Firefox 127"}, Langs: []string{"en-us", ""}, LoggedIn: "no"},
 		HasBaseline: false, Peak: 9605, PHPShare: 0.53, Start: at, Unseen: &Unseen{Gap: true, From: at.Add(-time.Hour), To: at},
 		Spread: false, MaxPerIP: 12001, Paths: []string{"a", "b"}, AssetShare: 0.004, Others: 3, OtherRequests: 1200,
+		Left: leftOut{Outside: 1, OffRoute: 1, Few: 1, PacePerMin: 80},
 	}
-	want := "8 fingerprints (Chrome 126/125, Firefox 127; Accept-Language en-us, none) / logged out requests reached 9,605 per 10 minutes (no baseline before the incident to compare with; 53% of PHP's time), already under way when the access log resumes at 02:16 after a gap (when it began is unknown), concentrated: one address sent 12,001 requests, so a per-client limit would catch it; they walked a, b and fetched 0% assets. 3 other addresses of the same fingerprint (1,200 requests) sent most of their requests outside the burst, or a few to pages it did not walk, and are not counted in it."
+	want := "8 fingerprints (Chrome 126/125, Firefox 127; Accept-Language en-us, none) / logged out requests reached 9,605 per 10 minutes (no baseline before the incident to compare with; 53% of PHP's time), already under way when the access log resumes at 02:16 after a gap (when it began is unknown), concentrated: one address sent 12,001 requests, so a per-client limit would catch it; they walked a, b and fetched 0% assets. 3 other addresses of the same fingerprint (1,200 requests) are not counted in it: 1 sent most of its requests outside the burst, 1 sent a few requests to pages the burst hardly walked and 1 sent fewer requests in the whole window than the burst's median address sent a minute during it (80)."
 	if got := Messages.Say("crawler_burst.summary", said).String(); got != want {
 		t.Errorf("summary:\n got %s\nwant %s", got, want)
+	}
+	// Korean says the same reasons with the same counts, only the
+	// reasons that apply.
+	wantKO := " 같은 지문의 다른 주소 3개(요청 1,200건)는 이 급증에 세지 않았습니다. 요청 대부분을 이 급증 밖에서 보낸 주소가 1개, " +
+		"이 급증이 거의 다니지 않은 페이지에 몇 건만 보낸 주소가 1개, 구간 전체에 보낸 요청이 이 급증의 중앙값 주소가 급증 중 1분에 보낸 요청(80건)보다 적은 주소가 1개입니다."
+	wantKOFew := " 같은 지문의 다른 주소 2개(요청 1,200건)는 이 급증에 세지 않았습니다. 구간 전체에 보낸 요청이 이 급증의 중앙값 주소가 급증 중 1분에 보낸 요청(80건)보다 적은 주소가 2개입니다."
+	for _, c := range []struct {
+		others int
+		left   leftOut
+		want   string
+	}{{3, said.Left, wantKO}, {2, leftOut{Few: 2, PacePerMin: 80}, wantKOFew}} {
+		said.Others, said.Left = c.others, c.left
+		got, err := Messages.Say("crawler_burst.summary", said).InPlain("ko")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(got, c.want) {
+			t.Errorf("Korean summary of %+v does not end %q: %s", c.left, c.want, got)
+		}
 	}
 }
 

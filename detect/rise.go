@@ -72,7 +72,12 @@ const plateauHold = 2 * plateauMinutes
 // over its first ten: a ramp that kept climbing from its start, or a burst
 // whose next stage came sooner, keeps that start. The step is taken again
 // from the new onset while the peak still clears its level.
-func stepOnset(perMinute map[int64]int, onset, to int64) int64 {
+//
+// from10 is the count of the plateauMinutes before the step the rise was
+// taken from (the walk's level just before it multiplied), and stepped
+// whether there was one: without a step the rise started from whatever
+// level its caller measured it against.
+func stepOnset(perMinute map[int64]int, onset, to int64) (start int64, from10 float64, stepped bool) {
 	peakMinutes := func(from int64) float64 {
 		best, _ := rollingMax(perMinute, time.Unix(from*60, 0), time.Unix(to*60, 0), plateauMinutes)
 		return float64(best)
@@ -80,19 +85,19 @@ func stepOnset(perMinute map[int64]int, onset, to int64) int64 {
 	for onset+2*plateauMinutes <= to {
 		plateau := float64(minutesSum(perMinute, onset, onset+plateauMinutes))
 		if !poissonExcess(peakMinutes(onset), plateau, riseRatio, riseZ) {
-			return onset
+			return onset, from10, stepped
 		}
 		next, ok := SustainedOnset(perMinute, RiseLevel(plateau/plateauMinutes, riseZ), onset, to)
 		if !ok || next < onset+plateauHold {
-			return onset // it kept rising from its start: a ramp, or stages of one burst
+			return onset, from10, stepped // it kept rising from its start: a ramp, or stages of one burst
 		}
 		before := float64(minutesSum(perMinute, next-plateauMinutes, next))
 		if poissonExcess(before, plateau, 1, riseZ) {
-			return onset // the plateau climbed on its way
+			return onset, from10, stepped // the plateau climbed on its way
 		}
-		onset = next
+		onset, from10, stepped = next, before, true
 	}
-	return onset
+	return onset, from10, stepped
 }
 
 // minutesSum is the count of perMinute over the unix minutes [from, to).

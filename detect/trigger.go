@@ -161,13 +161,14 @@ func (ev *Evidence) judgeTrigger(f *Finding, c *Cluster) {
 // own over the hour before the lead; the burst must clear it as riseOf's
 // rise clears the baseline. ok is false when there is no such rise (the
 // client ran steadily into the incident: its early start stands), or when
-// no minute of that stretch was read to judge by. estimated is true when
-// minutes a pushdown only counted took part (rateAround) or left it
-// unjudged.
-func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, firstRise time.Time) (start time.Time, ok, estimated bool) {
+// no minute of that stretch was read to judge by. from10 is the rate before
+// (per 10 minutes), the level the second rise started from. estimated is
+// true when minutes a pushdown only counted took part (rateAround) or left
+// it unjudged.
+func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, firstRise time.Time) (start time.Time, from10 float64, ok, estimated bool) {
 	inc := ev.incidents().WorstIncident()
 	if inc == nil || inc.Onset.IsZero() || !firstRise.Before(inc.Onset.Add(-TriggerLead)) {
-		return time.Time{}, false, false
+		return time.Time{}, 0, false, false
 	}
 	leadFrom := inc.Onset.Add(-TriggerLead)
 	to := inc.Onset.Add(onsetSpan)
@@ -176,17 +177,17 @@ func riseIntoIncident(c *Cluster, crawlerPerMinute map[int64]int, ev *Evidence, 
 	}
 	perMinute, estimated, known := ev.rateAround(c, crawlerPerMinute, leadFrom.Add(-time.Hour), to)
 	if !known {
-		return time.Time{}, false, true
+		return time.Time{}, 0, false, true
 	}
 	before := max(0, baselinePer10(perMinute, leadFrom.Add(-time.Hour), leadFrom))
 	peak, _ := rollingMax(perMinute, leadFrom, to, 10)
 	if !poissonExcess(float64(peak), before, riseRatio, riseZ) {
-		return time.Time{}, false, estimated
+		return time.Time{}, 0, false, estimated
 	}
 	if m, ok := SustainedOnset(perMinute, RiseLevel(before/10, riseZ), leadFrom.Unix()/60, to.Unix()/60); ok {
-		return time.Unix(m*60, 0).UTC(), true, estimated
+		return time.Unix(m*60, 0).UTC(), before, true, estimated
 	}
-	return time.Time{}, false, estimated
+	return time.Time{}, 0, false, estimated
 }
 
 // rateAround is c's requests per arrival minute over [from, to) (of

@@ -62,6 +62,9 @@ const (
 	figCrawlerRefused  = "crawler refused share"
 	figOtherRefused    = "other logged-out refused share"
 	figCrawlerRefusedN = "crawler requests refused"
+	// figRoseFrom is the crawler's rate per 10 minutes its rise started
+	// from (rose_from_per_10m): the walk's before a step, else the usual.
+	figRoseFrom = "crawler's rate its rise started from"
 )
 
 // num matches a number as the reports print it ("24,980", "2.4", "62%").
@@ -137,6 +140,11 @@ var statements = []statement{
 	// and "10,777개 주소, 3,791개 /64 대역(...)에서".
 	stmt(figCrawlerIPs, korean, `\(주소 `+num+`개, IPv6 /64`),
 	stmt(figCrawlerIPs, korean, num+`개 주소, [0-9,]+개 /64 대역`),
+
+	stmt(figRoseFrom, prose, `rose from (?P<v>[0-9][0-9,]*(?:\.[0-9]+)?) to `+num+` per 10 minutes`),
+	stmt(figRoseFrom, prose, num+` per 10 minutes before, `),
+	stmt(figRoseFrom, korean, `10분에 `+num+`건쯤에서`),
+	stmt(figRoseFrom, korean, `(?:직전|평소) 10분에 `+num+`건, `),
 
 	stmt(figCrawlerRefused, allEN, `would have refused `+num+`% of the crawler's requests`),
 	stmt(figCrawlerRefused, allEN, `crawler requests refused[\s|]*[0-9,]+ of [0-9,]+ \(`+num+`%\)`),
@@ -283,6 +291,9 @@ func figuresOf(t *testing.T, data []byte) (tr truth, crawlers, problems []string
 					f["id"], v, rep.Impact.Start.Format(time.RFC3339), rep.Impact.End.Format(time.RFC3339), low))
 			}
 		case detect.KindCrawlerBurst:
+			if v, ok := factOf(f, "rose_from_per_10m"); ok {
+				add(figRoseFrom, v)
+			}
 			if v, ok := factOf(f, "distinct_ips"); ok {
 				add(figCrawlerIPs, v)
 				if joined[fmt.Sprint(f["id"])] {
@@ -359,9 +370,9 @@ func (s sighting) agrees(v float64) bool {
 // does (else only the HTML chart shows the queue); the terminal lists five
 // fingerprints, not always the crawler's.
 var mustState = map[string][]string{
-	fmtMarkdownEN: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused},
-	fmtHTML:       {figQueuePeak, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused},
-	fmtMarkdownKO: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused},
+	fmtMarkdownEN: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused, figRoseFrom},
+	fmtHTML:       {figQueuePeak, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figOtherRefused, figRoseFrom},
+	fmtMarkdownKO: {figQueueFinding, figGoodputLow, figFailed, figPHPFailed, figCrawlerIPs, figCrawlerRefused, figRoseFrom},
 	fmtTerminal:   {figFailed, figPHPFailed, figCrawlerRefusedN},
 }
 
