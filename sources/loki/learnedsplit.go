@@ -25,9 +25,9 @@ import (
 //
 // On the simulated day (25.5 hours, 26 client families, max_query_series
 // 8) the count per family read the range 3.5 times over (Loki's
-// statistics) instead of 7, in 22 requests instead of 16, 2 of them
-// refused (the whole sum, and its first six minutes) instead of 8 (every
-// one over the whole range).
+// statistics) instead of 7, in 22 requests instead of 16, 4 of them
+// refused (the sum with the statuses over the range and over its first
+// hour, the sum over the range, its last six minutes) instead of 8.
 
 // learnStretches is the number of stretches the steps are asked in, each
 // holding three times the steps of all the later ones together (the last

@@ -3,7 +3,9 @@ package loki
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +77,88 @@ func TestSeriesLimitSplitsByNamedValues(t *testing.T) {
 	if l := strings.Join(c.LimitsLearned(), "\n"); !strings.Contains(l, "split by the values of label client, status that their answers named") {
 		t.Errorf("limits learned: %q", l)
 	}
+}
+
+// valuePlan's parts are exact complements: every combination of values,
+// named or not (a value never named, the empty value, a prefix of a named
+// value), falls in exactly one part, as Loki's label filters read them
+// (checked with Go's regexp on the filters' own expressions), and no part
+// holds more than the limit of the named ones; a value with more
+// combinations than the limit is cut by the next label.
+func TestValuePlanPartsAreExactComplements(t *testing.T) {
+	var named [][]string
+	for c := range 21 {
+		named = append(named, []string{fmt.Sprint("c", c), "200"})
+	}
+	for s := range 11 {
+		named = append(named, []string{"c7", fmt.Sprint(300 + s)})
+	}
+	named = append(named, []string{"", "200"})
+	unnamed := [][]string{{"c99", "200"}, {"c7", "999"}, {"c", ""}, {"", ""}, {"c1", "404"}, {"한국", "200"}, {"c7", ""}}
+	const limit = 8
+	parts := valuePlan(slices.Clone(named), 2, limit)
+	labels := []string{"client", "status"}
+	holds := func(g valueGroup, tuple []string) bool {
+		for _, f := range strings.Split(g.filter(labels), " | ")[1:] {
+			label, value, op := labelFilterOf(t, f)
+			v := tuple[slices.Index(labels, label)]
+			switch op {
+			case "=":
+				if v != value {
+					return false
+				}
+			case "=~", "!~":
+				if regexp.MustCompile("^(?:"+value+")$").MatchString(v) != (op == "=~") {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	var c7Parts int
+	for i, g := range parts {
+		n := 0
+		for _, tuple := range named {
+			if holds(g, tuple) {
+				n++
+			}
+		}
+		if n > limit {
+			t.Errorf("part %d (%s) holds %d named combinations, more than %d", i, g.filter(labels), n, limit)
+		}
+		if strings.Contains(g.filter(labels), `client=~"c7"`) {
+			c7Parts++
+		}
+	}
+	if c7Parts < 2 {
+		t.Errorf("client c7 (12 statuses) is in %d parts of its own, want it cut by status: %d parts", c7Parts, len(parts))
+	}
+	for _, tuple := range append(named, unnamed...) {
+		var in []int
+		for i, g := range parts {
+			if holds(g, tuple) {
+				in = append(in, i)
+			}
+		}
+		if len(in) != 1 {
+			t.Errorf("%q is in parts %v, want exactly one", tuple, in)
+		}
+	}
+}
+
+// labelFilterOf reads a label filter valueGroup.filter writes: label, op
+// and the unquoted value.
+func labelFilterOf(t *testing.T, f string) (label, value, op string) {
+	t.Helper()
+	for _, op := range []string{"!~", "=~", "="} {
+		if l, q, ok := strings.Cut(f, op); ok {
+			v, err := strconv.Unquote(strings.TrimSpace(q))
+			if err != nil {
+				t.Fatalf("filter %q: %v", f, err)
+			}
+			return strings.TrimSpace(l), v, op
+		}
+	}
+	t.Fatalf("filter %q: no operator", f)
+	return "", "", ""
 }
