@@ -252,7 +252,13 @@ func (c *Client) askValueParts(ctx context.Context, gs groupedSum, start, end ti
 		if se := seriesLimitOf(err); se != nil && se.max > 0 && end.After(start) && !g.known() {
 			// Values not named before: learned from shorter stretches.
 			sub := groupedSum{before: gs.before + g.filter(gs.labels), after: gs.after, labels: gs.labels}
-			res, _, err = c.matrixByLearnedValues(ctx, sub, start, end, step, m, se.max)
+			if res, _, err = c.matrixByLearnedValues(ctx, sub, start, end, step, m, se.max); err != nil {
+				// Not halved as well: the learning's one-step parts were
+				// halved down to single values or maxValueSplits, and
+				// halves of g would be learned again, each to the same
+				// end.
+				return nil, append(append(answered, g), todo...), err
+			}
 		}
 		if se := seriesLimitOf(err); se != nil && splits < maxValueSplits {
 			if a, b, i, ok := g.split(); ok {
