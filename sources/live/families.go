@@ -225,9 +225,14 @@ const FamiliesFile = "access/loki-families.log.gz"
 //
 // Under a max_query_series below the families' status groups, the
 // families are counted alone (familyOnlyQuery, split by Loki's refusal
-// into parts of the families only) and familyStatus and the failed counts
-// are nil: the parts of the wider grouping would each be a pass over the
-// range, and a status count of its own (minuteStatus) is one more.
+// into parts of the families the answers name) and familyStatus and the
+// failed counts are nil: the parts of the wider grouping would each be a
+// pass over the range, and a status count of its own (minuteStatus) is one
+// more. The wider grouping has about as many groups as families times
+// their statuses: on the simulated day 113 against 26 families, so under
+// max_query_series 8 at least 15 parts against 4 and the status count's
+// one. The failed counts are the line filter's (failedLineFilter), which
+// the fetch makes anyway.
 func familyMinutes(ctx context.Context, c *loki.Client, query string, timeoutS float64, from, to time.Time) (loki.MinuteCounts, map[string][]float64, familyStatus, []int64, error) {
 	q := familyCountQuery(query, timeoutS)
 	mv, err := c.MinuteValuesWhole(ctx, q, from, to)

@@ -20,11 +20,14 @@ import (
 // its grouping labels instead: a label filter at the end of the pipeline,
 // where the grouping reads the labels, keeps one part of the values, and the
 // parts are exact complements (a value falls in exactly one), so each group
-// is in exactly one part's answer, with every line of it. The values are not
-// known before the answer, so the parts are ranges of the value space: the
-// values starting with a prefix followed by a rune in a range, halved until
-// the answer fits, the prefix growing by the one rune a range narrowed to.
-// A part that still holds one exact value of every grouping label is one
+// is in exactly one part's answer, with every line of it. Values a stream
+// label holds are listed by Loki's index (listedValueParts); values a
+// parser sets are learned from the answers of shorter stretches
+// (matrixByLearnedValues, learnedsplit.go). Where nothing can be learned
+// (one step refused), the parts are ranges of the value space: the values
+// starting with a prefix followed by a rune in a range, halved until the
+// answer fits, the prefix growing by the one rune a range narrowed to. A
+// part that still holds one exact value of every grouping label is one
 // series and cannot be refused.
 
 // groupedSum is a metric query `sum by (labels) (...)` over one range
@@ -169,6 +172,12 @@ func (g valueGroup) filter(labels []string) string {
 	return b.String()
 }
 
+// known reports whether g's values are exact sets of values for some
+// label: halving the set is then as good as learning values.
+func (g valueGroup) known() bool {
+	return slices.ContainsFunc(g, func(v labelValues) bool { return v.set != nil && len(v.set) > 1 })
+}
+
 // split halves the values of the first label (index i) whose values can
 // be halved.
 func (g valueGroup) split() (a, b valueGroup, i int, ok bool) {
@@ -191,23 +200,42 @@ const maxValueSplits = 512
 // the parts of its grouping's values: *parts (nil: every value, refused
 // with refusal) are the parts to ask, and become the parts that were
 // answered, so that the next stretch of the same query starts from them.
-// A part refused for its series is halved; one refused for its bytes in
-// one step is split by label shards (matrixSharded), and over a longer
-// stretch the refusal is returned for the caller to split in time.
+// The first parts are the values the index lists, else those the answers
+// of shorter stretches name (matrixByLearnedValues), else two halves of
+// the value space.
 func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end time.Time, step time.Duration, m *meter, parts *[]valueGroup, refusal error) ([]matrixResult, error) {
 	todo := *parts
 	if todo == nil {
 		todo = c.listedValueParts(ctx, gs, start, end, m, refusal)
 	}
+	if se := seriesLimitOf(refusal); todo == nil && se != nil && se.max > 0 {
+		// The values are learned from the answers (matrixByLearnedValues).
+		c.learnOnce(fmt.Sprintf("metric queries split by the values of label %s that their answers named, stretch by stretch from the end, where their answer held too many series",
+			strings.Join(gs.labels, ", ")), refusal)
+		res, answered, err := c.matrixByLearnedValues(ctx, gs, start, end, step, m, se.max)
+		*parts = answered
+		return res, err
+	}
 	if todo == nil {
-		all := make(valueGroup, len(gs.labels))
-		for i := range all {
-			all[i] = allValues
-		}
-		a, b, i, _ := all.split()
+		a, b, i, _ := everyValue(len(gs.labels)).split()
 		todo = []valueGroup{a, b}
 		c.noteSeriesSplit(gs.labels[i], refusal)
 	}
+	res, answered, err := c.askValueParts(ctx, gs, start, end, step, m, todo)
+	*parts = answered
+	return res, err
+}
+
+// askValueParts answers the matrix of gs over [start, end] at step from the
+// parts todo of its grouping's values, and returns the parts that were
+// answered (on an error, parts that still cover every value: the stretch
+// is asked again from them once the caller has followed the error). A part
+// refused for its series over more than one step has its values learned
+// (matrixByLearnedValues, within the part) unless it is a set of values,
+// which is halved, as is a part refused over one step; one refused for its
+// bytes in one step is split by label shards (matrixSharded), and over a
+// longer stretch the refusal is returned for the caller to split in time.
+func (c *Client) askValueParts(ctx context.Context, gs groupedSum, start, end time.Time, step time.Duration, m *meter, todo []valueGroup) ([]matrixResult, []valueGroup, error) {
 	sum := matrixSum{}
 	var answered []valueGroup
 	splits := 0
@@ -221,6 +249,17 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 			// time. A longer stretch is split in time first (matrix).
 			res, err = c.matrixSharded(ctx, q, start, end, step, m, err)
 		}
+		if se := seriesLimitOf(err); se != nil && se.max > 0 && end.After(start) && !g.known() {
+			// Values not named before: learned from shorter stretches.
+			sub := groupedSum{before: gs.before + g.filter(gs.labels), after: gs.after, labels: gs.labels}
+			if res, _, err = c.matrixByLearnedValues(ctx, sub, start, end, step, m, se.max); err != nil {
+				// Not halved as well: the learning's one-step parts were
+				// halved down to single values or maxValueSplits, and
+				// halves of g would be learned again, each to the same
+				// end.
+				return nil, append(append(answered, g), todo...), err
+			}
+		}
 		if se := seriesLimitOf(err); se != nil && splits < maxValueSplits {
 			if a, b, i, ok := g.split(); ok {
 				splits++
@@ -230,16 +269,12 @@ func (c *Client) matrixByValues(ctx context.Context, gs groupedSum, start, end t
 			}
 		}
 		if err != nil {
-			// The parts still cover every value: the stretch is asked
-			// again from them once the caller has followed the error.
-			*parts = append(append(answered, g), todo...)
-			return nil, err
+			return nil, append(append(answered, g), todo...), err
 		}
 		answered = append(answered, g)
 		sum.add(res)
 	}
-	*parts = answered
-	return sum.results(), nil
+	return sum.results(), answered, nil
 }
 
 // noteSeriesSplit records, once per label, that metric queries were split
