@@ -51,6 +51,8 @@ type Zone struct {
 	resized   prose.Text   // how the backtest resized the zone, if it did
 	tolerated prose.Text   // the baseline's refusals it was not resized for, if any
 	tightened prose.Text   // how the backtest tightened the zone to reach the goal, if it did
+	spared    prose.Text   // how the backtest grew the zone to spare other clients, if it did
+	missed    prose.Text   // that the zone still refuses too many other clients, if it does
 }
 
 // Key is the zone's key as written in the Caddyfile.

@@ -355,6 +355,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			return fmt.Errorf("rules: %w", err)
 		}
 	}
+	if spared, err := e.spareOthers(ctx, zones, wr, br, bFrom, bTo); err != nil {
+		return err
+	} else if spared {
+		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+	}
 	var kept []Zone
 	var keptIndex []int
 	for i := range zones {
@@ -395,6 +402,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	br.all.baselineInto(&all)
 	all.BaselineFrom, all.BaselineTo = bFrom, bTo
 	all.PHPSecondsBasis = e.costBasis()
+	markOthersGoal(&all)
 	p.Backtest = &all
 	for i := range zones {
 		z := &zones[i]
@@ -409,6 +417,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		br.zone[i].baselineInto(&bt)
 		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
 		bt.PHPSecondsBasis = e.costBasis()
+		if markOthersGoal(&bt) {
+			z.missed = Messages.Say("rules.others_missed", struct {
+				Refused, Requests, Share, Goal, Crawler string
+				PerClient                               bool
+			}{fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare),
+				pct(collateralGoal), pct(bt.CrawlerRefusedShare), z.PerClient})
+		}
 		said := why(z, refs, in.Findings, prof.readers.count(z.crawler))
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
@@ -615,7 +630,8 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) prose.Tex
 		TargetWhy: z.targetWhy, CondWhy: z.condWhy, PerClient: z.PerClient, Name: z.Name,
 		Sizing: z.sizing, Resized: z.resized, HasResized: z.resized.String() != "",
 		Tolerated: z.tolerated, HasTolerated: z.tolerated.String() != "",
-		Tightened: z.tightened, HasTightened: z.tightened.String() != ""}
+		Tightened: z.tightened, HasTightened: z.tightened.String() != "",
+		Spared: z.spared, HasSpared: z.spared.String() != "", Missed: z.missed, HasMissed: z.missed.String() != ""}
 	w.Checked, w.Unchecked = conditionsText(z, ref.key)
 	w.LastUnchecked = len(w.Unchecked) - 1
 	if z.requests > 0 {
@@ -645,9 +661,10 @@ type zoneWhy struct {
 	PerClient                         bool
 	Name, MaxPerIP, Addresses, Median string
 	Sizing, Resized, Tolerated        prose.Text
-	Tightened                         prose.Text
+	Tightened, Spared, Missed         prose.Text
 	HasResized, HasTolerated          bool
-	HasTightened                      bool
+	HasTightened, HasSpared           bool
+	HasMissed                         bool
 }
 
 // describeTargets renders a zone's targets for humans, one Text each.
