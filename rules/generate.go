@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -687,7 +688,7 @@ func addNoCookieCondition(z *Zone, c *crawlerEvidence) {
 		return
 	}
 	spared := c.inZone(z, func(h int) bool { return h&hasCookie != 0 })
-	if spared == 0 {
+	if !worthSparing(z, c, "Cookie", spared, c.CookieRequests) {
 		return
 	}
 	z.Cond.NoCookie = true
@@ -707,12 +708,41 @@ func addAnyLangCondition(z *Zone, c *crawlerEvidence) {
 		return
 	}
 	spared := c.inZone(z, func(h int) bool { return h&hasLang == 0 })
-	if spared == 0 {
+	if !worthSparing(z, c, "Accept-Language", spared, c.ToolRequests-c.LangRequests) {
 		return
 	}
 	z.Cond.AnyLang = true
 	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.any_lang", struct{ Ordinary, Missing, Tools string }{
 		fmtInt(spared), fmtInt(c.ToolRequests - c.LangRequests), fmtInt(c.ToolRequests)}))
+}
+
+// worthSparing says whether a header-presence condition on header
+// (addNoCookieCondition, addAnyLangCondition) is worth adding to z: it
+// spares spared ordinary logged-out tool requests that the zone's other
+// conditions hold, and lets through lost of the crawler's tool requests
+// (those that sent, or lacked, the header). Such a condition narrows the
+// zone for good (a crawler that learns the header passes it), so it must
+// spare more requests than it lets through of the crawler, and at least
+// the goal for others' share (collateralGoal) of the ordinary logged-out
+// page requests counted (OrdinaryAll, assets excluded: a smaller basis than
+// the backtest's, so the bar is lower, not higher): fewer would not take
+// the rule past that goal even if the zone refused every one of them, and
+// a rule that does miss it says so (othersMissed). A condition that rests
+// on a handful of requests, one client's header, stays out, and the Why
+// says what it would have spared. Nothing spared says nothing: the header
+// tells nobody apart.
+func worthSparing(z *Zone, c *crawlerEvidence, header string, spared, lost int) bool {
+	if spared == 0 {
+		return false
+	}
+	least := int(math.Ceil(collateralGoal * float64(sumMask(&c.OrdinaryAll, 0))))
+	if spared > lost && spared >= least {
+		return true
+	}
+	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.presence_small", struct {
+		Header, Spared, Least, Pages, Goal, Lost, Tools string
+	}{header, fmtInt(spared), fmtInt(max(least, lost+1)), fmtInt(sumMask(&c.OrdinaryAll, 0)), pct(collateralGoal), fmtInt(lost), fmtInt(c.ToolRequests)}))
+	return false
 }
 
 func sumMask(counts *[8]int, mask int) int {
