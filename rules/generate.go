@@ -226,6 +226,9 @@ type crawlerEvidence struct {
 	// QueryValues samples the values the crawler gave each such key in the
 	// window (siteEvidence.QueryValues holds the ordinary ones).
 	QueryValues map[string]*valueSample
+	// narrowed says which tools were left out of Labels, and why, when a
+	// first proposal's zone refused too many other clients (narrow.go).
+	narrowed prose.Text
 }
 
 // labelEvidence is one tool label of a crawler: how often, under which path
@@ -262,16 +265,7 @@ const (
 // by its fingerprint conditions and header conditions so far, of those
 // whose header bits satisfy want (a condition under consideration).
 func (c *crawlerEvidence) inZone(z *Zone, want func(headers int) bool) int {
-	mask := 0
-	if z.Cond.Lang != "" {
-		mask |= condLang
-	}
-	if z.Cond.NoClientHints {
-		mask |= condHints
-	}
-	if z.Cond.UserAgent != "" {
-		mask |= condUA
-	}
+	mask := fingerprintMask(z)
 	n := 0
 	for h := range c.OrdinaryPresence {
 		switch {
@@ -484,6 +478,10 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	if len(z.Targets) == 0 {
 		note(sources.SeverityInfo, Messages.Say("rules.nothing_to_name", c.Finding))
 		return nil, notes
+	}
+
+	if c.narrowed.String() != "" {
+		z.condWhy = append(z.condWhy, c.narrowed)
 	}
 
 	// Logged in or not.

@@ -70,6 +70,17 @@ type Proposal struct {
 	adviceNotes int
 	// header is rules.caddy's comment, line by line (CaddyfileIn).
 	header []prose.Text
+	// zones are the zones of Rules, in their order.
+	zones []Zone
+}
+
+// backtests are the backtests of p's rules, in their order.
+func (p *Proposal) backtests() []Backtest {
+	out := make([]Backtest, len(p.Rules))
+	for i, r := range p.Rules {
+		out[i] = r.Backtest
+	}
+	return out
 }
 
 // RulesProblems returns the notes that say the rules themselves (not the
@@ -140,8 +151,20 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rules: profile: %w", err)
 		}
+		before := len(p.DataQuality)
 		if err := p.propose(ctx, &in, refs, prof, saturation); err != nil {
 			return nil, err
+		}
+		if narrowed, ok := narrowedProfile(prof, p.zones, p.backtests()); ok {
+			// Proposed again from the narrower evidence, from the same
+			// notes; kept only where more rules meet both goals.
+			q := &Proposal{DataQuality: append([]sources.QualityNote(nil), p.DataQuality[:before]...)}
+			if err := q.propose(ctx, &in, refs, narrowed, saturation); err != nil {
+				return nil, err
+			}
+			if len(q.Rules) == len(p.Rules) && goalsMet(q) > goalsMet(p) {
+				p = q
+			}
 		}
 	}
 	p99 := math.NaN()
@@ -428,6 +451,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
+	p.zones = zones
 	p.header = deployHeader(p, in.From, in.To)
 	p.Caddyfile, err = p.CaddyfileIn(prose.EN)
 	return err
