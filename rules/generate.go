@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -51,6 +52,8 @@ type Zone struct {
 	resized   prose.Text   // how the backtest resized the zone, if it did
 	tolerated prose.Text   // the baseline's refusals it was not resized for, if any
 	tightened prose.Text   // how the backtest tightened the zone to reach the goal, if it did
+	spared    prose.Text   // how the backtest grew the zone to spare other clients, if it did
+	missed    prose.Text   // that the zone still refuses too many other clients, if it does
 }
 
 // Key is the zone's key as written in the Caddyfile.
@@ -223,6 +226,9 @@ type crawlerEvidence struct {
 	// QueryValues samples the values the crawler gave each such key in the
 	// window (siteEvidence.QueryValues holds the ordinary ones).
 	QueryValues map[string]*valueSample
+	// narrowed says which tools were left out of Labels, and why, when a
+	// first proposal's zone refused too many other clients (narrow.go).
+	narrowed prose.Text
 }
 
 // labelEvidence is one tool label of a crawler: how often, under which path
@@ -259,16 +265,7 @@ const (
 // by its fingerprint conditions and header conditions so far, of those
 // whose header bits satisfy want (a condition under consideration).
 func (c *crawlerEvidence) inZone(z *Zone, want func(headers int) bool) int {
-	mask := 0
-	if z.Cond.Lang != "" {
-		mask |= condLang
-	}
-	if z.Cond.NoClientHints {
-		mask |= condHints
-	}
-	if z.Cond.UserAgent != "" {
-		mask |= condUA
-	}
+	mask := fingerprintMask(z)
 	n := 0
 	for h := range c.OrdinaryPresence {
 		switch {
@@ -483,6 +480,10 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 		return nil, notes
 	}
 
+	if c.narrowed.String() != "" {
+		z.condWhy = append(z.condWhy, c.narrowed)
+	}
+
 	// Logged in or not.
 	cookieRegexp := ""
 	if _, literal := sources.CompileCookiePattern(site.Cookie).Literal(); site.Cookie != "" && !literal {
@@ -685,7 +686,7 @@ func addNoCookieCondition(z *Zone, c *crawlerEvidence) {
 		return
 	}
 	spared := c.inZone(z, func(h int) bool { return h&hasCookie != 0 })
-	if spared == 0 {
+	if !worthSparing(z, c, "Cookie", spared, c.CookieRequests) {
 		return
 	}
 	z.Cond.NoCookie = true
@@ -705,12 +706,41 @@ func addAnyLangCondition(z *Zone, c *crawlerEvidence) {
 		return
 	}
 	spared := c.inZone(z, func(h int) bool { return h&hasLang == 0 })
-	if spared == 0 {
+	if !worthSparing(z, c, "Accept-Language", spared, c.ToolRequests-c.LangRequests) {
 		return
 	}
 	z.Cond.AnyLang = true
 	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.any_lang", struct{ Ordinary, Missing, Tools string }{
 		fmtInt(spared), fmtInt(c.ToolRequests - c.LangRequests), fmtInt(c.ToolRequests)}))
+}
+
+// worthSparing says whether a header-presence condition on header
+// (addNoCookieCondition, addAnyLangCondition) is worth adding to z: it
+// spares spared ordinary logged-out tool requests that the zone's other
+// conditions hold, and lets through lost of the crawler's tool requests
+// (those that sent, or lacked, the header). Such a condition narrows the
+// zone for good (a crawler that learns the header passes it), so it must
+// spare more requests than it lets through of the crawler, and at least
+// the goal for others' share (collateralGoal) of the ordinary logged-out
+// page requests counted (OrdinaryAll, assets excluded: a smaller basis than
+// the backtest's, so the bar is lower, not higher): fewer would not take
+// the rule past that goal even if the zone refused every one of them, and
+// a rule that does miss it says so (othersMissed). A condition that rests
+// on a handful of requests, one client's header, stays out, and the Why
+// says what it would have spared. Nothing spared says nothing: the header
+// tells nobody apart.
+func worthSparing(z *Zone, c *crawlerEvidence, header string, spared, lost int) bool {
+	if spared == 0 {
+		return false
+	}
+	least := int(math.Ceil(collateralGoal * float64(sumMask(&c.OrdinaryAll, 0))))
+	if spared > lost && spared >= least {
+		return true
+	}
+	z.condWhy = append(z.condWhy, Messages.Say("rules.cond.presence_small", struct {
+		Header, Spared, Least, Pages, Goal, Lost, Tools string
+	}{header, fmtInt(spared), fmtInt(max(least, lost+1)), fmtInt(sumMask(&c.OrdinaryAll, 0)), pct(collateralGoal), fmtInt(lost), fmtInt(c.ToolRequests)}))
+	return false
 }
 
 func sumMask(counts *[8]int, mask int) int {

@@ -502,3 +502,67 @@ func TestGenerateHeaderPresence(t *testing.T) {
 		})
 	}
 }
+
+// TestHeaderPresenceNeedsEnoughSpared: a header-presence condition narrows
+// a zone for good, so it must spare enough ordinary requests to be worth
+// it: at least the goal for others' share (0.5%) of the ordinary logged-out
+// page requests, and more than it lets through of the crawler. The obvious
+// rule adds one whenever it spares anybody; here that is wrong three ways.
+// A credential-stuffing flood (counts as its seed-1 simulation measured)
+// kept a cookie on one of 36,057 attempts while two ordinary requests of
+// the zone carried one: `header !Cookie` would spare two requests, one
+// client, of 8,938. A flood that picked up a consent cookie on 0.8% of its
+// attempts (within what a fingerprint may miss) would pass 300 of them to
+// spare 60 readers' requests. One client without Accept-Language, three
+// requests, would make every future crawler that drops the header pass.
+// Where cookie holders are a real part of the zone (a shop whose visitors
+// all hold a session cookie) the condition is added.
+func TestHeaderPresenceNeedsEnoughSpared(t *testing.T) {
+	const noHints = condHints
+	for _, tc := range []struct {
+		name               string
+		tools, cookie, off int // the crawler's tool requests, those with a Cookie, those without Accept-Language
+		pages              int // ordinary logged-out page requests
+		withCookie, noLang int // ordinary tool requests in the zone with a Cookie, without Accept-Language
+		noCookie, withLang bool
+	}{
+		{"two cookie holders among a login flood", 36057, 1, 0, 8938, 2, 0, false, false},
+		{"the flood kept a consent cookie now and then", 36000, 300, 0, 10000, 60, 0, false, false},
+		{"one client sent no language", 20000, 0, 0, 2000, 0, 3, false, false},
+		{"shoppers hold a session cookie, API clients send no language", 32238, 0, 0, 35000, 404, 2320, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &crawlerEvidence{Finding: "crawler_burst-1", Key: request.ClusterKey{UA: "Chrome", LoggedIn: sources.LoggedInNo, NoClientHints: true},
+				Spread: true, Fingerprints: 8, Method: "POST", Requests: tc.tools, ToolRequests: tc.tools, CookieRequests: tc.cookie, LangRequests: tc.tools - tc.off,
+				Labels: labels("/wp-login.php", tc.tools)}
+			c.OrdinaryAll[noHints] = tc.pages
+			c.OrdinaryPresence[hasLang][noHints] = 500
+			c.OrdinaryPresence[hasCookie|hasLang][noHints] = tc.withCookie
+			c.OrdinaryPresence[0][noHints] = tc.noLang
+			zones, _ := generate([]*crawlerEvidence{c}, siteEvidence{Cookie: "wordpress_logged_in_"})
+			if len(zones) != 1 {
+				t.Fatalf("%d zones", len(zones))
+			}
+			z := zones[0]
+			if z.Cond.NoCookie != tc.noCookie || z.Cond.AnyLang != tc.withLang {
+				t.Errorf("no cookie %v, any language %v; want %v, %v (why: %v)", z.Cond.NoCookie, z.Cond.AnyLang, tc.noCookie, tc.withLang, z.condWhy)
+			}
+			said := 0
+			for _, w := range z.condWhy {
+				if strings.HasPrefix(w.String(), "no condition on the presence of") {
+					said++
+				}
+			}
+			if want := btoi(tc.withCookie > 0 && !tc.noCookie) + btoi(tc.noLang > 0 && !tc.withLang); said != want {
+				t.Errorf("the Why explains %d conditions left out, want %d: %v", said, want, z.condWhy)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -70,6 +70,17 @@ type Proposal struct {
 	adviceNotes int
 	// header is rules.caddy's comment, line by line (CaddyfileIn).
 	header []prose.Text
+	// zones are the zones of Rules, in their order.
+	zones []Zone
+}
+
+// backtests are the backtests of p's rules, in their order.
+func (p *Proposal) backtests() []Backtest {
+	out := make([]Backtest, len(p.Rules))
+	for i, r := range p.Rules {
+		out[i] = r.Backtest
+	}
+	return out
 }
 
 // RulesProblems returns the notes that say the rules themselves (not the
@@ -140,8 +151,20 @@ func Propose(ctx context.Context, in Input) (*Proposal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rules: profile: %w", err)
 		}
+		before := len(p.DataQuality)
 		if err := p.propose(ctx, &in, refs, prof, saturation); err != nil {
 			return nil, err
+		}
+		if narrowed, ok := narrowedProfile(prof, p.zones, p.backtests()); ok {
+			// Proposed again from the narrower evidence, from the same
+			// notes; kept only where more rules meet both goals.
+			q := &Proposal{DataQuality: append([]sources.QualityNote(nil), p.DataQuality[:before]...)}
+			if err := q.propose(ctx, &in, refs, narrowed, saturation); err != nil {
+				return nil, err
+			}
+			if len(q.Rules) == len(p.Rules) && goalsMet(q) > goalsMet(p) {
+				p = q
+			}
 		}
 	}
 	p99 := math.NaN()
@@ -355,6 +378,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 			return fmt.Errorf("rules: %w", err)
 		}
 	}
+	if spared, err := e.spareOthers(ctx, zones, wr, br, bFrom, bTo); err != nil {
+		return err
+	} else if spared {
+		if wr, br, late, err = e.backtest(ctx, zones, bFrom, bTo); err != nil {
+			return fmt.Errorf("rules: %w", err)
+		}
+	}
 	var kept []Zone
 	var keptIndex []int
 	for i := range zones {
@@ -395,6 +425,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	br.all.baselineInto(&all)
 	all.BaselineFrom, all.BaselineTo = bFrom, bTo
 	all.PHPSecondsBasis = e.costBasis()
+	markOthersGoal(&all)
 	p.Backtest = &all
 	for i := range zones {
 		z := &zones[i]
@@ -409,10 +440,18 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		br.zone[i].baselineInto(&bt)
 		bt.BaselineFrom, bt.BaselineTo = bFrom, bTo
 		bt.PHPSecondsBasis = e.costBasis()
+		if markOthersGoal(&bt) {
+			z.missed = Messages.Say("rules.others_missed", struct {
+				Refused, Requests, Share, Goal, Crawler string
+				PerClient                               bool
+			}{fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare),
+				pct(collateralGoal), pct(bt.CrawlerRefusedShare), z.PerClient})
+		}
 		said := why(z, refs, in.Findings, prof.readers.count(z.crawler))
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
 			Key: z.Key(), Window: CaddyDuration(z.Window), Events: z.Events, Backtest: bt})
 	}
+	p.zones = zones
 	p.header = deployHeader(p, in.From, in.To)
 	p.Caddyfile, err = p.CaddyfileIn(prose.EN)
 	return err
@@ -615,7 +654,8 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) prose.Tex
 		TargetWhy: z.targetWhy, CondWhy: z.condWhy, PerClient: z.PerClient, Name: z.Name,
 		Sizing: z.sizing, Resized: z.resized, HasResized: z.resized.String() != "",
 		Tolerated: z.tolerated, HasTolerated: z.tolerated.String() != "",
-		Tightened: z.tightened, HasTightened: z.tightened.String() != ""}
+		Tightened: z.tightened, HasTightened: z.tightened.String() != "",
+		Spared: z.spared, HasSpared: z.spared.String() != "", Missed: z.missed, HasMissed: z.missed.String() != ""}
 	w.Checked, w.Unchecked = conditionsText(z, ref.key)
 	w.LastUnchecked = len(w.Unchecked) - 1
 	if z.requests > 0 {
@@ -645,9 +685,10 @@ type zoneWhy struct {
 	PerClient                         bool
 	Name, MaxPerIP, Addresses, Median string
 	Sizing, Resized, Tolerated        prose.Text
-	Tightened                         prose.Text
+	Tightened, Spared, Missed         prose.Text
 	HasResized, HasTolerated          bool
-	HasTightened                      bool
+	HasTightened, HasSpared           bool
+	HasMissed                         bool
 }
 
 // describeTargets renders a zone's targets for humans, one Text each.

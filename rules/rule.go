@@ -16,6 +16,11 @@
 //     added); the backtest then uses the matchers Caddy itself built from it;
 //   - backtest.go sizes each zone from the baseline and replays the recorded
 //     requests, in arrival order, through the module's sliding-window ring buffer;
+//   - tighten.go resizes a zone toward the goals its backtest measures (at
+//     least 95% of its crawler refused, under 0.5% of the other logged-out
+//     requests), narrow.go leaves out the tools that bring more ordinary
+//     clients than crawler into a zone that still misses the second, and a
+//     rule that misses it all the same says so;
 //   - advice.go states the php-fpm and Caddy settings with their arithmetic.
 //
 // What a rule is, as the report shows it (Rule, Backtest, Recommendation,

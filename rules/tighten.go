@@ -118,8 +118,135 @@ func meetsGoal(w, b *tally, loggedIn, allowed int) bool {
 	if bt.CrawlerRequests == 0 || float64(bt.CrawlerRefused) < actorGoal*float64(bt.CrawlerRequests) {
 		return false
 	}
-	if bt.LoggedInRefused > loggedIn || float64(bt.OtherLoggedOutRefused) >= collateralGoal*float64(max(bt.OtherLoggedOutRequests, 1)) {
+	if bt.LoggedInRefused > loggedIn || othersMissed(bt) {
 		return false
 	}
 	return ordinaryRefused(b) <= allowed
+}
+
+// spareOthers grows each zone that refused actorGoal of its crawler in the
+// window (win) but collateralGoal or more of the other logged-out requests
+// there. A bucket the crawler keeps full refuses every ordinary request that
+// lands in it meanwhile; a larger one lets more of them through, and more of
+// the crawler too. The zone takes the smallest size that meets both goals
+// (meetsGoal: the baseline's tolerance and the logged-in requests refused at
+// its size included), doubling from its size and then bisecting, when one
+// exists before the crawler's share falls under actorGoal; otherwise it
+// keeps its size, and the rule says that the goal for the others is missed
+// (othersMissed) with the numbers. It reports whether any zone changed.
+func (e *engine) spareOthers(ctx context.Context, zones []Zone, win, base *replay, bFrom, bTo time.Time) (bool, error) {
+	lo := make([]int, len(zones))   // largest size known to refuse too many others (0: zone not searched)
+	hi := make([]int, len(zones))   // smallest size known to meet both goals (0: none yet)
+	dead := make([]int, len(zones)) // smallest size known to miss the crawler's goal (0: none yet)
+	from := make([]int, len(zones))
+	allowed := make([]int, len(zones))
+	loggedIn := make([]int, len(zones))
+	first := make([]Backtest, len(zones))
+	searching := false
+	for i := range zones {
+		bt := win.zone[i].window()
+		from[i], allowed[i], loggedIn[i], first[i] = zones[i].Events, tolerableRefused(base.zone[i]), bt.LoggedInRefused, bt
+		if bt.CrawlerRequests == 0 || bt.CrawlerRefusedShare < actorGoal || !othersMissed(bt) {
+			continue
+		}
+		lo[i], searching = zones[i].Events, true
+	}
+	if !searching {
+		return false, nil
+	}
+	// next sets each searched zone's next size to try; false when none is left.
+	next := func() bool {
+		any := false
+		for i := range zones {
+			switch {
+			case lo[i] == 0:
+				continue
+			case hi[i] == 0 && dead[i] == 0:
+				zones[i].Events = lo[i] * 2
+			case hi[i] == 0 && dead[i]-lo[i] > 1:
+				zones[i].Events = (lo[i] + dead[i]) / 2
+			case hi[i] > 0 && hi[i]-lo[i] > 1:
+				zones[i].Events = (lo[i] + hi[i]) / 2
+			default:
+				zones[i].Events = lo[i] // settled: hi[i] or nothing
+				if hi[i] > 0 {
+					zones[i].Events = hi[i]
+				}
+				continue
+			}
+			any = true
+		}
+		return any
+	}
+	doublings := 0
+	for next() {
+		w, b, _, err := e.backtest(ctx, zones, bFrom, bTo)
+		if err != nil {
+			return false, fmt.Errorf("rules: sparing other clients: %w", err)
+		}
+		for i := range zones {
+			if lo[i] == 0 || zones[i].Events == lo[i] || zones[i].Events == hi[i] {
+				continue
+			}
+			bt := w.zone[i].window()
+			switch {
+			case meetsGoal(w.zone[i], b.zone[i], loggedIn[i], allowed[i]):
+				hi[i] = zones[i].Events
+			case hi[i] == 0 && bt.CrawlerRefusedShare < actorGoal:
+				dead[i] = zones[i].Events
+			default:
+				lo[i] = zones[i].Events
+			}
+		}
+		// Doubling stops after maxResizes steps, as resize's does: a
+		// zone that still refuses too many others at 2^maxResizes times
+		// its size is left at it.
+		doubling := false
+		for i := range zones {
+			if lo[i] > 0 && hi[i] == 0 && dead[i] == 0 {
+				doubling = true
+			}
+		}
+		if doubling {
+			if doublings++; doublings == maxResizes {
+				for i := range zones {
+					if lo[i] > 0 && hi[i] == 0 && dead[i] == 0 {
+						dead[i] = lo[i] + 1 // give up: next() settles it
+					}
+				}
+			}
+		}
+	}
+	changed := false
+	for i := range zones {
+		if lo[i] == 0 {
+			continue
+		}
+		if hi[i] == 0 {
+			zones[i].Events = from[i]
+			continue
+		}
+		zones[i].Events = hi[i]
+		zones[i].spared = Messages.Say("rules.spared", struct{ Events, Refused, Others, Size, Goal, Collateral string }{
+			fmtInt(from[i]), pct(first[i].CrawlerRefusedShare), pct(first[i].OtherLoggedOutRefusedShare), fmtInt(hi[i]),
+			pct(actorGoal), pct(collateralGoal)})
+		changed = true
+	}
+	return changed, nil
+}
+
+// othersMissed says whether a window's backtest refused collateralGoal or
+// more of the other logged-out requests (meetsGoal's test of them).
+func othersMissed(bt Backtest) bool {
+	return float64(bt.OtherLoggedOutRefused) >= collateralGoal*float64(max(bt.OtherLoggedOutRequests, 1))
+}
+
+// markOthersGoal marks a backtest that missed the goal for the other
+// logged-out requests (othersMissed), with the goal, and says whether it did.
+func markOthersGoal(bt *Backtest) bool {
+	if !othersMissed(*bt) {
+		return false
+	}
+	bt.OtherLoggedOutGoalMissed, bt.OtherLoggedOutGoal = true, collateralGoal
+	return true
 }

@@ -74,6 +74,14 @@ type Backtest struct {
 	OtherLoggedOutRequests     int     `json:"other_logged_out_requests"`
 	OtherLoggedOutRefused      int     `json:"other_logged_out_refused"`
 	OtherLoggedOutRefusedShare float64 `json:"other_logged_out_refused_share"`
+	// OtherLoggedOutGoalMissed is set when the rule refuses OtherLoggedOutGoal
+	// or more of the other logged-out requests, the share the rules aim
+	// under, and neither a size that still refuses most of the crawler nor a
+	// condition the logs measured spared them: the rule is proposed as it
+	// stands and its Why says so with the numbers. Both are absent when the
+	// goal is met.
+	OtherLoggedOutGoalMissed bool    `json:"other_logged_out_goal_missed,omitempty"`
+	OtherLoggedOutGoal       float64 `json:"other_logged_out_goal,omitempty"`
 	// LoginUnknownRequests and LoginUnknownRefused count the part of the other
 	// logged-out requests whose Cookie was present but unreadable (REDACTED in the
 	// log): they may be logged in.
