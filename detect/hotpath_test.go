@@ -156,4 +156,8 @@ func TestObserveMatchesOriginal(t *testing.T) {
 	if len(gc) < 10 || !reflect.DeepEqual(gc, wc) {
 		t.Fatalf("clusters differ (%d and %d)", len(gc), len(wc))
 	}
+	// Route records are found through the memo (memoSlot.routeRecord).
+	if gr, wr := got.routes.routes(), want.routes.routes(); len(gr) < 10 || !reflect.DeepEqual(gr, wr) {
+		t.Fatalf("route tables differ (%d and %d templates)", len(gr), len(wr))
+	}
 }
