@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/valyala/fastjson"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/evidence.sha256 from this build")
@@ -37,49 +37,30 @@ type evidenceLine struct {
 
 func (l evidenceLine) arrival() float64 { return l.ts - l.dur }
 
-// evidenceJSON is what readEvidence decodes of a line: the fields it keeps,
-// the two headers by name rather than every header into maps (those maps were
-// about a third of the decoding's CPU). That the log names its headers as
-// Caddy does is checked where every header is decoded (TestBundles,
-// TestApplicationSites).
-type evidenceJSON struct {
-	TS      *logTS `json:"ts"`
-	Request *struct {
-		RemoteIP string `json:"remote_ip"`
-		Method   string `json:"method"`
-		URI      string `json:"uri"`
-		Headers  struct {
-			UserAgent []string `json:"User-Agent"`
-			Cookie    []string `json:"Cookie"`
-		} `json:"headers"`
-	} `json:"request"`
-	Duration    *float64 `json:"duration"`
-	Status      int      `json:"status"`
-	RespHeaders struct {
-		PoweredBy json.RawMessage `json:"X-Powered-By"`
-	} `json:"resp_headers"`
-}
-
+// readEvidence reads the access log's lines as evidenceLines, each decoded
+// whole (decodeLine) and failing on the first that is not a line.
 func readEvidence(t *testing.T, dir, loggedInCookie string) []evidenceLine {
 	t.Helper()
 	path := filepath.Join(dir, "access/access.log.gz")
 	var out []evidenceLine
+	var p fastjson.Parser
 	n := 0
 	readGz(t, path, func(raw []byte) {
 		n++
-		var l evidenceJSON
-		if err := json.Unmarshal(raw, &l); err != nil {
+		var l line
+		if err := decodeLine(&p, raw, &l); err != nil {
 			t.Fatalf("%s:%d: %v", path, n, err)
 		}
 		if l.TS == nil || l.Duration == nil || l.Request == nil {
 			t.Fatalf("%s:%d: no ts, duration or request: %s", path, n, raw)
 		}
+		_, php := l.RespHeaders["X-Powered-By"]
 		e := evidenceLine{ts: float64(*l.TS), dur: *l.Duration, status: l.Status, uri: l.Request.URI, ip: l.Request.RemoteIP,
-			method: l.Request.Method, php: len(l.RespHeaders.PoweredBy) > 0}
-		if ua := l.Request.Headers.UserAgent; len(ua) == 1 {
+			method: l.Request.Method, php: php}
+		if ua := l.Request.Headers["User-Agent"]; len(ua) == 1 {
 			e.ua = ua[0]
 		}
-		if c := l.Request.Headers.Cookie; len(c) == 1 && strings.Contains(c[0], loggedInCookie) {
+		if c := l.Request.Headers["Cookie"]; len(c) == 1 && strings.Contains(c[0], loggedInCookie) {
 			e.loggedIn = true
 		}
 		out = append(out, e)
