@@ -209,3 +209,17 @@ func (l leftOut) total() int { return l.Outside + l.OffRoute + l.Few }
 func (b *burst) inActor(ip netip.Addr) bool {
 	return b.actor == nil || b.actor[ip]
 }
+
+// actorAddresses are the addresses of b's fingerprint in the window that
+// took part in the burst: those that did not read like people, less the
+// fingerprint's other clients (inActor). Everything a crawler finding
+// counts of the crawler is theirs.
+func (b *burst) actorAddresses() map[netip.Addr]*AddressBehaviour {
+	actor := make(map[netip.Addr]*AddressBehaviour, len(b.c.IPs))
+	for ip, ab := range b.c.IPs {
+		if !ab.Reader() && b.inActor(ip) {
+			actor[ip] = ab
+		}
+	}
+	return actor
+}

@@ -86,7 +86,7 @@ func (ev *Evidence) burstPart(c *Cluster, bFrom, bTo time.Time) (actorPart, bool
 		}
 		perIP = append(perIP, ab.Requests)
 		p.requests += ab.Requests
-		p.posts += ab.Posts
+		p.posts += int(ab.Posts)
 		p.assets += ab.Assets
 		for _, r := range ab.arrivals {
 			p.perMinute[int64(r.minute)] += int(r.n)
@@ -325,6 +325,7 @@ func joinBehaviour(into, b *AddressBehaviour, remap func(uint64) uint64, remapWa
 	into.Posts += b.Posts
 	into.Credentialed += b.Credentialed
 	into.SessionClicks += b.SessionClicks
+	into.phpMicros += b.phpMicros
 	into.routes |= remap(b.routes)
 	runs := append(into.arrivals, b.arrivals...)
 	sort.SliceStable(runs, func(i, k int) bool { return runs[i].minute < runs[k].minute })
@@ -371,7 +372,7 @@ func (b burst) posts() int {
 	n := 0
 	for ip, ab := range b.c.IPs {
 		if !ab.Reader() && b.inActor(ip) {
-			n += ab.Posts
+			n += int(ab.Posts)
 		}
 	}
 	return n

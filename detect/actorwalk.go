@@ -11,10 +11,12 @@ import (
 // readers who share the crawler's browser family and language (on their own
 // browser versions, fetching the pages' assets) and its other clients of the
 // day. A crawler finding names the actor alone (its browser versions, the
-// pages it walked, their counts), so each address keeps what it asked for:
-// a count per walk, a (tool label, route template, browser major version)
-// its cluster numbers in order of first sight (Cluster.walkID), and the
-// finding sums the counts of the actor's addresses (Cluster.walkedBy).
+// pages it walked, their counts, what they cost: its routes, the share of
+// its pages no cache holds, its share of PHP's time), so each address keeps
+// PHP's time on its requests (AddressBehaviour.phpMicros) and what it asked
+// for: a count per walk, a (tool label, route template, browser major
+// version) its cluster numbers in order of first sight (Cluster.walkID).
+// The finding sums those of the actor's addresses (Cluster.walkedBy).
 //
 // A spread crawl's address walks one or two of them, a reader a page and
 // its assets, a concentrated scraper's address its dozen tools: the first
@@ -157,24 +159,28 @@ func (w addressWalk) merged(b addressWalk, remap func(uint16) uint16) addressWal
 // actorWalked is what a set of a cluster's addresses walked in the window:
 // their requests by tool label and by route template (as the table folds
 // it at the end), by major version for each of the cluster's fingerprints
-// (Cluster.Members' order; one for a single fingerprint's), and their
-// requests and assets.
+// (Cluster.Members' order; one for a single fingerprint's), their requests
+// and assets, and PHP's time on them.
 type actorWalked struct {
 	labels, routes   map[string]int
 	versions         []map[string]int
 	requests, assets int
+	phpSeconds       float64
 }
 
 // walkedBy sums what the addresses of actor walked; canonical folds a
 // route template as the table does at the end.
 func (c *Cluster) walkedBy(actor map[netip.Addr]*AddressBehaviour, canonical func(string) string) actorWalked {
 	perWalk := make([]int, len(c.walkIDs))
+	var phpMicros uint64
 	out := actorWalked{labels: map[string]int{}, routes: map[string]int{}, versions: make([]map[string]int, max(len(c.Members), 1))}
 	for _, ab := range actor {
 		out.requests += ab.Requests
 		out.assets += ab.Assets
+		phpMicros += ab.phpMicros
 		ab.walk.each(func(id uint16, n int) { perWalk[id] += n })
 	}
+	out.phpSeconds = float64(phpMicros) / 1e6
 	for i := range out.versions {
 		out.versions[i] = map[string]int{}
 	}

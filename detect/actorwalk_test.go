@@ -1,15 +1,24 @@
 package detect
 
 import (
+	"compress/gzip"
+	"encoding/csv"
 	"fmt"
+	"io"
 	"maps"
+	"math"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // TestCrawlerFingerprintIsTheActors: readers on Chrome 129 and a crawl on
@@ -116,5 +125,122 @@ func TestAddressWalkCounts(t *testing.T) {
 	want[103], want[140], want[141], want[200] = 1, 1, 1, 1
 	if got := counts(joined); !maps.Equal(got, want) {
 		t.Errorf("merged walks %v, want %v", got, want)
+	}
+}
+
+// TestCrawlerCostIsTheActors: a news link sends a crowd of readers to a
+// cached article (flash-crowd), and a crawl of page tools runs through it
+// with Chrome's client hints, asking for Korean first, as the crowd's
+// Windows Chrome readers do: a thousand readers share its fingerprint,
+// reading the article (PHP's only on a cache miss) with its assets. What
+// the finding says the crawl cost is the crawl's own, against the
+// simulator's record of every request (truth-requests.csv.gz, which no
+// detector reads): its share of PHP's time in the window (the logged
+// durations of the crawler's requests PHP answered, over everyone's), and
+// routes that count its own requests, so that its share of pages no cache
+// holds is measured on its pages, not diluted by the readers' article.
+func TestCrawlerCostIsTheActors(t *testing.T) {
+	kst := time.FixedZone("KST", 9*3600)
+	crawler := simulate.DefaultCrawler()
+	crawler.AcceptLanguage = "ko-KR,ko;q=0.9,en-US;q=0.8,en;q=0.7"
+	crawler.SecChUa = true
+	crawler.BaselineFrom, crawler.BaselineRate = time.Date(2026, 10, 14, 17, 0, 0, 0, kst), 0.1
+	crawler.Onset = time.Date(2026, 10, 14, 20, 10, 0, 0, kst)
+	crawler.Shape = []simulate.RateKnot{{Minute: 3, Rate: 0.5}, {Minute: 20, Rate: 1}, {Minute: 50, Rate: 1}, {Minute: 53, Rate: 0}}
+	res, truth, dir := simulateBundleDir(t, simulate.Options{Scenario: "flash-crowd", Seed: 1, Crawler: &crawler})
+	f := first(res.Findings, KindCrawlerBurst)
+	if f == nil {
+		t.Fatalf("no crawler finding; checks: %+v", res.Checks)
+	}
+	facts := FactsOf[CrawlerBurstFacts](f)
+	if facts.FingerprintReaders < 1000 {
+		t.Fatalf("%d readers share the crawler's fingerprint: the test needs thousands", facts.FingerprintReaders)
+	}
+	want := truthPHPShare(t, dir, mustTime(t, truth.Window.From), mustTime(t, truth.Window.To), "crawler")
+	if got := facts.PHPTimeShare; !got.OK || math.Abs(got.V-want) > 0.02 {
+		t.Errorf("php_time_share %v, the crawler's own is %.3f: the readers' PHP time is not the crawler's", got, want)
+	}
+	pages, expensive, article := 0, 0, 0
+	for _, r := range f.Routes {
+		pages += r.Requests
+		if r.Expensive {
+			expensive += r.Requests
+		}
+		if r.Template == "/w/{slug}" {
+			article = r.Requests
+		}
+	}
+	// The crawler fetches no assets; its routes are its pages, and what
+	// they say is expensive is the share the finding states.
+	if pages > facts.Requests || article > facts.Requests/100 {
+		t.Errorf("routes count %d requests (%d on articles), the crawler sent %d: the readers' articles are not its routes", pages, article, facts.Requests)
+	}
+	if got, want := facts.UncacheableShare, float64(expensive)/float64(max(facts.Requests, 1)); math.Abs(got-want) > 0.01 || got < 0.8 {
+		t.Errorf("uncacheable_share %.3f, its routes say %.3f: its pages, not the readers', are the share", got, want)
+	}
+}
+
+// truthPHPShare is class's share of PHP's time in [from, to) by the
+// simulator's record of each request (dir's truth-requests.csv.gz): the
+// time Caddy logged for the requests PHP answered, by when Caddy logged
+// them, as the access log holds them.
+func truthPHPShare(t *testing.T, dir string, from, to time.Time, class string) float64 {
+	t.Helper()
+	fh, err := os.Open(filepath.Join(dir, "truth-requests.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(zr)
+	header, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	var all, own float64
+	for {
+		row, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row[col["origin"]] != "php" || row[col["caddy_ms"]] == "" {
+			continue
+		}
+		start, err1 := strconv.ParseFloat(row[col["start_unix"]], 64)
+		ms, err2 := strconv.ParseFloat(row[col["caddy_ms"]], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("truth row %v: %v %v", row, err1, err2)
+		}
+		logged := time.UnixMilli(int64(math.Round(start*1000 + ms)))
+		if logged.Before(from) || !logged.Before(to) {
+			continue
+		}
+		all += ms
+		if row[col["class"]] == class {
+			own += ms
+		}
+	}
+	if all == 0 {
+		t.Fatal("the truth records no PHP time in the window")
+	}
+	return own / all
+}
+
+// An address's record stays in the allocator's 128-byte class: there is
+// one per address of the window (tens of thousands in a spread crawl), and
+// the next class up is 144 bytes.
+func TestAddressRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(AddressBehaviour{}); n > 128 {
+		t.Errorf("AddressBehaviour is %d bytes, over 128", n)
 	}
 }

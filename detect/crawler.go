@@ -33,9 +33,10 @@ type CrawlerBurstFacts struct {
 	// (reader.go), which FingerprintReaders and FingerprintReaderRequests
 	// count. The per-address figures, the prefixes, AssetShare and the rates
 	// (BaselinePer10m, PeakPer10m: the readers of the baseline are those
-	// that read like people there) are the crawler's too; UncacheableShare
-	// and PHPTimeShare are the whole fingerprint's (what a rule on it sees),
-	// since the readers' few pages barely move them.
+	// that read like people there) are the crawler's too, and so are
+	// UncacheableShare, PHPTimeShare and the finding's routes: summed over
+	// its addresses (actorwalk.go), since readers on the same browser walk
+	// their own pages, at their own cost.
 	DistinctIPs int `json:"distinct_ips"`
 	// Clients counts the crawler's addresses as hosts (client.go): an IPv4
 	// address each, an IPv6 /64 each, so that one host rotating addresses
@@ -63,7 +64,7 @@ type CrawlerBurstFacts struct {
 	// UncacheableShare is the share of its page requests that went to route
 	// templates measured as expensive and uncacheable (routecost.go).
 	UncacheableShare float64 `json:"uncacheable_share"`
-	// PHPTimeShare is the cluster's share of the window's PHP time, when
+	// PHPTimeShare is its addresses' share of the window's PHP time, when
 	// the log records PHP time.
 	PHPTimeShare Maybe[float64] `json:"php_time_share"`
 	// DistinctPrefixes24 and DistinctPrefixes64 count the IPv4 /24 and IPv6
@@ -266,7 +267,7 @@ func (b burst) knownClients(bFrom, bTo time.Time) (known int, share float64) {
 		for _, ips := range []map[netip.Addr]*AddressBehaviour{c.before, c.IPs} {
 			if a := ips[ip]; a != nil {
 				requests += a.Requests
-				signed += a.Credentialed
+				signed += int(a.Credentialed)
 				for _, r := range a.arrivals {
 					if m := int64(r.minute); m >= first && m < last {
 						seen[(m-first)/10] = true
@@ -301,8 +302,12 @@ type burst struct {
 	requests                int
 	assetShare              float64
 	readers, readerRequests int
-	// toolShare is the share of its page requests that went to expensive,
-	// uncacheable route templates, as measured; routes are its templates.
+	// walked is what its addresses (actorAddresses) asked for and PHP's
+	// time on them; toolShare is the share of their page requests that went
+	// to expensive, uncacheable route templates, as measured; routes are
+	// their templates. The readers and other clients who share the
+	// fingerprint walked their own pages, which are not the crawler's.
+	walked    actorWalked
 	toolShare float64
 	routes    []RouteCost
 	// unmeasured is the share of its page requests whose templates PHP
@@ -365,7 +370,7 @@ func (d crawlerDetector) Detect(ctx context.Context, ev *Evidence, prior []Findi
 		}
 		// Without a baseline every fingerprint "rose" from nothing: only one
 		// that carried a material share of PHP's time is worth judging.
-		if noBaseline && (windowPHP <= 0 || c.PHPSeconds < noBaselinePHPShare*windowPHP) {
+		if noBaseline && (windowPHP <= 0 || b.walked.phpSeconds < noBaselinePHPShare*windowPHP) {
 			continue
 		}
 		if known, share := b.knownClients(bFrom, bTo); share >= minKnownShare {
@@ -521,8 +526,9 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.startEstimated = estimated
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
-	b.routes, b.toolShare, b.unmeasured = ev.clientRoutes(c, costs)
-	b.uncachedShare = uncachedShare(c, b.routes)
+	b.walked = c.walkedBy(b.actorAddresses(), ev.Traffic.routes.canonical)
+	b.routes, b.toolShare, b.unmeasured = costedRoutes(b.walked.routes, b.walked.requests, b.walked.assets, costs)
+	b.uncachedShare = uncachedShare(b.walked.requests-b.walked.assets, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
 	return b, true
 }
@@ -778,12 +784,11 @@ const (
 	noReaderCostFactor = 1.5
 )
 
-// uncachedShare is the share of c's page requests that went to templates PHP
-// answered itself (uncacheableShare of their answers or more, measured on at
-// least minCostSamples PHP answers) at noReaderCostFactor times the site's
-// typical PHP request or more.
-func uncachedShare(c *Cluster, routes []RouteCost) float64 {
-	pages := c.Requests - c.Classes[request.ClassAsset]
+// uncachedShare is the share of pages, the page requests routes count, that
+// went to templates PHP answered itself (uncacheableShare of their answers
+// or more, measured on at least minCostSamples PHP answers) at
+// noReaderCostFactor times the site's typical PHP request or more.
+func uncachedShare(pages int, routes []RouteCost) float64 {
 	if pages <= 0 {
 		return 0
 	}
@@ -805,21 +810,18 @@ func costlyUncached(r RouteCost) bool {
 
 func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
-	// The crawler's addresses: the fingerprint's less its readers'.
-	perIP := make([]int, 0, len(c.IPs))
-	addrs := make([]netip.Addr, 0, len(c.IPs))
-	actor := make(map[netip.Addr]*AddressBehaviour, len(c.IPs))
+	// The crawler's addresses: the fingerprint's less its readers' and
+	// its other clients'.
+	actor := b.actorAddresses()
+	perIP := make([]int, 0, len(actor))
+	addrs := make([]netip.Addr, 0, len(actor))
 	maxPerIP := 0
 	v6 := 0
 	prefixes := map[netip.Prefix]struct{}{}
-	for ip, ab := range c.IPs {
-		if ab.Reader() || !b.inActor(ip) {
-			continue
-		}
+	for ip, ab := range actor {
 		n := ab.Requests
 		perIP = append(perIP, n)
 		addrs = append(addrs, ip)
-		actor[ip] = ab
 		maxPerIP = max(maxPerIP, n)
 		if ip.Is6() && !ip.Is4In6() {
 			v6++
@@ -849,7 +851,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		}
 	}
 	if totalPHP > 0 {
-		facts.PHPTimeShare = Some(round(c.PHPSeconds/totalPHP, 3))
+		facts.PHPTimeShare = Some(round(b.walked.phpSeconds/totalPHP, 3))
 	}
 	// Nothing before the incident to compare with: no usual rate to state.
 	if _, _, none := ev.baselineRange(); !none {
@@ -882,7 +884,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	// What it walked and on which browser versions are its addresses':
 	// the readers who share its fingerprint walk their own pages, with
 	// assets, on their own versions.
-	own := c.walkedBy(actor, ev.Traffic.routes.canonical)
+	own := b.walked
 	walked := own.walkedCounts()
 	fp := FingerprintOf(c.Key)
 	fp.UserAgent, fp.Paths = userAgent(c.Key.UA, own.versions[0]), topLabels(walked, 8)

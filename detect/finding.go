@@ -127,8 +127,9 @@ type Finding struct {
 	// TopPaths are Fingerprint.Paths with their requests (a crawler's:
 	// they add up to its requests when it walked ten or fewer).
 	TopPaths []PathCount `json:"top_paths,omitempty"`
-	// Routes are a client's route templates with their measured cost
-	// (crawler_burst): what decided "expensive, uncacheable".
+	// Routes are a crawler's route templates with their requests and
+	// measured cost (crawler_burst; its own addresses', readers apart):
+	// what decided "expensive, uncacheable".
 	Routes []RouteCost `json:"routes,omitempty"`
 	// Logged is upstream_errors' failing stretch as the access log recorded
 	// it (first, worst and last minute), for the timeline.

@@ -129,6 +129,7 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
+		c.IPs[r.ClientIP].observePHP(r.Duration)
 	}
 }
 

@@ -52,14 +52,17 @@ type AddressBehaviour struct {
 	Requests, Assets, Pages int
 	// SessionClicks counts its pages that came from the site's own pages
 	// (sources.Request.SiteReferer) after an earlier request of its own.
-	SessionClicks int
+	// It, Posts and Credentialed are four bytes each (one address sends
+	// fewer than 2^31 requests in a window, as minuteRun and walkCount
+	// assume), so that phpMicros fits in the record's 128 bytes.
+	SessionClicks int32
 	// Posts counts its requests by POST (a form, a login, an API call):
 	// pages sent, not read (ObserveMethod).
-	Posts int
+	Posts int32
 	// Credentialed counts its requests that presented an account's
 	// credentials: an Authorization header, or the site's logged-in cookie
 	// (ObserveCredentials).
-	Credentialed int
+	Credentialed int32
 	// First is its first arrival, FirstPage and LastPage its first and last
 	// page's (unix nanoseconds).
 	First, FirstPage, LastPage int64
@@ -76,6 +79,20 @@ type AddressBehaviour struct {
 	// that an actor's pages and browser versions are its own addresses'
 	// (actorwalk.go).
 	walk addressWalk
+	// phpMicros sums PHP's time on its requests of the window that PHP
+	// answered (their logged durations, as Cluster.PHPSeconds sums them
+	// for the whole fingerprint), so that an actor's share of PHP's time
+	// is its own addresses' (Cluster.walkedBy). It is whole microseconds
+	// so that an actor's sum is exact in whatever order its addresses come
+	// (a map's); 2^64 of them are some 580,000 years.
+	phpMicros uint64
+}
+
+// observePHP adds the duration (seconds) of a request PHP answered.
+func (b *AddressBehaviour) observePHP(seconds float64) {
+	if seconds > 0 {
+		b.phpMicros += uint64(math.Round(seconds * 1e6))
+	}
 }
 
 // minuteRun is a count of requests that arrived in one minute, in eight
@@ -147,7 +164,7 @@ func (b *AddressBehaviour) Reader() bool {
 		return false
 	}
 	span := b.pageSpan()
-	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages-b.Posts >= minReaderPages && span >= minReaderSpan
+	return b.Assets > 0 || b.SessionClicks > 0 || b.Pages-int(b.Posts) >= minReaderPages && span >= minReaderSpan
 }
 
 // AtReaderPace reports whether its pages came no faster than a reader's

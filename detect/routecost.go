@@ -203,14 +203,22 @@ func (ev *Evidence) routesEstimate(routes []RouteCost) string {
 }
 
 // clientRoutes lists a cluster's route templates in the window with their
-// measured cost, most requested first, the share of its page requests
-// (assets left out) that went to expensive ones, and the share that went to
-// templates whose cost could not be measured (too few PHP answers anywhere).
+// measured cost (costedRoutes): the whole fingerprint's, as the scan reads
+// it.
 func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCost, expensiveShare, unmeasuredShare float64) {
 	counts := map[string]int{}
 	for tpl, n := range c.Routes {
 		counts[ev.Traffic.routes.canonical(tpl)] += n
 	}
+	return costedRoutes(counts, c.Requests, c.Classes[request.ClassAsset], costs)
+}
+
+// costedRoutes lists route templates (as the table folds them at the end)
+// with their requests, counts, and their measured cost, most requested
+// first; the share of the page requests (requests less assets) that went
+// to expensive ones, and the share that went to templates whose cost could
+// not be measured (too few PHP answers anywhere).
+func costedRoutes(counts map[string]int, requests, assets int, costs routeCosts) (routes []RouteCost, expensiveShare, unmeasuredShare float64) {
 	expensive, unmeasured := 0, 0
 	for tpl, n := range counts {
 		rc, ok := costs[tpl]
@@ -225,8 +233,7 @@ func (ev *Evidence) clientRoutes(c *Cluster, costs routeCosts) (routes []RouteCo
 		routes = append(routes, rc)
 	}
 	sortRoutes(routes)
-	assets := c.Classes[request.ClassAsset]
-	if pages := c.Requests - assets; pages > 0 {
+	if pages := requests - assets; pages > 0 {
 		expensiveShare = clampUnit(float64(expensive) / float64(pages))
 		// Assets are never measured (no PHP): they are not pages either.
 		unmeasuredShare = clampUnit(float64(unmeasured-assets) / float64(pages))

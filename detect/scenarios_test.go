@@ -23,6 +23,15 @@ import (
 // simulation takes seconds. Tests must not change the Result.
 func simulateBundle(t *testing.T, o simulate.Options) (*Result, simulate.Truth) {
 	t.Helper()
+	res, truth, _ := simulateBundleDir(t, o)
+	return res, truth
+}
+
+// simulateBundleDir is simulateBundle with the bundle's directory, for a
+// test that reads its truth-requests.csv.gz (the simulator's record of
+// every request, which no detector reads).
+func simulateBundleDir(t *testing.T, o simulate.Options) (*Result, simulate.Truth, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
@@ -42,13 +51,13 @@ func simulateBundle(t *testing.T, o simulate.Options) (*Result, simulate.Truth) 
 		if sum, s.err = simulate.Run(context.Background(), o); s.err != nil {
 			return
 		}
-		s.truth = sum.Truth
+		s.truth, s.dir = sum.Truth, o.Out
 		s.res, s.err = analyzeBundle(o.Out)
 	})
 	if s.err != nil {
 		t.Fatal(s.err)
 	}
-	return s.res, s.truth
+	return s.res, s.truth, s.dir
 }
 
 // simulatedOnce is one scenario's analysis, made once.
@@ -56,6 +65,7 @@ type simulatedOnce struct {
 	once  sync.Once
 	res   *Result
 	truth simulate.Truth
+	dir   string
 	err   error
 }
 

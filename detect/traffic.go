@@ -460,6 +460,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	}
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
+		ab.observePHP(r.Duration)
 	}
 	return class
 }
