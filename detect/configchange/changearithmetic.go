@@ -112,7 +112,11 @@ func backlogTest(a *assessment, q QueueFacts) {
 func workersTest(a *assessment, q QueueFacts) {
 	old, ok1 := settingValue(a.c.Old, a.k)
 	nw, ok2 := settingValue(a.c.New, a.k)
+	// The arrivals are the access log's, so the time is its requests' too.
 	S := q.ServiceTimeS
+	if q.LoggedServiceTimeS > 0 {
+		S = detect.Round(q.LoggedServiceTimeS, 3)
+	}
 	if !ok1 || !ok2 || old <= 0 || nw <= 0 || S <= 0 {
 		a.quantText = detect.Messages.Say("config_change.workers.unknown", nil)
 		return

@@ -566,6 +566,7 @@ func queueFacts(ev *detect.Evidence, prior []detect.Finding) QueueFacts {
 	if math.IsNaN(q.ServiceTimeS) {
 		q.ServiceTimeS = 0
 	}
+	q.LoggedServiceTimeS = loggedServiceTime(ev.Pool, prior, healthCheckSite{URI: ev.Site.HealthURI, IntervalS: ev.Site.HealthIntervalS})
 	if inc := ev.FoundIncidents().WorstIncident(); inc != nil && ev.Traffic != nil {
 		q.PeakPHPPerS, q.PeakAt = peakPHPDemand(ev, inc.Onset, inc.Start)
 		q.UsualPHPPerS, q.UsualFrom, q.UsualTo = usualPHPDemand(ev, inc.Onset)

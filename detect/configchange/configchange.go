@@ -61,6 +61,11 @@ type QueueFacts struct {
 	// kept busy, against which a pool's old and new sizes are judged.
 	PeakPHPPerS float64
 	PeakAt      time.Time
+	// LoggedServiceTimeS is PHP's time per request of the requests the
+	// access log counts, the saturated pool's rate less the proxy's health
+	// checks (loggedServiceTime); 0: ServiceTimeS stands for it. The
+	// pool-size arithmetic multiplies it with the log's arrivals.
+	LoggedServiceTimeS float64
 	// UsualPHPPerS is the same demand a second over the hour before the
 	// load could rise into the onset (0: unknown): whether the load that
 	// filled the pool was a rise or the ordinary one.
