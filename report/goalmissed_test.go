@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // its crawler and 0.99% of the other logged-out requests, which the rules
 // package marks as missing both goals (95% of the crawler, under 0.5% of
 // the others). The rule's backtest table in postmortem.md (en, ko) and
-// report.html says so beside each share; unmarked, it does not (the numbers
+// report.html, and the terminal summary, says so beside each share; unmarked, it does not (the numbers
 // alone do not tell a reader what the rule aimed at).
 func TestBacktestSaysWhichGoalItMisses(t *testing.T) {
 	for _, marked := range []bool{false, true} {
@@ -26,10 +27,18 @@ func TestBacktestSaysWhichGoalItMisses(t *testing.T) {
 			{LangEN, "md", "| 11,960 of 13,695 (87%), under the 95% goal |", "| 212 of 21,350 (1%), not under the 0.5% goal |"},
 			{LangKO, "md", "| 13,695건 중 11,960건 (87%), 목표 95%에 못 미침 |", "| 21,350건 중 212건 (1%), 목표 0.5% 미만을 넘음 |"},
 			{LangEN, "html", "11,960 of 13,695 (87%), under the 95% goal</td>", "212 of 21,350 (1%), not under the 0.5% goal</td>"},
+			{LangEN, "terminal", "11,960 of 13,695 (87%), under the 95% goal", "212 of 21,350 (1%), not under the 0.5% goal"},
 		} {
 			render := renderPostmortem
-			if c.format == "html" {
+			switch c.format {
+			case "html":
 				render = renderHTML
+			case "terminal":
+				render = func(r *Report, lang string) ([]byte, error) {
+					var buf bytes.Buffer
+					PrintSummary(&buf, r, lang, "postmortem.md")
+					return buf.Bytes(), nil
+				}
 			}
 			out, err := render(r, c.lang)
 			if err != nil {
