@@ -112,9 +112,8 @@ func PrintSummary(w io.Writer, r *Report, lang string, paths ...string) {
 		t.Header(words["rule"], words["crawler_refused"], words["other_refused"], words["readers_refused"], words["logged_in_refused"], words["baseline_refused"])
 		for _, rl := range r.Rules {
 			b := rl.Backtest
-			_ = t.Append(cell(rl.Name),
-				of(b.CrawlerRefused, b.CrawlerRequests)+" ("+p.pct(b.CrawlerRefusedShare)+")",
-				of(b.OtherLoggedOutRefused, b.OtherLoggedOutRequests)+" ("+p.pct(b.OtherLoggedOutRefusedShare)+")",
+			crawler, others := backtestShares(p, b)
+			_ = t.Append(cell(rl.Name), crawler, others,
 				of(b.FingerprintReaderRefused, b.FingerprintReaderRequests),
 				of(b.LoggedInRefused, b.LoggedInRequests),
 				of(b.BaselineRefused, b.BaselineRequests))

@@ -589,11 +589,12 @@ func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 		head.WriteString(strings.TrimRight("# "+l, " ") + "\n")
 	}
 	v := ruleView{Name: rl.Name, Finding: rl.Finding, Why: p.text(rl.WhyText, rl.Why), Caddyfile: head.String() + rl.Caddyfile, Fence: fence}
+	crawler, others := backtestShares(p, bt)
 	v.Backtest = [][2]string{
-		{l["bt_crawler"], of(bt.CrawlerRefused, bt.CrawlerRequests) + " (" + p.pct(bt.CrawlerRefusedShare) + ")"},
+		{l["bt_crawler"], crawler},
 		{l["bt_php"], p.secs(bt.CrawlerPHPSecondsSaved)},
 		{l["bt_readers"], of(bt.FingerprintReaderRefused, bt.FingerprintReaderRequests)},
-		{l["bt_other"], of(bt.OtherLoggedOutRefused, bt.OtherLoggedOutRequests) + " (" + p.pct(bt.OtherLoggedOutRefusedShare) + ")"},
+		{l["bt_other"], others},
 		{l["bt_logged_in"], of(bt.LoggedInRefused, bt.LoggedInRequests)},
 		{l["bt_baseline"], of(bt.BaselineRefused, bt.BaselineRequests)},
 	}
@@ -601,6 +602,25 @@ func ruleOf(p printer, l map[string]string, rl rule.Rule) ruleView {
 		v.Backtest = append(v.Backtest, [2]string{l["bt_first"], p.stamp(bt.FirstRefusal)})
 	}
 	return v
+}
+
+// backtestShares says what a rule refused of its crawler and of the other
+// logged-out requests, each as "N of M (share)"; a share that misses the
+// goal the rules aim at says so beside it (the rule is proposed anyway, and
+// its Why says why).
+func backtestShares(p printer, bt rule.Backtest) (crawler, others string) {
+	of := func(n, total int) string {
+		return p.say("backtest.of", struct{ N, Total int }{n, total})
+	}
+	crawler = of(bt.CrawlerRefused, bt.CrawlerRequests) + " (" + p.pct(bt.CrawlerRefusedShare) + ")"
+	if bt.CrawlerGoalMissed {
+		crawler += ", " + p.say("backtest.crawler_goal_missed", bt.CrawlerGoal)
+	}
+	others = of(bt.OtherLoggedOutRefused, bt.OtherLoggedOutRequests) + " (" + p.pct(bt.OtherLoggedOutRefusedShare) + ")"
+	if bt.OtherLoggedOutGoalMissed {
+		others += ", " + p.say("backtest.others_goal_missed", bt.OtherLoggedOutGoal)
+	}
+	return crawler, others
 }
 
 // remains lists what the fix leaves open, from the backtests, the findings

@@ -54,6 +54,9 @@ type Zone struct {
 	tightened prose.Text   // how the backtest tightened the zone to reach the goal, if it did
 	spared    prose.Text   // how the backtest grew the zone to spare other clients, if it did
 	missed    prose.Text   // that the zone still refuses too many other clients, if it does
+	// crawlerMissed says that the zone still lets too much of its crawler
+	// through, if it does.
+	crawlerMissed prose.Text
 }
 
 // Key is the zone's key as written in the Caddyfile.

@@ -426,6 +426,7 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	all.BaselineFrom, all.BaselineTo = bFrom, bTo
 	all.PHPSecondsBasis = e.costBasis()
 	markOthersGoal(&all)
+	markCrawlerGoal(&all)
 	p.Backtest = &all
 	for i := range zones {
 		z := &zones[i]
@@ -446,6 +447,13 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 				PerClient                               bool
 			}{fmtInt(bt.OtherLoggedOutRefused), fmtInt(bt.OtherLoggedOutRequests), pct(bt.OtherLoggedOutRefusedShare),
 				pct(collateralGoal), pct(bt.CrawlerRefusedShare), z.PerClient})
+		}
+		if markCrawlerGoal(&bt) {
+			z.crawlerMissed = Messages.Say("rules.crawler_missed", struct {
+				Refused, Requests, Share, Goal, Passed string
+				Resized, PerClient                     bool
+			}{fmtInt(bt.CrawlerRefused), fmtInt(bt.CrawlerRequests), pct(bt.CrawlerRefusedShare), pct(actorGoal),
+				fmtInt(bt.CrawlerRequests - bt.CrawlerRefused), z.resized.String() != "", z.PerClient})
 		}
 		said := why(z, refs, in.Findings, prof.readers.count(z.crawler))
 		p.Rules = append(p.Rules, Rule{Name: z.Name, Caddyfile: one, Why: said.String(), WhyText: said, Finding: z.finding,
@@ -655,7 +663,8 @@ func why(z *Zone, refs []crawlerRef, fs []detect.Finding, readers int) prose.Tex
 		Sizing: z.sizing, Resized: z.resized, HasResized: z.resized.String() != "",
 		Tolerated: z.tolerated, HasTolerated: z.tolerated.String() != "",
 		Tightened: z.tightened, HasTightened: z.tightened.String() != "",
-		Spared: z.spared, HasSpared: z.spared.String() != "", Missed: z.missed, HasMissed: z.missed.String() != ""}
+		Spared: z.spared, HasSpared: z.spared.String() != "", Missed: z.missed, HasMissed: z.missed.String() != "",
+		CrawlerMissed: z.crawlerMissed, HasCrawlerMissed: z.crawlerMissed.String() != ""}
 	w.Checked, w.Unchecked = conditionsText(z, ref.key)
 	w.LastUnchecked = len(w.Unchecked) - 1
 	if z.requests > 0 {
@@ -686,9 +695,10 @@ type zoneWhy struct {
 	Name, MaxPerIP, Addresses, Median string
 	Sizing, Resized, Tolerated        prose.Text
 	Tightened, Spared, Missed         prose.Text
+	CrawlerMissed                     prose.Text
 	HasResized, HasTolerated          bool
 	HasTightened, HasSpared           bool
-	HasMissed                         bool
+	HasMissed, HasCrawlerMissed       bool
 }
 
 // describeTargets renders a zone's targets for humans, one Text each.

@@ -115,7 +115,7 @@ func (e *engine) tighten(ctx context.Context, zones []Zone, peaks []int, win, ba
 // and its baseline replay (b) no more than allowed ordinary requests.
 func meetsGoal(w, b *tally, loggedIn, allowed int) bool {
 	bt := w.bt
-	if bt.CrawlerRequests == 0 || float64(bt.CrawlerRefused) < actorGoal*float64(bt.CrawlerRequests) {
+	if bt.CrawlerRequests == 0 || crawlerMissed(bt) {
 		return false
 	}
 	if bt.LoggedInRefused > loggedIn || othersMissed(bt) {
@@ -248,5 +248,22 @@ func markOthersGoal(bt *Backtest) bool {
 		return false
 	}
 	bt.OtherLoggedOutGoalMissed, bt.OtherLoggedOutGoal = true, collateralGoal
+	return true
+}
+
+// crawlerMissed says whether a window's backtest refused less than actorGoal
+// of its crawler's requests (meetsGoal's test of them). A backtest with no
+// crawler request has nothing to miss.
+func crawlerMissed(bt Backtest) bool {
+	return bt.CrawlerRequests > 0 && float64(bt.CrawlerRefused) < actorGoal*float64(bt.CrawlerRequests)
+}
+
+// markCrawlerGoal marks a backtest that missed the goal for the crawler
+// (crawlerMissed), with the goal, and says whether it did.
+func markCrawlerGoal(bt *Backtest) bool {
+	if !crawlerMissed(*bt) {
+		return false
+	}
+	bt.CrawlerGoalMissed, bt.CrawlerGoal = true, actorGoal
 	return true
 }

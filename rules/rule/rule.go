@@ -52,6 +52,13 @@ type Backtest struct {
 	CrawlerRequests     int     `json:"crawler_requests"`
 	CrawlerRefused      int     `json:"crawler_refused"`
 	CrawlerRefusedShare float64 `json:"crawler_refused_share"`
+	// CrawlerGoalMissed is set when the rule refuses less than CrawlerGoal of
+	// its crawler's requests, the share the rules aim at, and no size the
+	// ordinary clients allow reached it: the rule is proposed as it stands
+	// (it still refuses most of the crawler) and its Why says how much of the
+	// crawler passes. Both are absent when the goal is met.
+	CrawlerGoalMissed bool    `json:"crawler_goal_missed,omitempty"`
+	CrawlerGoal       float64 `json:"crawler_goal,omitempty"`
 	// CrawlerPHPRequests counts the crawler's requests that reached PHP (answered
 	// by PHP, or 504 at the proxy while still queued in php-fpm, where they ran
 	// later anyway); CrawlerPHPRefused those the zone would have stopped.
