@@ -122,6 +122,9 @@ func workersTest(a *assessment, q QueueFacts) {
 		return
 	}
 	a.facts.ServiceTimeS = detect.Some(S)
+	if S != q.ServiceTimeS && q.ServiceTimeS > 0 {
+		a.facts.PoolServiceTimeS = detect.Some(detect.Round(q.ServiceTimeS, 3))
+	}
 	if q.PeakPHPPerS <= 0 {
 		a.quantText = detect.Messages.Say("config_change.workers.no_load", struct {
 			Old, New float64
@@ -137,8 +140,13 @@ func workersTest(a *assessment, q QueueFacts) {
 	a.facts.PeakPHPPerS = detect.Some(detect.Round(lambda, 2))
 	a.facts.WorkersNeeded = detect.Some(detect.Round(need, 1))
 	little := struct {
-		Span, Service, Load    prose.Text
-		Sizing, Queue          prose.Text
+		Span, Service, Load prose.Text
+		Sizing, Queue       prose.Text
+		// PoolService is the saturated pool's time a connection when
+		// Service is the logged requests' own instead (health checks
+		// left out); empty when they are the same.
+		PoolService            prose.Text
+		HasPoolService         bool
 		PeakAt                 time.Time
 		Lambda, Need, Old, New float64
 		Verdict                string
@@ -149,7 +157,7 @@ func workersTest(a *assessment, q QueueFacts) {
 		// Overflowed: the old pool's burst overflowed the backlog (its
 		// full queue refused connections), not only queued.
 		Overflowed bool
-	}{Span: spanSaid(demandSpan), Service: secsText(S), PeakAt: q.PeakAt.In(q.Loc),
+	}{Span: spanSaid(demandSpan), Service: secsText(S), PoolService: poolServiceText(a.facts), HasPoolService: a.facts.PoolServiceTimeS.OK, PeakAt: q.PeakAt.In(q.Loc),
 		Lambda: detect.Round(lambda, 1), Need: detect.Round(need, 1), Old: old, New: nw}
 	// A span's average hides a burst: the queue the load built second by
 	// second, up to the first failure told, is run with each size and held
@@ -206,6 +214,15 @@ func workersTest(a *assessment, q QueueFacts) {
 	sz.state(a.facts)
 	little.Sizing = detect.Messages.Say("config_change.sizing", sz)
 	a.quantText = detect.Messages.Say("config_change.workers.little", little)
+}
+
+// poolServiceText is the saturated pool's time a connection, said beside
+// the logged requests' own when the arithmetic used theirs.
+func poolServiceText(f *ConfigChangeFacts) prose.Text {
+	if !f.PoolServiceTimeS.OK {
+		return prose.Text{}
+	}
+	return secsText(f.PoolServiceTimeS.V)
 }
 
 // queueRun is the longest wait of the load's queue second by second under

@@ -86,6 +86,12 @@ type ConfigChangeFacts struct {
 	WaitAfterS   detect.Maybe[float64] `json:"wait_after_s"`
 	Workers      detect.Maybe[int]     `json:"workers"`
 	ServiceTimeS detect.Maybe[float64] `json:"service_time_s"`
+	// PoolServiceTimeS is the saturated pool's time per accepted connection
+	// (worker_saturation's), stated when ServiceTimeS is instead the logged
+	// requests' own: the proxy's health checks reach php-fpm too, quickly,
+	// without being in the access log whose arrivals the pool-size
+	// arithmetic multiplies it with.
+	PoolServiceTimeS detect.Maybe[float64] `json:"pool_service_time_s"`
 	// The limit the wait was held against, stated as what it is: the health
 	// timeout that can fail a queued check, or, when none applies (a check
 	// that waits and passes), the clients' timeout. At most one is stated;

@@ -265,4 +265,10 @@ func TestPoolCutJudgedOnTheLoggedRequestsTime(t *testing.T) {
 		t.Errorf("%v busy workers needed, linked %v, role %s: want between 16 and 32, the cut linked as what let it fail\n%s",
 			cf.WorkersNeeded.V, cf.Linked, f.Role, f.Summary)
 	}
+	// Two times a request in one report are each said for what they are:
+	// the pool's, which worker_saturation states, beside the logged one.
+	said := fmt.Sprintf("the saturated pool's %.1f s a connection counted the proxy's health checks too", pooled)
+	if cf.PoolServiceTimeS.V != detect.Round(pooled, 3) || !strings.Contains(f.Summary, said) {
+		t.Errorf("pool's time stated %v, worker_saturation's %v; want it stated and the summary to say %q\n%s", cf.PoolServiceTimeS, pooled, said, f.Summary)
+	}
 }
