@@ -441,7 +441,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "replay")
 		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
 		if code := runQuiet(t, []string{"replay", "--bundle", b, "--log-tz", "Asia/Tokyo", "--target", srv.URL, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
-			"--speed", "20", "--client-timeout", "1s", "--max-lag", "2s", "--out", out}); code != exitOK {
+			"--speed", "20", "--client-timeout", "10s", "--max-lag", "10s", "--out", out}); code != exitOK {
 			t.Fatalf("replay exited %d", code)
 		}
 		var rep struct {
