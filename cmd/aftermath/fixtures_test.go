@@ -33,6 +33,11 @@ import (
 //     -short mode; simulateIncident(t): it with its access-log lines read;
 //     referenceReport(t): its report.json as analyze --format json writes it
 //     (a new map at each call);
+//   - smallCrawlBundle(t): scenarioBundle(t, "wedge-little-baseline"), a
+//     crawl that the rules answer with a zone, in 13,000 lines: for tests
+//     of what the CLI does around the rules (where they are printed or
+//     placed, the exit status), which need a zone, not the reference's
+//     day of detail;
 //   - scenarioReportJSON(t, sc): analyzedScenario's report.json bytes;
 //   - demoOut(t): the --out directory of one `aftermath demo` run;
 //     sampleDir(t): the 24 h sample bundle that run simulated;
@@ -144,6 +149,19 @@ func scenarioBundle(t testing.TB, scenario string) string {
 		}
 		return b, nil
 	})
+}
+
+// smallCrawlBundle is the smallest simulated crawl whose analysis proposes
+// a zone (wedge-little-baseline: 13,000 lines to the reference crawl's
+// 48,700, its requests to wiki.example.org as the reference's, its window
+// in Asia/Seoul): each run of analyze or rules on it costs about half of
+// one on the reference. Skipped in -short mode. Tests must not write into it.
+func smallCrawlBundle(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("simulation in -short mode")
+	}
+	return scenarioBundle(t, "wedge-little-baseline")
 }
 
 // analyzedScenario is scenarioBundle's bundle analyzed with the pipeline

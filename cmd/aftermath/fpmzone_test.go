@@ -5,9 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 )
 
 // fpmOverloadLine is a php-fpm log line of the kinds the analysis reads (a
@@ -62,55 +66,78 @@ func TestFPMLogZone(t *testing.T) {
 		zone string // bundle.yaml's timezone
 		host *time.Location
 		args []string
+		// loadOnly reads the copy as analyze loads it (loadLayout) rather
+		// than analyzing it: the php-fpm log's coverage is the loading's,
+		// and the run through the CLI is the --log-tz case's.
+		loadOnly bool
 	}{
 		{name: "as simulated: timezone Asia/Seoul", zone: "Asia/Seoul", host: time.UTC},
-		{name: "another display zone moves nothing", zone: "America/New_York", host: time.UTC},
+		{name: "another display zone moves nothing", zone: "America/New_York", host: time.UTC, loadOnly: true},
 		{name: "--log-tz names the host's zone", zone: "Asia/Seoul", host: mustLoad(t, "Asia/Tokyo"), args: []string{"--log-tz", "Asia/Tokyo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var r map[string]any
-			if tt.zone == "Asia/Seoul" && tt.host == time.UTC && len(tt.args) == 0 {
-				// The bundle as simulated: its report.json is the
-				// reference's, analyzed once for the package.
-				r = referenceReport(t)
-			} else {
-				r = analyzeZoned(t, ref, tt.zone, tt.host, tt.args)
+			var from, to, gotFirst, gotLast time.Time
+			switch {
+			case tt.loadOnly:
+				b := zonedCopy(t, ref, tt.zone, tt.host)
+				bd, err := bundle.Open(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				from, to = bd.Manifest.Window.From, bd.Manifest.Window.To
+				l := loadLayout(t, b, "")
+				i := slices.IndexFunc(l.Coverage, func(c sources.Coverage) bool { return c.Source == "php-fpm log" })
+				if i < 0 {
+					t.Fatal("no php-fpm log coverage")
+				}
+				if c := l.Coverage[i]; c.First != nil && c.Last != nil {
+					gotFirst, gotLast = *c.First, *c.Last
+				}
+			default:
+				var r map[string]any
+				if tt.zone == "Asia/Seoul" && tt.host == time.UTC && len(tt.args) == 0 {
+					// The bundle as simulated: its report.json is the
+					// reference's, analyzed once for the package.
+					r = referenceReport(t)
+				} else {
+					_, _, r = analyzeJSON(t, append([]string{"--bundle", zonedCopy(t, ref, tt.zone, tt.host)}, tt.args...)...)
+				}
+				w := r["window"].(map[string]any)
+				from, _ = time.Parse(time.RFC3339, w["from"].(string))
+				to, _ = time.Parse(time.RFC3339, w["to"].(string))
+				var cov map[string]any
+				for _, c := range r["coverage"].([]any) {
+					if m := c.(map[string]any); m["source"] == "php-fpm log" {
+						cov = m
+					}
+				}
+				if cov == nil {
+					t.Fatal("no php-fpm log coverage")
+				}
+				got := func(k string) time.Time {
+					s, _ := cov[k].(string)
+					v, _ := time.Parse(time.RFC3339Nano, s)
+					return v
+				}
+				gotFirst, gotLast = got("first"), got("last")
 			}
-			w := r["window"].(map[string]any)
-			from, _ := time.Parse(time.RFC3339, w["from"].(string))
-			to, _ := time.Parse(time.RFC3339, w["to"].(string))
 			// What the simulator wrote, in UTC.
 			first, last := fpmSpanIn(t, filepath.Join(ref, "logs", "php-fpm.log"), time.UTC, from, to)
 			if first.IsZero() {
 				t.Fatal("the simulated php-fpm log has no overload line inside the window: the test checks nothing")
 			}
-			var cov map[string]any
-			for _, c := range r["coverage"].([]any) {
-				if m := c.(map[string]any); m["source"] == "php-fpm log" {
-					cov = m
-				}
-			}
-			if cov == nil {
-				t.Fatal("no php-fpm log coverage")
-			}
-			got := func(k string) time.Time {
-				s, _ := cov[k].(string)
-				v, _ := time.Parse(time.RFC3339Nano, s)
-				return v
-			}
-			if !got("first").Equal(first) || !got("last").Equal(last) {
-				t.Errorf("php-fpm log read from %s to %s, want %s to %s", got("first"), got("last"), first, last)
+			if !gotFirst.Equal(first) || !gotLast.Equal(last) {
+				t.Errorf("php-fpm log read from %s to %s, want %s to %s", gotFirst, gotLast, first, last)
 			}
 		})
 	}
 }
 
-// analyzeZoned analyzes a copy of the reference bundle ref whose
-// bundle.yaml names timezone zone and whose php-fpm log is written in host,
-// with analyze's further args, and returns its report.json.
-func analyzeZoned(t *testing.T, ref, zone string, host *time.Location, args []string) map[string]any {
+// zonedCopy copies the reference bundle ref into a new directory, its
+// bundle.yaml naming timezone zone and its php-fpm log written in host.
+func zonedCopy(t *testing.T, ref, zone string, host *time.Location) string {
 	t.Helper()
 	b := filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(b, os.DirFS(ref)); err != nil {
@@ -127,8 +154,7 @@ func analyzeZoned(t *testing.T, ref, zone string, host *time.Location, args []st
 	if host != time.UTC {
 		hostLocalFPMLog(t, b, host)
 	}
-	_, _, r := analyzeJSON(t, append([]string{"--bundle", b}, args...)...)
-	return r
+	return b
 }
 
 // hostLocalFPMLog rewrites bundle b's php-fpm log (simulated in UTC) in

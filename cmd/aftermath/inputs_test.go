@@ -320,8 +320,11 @@ func TestEvidenceAsUsersHaveIt(t *testing.T) {
 				}
 			}},
 	}
+	// Each variant is its own run of analyze into its own directory: the
+	// subtests overlap (seven analyses of the lab's log).
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			out := t.TempDir()
 			args := append([]string{"analyze", "--out", out, "--format", "md,json"}, tt.args...)
 			code, msg := runCLI(args, tt.stdin)

@@ -82,14 +82,14 @@ func TestKoreanReportHasNoEnglishSentence(t *testing.T) {
 }
 
 // rules --lang ko writes its rules file's comments in Korean: the header of
-// the reference crawl's zones, and the comment of a flash crowd, for which
-// no zone is proposed.
+// the small crawl's zones, and the comment of a flash crowd, for which no
+// zone is proposed.
 func TestKoreanRulesFile(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name, bundle, want string
 	}{
-		{"zones", referenceBundle(t), "\nrate_limit {\n"},
+		{"zones", smallCrawlBundle(t), "\nrate_limit {\n"},
 		{"no zone", scenarioBundle(t, "flash-crowd"), "함께 출력된 메모 참고"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

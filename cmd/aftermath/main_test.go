@@ -18,13 +18,15 @@ import (
 )
 
 // TestSimulateThenAnalyze is the foundation's acceptance path: a simulated
-// incident written as a bundle, analyzed into report.json.
+// incident written as a bundle, analyzed into report.json. One hour of
+// baseline is enough for the findings it asks for (the CLI's simulate
+// deflates at the best level: each hour costs).
 func TestSimulateThenAnalyze(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	b := filepath.Join(dir, "bundle")
 	out := filepath.Join(dir, "out")
-	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "2", "--out", b}); code != exitOK {
+	if code := runQuiet(t, []string{"simulate", "--scenario", "crawler-backlog", "--seed", "3", "--baseline-hours", "1", "--out", b}); code != exitOK {
 		t.Fatalf("simulate exit %d", code)
 	}
 	code := runQuiet(t, []string{"analyze", "--bundle", b, "--out", out})
@@ -196,9 +198,9 @@ func TestIncompleteNamesDataQualityFile(t *testing.T) {
 // failed makes rules exit 1 and print the note, as analyze does.
 func TestRulesPartialLiveBundle(t *testing.T) {
 	t.Parallel()
-	// A copy of the shared reference bundle: this test edits its manifest.
+	// A copy of the shared small crawl's bundle: this test edits its manifest.
 	b := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(b, os.DirFS(referenceBundle(t))); err != nil {
+	if err := os.CopyFS(b, os.DirFS(smallCrawlBundle(t))); err != nil {
 		t.Fatal(err)
 	}
 	rulesOn := func() (int, string) {
@@ -210,9 +212,9 @@ func TestRulesPartialLiveBundle(t *testing.T) {
 		cmd.SetErr(&out)
 		return exitCode(cmd.Execute()), out.String()
 	}
-	// The bundle as copied is referenceBundle's: rules on it is the run
+	// The bundle as copied is smallCrawlBundle's: rules on it is the run
 	// the tests share.
-	if run := referenceRules(t); run.code != exitOK {
+	if run := smallCrawlRules(t); run.code != exitOK {
 		t.Fatalf("rules on the complete bundle: exit %d, want %d, so this test proves nothing:\n%s", run.code, exitOK, run.stderr)
 	}
 	mpath := filepath.Join(b, bundle.ManifestFile)

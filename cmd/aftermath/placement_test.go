@@ -121,13 +121,13 @@ func TestAnalyzePlacesZonesInLabCaddyfile(t *testing.T) {
 	}
 }
 
-// bundleWithCaddyfile copies the reference incident's bundle (the crawl with
-// two hours of baseline: where the zones go does not need the sample's day)
-// with its changes/ replaced by one git repository holding caddyfile ("" for
-// none).
+// bundleWithCaddyfile copies the small crawl's bundle (smallCrawlBundle:
+// where the zones go needs a zone and the logged Host headers, not the
+// reference's detail) with its changes/ replaced by one git repository
+// holding caddyfile ("" for none).
 func bundleWithCaddyfile(t *testing.T, caddyfile string) string {
 	t.Helper()
-	src, dst := referenceBundle(t), t.TempDir()
+	src, dst := smallCrawlBundle(t), t.TempDir()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -35,14 +35,14 @@ type rulesRun struct {
 	stdout, stderr string
 }
 
-var referenceRulesRun once[rulesRun]
+var smallCrawlRulesRun once[rulesRun]
 
-// referenceRules is `aftermath rules --bundle` on referenceBundle, run once
-// for the tests that read it.
-func referenceRules(t *testing.T) rulesRun {
+// smallCrawlRules is `aftermath rules --bundle` on smallCrawlBundle, run
+// once for the tests that read it.
+func smallCrawlRules(t *testing.T) rulesRun {
 	t.Helper()
-	b := referenceBundle(t)
-	return referenceRulesRun.get(t, func() (rulesRun, error) {
+	b := smallCrawlBundle(t)
+	return smallCrawlRulesRun.get(t, func() (rulesRun, error) {
 		var out, errw bytes.Buffer
 		root := newRootCmd()
 		root.SetArgs([]string{"rules", "--bundle", b})
@@ -172,8 +172,8 @@ func fmtCount(n int) string { return detect.FormatInt(int64(n)) }
 // writes the same file; --caddyfile prints the diff of a checked copy.
 func TestRulesOutput(t *testing.T) {
 	t.Parallel()
-	b := referenceBundle(t)
-	run := referenceRules(t)
+	b := smallCrawlBundle(t)
+	run := smallCrawlRules(t)
 	code, stdout, stderr := run.code, run.stdout, run.stderr
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
@@ -264,7 +264,7 @@ func TestRulesOutput(t *testing.T) {
 // incomplete); rules must not.
 func TestRulesExitCodeIgnoresMetrics(t *testing.T) {
 	t.Parallel()
-	b := referenceBundle(t)
+	b := smallCrawlBundle(t)
 	bd, err := bundle.Open(b)
 	if err != nil {
 		t.Fatal(err)

@@ -333,8 +333,10 @@ func TestScanUnjudgedWindows(t *testing.T) {
 		{name: "last 30 of 120 minutes missing, no metrics", bundle: blind, now: kst(t, "02:45").Format(time.RFC3339), args: []string{"--since", "2h", "--quiet"},
 			code: exitIncomplete, judged: true, unknown: "No access-log lines from 02:15 to 02:45: unknown, not quiet."},
 	}
+	// Each case is its own scan into its own directory: the subtests overlap.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "scan")
 			code, stdout := runScanCLI(t, append([]string{"--bundle", tc.bundle, "--now", tc.now, "--out", out}, tc.args...)...)
 			if code != tc.code {
