@@ -62,22 +62,29 @@ func TestOneRequestIsNoHostOfAConcentratedBurst(t *testing.T) {
 	saysFew(t, &fs[0])
 }
 
-// saysFew checks that f's summary says how many of its fingerprint's
-// addresses were set apart for too few requests, and the pace they are
-// under, as its facts count them.
+// saysFew checks that f's summary and explanation (en and ko) say how many
+// of its fingerprint's addresses were set apart for too few requests, and
+// the pace they are under, as its facts count them.
 func saysFew(t *testing.T, f *Finding) {
 	t.Helper()
 	facts := FactsOf[CrawlerBurstFacts](f)
 	if facts.FingerprintOthersFew.V == 0 || !facts.BurstPacePerMin.OK {
 		t.Fatalf("no address set apart for too few requests (%+v), or no pace (%+v)", facts.FingerprintOthersFew, facts.BurstPacePerMin)
 	}
-	want := fmt.Sprintf("%s sent fewer requests in the whole window than the burst's median address sent a minute during it (%s)",
-		prose.Plain{}.I(facts.FingerprintOthersFew.V), prose.Plain{}.N(facts.BurstPacePerMin.V))
-	if !strings.Contains(f.Summary, want) {
-		t.Errorf("summary does not say %q: %s", want, f.Summary)
-	}
-	if strings.Contains(f.Summary, "outside the burst") && facts.FingerprintOthersOutside.V == 0 {
-		t.Errorf("summary says addresses sent most of their requests outside the burst, but none did: %s", f.Summary)
+	few, pace := prose.Plain{}.I(facts.FingerprintOthersFew.V), prose.Plain{}.N(facts.BurstPacePerMin.V)
+	want := fmt.Sprintf("%s sent fewer requests in the whole window than the burst's median address sent a minute during it (%s)", few, pace)
+	for _, c := range []struct{ what, text, want string }{
+		{"summary", f.Summary, want},
+		{"explanation", explainCrawler(plainPhraser(prose.EN), f, plainStory{}), want},
+		{"Korean explanation", explainCrawler(plainPhraser(prose.KO), f, plainStory{}),
+			fmt.Sprintf("구간 전체에 보낸 요청이 이 급증의 중앙값 주소가 급증 중 1분에 보낸 요청(%s건)보다 적은 주소가 %s개", pace, few)},
+	} {
+		if !strings.Contains(c.text, c.want) {
+			t.Errorf("%s does not say %q: %s", c.what, c.want, c.text)
+		}
+		if strings.Contains(c.text, "outside the burst") && facts.FingerprintOthersOutside.V == 0 {
+			t.Errorf("%s says addresses sent most of their requests outside the burst, but none did: %s", c.what, c.text)
+		}
 	}
 }
 

@@ -148,7 +148,17 @@ func explainCrawler(p Phraser, f *Finding, s Story) string {
 		Paths                    []string
 		Unseen                   string
 		Stepped                  bool
-	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths, sayUnseen(p, s, f.Start), stepped})
+		SetApart                 setApart
+	}{about[CrawlerBurstFacts]{f, cf}, Crowd(p, f), ratio, pfxBits, pfx, paths, sayUnseen(p, s, f.Start), stepped, cf.setApart()})
+}
+
+// setApart is what the facts state of the fingerprint's addresses left out
+// of the burst. A report.json written before the reasons were stated has
+// none: its explanation counts the addresses without a reason.
+func (f *CrawlerBurstFacts) setApart() setApart {
+	return setApart{Others: f.FingerprintOthers.V, OtherRequests: f.FingerprintOtherRequests.V, Left: leftOut{
+		Outside: f.FingerprintOthersOutside.V, OffRoute: f.FingerprintOthersOffRoute.V, Few: f.FingerprintOthersFew.V, PacePerMin: f.BurstPacePerMin.V,
+	}}
 }
 
 // Timeline events of a crawler burst.
@@ -902,7 +912,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	said.RoseFrom, said.Peak, said.HasBaseline, said.PHPShare = b.roseFrom10, b.peak10, facts.RoseFromPer10m.OK, facts.PHPTimeShare.V
 	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)
 	said.Paths, said.AssetShare = fp.Paths[:min(3, len(fp.Paths))], b.assetShare
-	said.Others, said.OtherRequests, said.Left = b.left.total(), b.otherRequests, b.left
+	said.SetApart = facts.setApart()
 	conf := 0.6
 	if b.assetShare < 0.01 {
 		conf += 0.15
@@ -950,12 +960,19 @@ type crawlerSummary struct {
 	Addresses, Networks, MaxPerIP    int
 	// Clients counts the addresses as hosts (client.go); the summary names
 	// them when an IPv6 /64 held several addresses.
-	Clients               int
-	Paths                 []string
-	AssetShare            float64
+	Clients    int
+	Paths      []string
+	AssetShare float64
+	SetApart   setApart
+}
+
+// setApart is what a crawler finding says of its fingerprint's addresses,
+// readers apart, that are not counted in the burst: how many, their
+// requests, and why (Left, actor.go). The summary and the explanation say
+// it in the same words ("crawler_burst.set_apart", which both include).
+type setApart struct {
 	Others, OtherRequests int
-	// Left is why the Others were set apart (actor.go).
-	Left leftOut
+	Left                  leftOut
 }
 
 // estimates marks the burst's figures that a pushdown left estimated.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"text/template/parse"
 	"time"
 )
 
@@ -252,6 +253,49 @@ func (c *Catalog) Names(lang string) []string {
 		if d.Name() != t.Name() {
 			out = append(out, d.Name())
 		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Includes lists the messages that message name of lang says through
+// {{template "other" ...}}, directly or through one it includes, sorted: a
+// part two sentences share is a message of its own, said wherever they are.
+func (c *Catalog) Includes(lang, name string) []string {
+	t, err := c.lang(lang)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	var walk func(n parse.Node)
+	walk = func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, m := range n.Nodes {
+					walk(m)
+				}
+			}
+		case *parse.IfNode:
+			walk(n.List)
+			walk(n.ElseList)
+		case *parse.RangeNode:
+			walk(n.List)
+			walk(n.ElseList)
+		case *parse.WithNode:
+			walk(n.List)
+			walk(n.ElseList)
+		case *parse.TemplateNode:
+			if !slices.Contains(out, n.Name) {
+				out = append(out, n.Name)
+				if d := t.Lookup(n.Name); d != nil && d.Tree != nil {
+					walk(d.Tree.Root)
+				}
+			}
+		}
+	}
+	if d := t.Lookup(name); d != nil && d.Tree != nil {
+		walk(d.Tree.Root)
 	}
 	slices.Sort(out)
 	return out

@@ -64,7 +64,8 @@ func Said(dir, method string) (names []string, problems []string, err error) {
 
 // Check fails t when the Go code of dir says a message c does not define in
 // every one of langs, names a message by anything but a literal, or when c
-// defines a message the code never says.
+// defines a message the code never says, itself or through a message that
+// includes it.
 func Check(t *testing.T, c *prose.Catalog, langs []string, dir, method string) {
 	t.Helper()
 	CheckDirs(t, c, langs, []string{dir}, method)
@@ -102,8 +103,14 @@ func CheckDirs(t *testing.T, c *prose.Catalog, langs []string, dirs []string, me
 				t.Errorf("%s: the code says %q, which %s.tmpl does not define", dir, name, lang)
 			}
 		}
+		// A message another said one includes ({{template}}) is said
+		// with it.
+		saidIn := slices.Clone(said)
+		for _, name := range said {
+			saidIn = append(saidIn, c.Includes(lang, name)...)
+		}
 		for _, name := range defined {
-			if !slices.Contains(said, name) {
+			if !slices.Contains(saidIn, name) {
 				t.Errorf("%s: %s.tmpl defines %q, which the code never says", dir, lang, name)
 			}
 		}
