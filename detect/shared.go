@@ -60,6 +60,9 @@ func Later(a, b time.Time) time.Time { return later(a, b) }
 // Between are the points of ps in [from, to].
 func Between(ps []metrics.Point, from, to time.Time) []metrics.Point { return between(ps, from, to) }
 
+// MeanBetween is the mean of ps's values in [from, to); NaN if none.
+func MeanBetween(ps []metrics.Point, from, to time.Time) float64 { return meanBetween(ps, from, to) }
+
 // Peak is the highest point of ps.
 func Peak(ps []metrics.Point) metrics.Point { return peak(ps) }
 

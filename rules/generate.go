@@ -357,10 +357,9 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 	var diff, oldid bool
 	for _, l := range labels {
 		ev := c.Labels[l]
+		name, byPath, isSpecial := request.SpecialLabel(l)
 		switch {
-		case strings.HasSuffix(l, " (path)"), strings.HasSuffix(l, " (title=)"):
-			cut := strings.LastIndex(l, " (")
-			name, form := l[:cut], l[cut+2:]
+		case isSpecial:
 			if !safeName(name) {
 				dropped, droppedN = append(dropped, l), droppedN+ev.N
 				continue
@@ -371,7 +370,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 				specials[name] = s
 				specialOrder = append(specialOrder, name)
 			}
-			if form == "path)" {
+			if byPath {
 				s.path = true
 			} else {
 				s.title = true
@@ -433,7 +432,7 @@ func zoneFor(c *crawlerEvidence, site siteEvidence) (*Zone, []sources.QualityNot
 		s := specials[name]
 		if s.path || site.SpecialPath > 0 {
 			var prefixes []string
-			if ev := c.Labels[name+" (path)"]; ev != nil {
+			if ev := c.Labels[request.SpecialPathLabel(name)]; ev != nil {
 				prefixes = topKeys(ev.Prefixes, 3)
 			}
 			if len(prefixes) == 0 {

@@ -3,6 +3,8 @@ package rules
 import (
 	"sort"
 	"strings"
+
+	"github.com/aftermath-forensics/aftermath/detect/request"
 )
 
 // A zone that stops its crawler but refuses too many other logged-out
@@ -77,8 +79,8 @@ func toolsToLeave(c *crawlerEvidence, z *Zone, margin float64) []toolUnit {
 	var order []string
 	for _, l := range z.tools {
 		name := l
-		if strings.HasSuffix(l, " (path)") || strings.HasSuffix(l, " (title=)") {
-			name = l[:strings.LastIndex(l, " (")]
+		if special, _, ok := request.SpecialLabel(l); ok {
+			name = special
 		}
 		u := units[name]
 		if u == nil {

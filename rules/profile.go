@@ -247,9 +247,10 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 	}
 	ev.N++
 	w.labels = addWalked(w.labels, ev)
+	name, byPath, _ := request.SpecialLabel(label)
 	switch {
-	case strings.HasSuffix(label, " (path)"):
-		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
+	case byPath:
+		if prefix, ok := specialPrefix(r.Path, name); ok {
 			bump(ev.Prefixes, prefix, maxPrefixes)
 		}
 	case label == string(request.ClassAPI):
@@ -348,13 +349,14 @@ func versionCounts(m map[string]*[8]int, v string) *[8]int {
 
 // observe notes the URL form of a request for a special page.
 func (s *siteEvidence) observe(r *sources.Request, label string) {
+	name, byPath, special := request.SpecialLabel(label)
 	switch {
-	case strings.HasSuffix(label, " (path)"):
+	case byPath:
 		s.SpecialPath++
-		if prefix, ok := specialPrefix(r.Path, strings.TrimSuffix(label, " (path)")); ok {
+		if prefix, ok := specialPrefix(r.Path, name); ok {
 			bump(s.Prefixes, prefix, maxPrefixes)
 		}
-	case strings.HasSuffix(label, " (title=)"):
+	case special:
 		s.SpecialTitle++
 	}
 }

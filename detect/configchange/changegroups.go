@@ -31,11 +31,7 @@ func groupChanges(cs []sources.Change) [][]sources.Change {
 			out = append(out, []sources.Change{c})
 			continue
 		}
-		// The same commit seen through git and changes.yaml is one change.
-		id := c.Ref + "\x00" + g
-		if c.Ref == "" {
-			id = c.Time.UTC().Format(time.RFC3339) + "\x00" + g
-		}
+		id := commitOf(c) + "\x00" + g
 		if i, ok := index[id]; ok {
 			out[i] = append(out[i], c)
 			continue
@@ -85,6 +81,16 @@ func supersededBy(c sources.Change, all []sources.Change, onset time.Time) *sour
 	return best
 }
 
+// commitOf names the edit a change was made in: its ref, so that the same
+// commit seen through git and changes.yaml is one edit, or for a record
+// without one, its moment.
+func commitOf(c sources.Change) string {
+	if c.Ref != "" {
+		return c.Ref
+	}
+	return c.Time.UTC().Format(time.RFC3339)
+}
+
 // backlogBefore is listen.backlog before c, when the same commit (the same
 // ref, or the same moment for records without one) changed it too: 0 when
 // c is the backlog's own change, when no change beside c touched it, or
@@ -101,7 +107,7 @@ func backlogBefore(c sources.Change, all []sources.Change, applied int) int {
 		if k == nil || k.name != "listen.backlog" {
 			continue
 		}
-		if c.Ref != "" && o.Ref != c.Ref || c.Ref == "" && (o.Ref != "" || !o.Time.Equal(c.Time)) {
+		if commitOf(o) != commitOf(c) {
 			continue
 		}
 		old, ok := settingValue(o.Old, k)

@@ -2,7 +2,6 @@ package configchange
 
 import (
 	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/sources/metrics"
 )
 
 // loggedServiceTime is PHP's time per request of the requests the access log
@@ -26,24 +25,12 @@ func loggedServiceTime(pool *detect.Pool, prior []detect.Finding, site healthChe
 	if f == nil || pool == nil || site.URI == "" || site.IntervalS <= 0 {
 		return 0
 	}
-	busy, accepted := meanOf(detect.Between(pool.Active, f.Start, f.End)), meanOf(detect.Between(pool.Accepted, f.Start, f.End))
+	busy, accepted := detect.MeanBetween(pool.Active, f.Start, f.End), detect.MeanBetween(pool.Accepted, f.Start, f.End)
 	checks := 1 / site.IntervalS
-	if busy <= 0 || accepted <= 0 || checks >= healthChecksMostOfRate*accepted {
+	if !(busy > 0) || !(accepted > 0) || checks >= healthChecksMostOfRate*accepted { // NaN: no samples
 		return 0
 	}
 	return detect.LittleTime(busy, accepted-checks)
-}
-
-// meanOf is the mean of the points' values (0 without any).
-func meanOf(ps []metrics.Point) float64 {
-	if len(ps) == 0 {
-		return 0
-	}
-	sum := 0.0
-	for _, p := range ps {
-		sum += p.V
-	}
-	return sum / float64(len(ps))
 }
 
 // healthCheckSite is the proxy's active health check as the site states it.

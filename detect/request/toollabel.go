@@ -32,10 +32,10 @@ func ToolLabelScratch(rawPath, rawQuery string, class PathClass, scratch *[]byte
 	switch class {
 	case ClassSpecial:
 		if name := specialName(pathUnescape(rawPath, scratch)); name != "" {
-			return name + " (path)"
+			return SpecialPathLabel(name)
 		}
 		if name := specialName(readQuery(rawQuery, scratch).title); name != "" {
-			return name + " (title=)"
+			return name + specialTitleForm
 		}
 		return "special"
 	default: // ClassTool
@@ -48,6 +48,29 @@ func ToolLabelScratch(rawPath, rawQuery string, class PathClass, scratch *[]byte
 		}
 		return "oldid"
 	}
+}
+
+// The URL forms a special page's label ends with: its name in the path, or
+// in the title= query parameter.
+const (
+	specialPathForm  = " (path)"
+	specialTitleForm = " (title=)"
+)
+
+// SpecialPathLabel is the label of special page name asked for by its path.
+func SpecialPathLabel(name string) string { return name + specialPathForm }
+
+// SpecialLabel splits a special page's label into the page's name and
+// whether it was asked for by its path (else by title=); ok is false for
+// every other label.
+func SpecialLabel(label string) (name string, byPath, ok bool) {
+	if name, ok := strings.CutSuffix(label, specialPathForm); ok {
+		return name, true, true
+	}
+	if name, ok := strings.CutSuffix(label, specialTitleForm); ok {
+		return name, false, true
+	}
+	return "", false, false
 }
 
 // specialName extracts "Special:Name" from a path or title, dropping the page

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -81,12 +80,10 @@ func (s *series) add(t int64, v float64) {
 
 // write stores the file gzip-compressed, family by family.
 func (f *metricFile) write(dir string, gzipLevel int) (samples int64, nseries int, err error) {
-	fh, err := os.Create(dir + "/" + f.path)
+	zw, err := createGz(dir+"/"+f.path, gzipLevel)
 	if err != nil {
-		return 0, 0, fmt.Errorf("simulate: %w", err)
+		return 0, 0, err
 	}
-	fw := compressedFile(fh)
-	zw := mustGzip(fw, gzipLevel)
 	w := newSampleWriter(zw)
 	for _, fam := range f.fams {
 		for _, s := range fam.series {
@@ -97,13 +94,8 @@ func (f *metricFile) write(dir string, gzipLevel int) (samples int64, nseries in
 			}
 		}
 	}
-	if err = w.Close(); err == nil {
-		err = zw.Close()
-	}
-	if err == nil {
-		err = fw.Flush()
-	}
-	if cerr := fh.Close(); err == nil {
+	err = w.Close()
+	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -20,9 +20,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // bytes do not depend on scheduling.
 type gzPipe struct {
 	path  string
-	f     *os.File
-	fw    *bufio.Writer // between zw and f: see compressedFile
-	zw    io.WriteCloser
+	zw    *gzFile
 	buf   []byte
 	ch    chan []byte
 	free  chan []byte
@@ -34,12 +32,11 @@ type gzPipe struct {
 const chunk = 256 << 10
 
 func newGzPipe(path string, level int) (*gzPipe, error) {
-	f, err := os.Create(path)
+	zw, err := createGz(path, level)
 	if err != nil {
-		return nil, fmt.Errorf("simulate: %w", err)
+		return nil, err
 	}
-	fw := compressedFile(f)
-	p := &gzPipe{path: path, f: f, fw: fw, zw: mustGzip(fw, level), buf: make([]byte, 0, chunk+4096),
+	p := &gzPipe{path: path, zw: zw, buf: make([]byte, 0, chunk+4096),
 		ch: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan error, 1)}
 	go p.loop()
 	return p, nil
@@ -57,12 +54,6 @@ func (p *gzPipe) loop() {
 		}
 	}
 	if cerr := p.zw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := p.fw.Flush(); err == nil {
-		err = cerr
-	}
-	if cerr := p.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -101,10 +92,38 @@ func (p *gzPipe) close() error {
 	return <-p.done
 }
 
-// compressedFile buffers what gzip writes to f: compress/flate hands its
-// writer every 240 bytes of output, one write(2) each without a buffer. The
-// bytes are the same.
-func compressedFile(f *os.File) *bufio.Writer { return bufio.NewWriterSize(f, 64<<10) }
+// gzFile is a gzip file being written at a gzipLevel: its compressor, the
+// buffer between it and the file, and the file, closed in that order. The
+// buffer is there because compress/flate hands its writer every 240 bytes
+// of output, one write(2) each without one; the bytes are the same.
+type gzFile struct {
+	io.WriteCloser // the compressor (mustGzip)
+	fw             *bufio.Writer
+	f              *os.File
+}
+
+// createGz creates path as a gzip file written at level.
+func createGz(path string, level int) (*gzFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	fw := bufio.NewWriterSize(f, 64<<10)
+	return &gzFile{WriteCloser: mustGzip(fw, level), fw: fw, f: f}, nil
+}
+
+// Close ends the gzip stream, flushes it and closes the file, with the
+// first error of the three.
+func (g *gzFile) Close() error {
+	err := g.WriteCloser.Close()
+	if ferr := g.fw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := g.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // mustGzip writes at Options.gzipLevel; it runs beside the simulation, and
 // the bundle should stay small enough to keep around unless a test throws it

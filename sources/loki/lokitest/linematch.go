@@ -82,20 +82,7 @@ func (l *lineRegexp) MatchString(line string) bool {
 	if !ok {
 		return false
 	}
-	l.mu.Lock()
-	m, hit := l.matched[tail]
-	l.mu.Unlock()
-	if hit {
-		return m
-	}
-	m = l.re.MatchString(tail)
-	l.remember(func() {
-		if l.matched == nil {
-			l.matched = map[string]bool{}
-		}
-		l.matched[tail] = m
-	})
-	return m
+	return memo(l, &l.matched, tail, l.re.MatchString)
 }
 
 // FindStringSubmatch is l.re.FindStringSubmatch(line).
@@ -107,18 +94,7 @@ func (l *lineRegexp) FindStringSubmatch(line string) []string {
 	if !ok {
 		return nil
 	}
-	l.mu.Lock()
-	loc, hit := l.found[tail]
-	l.mu.Unlock()
-	if !hit {
-		loc = l.re.FindStringSubmatchIndex(tail)
-		l.remember(func() {
-			if l.found == nil {
-				l.found = map[string][]int{}
-			}
-			l.found[tail] = loc
-		})
-	}
+	loc := memo(l, &l.found, tail, l.re.FindStringSubmatchIndex)
 	if loc == nil {
 		return nil
 	}
@@ -131,13 +107,25 @@ func (l *lineRegexp) FindStringSubmatch(line string) []string {
 	return m
 }
 
-// remember runs add under the lock while the memo has room.
-func (l *lineRegexp) remember(add func()) {
+// memo is run(tail), kept in *m by tail while the memo has room (its
+// entries in found and matched together bounded by maxLineMemo).
+func memo[T any](l *lineRegexp, m *map[string]T, tail string, run func(string) T) T {
+	l.mu.Lock()
+	v, hit := (*m)[tail]
+	l.mu.Unlock()
+	if hit {
+		return v
+	}
+	v = run(tail)
 	if l.n.Load() >= maxLineMemo {
-		return
+		return v
 	}
 	l.mu.Lock()
-	add()
+	if *m == nil {
+		*m = map[string]T{}
+	}
+	(*m)[tail] = v
 	l.mu.Unlock()
 	l.n.Add(1)
+	return v
 }
