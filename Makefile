@@ -13,7 +13,7 @@ COMMIT     ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS    := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILD_DATE)
 
-.PHONY: all build run test bench bench-go fmt clean accuracy
+.PHONY: all build run test bench bench-go fmt clean accuracy loki-cost
 
 all: build
 
@@ -81,6 +81,14 @@ bench:
 # go test's micro-benchmarks (reader, aggregation, reference loop; MB/s via b.SetBytes).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# What a full pull and a pushdown cost a (fake) Loki on the simulated day and
+# week (issue 29): raw bytes pulled, bytes on the wire, bytes Loki scanned by
+# its own statistics, requests, wall time and each one's story, as a table.
+# About 150 s of CPU for the day; LOKI_COST=day,week,day-limits picks the runs.
+LOKI_COST ?= day,week
+loki-cost:
+	AFTERMATH_LOKI_COST=$(LOKI_COST) $(GO) test -count=1 -timeout 60m -run '^TestLokiCost$$' -v ./sources/live/
 
 # Diagnosis accuracy (issue 13): every simulate scenario over 5 seeds, each
 # analyzed as `aftermath analyze` does and scored against its truth.json; prints

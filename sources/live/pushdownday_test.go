@@ -42,6 +42,11 @@ type dayStory struct {
 	// impact.end): the detectors place a failed request when it arrived,
 	// Loki counts it when it was logged.
 	failingFrom, failingTo time.Time
+	// requests is report.json's impact.requests: the requests in the
+	// window.
+	requests float64
+	// findings is the kinds of report.json's findings, in its order.
+	findings []string
 }
 
 // backtestsOf proposes the rules for a loading made with KeepRequests as
@@ -83,7 +88,9 @@ func storyOf(t *testing.T, a analysis) dayStory {
 	var id string
 	for _, f := range a.report["findings"].([]any) {
 		f := f.(map[string]any)
-		if f["kind"] == "crawler_burst" && id == "" {
+		kind, _ := f["kind"].(string)
+		s.findings = append(s.findings, kind)
+		if kind == "crawler_burst" && id == "" {
 			id = f["id"].(string)
 			s.crawlerStart, _ = time.Parse(time.RFC3339, f["start"].(string))
 			s.crawlerAddresses = f["facts"].(map[string]any)["distinct_ips"].(float64)
@@ -94,6 +101,7 @@ func storyOf(t *testing.T, a analysis) dayStory {
 	}
 	impact := a.report["impact"].(map[string]any)
 	s.failed = impact["failed_requests"].(float64)
+	s.requests, _ = impact["requests"].(float64)
 	s.failingFrom, _ = time.Parse(time.RFC3339, impact["start"].(string))
 	s.failingTo, _ = time.Parse(time.RFC3339, impact["end"].(string))
 	bt, ok := a.backtests[id]
@@ -156,102 +164,19 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	}
 	t.Parallel()
 	sim := simulatedDay(t)
-	lk := lokitest.New(t)
-	// Loki's default limits: 5,000 lines per query, 500 series.
-	lk.SetMaxEntries(5000)
-	lk.SetMaxQuerySeries(500)
-	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
-	pr := livetest.NewPrometheus(t, sim.Metrics...)
+	cfg, _ := servedAccessLog(t, sim)
 	to := sim.Manifest.Window.To
 	from := to.Add(-22*time.Hour - 30*time.Minute)
-	cfg := &Config{
-		Timezone: sim.Manifest.Timezone,
-		Site:     sim.Manifest.Site,
-		// The fake answers a metric query over the day in one request: on a
-		// loaded test machine that may take longer than the default minute.
-		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: D(10 * time.Minute)},
-		Prometheus: &Prometheus{URL: pr.URL(), Retries: -1},
-	}
-	type run struct {
-		story      dayStory
-		bytes      int64 // raw line bytes pulled
-		requests   int64 // HTTP requests to Loki
-		wire       int64 // response bytes from Loki
-		familyFile bool
-		cost       *bundle.PushdownCost // bundle.yaml's pushdown section
-	}
-	fetch := func(t *testing.T, pushdown bool) run {
-		cfg := *cfg
-		cfg.PushdownAfter = nil // the default, 3h: a 22.5 h window is pushed down
-		if !pushdown {
-			cfg.PushdownAfter = D(48 * time.Hour)
+	fetch := func(t *testing.T, pushdown bool) fetchRun {
+		r := fetchAndTell(t, cfg, from, to, pushdown)
+		if len(r.problems) > 0 {
+			t.Fatalf("notes: %v", r.problems)
 		}
-		out := filepath.Join(t.TempDir(), "bundle")
-		var ph phases
-		_, notes, err := Fetch(context.Background(), &cfg, from, to, out, ph.report)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := sources.Problems(notes); len(p) > 0 {
-			t.Fatalf("notes: %v", p)
-		}
-		// The second passes analyze --config makes (analysis.SecondPasses,
-		// from the same edges: the failing stretches and a
-		// crawler start marked estimated).
-		// The analysis of the bundle as it stands: the last pass's, when
-		// that pass changed nothing (it pulled no minute and left
-		// bundle.yaml as it was), is not made again.
-		var current *analysis
-		for range MaxSecondPasses {
-			if !pushdown {
-				break
-			}
-			a := analyzeWithBacktests(t, out)
-			manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
-			n, err := SecondPass(context.Background(), &cfg, out, edgesOf(a.report))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				if bytes.Equal(manifest, mustReadFile(t, filepath.Join(out, "bundle.yaml"))) {
-					current = &a
-				}
-				break
-			}
-		}
-		if current == nil {
-			a := analyzeWithBacktests(t, out)
-			current = &a
-		}
-		b, err := bundle.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := run{cost: b.Manifest.Pushdown}
-		if r.cost != nil {
-			for _, p := range r.cost.SecondPasses {
-				r.requests += p.Requests
-			}
-		}
-		for _, q := range b.Manifest.Queries {
-			if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
-				r.bytes += q.Bytes
-				r.familyFile = r.familyFile || q.File == FamiliesFile
-			}
-		}
-		for _, k := range ph.order {
-			if p := ph.last[k]; p.Source == "loki" {
-				r.requests += p.Requests
-				r.wire += p.WireBytes
-			}
-		}
-		r.story = storyOf(t, *current)
-		ph.log(t, "phases")
 		return r
 	}
 	// The two fetches are of one fake and share nothing else: they run
 	// side by side (the test's time on two cores is the longer one's).
-	var full, pushed run
+	var full, pushed fetchRun
 	t.Run("fetch", func(t *testing.T) {
 		t.Run("full pull", func(t *testing.T) { t.Parallel(); full = fetch(t, false) })
 		t.Run("pushdown", func(t *testing.T) { t.Parallel(); pushed = fetch(t, true) })
@@ -304,6 +229,116 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	if 2*pushed.bytes >= full.bytes {
 		t.Errorf("pushdown pulled %d bytes, the full pull %d: not less than half", pushed.bytes, full.bytes)
 	}
+}
+
+// servedAccessLog pushes a simulated bundle's access log into a fresh fake
+// Loki with Loki's default limits (5,000 lines per query, 500 series) and
+// serves its metrics from a fake Prometheus; the configuration reads both.
+func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*Config, *lokitest.Loki) {
+	t.Helper()
+	lk := lokitest.New(t)
+	lk.SetMaxEntries(5000)
+	lk.SetMaxQuerySeries(500)
+	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
+	pr := livetest.NewPrometheus(t, sim.Metrics...)
+	return &Config{
+		Timezone: sim.Manifest.Timezone,
+		Site:     sim.Manifest.Site,
+		// The fake answers a metric query over the day in one request: on a
+		// loaded test machine that may take longer than the default minute.
+		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: D(10 * time.Minute)},
+		Prometheus: &Prometheus{URL: pr.URL(), Retries: -1},
+	}, lk
+}
+
+// fetchRun is what one fetch cost by the client's count and what its
+// analysis says.
+type fetchRun struct {
+	story      dayStory
+	bytes      int64 // raw line bytes pulled
+	requests   int64 // HTTP requests to Loki
+	wire       int64 // response bytes from Loki (first fetch only, not its second passes)
+	familyFile bool
+	cost       *bundle.PushdownCost  // bundle.yaml's pushdown section
+	fullPull   *bundle.PushdownCost  // bundle.yaml's full_pull section
+	wall       time.Duration         // the fetch and its second passes, not the analyses
+	problems   []sources.QualityNote // the first fetch's warnings and errors
+}
+
+// fetchAndTell fetches [from, to) as analyze --config does and analyzes the
+// bundle: pushed down (the configuration's pushdown_after, the default 3h
+// when unset, and the cost model, which may still pull it whole) with the
+// second passes the analysis asks for, or pulled whole (pushdown_after past
+// the window).
+func fetchAndTell(t *testing.T, base *Config, from, to time.Time, pushdown bool) fetchRun {
+	t.Helper()
+	cfg := *base
+	if !pushdown {
+		cfg.PushdownAfter = D(to.Sub(from) + time.Hour)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	var ph phases
+	began := time.Now()
+	_, notes, err := Fetch(context.Background(), &cfg, from, to, out, ph.report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(began)
+	// The second passes analyze --config makes (analysis.SecondPasses,
+	// from the same edges: the failing stretches and a
+	// crawler start marked estimated).
+	// The analysis of the bundle as it stands: the last pass's, when
+	// that pass changed nothing (it pulled no minute and left
+	// bundle.yaml as it was), is not made again.
+	var current *analysis
+	for range MaxSecondPasses {
+		if !pushdown {
+			break
+		}
+		a := analyzeWithBacktests(t, out)
+		manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
+		began := time.Now()
+		n, err := SecondPass(context.Background(), &cfg, out, edgesOf(a.report))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wall += time.Since(began)
+		if n == 0 {
+			if bytes.Equal(manifest, mustReadFile(t, filepath.Join(out, "bundle.yaml"))) {
+				current = &a
+			}
+			break
+		}
+	}
+	if current == nil {
+		a := analyzeWithBacktests(t, out)
+		current = &a
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fetchRun{cost: b.Manifest.Pushdown, fullPull: b.Manifest.FullPull, wall: wall, problems: sources.Problems(notes)}
+	if r.cost != nil {
+		for _, p := range r.cost.SecondPasses {
+			r.requests += p.Requests
+		}
+	}
+	for _, q := range b.Manifest.Queries {
+		if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
+			r.bytes += q.Bytes
+			r.familyFile = r.familyFile || q.File == FamiliesFile
+		}
+	}
+	for _, k := range ph.order {
+		if p := ph.last[k]; p.Source == "loki" {
+			r.requests += p.Requests
+			r.wire += p.WireBytes
+		}
+	}
+	r.story = storyOf(t, *current)
+	ph.log(t, "phases")
+	return r
 }
 
 func mustReadFile(t *testing.T, path string) []byte {
