@@ -64,7 +64,7 @@ func TestLokiCost(t *testing.T) {
 			cfg, lk := servedAccessLog(t, sim)
 			if limits {
 				lk.SetMaxQueryLength(6 * time.Hour)
-				lk.SetMaxQueryBytesRead(100 << 20)
+				lk.SetMaxQueryBytesRead(100_000_000) // "100MB", as Loki reads it (SI)
 				lk.SetMaxQuerySeries(8)
 			}
 			relay := newCountingRelay(t, lk.URL())
@@ -108,14 +108,17 @@ func TestLokiCost(t *testing.T) {
 		choice := "pulled whole"
 		for _, c := range []*bundle.PushdownCost{r.run.cost, r.run.fullPull} {
 			if c != nil && c.Estimate != nil {
-				choice = fmt.Sprintf("%s (estimates on %s: full %s, pushdown %s; Loki full %s, pushdown %s)", c.Estimate.Chosen, c.Estimate.Basis,
-					mb(c.Estimate.FullBytes), mb(c.Estimate.PushdownBytes), mb(c.Estimate.FullLokiBytes), mb(c.Estimate.PushdownLokiBytes))
+				choice = fmt.Sprintf("%s (estimates on %s: full %s, pushdown %s; Loki full %s, pushdown %s; report.json says Loki scanned %s)", c.Estimate.Chosen, c.Estimate.Basis,
+					mb(c.Estimate.FullBytes), mb(c.Estimate.PushdownBytes), mb(c.Estimate.FullLokiBytes), mb(c.Estimate.PushdownLokiBytes), mb(c.LokiBytesProcessed))
 			}
 		}
 		fmt.Fprintf(&out, "%-22s %11s %11s %11s %9d %7.1fs %9.0f %9.0f %7s %9.0f  %s; %d problems; %s\n", r.name, mb(r.run.bytes), mb(r.wire), mb(r.scanned),
 			r.requests, r.run.wall.Seconds(), s.crawlerAddresses, s.failed, s.crawlerStart.Format("15:04"), s.requests, choice, len(r.run.problems), strings.Join(s.findings, " "))
 		for _, p := range r.run.problems {
 			fmt.Fprintf(&out, "    %s: %s\n", p.Severity, p.Message)
+		}
+		for _, l := range r.run.limits {
+			fmt.Fprintf(&out, "    limit followed: %s\n", l)
 		}
 	}
 	for i := 0; i+1 < len(rows); i += 2 {

@@ -187,6 +187,17 @@ func TestPushdownPullsMinutesWithoutAParser(t *testing.T) {
 	if failedCounts != 1 {
 		t.Errorf("%d counts of the failed lines with the line filter alone, want 1: %v", failedCounts, metricQueries)
 	}
+	// The client families are counted once, over the whole range (one
+	// | json pass grouped by family), never per minute pulled.
+	var familyCounts int
+	for _, q := range metricQueries {
+		if strings.Contains(q, "sum by ("+familyLabel) {
+			familyCounts++
+		}
+	}
+	if familyCounts != 1 {
+		t.Errorf("%d counts per client family, want 1 over the range: %.300q", familyCounts, metricQueries)
+	}
 
 	minutes, err := ReadMinuteCounts(filepath.Join(out, MinuteCountsFile))
 	if err != nil {
