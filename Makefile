@@ -85,7 +85,7 @@ bench-go:
 # What a full pull and a pushdown cost a (fake) Loki on the simulated day and
 # week (issue 29): raw bytes pulled, bytes on the wire, bytes Loki scanned by
 # its own statistics, requests, wall time and each one's story, as a table.
-# About 150 s of CPU for the day; LOKI_COST=day,week,day-limits picks the runs.
+# About 150 s of CPU for the day; LOKI_COST=day,week,day-limits,day-bytes picks the runs.
 LOKI_COST ?= day,week
 loki-cost:
 	AFTERMATH_LOKI_COST=$(LOKI_COST) $(GO) test -count=1 -timeout 60m -run '^TestLokiCost$$' -v ./sources/live/

@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
+	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/simulate"
 )
 
 // lokiCostEnv names the measurements TestLokiCost makes (comma-separated:
-// day, week, day-limits); unset, the test is skipped. `make loki-cost` sets
-// it. The day costs about 150 s of CPU, too much for every test run.
+// day, week, day-limits, day-bytes); unset, the test is skipped. `make
+// loki-cost` sets it. The day costs about 150 s of CPU, too much for every
+// test run.
 const lokiCostEnv = "AFTERMATH_LOKI_COST"
 
 // TestLokiCost is issue #29's measurement, runnable on demand: a full pull
@@ -35,13 +37,13 @@ const lokiCostEnv = "AFTERMATH_LOKI_COST"
 // between the client and the fake: gzip as sent), the raw line bytes pulled
 // and the story each analysis tells. day-limits runs the day under
 // max_query_length 6h, max_query_bytes_read 100 MB and max_query_series 8
-// together. The fake is not Loki: its scanned bytes follow Loki's
-// documented statistics (every line of every stream a query selects in its
-// range, per step for metric queries) and its wall time is a Go map's, not
-// Loki's chunks'; the measurement compares the two modes, it does not
-// predict a real Loki's seconds.
+// together, day-bytes under max_query_bytes_read alone. The fake is not
+// Loki: its scanned bytes follow Loki's statistics as documented (every
+// line of the streams a query selects, over its range) and its wall time
+// is a Go slice's, not Loki's chunks'; the measurement compares the two
+// modes, it does not predict a real Loki's seconds.
 //
-// It asserts nothing of the numbers: two of the issue's bars (under 10% of
+// It asserts nothing of the costs: two of the issue's bars (under 10% of
 // the bytes, Loki scanning no more than for the full pull) are not met on
 // the simulated day, and the reasons are in the table (the crawler's
 // minutes, and the counts a pushdown must make over the whole range first).
@@ -49,7 +51,7 @@ const lokiCostEnv = "AFTERMATH_LOKI_COST"
 func TestLokiCost(t *testing.T) {
 	want := strings.Split(os.Getenv(lokiCostEnv), ",")
 	if len(want) == 1 && want[0] == "" {
-		t.Skipf("set %s=day,week,day-limits to measure (about 150 s of CPU for the day)", lokiCostEnv)
+		t.Skipf("set %s=day,week,day-limits,day-bytes to measure (about 150 s of CPU for the day)", lokiCostEnv)
 	}
 	type row struct {
 		name     string
@@ -59,13 +61,11 @@ func TestLokiCost(t *testing.T) {
 		run      fetchRun
 	}
 	var rows []row
-	measure := func(t *testing.T, name string, sim *bundle.Bundle, from, to time.Time, limits bool) {
+	measure := func(t *testing.T, name string, sim *bundle.Bundle, from, to time.Time, limits func(*lokitest.Loki)) {
 		for _, pushdown := range []bool{false, true} {
 			cfg, lk := servedAccessLog(t, sim)
-			if limits {
-				lk.SetMaxQueryLength(6 * time.Hour)
-				lk.SetMaxQueryBytesRead(100_000_000) // "100MB", as Loki reads it (SI)
-				lk.SetMaxQuerySeries(8)
+			if limits != nil {
+				limits(lk)
 			}
 			relay := newCountingRelay(t, lk.URL())
 			l := *cfg.Loki
@@ -89,15 +89,15 @@ func TestLokiCost(t *testing.T) {
 	}
 	for _, what := range want {
 		switch what {
-		case "day", "day-limits":
+		case "day", "day-limits", "day-bytes":
 			sim := simulatedDay(t)
 			to := sim.Manifest.Window.To
-			measure(t, what, sim, to.Add(-22*time.Hour-30*time.Minute), to, what == "day-limits")
+			measure(t, what, sim, to.Add(-22*time.Hour-30*time.Minute), to, dayLimits[what])
 		case "week":
 			sim := simulatedWeek(t)
-			measure(t, what, sim, sim.Manifest.Window.From, sim.Manifest.Window.To, false)
+			measure(t, what, sim, sim.Manifest.Window.From, sim.Manifest.Window.To, nil)
 		default:
-			t.Fatalf("%s=%s: want day, week or day-limits", lokiCostEnv, what)
+			t.Fatalf("%s=%s: want day, week, day-limits or day-bytes", lokiCostEnv, what)
 		}
 	}
 	mb := func(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
@@ -129,6 +129,19 @@ func TestLokiCost(t *testing.T) {
 			pushed.run.wall.Seconds()/full.run.wall.Seconds(), sameStory(full.run.story, pushed.run.story))
 	}
 	t.Log(out.String())
+}
+
+// dayLimits are the limits TestLokiCost's day runs are fetched under: the
+// issue's three together, and max_query_bytes_read alone (under a 6h
+// max_query_length no query over the day reads 100 MB, so the bytes limit
+// bites only alone).
+var dayLimits = map[string]func(*lokitest.Loki){
+	"day-limits": func(lk *lokitest.Loki) {
+		lk.SetMaxQueryLength(6 * time.Hour)
+		lk.SetMaxQueryBytesRead(100_000_000) // "100MB", as Loki reads it (SI)
+		lk.SetMaxQuerySeries(8)
+	},
+	"day-bytes": func(lk *lokitest.Loki) { lk.SetMaxQueryBytesRead(100_000_000) },
 }
 
 // sameStory says whether two analyses tell the same story: the crawler's
