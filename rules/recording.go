@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // The replays (sizing, backtest, each resizing step, the backtest after zones
@@ -217,7 +218,7 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		rec.append(a)
 	}
 	var failure error
-	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.matchers.filter.pathQueryMayMatch,
+	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.spillFilter(keep, keepEnd, prof.maxDuration),
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -277,4 +278,30 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 			"sizing, backtest and resizing read them again for each replay, and may not agree with the profile of the crawlers"}, nil
 	}
 	return rec, nil, nil
+}
+
+// spillFilter picks out of the spill the records the recording pass could
+// record, before the rest of each is decoded: not a health check, arriving in
+// a replayed range (keep), with a path or query a zone may match. It stops at
+// the first record (not a health check) logged so late that no record from
+// it on can arrive before keepEnd: with no arrival possibly late (the
+// profile's lateCheck, over the same records), every one arrives at or after
+// the highest horizon before it, which that record's own time less the log's
+// longest duration (maxDuration) and reorderMargin already passes. The
+// records it skips would only have moved the reorder buffer's horizon
+// forward, which changes when arrivals are released, never their order.
+func (e *engine) spillFilter(keep func(at int64) bool, keepEnd, maxDuration int64) func(*accesslog.SpillHead) accesslog.SpillVerdict {
+	healthURI := e.in.Site.HealthURI
+	return func(h *accesslog.SpillHead) accesslog.SpillVerdict {
+		r := sources.Request{Time: time.Unix(0, h.Time), Duration: h.Duration}
+		switch {
+		case healthURI != "" && string(h.Path) == healthURI:
+			return accesslog.SpillSkip
+		case h.Time-maxDuration-int64(reorderMargin) >= keepEnd:
+			return accesslog.SpillStop
+		case !keep(r.Start().UnixNano()) || !e.matchers.filter.pathQueryMayMatch(h.Path, h.Query):
+			return accesslog.SpillSkip
+		}
+		return accesslog.SpillKeep
+	}
 }
