@@ -51,6 +51,7 @@ var maxRecordedArrivals = 2 << 20
 type arrivalSource interface {
 	// each hands fn, in arrival order, the arrivals for which keep is true
 	// (or a recording's share of them) and returns how many were replayed late.
+	// fn may change the arrival, and must not keep the pointer past its call.
 	each(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (late int, err error)
 	// settle counts into r the arrivals of its range that each did not hand over.
 	settle(r *replay) error
@@ -73,7 +74,10 @@ func (streamedArrivals) remap([]int)          {}
 // recordedArrivals is the recording: the arrivals that matched a zone, in
 // arrival order (ties in the log's order), and the profile's counts of all.
 type recordedArrivals struct {
-	chunks [][]arrival // recordingChunk each but the last: no copying as it grows
+	// chunks are full but the last: no copying as it grows. They double from
+	// firstRecordingChunk arrivals up to recordingChunk, so that the few
+	// thousand arrivals of a usual recording do not take recordingChunk's 4 MiB.
+	chunks [][]arrival
 	n      int
 	all    *arrivalCounts
 	// unmatchedIn keeps unmatched's answers by range: every resize step
@@ -82,12 +86,20 @@ type recordedArrivals struct {
 	unmatchedIn map[[2]int64]classCounts
 }
 
-// recordingChunk is the arrivals per chunk of a recording: 4 MiB.
-const recordingChunk = 1 << 16
+// recordingChunk is the most arrivals per chunk of a recording (4 MiB),
+// firstRecordingChunk the first chunk's (64 KiB).
+const (
+	recordingChunk      = 1 << 16
+	firstRecordingChunk = 1 << 10
+)
 
 func (rec *recordedArrivals) append(a *arrival) {
-	if len(rec.chunks) == 0 || len(rec.chunks[len(rec.chunks)-1]) == recordingChunk {
-		rec.chunks = append(rec.chunks, make([]arrival, 0, recordingChunk))
+	if n := len(rec.chunks); n == 0 || len(rec.chunks[n-1]) == cap(rec.chunks[n-1]) {
+		size := firstRecordingChunk
+		if n > 0 {
+			size = min(2*cap(rec.chunks[n-1]), recordingChunk)
+		}
+		rec.chunks = append(rec.chunks, make([]arrival, 0, size))
 	}
 	last := &rec.chunks[len(rec.chunks)-1]
 	*last = append(*last, *a)
@@ -95,13 +107,14 @@ func (rec *recordedArrivals) append(a *arrival) {
 }
 
 func (rec *recordedArrivals) each(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (int, error) {
+	var a arrival // fn gets its own copy, as from a stream (one for all: fn keeps none)
 	for _, chunk := range rec.chunks {
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("backtest: %w", err)
 		}
 		for i := range chunk {
 			if keep(chunk[i].at) {
-				a := chunk[i] // fn gets its own copy, as from a stream
+				a = chunk[i]
 				fn(&a)
 			}
 		}

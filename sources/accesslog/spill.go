@@ -45,8 +45,7 @@ type Spill struct {
 	unlinked bool
 	f        *os.File
 	w        *bufio.Writer
-	buf      []byte // a record's body
-	head     []byte // its length
+	buf      []byte // a record
 	last     int64
 	dict     [spillFields]map[string]uint64
 	// values are each dictionary's values by index, for the readers.
@@ -132,13 +131,14 @@ func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 		if tags != nil {
 			tag = tags[i]
 		}
-		s.buf = s.encode(s.buf[:0], &batch[i], tag)
-		s.head = binary.AppendUvarint(s.head[:0], uint64(len(s.buf)))
-		if _, err := s.w.Write(s.head); err != nil {
-			s.err = fmt.Errorf("request spill %s: %w", s.path, err)
-			return s.err
-		}
-		if _, err := s.w.Write(s.buf); err != nil {
+		// The body is encoded after room for its length, which then goes
+		// just before it: one write a record.
+		s.buf = s.encode(append(s.buf[:0], make([]byte, binary.MaxVarintLen64)...), &batch[i], tag)
+		var length [binary.MaxVarintLen64]byte
+		n := binary.PutUvarint(length[:], uint64(len(s.buf)-binary.MaxVarintLen64))
+		start := binary.MaxVarintLen64 - n
+		copy(s.buf[start:], length[:n])
+		if _, err := s.w.Write(s.buf[start:]); err != nil {
 			s.err = fmt.Errorf("request spill %s: %w", s.path, err)
 			return s.err
 		}
