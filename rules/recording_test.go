@@ -35,6 +35,18 @@ func scenarioInput(t *testing.T, sc scenario) Input {
 	return in
 }
 
+// crawlyWindow is the day of twoCrawlersInput and trailingInput: traffic
+// from base, the window [from, to), a burst from onset to end; and their
+// crawler (a tool walker sending no client hints) and its tools.
+func crawlyWindow() (base, from, to, onset, end time.Time, crawly reader, tools []string) {
+	base = time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to = base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end = from.Add(10*time.Minute), from.Add(40*time.Minute)
+	crawly = reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
+	tools = []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
+	return base, from, to, onset, end, crawly, tools
+}
+
 // twoCrawlersInput has two crawlers: the first cannot be limited without
 // refusing ordinary readers (its zone is resized, then dropped), the second
 // can. Dropping the first zone moves the second to index 0: the recording's
@@ -42,12 +54,8 @@ func scenarioInput(t *testing.T, sc scenario) Input {
 func twoCrawlersInput(t *testing.T) Input {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 12))
-	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
-	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
-	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
-	crawly := reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
+	base, from, to, onset, end, crawly, tools := crawlyWindow()
 	firefox := reader{ua: uaFirefox, lang: "de-DE"}
-	tools := []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
 	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
 	hits = append(hits, crawlerTraffic(rng, onset, end, 40, crawly, tools, false)...)
 	hits = append(hits, crawlerTraffic(rng, base, from, 30, crawly, tools, false)...)
@@ -65,11 +73,7 @@ func twoCrawlersInput(t *testing.T) Input {
 func trailingInput(t *testing.T) Input {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(13, 14))
-	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
-	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
-	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
-	crawly := reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
-	tools := []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
+	base, from, to, onset, end, crawly, tools := crawlyWindow()
 	hits := ordinaryTraffic(rng, base, to.Add(2*time.Hour), 60, siteTools)
 	hits = append(hits, crawlerTraffic(rng, onset, end, 60, crawly, tools, false)...)
 	hits = append(hits, crawlerTraffic(rng, to.Add(30*time.Minute), to.Add(90*time.Minute), 60, crawly, tools, false)...)
