@@ -21,9 +21,11 @@ import (
 // the profile pass has already counted for every arrival (arrivalCounts). So
 // the recording pass only needs the lines a zone may match, which a byte-level
 // prefilter (lineFilter) picks out before the JSON parse when it reads the
-// logs, or from the path and query before the rest of the request is made
-// when it reads the spill; the rest are never parsed. It stops reading once
-// no later line can arrive in the replayed ranges.
+// logs, or from a record's head (time, duration, path and query) before the
+// rest of it is decoded when it reads the spill, which also skips the
+// records arriving outside the replayed ranges (engine.spillFilter); the rest
+// are never parsed. It stops reading once no later line can arrive in the
+// replayed ranges.
 //
 // A replay from the recording equals the streaming replay when the profile
 // pass found no arrival that a streaming replay's reorder buffer could replay
