@@ -167,7 +167,7 @@ func (f *lineFilter) requestMayMatch(r *sources.Request) bool {
 
 // pathQueryMayMatch is requestMayMatch for a request's Path and Query before
 // they are strings (the recording pass's filter on a spill,
-// accesslog.Spill.ReadMatching); it neither changes nor keeps them.
+// engine.spillFilter); it neither changes nor keeps them.
 func (f *lineFilter) pathQueryMayMatch(path, query []byte) bool {
 	return f.acceptAll || f.queryMayMatch(query) || f.pathMayMatch(path)
 }

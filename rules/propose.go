@@ -749,12 +749,13 @@ func tolerableRefused(t *tally) int {
 // Requests when the input has them (the Stats are then zero), else by reading
 // Access. A filter (nil for none) is only a way to skip work: a request it
 // rejects may or may not reach sink. The logs' lines go through prefilter
-// before they are parsed, the spill's requests through pathQuery before their
-// strings are made. Skipped lines were counted by the analysis.
-func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, pathQuery func(path, query []byte) bool, sink func([]sources.Request) error) (accesslog.Stats, error) {
+// before they are parsed, the spill's records through spillFilter before
+// the rest of them is decoded (it may also end the read where no later record
+// can matter). Skipped lines were counted by the analysis.
+func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, spillFilter func(*accesslog.SpillHead) accesslog.SpillVerdict, sink func([]sources.Request) error) (accesslog.Stats, error) {
 	if in.Requests != nil {
-		if pathQuery != nil {
-			return accesslog.Stats{}, in.Requests.ReadMatching(ctx, pathQuery, sink)
+		if spillFilter != nil {
+			return accesslog.Stats{}, in.Requests.ReadFiltered(ctx, spillFilter, sink)
 		}
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}

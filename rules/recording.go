@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
 
 // The replays (sizing, backtest, each resizing step, the backtest after zones
@@ -20,9 +21,11 @@ import (
 // the profile pass has already counted for every arrival (arrivalCounts). So
 // the recording pass only needs the lines a zone may match, which a byte-level
 // prefilter (lineFilter) picks out before the JSON parse when it reads the
-// logs, or from the path and query before the rest of the request is made
-// when it reads the spill; the rest are never parsed. It stops reading once
-// no later line can arrive in the replayed ranges.
+// logs, or from a record's head (time, duration, path and query) before the
+// rest of it is decoded when it reads the spill, which also skips the
+// records arriving outside the replayed ranges (engine.spillFilter); the rest
+// are never parsed. It stops reading once no later line can arrive in the
+// replayed ranges.
 //
 // A replay from the recording equals the streaming replay when the profile
 // pass found no arrival that a streaming replay's reorder buffer could replay
@@ -50,6 +53,7 @@ var maxRecordedArrivals = 2 << 20
 type arrivalSource interface {
 	// each hands fn, in arrival order, the arrivals for which keep is true
 	// (or a recording's share of them) and returns how many were replayed late.
+	// fn may change the arrival, and must not keep the pointer past its call.
 	each(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (late int, err error)
 	// settle counts into r the arrivals of its range that each did not hand over.
 	settle(r *replay) error
@@ -72,7 +76,10 @@ func (streamedArrivals) remap([]int)          {}
 // recordedArrivals is the recording: the arrivals that matched a zone, in
 // arrival order (ties in the log's order), and the profile's counts of all.
 type recordedArrivals struct {
-	chunks [][]arrival // recordingChunk each but the last: no copying as it grows
+	// chunks are full but the last: no copying as it grows. They double from
+	// firstRecordingChunk arrivals up to recordingChunk, so that the few
+	// thousand arrivals of a usual recording do not take recordingChunk's 4 MiB.
+	chunks [][]arrival
 	n      int
 	all    *arrivalCounts
 	// unmatchedIn keeps unmatched's answers by range: every resize step
@@ -81,12 +88,20 @@ type recordedArrivals struct {
 	unmatchedIn map[[2]int64]classCounts
 }
 
-// recordingChunk is the arrivals per chunk of a recording: 4 MiB.
-const recordingChunk = 1 << 16
+// recordingChunk is the most arrivals per chunk of a recording (4 MiB),
+// firstRecordingChunk the first chunk's (64 KiB).
+const (
+	recordingChunk      = 1 << 16
+	firstRecordingChunk = 1 << 10
+)
 
 func (rec *recordedArrivals) append(a *arrival) {
-	if len(rec.chunks) == 0 || len(rec.chunks[len(rec.chunks)-1]) == recordingChunk {
-		rec.chunks = append(rec.chunks, make([]arrival, 0, recordingChunk))
+	if n := len(rec.chunks); n == 0 || len(rec.chunks[n-1]) == cap(rec.chunks[n-1]) {
+		size := firstRecordingChunk
+		if n > 0 {
+			size = min(2*cap(rec.chunks[n-1]), recordingChunk)
+		}
+		rec.chunks = append(rec.chunks, make([]arrival, 0, size))
 	}
 	last := &rec.chunks[len(rec.chunks)-1]
 	*last = append(*last, *a)
@@ -94,13 +109,14 @@ func (rec *recordedArrivals) append(a *arrival) {
 }
 
 func (rec *recordedArrivals) each(ctx context.Context, keep func(at int64) bool, fn func(a *arrival)) (int, error) {
+	var a arrival // fn gets its own copy, as from a stream (one for all: fn keeps none)
 	for _, chunk := range rec.chunks {
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("backtest: %w", err)
 		}
 		for i := range chunk {
 			if keep(chunk[i].at) {
-				a := chunk[i] // fn gets its own copy, as from a stream
+				a = chunk[i]
 				fn(&a)
 			}
 		}
@@ -217,7 +233,7 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		rec.append(a)
 	}
 	var failure error
-	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.matchers.filter.pathQueryMayMatch,
+	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.spillFilter(keep, keepEnd, prof.maxDuration),
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -277,4 +293,30 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 			"sizing, backtest and resizing read them again for each replay, and may not agree with the profile of the crawlers"}, nil
 	}
 	return rec, nil, nil
+}
+
+// spillFilter picks out of the spill the records the recording pass could
+// record, before the rest of each is decoded: not a health check, arriving in
+// a replayed range (keep), with a path or query a zone may match. It stops at
+// the first record (not a health check) logged so late that no record from
+// it on can arrive before keepEnd: with no arrival possibly late (the
+// profile's lateCheck, over the same records), every one arrives at or after
+// the highest horizon before it, which that record's own time less the log's
+// longest duration (maxDuration) and reorderMargin already passes. The
+// records it skips would only have moved the reorder buffer's horizon
+// forward, which changes when arrivals are released, never their order.
+func (e *engine) spillFilter(keep func(at int64) bool, keepEnd, maxDuration int64) func(*accesslog.SpillHead) accesslog.SpillVerdict {
+	healthURI := e.in.Site.HealthURI
+	return func(h *accesslog.SpillHead) accesslog.SpillVerdict {
+		r := sources.Request{Time: time.Unix(0, h.Time), Duration: h.Duration}
+		switch {
+		case healthURI != "" && string(h.Path) == healthURI:
+			return accesslog.SpillSkip
+		case h.Time-maxDuration-int64(reorderMargin) >= keepEnd:
+			return accesslog.SpillStop
+		case !keep(r.Start().UnixNano()) || !e.matchers.filter.pathQueryMayMatch(h.Path, h.Query):
+			return accesslog.SpillSkip
+		}
+		return accesslog.SpillKeep
+	}
 }

@@ -35,6 +35,18 @@ func scenarioInput(t *testing.T, sc scenario) Input {
 	return in
 }
 
+// crawlyWindow is the day of twoCrawlersInput and trailingInput: traffic
+// from base, the window [from, to), a burst from onset to end; and their
+// crawler (a tool walker sending no client hints) and its tools.
+func crawlyWindow() (base, from, to, onset, end time.Time, crawly reader, tools []string) {
+	base = time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
+	from, to = base.Add(2*time.Hour), base.Add(3*time.Hour)
+	onset, end = from.Add(10*time.Minute), from.Add(40*time.Minute)
+	crawly = reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
+	tools = []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
+	return base, from, to, onset, end, crawly, tools
+}
+
 // twoCrawlersInput has two crawlers: the first cannot be limited without
 // refusing ordinary readers (its zone is resized, then dropped), the second
 // can. Dropping the first zone moves the second to index 0: the recording's
@@ -42,12 +54,8 @@ func scenarioInput(t *testing.T, sc scenario) Input {
 func twoCrawlersInput(t *testing.T) Input {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 12))
-	base := time.Date(2026, 10, 2, 22, 0, 0, 0, time.UTC)
-	from, to := base.Add(2*time.Hour), base.Add(3*time.Hour)
-	onset, end := from.Add(10*time.Minute), from.Add(40*time.Minute)
-	crawly := reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"}
+	base, from, to, onset, end, crawly, tools := crawlyWindow()
 	firefox := reader{ua: uaFirefox, lang: "de-DE"}
-	tools := []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}
 	hits := ordinaryTraffic(rng, base, to, 60, siteTools)
 	hits = append(hits, crawlerTraffic(rng, onset, end, 40, crawly, tools, false)...)
 	hits = append(hits, crawlerTraffic(rng, base, from, 30, crawly, tools, false)...)
@@ -56,6 +64,21 @@ func twoCrawlersInput(t *testing.T) Input {
 	second := crawlerFinding(t, firefox, onset, end)
 	second.ID = "crawler_burst-2"
 	return Input{Findings: []detect.Finding{first, second}, Access: []string{writeLog(t, t.TempDir(), hits)}, Site: siteFacts, From: from, To: to}
+}
+
+// trailingInput is a log that goes on for two hours after the window, the
+// crawler's tools in it again: a recording from a spill stops reading
+// before them (engine.spillFilter), and must record what one from the logs
+// records.
+func trailingInput(t *testing.T) Input {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(13, 14))
+	base, from, to, onset, end, crawly, tools := crawlyWindow()
+	hits := ordinaryTraffic(rng, base, to.Add(2*time.Hour), 60, siteTools)
+	hits = append(hits, crawlerTraffic(rng, onset, end, 60, crawly, tools, false)...)
+	hits = append(hits, crawlerTraffic(rng, to.Add(30*time.Minute), to.Add(90*time.Minute), 60, crawly, tools, false)...)
+	return Input{Findings: []detect.Finding{crawlerFinding(t, crawly, onset, end)}, Access: []string{writeLog(t, t.TempDir(), hits)},
+		Site: siteFacts, From: from, To: to}
 }
 
 // lateInput is a log whose lines are far out of arrival order (two files
@@ -135,6 +158,7 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			tools: []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=Special:CiteThisPage/%s"}}), true, "key {client_ip}"},
 		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_no_hints_logged_out rejected"},
 		{"lines far out of order", lateInput(t), false, "replayed late"},
+		{"traffic after the window", trailingInput(t), true, `"crawler_requests": 1800,`},
 	}
 	if !testing.Short() {
 		dir := filepath.Join(t.TempDir(), "b")
@@ -212,6 +236,45 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 				t.Errorf("the proposal does not show %q:\n%s", tc.shows, got)
 			}
 		})
+	}
+}
+
+// TestRecordingSpillFilter: the recording pass takes from the spill the
+// records it could record, and stops at the first whose log time puts every
+// later arrival past the replayed ranges: not at the first logged past them,
+// which may have arrived inside (a slow request), nor at a health check,
+// which the profile's lateness check does not cover.
+func TestRecordingSpillFilter(t *testing.T) {
+	lo := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	hi := lo.Add(time.Hour)
+	maxDuration := 30 * time.Second
+	keep := func(at int64) bool { return at >= lo.UnixNano() && at < hi.UnixNano() }
+	in := &Input{Site: sources.Site{HealthURI: "/healthz.php"}}
+	zone := Zone{Targets: []Target{{Paths: []string{"/wiki/Special:WhatLinksHere/*"}}}}
+	e := &engine{in: in, matchers: &zoneMatchers{filter: newLineFilter([]Zone{zone})}}
+	filter := e.spillFilter(keep, hi.UnixNano(), int64(maxDuration))
+	tool, page := "/wiki/Special:WhatLinksHere/Foo", "/wiki/Foo"
+	stopFrom := hi.Add(maxDuration + reorderMargin)
+	for _, c := range []struct {
+		name     string
+		logged   time.Time
+		duration float64
+		path     string
+		want     accesslog.SpillVerdict
+	}{
+		{"a tool in the range", lo.Add(time.Minute), 0.1, tool, accesslog.SpillKeep},
+		{"a page no zone matches", lo.Add(time.Minute), 0.1, page, accesslog.SpillSkip},
+		{"a tool before the range", lo.Add(-time.Minute), 0.1, tool, accesslog.SpillSkip},
+		{"a tool logged past the range, arrived in it", hi.Add(20 * time.Second), 25, tool, accesslog.SpillKeep},
+		{"a tool logged and arrived past the range", hi.Add(time.Minute), 0.1, tool, accesslog.SpillSkip},
+		{"the last record a later one could arrive before", stopFrom.Add(-time.Nanosecond), 0.1, page, accesslog.SpillSkip},
+		{"a health check far past the range", stopFrom.Add(time.Hour), 0.01, "/healthz.php", accesslog.SpillSkip},
+		{"the first record none after can arrive before", stopFrom, 0.1, page, accesslog.SpillStop},
+	} {
+		h := accesslog.SpillHead{Time: c.logged.UnixNano(), Duration: c.duration, Path: []byte(c.path)}
+		if got := filter(&h); got != c.want {
+			t.Errorf("%s: verdict %d, want %d", c.name, got, c.want)
+		}
 	}
 }
 

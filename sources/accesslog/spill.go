@@ -21,13 +21,20 @@ import (
 // verbatim, agents, hosts, methods and languages by dictionary), and is
 // removed by Close.
 //
-// Record: time (zigzag varint, nanoseconds since the previous record's),
-// client address (length-prefixed binary), method, host, user agent and
-// language (dictionary references), path and query (length-prefixed),
-// status (varint), duration (float64 bits), size (zigzag varint) and the
-// flags as a uvarint (logged-in state, cookie, client hints, TLS, origin and
-// a site Referer in its first byte; the cache's verdict, an Authorization
-// header and the request's tag above them).
+// Record: its length (uvarint, the bytes after it), then time (zigzag
+// varint, nanoseconds since the previous record's), duration (float64 bits),
+// path and query (length-prefixed): what a reader's filter decides on
+// (ReadFiltered), first, so that a record it skips is passed over by its
+// length without decoding the rest. Then the client address
+// (length-prefixed binary), method and host (dictionary references), status
+// (varint), size (zigzag varint), user agent and language (dictionary
+// references) and the flags as a uvarint (logged-in state, cookie, client
+// hints, TLS, origin and a site Referer in its first byte; the cache's
+// verdict, an Authorization header and the request's tag above them).
+//
+// The dictionaries stay in memory beside the file (their values, bounded by
+// maxSpillDict, are the writer's anyway): a record refers to a value by its
+// index, whatever records a reader skipped before it.
 //
 // A tag is a small code the writer derived from the request (WriteTagged:
 // detect's path class), kept so that a later pass need not derive it again
@@ -38,9 +45,11 @@ type Spill struct {
 	unlinked bool
 	f        *os.File
 	w        *bufio.Writer
-	buf      []byte
+	buf      []byte // a record
 	last     int64
 	dict     [spillFields]map[string]uint64
+	// values are each dictionary's values by index, for the readers.
+	values [spillFields][]string
 	// lastDict is each dictionary's last value found with its code: most
 	// requests have the method and host of the one before, and a comparison
 	// costs less than a lookup.
@@ -71,12 +80,11 @@ const (
 // literally (attacker-varied agents must not grow memory without limit).
 const maxSpillDict = 1 << 16
 
-// Dictionary reference codes: a new value that joins the dictionary, a value
-// written literally, or (refOffset+i) the dictionary's i-th value.
+// Dictionary reference codes: a value written literally (past the
+// dictionary's bound), or (refOffset+i) the dictionary's i-th value.
 const (
-	refNew     = 0
-	refLiteral = 1
-	refOffset  = 2
+	refLiteral = 0
+	refOffset  = 1
 )
 
 // NewSpill creates an empty spill file in dir ("" for the system's temporary
@@ -123,8 +131,14 @@ func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 		if tags != nil {
 			tag = tags[i]
 		}
-		s.buf = s.encode(s.buf[:0], &batch[i], tag)
-		if _, err := s.w.Write(s.buf); err != nil {
+		// The body is encoded after room for its length, which then goes
+		// just before it: one write a record.
+		s.buf = s.encode(append(s.buf[:0], make([]byte, binary.MaxVarintLen64)...), &batch[i], tag)
+		var length [binary.MaxVarintLen64]byte
+		n := binary.PutUvarint(length[:], uint64(len(s.buf)-binary.MaxVarintLen64))
+		start := binary.MaxVarintLen64 - n
+		copy(s.buf[start:], length[:n])
+		if _, err := s.w.Write(s.buf[start:]); err != nil {
 			s.err = fmt.Errorf("request spill %s: %w", s.path, err)
 			return s.err
 		}
@@ -145,15 +159,15 @@ func (s *Spill) encode(b []byte, r *sources.Request, tag uint8) []byte {
 	t := r.Time.UnixNano()
 	b = binary.AppendVarint(b, t-s.last)
 	s.last = t
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Duration))
+	b = appendBytes(b, []byte(r.Path))
+	b = appendBytes(b, []byte(r.Query))
 	var ipBuf [16]byte // an address with a zone grows it
 	ip, _ := r.ClientIP.AppendBinary(ipBuf[:0])
 	b = appendBytes(b, ip)
 	b = s.appendDict(b, spillMethod, r.Method)
 	b = s.appendDict(b, spillHost, r.Host)
-	b = appendBytes(b, []byte(r.Path))
-	b = appendBytes(b, []byte(r.Query))
 	b = binary.AppendUvarint(b, uint64(r.Status))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Duration))
 	b = binary.AppendVarint(b, r.Size)
 	b = s.appendDict(b, spillAgent, r.UserAgent)
 	b = s.appendDict(b, spillLang, r.Lang)
@@ -197,17 +211,18 @@ func (s *Spill) appendDict(b []byte, field int, v string) []byte {
 		return binary.AppendUvarint(b, refOffset+last.i)
 	}
 	d := s.dict[field]
-	if i, ok := d[v]; ok {
-		s.lastDict[field] = dictEntry{v, i, true}
-		return binary.AppendUvarint(b, refOffset+i)
+	i, ok := d[v]
+	if !ok {
+		if len(d) >= maxSpillDict {
+			b = binary.AppendUvarint(b, refLiteral)
+			return appendBytes(b, []byte(v))
+		}
+		i = uint64(len(d))
+		d[v] = i
+		s.values[field] = append(s.values[field], v)
 	}
-	code := uint64(refLiteral)
-	if len(d) < maxSpillDict {
-		code = refNew
-		d[v] = uint64(len(d))
-	}
-	b = binary.AppendUvarint(b, code)
-	return appendBytes(b, []byte(v))
+	s.lastDict[field] = dictEntry{v, i, true}
+	return binary.AppendUvarint(b, refOffset+i)
 }
 
 // Requests is how many requests were written.
@@ -235,17 +250,38 @@ func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []u
 	return s.read(ctx, nil, sink)
 }
 
-// ReadMatching is Read for the requests whose path and query (the logged URI
-// split at its first '?') keep accepts, as Options.Prefilter is for a log:
-// the others are never handed to sink, and their strings never made. keep
-// must not change or keep its arguments, which are valid during the call.
-func (s *Spill) ReadMatching(ctx context.Context, keep func(path, query []byte) bool, sink func([]sources.Request) error) error {
-	return s.read(ctx, keep, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+// A SpillHead is what a filter of ReadFiltered sees of a record before the
+// rest of it is decoded: its log time (unix nanoseconds), duration (seconds),
+// and path and query (the logged URI split at its first '?'), which are
+// valid during the call only and must not be changed.
+type SpillHead struct {
+	Time        int64
+	Duration    float64
+	Path, Query []byte
 }
 
-// read decodes every record, handing sink those keep accepts (all, for a
-// nil keep).
-func (s *Spill) read(ctx context.Context, keep func(path, query []byte) bool, sink func([]sources.Request, []uint8) error) error {
+// A SpillVerdict is a filter's answer on a record.
+type SpillVerdict uint8
+
+const (
+	// SpillSkip passes the record over: sink never sees it, and its strings
+	// are never made.
+	SpillSkip SpillVerdict = iota
+	// SpillKeep hands the record to sink.
+	SpillKeep
+	// SpillStop ends the read before the record: no later one is wanted.
+	SpillStop
+)
+
+// ReadFiltered is Read for the records filter keeps, as Options.Prefilter
+// is for a log, until it says stop.
+func (s *Spill) ReadFiltered(ctx context.Context, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request) error) error {
+	return s.read(ctx, filter, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+}
+
+// read decodes the records, handing sink those filter keeps (all, for a
+// nil filter).
+func (s *Spill) read(ctx context.Context, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request, []uint8) error) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
@@ -253,7 +289,7 @@ func (s *Spill) read(ctx context.Context, keep func(path, query []byte) bool, si
 	if err != nil {
 		return fmt.Errorf("request spill %s: %w", s.path, err)
 	}
-	d := newSpillDecoder(io.NewSectionReader(s.f, 0, written))
+	d := newSpillDecoder(io.NewSectionReader(s.f, 0, written), &s.values)
 	batch := make([]sources.Request, 0, 1024)
 	tags := make([]uint8, 0, cap(batch))
 	for k := int64(0); k < s.n; k++ {
@@ -269,12 +305,15 @@ func (s *Spill) read(ctx context.Context, keep func(path, query []byte) bool, si
 			batch, tags = batch[:0], tags[:0]
 		}
 		batch = batch[:len(batch)+1]
-		tag, kept, err := d.decode(&batch[len(batch)-1], keep)
+		tag, verdict, err := d.decode(&batch[len(batch)-1], filter)
 		if err != nil {
 			return fmt.Errorf("request spill %s: record %d: %w", s.path, k+1, err)
 		}
-		if !kept {
+		if verdict != SpillKeep {
 			batch = batch[:len(batch)-1]
+			if verdict == SpillStop {
+				break
+			}
 			continue
 		}
 		tags = append(tags, tag)
@@ -296,21 +335,22 @@ func (s *Spill) Close() error {
 }
 
 // spillDecoder reads records from a buffer of the file it refills, not
-// through an io.ByteReader: a record is some fifteen varints, and a call
-// through the interface for each of their bytes cost more than the rest of
-// decoding.
+// through an io.ByteReader, and decodes each from its own slice: a record is
+// some fifteen varints, and a call through the interface, or a refill check,
+// for each of their bytes cost more than the rest of decoding.
 type spillDecoder struct {
 	f        io.Reader
 	in       []byte // in[pos:end] is read and not yet decoded
 	pos, end int
 	eof      bool
 	last     int64
-	dict     [spillFields][]string
-	scratch  []byte // pathQuery's path
+	values   *[spillFields][]string
+	head     SpillHead
+	scratch  []byte // a request's path and query, to make one string of
 }
 
-func newSpillDecoder(f io.Reader) *spillDecoder {
-	return &spillDecoder{f: f, in: make([]byte, 1<<20)}
+func newSpillDecoder(f io.Reader, values *[spillFields][]string) *spillDecoder {
+	return &spillDecoder{f: f, in: make([]byte, 1<<20), values: values}
 }
 
 var errSpillCorrupt = errors.New("corrupt record")
@@ -342,160 +382,146 @@ func (d *spillDecoder) fill(n int) error {
 	return nil
 }
 
-// varintEnd is io.EOF with nothing left, io.ErrUnexpectedEOF within a
-// value, as binary.ReadUvarint says them.
-func (d *spillDecoder) varintEnd() error {
-	if d.pos == d.end {
-		return io.EOF
+// next returns the next record's bytes, valid until the next call: io.EOF
+// with nothing left, io.ErrUnexpectedEOF within a record.
+func (d *spillDecoder) next() (spillRecord, error) {
+	if err := d.fill(binary.MaxVarintLen64); err != nil {
+		return spillRecord{}, err
 	}
-	return io.ErrUnexpectedEOF
+	n, k := binary.Uvarint(d.in[d.pos:d.end])
+	switch {
+	case k == 0 && d.pos == d.end:
+		return spillRecord{}, io.EOF
+	case k == 0:
+		return spillRecord{}, io.ErrUnexpectedEOF
+	case k < 0 || n > 1<<31:
+		return spillRecord{}, errSpillCorrupt
+	}
+	d.pos += k
+	if err := d.fill(int(n)); err != nil {
+		return spillRecord{}, err
+	}
+	if d.end-d.pos < int(n) {
+		return spillRecord{}, io.ErrUnexpectedEOF
+	}
+	r := spillRecord{b: d.in[d.pos : d.pos+int(n) : d.pos+int(n)]}
+	d.pos += int(n)
+	return r, nil
 }
 
-func (d *spillDecoder) uvarint() (uint64, error) {
-	if err := d.fill(binary.MaxVarintLen64); err != nil {
-		return 0, err
+// spillRecord is one record's bytes, decoded front to back: a value that
+// runs past its end is a corrupt record (its length said where it ends).
+type spillRecord struct {
+	b   []byte
+	err error
+}
+
+func (r *spillRecord) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
 	}
-	v, n := binary.Uvarint(d.in[d.pos:d.end])
-	switch {
-	case n == 0:
-		return 0, d.varintEnd()
-	case n < 0:
-		return 0, errSpillCorrupt
-	}
-	d.pos += n
-	return v, nil
+	r.b = r.b[n:]
+	return v
 }
 
 // varint reads a signed varint: the zig-zag of an unsigned one, as
 // binary.Varint decodes it.
-func (d *spillDecoder) varint() (int64, error) {
-	u, err := d.uvarint()
+func (r *spillRecord) varint() int64 {
+	u := r.uvarint()
 	x := int64(u >> 1)
 	if u&1 != 0 {
 		x = ^x
 	}
-	return x, err
+	return x
 }
 
-// take returns the next n bytes, valid until the next call.
-func (d *spillDecoder) take(n int) ([]byte, error) {
-	if err := d.fill(n); err != nil {
-		return nil, err
+func (r *spillRecord) take(n uint64) []byte {
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
 	}
-	if d.end-d.pos < n {
-		return nil, io.ErrUnexpectedEOF
-	}
-	b := d.in[d.pos : d.pos+n : d.pos+n]
-	d.pos += n
-	return b, nil
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
 }
 
-// bytes returns a length-prefixed value, valid until the next call.
-func (d *spillDecoder) bytes() ([]byte, error) {
-	n, err := d.uvarint()
-	if err != nil {
-		return nil, err
+// uint64 reads 8 bytes, little-endian.
+func (r *spillRecord) uint64() uint64 {
+	if b := r.take(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
 	}
-	if n > 1<<30 {
-		return nil, errSpillCorrupt
-	}
-	return d.take(int(n))
+	return 0
 }
 
-func (d *spillDecoder) str() (string, error) {
-	b, err := d.bytes()
-	return string(b), err
-}
+// bytes returns a length-prefixed value, in the record's bytes.
+func (r *spillRecord) bytes() []byte { return r.take(r.uvarint()) }
 
-func (d *spillDecoder) dictStr(field int) (string, error) {
-	code, err := d.uvarint()
-	if err != nil {
-		return "", err
-	}
+func (r *spillRecord) dictStr(values []string) string {
+	code := r.uvarint()
 	switch {
-	case code == refNew:
-		v, err := d.str()
-		d.dict[field] = append(d.dict[field], v)
-		return v, err
 	case code == refLiteral:
-		return d.str()
-	case code-refOffset < uint64(len(d.dict[field])):
-		return d.dict[field][code-refOffset], nil
+		return string(r.bytes())
+	case code-refOffset < uint64(len(values)):
+		return values[code-refOffset]
 	}
-	return "", errSpillCorrupt
+	r.fail()
+	return ""
 }
 
-// pathQuery returns the path and the query that follows it, in one string
-// of their own (one allocation for both, as the parser's are), and whether
-// keep (nil: any) accepts them; when it does not, both strings are empty.
-func (d *spillDecoder) pathQuery(keep func(path, query []byte) bool) (path, query string, kept bool, err error) {
-	p, err := d.bytes()
-	if err != nil {
-		return "", "", false, err
+// fail notes the first error; the values read after it are zero.
+func (r *spillRecord) fail() {
+	if r.err == nil {
+		r.err = errSpillCorrupt
 	}
-	d.scratch = append(d.scratch[:0], p...) // reading the query may move p
-	q, err := d.bytes()
-	if err != nil {
-		return "", "", false, err
-	}
-	if keep != nil && !keep(d.scratch, q) {
-		return "", "", false, nil
-	}
-	if len(q) == 0 {
-		return string(d.scratch), "", true, nil
-	}
-	both := string(append(d.scratch, q...))
-	return both[:len(p)], both[len(p):], true, nil
+	r.b = nil
 }
 
-// decode reads one record into r and returns its tag, and whether keep (nil:
-// any) accepted its path and query; a record it did not is read to its end
-// (the dictionaries grow from every record) without its path and query.
-func (d *spillDecoder) decode(r *sources.Request, keep func(path, query []byte) bool) (tag uint8, kept bool, err error) {
-	dt, err := d.varint()
+// decode reads one record into r and returns its tag, and what filter (nil:
+// keep all) said of it; a record it did not keep is left as it is, undecoded
+// past its head.
+func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillVerdict) (tag uint8, verdict SpillVerdict, err error) {
+	rec, err := d.next()
 	if err != nil {
-		return 0, false, err
+		return 0, 0, err
 	}
-	d.last += dt
-	*r = sources.Request{Time: time.Unix(0, d.last).UTC()}
-	ip, err := d.bytes()
-	if err != nil {
-		return 0, false, err
+	d.last += rec.varint()
+	h := &d.head
+	h.Time = d.last
+	h.Duration = math.Float64frombits(rec.uint64())
+	h.Path, h.Query = rec.bytes(), rec.bytes()
+	if rec.err != nil {
+		return 0, 0, rec.err
 	}
-	if err := r.ClientIP.UnmarshalBinary(ip); err != nil {
-		return 0, false, err
+	if filter != nil {
+		if verdict = filter(h); verdict != SpillKeep {
+			return 0, verdict, nil
+		}
 	}
-	if r.Method, err = d.dictStr(spillMethod); err != nil {
-		return 0, false, err
+	*r = sources.Request{Time: time.Unix(0, h.Time).UTC(), Duration: h.Duration}
+	if len(h.Query) == 0 {
+		r.Path = string(h.Path)
+	} else {
+		// The path and the query that follows it share one string (one
+		// allocation for both, as the parser's do).
+		d.scratch = append(append(d.scratch[:0], h.Path...), h.Query...)
+		both := string(d.scratch)
+		r.Path, r.Query = both[:len(h.Path)], both[len(h.Path):]
 	}
-	if r.Host, err = d.dictStr(spillHost); err != nil {
-		return 0, false, err
+	if err := r.ClientIP.UnmarshalBinary(rec.bytes()); err != nil {
+		return 0, 0, err
 	}
-	if r.Path, r.Query, kept, err = d.pathQuery(keep); err != nil {
-		return 0, false, err
-	}
-	status, err := d.uvarint()
-	if err != nil {
-		return 0, false, err
-	}
-	r.Status = int(status)
-	dur, err := d.take(8)
-	if err != nil {
-		return 0, false, err
-	}
-	r.Duration = math.Float64frombits(binary.LittleEndian.Uint64(dur))
-	if r.Size, err = d.varint(); err != nil {
-		return 0, false, err
-	}
-	if r.UserAgent, err = d.dictStr(spillAgent); err != nil {
-		return 0, false, err
-	}
-	if r.Lang, err = d.dictStr(spillLang); err != nil {
-		return 0, false, err
-	}
-	flags, err := d.uvarint()
-	if err != nil {
-		return 0, false, err
+	v := d.values
+	r.Method = rec.dictStr(v[spillMethod])
+	r.Host = rec.dictStr(v[spillHost])
+	r.Status = int(rec.uvarint())
+	r.Size = rec.varint()
+	r.UserAgent = rec.dictStr(v[spillAgent])
+	r.Lang = rec.dictStr(v[spillLang])
+	flags := rec.uvarint()
+	if rec.err != nil {
+		return 0, 0, rec.err
 	}
 	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)
@@ -505,5 +531,5 @@ func (d *spillDecoder) decode(r *sources.Request, keep func(path, query []byte) 
 	r.TLS = flags&(1<<6) != 0
 	r.SiteReferer = flags&(1<<7) != 0
 	r.Authorization = flags&(1<<10) != 0
-	return uint8(flags >> 11 & maxSpillTag), kept, nil
+	return uint8(flags >> 11 & maxSpillTag), SpillKeep, nil
 }

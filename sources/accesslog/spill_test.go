@@ -68,21 +68,43 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 			if s.Requests() != int64(len(want)) {
 				t.Errorf("Requests %d, want %d", s.Requests(), len(want))
 			}
-			// ReadMatching hands back exactly the requests keep accepts,
-			// whole: the dictionaries also grow from the records it skips.
-			keep := func(path, query []byte) bool { return (len(path)+len(query))%3 == 0 }
+			// ReadFiltered hands back exactly the requests the filter keeps,
+			// whole, until it says stop: the records it skips (passed over by
+			// their length) take nothing from those after them, the
+			// dictionaries' values and the times counted from the one before
+			// included. The filter sees each record's time, duration, path and
+			// query as written.
+			stopAt := len(want) * 2 / 3
 			var kept []sources.Request
-			for _, r := range want {
-				if keep([]byte(r.Path), []byte(r.Query)) {
+			for _, r := range want[:stopAt] {
+				if (len(r.Path)+len(r.Query))%3 == 0 {
 					kept = append(kept, r)
 				}
 			}
+			seen := 0
+			filter := func(h *SpillHead) SpillVerdict {
+				w := &want[seen]
+				if h.Time != w.Time.UnixNano() || h.Duration != w.Duration || string(h.Path) != w.Path || string(h.Query) != w.Query {
+					t.Fatalf("record %d: the filter saw %d %v %q %q, want %+v", seen+1, h.Time, h.Duration, h.Path, h.Query, *w)
+				}
+				seen++
+				switch {
+				case seen-1 == stopAt:
+					return SpillStop
+				case (len(h.Path)+len(h.Query))%3 == 0:
+					return SpillKeep
+				}
+				return SpillSkip
+			}
 			got = nil
-			if err := s.ReadMatching(context.Background(), keep, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
+			if err := s.ReadFiltered(context.Background(), filter, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, kept) {
-				t.Errorf("ReadMatching: %d requests back, want %d of %d", len(got), len(kept), len(want))
+				t.Errorf("ReadFiltered: %d requests back, want %d of %d", len(got), len(kept), len(want))
+			}
+			if seen != stopAt+1 {
+				t.Errorf("ReadFiltered read %d records past a stop at %d", seen, stopAt+1)
 			}
 		})
 	}
