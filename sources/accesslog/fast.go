@@ -67,30 +67,21 @@ func quoteOrBackslash(x uint64) uint64 {
 }
 
 // value skips one value at sc.i as fastjson's parseValue would parse it, and
-// returns its first byte (0 on error).
-func (sc *scan) value(depth int) byte {
-	j := skipValue(sc.s, sc.i, depth)
-	if j < 0 {
-		return 0
-	}
-	c := sc.s[sc.i]
-	sc.i = j
-	return c
-}
-
-// skipValue returns the index after the value at s[i], read as fastjson's
-// parseValue reads it, or -1 if that fails. It is one loop over the bytes, not
-// a call per member: the fast path skips most of a line's values (the headers
+// returns its first byte (0 on error). It is one loop over the bytes, not a
+// call per member: the fast path skips most of a line's values (the headers
 // it does not read, tls, resp_headers), and on Caddy's lines the calls cost
 // more than the bytes. A header's value, an array of one string, takes a
 // shortcut. open holds a bit per container it is inside, set for an array.
-func skipValue(s []byte, i, depth int) int {
+func (sc *scan) value(depth int) byte {
+	s, i := sc.s, sc.i
 	if i >= len(s) || depth >= maxFastDepth {
-		return -1
+		return 0
 	}
-	if s[i] == '[' && i+1 < len(s) && s[i+1] == '"' && depth+1 < maxFastDepth {
+	first := s[i]
+	if first == '[' && i+1 < len(s) && s[i+1] == '"' && depth+1 < maxFastDepth {
 		if j := skipString(s, i+1); j >= 0 && j < len(s) && s[j] == ']' {
-			return j + 1
+			sc.i = j + 1
+			return first
 		}
 	}
 	var open uint64
@@ -99,17 +90,17 @@ func skipValue(s []byte, i, depth int) int {
 	var inArray bool
 value:
 	if i >= len(s) || depth+nested >= maxFastDepth {
-		return -1
+		return 0
 	}
 	switch c = s[i]; c {
 	case '"':
 		if i = skipString(s, i); i < 0 {
-			return -1
+			return 0
 		}
 	case '{':
 		i = skipWS(s, i+1)
 		if i >= len(s) {
-			return -1
+			return 0
 		}
 		if s[i] == '}' {
 			i++
@@ -121,7 +112,7 @@ value:
 	case '[':
 		i = skipWS(s, i+1)
 		if i >= len(s) {
-			return -1
+			return 0
 		}
 		if s[i] == ']' {
 			i++
@@ -132,37 +123,38 @@ value:
 		goto value
 	case 't':
 		if len(s)-i < 4 || string(s[i:i+4]) != "true" {
-			return -1
+			return 0
 		}
 		i += 4
 	case 'f':
 		if len(s)-i < 5 || string(s[i:i+5]) != "false" {
-			return -1
+			return 0
 		}
 		i += 5
 	case 'n':
 		if len(s)-i < 3 {
-			return -1
+			return 0
 		}
 		if len(s)-i >= 4 && string(s[i:i+4]) == "null" {
 			i += 4
 		} else if strings.EqualFold(string(s[i:i+3]), "nan") {
 			i += 3
 		} else {
-			return -1
+			return 0
 		}
 	default:
 		if i = skipNumber(s, i); i < 0 {
-			return -1
+			return 0
 		}
 	}
 after:
 	if nested == 0 {
-		return i
+		sc.i = i
+		return first
 	}
 	i = skipWS(s, i)
 	if i >= len(s) {
-		return -1
+		return 0
 	}
 	inArray = open&(1<<(nested-1)) != 0
 	switch c = s[i]; {
@@ -178,19 +170,19 @@ after:
 		nested--
 		goto after
 	}
-	return -1
+	return 0
 key:
 	i = skipWS(s, i)
 	if i >= len(s) || s[i] != '"' {
-		return -1
+		return 0
 	}
 	if i = skipString(s, i); i < 0 {
-		return -1
+		return 0
 	}
 	if i >= len(s) || s[i] != ':' {
 		i = skipWS(s, i)
 		if i >= len(s) || s[i] != ':' {
-			return -1
+			return 0
 		}
 	}
 	i = skipWS(s, i+1)
@@ -296,25 +288,15 @@ func (sc *scan) open() (more, ok bool) {
 
 // key reads a member's key and its ':', leaving sc.i at the value. A key with
 // a backslash gives the line to the slow path (ok false), as any failure does.
-func (sc *scan) key() (k []byte, ok bool) {
-	k, j := keyAt(sc.s, sc.i)
-	if j < 0 {
-		return nil, false
-	}
-	sc.i = j
-	return k, true
-}
-
-// keyAt reads the key at s[i] (after whitespace) and returns it with the
-// index of its value, past the ':' and whitespace; -1 for a key with a
-// backslash or anything that is not a key. A line has some forty keys, so the
-// search for the key's end is written here rather than called.
-func keyAt(s []byte, i int) ([]byte, int) {
+// A line has some forty keys, so the search for the key's end is written here
+// rather than called.
+func (sc *scan) key() ([]byte, bool) {
+	s, i := sc.s, sc.i
 	if i < len(s) && s[i] <= ' ' {
 		i = skipWS(s, i)
 	}
 	if i >= len(s) || s[i] != '"' {
-		return nil, -1
+		return nil, false
 	}
 	start := i + 1
 	j := start
@@ -332,21 +314,22 @@ func keyAt(s []byte, i int) ([]byte, int) {
 		j += 8
 	}
 	if j >= len(s) || s[j] != '"' {
-		return nil, -1
+		return nil, false
 	}
 	k := s[start:j]
 	j++
 	if j >= len(s) || s[j] != ':' {
 		j = skipWS(s, j)
 		if j >= len(s) || s[j] != ':' {
-			return nil, -1
+			return nil, false
 		}
 	}
 	j++
 	if j < len(s) && s[j] <= ' ' {
 		j = skipWS(s, j)
 	}
-	return k, j
+	sc.i = j
+	return k, true
 }
 
 // next moves past the ',' or the closing byte after a member or element.
