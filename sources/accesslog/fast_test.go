@@ -18,7 +18,7 @@ import (
 // escapes, repeated keys, unusual types, fastjson's lenient numbers.
 func fastSeeds() []string {
 	r := func(old, new string) string { return strings.Replace(baseLine, old, new, 1) }
-	return []string{
+	return append(skippedValueLines(), []string{
 		baseLine,
 		"  " + baseLine + " \r",
 		r(`"uri":"/w/`, `"uri":"/w/\"`),
@@ -98,35 +98,20 @@ func fastSeeds() []string {
 		r(`"bytes_read":0`, `"bytes_read" : 0 ,"x":-nan, "y":+Inf`),
 		r(`"bytes_read":0`, `"bytes_read":`+strings.Repeat("[", 40)+strings.Repeat("]", 40)),
 		r(`"request":{`, `"request":{"request":{},`),
-		// where the shortcuts of the skip could go wrong: a header array of
-		// one string that is not quite that, escapes at and past the words
-		// looked at in place, a quote escaped in a skipped subtree, names
-		// that share a prefix with one that is read
-		r(`"Connection":["close"]`, `"Connection":["close" ]`),
-		r(`"Connection":["close"]`, `"Connection":["close","keep-alive"]`),
+		// where the shortcuts of the skip could go wrong (more in
+		// skippedValueLines): a header array of one string that is not quite
+		// that, an escaped key, unfinished literals and numbers
 		r(`"Connection":["close"]`, `"Connection":["close",]`),
 		r(`"Connection":["close"]`, `"Connection":["close"}`),
 		r(`"Connection":["close"]`, `"Connection":["close"`),
-		r(`"Connection":["close"]`, `"Connection":["\"close\""]`),
-		r(`"Connection":["close"]`, `"Connection":["clo\\"]`),
-		r(`"Connection":["close"]`, `"Connection":["clo\\\"se"]`),
-		r(`"Connection":["close"]`, `"Connection":["0123456\"]"]`),
-		r(`"Connection":["close"]`, `"Connection":["01234567\\"]`),
-		r(`"Connection":["close"]`, `"Connection":["0123456789abcdef\"]"]`),
-		r(`"Connection":["close"]`, `"Connection":["0123456789abcdefghij\\\\\"]"]`),
 		r(`"Connection":["close"]`, `"Conn\"ection":["close"]`),
-		r(`"Connection":["close"]`, `"User-Agent-Extra":["x"],"User-Agen":["y"],"Cookie2":["wikiUserID=1"]`),
-		r(`"headers":{`, `"tls":{"server_name":"a\"},{","alpn":["h2","\\"],"v":-1.5e3},"headers":{`),
-		r(`"headers":{`, `"tls":{"a":{"b":[{"c":[]},{}]},"d":[[["]"]]]},"headers":{`),
 		r(`"headers":{`, `"tls":{"a":[1,2}},"headers":{`),
-		r(`"headers":{`, `"tls":{"a":1 , "b" : [ 2 , { } ] },"headers":{`),
 		r(`"bytes_read":0`, `"bytes_read":-`),
 		r(`"bytes_read":0`, `"bytes_read":+inf`),
 		r(`"bytes_read":0`, `"bytes_read":1e`),
 		r(`"bytes_read":0`, `"bytes_read":nul`),
 		r(`"bytes_read":0`, `"bytes_read":NAN`),
 		r(`"Via":["0.0 Caddy"],`, `"Via":["0.0 Caddy"],"Via":["1.1 other"],`),
-		r(`"resp_headers":{`, `"resp_headers":{"X-Powered-By-Not":["x"],`),
 		baseLine + "x",
 		baseLine + "}",
 		baseLine[:len(baseLine)-1],
@@ -150,7 +135,7 @@ func fastSeeds() []string {
 		`{"request":{"uri":"/","client_ip":"1.1.1.1"},"ts":1,"status":1,"duration":035}`,
 		`{"request":{"uri":"/","client_ip":"1.1.1.1"},"ts":1,"status":1,"duration":1e3}`,
 		`{"request":{"uri":"/","client_ip":"1.1.1.1"},"ts":1,"status":1,"duration":99999999999999999999}`,
-	}
+	}...)
 }
 
 // TestFastPathTakesCaddyLines: real and generated Caddy lines go the fast way
@@ -177,16 +162,13 @@ func TestFastPathTakesCaddyLines(t *testing.T) {
 	}
 }
 
-// TestFastPathSkipsWhatItDoesNotRead: values the fast path skips may hold
-// anything valid (escaped quotes and backslashes where a search for the
-// closing quote would stop early, at and past the words it looks at in place;
-// whitespace; nesting; names that share a prefix with one it reads), and it
-// must still take the line, and read it as the slow path does. Giving up on
-// them would be correct but slow, so agreement alone would not show a skip
-// that loses its place.
-func TestFastPathSkipsWhatItDoesNotRead(t *testing.T) {
+// skippedValueLines are valid lines whose values the fast path skips hold
+// what a shortcut could trip on: escaped quotes and backslashes where a search
+// for the closing quote would stop early, at and past the words looked at in
+// place; whitespace; nesting; names that share a prefix with one it reads.
+func skippedValueLines() []string {
 	r := func(old, new string) string { return strings.Replace(baseLine, old, new, 1) }
-	for _, line := range []string{
+	return []string{
 		r(`"Connection":["close"]`, `"Connection":["close" ]`),
 		r(`"Connection":["close"]`, `"Connection":[ "close"]`),
 		r(`"Connection":["close"]`, `"Connection":["close","keep-alive"]`),
@@ -203,7 +185,14 @@ func TestFastPathSkipsWhatItDoesNotRead(t *testing.T) {
 		r(`"headers":{`, `"tls":{"a":1 , "b" : [ 2 , { } ] },"headers":{`),
 		r(`"bytes_read":0`, `"bytes_read":"\\\"}"`),
 		r(`"resp_headers":{`, `"resp_headers":{"X-Powered-By-Not":["x"],`),
-	} {
+	}
+}
+
+// TestFastPathSkipsWhatItDoesNotRead: the fast path takes skippedValueLines
+// and reads them as the slow path does. Giving up on them would be correct but
+// slow, so agreement alone would not show a skip that loses its place.
+func TestFastPathSkipsWhatItDoesNotRead(t *testing.T) {
+	for _, line := range skippedValueLines() {
 		lp := newLineParser()
 		var got sources.Request
 		if !lp.parseFast([]byte(line), &got) {
