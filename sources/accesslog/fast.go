@@ -53,194 +53,223 @@ func (sc *scan) wsSlow() {
 	}
 }
 
-// str reads a string at sc.i (which holds '"') and returns its raw content and
-// whether it holds a backslash. Like fastjson, it ends at the first quote not
-// escaped by an odd run of backslashes (which is where a backslash escaping
-// the byte after it ends it too), and does not check the escapes.
-func (sc *scan) str() (raw []byte, esc, ok bool) {
-	start := sc.i + 1
-	j := start
-	for {
-		n := quoteOrBackslash(sc.s[j:])
-		if n < 0 {
-			return nil, false, false
-		}
-		j += n
-		if sc.s[j] == '"' {
-			sc.i = j + 1
-			return sc.s[start:j], esc, true
-		}
-		esc = true
-		j += 2 // the backslash and the byte it escapes
-		if j > len(sc.s) {
-			return nil, false, false
-		}
-	}
-}
-
-// skipStr is str for a value that is not kept: it looks for quotes only,
-// which is faster on long strings, and does not report escapes.
-func (sc *scan) skipStr() bool {
-	start := sc.i + 1
-	j := start
-	for {
-		n := bytes.IndexByte(sc.s[j:], '"')
-		if n < 0 {
-			return false
-		}
-		q := j + n
-		if sc.s[q-1] != '\\' || q == start {
-			sc.i = q + 1
-			return true
-		}
-		k := q - 1
-		for k > start && sc.s[k-1] == '\\' {
-			k--
-		}
-		if (q-k)%2 == 0 {
-			sc.i = q + 1
-			return true
-		}
-		j = q + 1
-	}
-}
-
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
 )
 
-// quoteOrBackslash returns the index of the first '"' or '\\' in s, or -1,
-// eight bytes at a time.
-func quoteOrBackslash(s []byte) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		q, b := x^('"'*lsb), x^('\\'*lsb)
-		// The lowest flagged byte is the first match (borrows only flag bytes above one).
-		if m := ((q - lsb) &^ q & msb) | ((b - lsb) &^ b & msb); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			return i
-		}
-	}
-	return -1
+// quoteOrBackslash flags the bytes of the word x (eight bytes read little
+// endian) that are '"' or '\\': the lowest flagged byte is the first match
+// (borrows only flag bytes above one), 0 if none.
+func quoteOrBackslash(x uint64) uint64 {
+	q, b := x^('"'*lsb), x^('\\'*lsb)
+	return ((q - lsb) &^ q & msb) | ((b - lsb) &^ b & msb)
 }
 
 // value skips one value at sc.i as fastjson's parseValue would parse it, and
-// returns its first byte (0 on error).
+// returns its first byte (0 on error). It is one loop over the bytes, not a
+// call per member: the fast path skips most of a line's values (the headers
+// it does not read, tls, resp_headers), and on Caddy's lines the calls cost
+// more than the bytes. A header's value, an array of one string, takes a
+// shortcut. open holds a bit per container it is inside, set for an array.
 func (sc *scan) value(depth int) byte {
-	if sc.i >= len(sc.s) || depth >= maxFastDepth {
+	s, i := sc.s, sc.i
+	if i >= len(s) || depth >= maxFastDepth {
 		return 0
 	}
-	c := sc.s[sc.i]
-	switch c {
-	case '{':
-		if !sc.object(depth + 1) {
-			return 0
+	first := s[i]
+	if first == '[' && i+1 < len(s) && s[i+1] == '"' && depth+1 < maxFastDepth {
+		if j := skipString(s, i+1); j >= 0 && j < len(s) && s[j] == ']' {
+			sc.i = j + 1
+			return first
 		}
-	case '[':
-		if !sc.array(depth + 1) {
-			return 0
-		}
+	}
+	var open uint64
+	nested := 0
+	var c byte
+	var inArray bool
+value:
+	if i >= len(s) || depth+nested >= maxFastDepth {
+		return 0
+	}
+	switch c = s[i]; c {
 	case '"':
-		if !sc.skipStr() {
+		if i = skipString(s, i); i < 0 {
 			return 0
 		}
+	case '{':
+		i = skipWS(s, i+1)
+		if i >= len(s) {
+			return 0
+		}
+		if s[i] == '}' {
+			i++
+			break
+		}
+		open &^= 1 << nested
+		nested++
+		goto key
+	case '[':
+		i = skipWS(s, i+1)
+		if i >= len(s) {
+			return 0
+		}
+		if s[i] == ']' {
+			i++
+			break
+		}
+		open |= 1 << nested
+		nested++
+		goto value
 	case 't':
-		if !sc.literal("true") {
+		if len(s)-i < 4 || string(s[i:i+4]) != "true" {
 			return 0
 		}
+		i += 4
 	case 'f':
-		if !sc.literal("false") {
+		if len(s)-i < 5 || string(s[i:i+5]) != "false" {
 			return 0
 		}
+		i += 5
 	case 'n':
-		if !sc.literal("null") {
-			if len(sc.s)-sc.i >= 3 && strings.EqualFold(string(sc.s[sc.i:sc.i+3]), "nan") {
-				sc.i += 3
-				return c
-			}
+		if len(s)-i < 3 {
+			return 0
+		}
+		if len(s)-i >= 4 && string(s[i:i+4]) == "null" {
+			i += 4
+		} else if strings.EqualFold(string(s[i:i+3]), "nan") {
+			i += 3
+		} else {
 			return 0
 		}
 	default:
-		if !sc.number() {
+		if i = skipNumber(s, i); i < 0 {
 			return 0
 		}
 	}
-	return c
-}
-
-func (sc *scan) literal(lit string) bool {
-	if len(sc.s)-sc.i >= len(lit) && string(sc.s[sc.i:sc.i+len(lit)]) == lit {
-		sc.i += len(lit)
-		return true
+after:
+	if nested == 0 {
+		sc.i = i
+		return first
 	}
-	return false
+	i = skipWS(s, i)
+	if i >= len(s) {
+		return 0
+	}
+	inArray = open&(1<<(nested-1)) != 0
+	switch c = s[i]; {
+	case c == ',':
+		i++
+		if inArray {
+			i = skipWS(s, i)
+			goto value
+		}
+		goto key
+	case c == ']' && inArray, c == '}' && !inArray:
+		i++
+		nested--
+		goto after
+	}
+	return 0
+key:
+	i = skipWS(s, i)
+	if i >= len(s) || s[i] != '"' {
+		return 0
+	}
+	if i = skipString(s, i); i < 0 {
+		return 0
+	}
+	if i >= len(s) || s[i] != ':' {
+		i = skipWS(s, i)
+		if i >= len(s) || s[i] != ':' {
+			return 0
+		}
+	}
+	i = skipWS(s, i+1)
+	goto value
 }
 
-// number follows fastjson's parseRawNumber: a run of digits, '.', '-', '+',
-// 'e', 'E', or inf/nan after an optional sign.
-func (sc *scan) number() bool {
-	s := sc.s[sc.i:]
-	for k, ch := range s {
-		if '0' <= ch && ch <= '9' || ch == '.' || ch == '-' || ch == 'e' || ch == 'E' || ch == '+' {
+// skipWS returns the index of the first byte at or after i that is not JSON
+// whitespace.
+func skipWS(s []byte, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\n', '\t', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string at s[i] (which holds '"'),
+// or -1 if it does not end: at the first quote not escaped by an odd run of
+// backslashes, as fastjson ends it (without checking the escapes). Keys and most values are short, so it looks at the
+// first two words in place, eight bytes at a time; a longer string, or one
+// with a backslash, is searched for quotes with bytes.IndexByte, and each
+// quote's run of backslashes counted back to the string's start.
+func skipString(s []byte, i int) int {
+	start := i + 1
+	j := start
+	for w := 0; w < 2 && j+8 <= len(s); w++ {
+		m := quoteOrBackslash(binary.LittleEndian.Uint64(s[j:]))
+		if m == 0 {
+			j += 8
 			continue
 		}
-		if k == 0 || k == 1 && (s[0] == '-' || s[0] == '+') {
-			if len(s)-k >= 3 {
-				if x := string(s[k : k+3]); strings.EqualFold(x, "inf") || strings.EqualFold(x, "nan") {
-					sc.i += k + 3
-					return true
-				}
-			}
-			return false
+		j += bits.TrailingZeros64(m) / 8
+		if s[j] == '"' {
+			return j + 1
 		}
-		sc.i += k
-		return true
-	}
-	sc.i = len(sc.s)
-	return true
-}
-
-// object skips an object at sc.i ('{').
-func (sc *scan) object(depth int) bool {
-	more, ok := sc.open()
-	for ok && more {
-		if _, _, ok = sc.key(); !ok {
-			return false
-		}
-		if sc.value(depth) == 0 {
-			return false
-		}
-		more, ok = sc.next('}')
-	}
-	return ok
-}
-
-func (sc *scan) array(depth int) bool {
-	sc.i++
-	sc.ws()
-	if sc.i >= len(sc.s) {
-		return false
-	}
-	if sc.s[sc.i] == ']' {
-		sc.i++
-		return true
+		break
 	}
 	for {
-		sc.ws()
-		if sc.value(depth) == 0 {
-			return false
+		n := bytes.IndexByte(s[j:], '"')
+		if n < 0 {
+			return -1
 		}
-		more, ok := sc.next(']')
-		if !ok || !more {
-			return ok
+		q := j + n
+		if q == start || s[q-1] != '\\' {
+			return q + 1
 		}
+		k := q - 1
+		for k > start && s[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
+}
+
+// skipNumber follows fastjson's parseRawNumber: a run of digits, '.', '-',
+// '+', 'e', 'E', or inf/nan after an optional sign. It returns the index after
+// the number, or -1.
+func skipNumber(s []byte, i int) int {
+	j := i
+	for j < len(s) && numberByte[s[j]] {
+		j++
+	}
+	if k := j - i; k == 0 || k == 1 && (s[i] == '-' || s[i] == '+') {
+		if j == len(s) {
+			return len(s) // a lone sign at the end, as fastjson takes it
+		}
+		if len(s)-j >= 3 {
+			if x := string(s[j : j+3]); strings.EqualFold(x, "inf") || strings.EqualFold(x, "nan") {
+				return j + 3
+			}
+		}
+		return -1
+	}
+	return j
+}
+
+// numberByte marks the bytes of fastjson's raw numbers.
+var numberByte = [256]bool{
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	'.': true, '-': true, '+': true, 'e': true, 'E': true,
 }
 
 // open steps into an object at sc.i ('{') and reports whether it has members.
@@ -257,28 +286,62 @@ func (sc *scan) open() (more, ok bool) {
 	return true, true
 }
 
-// key reads a member's key and its ':', leaving sc.i at the value.
-func (sc *scan) key() (k []byte, esc, ok bool) {
-	sc.ws()
-	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
-		return nil, false, false
+// key reads a member's key and its ':', leaving sc.i at the value. A key with
+// a backslash gives the line to the slow path (ok false), as any failure does.
+// A line has some forty keys, so the search for the key's end is written here
+// rather than called.
+func (sc *scan) key() ([]byte, bool) {
+	s, i := sc.s, sc.i
+	if i < len(s) && s[i] <= ' ' {
+		i = skipWS(s, i)
 	}
-	if k, esc, ok = sc.str(); !ok {
-		return nil, false, false
+	if i >= len(s) || s[i] != '"' {
+		return nil, false
 	}
-	if sc.i >= len(sc.s) || sc.s[sc.i] != ':' {
-		sc.ws()
-		if sc.i >= len(sc.s) || sc.s[sc.i] != ':' {
-			return nil, false, false
+	start := i + 1
+	j := start
+	for {
+		if j+8 > len(s) {
+			for j < len(s) && s[j] != '"' && s[j] != '\\' {
+				j++
+			}
+			break
+		}
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(s[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			break
+		}
+		j += 8
+	}
+	if j >= len(s) || s[j] != '"' {
+		return nil, false
+	}
+	k := s[start:j]
+	j++
+	if j >= len(s) || s[j] != ':' {
+		j = skipWS(s, j)
+		if j >= len(s) || s[j] != ':' {
+			return nil, false
 		}
 	}
-	sc.i++
-	sc.ws()
-	return k, esc, true
+	j++
+	if j < len(s) && s[j] <= ' ' {
+		j = skipWS(s, j)
+	}
+	sc.i = j
+	return k, true
 }
 
 // next moves past the ',' or the closing byte after a member or element.
 func (sc *scan) next(closing byte) (more, ok bool) {
+	if sc.i < len(sc.s) && sc.s[sc.i] == ',' {
+		sc.i++ // Caddy writes no whitespace: the usual case, inlined
+		return true, true
+	}
+	return sc.nextSlow(closing)
+}
+
+func (sc *scan) nextSlow(closing byte) (more, ok bool) {
 	sc.ws()
 	if sc.i >= len(sc.s) {
 		return false, false
@@ -301,13 +364,23 @@ type span struct {
 }
 
 // strVal reads a string value without escapes; ok is false (give up) for
-// anything else at sc.i.
+// anything else at sc.i. Without a backslash the string ends at the first
+// quote, so two searches decide.
 func (sc *scan) strVal() ([]byte, bool) {
 	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
 		return nil, false
 	}
-	raw, esc, ok := sc.str()
-	return raw, ok && !esc
+	start := sc.i + 1
+	n := bytes.IndexByte(sc.s[start:], '"')
+	if n < 0 {
+		return nil, false
+	}
+	raw := sc.s[start : start+n]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return nil, false
+	}
+	sc.i = start + n + 1
+	return raw, true
 }
 
 // optStr reads a value the slow path takes with stringOf: a string without
@@ -404,8 +477,8 @@ func (lp *lineParser) parseFast(line []byte, r *sources.Request) bool {
 func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 	more, ok := sc.open()
 	for ok && more {
-		k, esc, kok := sc.key()
-		if !kok || esc {
+		k, kok := sc.key()
+		if !kok {
 			return false
 		}
 		switch string(k) {
@@ -461,8 +534,8 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 func (lp *lineParser) fastRequestObject(sc *scan, f *fastLine) bool {
 	more, ok := sc.open()
 	for ok && more {
-		k, esc, kok := sc.key()
-		if !kok || esc {
+		k, kok := sc.key()
+		if !kok {
 			return false
 		}
 		switch string(k) {
@@ -530,7 +603,8 @@ func (lp *lineParser) fastRequestObject(sc *scan, f *fastLine) bool {
 
 // ipVal reads client_ip or remote_ip: a string without escapes, or null.
 func (sc *scan) ipVal() (ip []byte, null, ok bool) {
-	if sc.i < len(sc.s) && sc.s[sc.i] == 'n' && sc.literal("null") {
+	if len(sc.s)-sc.i >= 4 && string(sc.s[sc.i:sc.i+4]) == "null" {
+		sc.i += 4
 		return nil, true, true
 	}
 	ip, ok = sc.strVal()
@@ -541,8 +615,8 @@ func (sc *scan) ipVal() (ip []byte, null, ok bool) {
 func fastHeaders(sc *scan, f *fastLine) bool {
 	more, ok := sc.open()
 	for ok && more {
-		k, esc, kok := sc.key()
-		if !kok || esc {
+		k, kok := sc.key()
+		if !kok {
 			return false
 		}
 		switch {
@@ -643,8 +717,8 @@ func (sc *scan) eachString(fn func([]byte)) bool {
 func fastRespHeaders(sc *scan, f *fastLine) bool {
 	more, ok := sc.open()
 	for ok && more {
-		k, esc, kok := sc.key()
-		if !kok || esc {
+		k, kok := sc.key()
+		if !kok {
 			return false
 		}
 		if len(k) == len(ViaHeader) && equalFold(k, ViaHeader) || len(k) == len(PoweredByHeader) && equalFold(k, PoweredByHeader) {
