@@ -19,7 +19,7 @@ func init() {
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,
-		Scan: ScanMeasure{Anomaly: "error_rate", Metric: Messages.Say("upstream_errors.scan_metric", nil),
+		Scan: ScanMeasure{Anomaly: "error_rate", Metric: Messages.SayLater("upstream_errors.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
 			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
 		Events:  map[Event]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
