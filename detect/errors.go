@@ -314,10 +314,13 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)
 	usualGood, usualSampled := ev.usualOrdinaryGoodput(crawlers)
+	// The window's minutes, copied from the traffic's own: not every
+	// minute of the log copied first (Minutes), most of them outside the
+	// window.
 	var window []Minute
-	for _, m := range ev.Traffic.Minutes() {
-		if ev.inWindow(&m) {
-			window = append(window, m)
+	for _, m := range ev.Traffic.minutesInOrder() {
+		if ev.inWindow(m) {
+			window = append(window, *m)
 		}
 	}
 	// The failing stretch is the worst incident's (incident.go): the minutes
