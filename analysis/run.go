@@ -27,6 +27,10 @@ type Analysis struct {
 type Options struct {
 	// Generator, when set, names the program that wrote the report.
 	Generator *report.Generator
+	// Langs are the languages the report will be rendered in (Markdown,
+	// HTML, the terminal's summary) besides report.json's English: the
+	// report's texts are said in those only. Empty means every language.
+	Langs []string
 }
 
 // Run runs the whole pipeline on in: it loads and detects (Detect), then
@@ -45,7 +49,7 @@ func Run(ctx context.Context, in evidence.Inputs, o Options) (*Analysis, error) 
 func (d *Detected) Finish(ctx context.Context, in evidence.Inputs, o Options) (*Analysis, error) {
 	defer d.Close()
 	stage(in, "writing the report")
-	rep, err := report.Build(ctx, d.Loaded, d.Result, d.TZ)
+	rep, err := report.Build(ctx, d.Loaded, d.Result, d.TZ, o.Langs...)
 	if err != nil {
 		return nil, err
 	}

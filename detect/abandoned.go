@@ -12,7 +12,7 @@ func init() {
 		NewFacts: func() Facts { return &AbandonedWorkFacts{} },
 		Role:     RoleSymptom,
 		Chain:    7,
-		Scan: ScanMeasure{Metric: Messages.Say("client_abandoned_work.scan_metric", nil),
+		Scan: ScanMeasure{Metric: Messages.SayLater("client_abandoned_work.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return float64(FactsOf[AbandonedWorkFacts](f).Requests) }},
 		Explain: explainAbandoned,
 	})

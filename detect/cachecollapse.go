@@ -18,7 +18,7 @@ func init() {
 		Kind: KindCacheCollapse, New: func() Detector { return cacheCollapseDetector{} },
 		NewFacts: func() Facts { return &CacheCollapseFacts{} },
 		Role:     RoleTrigger,
-		Scan: ScanMeasure{Metric: Messages.Say("cache_collapse.scan_metric", nil),
+		Scan: ScanMeasure{Metric: Messages.SayLater("cache_collapse.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioLowest },
 			Baseline: func(f *Finding) float64 { return FactsOf[CacheCollapseFacts](f).HitRatioBefore }},
 		Events: map[Event]int{EventCacheCollapse: 1},

@@ -17,7 +17,7 @@ func init() {
 		Kind: KindCrawlerBurst, New: func() Detector { return crawlerDetector{} },
 		NewFacts: func() Facts { return &CrawlerBurstFacts{} },
 		Role:     RoleTrigger,
-		Scan: ScanMeasure{Metric: Messages.Say("crawler_burst.scan_metric", nil),
+		Scan: ScanMeasure{Metric: Messages.SayLater("crawler_burst.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).PeakPer10m },
 			Baseline: func(f *Finding) float64 { return FactsOf[CrawlerBurstFacts](f).BaselinePer10m.V }},
 		Events:  map[Event]int{EventBurstOnset: 1, EventBurstEnd: 13},

@@ -19,7 +19,7 @@ func init() {
 		NewFacts: func() Facts { return &UpstreamErrorsFacts{} },
 		Role:     RoleSymptom,
 		Chain:    6,
-		Scan: ScanMeasure{Anomaly: "error_rate", Metric: Messages.Say("upstream_errors.scan_metric", nil),
+		Scan: ScanMeasure{Anomaly: "error_rate", Metric: Messages.SayLater("upstream_errors.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return float64(FactsOf[UpstreamErrorsFacts](f).FailedTotal) },
 			Baseline: func(f *Finding) float64 { return FactsOf[UpstreamErrorsFacts](f).FailedExpectedInBase.V }},
 		Events:  map[Event]int{EventFailuresStart: 8, EventFailurePeak: 11, EventLastFailure: 12},
@@ -314,10 +314,13 @@ func (errorsDetector) Detect(ctx context.Context, ev *Evidence, prior []Finding)
 	usualFailed := Median(c.Base)
 	crawlers := crawlerClusters(ev, prior)
 	usualGood, usualSampled := ev.usualOrdinaryGoodput(crawlers)
+	// The window's minutes, copied from the traffic's own: not every
+	// minute of the log copied first (Minutes), most of them outside the
+	// window.
 	var window []Minute
-	for _, m := range ev.Traffic.Minutes() {
-		if ev.inWindow(&m) {
-			window = append(window, m)
+	for _, m := range ev.Traffic.minutesInOrder() {
+		if ev.inWindow(m) {
+			window = append(window, *m)
 		}
 	}
 	// The failing stretch is the worst incident's (incident.go): the minutes

@@ -19,7 +19,7 @@ func init() {
 		Chain:    5,
 		// No Baseline: the health timeout the wait is judged against is a
 		// limit, not a usual value; the summary states it.
-		Scan: ScanMeasure{Severity: AnomalyCritical, Metric: Messages.Say("healthcheck_starved.scan_metric", nil),
+		Scan: ScanMeasure{Severity: AnomalyCritical, Metric: Messages.SayLater("healthcheck_starved.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[HealthcheckFacts](f).EstQueueWaitS.V }},
 		Events:  map[Event]int{EventHealthStarved: 7},
 		Explain: explainHealth,

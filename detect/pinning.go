@@ -15,7 +15,7 @@ func init() {
 		NewFacts: func() Facts { return &IdlePinningFacts{} },
 		Role:     RoleMechanism,
 		Chain:    3,
-		Scan: ScanMeasure{Severity: AnomalyCritical, Metric: Messages.Say("idle_pinning.scan_metric", nil),
+		Scan: ScanMeasure{Severity: AnomalyCritical, Metric: Messages.SayLater("idle_pinning.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMin },
 			Baseline: func(f *Finding) float64 { return FactsOf[IdlePinningFacts](f).PHPAnswersPerMinBefore.V }},
 		Events:  map[Event]int{EventPinning: 4},

@@ -14,7 +14,7 @@ func init() {
 		NewFacts: func() Facts { return &ListenQueueFacts{} },
 		Role:     RoleMechanism,
 		Chain:    4,
-		Scan: ScanMeasure{Anomaly: "saturation", Metric: Messages.Say("listen_queue_overflow.scan_metric", nil),
+		Scan: ScanMeasure{Anomaly: "saturation", Metric: Messages.SayLater("listen_queue_overflow.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueuePeak },
 			Baseline: func(f *Finding) float64 { return FactsOf[ListenQueueFacts](f).QueueUsual }},
 		Events:  map[Event]int{EventQueueDeep: 5, EventQueueOldCap: 6, EventQueuePeak: 9, EventQueueCap: 10},

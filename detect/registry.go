@@ -74,7 +74,9 @@ type ScanMeasure struct {
 	// means AnomalyWarning.
 	Severity AnomalySeverity
 	// Metric names the observed value in the scan report, said from the
-	// kind's catalog so that a Korean scan report names it in Korean.
+	// kind's catalog so that a Korean scan report names it in Korean. Said
+	// with SayLater: a Spec is registered in init, before any command knows
+	// whether it will scan.
 	Metric   prose.Text
 	Observed func(f *Finding) float64
 	Baseline func(f *Finding) float64

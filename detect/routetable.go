@@ -105,10 +105,12 @@ func (rec *routeRecord) at(m64 int64) *routeMinuteAt {
 	return &rec.minutes[i]
 }
 
-// merge adds the minutes of b to rec's, both in time order.
+// merge adds the minutes of b to rec's, both in time order. Into an empty
+// rec, b's minutes are taken as they are, not copied: merge writes only
+// into a slice it makes, so b is never changed through rec.
 func (rec *routeRecord) merge(b *routeRecord) {
 	if len(rec.minutes) == 0 {
-		rec.minutes = slices.Clone(b.minutes)
+		rec.minutes = b.minutes
 		return
 	}
 	out := make([]routeMinuteAt, 0, len(rec.minutes)+len(b.minutes))
@@ -311,7 +313,10 @@ func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
 	}
 }
 
-// routes returns the records merged by canonical template.
+// routes returns the records merged by canonical template. A template that
+// is the only one of its canonical shares the table's minutes (merge): the
+// records are for reading before the table observes again, as
+// measureRoutes does, not for keeping.
 func (t *routeTable) routes() map[string]*routeRecord {
 	out := make(map[string]*routeRecord, len(t.records))
 	for tpl, rec := range t.records {

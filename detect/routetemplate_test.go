@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -57,6 +58,56 @@ func TestRouteTableFolds(t *testing.T) {
 	}
 	if big.records[OtherRoute] == nil || big.records[OtherRoute].at(1).requests == 0 {
 		t.Errorf("requests past the cap must be counted in %q", OtherRoute)
+	}
+}
+
+// TestRoutesLeaveTheTableAsItWas: routes shares a record's minutes where
+// its template is alone in its canonical one, and merges the others into
+// new ones: asking twice gives the same counts, and the table's own records
+// are unchanged (a merge into a shared slice would double-count the next).
+func TestRoutesLeaveTheTableAsItWas(t *testing.T) {
+	tab := newRouteTable()
+	r := &sources.Request{Origin: sources.OriginUpstream, Duration: 0.1}
+	for i := 0; i < 3*maxLiterals; i++ {
+		for minute := int64(1); minute <= 3; minute++ {
+			tab.observe(tab.template("/wiki/Page"+string(rune('A'+i%26))+string(rune('a'+i/26)), ""), minute, r)
+		}
+		tab.observe(tab.template("/index.php", "action=edit"), 2, r)
+	}
+	before := map[string][]routeMinuteAt{}
+	for tpl, rec := range tab.records {
+		before[tpl] = append([]routeMinuteAt(nil), rec.minutes...)
+	}
+	first := tab.routes()
+	if got := first["/wiki/{slug}"]; got == nil || len(got.minutes) != 3 || int(got.at(2).requests) != 3*maxLiterals {
+		t.Fatalf("/wiki/{slug}: %+v, want %d requests in each of 3 minutes", got, 3*maxLiterals)
+	}
+	if got := first["/index.php?action=edit"]; got == nil || int(got.at(2).requests) != 3*maxLiterals {
+		t.Fatalf("/index.php?action=edit: %+v, want %d requests in minute 2", got, 3*maxLiterals)
+	}
+	// The same counts; the seconds to rounding, as routes merges the
+	// records in the map's order.
+	second := tab.routes()
+	for k, rec := range first {
+		again := second[k]
+		if again == nil || len(again.minutes) != len(rec.minutes) {
+			t.Fatalf("%q asked again: %+v, then %+v", k, rec, again)
+		}
+		for i, m := range rec.minutes {
+			n := again.minutes[i]
+			if math.Abs(n.phpSeconds-m.phpSeconds) > 1e-9 {
+				t.Errorf("%q asked again: %v PHP seconds, then %v", k, m.phpSeconds, n.phpSeconds)
+			}
+			n.phpSeconds = m.phpSeconds
+			if n != m {
+				t.Errorf("%q asked again: %+v, then %+v", k, m, n)
+			}
+		}
+	}
+	for tpl, rec := range tab.records {
+		if !reflect.DeepEqual(rec.minutes, before[tpl]) {
+			t.Errorf("record %q changed by routes: %+v, was %+v", tpl, rec.minutes, before[tpl])
+		}
 	}
 }
 

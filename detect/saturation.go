@@ -15,7 +15,7 @@ func init() {
 		NewFacts: func() Facts { return &WorkerSaturationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    1,
-		Scan: ScanMeasure{Anomaly: "saturation", Metric: Messages.Say("worker_saturation.scan_metric", nil),
+		Scan: ScanMeasure{Anomaly: "saturation", Metric: Messages.SayLater("worker_saturation.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[WorkerSaturationFacts](f).SaturatedSeconds }},
 		Events:  map[Event]int{EventSaturation: 2},
 		Explain: explainSaturation,

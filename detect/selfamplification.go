@@ -13,7 +13,7 @@ func init() {
 		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    2,
-		Scan: ScanMeasure{Metric: Messages.Say("self_amplification.scan_metric", nil),
+		Scan: ScanMeasure{Metric: Messages.SayLater("self_amplification.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return float64(FactsOf[SelfAmplificationFacts](f).SelfCalls) },
 			Baseline: func(f *Finding) float64 { return FactsOf[SelfAmplificationFacts](f).Expected.V }},
 		Events:  map[Event]int{EventSelfCall: 3},

@@ -20,7 +20,7 @@ func init() {
 		// service time: it is the trigger.
 		Role:     RoleTrigger,
 		NewFacts: func() Facts { return &ServiceTimeFacts{} },
-		Scan: ScanMeasure{Anomaly: "latency", Metric: Messages.Say("service_time_regression.scan_metric", nil),
+		Scan: ScanMeasure{Anomaly: "latency", Metric: Messages.SayLater("service_time_regression.scan_metric", nil),
 			Observed: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianDuringS },
 			Baseline: func(f *Finding) float64 { return FactsOf[ServiceTimeFacts](f).ServiceMedianBeforeS }},
 		Events:  map[Event]int{EventServiceTime: 1},

@@ -170,3 +170,33 @@ func TestSayText(t *testing.T) {
 		t.Error("Plainly has a message or changed its text")
 	}
 }
+
+// TestSayLaterSaysOnFirstRead: a Text made with SayLater parses nothing when made
+// (a broken English file does not panic then, as Say's would), and once
+// read it is Say's Text: the same English, message and Korean.
+func TestSayLaterSaysOnFirstRead(t *testing.T) {
+	broken := MustParse(fstest.MapFS{
+		"m/en.tmpl": {Data: []byte(`{{define "a"}}{{nosuchfunc .}}{{end}}`)},
+		"m/ko.tmpl": {Data: []byte(`{{define "a"}}가{{end}}`)},
+	}, "m", []string{"en", "ko"})
+	later := broken.SayLater("a", nil) // must not parse en.tmpl
+	if mc, name, _ := later.Message(); mc != broken || name != "a" {
+		t.Errorf("SayLater(a).Message() = %p, %q; want the catalog and a", mc, name)
+	}
+
+	c, err := catalog(t, `{{define "n"}}{{i .}} failed{{end}}`, `{{define "n"}}{{i .}}건 실패{{end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said, lazy := c.Say("n", 8001), c.SayLater("n", 8001)
+	if got, want := lazy.String(), said.String(); got != want || got != "8,001 failed" {
+		t.Errorf("SayLater(n).String() = %q, want Say's %q", got, want)
+	}
+	for _, lang := range []string{EN, KO} {
+		got, err1 := lazy.InPlain(lang)
+		want, err2 := said.InPlain(lang)
+		if got != want || err1 != nil || err2 != nil {
+			t.Errorf("InPlain(%s): SayLater %q (%v), Say %q (%v)", lang, got, err1, want, err2)
+		}
+	}
+}

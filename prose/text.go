@@ -20,6 +20,8 @@ type Text struct {
 	name    string
 	data    any
 	english string
+	// later: the English is rendered when read (SayLater), not held.
+	later bool
 }
 
 // Say makes the Text of message name with data, rendered in English at once
@@ -29,16 +31,32 @@ type Text struct {
 // ("%!(prose: ...)", as fmt marks a bad verb) rather than as an empty
 // sentence; the catalog's tests say every message.
 func (c *Catalog) Say(name string, data any) Text {
-	t := Text{catalog: c, name: name, data: data}
+	return Text{catalog: c, name: name, data: data, english: c.english(name, data)}
+}
+
+// SayLater makes the Text of message name with data as Say does, its English
+// rendered each time it is read rather than now: for a Text a package makes
+// while the program starts (a variable, a detector's registration in init),
+// where Say would parse the catalog's English before main, whatever the
+// command and whether or not the Text is ever read. Rendering it again is
+// cheap for the short names such Texts are (a metric's).
+func (c *Catalog) SayLater(name string, data any) Text {
+	return Text{catalog: c, name: name, data: data, later: true}
+}
+
+// english renders message name with data in English with Plain's numbers,
+// or says why it cannot (Say).
+func (c *Catalog) english(name string, data any) string {
 	c.plainOnce.Do(func() { c.plain, c.plainErr = c.Bind(EN, Plain{}) })
 	err := c.plainErr
+	var s string
 	if err == nil {
-		t.english, err = c.plain.Render(name, data)
+		s, err = c.plain.Render(name, data)
 	}
 	if err != nil {
-		t.english = "%!(" + err.Error() + ")"
+		return "%!(" + err.Error() + ")"
 	}
-	return t
+	return s
 }
 
 // Plainly is a Text that has no message behind it: a sentence read back from
@@ -53,7 +71,7 @@ func Plainly(s string) Text { return Text{english: s} }
 // as written.
 func (t Text) InPlain(lang string) (string, error) {
 	if t.catalog == nil || lang == EN {
-		return t.english, nil
+		return t.String(), nil
 	}
 	b, ok := t.catalog.plainIn.Load(lang)
 	if !ok {
@@ -67,7 +85,12 @@ func (t Text) InPlain(lang string) (string, error) {
 }
 
 // String is the English rendering.
-func (t Text) String() string { return t.english }
+func (t Text) String() string {
+	if t.later {
+		return t.catalog.english(t.name, t.data)
+	}
+	return t.english
+}
 
 // Message is the catalog, name and data the Text was said with; a nil
 // catalog means it has none (Plainly, the zero Text) and reads as String in

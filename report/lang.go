@@ -2,6 +2,7 @@ package report
 
 import (
 	"embed"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -133,13 +134,13 @@ type printerKey struct {
 	day  int64
 }
 
-// say runs f once per language. The printers are made once per Assemble
+// say runs f once per language the report is said in (languages). The printers are made once per Assemble
 // (Report.printers), so that each binds its messages once for every phrase
 // it says. The first message that could not be said is kept in r, for
 // Assemble to return.
 func (r *Report) say(loc *time.Location, day time.Time, f func(p printer) string) phrase {
 	out := phrase{}
-	for _, l := range Langs {
+	for _, l := range r.languages() {
 		p := newPrinter(l, loc, day)
 		key := printerKey{l, p.loc, p.day.Unix()}
 		if made, ok := r.printers[key]; ok {
@@ -156,6 +157,34 @@ func (r *Report) say(loc *time.Location, day time.Time, f func(p printer) string
 		}
 	}
 	return out
+}
+
+// languages are those the report's texts are said in: English, whose texts
+// report.json keeps, and those Build was asked for; every language when it
+// was asked for none.
+func (r *Report) languages() []string {
+	if r.saidIn == nil {
+		return Langs
+	}
+	return r.saidIn
+}
+
+// saidIn is the languages of Build's langs, English first: nil (every
+// language) when langs is empty. An unknown language is an error.
+func saidIn(langs []string) ([]string, error) {
+	if len(langs) == 0 {
+		return nil, nil
+	}
+	out := []string{LangEN}
+	for _, l := range langs {
+		if !validLang(l) {
+			return nil, fmt.Errorf("report: language %q: want one of %s", l, strings.Join(Langs, ", "))
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
 // n prints a count with thousands separators ("8,001"); fractional values

@@ -80,6 +80,10 @@ type Report struct {
 	proseErr error
 	// printers are Assemble's while it runs, one per language, zone and day.
 	printers map[printerKey]printer
+	// saidIn lists the languages Assemble says the texts in (Build's langs):
+	// nil means every language (Langs). A Markdown or HTML rendering in
+	// another language is an error rather than English under a Korean title.
+	saidIn []string
 }
 
 // Generator is the program that wrote a report: its version and the commit,
@@ -239,8 +243,9 @@ func (r *Report) incidentDay() time.Time {
 }
 
 // Assemble derives the impact, the timeline and the ranked causes from the
-// findings and the evidence summary. Build calls it; call it again after
-// changing Findings or Evidence by hand.
+// findings and the evidence summary, their texts in the languages Build was
+// given. Build calls it; call it again after changing Findings or Evidence
+// by hand.
 func (r *Report) Assemble() error {
 	loc, err := r.location()
 	if err != nil {

@@ -121,6 +121,9 @@ func newView(r *Report, lang string) (*view, error) {
 	if !validLang(lang) {
 		return nil, fmt.Errorf("report: language %q: want one of %s", lang, strings.Join(Langs, ", "))
 	}
+	if !slices.Contains(r.languages(), lang) {
+		return nil, fmt.Errorf("report: language %q: the report's texts were said in %s only (report.Build's langs)", lang, strings.Join(r.languages(), ", "))
+	}
 	loc, err := r.location()
 	if err != nil {
 		return nil, err

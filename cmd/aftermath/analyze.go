@@ -476,7 +476,7 @@ func analyzeAndWrite(cmd *cobra.Command, in *evidence.Inputs, d *analysis.Detect
 		d.Close()
 		return &exitError{code: exitUsage, err: err}
 	}
-	a, err := analyzeInputs(cmd.Context(), *in, d)
+	a, err := analyzeInputs(cmd.Context(), *in, d, lang)
 	endProgress(*in)
 	if err != nil {
 		return err

@@ -471,13 +471,14 @@ func readable(t *testing.T, format string, data []byte) string {
 }
 
 // analyzeBundleReport analyzes a bundle with the pipeline `aftermath
-// analyze` runs. analyzedScenario shares it between tests.
+// analyze` runs, its texts in English and Korean: the tests that share it
+// (analyzedScenario) render it in both.
 func analyzeBundleReport(ctx context.Context, b string) (*report.Report, error) {
 	bd, err := bundle.Open(b)
 	if err != nil {
 		return nil, err
 	}
-	a, err := analyzeInputs(ctx, evidence.FromBundle(bd), nil)
+	a, err := analyzeInputs(ctx, evidence.FromBundle(bd), nil, report.LangKO)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", b, err)
 	}

@@ -339,7 +339,7 @@ func analyzeLive(t *testing.T, config string, from, to time.Time) (a *analysis.A
 		t.Fatal(err)
 	}
 	defer cleanup()
-	a, err = analyzeInputs(context.Background(), *in, d)
+	a, err = analyzeInputs(context.Background(), *in, d, "en")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestLiveInputsAnalyzeLikeABundle(t *testing.T) {
 	if len(in.Access) != 1 || len(in.Metrics) != 1 || in.Manifest.Timezone != "Asia/Seoul" || !in.Manifest.Window.From.Equal(from) {
 		t.Fatalf("inputs %+v", in)
 	}
-	rep, err := analyzeInputs(context.Background(), *in, d)
+	rep, err := analyzeInputs(context.Background(), *in, d, "en")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,11 @@ import (
 // analyzeInputs runs the pipeline (analysis.Run) on in, the report naming
 // this build. d, when not nil, is in already loaded and detected (the last
 // analysis of a live fetch's second passes, analysis.SecondPasses), which is
-// not done again; analyzeInputs closes it. An error is an *exitError.
-func analyzeInputs(ctx context.Context, in evidence.Inputs, d *analysis.Detected) (*analysis.Analysis, error) {
+// not done again; analyzeInputs closes it. The report's texts are said in
+// lang (and report.json's English) only. An error is an *exitError.
+func analyzeInputs(ctx context.Context, in evidence.Inputs, d *analysis.Detected, lang string) (*analysis.Analysis, error) {
 	gen := buildInfo()
-	o := analysis.Options{Generator: &gen}
+	o := analysis.Options{Generator: &gen, Langs: []string{lang}}
 	var a *analysis.Analysis
 	var err error
 	if d == nil {

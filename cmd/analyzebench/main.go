@@ -97,7 +97,7 @@ func analyze(path string, res *result) error {
 	after := &afterIngest{}
 	in := evidence.Inputs{Manifest: m, Access: []string{path}, Progress: after}
 	t0 := time.Now()
-	a, err := analysis.Run(ctx, in, analysis.Options{})
+	a, err := analysis.Run(ctx, in, analysis.Options{Langs: []string{report.LangEN}}) // aftermath analyze's default --lang
 	if err != nil {
 		return err
 	}

@@ -20,20 +20,22 @@ var Messages = prose.MustParse(proseFiles, "prose", prose.Langs)
 
 // Names of the measures and metrics the scan computes itself (Measure.Name,
 // Anomaly.Metric); a finding's anomaly takes its kind's (detect.ScanMeasure).
+// Said with SayLater, so that every command does not parse the scan's catalog
+// as the program starts.
 var (
-	metricPeak10      = Messages.Say("metric.peak_per_10m", nil)
-	metricFailed      = Messages.Say("metric.failed", nil)
-	metricFailedAll   = Messages.Say("metric.failed_all", nil)
-	metricProxy503    = Messages.Say("metric.proxy_503", nil)
-	metricLatencyP95  = Messages.Say("metric.latency_p95", nil)
-	metricLatencyP50  = Messages.Say("metric.latency_p50", nil)
-	metricSaturated   = Messages.Say("metric.saturated_minutes", nil)
-	metricQueuePeak   = Messages.Say("metric.queue_peak", nil)
-	metricCPUMean     = Messages.Say("metric.cpu_mean", nil)
-	metricHumans      = Messages.Say("metric.human_requests", nil)
-	metricClients     = Messages.Say("metric.client_requests", nil)
-	methodEveryDay    = Messages.Say("baseline.every_day", nil)
-	methodSameWeekday = Messages.Say("baseline.same_weekday", nil)
+	metricPeak10      = Messages.SayLater("metric.peak_per_10m", nil)
+	metricFailed      = Messages.SayLater("metric.failed", nil)
+	metricFailedAll   = Messages.SayLater("metric.failed_all", nil)
+	metricProxy503    = Messages.SayLater("metric.proxy_503", nil)
+	metricLatencyP95  = Messages.SayLater("metric.latency_p95", nil)
+	metricLatencyP50  = Messages.SayLater("metric.latency_p50", nil)
+	metricSaturated   = Messages.SayLater("metric.saturated_minutes", nil)
+	metricQueuePeak   = Messages.SayLater("metric.queue_peak", nil)
+	metricCPUMean     = Messages.SayLater("metric.cpu_mean", nil)
+	metricHumans      = Messages.SayLater("metric.human_requests", nil)
+	metricClients     = Messages.SayLater("metric.client_requests", nil)
+	methodEveryDay    = Messages.SayLater("baseline.every_day", nil)
+	methodSameWeekday = Messages.SayLater("baseline.same_weekday", nil)
 )
 
 // classMetric names the requests of a path class in the window.

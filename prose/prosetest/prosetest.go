@@ -19,9 +19,14 @@ import (
 )
 
 // Said lists the message names the non-test Go files of dir pass to calls of
-// a method named method with two arguments (name, data). A name that is not
-// a string literal is an error: it could not be checked.
+// a method named method with two arguments (name, data), and for a
+// catalog's Say to calls of its SayLater too, which says the message when read.
+// A name that is not a string literal is an error: it could not be checked.
 func Said(dir, method string) (names []string, problems []string, err error) {
+	methods := []string{method}
+	if method == "Say" {
+		methods = append(methods, "SayLater")
+	}
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -41,7 +46,7 @@ func Said(dir, method string) (names []string, problems []string, err error) {
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != method {
+			if !ok || !slices.Contains(methods, sel.Sel.Name) {
 				return true
 			}
 			lit, ok := call.Args[0].(*ast.BasicLit)
