@@ -206,8 +206,8 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 				t.Errorf("interned %d: %d places folded and %d tracked, the original %d and %d", bound, len(tb.folded), len(tb.literals), len(orig.folded), len(orig.literals))
 			}
 		}
-		if len(tab.interned) > bound {
-			t.Errorf("%d templates interned, bound %d", len(tab.interned), bound)
+		if len(tab.interned) > bound || len(tab.shapes) > bound {
+			t.Errorf("%d templates interned and %d shapes, bound %d", len(tab.interned), len(tab.shapes), bound)
 		}
 	}
 }

@@ -246,7 +246,7 @@ func appendNormalised(dst []byte, s string) []byte {
 		ph = phUUID
 	case len(base) >= 8 && hexString(base) && strings.ContainsAny(base, "0123456789"):
 		ph = phHash
-	case utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base):
+	case longOrInvalid(base):
 		ph = phToken
 	case hasLetterAndDigit(base) && len(base) >= 6:
 		ph = phToken
@@ -257,6 +257,30 @@ func appendNormalised(dst []byte, s string) []byte {
 		return append(dst, s...)
 	}
 	return append(append(dst, ph...), ext...)
+}
+
+// longOrInvalid reports whether s is longToken runes or more, or not valid
+// UTF-8, in one pass that stops at the answer.
+func longOrInvalid(s string) bool {
+	if len(s) < longToken {
+		return !utf8.ValidString(s) // fewer bytes than longToken: fewer runes
+	}
+	runes := 0
+	for i := 0; i < len(s); runes++ {
+		if runes == longToken {
+			return true
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return true
+		}
+		i += n
+	}
+	return runes >= longToken
 }
 
 // isSlug reports whether a segment reads like a title turned into a URL:
