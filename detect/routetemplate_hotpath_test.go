@@ -146,7 +146,7 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 			class := request.ClassifyPath(tg[0], tg[1], "/healthz.php")
 			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel(&scratch) != request.ToolLabel(tg[0], tg[1], class)) && fails < 10 {
 				fails++
-				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(&scratch),
+				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.pathClass("/healthz.php", &scratch), slot.toolLabel(&scratch),
 					want, class, request.ToolLabel(tg[0], tg[1], class))
 			}
 			seen[want] = true
