@@ -36,10 +36,11 @@ func arrivedIn(r *sources.Request) int64 {
 	return at.Unix() / 60
 }
 
-// observeArrival adds r to the minute it arrived in.
-func (t *Traffic) observeArrival(r *sources.Request) {
+// observeArrival adds r to the minute it arrived in (arrivedIn(r), which
+// the caller needs too).
+func (t *Traffic) observeArrival(r *sources.Request, arrived int64) {
 	t.observeSecond(r)
-	a := t.arrival(arrivedIn(r))
+	a := t.arrival(arrived)
 	a.Requests++
 	switch {
 	case failure.Status(r.Status):

@@ -154,6 +154,10 @@ type routeTable struct {
 	prefix   []byte // the path folded so far
 	built    []byte // the template being built
 	interned map[string]string
+	// shapes holds the templates of the shapes (templates before folding)
+	// seen lately, bounded like interned; shape is the one being looked up.
+	shapes map[string]foldedShape
+	shape  []byte
 }
 
 // maxInterned bounds routeTable.interned (a variable for tests): a few times
@@ -162,7 +166,7 @@ var maxInterned = 4 * maxRoutes
 
 func newRouteTable() *routeTable {
 	return &routeTable{records: map[string]*routeRecord{}, literals: map[string]map[string]struct{}{}, folded: map[string]string{},
-		interned: map[string]string{}}
+		interned: map[string]string{}, shapes: map[string]foldedShape{}}
 }
 
 // template returns the template of a request as the table folds it now.
@@ -173,8 +177,35 @@ func (t *routeTable) template(rawPath, rawQuery string) string {
 	sc := &t.scratch
 	sc.Reset()
 	segs := sc.Segments(rawPath)
-	t.fold(segs, true)
 	items := sc.Query(rawQuery)
+	// The target's shape (its template before folding) comes again far more
+	// often than the target: every title under one place is "/w/{slug}".
+	// While the folds count is the one its template was folded under,
+	// folding it again would give that template and track nothing new
+	// (the argument of targetmemo.go), so the places are not looked up.
+	t.shape = request.AppendTemplate(t.shape[:0], segs, items, rawQuery != "", true)
+	if s, ok := t.shapes[string(t.shape)]; ok && s.folds == t.folds {
+		return s.template
+	}
+	tpl := t.foldTemplate(segs, items, rawQuery != "")
+	if len(t.shapes) >= maxInterned {
+		clear(t.shapes)
+	}
+	t.shapes[string(t.shape)] = foldedShape{template: tpl, folds: t.folds}
+	return tpl
+}
+
+// foldedShape is the template a shape folded to, and the route table's
+// folds count after it did.
+type foldedShape struct {
+	template string
+	folds    uint64
+}
+
+// foldTemplate folds the segments and query items of a target, tracking
+// their names, and returns the template they make, interned.
+func (t *routeTable) foldTemplate(segs []string, items []request.QueryItem, hadQuery bool) string {
+	t.fold(segs, true)
 	for i := range items {
 		it := &items[i]
 		if it.Value == "" {
@@ -191,7 +222,7 @@ func (t *routeTable) template(rawPath, rawQuery string) string {
 			it.Value = ""
 		}
 	}
-	t.built = request.AppendTemplate(t.built[:0], segs, items, rawQuery != "", true)
+	t.built = request.AppendTemplate(t.built[:0], segs, items, hadQuery, true)
 	if tpl, ok := t.interned[string(t.built)]; ok {
 		return tpl
 	}

@@ -146,7 +146,7 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 			class := request.ClassifyPath(tg[0], tg[1], "/healthz.php")
 			if got := slot.routeTemplate(memoTab); (got != want || slot.pathClass("/healthz.php", &scratch) != class || slot.toolLabel(&scratch) != request.ToolLabel(tg[0], tg[1], class)) && fails < 10 {
 				fails++
-				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.class, slot.toolLabel(&scratch),
+				t.Errorf("interned %d: memo of (%q, %q) = %q, %q, %q, the original %q, %q, %q", bound, tg[0], tg[1], got, slot.pathClass("/healthz.php", &scratch), slot.toolLabel(&scratch),
 					want, class, request.ToolLabel(tg[0], tg[1], class))
 			}
 			seen[want] = true
@@ -206,8 +206,8 @@ func TestRouteTableMatchesOriginal(t *testing.T) {
 				t.Errorf("interned %d: %d places folded and %d tracked, the original %d and %d", bound, len(tb.folded), len(tb.literals), len(orig.folded), len(orig.literals))
 			}
 		}
-		if len(tab.interned) > bound {
-			t.Errorf("%d templates interned, bound %d", len(tab.interned), bound)
+		if len(tab.interned) > bound || len(tab.shapes) > bound {
+			t.Errorf("%d templates interned and %d shapes, bound %d", len(tab.interned), len(tab.shapes), bound)
 		}
 	}
 }

@@ -172,3 +172,39 @@ func TestRouteRecordMinutes(t *testing.T) {
 		t.Errorf("merged minutes differ from the map's:\n%v\n%v", got, want)
 	}
 }
+
+// TestRouteTableShapeAfterFold: a shape (a template before folding) is
+// remembered with the template it folded to, and two targets of one shape
+// get one template without the places being looked up again. But a shape
+// seen before its place folded must not keep its old template: after the
+// fold, "/wiki/Seoul" is "/wiki/{slug}", though the shape "/wiki/Seoul" was
+// remembered as "/wiki/Seoul".
+func TestRouteTableShapeAfterFold(t *testing.T) {
+	tab := newRouteTable()
+	if got := tab.template("/wiki/Seoul", ""); got != "/wiki/Seoul" {
+		t.Fatalf("first title: %q", got)
+	}
+	// An escaped letter unescapes to the same shape: the remembered template.
+	if got := tab.template("/wiki/%53eoul", ""); got != "/wiki/Seoul" {
+		t.Errorf("same shape, other bytes: %q", got)
+	}
+	if len(tab.shapes) != 1 {
+		t.Errorf("%d shapes remembered for one", len(tab.shapes))
+	}
+	folds := tab.folds
+	for i := 0; tab.folds == folds; i++ {
+		if i > maxLiterals {
+			t.Fatalf("no fold after %d titles", i)
+		}
+		tab.template(fmt.Sprintf("/wiki/Page%c%c", 'A'+i/26, 'a'+i%26), "")
+	}
+	for _, p := range []string{"/wiki/Seoul", "/wiki/%53eoul"} {
+		if got := tab.template(p, ""); got != "/wiki/{slug}" {
+			t.Errorf("%s after the fold: %q, the shape's template before it", p, got)
+		}
+	}
+	// A query value that names a route keeps its own shape and template.
+	if a, b := tab.template("/index.php", "action=edit&title=Seoul"), tab.template("/index.php", "action=history&title=Seoul"); a == b {
+		t.Errorf("two actions, one template %q", a)
+	}
+}

@@ -34,23 +34,34 @@ type targetMemo struct {
 const memoSlots = 1 << 12
 
 type memoSlot struct {
-	// path and query are the target, views of buf, the slot's own copy (a
-	// request's may view a larger buffer, which the memo must not keep). A
-	// newer target is copied over the last one's, so that a miss allocates
-	// nothing: no fact kept in a slot or handed out views the target.
-	path, query string
-	buf         []byte
-	used        bool
-	class       request.PathClass
-	template    string
+	// hash is the target's (targetMemo.hash), so that a slot held by
+	// another target is told without reading its bytes.
+	hash uint64
+	// target is the path then the query, the slot's own copy (a request's
+	// may view a larger buffer, which the memo must not keep), pathLen the
+	// path's length. A newer target is copied over the last one's, so that
+	// a miss allocates nothing: no fact kept in a slot or handed out views
+	// the target.
+	target  []byte
+	pathLen uint32
+	// class is the path class's code (PathClass.Code; 0 until found): a
+	// byte, not a string, so that a slot is 96 bytes where it was 160 and
+	// the table's random reads miss the cache less.
+	class uint8
+	// Which of the other facts were found (a label is never "": "" is one
+	// not found yet).
+	hasTemplate, hasMatch, matchOK bool
+	template                       string
 	// templateFolds is the route table's folds count when template was
 	// built.
 	templateFolds uint64
 	label         string
 	matched       string // TemplateMatcher.Match's answer
-	// Which of the facts were found.
-	hasClass, hasTemplate, hasLabel, hasMatch, matchOK bool
 }
+
+// path and query are the slot's target's, views of its copy.
+func (s *memoSlot) path() string  { return stringView(s.target[:s.pathLen]) }
+func (s *memoSlot) query() string { return stringView(s.target[s.pathLen:]) }
 
 // slot returns the slot of a target: the one remembered, or a new one with
 // no facts yet.
@@ -59,23 +70,30 @@ func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
 		m.slots = make([]memoSlot, memoSlots)
 		m.seed = maphash.MakeSeed()
 	}
-	h := maphash.String(m.seed, rawPath)
-	if rawQuery != "" { // most targets have none: one hash, not two
-		h ^= maphash.String(m.seed, rawQuery) * 0x9e3779b97f4a7c15
-	}
+	h := m.hash(rawPath, rawQuery)
 	s := &m.slots[h&(memoSlots-1)]
-	if s.used && len(s.path) == len(rawPath) && s.path == rawPath && s.query == rawQuery {
+	if s.hash == h && int(s.pathLen) == len(rawPath) && len(s.target) == len(rawPath)+len(rawQuery) &&
+		s.path() == rawPath && s.query() == rawQuery {
 		return s
 	}
-	buf := s.buf[:0]
+	buf := s.target[:0]
 	if n := len(rawPath) + len(rawQuery); cap(buf) < n || cap(buf) > maxMemoTarget && cap(buf) > 2*n {
 		// A long target's buffer is not kept for the short ones after it:
 		// the memo's memory stays what its targets' is.
 		buf = make([]byte, 0, max(n, 64))
 	}
 	buf = append(append(buf, rawPath...), rawQuery...)
-	*s = memoSlot{path: stringView(buf[:len(rawPath)]), query: stringView(buf[len(rawPath):]), buf: buf, used: true}
+	*s = memoSlot{hash: h, target: buf, pathLen: uint32(len(rawPath))}
 	return s
+}
+
+// hash is the hash of a target, never 0 (an unused slot's).
+func (m *targetMemo) hash(rawPath, rawQuery string) uint64 {
+	h := maphash.String(m.seed, rawPath)
+	if rawQuery != "" { // most targets have none: one hash, not two
+		h ^= maphash.String(m.seed, rawQuery) * 0x9e3779b97f4a7c15
+	}
+	return h | 1
 }
 
 // maxMemoTarget is the longest buffer a slot keeps for a shorter target.
@@ -89,16 +107,17 @@ func stringView(b []byte) string {
 
 // pathClass returns request.ClassifyPathScratch of the target (with healthURI and scratch).
 func (s *memoSlot) pathClass(healthURI string, scratch *[]byte) request.PathClass {
-	if !s.hasClass {
-		s.class, s.hasClass = request.ClassifyPathScratch(s.path, s.query, healthURI, scratch), true
+	if s.class == 0 {
+		s.class = request.ClassifyPathScratch(s.path(), s.query(), healthURI, scratch).Code()
 	}
-	return s.class
+	class, _ := request.ClassOfCode(s.class)
+	return class
 }
 
 // routeTemplate returns the target's template as the route table t folds it now.
 func (s *memoSlot) routeTemplate(t *routeTable) string {
 	if !s.hasTemplate || s.templateFolds != t.folds {
-		s.template = t.template(s.path, s.query)
+		s.template = t.template(s.path(), s.query())
 		s.templateFolds, s.hasTemplate = t.folds, true
 	}
 	return s.template
@@ -107,8 +126,9 @@ func (s *memoSlot) routeTemplate(t *routeTable) string {
 // toolLabel returns ToolLabel of the target and its class (pathClass first),
 // with scratch.
 func (s *memoSlot) toolLabel(scratch *[]byte) string {
-	if !s.hasLabel {
-		s.label, s.hasLabel = request.ToolLabelScratch(s.path, s.query, s.class, scratch), true
+	if s.label == "" {
+		class, _ := request.ClassOfCode(s.class)
+		s.label = request.ToolLabelScratch(s.path(), s.query(), class, scratch)
 	}
 	return s.label
 }

@@ -381,7 +381,8 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	case sources.CacheMiss:
 		mm.CacheMisses++
 	}
-	t.observeArrival(r)
+	arrived := arrivedIn(r)
+	t.observeArrival(r, arrived)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	target := t.targets.slot(r.Path, r.Query)
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
@@ -415,7 +416,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	// A client's rate is what it sent, so it is counted by arrival: a
 	// wedged server answers (and logs) at its own pace, which would cap
 	// the crawl's apparent rise at the server's throughput.
-	c.PerMinute[arrivedIn(r)]++
+	c.PerMinute[arrived]++
 	if good {
 		c.Good[m]++
 	}

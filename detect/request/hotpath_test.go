@@ -61,6 +61,27 @@ func hasSpecialNamespaceOriginal(s string) bool {
 // TestKeyerMatchesKey: a Keyer's cache of user agents (detect.Traffic.Observe's) changes no
 // fingerprint and no version, also when its bound clears it again and again
 // (3), and holds no more agents than its bound.
+// TestKeyerLastAgent: the agent asked for last is answered without the
+// map, but only for the same agent: one of the same length that differs in
+// its last digit (a crawler rotating versions) is another.
+func TestKeyerLastAgent(t *testing.T) {
+	var k Keyer
+	run := []string{
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+		"",
+		"curl/8.5.0",
+	}
+	for _, ua := range run {
+		if _, want := SplitFamily(UAFamily(ua)); k.Agent(ua).Version != want {
+			t.Errorf("version of %q after the run = %q, want %q", ua, k.Agent(ua).Version, want)
+		}
+	}
+}
+
 func TestKeyerMatchesKey(t *testing.T) {
 	defer func(n int) { maxAgents = n }(maxAgents)
 	seeds := uaSeeds()

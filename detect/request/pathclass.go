@@ -309,33 +309,45 @@ func pathUnescape(s string, scratch *[]byte) string {
 	if cap(b) < len(s) {
 		b = make([]byte, 0, len(s))
 	}
-	b = append(b, s[:i]...)
+	b = b[:len(s)]
+	n := copy(b, s[:i])
 	for ; i < len(s); i++ {
 		c := s[i]
-		if c != '%' {
-			b = append(b, c)
-			continue
+		if c == '%' {
+			if i+2 >= len(s) {
+				return s // url.EscapeError
+			}
+			hi, lo := hexValue[s[i+1]], hexValue[s[i+2]]
+			if hi|lo < 0 {
+				return s // url.EscapeError
+			}
+			c = byte(hi)<<4 | byte(lo)
+			i += 2
 		}
-		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			return s // url.EscapeError
-		}
-		b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-		i += 2
+		b[n] = c
+		n++
 	}
+	b = b[:n]
 	*scratch = b
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
+// hexValue is the value of a hex digit, -1 for any other byte: one load
+// where three ranges are compared, for every byte of an escaped title.
+var hexValue = func() (v [256]int8) {
+	for c := range v {
+		v[c] = -1
 	}
-	return c - 'a' + 10
-}
+	for c := '0'; c <= '9'; c++ {
+		v[c] = int8(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		v[c], v[c-'a'+'A'] = int8(c-'a'+10), int8(c-'a'+10)
+	}
+	return v
+}()
+
+func isHex(c byte) bool { return hexValue[c] >= 0 }
+
+// unhex is the value of hex digit c (isHex).
+func unhex(c byte) byte { return byte(hexValue[c]) }

@@ -1,6 +1,9 @@
 package request
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 func TestClassifyPath(t *testing.T) {
 	tests := []struct {
@@ -52,6 +55,16 @@ func TestToolLabel(t *testing.T) {
 		class := ClassifyPath(tt.path, tt.query, "")
 		if got := ToolLabel(tt.path, tt.query, class); got != tt.want {
 			t.Errorf("ToolLabel(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestHexValue: the table answers for all 256 bytes as strconv does.
+func TestHexValue(t *testing.T) {
+	for c := range 256 {
+		v, err := strconv.ParseUint(string(rune(c)), 16, 8)
+		if isHex(byte(c)) != (err == nil) || err == nil && unhex(byte(c)) != byte(v) {
+			t.Errorf("byte %#x: isHex %v, unhex %d; strconv %d, %v", c, isHex(byte(c)), unhex(byte(c)), v, err)
 		}
 	}
 }

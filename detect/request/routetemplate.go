@@ -134,7 +134,7 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 		switch {
 		case k == "":
 			continue
-		case len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsAny(k, "{}&=?"):
+		case len(k) > maxKeyLen || !utf8.ValidString(k) || containsAny(k, &keyBreakers):
 			k = phToken
 		case allDigits(k):
 			k = phNumber
@@ -143,7 +143,7 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 			continue
 		}
 		v = sc.queryUnescape(v)
-		if v != "" && (len(v) > maxKeyLen || strings.ContainsAny(v, "{}&=?/") || sc.normalisesToPlaceholder(v)) {
+		if v != "" && (len(v) > maxKeyLen || containsAny(v, &valueBreakers) || sc.normalisesToPlaceholder(v)) {
 			v = ""
 		}
 		items = append(items, QueryItem{k, v})
@@ -155,6 +155,30 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 	}
 	sc.items = items
 	return items
+}
+
+// Bytes that make a query key a token (keyBreakers) and a value no
+// route's name (valueBreakers): the template's own syntax, and a path.
+var keyBreakers, valueBreakers = byteSet("{}&=?"), byteSet("{}&=?/")
+
+// byteSet is the set of the bytes of chars (ASCII).
+func byteSet(chars string) (set [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+// containsAny is strings.ContainsAny(s, chars) for the ASCII chars of set
+// (byteSet): no byte of a multi-byte rune is ASCII. Unlike ContainsAny, it
+// builds no set per call.
+func containsAny(s string, set *[256]bool) bool {
+	for i := 0; i < len(s); i++ {
+		if set[s[i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
@@ -223,7 +247,7 @@ func appendNormalised(dst []byte, s string) []byte {
 	if s == "" {
 		return dst
 	}
-	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && !strings.ContainsAny(ns, "/") && utf8.RuneCountInString(ns) <= 20 {
+	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && strings.IndexByte(ns, '/') < 0 && utf8.RuneCountInString(ns) <= 20 {
 		start := len(dst)
 		dst = append(append(dst, ns...), ':')
 		n := len(dst)
@@ -246,7 +270,7 @@ func appendNormalised(dst []byte, s string) []byte {
 		ph = phUUID
 	case len(base) >= 8 && hexString(base) && strings.ContainsAny(base, "0123456789"):
 		ph = phHash
-	case utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base):
+	case longOrInvalid(base):
 		ph = phToken
 	case hasLetterAndDigit(base) && len(base) >= 6:
 		ph = phToken
@@ -257,6 +281,30 @@ func appendNormalised(dst []byte, s string) []byte {
 		return append(dst, s...)
 	}
 	return append(append(dst, ph...), ext...)
+}
+
+// longOrInvalid reports whether s is longToken runes or more, or not valid
+// UTF-8, in one pass that stops at the answer.
+func longOrInvalid(s string) bool {
+	if len(s) < longToken {
+		return !utf8.ValidString(s) // fewer bytes than longToken: fewer runes
+	}
+	runes := 0
+	for i := 0; i < len(s); runes++ {
+		if runes == longToken {
+			return true
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return true
+		}
+		i += n
+	}
+	return runes >= longToken
 }
 
 // isSlug reports whether a segment reads like a title turned into a URL:

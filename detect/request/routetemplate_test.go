@@ -1,7 +1,9 @@
 package request
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRouteTemplate(t *testing.T) {
@@ -35,6 +37,22 @@ func TestRouteTemplate(t *testing.T) {
 	for _, tt := range tests {
 		if got := RouteTemplate(tt.path, tt.query); got != tt.want {
 			t.Errorf("RouteTemplate(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestLongOrInvalid: the one pass answers as counting the runes and
+// validating the whole string apart would, at the edges: 23 and 24 runes of
+// two bytes, invalid bytes before and after the 24th rune, and an encoded
+// U+FFFD, which is valid.
+func TestLongOrInvalid(t *testing.T) {
+	cases := []string{"", "abc", strings.Repeat("a", 23), strings.Repeat("a", 24), strings.Repeat("가", 7), strings.Repeat("é", 23),
+		strings.Repeat("é", 24), strings.Repeat("é", 10) + "\xff", strings.Repeat("é", 24) + "\xff", "\ufffd", strings.Repeat("\ufffd", 30),
+		strings.Repeat("a", 22) + "\xe2\x82", "ab\xc3"}
+	for _, s := range cases {
+		want := utf8.RuneCountInString(s) >= longToken || !utf8.ValidString(s)
+		if got := longOrInvalid(s); got != want {
+			t.Errorf("longOrInvalid(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
