@@ -15,7 +15,7 @@ const KindCacheCollapse Kind = "cache_collapse"
 
 func init() {
 	Register(Spec{
-		Kind: KindCacheCollapse, New: func() Detector { return cacheCollapseDetector{} },
+		Kind: KindCacheCollapse, ReadsLines: true, New: func() Detector { return cacheCollapseDetector{} },
 		NewFacts: func() Facts { return &CacheCollapseFacts{} },
 		Role:     RoleTrigger,
 		Scan: ScanMeasure{Metric: Messages.SayLater("cache_collapse.scan_metric", nil),

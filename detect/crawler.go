@@ -14,7 +14,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindCrawlerBurst, New: func() Detector { return crawlerDetector{} },
+		Kind: KindCrawlerBurst, ReadsLines: true, New: func() Detector { return crawlerDetector{} },
 		NewFacts: func() Facts { return &CrawlerBurstFacts{} },
 		Role:     RoleTrigger,
 		Scan: ScanMeasure{Metric: Messages.SayLater("crawler_burst.scan_metric", nil),

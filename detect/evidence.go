@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/prose"
 	"github.com/aftermath-forensics/aftermath/sources"
+	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/evidence"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
@@ -45,6 +46,10 @@ type Evidence struct {
 	// measures it): an incident's edge that runs into minutes the access
 	// log has no lines for is unknown, never a recovery (Unlogged).
 	Coverage []sources.Coverage
+	// PullFailed are the minutes whose raw lines a pushed-down fetch
+	// could not pull (bundle.yaml's pushdown.pull_failed): counted, not
+	// read, and not because they were ordinary.
+	PullFailed []bundle.Window
 }
 
 // NewAggregate is the ingest.NewAggregate the detectors read: the access log
@@ -63,6 +68,9 @@ func EvidenceOf(l *evidence.Loaded) *Evidence {
 	}
 	if t, ok := l.Traffic.(*Traffic); ok {
 		ev.Traffic = t
+	}
+	if l.Pushdown != nil {
+		ev.PullFailed = l.Pushdown.PullFailed
 	}
 	return ev
 }
@@ -97,6 +105,10 @@ type Result struct {
 	Incidents *Incidents
 	// Summary is what the window's evidence amounts to, with these findings.
 	Summary *Summary
+	// Unread, when set, is the part of the failing stretches whose raw
+	// lines could not be pulled, and the checks it left unjudged or
+	// estimated (pullfailed.go).
+	Unread *UnreadStretch
 }
 
 // Run runs every detector over given and summarizes the window. given is not
@@ -132,12 +144,14 @@ func Run(ctx context.Context, given *Evidence, detectors []Detector) (*Result, e
 	res.Pool = ev.Pool
 	res.Incidents = ev.incidents()
 	res.DataQuality = append(res.DataQuality, res.Incidents.Notes...)
+	unread := ev.unreadStretch(res.Incidents)
 	for _, d := range detectors {
 		fs, check, err := d.Detect(ctx, ev, required(res.Findings, d.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("detector %s: %w", d.Name(), err)
 		}
 		check.Name = d.Name()
+		unread.judge(d.Name(), fs, &check)
 		for i := range fs {
 			fs[i].Start, fs[i].End = fs[i].Start.UTC(), fs[i].End.UTC()
 			fs[i].ID = fmt.Sprintf("%s-%d", fs[i].Kind, countKind(res.Findings, fs[i].Kind)+1)
@@ -158,6 +172,10 @@ func Run(ctx context.Context, given *Evidence, detectors []Detector) (*Result, e
 			res.DataQuality = append(res.DataQuality, sources.Note(string(d.Name()), sources.SeverityInfo, Messages.Say("check.could_not_run", why)))
 		}
 		res.Checks = append(res.Checks, check)
+	}
+	if n := unread.note(); n != nil {
+		res.DataQuality = append(res.DataQuality, *n)
+		res.Unread = unread
 	}
 	res.Summary = summarize(ev, res.Pool, res.Findings)
 	return res, nil

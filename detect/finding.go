@@ -154,6 +154,11 @@ const (
 	// only, since what it needs (a crawler's share of a minute's answers, a
 	// route's PHP time) is not in the minutes that were only counted.
 	EstimateReadMinutes = "read_minutes_only"
+	// EstimatePullFailed: the raw pull of some minutes of its failing
+	// stretch failed (only their counts are known), so what it reads from
+	// lines (addresses, routes, fingerprints) is a lower bound and its
+	// start may be late (pullfailed.go).
+	EstimatePullFailed = "pull_failed"
 )
 
 // Estimate names figures of a finding (fact names; "start" for the

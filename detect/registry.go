@@ -30,6 +30,12 @@ type Spec struct {
 	// those roles as if each were in Requires, a kind registered later
 	// included.
 	RequiresRoles []Role
+	// ReadsLines says the detector judges from what only an access-log
+	// line tells (addresses, routes, fingerprints, headers), never from
+	// per-minute counts: where the raw lines of a failing stretch could not
+	// be pulled, Run says it could not judge, or marks what it found
+	// estimated (pullfailed.go).
+	ReadsLines bool
 	// New returns the detector.
 	New func() Detector
 	// NewFacts returns the kind's empty facts struct (a pointer), so that a

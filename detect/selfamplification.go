@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register(Spec{
-		Kind: KindSelfAmplification, Requires: []Kind{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
+		Kind: KindSelfAmplification, ReadsLines: true, Requires: []Kind{KindWorkerSaturation}, New: func() Detector { return selfAmplificationDetector{} },
 		NewFacts: func() Facts { return &SelfAmplificationFacts{} },
 		Role:     RoleMechanism,
 		Chain:    2,

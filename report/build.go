@@ -41,6 +41,7 @@ func Build(_ context.Context, l *evidence.Loaded, res *detect.Result, tz string,
 	r.Findings = res.Findings
 	r.Checks = res.Checks
 	r.incidents = res.Incidents
+	r.unread = res.Unread
 	r.DataQuality = append(r.DataQuality, res.DataQuality...)
 	r.Changes = append([]sources.Change(nil), l.Changes...)
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Time.Before(r.Changes[j].Time) })

@@ -76,6 +76,10 @@ type Report struct {
 	// incidents are the failing stretches detect found (nil when the report
 	// was assembled by hand): the impact leads with the worst.
 	incidents *detect.Incidents
+	// unread is the part of the failing stretches whose raw lines could not
+	// be pulled and the checks it left unjudged (nil when none): the
+	// summary says so, data_quality has it in words.
+	unread *detect.UnreadStretch
 	// proseErr is the first message Assemble could not say.
 	proseErr error
 	// printers are Assemble's while it runs, one per language, zone and day.

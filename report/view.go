@@ -389,6 +389,11 @@ func summary(p printer, r *Report) string {
 	if crawler == nil {
 		s = append(s, contextRises(p, r)...)
 	}
+	if u := r.unread; u != nil {
+		// A cause looked for in lines that were never read is not
+		// absent: the reader is told so where the cause would be.
+		s = append(s, p.say("summary.unread", u.Said()))
+	}
 	// What let it turn into an outage: the change that enabled it, told
 	// with the health check it starved when there is one.
 	var why struct {

@@ -218,6 +218,14 @@ type PushdownCost struct {
 	// a failing stretch's edge touched minutes that were only counted; their
 	// lines, bytes and requests are in the totals above too.
 	SecondPasses []SecondPass `yaml:"second_passes,omitempty" json:"second_passes,omitempty"`
+	// PullFailed are the stretches of minutes whose raw lines were to be
+	// pulled (they stood out, or were the baseline's sample) but whose pull
+	// failed: Loki's per-minute counts stand in for them, so requests,
+	// statuses and failures are whole there while what only a line tells
+	// (addresses, routes, fingerprints, latencies) is missing. Unlike a
+	// minute counted because it did not stand out, nothing says such a
+	// minute was ordinary. A second pass that pulls one takes it out.
+	PullFailed []Window `yaml:"pull_failed,omitempty" json:"pull_failed,omitempty"`
 	// LimitsLearned are Loki's limits the fetch met and followed, one
 	// sentence each with Loki's own words (max_query_length,
 	// max_query_series, max_query_bytes_read, max_querier_bytes_read; the

@@ -33,6 +33,24 @@ import (
 // its counts stand in for its lines.
 const ReasonPullFailed = "pull failed"
 
+// pullFailedStretches are the runs of minutes marked ReasonPullFailed
+// (bundle.yaml's pushdown.pull_failed), in order.
+func pullFailedStretches(minutes []Minute) []bundle.Window {
+	var out []bundle.Window
+	for _, m := range minutes {
+		if m.Pulled || m.Reason != ReasonPullFailed {
+			continue
+		}
+		end := m.T.Add(time.Minute)
+		if n := len(out); n > 0 && out[n-1].To.Equal(m.T) {
+			out[n-1].To = end
+			continue
+		}
+		out = append(out, bundle.Window{From: m.T, To: end})
+	}
+	return out
+}
+
 // lineMinutes is the minute (Unix seconds / 60) of every line written to an
 // access file, in the order written.
 type lineMinutes []int64

@@ -770,6 +770,7 @@ func (f *fetcher) pushdownCost(cost bundle.PushdownCost, plan pushdownPlan) {
 		return
 	}
 	cost.SecondPassMaxPasses, cost.SecondPassMaxMinutes = MaxSecondPasses, maxSecondPassMinutes
+	cost.PullFailed = pullFailedStretches(plan.rows)
 	f.manifest.Pushdown = &cost
 	msg := fmt.Sprintf("%spulled %d access-log lines (%d bytes) in %d requests to Loki (%d response bytes on the wire, %d unpacked; Loki read %d bytes to answer)", pushdownMark,
 		cost.PulledLines, cost.PulledBytes, cost.Requests, cost.ResponseBytes, cost.ResponseDecodedBytes, cost.LokiBytesProcessed)

@@ -247,6 +247,8 @@ type analysis struct {
 	// backtests is each proposed rule's backtest by finding id, decoded
 	// from its JSON (analyzeWithBacktests only).
 	backtests map[string]map[string]any
+	// postmortem is postmortem.md in English.
+	postmortem string
 }
 
 func analyze(t *testing.T, dir string) analysis {
@@ -301,7 +303,11 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	if err := json.Unmarshal(js, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded, backtests: backtests}
+	md, err := report.Render(rep, report.FormatMarkdown, "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded, backtests: backtests, postmortem: string(md)}
 }
 
 // differences lists the paths where two decoded JSON documents differ.

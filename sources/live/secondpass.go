@@ -190,6 +190,7 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 		return 0, err
 	}
 	f.record(p.rec)
+	pd.PullFailed = pullFailedStretches(minutes)
 	pd.SecondPasses = append(pd.SecondPasses, pass)
 	pd.PulledLines += pass.Lines
 	pd.PulledBytes += pass.Bytes
