@@ -24,7 +24,7 @@ func TestRulesFromReportJSON(t *testing.T) {
 		t.Skip("simulation in -short mode")
 	}
 	dir := filepath.Join(t.TempDir(), "b")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "credential-stuffing", Seed: 2, BaselineHours: 3, Out: dir, FastGzip: true}); err != nil {
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "credential-stuffing", Seed: 2, BaselineHours: 3, Out: dir, StoredGzip: true}); err != nil {
 		t.Fatal(err)
 	}
 	in := inputForBundle(t, dir)

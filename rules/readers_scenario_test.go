@@ -100,7 +100,7 @@ func TestReadersOnRecordedTraffic(t *testing.T) {
 	ctx := context.Background()
 	for _, sc := range []string{"flash-crowd", "crawler-backlog"} {
 		dir := filepath.Join(t.TempDir(), sc)
-		if _, err := simulate.Run(ctx, simulate.Options{Scenario: sc, Seed: 3, BaselineHours: 1, Out: dir, FastGzip: true}); err != nil {
+		if _, err := simulate.Run(ctx, simulate.Options{Scenario: sc, Seed: 3, BaselineHours: 1, Out: dir, StoredGzip: true}); err != nil {
 			t.Fatal(err)
 		}
 		addresses, readers := classifyTruth(t, dir)

@@ -162,7 +162,7 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 	}
 	if !testing.Short() {
 		dir := filepath.Join(t.TempDir(), "b")
-		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 2, BaselineHours: 2, Out: dir, FastGzip: true}); err != nil {
+		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 2, BaselineHours: 2, Out: dir, StoredGzip: true}); err != nil {
 			t.Fatal(err)
 		}
 		in := inputForBundle(t, dir)

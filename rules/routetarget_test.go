@@ -76,7 +76,7 @@ func TestWordPressRule(t *testing.T) {
 		t.Skip("simulation in -short mode")
 	}
 	dir := filepath.Join(t.TempDir(), "b")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1, BaselineHours: 3, Out: dir, FastGzip: true}); err != nil {
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1, BaselineHours: 3, Out: dir, StoredGzip: true}); err != nil {
 		t.Fatal(err)
 	}
 	p := proposeForBundle(t, dir)

@@ -35,7 +35,7 @@ func TestScenarioAcceptance(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := filepath.Join(t.TempDir(), "b")
-			sum, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Seed: tt.seed, BaselineHours: 24, Crawler: tt.crawler, Out: dir, FastGzip: true})
+			sum, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Seed: tt.seed, BaselineHours: 24, Crawler: tt.crawler, Out: dir, StoredGzip: true})
 			if err != nil {
 				t.Fatal(err)
 			}

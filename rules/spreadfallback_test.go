@@ -26,7 +26,7 @@ func TestProposeSpreadWhenPerClientMisses(t *testing.T) {
 		t.Skip("simulation in -short mode")
 	}
 	dir := filepath.Join(t.TempDir(), "b")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "laravel-rotating-scraper", Seed: 1, BaselineHours: 2, Out: dir, FastGzip: true}); err != nil {
+	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "laravel-rotating-scraper", Seed: 1, BaselineHours: 2, Out: dir, StoredGzip: true}); err != nil {
 		t.Fatal(err)
 	}
 	in := inputForBundle(t, dir)

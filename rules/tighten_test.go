@@ -24,7 +24,7 @@ func TestTightenSteadyScraper(t *testing.T) {
 		t.Skip("simulation in -short mode")
 	}
 	dir := filepath.Join(t.TempDir(), "b")
-	sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "steady-scraper-rises", Seed: 4, BaselineHours: 3, Out: dir, FastGzip: true})
+	sum, err := simulate.Run(context.Background(), simulate.Options{Scenario: "steady-scraper-rises", Seed: 4, BaselineHours: 3, Out: dir, StoredGzip: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,9 @@ func writeLinesErr(path string, lines [][]byte, gz bool) error {
 	var w io.Writer = f
 	var zw *gzip.Writer
 	if gz {
-		zw, _ = gzip.NewWriterLevel(f, gzip.BestSpeed) // a valid level; read once
+		// Stored, not deflated: the reader inflates it all the same, and the
+		// file is written and read once.
+		zw, _ = gzip.NewWriterLevel(f, gzip.NoCompression)
 		w = zw
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)

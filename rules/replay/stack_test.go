@@ -179,7 +179,7 @@ func crawlerIncident(t *testing.T) testAnalysis {
 		incident.dir = dir
 		out := filepath.Join(dir, "bundle")
 		ctx := context.Background()
-		if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Out: out, Seed: 1, Scale: 1, BaselineHours: 1, FastGzip: true}); err != nil {
+		if _, err := simulate.Run(ctx, simulate.Options{Scenario: "crawler-backlog", Out: out, Seed: 1, Scale: 1, BaselineHours: 1, StoredGzip: true}); err != nil {
 			incident.err = err
 			return
 		}

@@ -105,7 +105,7 @@ func (s *simulatedCrawl) open(t testing.TB) *bundle.Bundle {
 		if s.dir, s.err = os.MkdirTemp("", "aftermath-live-sim-"); s.err != nil {
 			return
 		}
-		_, s.err = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: s.baselineHours, Out: filepath.Join(s.dir, "b"), FastGzip: true})
+		_, s.err = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: s.baselineHours, Out: filepath.Join(s.dir, "b"), StoredGzip: true})
 	})
 	if s.err != nil {
 		t.Fatal(s.err)
