@@ -339,7 +339,8 @@ func analyzeLive(t *testing.T, config string, from, to time.Time) (a *analysis.A
 		t.Fatal(err)
 	}
 	defer cleanup()
-	a, err = analyzeInputs(context.Background(), *in, d, "en")
+	// Every language: the tests read the postmortem in en and ko.
+	a, err = analyzeInputs(context.Background(), *in, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,11 @@ import (
 // this build. d, when not nil, is in already loaded and detected (the last
 // analysis of a live fetch's second passes, analysis.SecondPasses), which is
 // not done again; analyzeInputs closes it. The report's texts are said in
-// lang (and report.json's English) only. An error is an *exitError.
-func analyzeInputs(ctx context.Context, in evidence.Inputs, d *analysis.Detected, lang string) (*analysis.Analysis, error) {
+// langs (and report.json's English) only, every language when none is
+// given. An error is an *exitError.
+func analyzeInputs(ctx context.Context, in evidence.Inputs, d *analysis.Detected, langs ...string) (*analysis.Analysis, error) {
 	gen := buildInfo()
-	o := analysis.Options{Generator: &gen, Langs: []string{lang}}
+	o := analysis.Options{Generator: &gen, Langs: langs}
 	var a *analysis.Analysis
 	var err error
 	if d == nil {
