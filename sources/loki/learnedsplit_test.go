@@ -54,21 +54,7 @@ func TestSeriesLimitSplitsByNamedValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Series) != groups || len(got.Series) != len(want.Series) {
-		t.Fatalf("%d series under the limit, %d without, want %d", len(got.Series), len(want.Series), groups)
-	}
-	var sum float64
-	for i := range want.Series {
-		if got.Series[i].Labels != want.Series[i].Labels || !slices.Equal(got.Series[i].Values, want.Series[i].Values) {
-			t.Errorf("series %s under the limit, %s without, or their minutes differ", got.Series[i].Labels, want.Series[i].Labels)
-		}
-		for _, v := range got.Series[i].Values {
-			sum += v
-		}
-	}
-	if int(sum) != n {
-		t.Errorf("%v lines counted, %d pushed", sum, n)
-	}
+	sameSeriesUnderTheLimit(t, got, want, groups, n)
 	passes := float64(f.BytesProcessed()) / float64(whole)
 	if bound := float64((groups+7)/8 + 1); passes > bound {
 		calls, _ := f.Stats()

@@ -27,13 +27,8 @@ func decodeLine(p *fastjson.Parser, raw []byte, l *line) error {
 		return err
 	}
 	*l = line{}
-	var firstErr error
-	o.Visit(func(k []byte, x *fastjson.Value) {
-		if firstErr != nil || x.Type() == fastjson.TypeNull {
-			return
-		}
-		var err error
-		switch string(k) {
+	return visitFields(o, "", func(k string, x *fastjson.Value) (err error) {
+		switch k {
 		case "level":
 			l.Level, err = str(x)
 		case "ts":
@@ -63,11 +58,8 @@ func decodeLine(p *fastjson.Parser, raw []byte, l *line) error {
 		case "resp_headers":
 			l.RespHeaders, err = headers(x)
 		}
-		if err != nil {
-			firstErr = fmt.Errorf("%s: %w", k, err)
-		}
+		return err
 	})
-	return firstErr
 }
 
 func decodeRequest(x *fastjson.Value, l *line) error {
@@ -77,13 +69,8 @@ func decodeRequest(x *fastjson.Value, l *line) error {
 	}
 	req := &lineRequest{}
 	l.Request = req
-	var firstErr error
-	o.Visit(func(k []byte, x *fastjson.Value) {
-		if firstErr != nil || x.Type() == fastjson.TypeNull {
-			return
-		}
-		var err error
-		switch string(k) {
+	return visitFields(o, "request.", func(k string, x *fastjson.Value) (err error) {
+		switch k {
 		case "remote_ip":
 			req.RemoteIP, err = str(x)
 		case "remote_port":
@@ -101,8 +88,21 @@ func decodeRequest(x *fastjson.Value, l *line) error {
 		case "headers":
 			req.Headers, err = headers(x)
 		}
-		if err != nil {
-			firstErr = fmt.Errorf("request.%s: %w", k, err)
+		return err
+	})
+}
+
+// visitFields calls field for each member of o that is not null, as
+// json.Unmarshal leaves a field alone for null, and stops at the first
+// error, named with prefix and the member's key.
+func visitFields(o *fastjson.Object, prefix string, field func(k string, x *fastjson.Value) error) error {
+	var firstErr error
+	o.Visit(func(k []byte, x *fastjson.Value) {
+		if firstErr != nil || x.Type() == fastjson.TypeNull {
+			return
+		}
+		if err := field(string(k), x); err != nil {
+			firstErr = fmt.Errorf("%s%s: %w", prefix, k, err)
 		}
 	})
 	return firstErr
