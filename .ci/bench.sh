@@ -6,14 +6,15 @@
 #    loop (jsonparser) over the same log, at 1 and 2 cores, alternating; prints
 #    MB per CPU-second of each (the speed of one core), their ratio and peak
 #    RSS, and the budget's verdicts (ratio >= 0.5 and < 80 MiB at 1 core), and
-#    the flat-memory check of the analysis on the big log.
+#    the flat-memory check of the analysis: the same log's traffic written at
+#    16 times the lines (BENCH_BIG_SIZE), the same distinct keys.
 # 2. Ingest (issue 9): aftermath's ingest (accesslog.Read +
 #    detect.Traffic.Observe and the spill of the requests for the rules, what
 #    analyze's ingest.Load does) against the bare reference loop (jsonparser,
 #    and fastjson), zcat, cat and GoAccess (its CADDY format, and the same
 #    without the tls fields), alternating and repeated on one generated 1 GiB
 #    Caddy log; all of analyze on it; and the peak RSS of ingest on 1 GiB and
-#    4 GiB of the same traffic.
+#    4 GiB of the same traffic (the 1 GiB log's lines, each written 4 times).
 # Measured one process at a time: wall and CPU time (user+sys) of each, peak RSS
 # from the kernel (VmHWM, or GNU time for other programs).
 #
@@ -23,7 +24,7 @@
 #   BENCH_ANALYSIS_SIZE  size of the whole analysis's log, 0 to skip table 1 (default 256MB)
 #   BENCH_ANALYSIS_REPS  runs of each in table 1 (default 3)
 #   BENCH_SIZE           size of the ingest table's log, 0 to skip table 2 (default 1GiB)
-#   BENCH_BIG_SIZE       size of the flat-memory log, 0 to skip (default 4GiB)
+#   BENCH_BIG_SIZE       size of the flat-memory logs, 0 to skip (default 4GiB)
 #   BENCH_REPS           runs of each reader in table 2 (default 5)
 #   BENCH_GOACCESS_REPS  runs of each GoAccess mode (default 1: ~100 s each in CADDY mode)
 # The quickest useful run: BENCH_SIZE=0 BENCH_BIG_SIZE=0 make bench (table 1 alone).
@@ -59,22 +60,34 @@ generate() {
   echo "$log"
 }
 
-biglog=""
-if [ "$big" != "0" ]; then
-  biglog=$(generate "$big")
-fi
+# flatlog SIZE: the flat-memory log of the SIZE log, once: its traffic, each
+# line written as many times as fit in $big, so that it has exactly the SIZE
+# log's distinct keys (addresses, pages, fingerprints, minutes) at 4 or 16
+# times the lines. A denser log of $big drawn afresh holds more keys (more of
+# the population in each minute), and would measure them instead of the lines.
+flatlog() {
+  local log="$dir/caddy-$1-repeated-to-$big-$stamp.log"
+  if [ ! -s "$log" ]; then
+    echo "generating $log ..." >&2
+    "$bin" gen -size "$1" -repeat-to "$big" -out "$log" >&2
+  fi
+  echo "$log"
+}
+
 echo "machine: $(nproc) CPUs, $(uptime)" >&2
 
 if [ "$asize" != "0" ]; then
   alog=$(generate "$asize")
+  abig=""
+  [ "$big" != "0" ] && abig=$(flatlog "$asize")
   cat "$alog" > /dev/null # the page cache, so that the first run does not pay the disk
-  "$bin" analysis -plain "$alog" -reps "$areps" ${biglog:+-big "$biglog"}
+  "$bin" analysis -plain "$alog" -reps "$areps" ${abig:+-big "$abig"}
 fi
 
 if [ "$size" != "0" ]; then
   log=$(generate "$size" gzip)
   args=(-plain "$log" -gzip "$log.gz" -reps "$reps" -goaccess-reps "$gareps")
-  [ -n "$biglog" ] && args+=(-big "$biglog")
+  [ "$big" != "0" ] && args+=(-big "$(flatlog "$size")")
   cat "$log" "$log.gz" > /dev/null
   "$bin" table "${args[@]}"
 fi

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -46,6 +47,24 @@ type result struct {
 	// (runtime.MemStats): unlike time, the same on a busy machine.
 	AllocMiB float64 `json:"alloc_mib"`
 	Mallocs  uint64  `json:"mallocs"`
+	// LiveMiB is the largest heap the garbage collector found live, read at
+	// each stage of the pipeline and at the end (runtime/metrics'
+	// /gc/heap/live:bytes, as of the last collection): what the analysis
+	// holds, without the garbage that peak RSS also counts until the next
+	// collection, whose amount depends on how long the run is.
+	LiveMiB float64 `json:"live_mib"`
+}
+
+// liveHeap is the largest live heap seen so far (bytes).
+var liveHeap uint64
+
+// noteLiveHeap updates liveHeap from the last collection's live heap.
+func noteLiveHeap() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		liveHeap = max(liveHeap, sample[0].Value.Uint64())
+	}
 }
 
 func main() {
@@ -77,6 +96,8 @@ func main() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	res.AllocMiB, res.Mallocs = float64(ms.TotalAlloc)/(1<<20), ms.Mallocs
+	noteLiveHeap()
+	res.LiveMiB = float64(liveHeap) / (1 << 20)
 	json.NewEncoder(os.Stdout).Encode(res)
 }
 
@@ -124,6 +145,7 @@ func analyze(path string, res *result) error {
 type afterIngest struct{ at time.Time }
 
 func (p *afterIngest) Stage(name string, _ int64) {
+	noteLiveHeap()
 	if os.Getenv("ANALYZEBENCH_STAGES") != "" {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

@@ -1,7 +1,9 @@
 // Command ingestbench measures aftermath's ingest against its yardsticks on one
 // large generated Caddy log (issue 9); .ci/bench.sh (make bench) drives it.
 //
-//	ingestbench gen   -size 1GiB -out FILE [-gzip FILE.gz]   write the log (streaming)
+//	ingestbench gen   -size 1GiB -out FILE [-gzip FILE.gz]   write the log (streaming); -repeat-to 4GiB
+//	                                                         writes each line as often as fits: the
+//	                                                         same keys at more lines
 //	ingestbench run   -what ingest|ref FILE                    one measured read (in this process)
 //	ingestbench table -plain FILE -gzip FILE.gz [-reps N]      alternate and repeat every reader
 //	                                                         in child processes; print the table
@@ -90,10 +92,19 @@ func genCmd(args []string) error {
 	gz := fs.String("gzip", "", "also write a gzip copy here (default level, as Caddy's log roller)")
 	seed := fs.Uint64("seed", 1, "traffic seed")
 	span := fs.Duration("span", 24*time.Hour, "time the log covers")
+	repeatTo := fs.String("repeat-to", "", "write each line as many times as fit in this size: the traffic of the -size log (its addresses, pages, fingerprints, minutes) at more lines, for the flat-memory check")
 	fs.Parse(args)
 	n, err := parseSize(*size)
 	if err != nil || *out == "" {
 		return fmt.Errorf("gen: -size %q and -out are required (%v)", *size, err)
+	}
+	repeat := 1
+	if *repeatTo != "" {
+		to, err := parseSize(*repeatTo)
+		if err != nil || to < n {
+			return fmt.Errorf("gen: -repeat-to %q: want a size of at least -size %q (%v)", *repeatTo, *size, err)
+		}
+		repeat = int(to / n)
 	}
 	tmp := *out + ".tmp"
 	f, err := os.Create(tmp)
@@ -111,7 +122,7 @@ func genCmd(args []string) error {
 		w = io.MultiWriter(f, zw)
 	}
 	t0 := time.Now()
-	st, err := benchref.Generate(w, benchref.GenOptions{Size: n, Seed: *seed, Span: *span})
+	st, err := benchref.Generate(w, benchref.GenOptions{Size: n, Seed: *seed, Span: *span, Repeat: repeat})
 	if err == nil && zw != nil {
 		err = zw.Close()
 	}
@@ -173,6 +184,8 @@ type result struct {
 	// follows it (detectors, report, rules with their backtest, rendering).
 	IngestS float64 `json:"ingest_s,omitempty"`
 	AfterS  float64 `json:"after_s,omitempty"`
+	// From analyzebench: the largest heap the collector found live.
+	LiveMiB float64 `json:"live_mib,omitempty"`
 }
 
 func runCmd(args []string) error {
@@ -277,7 +290,7 @@ func tableCmd(args []string) error {
 	gz := fs.String("gzip", "", "its gzip copy (optional)")
 	reps := fs.Int("reps", 3, "runs of each reader (medians are printed)")
 	gaReps := fs.Int("goaccess-reps", 1, "runs of each GoAccess mode (they are slow)")
-	big := fs.String("big", "", "a larger log of the same traffic (e.g. 4 GiB) for the flat-memory check (optional)")
+	big := fs.String("big", "", "the -plain log's lines each written several times (gen -repeat-to 4GiB), for the flat-memory check (optional)")
 	analyzeBin := fs.String("analyze", "", "the analyzebench binary (default: beside this one)")
 	fs.Parse(args)
 	if *plain == "" {
@@ -404,11 +417,17 @@ func flatMemory(files []string, of func(file string) reader) ([]result, error) {
 // flatPeaks reads flatMemory's runs (the smaller file first in each pair):
 // the larger file's peak RSS over the smaller's, and both peaks in MiB.
 func flatPeaks(big []result) (ratio, small, large float64) {
+	return flatRatio(big, func(r result) float64 { return float64(r.RSSKiB) / 1024 })
+}
+
+// flatRatio is flatPeaks for any measure of a run (MiB): the larger file's
+// largest over the smaller's.
+func flatRatio(big []result, mib func(result) float64) (ratio, small, large float64) {
 	for i, b := range big {
-		if mib := float64(b.RSSKiB) / 1024; i%2 == 0 {
-			small = max(small, mib)
+		if i%2 == 0 {
+			small = max(small, mib(b))
 		} else {
-			large = max(large, mib)
+			large = max(large, mib(b))
 		}
 	}
 	return large / small, small, large
@@ -580,7 +599,8 @@ func printTable(w io.Writer, readers []reader, results [][]result, big []result,
 	if len(big) >= 2 {
 		var small, large float64
 		x, small, large = flatPeaks(big)
-		check(fmt.Sprintf("peak RSS %.0f MB log / %.0f MB log", float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6), x, "flat (<= 1.15)", x <= 1.15,
+		times := float64(big[1].Lines) / float64(max(big[0].Lines, 1))
+		check(fmt.Sprintf("peak RSS %.0f MB log (the same keys, %.0fx the lines) / %.0f MB log", float64(big[1].Bytes)/1e6, times, float64(big[0].Bytes)/1e6), x, "flat (<= 1.15)", x <= 1.15,
 			fmt.Sprintf("%.0f MiB vs %.0f MiB", large, small))
 	}
 	tw.Flush()

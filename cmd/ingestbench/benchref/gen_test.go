@@ -60,3 +60,37 @@ func TestGenerateIsCaddy(t *testing.T) {
 		t.Error("no REDACTED cookie")
 	}
 }
+
+// TestRepeatKeepsTheKeys: a repeated log is the plain log of the same size,
+// each line written Repeat times in a row, so that the flat-memory check
+// compares two logs with exactly the same distinct keys. A repeat that drew
+// its lines as for the bigger size would place them at other times (other
+// minutes, more of the population): it fails on the first line that differs.
+func TestRepeatKeepsTheKeys(t *testing.T) {
+	var plain, repeated bytes.Buffer
+	const size, repeat = 2 << 20, 3
+	pst, err := Generate(&plain, GenOptions{Size: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rst, err := Generate(&repeated, GenOptions{Size: size, Repeat: repeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rst.Lines != repeat*pst.Lines || rst.Bytes != repeat*pst.Bytes || rst.HTTPS != repeat*pst.HTTPS ||
+		!rst.First.Equal(pst.First) || !rst.Last.Equal(pst.Last) {
+		t.Fatalf("repeated stats %+v, want %d times %+v", rst, repeat, pst)
+	}
+	lines := strings.SplitAfter(plain.String(), "\n")
+	got := strings.SplitAfter(repeated.String(), "\n")
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		for j := range repeat {
+			if g := got[i*repeat+j]; g != line {
+				t.Fatalf("line %d, copy %d:\n got %.120s\nwant %.120s", i, j, g, line)
+			}
+		}
+	}
+}
