@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -222,9 +221,9 @@ func fetchAndTell(t *testing.T, base *live.Config, from, to time.Time, pushdown 
 		cfg.PushdownAfter = live.D(to.Sub(from) + time.Hour)
 	}
 	out := filepath.Join(t.TempDir(), "bundle")
-	var ph phases
+	var ph livetest.Phases[live.Progress]
 	began := time.Now()
-	_, notes, err := live.Fetch(context.Background(), &cfg, from, to, out, ph.report)
+	_, notes, err := live.Fetch(context.Background(), &cfg, from, to, out, func(p live.Progress) { ph.Keep(p.Source+" "+p.Phase, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,14 +276,15 @@ func fetchAndTell(t *testing.T, base *live.Config, from, to time.Time, pushdown 
 			r.familyFile = r.familyFile || q.File == live.FamiliesFile
 		}
 	}
-	for _, k := range ph.order {
-		if p := ph.last[k]; p.Source == "loki" {
+	t.Log("phases:")
+	ph.Each(func(k string, p live.Progress) {
+		t.Logf("  %-24s %5d requests %11d response bytes %11d line bytes %8d %s", k, p.Requests, p.WireBytes, p.Bytes, p.Count, p.Unit)
+		if p.Source == "loki" {
 			r.requests += p.Requests
 			r.wire += p.WireBytes
 		}
-	}
+	})
 	r.story = storyOf(t, a)
-	ph.log(t, "phases")
 	return r
 }
 
@@ -342,35 +342,6 @@ func finishFetched(t *testing.T, dir string, d *analysis.Detected) analyzed {
 		}
 	}
 	return out
-}
-
-// phases collects the last progress report of each phase of a fetch.
-type phases struct {
-	mu    sync.Mutex
-	order []string
-	last  map[string]live.Progress
-}
-
-func (p *phases) report(pr live.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.last == nil {
-		p.last = map[string]live.Progress{}
-	}
-	k := pr.Source + " " + pr.Phase
-	if _, ok := p.last[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.last[k] = pr
-}
-
-func (p *phases) log(t *testing.T, title string) {
-	t.Helper()
-	t.Logf("%s:", title)
-	for _, k := range p.order {
-		pr := p.last[k]
-		t.Logf("  %-24s %5d requests %11d response bytes %11d line bytes %8d %s", k, pr.Requests, pr.WireBytes, pr.Bytes, pr.Count, pr.Unit)
-	}
 }
 
 func mustReadFile(t *testing.T, path string) []byte {

@@ -316,34 +316,16 @@ func keys(a analysis) []string {
 }
 
 // phases collects the last progress report of each phase.
-type phases struct {
-	mu    sync.Mutex
-	order []string
-	last  map[string]Progress
-	calls int
-}
+type phases struct{ livetest.Phases[Progress] }
 
-func (p *phases) report(pr Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.last == nil {
-		p.last = map[string]Progress{}
-	}
-	k := pr.Source + " " + pr.Phase
-	if _, ok := p.last[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.last[k] = pr
-	p.calls++
-}
+func (p *phases) report(pr Progress) { p.Keep(pr.Source+" "+pr.Phase, pr) }
 
 func (p *phases) log(t *testing.T, title string) {
 	t.Helper()
 	t.Logf("%s:", title)
-	for _, k := range p.order {
-		pr := p.last[k]
+	p.Each(func(k string, pr Progress) {
 		t.Logf("  %-24s %5d requests %11d response bytes %11d line bytes %8d %s", k, pr.Requests, pr.WireBytes, pr.Bytes, pr.Count, pr.Unit)
-	}
+	})
 }
 
 // TestFetchMatchesOfflineBundle fetches the simulated incident from the fakes
