@@ -88,7 +88,7 @@ bench-go:
 # About 150 s of CPU for the day; LOKI_COST=day,week,day-limits,day-bytes picks the runs.
 LOKI_COST ?= day,week
 loki-cost:
-	AFTERMATH_LOKI_COST=$(LOKI_COST) $(GO) test -count=1 -timeout 60m -run '^TestLokiCost$$' -v ./sources/live/
+	AFTERMATH_LOKI_COST=$(LOKI_COST) $(GO) test -count=1 -timeout 60m -run '^TestLokiCost$$' -v ./analysis/
 
 # Diagnosis accuracy (issue 13): every simulate scenario over 5 seeds, each
 # analyzed as `aftermath analyze` does and scored against its truth.json; prints

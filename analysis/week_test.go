@@ -363,8 +363,8 @@ func describe(r *scan.Result) string {
 
 func local(t time.Time, loc *time.Location) string { return t.In(loc).Format("Mon 15:04") }
 
-// TestWeekCoverageHasNoFalseGap reads the simulated week as analyze does and
-// checks that its access log, complete, has no gap: a night's minutes
+// TestWeekCoverageHasNoFalseGap reads the simulated week's access log as
+// analyze does and checks that, complete, it has no gap: a night's minutes
 // without a request are the site's own quiet, not lines lost. Judged against
 // one rate for the whole week (its median minute, 8 lines), two quiet
 // three-minute stretches of early morning were called holes and the run
@@ -377,7 +377,13 @@ func TestWeekCoverageHasNoFalseGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, _, err := analysis.Load(context.Background(), evidence.FromBundle(b), seoul)
+	// The access log's coverage is measured on its lines over the
+	// manifest's window alone: the ten days of metrics, which were three
+	// quarters of this loading's CPU, are left out (the coverage read with
+	// them was the same, field for field).
+	in := evidence.FromBundle(b)
+	in.Metrics = nil
+	loaded, _, err := analysis.Load(context.Background(), in, seoul)
 	if err != nil {
 		t.Fatal(err)
 	}

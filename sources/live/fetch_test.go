@@ -33,18 +33,13 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/loki"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
-	"github.com/aftermath-forensics/aftermath/sources/simulate"
 	"github.com/aftermath-forensics/aftermath/sources/testenv"
 )
 
-// simulatedCrawl is the reference crawl (crawler-backlog, seed 1) with
-// baselineHours of ordinary traffic before its window, simulated once per
-// test binary and removed by TestMain.
+// simulatedCrawl is the reference crawl (livetest.Crawl), simulated once
+// per test binary and removed by TestMain.
 type simulatedCrawl struct {
-	baselineHours float64
-	once          sync.Once
-	dir           string
-	err           error
+	livetest.Crawl
 	// offline is the analysis of the simulated bundle itself (what a
 	// full pull must match), made once for every test that compares.
 	offlineOnce sync.Once
@@ -55,7 +50,7 @@ type simulatedCrawl struct {
 // tests only read it.
 func (s *simulatedCrawl) offlineAnalysis(t *testing.T) analysis {
 	t.Helper()
-	b := s.open(t)
+	b := s.Open(t)
 	s.offlineOnce.Do(func() { s.offline = analyze(t, b.Dir) })
 	if s.offline.report == nil {
 		t.Fatal("the simulated bundle's analysis failed in another test")
@@ -65,7 +60,7 @@ func (s *simulatedCrawl) offlineAnalysis(t *testing.T) analysis {
 
 // The simulated incident the end-to-end tests serve from fakes: three hours
 // of ordinary traffic before its 90-minute window.
-var simulatedIncident = &simulatedCrawl{baselineHours: 3}
+var simulatedIncident = &simulatedCrawl{Crawl: livetest.Crawl{BaselineHours: 3}}
 
 // TestMain unsets the environment a Config reads (liveEnv) for the whole
 // binary, so that the fetch tests, which read none of it, can run in
@@ -78,7 +73,6 @@ var simulatedIncident = &simulatedCrawl{baselineHours: 3}
 //     fresh fake Loki and Prometheus with a Config that reads them;
 //   - sharedIncident(t): servedIncident's fakes made once, for tests that
 //     only read them (set no limit, hook or stats);
-//   - simulatedDay(t): the crawl with 24 h of baseline (crawlerDay);
 //   - smallIncident(t): 2 h of synthetic traffic in a fresh fake Loki.
 func TestMain(m *testing.M) {
 	for _, k := range liveEnv {
@@ -91,35 +85,13 @@ func TestMain(m *testing.M) {
 	if binaryFailed.Load() && code == 0 {
 		code = 1
 	}
-	for _, s := range []*simulatedCrawl{simulatedIncident, crawlerDay} {
-		if s.dir != "" {
-			os.RemoveAll(s.dir)
-		}
-	}
+	simulatedIncident.Remove()
 	os.Exit(code)
-}
-
-func (s *simulatedCrawl) open(t testing.TB) *bundle.Bundle {
-	t.Helper()
-	s.once.Do(func() {
-		if s.dir, s.err = os.MkdirTemp("", "aftermath-live-sim-"); s.err != nil {
-			return
-		}
-		_, s.err = simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 1, BaselineHours: s.baselineHours, Out: filepath.Join(s.dir, "b"), StoredGzip: true})
-	})
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	b, err := bundle.Open(filepath.Join(s.dir, "b"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func simulated(t testing.TB) (string, *bundle.Bundle) {
 	t.Helper()
-	b := simulatedIncident.open(t)
+	b := simulatedIncident.Open(t)
 	return b.Dir, b
 }
 
@@ -244,27 +216,12 @@ type analysis struct {
 	requests int64
 	// report is report.json, decoded.
 	report map[string]any
-	// backtests is each proposed rule's backtest by finding id, decoded
-	// from its JSON (analyzeWithBacktests only).
-	backtests map[string]map[string]any
 	// postmortem is postmortem.md in English.
 	postmortem string
 }
 
+// analyze loads and detects the bundle at dir and builds its report.
 func analyze(t *testing.T, dir string) analysis {
-	t.Helper()
-	return analyzeBundle(t, dir, false)
-}
-
-// analyzeWithBacktests is analyze with the rules proposed as analyze does
-// (the requests kept from the same loading, the incident's baseline), so
-// that a day-long bundle is read once, not once more for the backtest.
-func analyzeWithBacktests(t *testing.T, dir string) analysis {
-	t.Helper()
-	return analyzeBundle(t, dir, true)
-}
-
-func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	t.Helper()
 	b, err := bundle.Open(dir)
 	if err != nil {
@@ -275,9 +232,7 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	in := evidence.FromBundle(b)
-	in.KeepRequests = backtest
-	l, err := ingest.Load(ctx, in, loc, detect.NewAggregate)
+	l, err := ingest.Load(ctx, evidence.FromBundle(b), loc, detect.NewAggregate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,10 +241,6 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	res, err := detect.Run(ctx, ev, detect.Detectors())
 	if err != nil {
 		t.Fatal(err)
-	}
-	var backtests map[string]map[string]any
-	if backtest {
-		backtests = backtestsOf(t, in, l, ev, res)
 	}
 	rep, err := report.Build(ctx, l, res, b.Manifest.Timezone)
 	if err != nil {
@@ -307,7 +258,7 @@ func analyzeBundle(t *testing.T, dir string, backtest bool) analysis {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded, backtests: backtests, postmortem: string(md)}
+	return analysis{findings: res.Findings, quality: append(l.DataQuality, res.DataQuality...), requests: l.Access.Requests, report: decoded, postmortem: string(md)}
 }
 
 // differences lists the paths where two decoded JSON documents differ.
@@ -365,34 +316,16 @@ func keys(a analysis) []string {
 }
 
 // phases collects the last progress report of each phase.
-type phases struct {
-	mu    sync.Mutex
-	order []string
-	last  map[string]Progress
-	calls int
-}
+type phases struct{ livetest.Phases[Progress] }
 
-func (p *phases) report(pr Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.last == nil {
-		p.last = map[string]Progress{}
-	}
-	k := pr.Source + " " + pr.Phase
-	if _, ok := p.last[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.last[k] = pr
-	p.calls++
-}
+func (p *phases) report(pr Progress) { p.Keep(pr.Source+" "+pr.Phase, pr) }
 
 func (p *phases) log(t *testing.T, title string) {
 	t.Helper()
 	t.Logf("%s:", title)
-	for _, k := range p.order {
-		pr := p.last[k]
+	p.Each(func(k string, pr Progress) {
 		t.Logf("  %-24s %5d requests %11d response bytes %11d line bytes %8d %s", k, pr.Requests, pr.WireBytes, pr.Bytes, pr.Count, pr.Unit)
-	}
+	})
 }
 
 // TestFetchMatchesOfflineBundle fetches the simulated incident from the fakes

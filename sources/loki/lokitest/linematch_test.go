@@ -10,7 +10,9 @@ import (
 // what regexp makes of it, whether the tail it keeps results by was seen
 // before or not: with the prefix absent, twice in the line with the first
 // occurrence not matching, an assertion right after it, lines sharing a
-// tail but not a start, and expressions without a literal prefix.
+// tail but not a start, expressions without a literal prefix, and
+// expressions of texts only (each in any case or as written), on lines in
+// ASCII and not (the Kelvin sign is a k in any case).
 func TestLineRegexpIsTheRegexp(t *testing.T) {
 	lines := []string{
 		``,
@@ -24,6 +26,12 @@ func TestLineRegexpIsTheRegexp(t *testing.T) {
 		`resp_headersresp_headers":{"Via":["1"]}`,
 		`{"ts":8,"resp_headers":{"Age":["12"]}}`,
 		`{"ts":9,"uri":"/?resp_headers","resp_headers":{"Age":["12"]}}`,
+		`{"headers":{"User-Agent":["Mozilla/5.0 Chrome/121.0"],"Accept-Language":["ZH-cn,zh;q=0.9"]}}`,
+		`{"headers":{"User-Agent":["Mozilla/5.0 CHROMIUM"],"Accept-Language":["kO-KR"]}}`,
+		`{"headers":{"User-Agent":["Mozilla/5.0 Firefox/128.0"],"Accept-Language":["en"]}}`,
+		"{\"headers\":{\"User-Agent\":[\"o\u212a browser\"],\"Accept-Language\":[\"\u00e9\"]}}",
+		`zh`,
+		`Z`,
 	}
 	exprs := []string{
 		`"resp_headers":\s*\{.*(?P<php>")(?:X-Powered-By|Via)"`,
@@ -35,6 +43,13 @@ func TestLineRegexpIsTheRegexp(t *testing.T) {
 		`(?i)(?P<fold>RESP_headers")`,
 		`\b(?P<word>Via)`,
 		`"ts":(?P<ts>[0-9])}$`,
+		`(?i:chrome)`,
+		`(?i:zh)`,
+		`(?i:zh)|(?i:ko)|(?i:en-us)`,
+		`(?i:firefox)|Chrome`,
+		`Chrome|CHROMIUM`,
+		`(?i:ok)`,
+		`(?i:ko)|(?P<lang>en)`,
 	}
 	for _, expr := range exprs {
 		re := regexp.MustCompile(expr)

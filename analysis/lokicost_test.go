@@ -1,4 +1,4 @@
-package live
+package analysis_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package live
+package analysis_test
 
 import (
 	"bytes"
@@ -11,25 +11,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/detect"
-	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/analysis"
+	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/evidence"
+	"github.com/aftermath-forensics/aftermath/sources/live"
 	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 	"github.com/aftermath-forensics/aftermath/sources/loki/lokitest"
 )
+
+// The pushdown's acceptance lives here, not beside sources/live: it
+// analyzes each fetch and backtests the rules as analyze does, and
+// sources/live's tests would link Caddy's modules for it alone (its test
+// binary took 7.9 s of CPU to link with them, 4.9 s without).
 
 // The simulated crawler day: the reference crawl with 24 hours of ordinary
 // traffic before its window. The crawler walks the tools slowly (about 84
 // requests a minute, among 30 to 170 of everyone's) from 20:00 KST and
 // bursts at 02:15; a fetch of the 22.5 hours up to 03:30 (and the 3 h
 // baseline before them) is pushed down under the default settings.
-var crawlerDay = &simulatedCrawl{baselineHours: 24}
+var crawlerDay = &livetest.Crawl{BaselineHours: 24, Under: &testDir}
 
 func simulatedDay(t *testing.T) *bundle.Bundle {
 	t.Helper()
-	return crawlerDay.open(t)
+	return crawlerDay.Open(t)
 }
 
 // dayStory is what must not change between a pushdown and a full pull.
@@ -49,40 +55,8 @@ type dayStory struct {
 	findings []string
 }
 
-// backtestsOf proposes the rules for a loading made with KeepRequests as
-// analyze does (the requests kept from loading, the incident's baseline) and
-// returns each rule's backtest by finding id, decoded from its JSON.
-func backtestsOf(t *testing.T, in evidence.Inputs, l *evidence.Loaded, ev *detect.Evidence, res *detect.Result) map[string]map[string]any {
-	t.Helper()
-	ctx := context.Background()
-	bFrom, bTo := ev.BaselineFrom, ev.BaselineTo
-	if inc := res.Incidents; inc != nil && inc.Baseline.Usable() {
-		bFrom, bTo = inc.Baseline.From, inc.Baseline.To
-	}
-	prop, err := rules.Propose(ctx, rules.Input{Findings: res.Findings, Access: in.Access, Requests: l.Requests, Site: ev.Site,
-		From: ev.From, To: ev.To, BaselineFrom: bFrom, BaselineTo: bTo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := json.Marshal(prop.Rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []map[string]any
-	if err := json.Unmarshal(js, &rs); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]any{}
-	for _, r := range rs {
-		if bt, ok := r["backtest"].(map[string]any); ok {
-			out[r["finding"].(string)] = bt
-		}
-	}
-	return out
-}
-
-// storyOf reads the story from an analysis made by analyzeWithBacktests.
-func storyOf(t *testing.T, a analysis) dayStory {
+// storyOf reads the story from an analysis made by finishFetched.
+func storyOf(t *testing.T, a analyzed) dayStory {
 	t.Helper()
 	var s dayStory
 	var id string
@@ -110,45 +84,6 @@ func storyOf(t *testing.T, a analysis) dayStory {
 	}
 	s.backtestCrawler = bt["crawler_requests"].(float64)
 	return s
-}
-
-// edgesOf is where report.json's failing stretches begin and end, and the
-// start of each finding whose start is estimated.
-func edgesOf(report map[string]any) Edges {
-	var e Edges
-	at := func(m map[string]any, k string) (time.Time, bool) {
-		s, _ := m[k].(string)
-		t, err := time.Parse(time.RFC3339, s)
-		return t, err == nil
-	}
-	impact, _ := report["impact"].(map[string]any)
-	stretches := []map[string]any{impact}
-	others, _ := impact["other_stretches"].([]any)
-	for _, o := range others {
-		stretches = append(stretches, o.(map[string]any))
-	}
-	for _, st := range stretches {
-		for _, k := range []string{"onset", "start"} {
-			if t, ok := at(st, k); ok {
-				e.Starts = append(e.Starts, t)
-			}
-		}
-		if t, ok := at(st, "end"); ok {
-			e.Ends = append(e.Ends, t)
-		}
-	}
-	for _, f := range report["findings"].([]any) {
-		f := f.(map[string]any)
-		est, _ := f["estimated"].([]any)
-		for _, x := range est {
-			for _, fig := range x.(map[string]any)["figures"].([]any) {
-				if t, ok := at(f, "start"); ok && fig == "start" {
-					e.Starts = append(e.Starts, t)
-				}
-			}
-		}
-	}
-	return e
 }
 
 // TestPushdownKeepsTheCrawlerDay is issue #18's acceptance: on the simulated
@@ -222,9 +157,9 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	}
 	// The baseline is counted and sampled, not pulled whole, and the
 	// pushdown makes fewer requests than the full pull.
-	want := DefaultBaselineSampleBlocks * int(DefaultBaselineSampleBlock/time.Minute)
+	want := live.DefaultBaselineSampleBlocks * int(live.DefaultBaselineSampleBlock/time.Minute)
 	if c := pushed.cost; c != nil && (c.BaselineMinutes != 180 || c.BaselineSampled != want ||
-		c.BaselineSampleBlocks != DefaultBaselineSampleBlocks || c.BaselineSampleBlockMinutes != int(DefaultBaselineSampleBlock/time.Minute)) {
+		c.BaselineSampleBlocks != live.DefaultBaselineSampleBlocks || c.BaselineSampleBlockMinutes != int(live.DefaultBaselineSampleBlock/time.Minute)) {
 		t.Errorf("baseline: %d of %d minutes pulled in %d blocks of %d, want %d of 180", c.BaselineSampled, c.BaselineMinutes,
 			c.BaselineSampleBlocks, c.BaselineSampleBlockMinutes, want)
 	}
@@ -239,22 +174,25 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 // servedAccessLog pushes a simulated bundle's access log into a fresh fake
 // Loki with Loki's default limits (5,000 lines per query, 500 series) and
 // serves its metrics from a fake Prometheus; the configuration reads both.
-func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*Config, *lokitest.Loki) {
+func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*live.Config, *lokitest.Loki) {
 	t.Helper()
 	lk := lokitest.New(t)
 	lk.SetMaxEntries(5000)
 	lk.SetMaxQuerySeries(500)
 	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
 	pr := livetest.NewPrometheus(t, sim.Metrics...)
-	return &Config{
+	return &live.Config{
 		Timezone: sim.Manifest.Timezone,
 		Site:     sim.Manifest.Site,
 		// The fake answers a metric query over the day in one request: on a
 		// loaded test machine that may take longer than the default minute.
-		Loki:       &Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: D(10 * time.Minute)},
-		Prometheus: &Prometheus{URL: pr.URL(), Retries: -1},
+		Loki:       &live.Loki{Addr: lk.URL(), Selector: `{job="caddy"}`, Retries: -1, Timeout: live.D(10 * time.Minute)},
+		Prometheus: &live.Prometheus{URL: pr.URL(), Retries: -1},
 	}, lk
 }
+
+// accessStream is the labels the fake Loki holds the access log under.
+var accessStream = map[string]string{"job": "caddy", "host": "wiki"}
 
 // fetchRun is what one fetch cost by the client's count and what its
 // analysis says.
@@ -276,50 +214,52 @@ type fetchRun struct {
 // when unset, and the cost model, which may still pull it whole) with the
 // second passes the analysis asks for, or pulled whole (pushdown_after past
 // the window).
-func fetchAndTell(t *testing.T, base *Config, from, to time.Time, pushdown bool) fetchRun {
+func fetchAndTell(t *testing.T, base *live.Config, from, to time.Time, pushdown bool) fetchRun {
 	t.Helper()
 	cfg := *base
 	if !pushdown {
-		cfg.PushdownAfter = D(to.Sub(from) + time.Hour)
+		cfg.PushdownAfter = live.D(to.Sub(from) + time.Hour)
 	}
 	out := filepath.Join(t.TempDir(), "bundle")
-	var ph phases
+	var ph livetest.Phases[live.Progress]
 	began := time.Now()
-	_, notes, err := Fetch(context.Background(), &cfg, from, to, out, ph.report)
+	_, notes, err := live.Fetch(context.Background(), &cfg, from, to, out, func(p live.Progress) { ph.Keep(p.Source+" "+p.Phase, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	wall := time.Since(began)
 	// The second passes analyze --config makes (analysis.SecondPasses,
-	// from the same edges: the failing stretches and a
-	// crawler start marked estimated).
-	// The analysis of the bundle as it stands: the last pass's, when
-	// that pass changed nothing (it pulled no minute and left
-	// bundle.yaml as it was), is not made again.
-	var current *analysis
-	for range MaxSecondPasses {
+	// from the same edges: the failing stretches and a crawler start
+	// marked estimated). The detection of the bundle as it stands: the
+	// last pass's, when that pass changed nothing (it pulled no minute and
+	// left bundle.yaml as it was), is not made again.
+	var current *analysis.Detected
+	for range live.MaxSecondPasses {
 		if !pushdown {
 			break
 		}
-		a := analyzeWithBacktests(t, out)
+		d := detectFetched(t, out)
 		manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
 		began := time.Now()
-		n, err := SecondPass(context.Background(), &cfg, out, edgesOf(a.report))
+		n, err := live.SecondPass(context.Background(), &cfg, out, analysis.EdgesOf(d.Result))
 		if err != nil {
+			d.Close()
 			t.Fatal(err)
 		}
 		wall += time.Since(began)
+		if n == 0 && bytes.Equal(manifest, mustReadFile(t, filepath.Join(out, "bundle.yaml"))) {
+			current = d
+			break
+		}
+		d.Close()
 		if n == 0 {
-			if bytes.Equal(manifest, mustReadFile(t, filepath.Join(out, "bundle.yaml"))) {
-				current = &a
-			}
 			break
 		}
 	}
 	if current == nil {
-		a := analyzeWithBacktests(t, out)
-		current = &a
+		current = detectFetched(t, out)
 	}
+	a := finishFetched(t, out, current)
 	b, err := bundle.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -331,20 +271,77 @@ func fetchAndTell(t *testing.T, base *Config, from, to time.Time, pushdown bool)
 		}
 	}
 	for _, q := range b.Manifest.Queries {
-		if q.Source == "loki" && (q.File == AccessFile || q.File == FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
+		if q.Source == "loki" && (q.File == live.AccessFile || q.File == live.FamiliesFile || strings.HasPrefix(q.File, "access/loki-pass")) {
 			r.bytes += q.Bytes
-			r.familyFile = r.familyFile || q.File == FamiliesFile
+			r.familyFile = r.familyFile || q.File == live.FamiliesFile
 		}
 	}
-	for _, k := range ph.order {
-		if p := ph.last[k]; p.Source == "loki" {
+	t.Log("phases:")
+	ph.Each(func(k string, p live.Progress) {
+		t.Logf("  %-24s %5d requests %11d response bytes %11d line bytes %8d %s", k, p.Requests, p.WireBytes, p.Bytes, p.Count, p.Unit)
+		if p.Source == "loki" {
 			r.requests += p.Requests
 			r.wire += p.WireBytes
 		}
-	}
-	r.story = storyOf(t, *current)
-	ph.log(t, "phases")
+	})
+	r.story = storyOf(t, a)
 	return r
+}
+
+// analyzed is what analyze makes of a fetched bundle: report.json and each
+// proposed rule's backtest by finding id, both decoded from their JSON.
+type analyzed struct {
+	report    map[string]any
+	backtests map[string]map[string]any
+}
+
+// fetchedInputs is a fetched bundle's evidence as analyze reads it.
+func fetchedInputs(t *testing.T, dir string) evidence.Inputs {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evidence.FromBundle(b)
+}
+
+// detectFetched loads and detects a fetched bundle as analyze does
+// (analysis.Detect: the requests kept for the rules).
+func detectFetched(t *testing.T, dir string) *analysis.Detected {
+	t.Helper()
+	d, err := analysis.Detect(context.Background(), fetchedInputs(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// finishFetched builds the report of d, detected from the bundle at dir as
+// it stands, and proposes and backtests the rules as analyze does
+// (Detected.Finish, which closes d).
+func finishFetched(t *testing.T, dir string, d *analysis.Detected) analyzed {
+	t.Helper()
+	a, err := d.Finish(context.Background(), fetchedInputs(t, dir), analysis.Options{Langs: []string{report.LangEN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := report.Render(a.Report, report.FormatJSON, report.LangEN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out analyzed
+	if err := json.Unmarshal(js, &out.report); err != nil {
+		t.Fatal(err)
+	}
+	out.backtests = map[string]map[string]any{}
+	rs, _ := out.report["rules"].([]any)
+	for _, r := range rs {
+		r := r.(map[string]any)
+		if bt, ok := r["backtest"].(map[string]any); ok {
+			out.backtests[r["finding"].(string)] = bt
+		}
+	}
+	return out
 }
 
 func mustReadFile(t *testing.T, path string) []byte {
