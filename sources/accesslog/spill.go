@@ -296,9 +296,12 @@ type SpillHead struct {
 // duration, as sources.Request.Start reads them.
 func (h *SpillHead) Arrival() int64 { return arrival(h.Time, h.Duration) }
 
+// arrival is Request.Start's, in unix nanoseconds, without building a Time
+// and taking it apart (7.5 ns; the writer takes one for every record): Time's
+// arithmetic on these is the integers', wrapping as they do where the result
+// is out of range (TestSpillArrivalIsRequestStart holds the two together).
 func arrival(logTime int64, duration float64) int64 {
-	r := sources.Request{Time: time.Unix(0, logTime), Duration: duration}
-	return r.Start().UnixNano()
+	return logTime - int64(time.Duration(duration*float64(time.Second)))
 }
 
 // A SpillVerdict is a filter's answer on a record.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
 	"reflect"
@@ -178,6 +179,23 @@ func TestSpillFilterFromPassesOverEarlierArrivals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpillArrivalIsRequestStart: a record's arrival, taken by integer
+// arithmetic, is what Request.Start says of it, at the ends of the range of
+// times and for durations no log should hold (NaN, infinite, centuries).
+func TestSpillArrivalIsRequestStart(t *testing.T) {
+	times := []int64{0, 1, -1, 1790953200185635375, 1<<62 - 1, 1 << 62, -1<<62 + 1, -1 << 62, math.MaxInt64, math.MinInt64}
+	durations := []float64{0, 0.185635375, -2.5, 1e-9, 1<<30 - 1, 1 << 30, -1<<30 + 1, -1 << 30, 1e12, -1e12, math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, lt := range times {
+		for _, d := range durations {
+			r := sources.Request{Time: time.Unix(0, lt), Duration: d}
+			h := SpillHead{Time: lt, Duration: d}
+			if got, want := h.Arrival(), r.Start().UnixNano(); got != want {
+				t.Errorf("logged %d, duration %v: arrival %d, Request.Start %d", lt, d, got, want)
+			}
+		}
 	}
 }
 
