@@ -86,3 +86,28 @@ func BenchmarkClassifyLog(b *testing.B) {
 	}
 	reportPerRequest(b, benchref.CPUTime()-cpu0, len(reqs))
 }
+
+// BenchmarkTemplateMatcherLog is what the rules' profile pass asks of a
+// TemplateMatcher (rules' costlyRoutes): the request's route among the
+// expensive ones of the log's crawler, for every request not an asset or a
+// health check.
+func BenchmarkTemplateMatcherLog(b *testing.B) {
+	reqs := observeLogRequests(b)
+	var asked []sources.Request
+	for _, r := range reqs {
+		if c := request.ClassifyPath(r.Path, r.Query, "/healthz.php"); c != request.ClassAsset && c != request.ClassHealth {
+			asked = append(asked, r)
+		}
+	}
+	templates := []string{"/w/Special:WhatLinksHere/{slug}", "/index.php?title", "/index.php?action=history&title"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := benchref.CPUTime()
+	for b.Loop() {
+		m := NewTemplateMatcher(templates)
+		for i := range asked {
+			m.Match(asked[i].Path, asked[i].Query)
+		}
+	}
+	reportPerRequest(b, benchref.CPUTime()-cpu0, len(asked))
+}

@@ -28,6 +28,10 @@ type compiledTemplate struct {
 	text  string
 	segs  []string
 	query []string // "key" or "key=value", sorted by key
+	// literal[i] says segs[i] holds no placeholder: only a segment that
+	// normalises to exactly its text matches it, which one without an
+	// escape does only by being that text (shapeFits).
+	literal []bool
 }
 
 // NewTemplateMatcher compiles templates, tried in order.
@@ -38,6 +42,9 @@ func NewTemplateMatcher(templates []string) *TemplateMatcher {
 		ct := compiledTemplate{text: t, segs: strings.Split(strings.TrimPrefix(p, "/"), "/")}
 		if q != "" {
 			ct.query = strings.Split(q, "&")
+		}
+		for _, g := range ct.segs {
+			ct.literal = append(ct.literal, !strings.Contains(g, "{"))
 		}
 		m.templates = append(m.templates, ct)
 	}
@@ -69,20 +76,39 @@ func (m *TemplateMatcher) match(rawPath, rawQuery string) (string, bool) {
 }
 
 // shapeFits reports whether some template could match the target, from its
-// raw shape alone: the number of segments Segments would split it into, and
-// whether it has a query. A target no template fits (most of a crawler's
-// pages, when the expensive routes are queries) is then never unescaped and
-// split. It is a necessary condition only: matchSplit decides.
+// raw shape alone: the number of segments Segments would split it into,
+// whether it has a query, and the raw segments where the template's are
+// literal. A target no template fits (most of a crawler's pages, when the
+// expensive routes are queries; the other scripts of a site, "/api.php?..."
+// against "/index.php?...") is then never unescaped and split, nor looked up
+// in the memo. It is a necessary condition only: matchSplit decides.
 func (m *TemplateMatcher) shapeFits(rawPath, rawQuery string) bool {
 	segs := request.SegmentCount(rawPath)
 	for i := range m.templates {
 		t := &m.templates[i]
 		// Without a query, Query finds no key; with one it may find none.
-		if len(t.segs) == segs && (len(t.query) == 0 || rawQuery != "") {
+		if len(t.segs) == segs && (len(t.query) == 0 || rawQuery != "") && t.literalsFit(rawPath) {
 			return true
 		}
 	}
 	return false
+}
+
+// literalsFit reports whether every raw segment of the path (cut as Segments
+// cuts it; the template has as many) could match the template's segment
+// where that is literal. Segments unescapes a segment, then normalises it
+// to itself or to text holding a placeholder ('{'): one without a '%' that
+// differs from a literal segment cannot match it.
+func (t *compiledTemplate) literalsFit(rawPath string) bool {
+	rest := strings.TrimPrefix(rawPath, "/")
+	for i, g := range t.segs {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
+		if t.literal[i] && seg != g && strings.IndexByte(seg, '%') < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // matchSplit is match without shapeFits: the target split and compared

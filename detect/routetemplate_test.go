@@ -125,6 +125,11 @@ func TestTemplateMatcher(t *testing.T) {
 		{"/index.php", "title=Seoul&action=edit", ""},
 		{"/w/Talk:Seoul", "", "/w/Talk:{slug}"},
 		{"/w/User:Seoul", "", ""},
+		// A literal segment written with an escape is still that segment.
+		{"/index%2Ephp", "title=Seoul&action=history", "/index.php?action=history&title"},
+		{"/%77/Talk:Seoul", "", "/w/Talk:{slug}"},
+		{"/api.php", "title=Seoul&action=history", ""},
+		{"/W/Talk:Seoul", "", ""},
 	}
 	for _, tt := range tests {
 		got, _ := m.Match(tt.path, tt.query)

@@ -138,19 +138,27 @@ func uaVersionRegexp(token string, versions []string) string {
 // versionAfter returns the major version that follows token in a user agent
 // ("121" for "Chrome/" in "... Chrome/121.0.0.0 ..."), "" if none.
 func versionAfter(ua, token string) string {
+	_, v := tokenVersion(ua, token)
+	return v
+}
+
+// tokenVersion reports whether a user agent holds token ("" never is held),
+// and versionAfter, from one search: the profile pass asks both of every
+// request.
+func tokenVersion(ua, token string) (held bool, version string) {
 	if token == "" {
-		return ""
+		return false, ""
 	}
 	i := strings.Index(ua, token)
 	if i < 0 {
-		return ""
+		return false, ""
 	}
 	rest := ua[i+len(token):]
 	n := 0
 	for n < len(rest) && n < 8 && rest[n] >= '0' && rest[n] <= '9' {
 		n++
 	}
-	return rest[:n]
+	return true, rest[:n]
 }
 
 // titleVar is the placeholder the title= target matches: every title

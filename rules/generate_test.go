@@ -566,3 +566,28 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestTokenVersion: a user agent holds the token whether or not a version
+// follows it ("Chrome/" then a letter), and the version is the digits right
+// after its first occurrence, at most eight; no user agent holds "".
+func TestTokenVersion(t *testing.T) {
+	for _, c := range []struct {
+		ua, token string
+		held      bool
+		version   string
+	}{
+		{"Mozilla/5.0 (Windows NT 10.0) Chrome/121.0.0.0 Safari/537.36", "Chrome/", true, "121"},
+		{"Mozilla/5.0 Chrome/beta Chrome/99", "Chrome/", true, ""},
+		{"Mozilla/5.0 Chrome/1234567890", "Chrome/", true, "12345678"},
+		{"Mozilla/5.0 Firefox/128.0", "Chrome/", false, ""},
+		{"Mozilla/5.0 Firefox/128.0", "", false, ""},
+	} {
+		held, version := tokenVersion(c.ua, c.token)
+		if held != c.held || version != c.version {
+			t.Errorf("tokenVersion(%q, %q) = %v, %q; want %v, %q", c.ua, c.token, held, version, c.held, c.version)
+		}
+		if v := versionAfter(c.ua, c.token); v != c.version {
+			t.Errorf("versionAfter(%q, %q) = %q, want %q", c.ua, c.token, v, c.version)
+		}
+	}
+}

@@ -229,10 +229,10 @@ func (c *crawlerEvidence) observe(r *sources.Request, label string, tool bool, t
 			c.LangRequests++
 			w.lang++
 		}
-		if token != "" && strings.Contains(r.UserAgent, token) {
+		if held, v := tokenVersion(r.UserAgent, token); held {
 			c.UATokenRequests++
 			w.uaToken++
-			if v := versionAfter(r.UserAgent, token); bump(c.Versions, v, maxVersionKeys) {
+			if bump(c.Versions, v, maxVersionKeys) {
 				w.versions = addWalked(w.versions, v)
 			}
 		}
@@ -294,10 +294,10 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 	if !r.SecChUa {
 		mask |= condHints
 	}
-	if token != "" && strings.Contains(r.UserAgent, token) {
+	held, ver := tokenVersion(r.UserAgent, token)
+	if held {
 		mask |= condUA
 	}
-	ver := versionAfter(r.UserAgent, token)
 	c.OrdinaryAll[mask]++
 	versionCounts(c.OrdinaryAllVer, ver)[mask]++
 	if !tool {
@@ -336,15 +336,18 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 // can only add a needless condition (the backtest runs Caddy's matchers and is
 // exact either way).
 func versionCounts(m map[string]*[8]int, v string) *[8]int {
-	if m[v] == nil {
-		if len(m) >= maxVersionKeys {
-			v = ""
-		}
-		if m[v] == nil {
-			m[v] = new([8]int)
-		}
+	if c := m[v]; c != nil {
+		return c
 	}
-	return m[v]
+	if len(m) >= maxVersionKeys {
+		v = ""
+	}
+	c := m[v]
+	if c == nil {
+		c = new([8]int)
+		m[v] = c
+	}
+	return c
 }
 
 // observe notes the URL form of a request for a special page.

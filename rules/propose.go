@@ -751,11 +751,12 @@ func tolerableRefused(t *tally) int {
 // rejects may or may not reach sink. The logs' lines go through prefilter
 // before they are parsed, the spill's records through spillFilter before
 // the rest of them is decoded (it may also end the read where no later record
-// can matter). Skipped lines were counted by the analysis.
-func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, spillFilter func(*accesslog.SpillHead) accesslog.SpillVerdict, sink func([]sources.Request) error) (accesslog.Stats, error) {
+// can matter, and pass over those logged before its From unasked). Skipped
+// lines were counted by the analysis.
+func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, spillFilter *accesslog.SpillFilter, sink func([]sources.Request) error) (accesslog.Stats, error) {
 	if in.Requests != nil {
 		if spillFilter != nil {
-			return accesslog.Stats{}, in.Requests.ReadFiltered(ctx, spillFilter, sink)
+			return accesslog.Stats{}, in.Requests.ReadFiltered(ctx, *spillFilter, sink)
 		}
 		return accesslog.Stats{}, in.Requests.Read(ctx, sink)
 	}

@@ -233,7 +233,8 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 		rec.append(a)
 	}
 	var failure error
-	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, e.spillFilter(keep, keepEnd, prof.maxDuration),
+	spillFilter := e.spillFilter(keep, min(wFrom-int64(warm), bLo), keepEnd, prof.maxDuration)
+	stats, err := e.in.readRequests(ctx, e.matchers.filter.keep, &spillFilter,
 		func(batch []sources.Request) error {
 			for i := range batch {
 				r := &batch[i]
@@ -305,18 +306,20 @@ func (e *engine) record(ctx context.Context, prof *profile, zones []Zone, warm t
 // longest duration (maxDuration) and reorderMargin already passes. The
 // records it skips would only have moved the reorder buffer's horizon
 // forward, which changes when arrivals are released, never their order.
-func (e *engine) spillFilter(keep func(at int64) bool, keepEnd, maxDuration int64) func(*accesslog.SpillHead) accesslog.SpillVerdict {
+// keepFrom is the earliest arrival keep accepts: the records before the
+// first that arrived at or after it are skipped without being read
+// (SpillFilter.From).
+func (e *engine) spillFilter(keep func(at int64) bool, keepFrom, keepEnd, maxDuration int64) accesslog.SpillFilter {
 	healthURI := e.in.Site.HealthURI
-	return func(h *accesslog.SpillHead) accesslog.SpillVerdict {
-		r := sources.Request{Time: time.Unix(0, h.Time), Duration: h.Duration}
+	return accesslog.SpillFilter{From: time.Unix(0, keepFrom), Head: func(h *accesslog.SpillHead) accesslog.SpillVerdict {
 		switch {
 		case healthURI != "" && string(h.Path) == healthURI:
 			return accesslog.SpillSkip
 		case h.Time-maxDuration-int64(reorderMargin) >= keepEnd:
 			return accesslog.SpillStop
-		case !keep(r.Start().UnixNano()) || !e.matchers.filter.pathQueryMayMatch(h.Path, h.Query):
+		case !keep(h.Arrival()) || !e.matchers.filter.pathQueryMayMatch(h.Path, h.Query):
 			return accesslog.SpillSkip
 		}
 		return accesslog.SpillKeep
-	}
+	}}
 }

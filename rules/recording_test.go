@@ -243,7 +243,9 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 // records it could record, and stops at the first whose log time puts every
 // later arrival past the replayed ranges: not at the first logged past them,
 // which may have arrived inside (a slow request), nor at a health check,
-// which the profile's lateness check does not cover.
+// which the profile's lateness check does not cover. It passes over unread
+// the records that arrived before the ranges, by arrival, not log time: a
+// negative duration puts one logged before the range inside it.
 func TestRecordingSpillFilter(t *testing.T) {
 	lo := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
 	hi := lo.Add(time.Hour)
@@ -252,7 +254,10 @@ func TestRecordingSpillFilter(t *testing.T) {
 	in := &Input{Site: sources.Site{HealthURI: "/healthz.php"}}
 	zone := Zone{Targets: []Target{{Paths: []string{"/wiki/Special:WhatLinksHere/*"}}}}
 	e := &engine{in: in, matchers: &zoneMatchers{filter: newLineFilter([]Zone{zone})}}
-	filter := e.spillFilter(keep, hi.UnixNano(), int64(maxDuration))
+	filter := e.spillFilter(keep, lo.UnixNano(), hi.UnixNano(), int64(maxDuration))
+	if !filter.From.Equal(lo) {
+		t.Errorf("the filter passes over the records that arrived before %v, want %v", filter.From, lo)
+	}
 	tool, page := "/wiki/Special:WhatLinksHere/Foo", "/wiki/Foo"
 	stopFrom := hi.Add(maxDuration + reorderMargin)
 	for _, c := range []struct {
@@ -265,6 +270,7 @@ func TestRecordingSpillFilter(t *testing.T) {
 		{"a tool in the range", lo.Add(time.Minute), 0.1, tool, accesslog.SpillKeep},
 		{"a page no zone matches", lo.Add(time.Minute), 0.1, page, accesslog.SpillSkip},
 		{"a tool before the range", lo.Add(-time.Minute), 0.1, tool, accesslog.SpillSkip},
+		{"a tool logged before the range, arrived in it (a negative duration)", lo.Add(-time.Second), -2, tool, accesslog.SpillKeep},
 		{"a tool logged past the range, arrived in it", hi.Add(20 * time.Second), 25, tool, accesslog.SpillKeep},
 		{"a tool logged and arrived past the range", hi.Add(time.Minute), 0.1, tool, accesslog.SpillSkip},
 		{"the last record a later one could arrive before", stopFrom.Add(-time.Nanosecond), 0.1, page, accesslog.SpillSkip},
@@ -272,7 +278,7 @@ func TestRecordingSpillFilter(t *testing.T) {
 		{"the first record none after can arrive before", stopFrom, 0.1, page, accesslog.SpillStop},
 	} {
 		h := accesslog.SpillHead{Time: c.logged.UnixNano(), Duration: c.duration, Path: []byte(c.path)}
-		if got := filter(&h); got != c.want {
+		if got := filter.Head(&h); got != c.want {
 			t.Errorf("%s: verdict %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -36,6 +36,12 @@ import (
 // maxSpillDict, are the writer's anyway): a record refers to a value by its
 // index, whatever records a reader skipped before it.
 //
+// Every spillMarkEvery records the writer notes where the record starts, and
+// the latest arrival of those before it (a spillMark), so that a reader that
+// wants no record that arrived before some time (SpillFilter.From) starts at
+// the last mark before which there is none, instead of decoding every record
+// before it only to skip it.
+//
 // A tag is a small code the writer derived from the request (WriteTagged:
 // detect's path class), kept so that a later pass need not derive it again
 // from the path; 0 is none. The spill does not know what the codes mean:
@@ -56,11 +62,32 @@ type Spill struct {
 	lastDict [spillFields]dictEntry
 	n        int64
 	err      error
+	// written is the bytes written (records' lengths included), latest the
+	// latest arrival (SpillHead.Arrival) of the records written
+	// (math.MinInt64 before any), and marks one record in every
+	// spillMarkEvery.
+	written int64
+	latest  int64
+	marks   []spillMark
 	// tagScope is what the tags depend on besides the request (SetTagScope);
 	// tagged says it was set.
 	tagScope string
 	tagged   bool
 }
+
+// spillMark is where one record starts, and what a reader starting there
+// needs: the time it is counted from (the record before's) and how many
+// records come before it; before is the latest arrival among those
+// (math.MinInt64 for none), which need not be the last one's: a log is in
+// the order the responses ended, and its times need not even be in order.
+type spillMark struct {
+	offset, records, last, before int64
+}
+
+// spillMarkEvery is how many records apart the marks are: a reader starting
+// at a mark decodes at most that many records it did not need, and the marks
+// take 32 bytes per spillMarkEvery records (320 KiB for 40 million).
+const spillMarkEvery = 4096
 
 // maxSpillTag is the largest tag a record keeps: the three bits above the
 // cache's verdict and the Authorization bit, so that a tagged record's flags
@@ -94,7 +121,7 @@ func NewSpill(dir string) (*Spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("request spill: %w", err)
 	}
-	s := &Spill{path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	s := &Spill{path: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20), latest: math.MinInt64}
 	// The file is unlinked at once and read back through the open
 	// descriptor: a run killed or stopped on an error (Ctrl-C, a bad log
 	// file, an OOM kill) leaves no spill of up to the whole log's size in
@@ -131,6 +158,9 @@ func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 		if tags != nil {
 			tag = tags[i]
 		}
+		if k := s.n + int64(i); k%spillMarkEvery == 0 {
+			s.marks = append(s.marks, spillMark{offset: s.written, records: k, last: s.last, before: s.latest})
+		}
 		// The body is encoded after room for its length, which then goes
 		// just before it: one write a record.
 		s.buf = s.encode(append(s.buf[:0], make([]byte, binary.MaxVarintLen64)...), &batch[i], tag)
@@ -142,6 +172,8 @@ func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 			s.err = fmt.Errorf("request spill %s: %w", s.path, err)
 			return s.err
 		}
+		s.written += int64(len(s.buf) - start)
+		s.latest = max(s.latest, arrival(s.last, batch[i].Duration)) // encode set last to the record's time
 	}
 	s.n += int64(len(batch))
 	return nil
@@ -247,7 +279,7 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 // ReadTagged is Read, with each request's tag (0 where none was written):
 // tags[i] is batch[i]'s, valid until sink returns.
 func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []uint8) error) error {
-	return s.read(ctx, nil, sink)
+	return s.read(ctx, math.MinInt64, nil, sink)
 }
 
 // A SpillHead is what a filter of ReadFiltered sees of a record before the
@@ -258,6 +290,18 @@ type SpillHead struct {
 	Time        int64
 	Duration    float64
 	Path, Query []byte
+}
+
+// Arrival is the record's arrival (unix nanoseconds): its log time less its
+// duration, as sources.Request.Start reads them.
+func (h *SpillHead) Arrival() int64 { return arrival(h.Time, h.Duration) }
+
+// arrival is Request.Start's, in unix nanoseconds, without building a Time
+// and taking it apart (7.5 ns; the writer takes one for every record): Time's
+// arithmetic on these is the integers', wrapping as they do where the result
+// is out of range (TestSpillArrivalIsRequestStart holds the two together).
+func arrival(logTime int64, duration float64) int64 {
+	return logTime - int64(time.Duration(duration*float64(time.Second)))
 }
 
 // A SpillVerdict is a filter's answer on a record.
@@ -273,15 +317,31 @@ const (
 	SpillStop
 )
 
-// ReadFiltered is Read for the records filter keeps, as Options.Prefilter
-// is for a log, until it says stop.
-func (s *Spill) ReadFiltered(ctx context.Context, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request) error) error {
-	return s.read(ctx, filter, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+// A SpillFilter is what ReadFiltered reads with.
+type SpillFilter struct {
+	// Head says what to do with a record from its head.
+	Head func(*SpillHead) SpillVerdict
+	// From says that Head skips every record that arrived before it
+	// (SpillHead.Arrival): the read may pass over them without asking, from
+	// the start to the last mark before which every record arrived before
+	// From. The zero Time passes over none.
+	From time.Time
 }
 
-// read decodes the records, handing sink those filter keeps (all, for a
-// nil filter).
-func (s *Spill) read(ctx context.Context, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request, []uint8) error) error {
+// ReadFiltered is Read for the records filter.Head keeps, as
+// Options.Prefilter is for a log, until it says stop.
+func (s *Spill) ReadFiltered(ctx context.Context, filter SpillFilter, sink func([]sources.Request) error) error {
+	from := int64(math.MinInt64)
+	if !filter.From.IsZero() {
+		from = filter.From.UnixNano()
+	}
+	return s.read(ctx, from, filter.Head, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+}
+
+// read decodes the records from the last mark before which every record
+// arrived before from (unix nanoseconds), handing sink those filter keeps
+// (all, for a nil filter).
+func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request, []uint8) error) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
@@ -289,10 +349,18 @@ func (s *Spill) read(ctx context.Context, filter func(*SpillHead) SpillVerdict, 
 	if err != nil {
 		return fmt.Errorf("request spill %s: %w", s.path, err)
 	}
-	d := newSpillDecoder(io.NewSectionReader(s.f, 0, written), &s.values)
+	var start spillMark
+	for _, m := range s.marks { // before only grows from mark to mark
+		if m.before >= from {
+			break
+		}
+		start = m
+	}
+	d := newSpillDecoder(io.NewSectionReader(s.f, start.offset, written-start.offset), &s.values)
+	d.last = start.last
 	batch := make([]sources.Request, 0, 1024)
 	tags := make([]uint8, 0, cap(batch))
-	for k := int64(0); k < s.n; k++ {
+	for k := start.records; k < s.n; k++ {
 		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
 	"reflect"
@@ -97,7 +98,7 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 				return SpillSkip
 			}
 			got = nil
-			if err := s.ReadFiltered(context.Background(), filter, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
+			if err := s.ReadFiltered(context.Background(), SpillFilter{Head: filter}, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, kept) {
@@ -107,6 +108,94 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 				t.Errorf("ReadFiltered read %d records past a stop at %d", seen, stopAt+1)
 			}
 		})
+	}
+}
+
+// TestSpillFilterFromPassesOverEarlierArrivals: a read from a time starts
+// at the last mark before which every record arrived before it, and hands
+// back what reading every record would: not at the mark whose record before
+// it was logged before that time, when a line logged out of order, or one
+// with a negative duration, arrived after it among the records before.
+func TestSpillFilterFromPassesOverEarlierArrivals(t *testing.T) {
+	const m = spillMarkEvery
+	base := time.Date(2026, 10, 3, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	for _, c := range []struct {
+		name string
+		odd  func(r *sources.Request) // record m+5, which arrives as record 2m+50 would have
+	}{
+		{"a line logged out of order", func(r *sources.Request) { r.Time = at(2*m + 50) }},
+		{"a negative duration", func(r *sources.Request) { r.Duration = -float64(m + 45) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reqs := make([]sources.Request, 3*m+100)
+			for i := range reqs {
+				reqs[i] = sources.Request{Time: at(i), Duration: 0.5, Path: fmt.Sprintf("/w/%d", i), Status: 200}
+			}
+			c.odd(&reqs[m+5])
+			s, err := NewSpill(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for i := 0; i < len(reqs); i += 1000 { // marks fall inside batches
+				if err := s.Write(reqs[i:min(i+1000, len(reqs))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, from := range []struct {
+				at     time.Time
+				passes int // records passed over unread
+			}{
+				{time.Time{}, 0},
+				{at(m + 10), m},
+				{at(2*m + 10), m}, // the odd record arrived after it: not from 2m
+				{at(2*m + 100), 2 * m},
+				{at(5 * m), 3 * m},
+			} {
+				var want []sources.Request
+				for _, r := range reqs {
+					if !r.Start().Before(from.at) {
+						want = append(want, r)
+					}
+				}
+				asked := 0
+				head := func(h *SpillHead) SpillVerdict {
+					asked++
+					if h.Arrival() < from.at.UnixNano() {
+						return SpillSkip
+					}
+					return SpillKeep
+				}
+				var got []sources.Request
+				if err := s.ReadFiltered(context.Background(), SpillFilter{From: from.at, Head: head}, func(b []sources.Request) error { got = append(got, b...); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("from %v: %d requests back, want %d", from.at, len(got), len(want))
+				}
+				if asked != len(reqs)-from.passes {
+					t.Errorf("from %v: the filter was asked about %d records, want %d (%d passed over)", from.at, asked, len(reqs)-from.passes, from.passes)
+				}
+			}
+		})
+	}
+}
+
+// TestSpillArrivalIsRequestStart: a record's arrival, taken by integer
+// arithmetic, is what Request.Start says of it, at the ends of the range of
+// times and for durations no log should hold (NaN, infinite, centuries).
+func TestSpillArrivalIsRequestStart(t *testing.T) {
+	times := []int64{0, 1, -1, 1790953200185635375, 1<<62 - 1, 1 << 62, -1<<62 + 1, -1 << 62, math.MaxInt64, math.MinInt64}
+	durations := []float64{0, 0.185635375, -2.5, 1e-9, 1<<30 - 1, 1 << 30, -1<<30 + 1, -1 << 30, 1e12, -1e12, math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, lt := range times {
+		for _, d := range durations {
+			r := sources.Request{Time: time.Unix(0, lt), Duration: d}
+			h := SpillHead{Time: lt, Duration: d}
+			if got, want := h.Arrival(), r.Start().UnixNano(); got != want {
+				t.Errorf("logged %d, duration %v: arrival %d, Request.Start %d", lt, d, got, want)
+			}
+		}
 	}
 }
 
