@@ -291,3 +291,42 @@ func FuzzTimeOfNumber(f *testing.F) {
 		}
 	})
 }
+
+// key's window agrees with keySlow on every key it might misread: keys of
+// 0 to 26 bytes (the window holds 24), a backslash (before a ':' too) or a
+// quote at each place,
+// whitespace on either side of the ':', and the line ending at each byte
+// after the key. A window that took a backslash for the key's end, missed
+// whitespace after the ':' or read past a short line would answer
+// differently.
+func TestKeyWindowAgreesWithKeySlow(t *testing.T) {
+	var keys []string
+	for n := 0; n <= 26; n++ {
+		name := strings.Repeat("k", n)
+		keys = append(keys, name)
+		for at := 0; at < n; at++ {
+			keys = append(keys, name[:at]+`\`+name[at+1:], name[:at]+`\"`+name[at+1:], name[:at]+`\:`+name[at+1:], name[:at]+`"`+name[at+1:])
+		}
+	}
+	tried := 0
+	for _, k := range keys {
+		for _, after := range []string{`:"v","x":1}`, `:1}`, ` :1}`, `: 1}`, ":\t1}", `:`, `,`, ``} {
+			line := `"` + k + `"` + after
+			for cut := len(line); cut > len(k); cut-- {
+				for _, pad := range []string{"", " "} {
+					s := []byte(pad + line[:cut])
+					fast, slow := scan{s: s}, scan{s: s}
+					fk, fok := fast.key()
+					sk, sok := slow.keySlow()
+					if fok != sok || !bytes.Equal(fk, sk) || fok && fast.i != slow.i {
+						t.Fatalf("%q: key gives %q %v at %d, keySlow %q %v at %d", s, fk, fok, fast.i, sk, sok, slow.i)
+					}
+					tried++
+				}
+			}
+		}
+	}
+	if tried < 10000 {
+		t.Fatalf("only %d cases", tried)
+	}
+}
