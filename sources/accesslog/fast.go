@@ -206,23 +206,35 @@ func skipWS(s []byte, i int) int {
 // skipString returns the index after the string at s[i] (which holds '"'),
 // or -1 if it does not end: at the first quote not escaped by an odd run of
 // backslashes, as fastjson ends it (without checking the escapes). Keys and most values are short, so it looks at the
-// first two words in place, eight bytes at a time; a longer string, or one
+// first two words in place, eight bytes at a time (as a 17-byte array, with
+// no bounds to check); a longer string, or one
 // with a backslash, is searched for quotes with bytes.IndexByte, and each
 // quote's run of backslashes counted back to the string's start.
 func skipString(s []byte, i int) int {
 	start := i + 1
 	j := start
-	for w := 0; w < 2 && j+8 <= len(s); w++ {
-		m := quoteOrBackslash(binary.LittleEndian.Uint64(s[j:]))
-		if m == 0 {
-			j += 8
-			continue
+	if i >= 0 && i+17 <= len(s) {
+		// The two words as a fixed-size array: no bounds to check.
+		w := (*[17]byte)(s[i : i+17])
+		k := uint(17) // the index in w of the first '"' or '\\' after the quote
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[1:9])); m != 0 {
+			k = 1 + uint(bits.TrailingZeros64(m)>>3)
+		} else if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[9:17])); m != 0 {
+			k = 9 + uint(bits.TrailingZeros64(m)>>3)
 		}
-		j += bits.TrailingZeros64(m) / 8
-		if s[j] == '"' {
+		if k < 17 && w[k] == '"' {
+			return i + int(k) + 1
+		}
+		j = i + int(k)
+	} else {
+		for ; j < len(s); j++ {
+			if c := s[j]; c == '"' || c == '\\' {
+				break
+			}
+		}
+		if j < len(s) && s[j] == '"' {
 			return j + 1
 		}
-		break
 	}
 	for {
 		n := bytes.IndexByte(s[j:], '"')

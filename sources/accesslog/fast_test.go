@@ -330,3 +330,46 @@ func TestKeyWindowAgreesWithKeySlow(t *testing.T) {
 		t.Fatalf("only %d cases", tried)
 	}
 }
+
+// skipString ends a string where an escape-skipping scan does (the first
+// quote not escaped by an odd run of backslashes), for strings of 0 to 40
+// bytes with a quote, a backslash or two before a quote at each place, the
+// line cut at each byte: inside its two-word window, across its end and on
+// a line too short for it. A window that took a backslash for the end, or
+// read its seventeenth byte as the string's, would answer differently.
+func TestSkipStringAgreesWithAnEscapeScan(t *testing.T) {
+	escapeScan := func(s []byte, i int) int {
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	}
+	tried := 0
+	for n := 0; n <= 40; n++ {
+		body := strings.Repeat("v", n)
+		bodies := []string{body}
+		for at := 0; at < n; at++ {
+			for _, put := range []string{`"`, `\`, `\"`, `\\"`, `\\\"`} {
+				bodies = append(bodies, body[:at]+put+body[at:])
+			}
+		}
+		for _, b := range bodies {
+			line := `"` + b + `"]}`
+			for cut := len(line); cut >= 1; cut-- {
+				s := []byte(line[:cut])
+				if got, want := skipString(s, 0), escapeScan(s, 0); got != want {
+					t.Fatalf("%q: skipString %d, want %d", s, got, want)
+				}
+				tried++
+			}
+		}
+	}
+	if tried < 10000 {
+		t.Fatalf("only %d cases", tried)
+	}
+}
