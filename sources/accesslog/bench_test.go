@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"testing"
 
@@ -182,5 +183,31 @@ func BenchmarkSameHost(b *testing.B) {
 		if !sameHost(referer, host) {
 			b.Fatal("the site's own referer was not recognised")
 		}
+	}
+}
+
+// BenchmarkReadLog is Read of the log named in READ_LOG (make bench's 256 MB
+// one, say), each request handed to a sink that keeps nothing: the parser's
+// cost on a real log's variety of targets and clients, which genLog's few
+// repeat far more. It skips without READ_LOG.
+func BenchmarkReadLog(b *testing.B) {
+	name := os.Getenv("READ_LOG")
+	if name == "" {
+		b.Skip("READ_LOG names no log")
+	}
+	b.ReportAllocs()
+	var lines int64
+	cpu0 := benchref.CPUTime()
+	for b.Loop() {
+		res, err := Read(context.Background(), []string{name}, Options{LoggedInCookie: "wikiUserID="}, nil,
+			func([]sources.Request) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines += res.Requests
+		b.SetBytes(res.Bytes)
+	}
+	if cpu := benchref.CPUTime() - cpu0; cpu > 0 && lines > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(lines), "cpu-ns/line")
 	}
 }

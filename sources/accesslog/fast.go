@@ -206,23 +206,35 @@ func skipWS(s []byte, i int) int {
 // skipString returns the index after the string at s[i] (which holds '"'),
 // or -1 if it does not end: at the first quote not escaped by an odd run of
 // backslashes, as fastjson ends it (without checking the escapes). Keys and most values are short, so it looks at the
-// first two words in place, eight bytes at a time; a longer string, or one
+// first two words in place, eight bytes at a time (as a 17-byte array, with
+// no bounds to check); a longer string, or one
 // with a backslash, is searched for quotes with bytes.IndexByte, and each
 // quote's run of backslashes counted back to the string's start.
 func skipString(s []byte, i int) int {
 	start := i + 1
 	j := start
-	for w := 0; w < 2 && j+8 <= len(s); w++ {
-		m := quoteOrBackslash(binary.LittleEndian.Uint64(s[j:]))
-		if m == 0 {
-			j += 8
-			continue
+	if i >= 0 && i+17 <= len(s) {
+		// The two words as a fixed-size array: no bounds to check.
+		w := (*[17]byte)(s[i : i+17])
+		k := uint(17) // the index in w of the first '"' or '\\' after the quote
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[1:9])); m != 0 {
+			k = 1 + uint(bits.TrailingZeros64(m)>>3)
+		} else if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[9:17])); m != 0 {
+			k = 9 + uint(bits.TrailingZeros64(m)>>3)
 		}
-		j += bits.TrailingZeros64(m) / 8
-		if s[j] == '"' {
+		if k < 17 && w[k] == '"' {
+			return i + int(k) + 1
+		}
+		j = i + int(k)
+	} else {
+		for ; j < len(s); j++ {
+			if c := s[j]; c == '"' || c == '\\' {
+				break
+			}
+		}
+		if j < len(s) && s[j] == '"' {
 			return j + 1
 		}
-		break
 	}
 	for {
 		n := bytes.IndexByte(s[j:], '"')
@@ -290,7 +302,37 @@ func (sc *scan) open() (more, ok bool) {
 // a backslash gives the line to the slow path (ok false), as any failure does.
 // A line has some forty keys, so the search for the key's end is written here
 // rather than called.
+//
+// Caddy's keys are at most 24 bytes without escapes (but for
+// Upgrade-Insecure-Requests), followed by ':' and the value without
+// whitespace: at most three words of a 27-byte window find the end,
+// with no bounds to check past the window's, in two thirds fewer
+// instructions than keySlow's loop (a tenth of the whole analysis's were
+// there). Anything else (a longer key, a backslash, whitespace, the line's
+// end near) goes to keySlow, which decides as it always did.
 func (sc *scan) key() ([]byte, bool) {
+	s, i := sc.s, sc.i
+	if i >= 0 && i+27 <= len(s) && s[i] == '"' {
+		w := (*[27]byte)(s[i : i+27])
+		k := uint(0) // the index in w of the first '"' or '\\' after the opening quote
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[1:9])); m != 0 {
+			k = 1 + uint(bits.TrailingZeros64(m)>>3)
+		} else if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[9:17])); m != 0 {
+			k = 9 + uint(bits.TrailingZeros64(m)>>3)
+		} else if m := quoteOrBackslash(binary.LittleEndian.Uint64(w[17:25])); m != 0 {
+			k = 17 + uint(bits.TrailingZeros64(m)>>3)
+		}
+		if k = min(k, 24); k > 0 && w[k] == '"' && w[k+1] == ':' && w[k+2] > ' ' {
+			sc.i = i + int(k) + 2
+			return w[1:k], true
+		}
+	}
+	return sc.keySlow()
+}
+
+// keySlow is key without its window: any key, escapes and whitespace
+// included, as fastjson reads them.
+func (sc *scan) keySlow() ([]byte, bool) {
 	s, i := sc.s, sc.i
 	if i < len(s) && s[i] <= ' ' {
 		i = skipWS(s, i)

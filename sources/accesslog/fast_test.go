@@ -291,3 +291,85 @@ func FuzzTimeOfNumber(f *testing.F) {
 		}
 	})
 }
+
+// key's window agrees with keySlow on every key it might misread: keys of
+// 0 to 26 bytes (the window holds 24), a backslash (before a ':' too) or a
+// quote at each place,
+// whitespace on either side of the ':', and the line ending at each byte
+// after the key. A window that took a backslash for the key's end, missed
+// whitespace after the ':' or read past a short line would answer
+// differently.
+func TestKeyWindowAgreesWithKeySlow(t *testing.T) {
+	var keys []string
+	for n := 0; n <= 26; n++ {
+		name := strings.Repeat("k", n)
+		keys = append(keys, name)
+		for at := 0; at < n; at++ {
+			keys = append(keys, name[:at]+`\`+name[at+1:], name[:at]+`\"`+name[at+1:], name[:at]+`\:`+name[at+1:], name[:at]+`"`+name[at+1:])
+		}
+	}
+	tried := 0
+	for _, k := range keys {
+		for _, after := range []string{`:"v","x":1}`, `:1}`, ` :1}`, `: 1}`, ":\t1}", `:`, `,`, ``} {
+			line := `"` + k + `"` + after
+			for cut := len(line); cut > len(k); cut-- {
+				for _, pad := range []string{"", " "} {
+					s := []byte(pad + line[:cut])
+					fast, slow := scan{s: s}, scan{s: s}
+					fk, fok := fast.key()
+					sk, sok := slow.keySlow()
+					if fok != sok || !bytes.Equal(fk, sk) || fok && fast.i != slow.i {
+						t.Fatalf("%q: key gives %q %v at %d, keySlow %q %v at %d", s, fk, fok, fast.i, sk, sok, slow.i)
+					}
+					tried++
+				}
+			}
+		}
+	}
+	if tried < 10000 {
+		t.Fatalf("only %d cases", tried)
+	}
+}
+
+// skipString ends a string where an escape-skipping scan does (the first
+// quote not escaped by an odd run of backslashes), for strings of 0 to 40
+// bytes with a quote, a backslash or two before a quote at each place, the
+// line cut at each byte: inside its two-word window, across its end and on
+// a line too short for it. A window that took a backslash for the end, or
+// read its seventeenth byte as the string's, would answer differently.
+func TestSkipStringAgreesWithAnEscapeScan(t *testing.T) {
+	escapeScan := func(s []byte, i int) int {
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	}
+	tried := 0
+	for n := 0; n <= 40; n++ {
+		body := strings.Repeat("v", n)
+		bodies := []string{body}
+		for at := 0; at < n; at++ {
+			for _, put := range []string{`"`, `\`, `\"`, `\\"`, `\\\"`} {
+				bodies = append(bodies, body[:at]+put+body[at:])
+			}
+		}
+		for _, b := range bodies {
+			line := `"` + b + `"]}`
+			for cut := len(line); cut >= 1; cut-- {
+				s := []byte(line[:cut])
+				if got, want := skipString(s, 0), escapeScan(s, 0); got != want {
+					t.Fatalf("%q: skipString %d, want %d", s, got, want)
+				}
+				tried++
+			}
+		}
+	}
+	if tried < 10000 {
+		t.Fatalf("only %d cases", tried)
+	}
+}

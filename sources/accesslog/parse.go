@@ -68,6 +68,9 @@ type lineParser struct {
 	hostTime  time.Time // when Docker or journald recorded the unwrapped line
 
 	counts shapeCounts // what this parser saw, added to its input's at the end
+
+	// uris remembers the request targets parsed lately (uriCache).
+	uris uriCache
 }
 
 func newLineParser() *lineParser {
@@ -604,9 +607,10 @@ func intDigits(num []byte) int {
 	return len(num)
 }
 
-// uri splits a request URI into its path and query, one allocation for both.
+// uri splits a request URI into its path and query, views of one string:
+// the one uris holds for a target parsed lately, or a new one.
 func (lp *lineParser) uri(b []byte) (path, query string) {
-	path, query, _ = strings.Cut(string(b), "?")
+	path, query, _ = strings.Cut(lp.uris.get(b), "?")
 	return path, query
 }
 

@@ -353,6 +353,12 @@ func (p *pipeline) send(c *chunk, seq *int64) bool {
 
 // chunker reads blocks, cuts them after their last newline and carries the
 // partial line over into the next block.
+//
+// It reads readStep bytes into a block at a time, and more only while the
+// block holds no newline, so that a chunk is parsed while the bytes the
+// kernel copied into it are still in the core's cache (a block, 1 MiB, is
+// what bounds a line: MaxLineBytes). At one core the chunker runs up to three
+// chunks ahead of the worker.
 func (p *pipeline) chunker(r io.Reader) {
 	defer close(p.work)
 	var seq int64
@@ -366,7 +372,7 @@ func (p *pipeline) chunker(r io.Reader) {
 			p.endErr = err
 			return
 		}
-		n, err := readFull(r, c.buf[filled:])
+		n, err := readFull(r, c.buf[filled:min(len(c.buf), filled+readStep)])
 		p.bytes += int64(n)
 		filled += n
 		if err != nil {
@@ -383,6 +389,9 @@ func (p *pipeline) chunker(r io.Reader) {
 			return
 		}
 		i := bytes.LastIndexByte(c.buf[:filled], '\n')
+		if i < 0 && filled < len(c.buf) {
+			continue // a line longer than a step: read on into the block
+		}
 		if i < 0 {
 			// A whole block without a newline: the line is too long. Skip to its end
 			// through the same buffer, so its size never costs memory.
@@ -412,6 +421,12 @@ func (p *pipeline) chunker(r io.Reader) {
 		c, filled = next, carry
 	}
 }
+
+// readStep is how much the chunker reads into a block before cutting it:
+// with 1 MiB, a chunk's first bytes had left a 1 MiB L2 by the time they were
+// parsed. BenchmarkReadLog at one core, alternated pairs against whole
+// blocks: 0.94x the CPU time at 256 KiB, 0.97x at 128 and at 64 KiB.
+const readStep = 256 << 10
 
 // discard reads and drops bytes up to and including the next newline, then
 // moves what follows it to the start of buf and returns its length.

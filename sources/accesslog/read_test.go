@@ -234,6 +234,30 @@ func TestLineLengthLimit(t *testing.T) {
 	}
 }
 
+// The chunker reads a block readStep bytes at a time, but a line is bounded
+// by the block, not the step: lines longer than a step, up to MaxLineBytes,
+// are read whole wherever the steps cut them; one byte more is too long.
+// Cutting chunks at the step alone would skip the first two as too long.
+func TestLinesLongerThanAStep(t *testing.T) {
+	good := caddyLine(t, nil)
+	pad := func(n int) string { // a valid line of exactly n bytes
+		l := caddyLine(t, func(m map[string]any) { m["msg"] = "" })
+		return strings.Replace(l, `"msg":""`, `"msg":"`+strings.Repeat("p", n-len(l))+`"`, 1)
+	}
+	input := strings.Join([]string{good, pad(readStep + 100), good, pad(MaxLineBytes), good, pad(MaxLineBytes + 1), good}, "\n") + "\n"
+	for _, r := range []io.Reader{strings.NewReader(input), iotest.HalfReader(strings.NewReader(input))} {
+		res := readWith("t.log", r, Options{Workers: 1}, defaultBlock)
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		if len(res.reqs) != 6 || res.stats.Lines != 7 || res.skips.Count(ReasonLineTooLong) != 1 ||
+			!strings.Contains(notes(res.skips)[ReasonLineTooLong], "t.log:6") {
+			t.Errorf("%d requests, %d lines, %d too long (%v); want 6, 7, 1 at line 6", len(res.reqs), res.stats.Lines,
+				res.skips.Count(ReasonLineTooLong), notes(res.skips))
+		}
+	}
+}
+
 func gzipped(t testing.TB, data []byte) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
