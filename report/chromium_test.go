@@ -50,20 +50,20 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		return path
 	}
-	refPage, err := Render(referenceReport(t), FormatHTML, LangEN)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The hostile page is the reference report with hostile text in every
+	// field a log fills: the same charts, tables and page. One Chromium
+	// loads it, dumps its DOM and takes its screenshot (a Chromium start is
+	// most of a run's CPU; the reference page had one of its own).
 	hostilePage, err := Render(injectionReport(t), FormatHTML, LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs := []*chromiumRun{
-		{name: "screenshot", page: write("reference.html", refPage), screenshot: filepath.Join(dir, "reference.png")},
-		{name: "hostile", page: write("hostile.html", hostilePage)},
+		{name: "hostile", page: write("hostile.html", hostilePage), screenshot: filepath.Join(dir, "hostile.png")},
 		{name: "control", page: write("control.html", []byte(`<!DOCTYPE html><html><body><p>leak</p><img src="http://leak.invalid/x.png"></body></html>`))},
 	}
-	// Generous: three Chromiums on a loaded two-core machine took over 25 s.
+	// Generous: three Chromiums at once on a loaded two-core machine took
+	// over 25 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -82,9 +82,9 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 
 	t.Run("charts drew", func(t *testing.T) {
-		checkChartsInDOM(t, runs[1].dom, 6)
-		checkInertHTML(t, runs[1].dom, 6)
-		if !strings.Contains(textOf(t, runs[1].dom), "<script>alert(1)</script>") {
+		checkChartsInDOM(t, runs[0].dom, 6)
+		checkInertHTML(t, runs[0].dom, 6)
+		if !strings.Contains(textOf(t, runs[0].dom), "<script>alert(1)</script>") {
 			t.Errorf("the hostile text is not shown as text after load")
 		}
 	})
@@ -96,18 +96,17 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 	})
 	t.Run("no network request", func(t *testing.T) {
-		for _, r := range runs[:2] {
-			if len(r.pageRequests) > 0 {
-				t.Errorf("%s: the page requested %q", r.name, r.pageRequests)
-			}
-			for _, host := range r.proxied {
-				if !r.browserHosts[host] {
-					t.Errorf("%s: a connection to %s that no browser service explains", r.name, host)
-				}
+		r := runs[0]
+		if len(r.pageRequests) > 0 {
+			t.Errorf("%s: the page requested %q", r.name, r.pageRequests)
+		}
+		for _, host := range r.proxied {
+			if !r.browserHosts[host] {
+				t.Errorf("%s: a connection to %s that no browser service explains", r.name, host)
 			}
 		}
 		// The control page must be caught by both detectors, or they prove nothing.
-		c := runs[2]
+		c := runs[1]
 		if len(c.pageRequests) == 0 {
 			t.Errorf("control: the net log did not attribute the image request to the page")
 		}
@@ -117,7 +116,8 @@ func TestHTMLInChromium(t *testing.T) {
 	})
 }
 
-// chromiumRun is one headless Chromium invocation and what it revealed.
+// chromiumRun is one headless Chromium invocation (the page's DOM after
+// load, and a screenshot when asked) and what it revealed.
 type chromiumRun struct {
 	name, page, screenshot string
 
@@ -145,10 +145,9 @@ func (r *chromiumRun) run(ctx context.Context, dir string) {
 		"--log-net-log=" + netlog,
 		"--hide-scrollbars", "--force-device-scale-factor=1",
 	}
+	args = append(args, "--dump-dom")
 	if r.screenshot != "" {
 		args = append(args, "--window-size=1280,3200", "--screenshot="+r.screenshot)
-	} else {
-		args = append(args, "--dump-dom")
 	}
 	args = append(args, (&url.URL{Scheme: "file", Path: r.page}).String())
 	cmd := exec.CommandContext(ctx, layoutcheck.Chromium, args...)
@@ -401,33 +400,41 @@ func TestHTMLLayoutInChromium(t *testing.T) {
 		{"reference-ko", referenceReport(t), LangKO, []string{"10월 3일"}},
 	}
 	dir := t.TempDir()
+	widths := []int{1366, 390}
+	var frames []layoutcheck.Frame
 	for _, pg := range pages {
-		name := pg.name
 		page, err := Render(pg.r, FormatHTML, pg.lang)
 		if err != nil {
 			t.Fatal(err)
 		}
 		page, err = layoutcheck.WithProbe(page)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", pg.name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".html"), page, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, pg.name+".html"), page, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, width := range []int{1366, 390} {
-			t.Run(fmt.Sprintf("%s at %d px", name, width), func(t *testing.T) {
-				l := layoutcheck.Measure(t, dir, name+".html", width)
-				l.CheckReadable(t, width)
-				l.CheckFits(t, width)
-				if len(l.Dates) != 6 {
-					t.Fatalf("%d charts, want 6", len(l.Dates))
-				}
-				for i, d := range l.Dates {
-					if !slices.Equal(d, pg.want) {
-						t.Errorf("chart %d dates its axis %q, want %q", i+1, d, pg.want)
-					}
-				}
-			})
+		for _, width := range widths {
+			frames = append(frames, layoutcheck.Frame{Page: pg.name + ".html", Width: width})
 		}
+	}
+	// One Chromium measures every page at every width; each frame is then
+	// checked on its own.
+	layouts := layoutcheck.MeasureAll(t, dir, frames)
+	for i, f := range frames {
+		pg := pages[i/len(widths)]
+		t.Run(fmt.Sprintf("%s at %d px", pg.name, f.Width), func(t *testing.T) {
+			l := layouts[i]
+			l.CheckReadable(t, f.Width)
+			l.CheckFits(t, f.Width)
+			if len(l.Dates) != 6 {
+				t.Fatalf("%d charts, want 6", len(l.Dates))
+			}
+			for i, d := range l.Dates {
+				if !slices.Equal(d, pg.want) {
+					t.Errorf("chart %d dates its axis %q, want %q", i+1, d, pg.want)
+				}
+			}
+		})
 	}
 }

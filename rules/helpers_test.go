@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,56 +36,29 @@ type hit struct {
 // ordered by the end of the response, not by arrival.
 func writeLog(t testing.TB, dir string, hits []hit) string {
 	t.Helper()
-	sorted := append([]hit(nil), hits...)
-	end := func(h hit) time.Time { return h.at.Add(time.Duration(h.dur * float64(time.Second))) }
-	sort.SliceStable(sorted, func(i, j int) bool { return end(sorted[i]).Before(end(sorted[j])) })
+	// The order of the ends, each computed once: a stable sort of the hits
+	// themselves moved whole structs and recomputed both ends per comparison
+	// (a third of writeLog).
+	type ending struct {
+		at  time.Time
+		hit int
+	}
+	order := make([]ending, len(hits))
+	for i, h := range hits {
+		order[i] = ending{h.at.Add(time.Duration(h.dur * float64(time.Second))), i}
+	}
+	slices.SortStableFunc(order, func(a, b ending) int { return a.at.Compare(b.at) })
 	path := filepath.Join(dir, fmt.Sprintf("access-%d.log", len(hits)))
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	for _, h := range sorted {
-		headers := map[string][]string{"Accept": {"text/html"}}
-		if h.ua != "" {
-			headers["User-Agent"] = []string{h.ua}
-		}
-		if h.lang != "" {
-			headers["Accept-Language"] = []string{h.lang}
-		}
-		if h.cookie != "" {
-			headers["Cookie"] = []string{h.cookie}
-		}
-		if h.hints {
-			headers["Sec-Ch-Ua"] = []string{`"Chromium";v="129"`}
-		}
-		if h.referer != "" {
-			headers["Referer"] = []string{h.referer}
-		}
-		proto := "HTTP/1.1"
-		req := map[string]any{"remote_ip": h.ip, "remote_port": "40000", "client_ip": h.ip, "proto": proto,
-			"method": "GET", "host": "wiki.example.org", "uri": h.uri, "headers": headers}
-		if h.tls {
-			req["proto"] = "HTTP/2.0"
-			req["tls"] = map[string]any{"resumed": false, "version": 772, "proto": "h2", "server_name": "wiki.example.org"}
-		}
-		status := h.status
-		if status == 0 {
-			status = 200
-		}
-		resp := map[string][]string{"Content-Type": {"text/html"}}
-		if h.upstream {
-			resp["Via"] = []string{"1.1 Caddy"}
-			resp["X-Powered-By"] = []string{"PHP/8.3.12"}
-		}
-		line := map[string]any{"level": "info", "ts": float64(end(h).UnixNano()) / 1e9, "logger": "http.log.access.log0",
-			"msg": "handled request", "request": req, "duration": h.dur, "size": 1000, "status": status, "resp_headers": resp}
-		b, err := json.Marshal(line)
-		if err != nil {
+	enc := json.NewEncoder(w)
+	for _, e := range order {
+		if err := enc.Encode(logLineOf(hits[e.hit], e.at)); err != nil {
 			t.Fatal(err)
 		}
-		w.Write(b)
-		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -94,6 +67,87 @@ func writeLog(t testing.TB, dir string, hits []hit) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// logLine is an access-log line as Caddy writes it, for writeLog. Its
+// fields are in the order of their JSON names, as json.Marshal writes a
+// map's keys: the lines are the bytes a map of them gave, written several
+// times faster (map encoding was a quarter of the package's test CPU).
+type logLine struct {
+	Duration    float64        `json:"duration"`
+	Level       string         `json:"level"`
+	Logger      string         `json:"logger"`
+	Msg         string         `json:"msg"`
+	Request     logRequest     `json:"request"`
+	RespHeaders logRespHeaders `json:"resp_headers"`
+	Size        int            `json:"size"`
+	Status      int            `json:"status"`
+	TS          float64        `json:"ts"`
+}
+
+type logRequest struct {
+	ClientIP   string        `json:"client_ip"`
+	Headers    logReqHeaders `json:"headers"`
+	Host       string        `json:"host"`
+	Method     string        `json:"method"`
+	Proto      string        `json:"proto"`
+	RemoteIP   string        `json:"remote_ip"`
+	RemotePort string        `json:"remote_port"`
+	TLS        *logTLS       `json:"tls,omitempty"`
+	URI        string        `json:"uri"`
+}
+
+// logReqHeaders are the request headers a hit can carry; one left empty is
+// not logged.
+type logReqHeaders struct {
+	Accept         []string `json:"Accept"`
+	AcceptLanguage []string `json:"Accept-Language,omitempty"`
+	Cookie         []string `json:"Cookie,omitempty"`
+	Referer        []string `json:"Referer,omitempty"`
+	SecChUa        []string `json:"Sec-Ch-Ua,omitempty"`
+	UserAgent      []string `json:"User-Agent,omitempty"`
+}
+
+type logRespHeaders struct {
+	ContentType []string `json:"Content-Type"`
+	Via         []string `json:"Via,omitempty"`
+	XPoweredBy  []string `json:"X-Powered-By,omitempty"`
+}
+
+type logTLS struct {
+	Proto      string `json:"proto"`
+	Resumed    bool   `json:"resumed"`
+	ServerName string `json:"server_name"`
+	Version    int    `json:"version"`
+}
+
+// logLineOf is h's line, logged at end.
+func logLineOf(h hit, end time.Time) logLine {
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	req := logRequest{ClientIP: h.ip, RemoteIP: h.ip, RemotePort: "40000", Proto: "HTTP/1.1", Method: "GET", Host: "wiki.example.org", URI: h.uri,
+		Headers: logReqHeaders{Accept: []string{"text/html"}, UserAgent: one(h.ua), AcceptLanguage: one(h.lang), Cookie: one(h.cookie), Referer: one(h.referer)}}
+	if h.hints {
+		req.Headers.SecChUa = []string{`"Chromium";v="129"`}
+	}
+	if h.tls {
+		req.Proto = "HTTP/2.0"
+		req.TLS = &logTLS{Resumed: false, Version: 772, Proto: "h2", ServerName: "wiki.example.org"}
+	}
+	status := h.status
+	if status == 0 {
+		status = 200
+	}
+	resp := logRespHeaders{ContentType: []string{"text/html"}}
+	if h.upstream {
+		resp.Via, resp.XPoweredBy = []string{"1.1 Caddy"}, []string{"PHP/8.3.12"}
+	}
+	return logLine{Level: "info", TS: float64(end.UnixNano()) / 1e9, Logger: "http.log.access.log0", Msg: "handled request",
+		Request: req, Duration: h.dur, Size: 1000, Status: status, RespHeaders: resp}
 }
 
 // Browsers of the hand-built traffic.

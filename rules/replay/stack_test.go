@@ -91,24 +91,23 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "<html><body>page</body></html>")
 }
 
-// startCaddy runs the real Caddy in process, on loopback, with the rate_limit
-// block (if any) in front of reverse_proxy to the backend, and its access log
-// in JSON to a file. It returns the site's URL and the log's path; Caddy
-// stops (flushing the log) at cleanup or when stop is called.
-func startCaddy(t *testing.T, rateLimit, upstream string) (site *url.URL, accessLog string, stop func()) {
+// caddySite is one site of the stack's Caddy: the rate_limit block (if
+// any) in front of reverse_proxy to upstream.
+type caddySite struct {
+	rateLimit, upstream string
+}
+
+// startCaddy runs the real Caddy in process, on loopback, with one site per
+// entry of sites, each on a port of its own with its access log in JSON to
+// a file of its own. It returns the sites' URLs and their logs' paths, in
+// order; Caddy stops (flushing the logs) at cleanup or when stop is called.
+func startCaddy(t *testing.T, sites ...caddySite) (urls []*url.URL, accessLogs []string, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	dir := t.TempDir()
 	// Caddy keeps its instance id under the data directory: keep it here.
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	accessLog = filepath.Join(dir, "access.log")
-	cf := fmt.Sprintf(`{
+	cf := `{
 	admin off
 	persist_config off
 	auto_https off
@@ -116,7 +115,16 @@ func startCaddy(t *testing.T, rateLimit, upstream string) (site *url.URL, access
 		output discard
 	}
 }
-http://:%d {
+`
+	for i, s := range sites {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		accessLog := filepath.Join(dir, fmt.Sprintf("access-%d.log", i))
+		cf += fmt.Sprintf(`http://:%d {
 	bind 127.0.0.1
 	log {
 		output file %s
@@ -125,7 +133,10 @@ http://:%d {
 %s
 	reverse_proxy %s
 }
-`, port, accessLog, rateLimit, upstream)
+`, port, accessLog, s.rateLimit, s.upstream)
+		urls = append(urls, &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)})
+		accessLogs = append(accessLogs, accessLog)
+	}
 	js, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		t.Fatalf("adapting the stack's Caddyfile: %v\n%s", err, cf)
@@ -142,7 +153,7 @@ http://:%d {
 	var once sync.Once
 	stop = func() { once.Do(func() { _ = caddy.Stop() }) }
 	t.Cleanup(stop)
-	return &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}, accessLog, stop
+	return urls, accessLogs, stop
 }
 
 // incident is the simulated crawler incident, loaded and analysed once.
@@ -320,11 +331,25 @@ func TestStackCrawlerIncident(t *testing.T) {
 	}
 	t.Logf("recorded: saturated from %s; %d of %d requests of the range failed (5xx or answered after %g s)", truth.Phases.Saturation, recordedFailed, len(plan.Shots), incident.site.ClientTimeoutS)
 
+	// Both stacks at once, one site each in one Caddy: each replay mostly
+	// waits (two minutes at 10x are 12 s), and the sites share no handler,
+	// zone or backend. The rule is scaled to the replay's speed.
+	scaled, err := ScaleRule(prop.Caddyfile, testSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRule, withRule := &stackRun{be: startBackend(t, stackWorkers, stackQueue, service)}, &stackRun{be: startBackend(t, stackWorkers, stackQueue, service)}
+	sites, logs, stop := startCaddy(t, caddySite{"", noRule.be.addr}, caddySite{indent(scaled), withRule.be.addr})
+	noRule.site, withRule.site = sites[0], sites[1]
+	var replays sync.WaitGroup
+	for _, r := range []*stackRun{noRule, withRule} {
+		replays.Go(func() { r.res, r.err = Run(ctx, plan, testOptions(r.site)) })
+	}
+	replays.Wait()
+	stop()
+
 	t.Run("without the rule the backend saturates", func(t *testing.T) {
-		be := startBackend(t, stackWorkers, stackQueue, service)
-		site, _, stop := startCaddy(t, "", be.addr)
-		res, err := Run(ctx, plan, testOptions(site))
-		stop()
+		be, site, res, err := noRule.be, noRule.site, noRule.res, noRule.err
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,14 +385,7 @@ func TestStackCrawlerIncident(t *testing.T) {
 	})
 
 	t.Run("with the scaled rule the crawler gets 429s", func(t *testing.T) {
-		scaled, err := ScaleRule(prop.Caddyfile, testSpeed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		be := startBackend(t, stackWorkers, stackQueue, service)
-		site, accessLog, stop := startCaddy(t, indent(scaled), be.addr)
-		res, err := Run(ctx, plan, testOptions(site))
-		stop()
+		site, accessLog, res, err := withRule.site, logs[1], withRule.res, withRule.err
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,6 +439,15 @@ func TestStackCrawlerIncident(t *testing.T) {
 			t.Errorf("clients should keep their own addresses: %d sources for %d clients", res.Sources, plan.ClientsByPlan)
 		}
 	})
+}
+
+// stackRun is one replay of TestStackCrawlerIncident: its backend, its
+// site and what the replay returned.
+type stackRun struct {
+	be   *backend
+	site *url.URL
+	res  *Result
+	err  error
 }
 
 // recordedTruth reads the simulated incident's truth.json.
