@@ -161,8 +161,7 @@ func sameLoaded(t *testing.T, want, got loadedEvidence) {
 // reportBeforeRules is the report analyze builds of the bundle dir, read
 // through the CLI's inputs as loadLayout reads it, before the rules are
 // proposed: for tests of what the loading, the detectors and the report say
-// (checks, impact, notes), which the rules' passes (two fifths of an
-// analysis's CPU) do not change. Its texts are in English and Korean.
+// (impact, notes), which the rules' passes do not change. Its texts are in English and Korean.
 func reportBeforeRules(t *testing.T, dir string) *report.Report {
 	t.Helper()
 	f := &analyzeFlags{bundle: dir}

@@ -453,7 +453,7 @@ func TestStoryCompleteLogStillClimbs(t *testing.T) {
 // site over 85 minutes nobody saw.
 func TestChecksDoNotJudgeUnloggedMinutes(t *testing.T) {
 	t.Parallel()
-	r := reportBeforeRules(t, variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:05")) }, false))
+	_, r := storyOf(t, variantBundle(t, func(ts time.Time) bool { return ts.Before(kst(t, "02:05")) }, false))
 	reasons := map[string]string{}
 	for _, c := range r.Checks {
 		reasons[string(c.Name)] = c.Reason
