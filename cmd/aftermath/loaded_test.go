@@ -11,6 +11,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/detect"
+	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/fpmlog"
 )
@@ -155,4 +156,28 @@ func sameLoaded(t *testing.T, want, got loadedEvidence) {
 		}
 		t.Errorf("loaded %s differ:\nwant %v\ngot  %v", name, w, g)
 	}
+}
+
+// reportBeforeRules is the report analyze builds of the bundle dir, read
+// through the CLI's inputs as loadLayout reads it, before the rules are
+// proposed: for tests of what the loading, the detectors and the report say
+// (impact, notes), which the rules' passes do not change. Its texts are in English and Korean.
+func reportBeforeRules(t *testing.T, dir string) *report.Report {
+	t.Helper()
+	f := &analyzeFlags{bundle: dir}
+	in, cleanup, err := f.offlineInputs(nil)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	defer cleanup()
+	d, err := analysis.Detect(context.Background(), *in)
+	if err != nil {
+		t.Fatalf("detect %s: %v", dir, err)
+	}
+	defer d.Close()
+	r, err := report.Build(context.Background(), d.Loaded, d.Result, d.TZ, report.LangKO)
+	if err != nil {
+		t.Fatalf("report %s: %v", dir, err)
+	}
+	return r
 }

@@ -12,16 +12,19 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/changes"
 )
 
-// TestScanTellsTheNextStep replays a scan of the sample incident at 02:40,
-// in the middle of the crawl. The bundle runs to 03:30 and its config
-// repository holds the 07:07 fix (commit bdb164e): a scan at 02:40 cannot know
-// of it, so neither scan.json nor scan.md may cite it, while the changes made
-// before (297178f) are still judged. The crawler anomaly carries the zone to
-// deploy now, with the steps rules.caddy opens with and its backtest over the
-// window; the health check's timeout is never shown as a usual value.
+// TestScanTellsTheNextStep replays a scan of the reference incident
+// (crawler-backlog seed 1, the sample incident with two hours of baseline
+// rather than the demo's 24, which took the scan twice the CPU) at 02:40, in
+// the middle of the crawl. The bundle runs to 03:30 and its config
+// repository holds the 07:07 fix (commit bdb164e): a scan at 02:40 cannot
+// know of it, so neither scan.json nor scan.md may cite it, while the changes
+// made before (297178f) are still judged. The crawler anomaly carries the
+// zone to deploy now, with the steps rules.caddy opens with and its backtest
+// over the window; the health check's timeout is never shown as a usual
+// value.
 func TestScanTellsTheNextStep(t *testing.T) {
 	t.Parallel()
-	b := sampleDir(t)
+	b := referenceBundle(t)
 	now := time.Date(2026, 10, 3, 2, 40, 0, 0, seoul)
 	out := filepath.Join(t.TempDir(), "scan")
 	code, stdout := runScanCLI(t, "--bundle", b, "--now", now.Format(time.RFC3339), "--out", out)
