@@ -26,6 +26,14 @@ var Langs = prose.Langs
 
 func validLang(lang string) bool { return slices.Contains(Langs, lang) }
 
+// langError says that lang is not a supported language; nil when it is.
+func langError(lang string) error {
+	if validLang(lang) {
+		return nil
+	}
+	return fmt.Errorf("report: language %q: want one of %s", lang, strings.Join(Langs, ", "))
+}
+
 // phrase is one text in every supported language. Texts are generated in all
 // languages at once, from the same numbers, so the English report.json and the
 // Korean postmortem can never disagree.
@@ -177,8 +185,8 @@ func saidIn(langs []string) ([]string, error) {
 	}
 	out := []string{LangEN}
 	for _, l := range langs {
-		if !validLang(l) {
-			return nil, fmt.Errorf("report: language %q: want one of %s", l, strings.Join(Langs, ", "))
+		if err := langError(l); err != nil {
+			return nil, err
 		}
 		if !slices.Contains(out, l) {
 			out = append(out, l)

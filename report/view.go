@@ -118,8 +118,8 @@ func wordTable(p printer, text string) map[string]string {
 
 // newView prepares r for rendering in lang.
 func newView(r *Report, lang string) (*view, error) {
-	if !validLang(lang) {
-		return nil, fmt.Errorf("report: language %q: want one of %s", lang, strings.Join(Langs, ", "))
+	if err := langError(lang); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(r.languages(), lang) {
 		return nil, fmt.Errorf("report: language %q: the report's texts were said in %s only (report.Build's langs)", lang, strings.Join(r.languages(), ", "))

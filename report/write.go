@@ -33,8 +33,8 @@ var Formats = []string{FormatMarkdown, FormatHTML, FormatJSON}
 // Each file is written whole or not at all (a temporary file renamed into
 // place), so a failed run never leaves half a report beside an old one.
 func WriteAll(dir string, r *Report, formats []string, lang string) ([]string, error) {
-	if !validLang(lang) {
-		return nil, fmt.Errorf("report: language %q: want one of %s", lang, strings.Join(Langs, ", "))
+	if err := langError(lang); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	var todo []string
