@@ -58,9 +58,6 @@ func hasSpecialNamespaceOriginal(s string) bool {
 	return false
 }
 
-// TestKeyerMatchesKey: a Keyer's cache of user agents (detect.Traffic.Observe's) changes no
-// fingerprint and no version, also when its bound clears it again and again
-// (3), and holds no more agents than its bound.
 // TestKeyerLastAgent: the agent asked for last is answered without the
 // map, but only for the same agent: one of the same length that differs in
 // its last digit (a crawler rotating versions) is another.
@@ -82,6 +79,9 @@ func TestKeyerLastAgent(t *testing.T) {
 	}
 }
 
+// TestKeyerMatchesKey: a Keyer's cache of user agents (detect.Traffic.Observe's) changes no
+// fingerprint and no version, also when its bound clears it again and again
+// (3), and holds no more agents than its bound.
 func TestKeyerMatchesKey(t *testing.T) {
 	defer func(n int) { maxAgents = n }(maxAgents)
 	seeds := uaSeeds()
