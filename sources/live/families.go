@@ -231,12 +231,13 @@ const FamiliesFile = "access/loki-families.log.gz"
 // more. The wider grouping has about as many groups as families times
 // their statuses: on the simulated day 113 against 26 families, so under
 // max_query_series 8 at least 15 parts against 4 and the status count's
-// one. Measured on the simulated incident under max_query_series 8
-// (TestFamilyCountsUnderSeriesLimitReadTheRangeFewTimes's log): the
-// families alone took 15 requests and Loki read the range 2.90 times
-// over; the wider grouping split the same way took 65 requests and 9.98
-// times over, where the status count adds at most one. The failed counts are the line filter's (failedLineFilter), which
-// the fetch makes anyway.
+// one. On the simulated incident under max_query_series 8, the families
+// alone took 15 requests and Loki read the range 2.90 times over
+// (TestFamilyCountsUnderSeriesLimitReadTheRangeFewTimes logs both), to
+// which the status count adds at most one pass; the wider grouping split
+// the same way took 65 requests and 9.98 passes, measured once by hand (no
+// test repeats it). The failed counts are the line filter's
+// (failedLineFilter), which the fetch makes anyway.
 func familyMinutes(ctx context.Context, c *loki.Client, query string, timeoutS float64, from, to time.Time) (loki.MinuteCounts, map[string][]float64, familyStatus, []int64, error) {
 	q := familyCountQuery(query, timeoutS)
 	mv, err := c.MinuteValuesWhole(ctx, q, from, to)
