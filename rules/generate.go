@@ -135,16 +135,10 @@ func uaVersionRegexp(token string, versions []string) string {
 	return regexp.QuoteMeta(token) + `(?:` + strings.Join(versions, "|") + `)(?:\D|$)`
 }
 
-// versionAfter returns the major version that follows token in a user agent
-// ("121" for "Chrome/" in "... Chrome/121.0.0.0 ..."), "" if none.
-func versionAfter(ua, token string) string {
-	_, v := tokenVersion(ua, token)
-	return v
-}
-
 // tokenVersion reports whether a user agent holds token ("" never is held),
-// and versionAfter, from one search: the profile pass asks both of every
-// request.
+// and the major version that follows it ("121" for "Chrome/" in
+// "... Chrome/121.0.0.0 ...", "" if none), from one search: the profile pass
+// asks both of every request.
 func tokenVersion(ua, token string) (held bool, version string) {
 	if token == "" {
 		return false, ""

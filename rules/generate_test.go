@@ -586,8 +586,5 @@ func TestTokenVersion(t *testing.T) {
 		if held != c.held || version != c.version {
 			t.Errorf("tokenVersion(%q, %q) = %v, %q; want %v, %q", c.ua, c.token, held, version, c.held, c.version)
 		}
-		if v := versionAfter(c.ua, c.token); v != c.version {
-			t.Errorf("versionAfter(%q, %q) = %q, want %q", c.ua, c.token, v, c.version)
-		}
 	}
 }

@@ -75,18 +75,19 @@ type Spill struct {
 	tagged   bool
 }
 
-// spillMark is where one record starts, and what a reader starting there
-// needs: the time it is counted from (the record before's) and how many
-// records come before it; before is the latest arrival among those
-// (math.MinInt64 for none), which need not be the last one's: a log is in
-// the order the responses ended, and its times need not even be in order.
+// spillMark is where one record starts (the i-th mark's record is the
+// i*spillMarkEvery-th), and what a reader starting there needs: the time it
+// is counted from (the record before's); before is the latest arrival among
+// the records before it (math.MinInt64 for none), which need not be the last
+// one's: a log is in the order the responses ended, and its times need not
+// even be in order.
 type spillMark struct {
-	offset, records, last, before int64
+	offset, last, before int64
 }
 
 // spillMarkEvery is how many records apart the marks are: a reader starting
 // at a mark decodes at most that many records it did not need, and the marks
-// take 32 bytes per spillMarkEvery records (320 KiB for 40 million).
+// take 24 bytes per spillMarkEvery records (240 KiB for 40 million).
 const spillMarkEvery = 4096
 
 // maxSpillTag is the largest tag a record keeps: the three bits above the
@@ -159,7 +160,7 @@ func (s *Spill) WriteTagged(batch []sources.Request, tags []uint8) error {
 			tag = tags[i]
 		}
 		if k := s.n + int64(i); k%spillMarkEvery == 0 {
-			s.marks = append(s.marks, spillMark{offset: s.written, records: k, last: s.last, before: s.latest})
+			s.marks = append(s.marks, spillMark{offset: s.written, last: s.last, before: s.latest})
 		}
 		// The body is encoded after room for its length, which then goes
 		// just before it: one write a record.
@@ -349,18 +350,19 @@ func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) Sp
 	if err != nil {
 		return fmt.Errorf("request spill %s: %w", s.path, err)
 	}
-	var start spillMark
-	for _, m := range s.marks { // before only grows from mark to mark
+	var start spillMark // and records, how many come before it
+	var records int64
+	for i, m := range s.marks { // before only grows from mark to mark
 		if m.before >= from {
 			break
 		}
-		start = m
+		start, records = m, int64(i)*spillMarkEvery
 	}
 	d := newSpillDecoder(io.NewSectionReader(s.f, start.offset, written-start.offset), &s.values)
 	d.last = start.last
 	batch := make([]sources.Request, 0, 1024)
 	tags := make([]uint8, 0, cap(batch))
-	for k := start.records; k < s.n; k++ {
+	for k := records; k < s.n; k++ {
 		if len(batch) == cap(batch) {
 			if err := ctx.Err(); err != nil {
 				return err
