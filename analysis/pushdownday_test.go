@@ -179,7 +179,7 @@ func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*live.Config, *lokitest.
 	lk := lokitest.New(t)
 	lk.SetMaxEntries(5000)
 	lk.SetMaxQuerySeries(500)
-	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
+	lk.PushFile(t, livetest.AccessStream(), filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
 	pr := livetest.NewPrometheus(t, sim.Metrics...)
 	return &live.Config{
 		Timezone: sim.Manifest.Timezone,
@@ -190,9 +190,6 @@ func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*live.Config, *lokitest.
 		Prometheus: &live.Prometheus{URL: pr.URL(), Retries: -1},
 	}, lk
 }
-
-// accessStream is the labels the fake Loki holds the access log under.
-var accessStream = map[string]string{"job": "caddy", "host": "wiki"}
 
 // fetchRun is what one fetch cost by the client's count and what its
 // analysis says.
