@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +54,31 @@ type dayStory struct {
 	requests float64
 	// findings is the kinds of report.json's findings, in its order.
 	findings []string
+}
+
+// storyDifferences says where the story of a pushdown, p, differs from
+// that of a full pull, f: one line per figure not equal, none when they tell
+// the same story.
+func storyDifferences(p, f dayStory) []string {
+	var out []string
+	for _, d := range []struct {
+		what         string
+		pushed, full any
+		equal        bool
+	}{
+		{"crawler addresses", p.crawlerAddresses, f.crawlerAddresses, p.crawlerAddresses == f.crawlerAddresses},
+		{"crawler start", p.crawlerStart, f.crawlerStart, p.crawlerStart.Equal(f.crawlerStart)},
+		{"backtest crawler requests", p.backtestCrawler, f.backtestCrawler, p.backtestCrawler == f.backtestCrawler},
+		{"failed requests", p.failed, f.failed, p.failed == f.failed},
+		{"requests in the window", p.requests, f.requests, p.requests == f.requests},
+		{"failing stretch", [2]time.Time{p.failingFrom, p.failingTo}, [2]time.Time{f.failingFrom, f.failingTo}, p.failingFrom.Equal(f.failingFrom) && p.failingTo.Equal(f.failingTo)},
+		{"findings", p.findings, f.findings, slices.Equal(p.findings, f.findings)},
+	} {
+		if !d.equal {
+			out = append(out, fmt.Sprintf("%s: pushdown %v, full pull %v", d.what, d.pushed, d.full))
+		}
+	}
+	return out
 }
 
 // storyOf reads the story from an analysis made by finishFetched.
@@ -124,23 +150,8 @@ func TestPushdownKeepsTheCrawlerDay(t *testing.T) {
 	t.Logf("pushdown:  %+v", pushed)
 	// Issue #29's bar: the same story, figure for figure (measured equal on
 	// a real Loki 3.8 and on the fake).
-	p, f := pushed.story, full.story
-	for _, d := range []struct {
-		what         string
-		pushed, full any
-		equal        bool
-	}{
-		{"crawler addresses", p.crawlerAddresses, f.crawlerAddresses, p.crawlerAddresses == f.crawlerAddresses},
-		{"crawler start", p.crawlerStart, f.crawlerStart, p.crawlerStart.Equal(f.crawlerStart)},
-		{"backtest crawler requests", p.backtestCrawler, f.backtestCrawler, p.backtestCrawler == f.backtestCrawler},
-		{"failed requests", p.failed, f.failed, p.failed == f.failed},
-		{"requests in the window", p.requests, f.requests, p.requests == f.requests},
-		{"failing stretch", [2]time.Time{p.failingFrom, p.failingTo}, [2]time.Time{f.failingFrom, f.failingTo}, p.failingFrom.Equal(f.failingFrom) && p.failingTo.Equal(f.failingTo)},
-		{"findings", p.findings, f.findings, slices.Equal(p.findings, f.findings)},
-	} {
-		if !d.equal {
-			t.Errorf("%s: pushdown %v, full pull %v", d.what, d.pushed, d.full)
-		}
+	for _, d := range storyDifferences(pushed.story, full.story) {
+		t.Error(d)
 	}
 	if c := pushed.cost; c == nil || c.FullBytes != full.bytes || c.PulledBytes != pushed.bytes || c.Requests != pushed.requests {
 		t.Errorf("bundle.yaml's pushdown section %+v: want the full pull's %d bytes and the pushdown's %d bytes in %d requests", c, full.bytes, pushed.bytes, pushed.requests)
@@ -179,7 +190,7 @@ func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*live.Config, *lokitest.
 	lk := lokitest.New(t)
 	lk.SetMaxEntries(5000)
 	lk.SetMaxQuerySeries(500)
-	lk.PushFile(t, accessStream, filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
+	lk.PushFile(t, livetest.AccessStream(), filepath.Join(sim.Dir, "access", "access.log.gz"), livetest.CaddyTime)
 	pr := livetest.NewPrometheus(t, sim.Metrics...)
 	return &live.Config{
 		Timezone: sim.Manifest.Timezone,
@@ -190,9 +201,6 @@ func servedAccessLog(t *testing.T, sim *bundle.Bundle) (*live.Config, *lokitest.
 		Prometheus: &live.Prometheus{URL: pr.URL(), Retries: -1},
 	}, lk
 }
-
-// accessStream is the labels the fake Loki holds the access log under.
-var accessStream = map[string]string{"job": "caddy", "host": "wiki"}
 
 // fetchRun is what one fetch cost by the client's count and what its
 // analysis says.

@@ -96,7 +96,7 @@ func simulated(t testing.TB) (string, *bundle.Bundle) {
 }
 
 var (
-	accessStream = map[string]string{"job": "caddy", "host": "wiki"}
+	accessStream = livetest.AccessStream()
 	caddyStream  = map[string]string{"job": "caddy-log", "host": "wiki"}
 	fpmStream    = map[string]string{"job": "php-fpm", "host": "wiki"}
 )

@@ -10,6 +10,10 @@ import (
 	"github.com/valyala/fastjson"
 )
 
+// AccessStream is the labels a fake Loki holds the access log under, which
+// the selector {job="caddy"} reads: a new map on each call.
+func AccessStream() map[string]string { return map[string]string{"job": "caddy", "host": "wiki"} }
+
 // CaddyTime dates a Caddy JSON log line by its "ts" (float Unix seconds), to
 // the microsecond, as a log shipper's timestamp stage would.
 //
