@@ -62,8 +62,8 @@ func TestHTMLInChromium(t *testing.T) {
 		{name: "hostile", page: write("hostile.html", hostilePage), screenshot: filepath.Join(dir, "hostile.png")},
 		{name: "control", page: write("control.html", []byte(`<!DOCTYPE html><html><body><p>leak</p><img src="http://leak.invalid/x.png"></body></html>`))},
 	}
-	// Generous: three Chromiums at once on a loaded two-core machine took
-	// over 25 s.
+	// Generous: when the test started three Chromiums at once (two now),
+	// they took over 25 s on a loaded two-core machine.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
