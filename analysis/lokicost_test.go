@@ -40,7 +40,9 @@ const lokiCostEnv = "AFTERMATH_LOKI_COST"
 // Loki: its scanned bytes follow Loki's statistics as documented (every
 // line of the streams a query selects, over its range) and its wall time
 // is a Go slice's, not Loki's chunks'; the measurement compares the two
-// modes, it does not predict a real Loki's seconds.
+// modes, it does not predict a real Loki's seconds. A mode's wall time runs
+// until the bundle is detected as it stands: the pushdown's includes the
+// analyses that ask for its second passes.
 //
 // It asserts nothing of the costs: two of the bars (under 10% of
 // the bytes, Loki scanning no more than for the full pull) are not met on

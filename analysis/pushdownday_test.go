@@ -1,11 +1,9 @@
 package analysis_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -212,7 +210,7 @@ type fetchRun struct {
 	familyFile bool
 	cost       *bundle.PushdownCost  // bundle.yaml's pushdown section
 	fullPull   *bundle.PushdownCost  // bundle.yaml's full_pull section
-	wall       time.Duration         // the fetch and its second passes, not the analyses
+	wall       time.Duration         // the fetch, its second passes and the detection they end with (not the report or the rules)
 	problems   []sources.QualityNote // the first fetch's warnings and errors
 	limits     []string              // bundle.yaml's loki_limits_learned
 }
@@ -235,38 +233,16 @@ func fetchAndTell(t *testing.T, base *live.Config, from, to time.Time, pushdown 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wall := time.Since(began)
-	// The second passes analyze --config makes (analysis.SecondPasses,
-	// from the same edges: the failing stretches and a crawler start
-	// marked estimated). The detection of the bundle as it stands: the
-	// last pass's, when that pass changed nothing (it pulled no minute and
-	// left bundle.yaml as it was), is not made again.
-	var current *analysis.Detected
-	for range live.MaxSecondPasses {
-		if !pushdown {
-			break
-		}
-		d := detectFetched(t, out)
-		manifest := mustReadFile(t, filepath.Join(out, "bundle.yaml"))
-		began := time.Now()
-		n, err := live.SecondPass(context.Background(), &cfg, out, analysis.EdgesOf(d.Result))
-		if err != nil {
-			d.Close()
-			t.Fatal(err)
-		}
-		wall += time.Since(began)
-		if n == 0 && bytes.Equal(manifest, mustReadFile(t, filepath.Join(out, "bundle.yaml"))) {
-			current = d
-			break
-		}
-		d.Close()
-		if n == 0 {
-			break
-		}
+	// The second passes analyze --config makes, and the detection of the
+	// bundle as they leave it (nil: not pushed down, the caller detects).
+	current, err := analysis.SecondPasses(context.Background(), &cfg, out, evidence.FromBundle, true)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if current == nil {
 		current = detectFetched(t, out)
 	}
+	wall := time.Since(began)
 	a := finishFetched(t, out, current)
 	b, err := bundle.Open(out)
 	if err != nil {
@@ -350,13 +326,4 @@ func finishFetched(t *testing.T, dir string, d *analysis.Detected) analyzed {
 		}
 	}
 	return out
-}
-
-func mustReadFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

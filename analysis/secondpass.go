@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -22,12 +23,17 @@ import (
 //
 // With final, the analysis of the bundle as the passes leave it is returned
 // (loaded and detected as Detect does, for Finish): the last
-// pass's own analysis when it pulled nothing, so the detectors run once per
-// state of the bundle, never twice on the same. Without final (fetch, which
-// analyzes nothing) it returns nil, and the bundle is not analyzed after the
-// last pass. A nil result with final means the caller analyzes: the bundle
-// was not pushed down, or analyze would refuse it.
+// pass's own analysis when it pulled nothing and recorded nothing, so the
+// detectors run once per state of the bundle, never twice on the same. A
+// pass whose pull failed pulled nothing too, but bundle.yaml now says so
+// (its minutes stay counted), and the report must warn of it: the bundle is
+// analyzed once more, and no pass follows (it would ask for the same
+// minutes). Without final (fetch, which analyzes nothing) it returns nil,
+// and the bundle is not analyzed after the last pass. A nil result with
+// final means the caller analyzes: the bundle was not pushed down, or
+// analyze would refuse it.
 func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf func(*bundle.Bundle) evidence.Inputs, final bool) (*Detected, error) {
+	failed := false // the last pass's pull failed: analyze once more, pass no more
 	for pass := 0; ; pass++ {
 		if pass == live.MaxSecondPasses && !final {
 			return nil, nil
@@ -53,22 +59,36 @@ func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf fu
 		if err != nil {
 			return nil, err
 		}
-		if pass == live.MaxSecondPasses {
+		if pass == live.MaxSecondPasses || failed {
 			return d, nil
 		}
+		recorded := len(b.Manifest.Pushdown.SecondPasses)
 		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.Result))
-		if err != nil {
-			d.Close()
-			return nil, fmt.Errorf("pushdown's second pass: %w", err)
-		}
-		if n == 0 && final {
-			return d, nil
+		if err == nil && n == 0 && final {
+			failed, err = passRecorded(dir, recorded)
+			if err == nil && !failed {
+				return d, nil
+			}
 		}
 		d.Close()
-		if n == 0 {
+		if err != nil {
+			return nil, fmt.Errorf("pushdown's second pass: %w", err)
+		}
+		if n == 0 && !failed {
 			return nil, nil
 		}
 	}
+}
+
+// passRecorded reports whether bundle.yaml at dir records more second passes
+// than the recorded it held before a pass: a pass that pulled no minute
+// recorded itself only if its pull failed.
+func passRecorded(dir string, recorded int) (bool, error) {
+	m, err := bundle.ReadManifest(filepath.Join(dir, bundle.ManifestFile))
+	if err != nil {
+		return false, err
+	}
+	return m.Pushdown != nil && len(m.Pushdown.SecondPasses) > recorded, nil
 }
 
 // edgesOf returns where an analysis's failing stretches begin (their onset
