@@ -67,14 +67,6 @@ func (m *TemplateMatcher) Match(rawPath, rawQuery string) (string, bool) {
 	return s.matched, s.matchOK
 }
 
-// match is Match without the memo.
-func (m *TemplateMatcher) match(rawPath, rawQuery string) (string, bool) {
-	if !m.shapeFits(rawPath, rawQuery) {
-		return "", false
-	}
-	return m.matchSplit(rawPath, rawQuery)
-}
-
 // shapeFits reports whether some template could match the target, from its
 // raw shape alone: the number of segments Segments would split it into,
 // whether it has a query, and the raw segments where the template's are

@@ -178,19 +178,6 @@ func (e *Evidence) normalize() {
 	}
 }
 
-// minute returns the per-minute row of the minute starting at t, or nil.
-func (e *Evidence) minute(t time.Time) *MinuteRow {
-	if t.IsZero() {
-		return nil
-	}
-	for i := range e.Minutes {
-		if e.Minutes[i].Time.Equal(t) {
-			return &e.Minutes[i]
-		}
-	}
-	return nil
-}
-
 // series returns the row with id, or nil.
 func (e *Evidence) series(id string) *SeriesRow {
 	for i := range e.Series {

@@ -217,9 +217,6 @@ func (s *Set) Profile(r Range) *Profile {
 // Close releases the metric store.
 func (s *Set) Close() error { return s.loaded.Close() }
 
-// Config is the configuration the Set scans with (defaults filled in).
-func (s *Set) Config() Config { return s.cfg }
-
 // Window is one scan's window readied for the detectors (Set.Window): the
 // evidence they read, and what the scan keeps to judge the window once they
 // have run (Set.Judge). Package analysis runs the detectors between the two:

@@ -76,13 +76,6 @@ func (p *Prometheus) SetWarnings(w ...string) {
 	p.mu.Unlock()
 }
 
-// Queries returns the queries asked so far.
-func (p *Prometheus) Queries() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.queries...)
-}
-
 // Headers returns the headers of every request so far.
 func (p *Prometheus) Headers() []http.Header {
 	p.mu.Lock()
