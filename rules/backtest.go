@@ -198,7 +198,13 @@ func (e *engine) stream(ctx context.Context, keep func(at int64) bool, fn func(a
 // TestIsHealthCheck holds it to it): the replays leave the proxy's health
 // checks out, as the profile does.
 func isHealthCheck(r *sources.Request, healthURI string) bool {
-	return healthURI != "" && r.Path == healthURI
+	return isHealthPath(r.Path, healthURI)
+}
+
+// isHealthPath is isHealthCheck on a path alone, as a request or a spill
+// record's undecoded head holds it (comparing string(p) allocates nothing).
+func isHealthPath[P string | []byte](p P, healthURI string) bool {
+	return healthURI != "" && string(p) == healthURI
 }
 
 // engine holds what every pass over the logs shares.

@@ -313,7 +313,7 @@ func (e *engine) spillFilter(keep func(at int64) bool, keepFrom, keepEnd, maxDur
 	healthURI := e.in.Site.HealthURI
 	return accesslog.SpillFilter{From: time.Unix(0, keepFrom), Head: func(h *accesslog.SpillHead) accesslog.SpillVerdict {
 		switch {
-		case healthURI != "" && string(h.Path) == healthURI:
+		case isHealthPath(h.Path, healthURI):
 			return accesslog.SpillSkip
 		case h.Time-maxDuration-int64(reorderMargin) >= keepEnd:
 			return accesslog.SpillStop
