@@ -430,15 +430,18 @@ func (d *spillDecoder) fill(n int) error {
 	if d.end-d.pos >= n || d.eof {
 		return nil
 	}
-	if n > len(d.in) {
-		grown := make([]byte, max(n, 2*len(d.in)))
-		d.end = copy(grown, d.in[d.pos:d.end])
-		d.in, d.pos = grown, 0
-	} else if d.pos > 0 {
+	if d.pos > 0 {
 		d.end = copy(d.in, d.in[d.pos:d.end])
 		d.pos = 0
 	}
 	for d.end < n {
+		if d.end == len(d.in) {
+			// Grown by doubling as bytes arrive, not to n at once: a
+			// corrupt length costs what the file holds, not what it says.
+			grown := make([]byte, min(n, 2*len(d.in)))
+			copy(grown, d.in[:d.end])
+			d.in = grown
+		}
 		k, err := d.f.Read(d.in[d.end:])
 		d.end += k
 		if err == io.EOF {

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -358,5 +360,39 @@ func TestSpillKeepsTags(t *testing.T) {
 	}
 	if scope, ok := s.TagScope(); !ok || scope != "/healthz.php" {
 		t.Errorf("tag scope %q %v", scope, ok)
+	}
+}
+
+// TestSpillCorruptLengthCostsWhatTheFileHolds: a record whose length says
+// a gigabyte, in a spill of a few bytes, is a record cut short, found
+// without making a buffer of the size it says (the reader grows its buffer
+// as bytes arrive).
+func TestSpillCorruptLengthCostsWhatTheFileHolds(t *testing.T) {
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	req := sources.Request{Time: time.Unix(1, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Method: "GET", Path: "/a", UserAgent: "ua", Status: 200}
+	if err := s.Write([]sources.Request{req}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The first record's length becomes 1 GiB: a 5-byte uvarint over the
+	// record's first bytes.
+	if _, err := s.f.WriteAt(binary.AppendUvarint(nil, 1<<30), 0); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = s.Read(context.Background(), func([]sources.Request) error { return nil })
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "record 1") {
+		t.Errorf("a record 1 GiB long in a spill of a few bytes: %v, want an error naming record 1", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("reading it allocated %d MiB", got>>20)
 	}
 }
