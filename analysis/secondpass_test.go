@@ -35,7 +35,6 @@ func TestFailedSecondPassIsInTheReport(t *testing.T) {
 	t.Parallel()
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	to := from.Add(4 * time.Hour)
-	walkFrom, burstFrom, burstTo := from.Add(90*time.Minute), from.Add(140*time.Minute), from.Add(160*time.Minute)
 	rnd := rand.New(rand.NewPCG(26, 2))
 	lk := lokitest.New(t)
 	lk.SetMaxQuerySeries(2)
@@ -51,32 +50,18 @@ func TestFailedSecondPassIsInTheReport(t *testing.T) {
 		}
 		return false
 	})
-	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
 	const reader = "Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0"
 	stream := livetest.AccessStream()
 	push := func(ts time.Time, ip, ua, lang, uri string, status int, dur float64) {
 		lk.Push(stream, ts, livetest.CaddyLine(ts, ip, ua, lang, uri, status, dur, 20000))
 	}
+	crawler := livetest.WalkingCrawler{Walk: from.Add(90 * time.Minute), Burst: from.Add(140 * time.Minute), End: from.Add(160 * time.Minute)}
 	for m := from.Add(-time.Hour); m.Before(to); m = m.Add(time.Minute) {
 		for range 30 {
 			push(m.Add(time.Duration(rnd.Int64N(int64(time.Minute)))), fmt.Sprintf("203.0.%d.%d", rnd.IntN(64), rnd.IntN(256)), reader, "en-US,en;q=0.8",
 				fmt.Sprintf("/wiki/Article_%d", rnd.IntN(500)), 200, 0.05+float64(rnd.IntN(50))/1000)
 		}
-		n := 0
-		switch {
-		case !m.Before(burstFrom) && m.Before(burstTo):
-			n = 400
-		case !m.Before(walkFrom) && m.Before(burstFrom):
-			n = 2 + int(18*m.Sub(walkFrom)/burstFrom.Sub(walkFrom))
-		}
-		for range n {
-			status, dur := 200, 2.0+float64(rnd.IntN(8000))/1000
-			if n > 20 && rnd.IntN(10) < 4 {
-				status, dur = 503, 0.0002
-			}
-			push(m.Add(time.Duration(rnd.Int64N(int64(time.Minute)))), fmt.Sprintf("%d.%d.%d.%d", 36+rnd.IntN(80), rnd.IntN(256), rnd.IntN(256), 1+rnd.IntN(254)), crawler, "zh-CN,zh;q=0.9",
-				fmt.Sprintf("/index.php?title=Page_%d&action=history", rnd.IntN(100000)), status, dur)
-		}
+		crawler.Push(m, rnd.Int64N, push)
 	}
 	doc := fmt.Sprintf("timezone: UTC\nbaseline: 1h\npushdown_after: 3h\npushdown:\n  max_share: 1\nsite:\n  workers: 16\n  client_timeout_s: 30\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", lk.URL())
 	cfg, err := live.Parse("aftermath.yaml", []byte(doc))

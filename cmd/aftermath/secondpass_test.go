@@ -92,27 +92,9 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	rnd := newTestRand(14045277035093745557)
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	walkFrom, burstFrom, burstTo := from.Add(90*time.Minute), from.Add(140*time.Minute), from.Add(160*time.Minute)
-	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	walker := livetest.WalkingCrawler{Walk: walkFrom, Burst: burstFrom, End: burstTo}
 	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
-		n := 0
-		switch {
-		case !m.Before(burstFrom) && m.Before(burstTo):
-			n = 400
-		case !m.Before(walkFrom) && m.Before(burstFrom):
-			// A walk that grows (2 to 20 a minute): a crawl's rise starts
-			// where it began to grow, not at a later step out of a flat
-			// walk (TestSustainedRiseStepsIntoItsPeak).
-			n = 2 + int(18*m.Sub(walkFrom)/burstFrom.Sub(walkFrom))
-		}
-		for range n {
-			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
-			status, dur := 200, 2.0+float64(rnd(8000))/1000
-			if n > 20 && rnd(10) < 4 {
-				status, dur = 503, 0.0002
-			}
-			push(ts, fmt.Sprintf("%d.%d.%d.%d", 36+rnd(80), rnd(256), rnd(256), 1+rnd(254)), crawler, "zh-CN,zh;q=0.9",
-				fmt.Sprintf("/index.php?title=Page_%d&action=history", rnd(100000)), status, dur)
-		}
+		walker.Push(m, rnd, push)
 	}, 2)
 	crawlerOf := func(t *testing.T, r *report.Report) *detect.Finding {
 		for i := range r.Findings {
