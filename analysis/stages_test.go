@@ -72,8 +72,8 @@ var projected struct {
 }
 
 // projectPackages lists the module's packages with their production imports
-// and files (go list -json ./..., run at the module's root; test files are
-// not read).
+// and files (go list -json ./... with listed's fields, run at the module's
+// root; test files are not read).
 func projectPackages(t *testing.T) []listed {
 	t.Helper()
 	projected.once.Do(func() { projected.pkgs, projected.err = listPackages() })
@@ -83,14 +83,18 @@ func projectPackages(t *testing.T) []listed {
 	return projected.pkgs
 }
 
+// listJSON asks go list for the fields of listed alone: it then skips the
+// rest of its work (1.0 s of CPU where the whole -json took 2.0 s).
+const listJSON = "-json=ImportPath,Dir,GoFiles,Imports"
+
 func listPackages() ([]listed, error) {
-	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd := exec.Command("go", "list", listJSON, "./...")
 	cmd.Dir = ".."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -json ./...: %w\n%s", err, stderr.String())
+		return nil, fmt.Errorf("go list %s ./...: %w\n%s", listJSON, err, stderr.String())
 	}
 	var pkgs []listed
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -99,7 +103,7 @@ func listPackages() ([]listed, error) {
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("go list -json ./...: %w", err)
+			return nil, fmt.Errorf("go list %s ./...: %w", listJSON, err)
 		}
 		pkgs = append(pkgs, p)
 	}

@@ -3,6 +3,8 @@ package detect
 import (
 	"context"
 	"math"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/sources/metrics"
@@ -117,15 +119,25 @@ func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool
 	return p, nil
 }
 
-// between returns the points with from <= T < to.
+// between returns the points with from <= T < to, a copy the caller may
+// sort.
 func between(ps []metrics.Point, from, to time.Time) []metrics.Point {
-	var out []metrics.Point
-	for _, p := range ps {
-		if !p.T.Before(from) && p.T.Before(to) {
-			out = append(out, p)
-		}
+	i, j := span(ps, from, to)
+	if i == j {
+		return nil
 	}
-	return out
+	return slices.Clone(ps[i:j])
+}
+
+// span returns the bounds [i, j) of the points of ps with from <= T < to.
+// The points of a series are in time order (QueryRange evaluates at every
+// step from start to end), so both are binary searches: the per-minute
+// look-ups of a scan (queueFreeMinute, completionRate) went through every
+// point of the day for each minute.
+func span(ps []metrics.Point, from, to time.Time) (int, int) {
+	i := sort.Search(len(ps), func(k int) bool { return !ps[k].T.Before(from) })
+	j := i + sort.Search(len(ps)-i, func(k int) bool { return !ps[i+k].T.Before(to) })
+	return i, j
 }
 
 // peak returns the largest point (zero Point if none).
@@ -142,7 +154,8 @@ func peak(ps []metrics.Point) metrics.Point {
 // mean of the values of ps in [from, to); NaN if none.
 func meanBetween(ps []metrics.Point, from, to time.Time) float64 {
 	sum, n := 0.0, 0
-	for _, p := range between(ps, from, to) {
+	i, j := span(ps, from, to)
+	for _, p := range ps[i:j] {
 		sum += p.V
 		n++
 	}
@@ -154,20 +167,18 @@ func meanBetween(ps []metrics.Point, from, to time.Time) float64 {
 
 // valueAt returns the value of the last point at or before t (NaN if none).
 func valueAt(ps []metrics.Point, t time.Time) float64 {
-	v := math.NaN()
-	for _, p := range ps {
-		if p.T.After(t) {
-			break
-		}
-		v = p.V
+	i := sort.Search(len(ps), func(k int) bool { return ps[k].T.After(t) })
+	if i == 0 {
+		return math.NaN()
 	}
-	return v
+	return ps[i-1].V
 }
 
 // firstAtLeast returns the time of the first point in [from, to) whose value is
 // at least v, and whether there is one.
 func firstAtLeast(ps []metrics.Point, v float64, from, to time.Time) (time.Time, bool) {
-	for _, p := range between(ps, from, to) {
+	i, j := span(ps, from, to)
+	for _, p := range ps[i:j] {
 		if p.V >= v {
 			return p.T, true
 		}
