@@ -308,15 +308,16 @@ func TestEvidenceLayouts(t *testing.T) {
 		sameLoaded(t, referenceLoaded(t), l.withoutNotes(want...))
 	})
 
-	// consoleLines re-encodes the lines as Caddy's console encoder writes
-	// them (time to the millisecond, without a zone, in loc). Each line is
-	// split once (consoleParts) for the subtests that lay it out.
+	// consoleLines re-encodes the lines lo to hi (excluded) as Caddy's
+	// console encoder writes them (time to the millisecond, without a zone,
+	// in loc). Each line is split once (consoleParts) for the subtests that
+	// lay it out.
 	type consolePart struct {
 		logger, msg string
 		fields      []byte // the other fields, as the encoder writes them
 	}
 	var consoleParts once[[]consolePart]
-	consoleLines := func(t *testing.T, loc *time.Location) [][]byte {
+	consoleLines := func(t *testing.T, loc *time.Location, lo, hi int) [][]byte {
 		parts := consoleParts.get(t, func() ([]consolePart, error) {
 			parts := make([]consolePart, len(sim.lines))
 			for i, l := range sim.lines {
@@ -344,9 +345,9 @@ func TestEvidenceLayouts(t *testing.T) {
 			}
 			return parts, nil
 		})
-		out := make([][]byte, len(parts))
-		for i, p := range parts {
-			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), p.logger, p.msg, p.fields)
+		out := make([][]byte, 0, hi-lo)
+		for i, p := range parts[lo:hi] {
+			out = append(out, fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[lo+i].In(loc).Format("2006/01/02 15:04:05.000"), p.logger, p.msg, p.fields))
 		}
 		return out
 	}
@@ -403,7 +404,7 @@ func TestEvidenceLayouts(t *testing.T) {
 	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
 		t.Parallel()
 		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC, 0, n), false)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
 
@@ -415,7 +416,7 @@ func TestEvidenceLayouts(t *testing.T) {
 		if err := os.WriteFile(cf, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul, 0, n), false)
 		hostLocalFPMLog(t, b, seoul)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
@@ -424,22 +425,24 @@ func TestEvidenceLayouts(t *testing.T) {
 		t.Parallel()
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, 0, n), false)
 		hostLocalFPMLog(t, b, tokyo)
 		sameTimes(t, loadLayout(t, b, "Asia/Tokyo"))
 	})
 
 	// replay sends the requests logged in its range: read in the wrong zone
 	// the console log's 17:20Z lines sit nine hours off and none is sent.
+	// The log holds the ten minutes around the range: replay reads its
+	// whole file, and the rest of the day is nothing it sends.
 	t.Run("replay reads the console encoder's times in --log-tz", func(t *testing.T) {
 		t.Parallel()
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, sim.at(from.Add(-5*time.Minute)), sim.at(to.Add(5*time.Minute))), false)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 		defer srv.Close()
 		out := filepath.Join(t.TempDir(), "replay")
-		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
 		if code := runQuiet(t, []string{"replay", "--bundle", b, "--log-tz", "Asia/Tokyo", "--target", srv.URL, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
 			"--speed", "20", "--client-timeout", "10s", "--max-lag", "10s", "--out", out}); code != exitOK {
 			t.Fatalf("replay exited %d", code)
