@@ -351,9 +351,30 @@ func TestEvidenceLayouts(t *testing.T) {
 		}
 		return out
 	}
+	// The console cases lay out the 40 minutes from 16:40 to 17:20Z, the
+	// end of the quiet baseline and the crawl's first minutes (6,400 of the
+	// day's 48,700 lines), their bundle.yaml's window and baseline cut to
+	// them: each line's time is what they compare, and read in a wrong zone
+	// every line sits hours away from those minutes.
+	consoleFrom, consoleTo := time.Date(2026, 10, 2, 16, 40, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC)
+	const simulatedSpan = "window:\n  from: 2026-10-02T17:00:00Z\n  to: 2026-10-02T18:30:00Z\nbaseline:\n  from: 2026-10-02T15:00:00Z\n  to: 2026-10-02T17:00:00Z\n"
+	const consoleSpan = "window:\n  from: 2026-10-02T17:00:00Z\n  to: 2026-10-02T17:20:00Z\nbaseline:\n  from: 2026-10-02T16:40:00Z\n  to: 2026-10-02T17:00:00Z\n"
+	consoleManifest := func(m string) string { return strings.Replace(m, simulatedSpan, consoleSpan, 1) }
+	consoleLo, consoleHi := sim.at(consoleFrom), sim.at(consoleTo)
+	// consoleLayout is a copy of the bundle for the console cases: the
+	// window cut to their minutes, access/ left for the caller.
+	consoleLayout := func(t *testing.T) string {
+		t.Helper()
+		b := sim.layout(t, consoleManifest)
+		if !strings.Contains(string(mustRead(t, filepath.Join(b, "bundle.yaml"))), consoleSpan) {
+			t.Fatalf("bundle.yaml's window and baseline are not the simulated ones:\n%s", mustRead(t, filepath.Join(sim.dir, "bundle.yaml")))
+		}
+		return b
+	}
 	// The console encoder writes times to the millisecond: the reference
-	// for it is the JSON log with its times cut to the millisecond, analyzed
-	// once for the parallel subtests that compare with it.
+	// for it is the JSON log of the same minutes with its times cut to the
+	// millisecond, analyzed once for the parallel subtests that compare with
+	// it.
 	var msRef once[loadedEvidence]
 	msReference := func(t *testing.T) loadedEvidence {
 		t.Helper()
@@ -367,17 +388,29 @@ func TestEvidenceLayouts(t *testing.T) {
 			if err := os.CopyFS(b, os.DirFS(sim.dir)); err != nil {
 				return loadedEvidence{}, err
 			}
+			manifest := filepath.Join(b, "bundle.yaml")
+			m, err := os.ReadFile(manifest)
+			if err != nil {
+				return loadedEvidence{}, err
+			}
+			if !strings.Contains(string(m), simulatedSpan) {
+				return loadedEvidence{}, fmt.Errorf("bundle.yaml's window and baseline are not the simulated ones:\n%s", m)
+			}
+			if err := os.WriteFile(manifest, []byte(consoleManifest(string(m))), 0o644); err != nil {
+				return loadedEvidence{}, err
+			}
 			// Each line with its ts alone rewritten, where Caddy's
 			// encoder writes it.
-			cut := make([][]byte, len(sim.lines))
-			for i, l := range sim.lines {
+			cut := make([][]byte, 0, consoleHi-consoleLo)
+			for i := consoleLo; i < consoleHi; i++ {
+				l := sim.lines[i]
 				from, to, ok := leadingTS(l)
 				if !ok {
 					return loadedEvidence{}, fmt.Errorf("line %d does not open with level and ts: %.80s", i+1, l)
 				}
 				ms := float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
 				c := append(slices.Clip(l[:from]), strconv.FormatFloat(ms, 'f', -1, 64)...)
-				cut[i] = append(c, l[to:]...)
+				cut = append(cut, append(c, l[to:]...))
 			}
 			if err := os.Remove(filepath.Join(b, "access", "access.log.gz")); err != nil {
 				return loadedEvidence{}, err
@@ -403,29 +436,29 @@ func TestEvidenceLayouts(t *testing.T) {
 
 	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC, 0, n), false)
+		b := consoleLayout(t) // the simulated bundle's timezone is Asia/Seoul
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC, consoleLo, consoleHi), false)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil)
+		b := consoleLayout(t)
 		cf := filepath.Join(b, "changes", "config", "Caddyfile")
 		data := strings.Replace(string(mustRead(t, cf)), "format json", "format console {\n\t\t\ttime_local\n\t\t}", 1)
 		if err := os.WriteFile(cf, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul, 0, n), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul, consoleLo, consoleHi), false)
 		hostLocalFPMLog(t, b, seoul)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil)
+		b := consoleLayout(t)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, 0, n), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, consoleLo, consoleHi), false)
 		hostLocalFPMLog(t, b, tokyo)
 		sameTimes(t, loadLayout(t, b, "Asia/Tokyo"))
 	})
