@@ -261,9 +261,81 @@ func TestEvidenceLayouts(t *testing.T) {
 		}
 	})
 
+	// The harmless input and the console cases lay out the 40 minutes from
+	// 16:40 to 17:20Z, the end of the quiet baseline and the crawl's first
+	// minutes (6,400 of the day's 48,700 lines), their bundle.yaml's window
+	// and baseline cut to them: what they compare is how each line is read
+	// (skipped or not, its time), and read in a wrong zone every line sits
+	// hours away from those minutes.
+	spanFrom, spanTo := time.Date(2026, 10, 2, 16, 40, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC)
+	const simulatedSpan = "window:\n  from: 2026-10-02T17:00:00Z\n  to: 2026-10-02T18:30:00Z\nbaseline:\n  from: 2026-10-02T15:00:00Z\n  to: 2026-10-02T17:00:00Z\n"
+	const cutSpan = "window:\n  from: 2026-10-02T17:00:00Z\n  to: 2026-10-02T17:20:00Z\nbaseline:\n  from: 2026-10-02T16:40:00Z\n  to: 2026-10-02T17:00:00Z\n"
+	spanManifest := func(m string) string { return strings.Replace(m, simulatedSpan, cutSpan, 1) }
+	spanLo, spanHi := sim.at(spanFrom), sim.at(spanTo)
+	// spanLayout is a copy of the bundle with its window cut to those
+	// minutes, edit (when not nil) applied to its bundle.yaml after, and
+	// access/ left for the caller.
+	spanLayout := func(t *testing.T, edit func(manifest string) string) string {
+		t.Helper()
+		b := sim.layout(t, func(m string) string {
+			if m = spanManifest(m); edit != nil {
+				m = edit(m)
+			}
+			return m
+		})
+		if !strings.Contains(string(mustRead(t, filepath.Join(b, "bundle.yaml"))), cutSpan) {
+			t.Fatalf("bundle.yaml's window and baseline are not the simulated ones:\n%s", mustRead(t, filepath.Join(sim.dir, "bundle.yaml")))
+		}
+		return b
+	}
+	// loadSpan loads a copy of the bundle whose access log holds line(i)
+	// for each line i of those minutes, its window cut to them.
+	loadSpan := func(name string, line func(i int) ([]byte, error)) (loadedEvidence, error) {
+		b, err := os.MkdirTemp(fixtureDir, name)
+		if err != nil {
+			return loadedEvidence{}, err
+		}
+		defer os.RemoveAll(b)
+		b = filepath.Join(b, "bundle")
+		if err := copyBundleWithout(b, sim.dir, filepath.Join("access", "access.log.gz")); err != nil {
+			return loadedEvidence{}, err
+		}
+		manifest := filepath.Join(b, "bundle.yaml")
+		m, err := os.ReadFile(manifest)
+		if err != nil {
+			return loadedEvidence{}, err
+		}
+		if !strings.Contains(string(m), simulatedSpan) {
+			return loadedEvidence{}, fmt.Errorf("bundle.yaml's window and baseline are not the simulated ones:\n%s", m)
+		}
+		if err := os.WriteFile(manifest, []byte(spanManifest(string(m))), 0o644); err != nil {
+			return loadedEvidence{}, err
+		}
+		lines := make([][]byte, 0, spanHi-spanLo)
+		for i := spanLo; i < spanHi; i++ {
+			l, err := line(i)
+			if err != nil {
+				return loadedEvidence{}, err
+			}
+			lines = append(lines, l)
+		}
+		if err := writeLinesErr(filepath.Join(b, "access", "access.log"), lines, false); err != nil {
+			return loadedEvidence{}, err
+		}
+		return loadLayoutErr(b, "")
+	}
+	// spanLoaded is what those minutes of the log as simulated load, once.
+	var spanRef once[loadedEvidence]
+	spanLoaded := func(t *testing.T) loadedEvidence {
+		t.Helper()
+		return spanRef.get(t, func() (loadedEvidence, error) {
+			return loadSpan("span-reference-", func(i int) ([]byte, error) { return sim.lines[i], nil })
+		})
+	}
+
 	t.Run("harmless input: notes in bundle.yaml, Caddy's own lines in the journal, leave the run complete", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, func(m string) string {
+		b := spanLayout(t, func(m string) string {
 			m = strings.Replace(m, "site:\n", "site:\n  app: mediawiki\n  upstream: 127.0.0.1:9000\n", 1)
 			return m + "contents:\n  access: access/access.log (journalctl -u caddy -o cat)\nnote: >-\n  Paged at 02:40 KST.\n"
 		})
@@ -278,13 +350,13 @@ func TestEvidenceLayouts(t *testing.T) {
 			data, _ := json.Marshal(l)
 			return data
 		}
-		start := sim.times[0]
+		start := sim.times[spanLo]
 		mixed := [][]byte{own(start, "", "using config from file"), own(start, "", "serving initial configuration")}
-		for i, l := range sim.lines {
+		for i := spanLo; i < spanHi; i++ {
 			if i%500 == 0 {
 				mixed = append(mixed, own(sim.times[i], "http.handlers.reverse_proxy.health_checker.active", "HTTP request failed"))
 			}
-			mixed = append(mixed, l)
+			mixed = append(mixed, sim.lines[i])
 		}
 		writeLines(t, filepath.Join(b, "access", "access.log"), mixed, false)
 		l := loadLayout(t, b, "")
@@ -297,26 +369,27 @@ func TestEvidenceLayouts(t *testing.T) {
 			infos = append(infos, n)
 		}
 		text := strings.Join(infos, "\n")
-		want := []string{fmt.Sprintf("%d lines skipped: not an access log line", 2+(n+499)/500), `unknown key "contents"`, `unknown key "app" in site`, `unknown key "upstream" in site`}
+		want := []string{fmt.Sprintf("%d lines skipped: not an access log line", len(mixed)-(spanHi-spanLo)), `unknown key "contents"`, `unknown key "app" in site`, `unknown key "upstream" in site`}
 		for _, w := range want {
 			if !strings.Contains(text, w) {
 				t.Errorf("no info note says %q:\n%s", w, text)
 			}
 		}
 		// Nothing the analysis needs is missing: it reads what the
-		// bundle as simulated does (exit 0, as referenceReport's).
-		sameLoaded(t, referenceLoaded(t), l.withoutNotes(want...))
+		// minutes as simulated do (exit 0, as referenceReport's).
+		sameLoaded(t, spanLoaded(t), l.withoutNotes(want...))
 	})
 
-	// consoleLines re-encodes the lines as Caddy's console encoder writes
-	// them (time to the millisecond, without a zone, in loc). Each line is
-	// split once (consoleParts) for the subtests that lay it out.
+	// consoleLines re-encodes the lines lo to hi (excluded) as Caddy's
+	// console encoder writes them (time to the millisecond, without a zone,
+	// in loc). Each line is split once (consoleParts) for the subtests that
+	// lay it out.
 	type consolePart struct {
 		logger, msg string
 		fields      []byte // the other fields, as the encoder writes them
 	}
 	var consoleParts once[[]consolePart]
-	consoleLines := func(t *testing.T, loc *time.Location) [][]byte {
+	consoleLines := func(t *testing.T, loc *time.Location, lo, hi int) [][]byte {
 		parts := consoleParts.get(t, func() ([]consolePart, error) {
 			parts := make([]consolePart, len(sim.lines))
 			for i, l := range sim.lines {
@@ -344,47 +417,32 @@ func TestEvidenceLayouts(t *testing.T) {
 			}
 			return parts, nil
 		})
-		out := make([][]byte, len(parts))
-		for i, p := range parts {
-			out[i] = fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[i].In(loc).Format("2006/01/02 15:04:05.000"), p.logger, p.msg, p.fields)
+		out := make([][]byte, 0, hi-lo)
+		for i, p := range parts[lo:hi] {
+			out = append(out, fmt.Appendf(nil, "%s\tINFO\t%s\t%s\t%s", sim.times[lo+i].In(loc).Format("2006/01/02 15:04:05.000"), p.logger, p.msg, p.fields))
 		}
 		return out
 	}
 	// The console encoder writes times to the millisecond: the reference
-	// for it is the JSON log with its times cut to the millisecond, analyzed
-	// once for the parallel subtests that compare with it.
+	// for it is the JSON log of the same minutes with its times cut to the
+	// millisecond, loaded once for the parallel subtests that compare with
+	// it.
 	var msRef once[loadedEvidence]
 	msReference := func(t *testing.T) loadedEvidence {
 		t.Helper()
 		r := msRef.get(t, func() (loadedEvidence, error) {
-			b, err := os.MkdirTemp(fixtureDir, "ms-reference-")
-			if err != nil {
-				return loadedEvidence{}, err
-			}
-			defer os.RemoveAll(b)
-			b = filepath.Join(b, "bundle")
-			if err := os.CopyFS(b, os.DirFS(sim.dir)); err != nil {
-				return loadedEvidence{}, err
-			}
 			// Each line with its ts alone rewritten, where Caddy's
 			// encoder writes it.
-			cut := make([][]byte, len(sim.lines))
-			for i, l := range sim.lines {
+			return loadSpan("ms-reference-", func(i int) ([]byte, error) {
+				l := sim.lines[i]
 				from, to, ok := leadingTS(l)
 				if !ok {
-					return loadedEvidence{}, fmt.Errorf("line %d does not open with level and ts: %.80s", i+1, l)
+					return nil, fmt.Errorf("line %d does not open with level and ts: %.80s", i+1, l)
 				}
 				ms := float64(sim.times[i].Truncate(time.Millisecond).UnixMilli()) / 1e3
 				c := append(slices.Clip(l[:from]), strconv.FormatFloat(ms, 'f', -1, 64)...)
-				cut[i] = append(c, l[to:]...)
-			}
-			if err := os.Remove(filepath.Join(b, "access", "access.log.gz")); err != nil {
-				return loadedEvidence{}, err
-			}
-			if err := writeLinesErr(filepath.Join(b, "access", "access.log"), cut, false); err != nil {
-				return loadedEvidence{}, err
-			}
-			return loadLayoutErr(b, "")
+				return append(c, l[to:]...), nil
+			})
 		})
 		if r.Incomplete {
 			t.Fatalf("the JSON log to the millisecond: read as incomplete: %v", r.Notes)
@@ -402,44 +460,46 @@ func TestEvidenceLayouts(t *testing.T) {
 
 	t.Run("console encoder in a bundle with timezone Asia/Seoul: UTC, as Caddy writes", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil) // the simulated bundle's timezone is Asia/Seoul
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC), false)
+		b := spanLayout(t, nil) // the simulated bundle's timezone is Asia/Seoul
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, time.UTC, spanLo, spanHi), false)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder with time_local in the bundle's Caddyfile: the bundle's zone", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil)
+		b := spanLayout(t, nil)
 		cf := filepath.Join(b, "changes", "config", "Caddyfile")
 		data := strings.Replace(string(mustRead(t, cf)), "format json", "format console {\n\t\t\ttime_local\n\t\t}", 1)
 		if err := os.WriteFile(cf, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, seoul, spanLo, spanHi), false)
 		hostLocalFPMLog(t, b, seoul)
 		sameTimes(t, loadLayout(t, b, ""))
 	})
 
 	t.Run("console encoder in local time given by --log-tz", func(t *testing.T) {
 		t.Parallel()
-		b := sim.layout(t, nil)
+		b := spanLayout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, spanLo, spanHi), false)
 		hostLocalFPMLog(t, b, tokyo)
 		sameTimes(t, loadLayout(t, b, "Asia/Tokyo"))
 	})
 
 	// replay sends the requests logged in its range: read in the wrong zone
 	// the console log's 17:20Z lines sit nine hours off and none is sent.
+	// The log holds the ten minutes around the range: replay reads its
+	// whole file, and the rest of the day is nothing it sends.
 	t.Run("replay reads the console encoder's times in --log-tz", func(t *testing.T) {
 		t.Parallel()
 		b := sim.layout(t, nil)
 		tokyo, _ := time.LoadLocation("Asia/Tokyo")
-		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo), false)
+		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
+		writeLines(t, filepath.Join(b, "access", "access.log"), consoleLines(t, tokyo, sim.at(from.Add(-5*time.Minute)), sim.at(to.Add(5*time.Minute))), false)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 		defer srv.Close()
 		out := filepath.Join(t.TempDir(), "replay")
-		from, to := time.Date(2026, 10, 2, 17, 20, 0, 0, time.UTC), time.Date(2026, 10, 2, 17, 20, 20, 0, time.UTC)
 		if code := runQuiet(t, []string{"replay", "--bundle", b, "--log-tz", "Asia/Tokyo", "--target", srv.URL, "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339),
 			"--speed", "20", "--client-timeout", "10s", "--max-lag", "10s", "--out", out}); code != exitOK {
 			t.Fatalf("replay exited %d", code)

@@ -53,16 +53,6 @@ func loadLayout(t *testing.T, dir, logTZ string) loadedEvidence {
 	return l
 }
 
-// referenceLoaded is what analyze loads from the reference incident's
-// bundle as simulated, once per test binary.
-var refLoaded once[loadedEvidence]
-
-func referenceLoaded(t *testing.T) loadedEvidence {
-	t.Helper()
-	dir := referenceBundle(t)
-	return refLoaded.get(t, func() (loadedEvidence, error) { return loadLayoutErr(dir, "") })
-}
-
 func loadLayoutErr(dir, logTZ string) (loadedEvidence, error) {
 	f := &analyzeFlags{bundle: dir, logTZ: logZone(logTZ)}
 	in, cleanup, err := f.offlineInputs(nil)
