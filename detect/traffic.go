@@ -158,10 +158,6 @@ type Cluster struct {
 	// Members are the fingerprints of a cluster joined over several
 	// (actorjoin.go), the largest first; nil for one fingerprint's.
 	Members []MemberOf
-	// minutes holds what PerMinute, Good and PHPPerMinute count while the
-	// log is read, until Traffic.settle moves it into them
-	// (clusterminutes.go).
-	minutes []clusterMinute
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -219,9 +215,6 @@ type Traffic struct {
 	// seconds counts PHP's demand and failures second by second
 	// (arrivalseconds.go).
 	seconds phpSeconds
-	// settled is true once the clusters' minutes were moved into their
-	// maps (settle): detection has begun.
-	settled bool
 }
 
 // NewTraffic aggregates requests; the window [from, to) bounds the per-client
@@ -423,7 +416,13 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	// A client's rate is what it sent, so it is counted by arrival: a
 	// wedged server answers (and logs) at its own pace, which would cap
 	// the crawl's apparent rise at the server's throughput.
-	c.observeMinutes(t.settled, arrived, m, good, r.Origin == sources.OriginUpstream, r.Duration)
+	c.PerMinute[arrived]++
+	if good {
+		c.Good[m]++
+	}
+	if r.Origin == sources.OriginUpstream {
+		c.PHPPerMinute[m] += r.Duration
+	}
 	if !inWindow {
 		if r.Time.Before(t.from) {
 			if c.before == nil {
@@ -529,7 +528,6 @@ func (t *Traffic) Minute(start time.Time) *Minute {
 
 // Clusters returns the fingerprints seen in the window, most requests first.
 func (t *Traffic) Clusters() []*Cluster {
-	t.settle()
 	out := make([]*Cluster, 0, len(t.clusters))
 	for _, c := range t.clusters {
 		if c.Requests > 0 {

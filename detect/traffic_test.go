@@ -143,7 +143,6 @@ func TestClusterBaselineFromReadMinutes(t *testing.T) {
 	tr.AddMinuteStatus(rows)
 	ev := &Evidence{From: from.Add(3 * time.Hour), To: from.Add(4 * time.Hour), Traffic: tr}
 	var s, w *Cluster
-	tr.settle() // as Clusters and ClusterOf do before detection reads a cluster
 	for _, c := range tr.clusters {
 		switch c.Key.UA {
 		case "Firefox":
