@@ -33,6 +33,12 @@ run: build
 # the count of skipped tests and why; it exits with go test's status.
 TEST_TIMEOUT ?= 20m
 
+# go test starts the packages' test binaries in the order it is given them,
+# two at a time; ./... gives them in alphabetical order, which left the
+# long sources/live and sources/simulate for the end, alone on one core.
+# The longest go first; ./... adds the rest (go test drops the repeats).
+TEST_PKGS ?= ./cmd/aftermath ./analysis ./detect ./rules/replay ./sources/live ./rules ./sources/simulate ./report ./detect/configchange $(PKGS)
+
 # `go test` links a test binary it runs and throws away without the symbol
 # table and DWARF (-s -w) on its own; `go test -c` keeps them. The fuzz step
 # below builds with -c and passes the same flags, so that it links as cheaply
@@ -52,7 +58,7 @@ TEST_LDFLAGS ?= -s -w
 test: export CGO_ENABLED = 0
 test:
 	$(GO) vet $(PKGS)
-	$(GO) run ./cmd/testsummary -- $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) run ./cmd/testsummary -- $(GO) test -json -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PKGS)
 	# A short, bounded fuzz of the rule generator: hostile log values must never
 	# add a directive, handler or site (its corpus is in rules/testdata/fuzz).
 	# A count, not a duration: Go 1.26's fuzz coordinator can report its own
