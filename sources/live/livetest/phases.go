@@ -27,11 +27,17 @@ func (p *Phases[P]) Keep(phase string, pr P) {
 }
 
 // Each calls f with each phase's last report, in the order the phases began.
+// The reports are read under the lock (a Keep may still be running: the map
+// is not read outside it), f is called after.
 func (p *Phases[P]) Each(f func(phase string, last P)) {
 	p.mu.Lock()
-	order, last := p.order, p.last
+	order := p.order
+	last := make([]P, len(order))
+	for i, k := range order {
+		last[i] = p.last[k]
+	}
 	p.mu.Unlock()
-	for _, k := range order {
-		f(k, last[k])
+	for i, k := range order {
+		f(k, last[i])
 	}
 }
