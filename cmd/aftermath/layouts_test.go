@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/report"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -608,15 +609,13 @@ func TestFractionalMilliseconds(t *testing.T) {
 	if !warned {
 		t.Errorf("no note says the fractions were read as milliseconds: %v", rep.DataQuality)
 	}
-	// The report.json document, as analyze writes it.
-	data, err := json.Marshal(rep)
+	// The report.json document, as analyze writes it (report.Render, as
+	// the reference's was).
+	data, err := report.Render(rep, report.FormatJSON, report.LangEN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r map[string]any
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := analyzeRun{data: data}.decode(t)
 	impact := func(r map[string]any) string {
 		im := r["impact"].(map[string]any)
 		delete(im, "caveats") // the detection's warning is one of them
