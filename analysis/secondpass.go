@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/aftermath-forensics/aftermath/detect"
@@ -62,33 +61,21 @@ func SecondPasses(ctx context.Context, cfg *live.Config, dir string, inputsOf fu
 		if pass == live.MaxSecondPasses || failed {
 			return d, nil
 		}
-		recorded := len(b.Manifest.Pushdown.SecondPasses)
 		n, err := live.SecondPass(ctx, cfg, dir, edgesOf(d.Result))
-		if err == nil && n == 0 && final {
-			failed, err = passRecorded(dir, recorded)
-			if err == nil && !failed {
-				return d, nil
-			}
+		if errors.Is(err, live.ErrSecondPassFailed) {
+			failed, err = true, nil
+		}
+		if err == nil && n == 0 && final && !failed {
+			return d, nil
 		}
 		d.Close()
 		if err != nil {
 			return nil, fmt.Errorf("pushdown's second pass: %w", err)
 		}
-		if n == 0 && !failed {
+		if n == 0 && !(failed && final) {
 			return nil, nil
 		}
 	}
-}
-
-// passRecorded reports whether bundle.yaml at dir records more second passes
-// than the recorded it held before a pass: a pass that pulled no minute
-// recorded itself only if its pull failed.
-func passRecorded(dir string, recorded int) (bool, error) {
-	m, err := bundle.ReadManifest(filepath.Join(dir, bundle.ManifestFile))
-	if err != nil {
-		return false, err
-	}
-	return m.Pushdown != nil && len(m.Pushdown.SecondPasses) > recorded, nil
 }
 
 // edgesOf returns where an analysis's failing stretches begin (their onset

@@ -50,17 +50,13 @@ func TestFailedSecondPassIsInTheReport(t *testing.T) {
 		}
 		return false
 	})
-	const reader = "Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0"
 	stream := livetest.AccessStream()
 	push := func(ts time.Time, ip, ua, lang, uri string, status int, dur float64) {
 		lk.Push(stream, ts, livetest.CaddyLine(ts, ip, ua, lang, uri, status, dur, 20000))
 	}
 	crawler := livetest.WalkingCrawler{Walk: from.Add(90 * time.Minute), Burst: from.Add(140 * time.Minute), End: from.Add(160 * time.Minute)}
 	for m := from.Add(-time.Hour); m.Before(to); m = m.Add(time.Minute) {
-		for range 30 {
-			push(m.Add(time.Duration(rnd.Int64N(int64(time.Minute)))), fmt.Sprintf("203.0.%d.%d", rnd.IntN(64), rnd.IntN(256)), reader, "en-US,en;q=0.8",
-				fmt.Sprintf("/wiki/Article_%d", rnd.IntN(500)), 200, 0.05+float64(rnd.IntN(50))/1000)
-		}
+		livetest.Readers(m, rnd.Int64N, push)
 		crawler.Push(m, rnd.Int64N, push)
 	}
 	doc := fmt.Sprintf("timezone: UTC\nbaseline: 1h\npushdown_after: 3h\npushdown:\n  max_share: 1\nsite:\n  workers: 16\n  client_timeout_s: 30\nloki:\n  addr: %s\n  selector: '{job=\"caddy\"}'\n  retries: -1\n", lk.URL())

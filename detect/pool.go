@@ -3,7 +3,6 @@ package detect
 import (
 	"context"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -119,14 +118,15 @@ func LoadPool(ctx context.Context, q metrics.Querier, from, to time.Time) (*Pool
 	return p, nil
 }
 
-// between returns the points with from <= T < to, a copy the caller may
-// sort.
+// between returns the points with from <= T < to: a view of ps, read only
+// by every caller (quantileOf sorts a copy of the values), its capacity cut
+// so that an append cannot write over ps.
 func between(ps []metrics.Point, from, to time.Time) []metrics.Point {
 	i, j := span(ps, from, to)
 	if i == j {
 		return nil
 	}
-	return slices.Clone(ps[i:j])
+	return ps[i:j:j]
 }
 
 // span returns the bounds [i, j) of the points of ps with from <= T < to.

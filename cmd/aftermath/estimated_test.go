@@ -10,6 +10,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report"
+	"github.com/aftermath-forensics/aftermath/sources/live/livetest"
 )
 
 // TestPushdownMarksSampledFigures: a crawler walks the site at 10 requests a
@@ -34,7 +35,7 @@ func TestPushdownMarksSampledFigures(t *testing.T) {
 	burstFrom, burstTo := from.Add(140*time.Minute), from.Add(160*time.Minute)
 	const crawler = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
 	var served503, servedLate int // what the burst failed: answered 503, or after the clients' timeout
-	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push livetest.Push) {
 		burst := !m.Before(burstFrom) && m.Before(burstTo)
 		n := 10
 		if burst {

@@ -23,7 +23,7 @@ import (
 // (the report, and how many times the detectors ran).
 // A seriesLimit above 0 is Loki's max_query_series, and the per-family
 // counts then fail.
-func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)), seriesLimit int) func(t *testing.T, pushdownAfter string) (r *report.Report, detectorRuns int) {
+func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic func(m time.Time, push livetest.Push), seriesLimit int) func(t *testing.T, pushdownAfter string) (r *report.Report, detectorRuns int) {
 	t.Helper()
 	to := from.Add(4 * time.Hour)
 	lk := lokitest.New(t)
@@ -44,16 +44,8 @@ func pushdownFake(t *testing.T, rnd func(int64) int64, from time.Time, traffic f
 	push := func(ts time.Time, ip, ua, lang, uri string, status int, dur float64) {
 		lk.Push(stream, ts, livetest.CaddyLine(ts, ip, ua, lang, uri, status, dur, 20000))
 	}
-	readers := []struct{ ua, lang string }{
-		{"Mozilla/5.0 (X11; Linux x86_64; rv:131.0) Gecko/20100101 Firefox/131.0", "en-US,en;q=0.8"},
-		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/129.0.0.0 Safari/537.36", "ko-KR,ko;q=0.9"},
-	}
 	for m := from.Add(-time.Hour); m.Before(to); m = m.Add(time.Minute) {
-		for k := range 30 {
-			ts := m.Add(time.Duration(rnd(int64(time.Minute))))
-			r := readers[k%2]
-			push(ts, fmt.Sprintf("203.0.%d.%d", rnd(64), rnd(256)), r.ua, r.lang, fmt.Sprintf("/wiki/Article_%d", rnd(500)), 200, 0.05+float64(rnd(50))/1000)
-		}
+		livetest.Readers(m, rnd, push)
 		traffic(m, push)
 	}
 	config := filepath.Join(t.TempDir(), "aftermath.yaml")
@@ -93,7 +85,7 @@ func TestSecondPassPullsWhereTheCrawlerBegan(t *testing.T) {
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	walkFrom, burstFrom, burstTo := from.Add(90*time.Minute), from.Add(140*time.Minute), from.Add(160*time.Minute)
 	walker := livetest.WalkingCrawler{Walk: walkFrom, Burst: burstFrom, End: burstTo}
-	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push livetest.Push) {
 		walker.Push(m, rnd, push)
 	}, 2)
 	crawlerOf := func(t *testing.T, r *report.Report) *detect.Finding {
@@ -184,7 +176,7 @@ func TestPushdownFailingStretchByArrival(t *testing.T) {
 	from := time.Date(2026, 10, 3, 10, 0, 0, 0, time.UTC)
 	wedgeFrom, wedgeTo := from.Add(120*time.Minute), from.Add(140*time.Minute)
 	const client = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15"
-	run := pushdownFake(t, rnd, from, func(m time.Time, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+	run := pushdownFake(t, rnd, from, func(m time.Time, push livetest.Push) {
 		if m.Before(wedgeFrom) || !m.Before(wedgeTo) {
 			return
 		}

@@ -31,6 +31,11 @@ const (
 	secondPassReach      = 30 * time.Minute
 )
 
+// ErrSecondPassFailed is wrapped by SecondPass's error when its pull failed:
+// nothing was pulled, but bundle.yaml records the failed pass, which an
+// analysis of the bundle must tell.
+var ErrSecondPassFailed = errors.New("pushdown's second pass failed")
+
 // Edges are the times an analysis found something to start or end at: a
 // finding's start, a failing stretch's onset and end.
 type Edges struct {
@@ -97,7 +102,8 @@ func touchedMinutes(minutes []Minute, edges Edges, limit int) []time.Time {
 // bundle.yaml recording the pull and its cost. It returns how many minutes it
 // pulled: 0 when the bundle was not pushed down, the passes are used up, or no
 // edge touches a counted minute. A pull that fails keeps nothing (the minutes
-// stay counted), and bundle.yaml says so.
+// stay counted), and bundle.yaml says so: the error then wraps
+// ErrSecondPassFailed, which tells the caller the bundle changed all the same.
 func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int, error) {
 	m, err := bundle.ReadManifest(filepath.Join(dir, bundle.ManifestFile))
 	if err != nil {
@@ -161,7 +167,10 @@ func SecondPass(ctx context.Context, cfg *Config, dir string, edges Edges) (int,
 		pass.Failed = perr.Error()
 		pd.SecondPasses = append(pd.SecondPasses, pass)
 		pd.Requests += pass.Requests
-		return 0, bundle.WriteManifest(dir, m)
+		if err := bundle.WriteManifest(dir, m); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %v", ErrSecondPassFailed, perr)
 	}
 	pulled := map[int64]bool{}
 	for _, t := range pull {

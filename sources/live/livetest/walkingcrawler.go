@@ -19,7 +19,7 @@ type WalkingCrawler struct {
 const WalkingCrawlerAgent = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
 
 // Push pushes the crawler's requests of minute m; rnd(n) draws in [0, n).
-func (c WalkingCrawler) Push(m time.Time, rnd func(n int64) int64, push func(ts time.Time, ip, ua, lang, uri string, status int, dur float64)) {
+func (c WalkingCrawler) Push(m time.Time, rnd func(n int64) int64, push Push) {
 	n := 0
 	switch {
 	case !m.Before(c.Burst) && m.Before(c.End):
