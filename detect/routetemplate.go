@@ -103,8 +103,8 @@ func (t *compiledTemplate) literalsFit(rawPath string) bool {
 	return true
 }
 
-// matchSplit is match without shapeFits: the target split and compared
-// with every template.
+// matchSplit is Match without shapeFits and the memo: the target split and
+// compared with every template.
 func (m *TemplateMatcher) matchSplit(rawPath, rawQuery string) (string, bool) {
 	sc := &m.scratch
 	sc.Reset()

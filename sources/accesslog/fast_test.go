@@ -296,9 +296,10 @@ func FuzzTimeOfNumber(f *testing.F) {
 // 0 to 26 bytes (the window holds 24), a backslash (before a ':' too) or a
 // quote at each place,
 // whitespace on either side of the ':', and the line ending at each byte
-// after the key. A window that took a backslash for the key's end, missed
-// whitespace after the ':' or read past a short line would answer
-// differently.
+// after the key, up to a tail that gives even an empty key the window's 27
+// bytes (without it, no key shorter than 14 bytes reached the window). A
+// window that took a backslash for the key's end, missed whitespace after
+// the ':' or read past a short line would answer differently.
 func TestKeyWindowAgreesWithKeySlow(t *testing.T) {
 	var keys []string
 	for n := 0; n <= 26; n++ {
@@ -308,10 +309,11 @@ func TestKeyWindowAgreesWithKeySlow(t *testing.T) {
 			keys = append(keys, name[:at]+`\`+name[at+1:], name[:at]+`\"`+name[at+1:], name[:at]+`\:`+name[at+1:], name[:at]+`"`+name[at+1:])
 		}
 	}
+	tail := `,"next":"` + strings.Repeat("n", 20) + `"}`
 	tried := 0
 	for _, k := range keys {
 		for _, after := range []string{`:"v","x":1}`, `:1}`, ` :1}`, `: 1}`, ":\t1}", `:`, `,`, ``} {
-			line := `"` + k + `"` + after
+			line := `"` + k + `"` + after + tail
 			for cut := len(line); cut > len(k); cut-- {
 				for _, pad := range []string{"", " "} {
 					s := []byte(pad + line[:cut])

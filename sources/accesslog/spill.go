@@ -87,7 +87,7 @@ type spillMark struct {
 
 // spillMarkEvery is how many records apart the marks are: a reader starting
 // at a mark decodes at most that many records it did not need, and the marks
-// take 24 bytes per spillMarkEvery records (240 KiB for 40 million).
+// take 24 bytes per spillMarkEvery records (229 KiB for 40 million).
 const spillMarkEvery = 4096
 
 // maxSpillTag is the largest tag a record keeps: the three bits above the
