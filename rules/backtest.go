@@ -139,19 +139,22 @@ func httpRequest(r *sources.Request, cookie string) *http.Request {
 // both: the replacer's static values (a new replacer has none), the variables
 // down to the two a new request has (the client address and start_time,
 // which addHTTPVarsToReplacer sets), and copies every field of the request
-// from what it was when made (base) before the record's. The replacer's
+// from what it was when made (base) before the record's. The header map is
+// emptied and filled again (matchers only read it). The replacer's
 // providers read the request through its pointer, which stays the same.
 type matchRequest struct {
-	req  *http.Request
-	base http.Request // *req as made: no record's fields, the context's
-	url  url.URL
-	tls  tls.ConnectionState
-	vars map[string]any
-	repl *caddy.Replacer
+	req    *http.Request
+	base   http.Request // *req as made: no record's fields, the context's
+	url    url.URL
+	header http.Header
+	values headerValues
+	tls    tls.ConnectionState
+	vars   map[string]any
+	repl   *caddy.Replacer
 }
 
 func newMatchRequest() *matchRequest {
-	m := &matchRequest{vars: map[string]any{}}
+	m := &matchRequest{vars: map[string]any{}, header: http.Header{}}
 	req := &http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	m.req = req.WithContext(context.WithValue(context.Background(), caddyhttp.VarsCtxKey, m.vars))
 	m.repl = caddyhttp.NewTestReplacer(m.req)
@@ -174,9 +177,11 @@ func (m *matchRequest) remake(r *sources.Request, cookie string) *http.Request {
 	if method == "" {
 		method = http.MethodGet
 	}
+	clear(m.header)
+	fillRequestHeader(m.header, &m.values, r, cookie)
 	req := m.req
 	*req = m.base
-	req.Method, req.URL, req.Header, req.Host = method, &m.url, RequestHeader(r, cookie), r.Host
+	req.Method, req.URL, req.Header, req.Host = method, &m.url, m.header, r.Host
 	req.RemoteAddr, req.RequestURI = netip.AddrPortFrom(r.ClientIP, 0).String(), m.url.RequestURI()
 	if r.TLS {
 		m.tls = tls.ConnectionState{}

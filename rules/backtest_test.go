@@ -327,11 +327,13 @@ func TestIsHealthCheck(t *testing.T) {
 // a later one reads. Zone 0 matches a crawler's User-Agent with a named
 // regexp, which sets {http.regexp.ua.1}; zone 1 matches that placeholder,
 // zone 2 the client address in the context's variables, zone 3 a path, zone 4
-// HTTPS. The crawler's request (HTTPS) comes first: a browser's after it (HTTP)
-// must not find the crawler's capture (a replacer not emptied), nor its
-// address (variables not reset), nor its path, nor its TLS state (a field not
-// reset). The obvious answer for the browser, "the same as the request
-// before" for a careless reuse, is wrong for zones 1 to 4 alike.
+// HTTPS, zone 5 an Accept-Language header. The crawler's request (HTTPS, a
+// language) comes first: a browser's after it (HTTP, none) must not find the
+// crawler's capture (a replacer not emptied), nor its address (variables not
+// reset), nor its path, nor its TLS state (a field not reset), nor its
+// language (a header map not emptied). The obvious answer for the browser,
+// "the same as the request before" for a careless reuse, is wrong for zones
+// 1 to 5 alike.
 func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	adapted := map[string]adaptedZone{
@@ -340,15 +342,16 @@ func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 		"ip":   {Match: []map[string]json.RawMessage{{"vars_regexp": raw(`{"client_ip":{"pattern":"^198\\.51\\.100\\.7$"}}`)}}},
 		"path": {Match: []map[string]json.RawMessage{{"path": raw(`["/w/Special:WhatLinksHere/*"]`)}}},
 		"tls":  {Match: []map[string]json.RawMessage{{"protocol": raw(`"https"`)}}},
+		"lang": {Match: []map[string]json.RawMessage{{"header": raw(`{"Accept-Language":[]}`)}}},
 	}
-	zones := []Zone{{Name: "ua"}, {Name: "echo"}, {Name: "ip"}, {Name: "path"}, {Name: "tls"}}
+	zones := []Zone{{Name: "ua"}, {Name: "echo"}, {Name: "ip"}, {Name: "path"}, {Name: "tls"}, {Name: "lang"}}
 	m, err := loadMatchers(adapted, zones, "wikiUserID=")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.close()
 	m.filter = &lineFilter{acceptAll: true}
-	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", Path: "/w/Special:WhatLinksHere/A", TLS: true,
+	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", Path: "/w/Special:WhatLinksHere/A", TLS: true, Lang: "zh-cn",
 		UserAgent: "Crawler/1.0", ClientIP: netip.MustParseAddr("198.51.100.7")}
 	browser := sources.Request{Method: "GET", Host: "wiki.example.org", Path: "/w/Main_Page",
 		UserAgent: "Mozilla/5.0 Firefox/128.0", ClientIP: netip.MustParseAddr("198.51.100.8")}
@@ -367,11 +370,11 @@ func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 		}
 		return mask
 	}
-	if got := alone(&crawler); got != 0b11111 {
-		t.Fatalf("the crawler alone matched %05b, want 11111", got)
+	if got := alone(&crawler); got != 0b111111 {
+		t.Fatalf("the crawler alone matched %06b, want 111111", got)
 	}
 	if got := alone(&browser); got != 0 {
-		t.Fatalf("the browser alone matched %05b, want 00000", got)
+		t.Fatalf("the browser alone matched %06b, want 000000", got)
 	}
 	for i, r := range []*sources.Request{&crawler, &browser, &crawler, &browser, &browser} {
 		got, err := m.match(r)
@@ -379,7 +382,7 @@ func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want := alone(r); got != want {
-			t.Errorf("record %d (%s) matched %05b after the others, %05b alone", i+1, r.UserAgent, got, want)
+			t.Errorf("record %d (%s) matched %06b after the others, %06b alone", i+1, r.UserAgent, got, want)
 		}
 	}
 }
