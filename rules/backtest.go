@@ -53,7 +53,7 @@ type zoneMatchers struct {
 	// filter skips building a request for Caddy when no zone can match it.
 	filter *lineFilter
 	// req is the request match hands Caddy's matchers, remade for each
-	// record (matchRequest).
+	// record (matchRequest): match is for one goroutine at a time.
 	req *matchRequest
 }
 
@@ -119,7 +119,9 @@ func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
 }
 
 // httpRequest rebuilds the request Caddy would have seen from the log's
-// record, with the headers RequestHeader rebuilds.
+// record, with the headers RequestHeader rebuilds, on a request of its own:
+// what match made for each record before it remade one (the tests'
+// reference).
 func httpRequest(r *sources.Request, cookie string) *http.Request {
 	return newMatchRequest().remake(r, cookie)
 }
