@@ -52,6 +52,9 @@ type zoneMatchers struct {
 	cancel context.CancelFunc
 	// filter skips building a request for Caddy when no zone can match it.
 	filter *lineFilter
+	// req is the request match hands Caddy's matchers, remade for each
+	// record (matchRequest): match is for one goroutine at a time.
+	req *matchRequest
 }
 
 // matchHolder lets caddy.Context load a zone's raw matcher sets the way v0.1.0 does.
@@ -98,7 +101,10 @@ func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
 	if !m.filter.requestMayMatch(r) {
 		return 0, nil
 	}
-	req := httpRequest(r, m.cookie)
+	if m.req == nil {
+		m.req = newMatchRequest()
+	}
+	req := m.req.remake(r, m.cookie)
 	var mask uint64
 	for i, s := range m.sets {
 		ok, err := s.AnyMatchWithError(req)
@@ -113,25 +119,76 @@ func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
 }
 
 // httpRequest rebuilds the request Caddy would have seen from the log's
-// record, with the headers RequestHeader rebuilds.
+// record, with the headers RequestHeader rebuilds, on a request of its own:
+// what match made for each record before it remade one (the tests'
+// reference).
 func httpRequest(r *sources.Request, cookie string) *http.Request {
-	u := &url.URL{Path: decodedPath(r.Path), RawQuery: r.Query}
-	if u.Path != r.Path {
-		u.RawPath = r.Path
+	return newMatchRequest().remake(r, cookie)
+}
+
+// matchRequest is one http.Request, with its context's variables and
+// replacer, remade for record after record: building a request, its context
+// and Caddy's replacer (NewTestReplacer) anew for each cost more than
+// matching it.
+//
+// Remade, it is in the state a new one would be in. Caddy's matchers the
+// zones use (path, query, method, header, header_regexp, vars_regexp, not:
+// caddyhttp v2.11.9's matchers.go and vars.go) change nothing in the request
+// itself; what they write goes to the replacer's static values (a regexp
+// match's captures, {http.regexp.*}, which a later matcher may read) and,
+// through SetVar, to the context's variables (the variables a placeholder
+// such as {http.request.uuid} caches, a matcher's error). remake empties
+// both: the replacer's static values (a new replacer has none), the variables
+// down to the two a new request has (the client address and start_time,
+// which addHTTPVarsToReplacer sets), and copies every field of the request
+// from what it was when made (base) before the record's. The header map is
+// emptied and filled again (matchers only read it). The replacer's
+// providers read the request through its pointer, which stays the same.
+type matchRequest struct {
+	req    *http.Request
+	base   http.Request // *req as made: no record's fields, the context's
+	url    url.URL
+	header http.Header
+	values headerValues
+	tls    tls.ConnectionState
+	vars   map[string]any
+	repl   *caddy.Replacer
+}
+
+func newMatchRequest() *matchRequest {
+	m := &matchRequest{vars: map[string]any{}, header: http.Header{}}
+	req := &http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	m.req = req.WithContext(context.WithValue(context.Background(), caddyhttp.VarsCtxKey, m.vars))
+	m.repl = caddyhttp.NewTestReplacer(m.req)
+	m.base = *m.req
+	return m
+}
+
+// remake makes the request r's, as httpRequest's doc says, and returns it:
+// valid until the next remake.
+func (m *matchRequest) remake(r *sources.Request, cookie string) *http.Request {
+	m.repl.DeleteByPrefix("")
+	clear(m.vars)
+	m.vars[caddyhttp.ClientIPVarKey] = r.ClientIP.String()
+	m.vars["start_time"] = time.Now()
+	m.url = url.URL{Path: decodedPath(r.Path), RawQuery: r.Query}
+	if m.url.Path != r.Path {
+		m.url.RawPath = r.Path
 	}
-	h := RequestHeader(r, cookie)
 	method := r.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	req := &http.Request{Method: method, URL: u, Header: h, Host: r.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		RemoteAddr: netip.AddrPortFrom(r.ClientIP, 0).String(), RequestURI: u.RequestURI()}
+	clear(m.header)
+	fillRequestHeader(m.header, &m.values, r, cookie)
+	req := m.req
+	*req = m.base
+	req.Method, req.URL, req.Header, req.Host = method, &m.url, m.header, r.Host
+	req.RemoteAddr, req.RequestURI = netip.AddrPortFrom(r.ClientIP, 0).String(), m.url.RequestURI()
 	if r.TLS {
-		req.TLS = &tls.ConnectionState{}
+		m.tls = tls.ConnectionState{}
+		req.TLS = &m.tls
 	}
-	vars := map[string]any{caddyhttp.ClientIPVarKey: r.ClientIP.String()}
-	req = req.WithContext(context.WithValue(context.Background(), caddyhttp.VarsCtxKey, vars))
-	caddyhttp.NewTestReplacer(req)
 	return req
 }
 

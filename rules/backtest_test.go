@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -316,6 +317,72 @@ func TestIsHealthCheck(t *testing.T) {
 			if got, want := isHealthCheck(&r, health), request.ClassifyPath(r.Path, r.Query, health) == request.ClassHealth; got != want {
 				t.Errorf("health %q, %q?%q: %v, detect says %v", health, r.Path, r.Query, got, want)
 			}
+		}
+	}
+}
+
+// TestMatchRequestLeavesNothingToTheNext: the backtest hands Caddy's matchers
+// one request remade for each record (matchRequest), and a record's matches
+// must be what a request made for it alone gets, though a matcher writes state
+// a later one reads. Zone 0 matches a crawler's User-Agent with a named
+// regexp, which sets {http.regexp.ua.1}; zone 1 matches that placeholder,
+// zone 2 the client address in the context's variables, zone 3 a path, zone 4
+// HTTPS, zone 5 an Accept-Language header. The crawler's request (HTTPS, a
+// language) comes first: a browser's after it (HTTP, none) must not find the
+// crawler's capture (a replacer not emptied), nor its address (variables not
+// reset), nor its path, nor its TLS state (a field not reset), nor its
+// language (a header map not emptied). The obvious answer for the browser,
+// "the same as the request before" for a careless reuse, is wrong for zones
+// 1 to 5 alike.
+func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	adapted := map[string]adaptedZone{
+		"ua":   {Match: []map[string]json.RawMessage{{"header_regexp": raw(`{"User-Agent":{"name":"ua","pattern":"(Crawler)/"}}`)}}},
+		"echo": {Match: []map[string]json.RawMessage{{"vars_regexp": raw(`{"{http.regexp.ua.1}":{"pattern":"^Crawler$"}}`)}}},
+		"ip":   {Match: []map[string]json.RawMessage{{"vars_regexp": raw(`{"client_ip":{"pattern":"^198\\.51\\.100\\.7$"}}`)}}},
+		"path": {Match: []map[string]json.RawMessage{{"path": raw(`["/w/Special:WhatLinksHere/*"]`)}}},
+		"tls":  {Match: []map[string]json.RawMessage{{"protocol": raw(`"https"`)}}},
+		"lang": {Match: []map[string]json.RawMessage{{"header": raw(`{"Accept-Language":[]}`)}}},
+	}
+	zones := []Zone{{Name: "ua"}, {Name: "echo"}, {Name: "ip"}, {Name: "path"}, {Name: "tls"}, {Name: "lang"}}
+	m, err := loadMatchers(adapted, zones, "wikiUserID=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	m.filter = &lineFilter{acceptAll: true}
+	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", Path: "/w/Special:WhatLinksHere/A", TLS: true, Lang: "zh-cn",
+		UserAgent: "Crawler/1.0", ClientIP: netip.MustParseAddr("198.51.100.7")}
+	browser := sources.Request{Method: "GET", Host: "wiki.example.org", Path: "/w/Main_Page",
+		UserAgent: "Mozilla/5.0 Firefox/128.0", ClientIP: netip.MustParseAddr("198.51.100.8")}
+	// Each alone, on a request made for it (as match made them before).
+	alone := func(r *sources.Request) uint64 {
+		req := httpRequest(r, m.cookie)
+		var mask uint64
+		for i, s := range m.sets {
+			ok, err := s.AnyMatchWithError(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				mask |= 1 << i
+			}
+		}
+		return mask
+	}
+	if got := alone(&crawler); got != 0b111111 {
+		t.Fatalf("the crawler alone matched %06b, want 111111", got)
+	}
+	if got := alone(&browser); got != 0 {
+		t.Fatalf("the browser alone matched %06b, want 000000", got)
+	}
+	for i, r := range []*sources.Request{&crawler, &browser, &crawler, &browser, &browser} {
+		got, err := m.match(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := alone(r); got != want {
+			t.Errorf("record %d (%s) matched %06b after the others, %06b alone", i+1, r.UserAgent, got, want)
 		}
 	}
 }

@@ -19,14 +19,30 @@ import (
 // with Caddy's matchers and a replay sends them, so both see the same request.
 func RequestHeader(r *sources.Request, loggedIn string) http.Header {
 	h := http.Header{}
+	fillRequestHeader(h, new(headerValues), r, loggedIn)
+	return h
+}
+
+// headerValues hold the one value of each header RequestHeader rebuilds: the
+// header's slices are one-long windows on it, so that filling a header
+// allocates no slice.
+type headerValues [5]string
+
+// fillRequestHeader puts into h, empty, the headers RequestHeader rebuilds
+// for r, their values held in vals.
+func fillRequestHeader(h http.Header, vals *headerValues, r *sources.Request, loggedIn string) {
+	set := func(i int, key, value string) {
+		vals[i] = value
+		h[key] = vals[i : i+1 : i+1]
+	}
 	if r.UserAgent != "" {
-		h["User-Agent"] = []string{r.UserAgent}
+		set(0, "User-Agent", r.UserAgent)
 	}
 	if r.Lang != "" {
-		h["Accept-Language"] = []string{r.Lang}
+		set(1, "Accept-Language", r.Lang)
 	}
 	if r.SecChUa {
-		h["Sec-Ch-Ua"] = []string{`"Chromium"`}
+		set(2, "Sec-Ch-Ua", `"Chromium"`)
 	}
 	if r.SiteReferer {
 		// The site's root on the request's own host and scheme: what a
@@ -35,17 +51,16 @@ func RequestHeader(r *sources.Request, loggedIn string) http.Header {
 		if r.TLS {
 			scheme = "https://"
 		}
-		h["Referer"] = []string{scheme + refererHost(r.Host) + "/"}
+		set(3, "Referer", scheme+refererHost(r.Host)+"/")
 	}
 	switch {
 	case r.LoggedIn == sources.LoggedInYes && loggedIn != "":
-		h["Cookie"] = []string{loggedIn}
+		set(4, "Cookie", loggedIn)
 	case r.LoggedIn == sources.LoggedInUnknown && r.HasCookie:
-		h["Cookie"] = []string{"REDACTED"}
+		set(4, "Cookie", "REDACTED")
 	case r.HasCookie:
-		h["Cookie"] = []string{"aftermath_replay=1"}
+		set(4, "Cookie", "aftermath_replay=1")
 	}
-	return h
 }
 
 // LoggedInCookie is the Cookie value RequestHeader gives a logged-in request
