@@ -262,26 +262,86 @@ func appendNormalised(dst []byte, s string) []byte {
 	} else {
 		ext = ""
 	}
-	ph := ""
-	switch {
-	case allDigits(base):
-		ph = phNumber
-	case isUUID(base):
-		ph = phUUID
-	case len(base) >= 8 && hexString(base) && strings.ContainsAny(base, "0123456789"):
-		ph = phHash
-	case longOrInvalid(base):
-		ph = phToken
-	case hasLetterAndDigit(base) && len(base) >= 6:
-		ph = phToken
-	case isSlug(base):
-		ph = PlaceholderSlug
-	}
+	ph := basePlaceholder(base)
 	if ph == "" {
 		return append(dst, s...)
 	}
 	return append(append(dst, ph...), ext...)
 }
+
+// basePlaceholder is the placeholder of a segment's base (its name without
+// the extension), "" for a route name. The first that fits of: all digits
+// ({n}); a UUID; eight or more hex digits with a digit among them ({hash});
+// longToken runes or more, or not valid UTF-8 ({token}); six or more bytes
+// mixing ASCII letters and digits ({token}); a title turned into a URL
+// ({slug}): words joined by separators ("hello_world_again",
+// "my-first-post"), or text outside ASCII (titles in Korean, Chinese, ...),
+// where short names with one separator ("wp-json", "wp-admin") stay route
+// names. Every base of a template's segments and query values comes here,
+// most of them titles seen once: what the tests need is read in one pass
+// over the bytes (segmentKinds), and only a base outside ASCII is decoded
+// as UTF-8.
+func basePlaceholder(base string) string {
+	var kinds uint8
+	seps := 0
+	for i := 0; i < len(base); i++ {
+		k := segmentKinds[base[i]]
+		kinds |= k
+		seps += int(k & kindSep)
+	}
+	n := len(base)
+	switch {
+	case n > 0 && kinds&kindNotDigit == 0:
+		return phNumber
+	case isUUID(base):
+		return phUUID
+	case n >= 8 && kinds&kindNotHex == 0 && kinds&kindDigit != 0:
+		return phHash
+	case kinds&kindNonASCII == 0 && n >= longToken, kinds&kindNonASCII != 0 && longOrInvalid(base):
+		// ASCII is valid UTF-8, one rune a byte.
+		return phToken
+	case kinds&(kindLetter|kindDigit) == kindLetter|kindDigit && n >= 6:
+		return phToken
+	case kinds&kindNonASCII != 0 || seps >= 2 || seps == 1 && n >= 16:
+		return PlaceholderSlug
+	}
+	return ""
+}
+
+// The kinds of byte basePlaceholder tells apart, as bits: a slug's word
+// separator (the low bit, so that a sum of kinds&kindSep counts them), an
+// ASCII digit or letter, a byte of a rune outside ASCII, and the bytes that
+// are no hex digit and no decimal digit.
+const (
+	kindSep uint8 = 1 << iota
+	kindDigit
+	kindLetter
+	kindNonASCII
+	kindNotHex
+	kindNotDigit
+)
+
+// segmentKinds is the kind of every byte (basePlaceholder).
+var segmentKinds = func() (kinds [256]uint8) {
+	for c := range kinds {
+		b := byte(c)
+		switch {
+		case '0' <= b && b <= '9':
+			kinds[c] = kindDigit
+		case 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F':
+			kinds[c] = kindLetter | kindNotDigit
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+			kinds[c] = kindLetter | kindNotHex | kindNotDigit
+		case b == '-' || b == '_' || b == ' ' || b == '+' || b == ',':
+			kinds[c] = kindSep | kindNotHex | kindNotDigit
+		case b >= utf8.RuneSelf:
+			kinds[c] = kindNonASCII | kindNotHex | kindNotDigit
+		default:
+			kinds[c] = kindNotHex | kindNotDigit
+		}
+	}
+	return kinds
+}()
 
 // longOrInvalid reports whether s is longToken runes or more, or not valid
 // UTF-8, in one pass that stops at the answer.
@@ -307,24 +367,6 @@ func longOrInvalid(s string) bool {
 	return runes >= longToken
 }
 
-// isSlug reports whether a segment reads like a title turned into a URL:
-// words joined by separators ("hello_world_again", "my-first-post"), or text
-// outside ASCII (titles in Korean, Chinese, ...). Short names with one
-// separator ("wp-json", "wp-admin") stay route names.
-func isSlug(s string) bool {
-	seps := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			return true
-		}
-		if c == '-' || c == '_' || c == ' ' || c == '+' || c == ',' {
-			seps++
-		}
-	}
-	return seps >= 2 || seps == 1 && len(s) >= 16
-}
-
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "{") && strings.Contains(s, "}")
 }
@@ -341,15 +383,6 @@ func allDigits(s string) bool {
 	return true
 }
 
-func hexString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 func isAlnum(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -358,20 +391,6 @@ func isAlnum(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-func hasLetterAndDigit(s string) bool {
-	letter, digit := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			digit = true
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			letter = true
-		}
-	}
-	return letter && digit
 }
 
 // isUUID accepts 8-4-4-4-12 hex digits.

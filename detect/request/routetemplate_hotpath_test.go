@@ -1,6 +1,7 @@
 package request
 
 import (
+	"cmp"
 	"net/url"
 	"path"
 	"sort"
@@ -144,6 +145,45 @@ func normaliseSegmentOriginal(s string) string {
 	return ph + ext
 }
 
+// isSlug, hexString and hasLetterAndDigit are the original's tests of a
+// segment's base, one pass each (basePlaceholder reads them in one).
+func isSlug(s string) bool {
+	seps := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		if c == '-' || c == '_' || c == ' ' || c == '+' || c == ',' {
+			seps++
+		}
+	}
+	return seps >= 2 || seps == 1 && len(s) >= 16
+}
+
+func hexString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasLetterAndDigit(s string) bool {
+	letter, digit := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			digit = true
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
 // TestNormaliseSegmentMatchesOriginal holds every segment of the stream, raw
 // and unescaped, to the original.
 func TestNormaliseSegmentMatchesOriginal(t *testing.T) {
@@ -201,3 +241,44 @@ func checkTemplate(t *testing.T, p, q string) {
 // normaliseSegment is appendNormalised as a string, for comparing with the
 // original's.
 func normaliseSegment(s string) string { return string(appendNormalised(nil, s)) }
+
+// TestBasePlaceholderBoundaries holds basePlaceholder's one pass to the
+// original's tests at the edge of each: an invalid byte in a short base is a
+// token, not the slug its byte outside ASCII would make it (a pass that took
+// every such byte for a title's would say {slug}); hex letters without a
+// digit are no hash; a token needs six bytes, an ASCII one 24; one separator
+// makes a slug only in 16 bytes.
+func TestBasePlaceholderBoundaries(t *testing.T) {
+	korean := strings.Repeat("가", longToken-1)
+	for _, c := range []struct{ segment, want string }{
+		{"\xff\xfe", phToken},
+		{"ab\xc3", phToken},
+		{"deadbeef", ""},
+		{"deadbeef1", phHash},
+		{"abcdefg1", phToken},
+		{"DEADBEEF12", phHash},
+		{"deadbee1", phHash},
+		{"dead1", ""},
+		{"abc123", phToken},
+		{"abc12", ""},
+		{"12345", phNumber},
+		{"1.5", phNumber + ".5"},
+		{"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", phUUID},
+		{strings.Repeat("x", longToken-1), ""},
+		{strings.Repeat("x", longToken), phToken},
+		{korean, PlaceholderSlug},
+		{korean + "가", phToken},
+		{"hello-world", ""},
+		{"hello-world-again", PlaceholderSlug},
+		{"averylongname-xx", PlaceholderSlug},
+		{"+,", PlaceholderSlug},
+		{"wp-json", ""},
+		{"Talk:" + korean, "Talk:" + PlaceholderSlug},
+		{"서울.jpg", PlaceholderSlug + ".jpg"},
+	} {
+		got, orig := normaliseSegment(c.segment), normaliseSegmentOriginal(c.segment)
+		if want := cmp.Or(c.want, c.segment); got != want || orig != want {
+			t.Errorf("normaliseSegment(%q) = %q, the original %q, want %q", c.segment, got, orig, want)
+		}
+	}
+}

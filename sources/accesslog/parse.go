@@ -394,6 +394,13 @@ func sameHost(referer []byte, host string) bool {
 	if !ok || host == "" {
 		return false
 	}
+	// Most referers are the site's own pages, naming its host as the
+	// request's Host does, then a path, query or fragment, or nothing:
+	// where the Host holds no byte the referer's host is cut at, that is
+	// the same host, without reading past ports, userinfo and case.
+	if n := len(host); strings.HasPrefix(rest, host) && (len(rest) == n || refererHostEnd[rest[n]]) && !cutsHost(host) {
+		return true
+	}
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
@@ -401,6 +408,21 @@ func sameHost(referer []byte, host string) bool {
 		rest = rest[i+1:] // userinfo
 	}
 	return strings.EqualFold(stripPort(rest), stripPort(host))
+}
+
+// refererHostEnd holds the bytes that end a URL's host (and port):
+// path, query and fragment.
+var refererHostEnd = [256]bool{'/': true, '?': true, '#': true}
+
+// cutsHost reports whether host holds a byte sameHost cuts a referer's
+// host at: one of refererHostEnd, or the '@' after userinfo.
+func cutsHost(host string) bool {
+	for i := 0; i < len(host); i++ {
+		if refererHostEnd[host[i]] || host[i] == '@' {
+			return true
+		}
+	}
+	return false
 }
 
 // stripPort drops a trailing ":port" from a host, keeping IPv6 brackets' content whole.

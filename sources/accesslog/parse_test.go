@@ -483,6 +483,13 @@ func TestSameHost(t *testing.T) {
 		{"https://wiki.lab.test?q=1", "wiki.lab.test", true},
 		{"https://wiki.lab.test#top", "wiki.lab.test", true},
 		{"https:///w/A", "", false},
+		// The referer starts with the Host, which holds what the referer's
+		// host is cut at: it names another host.
+		{"https://wiki.lab.test@evil.example/", "wiki.lab.test@evil.example", false},
+		{"https://wiki.lab.test/x/y", "wiki.lab.test/x", false},
+		{"https://wiki.lab.test?x", "wiki.lab.test?x", false},
+		{"https://wiki.lab.test.evil/", "wiki.lab.test", false},
+		{"https://wiki.lab.test", "wiki.lab.test", true},
 	} {
 		if got := sameHost([]byte(tc.referer), tc.host); got != tc.want {
 			t.Errorf("sameHost(%q, %q) = %v, want %v", tc.referer, tc.host, got, tc.want)
