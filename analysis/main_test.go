@@ -14,5 +14,6 @@ var testDir string
 func tempDir() (string, error) { return testDir, nil }
 
 func TestMain(m *testing.M) {
+	testenv.SpareCollections()
 	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-analysis-test-", &testDir))
 }

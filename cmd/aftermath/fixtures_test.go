@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 	// without compression spares deflating them once and inflating them at
 	// each read (together a seventh of the package's CPU).
 	demoIncident.StoredGzip = true
+	testenv.SpareCollections()
 	os.Exit(testenv.RunWithFixtureDir(m, "aftermath-cmd-test-", &fixtureDir))
 }
 

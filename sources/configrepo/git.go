@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -51,26 +52,29 @@ const (
 // full message (Note). Quality notes list what could not be parsed.
 func FromGit(ctx context.Context, repoDir string, since, until time.Time) ([]sources.Change, []sources.QualityNote, error) {
 	r := &gitRepo{dir: repoDir, lsCache: map[string][]string{}, caddyCache: map[string]caddyResult{}}
-	if _, err := r.run(ctx, "rev-parse", "--git-dir"); err != nil {
-		return nil, nil, fmt.Errorf("changes: %s is not a git repository: %w", repoDir, err)
-	}
-	if _, err := r.run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
-		return nil, []sources.QualityNote{{Source: changes.SourceGit, Severity: sources.SeverityWarning,
-			Message: fmt.Sprintf("repository %s has no commits", repoDir)}}, nil
-	}
 	commits, err := r.commits(ctx, since, until)
 	if err != nil {
+		// git log fails outside a repository and in one without commits
+		// alike; rev-parse, run only then, tells them apart: outside one
+		// git exits 128 (saying why on stderr), while --verify --quiet
+		// exits 1 and says nothing when HEAD names no commit.
+		if _, verr := r.run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); verr != nil {
+			var exit *exec.ExitError
+			if !errors.As(verr, &exit) || exit.ExitCode() != 1 {
+				return nil, nil, fmt.Errorf("changes: %s is not a git repository: %w", repoDir, verr)
+			}
+			return nil, []sources.QualityNote{{Source: changes.SourceGit, Severity: sources.SeverityWarning,
+				Message: fmt.Sprintf("repository %s has no commits", repoDir)}}, nil
+		}
 		return nil, nil, err
 	}
 	if len(commits) == 0 {
 		return nil, nil, nil
 	}
-	cat, err := startCatFile(ctx, repoDir)
-	if err != nil {
+	if err := r.readDeltas(ctx, commits); err != nil {
 		return nil, nil, err
 	}
-	defer cat.close()
-	r.cat = cat
+	defer r.closeCat()
 
 	var out []sources.Change
 	var notes []sources.QualityNote
@@ -95,6 +99,9 @@ type commit struct {
 	author       string
 	time         time.Time
 	message      string
+	// deltas are what the commit changed against its first parent
+	// (readDeltas).
+	deltas []fileDelta
 }
 
 type caddyResult struct {
@@ -107,7 +114,8 @@ type caddyResult struct {
 }
 
 type gitRepo struct {
-	dir        string
+	dir string
+	// cat reads file versions; started by the first read (readBlob).
 	cat        *catFile
 	lsCache    map[string][]string    // rev -> every file path
 	caddyCache map[string]caddyResult // rev + "\x00" + root
@@ -115,8 +123,14 @@ type gitRepo struct {
 
 // run executes git with a clean, non-interactive environment.
 func (r *gitRepo) run(ctx context.Context, args ...string) ([]byte, error) {
+	return r.runInput(ctx, nil, args...)
+}
+
+// runInput is run with stdin read from input (none when nil).
+func (r *gitRepo) runInput(ctx context.Context, input io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.dir, "-c", "core.quotepath=off"}, args...)...)
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_PAGER=cat")
+	cmd.Stdin = input
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -185,61 +199,77 @@ func (d fileDelta) path() string {
 	return d.old
 }
 
-// deltas lists what commit c changed against its first parent (or, for a root
-// commit, everything it added), renames detected.
-func (r *gitRepo) deltas(ctx context.Context, c commit) ([]fileDelta, error) {
-	args := []string{"diff-tree", "-r", "-z", "-M", "--no-commit-id", "--name-status", "--no-ext-diff", "--no-textconv"}
-	if c.parent == "" {
-		args = append(args, "--root", c.hash)
-	} else {
-		args = append(args, c.parent, c.hash)
+// readDeltas sets the deltas of every commit of cs: what it changed against
+// its first parent (or, for a root commit, everything it added), renames
+// detected. One diff-tree reads them all: each input line names a commit
+// and its first parent only (a merge is diffed against the branch it
+// landed on), and --always prints a commit's hash even when it changed
+// nothing, so the output is each commit's hash, in input order, followed by
+// its changes.
+func (r *gitRepo) readDeltas(ctx context.Context, cs []commit) error {
+	var input strings.Builder
+	for _, c := range cs {
+		input.WriteString(c.hash)
+		if c.parent != "" {
+			input.WriteString(" " + c.parent)
+		}
+		input.WriteString("\n")
 	}
-	out, err := r.run(ctx, args...)
+	out, err := r.runInput(ctx, strings.NewReader(input.String()), "diff-tree", "--stdin", "--always", "--root", "-r", "-z", "-M",
+		"--name-status", "--no-ext-diff", "--no-textconv")
 	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", short(c.hash), err)
+		return fmt.Errorf("commits %s to %s: %w", short(cs[0].hash), short(cs[len(cs)-1].hash), err)
 	}
 	f := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	var ds []fileDelta
-	for i := 0; i < len(f); i++ {
-		st := f[i]
-		if st == "" {
-			continue
+	i := 0
+	for k := range cs {
+		c := &cs[k]
+		if i >= len(f) || f[i] != c.hash {
+			return fmt.Errorf("git diff-tree in %s: commit %s: no record", r.dir, short(c.hash))
 		}
-		if len(f) <= i+1 {
-			return nil, fmt.Errorf("git diff-tree in %s: commit %s: truncated record", r.dir, short(c.hash))
+		i++
+		next := ""
+		if k+1 < len(cs) {
+			next = cs[k+1].hash
 		}
-		switch st[0] {
-		case 'R', 'C':
-			if len(f) <= i+2 {
-				return nil, fmt.Errorf("git diff-tree in %s: commit %s: truncated rename", r.dir, short(c.hash))
+		for ; i < len(f) && (next == "" || f[i] != next); i++ {
+			st := f[i]
+			if st == "" {
+				continue
 			}
-			d := fileDelta{status: st[0], old: f[i+1], new: f[i+2]}
-			if st[0] == 'C' {
-				d.old = "" // a copy adds a file; the source is unchanged
-				d.status = 'A'
+			if len(f) <= i+1 {
+				return fmt.Errorf("git diff-tree in %s: commit %s: truncated record", r.dir, short(c.hash))
 			}
-			ds = append(ds, d)
-			i += 2
-		case 'A':
-			ds = append(ds, fileDelta{status: 'A', new: f[i+1]})
-			i++
-		case 'D':
-			ds = append(ds, fileDelta{status: 'D', old: f[i+1]})
-			i++
-		default: // M, T, U, X
-			ds = append(ds, fileDelta{status: st[0], old: f[i+1], new: f[i+1]})
-			i++
+			switch st[0] {
+			case 'R', 'C':
+				if len(f) <= i+2 {
+					return fmt.Errorf("git diff-tree in %s: commit %s: truncated rename", r.dir, short(c.hash))
+				}
+				d := fileDelta{status: st[0], old: f[i+1], new: f[i+2]}
+				if st[0] == 'C' {
+					d.old = "" // a copy adds a file; the source is unchanged
+					d.status = 'A'
+				}
+				c.deltas = append(c.deltas, d)
+				i += 2
+			case 'A':
+				c.deltas = append(c.deltas, fileDelta{status: 'A', new: f[i+1]})
+				i++
+			case 'D':
+				c.deltas = append(c.deltas, fileDelta{status: 'D', old: f[i+1]})
+				i++
+			default: // M, T, U, X
+				c.deltas = append(c.deltas, fileDelta{status: st[0], old: f[i+1], new: f[i+1]})
+				i++
+			}
 		}
 	}
-	return ds, nil
+	return nil
 }
 
 // commitChanges turns one commit into changes.
 func (r *gitRepo) commitChanges(ctx context.Context, c commit) ([]sources.Change, []sources.QualityNote, error) {
-	ds, err := r.deltas(ctx, c)
-	if err != nil {
-		return nil, nil, err
-	}
+	ds := c.deltas
 	note := c.message
 	if c.parents > 1 {
 		note = r.mergeNote(ctx, c)
@@ -296,10 +326,10 @@ func (r *gitRepo) commitChanges(ctx context.Context, c commit) ([]sources.Change
 		var oldKV, newKV map[string]string
 		var perr error
 		if d.old != "" {
-			oldKV, perr = r.keysAt(c.parent, d.old, f)
+			oldKV, perr = r.keysAt(ctx, c.parent, d.old, f)
 		}
 		if perr == nil && d.new != "" {
-			newKV, perr = r.keysAt(c.hash, d.new, f)
+			newKV, perr = r.keysAt(ctx, c.hash, d.new, f)
 		}
 		if perr != nil {
 			if f != formatConf {
@@ -351,20 +381,19 @@ func (r *gitRepo) caddyChanges(ctx context.Context, c commit, ds []fileDelta, ch
 			renamedTo[d.old] = d.new
 		}
 	}
-	newFiles, err := r.lsTree(ctx, c.hash)
-	if err != nil {
-		return nil, nil, nil, err
+	var oldFiles []string
+	if c.parent != "" {
+		var err error
+		if oldFiles, err = r.lsTree(ctx, c.parent); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	for _, f := range newFiles {
+	for _, f := range r.filesAfter(c, oldFiles) {
 		if formatOf(f) == formatCaddyfile {
 			roots[f] = &pair{new: f}
 		}
 	}
 	if c.parent != "" {
-		oldFiles, err := r.lsTree(ctx, c.parent)
-		if err != nil {
-			return nil, nil, nil, err
-		}
 		for _, f := range oldFiles {
 			if formatOf(f) != formatCaddyfile {
 				continue
@@ -491,9 +520,30 @@ func (r *gitRepo) caddyAt(ctx context.Context, rev, root string) caddyResult {
 	return res
 }
 
+// readBlob returns the blob named by "rev:path" (catFile.read), starting
+// the batch process on the first read: a history whose commits changed
+// only files that are never read needs none.
+func (r *gitRepo) readBlob(ctx context.Context, object string) ([]byte, bool, error) {
+	if r.cat == nil {
+		cat, err := startCatFile(ctx, r.dir)
+		if err != nil {
+			return nil, false, err
+		}
+		r.cat = cat
+	}
+	return r.cat.read(object)
+}
+
+// closeCat ends the batch process, if one was started.
+func (r *gitRepo) closeCat() {
+	if r.cat != nil {
+		r.cat.close()
+	}
+}
+
 // keysAt reads and parses one file version.
-func (r *gitRepo) keysAt(rev, name string, f format) (map[string]string, error) {
-	data, ok, err := r.cat.read(rev + ":" + name)
+func (r *gitRepo) keysAt(ctx context.Context, rev, name string, f format) (map[string]string, error) {
+	data, ok, err := r.readBlob(ctx, rev+":"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -508,6 +558,40 @@ func (r *gitRepo) keysAt(rev, name string, f format) (map[string]string, error) 
 		return nil, fmt.Errorf("at %s: %w", short(rev), err)
 	}
 	return kv, nil
+}
+
+// filesAfter lists every file path of commit c, as lsTree would, from its
+// first parent's (parentFiles; none for a root commit) and its deltas: a
+// process fewer per commit, and the next commit's parent is then cached.
+// It sorts byte-wise, which is ls-tree -r's order: git orders the entries
+// of a tree by name, a subtree's name compared with a "/" after it, and so
+// the recursive listing by the whole path.
+func (r *gitRepo) filesAfter(c commit, parentFiles []string) []string {
+	if fs, ok := r.lsCache[c.hash]; ok {
+		return fs
+	}
+	set := make(map[string]bool, len(parentFiles)+len(c.deltas))
+	for _, f := range parentFiles {
+		set[f] = true
+	}
+	for _, d := range c.deltas {
+		if d.old != d.new {
+			delete(set, d.old)
+		}
+	}
+	for _, d := range c.deltas {
+		if d.new != "" {
+			set[d.new] = true
+		}
+	}
+	delete(set, "")
+	fs := make([]string, 0, len(set))
+	for f := range set {
+		fs = append(fs, f)
+	}
+	sort.Strings(fs)
+	r.lsCache[c.hash] = fs
+	return fs
 }
 
 func (r *gitRepo) lsTree(ctx context.Context, rev string) ([]string, error) {
@@ -550,7 +634,7 @@ type gitTree struct {
 }
 
 func (t *gitTree) readFile(name string) ([]byte, bool, error) {
-	data, ok, err := t.r.cat.read(t.rev + ":" + name)
+	data, ok, err := t.r.readBlob(t.ctx, t.rev+":"+name)
 	if err != nil || !ok {
 		return nil, false, err
 	}

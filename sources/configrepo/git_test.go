@@ -3,6 +3,7 @@ package configrepo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -367,4 +368,40 @@ func dump(cs []sources.Change) string {
 		fmt.Fprintf(&b, "  %s %s %s %q: %q -> %q\n", c.Time.Format(time.RFC3339), short(c.Ref), c.File, c.Key, c.Old, c.New)
 	}
 	return b.String()
+}
+
+// TestFilesAfterIsLsTree: the file list FromGit derives for each commit from
+// its parent's and its deltas (filesAfter, chained from the root commit) is
+// ls-tree's, path for path and in its order, through renames, a deletion,
+// a merge, 2,000 added files, a directory replaced by a file and names
+// whose order is not the order of their directories' names.
+func TestFilesAfterIsLsTree(t *testing.T) {
+	r, _ := historyRepo(t)
+	r.commit(incident.Add(6*time.Hour), "Names that sort across directories", map[string]string{
+		"foo.c": "1\n", "foo/bar": "2\n", "foo-bar": "3\n", "Foo": "4\n", "ü.conf": "5\n", "skins/x/y.css": "6\n",
+	})
+	r.git("rm", "-q", "-r", "skins")
+	r.commit(incident.Add(7*time.Hour), "A directory becomes a file", map[string]string{"skins": "gone\n"})
+
+	g := &gitRepo{dir: r.dir, lsCache: map[string][]string{}, caddyCache: map[string]caddyResult{}}
+	ctx := context.Background()
+	cs, err := g.commits(ctx, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.readDeltas(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, c := range cs {
+		files = g.filesAfter(c, files)
+		want := strings.Split(strings.TrimSuffix(r.git("-c", "core.quotepath=off", "ls-tree", "-r", "-z", "--name-only", c.hash), "\x00"), "\x00")
+		if !slices.Equal(files, want) {
+			t.Fatalf("commit %s %q: derived %d files %q\nls-tree lists %d %q", short(c.hash), c.message, len(files), files[:min(len(files), 12)],
+				len(want), want[:min(len(want), 12)])
+		}
+	}
+	if len(cs) != 11 {
+		t.Errorf("%d commits walked, want the history's 11", len(cs))
+	}
 }
