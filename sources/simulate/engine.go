@@ -50,42 +50,50 @@ type event struct {
 // run is deterministic.
 type evHeap []event
 
+// push and pop move the parents or children along the path and write the
+// moved event once, where it lands, rather than swap at each level: an
+// event is 56 bytes with two pointers, and the swaps' copies and write
+// barriers were most of the heap's time.
 func (h *evHeap) push(e event) {
 	*h = append(*h, e)
 	a := *h
 	i := len(a) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !a[i].less(&a[p]) {
+		if !e.less(&a[p]) {
 			break
 		}
-		a[i], a[p] = a[p], a[i]
+		a[i] = a[p]
 		i = p
 	}
+	a[i] = e
 }
 
 func (h *evHeap) pop() event {
 	a := *h
 	top := a[0]
 	n := len(a) - 1
-	a[0] = a[n]
+	last := a[n]
 	a[n] = event{}
 	a = a[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	if n > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && a[r].less(&a[l]) {
+				m = r
+			}
+			if !a[m].less(&last) {
+				break
+			}
+			a[i] = a[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && a[r].less(&a[l]) {
-			m = r
-		}
-		if !a[m].less(&a[i]) {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
+		a[i] = last
 	}
 	*h = a
 	return top

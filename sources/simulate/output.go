@@ -196,14 +196,14 @@ func AppendJSONString(b []byte, s string) []byte {
 	// line's strings have none, and the byte-at-a-time copy was a third of
 	// the simulation's own CPU in the tests' profile.
 	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+	for {
+		i := nextEscape(s, start)
+		if i == len(s) {
+			break
 		}
 		b = append(b, s[start:i]...)
 		start = i + 1
-		switch c {
+		switch c := s[i]; c {
 		case '"', '\\':
 			b = append(b, '\\', c)
 		case '\n':
@@ -219,6 +219,32 @@ func AppendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// nextEscape is the index of the first byte of s from i on that a JSON
+// string escapes (a control character, a quote or a backslash), len(s) if
+// none. It tests eight bytes at a time (the byte-at-a-time test was 5.5% of
+// the detect tests' CPU, most of it on URIs and user agents that need no
+// escape), then the last few one by one.
+func nextEscape(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte below 0x20, or one equal to '"' or '\\' (zero once xored
+		// with it): the classic tests of "some byte is less than n", exact
+		// for the word as a whole when n <= 0x80.
+		quote, backslash := w^(ones*'"'), w^(ones*'\\')
+		if ((w-ones*0x20)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // appendTS appends a time as zap's epoch float seconds.

@@ -37,18 +37,24 @@ type evidenceLine struct {
 
 func (l evidenceLine) arrival() float64 { return l.ts - l.dur }
 
+// evidenceHeaders are the headers an evidenceLine reads, of the request
+// and of the response.
+var evidenceHeaders = map[string]bool{"User-Agent": true, "Cookie": true, "X-Powered-By": true}
+
 // readEvidence reads the access log's lines as evidenceLines, each decoded
-// whole (decodeLine) and failing on the first that is not a line.
-func readEvidence(t *testing.T, dir, loggedInCookie string) []evidenceLine {
+// whole (decodeLineKeeping, which checks every field but copies only the
+// evidenceHeaders) and failing on the first that is not a line; lines is
+// how many the run wrote (its Summary's), the slice's size.
+func readEvidence(t *testing.T, dir, loggedInCookie string, lines int64) []evidenceLine {
 	t.Helper()
 	path := filepath.Join(dir, "access/access.log.gz")
-	var out []evidenceLine
+	out := make([]evidenceLine, 0, lines)
 	var p fastjson.Parser
 	n := 0
 	readGz(t, path, func(raw []byte) {
 		n++
 		var l line
-		if err := decodeLine(&p, raw, &l); err != nil {
+		if err := decodeLineKeeping(&p, raw, &l, evidenceHeaders); err != nil {
 			t.Fatalf("%s:%d: %v", path, n, err)
 		}
 		if l.TS == nil || l.Duration == nil || l.Request == nil {
@@ -133,7 +139,7 @@ func TestShapesTruthMatchesEvidence(t *testing.T) {
 			}
 			tr := readTruth(t, sum.Out)
 			m := b.Manifest
-			lines := readEvidence(t, sum.Out, m.Site.LoggedInCookie)
+			lines := readEvidence(t, sum.Out, m.Site.LoggedInCookie, sum.Lines)
 			got := stretchesFromLog(lines, m.Window.From, m.Window.To, m.Site.ClientTimeoutS)
 			if !slices.Equal(got, tr.FailingStretches) {
 				t.Errorf("failing stretches: truth %+v, access log %+v", tr.FailingStretches, got)
