@@ -54,15 +54,15 @@ func (c cacheEvidence) verdict() sources.Cache {
 func cacheHeader(name []byte) byte {
 	switch len(name) {
 	case len(CacheStatusHeader):
-		if equalFold(name, CacheStatusHeader) {
+		if equalFoldSameLength(name, CacheStatusHeader) {
 			return 's'
 		}
 	case len(XCacheHeader):
-		if equalFold(name, XCacheHeader) {
+		if equalFoldSameLength(name, XCacheHeader) {
 			return 'x'
 		}
 	case len(AgeHeader):
-		if equalFold(name, AgeHeader) {
+		if equalFoldSameLength(name, AgeHeader) {
 			return 'a'
 		}
 	}
