@@ -54,11 +54,11 @@ func (c cacheEvidence) verdict() sources.Cache {
 func cacheHeader(name []byte) byte {
 	switch len(name) {
 	case len(CacheStatusHeader):
-		if equalFoldSameLength(name, CacheStatusHeader) {
+		if foldCacheStatus.is(name) {
 			return 's'
 		}
 	case len(XCacheHeader):
-		if equalFoldSameLength(name, XCacheHeader) {
+		if foldXCache.is(name) {
 			return 'x'
 		}
 	case len(AgeHeader):

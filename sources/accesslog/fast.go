@@ -662,32 +662,32 @@ func fastHeaders(sc *scan, f *fastLine) bool {
 			return false
 		}
 		switch {
-		case len(k) == len("User-Agent") && equalFoldSameLength(k, "User-Agent"):
+		case foldUserAgent.is(k):
 			if !f.once(fUA) {
 				return false
 			}
 			f.ua, ok = sc.firstValue()
-		case len(k) == len("Referer") && equalFoldSameLength(k, "Referer"):
+		case foldReferer.is(k):
 			if !f.once(fReferer) {
 				return false
 			}
 			f.referer, ok = sc.firstValue()
-		case len(k) == len("Accept-Language") && equalFoldSameLength(k, "Accept-Language"):
+		case foldAcceptLanguage.is(k):
 			if !f.once(fLang) {
 				return false
 			}
 			f.lang, ok = sc.firstValue()
-		case len(k) == len("Cookie") && equalFoldSameLength(k, "Cookie"):
+		case foldCookie.is(k):
 			if !f.once(fCookie) || sc.i >= len(sc.s) || sc.s[sc.i] != '[' {
 				return false
 			}
 			start := sc.i
 			ok = sc.value(3) != 0
 			f.cookie = span{kind: '[', raw: sc.s[start:sc.i]}
-		case len(k) == len("Sec-Ch-Ua") && equalFoldSameLength(k, "Sec-Ch-Ua"):
+		case foldSecChUa.is(k):
 			f.secChUa = true
 			ok = sc.value(3) != 0
-		case len(k) == len("Authorization") && equalFoldSameLength(k, "Authorization"):
+		case foldAuthorization.is(k):
 			f.authorization = true
 			ok = sc.value(3) != 0
 		default:
@@ -763,7 +763,7 @@ func fastRespHeaders(sc *scan, f *fastLine) bool {
 		if !kok {
 			return false
 		}
-		if len(k) == len(ViaHeader) && equalFoldSameLength(k, ViaHeader) || len(k) == len(PoweredByHeader) && equalFoldSameLength(k, PoweredByHeader) {
+		if len(k) == len(ViaHeader) && equalFoldSameLength(k, ViaHeader) || foldPoweredBy.is(k) {
 			f.upstream = true
 		}
 		if which := cacheHeader(k); which != 0 {
@@ -969,3 +969,73 @@ func equalFoldSameLength(k []byte, name string) bool {
 	}
 	return true
 }
+
+// A foldName is a header name of 4 to 16 ASCII bytes that a key is compared
+// with as equalFoldSameLength does, in two word loads rather than a loop over
+// its bytes: its first and last 8 bytes (4 for a name shorter than 8), with
+// its letters in lower case (lo, hi), and the bit 0x20 set at its letters
+// (loMask, hiMask). A key of its length is it when each word of the key, with
+// the mask's bits set, is the name's: a letter matches either case, any other
+// byte only itself.
+type foldName struct {
+	n              int
+	lo, hi         uint64
+	loMask, hiMask uint64
+}
+
+// newFoldName returns name's foldName; name must be 4 to 16 ASCII bytes.
+func newFoldName(name string) foldName {
+	if len(name) < 4 || len(name) > 16 {
+		panic("foldName: " + name + " is not 4 to 16 bytes")
+	}
+	lower, mask := make([]byte, len(name)), make([]byte, len(name))
+	for i := range len(name) {
+		c := name[i]
+		if c >= 0x80 {
+			panic("foldName: " + name + " is not ASCII")
+		}
+		if l := c | 0x20; l >= 'a' && l <= 'z' {
+			lower[i], mask[i] = l, 0x20
+		} else {
+			lower[i] = c
+		}
+	}
+	f := foldName{n: len(name)}
+	f.lo, f.hi = foldWords(lower)
+	f.loMask, f.hiMask = foldWords(mask)
+	return f
+}
+
+// foldWords returns b's first and last words as foldName.is reads a key.
+func foldWords(b []byte) (first, last uint64) {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[len(b)-8:])
+	}
+	return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))
+}
+
+// is reports whether k is f's name, in any case (bytes.EqualFold: k is
+// as long as the name, so only ASCII letters fold; see equalFoldSameLength).
+func (f *foldName) is(k []byte) bool {
+	if len(k) != f.n {
+		return false
+	}
+	if len(k) >= 8 {
+		return binary.LittleEndian.Uint64(k)|f.loMask == f.lo && binary.LittleEndian.Uint64(k[len(k)-8:])|f.hiMask == f.hi
+	}
+	return uint64(binary.LittleEndian.Uint32(k))|f.loMask == f.lo && uint64(binary.LittleEndian.Uint32(k[len(k)-4:]))|f.hiMask == f.hi
+}
+
+// The header names fastHeaders, fastRespHeaders and cacheHeader read
+// (ViaHeader and AgeHeader are shorter than a foldName).
+var (
+	foldUserAgent      = newFoldName("User-Agent")
+	foldReferer        = newFoldName("Referer")
+	foldAcceptLanguage = newFoldName("Accept-Language")
+	foldCookie         = newFoldName("Cookie")
+	foldSecChUa        = newFoldName("Sec-Ch-Ua")
+	foldAuthorization  = newFoldName("Authorization")
+	foldPoweredBy      = newFoldName(PoweredByHeader)
+	foldCacheStatus    = newFoldName(CacheStatusHeader)
+	foldXCache         = newFoldName(XCacheHeader)
+)

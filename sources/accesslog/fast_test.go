@@ -376,7 +376,7 @@ func TestSkipStringAgreesWithAnEscapeScan(t *testing.T) {
 	}
 }
 
-// TestEqualFoldIsBytesEqualFold: equalFold and equalFoldSameLength answer as
+// TestEqualFoldIsBytesEqualFold: equalFold, equalFoldSameLength and foldName answer as
 // bytes.EqualFold for every name they are asked about, on every spelling of
 // the name with one byte replaced by any other, on mixed case, and on names
 // of the same length that are another header (Accept for Cookie). A byte
@@ -396,6 +396,14 @@ func TestEqualFoldIsBytesEqualFold(t *testing.T) {
 		if len(k) == len(name) {
 			if got := equalFoldSameLength(k, name); got != want {
 				t.Errorf("equalFoldSameLength(%q, %q) = %v, bytes.EqualFold says %v", k, name, got, want)
+			}
+		}
+		if len(name) >= 4 && len(name) <= 16 {
+			f := newFoldName(name)
+			// At another length the callers want no match (they never
+			// took one): "Coo\u212aie" is not the Cookie header.
+			if got := f.is(k); got != (want && len(k) == len(name)) {
+				t.Errorf("foldName(%q).is(%q) = %v, bytes.EqualFold says %v", name, k, got, want)
 			}
 		}
 	}
