@@ -54,15 +54,15 @@ func (c cacheEvidence) verdict() sources.Cache {
 func cacheHeader(name []byte) byte {
 	switch len(name) {
 	case len(CacheStatusHeader):
-		if equalFold(name, CacheStatusHeader) {
+		if foldCacheStatus.is(name) {
 			return 's'
 		}
 	case len(XCacheHeader):
-		if equalFold(name, XCacheHeader) {
+		if foldXCache.is(name) {
 			return 'x'
 		}
 	case len(AgeHeader):
-		if equalFold(name, AgeHeader) {
+		if equalFoldSameLength(name, AgeHeader) {
 			return 'a'
 		}
 	}

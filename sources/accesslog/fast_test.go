@@ -375,3 +375,61 @@ func TestSkipStringAgreesWithAnEscapeScan(t *testing.T) {
 		t.Fatalf("only %d cases", tried)
 	}
 }
+
+// TestEqualFoldIsBytesEqualFold: equalFold, equalFoldSameLength and foldName answer as
+// bytes.EqualFold for every name they are asked about, on every spelling of
+// the name with one byte replaced by any other, on mixed case, and on names
+// of the same length that are another header (Accept for Cookie). A byte
+// that differs only in bit 0x20 from a '-' (a carriage return) must not
+// match, nor a letter written as a rune that folds to it ("\u212aey" is
+// "key" to bytes.EqualFold, at another length).
+func TestEqualFoldIsBytesEqualFold(t *testing.T) {
+	names := []string{"User-Agent", "Referer", "Accept-Language", "Cookie", "Sec-Ch-Ua", "Authorization",
+		ViaHeader, PoweredByHeader, CacheStatusHeader, XCacheHeader, AgeHeader,
+		CacheStatusKey, CacheStatusDetail, CacheStatusHit, "fwd"}
+	check := func(k []byte, name string) {
+		t.Helper()
+		want := bytes.EqualFold(k, []byte(name))
+		if got := equalFold(k, name); got != want {
+			t.Errorf("equalFold(%q, %q) = %v, bytes.EqualFold says %v", k, name, got, want)
+		}
+		if len(k) == len(name) {
+			if got := equalFoldSameLength(k, name); got != want {
+				t.Errorf("equalFoldSameLength(%q, %q) = %v, bytes.EqualFold says %v", k, name, got, want)
+			}
+		}
+		if len(name) >= 4 && len(name) <= 16 {
+			f := newFoldName(name)
+			// At another length the callers want no match (they never
+			// took one): "Coo\u212aie" is not the Cookie header.
+			if got := f.is(k); got != (want && len(k) == len(name)) {
+				t.Errorf("foldName(%q).is(%q) = %v, bytes.EqualFold says %v", name, k, got, want)
+			}
+		}
+	}
+	matches := 0
+	for _, name := range names {
+		for _, k := range []string{name, strings.ToLower(name), strings.ToUpper(name), "uSeR-aGeNt", "sEC-cH-uA",
+			"Accept", "Accept-Encoding", "Connection", "Cache-Control", "Sec-Ch-Ub", "User\rAgent", "Sec\rCh\rUa",
+			"\u212aey", "\u212aEY", "Coo\u212aie", "\u017fec-Ch-Ua", "Via ", ""} {
+			check([]byte(k), name)
+			if equalFold([]byte(k), name) {
+				matches++
+			}
+		}
+		for i := range len(name) {
+			for c := range 256 {
+				k := []byte(name)
+				k[i] = byte(c)
+				check(k, name)
+			}
+		}
+	}
+	// The spellings above that are the name: itself, lower and upper case
+	// for each, the two mixed-case ones, and those with a longer rune (all
+	// of another length): "\u212aey" and "\u212aEY" for key, "Coo\u212aie"
+	// and "\u017fec-Ch-Ua".
+	if want := 3*len(names) + 2 + 4; matches != want {
+		t.Errorf("%d spellings matched, want %d", matches, want)
+	}
+}
