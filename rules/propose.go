@@ -72,6 +72,20 @@ type Proposal struct {
 	header []prose.Text
 	// zones are the zones of Rules, in their order.
 	zones []Zone
+	// replays says where the replays took their arrivals from, so that a
+	// test can tell a proposal replayed from a recording from one streamed.
+	replays replaySource
+}
+
+// replaySource is where a proposal's replays took their arrivals from: a
+// recording of so many arrivals (recorded), else the requests streamed again
+// for each replay, for the profile's possiblyLate arrivals or for the
+// recording pass's note.
+type replaySource struct {
+	recorded     bool
+	arrivals     int
+	possiblyLate int
+	note         *sources.QualityNote
 }
 
 // backtests are the backtests of p's rules, in their order.
@@ -305,8 +319,10 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 	if recNote != nil {
 		p.DataQuality = append(p.DataQuality, *recNote)
 	}
+	p.replays = replaySource{possiblyLate: prof.possiblyLate, note: recNote}
 	if rec != nil {
 		e.arrivals = rec
+		p.replays.recorded, p.replays.arrivals = true, rec.n
 	}
 
 	peaks, err := e.size(ctx, zones, win, bFrom, bTo)

@@ -171,18 +171,11 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, note, prof := recordFor(t, tc.in, nil)
-			if tc.recordable && (rec == nil || note != nil || rec.n == 0) {
-				t.Fatalf("no recording (note %v, %d arrivals possibly late)", note, prof.possiblyLate)
-			}
-			if !tc.recordable && (rec != nil || note != nil) {
-				t.Fatalf("a recording (note %v) of a log streaming replays would replay late", note)
-			}
-
 			recorded, err := Propose(context.Background(), tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkReplays(t, "from the logs", recorded, tc.recordable)
 			saved := maxRecordedArrivals
 			maxRecordedArrivals = 0
 			streamed, err := Propose(context.Background(), tc.in)
@@ -193,9 +186,6 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			// The same, reading the requests from a spill as analyze does:
 			// recorded exactly when the logs are.
 			spill := spilled(t, tc.in)
-			if rec, note, _ := recordFor(t, spill, nil); (rec != nil) != tc.recordable || note != nil {
-				t.Errorf("from the spill: a recording %v (note %v), want one %v", rec != nil, note, tc.recordable)
-			}
 			for _, c := range []struct {
 				limit int
 				want  *Proposal
@@ -205,6 +195,9 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 				maxRecordedArrivals = saved
 				if err != nil {
 					t.Fatal(err)
+				}
+				if c.limit == saved {
+					checkReplays(t, "from the spill", p, tc.recordable)
 				}
 				got, _ := json.MarshalIndent(p, "", " ")
 				want, _ := json.MarshalIndent(c.want, "", " ")
@@ -236,6 +229,20 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 				t.Errorf("the proposal does not show %q:\n%s", tc.shows, got)
 			}
 		})
+	}
+}
+
+// checkReplays fails t unless p's replays came from a recording of some
+// arrivals with no note exactly when recordable, and else streamed with no
+// note (the profile found arrivals possibly late); from says which input.
+func checkReplays(t *testing.T, from string, p *Proposal, recordable bool) {
+	t.Helper()
+	r := p.replays
+	if recordable && (!r.recorded || r.note != nil || r.arrivals == 0) {
+		t.Fatalf("%s: no recording (note %v, %d arrivals possibly late)", from, r.note, r.possiblyLate)
+	}
+	if !recordable && (r.recorded || r.note != nil) {
+		t.Fatalf("%s: a recording (note %v) of a log streaming replays would replay late", from, r.note)
 	}
 }
 
