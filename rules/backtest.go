@@ -118,14 +118,6 @@ func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
 	return mask, nil
 }
 
-// httpRequest rebuilds the request Caddy would have seen from the log's
-// record, with the headers RequestHeader rebuilds, on a request of its own:
-// what match made for each record before it remade one (the tests'
-// reference).
-func httpRequest(r *sources.Request, cookie string) *http.Request {
-	return newMatchRequest().remake(r, cookie)
-}
-
 // matchRequest is one http.Request, with its context's variables and
 // replacer, remade for record after record: building a request, its context
 // and Caddy's replacer (NewTestReplacer) anew for each cost more than
@@ -155,6 +147,7 @@ type matchRequest struct {
 	repl   *caddy.Replacer
 }
 
+// newMatchRequest makes the request, its variables and its replacer once.
 func newMatchRequest() *matchRequest {
 	m := &matchRequest{vars: map[string]any{}, header: http.Header{}}
 	req := &http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
@@ -164,8 +157,9 @@ func newMatchRequest() *matchRequest {
 	return m
 }
 
-// remake makes the request r's, as httpRequest's doc says, and returns it:
-// valid until the next remake.
+// remake makes the request Caddy would have seen from the log's record r,
+// with the headers RequestHeader rebuilds, and returns it: valid until the
+// next remake.
 func (m *matchRequest) remake(r *sources.Request, cookie string) *http.Request {
 	m.repl.DeleteByPrefix("")
 	clear(m.vars)

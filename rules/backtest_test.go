@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
 	"os"
 	"slices"
@@ -385,4 +386,12 @@ func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 			t.Errorf("record %d (%s) matched %06b after the others, %06b alone", i+1, r.UserAgent, got, want)
 		}
 	}
+}
+
+// httpRequest rebuilds the request Caddy would have seen from the log's
+// record, with the headers RequestHeader rebuilds, on a request of its own:
+// what zoneMatchers.match made for each record before it remade one, and the
+// tests' reference for it.
+func httpRequest(r *sources.Request, cookie string) *http.Request {
+	return newMatchRequest().remake(r, cookie)
 }
