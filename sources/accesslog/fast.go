@@ -763,7 +763,7 @@ func fastRespHeaders(sc *scan, f *fastLine) bool {
 		if !kok {
 			return false
 		}
-		if len(k) == len(ViaHeader) && equalFoldSameLength(k, ViaHeader) || foldPoweredBy.is(k) {
+		if equalFoldSameLength(k, ViaHeader) || foldPoweredBy.is(k) {
 			f.upstream = true
 		}
 		if which := cacheHeader(k); which != 0 {
