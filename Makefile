@@ -79,8 +79,8 @@ test:
 # Ingest benchmark (issue 9): aftermath's ingest against the bare reference loop,
 # zcat and GoAccess on a generated 1 GiB Caddy log (and 4 GiB for the flat-memory
 # check), cached in /tmp/aftermath-bench; prints medians, ratios and verdicts.
-# Its programs, cmd/ingestbench and cmd/analyzebench, are built here only: `make
-# build` ships cmd/aftermath alone.
+# Its programs, cmd/ingestbench, cmd/analyzebench and cmd/bareloop, are built
+# here only: `make build` ships cmd/aftermath alone.
 bench:
 	.ci/bench.sh
 

@@ -3,11 +3,13 @@
 #
 # 1. The whole analysis (issue 26): all of analyze (cmd/analyzebench: ingest,
 #    detectors, report, rules backtest, rendering) beside the bare reference
-#    loop (jsonparser) over the same log, at 1 and 2 cores, alternating; prints
-#    MB per CPU-second of each (the speed of one core), their ratio and peak
-#    RSS, and the budget's verdicts (ratio >= 0.5 and < 80 MiB at 1 core), and
-#    the flat-memory check of the analysis: the same log's traffic written at
-#    16 times the lines (BENCH_BIG_SIZE), the same distinct keys.
+#    loop (jsonparser, cmd/bareloop: a small program of its own, so that it
+#    does not pay aftermath's start-up) over the same log, at 1 and 2 cores,
+#    alternating; prints MB per CPU-second of each (the speed of one core),
+#    their ratio and peak RSS, and the budget's verdicts (ratio >= 0.5 and
+#    < 80 MiB at 1 core), and the flat-memory check of the analysis: the same
+#    log's traffic written at 16 times the lines (BENCH_BIG_SIZE), the same
+#    distinct keys.
 # 2. Ingest (issue 9): aftermath's ingest (accesslog.Read +
 #    detect.Traffic.Observe and the spill of the requests for the rules, what
 #    analyze's ingest.Load does) against the bare reference loop (jsonparser,
@@ -45,10 +47,11 @@ mkdir -p "$dir"
 bin="$dir/ingestbench"
 go build -o "$bin" ./cmd/ingestbench
 go build -o "$dir/analyzebench" ./cmd/analyzebench
+go build -o "$dir/bareloop" ./cmd/bareloop
 
 # The generator draws its readers and writes its JSON with sources/simulate's
 # pieces, so their files name the log too.
-stamp=$(cat cmd/ingestbench/benchref/gen.go sources/simulate/clients.go sources/simulate/output.go | sha256sum | cut -c1-10)
+stamp=$(cat cmd/ingestbench/benchlog/gen.go sources/simulate/clients.go sources/simulate/output.go | sha256sum | cut -c1-10)
 
 # generate SIZE [GZIP]: the log of that size (and its gzip copy), once.
 generate() {

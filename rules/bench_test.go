@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkProposeRealistic measures Propose (profile pass, recording pass,
-// replays from memory) on a realistic log: benchref's generator, with the
+// replays from memory) on a realistic log: benchlog's generator, with the
 // incident window where analyzebench puts it (the hour starting 11 hours in)
 // and the findings the detectors make of it. Bytes are the log's.
 func BenchmarkProposeRealistic(b *testing.B) {
@@ -27,7 +27,7 @@ func BenchmarkProposeRealistic(b *testing.B) {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	st, err := benchref.Generate(w, benchref.GenOptions{Size: 64 << 20})
+	st, err := benchlog.Generate(w, benchlog.GenOptions{Size: 64 << 20})
 	if err == nil {
 		err = w.Flush()
 	}

@@ -1,7 +1,7 @@
 // Command analyzebench times what aftermath analyze --access does on one log
 // (analysis.Run, then rendering every format), split into ingest and what
-// follows it, and prints the result as JSON for
-// ingestbench's table. It is its own program because report and rules make a
+// follows it, and prints its benchref.Result as JSON for
+// ingestbench's tables. It is its own program because report and rules make a
 // much bigger binary than ingest needs, which would add to ingestbench's RSS.
 // Like ingestbench it lives under cmd/ because it imports detect, report and
 // rules, which nothing under sources/ may; it is not shipped.
@@ -18,7 +18,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/analysis"
@@ -30,30 +29,6 @@ import (
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
 	"github.com/aftermath-forensics/aftermath/sources/evidence"
 )
-
-// result is ingestbench's result.
-type result struct {
-	What    string  `json:"what"`
-	Procs   int     `json:"procs"`
-	Bytes   int64   `json:"bytes"`
-	Lines   int64   `json:"lines"`
-	WallS   float64 `json:"wall_s"`
-	CPUS    float64 `json:"cpu_s"`
-	RSSKiB  int64   `json:"maxrss_kib"`
-	Check   string  `json:"check"`
-	IngestS float64 `json:"ingest_s"`
-	AfterS  float64 `json:"after_s"`
-	// AllocMiB and Mallocs are what the run allocated on the heap in all
-	// (runtime.MemStats): unlike time, the same on a busy machine.
-	AllocMiB float64 `json:"alloc_mib"`
-	Mallocs  uint64  `json:"mallocs"`
-	// LiveMiB is the largest heap the garbage collector found live, read at
-	// each stage of the pipeline and at the end (runtime/metrics'
-	// /gc/heap/live:bytes, as of the last collection): what the analysis
-	// holds, without the garbage that peak RSS also counts until the next
-	// collection, whose amount depends on how long the run is.
-	LiveMiB float64 `json:"live_mib"`
-}
 
 // liveHeap is the largest live heap seen so far (bytes).
 var liveHeap uint64
@@ -74,7 +49,7 @@ func main() {
 	}
 	initpages.Release() // as aftermath does
 	t0 := time.Now()
-	res := result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
+	res := benchref.Result{What: "analyze", Procs: runtime.GOMAXPROCS(0)}
 	stop, err := profile()
 	if err == nil {
 		err = analyze(os.Args[1], &res)
@@ -84,15 +59,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "analyzebench:", err)
 		os.Exit(1)
 	}
-	res.WallS = time.Since(t0).Seconds()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		res.CPUS = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-		res.RSSKiB = ru.Maxrss
-	}
-	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
-		res.RSSKiB = hwm
-	}
+	res.Measure(t0)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	res.AllocMiB, res.Mallocs = float64(ms.TotalAlloc)/(1<<20), ms.Mallocs
@@ -105,7 +72,7 @@ func main() {
 // rendering every format), with the incident window on the log's busiest
 // stretch: the hour starting 11 hours into it. Ingest ends where the pipeline
 // says it is detecting (afterIngest).
-func analyze(path string, res *result) error {
+func analyze(path string, res *benchref.Result) error {
 	ctx := context.Background()
 	first, err := firstTime(path)
 	if err != nil {

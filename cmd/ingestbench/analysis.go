@@ -7,12 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"text/tabwriter"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/detect"
 )
 
@@ -37,6 +36,7 @@ func analysisCmd(args []string) error {
 	reps := fs.Int("reps", 3, "runs of each (medians are printed)")
 	big := fs.String("big", "", "the -plain log's lines each written several times (gen -repeat-to 4GiB), for the flat-memory check of the analysis (optional)")
 	analyzeBin := fs.String("analyze", "", "the analyzebench binary (default: beside this one)")
+	bareBin := fs.String("bareloop", "", "the bareloop binary (default: beside this one)")
 	fs.Parse(args)
 	if *plain == "" {
 		return errors.New("analysis: -plain is required")
@@ -45,21 +45,21 @@ func analysisCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *analyzeBin == "" {
-		*analyzeBin = filepath.Join(filepath.Dir(self), "analyzebench")
-	}
-	if _, err := os.Stat(*analyzeBin); err != nil {
-		return fmt.Errorf("analysis: %w (go build -o %s ./cmd/analyzebench)", err, *analyzeBin)
-	}
-	withProcs := func(c *exec.Cmd, procs int) *exec.Cmd {
-		c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
-		return c
+	for _, b := range []struct {
+		path *string
+		name string
+	}{{analyzeBin, "analyzebench"}, {bareBin, "bareloop"}} {
+		if err := besideThisExists(b.path, self, b.name); err != nil {
+			return fmt.Errorf("analysis: %w", err)
+		}
 	}
 	analysis := func(procs int, file string) func() *exec.Cmd {
 		return func() *exec.Cmd { return withProcs(exec.Command(*analyzeBin, file), procs) }
 	}
 	ref := func(procs int) func() *exec.Cmd {
-		return func() *exec.Cmd { return withProcs(exec.Command(self, "run", "-what", "ref", *plain), procs) }
+		return func() *exec.Cmd {
+			return withProcs(exec.Command(*bareBin, "-extractor", string(benchref.JSONParser), *plain), procs)
+		}
 	}
 	readers := []reader{
 		{name: "analysis, 1 core", reps: *reps, self: true, cmd: analysis(1, *plain)},
@@ -72,7 +72,7 @@ func analysisCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	var bigRes []result
+	var bigRes []benchref.Result
 	if *big != "" {
 		// The same analysis at 1 core over the log and a larger one of the
 		// same traffic.
@@ -87,7 +87,7 @@ func analysisCmd(args []string) error {
 	return nil
 }
 
-func printAnalysis(w io.Writer, readers []reader, results [][]result, big []result, size int64) {
+func printAnalysis(w io.Writer, readers []reader, results [][]benchref.Result, big []benchref.Result, size int64) {
 	type summary struct{ cpuMBps, wallMBps, rss float64 }
 	sum := map[string]summary{}
 	var lines int64
@@ -133,7 +133,7 @@ func printAnalysis(w io.Writer, readers []reader, results [][]result, big []resu
 		fmt.Fprintf(tw, "analysis peak RSS %.0f MB log (the same keys, %.0fx the lines) / %.0f MB log\t%.2f\tflat (<= 1.15)\t%s\t%.0f MiB vs %.0f MiB\n",
 			float64(big[1].Bytes)/1e6, times, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), large, small)
 		fmt.Fprintf(tw, "analysis peak RSS, MiB (%.0f MB log)\t%.0f\t< %.0f\t%s\n", float64(big[1].Bytes)/1e6, large, analysisMaxRSS, verdict(large < analysisMaxRSS))
-		x, small, large = flatRatio(big, func(r result) float64 { return r.LiveMiB })
+		x, small, large = flatRatio(big, func(r benchref.Result) float64 { return r.LiveMiB })
 		fmt.Fprintf(tw, "analysis live heap %.0f MB log / %.0f MB log\t%.2f\tflat (<= 1.15)\t%s\t%.1f MiB vs %.1f MiB\n",
 			float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), large, small)
 	}

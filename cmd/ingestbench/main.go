@@ -4,7 +4,7 @@
 //	ingestbench gen   -size 1GiB -out FILE [-gzip FILE.gz]   write the log (streaming); -repeat-to 4GiB
 //	                                                         writes each line as often as fits: the
 //	                                                         same keys at more lines
-//	ingestbench run   -what ingest|ref FILE                    one measured read (in this process)
+//	ingestbench run   FILE                                     one measured ingest (in this process)
 //	ingestbench table -plain FILE -gzip FILE.gz [-reps N]      alternate and repeat every reader
 //	                                                         in child processes; print the table
 //	ingestbench analysis -plain FILE [-big FILE] [-reps N]   all of analyze (analyzebench) beside the
@@ -17,11 +17,13 @@
 // waits.
 //
 // It lives under cmd/ because like the CLI it wires the pipeline together
-// (detect's ingest): only cmd may import every layer. Its yardsticks, the log
-// generator and the reference loop, are the package benchref beside it: they
-// import no layer of aftermath, so the layers' own tests and benchmarks
-// generate their large logs with it too. It is not shipped; make build builds
-// cmd/aftermath alone.
+// (detect's ingest): only cmd may import every layer. Beside it are the log
+// generator (benchlog), which the layers' own tests and benchmarks use for
+// their large logs too, and the yardstick (benchref), which imports no layer
+// of aftermath. The yardstick runs as cmd/bareloop, a program of its own: in
+// this one it would pay aftermath's start-up. The tables find bareloop and
+// analyzebench beside this program. None of them is shipped; make build
+// builds cmd/aftermath alone.
 package main
 
 import (
@@ -48,6 +50,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/aftermath-forensics/aftermath/analysis"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -122,7 +125,7 @@ func genCmd(args []string) error {
 		w = io.MultiWriter(f, zw)
 	}
 	t0 := time.Now()
-	st, err := benchref.Generate(w, benchref.GenOptions{Size: n, Seed: *seed, Span: *span, Repeat: repeat})
+	st, err := benchlog.Generate(w, benchlog.GenOptions{Size: n, Seed: *seed, Span: *span, Repeat: repeat})
 	if err == nil && zw != nil {
 		err = zw.Close()
 	}
@@ -170,27 +173,8 @@ func parseSize(s string) (int64, error) {
 
 // ---- run --------------------------------------------------------------------------
 
-// result is one measured read, as a child process reports it.
-type result struct {
-	What   string  `json:"what"`
-	Procs  int     `json:"procs"`
-	Bytes  int64   `json:"bytes"` // uncompressed
-	Lines  int64   `json:"lines"`
-	WallS  float64 `json:"wall_s"`
-	CPUS   float64 `json:"cpu_s"`
-	RSSKiB int64   `json:"maxrss_kib"`
-	Check  string  `json:"check"` // what was computed, to see that it ran
-	// From analyzebench: the wall time of ingest (ingest.Load) and of what
-	// follows it (detectors, report, rules with their backtest, rendering).
-	IngestS float64 `json:"ingest_s,omitempty"`
-	AfterS  float64 `json:"after_s,omitempty"`
-	// From analyzebench: the largest heap the collector found live.
-	LiveMiB float64 `json:"live_mib,omitempty"`
-}
-
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	what := fs.String("what", "ingest", "ingest (accesslog.Read + detect.Traffic.Observe + the spill of the requests for the rules, as analyze's analysis.Load), ref (the bare reference loop with jsonparser) or ref-fastjson")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
@@ -208,69 +192,58 @@ func runCmd(args []string) error {
 	}
 	path := fs.Arg(0)
 	t0 := time.Now()
-	res := result{What: *what, Procs: runtime.GOMAXPROCS(0)}
-	switch *what {
-	case "ingest":
-		// analyze's load (analysis.Load) of the access log, keeping the
-		// requests for the rules, with the window over the whole log: every
-		// request's client detail is kept (the most work and memory).
-		m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
-		m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
-		loaded, ev, err := analysis.Load(context.Background(), evidence.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
-		if err != nil {
-			return err
-		}
-		defer loaded.Close()
-		traffic := ev.Traffic
-		if traffic == nil {
-			return fmt.Errorf("%s: no request read", path)
-		}
-		res.Bytes, res.Lines = loaded.Access.Bytes, loaded.Access.Lines
-		ips := 0
-		for _, c := range traffic.Clusters() {
-			ips += len(c.IPs)
-		}
-		res.Check = fmt.Sprintf("%d requests, %d skipped, %d minutes, %d fingerprints, %d address entries",
-			traffic.Total(), loaded.SkippedLines, len(traffic.Minutes()), len(traffic.Clusters()), ips)
-	case "ref", "ref-fastjson":
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		ex := benchref.JSONParser
-		if *what == "ref-fastjson" {
-			ex = benchref.FastJSON
-		}
-		c, err := benchref.Count(f, runtime.GOMAXPROCS(0), ex)
-		if err != nil {
-			return err
-		}
-		fi, _ := f.Stat()
-		res.Bytes, res.Lines = fi.Size(), c.Lines
-		res.Check = fmt.Sprintf("%d requests, %d bad, %d statuses, %d addresses, %d minutes",
-			c.Requests, c.Bad, len(c.ByStatus), len(c.ByIP), len(c.ByMinute))
-	default:
-		return fmt.Errorf("run: -what %q: ingest, ref or ref-fastjson", *what)
+	res := benchref.Result{What: "ingest", Procs: runtime.GOMAXPROCS(0)}
+	// analyze's load (analysis.Load) of the access log, keeping the
+	// requests for the rules, with the window over the whole log: every
+	// request's client detail is kept (the most work and memory).
+	m := bundle.Manifest{Timezone: "UTC", Site: sources.Site{ClientTimeoutS: 10, HealthURI: "/healthz.php", LoggedInCookie: "wikiUserID="}}
+	m.Window.From, m.Window.To = time.Unix(0, 0).UTC(), time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	loaded, ev, err := analysis.Load(context.Background(), evidence.Inputs{Manifest: m, Access: []string{path}, KeepRequests: true}, time.UTC)
+	if err != nil {
+		return err
 	}
-	res.WallS = time.Since(t0).Seconds()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		res.CPUS = tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
-		res.RSSKiB = ru.Maxrss
+	defer loaded.Close()
+	traffic := ev.Traffic
+	if traffic == nil {
+		return fmt.Errorf("%s: no request read", path)
 	}
-	if hwm := benchref.PeakRSSKiB(); hwm > 0 {
-		// maxrss is kept across execve, so a child started by a bigger parent
-		// inherits the parent's; the kernel's high-water mark of this address
-		// space is this process's own.
-		res.RSSKiB = hwm
+	res.Bytes, res.Lines = loaded.Access.Bytes, loaded.Access.Lines
+	ips := 0
+	for _, c := range traffic.Clusters() {
+		ips += len(c.IPs)
 	}
+	res.Check = fmt.Sprintf("%d requests, %d skipped, %d minutes, %d fingerprints, %d address entries",
+		traffic.Total(), loaded.SkippedLines, len(traffic.Minutes()), len(traffic.Clusters()), ips)
+	res.Measure(t0)
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
-
 // ---- table ------------------------------------------------------------------------
+
+// besideThis is path, or where none is given, the program name in the
+// directory of this one (self): .ci/bench.sh builds them side by side.
+func besideThis(path, self, name string) string {
+	if path != "" {
+		return path
+	}
+	return filepath.Join(filepath.Dir(self), name)
+}
+
+// besideThisExists sets *path as besideThis does and checks that the program
+// is there.
+func besideThisExists(path *string, self, name string) error {
+	*path = besideThis(*path, self, name)
+	if _, err := os.Stat(*path); err != nil {
+		return fmt.Errorf("%w (go build -o %s ./cmd/%s)", err, *path, name)
+	}
+	return nil
+}
+
+// withProcs runs c at procs cores (GOMAXPROCS).
+func withProcs(c *exec.Cmd, procs int) *exec.Cmd {
+	c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
+	return c
+}
 
 // caddyNoTLS is GoAccess 1.7's predefined CADDY format with its "tls" object
 // left out (GoAccess's JSON parser is much slower on lines whose tls it must match).
@@ -292,6 +265,7 @@ func tableCmd(args []string) error {
 	gaReps := fs.Int("goaccess-reps", 1, "runs of each GoAccess mode (they are slow)")
 	big := fs.String("big", "", "the -plain log's lines each written several times (gen -repeat-to 4GiB), for the flat-memory check (optional)")
 	analyzeBin := fs.String("analyze", "", "the analyzebench binary (default: beside this one)")
+	bareBin := fs.String("bareloop", "", "the bareloop binary (default: beside this one)")
 	fs.Parse(args)
 	if *plain == "" {
 		return errors.New("table: -plain is required")
@@ -301,26 +275,26 @@ func tableCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *analyzeBin == "" {
-		*analyzeBin = filepath.Join(filepath.Dir(self), "analyzebench")
+	*analyzeBin = besideThis(*analyzeBin, self, "analyzebench")
+	if err := besideThisExists(bareBin, self, "bareloop"); err != nil {
+		return fmt.Errorf("table: %w", err)
 	}
-	child := func(what string, procs int, file string) func() *exec.Cmd {
-		return func() *exec.Cmd {
-			c := exec.Command(self, "run", "-what", what, file)
-			c.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(procs))
-			return c
-		}
+	ingest := func(procs int, file string) func() *exec.Cmd {
+		return func() *exec.Cmd { return withProcs(exec.Command(self, "run", file), procs) }
+	}
+	bare := func(ex benchref.Extractor, procs int) func() *exec.Cmd {
+		return func() *exec.Cmd { return withProcs(exec.Command(*bareBin, "-extractor", string(ex), *plain), procs) }
 	}
 	readers := []reader{
-		{name: "aftermath ingest, 1 core", reps: *reps, self: true, cmd: child("ingest", 1, *plain)},
-		{name: "reference loop, 1 core", reps: *reps, self: true, cmd: child("ref", 1, *plain)},
-		{name: "reference loop (fastjson), 1 core", reps: *reps, self: true, cmd: child("ref-fastjson", 1, *plain)},
-		{name: "aftermath ingest, 2 cores", reps: *reps, self: true, cmd: child("ingest", 2, *plain)},
-		{name: "reference loop, 2 cores", reps: *reps, self: true, cmd: child("ref", 2, *plain)},
+		{name: "aftermath ingest, 1 core", reps: *reps, self: true, cmd: ingest(1, *plain)},
+		{name: "reference loop, 1 core", reps: *reps, self: true, cmd: bare(benchref.JSONParser, 1)},
+		{name: "reference loop (fastjson), 1 core", reps: *reps, self: true, cmd: bare(benchref.FastJSON, 1)},
+		{name: "aftermath ingest, 2 cores", reps: *reps, self: true, cmd: ingest(2, *plain)},
+		{name: "reference loop, 2 cores", reps: *reps, self: true, cmd: bare(benchref.JSONParser, 2)},
 	}
 	if *gz != "" {
 		readers = append(readers,
-			reader{name: "aftermath ingest, gzip, 2 cores", reps: *reps, self: true, gzip: true, cmd: child("ingest", 2, *gz)},
+			reader{name: "aftermath ingest, gzip, 2 cores", reps: *reps, self: true, gzip: true, cmd: ingest(2, *gz)},
 			reader{name: "zcat > /dev/null", reps: *reps, gzip: true, cmd: func() *exec.Cmd { return exec.Command("zcat", *gz) }})
 	}
 	readers = append(readers, reader{name: "cat > /dev/null", reps: *reps, cmd: func() *exec.Cmd { return exec.Command("cat", *plain) }})
@@ -328,9 +302,7 @@ func tableCmd(args []string) error {
 		fmt.Fprintf(os.Stderr, "no %s: the analyze row is skipped (go build -o %[1]s ./cmd/analyzebench)\n", *analyzeBin)
 	} else {
 		readers = append(readers, reader{name: "aftermath analyze (all of it), 2 cores", reps: *reps, self: true, cmd: func() *exec.Cmd {
-			c := exec.Command(*analyzeBin, *plain)
-			c.Env = append(os.Environ(), "GOMAXPROCS=2")
-			return c
+			return withProcs(exec.Command(*analyzeBin, *plain), 2)
 		}})
 	}
 	tmp, err := os.MkdirTemp("", "ingestbench-")
@@ -357,10 +329,10 @@ func tableCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	var bigRes []result
+	var bigRes []benchref.Result
 	if *big != "" {
 		bigRes, err = flatMemory([]string{*plain, *big}, func(f string) reader {
-			return reader{name: "ingest " + f, self: true, cmd: child("ingest", 2, f)}
+			return reader{name: "ingest " + f, self: true, cmd: ingest(2, f)}
 		})
 		if err != nil {
 			return err
@@ -373,8 +345,8 @@ func tableCmd(args []string) error {
 // alternate runs each reader its reps times, one run of each per round, so
 // that a change in the machine's load falls on all of them; it prints each
 // run to stderr.
-func alternate(readers []reader, size int64) ([][]result, error) {
-	results := make([][]result, len(readers))
+func alternate(readers []reader, size int64) ([][]benchref.Result, error) {
+	results := make([][]benchref.Result, len(readers))
 	maxReps := 0
 	for _, r := range readers {
 		maxReps = max(maxReps, r.reps)
@@ -399,8 +371,8 @@ func alternate(readers []reader, size int64) ([][]result, error) {
 // flatMemory runs the reader of each file twice, alternating: memory that
 // grows with lines, not with distinct keys, shows as a larger peak on the
 // larger file.
-func flatMemory(files []string, of func(file string) reader) ([]result, error) {
-	var out []result
+func flatMemory(files []string, of func(file string) reader) ([]benchref.Result, error) {
+	var out []benchref.Result
 	for range 2 {
 		for _, f := range files {
 			res, err := measure(of(f), fileSize(f))
@@ -416,13 +388,13 @@ func flatMemory(files []string, of func(file string) reader) ([]result, error) {
 
 // flatPeaks reads flatMemory's runs (the smaller file first in each pair):
 // the larger file's peak RSS over the smaller's, and both peaks in MiB.
-func flatPeaks(big []result) (ratio, small, large float64) {
-	return flatRatio(big, func(r result) float64 { return float64(r.RSSKiB) / 1024 })
+func flatPeaks(big []benchref.Result) (ratio, small, large float64) {
+	return flatRatio(big, func(r benchref.Result) float64 { return float64(r.RSSKiB) / 1024 })
 }
 
 // flatRatio is flatPeaks for any measure of a run (MiB): the larger file's
 // largest over the smaller's.
-func flatRatio(big []result, mib func(result) float64) (ratio, small, large float64) {
+func flatRatio(big []benchref.Result, mib func(benchref.Result) float64) (ratio, small, large float64) {
 	for i, b := range big {
 		if i%2 == 0 {
 			small = max(small, mib(b))
@@ -443,7 +415,7 @@ func fileSize(path string) int64 {
 
 // measure runs one reader to completion and returns its wall and CPU time and
 // peak RSS (from the kernel's accounting of the child).
-func measure(r reader, size int64) (result, error) {
+func measure(r reader, size int64) (benchref.Result, error) {
 	cmd := r.cmd()
 	// Another program's peak RSS comes from GNU time, whose own small maxrss
 	// is what its child inherits (see vmHWM); ours would mask the child's.
@@ -451,7 +423,7 @@ func measure(r reader, size int64) (result, error) {
 	if gnuTime != "" && !r.self {
 		f, err := os.CreateTemp("", "ingestbench-rss-")
 		if err != nil {
-			return result{}, err
+			return benchref.Result{}, err
 		}
 		f.Close()
 		rssFile = f.Name()
@@ -467,13 +439,13 @@ func measure(r reader, size int64) (result, error) {
 	cmd.Stderr = &stderr
 	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+		return benchref.Result{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	wall := time.Since(t0).Seconds()
-	var res result
+	var res benchref.Result
 	if r.self {
 		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-			return result{}, fmt.Errorf("child output %q: %w", stdout.String(), err)
+			return benchref.Result{}, fmt.Errorf("child output %q: %w", stdout.String(), err)
 		}
 	} else {
 		res.Bytes = size
@@ -498,6 +470,8 @@ func measure(r reader, size int64) (result, error) {
 	return res, nil
 }
 
+func tvSeconds(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
 // gnuTime is GNU time's path, if installed.
 var gnuTime = func() string {
 	if p, err := exec.LookPath("/usr/bin/time"); err == nil {
@@ -513,7 +487,7 @@ type row struct {
 	wall, cpu                float64
 }
 
-func printTable(w io.Writer, readers []reader, results [][]result, big []result, plainSize int64) {
+func printTable(w io.Writer, readers []reader, results [][]benchref.Result, big []benchref.Result, plainSize int64) {
 	var lines int64
 	for i, r := range readers {
 		if r.self && !r.gzip && len(results[i]) > 0 {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -110,12 +111,12 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkParseLine is one goroutine's cost per line, without the pipeline:
 // parse (the fast path, as Read uses it) and parseSlow (fastjson, for the lines
 // the fast path gives up on).
-// The "benchref" lines are those of the 256 MB log that make bench reads
-// (cmd/ingestbench/benchref): header keys in random order, Chromium's client
+// The "benchlog" lines are those of the 256 MB log that make bench reads
+// (cmd/ingestbench/benchlog): header keys in random order, Chromium's client
 // hints with escaped quotes, the lab's response headers.
 func BenchmarkParseLine(b *testing.B) {
 	var gen bytes.Buffer
-	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 2 << 20, Clients: 2000}); err != nil {
+	if _, err := benchlog.Generate(&gen, benchlog.GenOptions{Size: 2 << 20, Clients: 2000}); err != nil {
 		b.Fatal(err)
 	}
 	for _, bc := range []struct {
@@ -125,7 +126,7 @@ func BenchmarkParseLine(b *testing.B) {
 	}{
 		{"fast", genLog(1000, 7), (*lineParser).parse},
 		{"slow", genLog(1000, 7), (*lineParser).parseSlow},
-		{"benchref", gen.Bytes(), (*lineParser).parse},
+		{"benchlog", gen.Bytes(), (*lineParser).parse},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			lineList := bytes.Split(bytes.TrimSuffix(bc.data, []byte("\n")), []byte("\n"))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fastjson/fastfloat"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -142,10 +142,10 @@ func fastSeeds() []string {
 // (the speed of ingest depends on it); the rare ones that do not are still read.
 func TestFastPathTakesCaddyLines(t *testing.T) {
 	var gen bytes.Buffer
-	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
+	if _, err := benchlog.Generate(&gen, benchlog.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"lab sample": readFile(t, sampleLog), "genLog": genLog(500, 3), "benchref": gen.Bytes()} {
+	for name, data := range map[string][]byte{"lab sample": readFile(t, sampleLog), "genLog": genLog(500, 3), "benchlog": gen.Bytes()} {
 		lp := newLineParser()
 		lp.cookie = sources.CompileCookiePattern("wikiUserID=")
 		n, fast := 0, 0

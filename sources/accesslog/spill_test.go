@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -24,7 +24,7 @@ import (
 // every field, in order; on real lab lines, generated ones and odd values.
 func TestSpillGivesBackEveryRequest(t *testing.T) {
 	var gen bytes.Buffer
-	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
+	if _, err := benchlog.Generate(&gen, benchlog.GenOptions{Size: 2 << 20, Clients: 500}); err != nil {
 		t.Fatal(err)
 	}
 	odd := []sources.Request{
@@ -39,7 +39,7 @@ func TestSpillGivesBackEveryRequest(t *testing.T) {
 	}
 	for name, want := range map[string][]sources.Request{
 		"lab sample": readWith("s", bytes.NewReader(readFile(t, sampleLog)), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
-		"benchref":   readWith("g", bytes.NewReader(gen.Bytes()), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
+		"benchlog":   readWith("g", bytes.NewReader(gen.Bytes()), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs,
 		"odd values": odd,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -289,7 +289,7 @@ func TestSpillBoundsItsDictionaries(t *testing.T) {
 // the rules' passes costs before its own work (MB/s of the log's lines).
 func BenchmarkSpillRead(b *testing.B) {
 	var gen bytes.Buffer
-	if _, err := benchref.Generate(&gen, benchref.GenOptions{Size: 8 << 20, Clients: 2000}); err != nil {
+	if _, err := benchlog.Generate(&gen, benchlog.GenOptions{Size: 8 << 20, Clients: 2000}); err != nil {
 		b.Fatal(err)
 	}
 	reqs := readWith("g", bytes.NewReader(gen.Bytes()), Options{LoggedInCookie: "wikiUserID="}, defaultBlock).reqs

@@ -36,7 +36,7 @@ type profile struct {
 // ReaderBrowser is one browser of the reader population. A Chrome-based
 // browser names its Chrome release as %v in UserAgent and SecChUa: the
 // simulator's readers all run chromeRelease, the ingest benchmark's generator
-// (cmd/ingestbench/benchref) spreads several over its readers (WithChrome).
+// (cmd/ingestbench/benchlog) spreads several over its readers (WithChrome).
 type ReaderBrowser struct {
 	weight    float64 // share of the readers
 	UserAgent string

@@ -1,3 +1,8 @@
+// Package benchref is the benchmarks' yardstick: the bare reference loop that
+// aftermath's ingest and whole analysis are measured against (issues 9 and
+// 26), and how a measured run reports itself (Result). It imports no layer of
+// aftermath, nor the simulator: its program, cmd/bareloop, must start as a
+// bare parser does. The logs it reads come from benchlog.
 package benchref
 
 import (

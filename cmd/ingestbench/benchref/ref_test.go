@@ -5,12 +5,14 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 )
 
 func genBytes(t testing.TB, size int64) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := Generate(&buf, GenOptions{Size: size, Clients: 5000}); err != nil {
+	if _, err := benchlog.Generate(&buf, benchlog.GenOptions{Size: size, Clients: 5000}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -33,20 +35,6 @@ func BenchmarkReference(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkGenerate(b *testing.B) {
-	const size = 16 << 20
-	b.SetBytes(size)
-	for b.Loop() {
-		if _, err := Generate(discard{}, GenOptions{Size: size}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // TestReferenceCounts: both extractors and any number of workers count the
 // same lines the same way.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
+	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 )
@@ -22,7 +22,7 @@ import (
 func Requests(t testing.TB, size int64) []sources.Request {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := benchref.Generate(&buf, benchref.GenOptions{Size: size, Clients: 3000, Span: 3 * time.Hour}); err != nil {
+	if _, err := benchlog.Generate(&buf, benchlog.GenOptions{Size: size, Clients: 3000, Span: 3 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	var reqs []sources.Request

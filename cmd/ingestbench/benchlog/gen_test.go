@@ -1,4 +1,4 @@
-package benchref
+package benchlog
 
 import (
 	"bytes"
@@ -94,3 +94,17 @@ func TestRepeatKeepsTheKeys(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkGenerate(b *testing.B) {
+	const size = 16 << 20
+	b.SetBytes(size)
+	for b.Loop() {
+		if _, err := Generate(discard{}, GenOptions{Size: size}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

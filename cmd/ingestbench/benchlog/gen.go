@@ -1,6 +1,8 @@
-// Package benchref holds the yardsticks of the ingest benchmarks: a generator
-// of large, realistic Caddy access logs, and the bare reference loop that
-// aftermath's ingest is measured against (issue 9).
+// Package benchlog writes the benchmarks' logs: large, realistic Caddy access
+// logs that aftermath's ingest and analysis, and the bare reference loop
+// (benchref), are measured on (issues 9 and 26). It is a package apart from
+// the loop because it draws on the simulator, which the loop's program
+// (cmd/bareloop) must not link.
 //
 // The generator streams: it writes any size (1 GiB, 4 GiB) without holding more
 // than one line in memory. Its lines have the shapes of Caddy 2.11's access log
@@ -22,7 +24,7 @@
 // distinct keys, is told apart on a log written with Repeat: the traffic of a
 // smaller log, each line written several times, so that the keys are exactly
 // the smaller log's.
-package benchref
+package benchlog
 
 import (
 	"bufio"

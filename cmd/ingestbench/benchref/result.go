@@ -1,0 +1,40 @@
+package benchref
+
+import "time"
+
+// Result is one measured run, as a benchmark's child process reports it: one
+// JSON object on its standard output. Each run is a process of its own, so
+// that its CPU time and peak RSS are its own.
+type Result struct {
+	What   string  `json:"what"`
+	Procs  int     `json:"procs"`
+	Bytes  int64   `json:"bytes"` // uncompressed
+	Lines  int64   `json:"lines"`
+	WallS  float64 `json:"wall_s"`
+	CPUS   float64 `json:"cpu_s"`
+	RSSKiB int64   `json:"maxrss_kib"`
+	Check  string  `json:"check"` // what was computed, to see that it ran
+	// From analyzebench: the wall time of ingest (ingest.Load) and of what
+	// follows it (detectors, report, rules with their backtest, rendering).
+	IngestS float64 `json:"ingest_s,omitempty"`
+	AfterS  float64 `json:"after_s,omitempty"`
+	// From analyzebench: what the run allocated on the heap in all
+	// (runtime.MemStats): unlike time, the same on a busy machine.
+	AllocMiB float64 `json:"alloc_mib,omitempty"`
+	Mallocs  uint64  `json:"mallocs,omitempty"`
+	// From analyzebench: the largest heap the garbage collector found live,
+	// read at each stage of the pipeline and at the end (runtime/metrics'
+	// /gc/heap/live:bytes, as of the last collection): what the analysis
+	// holds, without the garbage that peak RSS also counts until the next
+	// collection, whose amount depends on how long the run is.
+	LiveMiB float64 `json:"live_mib,omitempty"`
+}
+
+// Measure sets r's wall time since start and the whole process's CPU time
+// (user+system) and peak RSS so far. The process's start-up, before main,
+// counts: a program pays it as much as its loop.
+func (r *Result) Measure(start time.Time) {
+	r.WallS = time.Since(start).Seconds()
+	r.CPUS = CPUTime().Seconds()
+	r.RSSKiB = PeakRSSKiB()
+}
