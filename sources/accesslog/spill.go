@@ -482,21 +482,36 @@ func (d *spillDecoder) next() (spillRecord, error) {
 	return r, nil
 }
 
-// spillRecord is one record's bytes, decoded front to back: a value that
-// runs past its end is a corrupt record (its length said where it ends).
+// spillRecord is one record's bytes, decoded front to back from b[i:]: a
+// value that runs past its end is a corrupt record (its length said where
+// it ends). The reads move an index rather than the slice: a record holds
+// some fifteen values, and storing a slice back (its pointer behind a write
+// barrier's check) for each cost as much as reading it.
 type spillRecord struct {
 	b   []byte
+	i   int
 	err error
 }
 
-func (r *spillRecord) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
+// uvarint reads an unsigned varint, in a loop small enough to be inlined
+// into decode: a record holds some fifteen, most of one byte, and a call to
+// binary.Uvarint for each cost more than the rest of decoding them. It
+// refuses what binary.Uvarint refuses: a varint cut short by the record's
+// end, and one past 64 bits (TestSpillUvarintIsBinaryUvarint).
+func (r *spillRecord) uvarint() (v uint64) {
+	for shift := uint(0); r.i < len(r.b) && shift < 64; shift += 7 {
+		c := r.b[r.i]
+		r.i++
+		if c < 0x80 {
+			if shift == 63 && c > 1 {
+				break
+			}
+			return v | uint64(c)<<shift
+		}
+		v |= uint64(c&0x7f) << shift
 	}
-	r.b = r.b[n:]
-	return v
+	r.fail()
+	return 0
 }
 
 // varint reads a signed varint: the zig-zag of an unsigned one, as
@@ -511,13 +526,13 @@ func (r *spillRecord) varint() int64 {
 }
 
 func (r *spillRecord) take(n uint64) []byte {
-	if n > uint64(len(r.b)) {
+	i := r.i
+	if n > uint64(len(r.b)-i) {
 		r.fail()
 		return nil
 	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
+	r.i = i + int(n)
+	return r.b[i:r.i:r.i]
 }
 
 // uint64 reads 8 bytes, little-endian.
@@ -548,7 +563,7 @@ func (r *spillRecord) fail() {
 	if r.err == nil {
 		r.err = errSpillCorrupt
 	}
-	r.b = nil
+	r.b, r.i = nil, 0
 }
 
 // decode reads one record into r and returns its tag, and what filter (nil:

@@ -396,3 +396,35 @@ func TestSpillCorruptLengthCostsWhatTheFileHolds(t *testing.T) {
 		t.Errorf("reading it allocated %d MiB", got>>20)
 	}
 }
+
+// TestSpillUvarintIsBinaryUvarint: a record's varints read as
+// binary.Uvarint reads them, value, length and refusal alike: at one, two
+// and ten bytes, at 64 bits and one past, cut short by the record's end,
+// and past ten bytes (where a reader that only looks for the last byte
+// would go on).
+func TestSpillUvarintIsBinaryUvarint(t *testing.T) {
+	cases := [][]byte{
+		{}, {0}, {0x7f}, {0x80}, {0x80, 0x01}, {0xff, 0x7f}, {0xc8, 0x01, 0x05},
+		binary.AppendUvarint(nil, math.MaxUint64),
+		binary.AppendUvarint(nil, 1<<63),
+		append(bytes.Repeat([]byte{0xff}, 9), 0x02),       // 65 bits
+		append(bytes.Repeat([]byte{0x80}, 9), 0x01),       // 1<<63, the last byte's one bit
+		append(bytes.Repeat([]byte{0x80}, 10), 0x01),      // eleven bytes
+		append(bytes.Repeat([]byte{0xff}, 12), 0x00, 0x7), // twelve, then more
+		bytes.Repeat([]byte{0x80}, 5),                     // cut short
+	}
+	for v := uint64(1); v != 0; v <<= 3 {
+		cases = append(cases, binary.AppendUvarint(nil, v-1), binary.AppendUvarint(nil, v))
+	}
+	for _, c := range cases {
+		want, n := binary.Uvarint(c)
+		r := spillRecord{b: c[:len(c):len(c)]}
+		got := r.uvarint()
+		switch {
+		case n <= 0 && r.err == nil:
+			t.Errorf("% x: read %d (%d bytes), want a corrupt record as binary.Uvarint's %d", c, got, r.i, n)
+		case n > 0 && (r.err != nil || got != want || r.i != n):
+			t.Errorf("% x: read %d in %d bytes (%v), want %d in %d", c, got, r.i, r.err, want, n)
+		}
+	}
+}
