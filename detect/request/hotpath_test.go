@@ -117,6 +117,12 @@ func classifySeeds() [][2]string {
 		// first valid value counts), pairs it drops, and a case rule of Unicode.
 		{"/w/index.php", "%74itle=Special%3AX"}, {"/w/index.php", "%61%63%74%69%6F%6E=edit"}, {"/w/index.php", "act%69on=view&curid=2"},
 		{"/w/index.php", "title=%zz&title=Special:Log"}, {"/w/index.php", "action=edit%&action=view"}, {"/w/index.php", "action=V%C4%B0EW"},
+		// A title is lowered only when it has a namespace: one outside
+		// ASCII whose namespace lowers to a special one by Unicode's rules
+		// only, one that is special only once lowered, and titles without
+		// a ':' that are articles all the same.
+		{"/index.php", "title=SP%C3%89CIAL:Log"}, {"/index.php", "title=SPEC%C4%B0AL:Log"}, {"/index.php", "title=%EC%82%BC%EA%B5%AD"},
+		{"/index.php", "title=SPECIAL%3ALog"}, {"/index.php", "title=%ED%8A%B9%EC%88%98%3AX"}, {"/index.php", "title=\xff"}, {"", "title=%EC%82%BC"},
 		{"/w/index.php", "diff;=1"}, {"/w/index.php", "oldid"}, {"/w/index.php", "curid&action"}, {"/w/index.php", "ti+tle=x&acti%6Fn=history"},
 		{"/w/index.php", "title=a+b%2Fc&action=&action=edit"}, {"/w/index.php", strings.Repeat("&", 9999) + "action=edit"},
 		{"/w/index.php", strings.Repeat("&", 10000) + "action=edit"}, // past net/url's bound on parameters
@@ -278,4 +284,19 @@ func FuzzUAFamily(f *testing.F) {
 			t.Errorf("UAFamily(%q) = %q, the original %q", ua, got, want)
 		}
 	})
+}
+
+// TestLowerMatchesToLower: lower lowers ASCII byte by byte only in strings
+// whose other runes have no case; a rune with case outside ASCII (Latin,
+// fullwidth, the Kelvin sign), a rune ToLower maps into ASCII ("İ") or an
+// invalid byte sends the whole string to strings.ToLower.
+func TestLowerMatchesToLower(t *testing.T) {
+	for _, s := range []string{
+		"", "/w/index.php", "/W/Special:Log", "/w/Special:WhatLinksHere/웹툰_1902", "特別:新しいページ", "/w/特殊:X",
+		"/w/Special:É", "SPÉCIAL:가", "SPECİAL:가", "가Ａ", "Kelvin:\u212a가", "Special:가\xff", "\xe3\x81", "ÀB가",
+	} {
+		if got, want := lower(s), strings.ToLower(s); got != want {
+			t.Errorf("lower(%q) = %q, want %q", s, got, want)
+		}
+	}
 }

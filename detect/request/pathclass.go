@@ -101,8 +101,11 @@ func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) P
 	if rawQuery != "" {
 		q = readQuery(rawQuery, scratch)
 	}
-	title := strings.ToLower(q.title)
-	if hasSpecialNamespace(lp) || hasSpecialNamespace(title) {
+	// The title names a special page only with a namespace, which ends
+	// with ':' (lowering makes no ':' and removes none): most titles have
+	// none and are not lowered, a rune's case lookup for every rune of a
+	// title outside ASCII. Lowering keeps a title non-empty.
+	if hasSpecialNamespace(lp) || strings.IndexByte(q.title, ':') >= 0 && hasSpecialNamespace(lower(q.title)) {
 		return ClassSpecial
 	}
 	if !viewActions[strings.ToLower(q.action)] || q.has&(hasDiff|hasOldid) != 0 || q.has&(hasCurid|hasAction) == hasCurid|hasAction {
@@ -111,7 +114,7 @@ func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) P
 	if strings.HasSuffix(lp, ".php") && !strings.HasSuffix(lp, "/index.php") {
 		return ClassOther
 	}
-	if title != "" || strings.Count(lp, "/") >= 1 && lp != "/" {
+	if q.title != "" || strings.Count(lp, "/") >= 1 && lp != "/" {
 		return ClassArticle
 	}
 	if lp == "/" {
@@ -269,14 +272,15 @@ func hasSpecialNamespace(s string) bool {
 
 // lower is strings.ToLower(s). It skips ToLower's per-rune case lookups for
 // the scripts most wiki titles are written in (Hangul syllables, kana, CJK
-// ideographs), which have no case; anything else goes to strings.ToLower.
+// ideographs), which have no case: a string of those and ASCII is lowered
+// byte by byte ("Special:WhatLinksHere/" before a Korean title), anything
+// else goes to strings.ToLower.
 func lower(s string) string {
+	upper := false
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				return strings.ToLower(s)
-			}
+			upper = upper || 'A' <= c && c <= 'Z'
 			i++
 			continue
 		}
@@ -286,7 +290,18 @@ func lower(s string) string {
 		}
 		i += n
 	}
-	return s
+	if !upper {
+		return s
+	}
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // pathUnescape is url.PathUnescape(s), or s itself where that fails. With

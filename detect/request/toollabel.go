@@ -76,7 +76,7 @@ func SpecialLabel(label string) (name string, byPath, ok bool) {
 // specialName extracts "Special:Name" from a path or title, dropping the page
 // argument after the next slash ("Special:WhatLinksHere/Foo" -> "Special:WhatLinksHere").
 func specialName(s string) string {
-	ls := strings.ToLower(s)
+	ls := lower(s)
 	for _, ns := range specialNamespaces {
 		i := strings.Index(ls, ns)
 		if i < 0 {
