@@ -266,7 +266,7 @@ func (t *routeTable) fold(segs []string, track bool) {
 	for i, s := range segs {
 		if s != "" && !request.IsPlaceholder(s) {
 			ns := ""
-			if n, rest, ok := strings.Cut(s, ":"); ok && rest != "" && !request.IsPlaceholder(rest) {
+			if n, rest, ok := request.CutByte(s, ':'); ok && rest != "" && !request.IsPlaceholder(rest) {
 				ns = s[:len(n)+1]
 			}
 			t.place = append(append(t.place[:0], t.prefix...), '|')

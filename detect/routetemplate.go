@@ -38,7 +38,7 @@ type compiledTemplate struct {
 func NewTemplateMatcher(templates []string) *TemplateMatcher {
 	m := &TemplateMatcher{}
 	for _, t := range templates {
-		p, q, _ := strings.Cut(t, "?")
+		p, q, _ := request.CutByte(t, '?')
 		ct := compiledTemplate{text: t, segs: strings.Split(strings.TrimPrefix(p, "/"), "/")}
 		if q != "" {
 			ct.query = strings.Split(q, "&")
@@ -95,7 +95,7 @@ func (t *compiledTemplate) literalsFit(rawPath string) bool {
 	rest := strings.TrimPrefix(rawPath, "/")
 	for i, g := range t.segs {
 		var seg string
-		seg, rest, _ = strings.Cut(rest, "/")
+		seg, rest, _ = request.CutByte(rest, '/')
 		if t.literal[i] && seg != g && strings.IndexByte(seg, '%') < 0 {
 			return false
 		}
@@ -123,7 +123,7 @@ func (t *compiledTemplate) matches(segs []string, items []request.QueryItem) boo
 		return false
 	}
 	for i, w := range t.query {
-		k, v, hasV := strings.Cut(w, "=")
+		k, v, hasV := request.CutByte(w, '=')
 		if items[i].Key != k || hasV && items[i].Value != v {
 			return false
 		}
@@ -135,7 +135,7 @@ func (t *compiledTemplate) matches(segs []string, items []request.QueryItem) boo
 		case g == request.PlaceholderSlug && s != "":
 		case strings.HasPrefix(g, request.PlaceholderSlug+".") && path.Ext(s) == g[len(request.PlaceholderSlug):]:
 		default:
-			ns, rest, ok := strings.Cut(g, ":")
+			ns, rest, ok := request.CutByte(g, ':')
 			if !ok || rest != request.PlaceholderSlug || !strings.HasPrefix(s, ns+":") {
 				return false
 			}

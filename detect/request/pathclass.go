@@ -166,11 +166,11 @@ func readQuery(rawQuery string, scratch *[]byte) (q queryFacts) {
 	}
 	for rest := rawQuery; rest != ""; {
 		var part string
-		part, rest, _ = strings.Cut(rest, "&")
+		part, rest, _ = CutByte(rest, '&')
 		if part == "" || strings.IndexByte(part, ';') >= 0 {
 			continue
 		}
-		k, v, _ := strings.Cut(part, "=")
+		k, v, _ := CutByte(part, '=')
 		bit := queryKeyBit(k)
 		if bit == 0 || !validEscapes(v) {
 			continue // not a key read here, or a pair url.ParseQuery drops

@@ -92,7 +92,7 @@ func (sc *TemplateScratch) Segments(rawPath string) []string {
 			sc.segs = append(sc.segs, "{rest}")
 			break
 		}
-		p, after, more := strings.Cut(rest, "/")
+		p, after, more := CutByte(rest, '/')
 		// Each segment is unescaped alone, so an encoded slash stays inside it.
 		p = pathUnescape(p, &sc.unescaped)
 		start := len(sc.arena)
@@ -125,11 +125,11 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 	items := sc.items[:0]
 	for rest, more := rawQuery, true; more; {
 		var part string
-		part, rest, more = strings.Cut(rest, "&")
+		part, rest, more = CutByte(rest, '&')
 		if part == "" {
 			continue
 		}
-		k, v, _ := strings.Cut(part, "=")
+		k, v, _ := CutByte(part, '=')
 		k = sc.queryUnescape(k)
 		switch {
 		case k == "":
@@ -247,7 +247,7 @@ func appendNormalised(dst []byte, s string) []byte {
 	if s == "" {
 		return dst
 	}
-	if ns, name, ok := strings.Cut(s, ":"); ok && ns != "" && name != "" && strings.IndexByte(ns, '/') < 0 && utf8.RuneCountInString(ns) <= 20 {
+	if ns, name, ok := CutByte(s, ':'); ok && ns != "" && name != "" && strings.IndexByte(ns, '/') < 0 && utf8.RuneCountInString(ns) <= 20 {
 		start := len(dst)
 		dst = append(append(dst, ns...), ':')
 		n := len(dst)

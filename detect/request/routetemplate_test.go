@@ -56,3 +56,17 @@ func TestLongOrInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestCutByte: CutByte is strings.Cut with a one-byte separator, at the
+// ends of the string and where the separator repeats or is absent.
+func TestCutByte(t *testing.T) {
+	for _, s := range []string{"", "/", "a/b", "/a/b/", "ab", "a//b", "한국/어", "\xff/"} {
+		for _, sep := range []byte{'/', ':', 0xff} {
+			b, a, ok := CutByte(s, sep)
+			wb, wa, wok := strings.Cut(s, string([]byte{sep}))
+			if b != wb || a != wa || ok != wok {
+				t.Errorf("CutByte(%q, %q) = %q, %q, %v; strings.Cut gives %q, %q, %v", s, sep, b, a, ok, wb, wa, wok)
+			}
+		}
+	}
+}
