@@ -66,24 +66,54 @@ func quoteOrBackslash(x uint64) uint64 {
 	return ((q - lsb) &^ q & msb) | ((b - lsb) &^ b & msb)
 }
 
+// skip skips the value of a member the fast path does not read, as value
+// does, and reports whether it could. A string ("level", "msg") it skips
+// itself, with one call to skipString where value's frame cost more than
+// the string; the headers' loops take their usual value, an array of one
+// string, the same way (oneString), before they call skip.
+func (sc *scan) skip(depth int) bool {
+	if s, i := sc.s, sc.i; i < len(s) && s[i] == '"' && depth < maxFastDepth {
+		j := skipString(s, i)
+		if j < 0 {
+			return false
+		}
+		sc.i = j
+		return true
+	}
+	return sc.value(depth) != 0
+}
+
+// oneString reports whether the value at sc.i starts as an array of one
+// string, a header's usual value, does: the loops over headers then skip it
+// with skipString and closesOneString, inlined, a call less per header than
+// value (skipString is too big to inline, and so is anything that calls it).
+func (sc *scan) oneString() bool {
+	i := sc.i
+	return i+1 < len(sc.s) && sc.s[i] == '[' && sc.s[i+1] == '"'
+}
+
+// closesOneString reports whether j, where skipString ended the string
+// oneString saw, is the array's ']'; if so it moves past it.
+func (sc *scan) closesOneString(j int) bool {
+	if j >= 0 && j < len(sc.s) && sc.s[j] == ']' {
+		sc.i = j + 1
+		return true
+	}
+	return false
+}
+
 // value skips one value at sc.i as fastjson's parseValue would parse it, and
 // returns its first byte (0 on error). It is one loop over the bytes, not a
 // call per member: the fast path skips most of a line's values (the headers
 // it does not read, tls, resp_headers), and on Caddy's lines the calls cost
-// more than the bytes. A header's value, an array of one string, takes a
-// shortcut. open holds a bit per container it is inside, set for an array.
+// more than the bytes. open holds a bit per container it is inside, set for
+// an array.
 func (sc *scan) value(depth int) byte {
 	s, i := sc.s, sc.i
 	if i >= len(s) || depth >= maxFastDepth {
 		return 0
 	}
 	first := s[i]
-	if first == '[' && i+1 < len(s) && s[i+1] == '"' && depth+1 < maxFastDepth {
-		if j := skipString(s, i+1); j >= 0 && j < len(s) && s[j] == ']' {
-			sc.i = j + 1
-			return first
-		}
-	}
 	var open uint64
 	nested := 0
 	var c byte
@@ -443,7 +473,7 @@ func (sc *scan) optStr(depth int) ([]byte, bool) {
 	if sc.i < len(sc.s) && sc.s[sc.i] == '"' {
 		return sc.strVal()
 	}
-	return nil, sc.value(depth) != 0
+	return nil, sc.skip(depth)
 }
 
 // num reads a plain number (starting with a digit) and returns its text.
@@ -574,7 +604,7 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 			f.hasResp = true
 			ok = fastRespHeaders(sc, f)
 		default:
-			ok = sc.value(1) != 0
+			ok = sc.skip(1)
 		}
 		if !ok {
 			return false
@@ -640,14 +670,14 @@ func (lp *lineParser) fastRequestObject(sc *scan, f *fastLine) bool {
 				return false
 			}
 			f.tls = sc.i < len(sc.s) && sc.s[sc.i] == '{'
-			ok = sc.value(2) != 0
+			ok = sc.skip(2)
 		case "headers":
 			if !f.once(fHeaders) || sc.i >= len(sc.s) || sc.s[sc.i] != '{' {
 				return false
 			}
 			ok = fastHeaders(sc, f)
 		default:
-			ok = sc.value(2) != 0
+			ok = sc.skip(2)
 		}
 		if !ok {
 			return false
@@ -698,16 +728,19 @@ func fastHeaders(sc *scan, f *fastLine) bool {
 				return false
 			}
 			start := sc.i
-			ok = sc.value(3) != 0
+			ok = sc.skip(3)
 			f.cookie = span{kind: '[', raw: sc.s[start:sc.i]}
 		case foldSecChUa.is(k):
 			f.secChUa = true
-			ok = sc.value(3) != 0
+			ok = sc.skip(3)
 		case foldAuthorization.is(k):
 			f.authorization = true
-			ok = sc.value(3) != 0
+			ok = sc.skip(3)
 		default:
-			ok = sc.value(3) != 0
+			if sc.oneString() && sc.closesOneString(skipString(sc.s, sc.i+1)) {
+				break
+			}
+			ok = sc.skip(3)
 		}
 		if !ok {
 			return false
@@ -788,7 +821,7 @@ func fastRespHeaders(sc *scan, f *fastLine) bool {
 			if !sc.eachString(func(v []byte) { f.cache.add(which, v) }) {
 				return false
 			}
-		} else if sc.value(2) == 0 {
+		} else if !(sc.oneString() && sc.closesOneString(skipString(sc.s, sc.i+1))) && !sc.skip(2) {
 			return false
 		}
 		if !sc.comma() {
