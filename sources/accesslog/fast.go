@@ -476,16 +476,20 @@ func (sc *scan) optStr(depth int) ([]byte, bool) {
 	return nil, sc.skip(depth)
 }
 
-// num reads a plain number (starting with a digit) and returns its text.
-func (sc *scan) num(depth int) ([]byte, bool) {
-	start := sc.i
-	if sc.i >= len(sc.s) || sc.s[sc.i] < '0' || sc.s[sc.i] > '9' {
+// num reads a plain number (starting with a digit) and returns its text. It
+// ends where value would end it, at skipNumber's end, without value's call
+// (four numbers a line).
+func (sc *scan) num() ([]byte, bool) {
+	s, start := sc.s, sc.i
+	if start >= len(s) || s[start] < '0' || s[start] > '9' {
 		return nil, false
 	}
-	if sc.value(depth) == 0 {
+	end := skipNumber(s, start)
+	if end < 0 {
 		return nil, false
 	}
-	return sc.s[start:sc.i], true
+	sc.i = end
+	return s[start:end], true
 }
 
 // fastLine is what the fast path collects from a line before deciding.
@@ -570,7 +574,7 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 			if !f.once(fTS) {
 				return false
 			}
-			f.ts, ok = sc.num(1)
+			f.ts, ok = sc.num()
 		case "logger":
 			if !f.once(fLogger) {
 				return false
@@ -586,17 +590,17 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 			if !f.once(fStatus) {
 				return false
 			}
-			f.status, ok = sc.num(1)
+			f.status, ok = sc.num()
 		case "duration":
 			if !f.once(fDur) {
 				return false
 			}
-			f.dur, ok = sc.num(1)
+			f.dur, ok = sc.num()
 		case "size":
 			if !f.once(fSize) {
 				return false
 			}
-			f.size, ok = sc.num(1)
+			f.size, ok = sc.num()
 		case "resp_headers":
 			if !f.once(fResp) || sc.i >= len(sc.s) || sc.s[sc.i] != '{' {
 				return false
