@@ -285,7 +285,7 @@ func timeOfNumberOriginal(num []byte) (time.Time, bool) {
 
 func FuzzTimeOfNumber(f *testing.F) {
 	for _, s := range []string{"1795966450.4057534", "9999999999.9999999", "99999999999.99999999", "10", "10.", "9.5",
-		"1795966450", "0179596645.1", "1795966450.1.2", "1795966450e3", "1795966450405.7534", "1e9", "-1", "nan", "1795966450.99999999999999999"} {
+		"1795966450", "0179596645.1", "1795966450.1.2", "1790955175.916586", "1790955175.9165865", "1790955175.91:5862", "0790955175.9165862", "1795966450e3", "1795966450405.7534", "1e9", "-1", "nan", "1795966450.99999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, num string) {
@@ -296,6 +296,37 @@ func FuzzTimeOfNumber(f *testing.F) {
 			t.Errorf("timeOfNumber(%q) = %v %v, the original %v %v", num, got, gotOK, want, wantOK)
 		}
 	})
+}
+
+// caddySeconds answers as intDigits and scaleDecimal(num, 6) do, on Caddy's
+// ts of 17 and 18 bytes with each byte replaced by every other byte: a
+// digit check that let ':' or '/' through (the neighbours of the digits),
+// a point in the wrong place, a leading 0 or a wrong rounding of the
+// seventh digit would answer differently. It must also take every such ts
+// that is plain digits, or timeOfNumber would be no faster.
+func TestCaddySecondsIsScaleDecimal(t *testing.T) {
+	tried, taken := 0, 0
+	for _, ts := range []string{"1790955175.9165862", "1790955175.916586", "9999999999.9999995", "1000000000.0000004", "1790955175.9165849"} {
+		for at := range len(ts) {
+			for c := range 256 {
+				num := []byte(ts)
+				num[at] = byte(c)
+				got, ok := caddySeconds(num)
+				want, wantOK := scaleDecimal(num, 6)
+				wantOK = wantOK && intDigits(num) == 10 && num[0] != '0'
+				if ok && (!wantOK || got != want) || !ok && wantOK {
+					t.Fatalf("%q: caddySeconds %d %v, scaleDecimal %d %v", num, got, ok, want, wantOK)
+				}
+				tried++
+				if ok {
+					taken++
+				}
+			}
+		}
+	}
+	if tried < 20000 || taken < 400 {
+		t.Fatalf("only %d cases, %d taken", tried, taken)
+	}
 }
 
 // key's window agrees with keySlow on every key it might misread: keys of

@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"net/netip"
 	"strings"
@@ -592,6 +593,9 @@ func (lp *lineParser) timeOfString(s string) (time.Time, bool) {
 
 // timeOfNumber is parseTime for a number, given its text as written.
 func (lp *lineParser) timeOfNumber(num []byte) (time.Time, bool) {
+	if us, ok := caddySeconds(num); ok {
+		return time.UnixMicro(us).UTC(), true
+	}
 	if n := intDigits(num); n >= 2 && n <= 10 && num[0] != '0' {
 		// Seconds (what Caddy writes by default): at least 10 and below 1e10,
 		// which no rounding of the float below takes to 1e11 or 0.
@@ -617,6 +621,52 @@ func (lp *lineParser) timeOfNumber(num []byte) (time.Time, bool) {
 	}
 	// Exponent notation: not what zap writes, so float precision will do.
 	return time.UnixMicro(int64(math.Round(f * math.Pow10(shift)))).UTC(), true
+}
+
+// caddySeconds is scaleDecimal(num, 6) for the ts Caddy writes in these
+// years, ten digits of seconds (the first not 0), a point and six or seven
+// more (zap's shortest float; 98% of the benchmark log's lines), read a
+// word of eight digits at a time rather than a digit at a time: on the
+// 64 MB log, intDigits and scaleDecimal cost 22M instructions, a tenth of
+// the fast path's bookkeeping. ok is false for any other number, which
+// timeOfNumber reads as before.
+func caddySeconds(num []byte) (int64, bool) {
+	if len(num) != 17 && len(num) != 18 || num[10] != '.' || num[0] == '0' {
+		return 0, false
+	}
+	high, ok := eightDigits(binary.LittleEndian.Uint64(num[0:8]))
+	if !ok || num[8] < '0' || num[8] > '9' || num[9] < '0' || num[9] > '9' {
+		return 0, false
+	}
+	seconds := high*100 + uint64(num[8]-'0')*10 + uint64(num[9]-'0')
+	// The fraction as the number's last eight bytes, those before it (the
+	// point, and for six digits the last of the seconds) made '0'.
+	lead := uint64(1)<<(8*(19-len(num))) - 1
+	frac, ok := eightDigits(binary.LittleEndian.Uint64(num[len(num)-8:])&^lead | 0x3030303030303030&lead)
+	if !ok {
+		return 0, false
+	}
+	if len(num) == 18 {
+		// Seven digits: the seventh rounds half up, as scaleDecimal does.
+		frac = frac/10 + frac%10/5
+	}
+	return int64(seconds*1e6 + frac), true
+}
+
+// eightDigits reads x, eight bytes loaded little endian, as a number of
+// eight decimal digits (the first byte the most significant), and reports
+// false unless every byte is '0' to '9'.
+func eightDigits(x uint64) (uint64, bool) {
+	// A byte is a digit when its high half is 3, and still 3 after adding 6
+	// (':' to '?' carry to 4); a carry past the byte comes only from a byte
+	// that already fails.
+	if x&0xf0f0f0f0f0f0f0f0|(x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0>>4 != 0x3333333333333333 {
+		return 0, false
+	}
+	x &= 0x0f0f0f0f0f0f0f0f
+	x = x * (10<<8 + 1) >> 8 & 0x00ff00ff00ff00ff
+	x = x * (100<<16 + 1) >> 16 & 0x0000ffff0000ffff
+	return x * (10000<<32 + 1) >> 32, true
 }
 
 // intDigits counts the digits that num starts with.
