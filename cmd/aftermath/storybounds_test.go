@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,13 +33,33 @@ func referenceBundle(t *testing.T) string {
 // the middle (a log copied while it was written).
 func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string {
 	t.Helper()
+	return keptLines(t, keep, half, time.Time{})
+}
+
+// rotatedBundle is variantBundle (without a half line) laid out as
+// logrotate leaves it: the kept lines before at in access.log.1, the rest
+// in access.log. It splits the lines it has in memory by the times it read
+// with them, rather than reading back and decoding the file it wrote.
+func rotatedBundle(t *testing.T, keep func(ts time.Time) bool, at time.Time) string {
+	t.Helper()
+	return keptLines(t, keep, false, at)
+}
+
+// keptLines writes variantBundle's access log, rotated at rotateAt unless
+// it is zero.
+func keptLines(t *testing.T, keep func(ts time.Time) bool, half bool, rotateAt time.Time) string {
+	t.Helper()
 	sim := simulateIncident(t)
 	dst := sim.layout(t, nil)
-	var kept [][]byte
+	var older, kept [][]byte
 	var cut []byte
 	for i, line := range sim.lines {
 		if keep(sim.times[i]) {
-			kept = append(kept, line)
+			if sim.times[i].Before(rotateAt) {
+				older = append(older, line)
+			} else {
+				kept = append(kept, line)
+			}
 			continue
 		}
 		if half {
@@ -49,6 +68,12 @@ func variantBundle(t *testing.T, keep func(ts time.Time) bool, half bool) string
 		}
 	}
 	p := filepath.Join(dst, "access", "access.log")
+	if !rotateAt.IsZero() {
+		if len(older) == 0 || len(kept) == 0 {
+			t.Fatalf("rotating at %s leaves a file empty", rotateAt)
+		}
+		writeLines(t, p+".1", older, false)
+	}
 	writeLines(t, p, kept, false)
 	if cut != nil {
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
@@ -163,9 +188,11 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := variantBundle(t, tc.keep, tc.half)
+			var dir string
 			if tc.rotated != "" {
-				rotate(t, dir, kst(t, tc.rotated))
+				dir = rotatedBundle(t, tc.keep, kst(t, tc.rotated))
+			} else {
+				dir = variantBundle(t, tc.keep, tc.half)
 			}
 			out, r := storyOf(t, dir)
 			for format, text := range out {
@@ -217,37 +244,6 @@ func TestStoryBoundedByAccessLogCoverage(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// rotate splits the bundle's access/access.log as logrotate leaves it: the
-// lines before at in access.log.1, the rest in access.log.
-func rotate(t *testing.T, dir string, at time.Time) {
-	t.Helper()
-	p := filepath.Join(dir, "access", "access.log")
-	var older, newer bytes.Buffer
-	for _, line := range bytes.SplitAfter(mustRead(t, p), []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		ts, err := lineTS(line) // the ts alone, not the whole line decoded
-		if err != nil {
-			t.Fatal(err)
-		}
-		if time.Unix(0, int64(ts*1e9)).Before(at) {
-			older.Write(line)
-		} else {
-			newer.Write(line)
-		}
-	}
-	if older.Len() == 0 || newer.Len() == 0 {
-		t.Fatalf("rotating at %s leaves a file empty", at)
-	}
-	if err := os.WriteFile(p+".1", older.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, newer.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
