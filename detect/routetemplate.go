@@ -109,22 +109,30 @@ func (m *TemplateMatcher) matchSplit(rawPath, rawQuery string) (string, bool) {
 	sc := &m.scratch
 	sc.Reset()
 	segs := sc.Segments(rawPath)
-	items := sc.Query(rawQuery)
+	// The values stay raw: only those a template names are normalised
+	// (matches), most of a query's work when a page's title is one.
+	items := sc.QueryKeys(rawQuery)
 	for _, t := range m.templates {
-		if t.matches(segs, items) {
+		if t.matches(segs, items, sc) {
 			return t.text, true
 		}
 	}
 	return "", false
 }
 
-func (t *compiledTemplate) matches(segs []string, items []request.QueryItem) bool {
+// matches reports whether the target's segments and query items (with raw
+// values, as TemplateScratch.QueryKeys gives them) fall under the template.
+func (t *compiledTemplate) matches(segs []string, items []request.QueryItem, sc *request.TemplateScratch) bool {
 	if len(t.segs) != len(segs) || len(t.query) != len(items) {
 		return false
 	}
 	for i, w := range t.query {
-		k, v, hasV := request.CutByte(w, '=')
-		if items[i].Key != k || hasV && items[i].Value != v {
+		if k, _, _ := request.CutByte(w, '='); items[i].Key != k {
+			return false
+		}
+	}
+	for i, w := range t.query {
+		if _, v, hasV := request.CutByte(w, '='); hasV && sc.QueryValue(items[i].Value) != v {
 			return false
 		}
 	}

@@ -130,12 +130,24 @@ func TestTemplateMatcher(t *testing.T) {
 		{"/%77/Talk:Seoul", "", "/w/Talk:{slug}"},
 		{"/api.php", "title=Seoul&action=history", ""},
 		{"/W/Talk:Seoul", "", ""},
+		// A value the template names is compared unescaped, and the first
+		// of a repeated key is its value; a value it does not name is not
+		// read, however it is written.
+		{"/index.php", "title=Seoul&action=%68istory", "/index.php?action=history&title"},
+		{"/index.php", "title=Seoul&action=history&action=edit", "/index.php?action=history&title"},
+		{"/index.php", "title=Seoul&action=edit&action=history", ""},
+		{"/index.php", "title=%ZZ&action=history", "/index.php?action=history&title"},
 	}
 	for _, tt := range tests {
 		got, _ := m.Match(tt.path, tt.query)
 		if got != tt.want {
 			t.Errorf("Match(%q, %q) = %q, want %q", tt.path, tt.query, got, tt.want)
 		}
+	}
+	// A value that normalises to a placeholder is no value: written as it
+	// is, "p=2" would match a template naming it, which no table writes.
+	if got, ok := NewTemplateMatcher([]string{"/?p=2"}).Match("/", "p=2"); ok {
+		t.Errorf("Match(\"/\", \"p=2\") = %q, want none: 2 is a placeholder, not a value", got)
 	}
 }
 

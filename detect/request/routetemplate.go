@@ -119,6 +119,18 @@ func SegmentCount(rawPath string) int {
 // Query returns the distinct query keys of a raw query, sorted, with their
 // first value.
 func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
+	items := sc.QueryKeys(rawQuery)
+	for i := range items {
+		items[i].Value = sc.QueryValue(items[i].Value)
+	}
+	return items
+}
+
+// QueryKeys is Query with each item's value left as it was written (raw,
+// still escaped): QueryValue normalises one. A matcher that compares a few
+// keys' values (detect.TemplateMatcher) then unescapes and normalises only
+// those, which are most of Query's work on a page title.
+func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 	if rawQuery == "" {
 		return nil
 	}
@@ -142,10 +154,6 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 		if slices.ContainsFunc(items, func(it QueryItem) bool { return it.Key == k }) {
 			continue
 		}
-		v = sc.queryUnescape(v)
-		if v != "" && (len(v) > maxKeyLen || containsAny(v, &valueBreakers) || sc.normalisesToPlaceholder(v)) {
-			v = ""
-		}
 		items = append(items, QueryItem{k, v})
 	}
 	// The keys are distinct: any sort puts them in one order.
@@ -155,6 +163,17 @@ func (sc *TemplateScratch) Query(rawQuery string) []QueryItem {
 	}
 	sc.items = items
 	return items
+}
+
+// QueryValue is the value Query gives a raw value (as QueryKeys leaves it):
+// unescaped, or "" when it is a placeholder, empty or too long to be a
+// route's name. A decoded value is a view of the arena.
+func (sc *TemplateScratch) QueryValue(raw string) string {
+	v := sc.queryUnescape(raw)
+	if v != "" && (len(v) > maxKeyLen || containsAny(v, &valueBreakers) || sc.normalisesToPlaceholder(v)) {
+		return ""
+	}
+	return v
 }
 
 // Bytes that make a query key a token (keyBreakers) and a value no
