@@ -184,6 +184,10 @@ func toolLabelSeeds() [][2]string {
 		[2]string{"/index.php", "action=HISTORY&action=edit"}, [2]string{"/index.php", "act%69on=Raw"}, [2]string{"/index.php", "action=%zz&diff"},
 		[2]string{"/index.php", "diff=&oldid=3"}, [2]string{"/index.php", "oldid=3"}, [2]string{"/w/Special:%zz", "title=Special:Log"},
 		[2]string{"/index.php", strings.Repeat("&", 10000) + "action=edit"}, [2]string{"/index.php", "title=Special:Log&" + strings.Repeat("&", 10000)},
+		// Runes whose lowered width differs before the name (İ: 2 bytes to 3,
+		// K: 3 to 1, an invalid byte: 1 to 3) and after it, where the
+		// mapping back stops reading.
+		[2]string{"/w/İİ/Spécial:Log/İ", ""}, [2]string{"/w/\u212a\xff/SPECIAL:Export/가\xff", ""}, [2]string{"/index.php", "title=%C4%B0Special%3ALog/%E2%84%AA"},
 	)
 }
 
@@ -297,6 +301,39 @@ func TestLowerMatchesToLower(t *testing.T) {
 	} {
 		if got, want := lower(s), strings.ToLower(s); got != want {
 			t.Errorf("lower(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestLowerToOriginal maps offsets of the lowered string back by lowering
+// every prefix of s that ends at a rune: runes that lower to another width
+// (İ 2 bytes to 1, K 3 to 1, an invalid byte 1 to 3) before the name shift
+// its offsets, and those after it are not read.
+func TestLowerToOriginal(t *testing.T) {
+	for _, s := range []string{
+		"/w/Special:Log", "/w/İİ/Spécial:Log/İ", "/w/\u212a\xff/SPECIAL:Export/가\xff", "İSpecial:Log/\u212a", "가\xff특수:X", "\xe3\x81Special:",
+	} {
+		ls := strings.ToLower(s)
+		for _, ns := range specialNamespaces {
+			from := strings.Index(ls, ns)
+			if from < 0 {
+				continue
+			}
+			to := from + len(ns)
+			wantFrom, wantTo := -1, -1
+			for si := range s {
+				if n := len(strings.ToLower(s[:si])); n == from {
+					wantFrom = si
+				} else if n == to {
+					wantTo = si
+				}
+			}
+			if len(ls) == to {
+				wantTo = len(s)
+			}
+			if gotFrom, gotTo := lowerToOriginal(s, from, to); gotFrom != wantFrom || gotTo != wantTo {
+				t.Errorf("lowerToOriginal(%q, %d, %d) = %d, %d, want %d, %d", s, from, to, gotFrom, gotTo, wantFrom, wantTo)
+			}
 		}
 	}
 }

@@ -101,7 +101,9 @@ func specialName(s string) string {
 }
 
 // lowerToOriginal maps byte offsets of strings.ToLower(s) back to s, rune by
-// rune as ToLower maps them (-1 where an offset falls inside a rune).
+// rune as ToLower maps them (-1 where an offset falls inside a rune), for
+// from < to. It stops at to: the offsets only grow, and what follows a
+// special page's name (a page title, often all of the string) is not read.
 func lowerToOriginal(s string, from, to int) (sFrom, sTo int) {
 	sFrom, sTo = -1, -1
 	lo := 0
@@ -109,10 +111,17 @@ func lowerToOriginal(s string, from, to int) (sFrom, sTo int) {
 		if lo == from {
 			sFrom = si
 		}
-		if lo == to {
-			sTo = si
+		if lo >= to {
+			if lo == to {
+				sTo = si
+			}
+			return sFrom, sTo
 		}
-		lo += utf8.RuneLen(unicode.ToLower(r))
+		if r < utf8.RuneSelf {
+			lo++ // ASCII lowers to ASCII
+		} else {
+			lo += utf8.RuneLen(unicode.ToLower(r))
+		}
 	}
 	if lo == to {
 		sTo = len(s)
