@@ -31,8 +31,9 @@ type Result struct {
 }
 
 // Measure sets r's wall time since start and the whole process's CPU time
-// (user+system) and peak RSS so far. The process's start-up, before main,
-// counts: a program pays it as much as its loop.
+// (user+system) and peak RSS so far (PeakRSSKiB: 0 where /proc does not
+// say). The process's start-up, before main, counts: a program pays it as
+// much as its loop.
 func (r *Result) Measure(start time.Time) {
 	r.WallS = time.Since(start).Seconds()
 	r.CPUS = CPUTime().Seconds()
