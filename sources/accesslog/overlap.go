@@ -73,7 +73,7 @@ type fpRun struct {
 	hasNext bool
 	queue   []fpRec
 	head    int
-	set     map[uint64]int32
+	set     fpSet // the fingerprints of queue[head:]
 }
 
 func newOverlap() (*overlap, error) {
@@ -81,7 +81,7 @@ func newOverlap() (*overlap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("overlap check: %w", err)
 	}
-	return &overlap{f: f, w: bufio.NewWriterSize(f, 64<<10), dups: map[int]int64{}, recent: fpRun{set: map[uint64]int32{}}}, nil
+	return &overlap{f: f, w: bufio.NewWriterSize(f, 64<<10), dups: map[int]int64{}}, nil
 }
 
 func (o *overlap) close() {
@@ -111,7 +111,7 @@ func (o *overlap) closeRun() {
 	if err := o.w.Flush(); err != nil && o.err == nil {
 		o.err = fmt.Errorf("overlap check: %w", err)
 	}
-	clear(o.recent.set)
+	o.recent.set.clear()
 	o.recent.queue, o.recent.head = o.recent.queue[:0], 0
 }
 
@@ -149,12 +149,12 @@ func (o *overlap) filter(c *chunk) error {
 			fp, us := c.fps[k], c.reqs[k].Time.UnixMicro()
 			dup := -1
 			for _, run := range o.active {
-				if run.set[fp] > 0 && (run.input != o.input || us%1e6 != 0) {
+				if run.set.has(fp) && (run.input != o.input || us%1e6 != 0) {
 					dup = run.input
 					break
 				}
 			}
-			if dup < 0 && o.recent.set[fp] > 0 && us%1e6 != 0 {
+			if dup < 0 && us%1e6 != 0 && o.recent.set.has(fp) {
 				dup = o.input
 			}
 			if dup >= 0 {
@@ -163,7 +163,7 @@ func (o *overlap) filter(c *chunk) error {
 			}
 			o.write(us, fp)
 			o.recent.queue = append(o.recent.queue, fpRec{us: us, fp: fp})
-			o.recent.set[fp]++
+			o.recent.set.add(fp)
 			c.reqs[keep], c.fps[keep] = c.reqs[k], fp
 			keep++
 		}
@@ -219,7 +219,6 @@ func (r *fpRun) advance(f *os.File, hi int64) error {
 			return nil
 		}
 		r.rd = bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.n*fpRecordSize), 16<<10)
-		r.set = map[uint64]int32{}
 	}
 	var b [fpRecordSize]byte
 	for {
@@ -238,7 +237,7 @@ func (r *fpRun) advance(f *os.File, hi int64) error {
 			return nil
 		}
 		r.queue = append(r.queue, r.next)
-		r.set[r.next.fp]++
+		r.set.add(r.next.fp)
 		r.hasNext = false
 	}
 }
@@ -246,10 +245,7 @@ func (r *fpRun) advance(f *os.File, hi int64) error {
 // evict drops the records before lo from the window.
 func (r *fpRun) evict(lo int64) {
 	for r.head < len(r.queue) && r.queue[r.head].us < lo {
-		fp := r.queue[r.head].fp
-		if r.set[fp]--; r.set[fp] <= 0 {
-			delete(r.set, fp)
-		}
+		r.set.remove(r.queue[r.head].fp)
 		r.head++
 	}
 	if r.head > 4096 && r.head > len(r.queue)/2 {
@@ -261,8 +257,5 @@ func (r *fpRun) evict(lo int64) {
 // release frees a run that the reading has passed; it is loaded again from
 // the file should an input go back to its time.
 func (r *fpRun) release() {
-	if r.rd == nil && r.set == nil {
-		return
-	}
-	r.rd, r.set, r.queue, r.head, r.read, r.hasNext = nil, nil, nil, 0, 0, false
+	r.rd, r.set, r.queue, r.head, r.read, r.hasNext = nil, fpSet{}, nil, 0, 0, false
 }
