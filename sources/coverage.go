@@ -206,6 +206,13 @@ func roundDuration(d time.Duration) string {
 type CoverageMeter struct {
 	bucket  time.Duration
 	buckets map[int64]int
+	// pending is the count of bucket last not yet added to buckets:
+	// evidence comes in time order, most of it in the bucket of the one
+	// before, and a map update per access log line cost 0.8% of an
+	// analysis's instructions (callgrind). Whatever reads buckets flushes
+	// it first.
+	last    int64
+	pending int
 }
 
 // NewCoverageMeter counts evidence in buckets of the given width.
@@ -218,7 +225,19 @@ func (m *CoverageMeter) Observe(t time.Time, n int) {
 	if n <= 0 {
 		return
 	}
-	m.buckets[t.UnixNano()/int64(m.bucket)] += n
+	if k := t.UnixNano() / int64(m.bucket); k != m.last {
+		m.flush()
+		m.last = k
+	}
+	m.pending += n
+}
+
+// flush adds the pending count to buckets.
+func (m *CoverageMeter) flush() {
+	if m.pending > 0 {
+		m.buckets[m.last] += m.pending
+		m.pending = 0
+	}
 }
 
 // MinGap is the shortest stretch without evidence that can count as missing:
@@ -283,6 +302,7 @@ func silenceChance(sides ...[]int) float64 {
 // longer than minGap is uncovered (a series scraped at a fixed interval has
 // no quiet).
 func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.Duration, rateFree bool) Coverage {
+	m.flush()
 	c := Coverage{Source: source, Uncovered: []Stretch{}, Resolution: m.bucket.Seconds()}
 	var keys []int64
 	for k := range m.buckets {
@@ -353,7 +373,11 @@ func (m *CoverageMeter) Measure(source string, from, to time.Time, minGap time.D
 
 // Merge adds the evidence other counted; both must have the same bucket width.
 func (m *CoverageMeter) Merge(other *CoverageMeter) {
+	m.flush()
 	for k, n := range other.buckets {
 		m.buckets[k] += n
+	}
+	if other.pending > 0 {
+		m.buckets[other.last] += other.pending
 	}
 }
