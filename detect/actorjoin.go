@@ -255,18 +255,17 @@ func (c *Cluster) routeNames() *[64]string {
 // part's key and user-agent versions; Members lists the parts' keys.
 func joinClusters(parts []*Cluster) *Cluster {
 	lead := parts[0]
-	j := &Cluster{Key: lead.Key, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-		Classes: map[request.PathClass]int{}, Routes: map[string]int{},
-		Good: map[int64]int{}, PHPPerMinute: map[int64]float64{}, lastLogged: -1,
-		family: lead.family}
+	j := &Cluster{Key: lead.Key, minutes: map[int64]*clusterMinute{}, IPs: map[netip.Addr]*AddressBehaviour{},
+		Classes: map[request.PathClass]int{}, Routes: map[string]int{}, lastLogged: -1, family: lead.family}
 	for _, c := range parts {
 		j.Members = append(j.Members, MemberOf{Key: c.Key})
-		addCounts(j.PerMinute, c.PerMinute)
-		addCounts(j.Good, c.Good)
 		addCounts(j.Classes, c.Classes)
 		addCounts(j.Routes, c.Routes)
-		for m, v := range c.PHPPerMinute {
-			j.PHPPerMinute[m] += v
+		for m, v := range c.minutes {
+			e := j.minuteEntry(m)
+			e.arrived += v.arrived
+			e.good += v.good
+			e.phpSeconds += v.phpSeconds
 		}
 		j.logged = append(j.logged, c.logged...)
 		j.Requests += c.Requests

@@ -635,12 +635,12 @@ func (ev *Evidence) readersRise(c *Cluster, b *burst, bFrom, bTo time.Time) {
 	if readers == 0 {
 		return
 	}
-	base, _ := ev.clusterBaseline10(c, c.PerMinute, bFrom, bTo)
-	peak, _ := rollingMax(c.PerMinute, ev.From, ev.To, 10)
+	base, _ := ev.clusterBaseline10(c, c.PerMinute(), bFrom, bTo)
+	peak, _ := rollingMax(c.PerMinute(), ev.From, ev.To, 10)
 	if !poissonExcess(float64(peak), base, riseRatio, riseZ) {
 		return
 	}
-	if onset, _, _ := sustainedRise(c.PerMinute, base, ev.From, ev.To); onset.IsZero() {
+	if onset, _, _ := sustainedRise(c.PerMinute(), base, ev.From, ev.To); onset.IsZero() {
 		return
 	}
 	b.readersRose, b.fingerprintBaseline10, b.fingerprintPeak10, b.readers = true, base, float64(peak), readers

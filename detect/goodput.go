@@ -54,7 +54,7 @@ func (ev *Evidence) ordinaryGoodput(m *Minute, crawlers []*Cluster) int {
 	minute := m.Start.Unix() / 60
 	theirs := 0.0
 	for _, c := range crawlers {
-		theirs += float64(c.Good[minute]) * keep
+		theirs += float64(c.goodIn(minute)) * keep
 	}
 	return max(0, good-int(math.Round(theirs)))
 }

@@ -16,8 +16,10 @@ import (
 // these tests hold the new code to the old, kept here as the reference.
 
 // observeOriginal is Observe as it was before its caches (issue 9), the
-// reference the cached one must match.
-func (t *Traffic) observeOriginal(r *sources.Request) {
+// reference the cached one must match. It counts each cluster's requests by
+// arrival minute in perMinute, as Cluster.PerMinute was before they were
+// counted in the cluster's minutes.
+func (t *Traffic) observeOriginal(r *sources.Request, perMinute map[request.ClusterKey]map[int64]int) {
 	t.total++
 	if t.first.IsZero() || r.Time.Before(t.first) {
 		t.first = r.Time
@@ -78,22 +80,36 @@ func (t *Traffic) observeOriginal(r *sources.Request) {
 	k := request.Key(r)
 	c := t.clusters[k]
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[request.PathClass]int{}, Routes: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
+		c = &Cluster{Key: k, minutes: map[int64]*clusterMinute{}, IPs: map[netip.Addr]*AddressBehaviour{},
+			Classes: map[request.PathClass]int{}, Routes: map[string]int{},
+			lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
 	if m != c.lastLogged {
 		c.logged = append(c.logged, runMinute(m))
 	}
 	c.lastLogged = m
-	c.PerMinute[arrivedIn(r)]++
+	if perMinute[k] == nil {
+		perMinute[k] = map[int64]int{}
+	}
+	perMinute[k][arrivedIn(r)]++
+	// Looked up every time; the held entry (last) is the cache's state,
+	// set as the cache leaves it.
+	at := func(m int64) *clusterMinute {
+		if c.minutes[m] == nil {
+			c.minutes[m] = &clusterMinute{}
+		}
+		return c.minutes[m]
+	}
+	at(arrivedIn(r)).arrived++
 	if good {
-		c.Good[m]++
+		at(m).good++
 	}
 	if r.Origin == sources.OriginUpstream {
-		c.PHPPerMinute[m] += r.Duration
+		at(m).phpSeconds += r.Duration
 	}
+	c.last, c.lastAt = at(m), m
+	c.perMinute = nil
 	if r.Time.Before(t.from) {
 		if c.before == nil {
 			c.before = map[netip.Addr]*AddressBehaviour{}
@@ -146,9 +162,23 @@ func TestObserveMatchesOriginal(t *testing.T) {
 	from := reqs[len(reqs)/3].Time
 	to := reqs[2*len(reqs)/3].Time
 	got, want := NewTraffic(site, from, to), NewTraffic(site, from, to)
+	perMinute := map[request.ClusterKey]map[int64]int{}
 	for i := range reqs {
 		got.Observe(&reqs[i])
-		want.observeOriginal(&reqs[i])
+		want.observeOriginal(&reqs[i], perMinute)
+		if i == len(reqs)/2 {
+			// Asked halfway, PerMinute must not keep the first half's
+			// answer once requests are added.
+			for _, c := range got.clusters {
+				c.PerMinute()
+			}
+		}
+	}
+	for k, c := range got.clusters {
+		if pm := c.PerMinute(); !reflect.DeepEqual(pm, perMinute[k]) {
+			t.Fatalf("cluster %v: PerMinute has %d minutes, %d before", k, len(pm), len(perMinute[k]))
+		}
+		c.perMinute = nil // as the reference's are
 	}
 	if got.Total() != want.Total() || !reflect.DeepEqual(got.Minutes(), want.Minutes()) {
 		t.Fatalf("minutes differ")

@@ -193,7 +193,7 @@ func (c *Cluster) CrawlerPerMinute() map[int64]int {
 	if !request.IsBrowser(c.Key.UA) {
 		// A declared bot or tool is nobody's browser: its addresses that
 		// pace like readers (a feed fetcher polling) are its own requests.
-		return c.PerMinute
+		return c.PerMinute()
 	}
 	return c.apartPerMinute((*AddressBehaviour).Reader)
 }
@@ -223,7 +223,7 @@ func (c *Cluster) apartPerMinute(person func(*AddressBehaviour) bool) map[int64]
 				continue
 			}
 			if out == nil {
-				out = maps.Clone(c.PerMinute)
+				out = maps.Clone(c.PerMinute())
 			}
 			for _, r := range ab.arrivals {
 				out[int64(r.minute)] -= int(r.n)
@@ -231,7 +231,7 @@ func (c *Cluster) apartPerMinute(person func(*AddressBehaviour) bool) map[int64]
 		}
 	}
 	if out == nil {
-		return c.PerMinute
+		return c.PerMinute()
 	}
 	return out
 }

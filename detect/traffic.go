@@ -110,9 +110,19 @@ const maxLabels = 500
 // data (for its baseline), and the detail of its requests inside the window.
 type Cluster struct {
 	Key request.ClusterKey
-	// PerMinute counts requests by the minute they arrived (unix seconds /
-	// 60, log time minus duration) over all data.
-	PerMinute map[int64]int
+	// minutes holds what the cluster did by the minute (unix seconds / 60)
+	// over all data (clusterMinute): the requests that arrived in it, and
+	// PHP's answers logged in it. One map for the three costs a request one
+	// look-up where three maps cost three; its values are pointers, which
+	// stay where they are as the map grows, so that the entry of the
+	// minute of the cluster's last request is held (last), and most
+	// requests cost no map operation at all.
+	minutes map[int64]*clusterMinute
+	last    *clusterMinute
+	lastAt  int64
+	// perMinute is what PerMinute returns, built when asked and dropped
+	// when a request is added.
+	perMinute map[int64]int
 	// The rest is for the window only.
 	Requests int
 	// IPs is how each address behaved (reader.go): its requests, and
@@ -125,13 +135,6 @@ type Cluster struct {
 	PHPSeconds float64
 	// Cookies counts requests that carried a Cookie header at all.
 	Cookies int
-	// Good counts the cluster's goodput by minute (unix seconds / 60) over
-	// all data: PHP's 2xx within the clients' timeout as Observe judged it.
-	Good map[int64]int
-	// PHPPerMinute sums the cluster's PHP time by the minute PHP answered
-	// (unix seconds / 60) over all data, so a client's share of the PHP time
-	// added at an incident's onset can be weighed against its own baseline.
-	PHPPerMinute map[int64]float64
 
 	// logged holds the minutes (of log time, runMinute) in which a request
 	// of the cluster was read, so Traffic.readWhole can tell whether its
@@ -158,6 +161,73 @@ type Cluster struct {
 	// Members are the fingerprints of a cluster joined over several
 	// (actorjoin.go), the largest first; nil for one fingerprint's.
 	Members []MemberOf
+}
+
+// clusterMinute is what one cluster did in one minute.
+type clusterMinute struct {
+	// arrived counts the requests that arrived in the minute (log time
+	// minus duration: arrivedIn).
+	arrived int
+	// good counts the goodput logged in the minute: PHP's 2xx within the
+	// clients' timeout as Observe judged it.
+	good int
+	// phpSeconds sums the time of PHP's answers logged in the minute, so
+	// a client's share of the PHP time added at an incident's onset can be
+	// weighed against its own baseline.
+	phpSeconds float64
+}
+
+// minuteAt returns the cluster's entry of minute m, added empty if new,
+// and holds it (last).
+func (c *Cluster) minuteAt(m int64) *clusterMinute {
+	if c.last != nil && c.lastAt == m {
+		return c.last
+	}
+	e := c.minuteEntry(m)
+	c.last, c.lastAt = e, m
+	return e
+}
+
+// minuteEntry returns the cluster's entry of minute m, added empty if new.
+func (c *Cluster) minuteEntry(m int64) *clusterMinute {
+	e := c.minutes[m]
+	if e == nil {
+		e = &clusterMinute{}
+		c.minutes[m] = e
+	}
+	return e
+}
+
+// PerMinute counts the cluster's requests by the minute they arrived (unix
+// seconds / 60, log time minus duration) over all data. The map is the
+// cluster's until its next request: callers read it, never write it.
+func (c *Cluster) PerMinute() map[int64]int {
+	if c.perMinute == nil {
+		c.perMinute = make(map[int64]int, len(c.minutes))
+		for m, e := range c.minutes {
+			if e.arrived > 0 {
+				c.perMinute[m] = e.arrived
+			}
+		}
+	}
+	return c.perMinute
+}
+
+// goodIn is the cluster's goodput in minute m (unix seconds / 60).
+func (c *Cluster) goodIn(m int64) int {
+	if e := c.minutes[m]; e != nil {
+		return e.good
+	}
+	return 0
+}
+
+// phpSecondsIn is the PHP time of the cluster's requests answered in
+// minute m (unix seconds / 60).
+func (c *Cluster) phpSecondsIn(m int64) float64 {
+	if e := c.minutes[m]; e != nil {
+		return e.phpSeconds
+	}
+	return 0
 }
 
 // Traffic aggregates requests per minute and per fingerprint in one pass. Memory
@@ -403,9 +473,9 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 		c = t.clusters[k]
 	}
 	if c == nil {
-		c = &Cluster{Key: k, PerMinute: map[int64]int{}, IPs: map[netip.Addr]*AddressBehaviour{},
-			Classes: map[request.PathClass]int{}, Routes: map[string]int{}, Good: map[int64]int{},
-			PHPPerMinute: map[int64]float64{}, lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
+		c = &Cluster{Key: k, minutes: map[int64]*clusterMinute{}, IPs: map[netip.Addr]*AddressBehaviour{},
+			Classes: map[request.PathClass]int{}, Routes: map[string]int{},
+			lastLogged: -1, family: bundle.ClientFamily(r.UserAgent, r.Lang)}
 		t.clusters[k] = c
 	}
 	t.lastCluster = c
@@ -416,13 +486,22 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	// A client's rate is what it sent, so it is counted by arrival: a
 	// wedged server answers (and logs) at its own pace, which would cap
 	// the crawl's apparent rise at the server's throughput.
-	c.PerMinute[arrived]++
-	if good {
-		c.Good[m]++
+	// The entry held is the log minute's: a request arrives in the minute
+	// it is logged in but for the few that straddle a minute's end.
+	e := c.minuteAt(m)
+	if arrived == m {
+		e.arrived++
+	} else {
+		c.minuteEntry(arrived).arrived++
 	}
+	// Goodput is PHP's (Minute.count): good implies the upstream origin.
 	if r.Origin == sources.OriginUpstream {
-		c.PHPPerMinute[m] += r.Duration
+		if good {
+			e.good++
+		}
+		e.phpSeconds += r.Duration
 	}
+	c.perMinute = nil
 	if !inWindow {
 		if r.Time.Before(t.from) {
 			if c.before == nil {

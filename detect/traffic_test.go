@@ -154,10 +154,10 @@ func TestClusterBaselineFromReadMinutes(t *testing.T) {
 	if s == nil || w == nil {
 		t.Fatalf("clusters %v", tr.clusters)
 	}
-	if got, est := ev.clusterBaseline10(s, s.PerMinute, from, from.Add(3*time.Hour)); got != 50 || !est {
+	if got, est := ev.clusterBaseline10(s, s.PerMinute(), from, from.Add(3*time.Hour)); got != 50 || !est {
 		t.Errorf("sampled client: %v per 10 min (estimated %v), want 50, estimated", got, est)
 	}
-	if got, est := ev.clusterBaseline10(w, w.PerMinute, from, from.Add(3*time.Hour)); got != 20 || est {
+	if got, est := ev.clusterBaseline10(w, w.PerMinute(), from, from.Add(3*time.Hour)); got != 20 || est {
 		t.Errorf("client read whole: %v per 10 min (estimated %v), want 20, measured", got, est)
 	}
 	// Told that its family was pulled across the range (bundle.yaml), a

@@ -73,7 +73,7 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 		if mm := ev.Traffic.minutes[m]; mm != nil {
 			total += mm.PHPSeconds
 		}
-		own += c.PHPPerMinute[m]
+		own += c.phpSecondsIn(m)
 	}
 	added, ownAdded := total, own
 	if bFrom, bTo, none := ev.baselineRange(); !none {
@@ -87,7 +87,7 @@ func (ev *Evidence) weighRise(c *Cluster, start time.Time) (triggerWeight, bool)
 				bTotal += mm.PHPSeconds
 			}
 			if whole || ev.Traffic.readMinute(m) {
-				bOwn += c.PHPPerMinute[m]
+				bOwn += c.phpSecondsIn(m)
 				read++
 			}
 		}

@@ -172,7 +172,7 @@ func (j *judge) crawlerAnomaly(r rise) *Anomaly {
 	peak10, peakAt := float64(c.Requests), w.From
 	if r.minutes != nil {
 		fp.Paths = topLabels(r.minutes.Labels(), 5)
-		peak10, peakAt = peakPer10(r.minutes.PerMinute, w)
+		peak10, peakAt = peakPer10(r.minutes.PerMinute(), w)
 	}
 	a := &Anomaly{
 		Kind: detect.KindCrawlerBurst, Severity: SeverityWarning, Key: r.key.String(), KeyText: detect.SayKey(r.key),
@@ -221,7 +221,7 @@ func (j *judge) onset(c *detect.Cluster, b Baseline) time.Time {
 		return w.From
 	}
 	level := detect.RiseLevel(b.Median/j.cfg.Since.Minutes(), standOutZ)
-	if m, ok := detect.SustainedOnset(c.PerMinute, level, w.From.Unix()/60, w.To.Unix()/60); ok {
+	if m, ok := detect.SustainedOnset(c.PerMinute(), level, w.From.Unix()/60, w.To.Unix()/60); ok {
 		return time.Unix(m*60, 0).UTC()
 	}
 	return w.From
