@@ -414,7 +414,9 @@ func (t *Traffic) extend(at time.Time) {
 	}
 }
 
-// Observe adds one request.
+// Observe adds one request. It keeps nothing of r's Path and Query but
+// what the target memo copies (targetMemo.slot) and derives from its copy,
+// so ingest may lend them (evidence.Aggregate.Observe).
 func (t *Traffic) Observe(r *sources.Request) { t.observe(r) }
 
 // ObserveTagged is Observe, and returns the request's path class as its

@@ -178,6 +178,17 @@ type Options struct {
 	// duration string ("1.5s") as what it says; "string" (duration_format
 	// string) refuses numbers, whose lines are skipped as ReasonBadDuration.
 	DurationFormat string
+	// BorrowTargets has the requests handed to the sink view their Path and
+	// Query in the read's own buffer, instead of each getting a string of its
+	// own: such a string is valid only until the sink returns, after which
+	// the buffer is filled with the next lines. A sink that keeps a Path or
+	// Query (or a substring of one) past its return must copy it
+	// (strings.Clone); one that only looks at them, or copies what it keeps,
+	// saves an allocation and a copy for every target not seen lately (a
+	// crawler's are mostly new). The other strings of a Request are the
+	// sink's either way. false (the default) gives every target its own
+	// string.
+	BorrowTargets bool
 }
 
 // Stats describes what a read saw.

@@ -72,6 +72,10 @@ type lineParser struct {
 
 	// uris remembers the request targets parsed lately (uriCache).
 	uris uriCache
+	// borrow is Options.BorrowTargets; while parseChunk parses with it,
+	// borrowed is the chunk's data, which the targets found inside it view.
+	borrow   bool
+	borrowed []byte
 }
 
 func newLineParser() *lineParser {
@@ -82,6 +86,9 @@ func newLineParser() *lineParser {
 func (lp *lineParser) parseChunk(c *chunk) {
 	c.reqs, c.skips, c.fps = c.reqs[:0], c.skips[:0], c.fps[:0]
 	data := c.data
+	if lp.borrow {
+		lp.borrowed = data
+	}
 	n := 0
 	for len(data) > 0 {
 		var line []byte
@@ -117,6 +124,7 @@ func (lp *lineParser) parseChunk(c *chunk) {
 		}
 	}
 	c.lines = n
+	lp.borrowed = nil
 }
 
 // isBlank reports whether line holds only JSON whitespace (CR included, so
@@ -680,10 +688,30 @@ func intDigits(num []byte) int {
 }
 
 // uri splits a request URI into its path and query, views of one string:
-// the one uris holds for a target parsed lately, or a new one.
+// b itself when it lies in the chunk being borrowed from (the lifetime
+// Options.BorrowTargets promises is the chunk's: a target unescaped by the
+// slow path lies in its parser's buffer, which the next line reuses, and one
+// unwrapped from a Docker or journald line in a copy of its own), else the
+// one uris holds for a target parsed lately, or a new one.
 func (lp *lineParser) uri(b []byte) (path, query string) {
-	path, query, _ = strings.Cut(lp.uris.get(b), "?")
+	var s string
+	if within(b, lp.borrowed) {
+		s = unsafeString(b)
+	} else {
+		s = lp.uris.get(b)
+	}
+	path, query, _ = strings.Cut(s, "?")
 	return path, query
+}
+
+// within reports whether b is a part of buf (of its length, not its capacity).
+func within(b, buf []byte) bool {
+	if len(buf) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return at >= start && at-start <= uintptr(len(buf)) && uintptr(len(b)) <= uintptr(len(buf))-(at-start)
 }
 
 // scaleDecimal returns the plain decimal number b (digits, optionally a point

@@ -129,6 +129,7 @@ func (rd *reader) getParser() *lineParser {
 	lp.prefilter = rd.opts.Prefilter
 	lp.zone = rd.opts.Zone
 	lp.wantFP = rd.overlap != nil
+	lp.borrow = rd.opts.BorrowTargets && !ownTargets
 	return lp
 }
 
@@ -521,6 +522,9 @@ func (p *pipeline) consume() error {
 						fail(e)
 					}
 				}
+				if poisonDelivered {
+					poison(c.buf)
+				}
 				p.free <- c
 			}
 		case <-ctxDone:
@@ -617,4 +621,19 @@ func (rd *reader) skip(reason string, p *pipeline, line int64) {
 		return
 	}
 	rd.extra[reason]++
+}
+
+// Test hooks for Options.BorrowTargets' lifetime rule, set only by tests
+// (export_test.go) before a read: ownTargets ignores the option, so that a
+// read with it can be compared with one without it through the same caller;
+// poisonDelivered overwrites a chunk's bytes once its batch is delivered, so
+// that a string kept past the sink's return reads garbage at once rather
+// than when the buffer happens to be refilled.
+var ownTargets, poisonDelivered bool
+
+// poison overwrites buf with bytes no log line holds in a request target.
+func poison(buf []byte) {
+	for i := range buf {
+		buf[i] = 0xff
+	}
 }

@@ -614,3 +614,65 @@ func TestPipeAmongFiles(t *testing.T) {
 		t.Errorf("%d requests; inputs %v", st.Requests, st.Inputs)
 	}
 }
+
+// With BorrowTargets a target views the chunk only when it lies there: one
+// unwrapped from a Docker line, or unescaped by the slow path, lies in a
+// buffer the next line overwrites, and gets its own string. The sink sees
+// every target of its batch right; a sink that keeps them past its return
+// keeps views of an overwritten chunk (the poison test hook), except for
+// those owned strings.
+func TestBorrowTargetsOnlyFromTheChunk(t *testing.T) {
+	withURI := func(uri string) string {
+		return caddyLine(t, func(m map[string]any) { req(m)["uri"] = uri })
+	}
+	for _, tc := range []struct {
+		name    string
+		lines   []string
+		paths   []string
+		queries []string
+		owned   []bool // whether the target is the read's own string
+	}{{
+		name:  "plain",
+		lines: []string{withURI("/w/index.php?title=A&action=raw"), withURI("/w/B_second"), withURI("/w/C_third?x=1")},
+		paths: []string{"/w/index.php", "/w/B_second", "/w/C_third"}, queries: []string{"title=A&action=raw", "", "x=1"},
+		owned: []bool{false, false, false},
+	}, {
+		// Escaped as JSON (\u0026), a target goes through the slow path's
+		// unescaping buffer.
+		name: "escaped",
+		lines: []string{strings.Replace(withURI("/w/index.php?title=A&action=raw"), "&", `\u0026`, 1),
+			strings.Replace(withURI("/w/index.php?title=Bee&action=history"), "&", `\u0026`, 1), withURI("/w/C_third")},
+		paths: []string{"/w/index.php", "/w/index.php", "/w/C_third"}, queries: []string{"title=A&action=raw", "title=Bee&action=history", ""},
+		owned: []bool{true, true, false},
+	}, {
+		name:  "docker",
+		lines: []string{docker(withURI("/w/A_first")), docker(withURI("/w/B_second_longer")), docker(withURI("/w/C"))},
+		paths: []string{"/w/A_first", "/w/B_second_longer", "/w/C"}, queries: []string{"", "", ""},
+		owned: []bool{true, true, true},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer SetBorrowHooks(false, true)()
+			var kept []sources.Request
+			rd := newReader(Options{BorrowTargets: true}, nil, func(batch []sources.Request) error {
+				for i, r := range batch {
+					if r.Path != tc.paths[i] || r.Query != tc.queries[i] {
+						t.Errorf("line %d in the sink: %q ? %q, want %q ? %q", i+1, r.Path, r.Query, tc.paths[i], tc.queries[i])
+					}
+				}
+				kept = append(kept, batch...)
+				return nil
+			}, defaultBlock)
+			if _, err := rd.readStream(context.Background(), "t.log", strings.NewReader(strings.Join(tc.lines, "\n")+"\n")); err != nil {
+				t.Fatal(err)
+			}
+			if len(kept) != len(tc.paths) {
+				t.Fatalf("%d requests, want %d", len(kept), len(tc.paths))
+			}
+			for i, r := range kept {
+				if intact := r.Path == tc.paths[i]; intact != tc.owned[i] {
+					t.Errorf("line %d kept past the sink: %q, want it owned %v", i+1, r.Path, tc.owned[i])
+				}
+			}
+		})
+	}
+}

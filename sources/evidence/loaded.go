@@ -108,6 +108,9 @@ func FromBundle(b *bundle.Bundle) Inputs {
 // request read, and the per-minute counts of the minutes a bundle holds no
 // lines of.
 type Aggregate interface {
+	// Observe adds one request. r's Path and Query are valid only during
+	// the call (ingest reads with accesslog.Options.BorrowTargets): an
+	// Aggregate that keeps one, or a part of one, copies it.
 	Observe(r *sources.Request)
 	// AddMinuteStatus adds per-minute counts of lines that were not read
 	// (they never include a line read, so both add up) and returns how many

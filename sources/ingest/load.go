@@ -38,7 +38,7 @@ import (
 // check.
 type TaggingAggregate interface {
 	evidence.Aggregate
-	ObserveTagged(r *sources.Request) uint8
+	ObserveTagged(r *sources.Request) uint8 // r's target lent as to Observe
 	TagScope() string
 }
 
@@ -102,7 +102,10 @@ func Load(ctx context.Context, in evidence.Inputs, loc *time.Location, newAggreg
 		l.Requests.SetTagScope(tagger.TagScope())
 	}
 	var tags []uint8
-	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead}, &skips,
+	// The batch's targets are borrowed (valid until the callback returns):
+	// the Aggregate copies what it keeps of one (Aggregate.Observe), the
+	// coverage meter reads times and the spill copies the bytes.
+	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead, BorrowTargets: true}, &skips,
 		func(batch []sources.Request) error {
 			tags = tags[:0]
 			for i := range batch {
