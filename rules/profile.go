@@ -383,9 +383,11 @@ func decodedPath(raw string) string {
 }
 
 // bump counts key in m, adding new keys only while m holds fewer than limit.
+// The key counted is a copy, new or not: key may view a borrowed target
+// (readClassified), and m[key]++ on a key m holds stores key over it.
 func bump(m map[string]int, key string, limit int) bool {
 	if _, ok := m[key]; ok || len(m) < limit {
-		m[key]++
+		m[strings.Clone(key)]++
 		return true
 	}
 	return false

@@ -783,12 +783,18 @@ func (in *Input) readRequests(ctx context.Context, prefilter func([]byte) bool, 
 // each request's path class as ingest found it, where the spill kept it
 // (its tag, request.PathClass.Code) under this site's health URI; classes
 // is nil otherwise, and the sink classifies. A pass over every request then
-// classifies none of them again.
+// classifies none of them again. The batch's Paths and Queries may be
+// borrowed (Spill.ReadTaggedBorrowed): valid until sink returns, they are
+// copied by whatever keeps one.
 func (in *Input) readClassified(ctx context.Context, sink func(batch []sources.Request, classes []request.PathClass) error) (accesslog.Stats, error) {
 	if in.Requests != nil {
 		if scope, ok := in.Requests.TagScope(); ok && scope == in.Site.HealthURI {
 			var classes []request.PathClass
-			return accesslog.Stats{}, in.Requests.ReadTagged(ctx, func(batch []sources.Request, tags []uint8) error {
+			read := in.Requests.ReadTaggedBorrowed
+			if !borrowSpillTargets {
+				read = in.Requests.ReadTagged
+			}
+			return accesslog.Stats{}, read(ctx, func(batch []sources.Request, tags []uint8) error {
 				classes = classes[:0]
 				for _, tag := range tags {
 					c, _ := request.ClassOfCode(tag) // "" for none: the sink classifies
@@ -800,3 +806,7 @@ func (in *Input) readClassified(ctx context.Context, sink func(batch []sources.R
 	}
 	return in.readRequests(ctx, nil, nil, func(batch []sources.Request) error { return sink(batch, nil) })
 }
+
+// borrowSpillTargets is whether readClassified borrows the spill's targets;
+// a test compares a pass with them borrowed and one with them owned.
+var borrowSpillTargets = true

@@ -95,7 +95,9 @@ func (s *valueSample) add(v string) {
 		s.unsampled++
 		return
 	}
-	s.values[v]++
+	// The value counted is a copy, new or not: v may view a borrowed query
+	// (readClassified), and s.values[v]++ on a value held stores v over it.
+	s.values[strings.Clone(v)]++
 }
 
 // candidate is a value pattern and how it is counted: by shape (every

@@ -623,12 +623,13 @@ func (rd *reader) skip(reason string, p *pipeline, line int64) {
 	rd.extra[reason]++
 }
 
-// Test hooks for Options.BorrowTargets' lifetime rule, set only by tests
-// (export_test.go) before a read: ownTargets ignores the option, so that a
-// read with it can be compared with one without it through the same caller;
-// poisonDelivered overwrites a chunk's bytes once its batch is delivered, so
-// that a string kept past the sink's return reads garbage at once rather
-// than when the buffer happens to be refilled.
+// Test hooks for the lifetime rule of borrowed targets (Options.BorrowTargets,
+// Spill.ReadTaggedBorrowed), set only by tests (export_test.go) before a
+// read: ownTargets ignores the borrowing, so that a read with it can be
+// compared with one without it through the same caller; poisonDelivered
+// overwrites a chunk's bytes (the spill decoder's buffer) once its batch is
+// delivered, so that a string kept past the sink's return reads garbage at
+// once rather than when the buffer happens to be refilled.
 var ownTargets, poisonDelivered bool
 
 // poison overwrites buf with bytes no log line holds in a request target.

@@ -280,7 +280,17 @@ func (s *Spill) Read(ctx context.Context, sink func([]sources.Request) error) er
 // ReadTagged is Read, with each request's tag (0 where none was written):
 // tags[i] is batch[i]'s, valid until sink returns.
 func (s *Spill) ReadTagged(ctx context.Context, sink func([]sources.Request, []uint8) error) error {
-	return s.read(ctx, math.MinInt64, nil, sink)
+	return s.read(ctx, math.MinInt64, nil, false, sink)
+}
+
+// ReadTaggedBorrowed is ReadTagged with the batch's Paths and Queries
+// borrowed, as a read with Options.BorrowTargets lends them: they view the
+// decoder's buffer, which the file is read into again after the batch, so
+// they are valid only until sink returns, and a sink that keeps one (or a
+// part of one) copies it. A pass that keeps none saves a string for every
+// request.
+func (s *Spill) ReadTaggedBorrowed(ctx context.Context, sink func([]sources.Request, []uint8) error) error {
+	return s.read(ctx, math.MinInt64, nil, true, sink)
 }
 
 // A SpillHead is what a filter of ReadFiltered sees of a record before the
@@ -336,13 +346,14 @@ func (s *Spill) ReadFiltered(ctx context.Context, filter SpillFilter, sink func(
 	if !filter.From.IsZero() {
 		from = filter.From.UnixNano()
 	}
-	return s.read(ctx, from, filter.Head, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
+	return s.read(ctx, from, filter.Head, false, func(batch []sources.Request, _ []uint8) error { return sink(batch) })
 }
 
 // read decodes the records from the last mark before which every record
 // arrived before from (unix nanoseconds), handing sink those filter keeps
-// (all, for a nil filter).
-func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) SpillVerdict, sink func([]sources.Request, []uint8) error) error {
+// (all, for a nil filter), with the targets borrowed (ReadTaggedBorrowed)
+// or not.
+func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) SpillVerdict, borrow bool, sink func([]sources.Request, []uint8) error) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
@@ -359,23 +370,41 @@ func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) Sp
 		start, records = m, int64(i)*spillMarkEvery
 	}
 	d := newSpillDecoder(io.NewSectionReader(s.f, start.offset, written-start.offset), &s.values)
-	d.last = start.last
+	d.last, d.borrow = start.last, borrow && !ownTargets
 	batch := make([]sources.Request, 0, 1024)
 	tags := make([]uint8, 0, cap(batch))
+	deliver := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := sink(batch, tags); err != nil {
+			return err
+		}
+		// The sink may keep the last batch's strings, not its slice (as
+		// Read's sinks: TestKeptStringsSurvive), so the slice is reused.
+		batch, tags = batch[:0], tags[:0]
+		d.lent()
+		return nil
+	}
 	for k := records; k < s.n; k++ {
 		if len(batch) == cap(batch) {
-			if err := ctx.Err(); err != nil {
+			if err := deliver(); err != nil {
 				return err
 			}
-			if err := sink(batch, tags); err != nil {
-				return err
-			}
-			// The sink may keep the last batch's strings, not its slice (as
-			// Read's sinks: TestKeptStringsSurvive), so the slice is reused.
-			batch, tags = batch[:0], tags[:0]
 		}
 		batch = batch[:len(batch)+1]
 		tag, verdict, err := d.decode(&batch[len(batch)-1], filter)
+		if err == errSpillHeld {
+			// The record is not wholly in the buffer, and reading it would
+			// move the bytes the batch's borrowed targets view: the batch
+			// ends before it.
+			batch = batch[:len(batch)-1]
+			if err := deliver(); err != nil {
+				return err
+			}
+			k--
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("request spill %s: record %d: %w", s.path, k+1, err)
 		}
@@ -387,9 +416,10 @@ func (s *Spill) read(ctx context.Context, from int64, filter func(*SpillHead) Sp
 			continue
 		}
 		tags = append(tags, tag)
+		d.hold = d.borrow // the batch views the buffer
 	}
 	if len(batch) > 0 {
-		return sink(batch, tags)
+		return deliver()
 	}
 	return nil
 }
@@ -417,6 +447,23 @@ type spillDecoder struct {
 	values   *[spillFields][]string
 	head     SpillHead
 	scratch  []byte // a request's path and query, to make one string of
+	// borrow has decode leave a request's path and query in the buffer,
+	// viewed by the request, instead of making a string of them; hold,
+	// set while a batch views it, has fill refuse (errSpillHeld) to move
+	// or overwrite what is buffered.
+	borrow, hold bool
+}
+
+// errSpillHeld is fill's refusal while the buffer is held.
+var errSpillHeld = errors.New("spill buffer held by a batch")
+
+// lent is called once a batch's sink has returned: the bytes its borrowed
+// targets view, which lie before pos, are done with.
+func (d *spillDecoder) lent() {
+	if poisonDelivered && d.borrow {
+		poison(d.in[:d.pos])
+	}
+	d.hold = false
 }
 
 func newSpillDecoder(f io.Reader, values *[spillFields][]string) *spillDecoder {
@@ -429,6 +476,9 @@ var errSpillCorrupt = errors.New("corrupt record")
 func (d *spillDecoder) fill(n int) error {
 	if d.end-d.pos >= n || d.eof {
 		return nil
+	}
+	if d.hold {
+		return errSpillHeld
 	}
 	if d.pos > 0 {
 		d.end = copy(d.in, d.in[d.pos:d.end])
@@ -470,13 +520,16 @@ func (d *spillDecoder) next() (spillRecord, error) {
 	case k < 0 || n > 1<<31:
 		return spillRecord{}, errSpillCorrupt
 	}
-	d.pos += k
-	if err := d.fill(int(n)); err != nil {
+	// The record is filled in with its length, which is passed over only
+	// once it is all there: a fill the buffer's holder refused (hold)
+	// leaves the record to be read again.
+	if err := d.fill(k + int(n)); err != nil {
 		return spillRecord{}, err
 	}
-	if d.end-d.pos < int(n) {
+	if d.end-d.pos < k+int(n) {
 		return spillRecord{}, io.ErrUnexpectedEOF
 	}
+	d.pos += k
 	r := spillRecord{b: d.in[d.pos : d.pos+int(n) : d.pos+int(n)]}
 	d.pos += int(n)
 	return r, nil
@@ -588,7 +641,9 @@ func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillV
 		}
 	}
 	*r = sources.Request{Time: time.Unix(0, h.Time).UTC(), Duration: h.Duration}
-	if len(h.Query) == 0 {
+	if d.borrow {
+		r.Path, r.Query = unsafeString(h.Path), unsafeString(h.Query)
+	} else if len(h.Query) == 0 {
 		r.Path = string(h.Path)
 	} else {
 		// The path and the query that follows it share one string (one

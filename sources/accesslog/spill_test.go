@@ -428,3 +428,58 @@ func TestSpillUvarintIsBinaryUvarint(t *testing.T) {
 		}
 	}
 }
+
+// TestSpillBorrowedTargetsLastTheirBatch: ReadTaggedBorrowed hands back
+// what ReadTagged does, though its Paths and Queries view the decoder's
+// buffer. The spill is several times the buffer, so that batches meet its
+// refills: a batch must end before a record the buffer does not hold whole,
+// since reading that record moves the bytes the batch's earlier requests
+// view. Each batch's bytes are overwritten once its sink returns
+// (poisonDelivered), so a view kept past it would read garbage.
+func TestSpillBorrowedTargetsLastTheirBatch(t *testing.T) {
+	defer SetBorrowHooks(false, true)()
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var reqs []sources.Request
+	var tags []uint8
+	for i := range 40000 {
+		r := sources.Request{Time: time.Unix(int64(i), 0).UTC(), Method: "GET",
+			Path: fmt.Sprintf("/w/index.php/%d/%s", i, strings.Repeat("x", i%97))}
+		if i%3 != 0 {
+			r.Query = fmt.Sprintf("title=T%d&oldid=%d", i, i*7)
+		}
+		reqs = append(reqs, r)
+		tags = append(tags, uint8(i%(maxSpillTag+1)))
+	}
+	if err := s.WriteTagged(reqs, tags); err != nil {
+		t.Fatal(err)
+	}
+	if size := s.written; size < 3<<20 {
+		t.Fatalf("the spill is %d bytes: too small to meet the buffer's refills", size)
+	}
+	n, batches := 0, 0
+	var kept []string
+	err = s.ReadTaggedBorrowed(context.Background(), func(b []sources.Request, got []uint8) error {
+		batches++
+		for i := range b {
+			if !reflect.DeepEqual(b[i], reqs[n]) || got[i] != tags[n] {
+				return fmt.Errorf("record %d: %+v tag %d, want %+v tag %d", n, b[i], got[i], reqs[n], tags[n])
+			}
+			n++
+		}
+		kept = append(kept, b[0].Path) // a view kept past the sink, against the rule
+		return nil
+	})
+	if err != nil || n != len(reqs) {
+		t.Fatalf("read %d of %d: %v", n, len(reqs), err)
+	}
+	if batches <= len(reqs)/1024+1 {
+		t.Errorf("%d batches: none ended early at a refill", batches)
+	}
+	if kept[0] == reqs[0].Path {
+		t.Errorf("a path kept past its batch still reads %q: the bytes were not borrowed, or not poisoned", kept[0])
+	}
+}
