@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"time"
+	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -60,8 +61,11 @@ type Spill struct {
 	// requests have the method and host of the one before, and a comparison
 	// costs less than a lookup.
 	lastDict [spillFields]dictEntry
-	n        int64
-	err      error
+	// refs holds the references of the method, host, agent and language
+	// of requests written lately (dictRefsOf).
+	refs []dictRefs
+	n    int64
+	err  error
 	// written is the bytes written (records' lengths included), latest the
 	// latest arrival (SpillHead.Arrival) of the records written
 	// (math.MinInt64 before any), and marks one record in every
@@ -198,12 +202,11 @@ func (s *Spill) encode(b []byte, r *sources.Request, tag uint8) []byte {
 	var ipBuf [16]byte // an address with a zone grows it
 	ip, _ := r.ClientIP.AppendBinary(ipBuf[:0])
 	b = appendBytes(b, ip)
-	b = s.appendDict(b, spillMethod, r.Method)
-	b = s.appendDict(b, spillHost, r.Host)
+	refs := s.dictRefsOf(r)
+	b = append(b, refs.enc[:refs.agentAt]...) // the method's and the host's
 	b = binary.AppendUvarint(b, uint64(r.Status))
 	b = binary.AppendVarint(b, r.Size)
-	b = s.appendDict(b, spillAgent, r.UserAgent)
-	b = s.appendDict(b, spillLang, r.Lang)
+	b = append(b, refs.enc[refs.agentAt:]...) // the agent's and the language's
 	flags := byte(r.LoggedIn) | byte(r.Origin)<<2
 	if r.HasCookie {
 		flags |= 1 << 4
@@ -256,6 +259,66 @@ func (s *Spill) appendDict(b []byte, field int, v string) []byte {
 	}
 	s.lastDict[field] = dictEntry{v, i, true}
 	return binary.AppendUvarint(b, refOffset+i)
+}
+
+// dictRefs is what a request's method, host, agent and language are written
+// as: their dictionary references (or literals), one after the other in enc,
+// the agent's from agentAt.
+type dictRefs struct {
+	method, host, agent, lang string
+	enc                       []byte
+	agentAt                   int
+	// held says the four are all dictionary references, which stand for
+	// the same values as long as the spill lives: enc can be written again
+	// for them.
+	held bool
+}
+
+// spillRefBits is the log2 of how many dictRefs a spill keeps.
+const spillRefBits = 10
+
+// dictRefsOf returns r's dictRefs. Most requests repeat a combination of
+// method, host, agent and language a request before them had, in strings
+// the parser interned (the same bytes: the same pointer), so the four are
+// looked up, by the identity of their strings, in a table of those written
+// lately rather than each in its dictionary. The table holds the strings
+// it has seen, which keeps their bytes from being reused for others: a
+// string at the same address, of the same length, is the same string (none
+// of the four is ever lent from a buffer, as a request's Path and Query may
+// be: Options.BorrowTargets).
+func (s *Spill) dictRefsOf(r *sources.Request) *dictRefs {
+	if s.refs == nil {
+		s.refs = make([]dictRefs, 1<<spillRefBits)
+	}
+	h := addressOf(r.Method)*0x9e3779b97f4a7c15 + addressOf(r.Host)*0xc2b2ae3d27d4eb4f +
+		addressOf(r.UserAgent)*0x165667b19e3779f9 + addressOf(r.Lang)*0x27d4eb2f165667c5
+	e := &s.refs[h>>(64-spillRefBits)]
+	if e.held && sameString(e.method, r.Method) && sameString(e.host, r.Host) &&
+		sameString(e.agent, r.UserAgent) && sameString(e.lang, r.Lang) {
+		return e
+	}
+	e.method, e.host, e.agent, e.lang = r.Method, r.Host, r.UserAgent, r.Lang
+	b := s.appendDict(e.enc[:0], spillMethod, r.Method)
+	held := b[0] != refLiteral
+	at := len(b)
+	b = s.appendDict(b, spillHost, r.Host)
+	held = held && b[at] != refLiteral
+	e.agentAt = len(b)
+	b = s.appendDict(b, spillAgent, r.UserAgent)
+	held = held && b[e.agentAt] != refLiteral
+	at = len(b)
+	b = s.appendDict(b, spillLang, r.Lang)
+	e.enc, e.held = b, held && b[at] != refLiteral
+	return e
+}
+
+// addressOf is the address of s's bytes.
+func addressOf(s string) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))) }
+
+// sameString reports whether a and b are the same bytes: the same length at
+// the same address (which two equal strings need not be).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // Requests is how many requests were written.

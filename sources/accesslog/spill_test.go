@@ -483,3 +483,47 @@ func TestSpillBorrowedTargetsLastTheirBatch(t *testing.T) {
 		t.Errorf("a path kept past its batch still reads %q: the bytes were not borrowed, or not poisoned", kept[0])
 	}
 }
+
+// TestSpillDictRefsKnowAStringByItsBytes: the writer finds a request's
+// dictionary references by the identity of its strings (dictRefsOf), which
+// must be their address and their length: an agent that is a prefix of
+// another, sharing its bytes, is a value of its own, and so is an equal
+// agent in bytes of its own. Every request reads back as written.
+func TestSpillDictRefsKnowAStringByItsBytes(t *testing.T) {
+	s, err := NewSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	agent := "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0"
+	copied := strings.Clone(agent)
+	lang := "ko-kr"
+	var reqs []sources.Request
+	for i := range 3000 {
+		r := sources.Request{Time: time.Unix(int64(i), 0).UTC(), Method: "GET", Host: "wiki.example.org", Path: "/p",
+			UserAgent: agent[:len(agent)-i%5], Lang: lang[:2+i%2]}
+		if i%7 == 0 {
+			r.UserAgent = copied
+		}
+		reqs = append(reqs, r)
+	}
+	if err := s.Write(reqs); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = s.Read(context.Background(), func(b []sources.Request) error {
+		for i := range b {
+			if !reflect.DeepEqual(b[i], reqs[n]) {
+				return fmt.Errorf("record %d: %+v, want %+v", n, b[i], reqs[n])
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil || n != len(reqs) {
+		t.Fatalf("read %d of %d: %v", n, len(reqs), err)
+	}
+	if got := len(s.values[spillAgent]); got != 5 {
+		t.Errorf("%d agents in the dictionary, want 5 (an equal copy is the same value)", got)
+	}
+}
