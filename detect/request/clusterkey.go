@@ -2,6 +2,7 @@ package request
 
 import (
 	"net/netip"
+	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -52,6 +53,26 @@ type Keyer struct {
 	last   Agent
 	lastUA string
 	inLast bool
+	// byAddress remembers the agents of the user agents seen lately by
+	// where their bytes are: the log's parser interns an agent's string
+	// (sources/accesslog), so an agent that comes back comes back at the
+	// same address, and is found without hashing its hundred-odd bytes
+	// for the map. A slot's string is compared in full, which for the
+	// same string stops at its address: a string at the address of
+	// another, with other bytes or another length, is never taken for it.
+	byAddress *[agentSlots]agentSlot
+}
+
+// agentSlots is the size of Keyer.byAddress (a power of two).
+const agentSlots = 1 << agentSlotBits
+
+const agentSlotBits = 8
+
+// agentSlot is a user agent and its Agent; in is false for an empty slot.
+type agentSlot struct {
+	ua string
+	a  Agent
+	in bool
 }
 
 // Key returns the same fingerprint as the function Key.
@@ -64,12 +85,20 @@ func (k *Keyer) Agent(ua string) Agent {
 	if k.inLast && ua == k.lastUA {
 		return k.last
 	}
-	a, ok := k.agents[ua]
-	if !ok {
-		a = k.add(ua)
+	if k.byAddress == nil {
+		k.byAddress = new([agentSlots]agentSlot)
 	}
-	k.last, k.lastUA, k.inLast = a, ua, true
-	return a
+	at := uint64(uintptr(unsafe.Pointer(unsafe.StringData(ua))))
+	s := &k.byAddress[at*0x9e3779b97f4a7c15>>(64-agentSlotBits)]
+	if !s.in || s.ua != ua {
+		a, ok := k.agents[ua]
+		if !ok {
+			a = k.add(ua)
+		}
+		*s = agentSlot{ua: ua, a: a, in: true}
+	}
+	k.last, k.lastUA, k.inLast = s.a, ua, true
+	return s.a
 }
 
 // add computes the agent of ua and keeps it in the bounded cache.

@@ -79,6 +79,27 @@ func TestKeyerLastAgent(t *testing.T) {
 	}
 }
 
+// TestKeyerAgentByAddress: the agent remembered at a string's address is
+// taken only for that string. A prefix of an agent starts at its address
+// ("curl/8.5.0" of "curl/8.5.0 Googlebot/2.1", a Googlebot by the first
+// family listed): a careless version that compares addresses alone takes
+// one for the other. A copy at another address is the same agent.
+func TestKeyerAgentByAddress(t *testing.T) {
+	whole := "curl/8.5.0 Googlebot/2.1"
+	prefix := whole[:len("curl/8.5.0")]
+	other := "Wget/1.21"
+	copied := strings.Clone(whole)
+	var k Keyer
+	for _, ua := range []string{prefix, other, whole, other, prefix, whole, copied, prefix} {
+		if got, want := k.Agent(ua).Version, UAFamily(ua); got == "" || !strings.HasSuffix(want, " "+got) {
+			t.Errorf("Agent(%q): version %q, family %q", ua, got, want)
+		}
+		if got, want := k.Key(&sources.Request{UserAgent: ua}), Key(&sources.Request{UserAgent: ua}); got != want {
+			t.Errorf("Key(%q) = %v, want %v", ua, got, want)
+		}
+	}
+}
+
 // TestKeyerMatchesKey: a Keyer's cache of user agents (detect.Traffic.Observe's) changes no
 // fingerprint and no version, also when its bound clears it again and again
 // (3), and holds no more agents than its bound.

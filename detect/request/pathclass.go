@@ -54,12 +54,18 @@ var assetExt = map[string]bool{
 	".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,
 }
 
+// assetExts is assetExt, asked of every target's extension.
+var assetExts = newFoldedSet(assetExt)
+
 // specialNamespaces are the canonical and localised names of MediaWiki's Special
 // namespace (English, Korean, Chinese, Japanese, German, French, Spanish).
 var specialNamespaces = []string{"special:", "특수:", "特殊:", "特別:", "spezial:", "spécial:", "especial:"}
 
 // viewActions are action= values that only render the page as it is.
 var viewActions = map[string]bool{"": true, "view": true, "render": true}
+
+// viewActionSet is viewActions, asked of every target's action.
+var viewActionSet = newFoldedSet(viewActions)
 
 // ClassifyPath returns the class of a request given its raw path and query.
 func ClassifyPath(rawPath, rawQuery, healthURI string) PathClass {
@@ -90,7 +96,7 @@ func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) P
 	}
 	*scratch = (*scratch)[:0]
 	p := pathUnescape(rawPath, scratch) // p may view *scratch: it must not outlive this call
-	if assetExt[strings.ToLower(path.Ext(p))] {
+	if assetExts.has(path.Ext(p)) {
 		return ClassAsset
 	}
 	lp := lower(p)
@@ -108,7 +114,7 @@ func ClassifyPathScratch(rawPath, rawQuery, healthURI string, scratch *[]byte) P
 	if hasSpecialNamespace(lp) || strings.IndexByte(q.title, ':') >= 0 && hasSpecialNamespace(lower(q.title)) {
 		return ClassSpecial
 	}
-	if !viewActions[strings.ToLower(q.action)] || q.has&(hasDiff|hasOldid) != 0 || q.has&(hasCurid|hasAction) == hasCurid|hasAction {
+	if !viewActionSet.has(q.action) || q.has&(hasDiff|hasOldid) != 0 || q.has&(hasCurid|hasAction) == hasCurid|hasAction {
 		return ClassTool
 	}
 	if strings.HasSuffix(lp, ".php") && !strings.HasSuffix(lp, "/index.php") {
