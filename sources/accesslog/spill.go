@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"time"
 	"unsafe"
@@ -570,116 +571,97 @@ func (d *spillDecoder) fill(n int) error {
 
 // next returns the next record's bytes, valid until the next call: io.EOF
 // with nothing left, io.ErrUnexpectedEOF within a record.
-func (d *spillDecoder) next() (spillRecord, error) {
+func (d *spillDecoder) next() ([]byte, error) {
 	if err := d.fill(binary.MaxVarintLen64); err != nil {
-		return spillRecord{}, err
+		return nil, err
 	}
 	n, k := binary.Uvarint(d.in[d.pos:d.end])
 	switch {
 	case k == 0 && d.pos == d.end:
-		return spillRecord{}, io.EOF
+		return nil, io.EOF
 	case k == 0:
-		return spillRecord{}, io.ErrUnexpectedEOF
+		return nil, io.ErrUnexpectedEOF
 	case k < 0 || n > 1<<31:
-		return spillRecord{}, errSpillCorrupt
+		return nil, errSpillCorrupt
 	}
 	// The record is filled in with its length, which is passed over only
 	// once it is all there: a fill the buffer's holder refused (hold)
 	// leaves the record to be read again.
 	if err := d.fill(k + int(n)); err != nil {
-		return spillRecord{}, err
+		return nil, err
 	}
 	if d.end-d.pos < k+int(n) {
-		return spillRecord{}, io.ErrUnexpectedEOF
+		return nil, io.ErrUnexpectedEOF
 	}
 	d.pos += k
-	r := spillRecord{b: d.in[d.pos : d.pos+int(n) : d.pos+int(n)]}
+	rec := d.in[d.pos : d.pos+int(n) : d.pos+int(n)]
 	d.pos += int(n)
-	return r, nil
+	return rec, nil
 }
 
-// spillRecord is one record's bytes, decoded front to back from b[i:]: a
-// value that runs past its end is a corrupt record (its length said where
-// it ends). The reads move an index rather than the slice: a record holds
-// some fifteen values, and storing a slice back (its pointer behind a write
-// barrier's check) for each cost as much as reading it.
-type spillRecord struct {
-	b   []byte
-	i   int
-	err error
-}
+// A record's values are read by functions of its bytes and an index into
+// them, each returning the index after its value, so that decode keeps both
+// in registers: a record holds some fifteen values, and reading them
+// through a struct in memory, by calls for all but the varints, cost more
+// than the rest of decoding them. A value that runs past the record's end
+// (its length said where it ends: a corrupt record) returns the index
+// len(rec)+1, past the end, where every later read fails too; decode
+// checks for it where the record's values are used.
 
-// uvarint reads an unsigned varint, in a loop small enough to be inlined
-// into decode: a record holds some fifteen, most of one byte, and a call to
-// binary.Uvarint for each cost more than the rest of decoding them. It
-// refuses what binary.Uvarint refuses: a varint cut short by the record's
-// end, and one past 64 bits (TestSpillUvarintIsBinaryUvarint).
-func (r *spillRecord) uvarint() (v uint64) {
-	for shift := uint(0); r.i < len(r.b) && shift < 64; shift += 7 {
-		c := r.b[r.i]
-		r.i++
+// spillUvarint reads an unsigned varint at rec[i:], in a loop small enough
+// to be inlined: most are one byte, and a call to binary.Uvarint for each
+// cost more than the rest of decoding them. It refuses what binary.Uvarint
+// refuses: a varint cut short by the record's end, and one past 64 bits
+// (TestSpillUvarintIsBinaryUvarint).
+func spillUvarint(rec []byte, i int) (uint64, int) {
+	var v uint64
+	for shift := uint(0); i < len(rec) && shift < 64; shift += 7 {
+		c := rec[i]
+		i++
 		if c < 0x80 {
 			if shift == 63 && c > 1 {
 				break
 			}
-			return v | uint64(c)<<shift
+			return v | uint64(c)<<shift, i
 		}
 		v |= uint64(c&0x7f) << shift
 	}
-	r.fail()
-	return 0
+	return 0, len(rec) + 1
 }
 
-// varint reads a signed varint: the zig-zag of an unsigned one, as
+// unzigzag is the signed value of a varint's unsigned one, as
 // binary.Varint decodes it.
-func (r *spillRecord) varint() int64 {
-	u := r.uvarint()
-	x := int64(u >> 1)
-	if u&1 != 0 {
-		x = ^x
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// spillTake returns the n bytes at rec[i:].
+func spillTake(rec []byte, i int, n uint64) ([]byte, int) {
+	if i > len(rec) || n > uint64(len(rec)-i) {
+		return nil, len(rec) + 1
 	}
-	return x
+	end := i + int(n)
+	return rec[i:end:end], end
 }
 
-func (r *spillRecord) take(n uint64) []byte {
-	i := r.i
-	if n > uint64(len(r.b)-i) {
-		r.fail()
-		return nil
+// spillDictRef is the value a dictionary reference (code) stands for,
+// values[code-refOffset]; ok is false for a literal (refLiteral) or a
+// reference past the dictionary's end, which spillDictLiteral reads.
+func spillDictRef(code uint64, values []string) (v string, ok bool) {
+	if k := code - refOffset; k < uint64(len(values)) { // refLiteral wraps around
+		return values[k], true
 	}
-	r.i = i + int(n)
-	return r.b[i:r.i:r.i]
+	return "", false
 }
 
-// uint64 reads 8 bytes, little-endian.
-func (r *spillRecord) uint64() uint64 {
-	if b := r.take(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+// spillDictLiteral is the value of a code spillDictRef did not know: the
+// literal that follows refLiteral at rec[i:], or (a reference past the
+// dictionary's end) a corrupt record.
+func spillDictLiteral(rec []byte, i int, code uint64) (string, int) {
+	if code != refLiteral {
+		return "", len(rec) + 1
 	}
-	return 0
-}
-
-// bytes returns a length-prefixed value, in the record's bytes.
-func (r *spillRecord) bytes() []byte { return r.take(r.uvarint()) }
-
-func (r *spillRecord) dictStr(values []string) string {
-	code := r.uvarint()
-	switch {
-	case code == refLiteral:
-		return string(r.bytes())
-	case code-refOffset < uint64(len(values)):
-		return values[code-refOffset]
-	}
-	r.fail()
-	return ""
-}
-
-// fail notes the first error; the values read after it are zero.
-func (r *spillRecord) fail() {
-	if r.err == nil {
-		r.err = errSpillCorrupt
-	}
-	r.b, r.i = nil, 0
+	n, i := spillUvarint(rec, i)
+	v, i := spillTake(rec, i, n)
+	return string(v), i
 }
 
 // decode reads one record into r and returns its tag, and what filter (nil:
@@ -690,14 +672,21 @@ func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillV
 	if err != nil {
 		return 0, 0, err
 	}
-	d.last += rec.varint()
+	delta, i := spillUvarint(rec, 0)
+	var duration []byte
+	duration, i = spillTake(rec, i, 8)
+	var n uint64
 	h := &d.head
-	h.Time = d.last
-	h.Duration = math.Float64frombits(rec.uint64())
-	h.Path, h.Query = rec.bytes(), rec.bytes()
-	if rec.err != nil {
-		return 0, 0, rec.err
+	n, i = spillUvarint(rec, i)
+	h.Path, i = spillTake(rec, i, n)
+	n, i = spillUvarint(rec, i)
+	h.Query, i = spillTake(rec, i, n)
+	if i > len(rec) {
+		return 0, 0, errSpillCorrupt
 	}
+	d.last += unzigzag(delta)
+	h.Time = d.last
+	h.Duration = math.Float64frombits(binary.LittleEndian.Uint64(duration))
 	if filter != nil {
 		if verdict = filter(h); verdict != SpillKeep {
 			return 0, verdict, nil
@@ -715,19 +704,42 @@ func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillV
 		both := string(d.scratch)
 		r.Path, r.Query = both[:len(h.Path)], both[len(h.Path):]
 	}
-	if err := r.ClientIP.UnmarshalBinary(rec.bytes()); err != nil {
+	n, i = spillUvarint(rec, i)
+	var ip []byte
+	ip, i = spillTake(rec, i, n)
+	if len(ip) == 4 { // most are; UnmarshalBinary's first case, without a call
+		r.ClientIP = netip.AddrFrom4([4]byte(ip))
+	} else if err := r.ClientIP.UnmarshalBinary(ip); err != nil {
 		return 0, 0, err
 	}
 	v := d.values
-	r.Method = rec.dictStr(v[spillMethod])
-	r.Host = rec.dictStr(v[spillHost])
-	r.Status = int(rec.uvarint())
-	r.Size = rec.varint()
-	r.UserAgent = rec.dictStr(v[spillAgent])
-	r.Lang = rec.dictStr(v[spillLang])
-	flags := rec.uvarint()
-	if rec.err != nil {
-		return 0, 0, rec.err
+	var code uint64
+	var ok bool
+	code, i = spillUvarint(rec, i)
+	if r.Method, ok = spillDictRef(code, v[spillMethod]); !ok {
+		r.Method, i = spillDictLiteral(rec, i, code)
+	}
+	code, i = spillUvarint(rec, i)
+	if r.Host, ok = spillDictRef(code, v[spillHost]); !ok {
+		r.Host, i = spillDictLiteral(rec, i, code)
+	}
+	var status uint64
+	status, i = spillUvarint(rec, i)
+	r.Status = int(status)
+	var size uint64
+	size, i = spillUvarint(rec, i)
+	r.Size = unzigzag(size)
+	code, i = spillUvarint(rec, i)
+	if r.UserAgent, ok = spillDictRef(code, v[spillAgent]); !ok {
+		r.UserAgent, i = spillDictLiteral(rec, i, code)
+	}
+	code, i = spillUvarint(rec, i)
+	if r.Lang, ok = spillDictRef(code, v[spillLang]); !ok {
+		r.Lang, i = spillDictLiteral(rec, i, code)
+	}
+	flags, i := spillUvarint(rec, i)
+	if i > len(rec) {
+		return 0, 0, errSpillCorrupt
 	}
 	r.Cache = sources.Cache(flags >> 8 & 3)
 	r.LoggedIn = sources.LoggedIn(flags & 3)

@@ -399,9 +399,10 @@ func TestSpillCorruptLengthCostsWhatTheFileHolds(t *testing.T) {
 
 // TestSpillUvarintIsBinaryUvarint: a record's varints read as
 // binary.Uvarint reads them, value, length and refusal alike: at one, two
-// and ten bytes, at 64 bits and one past, cut short by the record's end,
+// and ten bytes, at 64 bits and one past, cut short by the record's end
+// (with more bytes after it in the buffer, which are not the record's),
 // and past ten bytes (where a reader that only looks for the last byte
-// would go on).
+// would go on); and at an index into the record, as decode reads them.
 func TestSpillUvarintIsBinaryUvarint(t *testing.T) {
 	cases := [][]byte{
 		{}, {0}, {0x7f}, {0x80}, {0x80, 0x01}, {0xff, 0x7f}, {0xc8, 0x01, 0x05},
@@ -418,13 +419,22 @@ func TestSpillUvarintIsBinaryUvarint(t *testing.T) {
 	}
 	for _, c := range cases {
 		want, n := binary.Uvarint(c)
-		r := spillRecord{b: c[:len(c):len(c)]}
-		got := r.uvarint()
-		switch {
-		case n <= 0 && r.err == nil:
-			t.Errorf("% x: read %d (%d bytes), want a corrupt record as binary.Uvarint's %d", c, got, r.i, n)
-		case n > 0 && (r.err != nil || got != want || r.i != n):
-			t.Errorf("% x: read %d in %d bytes (%v), want %d in %d", c, got, r.i, r.err, want, n)
+		for _, at := range []int{0, 3} {
+			// The record: at bytes before the varint, and a buffer that
+			// goes on after its end with a byte that would end the varint.
+			buf := append(append(bytes.Repeat([]byte{0xff}, at), c...), 0x01)
+			rec := buf[:at+len(c)]
+			got, i := spillUvarint(rec, at)
+			switch {
+			case n <= 0 && i <= len(rec):
+				t.Errorf("% x at %d: read %d (to %d), want a corrupt record as binary.Uvarint's %d", c, at, got, i, n)
+			case n > 0 && (got != want || i != at+n):
+				t.Errorf("% x at %d: read %d to %d, want %d to %d", c, at, got, i, want, at+n)
+			}
+		}
+		// Past the end, a read fails again.
+		if _, i := spillUvarint(c, len(c)+1); i != len(c)+1 {
+			t.Errorf("% x: a read past the end ends at %d, want %d", c, i, len(c)+1)
 		}
 	}
 }
@@ -525,5 +535,86 @@ func TestSpillDictRefsKnowAStringByItsBytes(t *testing.T) {
 	}
 	if got := len(s.values[spillAgent]); got != 5 {
 		t.Errorf("%d agents in the dictionary, want 5 (an equal copy is the same value)", got)
+	}
+}
+
+// TestSpillCorruptRecordIsAnError: a record whose values do not fit it is
+// an error naming the record, not a request read from whatever follows it
+// in the buffer or from past a dictionary's end: a record whose length says
+// less than its values take (however much less: a value then runs past its
+// end), a dictionary reference past the dictionary, a literal longer than
+// the record. A literal (refLiteral) that fits is a value like any other.
+func TestSpillCorruptRecordIsAnError(t *testing.T) {
+	first := sources.Request{Time: time.Unix(1, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.1"), Method: "GET", Host: "example.org",
+		Path: "/a", UserAgent: "ua", Lang: "en", Status: 200, Size: 512}
+	// record is a hand-made record of a request like first, a second
+	// later, with the method's and the agent's references as given.
+	record := func(method, agent []byte) []byte {
+		b := binary.AppendVarint(nil, int64(time.Second))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(0.25))
+		b = appendBytes(b, []byte("/b"))
+		b = appendBytes(b, nil)
+		b = appendBytes(b, []byte{192, 0, 2, 2})
+		b = append(b, method...)
+		b = binary.AppendUvarint(b, refOffset) // the host's: example.org
+		b = binary.AppendUvarint(b, 404)
+		b = binary.AppendVarint(b, 1000)
+		b = append(b, agent...)
+		b = binary.AppendUvarint(b, refOffset)       // the language's: en
+		return binary.AppendUvarint(b, 1<<8|1<<10|1) // a cache verdict, Authorization, logged in
+	}
+	// read reads first, then body under the length given.
+	read := func(length int, body []byte) ([]sources.Request, error) {
+		s, err := NewSpill(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Write([]sources.Request{first}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.f.Write(append(binary.AppendUvarint(nil, uint64(length)), body...)); err != nil {
+			t.Fatal(err)
+		}
+		s.n++
+		var got []sources.Request
+		err = s.Read(context.Background(), func(b []sources.Request) error { got = append(got, b...); return nil })
+		return got, err
+	}
+	get := binary.AppendUvarint(nil, refOffset)
+	literal := func(v string) []byte { return appendBytes(binary.AppendUvarint(nil, refLiteral), []byte(v)) }
+	want := sources.Request{Time: time.Unix(2, 0).UTC(), ClientIP: netip.MustParseAddr("192.0.2.2"), Method: "GET", Host: "example.org",
+		Path: "/b", UserAgent: "a literal agent", Lang: "en", Status: 404, Size: 1000, Duration: 0.25,
+		Cache: sources.Cache(1), Authorization: true, LoggedIn: sources.LoggedIn(1)}
+	good := record(get, literal(want.UserAgent))
+	got, err := read(len(good), good)
+	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[1], want) {
+		t.Fatalf("a good record: %v, %+v, want %+v", err, got, want)
+	}
+	corrupt := map[string]struct {
+		length int
+		body   []byte
+	}{
+		"a method past the dictionary": {len(good), record(binary.AppendUvarint(nil, refOffset+1), literal(want.UserAgent))},
+		"a literal past the record":    {0, record(get, append(binary.AppendUvarint(nil, refLiteral), 200, 1, 'x'))},
+	}
+	for cut := 1; cut < len(good); cut++ {
+		// The bytes the length leaves out stay in the buffer after it.
+		corrupt[fmt.Sprintf("a length %d short", cut)] = struct {
+			length int
+			body   []byte
+		}{len(good) - cut, good}
+	}
+	for name, c := range corrupt {
+		if c.length == 0 {
+			c.length = len(c.body)
+		}
+		got, err := read(c.length, c.body)
+		if err == nil || !strings.Contains(err.Error(), "record 2") {
+			t.Errorf("%s: %v (%d requests, the last %+v), want an error naming record 2", name, err, len(got), got[len(got)-1])
+		}
 	}
 }
