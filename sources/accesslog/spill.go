@@ -668,8 +668,14 @@ func spillDictLiteral(rec []byte, i int, code uint64) (string, int) {
 // keep all) said of it; a record it did not keep is left as it is, undecoded
 // past its head.
 func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillVerdict) (tag uint8, verdict SpillVerdict, err error) {
-	rec, err := d.next()
-	if err != nil {
+	// A record wholly in the buffer, as most are, is taken without next's
+	// calls (to fill, which would find it there, and binary.Uvarint).
+	var rec []byte
+	length, i := spillUvarint(d.in[:d.end], d.pos)
+	if i <= d.end && length <= uint64(d.end-i) && length <= 1<<31 {
+		d.pos = i + int(length)
+		rec = d.in[i:d.pos:d.pos]
+	} else if rec, err = d.next(); err != nil {
 		return 0, 0, err
 	}
 	delta, i := spillUvarint(rec, 0)
