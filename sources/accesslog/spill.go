@@ -569,6 +569,10 @@ func (d *spillDecoder) fill(n int) error {
 	return nil
 }
 
+// maxSpillRecord is the longest record a decoder takes: a longer length is
+// a corrupt record, not a reason to fill the buffer without bound.
+const maxSpillRecord = 1 << 31
+
 // next returns the next record's bytes, valid until the next call: io.EOF
 // with nothing left, io.ErrUnexpectedEOF within a record.
 func (d *spillDecoder) next() ([]byte, error) {
@@ -581,7 +585,7 @@ func (d *spillDecoder) next() ([]byte, error) {
 		return nil, io.EOF
 	case k == 0:
 		return nil, io.ErrUnexpectedEOF
-	case k < 0 || n > 1<<31:
+	case k < 0 || n > maxSpillRecord:
 		return nil, errSpillCorrupt
 	}
 	// The record is filled in with its length, which is passed over only
@@ -672,7 +676,7 @@ func (d *spillDecoder) decode(r *sources.Request, filter func(*SpillHead) SpillV
 	// calls (to fill, which would find it there, and binary.Uvarint).
 	var rec []byte
 	length, i := spillUvarint(d.in[:d.end], d.pos)
-	if i <= d.end && length <= uint64(d.end-i) && length <= 1<<31 {
+	if i <= d.end && length <= uint64(d.end-i) && length <= maxSpillRecord {
 		d.pos = i + int(length)
 		rec = d.in[i:d.pos:d.pos]
 	} else if rec, err = d.next(); err != nil {
