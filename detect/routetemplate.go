@@ -27,11 +27,18 @@ type TemplateMatcher struct {
 type compiledTemplate struct {
 	text  string
 	segs  []string
-	query []string // "key" or "key=value", sorted by key
+	query []templateWord // sorted by key
 	// literal[i] says segs[i] holds no placeholder: only a segment that
 	// normalises to exactly its text matches it, which one without an
 	// escape does only by being that text (shapeFits).
 	literal []bool
+}
+
+// templateWord is one word of a template's query, "key" or "key=value",
+// cut once here rather than at every target matched against it.
+type templateWord struct {
+	key, value string
+	hasValue   bool
 }
 
 // NewTemplateMatcher compiles templates, tried in order.
@@ -41,7 +48,10 @@ func NewTemplateMatcher(templates []string) *TemplateMatcher {
 		p, q, _ := request.CutByte(t, '?')
 		ct := compiledTemplate{text: t, segs: strings.Split(strings.TrimPrefix(p, "/"), "/")}
 		if q != "" {
-			ct.query = strings.Split(q, "&")
+			for _, w := range strings.Split(q, "&") {
+				k, v, hasV := request.CutByte(w, '=')
+				ct.query = append(ct.query, templateWord{key: k, value: v, hasValue: hasV})
+			}
 		}
 		for _, g := range ct.segs {
 			ct.literal = append(ct.literal, !strings.Contains(g, "{"))
@@ -127,12 +137,12 @@ func (t *compiledTemplate) matches(segs []string, items []request.QueryItem, sc 
 		return false
 	}
 	for i, w := range t.query {
-		if k, _, _ := request.CutByte(w, '='); items[i].Key != k {
+		if items[i].Key != w.key {
 			return false
 		}
 	}
 	for i, w := range t.query {
-		if _, v, hasV := request.CutByte(w, '='); hasV && sc.QueryValue(items[i].Value) != v {
+		if w.hasValue && sc.QueryValue(items[i].Value) != w.value {
 			return false
 		}
 	}
