@@ -442,9 +442,9 @@ func TestSpillUvarintIsBinaryUvarint(t *testing.T) {
 // TestSpillBorrowedTargetsLastTheirBatch: ReadTaggedBorrowed hands back
 // what ReadTagged does, though its Paths and Queries view the decoder's
 // buffer. The spill is several times the buffer, so that batches meet its
-// refills: a batch must end before a record the buffer does not hold whole,
-// since reading that record moves the bytes the batch's earlier requests
-// view. Each batch's bytes are overwritten once its sink returns
+// refills, and one record is longer than the buffer: a batch must end before
+// a record the buffer does not hold whole, since reading that record moves
+// (or grows) the bytes the batch's earlier requests view. Each batch's bytes are overwritten once its sink returns
 // (poisonDelivered), so a view kept past it would read garbage.
 func TestSpillBorrowedTargetsLastTheirBatch(t *testing.T) {
 	defer SetBorrowHooks(false, true)()
@@ -458,6 +458,10 @@ func TestSpillBorrowedTargetsLastTheirBatch(t *testing.T) {
 	for i := range 40000 {
 		r := sources.Request{Time: time.Unix(int64(i), 0).UTC(), Method: "GET",
 			Path: fmt.Sprintf("/w/index.php/%d/%s", i, strings.Repeat("x", i%97))}
+		if i == 20000 {
+			// Longer than the decoder's first buffer: it grows between batches.
+			r.Path += strings.Repeat("y", 2*spillBuffer)
+		}
 		if i%3 != 0 {
 			r.Query = fmt.Sprintf("title=T%d&oldid=%d", i, i*7)
 		}
