@@ -100,23 +100,33 @@ func (ev *Evidence) measureRoutes() routeCosts {
 		{MeasuredQueueFree, func(m int64) bool { return quiet != nil && quiet(m) }},
 		{MeasuredAll, func(int64) bool { return true }},
 	}
-	routes := ev.Traffic.routes.routes()
-	sums := make(map[string][]routeMinute, len(routes))
-	perLevel := make([][]weighted, len(levels))
-	for tpl, rec := range routes {
-		if tpl == OtherRoute {
+	// A template's minutes are added to its canonical one's sums where
+	// they are, not merged into one series first: only the sums are read.
+	table := ev.Traffic.routes
+	sums := make(map[string][]routeMinute, len(table.records))
+	for tpl, rec := range table.records {
+		c := table.canonical(tpl)
+		if c == OtherRoute {
 			continue
 		}
-		ls := make([]routeMinute, len(levels))
-		for j := range rec.minutes {
-			rm := rec.minutes[j].counts()
-			for i, l := range levels {
-				if l.in(int64(rec.minutes[j].minute)) {
-					ls[i].add(&rm)
+		ls := sums[c]
+		if ls == nil {
+			ls = make([]routeMinute, len(levels))
+			sums[c] = ls
+		}
+		for _, chunk := range rec.chunks {
+			for j := range chunk {
+				rm := chunk[j].counts()
+				for i, l := range levels {
+					if l.in(int64(chunk[j].minute)) {
+						ls[i].add(&rm)
+					}
 				}
 			}
 		}
-		sums[tpl] = ls
+	}
+	perLevel := make([][]weighted, len(levels))
+	for _, ls := range sums {
 		for i := range levels {
 			if ls[i].PHP >= minCostSamples {
 				perLevel[i] = append(perLevel[i], weighted{ls[i].PHPSeconds / float64(ls[i].PHP), ls[i].PHP})
