@@ -88,24 +88,26 @@ func analysisCmd(args []string) error {
 }
 
 func printAnalysis(w io.Writer, readers []reader, results [][]benchref.Result, big []benchref.Result, size int64) {
-	type summary struct{ cpuMBps, wallMBps, rss float64 }
+	type summary struct{ cpuMBps, wallMBps, rss, faults float64 }
 	sum := map[string]summary{}
 	var lines int64
 	for i, r := range readers {
-		var walls, cpus, rss []float64
+		var walls, cpus, rss, faults []float64
 		for _, x := range results[i] {
 			walls, cpus, rss = append(walls, x.WallS), append(cpus, x.CPUS), append(rss, float64(x.RSSKiB)/1024)
+			faults = append(faults, float64(x.Faults))
 			lines = x.Lines
 		}
-		sum[r.name] = summary{cpuMBps: float64(size) / detect.Median(cpus) / 1e6, wallMBps: float64(size) / detect.Median(walls) / 1e6, rss: slices.Max(rss)}
+		sum[r.name] = summary{cpuMBps: float64(size) / detect.Median(cpus) / 1e6, wallMBps: float64(size) / detect.Median(walls) / 1e6,
+			rss: slices.Max(rss), faults: detect.Median(faults)}
 	}
 	fmt.Fprintf(w, "\nwhole analysis: generated Caddy log, %.0f MB, %d lines; %d CPUs, load average %s\n",
 		float64(size)/1e6, lines, runtime.NumCPU(), loadavg())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cores\tanalysis MB/s per core (CPU)\tbare loop MB/s per core (CPU)\tratio\tanalysis MB/s (wall)\tanalysis peak RSS MiB\tbare loop peak RSS MiB\t")
+	fmt.Fprintln(tw, "cores\tanalysis MB/s per core (CPU)\tbare loop MB/s per core (CPU)\tratio\tanalysis MB/s (wall)\tanalysis peak RSS MiB\tbare loop peak RSS MiB\tanalysis page faults\tbare loop page faults\t")
 	for _, n := range []string{"1 core", "2 cores"} {
 		a, b := sum["analysis, "+n], sum["reference loop, "+n]
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t\n", n, a.cpuMBps, b.cpuMBps, a.cpuMBps/b.cpuMBps, a.wallMBps, a.rss, b.rss)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", n, a.cpuMBps, b.cpuMBps, a.cpuMBps/b.cpuMBps, a.wallMBps, a.rss, b.rss, a.faults, b.faults)
 	}
 	tw.Flush()
 

@@ -13,7 +13,10 @@ type Result struct {
 	WallS  float64 `json:"wall_s"`
 	CPUS   float64 `json:"cpu_s"`
 	RSSKiB int64   `json:"maxrss_kib"`
-	Check  string  `json:"check"` // what was computed, to see that it ran
+	// Faults counts the pages the process touched for the first time
+	// (MinorFaults): most of its system time on a virtual machine.
+	Faults int64  `json:"minor_faults,omitempty"`
+	Check  string `json:"check"` // what was computed, to see that it ran
 	// From analyzebench: the wall time of ingest (ingest.Load) and of what
 	// follows it (detectors, report, rules with their backtest, rendering).
 	IngestS float64 `json:"ingest_s,omitempty"`
@@ -31,11 +34,12 @@ type Result struct {
 }
 
 // Measure sets r's wall time since start and the whole process's CPU time
-// (user+system) and peak RSS so far (PeakRSSKiB: 0 where /proc does not
+// (user+system), page faults and peak RSS so far (PeakRSSKiB: 0 where /proc does not
 // say). The process's start-up, before main, counts: a program pays it as
 // much as its loop.
 func (r *Result) Measure(start time.Time) {
 	r.WallS = time.Since(start).Seconds()
 	r.CPUS = CPUTime().Seconds()
 	r.RSSKiB = PeakRSSKiB()
+	r.Faults = MinorFaults()
 }
