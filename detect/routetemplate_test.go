@@ -39,7 +39,7 @@ func TestRouteTableFolds(t *testing.T) {
 		}
 		t.Fatalf("routes %q, want /wiki/{slug} and two index.php actions", keys)
 	}
-	if n := routes["/wiki/{slug}"].at(1).requests; int(n) != 3*maxLiterals {
+	if n := routes["/wiki/{slug}"][1].Requests; n != 3*maxLiterals {
 		t.Errorf("/wiki/{slug} holds %d requests, want all %d (those before the fold too)", n, 3*maxLiterals)
 	}
 	if routes["/index.php?action=history&title"] == nil {
@@ -78,28 +78,28 @@ func TestRoutesLeaveTheTableAsItWas(t *testing.T) {
 		before[tpl] = append([]routeMinuteAt(nil), rec.minutes()...)
 	}
 	first := tab.routes()
-	if got := first["/wiki/{slug}"]; got == nil || len(got.minutes()) != 3 || int(got.at(2).requests) != 3*maxLiterals {
+	if got := first["/wiki/{slug}"]; len(got) != 3 || got[2].Requests != 3*maxLiterals {
 		t.Fatalf("/wiki/{slug}: %+v, want %d requests in each of 3 minutes", got, 3*maxLiterals)
 	}
-	if got := first["/index.php?action=edit"]; got == nil || int(got.at(2).requests) != 3*maxLiterals {
+	if got := first["/index.php?action=edit"]; got[2].Requests != 3*maxLiterals {
 		t.Fatalf("/index.php?action=edit: %+v, want %d requests in minute 2", got, 3*maxLiterals)
 	}
-	// The same counts; the seconds to rounding, as routes merges the
+	// The same counts; the seconds to rounding, as routes adds the
 	// records in the map's order.
 	second := tab.routes()
-	for k, rec := range first {
+	for k, minutes := range first {
 		again := second[k]
-		if again == nil || len(again.minutes()) != len(rec.minutes()) {
-			t.Fatalf("%q asked again: %+v, then %+v", k, rec, again)
+		if len(again) != len(minutes) {
+			t.Fatalf("%q asked again: %+v, then %+v", k, minutes, again)
 		}
-		for i, m := range rec.minutes() {
-			n := again.minutes()[i]
-			if math.Abs(n.phpSeconds-m.phpSeconds) > 1e-9 {
-				t.Errorf("%q asked again: %v PHP seconds, then %v", k, m.phpSeconds, n.phpSeconds)
+		for m, c := range minutes {
+			n := again[m]
+			if math.Abs(n.PHPSeconds-c.PHPSeconds) > 1e-9 {
+				t.Errorf("%q asked again: %v PHP seconds, then %v", k, c.PHPSeconds, n.PHPSeconds)
 			}
-			n.phpSeconds = m.phpSeconds
-			if n != m {
-				t.Errorf("%q asked again: %+v, then %+v", k, m, n)
+			n.PHPSeconds = c.PHPSeconds
+			if n != c {
+				t.Errorf("%q asked again: %+v, then %+v", k, c, n)
 			}
 		}
 	}
@@ -150,14 +150,15 @@ func TestTemplateMatcher(t *testing.T) {
 	}
 }
 
-// TestRouteRecordMinutes holds a record's minutes, kept in order in place, to
-// a map of them: requests out of order, and records merged.
+// TestRouteRecordMinutes holds records' minutes, kept in order in place, to
+// a map of them: requests out of order, and the records' counts added by
+// minute.
 func TestRouteRecordMinutes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	want := map[int64]routeMinute{}
-	var merged routeRecord
+	want := map[int32]routeMinute{}
+	var recs []*routeRecord
 	for range 20 {
-		var rec routeRecord
+		rec := &routeRecord{}
 		m := int64(rng.IntN(50))
 		for range 200 {
 			switch rng.IntN(10) {
@@ -170,23 +171,21 @@ func TestRouteRecordMinutes(t *testing.T) {
 			rm := rec.at(m)
 			rm.requests++
 			rm.php += int32(php)
-			w := want[m]
+			w := want[int32(m)]
 			w.Requests++
 			w.PHP += php
-			want[m] = w
+			want[int32(m)] = w
 		}
-		merged.merge(&rec)
-	}
-	got := map[int64]routeMinute{}
-	all := merged.minutes()
-	for i, rm := range all {
-		if i > 0 && all[i-1].minute >= rm.minute {
-			t.Fatalf("minutes out of order at %d: %d after %d", i, rm.minute, all[i-1].minute)
+		all := rec.minutes()
+		for i := 1; i < len(all); i++ {
+			if all[i-1].minute >= all[i].minute {
+				t.Fatalf("minutes out of order at %d: %d after %d", i, all[i].minute, all[i-1].minute)
+			}
 		}
-		got[int64(rm.minute)] = rm.counts()
+		recs = append(recs, rec)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("merged minutes differ from the map's:\n%v\n%v", got, want)
+	if got := minuteSums(recs...); !reflect.DeepEqual(got, want) {
+		t.Errorf("the records' minutes differ from the map's:\n%v\n%v", got, want)
 	}
 }
 
@@ -226,50 +225,31 @@ func TestRouteTableShapeAfterFold(t *testing.T) {
 	}
 }
 
-// routes returns the table's records merged by canonical template, as new
-// records: the sums measureRoutes takes, kept minute by minute so that
-// tests can compare two tables.
-func (t *routeTable) routes() map[string]*routeRecord {
-	out := make(map[string]*routeRecord, len(t.records))
+// routes returns the table's counts by canonical template and minute: the
+// sums measureRoutes takes, kept minute by minute so that tests can compare
+// two tables.
+func (t *routeTable) routes() map[string]map[int32]routeMinute {
+	byCanonical := map[string][]*routeRecord{}
 	for tpl, rec := range t.records {
 		c := t.canonical(tpl)
-		into := out[c]
-		if into == nil {
-			into = &routeRecord{}
-			out[c] = into
-		}
-		into.merge(rec)
+		byCanonical[c] = append(byCanonical[c], rec)
+	}
+	out := make(map[string]map[int32]routeMinute, len(byCanonical))
+	for c, recs := range byCanonical {
+		out[c] = minuteSums(recs...)
 	}
 	return out
 }
 
-// merge adds the minutes of b to rec's, both in time order, into one new
-// chunk: b is never changed through rec.
-func (rec *routeRecord) merge(b *routeRecord) {
-	x, y := rec.minutes(), b.minutes()
-	out := make([]routeMinuteAt, 0, len(x)+len(y))
-	for len(x) > 0 && len(y) > 0 {
-		switch {
-		case x[0].minute < y[0].minute:
-			out, x = append(out, x[0]), x[1:]
-		case y[0].minute < x[0].minute:
-			out, y = append(out, y[0]), y[1:]
-		default:
-			m := x[0]
-			m.add(&y[0])
-			out, x, y = append(out, m), x[1:], y[1:]
+// minuteSums adds the records' counts by minute.
+func minuteSums(recs ...*routeRecord) map[int32]routeMinute {
+	out := map[int32]routeMinute{}
+	for _, rec := range recs {
+		for _, rm := range rec.minutes() {
+			sum, c := out[rm.minute], rm.counts()
+			sum.add(&c)
+			out[rm.minute] = sum
 		}
 	}
-	rec.chunks = [][]routeMinuteAt{append(append(out, x...), y...)}
-}
-
-// add adds b's counts to a's.
-func (a *routeMinuteAt) add(b *routeMinuteAt) {
-	a.requests += b.requests
-	a.php += b.php
-	a.phpSeconds += b.phpSeconds
-	a.static += b.static
-	a.proxy += b.proxy
-	a.cacheHits += b.cacheHits
-	a.cacheMisses += b.cacheMisses
+	return out
 }
