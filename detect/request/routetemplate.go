@@ -1,7 +1,6 @@
 package request
 
 import (
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -57,12 +56,14 @@ type QueryItem struct{ Key, Value string }
 // (detect.Traffic.Observe builds a template per request), so that a request whose
 // template was seen before allocates nothing. Until reset, the strings in
 // segs and items are views of arena, of unescaped, or of the target itself:
-// whoever keeps one past the next reset clones it.
+// whoever keeps one past the next reset, or past the target's life, clones
+// it.
 type TemplateScratch struct {
 	// arena holds the normalised segments and the unescaped query parts. It
 	// only grows until reset: a view of it is never overwritten meanwhile.
 	arena []byte
-	// unescaped holds the segment pathUnescape decoded last.
+	// unescaped holds the segment pathUnescape decoded last (which
+	// Segments copies to arena before it decodes the next).
 	unescaped []byte
 	segs      []string
 	items     []QueryItem
@@ -93,17 +94,40 @@ func (sc *TemplateScratch) Segments(rawPath string) []string {
 			break
 		}
 		p, after, more := CutByte(rest, '/')
-		// Each segment is unescaped alone, so an encoded slash stays inside it.
-		p = pathUnescape(p, &sc.unescaped)
-		start := len(sc.arena)
-		sc.arena = appendNormalised(sc.arena, p)
-		sc.segs = append(sc.segs, stringView(sc.arena[start:]))
+		// Each segment is unescaped alone, so an encoded slash stays inside
+		// it; one with an escape is shorter unescaped.
+		u := pathUnescape(p, &sc.unescaped)
+		sc.segs = append(sc.segs, sc.normalised(u, len(u) == len(p)))
 		if !more {
 			break
 		}
 		rest = after
 	}
 	return sc.segs
+}
+
+// normalised is appendNormalised of segment s as a string: the
+// placeholder, or s itself where s is a view of the target (raw) and
+// normalises to itself, and a view of the arena otherwise.
+func (sc *TemplateScratch) normalised(s string, raw bool) string {
+	ph, ext, colon := segmentPlaceholder(s)
+	switch {
+	case colon:
+		start := len(sc.arena)
+		sc.arena = appendNamespaced(sc.arena, s)
+		return stringView(sc.arena[start:])
+	case ph == "" && raw:
+		return s
+	case ph != "" && ext == "":
+		return ph
+	}
+	start := len(sc.arena)
+	if ph == "" {
+		sc.arena = append(sc.arena, s...)
+	} else {
+		sc.arena = append(append(sc.arena, ph...), ext...)
+	}
+	return stringView(sc.arena[start:])
 }
 
 // SegmentCount is len(Segments(rawPath)) without splitting or unescaping:
@@ -227,6 +251,10 @@ func (sc *TemplateScratch) queryUnescape(s string) string {
 
 // normalisesToPlaceholder reports whether segment s normalises to a placeholder.
 func (sc *TemplateScratch) normalisesToPlaceholder(s string) bool {
+	if ph, _, colon := segmentPlaceholder(s); !colon {
+		// Normalised, s is ph and its extension, or s itself.
+		return ph != "" || IsPlaceholder(s)
+	}
 	start := len(sc.arena)
 	sc.arena = appendNormalised(sc.arena, s)
 	ph := IsPlaceholder(stringView(sc.arena[start:]))
@@ -263,9 +291,19 @@ func AppendTemplate(dst []byte, segments []string, items []QueryItem, hadQuery, 
 // extension: "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps
 // its namespace ("Talk:{slug}"), so a site's namespaces stay apart.
 func appendNormalised(dst []byte, s string) []byte {
-	if s == "" {
-		return dst
+	ph, ext, colon := segmentPlaceholder(s)
+	switch {
+	case colon:
+		return appendNamespaced(dst, s)
+	case ph == "":
+		return append(dst, s...)
 	}
+	return append(append(dst, ph...), ext...)
+}
+
+// appendNamespaced is appendNormalised of a segment holding ':', which may
+// be a namespace's name ("Talk:Seoul").
+func appendNamespaced(dst []byte, s string) []byte {
 	if ns, name, ok := CutByte(s, ':'); ok && ns != "" && name != "" && strings.IndexByte(ns, '/') < 0 && utf8.RuneCountInString(ns) <= 20 {
 		start := len(dst)
 		dst = append(append(dst, ns...), ':')
@@ -275,17 +313,44 @@ func appendNormalised(dst []byte, s string) []byte {
 		}
 		return append(dst[:start], s...)
 	}
-	base, ext := s, path.Ext(s)
-	if ext != "" && len(ext) <= 6 && ext != s && isAlnum(ext[1:]) {
-		base = s[:len(s)-len(ext)]
-	} else {
-		ext = ""
-	}
-	ph := basePlaceholder(base)
+	ph, ext := extPlaceholder(s, segmentKindsOf(s))
 	if ph == "" {
 		return append(dst, s...)
 	}
 	return append(append(dst, ph...), ext...)
+}
+
+// segmentPlaceholder is the placeholder segment s's base normalises to ("" for
+// a route name or an empty s) and the extension kept after it. Most segments
+// hold no '.' and no ':' (a title, "wiki"): one pass over the bytes reads
+// what basePlaceholder needs and tells them apart. A segment holding ':' may
+// be namespaced: colon reports it, and ph and ext are then not read
+// (appendNamespaced).
+func segmentPlaceholder(s string) (ph, ext string, colon bool) {
+	kinds := segmentKindsOf(s)
+	if kinds&kindMark != 0 && strings.IndexByte(s, ':') >= 0 {
+		return "", "", true
+	}
+	ph, ext = extPlaceholder(s, kinds)
+	return ph, ext, false
+}
+
+// extPlaceholder is the placeholder of s's base and the extension kept
+// after it ("" and "" for a route name), for an s whose bytes' kinds are
+// kinds (segmentKindsOf). The extension is path.Ext's, the last '.' on:
+// one before a '/' (decoded from "%2F") leaves a suffix isAlnum refuses.
+func extPlaceholder(s string, kinds uint8) (ph, ext string) {
+	base := s
+	if kinds&kindMark != 0 {
+		if dot := strings.LastIndexByte(s, '.'); dot > 0 && len(s)-dot <= 6 && isAlnum(s[dot+1:]) {
+			base, ext = s[:dot], s[dot:]
+			kinds = segmentKindsOf(base)
+		}
+	}
+	if ph = placeholderOf(base, kinds); ph == "" {
+		ext = ""
+	}
+	return ph, ext
 }
 
 // basePlaceholder is the placeholder of a segment's base (its name without
@@ -298,16 +363,25 @@ func appendNormalised(dst []byte, s string) []byte {
 // where short names with one separator ("wp-json", "wp-admin") stay route
 // names. Every base of a template's segments and query values comes here,
 // most of them titles seen once: what the tests need is read in one pass
-// over the bytes (segmentKinds), and only a base outside ASCII is decoded
-// as UTF-8.
+// over the bytes (segmentKindsOf), and only a base outside ASCII is read
+// again, as UTF-8.
 func basePlaceholder(base string) string {
-	var kinds uint8
-	seps := 0
-	for i := 0; i < len(base); i++ {
-		k := segmentKinds[base[i]]
-		kinds |= k
-		seps += int(k & kindSep)
+	return placeholderOf(base, segmentKindsOf(base))
+}
+
+// segmentKindsOf returns the kinds of the bytes of s (segmentKinds), OR-ed.
+func segmentKindsOf(s string) (kinds uint8) {
+	for i := 0; i < len(s); i++ {
+		kinds |= segmentKinds[s[i]]
 	}
+	return kinds
+}
+
+// placeholderOf is basePlaceholder of a base whose bytes' kinds, OR-ed, are
+// kinds. Only an ASCII base with a separator that fits no other placeholder
+// has its separators counted, in a pass of their own: a title outside ASCII
+// is a slug, whatever separators it holds.
+func placeholderOf(base string, kinds uint8) string {
 	n := len(base)
 	switch {
 	case n > 0 && kinds&kindNotDigit == 0:
@@ -316,15 +390,31 @@ func basePlaceholder(base string) string {
 		return phUUID
 	case n >= 8 && kinds&kindNotHex == 0 && kinds&kindDigit != 0:
 		return phHash
-	case kinds&kindNonASCII == 0 && n >= longToken, kinds&kindNonASCII != 0 && longOrInvalid(base):
+	case kinds&kindNonASCII == 0 && n >= longToken:
 		// ASCII is valid UTF-8, one rune a byte.
+		return phToken
+	case kinds&kindNonASCII != 0 && (n >= longToken && utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base)):
+		// Fewer bytes than longToken are fewer runes; an invalid base is a
+		// token however many runes RuneCount takes it for.
 		return phToken
 	case kinds&(kindLetter|kindDigit) == kindLetter|kindDigit && n >= 6:
 		return phToken
-	case kinds&kindNonASCII != 0 || seps >= 2 || seps == 1 && n >= 16:
+	case kinds&kindNonASCII != 0:
 		return PlaceholderSlug
+	case kinds&kindSep != 0:
+		if seps := separators(base); seps >= 2 || seps == 1 && n >= 16 {
+			return PlaceholderSlug
+		}
 	}
 	return ""
+}
+
+// separators counts the slug's word separators in s.
+func separators(s string) (n int) {
+	for i := 0; i < len(s); i++ {
+		n += int(segmentKinds[s[i]] & kindSep)
+	}
+	return n
 }
 
 // The kinds of byte basePlaceholder tells apart, as bits: a slug's word
@@ -338,6 +428,8 @@ const (
 	kindNonASCII
 	kindNotHex
 	kindNotDigit
+	// kindMark marks the bytes segmentPlaceholder looks for (':', '.').
+	kindMark
 )
 
 // segmentKinds is the kind of every byte (basePlaceholder).
@@ -355,36 +447,14 @@ var segmentKinds = func() (kinds [256]uint8) {
 			kinds[c] = kindSep | kindNotHex | kindNotDigit
 		case b >= utf8.RuneSelf:
 			kinds[c] = kindNonASCII | kindNotHex | kindNotDigit
+		case b == ':' || b == '.':
+			kinds[c] = kindMark | kindNotHex | kindNotDigit
 		default:
 			kinds[c] = kindNotHex | kindNotDigit
 		}
 	}
 	return kinds
 }()
-
-// longOrInvalid reports whether s is longToken runes or more, or not valid
-// UTF-8, in one pass that stops at the answer.
-func longOrInvalid(s string) bool {
-	if len(s) < longToken {
-		return !utf8.ValidString(s) // fewer bytes than longToken: fewer runes
-	}
-	runes := 0
-	for i := 0; i < len(s); runes++ {
-		if runes == longToken {
-			return true
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			return true
-		}
-		i += n
-	}
-	return runes >= longToken
-}
 
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "{") && strings.Contains(s, "}")

@@ -247,7 +247,7 @@ func normaliseSegment(s string) string { return string(appendNormalised(nil, s))
 // token, not the slug its byte outside ASCII would make it (a pass that took
 // every such byte for a title's would say {slug}); hex letters without a
 // digit are no hash; a token needs six bytes, an ASCII one 24; one separator
-// makes a slug only in 16 bytes.
+// makes a slug only in 16 bytes; an extension is cut at the last '.'.
 func TestBasePlaceholderBoundaries(t *testing.T) {
 	korean := strings.Repeat("가", longToken-1)
 	for _, c := range []struct{ segment, want string }{
@@ -275,6 +275,13 @@ func TestBasePlaceholderBoundaries(t *testing.T) {
 		{"wp-json", ""},
 		{"Talk:" + korean, "Talk:" + PlaceholderSlug},
 		{"서울.jpg", PlaceholderSlug + ".jpg"},
+		// The base's kinds are the bytes' before the last '.' alone: the
+		// extension's letters are no hex digits, and a base cut at the first
+		// '.' would be all digits.
+		{"deadbeef1.css", phHash + ".css"},
+		{"1.2.3", ""},
+		{"v1.2.min.js", phToken + ".js"},
+		{"12.jpg/34", phToken},
 	} {
 		got, orig := normaliseSegment(c.segment), normaliseSegmentOriginal(c.segment)
 		if want := cmp.Or(c.want, c.segment); got != want || orig != want {
