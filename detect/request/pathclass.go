@@ -290,7 +290,18 @@ func lower(s string) string {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		// Every rune of those scripts takes three bytes: one with the
+		// lead byte and continuation bytes of that width is read here,
+		// where a call would decode it. A sequence of that form that no
+		// valid rune has (an overlong one, a surrogate) decodes outside
+		// the scripts, as the error DecodeRune gives does.
+		var r rune
+		n := 3
+		if i+2 < len(s) && c&0xF0 == 0xE0 && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			r = rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+		} else {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
 		if !(0xAC00 <= r && r <= 0xD7A3 || 0x3040 <= r && r <= 0x30FF || 0x4E00 <= r && r <= 0x9FFF) {
 			return strings.ToLower(s) // invalid UTF-8 (RuneError) included
 		}
