@@ -313,7 +313,8 @@ func appendNamespaced(dst []byte, s string) []byte {
 		}
 		return append(dst[:start], s...)
 	}
-	ph, ext := extPlaceholder(s, segmentKindsOf(s))
+	base, ext := splitExt(s)
+	ph := basePlaceholder(base)
 	if ph == "" {
 		return append(dst, s...)
 	}
@@ -321,36 +322,40 @@ func appendNamespaced(dst []byte, s string) []byte {
 }
 
 // segmentPlaceholder is the placeholder segment s's base normalises to ("" for
-// a route name or an empty s) and the extension kept after it. Most segments
-// hold no '.' and no ':' (a title, "wiki"): one pass over the bytes reads
-// what basePlaceholder needs and tells them apart. A segment holding ':' may
-// be namespaced: colon reports it, and ph and ext are then not read
-// (appendNamespaced).
+// a route name or an empty s) and the extension kept after it, with one pass
+// over the base's bytes (segmentKindsOf), which also finds a ':'. A segment
+// holding one may be namespaced: colon reports it, and ph and ext are then
+// not read (appendNamespaced).
 func segmentPlaceholder(s string) (ph, ext string, colon bool) {
-	kinds := segmentKindsOf(s)
-	if kinds&kindMark != 0 && strings.IndexByte(s, ':') >= 0 {
+	base, ext := splitExt(s)
+	kinds := segmentKindsOf(base)
+	if kinds&kindColon != 0 { // an extension holds none
 		return "", "", true
-	}
-	ph, ext = extPlaceholder(s, kinds)
-	return ph, ext, false
-}
-
-// extPlaceholder is the placeholder of s's base and the extension kept
-// after it ("" and "" for a route name), for an s whose bytes' kinds are
-// kinds (segmentKindsOf). The extension is path.Ext's, the last '.' on:
-// one before a '/' (decoded from "%2F") leaves a suffix isAlnum refuses.
-func extPlaceholder(s string, kinds uint8) (ph, ext string) {
-	base := s
-	if kinds&kindMark != 0 {
-		if dot := strings.LastIndexByte(s, '.'); dot > 0 && len(s)-dot <= 6 && isAlnum(s[dot+1:]) {
-			base, ext = s[:dot], s[dot:]
-			kinds = segmentKindsOf(base)
-		}
 	}
 	if ph = placeholderOf(base, kinds); ph == "" {
 		ext = ""
 	}
-	return ph, ext
+	return ph, ext, false
+}
+
+// splitExt cuts a file name's extension off segment s: path.Ext's (from the
+// last '.') when one to five ASCII letters and digits follow the '.' and
+// something comes before it; ext is "" otherwise. Only the last six bytes
+// are read: a '.' before them starts a longer extension than that.
+func splitExt(s string) (base, ext string) {
+	for i := len(s) - 1; i > 0 && i >= len(s)-6; i-- {
+		if segmentKinds[s[i]]&(kindLetter|kindDigit) != 0 { // an ASCII letter or digit
+			continue
+		}
+		if s[i] != '.' || i == len(s)-1 {
+			// A byte no letter nor digit: the last '.' is it, with no
+			// letter after it, or before it, with more than letters and
+			// digits after.
+			return s, ""
+		}
+		return s[:i], s[i:]
+	}
+	return s, ""
 }
 
 // basePlaceholder is the placeholder of a segment's base (its name without
@@ -428,8 +433,8 @@ const (
 	kindNonASCII
 	kindNotHex
 	kindNotDigit
-	// kindMark marks the bytes segmentPlaceholder looks for (':', '.').
-	kindMark
+	// kindColon marks ':', which may end a namespace (appendNamespaced).
+	kindColon
 )
 
 // segmentKinds is the kind of every byte (basePlaceholder).
@@ -447,8 +452,8 @@ var segmentKinds = func() (kinds [256]uint8) {
 			kinds[c] = kindSep | kindNotHex | kindNotDigit
 		case b >= utf8.RuneSelf:
 			kinds[c] = kindNonASCII | kindNotHex | kindNotDigit
-		case b == ':' || b == '.':
-			kinds[c] = kindMark | kindNotHex | kindNotDigit
+		case b == ':':
+			kinds[c] = kindColon | kindNotHex | kindNotDigit
 		default:
 			kinds[c] = kindNotHex | kindNotDigit
 		}
@@ -470,16 +475,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-func isAlnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // isUUID accepts 8-4-4-4-12 hex digits.

@@ -238,6 +238,38 @@ func checkTemplate(t *testing.T, p, q string) {
 	}
 }
 
+// TestSplitExtMatchesPathExt holds splitExt, which reads a segment's last
+// six bytes only, backwards, to path.Ext and the original's test of it: a
+// '.' first (".jpg" is a name, not an extension), last, seven bytes from the
+// end (six letters are too many), or before a byte no letter nor digit
+// ("a.b-c": a scan that went on past the '-' would cut ".b-c"), and two of
+// them (the last counts).
+func TestSplitExtMatchesPathExt(t *testing.T) {
+	for _, s := range []string{"", ".", ".htaccess", "a.", "a.b", "x.abcde", "x.abcdef", "a.b-c", "a-b.c", "a.b.c", "1.2.3", ".a", ".jpg",
+		"img.JPG", "a/b.c", "a.b/c", "a.%2Fb", "서울.jpg", "a..b", "ab.c9", "a.é"} {
+		wantBase, wantExt := s, path.Ext(s)
+		if wantExt != "" && len(wantExt) <= 6 && wantExt != s && isAlnum(wantExt[1:]) {
+			wantBase = s[:len(s)-len(wantExt)]
+		} else {
+			wantExt = ""
+		}
+		if base, ext := splitExt(s); base != wantBase || ext != wantExt {
+			t.Errorf("splitExt(%q) = %q, %q, want %q, %q", s, base, ext, wantBase, wantExt)
+		}
+	}
+}
+
+// isAlnum reports whether s is one or more ASCII letters and digits.
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // normaliseSegment is appendNormalised as a string, for comparing with the
 // original's.
 func normaliseSegment(s string) string { return string(appendNormalised(nil, s)) }
