@@ -166,13 +166,19 @@ func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 			continue
 		}
 		k, v, _ := CutByte(part, '=')
-		k = sc.queryUnescape(k)
+		// One pass over the key tells most keys ("title", "action")
+		// apart: no escape, no byte outside ASCII to validate.
+		kinds := keyKindsOf(k)
+		if kinds&keyEscape != 0 {
+			k = sc.queryUnescape(k)
+			kinds = keyKindsOf(k)
+		}
 		switch {
 		case k == "":
 			continue
-		case len(k) > maxKeyLen || !utf8.ValidString(k) || containsAny(k, &keyBreakers):
+		case len(k) > maxKeyLen || kinds&keyBreaker != 0 || kinds&keyNonASCII != 0 && !utf8.ValidString(k):
 			k = phToken
-		case allDigits(k):
+		case kinds&keyNotDigit == 0:
 			k = phNumber
 		}
 		if slices.ContainsFunc(items, func(it QueryItem) bool { return it.Key == k }) {
@@ -194,34 +200,65 @@ func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 // route's name. A decoded value is a view of the arena.
 func (sc *TemplateScratch) QueryValue(raw string) string {
 	v := sc.queryUnescape(raw)
-	if v != "" && (len(v) > maxKeyLen || containsAny(v, &valueBreakers) || sc.normalisesToPlaceholder(v)) {
+	if v == "" {
+		return v
+	}
+	if len(v) > maxKeyLen {
+		return ""
+	}
+	// A value's base is read once, as a segment's is (segmentPlaceholder),
+	// its bytes' kinds telling the template's syntax and a path too
+	// (kindBreaker; an extension is letters and digits only).
+	base, _ := splitExt(v)
+	kinds := segmentKindsOf(base)
+	switch {
+	case kinds&kindBreaker != 0:
+		return ""
+	case kinds&kindColon != 0:
+		if sc.normalisesToPlaceholder(v) {
+			return ""
+		}
+	case placeholderOf(base, kinds) != "":
 		return ""
 	}
 	return v
 }
 
-// Bytes that make a query key a token (keyBreakers) and a value no
-// route's name (valueBreakers): the template's own syntax, and a path.
-var keyBreakers, valueBreakers = byteSet("{}&=?"), byteSet("{}&=?/")
+// The kinds of byte a query key's one pass (keyKindsOf) tells apart, as
+// bits: an escape ('%', '+'), the template's own syntax (which makes the key
+// a token), a byte outside ASCII and any byte but a decimal digit.
+const (
+	keyEscape uint8 = 1 << iota
+	keyBreaker
+	keyNonASCII
+	keyNotDigit
+)
 
-// byteSet is the set of the bytes of chars (ASCII).
-func byteSet(chars string) (set [256]bool) {
-	for i := 0; i < len(chars); i++ {
-		set[chars[i]] = true
-	}
-	return set
-}
-
-// containsAny is strings.ContainsAny(s, chars) for the ASCII chars of set
-// (byteSet): no byte of a multi-byte rune is ASCII. Unlike ContainsAny, it
-// builds no set per call.
-func containsAny(s string, set *[256]bool) bool {
-	for i := 0; i < len(s); i++ {
-		if set[s[i]] {
-			return true
+// keyKinds is the kind of every byte of a query key.
+var keyKinds = func() (kinds [256]uint8) {
+	for c := range kinds {
+		b := byte(c)
+		if b < '0' || b > '9' {
+			kinds[c] = keyNotDigit
+		}
+		switch {
+		case b == '%' || b == '+':
+			kinds[c] |= keyEscape
+		case strings.IndexByte("{}&=?", b) >= 0:
+			kinds[c] |= keyBreaker
+		case b >= utf8.RuneSelf:
+			kinds[c] |= keyNonASCII
 		}
 	}
-	return false
+	return kinds
+}()
+
+// keyKindsOf returns the kinds of the bytes of query key k (keyKinds), OR-ed.
+func keyKindsOf(k string) (kinds uint8) {
+	for i := 0; i < len(k); i++ {
+		kinds |= keyKinds[k[i]]
+	}
+	return kinds
 }
 
 // queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
@@ -251,10 +288,6 @@ func (sc *TemplateScratch) queryUnescape(s string) string {
 
 // normalisesToPlaceholder reports whether segment s normalises to a placeholder.
 func (sc *TemplateScratch) normalisesToPlaceholder(s string) bool {
-	if ph, _, colon := segmentPlaceholder(s); !colon {
-		// Normalised, s is ph and its extension, or s itself.
-		return ph != "" || IsPlaceholder(s)
-	}
 	start := len(sc.arena)
 	sc.arena = appendNormalised(sc.arena, s)
 	ph := IsPlaceholder(stringView(sc.arena[start:]))
@@ -435,6 +468,9 @@ const (
 	kindNotDigit
 	// kindColon marks ':', which may end a namespace (appendNamespaced).
 	kindColon
+	// kindBreaker marks the bytes that make a query value no route's
+	// name: the template's own syntax, and a path (QueryValue).
+	kindBreaker
 )
 
 // segmentKinds is the kind of every byte (basePlaceholder).
@@ -457,24 +493,15 @@ var segmentKinds = func() (kinds [256]uint8) {
 		default:
 			kinds[c] = kindNotHex | kindNotDigit
 		}
+		if strings.IndexByte("{}&=?/", b) >= 0 {
+			kinds[c] |= kindBreaker
+		}
 	}
 	return kinds
 }()
 
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "{") && strings.Contains(s, "}")
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // isUUID accepts 8-4-4-4-12 hex digits.

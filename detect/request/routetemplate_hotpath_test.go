@@ -259,6 +259,24 @@ func TestSplitExtMatchesPathExt(t *testing.T) {
 	}
 }
 
+// TestQueryKindsMatchOriginal holds the one pass over a query key
+// (keyKindsOf) and over a value's base (segmentKindsOf) to the original's
+// separate tests, on what each pass can get wrong: an escape that decodes
+// to the template's syntax ("%7B", "%3D") or a digit ("1%32": the kinds of
+// the raw key would not be all digits), a key outside ASCII valid or not,
+// and values holding a path ("a%2Fb"), the syntax, a namespace, an
+// extension or a placeholder's shape.
+func TestQueryKindsMatchOriginal(t *testing.T) {
+	for _, q := range []string{
+		"%7Bx%7D=1", "a%3Db=1", "1%32=x", "12=x", "%31=x", "한국=1", "%ED%95%9C=1", "%FF=1", "\xff=1", "a+b=1", "k%zz=1",
+		"x=a%2Fb", "x=a/b", "x=%7B", "x={n}", "x=a?b", "x=Talk:Seoul", "x=Talk:%EC%84%9C", "x=12345", "x=img.jpg",
+		"x=deadbeef1.css", "x=hello_world_again", "x=%ED%95%9C%EA%B5%AD", "x=\xff\xfe", "x=" + strings.Repeat("a", 41),
+		"x=" + strings.Repeat("%41", 40), "x=" + strings.Repeat("%41", 41), "x=+", "x=%", "action=history&title=X",
+	} {
+		checkTemplate(t, "/index.php", q)
+	}
+}
+
 // isAlnum reports whether s is one or more ASCII letters and digits.
 func isAlnum(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -268,6 +286,19 @@ func isAlnum(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// allDigits reports whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // normaliseSegment is appendNormalised as a string, for comparing with the
