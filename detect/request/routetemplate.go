@@ -166,19 +166,20 @@ func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 			continue
 		}
 		k, v, _ := CutByte(part, '=')
-		// One pass over the key tells most keys ("title", "action")
-		// apart: no escape, no byte outside ASCII to validate.
-		kinds := keyKindsOf(k)
-		if kinds&keyEscape != 0 {
+		// One pass over the key (segmentKindsOf) tells most keys
+		// ("title", "action") apart: no escape, no byte outside ASCII to
+		// validate.
+		kinds := segmentKindsOf(k)
+		if kinds&kindEscape != 0 {
 			k = sc.queryUnescape(k)
-			kinds = keyKindsOf(k)
+			kinds = segmentKindsOf(k)
 		}
 		switch {
 		case k == "":
 			continue
-		case len(k) > maxKeyLen || kinds&keyBreaker != 0 || kinds&keyNonASCII != 0 && !utf8.ValidString(k):
+		case len(k) > maxKeyLen || kinds&kindSyntax != 0 || kinds&kindNonASCII != 0 && !utf8.ValidString(k):
 			k = phToken
-		case kinds&keyNotDigit == 0:
+		case kinds&kindNotDigit == 0:
 			k = phNumber
 		}
 		if slices.ContainsFunc(items, func(it QueryItem) bool { return it.Key == k }) {
@@ -207,12 +208,12 @@ func (sc *TemplateScratch) QueryValue(raw string) string {
 		return ""
 	}
 	// A value's base is read once, as a segment's is (segmentPlaceholder),
-	// its bytes' kinds telling the template's syntax and a path too
-	// (kindBreaker; an extension is letters and digits only).
+	// its bytes' kinds telling the template's syntax and a path too (an
+	// extension is letters and digits only).
 	base, _ := splitExt(v)
 	kinds := segmentKindsOf(base)
 	switch {
-	case kinds&kindBreaker != 0:
+	case kinds&(kindSyntax|kindSlash) != 0:
 		return ""
 	case kinds&kindColon != 0:
 		if sc.normalisesToPlaceholder(v) {
@@ -222,43 +223,6 @@ func (sc *TemplateScratch) QueryValue(raw string) string {
 		return ""
 	}
 	return v
-}
-
-// The kinds of byte a query key's one pass (keyKindsOf) tells apart, as
-// bits: an escape ('%', '+'), the template's own syntax (which makes the key
-// a token), a byte outside ASCII and any byte but a decimal digit.
-const (
-	keyEscape uint8 = 1 << iota
-	keyBreaker
-	keyNonASCII
-	keyNotDigit
-)
-
-// keyKinds is the kind of every byte of a query key.
-var keyKinds = func() (kinds [256]uint8) {
-	for c := range kinds {
-		b := byte(c)
-		if b < '0' || b > '9' {
-			kinds[c] = keyNotDigit
-		}
-		switch {
-		case b == '%' || b == '+':
-			kinds[c] |= keyEscape
-		case strings.IndexByte("{}&=?", b) >= 0:
-			kinds[c] |= keyBreaker
-		case b >= utf8.RuneSelf:
-			kinds[c] |= keyNonASCII
-		}
-	}
-	return kinds
-}()
-
-// keyKindsOf returns the kinds of the bytes of query key k (keyKinds), OR-ed.
-func keyKindsOf(k string) (kinds uint8) {
-	for i := 0; i < len(k); i++ {
-		kinds |= keyKinds[k[i]]
-	}
-	return kinds
 }
 
 // queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
@@ -408,7 +372,7 @@ func basePlaceholder(base string) string {
 }
 
 // segmentKindsOf returns the kinds of the bytes of s (segmentKinds), OR-ed.
-func segmentKindsOf(s string) (kinds uint8) {
+func segmentKindsOf(s string) (kinds uint16) {
 	for i := 0; i < len(s); i++ {
 		kinds |= segmentKinds[s[i]]
 	}
@@ -419,7 +383,7 @@ func segmentKindsOf(s string) (kinds uint8) {
 // kinds. Only an ASCII base with a separator that fits no other placeholder
 // has its separators counted, in a pass of their own: a title outside ASCII
 // is a slug, whatever separators it holds.
-func placeholderOf(base string, kinds uint8) string {
+func placeholderOf(base string, kinds uint16) string {
 	n := len(base)
 	switch {
 	case n > 0 && kinds&kindNotDigit == 0:
@@ -458,9 +422,10 @@ func separators(s string) (n int) {
 // The kinds of byte basePlaceholder tells apart, as bits: a slug's word
 // separator (the low bit, so that a sum of kinds&kindSep counts them), an
 // ASCII digit or letter, a byte of a rune outside ASCII, and the bytes that
-// are no hex digit and no decimal digit.
+// are no hex digit and no decimal digit. The bytes a query's key and value
+// are told by (QueryKeys, QueryValue) have bits of their own.
 const (
-	kindSep uint8 = 1 << iota
+	kindSep uint16 = 1 << iota
 	kindDigit
 	kindLetter
 	kindNonASCII
@@ -468,13 +433,17 @@ const (
 	kindNotDigit
 	// kindColon marks ':', which may end a namespace (appendNamespaced).
 	kindColon
-	// kindBreaker marks the bytes that make a query value no route's
-	// name: the template's own syntax, and a path (QueryValue).
-	kindBreaker
+	// kindSyntax marks the template's own syntax ("{}&=?"), which makes a
+	// query key a token and a value no route's name; kindSlash marks '/',
+	// a path in a value; kindEscape '%' and '+', which a query key
+	// unescapes.
+	kindSyntax
+	kindSlash
+	kindEscape
 )
 
 // segmentKinds is the kind of every byte (basePlaceholder).
-var segmentKinds = func() (kinds [256]uint8) {
+var segmentKinds = func() (kinds [256]uint16) {
 	for c := range kinds {
 		b := byte(c)
 		switch {
@@ -493,8 +462,13 @@ var segmentKinds = func() (kinds [256]uint8) {
 		default:
 			kinds[c] = kindNotHex | kindNotDigit
 		}
-		if strings.IndexByte("{}&=?/", b) >= 0 {
-			kinds[c] |= kindBreaker
+		switch {
+		case strings.IndexByte("{}&=?", b) >= 0:
+			kinds[c] |= kindSyntax
+		case b == '/':
+			kinds[c] |= kindSlash
+		case b == '%' || b == '+':
+			kinds[c] |= kindEscape
 		}
 	}
 	return kinds
