@@ -232,22 +232,12 @@ func (sc *TemplateScratch) queryUnescape(s string) string {
 		return s
 	}
 	start := len(sc.arena)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				sc.arena = sc.arena[:start]
-				return s // url.EscapeError
-			}
-			sc.arena = append(sc.arena, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-		case '+':
-			sc.arena = append(sc.arena, ' ')
-		default:
-			sc.arena = append(sc.arena, c)
-		}
+	b, ok := appendQueryUnescape(sc.arena, s)
+	if !ok {
+		return s // url.EscapeError: the arena keeps its length
 	}
-	return stringView(sc.arena[start:])
+	sc.arena = b
+	return stringView(b[start:])
 }
 
 // normalisesToPlaceholder reports whether segment s normalises to a placeholder.
