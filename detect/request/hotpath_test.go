@@ -314,11 +314,16 @@ func FuzzUAFamily(f *testing.F) {
 // TestLowerMatchesToLower: lower lowers ASCII byte by byte only in strings
 // whose other runes have no case; a rune with case outside ASCII (Latin,
 // fullwidth, the Kelvin sign), a rune ToLower maps into ASCII ("İ") or an
-// invalid byte sends the whole string to strings.ToLower.
+// invalid byte (a cut, overlong or surrogate sequence) sends the whole
+// string to strings.ToLower.
 func TestLowerMatchesToLower(t *testing.T) {
 	for _, s := range []string{
 		"", "/w/index.php", "/W/Special:Log", "/w/Special:WhatLinksHere/웹툰_1902", "特別:新しいページ", "/w/特殊:X",
 		"/w/Special:É", "SPÉCIAL:가", "SPECİAL:가", "가Ａ", "Kelvin:\u212a가", "Special:가\xff", "\xe3\x81", "ÀB가",
+		// A lead byte of a three-byte rune whose next bytes continue none:
+		// read as a rune regardless, "\xebA\x80" would be a Hangul
+		// syllable, its 'A' skipped and left upper case.
+		"\xebA\x80", "가\xeb\x80A", "\xe0\x80\x80", "\xed\xa0\x80가", "\xea\xb0",
 	} {
 		if got, want := lower(s), strings.ToLower(s); got != want {
 			t.Errorf("lower(%q) = %q, want %q", s, got, want)

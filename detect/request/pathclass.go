@@ -178,14 +178,24 @@ func readQuery(rawQuery string, scratch *[]byte) (q queryFacts) {
 		}
 		k, v, _ := CutByte(part, '=')
 		bit := queryKeyBit(k)
-		if bit == 0 || !validEscapes(v) {
-			continue // not a key read here, or a pair url.ParseQuery drops
+		if bit == 0 {
+			continue // not a key read here
 		}
-		switch {
-		case bit == hasTitle && q.has&hasTitle == 0:
-			q.title = appendQueryUnescaped(scratch, v)
-		case bit == hasAction && q.has&hasAction == 0:
-			q.action = appendQueryUnescaped(scratch, v)
+		// A value kept is checked as it is decoded (a title is mostly
+		// escapes: one pass, not two); the others only checked. A pair
+		// that fails is one url.ParseQuery drops.
+		if bit == hasTitle && q.has&hasTitle == 0 || bit == hasAction && q.has&hasAction == 0 {
+			u, ok := appendQueryUnescaped(scratch, v)
+			if !ok {
+				continue
+			}
+			if bit == hasTitle {
+				q.title = u
+			} else {
+				q.action = u
+			}
+		} else if !validEscapes(v) {
+			continue
 		}
 		q.has |= bit
 	}
@@ -197,11 +207,15 @@ func readQuery(rawQuery string, scratch *[]byte) (q queryFacts) {
 func queryKeyBit(k string) uint8 {
 	if strings.IndexByte(k, '%') >= 0 || strings.IndexByte(k, '+') >= 0 {
 		// Each byte of a key read here takes at most 3 escaped ones.
-		if len(k) > 3*len("action") || !validEscapes(k) {
+		if len(k) > 3*len("action") {
 			return 0
 		}
 		var buf [3 * len("action")]byte
-		return queryKeyBit(string(appendUnescaped(buf[:0], k))) // no escapes left: compared, not kept
+		u, ok := appendQueryUnescape(buf[:0], k)
+		if !ok {
+			return 0
+		}
+		return queryKeyBit(string(u)) // no escapes left: compared, not kept
 	}
 	switch k {
 	case "title":
@@ -234,25 +248,32 @@ func validEscapes(s string) bool {
 	return true
 }
 
-// appendQueryUnescaped is url.QueryUnescape(s) for an s with valid escapes,
-// appended to *scratch and returned as a view of it (s itself when it has
-// nothing to unescape).
-func appendQueryUnescaped(scratch *[]byte, s string) string {
+// appendQueryUnescaped is url.QueryUnescape(s), appended to *scratch and
+// returned as a view of it (s itself when it has nothing to unescape);
+// false, *scratch as it was, where that fails.
+func appendQueryUnescaped(scratch *[]byte, s string) (string, bool) {
 	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
-		return s
+		return s, true
 	}
 	start := len(*scratch)
-	b := appendUnescaped(*scratch, s)
+	b, ok := appendQueryUnescape(*scratch, s)
+	if !ok {
+		return "", false
+	}
 	*scratch = b
-	return unsafe.String(unsafe.SliceData(b[start:]), len(b)-start)
+	return unsafe.String(unsafe.SliceData(b[start:]), len(b)-start), true
 }
 
-// appendUnescaped appends url.QueryUnescape(s) to b, for an s whose escapes
-// are valid (validEscapes).
-func appendUnescaped(b []byte, s string) []byte {
+// appendQueryUnescape appends url.QueryUnescape(s) to b; false where that
+// fails (an escape without two hex digits), with what it appended so far
+// past len(b) only.
+func appendQueryUnescape(b []byte, s string) ([]byte, bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return b, false // url.EscapeError
+			}
 			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
 			i += 2
 		case '+':
@@ -261,7 +282,7 @@ func appendUnescaped(b []byte, s string) []byte {
 			b = append(b, c)
 		}
 	}
-	return b
+	return b, true
 }
 
 func hasSpecialNamespace(s string) bool {
@@ -290,7 +311,18 @@ func lower(s string) string {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		// Every rune of those scripts takes three bytes: one with the
+		// lead byte and continuation bytes of that width is read here,
+		// where a call would decode it. A sequence of that form that no
+		// valid rune has (an overlong one, a surrogate) decodes outside
+		// the scripts, as the error DecodeRune gives does.
+		var r rune
+		n := 3
+		if i+2 < len(s) && c&0xF0 == 0xE0 && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			r = rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+		} else {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
 		if !(0xAC00 <= r && r <= 0xD7A3 || 0x3040 <= r && r <= 0x30FF || 0x4E00 <= r && r <= 0x9FFF) {
 			return strings.ToLower(s) // invalid UTF-8 (RuneError) included
 		}

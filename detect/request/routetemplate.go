@@ -1,7 +1,6 @@
 package request
 
 import (
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -57,12 +56,14 @@ type QueryItem struct{ Key, Value string }
 // (detect.Traffic.Observe builds a template per request), so that a request whose
 // template was seen before allocates nothing. Until reset, the strings in
 // segs and items are views of arena, of unescaped, or of the target itself:
-// whoever keeps one past the next reset clones it.
+// whoever keeps one past the next reset, or past the target's life, clones
+// it.
 type TemplateScratch struct {
 	// arena holds the normalised segments and the unescaped query parts. It
 	// only grows until reset: a view of it is never overwritten meanwhile.
 	arena []byte
-	// unescaped holds the segment pathUnescape decoded last.
+	// unescaped holds the segment pathUnescape decoded last (which
+	// Segments copies to arena before it decodes the next).
 	unescaped []byte
 	segs      []string
 	items     []QueryItem
@@ -93,17 +94,40 @@ func (sc *TemplateScratch) Segments(rawPath string) []string {
 			break
 		}
 		p, after, more := CutByte(rest, '/')
-		// Each segment is unescaped alone, so an encoded slash stays inside it.
-		p = pathUnescape(p, &sc.unescaped)
-		start := len(sc.arena)
-		sc.arena = appendNormalised(sc.arena, p)
-		sc.segs = append(sc.segs, stringView(sc.arena[start:]))
+		// Each segment is unescaped alone, so an encoded slash stays inside
+		// it; one with an escape is shorter unescaped.
+		u := pathUnescape(p, &sc.unescaped)
+		sc.segs = append(sc.segs, sc.normalised(u, len(u) == len(p)))
 		if !more {
 			break
 		}
 		rest = after
 	}
 	return sc.segs
+}
+
+// normalised is appendNormalised of segment s as a string: the
+// placeholder, or s itself where s is a view of the target (raw) and
+// normalises to itself, and a view of the arena otherwise.
+func (sc *TemplateScratch) normalised(s string, raw bool) string {
+	ph, ext, colon := segmentPlaceholder(s)
+	switch {
+	case colon:
+		start := len(sc.arena)
+		sc.arena = appendNamespaced(sc.arena, s)
+		return stringView(sc.arena[start:])
+	case ph == "" && raw:
+		return s
+	case ph != "" && ext == "":
+		return ph
+	}
+	start := len(sc.arena)
+	if ph == "" {
+		sc.arena = append(sc.arena, s...)
+	} else {
+		sc.arena = append(append(sc.arena, ph...), ext...)
+	}
+	return stringView(sc.arena[start:])
 }
 
 // SegmentCount is len(Segments(rawPath)) without splitting or unescaping:
@@ -142,13 +166,20 @@ func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 			continue
 		}
 		k, v, _ := CutByte(part, '=')
-		k = sc.queryUnescape(k)
+		// One pass over the key (segmentKindsOf) tells most keys
+		// ("title", "action") apart: no escape, no byte outside ASCII to
+		// validate.
+		kinds := segmentKindsOf(k)
+		if kinds&kindEscape != 0 {
+			k = sc.queryUnescape(k)
+			kinds = segmentKindsOf(k)
+		}
 		switch {
 		case k == "":
 			continue
-		case len(k) > maxKeyLen || !utf8.ValidString(k) || containsAny(k, &keyBreakers):
+		case len(k) > maxKeyLen || kinds&kindSyntax != 0 || kinds&kindNonASCII != 0 && !utf8.ValidString(k):
 			k = phToken
-		case allDigits(k):
+		case kinds&kindNotDigit == 0:
 			k = phNumber
 		}
 		if slices.ContainsFunc(items, func(it QueryItem) bool { return it.Key == k }) {
@@ -170,34 +201,28 @@ func (sc *TemplateScratch) QueryKeys(rawQuery string) []QueryItem {
 // route's name. A decoded value is a view of the arena.
 func (sc *TemplateScratch) QueryValue(raw string) string {
 	v := sc.queryUnescape(raw)
-	if v != "" && (len(v) > maxKeyLen || containsAny(v, &valueBreakers) || sc.normalisesToPlaceholder(v)) {
+	if v == "" {
+		return v
+	}
+	if len(v) > maxKeyLen {
+		return ""
+	}
+	// A value's base is read once, as a segment's is (segmentPlaceholder),
+	// its bytes' kinds telling the template's syntax and a path too (an
+	// extension is letters and digits only).
+	base, _ := splitExt(v)
+	kinds := segmentKindsOf(base)
+	switch {
+	case kinds&(kindSyntax|kindSlash) != 0:
+		return ""
+	case kinds&kindColon != 0:
+		if sc.normalisesToPlaceholder(v) {
+			return ""
+		}
+	case placeholderOf(base, kinds) != "":
 		return ""
 	}
 	return v
-}
-
-// Bytes that make a query key a token (keyBreakers) and a value no
-// route's name (valueBreakers): the template's own syntax, and a path.
-var keyBreakers, valueBreakers = byteSet("{}&=?"), byteSet("{}&=?/")
-
-// byteSet is the set of the bytes of chars (ASCII).
-func byteSet(chars string) (set [256]bool) {
-	for i := 0; i < len(chars); i++ {
-		set[chars[i]] = true
-	}
-	return set
-}
-
-// containsAny is strings.ContainsAny(s, chars) for the ASCII chars of set
-// (byteSet): no byte of a multi-byte rune is ASCII. Unlike ContainsAny, it
-// builds no set per call.
-func containsAny(s string, set *[256]bool) bool {
-	for i := 0; i < len(s); i++ {
-		if set[s[i]] {
-			return true
-		}
-	}
-	return false
 }
 
 // queryUnescape is url.QueryUnescape(s), or s itself where that fails; a
@@ -207,22 +232,12 @@ func (sc *TemplateScratch) queryUnescape(s string) string {
 		return s
 	}
 	start := len(sc.arena)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				sc.arena = sc.arena[:start]
-				return s // url.EscapeError
-			}
-			sc.arena = append(sc.arena, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-		case '+':
-			sc.arena = append(sc.arena, ' ')
-		default:
-			sc.arena = append(sc.arena, c)
-		}
+	b, ok := appendQueryUnescape(sc.arena, s)
+	if !ok {
+		return s // url.EscapeError: the arena keeps its length
 	}
-	return stringView(sc.arena[start:])
+	sc.arena = b
+	return stringView(b[start:])
 }
 
 // normalisesToPlaceholder reports whether segment s normalises to a placeholder.
@@ -263,9 +278,19 @@ func AppendTemplate(dst []byte, segments []string, items []QueryItem, hadQuery, 
 // extension: "img-2041-768x512.jpg" is "{token}.jpg". A namespaced name keeps
 // its namespace ("Talk:{slug}"), so a site's namespaces stay apart.
 func appendNormalised(dst []byte, s string) []byte {
-	if s == "" {
-		return dst
+	ph, ext, colon := segmentPlaceholder(s)
+	switch {
+	case colon:
+		return appendNamespaced(dst, s)
+	case ph == "":
+		return append(dst, s...)
 	}
+	return append(append(dst, ph...), ext...)
+}
+
+// appendNamespaced is appendNormalised of a segment holding ':', which may
+// be a namespace's name ("Talk:Seoul").
+func appendNamespaced(dst []byte, s string) []byte {
 	if ns, name, ok := CutByte(s, ':'); ok && ns != "" && name != "" && strings.IndexByte(ns, '/') < 0 && utf8.RuneCountInString(ns) <= 20 {
 		start := len(dst)
 		dst = append(append(dst, ns...), ':')
@@ -275,17 +300,49 @@ func appendNormalised(dst []byte, s string) []byte {
 		}
 		return append(dst[:start], s...)
 	}
-	base, ext := s, path.Ext(s)
-	if ext != "" && len(ext) <= 6 && ext != s && isAlnum(ext[1:]) {
-		base = s[:len(s)-len(ext)]
-	} else {
-		ext = ""
-	}
+	base, ext := splitExt(s)
 	ph := basePlaceholder(base)
 	if ph == "" {
 		return append(dst, s...)
 	}
 	return append(append(dst, ph...), ext...)
+}
+
+// segmentPlaceholder is the placeholder segment s's base normalises to ("" for
+// a route name or an empty s) and the extension kept after it, with one pass
+// over the base's bytes (segmentKindsOf), which also finds a ':'. A segment
+// holding one may be namespaced: colon reports it, and ph and ext are then
+// not read (appendNamespaced).
+func segmentPlaceholder(s string) (ph, ext string, colon bool) {
+	base, ext := splitExt(s)
+	kinds := segmentKindsOf(base)
+	if kinds&kindColon != 0 { // an extension holds none
+		return "", "", true
+	}
+	if ph = placeholderOf(base, kinds); ph == "" {
+		ext = ""
+	}
+	return ph, ext, false
+}
+
+// splitExt cuts a file name's extension off segment s: path.Ext's (from the
+// last '.') when one to five ASCII letters and digits follow the '.' and
+// something comes before it; ext is "" otherwise. Only the last six bytes
+// are read: a '.' before them starts a longer extension than that.
+func splitExt(s string) (base, ext string) {
+	for i := len(s) - 1; i > 0 && i >= len(s)-6; i-- {
+		if segmentKinds[s[i]]&(kindLetter|kindDigit) != 0 { // an ASCII letter or digit
+			continue
+		}
+		if s[i] != '.' || i == len(s)-1 {
+			// A byte no letter nor digit: the last '.' is it, with no
+			// letter after it, or before it, with more than letters and
+			// digits after.
+			return s, ""
+		}
+		return s[:i], s[i:]
+	}
+	return s, ""
 }
 
 // basePlaceholder is the placeholder of a segment's base (its name without
@@ -298,16 +355,25 @@ func appendNormalised(dst []byte, s string) []byte {
 // where short names with one separator ("wp-json", "wp-admin") stay route
 // names. Every base of a template's segments and query values comes here,
 // most of them titles seen once: what the tests need is read in one pass
-// over the bytes (segmentKinds), and only a base outside ASCII is decoded
-// as UTF-8.
+// over the bytes (segmentKindsOf), and only a base outside ASCII is read
+// again, as UTF-8.
 func basePlaceholder(base string) string {
-	var kinds uint8
-	seps := 0
-	for i := 0; i < len(base); i++ {
-		k := segmentKinds[base[i]]
-		kinds |= k
-		seps += int(k & kindSep)
+	return placeholderOf(base, segmentKindsOf(base))
+}
+
+// segmentKindsOf returns the kinds of the bytes of s (segmentKinds), OR-ed.
+func segmentKindsOf(s string) (kinds uint16) {
+	for i := 0; i < len(s); i++ {
+		kinds |= segmentKinds[s[i]]
 	}
+	return kinds
+}
+
+// placeholderOf is basePlaceholder of a base whose bytes' kinds, OR-ed, are
+// kinds. Only an ASCII base with a separator that fits no other placeholder
+// has its separators counted, in a pass of their own: a title outside ASCII
+// is a slug, whatever separators it holds.
+func placeholderOf(base string, kinds uint16) string {
 	n := len(base)
 	switch {
 	case n > 0 && kinds&kindNotDigit == 0:
@@ -316,32 +382,58 @@ func basePlaceholder(base string) string {
 		return phUUID
 	case n >= 8 && kinds&kindNotHex == 0 && kinds&kindDigit != 0:
 		return phHash
-	case kinds&kindNonASCII == 0 && n >= longToken, kinds&kindNonASCII != 0 && longOrInvalid(base):
+	case kinds&kindNonASCII == 0 && n >= longToken:
 		// ASCII is valid UTF-8, one rune a byte.
+		return phToken
+	case kinds&kindNonASCII != 0 && (n >= longToken && utf8.RuneCountInString(base) >= longToken || !utf8.ValidString(base)):
+		// Fewer bytes than longToken are fewer runes; an invalid base is a
+		// token however many runes RuneCount takes it for.
 		return phToken
 	case kinds&(kindLetter|kindDigit) == kindLetter|kindDigit && n >= 6:
 		return phToken
-	case kinds&kindNonASCII != 0 || seps >= 2 || seps == 1 && n >= 16:
+	case kinds&kindNonASCII != 0:
 		return PlaceholderSlug
+	case kinds&kindSep != 0:
+		if seps := separators(base); seps >= 2 || seps == 1 && n >= 16 {
+			return PlaceholderSlug
+		}
 	}
 	return ""
+}
+
+// separators counts the slug's word separators in s.
+func separators(s string) (n int) {
+	for i := 0; i < len(s); i++ {
+		n += int(segmentKinds[s[i]] & kindSep)
+	}
+	return n
 }
 
 // The kinds of byte basePlaceholder tells apart, as bits: a slug's word
 // separator (the low bit, so that a sum of kinds&kindSep counts them), an
 // ASCII digit or letter, a byte of a rune outside ASCII, and the bytes that
-// are no hex digit and no decimal digit.
+// are no hex digit and no decimal digit. The bytes a query's key and value
+// are told by (QueryKeys, QueryValue) have bits of their own.
 const (
-	kindSep uint8 = 1 << iota
+	kindSep uint16 = 1 << iota
 	kindDigit
 	kindLetter
 	kindNonASCII
 	kindNotHex
 	kindNotDigit
+	// kindColon marks ':', which may end a namespace (appendNamespaced).
+	kindColon
+	// kindSyntax marks the template's own syntax ("{}&=?"), which makes a
+	// query key a token and a value no route's name; kindSlash marks '/',
+	// a path in a value; kindEscape '%' and '+', which a query key
+	// unescapes.
+	kindSyntax
+	kindSlash
+	kindEscape
 )
 
 // segmentKinds is the kind of every byte (basePlaceholder).
-var segmentKinds = func() (kinds [256]uint8) {
+var segmentKinds = func() (kinds [256]uint16) {
 	for c := range kinds {
 		b := byte(c)
 		switch {
@@ -355,61 +447,25 @@ var segmentKinds = func() (kinds [256]uint8) {
 			kinds[c] = kindSep | kindNotHex | kindNotDigit
 		case b >= utf8.RuneSelf:
 			kinds[c] = kindNonASCII | kindNotHex | kindNotDigit
+		case b == ':':
+			kinds[c] = kindColon | kindNotHex | kindNotDigit
 		default:
 			kinds[c] = kindNotHex | kindNotDigit
+		}
+		switch {
+		case strings.IndexByte("{}&=?", b) >= 0:
+			kinds[c] |= kindSyntax
+		case b == '/':
+			kinds[c] |= kindSlash
+		case b == '%' || b == '+':
+			kinds[c] |= kindEscape
 		}
 	}
 	return kinds
 }()
 
-// longOrInvalid reports whether s is longToken runes or more, or not valid
-// UTF-8, in one pass that stops at the answer.
-func longOrInvalid(s string) bool {
-	if len(s) < longToken {
-		return !utf8.ValidString(s) // fewer bytes than longToken: fewer runes
-	}
-	runes := 0
-	for i := 0; i < len(s); runes++ {
-		if runes == longToken {
-			return true
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			return true
-		}
-		i += n
-	}
-	return runes >= longToken
-}
-
 func IsPlaceholder(s string) bool {
 	return strings.HasPrefix(s, "{") && strings.Contains(s, "}")
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func isAlnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // isUUID accepts 8-4-4-4-12 hex digits.

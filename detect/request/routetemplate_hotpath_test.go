@@ -238,6 +238,69 @@ func checkTemplate(t *testing.T, p, q string) {
 	}
 }
 
+// TestSplitExtMatchesPathExt holds splitExt, which reads a segment's last
+// six bytes only, backwards, to path.Ext and the original's test of it: a
+// '.' first (".jpg" is a name, not an extension), last, seven bytes from the
+// end (six letters are too many), or before a byte no letter nor digit
+// ("a.b-c": a scan that went on past the '-' would cut ".b-c"), and two of
+// them (the last counts).
+func TestSplitExtMatchesPathExt(t *testing.T) {
+	for _, s := range []string{"", ".", ".htaccess", "a.", "a.b", "x.abcde", "x.abcdef", "a.b-c", "a-b.c", "a.b.c", "1.2.3", ".a", ".jpg",
+		"img.JPG", "a/b.c", "a.b/c", "a.%2Fb", "서울.jpg", "a..b", "ab.c9", "a.é"} {
+		wantBase, wantExt := s, path.Ext(s)
+		if wantExt != "" && len(wantExt) <= 6 && wantExt != s && isAlnum(wantExt[1:]) {
+			wantBase = s[:len(s)-len(wantExt)]
+		} else {
+			wantExt = ""
+		}
+		if base, ext := splitExt(s); base != wantBase || ext != wantExt {
+			t.Errorf("splitExt(%q) = %q, %q, want %q, %q", s, base, ext, wantBase, wantExt)
+		}
+	}
+}
+
+// TestQueryKindsMatchOriginal holds the one pass over a query key
+// (keyKindsOf) and over a value's base (segmentKindsOf) to the original's
+// separate tests, on what each pass can get wrong: an escape that decodes
+// to the template's syntax ("%7B", "%3D") or a digit ("1%32": the kinds of
+// the raw key would not be all digits), a key outside ASCII valid or not,
+// and values holding a path ("a%2Fb"), the syntax, a namespace, an
+// extension or a placeholder's shape.
+func TestQueryKindsMatchOriginal(t *testing.T) {
+	for _, q := range []string{
+		"%7Bx%7D=1", "a%3Db=1", "1%32=x", "12=x", "%31=x", "한국=1", "%ED%95%9C=1", "%FF=1", "\xff=1", "a+b=1", "k%zz=1",
+		"x=a%2Fb", "x=a/b", "x=%7B", "x={n}", "x=a?b", "x=Talk:Seoul", "x=Talk:%EC%84%9C", "x=12345", "x=img.jpg",
+		"x=deadbeef1.css", "x=hello_world_again", "x=%ED%95%9C%EA%B5%AD", "x=\xff\xfe", "x=" + strings.Repeat("a", 41),
+		"x=" + strings.Repeat("%41", 40), "x=" + strings.Repeat("%41", 41), "x=+", "x=%", "action=history&title=X",
+	} {
+		checkTemplate(t, "/index.php", q)
+	}
+}
+
+// isAlnum reports whether s is one or more ASCII letters and digits.
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// allDigits reports whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // normaliseSegment is appendNormalised as a string, for comparing with the
 // original's.
 func normaliseSegment(s string) string { return string(appendNormalised(nil, s)) }
@@ -247,7 +310,7 @@ func normaliseSegment(s string) string { return string(appendNormalised(nil, s))
 // token, not the slug its byte outside ASCII would make it (a pass that took
 // every such byte for a title's would say {slug}); hex letters without a
 // digit are no hash; a token needs six bytes, an ASCII one 24; one separator
-// makes a slug only in 16 bytes.
+// makes a slug only in 16 bytes; an extension is cut at the last '.'.
 func TestBasePlaceholderBoundaries(t *testing.T) {
 	korean := strings.Repeat("가", longToken-1)
 	for _, c := range []struct{ segment, want string }{
@@ -275,6 +338,13 @@ func TestBasePlaceholderBoundaries(t *testing.T) {
 		{"wp-json", ""},
 		{"Talk:" + korean, "Talk:" + PlaceholderSlug},
 		{"서울.jpg", PlaceholderSlug + ".jpg"},
+		// The base's kinds are the bytes' before the last '.' alone: the
+		// extension's letters are no hex digits, and a base cut at the first
+		// '.' would be all digits.
+		{"deadbeef1.css", phHash + ".css"},
+		{"1.2.3", ""},
+		{"v1.2.min.js", phToken + ".js"},
+		{"12.jpg/34", phToken},
 	} {
 		got, orig := normaliseSegment(c.segment), normaliseSegmentOriginal(c.segment)
 		if want := cmp.Or(c.want, c.segment); got != want || orig != want {

@@ -41,18 +41,21 @@ func TestRouteTemplate(t *testing.T) {
 	}
 }
 
-// TestLongOrInvalid: the one pass answers as counting the runes and
-// validating the whole string apart would, at the edges: 23 and 24 runes of
-// two bytes, invalid bytes before and after the 24th rune, and an encoded
-// U+FFFD, which is valid.
+// TestLongOrInvalid: a base outside ASCII is a token when it is longToken
+// runes or more, or not valid UTF-8, as counting the runes and validating
+// the whole string apart would say, at the edges: 23 and 24 runes of two
+// bytes (a count of bytes, not of runes, takes 23 for a token), invalid
+// bytes before and after the 24th rune (a count of runes alone misses
+// them: RuneCount takes an invalid byte for a rune), and an encoded U+FFFD,
+// which is valid.
 func TestLongOrInvalid(t *testing.T) {
 	cases := []string{"", "abc", strings.Repeat("a", 23), strings.Repeat("a", 24), strings.Repeat("가", 7), strings.Repeat("é", 23),
 		strings.Repeat("é", 24), strings.Repeat("é", 10) + "\xff", strings.Repeat("é", 24) + "\xff", "\ufffd", strings.Repeat("\ufffd", 30),
-		strings.Repeat("a", 22) + "\xe2\x82", "ab\xc3"}
+		strings.Repeat("a", 22) + "\xe2\x82", "ab\xc3", "\x80\x80\x80"}
 	for _, s := range cases {
 		want := utf8.RuneCountInString(s) >= longToken || !utf8.ValidString(s)
-		if got := longOrInvalid(s); got != want {
-			t.Errorf("longOrInvalid(%q) = %v, want %v", s, got, want)
+		if got := basePlaceholder(s) == phToken; got != want {
+			t.Errorf("basePlaceholder(%q) is a token: %v, want %v", s, got, want)
 		}
 	}
 }
