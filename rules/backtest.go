@@ -89,12 +89,46 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookiePattern st
 			cancel()
 			return nil, fmt.Errorf("backtest: zone %s: %w", z.Name, err)
 		}
+		for _, set := range ms {
+			sortCheapestFirst(set)
+		}
 		m.sets = append(m.sets, ms)
 	}
 	return m, nil
 }
 
 func (m *zoneMatchers) close() { m.cancel() }
+
+// sortCheapestFirst orders a matcher set's matchers by what one costs to
+// run: a set matches when all of its matchers do, and is done with a request
+// at the first that does not. Caddy runs them in the order it loaded them, a
+// map's (caddy.Context.LoadModule, MatcherSets.FromInterface): any order is
+// one Caddy may run, and the matchers the zones use only read the request
+// (matchRequest), so none depends on another having run. The target (path,
+// query) decides which of a zone's sets a request could match, and costs
+// less than a regular expression: a request is mostly turned away by it, or
+// by a plain header, before the header_regexp and vars_regexp matchers run.
+func sortCheapestFirst(set caddyhttp.MatcherSet) {
+	sort.SliceStable(set, func(i, j int) bool { return matcherCost(set[i]) < matcherCost(set[j]) })
+}
+
+// matcherCost ranks the matchers the zones use by their cost; any other
+// comes last.
+func matcherCost(m any) int {
+	switch m.(type) {
+	case *caddyhttp.MatchMethod, *caddyhttp.MatchPath, *caddyhttp.MatchQuery:
+		return 0
+	case *caddyhttp.MatchHeader:
+		return 1
+	case *caddyhttp.MatchVarsRE:
+		return 2
+	case *caddyhttp.MatchNot:
+		return 3
+	case *caddyhttp.MatchHeaderRE:
+		return 4
+	}
+	return 5
+}
 
 // match returns the zones whose matchers match r, as a bit set.
 func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
