@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -34,6 +35,38 @@ func crawlerIndex(refs []crawlerRef, k request.ClusterKey) int {
 		}
 	}
 	return -1
+}
+
+// crawlerFinder finds the crawler a request's fingerprint is
+// (crawlerIndex). A fingerprint holds the request's language as it is
+// (request.ClusterKey.Lang): a request in a language none of the crawlers'
+// fingerprints has, as most of a log's are, is no crawler's, known without
+// computing its fingerprint (its agent's family) and comparing it with each.
+type crawlerFinder struct {
+	refs []crawlerRef
+	// langs are the languages of the crawlers' fingerprints, their
+	// members' included.
+	langs []string
+	keys  request.Keyer
+}
+
+func newCrawlerFinder(refs []crawlerRef) *crawlerFinder {
+	f := &crawlerFinder{refs: refs}
+	for _, ref := range refs {
+		f.langs = appendNew(f.langs, ref.key.Lang)
+		for _, m := range ref.members {
+			f.langs = appendNew(f.langs, m.Lang)
+		}
+	}
+	return f
+}
+
+// index is crawlerIndex(refs, Key(r)).
+func (f *crawlerFinder) index(r *sources.Request) int {
+	if !slices.Contains(f.langs, r.Lang) {
+		return -1
+	}
+	return crawlerIndex(f.refs, f.keys.Key(r))
 }
 
 // crawlerRef is one crawler_burst finding the rules answer.
@@ -100,7 +133,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	for i, ref := range refs {
 		tokens[i] = uaToken(ref.key.UA)
 	}
-	var keys request.Keyer
+	crawlers := newCrawlerFinder(refs)
 	classifier := request.PathClassifier{HealthURI: in.Site.HealthURI}
 	var labelScratch []byte
 	costly := newCostlyRoutes(refs)
@@ -136,8 +169,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 					p.durations.Add(r.Duration)
 				}
 				toolish, route := costly.match(r, class)
-				k := keys.Key(r)
-				ci := crawlerIndex(refs, k)
+				ci := crawlers.index(r)
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				var track *addressTrack

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -60,5 +61,41 @@ func TestOrdinaryAgentMemo(t *testing.T) {
 		if memo[j].OrdinaryAll != wantAll[j] {
 			t.Errorf("%s: OrdinaryAll %v, want %v", token, memo[j].OrdinaryAll, wantAll[j])
 		}
+	}
+}
+
+// TestCrawlerFinder: the profile pass finds a request's crawler by its
+// language first (crawlerFinder), and must find the one crawlerIndex finds
+// for every request. An actor joined over several fingerprints
+// (crawlerRef.members) has requests in its members' languages too, none
+// among them included: a finder that knew only the largest fingerprint's
+// language would miss them.
+func TestCrawlerFinder(t *testing.T) {
+	refs := []crawlerRef{
+		{key: request.ClusterKey{UA: "Chrome", Lang: "zh-cn", LoggedIn: sources.LoggedInNo, NoClientHints: true}},
+		{key: request.ClusterKey{UA: "Safari", Lang: "ko-kr", LoggedIn: sources.LoggedInNo}, members: []request.ClusterKey{
+			{UA: "Safari", Lang: "ko-kr", LoggedIn: sources.LoggedInNo},
+			{UA: "Firefox", Lang: "ja", LoggedIn: sources.LoggedInNo},
+			{UA: "Firefox", Lang: "", LoggedIn: sources.LoggedInNo},
+		}},
+	}
+	f := newCrawlerFinder(refs)
+	found := map[int]int{}
+	for _, ua := range []string{uaChrome, uaSafari, uaFirefox} {
+		for _, lang := range []string{"zh-cn", "ko-kr", "ja", "", "de"} {
+			for _, login := range []sources.LoggedIn{sources.LoggedInNo, sources.LoggedInYes} {
+				for _, hints := range []bool{false, true} {
+					r := &sources.Request{UserAgent: ua, Lang: lang, LoggedIn: login, TLS: true, SecChUa: hints}
+					want := crawlerIndex(refs, request.Key(r))
+					if got := f.index(r); got != want {
+						t.Errorf("%.30s, %q, %v, hints %v: crawler %d, want %d", ua, lang, login, hints, got, want)
+					}
+					found[want]++
+				}
+			}
+		}
+	}
+	if found[0] == 0 || found[1] < 3 {
+		t.Errorf("found %v: the requests do not reach every crawler and member", found)
 	}
 }
