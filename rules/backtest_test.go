@@ -150,19 +150,7 @@ func TestMatchersOnRecords(t *testing.T) {
 		{TitleNames: []string{"Special:CiteThisPage"}},
 		{QueryKey: "action", QueryValues: []string{"edit"}},
 	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/", NoSiteReferer: true}}
-	snippet, err := Caddyfile([]Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, []Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, []Zone{z}, "wikiUserID=")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	_, m := adaptedZoneMatchers(t, []Zone{z}, "wikiUserID=")
 	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", UserAgent: uaChrome, Lang: "zh-cn", LoggedIn: sources.LoggedInNo,
 		TLS: true, ClientIP: netip.MustParseAddr("198.51.100.7")}
 	for _, tc := range []struct {
@@ -408,19 +396,7 @@ func TestMatchersCheapestFirst(t *testing.T) {
 		{QueryKey: "action", QueryValues: []string{"edit"}},
 	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/",
 		UserAgentVersions: []string{"121"}, Method: "POST", NoSiteReferer: true}}
-	snippet, err := Caddyfile([]Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, []Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, []Zone{z}, "wikiUserID=")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	adapted, m := adaptedZoneMatchers(t, []Zone{z}, "wikiUserID=")
 	raw := adapted["z"].Match
 	if len(m.sets) != 1 || len(m.sets[0]) != len(raw) {
 		t.Fatalf("%d zones, want 1, with %d sets", len(m.sets), len(raw))
