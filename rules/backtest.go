@@ -50,8 +50,14 @@ type zoneMatchers struct {
 	// cookie is the Cookie value of a logged-in request (LoggedInCookie).
 	cookie string
 	cancel context.CancelFunc
-	// filter skips building a request for Caddy when no zone can match it.
+	// filter skips building a request for Caddy when no zone can match it
+	// (the recording pass's line and spill filters).
 	filter *lineFilter
+	// targets[i][k] is filter for the target of zone i's k-th matcher set
+	// alone: a set whose target cannot match a request is not run on it
+	// (a set matches when all its matchers do). nil for a zone whose sets
+	// are not one per target (then all are run).
+	targets [][]*lineFilter
 	// req is the request match hands Caddy's matchers, remade for each
 	// record (matchRequest): match is for one goroutine at a time.
 	req *matchRequest
@@ -93,6 +99,7 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookiePattern st
 			sortCheapestFirst(set)
 		}
 		m.sets = append(m.sets, ms)
+		m.targets = append(m.targets, targetFilters(z, ms))
 	}
 	return m, nil
 }
@@ -130,23 +137,56 @@ func matcherCost(m any) int {
 	return 5
 }
 
-// match returns the zones whose matchers match r, as a bit set.
+// targetFilters returns a lineFilter for each of the zone's matcher sets,
+// of its target alone: the k-th set holds the zone's k-th target (printTarget
+// prints one set per target, in order, and validateZones holds the adapted
+// sets to expectedZone's, which follows the same order), ANDed with the
+// conditions, so a request the target's filter rejects is one the set
+// rejects. nil when there are not as many sets as targets.
+func targetFilters(z Zone, sets caddyhttp.MatcherSets) []*lineFilter {
+	if len(sets) != len(z.Targets) {
+		return nil
+	}
+	filters := make([]*lineFilter, len(z.Targets))
+	for k, t := range z.Targets {
+		filters[k] = newLineFilter([]Zone{{Targets: []Target{t}}})
+	}
+	return filters
+}
+
+// match returns the zones whose matchers match r, as a bit set: what
+// MatcherSets.AnyMatchWithError says of each zone's sets, but for the sets
+// whose target cannot match r (targets), which are not asked.
 func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
-	if !m.filter.requestMayMatch(r) {
-		return 0, nil
-	}
-	if m.req == nil {
-		m.req = newMatchRequest()
-	}
-	req := m.req.remake(r, m.cookie)
+	var req *http.Request
 	var mask uint64
-	for i, s := range m.sets {
-		ok, err := s.AnyMatchWithError(req)
-		if err != nil {
-			return 0, fmt.Errorf("backtest: matching %s: %w", clip(r.Path, 80), err)
+	for i, sets := range m.sets {
+		if len(sets) == 0 {
+			// AnyMatchWithError matches any request with no set; match
+			// asked it only of those the zones' filter let through.
+			if m.filter.requestMayMatch(r) {
+				mask |= 1 << i
+			}
+			continue
 		}
-		if ok {
-			mask |= 1 << i
+		for k, set := range sets {
+			if m.targets[i] != nil && !m.targets[i][k].requestMayMatch(r) {
+				continue
+			}
+			if req == nil {
+				if m.req == nil {
+					m.req = newMatchRequest()
+				}
+				req = m.req.remake(r, m.cookie)
+			}
+			ok, err := set.MatchWithError(req)
+			if err != nil {
+				return 0, fmt.Errorf("backtest: matching %s: %w", clip(r.Path, 80), err)
+			}
+			if ok {
+				mask |= 1 << i
+				break
+			}
 		}
 	}
 	return mask, nil
