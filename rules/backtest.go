@@ -50,8 +50,14 @@ type zoneMatchers struct {
 	// cookie is the Cookie value of a logged-in request (LoggedInCookie).
 	cookie string
 	cancel context.CancelFunc
-	// filter skips building a request for Caddy when no zone can match it.
+	// filter skips building a request for Caddy when no zone can match it
+	// (the recording pass's line and spill filters).
 	filter *lineFilter
+	// targets[i][k] is filter for the target of zone i's k-th matcher set
+	// alone: a set whose target cannot match a request is not run on it
+	// (a set matches when all its matchers do). nil for a zone whose sets
+	// are not one per target (then all are run).
+	targets [][]*lineFilter
 	// req is the request match hands Caddy's matchers, remade for each
 	// record (matchRequest): match is for one goroutine at a time.
 	req *matchRequest
@@ -89,30 +95,98 @@ func loadMatchers(adapted map[string]adaptedZone, zones []Zone, cookiePattern st
 			cancel()
 			return nil, fmt.Errorf("backtest: zone %s: %w", z.Name, err)
 		}
+		for _, set := range ms {
+			sortCheapestFirst(set)
+		}
 		m.sets = append(m.sets, ms)
+		m.targets = append(m.targets, targetFilters(z, ms))
 	}
 	return m, nil
 }
 
 func (m *zoneMatchers) close() { m.cancel() }
 
-// match returns the zones whose matchers match r, as a bit set.
+// sortCheapestFirst orders a matcher set's matchers by what one costs to
+// run: a set matches when all of its matchers do, and is done with a request
+// at the first that does not. Caddy runs them in the order it loaded them, a
+// map's (caddy.Context.LoadModule, MatcherSets.FromInterface): any order is
+// one Caddy may run, and the matchers the zones use only read the request
+// (matchRequest), so none depends on another having run. The target (path,
+// query) decides which of a zone's sets a request could match, and costs
+// less than a regular expression: a request is mostly turned away by it, or
+// by a plain header, before the header_regexp and vars_regexp matchers run.
+func sortCheapestFirst(set caddyhttp.MatcherSet) {
+	sort.SliceStable(set, func(i, j int) bool { return matcherCost(set[i]) < matcherCost(set[j]) })
+}
+
+// matcherCost ranks the matchers the zones use by their cost; any other
+// comes last.
+func matcherCost(m any) int {
+	switch m.(type) {
+	case *caddyhttp.MatchMethod, *caddyhttp.MatchPath, *caddyhttp.MatchQuery:
+		return 0
+	case *caddyhttp.MatchHeader:
+		return 1
+	case *caddyhttp.MatchVarsRE:
+		return 2
+	case *caddyhttp.MatchNot:
+		return 3
+	case *caddyhttp.MatchHeaderRE:
+		return 4
+	}
+	return 5
+}
+
+// targetFilters returns a lineFilter for each of the zone's matcher sets,
+// of its target alone: the k-th set holds the zone's k-th target (printTarget
+// prints one set per target, in order, and validateZones holds the adapted
+// sets to expectedZone's, which follows the same order), ANDed with the
+// conditions, so a request the target's filter rejects is one the set
+// rejects. nil when there are not as many sets as targets.
+func targetFilters(z Zone, sets caddyhttp.MatcherSets) []*lineFilter {
+	if len(sets) != len(z.Targets) {
+		return nil
+	}
+	filters := make([]*lineFilter, len(z.Targets))
+	for k, t := range z.Targets {
+		filters[k] = newLineFilter([]Zone{{Targets: []Target{t}}})
+	}
+	return filters
+}
+
+// match returns the zones whose matchers match r, as a bit set: what
+// MatcherSets.AnyMatchWithError says of each zone's sets, but for the sets
+// whose target cannot match r (targets), which are not asked.
 func (m *zoneMatchers) match(r *sources.Request) (uint64, error) {
-	if !m.filter.requestMayMatch(r) {
-		return 0, nil
-	}
-	if m.req == nil {
-		m.req = newMatchRequest()
-	}
-	req := m.req.remake(r, m.cookie)
+	var req *http.Request
 	var mask uint64
-	for i, s := range m.sets {
-		ok, err := s.AnyMatchWithError(req)
-		if err != nil {
-			return 0, fmt.Errorf("backtest: matching %s: %w", clip(r.Path, 80), err)
+	for i, sets := range m.sets {
+		if len(sets) == 0 {
+			// AnyMatchWithError matches any request with no set; match
+			// asked it only of those the zones' filter let through.
+			if m.filter.requestMayMatch(r) {
+				mask |= 1 << i
+			}
+			continue
 		}
-		if ok {
-			mask |= 1 << i
+		for k, set := range sets {
+			if m.targets[i] != nil && !m.targets[i][k].requestMayMatch(r) {
+				continue
+			}
+			if req == nil {
+				if m.req == nil {
+					m.req = newMatchRequest()
+				}
+				req = m.req.remake(r, m.cookie)
+			}
+			ok, err := set.MatchWithError(req)
+			if err != nil {
+				return 0, fmt.Errorf("backtest: matching %s: %w", clip(r.Path, 80), err)
+			}
+			if ok {
+				mask |= 1 << i
+				break
+			}
 		}
 	}
 	return mask, nil

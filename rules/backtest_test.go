@@ -150,19 +150,7 @@ func TestMatchersOnRecords(t *testing.T) {
 		{TitleNames: []string{"Special:CiteThisPage"}},
 		{QueryKey: "action", QueryValues: []string{"edit"}},
 	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/", NoSiteReferer: true}}
-	snippet, err := Caddyfile([]Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, []Zone{z})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, []Zone{z}, "wikiUserID=")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	_, m := adaptedZoneMatchers(t, []Zone{z}, "wikiUserID=")
 	crawler := sources.Request{Method: "GET", Host: "wiki.example.org", UserAgent: uaChrome, Lang: "zh-cn", LoggedIn: sources.LoggedInNo,
 		TLS: true, ClientIP: netip.MustParseAddr("198.51.100.7")}
 	for _, tc := range []struct {
@@ -394,4 +382,38 @@ func TestMatchRequestLeavesNothingToTheNext(t *testing.T) {
 // tests' reference for it.
 func httpRequest(r *sources.Request, cookie string) *http.Request {
 	return newMatchRequest().remake(r, cookie)
+}
+
+// TestMatchersCheapestFirst: loadMatchers runs each set's matchers cheapest
+// first (sortCheapestFirst), every one of them: a set with one left out
+// would match requests Caddy refuses to (TestMatchersOnRecords checks what
+// they match). Every matcher a zone is printed with is one matcherCost
+// knows, so none is left to run last by default.
+func TestMatchersCheapestFirst(t *testing.T) {
+	z := Zone{Name: "z", Window: time.Minute, Events: 10, Targets: []Target{
+		{Paths: []string{"/w/Special:WhatLinksHere", "/w/Special:WhatLinksHere/*"}},
+		{TitleNames: []string{"Special:CiteThisPage"}},
+		{QueryKey: "action", QueryValues: []string{"edit"}},
+	}, Cond: Conditions{NotCookie: "wikiUserID=", Lang: "zh-cn", NoClientHints: true, UserAgent: "Chrome/",
+		UserAgentVersions: []string{"121"}, Method: "POST", NoSiteReferer: true}}
+	adapted, m := adaptedZoneMatchers(t, []Zone{z}, "wikiUserID=")
+	raw := adapted["z"].Match
+	if len(m.sets) != 1 || len(m.sets[0]) != len(raw) {
+		t.Fatalf("%d zones, want 1, with %d sets", len(m.sets), len(raw))
+	}
+	for i, set := range m.sets[0] {
+		if len(set) != len(raw[i]) {
+			t.Errorf("set %d: %d matchers, the adapted set has %d", i, len(set), len(raw[i]))
+		}
+		var costs []int
+		for _, matcher := range set {
+			costs = append(costs, matcherCost(matcher))
+			if matcherCost(matcher) == matcherCost(nil) {
+				t.Errorf("set %d: matcher %T has no cost of its own", i, matcher)
+			}
+		}
+		if !slices.IsSorted(costs) || costs[0] != 0 {
+			t.Errorf("set %d: costs %v, want ascending from a target's", i, costs)
+		}
+	}
 }

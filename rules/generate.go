@@ -234,6 +234,9 @@ type crawlerEvidence struct {
 	// narrowed says which tools were left out of Labels, and why, when a
 	// first proposal's zone refused too many other clients (narrow.go).
 	narrowed prose.Text
+	// agents remembers what the profile pass derived from the user agents
+	// of ordinary requests lately (ordinaryAgent); nil until the first.
+	agents *[ordinaryAgentSlots]ordinaryAgent
 }
 
 // labelEvidence is one tool label of a crawler: how often, under which path

@@ -32,19 +32,7 @@ var filterZones = []Zone{
 
 func loadFilterZones(t testing.TB) *zoneMatchers {
 	t.Helper()
-	snippet, err := Caddyfile(filterZones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, filterZones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, filterZones, "wikiUserID=")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.close)
+	_, m := adaptedZoneMatchers(t, filterZones, "wikiUserID=")
 	return m
 }
 

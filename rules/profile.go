@@ -3,8 +3,10 @@ package rules
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/request"
@@ -33,6 +35,38 @@ func crawlerIndex(refs []crawlerRef, k request.ClusterKey) int {
 		}
 	}
 	return -1
+}
+
+// crawlerFinder finds the crawler a request's fingerprint is
+// (crawlerIndex). A fingerprint holds the request's language as it is
+// (request.ClusterKey.Lang): a request in a language none of the crawlers'
+// fingerprints has, as most of a log's are, is no crawler's, known without
+// computing its fingerprint (its agent's family) and comparing it with each.
+type crawlerFinder struct {
+	refs []crawlerRef
+	// langs are the languages of the crawlers' fingerprints, their
+	// members' included.
+	langs []string
+	keys  request.Keyer
+}
+
+func newCrawlerFinder(refs []crawlerRef) *crawlerFinder {
+	f := &crawlerFinder{refs: refs}
+	for _, ref := range refs {
+		f.langs = appendNew(f.langs, ref.key.Lang)
+		for _, m := range ref.members {
+			f.langs = appendNew(f.langs, m.Lang)
+		}
+	}
+	return f
+}
+
+// index is crawlerIndex(refs, Key(r)).
+func (f *crawlerFinder) index(r *sources.Request) int {
+	if !slices.Contains(f.langs, r.Lang) {
+		return -1
+	}
+	return crawlerIndex(f.refs, f.keys.Key(r))
 }
 
 // crawlerRef is one crawler_burst finding the rules answer.
@@ -99,7 +133,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 	for i, ref := range refs {
 		tokens[i] = uaToken(ref.key.UA)
 	}
-	var keys request.Keyer
+	crawlers := newCrawlerFinder(refs)
 	classifier := request.PathClassifier{HealthURI: in.Site.HealthURI}
 	var labelScratch []byte
 	costly := newCostlyRoutes(refs)
@@ -135,8 +169,7 @@ func readProfile(ctx context.Context, in *Input, refs []crawlerRef) (*profile, e
 					p.durations.Add(r.Duration)
 				}
 				toolish, route := costly.match(r, class)
-				k := keys.Key(r)
-				ci := crawlerIndex(refs, k)
+				ci := crawlers.index(r)
 				cls := classOf(ci, false, r.LoggedIn, reachedPHP(r))
 				p.arrivals.add(at, cls)
 				var track *addressTrack
@@ -294,12 +327,13 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 	if !r.SecChUa {
 		mask |= condHints
 	}
-	held, ver := tokenVersion(r.UserAgent, token)
+	a := c.ordinaryAgent(r.UserAgent, token)
+	held, ver := a.held, a.version
 	if held {
 		mask |= condUA
 	}
 	c.OrdinaryAll[mask]++
-	versionCounts(c.OrdinaryAllVer, ver)[mask]++
+	a.allVer[mask]++
 	if !tool {
 		return
 	}
@@ -329,6 +363,44 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 	counts[mask]++
 	versionCounts(c.OrdinaryVer[label], ver)[mask]++
 }
+
+// ordinaryAgent returns what observeOrdinary derives from a user agent
+// alone: tokenVersion's answer for the crawler's token, and the
+// OrdinaryAllVer counts of that version. Ordinary requests come from a few
+// thousand agents, each sent by many of them: each is derived once while it
+// stays in c.agents, a table of the agents seen lately by the address of
+// their bytes (the log's parser and the spill intern an agent's string, so
+// an agent that comes back comes back there). A slot's agent is compared in
+// full, which for the same string stops at its address: another agent at
+// the same address is never taken for it.
+func (c *crawlerEvidence) ordinaryAgent(ua, token string) *ordinaryAgent {
+	if c.agents == nil {
+		c.agents = new([ordinaryAgentSlots]ordinaryAgent)
+	}
+	at := uint64(uintptr(unsafe.Pointer(unsafe.StringData(ua))))
+	a := &c.agents[at*0x9e3779b97f4a7c15>>(64-ordinaryAgentSlotBits)]
+	if !a.in || a.ua != ua {
+		held, ver := tokenVersion(ua, token)
+		*a = ordinaryAgent{ua: ua, held: held, version: ver, allVer: versionCounts(c.OrdinaryAllVer, ver), in: true}
+	}
+	return a
+}
+
+// ordinaryAgent is one slot of crawlerEvidence.agents: a user agent, whether
+// it holds the crawler's token and the version after it, and the
+// OrdinaryAllVer counts of that version (which stay where they are: no
+// version is ever removed from OrdinaryAllVer); in is false for an empty slot.
+type ordinaryAgent struct {
+	ua, version string
+	held, in    bool
+	allVer      *[8]int
+}
+
+// ordinaryAgentSlotBits is the log2 of crawlerEvidence.agents' slots.
+const (
+	ordinaryAgentSlotBits = 8
+	ordinaryAgentSlots    = 1 << ordinaryAgentSlotBits
+)
 
 // versionCounts returns m's counts for version v. Past maxVersionKeys
 // versions, new ones share the "" entry, which no condition names: the

@@ -450,8 +450,12 @@ func (p *Proposal) propose(ctx context.Context, in *Input, refs []crawlerRef, pr
 		if err != nil {
 			return fmt.Errorf("rules: %w", err)
 		}
-		if _, err := validateZones(one, zones[i:i+1]); err != nil {
-			return fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
+		// A zone alone prints the block when it is the only one: Caddy has
+		// just adapted that text, for the same zones, and would say the same.
+		if one != p.Block || len(zones) != 1 {
+			if _, err := validateZones(one, zones[i:i+1]); err != nil {
+				return fmt.Errorf("rules: zone %s failed validation: %w", z.Name, err)
+			}
 		}
 		bt := wr.zone[i].window()
 		br.zone[i].baselineInto(&bt)

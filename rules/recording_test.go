@@ -124,19 +124,7 @@ func recordFor(t *testing.T, in Input, between func()) (*recordedArrivals, *sour
 	for i := range zones {
 		zones[i].Window, zones[i].Events = time.Minute, 1
 	}
-	snippet, err := Caddyfile(zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapted, err := validateZones(snippet, zones)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := loadMatchers(adapted, zones, in.Site.LoggedInCookie)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	_, m := adaptedZoneMatchers(t, zones, in.Site.LoggedInCookie)
 	e := &engine{in: &in, refs: refs, matchers: m}
 	rec, note, err := e.record(ctx, prof, zones, candidateWindows[sizingWindow(bTo.Sub(bFrom))], bFrom, bTo, maxRecordedArrivals)
 	if err != nil {

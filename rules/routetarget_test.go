@@ -108,6 +108,15 @@ func TestWordPressRule(t *testing.T) {
 // closed when t ends.
 func caddyMatchers(t *testing.T, zones []Zone) *zoneMatchers {
 	t.Helper()
+	_, m := adaptedZoneMatchers(t, zones, "")
+	return m
+}
+
+// adaptedZoneMatchers prints zones, has Caddy adapt and validate them, and
+// loads their matchers with the site's logged-in cookie pattern: the adapted
+// zones and the matchers, closed when t ends.
+func adaptedZoneMatchers(t testing.TB, zones []Zone, cookiePattern string) (map[string]adaptedZone, *zoneMatchers) {
+	t.Helper()
 	snippet, err := Caddyfile(zones)
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +125,10 @@ func caddyMatchers(t *testing.T, zones []Zone) *zoneMatchers {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, snippet)
 	}
-	m, err := loadMatchers(adapted, zones, "")
+	m, err := loadMatchers(adapted, zones, cookiePattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.close)
-	return m
+	return adapted, m
 }
