@@ -27,19 +27,26 @@ type arrivalMinute struct {
 	Answers Histogram
 }
 
-// arrivedIn is the minute (unix seconds / 60) request r arrived in.
-func arrivedIn(r *sources.Request) int64 {
-	at := r.Time
-	if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
-		at = at.Add(-time.Duration(r.Duration * float64(time.Second)))
+// arrivalTimes returns when request r arrived as the arrival counts take
+// it (arrived: its Start, but its log time where its duration is no
+// positive finite number) and r.Start() itself. Observe asks for both:
+// one time.Time.Add per request, where the minute's, the second's and the
+// address's counts each made one.
+func arrivalTimes(r *sources.Request) (arrived, start time.Time) {
+	arrived, start = r.Time, r.Time
+	if r.Duration != 0 {
+		start = r.Start()
+		if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
+			arrived = start
+		}
 	}
-	return at.Unix() / 60
+	return arrived, start
 }
 
-// observeArrival adds r to the minute it arrived in (arrivedIn(r), which
-// the caller needs too).
-func (t *Traffic) observeArrival(r *sources.Request, arrived int64) {
-	t.observeSecond(r)
+// observeArrival adds r to the minute it arrived in (arrivalTimes gives
+// arrivedAt, the caller its minute, which it needs too).
+func (t *Traffic) observeArrival(r *sources.Request, arrivedAt time.Time, arrived int64) {
+	t.observeSecond(r, arrivedAt)
 	a := t.arrival(arrived)
 	a.Requests++
 	switch {

@@ -36,8 +36,9 @@ type phpSeconds struct {
 	arrived []uint16
 }
 
-// observeSecond adds r to the per-second series.
-func (t *Traffic) observeSecond(r *sources.Request) {
+// observeSecond adds r, which arrived at arrived (arrivalTimes), to the
+// per-second series.
+func (t *Traffic) observeSecond(r *sources.Request, arrived time.Time) {
 	s := &t.seconds
 	if s.needed == nil {
 		if t.from.IsZero() || t.to.IsZero() || t.to.Sub(t.from) > maxSecondsSpan || !t.to.After(t.from) {
@@ -46,10 +47,6 @@ func (t *Traffic) observeSecond(r *sources.Request) {
 		s.base = t.from.Add(-secondsLead).Unix()
 		n := t.to.Unix() - s.base
 		s.needed, s.told, s.arrived = make([]uint16, n), make([]uint16, n), make([]uint16, n)
-	}
-	arrived := r.Time
-	if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
-		arrived = r.Start()
 	}
 	bump(s.arrived, arrived.Unix()-s.base)
 	if r.Origin != sources.OriginUpstream && !(r.Origin == sources.OriginProxy && upstreamFailedStatus(r.Status)) {

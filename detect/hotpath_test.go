@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -146,6 +147,39 @@ func (t *Traffic) observeOriginal(r *sources.Request, perMinute map[request.Clus
 	if r.Origin == sources.OriginUpstream {
 		c.PHPSeconds += r.Duration
 		c.IPs[r.ClientIP].observePHP(r.Duration)
+	}
+}
+
+// arrivedIn is the minute (unix seconds / 60) request r arrived in, as
+// the reference counts it.
+func arrivedIn(r *sources.Request) int64 {
+	at := r.Time
+	if r.Duration > 0 && !math.IsInf(r.Duration, 0) {
+		at = at.Add(-time.Duration(r.Duration * float64(time.Second)))
+	}
+	return at.Unix() / 60
+}
+
+// TestArrivalTimesMatchOriginal holds arrivalTimes, one time.Time.Add for
+// what the arrival counts and the address's took with one each, to them:
+// arrived is the reference's (arrivedIn), start r.Start(), for the
+// durations where they part (negative, infinite, NaN: start is a careless
+// "arrived" there, and the other way round), 0, and the usual ones.
+func TestArrivalTimesMatchOriginal(t *testing.T) {
+	at := time.Date(2026, 10, 3, 2, 0, 0, 500, time.UTC)
+	for _, d := range []float64{0, 0.25, 2.5, 30, 59.9999, 1e-10, -3, -0.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e12} {
+		r := sources.Request{Time: at, Duration: d}
+		arrived, start := arrivalTimes(&r)
+		if !start.Equal(r.Start()) {
+			t.Errorf("duration %v: start %v, r.Start() %v", d, start, r.Start())
+		}
+		wantArrived := r.Time
+		if d > 0 && !math.IsInf(d, 0) {
+			wantArrived = r.Start()
+		}
+		if !arrived.Equal(wantArrived) || arrived.Unix()/60 != arrivedIn(&r) {
+			t.Errorf("duration %v: arrived %v, the original %v", d, arrived, wantArrived)
+		}
 	}
 }
 

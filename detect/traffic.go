@@ -166,7 +166,7 @@ type Cluster struct {
 // clusterMinute is what one cluster did in one minute.
 type clusterMinute struct {
 	// arrived counts the requests that arrived in the minute (log time
-	// minus duration: arrivedIn).
+	// minus duration: arrivalTimes).
 	arrived int
 	// good counts the goodput logged in the minute: PHP's 2xx within the
 	// clients' timeout as Observe judged it.
@@ -453,8 +453,9 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	case sources.CacheMiss:
 		mm.CacheMisses++
 	}
-	arrived := arrivedIn(r)
-	t.observeArrival(r, arrived)
+	arrivedAt, start := arrivalTimes(r)
+	arrived := arrivedAt.Unix() / 60
+	t.observeArrival(r, arrivedAt, arrived)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
 	target := t.targets.slot(r.Path, r.Query)
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
@@ -514,7 +515,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 				ab = &AddressBehaviour{}
 				c.before[r.ClientIP] = ab
 			}
-			ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
+			ab.Observe(start.UnixNano(), class == request.ClassAsset, r.SiteReferer)
 			ab.ObserveMethod(r.Method)
 			ab.ObserveCredentials(r)
 		}
@@ -526,7 +527,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 		ab = &AddressBehaviour{}
 		c.IPs[r.ClientIP] = ab
 	}
-	ab.Observe(r.Start().UnixNano(), class == request.ClassAsset, r.SiteReferer)
+	ab.Observe(start.UnixNano(), class == request.ClassAsset, r.SiteReferer)
 	ab.ObserveMethod(r.Method)
 	ab.ObserveCredentials(r)
 	ab.routes |= c.routeBit(tpl)
