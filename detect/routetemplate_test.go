@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources"
@@ -147,6 +148,35 @@ func TestTemplateMatcher(t *testing.T) {
 	// is, "p=2" would match a template naming it, which no table writes.
 	if got, ok := NewTemplateMatcher([]string{"/?p=2"}).Match("/", "p=2"); ok {
 		t.Errorf("Match(\"/\", \"p=2\") = %q, want none: 2 is a placeholder, not a value", got)
+	}
+}
+
+// TestTemplateMatcherSegmentCounts holds the matcher's filter by segment
+// count to the split: a target deeper than a template's deepest is cut at
+// "{rest}" and falls under a template of that depth, and an empty path is
+// the root's one segment. A filter that took a target's count for its raw
+// depth, or a template's "{rest}" for no segment, turns these away.
+func TestTemplateMatcherSegmentCounts(t *testing.T) {
+	// Segments keeps 12 segments and cuts the rest.
+	deep := "/" + strings.Repeat("{slug}/", 12) + "{rest}"
+	m := NewTemplateMatcher([]string{"/", deep, "/a/{slug}"})
+	tests := []struct {
+		path, query, want string
+	}{
+		{"", "", "/"},
+		{"/", "x=1", ""},
+		{"/a/b", "", "/a/{slug}"},
+		{"/a/b/c", "", ""},
+		{"/" + strings.Repeat("x/", 12) + "y", "", deep},
+		{"/" + strings.Repeat("x/", 30) + "y", "", deep},
+		{"/" + strings.Repeat("x/", 11) + "y", "", ""},
+	}
+	for _, tt := range tests {
+		got, _ := m.Match(tt.path, tt.query)
+		want, _ := m.matchSplit(tt.path, tt.query)
+		if got != tt.want || got != want {
+			t.Errorf("Match(%q, %q) = %q, want %q (split: %q)", tt.path, tt.query, got, tt.want, want)
+		}
 	}
 }
 

@@ -45,18 +45,17 @@ type memoSlot struct {
 	target  []byte
 	pathLen uint32
 	// class is the path class's code (PathClass.Code; 0 until found): a
-	// byte, not a string, so that a slot is 96 bytes where it was 160 and
+	// byte, not a string, so that a slot is 80 bytes where it was 160 and
 	// the table's random reads miss the cache less.
 	class uint8
 	// Which of the other facts were found (a label is never "": "" is one
 	// not found yet).
-	hasTemplate, hasMatch, matchOK bool
-	template                       string
+	hasTemplate bool
+	template    string
 	// templateFolds is the route table's folds count when template was
 	// built.
 	templateFolds uint64
 	label         string
-	matched       string // TemplateMatcher.Match's answer
 }
 
 // path and query are the slot's target's, views of its copy.
