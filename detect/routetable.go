@@ -121,26 +121,6 @@ func (rec *routeRecord) at(m64 int64) *routeMinuteAt {
 	return &rec.chunks[ci][i]
 }
 
-// minutes returns the record's minutes in time order: its one chunk, or
-// its chunks copied into one.
-func (rec *routeRecord) minutes() []routeMinuteAt {
-	switch len(rec.chunks) {
-	case 0:
-		return nil
-	case 1:
-		return rec.chunks[0]
-	}
-	n := 0
-	for _, c := range rec.chunks {
-		n += len(c)
-	}
-	out := make([]routeMinuteAt, 0, n)
-	for _, c := range rec.chunks {
-		out = append(out, c...)
-	}
-	return out
-}
-
 // routeTable aggregates requests by route template in one streaming pass.
 type routeTable struct {
 	records map[string]*routeRecord

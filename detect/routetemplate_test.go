@@ -283,3 +283,23 @@ func minuteSums(recs ...*routeRecord) map[int32]routeMinute {
 	}
 	return out
 }
+
+// minutes returns the record's minutes in time order: its one chunk, or
+// its chunks copied into one.
+func (rec *routeRecord) minutes() []routeMinuteAt {
+	switch len(rec.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return rec.chunks[0]
+	}
+	n := 0
+	for _, c := range rec.chunks {
+		n += len(c)
+	}
+	out := make([]routeMinuteAt, 0, n)
+	for _, c := range rec.chunks {
+		out = append(out, c...)
+	}
+	return out
+}
