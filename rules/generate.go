@@ -235,8 +235,8 @@ type crawlerEvidence struct {
 	// first proposal's zone refused too many other clients (narrow.go).
 	narrowed prose.Text
 	// agents remembers what the profile pass derived from the user agents
-	// of ordinary requests lately (ordinaryAgent); nil until the first.
-	agents *[ordinaryAgentSlots]ordinaryAgent
+	// of ordinary requests lately (ordinaryAgent).
+	agents request.AddressMemo[ordinaryAgent]
 }
 
 // labelEvidence is one tool label of a crawler: how often, under which path

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/request"
@@ -368,39 +367,25 @@ func (c *crawlerEvidence) observeOrdinary(r *sources.Request, label string, tool
 // alone: tokenVersion's answer for the crawler's token, and the
 // OrdinaryAllVer counts of that version. Ordinary requests come from a few
 // thousand agents, each sent by many of them: each is derived once while it
-// stays in c.agents, a table of the agents seen lately by the address of
-// their bytes (the log's parser and the spill intern an agent's string, so
-// an agent that comes back comes back there). A slot's agent is compared in
-// full, which for the same string stops at its address: another agent at
-// the same address is never taken for it.
+// stays in c.agents.
 func (c *crawlerEvidence) ordinaryAgent(ua, token string) *ordinaryAgent {
-	if c.agents == nil {
-		c.agents = new([ordinaryAgentSlots]ordinaryAgent)
-	}
-	at := uint64(uintptr(unsafe.Pointer(unsafe.StringData(ua))))
-	a := &c.agents[at*0x9e3779b97f4a7c15>>(64-ordinaryAgentSlotBits)]
-	if !a.in || a.ua != ua {
+	a, remembered := c.agents.Slot(ua)
+	if !remembered {
 		held, ver := tokenVersion(ua, token)
-		*a = ordinaryAgent{ua: ua, held: held, version: ver, allVer: versionCounts(c.OrdinaryAllVer, ver), in: true}
+		*a = ordinaryAgent{held: held, version: ver, allVer: versionCounts(c.OrdinaryAllVer, ver)}
 	}
 	return a
 }
 
-// ordinaryAgent is one slot of crawlerEvidence.agents: a user agent, whether
+// ordinaryAgent is what observeOrdinary derives from a user agent: whether
 // it holds the crawler's token and the version after it, and the
 // OrdinaryAllVer counts of that version (which stay where they are: no
-// version is ever removed from OrdinaryAllVer); in is false for an empty slot.
+// version is ever removed from OrdinaryAllVer).
 type ordinaryAgent struct {
-	ua, version string
-	held, in    bool
-	allVer      *[8]int
+	version string
+	held    bool
+	allVer  *[8]int
 }
-
-// ordinaryAgentSlotBits is the log2 of crawlerEvidence.agents' slots.
-const (
-	ordinaryAgentSlotBits = 8
-	ordinaryAgentSlots    = 1 << ordinaryAgentSlotBits
-)
 
 // versionCounts returns m's counts for version v. Past maxVersionKeys
 // versions, new ones share the "" entry, which no condition names: the

@@ -19,7 +19,7 @@ import (
 // between crawlers would answer one with the other's versions.
 func TestOrdinaryAgentMemo(t *testing.T) {
 	var agents []string
-	for v := 100; v < 100+3*ordinaryAgentSlots; v++ {
+	for v := 100; v < 100+3*request.AddressMemoSlots; v++ {
 		agents = append(agents, fmt.Sprintf("Mozilla/5.0 (X11) Chrome/%d.0 Safari/537.36", v))
 		agents = append(agents, fmt.Sprintf("Mozilla/5.0 (X11) Gecko Firefox/%d.0", v))
 	}

@@ -2,7 +2,6 @@ package request
 
 import (
 	"net/netip"
-	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/sources"
 )
@@ -53,26 +52,9 @@ type Keyer struct {
 	last   Agent
 	lastUA string
 	inLast bool
-	// byAddress remembers the agents of the user agents seen lately by
-	// where their bytes are: the log's parser interns an agent's string
-	// (sources/accesslog), so an agent that comes back comes back at the
-	// same address, and is found without hashing its hundred-odd bytes
-	// for the map. A slot's string is compared in full, which for the
-	// same string stops at its address: a string at the address of
-	// another, with other bytes or another length, is never taken for it.
-	byAddress *[agentSlots]agentSlot
-}
-
-// agentSlots is the size of Keyer.byAddress (a power of two).
-const agentSlots = 1 << agentSlotBits
-
-const agentSlotBits = 8
-
-// agentSlot is a user agent and its Agent; in is false for an empty slot.
-type agentSlot struct {
-	ua string
-	a  Agent
-	in bool
+	// byAddress remembers the agents of the user agents seen lately, found
+	// by where their bytes are (the parser interns a user agent's string).
+	byAddress AddressMemo[Agent]
 }
 
 // Key returns the same fingerprint as the function Key.
@@ -85,20 +67,16 @@ func (k *Keyer) Agent(ua string) Agent {
 	if k.inLast && ua == k.lastUA {
 		return k.last
 	}
-	if k.byAddress == nil {
-		k.byAddress = new([agentSlots]agentSlot)
-	}
-	at := uint64(uintptr(unsafe.Pointer(unsafe.StringData(ua))))
-	s := &k.byAddress[at*0x9e3779b97f4a7c15>>(64-agentSlotBits)]
-	if !s.in || s.ua != ua {
-		a, ok := k.agents[ua]
+	a, remembered := k.byAddress.Slot(ua)
+	if !remembered {
+		got, ok := k.agents[ua]
 		if !ok {
-			a = k.add(ua)
+			got = k.add(ua)
 		}
-		*s = agentSlot{ua: ua, a: a, in: true}
+		*a = got
 	}
-	k.last, k.lastUA, k.inLast = s.a, ua, true
-	return s.a
+	k.last, k.lastUA, k.inLast = *a, ua, true
+	return *a
 }
 
 // add computes the agent of ua and keeps it in the bounded cache.
