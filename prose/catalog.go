@@ -134,8 +134,8 @@ func (noFormats) Text(Text) string                 { return "" }
 
 // Catalog is one package's messages in every language.
 type Catalog struct {
-	// langs holds each language's messages, parsed on their first use
-	// (MustParse) or at once (Parse).
+	// langs holds each language's messages, each parsed on its first use
+	// (MustParse) or the whole file at once (Parse).
 	langs map[string]*catalogLang
 	// plain is the English bound to Plain, made on the first Say: Texts
 	// render their English through it.
@@ -155,28 +155,112 @@ type catalogLang struct {
 	// must: a file that does not parse is the program's defect (MustParse)
 	// and panics.
 	must bool
-	once sync.Once
-	t    *template.Template
-	err  error
+
+	// src is the file's text and defines where each message lies in it
+	// (findDefines), read on first use; defines is nil when the messages
+	// cannot be found without parsing the whole file.
+	readOnce sync.Once
+	src      string
+	defines  map[string]define
+	readErr  error
+
+	// whole is the whole file parsed (Parse, Names, Includes, and every
+	// message when defines is nil).
+	wholeOnce sync.Once
+	whole     *template.Template
+	wholeErr  error
+
+	// alone holds the messages parsed alone so far (message), under mu.
+	mu    sync.Mutex
+	alone *template.Template
 }
 
-// parsed returns the language's messages, parsing its file the first time.
-func (l *catalogLang) parsed() (*template.Template, error) {
-	l.once.Do(func() {
+// read reads the file and finds its messages, the first time.
+func (l *catalogLang) read() error {
+	l.readOnce.Do(func() {
 		src, err := fs.ReadFile(l.fsys, l.file)
 		if err != nil {
-			l.err = fmt.Errorf("prose: %w", err)
+			l.readErr = fmt.Errorf("prose: %w", err)
 			return
 		}
-		l.t, l.err = template.New(l.file).Option("missingkey=error").Funcs(funcs(noFormats{})).Parse(string(src))
-		if l.err != nil {
-			l.err = fmt.Errorf("prose: %w", l.err)
+		l.src = string(src)
+		if d, ok := findDefines(l.src); ok {
+			l.defines = d
 		}
 	})
-	if l.err != nil && l.must {
-		panic(l.err)
+	if l.readErr != nil && l.must {
+		panic(l.readErr)
 	}
-	return l.t, l.err
+	return l.readErr
+}
+
+// newParser is the template messages of l are parsed into: its functions
+// are checked at parse time, bound later (Bind).
+func (l *catalogLang) newParser() *template.Template {
+	return template.New(l.file).Option("missingkey=error").Funcs(funcs(noFormats{}))
+}
+
+// parsed returns the language's whole file parsed, parsing it the first
+// time.
+func (l *catalogLang) parsed() (*template.Template, error) {
+	if err := l.read(); err != nil {
+		return nil, err
+	}
+	l.wholeOnce.Do(func() {
+		l.whole, l.wholeErr = l.newParser().Parse(l.src)
+		if l.wholeErr != nil {
+			l.wholeErr = fmt.Errorf("prose: %w", l.wholeErr)
+		}
+	})
+	if l.wholeErr != nil && l.must {
+		panic(l.wholeErr)
+	}
+	return l.whole, l.wholeErr
+}
+
+// message returns message name's parse tree, nil for a message the file
+// does not define: the message parsed alone the first time it is asked
+// for, and parsed from the whole file when it cannot be found without
+// parsing. A message that does not parse alone is reported with the whole
+// file's error, which names its line.
+func (l *catalogLang) message(name string) (*parse.Tree, error) {
+	if err := l.read(); err != nil {
+		return nil, err
+	}
+	if l.defines == nil {
+		return l.wholeMessage(name)
+	}
+	d, ok := l.defines[name]
+	if !ok {
+		return nil, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.alone == nil {
+		l.alone = l.newParser()
+	}
+	if t := l.alone.Lookup(name); t != nil {
+		return t.Tree, nil
+	}
+	if _, err := l.alone.Parse(d.text(l.src)); err != nil {
+		if _, wholeErr := l.parsed(); wholeErr != nil {
+			return nil, wholeErr
+		}
+		return nil, fmt.Errorf("prose: message %q of %s does not parse alone: %w", name, l.file, err)
+	}
+	return l.alone.Lookup(name).Tree, nil
+}
+
+// wholeMessage is message name's tree in the whole file parsed.
+func (l *catalogLang) wholeMessage(name string) (*parse.Tree, error) {
+	t, err := l.parsed()
+	if err != nil {
+		return nil, err
+	}
+	if m := t.Lookup(name); m != nil && m != t {
+		return m.Tree, nil
+	}
+	return nil, nil
 }
 
 // lazy is the catalog of dir/<lang>.tmpl in fsys for each of langs, none of
@@ -189,12 +273,22 @@ func lazy(fsys fs.FS, dir string, langs []string) *Catalog {
 	return c
 }
 
-// lang returns lang's messages; an unknown language is an error, and so
-// is a file that does not parse.
-func (c *Catalog) lang(lang string) (*template.Template, error) {
+// lang returns lang's file, not yet read; an unknown language is an
+// error.
+func (c *Catalog) lang(lang string) (*catalogLang, error) {
 	l, ok := c.langs[lang]
 	if !ok {
 		return nil, fmt.Errorf("prose: no messages in language %q", lang)
+	}
+	return l, nil
+}
+
+// whole returns lang's messages, its whole file parsed; an unknown
+// language is an error, and so is a file that does not parse.
+func (c *Catalog) whole(lang string) (*template.Template, error) {
+	l, err := c.lang(lang)
+	if err != nil {
+		return nil, err
 	}
 	return l.parsed()
 }
@@ -205,7 +299,7 @@ func (c *Catalog) lang(lang string) (*template.Template, error) {
 func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 	c := lazy(fsys, dir, langs)
 	for _, lang := range langs {
-		if _, err := c.lang(lang); err != nil {
+		if _, err := c.whole(lang); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +309,7 @@ func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 			if other == lang {
 				continue
 			}
-			t, _ := c.lang(other)
+			t, _ := c.whole(other)
 			for _, name := range names {
 				if t.Lookup(name) == nil {
 					return nil, fmt.Errorf("prose: %s: message %q is defined in %s.tmpl but not in %s.tmpl", dir, name, lang, other)
@@ -226,14 +320,17 @@ func Parse(fsys fs.FS, dir string, langs []string) (*Catalog, error) {
 	return c, nil
 }
 
-// MustParse is the catalog of files embedded in the binary, each language
+// MustParse is the catalog of files embedded in the binary, each message
 // parsed on its first use: parsing every catalog in both languages was a
-// tenth of the CPU aftermath spent starting (perf, `aftermath --help`), and
-// most runs say their sentences in one language, many in none. A file that
-// does not parse panics at that first use rather than leave a report
-// without its words: the embedded files are the program's own, and each
-// package's messages test (prosetest.Check) parses every language and holds
-// them to the same messages, which Parse checks at once.
+// tenth of the CPU aftermath spent starting (perf, `aftermath --help`), most
+// runs say their sentences in one language, many in none, and a run says a
+// few dozen of a catalog's hundreds of messages. A file that cannot be read
+// panics at its language's first use, and a message that does not parse at
+// its own, rather than leave a report without its words: the embedded files
+// are the program's own, and each package's messages test (prosetest.Check)
+// parses every language whole, holds them to the same messages, which Parse
+// checks at once, and checks that each message parses alone as it does in
+// its file (CheckAlone).
 func MustParse(fsys fs.FS, dir string, langs []string) *Catalog {
 	c := lazy(fsys, dir, langs)
 	for _, l := range c.langs {
@@ -244,7 +341,7 @@ func MustParse(fsys fs.FS, dir string, langs []string) *Catalog {
 
 // Names lists the messages defined in lang, sorted.
 func (c *Catalog) Names(lang string) []string {
-	t, err := c.lang(lang)
+	t, err := c.whole(lang)
 	if err != nil {
 		return nil
 	}
@@ -258,15 +355,65 @@ func (c *Catalog) Names(lang string) []string {
 	return out
 }
 
+// CheckAlone returns an error unless each message of lang parsed alone, as
+// a message is parsed when first said (MustParse), is the message its whole
+// file defines, the same parse tree, and the file defines no other: a
+// file whose messages cannot be found without parsing it whole fails too,
+// for every run would then parse it whole.
+func (c *Catalog) CheckAlone(lang string) error {
+	whole, err := c.whole(lang)
+	if err != nil {
+		return err
+	}
+	l, _ := c.lang(lang)
+	if l.defines == nil {
+		return fmt.Errorf("prose: %s: its messages cannot be found without parsing the whole file (findDefines)", l.file)
+	}
+	names := c.Names(lang)
+	if len(names) != len(l.defines) {
+		return fmt.Errorf("prose: %s: %d messages found alone, %d in the whole file", l.file, len(l.defines), len(names))
+	}
+	for _, name := range names {
+		tree, err := l.message(name)
+		if err != nil {
+			return err
+		}
+		if tree == nil {
+			return fmt.Errorf("prose: %s: message %q was not found alone", l.file, name)
+		}
+		if got, want := tree.Root.String(), whole.Lookup(name).Tree.Root.String(); got != want {
+			return fmt.Errorf("prose: %s: message %q parsed alone reads %q, in its file %q", l.file, name, got, want)
+		}
+	}
+	return nil
+}
+
 // Includes lists the messages that message name of lang says through
 // {{template "other" ...}}, directly or through one it includes, sorted: a
 // part two sentences share is a message of its own, said wherever they are.
 func (c *Catalog) Includes(lang, name string) []string {
-	t, err := c.lang(lang)
+	t, err := c.whole(lang)
 	if err != nil {
 		return nil
 	}
 	var out []string
+	walkIncludes(t.Lookup(name), func(n *parse.TemplateNode) bool {
+		if slices.Contains(out, n.Name) {
+			return false
+		}
+		out = append(out, n.Name)
+		return true
+	})
+	slices.Sort(out)
+	return out
+}
+
+// walkIncludes calls include for each {{template}} of message m and, when
+// include returns true, walks the message it names, as m's set holds it.
+func walkIncludes(m *template.Template, include func(*parse.TemplateNode) bool) {
+	if m == nil || m.Tree == nil {
+		return
+	}
 	var walk func(n parse.Node)
 	walk = func(n parse.Node) {
 		switch n := n.(type) {
@@ -286,54 +433,97 @@ func (c *Catalog) Includes(lang, name string) []string {
 			walk(n.List)
 			walk(n.ElseList)
 		case *parse.TemplateNode:
-			if !slices.Contains(out, n.Name) {
-				out = append(out, n.Name)
-				if d := t.Lookup(n.Name); d != nil && d.Tree != nil {
+			if include(n) {
+				if d := m.Lookup(n.Name); d != nil && d.Tree != nil {
 					walk(d.Tree.Root)
 				}
 			}
 		}
 	}
-	if d := t.Lookup(name); d != nil && d.Tree != nil {
-		walk(d.Tree.Root)
-	}
-	slices.Sort(out)
-	return out
+	walk(m.Tree.Root)
 }
 
 // Bind binds the message functions of lang to f, for a printer to say all
-// its sentences with: binding clones the whole template set, which costs
-// several times more than saying a sentence, so a printer binds once. The
-// catalog itself is untouched, so printers of several languages and zones
-// can bind and render at once. An unknown language is an error.
+// its sentences with. Binding parses nothing: a Bound takes each message
+// the first time it says it, parsed once for the catalog (message), so
+// printers of several languages and zones share the parsing and can bind
+// and render at once. An unknown language is an error, and so is a file
+// that cannot be read.
 func (c *Catalog) Bind(lang string, f Formats) (*Bound, error) {
-	t, err := c.lang(lang)
+	l, err := c.lang(lang)
 	if err != nil {
 		return nil, err
 	}
-	bound, err := t.Clone()
-	if err != nil {
-		return nil, fmt.Errorf("prose: messages in %s: %w", t.Name(), err)
+	if err := l.read(); err != nil {
+		return nil, err
 	}
-	return &Bound{t: bound.Funcs(funcs(f))}, nil
+	return &Bound{lang: l, t: template.New(l.file).Option("missingkey=error").Funcs(funcs(f))}, nil
 }
 
 // Bound is a catalog's messages in one language, printing numbers and times
 // with the Formats they were bound to. Render is safe for concurrent use
 // when those Formats are.
 type Bound struct {
-	t *template.Template
+	lang *catalogLang
+	// t holds the messages said so far and those they include, bound to
+	// the Formats; mu keeps two first uses of a message from adding it
+	// twice.
+	mu sync.Mutex
+	t  *template.Template
 }
 
 // Render says message name with data. An unknown message, a key data lacks
 // and a failed execution are errors, never an empty sentence.
 func (b *Bound) Render(name string, data any) (string, error) {
-	if b.t.Lookup(name) == nil {
-		return "", fmt.Errorf("prose: no message %q in %s", name, b.t.Name())
+	m, err := b.message(name)
+	if err != nil {
+		return "", err
 	}
 	var out strings.Builder
-	if err := b.t.ExecuteTemplate(&out, name, data); err != nil {
+	if err := m.Execute(&out, data); err != nil {
 		return "", fmt.Errorf("prose: message %q in %s: %w", name, b.t.Name(), err)
 	}
 	return out.String(), nil
+}
+
+// message returns message name bound, adding it and the messages it
+// includes ({{template}}) to b the first time.
+func (b *Bound) message(name string) (*template.Template, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m := b.t.Lookup(name); m != nil && m != b.t {
+		return m, nil
+	}
+	m, err := b.add(name)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("prose: no message %q in %s", name, b.t.Name())
+	}
+	var failed error
+	walkIncludes(m, func(n *parse.TemplateNode) bool {
+		if b.t.Lookup(n.Name) != nil || failed != nil {
+			return false
+		}
+		// A message that includes one the file lacks fails when said, as
+		// text/template says.
+		inc, err := b.add(n.Name)
+		failed = err
+		return inc != nil
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	return m, nil
+}
+
+// add adds message name of b's language to b, nil when the file does not
+// define it.
+func (b *Bound) add(name string) (*template.Template, error) {
+	tree, err := b.lang.message(name)
+	if err != nil || tree == nil {
+		return nil, err
+	}
+	return b.t.AddParseTree(name, tree)
 }

@@ -36,23 +36,28 @@ func TestParseNeedsEveryMessageInEveryLanguage(t *testing.T) {
 	}
 }
 
-// TestMustParseParsesALanguageOnItsFirstUse: an embedded catalog costs
-// nothing until a language is used, and only that language is parsed; a
-// broken file panics when its language is first used, not before.
-func TestMustParseParsesALanguageOnItsFirstUse(t *testing.T) {
+// TestMustParseParsesAMessageOnItsFirstUse: an embedded catalog costs
+// nothing until a message is said, and only that message is parsed; a
+// broken message panics when it is first said, not before, and not when
+// another of its file is.
+func TestMustParseParsesAMessageOnItsFirstUse(t *testing.T) {
 	c := MustParse(fstest.MapFS{
-		"m/en.tmpl": {Data: []byte(`{{define "a"}}A {{i .}}{{end}}`)},
-		"m/ko.tmpl": {Data: []byte(`{{define "a"}}{{nosuchfunc .}}{{end}}`)},
+		"m/en.tmpl": {Data: []byte(`{{define "a"}}A {{i .}}{{end}}{{define "b"}}{{nosuchfunc .}}{{end}}`)},
+		"m/ko.tmpl": {Data: []byte(`{{define "a"}}{{nosuchfunc .}}{{end}}{{define "b"}}나{{end}}`)},
 	}, "m", []string{"en", "ko"})
 	if got := c.Say("a", 2).String(); got != "A 2" {
 		t.Errorf("said %q, want %q", got, "A 2")
 	}
+	ko := mustBind(t, c, "ko", plain{})
+	if got, err := ko.Render("b", nil); got != "나" || err != nil {
+		t.Errorf("ko's b = %q, %v; want 나", got, err)
+	}
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "ko.tmpl") {
-			t.Errorf("the broken ko.tmpl at its first use: recovered %v, want a panic naming it", r)
+			t.Errorf("the broken message of ko.tmpl at its first use: recovered %v, want a panic naming the file", r)
 		}
 	}()
-	c.Bind("ko", plain{})
+	ko.Render("a", nil)
 }
 
 func TestRender(t *testing.T) {
@@ -105,14 +110,17 @@ func mustBind(t *testing.T, c *Catalog, lang string, f Formats) *Bound {
 }
 
 // TestBoundConcurrent renders one catalog through several bindings from
-// several goroutines at once, as reports in two languages and zones do; run
-// with -race it fails if a binding touched the shared templates.
+// several goroutines at once, as reports in two languages and zones do, and
+// through one binding shared by all of them, each message said first by
+// several at once; run with -race it fails if a binding touched the shared
+// templates, or if two first uses of a message parsed it unguarded.
 func TestBoundConcurrent(t *testing.T) {
-	c, err := catalog(t, `{{define "n"}}{{i .}} failed{{end}}`, `{{define "n"}}{{i . | josa "이/가"}} 실패{{end}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := MustParse(fstest.MapFS{
+		"m/en.tmpl": {Data: []byte(`{{define "n"}}{{i .}} failed{{end}}{{define "m"}}[{{template "n" .}}]{{end}}`)},
+		"m/ko.tmpl": {Data: []byte(`{{define "n"}}{{i . | josa "이/가"}} 실패{{end}}{{define "m"}}[{{template "n" .}}]{{end}}`)},
+	}, "m", Langs)
 	want := map[string]string{"en": "#II failed", "ko": "#II(이/가) 실패"}
+	shared := mustBind(t, c, EN, plain{})
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)
 	for g := range 8 {
@@ -126,6 +134,10 @@ func TestBoundConcurrent(t *testing.T) {
 			for range 50 {
 				if got, err := b.Render("n", 2); err != nil || got != want[lang] {
 					errs <- fmt.Sprintf("Render(%s) = %q, %v; want %q", lang, got, err, want[lang])
+					return
+				}
+				if got, err := shared.Render("m", 2); err != nil || got != "["+want[EN]+"]" {
+					errs <- fmt.Sprintf("shared Render(m) = %q, %v; want %q", got, err, "["+want[EN]+"]")
 					return
 				}
 			}

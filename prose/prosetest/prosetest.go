@@ -102,6 +102,10 @@ func CheckDirs(t *testing.T, c *prose.Catalog, langs []string, dirs []string, me
 		t.Fatalf("no call of %s(name, data) found in %s", method, dir)
 	}
 	for _, lang := range langs {
+		// A run parses each message alone when it first says it.
+		if err := c.CheckAlone(lang); err != nil {
+			t.Error(err)
+		}
 		defined := c.Names(lang)
 		for _, name := range said {
 			if !slices.Contains(defined, name) {
