@@ -14,16 +14,15 @@ type define struct {
 	// start and end are the block's byte offsets, [start, end), from the
 	// "{{" of its define to the "}}" of its end.
 	start, end int
-	// line (from 1) and col (a byte offset in the line) are where start
-	// is, so that the message parsed alone reports errors at the line and
-	// column of the file, as when the whole file is parsed.
-	line, col int
 }
 
 // text is the block prefixed with blank lines and spaces up to where it
-// starts in src: positions in it are the file's lines and columns.
+// starts in src, so that the message parsed alone reports errors at the
+// file's line and column, as when the whole file is parsed.
 func (d define) text(src string) string {
-	return strings.Repeat("\n", d.line-1) + strings.Repeat(" ", d.col) + src[d.start:d.end]
+	before := src[:d.start]
+	col := d.start - (strings.LastIndexByte(before, '\n') + 1)
+	return strings.Repeat("\n", strings.Count(before, "\n")) + strings.Repeat(" ", col) + src[d.start:d.end]
 }
 
 // findDefines finds each message's block in a catalog file's text without
@@ -39,9 +38,6 @@ func findDefines(src string) (map[string]define, bool) {
 	depth := 0
 	var name string
 	var start int
-	// line and lineStart are those of offset counted, how far the lines
-	// have been counted.
-	line, lineStart, counted := 1, 0, 0
 	for i := 0; ; {
 		open := strings.Index(src[i:], "{{")
 		if open < 0 {
@@ -111,15 +107,9 @@ func findDefines(src string) (map[string]define, bool) {
 			}
 			depth--
 			if depth == 0 {
-				for ; counted < start; counted++ {
-					if src[counted] == '\n' {
-						line++
-						lineStart = counted + 1
-					}
-				}
 				// A message defined twice is its last definition, as
 				// text/template keeps it.
-				out[name] = define{start: start, end: close + 2, line: line, col: start - lineStart}
+				out[name] = define{start: start, end: close + 2}
 			}
 		}
 		i = close + 2
@@ -134,7 +124,18 @@ func findDefines(src string) (map[string]define, bool) {
 // goes on at i, past any "}}" inside a quoted string, a raw string or a
 // character constant.
 func actionEnd(src string, i int) (int, bool) {
-	for i < len(src) {
+	for {
+		close := strings.Index(src[i:], "}}")
+		if close < 0 {
+			return 0, false
+		}
+		close += i
+		// Most actions hold no quote: the first "}}" ends them.
+		q := strings.IndexAny(src[i:close], "\"'`")
+		if q < 0 {
+			return close, true
+		}
+		i += q
 		switch c := src[i]; c {
 		case '"', '\'':
 			i++
@@ -156,16 +157,8 @@ func actionEnd(src string, i int) (int, bool) {
 				return 0, false
 			}
 			i += 1 + end + 1
-		case '}':
-			if strings.HasPrefix(src[i:], "}}") {
-				return i, true
-			}
-			i++
-		default:
-			i++
 		}
 	}
-	return 0, false
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -9,8 +9,9 @@ import (
 
 // tricky is a catalog file whose messages a scan for "{{define" and
 // "{{end}}" would cut wrong: a comment that names both, blocks nested in a
-// message, quoted strings holding "}}" and "{{end}}", trim markers, and a
-// message on a later line than its define, whose failure names the line.
+// message, quoted strings holding "}}" and "{{end}}", trim markers, a
+// message on a later line than its define and one indented, whose failures
+// name their line and column.
 const tricky = `{{/*
 A header that names {{define "ghost"}} and {{end}} in its prose.
 */}}
@@ -22,6 +23,7 @@ A header that names {{define "ghost"}} and {{end}} in its prose.
 {{define "includes"}}[{{template "nested" .}}]{{end}}
   {{define "late"}}{{if .A}}
 line two {{i .Missing}}{{end}}{{end}}
+   {{define "indented"}}{{if .A}}{{i .Missing}}{{end}}{{end}}
 `
 
 type trickyData struct {
@@ -39,7 +41,7 @@ func TestMessagesParsedAloneAreTheFilesMessages(t *testing.T) {
 	if err := c.CheckAlone(EN); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(c.Names(EN), ","); got != "includes,late,nested,quoted,trimmed" {
+	if got := strings.Join(c.Names(EN), ","); got != "includes,indented,late,nested,quoted,trimmed" {
 		t.Errorf("Names = %s", got)
 	}
 	whole, err := template.New("m/en.tmpl").Option("missingkey=error").Funcs(funcs(plain{})).Parse(tricky)
@@ -53,7 +55,7 @@ func TestMessagesParsedAloneAreTheFilesMessages(t *testing.T) {
 		map[string]any{"A": true},
 	} {
 		b := mustBind(t, c, EN, plain{})
-		for _, name := range []string{"nested", "quoted", "trimmed", "includes", "late"} {
+		for _, name := range []string{"nested", "quoted", "trimmed", "includes", "late", "indented"} {
 			got, gotErr := b.Render(name, data)
 			var want strings.Builder
 			wantErr := whole.ExecuteTemplate(&want, name, data)
@@ -71,6 +73,9 @@ func TestMessagesParsedAloneAreTheFilesMessages(t *testing.T) {
 	// The failure names the file's line and column.
 	if _, err := mustBind(t, c, EN, plain{}).Render("late", map[string]any{"A": true}); err == nil || !strings.Contains(err.Error(), "m/en.tmpl:11:13") {
 		t.Errorf("late without its key: %v, want a failure at m/en.tmpl:11:13", err)
+	}
+	if _, err := mustBind(t, c, EN, plain{}).Render("indented", map[string]any{"A": true}); err == nil || !strings.Contains(err.Error(), "m/en.tmpl:12:37") {
+		t.Errorf("indented without its key: %v, want a failure at m/en.tmpl:12:37", err)
 	}
 }
 
