@@ -73,9 +73,9 @@ type printerShared struct {
 	// an empty sentence.
 	failed error
 	// bound holds each catalog the printer has said a message of, its
-	// functions bound to the printer: binding clones the catalog's templates,
-	// which costs more than the sentence, so it happens on a catalog's first
-	// message and never again.
+	// functions bound to the printer: a Bound adds each message to its set
+	// the first time it says it, so the printer keeps one per catalog and
+	// a message said again is only executed.
 	bound map[*prose.Catalog]*prose.Bound
 }
 
