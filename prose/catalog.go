@@ -194,10 +194,12 @@ func (l *catalogLang) read() error {
 	return l.readErr
 }
 
-// newParser is the template messages of l are parsed into: its functions
-// are checked at parse time, bound later (Bind).
-func (l *catalogLang) newParser() *template.Template {
-	return template.New(l.file).Option("missingkey=error").Funcs(funcs(noFormats{}))
+// newSet is an empty set of l's messages with the functions bound to f:
+// messages are parsed into one bound to noFormats (text/template checks at
+// parse time that a function exists) and said from one bound to a
+// printer's (Bind).
+func (l *catalogLang) newSet(f Formats) *template.Template {
+	return template.New(l.file).Option("missingkey=error").Funcs(funcs(f))
 }
 
 // parsed returns the language's whole file parsed, parsing it the first
@@ -207,7 +209,7 @@ func (l *catalogLang) parsed() (*template.Template, error) {
 		return nil, err
 	}
 	l.wholeOnce.Do(func() {
-		l.whole, l.wholeErr = l.newParser().Parse(l.src)
+		l.whole, l.wholeErr = l.newSet(noFormats{}).Parse(l.src)
 		if l.wholeErr != nil {
 			l.wholeErr = fmt.Errorf("prose: %w", l.wholeErr)
 		}
@@ -237,7 +239,7 @@ func (l *catalogLang) message(name string) (*parse.Tree, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.alone == nil {
-		l.alone = l.newParser()
+		l.alone = l.newSet(noFormats{})
 	}
 	if t := l.alone.Lookup(name); t != nil {
 		return t.Tree, nil
@@ -457,7 +459,7 @@ func (c *Catalog) Bind(lang string, f Formats) (*Bound, error) {
 	if err := l.read(); err != nil {
 		return nil, err
 	}
-	return &Bound{lang: l, t: template.New(l.file).Option("missingkey=error").Funcs(funcs(f))}, nil
+	return &Bound{lang: l, t: l.newSet(f)}, nil
 }
 
 // Bound is a catalog's messages in one language, printing numbers and times
