@@ -2,6 +2,7 @@ package detect
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net/netip"
 	"sort"
@@ -824,23 +825,16 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	// its other clients'.
 	actor := b.actorAddresses()
 	perIP := make([]int, 0, len(actor))
-	addrs := make([]netip.Addr, 0, len(actor))
 	maxPerIP := 0
-	v6 := 0
-	prefixes := map[netip.Prefix]struct{}{}
-	for ip, ab := range actor {
+	for _, ab := range actor {
 		n := ab.Requests
 		perIP = append(perIP, n)
-		addrs = append(addrs, ip)
 		maxPerIP = max(maxPerIP, n)
-		if ip.Is6() && !ip.Is4In6() {
-			v6++
-		}
-		prefixes[request.Prefix(ip)] = struct{}{}
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
-	clients, clientsV6 := clientCount(addrs)
+	nets := networksOf(maps.Keys(actor), len(actor))
+	clients := nets.clients
 	facts := &CrawlerBurstFacts{
 		DistinctIPs:               len(perIP),
 		Clients:                   clients,
@@ -868,21 +862,11 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts.BaselinePer10m = Some(b.baseline10)
 		facts.RoseFromPer10m = Some(b.roseFrom10)
 	}
-	v4Prefixes, v6Prefixes := 0, 0
-	for p := range prefixes {
-		if p.Addr().Is4() {
-			v4Prefixes++
-		} else {
-			v6Prefixes++
-		}
+	if nets.v4 > 0 {
+		facts.DistinctPrefixes24 = Some(nets.prefixes4)
 	}
-	if v6 < len(perIP) {
-		facts.DistinctPrefixes24 = Some(v4Prefixes)
-	}
-	if v6 > 0 {
-		facts.DistinctPrefixes64 = Some(v6Prefixes)
-	}
-	if clientsV6 {
+	if nets.v6 > 0 {
+		facts.DistinctPrefixes64 = Some(nets.prefixes6)
 		facts.ClientIPv6PrefixBits = Some(request.ClientIPv6Bits)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a
@@ -907,7 +891,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
 		fp.Method = "POST"
 	}
-	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
+	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), nets.prefixes(), medianPerIP, maxPerIP
 	said.Clients = clients
 	said.RoseFrom, said.Peak, said.HasBaseline, said.PHPShare = b.roseFrom10, b.peak10, facts.RoseFromPer10m.OK, facts.PHPTimeShare.V
 	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)

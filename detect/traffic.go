@@ -567,11 +567,7 @@ func (c *Cluster) routeBit(tpl string) uint64 {
 // cluster's addresses in the window. It is counted from IPs when asked rather
 // than kept per request: Observe runs for every line, this once per report.
 func (c *Cluster) DistinctPrefixes() int {
-	prefixes := make(map[netip.Prefix]struct{}, len(c.IPs))
-	for ip := range c.IPs {
-		prefixes[request.Prefix(ip)] = struct{}{}
-	}
-	return len(prefixes)
+	return c.networks().prefixes()
 }
 
 // Total is the number of requests observed.
