@@ -313,9 +313,12 @@ type burst struct {
 	requests                int
 	assetShare              float64
 	readers, readerRequests int
-	// walked is what its addresses (actorAddresses) asked for and PHP's
-	// time on them; toolShare is the share of their page requests that went
-	// to expensive, uncacheable route templates, as measured; routes are
+	// addresses are its addresses (actorAddresses), gathered once for what
+	// they walked and for the finding's counts.
+	addresses map[netip.Addr]*AddressBehaviour
+	// walked is what its addresses asked for and PHP's time on them;
+	// toolShare is the share of their page requests that went to
+	// expensive, uncacheable route templates, as measured; routes are
 	// their templates. The readers and other clients who share the
 	// fingerprint walked their own pages, which are not the crawler's.
 	walked    actorWalked
@@ -537,7 +540,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.startEstimated = estimated
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
-	b.walked = c.walkedBy(b.actorAddresses(), ev.Traffic.routes.canonical)
+	b.addresses = b.actorAddresses()
+	b.walked = c.walkedBy(b.addresses, ev.Traffic.routes.canonical)
 	b.routes, b.toolShare, b.unmeasured = costedRoutes(b.walked.routes, b.walked.requests, b.walked.assets, costs)
 	b.uncachedShare = uncachedShare(b.walked.requests-b.walked.assets, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
@@ -823,7 +827,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
 	// The crawler's addresses: the fingerprint's less its readers' and
 	// its other clients'.
-	actor := b.actorAddresses()
+	actor := b.addresses
 	perIP := make([]int, 0, len(actor))
 	maxPerIP := 0
 	for _, ab := range actor {
