@@ -87,7 +87,10 @@ func (ev *Evidence) burstActor(b *burst) {
 	if !ok {
 		return
 	}
-	actor := map[netip.Addr]bool{}
+	// Sized for the fingerprint's addresses, most of which are a burst's
+	// (a spread crawl's thousands): grown from empty, its tables would
+	// take twice the memory on the way.
+	actor := make(map[netip.Addr]bool, len(c.IPs))
 	var spanRoutes uint64
 	var routeRequests [64]int
 	total := 0

@@ -3,6 +3,8 @@ package detect
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +71,42 @@ func TestCrawlerClientsPerSlash64(t *testing.T) {
 				t.Errorf("summary %q does not say %q", f.Summary, tt.words)
 			}
 		})
+	}
+}
+
+// TestNetworksOfInAnyOrder: a crawl's addresses come out of a map in no
+// order, and one /24 or /64 is counted once however its addresses are
+// spread through it: IPv4 addresses taken round-robin over 30 /24s, the
+// same addresses again IPv4-mapped (the same clients), and IPv6 ones
+// rotating inside 40 /64s, interleaved. Counting where a network differs
+// from the address before, unsorted, counts nearly every address; the
+// counts here are those of the sets ClientOf and Prefix make.
+func TestNetworksOfInAnyOrder(t *testing.T) {
+	var addrs []netip.Addr
+	for i := range 3000 {
+		j := i / 3
+		switch i % 3 {
+		case 0:
+			addrs = append(addrs, netip.MustParseAddr(fmt.Sprintf("198.51.%d.%d", j%30, j/30+1)))
+		case 1:
+			addrs = append(addrs, netip.MustParseAddr(fmt.Sprintf("::ffff:198.51.%d.%d", j%30, j/30+1)))
+		default:
+			addrs = append(addrs, netip.MustParseAddr(fmt.Sprintf("2001:db8:%x::%x:7", i%40, i/40+1)))
+		}
+	}
+	clients, prefixes := map[netip.Prefix]bool{}, map[netip.Prefix]bool{}
+	for _, a := range addrs {
+		clients[request.ClientOf(a)], prefixes[request.Prefix(a)] = true, true
+	}
+	got := networksOf(slices.Values(addrs), len(addrs))
+	want := networks{v4: 2000, v6: 1000, clients: len(clients), prefixes4: 30, prefixes6: 40}
+	if got != want || got.prefixes() != len(prefixes) {
+		t.Errorf("networks %+v (%d prefixes), want %+v (%d)", got, got.prefixes(), want, len(prefixes))
+	}
+	if got.clients != 1000+40 {
+		t.Errorf("%d clients, want 1,040: the mapped addresses are the plain ones' clients", got.clients)
+	}
+	if none := networksOf(slices.Values([]netip.Addr(nil)), 0); none != (networks{}) {
+		t.Errorf("networks of no addresses %+v", none)
 	}
 }

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net/netip"
 	"sort"
@@ -312,9 +313,12 @@ type burst struct {
 	requests                int
 	assetShare              float64
 	readers, readerRequests int
-	// walked is what its addresses (actorAddresses) asked for and PHP's
-	// time on them; toolShare is the share of their page requests that went
-	// to expensive, uncacheable route templates, as measured; routes are
+	// addresses are its addresses (actorAddresses), gathered once for what
+	// they walked and for the finding's counts.
+	addresses map[netip.Addr]*AddressBehaviour
+	// walked is what its addresses asked for and PHP's time on them;
+	// toolShare is the share of their page requests that went to
+	// expensive, uncacheable route templates, as measured; routes are
 	// their templates. The readers and other clients who share the
 	// fingerprint walked their own pages, which are not the crawler's.
 	walked    actorWalked
@@ -536,7 +540,8 @@ func riseOf(c *Cluster, ev *Evidence, bFrom, bTo time.Time, windowTotal int, cos
 		b.startEstimated = estimated
 	}
 	b.readerShare = float64(b.readers) / float64(max(len(c.IPs), 1))
-	b.walked = c.walkedBy(b.actorAddresses(), ev.Traffic.routes.canonical)
+	b.addresses = b.actorAddresses()
+	b.walked = c.walkedBy(b.addresses, ev.Traffic.routes.canonical)
 	b.routes, b.toolShare, b.unmeasured = costedRoutes(b.walked.routes, b.walked.requests, b.walked.assets, costs)
 	b.uncachedShare = uncachedShare(b.walked.requests-b.walked.assets, b.routes)
 	b.routesEstimated = ev.routesEstimate(b.routes)
@@ -822,25 +827,18 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	c := b.c
 	// The crawler's addresses: the fingerprint's less its readers' and
 	// its other clients'.
-	actor := b.actorAddresses()
+	actor := b.addresses
 	perIP := make([]int, 0, len(actor))
-	addrs := make([]netip.Addr, 0, len(actor))
 	maxPerIP := 0
-	v6 := 0
-	prefixes := map[netip.Prefix]struct{}{}
-	for ip, ab := range actor {
+	for _, ab := range actor {
 		n := ab.Requests
 		perIP = append(perIP, n)
-		addrs = append(addrs, ip)
 		maxPerIP = max(maxPerIP, n)
-		if ip.Is6() && !ip.Is4In6() {
-			v6++
-		}
-		prefixes[request.Prefix(ip)] = struct{}{}
 	}
 	medianPerIP := Median(perIP)
 	totalPHP := ev.windowPHPSeconds()
-	clients, clientsV6 := clientCount(addrs)
+	nets := networksOf(maps.Keys(actor), len(actor))
+	clients := nets.clients
 	facts := &CrawlerBurstFacts{
 		DistinctIPs:               len(perIP),
 		Clients:                   clients,
@@ -868,21 +866,11 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 		facts.BaselinePer10m = Some(b.baseline10)
 		facts.RoseFromPer10m = Some(b.roseFrom10)
 	}
-	v4Prefixes, v6Prefixes := 0, 0
-	for p := range prefixes {
-		if p.Addr().Is4() {
-			v4Prefixes++
-		} else {
-			v6Prefixes++
-		}
+	if nets.v4 > 0 {
+		facts.DistinctPrefixes24 = Some(nets.prefixes4)
 	}
-	if v6 < len(perIP) {
-		facts.DistinctPrefixes24 = Some(v4Prefixes)
-	}
-	if v6 > 0 {
-		facts.DistinctPrefixes64 = Some(v6Prefixes)
-	}
-	if clientsV6 {
+	if nets.v6 > 0 {
+		facts.DistinctPrefixes64 = Some(nets.prefixes6)
 		facts.ClientIPv6PrefixBits = Some(request.ClientIPv6Bits)
 	}
 	// Spread or concentrated decides the rule: a site-wide bucket or a
@@ -907,7 +895,7 @@ func crawlerFinding(b burst, ev *Evidence) Finding {
 	if posts := b.posts(); b.requests > 0 && float64(posts) >= minMethodShare*float64(b.requests) {
 		fp.Method = "POST"
 	}
-	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), len(prefixes), medianPerIP, maxPerIP
+	said.Spread, said.Addresses, said.Networks, said.Median, said.MaxPerIP = spread, len(perIP), nets.prefixes(), medianPerIP, maxPerIP
 	said.Clients = clients
 	said.RoseFrom, said.Peak, said.HasBaseline, said.PHPShare = b.roseFrom10, b.peak10, facts.RoseFromPer10m.OK, facts.PHPTimeShare.V
 	said.Start, said.Unseen = b.onset.In(ev.loc()), ev.unseenAt(b.onset)

@@ -188,14 +188,20 @@ func (b *AddressBehaviour) pageSpan() time.Duration {
 // (judged on what each did before the window, unless the same address
 // did not read like a person in the window), so that its rates are the
 // crawler's, as its addresses and requests are. It is PerMinute itself when
-// no address read like a person.
+// no address read like a person. The map is the cluster's until its next
+// request, as PerMinute's is: the crawler detector asks for it three times
+// a fingerprint (joinActors, riseOf, burstActor), and it is built once.
 func (c *Cluster) CrawlerPerMinute() map[int64]int {
+	all := c.PerMinute() // drops the map built from an older one
 	if !request.IsBrowser(c.Key.UA) {
 		// A declared bot or tool is nobody's browser: its addresses that
 		// pace like readers (a feed fetcher polling) are its own requests.
-		return c.PerMinute()
+		return all
 	}
-	return c.apartPerMinute((*AddressBehaviour).Reader)
+	if c.crawlerPerMinute == nil {
+		c.crawlerPerMinute = c.apartPerMinute((*AddressBehaviour).Reader)
+	}
+	return c.crawlerPerMinute
 }
 
 // Browsed reports whether it read like a person by what a browser does
@@ -209,6 +215,14 @@ func (b *AddressBehaviour) Browsed() bool {
 // apartPerMinute is the cluster's requests per arrival minute without those
 // of the addresses person says read like people, whatever its agent.
 func (c *Cluster) apartPerMinute(person func(*AddressBehaviour) bool) map[int64]int {
+	all := c.PerMinute()
+	// The people's requests are summed by the minute in apart, a slice over
+	// the minutes of all ([first, first+len)), rather than taken out of a
+	// map run by run: a fingerprint's readers over a day's baseline are
+	// some tens of thousands of runs, in at most 1,440 minutes. A run outside
+	// those minutes (none: every request is counted in all) goes to the map.
+	var apart []int
+	var first int64
 	var out map[int64]int
 	for i, ips := range []map[netip.Addr]*AddressBehaviour{c.IPs, c.before} {
 		for ip, ab := range ips {
@@ -223,15 +237,47 @@ func (c *Cluster) apartPerMinute(person func(*AddressBehaviour) bool) map[int64]
 				continue
 			}
 			if out == nil {
-				out = maps.Clone(c.PerMinute())
+				out = maps.Clone(all)
+				first, apart = minuteSpan(all)
 			}
 			for _, r := range ab.arrivals {
-				out[int64(r.minute)] -= int(r.n)
+				if k := int64(r.minute) - first; k >= 0 && k < int64(len(apart)) {
+					apart[k] += int(r.n)
+				} else {
+					out[int64(r.minute)] -= int(r.n)
+				}
 			}
 		}
 	}
 	if out == nil {
-		return c.PerMinute()
+		return all
+	}
+	for k, n := range apart {
+		if n != 0 {
+			out[first+int64(k)] -= n
+		}
 	}
 	return out
 }
+
+// minuteSpan is the first of perMinute's minutes and a zeroed count for
+// each minute from it to its last; no counts when its minutes are too sparse
+// (a log of weeks with a fingerprint seen on a few days) for a count a
+// minute to be smaller than the map.
+func minuteSpan(perMinute map[int64]int) (first int64, counts []int) {
+	if len(perMinute) == 0 {
+		return 0, nil
+	}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for m := range perMinute {
+		first, last = min(first, m), max(last, m)
+	}
+	if last-first >= maxSpanPerMinute*int64(len(perMinute)) {
+		return first, nil
+	}
+	return first, make([]int, last-first+1)
+}
+
+// maxSpanPerMinute bounds minuteSpan's counts to this many a minute of the
+// map: eight bytes each, where a map's entry costs some twenty.
+const maxSpanPerMinute = 4

@@ -2,11 +2,13 @@ package detect
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -99,5 +101,76 @@ func TestCrawlerRatesLeaveOutReaders(t *testing.T) {
 	}
 	if f.PeakPer10m != 5000 || !f.BaselinePer10m.OK || f.BaselinePer10m.V != 0 {
 		t.Errorf("the crawler rose from %v to %v per 10 minutes, want 0 to 5,000 (the fingerprint's, readers in: 210 to 5,210)", f.BaselinePer10m, f.PeakPer10m)
+	}
+}
+
+// TestCrawlerPerMinuteKeptUntilNextRequest: the crawler's rates are built
+// once and kept, so they must be dropped when a request comes: readers
+// visit the site from before the window (a page and its asset a minute),
+// a crawler sends twelve pages a minute in it; its rates are its twelve. A reader
+// and the crawler then send more in one minute: the rates asked for again
+// count the crawler's new requests and not the reader's, where the rates
+// kept from before would not.
+func TestCrawlerPerMinuteKeptUntilNextRequest(t *testing.T) {
+	from, to := t0, t0.Add(30*time.Minute)
+	tr := NewTraffic(sources.Site{}, from, to)
+	const ua = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36"
+	req := func(at time.Time, ip, path string) sources.Request {
+		return sources.Request{Time: at, ClientIP: netip.MustParseAddr(ip), Method: "GET", Path: path, Status: 200,
+			UserAgent: ua, Lang: "zh-cn", LoggedIn: sources.LoggedInNo, Origin: sources.OriginUpstream, TLS: true}
+	}
+	var rs []sources.Request
+	for m := -20; m < 30; m++ {
+		at := from.Add(time.Duration(m) * time.Minute)
+		reader := fmt.Sprintf("172.16.0.%d", m+21)
+		rs = append(rs, req(at, reader, "/wiki/Article"), req(at.Add(time.Second), reader, "/static/skin.css"))
+		if m >= 0 {
+			for i := range 12 {
+				rs = append(rs, req(at.Add(time.Duration(i)*5*time.Second), "10.0.0.7", "/w/index.php"))
+			}
+		}
+	}
+	observeInOrder(tr, rs)
+	c := tr.Clusters()[0]
+	minute := func(m int) int64 { return from.Add(time.Duration(m)*time.Minute).Unix() / 60 }
+	if got := c.CrawlerPerMinute(); got[minute(-5)] != 0 || got[minute(5)] != 12 {
+		t.Fatalf("crawler rates %d before the window, %d in it; want 0 and 12", got[minute(-5)], got[minute(5)])
+	}
+	at := from.Add(5*time.Minute + 30*time.Second)
+	observeInOrder(tr, []sources.Request{req(at, "172.16.0.26", "/wiki/Other"), req(at, "10.0.0.7", "/w/index.php")})
+	if got := c.CrawlerPerMinute()[minute(5)]; got != 13 {
+		t.Errorf("crawler rate %d after one more crawler and reader request, want 13", got)
+	}
+}
+
+// TestApartPerMinuteOutsideItsMinutes: the people's requests are summed by
+// the minute over the span of the fingerprint's minutes; a run outside it
+// (which the aggregation never makes, but a joined or hand-built cluster
+// could) is still taken out, as the map did, and a fingerprint seen on two
+// days far apart counts its people's minutes in the map alone.
+func TestApartPerMinuteOutsideItsMinutes(t *testing.T) {
+	const m0 = int64(29_000_000)
+	reader := func(runs ...minuteRun) *AddressBehaviour {
+		return &AddressBehaviour{Requests: 2 * len(runs), Assets: len(runs), Pages: len(runs), arrivals: runs}
+	}
+	for _, tc := range []struct {
+		name    string
+		minutes []int64
+		runs    []minuteRun
+		want    map[int64]int
+	}{
+		{"a run in the span and one past it", []int64{m0, m0 + 1, m0 + 2},
+			[]minuteRun{{int32(m0 + 1), 2}, {int32(m0 + 9), 3}}, map[int64]int{m0: 5, m0 + 1: 3, m0 + 2: 5, m0 + 9: -3}},
+		{"two days apart", []int64{m0, m0 + 2880},
+			[]minuteRun{{int32(m0), 1}, {int32(m0 + 2880), 4}}, map[int64]int{m0: 4, m0 + 2880: 1}},
+	} {
+		c := &Cluster{Key: request.ClusterKey{UA: "Chrome"}, minutes: map[int64]*clusterMinute{},
+			IPs: map[netip.Addr]*AddressBehaviour{netip.MustParseAddr("192.0.2.1"): reader(tc.runs...)}}
+		for _, m := range tc.minutes {
+			c.minutes[m] = &clusterMinute{arrived: 5}
+		}
+		if got := c.CrawlerPerMinute(); !maps.Equal(got, tc.want) {
+			t.Errorf("%s: crawler rates %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

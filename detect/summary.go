@@ -161,9 +161,10 @@ func clusterSummaries(t *Traffic) []ClusterSummary {
 		for _, n := range c.IPs {
 			perIP = append(perIP, n.Requests)
 		}
+		nets := c.networks()
 		out = append(out, ClusterSummary{
-			Fingerprint: c.Key.String(), FingerprintText: sayKey(c.Key), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: c.Clients(),
-			DistinctPrefixes: c.DistinctPrefixes(), RequestsPerIPMedian: Median(perIP), Classes: maps.Clone(c.Classes), PHPSeconds: c.PHPSeconds,
+			Fingerprint: c.Key.String(), FingerprintText: sayKey(c.Key), Requests: c.Requests, DistinctIPs: len(c.IPs), Clients: nets.clients,
+			DistinctPrefixes: nets.prefixes(), RequestsPerIPMedian: Median(perIP), Classes: maps.Clone(c.Classes), PHPSeconds: c.PHPSeconds,
 		})
 	}
 	return out

@@ -121,8 +121,9 @@ type Cluster struct {
 	last    *clusterMinute
 	lastAt  int64
 	// perMinute is what PerMinute returns, built when asked and dropped
-	// when a request is added.
-	perMinute map[int64]int
+	// when a request is added; crawlerPerMinute is what CrawlerPerMinute
+	// returns, built from it when asked and dropped when it is rebuilt.
+	perMinute, crawlerPerMinute map[int64]int
 	// The rest is for the window only.
 	Requests int
 	// IPs is how each address behaved (reader.go): its requests, and
@@ -203,6 +204,7 @@ func (c *Cluster) minuteEntry(m int64) *clusterMinute {
 // cluster's until its next request: callers read it, never write it.
 func (c *Cluster) PerMinute() map[int64]int {
 	if c.perMinute == nil {
+		c.crawlerPerMinute = nil
 		c.perMinute = make(map[int64]int, len(c.minutes))
 		for m, e := range c.minutes {
 			if e.arrived > 0 {
@@ -567,11 +569,7 @@ func (c *Cluster) routeBit(tpl string) uint64 {
 // cluster's addresses in the window. It is counted from IPs when asked rather
 // than kept per request: Observe runs for every line, this once per report.
 func (c *Cluster) DistinctPrefixes() int {
-	prefixes := make(map[netip.Prefix]struct{}, len(c.IPs))
-	for ip := range c.IPs {
-		prefixes[request.Prefix(ip)] = struct{}{}
-	}
-	return len(prefixes)
+	return c.networks().prefixes()
 }
 
 // Total is the number of requests observed.
