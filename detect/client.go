@@ -36,6 +36,9 @@ func (n networks) prefixes() int { return n.prefixes4 + n.prefixes6 }
 // The access log's addresses are valid (its parser refuses a line without
 // one); the zero Addr would count as IPv6's "::".
 func networksOf(addrs iter.Seq[netip.Addr], n int) networks {
+	// The key holds an IPv6 address's upper 64 bits: a client prefix any
+	// longer would not fit in it, and this constant would not compile.
+	const _ uint = 64 - request.ClientIPv6Bits
 	// IPv4 addresses fill keys from its start, IPv6 ones from its end.
 	keys := make([]uint64, n)
 	var out networks
