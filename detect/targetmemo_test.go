@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -26,8 +28,7 @@ func TestTargetMemoCollision(t *testing.T) {
 	for _, b := range [][2]string{{"/index.php", "title=X&action=edit"}, {"/w/Special:Rando", "m"}, {"/w/Special:Random/", ""}} {
 		h := memo.hash(b[0], b[1])
 		forged := *a
-		forged.hash = h
-		forged.target = append([]byte(nil), a.target...)
+		forged.hash = uint32(h)
 		memo.slots[h&(memoSlots-1)] = forged
 		s := memo.slot(b[0], b[1])
 		class := request.ClassifyPath(b[0], b[1], "")
@@ -46,7 +47,57 @@ func TestTargetMemoCollision(t *testing.T) {
 	}
 	// The slot's size is what its comment says, and what the table's
 	// memory (memoSlots of them) is counted in.
-	if size := unsafe.Sizeof(memoSlot{}); size != 80 {
+	if size := unsafe.Sizeof(memoSlot{}); size != 128 {
 		t.Errorf("a slot is %d bytes", size)
+	}
+	// and the slots start on a cache line, so that each is two lines.
+	if at := uintptr(unsafe.Pointer(&memo.slots[0])); at%64 != 0 {
+		t.Errorf("the slots start at %#x, not on a cache line", at)
+	}
+}
+
+// TestTargetMemoLongAndInline: a slot holds a short target in itself and a
+// long one in a buffer of its own, which it keeps for the next long one
+// while short ones come and go: the targets that take a slot in turn go
+// from one to the other, and each must be read back as it is, with its own
+// facts. A slot that read a short target from the buffer kept would read the
+// last long one's bytes.
+func TestTargetMemoLongAndInline(t *testing.T) {
+	var memo targetMemo
+	tab, scratch := newRouteTable(), []byte(nil)
+	long := "/wiki/" + strings.Repeat("Long_title_", 12)
+	longer := "/w/index.php"
+	longerQuery := "title=" + strings.Repeat("Talk:X_", 40) + "&action=history"
+	memo.slot(long, "") // makes the table and its seed
+	slot := memo.hash(long, "") & (memoSlots - 1)
+	// Targets of long's slot: a short one, and one longer than long's buffer.
+	short := ""
+	for i := 0; short == ""; i++ {
+		if p := fmt.Sprintf("/s/%d", i); memo.hash(p, "")&(memoSlots-1) == slot {
+			short = p
+		}
+	}
+	for i := 0; memo.hash(longer, longerQuery)&(memoSlots-1) != slot; i++ {
+		longer = fmt.Sprintf("/w/index%d.php", i)
+	}
+	targets := [][2]string{{long, ""}, {short, ""}, {long, ""}, {longer, longerQuery}, {long, ""}, {short, ""}, {short, ""}}
+	for i, tg := range targets {
+		s := memo.slot(tg[0], tg[1])
+		if s.path() != tg[0] || s.query() != tg[1] {
+			t.Fatalf("target %d %q: the slot holds %q, %q", i, tg, s.path(), s.query())
+		}
+		if n := len(tg[0]) + len(tg[1]); n > memoInline && (s.long == nil || int(s.longCap) < n) {
+			t.Errorf("target %d %q (%d bytes): no buffer of its own", i, tg, n)
+		}
+		class := request.ClassifyPath(tg[0], tg[1], "")
+		if got := s.pathClass("", &scratch); got != class {
+			t.Errorf("target %d %q: class %q, want %q", i, tg, got, class)
+		}
+		if got, want := s.toolLabel(&scratch), request.ToolLabel(tg[0], tg[1], class); got != want {
+			t.Errorf("target %d %q: label %q, want %q", i, tg, got, want)
+		}
+		if got, want := s.routeTemplate(tab), tab.template(tg[0], tg[1]); got != want {
+			t.Errorf("target %d %q: template %q, want %q", i, tg, got, want)
+		}
 	}
 }
