@@ -101,3 +101,24 @@ func TestTargetMemoLongAndInline(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetMemoRecordFollowsTemplate: a slot holds its template's route
+// record, and a template built again after the table folded (here
+// "/wiki/Seoul" becoming "/wiki/{slug}") must come with the new template's
+// record, not the old one's: the request would be counted under a template
+// it no longer has.
+func TestTargetMemoRecordFollowsTemplate(t *testing.T) {
+	var memo targetMemo
+	tab := newRouteTable()
+	s := memo.slot("/wiki/Seoul", "")
+	if tpl, rec := s.routeTemplate(tab), s.routeRecord(tab); tpl != "/wiki/Seoul" || rec != tab.records[tpl] {
+		t.Fatalf("before the fold: template %q, its record %p, the table's %p", tpl, rec, tab.records[tpl])
+	}
+	for i := range maxLiterals + 1 {
+		tab.template(fmt.Sprintf("/wiki/Page%c%c", 'A'+i/26, 'a'+i%26), "")
+	}
+	s = memo.slot("/wiki/Seoul", "")
+	if tpl, rec := s.routeTemplate(tab), s.routeRecord(tab); tpl != "/wiki/{slug}" || rec != tab.records[tpl] {
+		t.Fatalf("after the fold: template %q, its record %p, the table's %p", tpl, rec, tab.records[tpl])
+	}
+}

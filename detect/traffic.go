@@ -468,7 +468,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 		return class
 	}
 	tpl := target.routeTemplate(t.routes)
-	t.routes.observe(tpl, m, r)
+	t.routes.observeRecord(target.routeRecord(t.routes), m, r)
 	a := t.keys.Agent(r.UserAgent)
 	k := a.Key(r)
 	c := t.lastCluster
