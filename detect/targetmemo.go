@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // A targetMemo remembers what Observe derives from a request target (raw
@@ -25,6 +26,22 @@ import (
 type targetMemo struct {
 	slots []memoSlot
 	seed  maphash.Seed
+	// ahead holds the hashes of the batch read ahead (readAhead), in its
+	// order, with the requests they are of; next is the first not asked for.
+	ahead []aheadHash
+	next  int
+	// touched sums what readAhead read of the slots, so that the reads are
+	// kept.
+	touched uint32
+}
+
+// aheadHash is the hash of a request's target, computed by readAhead: the
+// request, and its target as it was (a request changed since is hashed
+// again).
+type aheadHash struct {
+	r           *sources.Request
+	path, query string
+	hash        uint64
 }
 
 // memoSlots is the size of a targetMemo (a power of two): on the generated
@@ -90,14 +107,64 @@ func (s *memoSlot) target() string {
 func (s *memoSlot) path() string  { return s.target()[:s.pathLen] }
 func (s *memoSlot) query() string { return s.target()[s.pathLen:] }
 
-// slot returns the slot of a target: the one remembered, or a new one with
-// no facts yet.
-func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
+// readAhead reads the slots of a batch's targets before the batch is
+// observed, in one loop of reads that depend on nothing before them: the
+// table is out of the caches when a batch comes (ingest parsed the next
+// chunks meanwhile), and a slot's line, read when its request is observed,
+// kept the request waiting for it; read here, the lines of a batch come
+// together. The hashes are kept for slotOf.
+func (m *targetMemo) readAhead(batch []sources.Request) {
+	m.init()
+	m.ahead, m.next = m.ahead[:0], 0
+	sum := m.touched
+	for i := range batch {
+		r := &batch[i]
+		h := m.hash(r.Path, r.Query)
+		m.ahead = append(m.ahead, aheadHash{r: r, path: r.Path, query: r.Query, hash: h})
+		s := &m.slots[h&(memoSlots-1)]
+		// Both of the slot's lines: its hash, and its inline target.
+		sum += s.hash + uint32(s.inline[0])
+	}
+	m.touched = sum
+}
+
+// slotOf is slot of r's target, with the hash readAhead computed when r is
+// the next request of the batch it read.
+func (m *targetMemo) slotOf(r *sources.Request) *memoSlot {
+	if m.next < len(m.ahead) {
+		if a := &m.ahead[m.next]; a.r == r && sameString(a.path, r.Path) && sameString(a.query, r.Query) {
+			m.next++
+			return m.slotHashed(r.Path, r.Query, a.hash)
+		}
+	}
+	return m.slot(r.Path, r.Query)
+}
+
+// sameString reports whether a and b view the same bytes. Ingest writes
+// no request's target between ReadAhead and Observe; bytes written there
+// would be remembered under the hash of the old ones, in a slot their own
+// hash does not name: found again by no other request, never taken for
+// another target's (a slot's target is compared whole).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+func (m *targetMemo) init() {
 	if m.slots == nil {
 		m.slots = make([]memoSlot, memoSlots)
 		m.seed = maphash.MakeSeed()
 	}
-	h := m.hash(rawPath, rawQuery)
+}
+
+// slot returns the slot of a target: the one remembered, or a new one with
+// no facts yet.
+func (m *targetMemo) slot(rawPath, rawQuery string) *memoSlot {
+	m.init()
+	return m.slotHashed(rawPath, rawQuery, m.hash(rawPath, rawQuery))
+}
+
+// slotHashed is slot of a target whose hash is h.
+func (m *targetMemo) slotHashed(rawPath, rawQuery string, h uint64) *memoSlot {
 	s := &m.slots[h&(memoSlots-1)]
 	n := len(rawPath) + len(rawQuery)
 	if s.hash == uint32(h) && int(s.pathLen) == len(rawPath) && int(s.targetLen) == n {

@@ -2,11 +2,14 @@ package detect
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/sources"
 )
 
 // TestTargetMemoCollision: a slot is found by its target's hash, but a
@@ -120,5 +123,33 @@ func TestTargetMemoRecordFollowsTemplate(t *testing.T) {
 	s = memo.slot("/wiki/Seoul", "")
 	if tpl, rec := s.routeTemplate(tab), s.routeRecord(tab); tpl != "/wiki/{slug}" || rec != tab.records[tpl] {
 		t.Fatalf("after the fold: template %q, its record %p, the table's %p", tpl, rec, tab.records[tpl])
+	}
+}
+
+// TestReadAheadSlots: the slots a batch's targets are remembered in are the
+// ones their hashes name, read ahead or not, so that the next request for a
+// target finds it. A request changed after the batch was read ahead (here
+// given another target) must be hashed again: taken with the hash of the
+// target it had, its own would be remembered where no look-up finds it.
+func TestReadAheadSlots(t *testing.T) {
+	at := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
+	tr := NewTraffic(sources.Site{HealthURI: "/healthz.php"}, at, at.Add(time.Hour))
+	batch := make([]sources.Request, 4)
+	for i := range batch {
+		batch[i] = sources.Request{Time: at, ClientIP: netip.MustParseAddr("198.51.100.7"), Path: fmt.Sprintf("/wiki/Page_%d", i),
+			Status: 200, Origin: sources.OriginUpstream, Duration: 0.1, UserAgent: "Mozilla/5.0 Firefox/131.0"}
+	}
+	tr.ReadAhead(batch)
+	tr.Observe(&batch[0])
+	batch[1].Path, batch[1].Query = "/index.php", "title=Other&action=history"
+	for i := 1; i < len(batch); i++ {
+		tr.Observe(&batch[i])
+	}
+	for i := range batch {
+		h := tr.targets.hash(batch[i].Path, batch[i].Query)
+		s := &tr.targets.slots[h&(memoSlots-1)]
+		if s.path() != batch[i].Path || s.query() != batch[i].Query || s.class == 0 {
+			t.Errorf("%s?%s is not remembered in its slot (which holds %q, %q, class %d)", batch[i].Path, batch[i].Query, s.path(), s.query(), s.class)
+		}
 	}
 }
