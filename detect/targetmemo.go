@@ -37,12 +37,26 @@ type targetMemo struct {
 
 // aheadHash is the hash of a request's target, computed by readAhead: the
 // request, and its target as it was (a request changed since is hashed
-// again).
+// again), by their addresses, which keep nothing alive: the batch's
+// memory goes back to ingest once observed.
 type aheadHash struct {
-	r           *sources.Request
-	path, query string
-	hash        uint64
+	r, path, query    uintptr
+	pathLen, queryLen int
+	hash              uint64
 }
+
+// of reports whether a is of request r with r's target as it is. Ingest
+// writes no request's target between ReadAhead and Observe; bytes written
+// at the same address would be remembered under the hash of the old ones,
+// in a slot their own hash does not name: found again by no other request,
+// never taken for another target's (a slot's target is compared whole).
+func (a *aheadHash) of(r *sources.Request) bool {
+	return a.r == uintptr(unsafe.Pointer(r)) && a.path == stringAddr(r.Path) && a.pathLen == len(r.Path) &&
+		a.query == stringAddr(r.Query) && a.queryLen == len(r.Query)
+}
+
+// stringAddr is the address of s's bytes.
+func stringAddr(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
 
 // memoSlots is the size of a targetMemo (a power of two): on the generated
 // benchmark log, 41% of the requests find their target in it (47% in twice
@@ -120,7 +134,8 @@ func (m *targetMemo) readAhead(batch []sources.Request) {
 	for i := range batch {
 		r := &batch[i]
 		h := m.hash(r.Path, r.Query)
-		m.ahead = append(m.ahead, aheadHash{r: r, path: r.Path, query: r.Query, hash: h})
+		m.ahead = append(m.ahead, aheadHash{r: uintptr(unsafe.Pointer(r)), path: stringAddr(r.Path), pathLen: len(r.Path),
+			query: stringAddr(r.Query), queryLen: len(r.Query), hash: h})
 		s := &m.slots[h&(memoSlots-1)]
 		// Both of the slot's lines: its hash, and its inline target.
 		sum += s.hash + uint32(s.inline[0])
@@ -132,21 +147,12 @@ func (m *targetMemo) readAhead(batch []sources.Request) {
 // the next request of the batch it read.
 func (m *targetMemo) slotOf(r *sources.Request) *memoSlot {
 	if m.next < len(m.ahead) {
-		if a := &m.ahead[m.next]; a.r == r && sameString(a.path, r.Path) && sameString(a.query, r.Query) {
+		if a := &m.ahead[m.next]; a.of(r) {
 			m.next++
 			return m.slotHashed(r.Path, r.Query, a.hash)
 		}
 	}
 	return m.slot(r.Path, r.Query)
-}
-
-// sameString reports whether a and b view the same bytes. Ingest writes
-// no request's target between ReadAhead and Observe; bytes written there
-// would be remembered under the hash of the old ones, in a slot their own
-// hash does not name: found again by no other request, never taken for
-// another target's (a slot's target is compared whole).
-func sameString(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 func (m *targetMemo) init() {

@@ -126,6 +126,9 @@ func TestTargetMemoRecordFollowsTemplate(t *testing.T) {
 	}
 }
 
+// escapedBatch keeps TestReadAheadSlots' batch off the stack.
+var escapedBatch []sources.Request
+
 // TestReadAheadSlots: the slots a batch's targets are remembered in are the
 // ones their hashes name, read ahead or not, so that the next request for a
 // target finds it. A request changed after the batch was read ahead (here
@@ -134,13 +137,21 @@ func TestTargetMemoRecordFollowsTemplate(t *testing.T) {
 func TestReadAheadSlots(t *testing.T) {
 	at := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC)
 	tr := NewTraffic(sources.Site{HealthURI: "/healthz.php"}, at, at.Add(time.Hour))
-	batch := make([]sources.Request, 4)
-	for i := range batch {
-		batch[i] = sources.Request{Time: at, ClientIP: netip.MustParseAddr("198.51.100.7"), Path: fmt.Sprintf("/wiki/Page_%d", i),
+	paths := []string{"/wiki/Page_0", "/wiki/Page_1", "/wiki/Page_2", "/wiki/Page_3"}
+	// On the heap (escaped), as ingest's batches are: the read-ahead knows a
+	// request by its address, which a batch on a goroutine's stack changes
+	// when the stack grows.
+	batch := make([]sources.Request, len(paths))
+	escapedBatch = batch
+	for i, p := range paths {
+		batch[i] = sources.Request{Time: at, ClientIP: netip.MustParseAddr("198.51.100.7"), Path: p,
 			Status: 200, Origin: sources.OriginUpstream, Duration: 0.1, UserAgent: "Mozilla/5.0 Firefox/131.0"}
 	}
 	tr.ReadAhead(batch)
 	tr.Observe(&batch[0])
+	if tr.targets.next != 1 {
+		t.Fatalf("the first request did not take the hash read ahead")
+	}
 	batch[1].Path, batch[1].Query = "/index.php", "title=Other&action=history"
 	for i := 1; i < len(batch); i++ {
 		tr.Observe(&batch[i])
