@@ -198,6 +198,9 @@ func TestObserveMatchesOriginal(t *testing.T) {
 	got, want := NewTraffic(site, from, to), NewTraffic(site, from, to)
 	perMinute := map[request.ClusterKey]map[int64]int{}
 	for i := range reqs {
+		if i%64 == 0 { // in batches, as ingest observes them
+			got.ReadAhead(reqs[i:min(i+64, len(reqs))])
+		}
 		got.Observe(&reqs[i])
 		want.observeOriginal(&reqs[i], perMinute)
 		if i == len(reqs)/2 {

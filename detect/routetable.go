@@ -62,6 +62,11 @@ func (a *routeMinute) add(b *routeMinute) {
 // the first time while the heap grows, which costs microseconds a page on
 // a virtual machine.
 type routeRecord struct {
+	// last is the entry at returned last, so that the next request of the
+	// minute reads it without the chunks: a record is read once per
+	// request, rarely by the request before (memoSlot.routeRecord), so each
+	// level read is a cache miss.
+	last   *routeMinuteAt
 	chunks [][]routeMinuteAt
 }
 
@@ -85,6 +90,18 @@ func (a *routeMinuteAt) counts() routeMinute {
 // new. The pointer holds until a minute before the last is added.
 func (rec *routeRecord) at(m64 int64) *routeMinuteAt {
 	m := runMinute(m64)
+	if e := rec.last; e != nil && e.minute == m {
+		return e
+	}
+	// Every entry found or added is held: one a late line inserts may
+	// move the chunk it is in, and the last held with it.
+	e := rec.find(m)
+	rec.last = e
+	return e
+}
+
+// find is at without last.
+func (rec *routeRecord) find(m int32) *routeMinuteAt {
 	n := len(rec.chunks)
 	if n == 0 {
 		rec.chunks = [][]routeMinuteAt{{{minute: m}}}
@@ -129,9 +146,6 @@ type routeTable struct {
 	// stands for its names ("{slug}", "Talk:{slug}"; "" for a query key).
 	literals map[string]map[string]struct{}
 	folded   map[string]string
-	// lastKey and lastRecord cache the record of the last template.
-	lastKey    string
-	lastRecord *routeRecord
 	// folds counts the places folded so far: while it stays the same, a
 	// target's template stays what it was (targetmemo.go).
 	folds uint64
@@ -299,23 +313,32 @@ func (t *routeTable) canonical(template string) string {
 	return out
 }
 
+// record returns the record of template tpl, added if new; past maxRoutes
+// templates, the one of OtherRoute. The record of a template stays the one
+// returned: records are never dropped, and the table, once full, stays full.
+func (t *routeTable) record(tpl string) *routeRecord {
+	rec := t.records[tpl]
+	if rec == nil {
+		if len(t.records) >= maxRoutes {
+			tpl = OtherRoute
+			rec = t.records[tpl]
+		}
+		if rec == nil {
+			rec = &routeRecord{}
+			t.records[tpl] = rec
+		}
+	}
+	return rec
+}
+
 // observe adds one request under template tpl, logged in minute m.
 func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
-	rec := t.lastRecord
-	if rec == nil || tpl != t.lastKey {
-		rec = t.records[tpl]
-		if rec == nil {
-			if len(t.records) >= maxRoutes {
-				tpl = OtherRoute
-				rec = t.records[tpl]
-			}
-			if rec == nil {
-				rec = &routeRecord{}
-				t.records[tpl] = rec
-			}
-		}
-		t.lastKey, t.lastRecord = tpl, rec
-	}
+	t.observeRecord(t.record(tpl), m, r)
+}
+
+// observeRecord adds one request to the record of its template (record),
+// logged in minute m.
+func (t *routeTable) observeRecord(rec *routeRecord, m int64, r *sources.Request) {
 	rm := rec.at(m)
 	rm.requests++
 	switch r.Origin {

@@ -427,6 +427,11 @@ func (t *Traffic) Observe(r *sources.Request) { t.observe(r) }
 // again. The class depends on the request and TagScope.
 func (t *Traffic) ObserveTagged(r *sources.Request) uint8 { return t.observe(r).Code() }
 
+// ReadAhead prepares the observing of a batch of requests, which are
+// then observed in its order (all of them or not): it reads the memo's
+// slots of their targets at once (targetMemo.readAhead).
+func (t *Traffic) ReadAhead(batch []sources.Request) { t.targets.readAhead(batch) }
+
 // TagScope is what ObserveTagged's class depends on besides the request:
 // the site's health URI.
 func (t *Traffic) TagScope() string { return t.site.HealthURI }
@@ -459,7 +464,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 	arrived := arrivedAt.Unix() / 60
 	t.observeArrival(r, arrivedAt, arrived)
 	inWindow := !r.Time.Before(t.from) && r.Time.Before(t.to)
-	target := t.targets.slot(r.Path, r.Query)
+	target := t.targets.slotOf(r)
 	class := target.pathClass(t.site.HealthURI, &t.scratch)
 	switch request.SenderOf(class, r) {
 	case request.SentByProbe:
@@ -470,7 +475,7 @@ func (t *Traffic) observe(r *sources.Request) request.PathClass {
 		return class
 	}
 	tpl := target.routeTemplate(t.routes)
-	t.routes.observe(tpl, m, r)
+	t.routes.observeRecord(target.routeRecord(t.routes), m, r)
 	a := t.keys.Agent(r.UserAgent)
 	k := a.Key(r)
 	c := t.lastCluster

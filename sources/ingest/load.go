@@ -42,6 +42,13 @@ type TaggingAggregate interface {
 	TagScope() string
 }
 
+// A readingAhead Aggregate is told of a batch before it observes the
+// batch's requests in order (detect's Traffic reads its memo's slots of
+// them at once).
+type readingAhead interface {
+	ReadAhead(batch []sources.Request)
+}
+
 // cookiesJudgedAfter is how many requests without one Cookie header say that
 // the log omits the header (a log filter deleting it) rather than that no
 // visitor had a cookie: sessions, consent and analytics give some of any
@@ -98,6 +105,7 @@ func Load(ctx context.Context, in evidence.Inputs, loc *time.Location, newAggreg
 	onRead := in.ReadStage("reading the access log", in.Access)
 	withCookie := 0
 	tagger, _ := traffic.(TaggingAggregate)
+	ahead, _ := traffic.(readingAhead)
 	if tagger != nil && l.Requests != nil {
 		l.Requests.SetTagScope(tagger.TagScope())
 	}
@@ -108,6 +116,9 @@ func Load(ctx context.Context, in evidence.Inputs, loc *time.Location, newAggreg
 	stats, err := accesslog.Read(ctx, in.Access, accesslog.Options{LoggedInCookie: m.Site.LoggedInCookie, Zone: in.LogZone, ZoneWhy: in.LogZoneWhy, DurationFormat: in.DurationFormat, OnRead: onRead, BorrowTargets: true}, &skips,
 		func(batch []sources.Request) error {
 			tags = tags[:0]
+			if ahead != nil {
+				ahead.ReadAhead(batch)
+			}
 			for i := range batch {
 				if tagger != nil {
 					tags = append(tags, tagger.ObserveTagged(&batch[i]))
