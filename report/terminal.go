@@ -17,8 +17,9 @@ import (
 // NewTable is a terminal table whose headers read as written: tablewriter
 // upper-cases headers and turns punctuation into blanks by default, which
 // garbles them ("logged-out" became "LOGGED - OUT", "PHP s saved" "PHP S SAVED").
-func NewTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+// opts come after that setting.
+func NewTable(w io.Writer, opts ...tablewriter.Option) *tablewriter.Table {
+	return tablewriter.NewTable(w, append([]tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}, opts...)...)
 }
 
 // tables gives the tables of one summary, one after another, from one
@@ -36,7 +37,7 @@ type tables struct {
 // next is a table with nothing in it, the previous one rendered.
 func (ts *tables) next() *tablewriter.Table {
 	if ts.t == nil {
-		ts.t = tablewriter.NewTable(ts.w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithStringerCacheCustom(noCache{}))
+		ts.t = NewTable(ts.w, tablewriter.WithStringerCacheCustom(noCache{}))
 	} else {
 		ts.t.Reset()
 	}
