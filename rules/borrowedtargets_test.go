@@ -24,7 +24,7 @@ func TestProfileKeepsCopiesOfBorrowedTargets(t *testing.T) {
 	for _, scenario := range []string{"crawler-backlog", "wordpress-search-crawl"} {
 		t.Run(scenario, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "b")
-			if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Seed: 1, BaselineHours: 1, Out: dir}); err != nil {
+			if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Seed: 1, BaselineHours: 1, Out: dir, StoredGzip: true}); err != nil {
 				t.Fatal(err)
 			}
 			in := inputForBundle(t, dir)
