@@ -55,6 +55,10 @@ func writeLog(t testing.TB, dir string, hits []hit) string {
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
+	// As Caddy writes: an & escaped as \u0026 sends the line to the
+	// parser's slow path and past the line filter (every tool URI with an
+	// action= has one).
+	enc.SetEscapeHTML(false)
 	for _, e := range order {
 		if err := enc.Encode(logLineOf(hits[e.hit], e.at)); err != nil {
 			t.Fatal(err)
