@@ -20,7 +20,7 @@ func TestProfileKeepsCopiesOfBorrowedTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
-	for _, o := range []simulate.Options{{Scenario: "crawler-backlog", Seed: 1, BaselineHours: 1}, wordPressCrawl} {
+	for _, o := range []simulate.Options{crawlerBacklogHour, wordPressCrawl} {
 		t.Run(o.Scenario, func(t *testing.T) {
 			in := sharedInput(t, o)
 			owned, ownedProp := profileWith(t, in, false)

@@ -31,19 +31,41 @@ func TestMain(m *testing.M) {
 // fixtureDir holds the shared bundles; TestMain removes it.
 var fixtureDir string
 
-// sharedRun is one bundle's shared Input, made once.
+// sharedRun is one bundle, simulated once, and its Input, made once.
 type sharedRun struct {
-	once   sync.Once
-	in     Input
-	loaded *evidence.Loaded
-	err    error
+	simulated sync.Once
+	dir       string
+	simErr    error
+	analysed  sync.Once
+	in        Input
+	loaded    *evidence.Loaded
+	err       error
 }
 
 var sharedRuns sync.Map // simulate.Options as JSON -> *sharedRun
 
-// sharedInput is inputForBundle of the bundle simulated with o (stored
-// uncompressed; o.Out is ignored), made once per test binary.
+// sharedBundle is the directory of the bundle simulated with o (stored
+// uncompressed; o.Out is ignored), made once per test binary. Tests must not
+// write into it.
+func sharedBundle(t *testing.T, o simulate.Options) string {
+	t.Helper()
+	return sharedRunOf(t, o).dir
+}
+
+// sharedInput is inputForBundle of sharedBundle(o), made once per test
+// binary.
 func sharedInput(t *testing.T, o simulate.Options) Input {
+	t.Helper()
+	r := sharedRunOf(t, o)
+	r.analysed.Do(func() { r.in, r.loaded, r.err = loadBundleInput(r.dir) })
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.in
+}
+
+// sharedRunOf is o's shared run, its bundle simulated.
+func sharedRunOf(t *testing.T, o simulate.Options) *sharedRun {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
@@ -55,18 +77,21 @@ func sharedInput(t *testing.T, o simulate.Options) Input {
 	}
 	v, _ := sharedRuns.LoadOrStore(string(key), &sharedRun{})
 	r := v.(*sharedRun)
-	r.once.Do(func() {
+	r.simulated.Do(func() {
 		o.Out = filepath.Join(fixtureDir, fmt.Sprintf("%s-%d-%g", o.Scenario, o.Seed, o.BaselineHours))
-		if _, r.err = simulate.Run(context.Background(), o); r.err != nil {
-			return
-		}
-		r.in, r.loaded, r.err = loadBundleInput(o.Out)
+		r.dir = o.Out
+		_, r.simErr = simulate.Run(context.Background(), o)
 	})
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.simErr != nil {
+		t.Fatal(r.simErr)
 	}
-	return r.in
+	return r
 }
+
+// crawlerBacklogHour is the reference incident after an hour of baseline,
+// shared by TestReadersOnRecordedTraffic (its truth) and
+// TestProfileKeepsCopiesOfBorrowedTargets (its Input).
+var crawlerBacklogHour = simulate.Options{Scenario: "crawler-backlog", Seed: 3, BaselineHours: 1}
 
 // closeSharedInputs closes what the shared Inputs loaded.
 func closeSharedInputs() {
