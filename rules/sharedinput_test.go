@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aftermath-forensics/aftermath/sources/evidence"
@@ -42,7 +43,10 @@ type sharedRun struct {
 	err       error
 }
 
-var sharedRuns sync.Map // simulate.Options as JSON -> *sharedRun
+var (
+	sharedRuns  sync.Map // simulate.Options as JSON -> *sharedRun
+	sharedCount atomic.Int64
+)
 
 // sharedBundle is the directory of the bundle simulated with o (stored
 // uncompressed; o.Out is ignored), made once per test binary. Tests must not
@@ -78,7 +82,9 @@ func sharedRunOf(t *testing.T, o simulate.Options) *sharedRun {
 	v, _ := sharedRuns.LoadOrStore(string(key), &sharedRun{})
 	r := v.(*sharedRun)
 	r.simulated.Do(func() {
-		o.Out = filepath.Join(fixtureDir, fmt.Sprintf("%s-%d-%g", o.Scenario, o.Seed, o.BaselineHours))
+		// A directory per run: options that differ in a crawler or a
+		// scale alone are other bundles.
+		o.Out = filepath.Join(fixtureDir, fmt.Sprintf("bundle-%d", sharedCount.Add(1)))
 		r.dir = o.Out
 		_, r.simErr = simulate.Run(context.Background(), o)
 	})
