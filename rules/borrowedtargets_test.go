@@ -3,7 +3,6 @@ package rules
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -21,13 +20,9 @@ func TestProfileKeepsCopiesOfBorrowedTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation in -short mode")
 	}
-	for _, scenario := range []string{"crawler-backlog", "wordpress-search-crawl"} {
-		t.Run(scenario, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "b")
-			if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: scenario, Seed: 1, BaselineHours: 1, Out: dir}); err != nil {
-				t.Fatal(err)
-			}
-			in := inputForBundle(t, dir)
+	for _, o := range []simulate.Options{crawlerBacklogHour, wordPressCrawl} {
+		t.Run(o.Scenario, func(t *testing.T) {
+			in := sharedInput(t, o)
 			owned, ownedProp := profileWith(t, in, false)
 			borrowed, borrowedProp := profileWith(t, in, true)
 			kept := 0

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,24 +136,37 @@ func proposeForBundle(t *testing.T, dir string) *Proposal {
 // gives Propose.
 func inputForBundle(t *testing.T, dir string) Input {
 	t.Helper()
+	in, loaded, err := loadBundleInput(dir)
+	if loaded != nil {
+		t.Cleanup(func() { loaded.Close() }) // after Propose has read the requests
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// loadBundleInput is inputForBundle's work: the Input, and what was loaded,
+// for the caller to close once Propose has read the requests (nil when
+// nothing was).
+func loadBundleInput(dir string) (Input, *evidence.Loaded, error) {
 	ctx := context.Background()
 	b, err := bundle.Open(dir)
 	if err != nil {
-		t.Fatal(err)
+		return Input{}, nil, err
 	}
 	in := evidence.FromBundle(b)
 	in.KeepRequests = true
 	loaded, err := ingest.Load(ctx, in, time.UTC, detect.NewAggregate)
 	if err != nil {
-		t.Fatal(err)
+		return Input{}, nil, err
 	}
-	t.Cleanup(func() { loaded.Close() }) // after Propose has read the requests
 	res, err := detect.Run(ctx, detect.EvidenceOf(loaded), detect.Detectors())
 	if err != nil {
-		t.Fatal(err)
+		return Input{}, loaded, fmt.Errorf("detect %s: %w", dir, err)
 	}
 	m := b.Manifest
-	return Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}
+	return Input{Findings: res.Findings, Access: in.Access, Requests: loaded.Requests, Site: m.Site, From: m.Window.From, To: m.Window.To}, loaded, nil
 }
 
 // readerHeaderLine is the header's line for the readers of a backtest.

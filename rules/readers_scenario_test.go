@@ -97,12 +97,8 @@ func TestReadersOnRecordedTraffic(t *testing.T) {
 		}
 		t.Logf("%s: %d of %d %s addresses count as readers", name, k, n, class)
 	}
-	ctx := context.Background()
-	for _, sc := range []string{"flash-crowd", "crawler-backlog"} {
-		dir := filepath.Join(t.TempDir(), sc)
-		if _, err := simulate.Run(ctx, simulate.Options{Scenario: sc, Seed: 3, BaselineHours: 1, Out: dir, StoredGzip: true}); err != nil {
-			t.Fatal(err)
-		}
+	for _, o := range []simulate.Options{{Scenario: "flash-crowd", Seed: 3, BaselineHours: 1}, crawlerBacklogHour} {
+		sc, dir := o.Scenario, sharedBundle(t, o)
 		addresses, readers := classifyTruth(t, dir)
 		if sc == "flash-crowd" {
 			check(sc, addresses, readers, "crowd", 0.95, 1)

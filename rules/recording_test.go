@@ -26,6 +26,9 @@ type recordingCase struct {
 	recordable bool
 	// shows is a text the proposal must hold: the case does what it is for.
 	shows string
+	// spill is in with its requests in a spill, when the case has one
+	// already (analyze's, from ingest.Load); else the test makes one.
+	spill *Input
 }
 
 // scenarioInput is the input of a Propose test's scenario.
@@ -141,21 +144,22 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 	cases := []recordingCase{
 		{"resized: the crawler in the baseline", scenarioInput(t, scenario{name: "resized", crawler: reader{ua: "Mozilla/5.0 (compatible; Crawly/1.0)"},
 			perMin: 200, spread: true, baselinePerMin: 3, tools: []string{"/index.php?title=%s&action=history", "/wiki/Special:WhatLinksHere/%s"}}),
-			true, "so the zone was resized to"},
+			true, "so the zone was resized to", nil},
 		{"per client", scenarioInput(t, scenario{name: "per client", crawler: reader{ua: uaChrome, lang: "zh-CN"}, perMin: 120,
-			tools: []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=Special:CiteThisPage/%s"}}), true, "key {client_ip}"},
-		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_no_hints_logged_out rejected"},
-		{"lines far out of order", lateInput(t), false, "replayed late"},
-		{"traffic after the window", trailingInput(t), true, `"crawler_requests": 1800,`},
+			tools: []string{"/wiki/Special:WhatLinksHere/%s", "/index.php?title=Special:CiteThisPage/%s"}}), true, "key {client_ip}", nil},
+		{"a zone dropped", twoCrawlersInput(t), true, "crawler_burst-1: zone tools_no_hints_logged_out rejected", nil},
+		{"lines far out of order", lateInput(t), false, "replayed late", nil},
+		{"traffic after the window", trailingInput(t), true, `"crawler_requests": 1800,`, nil},
 	}
 	if !testing.Short() {
 		dir := filepath.Join(t.TempDir(), "b")
 		if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "crawler-backlog", Seed: 2, BaselineHours: 2, Out: dir, StoredGzip: true}); err != nil {
 			t.Fatal(err)
 		}
-		in := inputForBundle(t, dir)
-		in.Requests = nil // from the logs first; the spill is compared below
-		cases = append(cases, recordingCase{"simulated crawler-backlog", in, true, "window 10m"})
+		spill := inputForBundle(t, dir)
+		in := spill
+		in.Requests = nil // from the logs first; analyze's spill is compared below
+		cases = append(cases, recordingCase{"simulated crawler-backlog", in, true, "window 10m", &spill})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +177,12 @@ func TestRecordedReplayEqualsStreaming(t *testing.T) {
 			}
 			// The same, reading the requests from a spill as analyze does:
 			// recorded exactly when the logs are.
-			spill := spilled(t, tc.in)
+			var spill Input
+			if tc.spill != nil {
+				spill = *tc.spill
+			} else {
+				spill = spilled(t, tc.in)
+			}
 			for _, c := range []struct {
 				limit int
 				want  *Proposal

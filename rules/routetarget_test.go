@@ -2,7 +2,6 @@ package rules
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -67,19 +66,19 @@ func TestRouteTargets(t *testing.T) {
 	}
 }
 
+// wordPressCrawl is the simulated WordPress incident of TestWordPressRule
+// and TestProfileKeepsCopiesOfBorrowedTargets (sharedInput).
+var wordPressCrawl = simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1, BaselineHours: 3}
+
 // TestWordPressRule: on the simulated WordPress incident the rule matches the
 // crawler's search and comment-reply templates (measured as expensive, not
 // named), Caddy adapts it, and the backtest refuses the crawl and spares
 // ordinary and logged-in readers.
 func TestWordPressRule(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulation in -short mode")
-	}
-	dir := filepath.Join(t.TempDir(), "b")
-	if _, err := simulate.Run(context.Background(), simulate.Options{Scenario: "wordpress-search-crawl", Seed: 1, BaselineHours: 3, Out: dir, StoredGzip: true}); err != nil {
+	p, err := Propose(context.Background(), sharedInput(t, wordPressCrawl))
+	if err != nil {
 		t.Fatal(err)
 	}
-	p := proposeForBundle(t, dir)
 	if len(p.Rules) == 0 {
 		t.Fatalf("no rule; notes %v", p.DataQuality)
 	}
