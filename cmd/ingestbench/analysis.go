@@ -109,7 +109,7 @@ func printAnalysis(w io.Writer, readers []reader, results [][]benchref.Result, b
 	fmt.Fprintln(tw, "cores\tanalysis MB/s per core (CPU)\tbare loop MB/s per core (CPU)\tratio (median of rounds)\tanalysis MB/s (wall)\tanalysis peak RSS MiB\tbare loop peak RSS MiB\tanalysis page faults\tbare loop page faults\t")
 	for _, n := range []string{"1 core", "2 cores"} {
 		a, b := sum["analysis, "+n], sum["reference loop, "+n]
-		ratio := pairedRatio(runs["analysis, "+n], runs["reference loop, "+n])
+		ratio := detect.Median(benchref.RoundRatios(runs["analysis, "+n], runs["reference loop, "+n]))
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", n, a.cpuMBps, b.cpuMBps, ratio, a.wallMBps, a.rss, b.rss, a.faults, b.faults)
 	}
 	tw.Flush()
@@ -123,7 +123,7 @@ func printAnalysis(w io.Writer, readers []reader, results [][]benchref.Result, b
 		return "DOES NOT HOLD"
 	}
 	a1 := sum["analysis, 1 core"]
-	x := pairedRatio(runs["analysis, 1 core"], runs["reference loop, 1 core"])
+	x := detect.Median(benchref.RoundRatios(runs["analysis, 1 core"], runs["reference loop, 1 core"]))
 	fmt.Fprintf(tw, "1 core: analysis / bare loop, per core (CPU)\t%.2f\t>= %.1f\t%s\n", x, analysisMinRatio, verdict(x >= analysisMinRatio))
 	fmt.Fprintf(tw, "1 core: analysis peak RSS, MiB (%.0f MB log)\t%.0f\t< %.0f\t%s\n", float64(size)/1e6, a1.rss, analysisMaxRSS, verdict(a1.rss < analysisMaxRSS))
 	if len(big) >= 2 {
@@ -143,19 +143,4 @@ func printAnalysis(w io.Writer, readers []reader, results [][]benchref.Result, b
 			float64(big[1].Bytes)/1e6, float64(big[0].Bytes)/1e6, x, verdict(x <= 1.15), large, small)
 	}
 	tw.Flush()
-}
-
-// pairedRatio is the analysis's speed per core over the bare loop's: the
-// median, over the rounds, of the ratio of the two runs of one round, which
-// alternate runs one right after the other. The machine's speed changes from
-// one minute to the next, and a ratio of the two sides' medians can set one
-// side's runs of a faster minute against the other's of a slower one.
-func pairedRatio(analysis, loop []benchref.Result) float64 {
-	var ratios []float64
-	for i := range min(len(analysis), len(loop)) {
-		if analysis[i].CPUS > 0 {
-			ratios = append(ratios, loop[i].CPUS/analysis[i].CPUS)
-		}
-	}
-	return detect.Median(ratios)
 }

@@ -43,3 +43,21 @@ func (r *Result) Measure(start time.Time) {
 	r.RSSKiB = PeakRSSKiB()
 	r.Faults = MinorFaults()
 }
+
+// RoundRatios pairs the runs of two programs measured in alternation, one
+// run of each per round, and returns round by round b's CPU time over a's:
+// a's speed as a share of b's. The two runs of a round are taken one right
+// after the other, so they share the machine's speed of that minute, which
+// on a shared or virtual machine changes from one minute to the next; a
+// ratio of the two sides' medians can set a's runs of a faster minute
+// against b's of a slower one. A round without both runs, or whose a run
+// took no CPU time, has no ratio.
+func RoundRatios(a, b []Result) []float64 {
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if a[i].CPUS > 0 {
+			out = append(out, b[i].CPUS/a[i].CPUS)
+		}
+	}
+	return out
+}
