@@ -331,11 +331,6 @@ func (t *routeTable) record(tpl string) *routeRecord {
 	return rec
 }
 
-// observe adds one request under template tpl, logged in minute m.
-func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
-	t.observeRecord(t.record(tpl), m, r)
-}
-
 // observeRecord adds one request to the record of its template (record),
 // logged in minute m.
 func (t *routeTable) observeRecord(rec *routeRecord, m int64, r *sources.Request) {

@@ -255,6 +255,12 @@ func TestRouteTableShapeAfterFold(t *testing.T) {
 	}
 }
 
+// observe adds one request under template tpl, logged in minute m: the
+// record's look-up and the count Observe makes through a memo slot's record.
+func (t *routeTable) observe(tpl string, m int64, r *sources.Request) {
+	t.observeRecord(t.record(tpl), m, r)
+}
+
 // routes returns the table's counts by canonical template and minute: the
 // sums measureRoutes takes, kept minute by minute so that tests can compare
 // two tables.
