@@ -281,13 +281,14 @@ var linkRefusals = []struct{ prefix, owner string }{
 	{"github.com/mholt/caddy-ratelimit", "rules"},
 	{"github.com/prometheus/client_golang/api", "sources/prometheus (the live source)"},
 	{module + "/rules", "rules (the report renders rules/rule)"},
+	{module + "/rules/replay", "rules/replay (its engine; report/replayview renders rules/replay/replayreport)"},
 	{module + "/sources/ingest", "sources/ingest (detect, report and scan read sources/evidence)"},
 	{module + "/sources/metrics/promstore", "the loaders (detect, report and scan query metrics.Querier)"},
 	{module + "/sources/configrepo", "sources/ingest"},
 }
 
 // lightPackages are the packages linkRefusals applies to.
-var lightPackages = []string{"detect", "detect/configchange", "detect/scan", "report"}
+var lightPackages = []string{"detect", "detect/configchange", "detect/scan", "report", "report/replayview"}
 
 // refusedLinks lists, for each package of deps (its transitive imports, as
 // go list's Deps), what it links that linkRefusals refuses.
@@ -322,8 +323,9 @@ func linkedDeps(t *testing.T, pkgs ...string) map[string][]string {
 }
 
 // TestReadersLinkNoHeavyDependency: detect, the config-change detector, the
-// scan and the report link none of what linkRefusals gives to other packages
-// (the TSDB, cloud SDKs, Caddy, the rules' validation, the live clients). The
+// scan, the report and the replay's renderer link none of what linkRefusals
+// gives to other packages (the TSDB, cloud SDKs, Caddy, the rules'
+// validation, the replay's engine, the live clients). The
 // loader (sources/ingest) is listed beside them and must link the TSDB and
 // Caddy's Caddyfile parser: the check sees real dependencies, so it can fail.
 func TestReadersLinkNoHeavyDependency(t *testing.T) {

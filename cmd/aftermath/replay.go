@@ -18,6 +18,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/analysis"
 	"github.com/aftermath-forensics/aftermath/report/replayview"
 	"github.com/aftermath-forensics/aftermath/rules/replay"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 )
 
 type replayFlags struct {
@@ -254,7 +255,7 @@ func loopbackTarget(u *url.URL) (loopback, v4 bool) {
 	return a.IsLoopback(), a.Is4()
 }
 
-func printReplaySummary(cmd *cobra.Command, r *replay.Report, paths ...string) {
+func printReplaySummary(cmd *cobra.Command, r *replayreport.Report, paths ...string) {
 	w := cmd.OutOrStdout()
 	g := r.Generator
 	valid := "valid"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/report/timechart"
-	"github.com/aftermath-forensics/aftermath/rules/replay"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/templates"
 )
 
@@ -35,7 +35,7 @@ type htmlView struct {
 	Invalid  string
 	Stopped  string
 	Facts    []string
-	Backtest *replay.Comparison
+	Backtest *replayreport.Comparison
 	// BacktestRows are Backtest's rows as the table shows them.
 	BacktestRows []htmlCompareRow
 	Agreement    string
@@ -74,7 +74,7 @@ type htmlChart struct {
 
 // HTML renders replay.html: one self-contained page in the postmortem's
 // style (inline CSS and SVG charts, no script, nothing fetched).
-func HTML(r *replay.Report) ([]byte, error) {
+func HTML(r *replayreport.Report) ([]byte, error) {
 	v := htmlViewOf(r)
 	t, err := template.New(htmlTemplate).Funcs(timechart.PageFuncs()).ParseFS(templates.FS, htmlTemplate, styleTemplate)
 	if err != nil {
@@ -87,7 +87,7 @@ func HTML(r *replay.Report) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func htmlViewOf(r *replay.Report) *htmlView {
+func htmlViewOf(r *replayreport.Report) *htmlView {
 	utc := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 	v := &htmlView{Title: fmt.Sprintf("Replay of %s to %s at %s", utc(r.Window.From), utc(r.Window.To), r.Target)}
 	g := r.Generator
@@ -125,14 +125,14 @@ func htmlViewOf(r *replay.Report) *htmlView {
 				Backtest:   fmt.Sprintf("%.1f%% (%s of %s)", 100*row.BacktestRefusedShare, num(row.BacktestRefused), num(row.BacktestRequests)),
 				Replay:     fmt.Sprintf("%.1f%% (%s of %s)", 100*row.ReplayRefusedShare, num(row.ReplayRefused), num(row.ReplayJudged)),
 				Difference: fmt.Sprintf("%+.1f points", row.DifferencePoints), Failed: fmt.Sprintf("%.1f%%", 100*row.ReplayFailedShare),
-				Disagrees: math.Abs(row.DifferencePoints) > replay.AgreementPoints})
+				Disagrees: math.Abs(row.DifferencePoints) > replayreport.AgreementPoints})
 		}
 		if len(c.Disagreements) == 0 {
-			v.Agreement = fmt.Sprintf("The replay agrees with the backtest within %.0f points for every class.", replay.AgreementPoints)
+			v.Agreement = fmt.Sprintf("The replay agrees with the backtest within %.0f points for every class.", replayreport.AgreementPoints)
 		}
 	}
 
-	for _, name := range []string{replay.ClassCrawler.String(), replay.ClassOtherLoggedOut.String(), replay.ClassLoggedIn.String(), "all"} {
+	for _, name := range []string{replayreport.ClassCrawler.String(), replayreport.ClassOtherLoggedOut.String(), replayreport.ClassLoggedIn.String(), "all"} {
 		s := r.Classes[name]
 		if s == nil {
 			continue
@@ -162,7 +162,7 @@ func htmlViewOf(r *replay.Report) *htmlView {
 		m := htmlMinuteRow{Start: strconv.FormatFloat(row.Start, 'f', 0, 64), IncidentTime: row.IncidentTime.Format("15:04:05Z"), InFlight: row.InFlightHigh, Goodput: row.Goodput,
 			WorstLag: fmt.Sprintf("%.1f ms", row.WorstLagMS)}
 		for name, s := range row.Classes {
-			if name == replay.ClassCrawler.String() {
+			if name == replayreport.ClassCrawler.String() {
 				m.Crawler429 += s.RateLimited
 			} else {
 				m.Others429 += s.RateLimited
@@ -181,7 +181,7 @@ func htmlViewOf(r *replay.Report) *htmlView {
 
 // charts draws the outcome of each class, the goodput, the in-flight count
 // and the generator's lag over incident time.
-func charts(r *replay.Report, v *htmlView) {
+func charts(r *replayreport.Report, v *htmlView) {
 	rows, unit := r.Seconds, "second"
 	if len(rows) > secondRowsUpTo {
 		rows, unit = r.Minutes, "minute"
@@ -219,26 +219,26 @@ func charts(r *replay.Report, v *htmlView) {
 
 	type layer struct {
 		label, colour string
-		get           func(s *replay.ClassSummary) int
+		get           func(s *replayreport.ClassSummary) int
 	}
 	layers := []layer{
-		{"answered in time", timechart.ColourOK, func(s *replay.ClassSummary) int { return s.AnsweredIn(100, 499) - s.Answered[429] }},
-		{"429", timechart.Colour429, func(s *replay.ClassSummary) int { return s.Answered[429] }},
-		{"5xx", timechart.Colour503, func(s *replay.ClassSummary) int { return s.AnsweredIn(500, 599) }},
-		{"late", timechart.ColourLate, func(s *replay.ClassSummary) int { return s.LateTotal() }},
-		{"timeout", timechart.ColourTimeout, func(s *replay.ClassSummary) int { return s.Timeout }},
-		{"connection error", timechart.ColourTransport, func(s *replay.ClassSummary) int { return s.Refused + s.Reset + s.EOF + s.OtherError }},
-		{"stopped", timechart.ColourStopped, func(s *replay.ClassSummary) int { return s.Stopped }},
+		{"answered in time", timechart.ColourOK, func(s *replayreport.ClassSummary) int { return s.AnsweredIn(100, 499) - s.Answered[429] }},
+		{"429", timechart.Colour429, func(s *replayreport.ClassSummary) int { return s.Answered[429] }},
+		{"5xx", timechart.Colour503, func(s *replayreport.ClassSummary) int { return s.AnsweredIn(500, 599) }},
+		{"late", timechart.ColourLate, func(s *replayreport.ClassSummary) int { return s.LateTotal() }},
+		{"timeout", timechart.ColourTimeout, func(s *replayreport.ClassSummary) int { return s.Timeout }},
+		{"connection error", timechart.ColourTransport, func(s *replayreport.ClassSummary) int { return s.Refused + s.Reset + s.EOF + s.OtherError }},
+		{"stopped", timechart.ColourStopped, func(s *replayreport.ClassSummary) int { return s.Stopped }},
 	}
 	times := make([]time.Time, len(rows))
 	for i, row := range rows {
 		times[i] = row.IncidentTime
 	}
-	classTitle := map[string]string{replay.ClassCrawler.String(): "Crawler", replay.ClassOtherLoggedOut.String(): "Other logged-out clients", replay.ClassLoggedIn.String(): "Logged-in clients"}
-	classCaption := map[string]string{replay.ClassCrawler.String(): "Requests of the crawler's fingerprint: ",
-		replay.ClassOtherLoggedOut.String(): "Requests not recorded as logged in, outside the crawler's fingerprint.",
-		replay.ClassLoggedIn.String():       "Requests recorded as logged in (sent with a placeholder cookie that matches the site's pattern)."}
-	for _, name := range []string{replay.ClassCrawler.String(), replay.ClassOtherLoggedOut.String(), replay.ClassLoggedIn.String()} {
+	classTitle := map[string]string{replayreport.ClassCrawler.String(): "Crawler", replayreport.ClassOtherLoggedOut.String(): "Other logged-out clients", replayreport.ClassLoggedIn.String(): "Logged-in clients"}
+	classCaption := map[string]string{replayreport.ClassCrawler.String(): "Requests of the crawler's fingerprint: ",
+		replayreport.ClassOtherLoggedOut.String(): "Requests not recorded as logged in, outside the crawler's fingerprint.",
+		replayreport.ClassLoggedIn.String():       "Requests recorded as logged in (sent with a placeholder cookie that matches the site's pattern)."}
+	for _, name := range []string{replayreport.ClassCrawler.String(), replayreport.ClassOtherLoggedOut.String(), replayreport.ClassLoggedIn.String()} {
 		if s := r.Classes[name]; s == nil || s.Sent == 0 {
 			continue
 		}
@@ -271,7 +271,7 @@ func charts(r *replay.Report, v *htmlView) {
 			c.Key(colours[i], k)
 		}
 		caption := classCaption[name]
-		if name == replay.ClassCrawler.String() {
+		if name == replayreport.ClassCrawler.String() {
 			caption += strings.Join(r.CrawlerFingerprints, "; ") + "."
 		}
 		v.Charts = append(v.Charts, htmlChart{ID: "chart-" + strings.ReplaceAll(name, "_", "-"), Title: title, Caption: caption, SVG: c.Finish()})
@@ -279,7 +279,7 @@ func charts(r *replay.Report, v *htmlView) {
 
 	// area charts one figure of every row as an area in colour, its top at
 	// least floor (a bound drawn on it stays in view).
-	area := func(title, colour, key string, floor float64, value func(replay.SeriesRow) float64) *timechart.Chart {
+	area := func(title, colour, key string, floor float64, value func(replayreport.SeriesRow) float64) *timechart.Chart {
 		pts := make([]timechart.Point, len(rows))
 		top := floor
 		for i, row := range rows {
@@ -294,18 +294,18 @@ func charts(r *replay.Report, v *htmlView) {
 	}
 
 	title := "Goodput: 2xx answers in time, " + per
-	c := area(title, timechart.ColourLine, "goodput", 0, func(row replay.SeriesRow) float64 { return float64(row.Goodput) })
+	c := area(title, timechart.ColourLine, "goodput", 0, func(row replayreport.SeriesRow) float64 { return float64(row.Goodput) })
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-goodput", Title: title, Caption: "Every class, counted when the answer completed.", SVG: c.Finish()})
 
 	title = "Requests in flight (clients still waiting), highest " + per
-	c = area(title, timechart.ColourQueue, "in flight", float64(r.Generator.InFlightBound), func(row replay.SeriesRow) float64 { return float64(row.InFlightHigh) })
+	c = area(title, timechart.ColourQueue, "in flight", float64(r.Generator.InFlightBound), func(row replayreport.SeriesRow) float64 { return float64(row.InFlightHigh) })
 	c.HLine(float64(r.Generator.InFlightBound), timechart.ColourRef)
 	c.Key("-"+timechart.ColourRef, "schedule's ceiling "+num(r.Generator.InFlightBound))
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-in-flight", Title: title,
 		Caption: "Open loop: a request is sent at its instant whatever is still waiting, so against a server that stops answering this climbs to the ceiling (rate x client timeout).", SVG: c.Finish()})
 
 	title = "The generator's worst scheduling lag (ms), " + per
-	c = area(title, timechart.ColourCPU, "worst lag", r.Generator.MaxLagMS, func(row replay.SeriesRow) float64 { return row.WorstLagMS })
+	c = area(title, timechart.ColourCPU, "worst lag", r.Generator.MaxLagMS, func(row replayreport.SeriesRow) float64 { return row.WorstLagMS })
 	c.HLine(r.Generator.MaxLagMS, timechart.ColourCrawler)
 	c.Key("-"+timechart.ColourCrawler, fmt.Sprintf("bound %s ms", chartNumber(r.Generator.MaxLagMS)))
 	v.Charts = append(v.Charts, htmlChart{ID: "chart-lag", Title: title,

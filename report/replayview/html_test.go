@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/aftermath-forensics/aftermath/report/layoutcheck"
-	"github.com/aftermath-forensics/aftermath/rules/replay"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -22,13 +22,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // measured reads a replay's measurement as rules/replay wrote it: its golden
 // files (NAME.json, rewritten by go test -update there) are what these tests
 // render, so a change to the measurement reaches the renderings.
-func measured(t *testing.T, name string) *replay.Report {
+func measured(t *testing.T, name string) *replayreport.Report {
 	t.Helper()
 	js, err := os.ReadFile(filepath.Join("..", "..", "rules", "replay", "testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r replay.Report
+	var r replayreport.Report
 	if err := json.Unmarshal(js, &r); err != nil {
 		t.Fatalf("%s.json: %v", name, err)
 	}

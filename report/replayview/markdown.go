@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/report"
-	"github.com/aftermath-forensics/aftermath/rules/replay"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 )
 
 // Markdown renders the report for humans. Every value that came from a log
 // line (the crawler fingerprints) is escaped.
-func Markdown(r *replay.Report) []byte {
+func Markdown(r *replayreport.Report) []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Replay of %s to %s at %s\n\n", r.Window.From.UTC().Format(time.RFC3339), r.Window.To.UTC().Format(time.RFC3339), report.MarkdownCell(r.Target))
@@ -58,9 +58,9 @@ func Markdown(r *replay.Report) []byte {
 		}
 		w("\n")
 		if len(c.Disagreements) == 0 {
-			w("The replay agrees with the backtest within %.0f points for every class.\n\n", replay.AgreementPoints)
+			w("The replay agrees with the backtest within %.0f points for every class.\n\n", replayreport.AgreementPoints)
 		} else {
-			w("Disagreements (more than %.0f points, or different counts):\n\n", replay.AgreementPoints)
+			w("Disagreements (more than %.0f points, or different counts):\n\n", replayreport.AgreementPoints)
 			for _, d := range c.Disagreements {
 				w("- %s\n", d)
 			}
@@ -72,7 +72,7 @@ func Markdown(r *replay.Report) []byte {
 
 	w("## What came back\n\n")
 	w("| class | sent | goodput (2xx in time) | other in time | 429 | 502/503/504 | late | timeout | refused | reset | EOF | other error | stopped |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, name := range []string{replay.ClassCrawler.String(), replay.ClassOtherLoggedOut.String(), replay.ClassLoggedIn.String(), "all"} {
+	for _, name := range []string{replayreport.ClassCrawler.String(), replayreport.ClassOtherLoggedOut.String(), replayreport.ClassLoggedIn.String(), "all"} {
 		s := r.Classes[name]
 		w("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", name, s.Sent, s.Goodput, otherInTime(s.Answered), s.RateLimited, s.ProxyErrors,
 			s.LateTotal(), s.Timeout, s.Refused, s.Reset, s.EOF, s.OtherError, s.Stopped)
@@ -95,7 +95,7 @@ func Markdown(r *replay.Report) []byte {
 	for _, row := range r.Minutes {
 		var c429, o429, x5, late, to, tr int
 		for name, s := range row.Classes {
-			if name == replay.ClassCrawler.String() {
+			if name == replayreport.ClassCrawler.String() {
 				c429 += s.RateLimited
 			} else {
 				o429 += s.RateLimited

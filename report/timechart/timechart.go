@@ -1,6 +1,6 @@
 // Package timechart draws the inline SVG time charts of aftermath's HTML
 // pages: the postmortem's report.html (package report) and the replay's
-// replay.html (package rules/replay) share it, so both read alike: the same
+// replay.html (package report/replayview) share it, so both read alike: the same
 // geometry, colours, axes, legend and label rules.
 //
 // A chart is drawn from numbers and from its caller's own words only: no text

@@ -17,12 +17,15 @@
 //     whatever is still in flight (open loop: the schedule is computed from
 //     the start, never from the previous send), and measures its own lag;
 //   - outcome.go classifies each answer (in time by status, late, 429,
-//     502/503/504, timeout, refused, reset, EOF);
+//     502/503/504, timeout, refused, reset, EOF), in the taxonomy of package
+//     replayreport (Outcome, Counts);
 //   - scale.go divides a rule's windows by the speed-up, since a window does
 //     not compress with the traffic;
-//   - report.go sets the replay beside the rule's backtest and writes it as
-//     JSON (aftermath.replay/v1); package report/replayview renders it for
-//     people (Markdown, and HTML with the postmortem's charts).
+//   - report.go sets the replay beside the rule's backtest in a
+//     replayreport.Report, written as JSON (aftermath.replay/v1); package
+//     report/replayview renders it for people (Markdown, and HTML with the
+//     postmortem's charts) from replayreport alone, without linking this
+//     package's engine or Caddy.
 //
 // The rule proposed for the range and the plan are prepared by the pipeline
 // (analysis.PrepareReplay).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 )
 
 // Options says where and how to send a plan.
@@ -54,7 +55,7 @@ type Result struct {
 	// Unsent counts scheduled requests never fired because the run stopped.
 	Unsent int `json:"unsent"`
 	// Classes holds the taxonomy per class (Class order).
-	Classes [numClasses]Counts `json:"-"`
+	Classes [replayreport.NumClasses]replayreport.Counts `json:"-"`
 	// Seconds holds, per second of replay time, the taxonomy of the requests
 	// scheduled in it, per class, and the in-flight high-water mark.
 	Seconds []Second `json:"-"`
@@ -76,24 +77,14 @@ type Result struct {
 	Sources       int `json:"source_addresses,omitempty"`
 	MergedSources int `json:"merged_sources,omitempty"`
 	// ErrorSamples holds the first message of each transport outcome.
-	ErrorSamples map[string]string `json:"error_samples,omitempty"`
-	Environment  Environment       `json:"environment"`
+	ErrorSamples map[string]string        `json:"error_samples,omitempty"`
+	Environment  replayreport.Environment `json:"environment"`
 }
 
 // Second is one second of replay time.
 type Second struct {
-	Classes      [numClasses]Counts
+	Classes      [replayreport.NumClasses]replayreport.Counts
 	InFlightHigh int
-}
-
-// Environment is recorded beside each measurement, so that a wrong number
-// can be explained.
-type Environment struct {
-	GoVersion  string `json:"go_version"`
-	GOOS       string `json:"goos"`
-	GOARCH     string `json:"goarch"`
-	NumCPU     int    `json:"num_cpu"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
 }
 
 // leadIn is the pause between building the run and its first instant: the
@@ -135,7 +126,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Result, error) {
 	if !o.Loopback && o.ForwardedHeader == "" {
 		return nil, errors.New("replay: a target off loopback needs a header to carry the client address")
 	}
-	e := &engine{plan: p, opt: o, cookie: rules.LoggedInCookie(p.LoggedInCookie), res: &Result{ErrorSamples: map[string]string{}, Environment: Environment{
+	e := &engine{plan: p, opt: o, cookie: rules.LoggedInCookie(p.LoggedInCookie), res: &Result{ErrorSamples: map[string]string{}, Environment: replayreport.Environment{
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}}}
 	if o.Loopback {
 		ls := newLoopbackSources()
@@ -244,7 +235,7 @@ func (e *engine) fire(runCtx context.Context, i int, due time.Time) {
 
 	req, ok := e.request(shot)
 	if !ok {
-		e.record(shot, sec, OutcomeUnsendable, 0, time.Time{}, nil)
+		e.record(shot, sec, replayreport.OutcomeUnsendable, 0, time.Time{}, nil)
 		return
 	}
 	ctx, cancel := context.WithTimeout(runCtx, e.opt.ClientTimeout+e.opt.LateWindow)
@@ -279,16 +270,16 @@ func (e *engine) fire(runCtx context.Context, i int, due time.Time) {
 	leave()
 	e.open.Add(-1)
 
-	var o Outcome
+	var o replayreport.Outcome
 	switch {
 	case err != nil && runCtx.Err() != nil:
-		o = OutcomeStopped
+		o = replayreport.OutcomeStopped
 	case err != nil:
 		o = transportOutcome(err, doneAt.Sub(sent) > e.opt.ClientTimeout)
 	case doneAt.Sub(sent) > e.opt.ClientTimeout:
-		o = OutcomeLate
+		o = replayreport.OutcomeLate
 	default:
-		o = OutcomeAnswered
+		o = replayreport.OutcomeAnswered
 	}
 	e.record(shot, sec, o, status, doneAt, err)
 }
@@ -374,14 +365,14 @@ func (e *engine) noteInFlight(n, open, sec int) {
 	e.mu.Unlock()
 }
 
-func (e *engine) record(s *Shot, sec int, o Outcome, status int, doneAt time.Time, err error) {
+func (e *engine) record(s *Shot, sec int, o replayreport.Outcome, status int, doneAt time.Time, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.res.Classes[s.Class].add(o, status)
+	e.res.Classes[s.Class].Add(o, status)
 	if sec < len(e.res.Seconds) {
-		e.res.Seconds[sec].Classes[s.Class].add(o, status)
+		e.res.Seconds[sec].Classes[s.Class].Add(o, status)
 	}
-	if o == OutcomeAnswered && status >= 200 && status < 300 {
+	if o == replayreport.OutcomeAnswered && status >= 200 && status < 300 {
 		g := int(doneAt.Sub(e.start) / time.Second)
 		if g < 0 {
 			g = 0
@@ -391,7 +382,7 @@ func (e *engine) record(s *Shot, sec int, o Outcome, status int, doneAt time.Tim
 		}
 		e.res.Goodput[g]++
 	}
-	if err != nil && o != OutcomeStopped {
+	if err != nil && o != replayreport.OutcomeStopped {
 		name := outcomeName(o)
 		if _, seen := e.res.ErrorSamples[name]; !seen {
 			e.res.ErrorSamples[name] = err.Error()
@@ -399,23 +390,23 @@ func (e *engine) record(s *Shot, sec int, o Outcome, status int, doneAt time.Tim
 	}
 }
 
-func outcomeName(o Outcome) string {
+func outcomeName(o replayreport.Outcome) string {
 	switch o {
-	case OutcomeAnswered:
+	case replayreport.OutcomeAnswered:
 		return "answered_in_time"
-	case OutcomeLate:
+	case replayreport.OutcomeLate:
 		return "late"
-	case OutcomeTimeout:
+	case replayreport.OutcomeTimeout:
 		return "timeout"
-	case OutcomeRefused:
+	case replayreport.OutcomeRefused:
 		return "connection_refused"
-	case OutcomeReset:
+	case replayreport.OutcomeReset:
 		return "connection_reset"
-	case OutcomeEOF:
+	case replayreport.OutcomeEOF:
 		return "eof"
-	case OutcomeStopped:
+	case replayreport.OutcomeStopped:
 		return "stopped"
-	case OutcomeUnsendable:
+	case replayreport.OutcomeUnsendable:
 		return "unsendable"
 	}
 	return "other_error"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -52,12 +53,12 @@ func onePlan(reqs ...sources.Request) *Plan {
 		if !r.ClientIP.IsValid() {
 			r.ClientIP = netip.MustParseAddr("203.0.113.7")
 		}
-		p.Shots = append(p.Shots, Shot{Offset: time.Duration(i) * time.Millisecond, Request: r, Class: ClassOtherLoggedOut})
+		p.Shots = append(p.Shots, Shot{Offset: time.Duration(i) * time.Millisecond, Request: r, Class: replayreport.ClassOtherLoggedOut})
 	}
 	return p
 }
 
-func runOne(t *testing.T, target *url.URL, o Options) Counts {
+func runOne(t *testing.T, target *url.URL, o Options) replayreport.Counts {
 	t.Helper()
 	o.Target = target
 	if o.ClientTimeout == 0 {
@@ -71,7 +72,7 @@ func runOne(t *testing.T, target *url.URL, o Options) Counts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Classes[ClassOtherLoggedOut]
+	return res.Classes[replayreport.ClassOtherLoggedOut]
 }
 
 // TestOutcomes: each failure keeps its own name, and the obvious reading is
@@ -92,19 +93,19 @@ func TestOutcomes(t *testing.T) {
 	cases := []struct {
 		name   string
 		target *url.URL
-		check  func(c Counts) bool
+		check  func(c replayreport.Counts) bool
 	}{
-		{"200 in time is goodput", rawServer(t, answer(200, 0)), func(c Counts) bool { return c.Goodput() == 1 }},
-		{"200 after the timeout is late", rawServer(t, answer(200, 450*time.Millisecond)), func(c Counts) bool { return c.Late[200] == 1 && c.Goodput() == 0 }},
-		{"503 is an answer", rawServer(t, answer(503, 0)), func(c Counts) bool { return c.Answered[503] == 1 && c.ProxyErrors() == 1 && c.EOF == 0 }},
-		{"429 is a refusal", rawServer(t, answer(429, 0)), func(c Counts) bool { return c.RateLimited() == 1 }},
-		{"silence is a timeout", rawServer(t, func(c net.Conn, _ *http.Request) { time.Sleep(3 * time.Second); c.Close() }), func(c Counts) bool { return c.Timeout == 1 }},
-		{"a close is EOF", rawServer(t, func(c net.Conn, _ *http.Request) { c.Close() }), func(c Counts) bool { return c.EOF == 1 }},
+		{"200 in time is goodput", rawServer(t, answer(200, 0)), func(c replayreport.Counts) bool { return c.Goodput() == 1 }},
+		{"200 after the timeout is late", rawServer(t, answer(200, 450*time.Millisecond)), func(c replayreport.Counts) bool { return c.Late[200] == 1 && c.Goodput() == 0 }},
+		{"503 is an answer", rawServer(t, answer(503, 0)), func(c replayreport.Counts) bool { return c.Answered[503] == 1 && c.ProxyErrors() == 1 && c.EOF == 0 }},
+		{"429 is a refusal", rawServer(t, answer(429, 0)), func(c replayreport.Counts) bool { return c.RateLimited() == 1 }},
+		{"silence is a timeout", rawServer(t, func(c net.Conn, _ *http.Request) { time.Sleep(3 * time.Second); c.Close() }), func(c replayreport.Counts) bool { return c.Timeout == 1 }},
+		{"a close is EOF", rawServer(t, func(c net.Conn, _ *http.Request) { c.Close() }), func(c replayreport.Counts) bool { return c.EOF == 1 }},
 		{"a reset is a reset", rawServer(t, func(c net.Conn, _ *http.Request) {
 			c.(*net.TCPConn).SetLinger(0)
 			c.Close()
-		}), func(c Counts) bool { return c.Reset == 1 }},
-		{"nothing listening is refused", refusedURL, func(c Counts) bool { return c.Refused == 1 }},
+		}), func(c replayreport.Counts) bool { return c.Reset == 1 }},
+		{"nothing listening is refused", refusedURL, func(c replayreport.Counts) bool { return c.Refused == 1 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,8 +144,8 @@ func TestRequestAsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Classes[ClassOtherLoggedOut].Goodput() != 3 {
-		t.Fatalf("%+v", res.Classes[ClassOtherLoggedOut])
+	if res.Classes[replayreport.ClassOtherLoggedOut].Goodput() != 3 {
+		t.Fatalf("%+v", res.Classes[replayreport.ClassOtherLoggedOut])
 	}
 	ra, rb, rc := got["crawler-a"], got["editor-b"], got["reader-c"]
 	if ra.RequestURI != "/w/index.php?title=Special:WhatLinksHere/%E4%B8%AD&limit=500" || ra.Host != "wiki.example.org" || ra.Header.Get("Accept-Language") != "zh-cn" {
@@ -184,7 +185,7 @@ func TestInterrupt(t *testing.T) {
 	target := hungListener(t)
 	p := onePlan()
 	for i := range 100 {
-		p.Shots = append(p.Shots, Shot{Offset: time.Duration(i) * 20 * time.Millisecond, Request: sources.Request{Path: "/", ClientIP: netip.MustParseAddr("192.0.2.1")}, Class: ClassCrawler})
+		p.Shots = append(p.Shots, Shot{Offset: time.Duration(i) * 20 * time.Millisecond, Request: sources.Request{Path: "/", ClientIP: netip.MustParseAddr("192.0.2.1")}, Class: replayreport.ClassCrawler})
 	}
 	p.To = p.From.Add(2 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -194,7 +195,7 @@ func TestInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := res.Classes[ClassCrawler]
+	c := res.Classes[replayreport.ClassCrawler]
 	if res.Stopped != "interrupted" || res.Unsent == 0 || c.Stopped == 0 || c.Timeout != 0 || c.Stopped+res.Unsent != 100 {
 		t.Errorf("stopped %q, unsent %d, %+v", res.Stopped, res.Unsent, c)
 	}

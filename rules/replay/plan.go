@@ -9,34 +9,9 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
-
-// Class is who sent a request, as the backtest splits its counts.
-type Class int
-
-const (
-	// ClassCrawler: a request of a crawler_burst finding's fingerprint.
-	ClassCrawler Class = iota
-	// ClassOtherLoggedOut: every other request that was not logged in
-	// (logged-out, or login unknown because the cookie was REDACTED).
-	ClassOtherLoggedOut
-	// ClassLoggedIn: a request that carried the site's logged-in cookie.
-	ClassLoggedIn
-	numClasses
-)
-
-func (c Class) String() string {
-	switch c {
-	case ClassCrawler:
-		return "crawler"
-	case ClassOtherLoggedOut:
-		return "other_logged_out"
-	case ClassLoggedIn:
-		return "logged_in"
-	}
-	return "unknown"
-}
 
 // Only restricts a replay to part of the traffic.
 type Only string
@@ -56,7 +31,7 @@ type Shot struct {
 	// Arrival is the recorded arrival (log time minus duration).
 	Arrival time.Time
 	Request sources.Request
-	Class   Class
+	Class   replayreport.Class
 }
 
 // Plan is the schedule of a replay and what was left out of it.
@@ -128,14 +103,14 @@ func NewPlan(ctx context.Context, read RequestReader, o PlanOptions) (*Plan, err
 				p.HealthChecks++
 				continue
 			}
-			c := ClassOtherLoggedOut
+			c := replayreport.ClassOtherLoggedOut
 			switch {
 			case crawler[keys.Key(r)]:
-				c = ClassCrawler
+				c = replayreport.ClassCrawler
 			case r.LoggedIn == sources.LoggedInYes:
-				c = ClassLoggedIn
+				c = replayreport.ClassLoggedIn
 			}
-			if (o.Only == OnlyCrawler && c != ClassCrawler) || (o.Only == OnlyOthers && c == ClassCrawler) {
+			if (o.Only == OnlyCrawler && c != replayreport.ClassCrawler) || (o.Only == OnlyOthers && c == replayreport.ClassCrawler) {
 				p.Excluded++
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/request"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -39,10 +40,10 @@ func TestNewPlan(t *testing.T) {
 	if len(p.Shots) != 3 || p.HealthChecks != 1 {
 		t.Fatalf("shots %d, health checks %d", len(p.Shots), p.HealthChecks)
 	}
-	if p.Shots[0].Class != ClassLoggedIn || p.Shots[0].Offset != 100*time.Millisecond {
+	if p.Shots[0].Class != replayreport.ClassLoggedIn || p.Shots[0].Offset != 100*time.Millisecond {
 		t.Errorf("first: %v at %s, want the logged-in request that arrived at 1 s, sent at 0.1 s", p.Shots[0].Class, p.Shots[0].Offset)
 	}
-	if p.Shots[1].Class != ClassCrawler || p.Shots[1].Offset != 490*time.Millisecond || p.Shots[2].Class != ClassOtherLoggedOut {
+	if p.Shots[1].Class != replayreport.ClassCrawler || p.Shots[1].Offset != 490*time.Millisecond || p.Shots[2].Class != replayreport.ClassOtherLoggedOut {
 		t.Errorf("then: %v at %s, %v", p.Shots[1].Class, p.Shots[1].Offset, p.Shots[2].Class)
 	}
 	if p.Duration() != 6*time.Second {
@@ -53,7 +54,7 @@ func TestNewPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(only.Shots) != 1 || only.Excluded != 1 || only.OverLimit != 1 || only.Shots[0].Class != ClassLoggedIn {
+	if len(only.Shots) != 1 || only.Excluded != 1 || only.OverLimit != 1 || only.Shots[0].Class != replayreport.ClassLoggedIn {
 		t.Errorf("--only others, one request at most: %d shots, %d excluded, %d over the limit", len(only.Shots), only.Excluded, only.OverLimit)
 	}
 	if _, err := NewPlan(context.Background(), read, PlanOptions{From: from, To: from, Speed: 1, MaxRequests: 1}); err == nil {

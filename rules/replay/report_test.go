@@ -14,6 +14,7 @@ import (
 
 	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/sources"
 )
 
@@ -27,35 +28,35 @@ func goldenRun() ReportInput {
 	hostile := request.ClusterKey{UA: "Evil](http://x.example/) | <b>", Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
 	p := &Plan{From: from, To: from.Add(20 * time.Second), Speed: 10, CrawlerKeys: []request.ClusterKey{hostile}, HealthChecks: 2, ClientsByPlan: 5}
 	for i := range 10 {
-		c := ClassCrawler
+		c := replayreport.ClassCrawler
 		if i >= 8 {
-			c = ClassOtherLoggedOut
+			c = replayreport.ClassOtherLoggedOut
 		}
 		p.Shots = append(p.Shots, Shot{Offset: time.Duration(i) * 200 * time.Millisecond, Class: c})
 	}
 	res := &Result{Started: from.Add(24 * time.Hour), Ended: from.Add(24*time.Hour + 5*time.Second), Sources: 5, InFlightHigh: 3, OpenHigh: 4,
 		WorstLag: 2500 * time.Microsecond, WorstLagAt: 1200 * time.Millisecond,
-		Environment:  Environment{GoVersion: "go1.26", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GOMAXPROCS: 2},
+		Environment:  replayreport.Environment{GoVersion: "go1.26", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GOMAXPROCS: 2},
 		ErrorSamples: map[string]string{"timeout": "context deadline exceeded"}}
 	res.Lags = make([]time.Duration, 10)
 	for i := range res.Lags {
 		res.Lags[i] = time.Duration(i) * 250 * time.Microsecond
 	}
 	res.Seconds = make([]Second, 3)
-	add := func(sec int, c Class, o Outcome, status int) {
-		res.Classes[c].add(o, status)
-		res.Seconds[sec].Classes[c].add(o, status)
+	add := func(sec int, c replayreport.Class, o replayreport.Outcome, status int) {
+		res.Classes[c].Add(o, status)
+		res.Seconds[sec].Classes[c].Add(o, status)
 	}
-	add(0, ClassCrawler, OutcomeAnswered, 200)
-	add(0, ClassCrawler, OutcomeAnswered, 200)
-	add(0, ClassCrawler, OutcomeAnswered, 429)
-	add(0, ClassCrawler, OutcomeAnswered, 429)
-	add(0, ClassCrawler, OutcomeAnswered, 429)
-	add(1, ClassCrawler, OutcomeAnswered, 429)
-	add(1, ClassCrawler, OutcomeAnswered, 429)
-	add(1, ClassCrawler, OutcomeAnswered, 503)
-	add(1, ClassOtherLoggedOut, OutcomeAnswered, 200)
-	add(1, ClassOtherLoggedOut, OutcomeTimeout, 0)
+	add(0, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 200)
+	add(0, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 200)
+	add(0, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 429)
+	add(0, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 429)
+	add(0, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 429)
+	add(1, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 429)
+	add(1, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 429)
+	add(1, replayreport.ClassCrawler, replayreport.OutcomeAnswered, 503)
+	add(1, replayreport.ClassOtherLoggedOut, replayreport.OutcomeAnswered, 200)
+	add(1, replayreport.ClassOtherLoggedOut, replayreport.OutcomeTimeout, 0)
 	res.Seconds[0].InFlightHigh, res.Seconds[1].InFlightHigh = 2, 3
 	res.Goodput = []int{2, 0, 1}
 	bt := &rules.Backtest{CrawlerRequests: 8, CrawlerRefused: 6, CrawlerRefusedShare: 0.75, OtherLoggedOutRequests: 2}
@@ -113,7 +114,7 @@ func TestReportGolden(t *testing.T) {
 		t.Errorf("generator: %+v", rep.Generator)
 	}
 	var back map[string]any
-	if err := json.Unmarshal(js, &back); err != nil || back["schema"] != Schema {
+	if err := json.Unmarshal(js, &back); err != nil || back["schema"] != replayreport.Schema {
 		t.Errorf("schema: %v %v", err, back["schema"])
 	}
 }
@@ -130,14 +131,14 @@ func saturatedRun() ReportInput {
 	hostile := request.ClusterKey{UA: `<script>alert(1)</script>"><b>bold</b>`, Lang: "zh-cn", LoggedIn: sources.LoggedInNo}
 	p := &Plan{From: from, To: from.Add(2 * time.Minute), Speed: 10, CrawlerKeys: []request.ClusterKey{hostile}, ClientsByPlan: 900}
 	rng := rand.New(rand.NewPCG(1, 2))
-	perSecond := [numClasses]int{ClassCrawler: 40, ClassOtherLoggedOut: 12, ClassLoggedIn: 1}
+	perSecond := [replayreport.NumClasses]int{replayreport.ClassCrawler: 40, replayreport.ClassOtherLoggedOut: 12, replayreport.ClassLoggedIn: 1}
 	res := &Result{Started: from.Add(24 * time.Hour), Ended: from.Add(24*time.Hour + 33*time.Second), Sources: 900, OpenHigh: 420,
-		Environment:  Environment{GoVersion: "go1.26", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GOMAXPROCS: 1},
+		Environment:  replayreport.Environment{GoVersion: "go1.26", GOOS: "linux", GOARCH: "amd64", NumCPU: 2, GOMAXPROCS: 1},
 		ErrorSamples: map[string]string{"connection_reset": `read tcp 127.0.0.9:1->127.0.0.1:2: <img src=x onerror=alert(1)> reset`}}
 	res.Seconds = make([]Second, 13)
 	res.Goodput = make([]int, 23)
 	for sec := range 12 {
-		for c := Class(0); c < numClasses; c++ {
+		for c := replayreport.Class(0); c < replayreport.NumClasses; c++ {
 			for k := range perSecond[c] {
 				offset := time.Duration(sec)*time.Second + time.Duration(k)*time.Second/time.Duration(perSecond[c])
 				p.Shots = append(p.Shots, Shot{Offset: offset, Class: c, Arrival: from.Add(offset * 10)})
@@ -146,30 +147,30 @@ func saturatedRun() ReportInput {
 					lag = 150 * time.Millisecond
 				}
 				res.Lags = append(res.Lags, lag)
-				o, status := OutcomeAnswered, 200
+				o, status := replayreport.OutcomeAnswered, 200
 				switch x := rng.IntN(100); {
-				case sec < 4 && c == ClassCrawler && x < 30:
+				case sec < 4 && c == replayreport.ClassCrawler && x < 30:
 					status = 429
 				case sec < 4:
 				case x < 45:
-					o, status = OutcomeTimeout, 0
+					o, status = replayreport.OutcomeTimeout, 0
 				case x < 60:
-					o = OutcomeLate
+					o = replayreport.OutcomeLate
 				case x < 75:
 					status = 503
 				case x < 80:
-					o, status = OutcomeReset, 0
+					o, status = replayreport.OutcomeReset, 0
 				case x < 83:
-					o, status = OutcomeRefused, 0
+					o, status = replayreport.OutcomeRefused, 0
 				case x < 85:
 					status = 404
 				}
 				if sec == 11 && k == 0 {
-					o, status = OutcomeStopped, 0
+					o, status = replayreport.OutcomeStopped, 0
 				}
-				res.Classes[c].add(o, status)
-				res.Seconds[sec].Classes[c].add(o, status)
-				if o == OutcomeAnswered && status == 200 {
+				res.Classes[c].Add(o, status)
+				res.Seconds[sec].Classes[c].Add(o, status)
+				if o == replayreport.OutcomeAnswered && status == 200 {
 					res.Goodput[sec+rng.IntN(2)]++
 				}
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/aftermath-forensics/aftermath/detect"
 	"github.com/aftermath-forensics/aftermath/detect/request"
 	"github.com/aftermath-forensics/aftermath/rules"
+	"github.com/aftermath-forensics/aftermath/rules/replay/replayreport"
 	"github.com/aftermath-forensics/aftermath/sources"
 	"github.com/aftermath-forensics/aftermath/sources/accesslog"
 	"github.com/aftermath-forensics/aftermath/sources/bundle"
@@ -289,7 +290,7 @@ func TestStackCrawlerIncident(t *testing.T) {
 	if len(plan.CrawlerKeys) == 0 || prop.Caddyfile == "" || prop.Backtest == nil {
 		t.Fatalf("the incident should have a crawler and a rule: keys %v, rule %q", plan.CrawlerKeys, prop.Caddyfile)
 	}
-	var perClass [numClasses]int
+	var perClass [replayreport.NumClasses]int
 	for _, s := range plan.Shots {
 		perClass[s.Class]++
 	}
@@ -297,12 +298,12 @@ func TestStackCrawlerIncident(t *testing.T) {
 	// the ordinary clients alone use well under half of it.
 	rate := float64(len(plan.Shots)) / plan.Duration().Seconds()
 	service := time.Duration(float64(stackWorkers) / (rate / 2) * float64(time.Second))
-	ordinaryRate := float64(perClass[ClassOtherLoggedOut]+perClass[ClassLoggedIn]) / plan.Duration().Seconds()
+	ordinaryRate := float64(perClass[replayreport.ClassOtherLoggedOut]+perClass[replayreport.ClassLoggedIn]) / plan.Duration().Seconds()
 	if ordinaryRate > rate/4 {
 		t.Fatalf("precondition: ordinary clients send %.1f/s of %.1f/s: the crawler should dominate the range", ordinaryRate, rate)
 	}
 	t.Logf("replaying %d requests (%d crawler, %d other logged-out, %d logged-in) at %.1f/s; backend %d workers x %s, queue %d",
-		len(plan.Shots), perClass[ClassCrawler], perClass[ClassOtherLoggedOut], perClass[ClassLoggedIn], rate, stackWorkers, service, stackQueue)
+		len(plan.Shots), perClass[replayreport.ClassCrawler], perClass[replayreport.ClassOtherLoggedOut], perClass[replayreport.ClassLoggedIn], rate, stackWorkers, service, stackQueue)
 
 	// The range is one the simulation recorded as saturated: every worker
 	// busy from before it until after it, inside a failing stretch. (Its
@@ -375,7 +376,7 @@ func TestStackCrawlerIncident(t *testing.T) {
 		if all.Timeout == 0 {
 			t.Errorf("clients should time out behind the full queue")
 		}
-		other := rep.Classes[ClassOtherLoggedOut.String()]
+		other := rep.Classes[replayreport.ClassOtherLoggedOut.String()]
 		if other.FailedShare < 0.2 {
 			t.Errorf("ordinary clients should suffer too: failed share %.2f", other.FailedShare)
 		}
@@ -397,7 +398,7 @@ func TestStackCrawlerIncident(t *testing.T) {
 			t.Logf("%s: backtest refused %.1f%% (%d of %d), replay %.1f%% (%d of %d), %+.1f points, replay failed %.1f%%", row.Class,
 				100*row.BacktestRefusedShare, row.BacktestRefused, row.BacktestRequests, 100*row.ReplayRefusedShare, row.ReplayRefused, row.ReplayJudged,
 				row.DifferencePoints, 100*row.ReplayFailedShare)
-			if row.DifferencePoints > AgreementPoints || row.DifferencePoints < -AgreementPoints {
+			if row.DifferencePoints > replayreport.AgreementPoints || row.DifferencePoints < -replayreport.AgreementPoints {
 				t.Errorf("%s: replay and backtest disagree by %.1f points", row.Class, row.DifferencePoints)
 			}
 			if row.BacktestRequests != row.ReplayJudged {
@@ -412,14 +413,14 @@ func TestStackCrawlerIncident(t *testing.T) {
 		for _, row := range rep.Backtest.Rows {
 			compared = append(compared, row.Class)
 		}
-		if !slices.Equal(compared, []string{ClassCrawler.String(), ClassOtherLoggedOut.String(), ClassLoggedIn.String()}) {
+		if !slices.Equal(compared, []string{replayreport.ClassCrawler.String(), replayreport.ClassOtherLoggedOut.String(), replayreport.ClassLoggedIn.String()}) {
 			t.Errorf("classes compared with the backtest: %q, want all three", compared)
 		}
-		crawler := rep.Classes[ClassCrawler.String()]
+		crawler := rep.Classes[replayreport.ClassCrawler.String()]
 		if crawler.RefusedShare < 0.9 {
 			t.Errorf("the crawler should be refused: %.2f", crawler.RefusedShare)
 		}
-		for _, c := range []Class{ClassOtherLoggedOut, ClassLoggedIn} {
+		for _, c := range []replayreport.Class{replayreport.ClassOtherLoggedOut, replayreport.ClassLoggedIn} {
 			s := rep.Classes[c.String()]
 			if s.Judged() > 0 && float64(s.Goodput) < 0.95*float64(s.Judged()-s.AnsweredIn(300, 499)) {
 				t.Errorf("%s should keep its goodput: %d 2xx of %d (%+v)", c, s.Goodput, s.Judged(), s.Counts)
@@ -429,10 +430,10 @@ func TestStackCrawlerIncident(t *testing.T) {
 		logged, refused := caddyLogged(t, accessLog, plan)
 		share := float64(refused) / float64(logged)
 		t.Logf("Caddy's access log: crawler fingerprint %d requests, %d refused (%.1f%%); backtest %.1f%%", logged, refused, 100*share, 100*prop.Backtest.CrawlerRefusedShare)
-		if logged != perClass[ClassCrawler] {
-			t.Errorf("Caddy logged %d requests of the crawler's fingerprint, the replay sent %d", logged, perClass[ClassCrawler])
+		if logged != perClass[replayreport.ClassCrawler] {
+			t.Errorf("Caddy logged %d requests of the crawler's fingerprint, the replay sent %d", logged, perClass[replayreport.ClassCrawler])
 		}
-		if d := 100 * (share - prop.Backtest.CrawlerRefusedShare); d > AgreementPoints || d < -AgreementPoints {
+		if d := 100 * (share - prop.Backtest.CrawlerRefusedShare); d > replayreport.AgreementPoints || d < -replayreport.AgreementPoints {
 			t.Errorf("Caddy's log and the backtest disagree by %.1f points", d)
 		}
 		if res.Sources != plan.ClientsByPlan-res.MergedSources && res.Sources < plan.ClientsByPlan*9/10 {
@@ -639,7 +640,7 @@ func TestStarvedGeneratorInvalid(t *testing.T) {
 	if err := json.Unmarshal(js, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Schema != Schema || back.Generator.Valid || back.Generator.Invalid == "" || back.Generator.Lag <= 100 {
+	if back.Schema != replayreport.Schema || back.Generator.Valid || back.Generator.Invalid == "" || back.Generator.Lag <= 100 {
 		t.Errorf("replay.json must carry the verdict: %+v", back)
 	}
 }
