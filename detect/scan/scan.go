@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -333,8 +334,20 @@ func withoutSource(cov []sources.Coverage, source string) []sources.Coverage {
 	return out
 }
 
-// before keeps the items of xs that happened before now.
+// before keeps the items of xs that happened before now. When xs are in
+// time order (the health checker's and php-fpm's logs are), those are a
+// prefix of xs: a replay's every scan copied the whole week's health events,
+// three quarters of readying its windows. The prefix's capacity is cut so
+// that an append to it cannot write over xs, which the Set's other scans
+// read.
 func before[T any](xs []T, now time.Time, at func(T) time.Time) []T {
+	if slices.IsSortedFunc(xs, func(a, b T) int { return at(a).Compare(at(b)) }) {
+		n := sort.Search(len(xs), func(i int) bool { return !at(xs[i]).Before(now) })
+		if n == 0 {
+			return nil
+		}
+		return xs[:n:n]
+	}
 	var out []T
 	for _, x := range xs {
 		if at(x).Before(now) {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -32,6 +31,11 @@ type Writer struct {
 	byText   map[string]*wseries
 	families map[string][]*wseries
 	closed   bool
+	// keys and text are Sample's scratch: a series is looked up by its
+	// text without allocating, and the text made a string only for a new
+	// series (a simulated week's samples allocated twice each).
+	keys []string
+	text []byte
 }
 
 type wseries struct {
@@ -60,7 +64,7 @@ func (w *Writer) Sample(name string, lbls map[string]string, t time.Time, v floa
 	if !validName(name, true) {
 		return fmt.Errorf("metrics: invalid metric name %q", name)
 	}
-	keys := make([]string, 0, len(lbls))
+	keys := w.keys[:0]
 	for k, val := range lbls {
 		if !validName(k, false) || k == "__name__" {
 			return fmt.Errorf("metrics: %s: invalid label name %q", name, k)
@@ -70,27 +74,27 @@ func (w *Writer) Sample(name string, lbls map[string]string, t time.Time, v floa
 		}
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString(name)
+	w.keys = keys
+	slices.Sort(keys)
+	text := append(w.text[:0], name...)
 	if len(keys) > 0 {
-		b.WriteByte('{')
+		text = append(text, '{')
 		for i, k := range keys {
 			if i > 0 {
-				b.WriteByte(',')
+				text = append(text, ',')
 			}
-			b.WriteString(k)
-			b.WriteString(`="`)
-			writeEscaped(&b, lbls[k])
-			b.WriteByte('"')
+			text = append(text, k...)
+			text = append(text, `="`...)
+			text = appendEscaped(text, lbls[k])
+			text = append(text, '"')
 		}
-		b.WriteByte('}')
+		text = append(text, '}')
 	}
-	text := b.String()
-	s := w.byText[text]
+	w.text = text
+	s := w.byText[string(text)] // no string is made for the look-up
 	if s == nil {
-		s = &wseries{text: text}
-		w.byText[text] = s
+		s = &wseries{text: string(text)}
+		w.byText[s.text] = s
 		w.families[name] = append(w.families[name], s)
 	}
 	s.samples = append(s.samples, wsample{t: t.UnixMilli(), v: v})
@@ -169,20 +173,21 @@ func validName(s string, metric bool) bool {
 	return true
 }
 
-// writeEscaped writes a label value escaped as OpenMetrics wants.
-func writeEscaped(b *strings.Builder, v string) {
+// appendEscaped appends a label value escaped as OpenMetrics wants.
+func appendEscaped(b []byte, v string) []byte {
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; c {
 		case '\\':
-			b.WriteString(`\\`)
+			b = append(b, `\\`...)
 		case '"':
-			b.WriteString(`\"`)
+			b = append(b, `\"`...)
 		case '\n':
-			b.WriteString(`\n`)
+			b = append(b, `\n`...)
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
+	return b
 }
 
 // appendValue formats a sample value: integers without exponent, other
