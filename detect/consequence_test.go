@@ -19,16 +19,19 @@ import (
 // arrivals at the onset are those before the first failure was told.
 func TestReloadsAreAConsequence(t *testing.T) {
 	t.Parallel()
-	for _, seed := range []int64{3, 8, 10} {
+	// Seed 8 needs three hours of baseline: with one, PHP's median over
+	// the incident was found no slower than before it (0.11 s both), and
+	// no service_time_regression was found.
+	for seed, baselineHours := range map[int64]float64{3: 1, 8: 3, 10: 1} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			t.Parallel()
-			reloadsAreAConsequence(t, seed)
+			reloadsAreAConsequence(t, seed, baselineHours)
 		})
 	}
 }
 
-func reloadsAreAConsequence(t *testing.T, seed int64) {
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-reloads", Seed: seed})
+func reloadsAreAConsequence(t *testing.T, seed int64, baselineHours float64) {
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "slow-dependency-reloads", Seed: seed, BaselineHours: baselineHours})
 	f := first(res.Findings, KindServiceTimeRegression)
 	if f == nil {
 		t.Fatalf("no service_time_regression; checks %+v", res.Checks)

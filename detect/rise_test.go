@@ -119,7 +119,9 @@ func TestSustainedRiseStepsIntoItsPeak(t *testing.T) {
 // that level; the usual rate stays the baseline's.
 func TestRiseFromTheWalk(t *testing.T) {
 	t.Parallel()
-	res, truth := simulateBundle(t, simulate.Options{Scenario: "wordpress-search-crawl", Seed: 16})
+	// Three hours of baseline: with one, the walk is most of it, and the
+	// usual rate is the walk's own level.
+	res, truth := simulateBundle(t, simulate.Options{Scenario: "wordpress-search-crawl", Seed: 16, BaselineHours: 3})
 	f := first(res.Findings, KindCrawlerBurst)
 	if f == nil || truth.Crawler == nil {
 		t.Fatal("no crawler finding, or the truth names no crawler")

@@ -159,7 +159,7 @@ func TestNoMetricsNoBacklogBlame(t *testing.T) {
 // the change is judged against, so the change made before the stall is
 // linked, not dismissed as made after the onset.
 func TestMinorBotBeforeStallLinksTheChange(t *testing.T) {
-	res, _ := simulated(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1, BaselineHours: 3}, nil)
+	res, _ := simulated(t, simulate.Options{Scenario: "heavy-scraper-among-bots", Seed: 1}, nil)
 	var change *detect.Finding
 	for i := range res.Findings {
 		if f := &res.Findings[i]; f.Kind == detect.KindConfigChange && f.Change != nil && strings.Contains(f.Change.Key, "max_children") {

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/valyala/fastjson/fastfloat"
 
@@ -496,6 +497,7 @@ func (sc *scan) num() ([]byte, bool) {
 type fastLine struct {
 	seen                          uint32
 	logger, ts, status, dur, size []byte
+	tsString                      bool // ts is a string (time_format iso8601 and the like), not a number
 	uri, clientIP, remoteIP       []byte
 	remoteAddr, remotePort        []byte
 	method, host, proto           []byte
@@ -574,7 +576,11 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 			if !f.once(fTS) {
 				return false
 			}
-			f.ts, ok = sc.num()
+			if f.tsString = sc.i < len(sc.s) && sc.s[sc.i] == '"'; f.tsString {
+				f.ts, ok = sc.strVal()
+			} else {
+				f.ts, ok = sc.num()
+			}
 		case "logger":
 			if !f.once(fLogger) {
 				return false
@@ -848,7 +854,15 @@ func (lp *lineParser) fastRequest(f *fastLine, r *sources.Request) bool {
 	if f.ts == nil {
 		return false
 	}
-	t, ok := lp.timeOfNumber(f.ts)
+	var t time.Time
+	var ok bool
+	if f.tsString {
+		// Only the forms with a zone: a wall clock's is counted and checked
+		// against the host's (timeOfString), which the slow path does once.
+		t, ok = zonedTime(unsafeString(f.ts))
+	} else {
+		t, ok = lp.timeOfNumber(f.ts)
+	}
 	if !ok {
 		return false
 	}

@@ -65,6 +65,22 @@ func fastSeeds() []string {
 		r(`"ts":1795966450.4057534`, `"ts":NaN`),
 		r(`"ts":1795966450.4057534`, `"ts":inf`),
 		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10Z"`),
+		// the string forms of time_format: those with a zone the fast path
+		// reads, a wall clock's it leaves to the slow path (which counts it)
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-30T00:34:10.405+0900"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10.405Z"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T10:04:10.4057534-05:30"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10.4057535Z"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10+00:00"`),
+		r(`"ts":1795966450.4057534`, `"ts":"29/Nov/2026:15:34:10 +0000"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026/11/29 15:34:10.405"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10\u002e405Z"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-31T15:34:10.405Z"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10.405+09"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10.405 +0900"`),
+		r(`"ts":1795966450.4057534`, `"ts":""`),
+		r(`"ts":1795966450.4057534`, `"ts":"1795966450.4057534"`),
+		r(`"ts":1795966450.4057534`, `"ts":"2026-11-29T15:34:10Z","ts":1`),
 		r(`"ts":1795966450.4057534`, `"ts":1,"ts":2`),
 		r(`"status":200`, `"status":200.0`),
 		r(`"status":200`, `"status":1e2`),
@@ -158,6 +174,52 @@ func TestFastPathTakesCaddyLines(t *testing.T) {
 		}
 		if fast < n*99/100 {
 			t.Errorf("%s: %d of %d lines took the fast path", name, fast, n)
+		}
+	}
+}
+
+// TestFastPathTakesZonedStringTimes: a log written with time_format
+// iso8601, rfc3339_nano or common_log goes the fast way too, to the same
+// time; a wall clock's (no zone) does not, as the slow path counts it.
+func TestFastPathTakesZonedStringTimes(t *testing.T) {
+	at := func(ns int) time.Time { return time.Date(2026, 11, 29, 15, 34, 10, ns, time.UTC) }
+	for ts, want := range map[string]time.Time{
+		`"2026-11-30T00:34:10.405+0900"`:      at(405000000), // iso8601 east of UTC, as zap writes it
+		`"2026-11-29T10:04:10.4057534-05:30"`: at(405753000), // rfc3339_nano, rounded to the microsecond
+		`"2026-11-29T15:34:10.405753Z"`:       at(405753000),
+		`"29/Nov/2026:15:34:10 +0000"`:        at(0), // common_log: whole seconds
+		`"2026/11/29 15:34:10.405753"`:        {},    // wall: no zone, the slow path's
+		`"2026-11-29T15:34:10.405\u002b0000"`: {},    // an escape: the slow path's
+	} {
+		line := strings.Replace(baseLine, `"ts":1795966450.4057534`, `"ts":`+ts, 1)
+		var got sources.Request
+		if took := newLineParser().parseFast([]byte(line), &got); took != !want.IsZero() {
+			t.Errorf("ts %s: the fast path took it: %v, want %v", ts, took, !want.IsZero())
+		} else if took && got.Time != want {
+			t.Errorf("ts %s: read as %v, want %v", ts, got.Time, want)
+		}
+	}
+}
+
+// TestZonedTimeIsTheLayouts: zonedTime, which does not try rfc3339 on a
+// string that cannot end as it does, reads what trying every layout in
+// turn reads.
+func TestZonedTimeIsTheLayouts(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-29T15:34:10Z", "2026-11-29T15:34:10.405Z", "2026-11-29T15:34:10.4057534+09:00", "2026-11-29T15:34:10-05:30",
+		"2026-11-29T15:34:10.405+0900", "2026-11-29T15:34:10.405Z0900", "2026-11-29T15:34:10.405+09", "2026-11-29T15:34:10.405z",
+		"2026-11-29T15:34:10.405+09:00 ", "2026-11-29T15:34:10+09:0", "29/Nov/2026:15:34:10 +0000", "29/Nov/2026:15:34:10 Z",
+		"2026-11-29t15:34:10z", "2026-11-29T15:34:10.Z", "2026-11-29T24:00:00Z", "Z", ":00:00", "", "2026/11/29 15:34:10",
+	} {
+		var want time.Time
+		for _, layout := range zonedLayouts {
+			if v, err := time.Parse(layout, s); err == nil {
+				want = v.Round(time.Microsecond).UTC()
+				break
+			}
+		}
+		if got, ok := zonedTime(s); got != want || ok == want.IsZero() {
+			t.Errorf("zonedTime(%q) = %v, %v; the layouts read %v", s, got, ok, want)
 		}
 	}
 }

@@ -574,10 +574,8 @@ func (lp *lineParser) parseTime(v *fastjson.Value) (time.Time, bool) {
 // rfc3339, rfc3339_nano and common_log carry their zone; wall, wall_milli
 // and wall_nano do not, and are read in lp.zone.
 func (lp *lineParser) timeOfString(s string) (time.Time, bool) {
-	for _, layout := range zonedLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.Round(time.Microsecond).UTC(), true
-		}
+	if t, ok := zonedTime(s); ok {
+		return t, true
 	}
 	zone := lp.zone
 	if zone == nil {
@@ -595,6 +593,28 @@ func (lp *lineParser) timeOfString(s string) (time.Time, bool) {
 			}
 		}
 		return t.Round(time.Microsecond).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// zonedTime reads the string forms of ts that carry their zone (iso8601,
+// rfc3339, rfc3339_nano, common_log), in UTC. It changes nothing in lp, so
+// the fast path may try it on a line it then gives to the slow path; the
+// result holds nothing of s (time.Parse copies a zone's name, and UTC drops
+// the zone), so s may be a view of a chunk that is reused.
+//
+// time.RFC3339Nano ends in "Z" or an offset written
+// ±hh:mm and takes nothing after it: a string ending otherwise (iso8601's
+// ±hhmm, common_log's) cannot match it, and is not tried, which saves the
+// error time.Parse would build (on an iso8601 ts, more than the parse).
+func zonedTime(s string) (time.Time, bool) {
+	for _, layout := range zonedLayouts {
+		if layout == time.RFC3339Nano && !strings.HasSuffix(s, "Z") && (len(s) < 6 || s[len(s)-3] != ':') {
+			continue
+		}
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.Round(time.Microsecond).UTC(), true
+		}
 	}
 	return time.Time{}, false
 }

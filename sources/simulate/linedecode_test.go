@@ -163,6 +163,11 @@ func headers(x *fastjson.Value, keep map[string]bool) (map[string][]string, erro
 			if v.Type() == fastjson.TypeNull {
 				continue // "", as json.Unmarshal reads a null in a []string
 			}
+			if !kept && v.Type() == fastjson.TypeString {
+				// A string, all the check needs: StringBytes would also
+				// unescape it, for nothing.
+				continue
+			}
 			b, e := v.StringBytes()
 			if e != nil {
 				err = fmt.Errorf("header %s: %w", k, e)
