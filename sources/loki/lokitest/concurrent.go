@@ -24,6 +24,8 @@ type storeOf struct {
 	// unsorted is true when a push has added a line since the streams
 	// were last sorted.
 	unsorted bool
+	// content fingerprints the stored lines (resultcache.go).
+	content contentPrint
 }
 
 // readStreams locks the streams, sorted, for reading and returns the

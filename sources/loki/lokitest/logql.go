@@ -353,6 +353,8 @@ type Query struct {
 	offset time.Duration
 	sum    bool
 	by     []string
+	// text is the query as written (the results cache's key).
+	text string
 }
 
 // Matches reports whether the query's stream selector selects a stream with
@@ -778,6 +780,7 @@ func ParseQuery(q string) (*Query, error) {
 	if p.tok.kind != "eof" {
 		return nil, parseErr(p.tok.pos, fmt.Sprintf("syntax error: unexpected %s", p.tok.text))
 	}
+	e.text = q
 	return e, nil
 }
 

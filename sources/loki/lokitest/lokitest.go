@@ -18,7 +18,8 @@
 // label filters (| status >= 500 or duration >= 10, | __error__=""),
 // count_over_time / rate over a range, sum_over_time of an | unwrap label,
 // and one sum [by (...)]. Hooks inject
-// faults (status codes, slowness, dropped lines).
+// faults (status codes, slowness, dropped lines). Metric results are
+// cached as Loki's frontend caches them (resultcache.go).
 //
 // It does not import sources/loki, whose own tests use it.
 package lokitest
@@ -188,6 +189,7 @@ func (f *Loki) Push(labels map[string]string, ts time.Time, line string) {
 	}
 	s.seen[e] = true
 	s.entries = append(s.entries, e)
+	f.store.content.add(k, e)
 	s.sorted = false
 }
 
@@ -854,13 +856,32 @@ type fakeSeries struct {
 // sample | unwrap could not read fails the query, as in Loki, unless a label
 // filter after the unwrap dropped it.
 func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64, error) {
+	unlock := f.readStreams()
+	defer unlock()
+	key := metricKey{content: f.store.content, query: expr.text, start: start, end: end, step: step}
+	metricResults.mu.Lock()
+	r, hit := metricResults.m[key]
+	metricResults.mu.Unlock()
+	if !hit {
+		r.series, r.scanned, r.scannedBytes, r.err = f.evalMetricLocked(expr, start, end, step)
+		metricResults.mu.Lock()
+		if len(metricResults.m) < maxCachedResults {
+			metricResults.m[key] = r
+		}
+		metricResults.mu.Unlock()
+	}
+	return r.series, r.scanned, r.scannedBytes, r.err
+}
+
+// evalMetricLocked is evalMetric, evaluated, with the streams locked for
+// reading.
+func (f *Loki) evalMetricLocked(expr *Query, start, end, step int64) ([]fakeSeries, int64, int64, error) {
 	rng, off := int64(expr.rng), int64(expr.offset)
 	type sample struct {
 		ts int64
 		v  float64
 	}
 	// Samples per output series of the range aggregation, sorted by time.
-	unlock := f.readStreams()
 	perSeries := map[string][]sample{}
 	seriesLabels := map[string]map[string]string{}
 	var scanned, scannedBytes int64
@@ -886,7 +907,6 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			}
 			k := logql.LabelsKey(ls)
 			if ls["__error__"] == "SampleExtractionErr" {
-				unlock()
 				return nil, scanned, scannedBytes, fmt.Errorf("pipeline error: 'SampleExtractionErr' for series: '%s'.\n"+
 					"Use a label filter to intentionally skip this error. (e.g | __error__!=\"SampleExtractionErr\").\n"+
 					"To skip all potential errors you can match empty errors.(e.g __error__=\"\")\n"+
@@ -896,7 +916,6 @@ func (f *Loki) evalMetric(expr *Query, start, end, step int64) ([]fakeSeries, in
 			seriesLabels[k] = ls
 		}
 	}
-	unlock()
 	type acc struct {
 		labels map[string]string
 		vals   map[int64]float64
