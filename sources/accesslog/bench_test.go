@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchlog"
 	"github.com/aftermath-forensics/aftermath/cmd/ingestbench/benchref"
@@ -119,6 +120,11 @@ func BenchmarkParseLine(b *testing.B) {
 	if _, err := benchlog.Generate(&gen, benchlog.GenOptions{Size: 2 << 20, Clients: 2000}); err != nil {
 		b.Fatal(err)
 	}
+	// The same lines with ts as time_format writes it: iso8601 (zoned, the
+	// fast path reads it) and wall_milli (no zone, the slow path's).
+	timeFormat := func(format func(time.Time) string) []byte {
+		return []byte(tsRE.ReplaceAllStringFunc(string(genLog(1000, 7)), withTS(format)))
+	}
 	for _, bc := range []struct {
 		name  string
 		data  []byte
@@ -127,6 +133,8 @@ func BenchmarkParseLine(b *testing.B) {
 		{"fast", genLog(1000, 7), (*lineParser).parse},
 		{"slow", genLog(1000, 7), (*lineParser).parseSlow},
 		{"benchlog", gen.Bytes(), (*lineParser).parse},
+		{"iso8601", timeFormat(quoted("2006-01-02T15:04:05.000Z0700", time.UTC)), (*lineParser).parse},
+		{"wall", timeFormat(quoted("2006/01/02 15:04:05.000", time.UTC)), (*lineParser).parse},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			lineList := bytes.Split(bytes.TrimSuffix(bc.data, []byte("\n")), []byte("\n"))

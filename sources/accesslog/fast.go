@@ -578,6 +578,7 @@ func (lp *lineParser) fastTop(sc *scan, f *fastLine) bool {
 			}
 			if f.tsString = sc.i < len(sc.s) && sc.s[sc.i] == '"'; f.tsString {
 				f.ts, ok = sc.strVal()
+				ok = ok && mayBeZoned(unsafeString(f.ts))
 			} else {
 				f.ts, ok = sc.num()
 			}
